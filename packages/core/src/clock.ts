@@ -1,0 +1,22 @@
+/** Injected wherever time matters so tests can move it. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export class ManualClock implements Clock {
+  private t: number;
+  constructor(start: Date | number = Date.UTC(2026, 0, 1)) {
+    this.t = typeof start === 'number' ? start : start.getTime();
+  }
+  now(): Date {
+    return new Date(this.t);
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+  set(at: Date | number): void {
+    this.t = typeof at === 'number' ? at : at.getTime();
+  }
+}

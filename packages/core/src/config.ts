@@ -1,0 +1,101 @@
+import { z } from 'zod';
+
+/** Default issuer when JWT_ISSUER is unset (the spec asks for `<name>-gateway`). */
+export const DEFAULT_JWT_ISSUER = 'agentgw-gateway';
+
+const duration = /^\d+\s*(ms|s|m|h|d|w|y)?$/i;
+
+const externalIssuer = z
+  .object({
+    issuer: z.string().min(1),
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    jwksUri: z.url().optional(),
+    secret: z.string().min(32, 'secret must be at least 32 characters').optional(),
+  })
+  .refine((v) => Boolean(v.jwksUri) !== Boolean(v.secret), {
+    message: 'each item needs exactly one of jwksUri or secret',
+  });
+export type ExternalIssuer = z.infer<typeof externalIssuer>;
+
+const jsonArrayOf = <T extends z.ZodType>(item: T) =>
+  z.string().transform((raw, ctx) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'is not valid JSON' });
+      return z.NEVER;
+    }
+    const result = z.array(item).safeParse(parsed);
+    if (!result.success) {
+      const first = result.error.issues[0];
+      const where = first?.path.length ? ` at [${first.path.join('.')}]` : '';
+      ctx.addIssue({ code: 'custom', message: `must be a JSON array of issuer configs${where}: ${first?.message ?? 'invalid'}` });
+      return z.NEVER;
+    }
+    return result.data;
+  });
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  JWT_SECRET: z.string({ error: 'is required' }).min(32, 'must be at least 32 characters'),
+  JWT_PUBLIC_KEY: optionalString.refine((v) => v === undefined || v.includes('-----BEGIN PUBLIC KEY-----'), {
+    message: 'must be a PEM public key (-----BEGIN PUBLIC KEY-----)',
+  }),
+  JWT_ISSUER: optionalString.transform((v) => v ?? DEFAULT_JWT_ISSUER),
+  JWT_AUDIENCE: optionalString,
+  JWT_EXPIRES_IN: z.string().regex(duration, 'must be a duration such as 3600, 15m, 24h or 7d').default('24h'),
+  JWT_EXTERNAL_ISSUERS: optionalString.pipe(jsonArrayOf(externalIssuer).optional()).transform((v) => v ?? []),
+  ADMIN_EMAIL: optionalString.pipe(z.email('must be an email address').optional()),
+  ADMIN_PASSWORD: optionalString.pipe(z.string().min(8, 'must be at least 8 characters').optional()),
+  DATABASE_URL: optionalString.refine(
+    (v) => v === undefined || /^(file:|postgres:\/\/|postgresql:\/\/)/.test(v),
+    { message: 'must start with file:, postgres:// or postgresql://' },
+  ),
+  CREDENTIAL_ENCRYPTION_KEY: z
+    .string({ error: 'is required' })
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)'),
+  PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  GATEWAY_PUBLIC_URL: optionalString.pipe(z.url('must be a URL').optional()),
+  OAUTH_CALLBACK_BASE_URL: optionalString.pipe(z.url('must be a URL').optional()),
+  MCP_SERVER_URL: z.url('must be a URL').default('http://localhost:8080'),
+  REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
+    message: 'must start with redis:// or rediss://',
+  }),
+  ALLOW_SELF_REGISTRATION: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default('true')
+    .transform((v) => v === 'true'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: { variable: string; message: string }[]) {
+    super(
+      'Invalid configuration:\n' + problems.map((p) => `  - ${p.variable} ${p.message}`).join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses configuration; throws one ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (result.success) return result.data;
+  const seen = new Set<string>();
+  const problems: { variable: string; message: string }[] = [];
+  for (const issue of result.error.issues) {
+    const variable = String(issue.path[0] ?? 'configuration');
+    if (seen.has(variable)) continue;
+    seen.add(variable);
+    problems.push({ variable, message: issue.message });
+  }
+  throw new ConfigError(problems);
+}

@@ -1,0 +1,44 @@
+/**
+ * Facts every replica must hear at once, carried by the EventBus (Redis pub/sub in
+ * distributed mode, in-process in the all-in-one). Payloads are plain JSON.
+ */
+export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';
+
+export interface ConfirmationPayload {
+  id: string;
+  tool: { name: string; arguments: Record<string, unknown> };
+  risk: { level: RiskLevel };
+  providerId: string | null;
+  agentId: string | null;
+  userId: string | null;
+  endUserId: string | null;
+  tenantId: string | null;
+  timestamp: string;
+  expiresAt: string;
+}
+
+export interface GatewayEvents {
+  /** An agent was updated, disabled, enabled, re-keyed or deleted: drop cached copies. */
+  'agent.changed': { agentId: string; change: 'created' | 'updated' | 'disabled' | 'enabled' | 'token_rotated' | 'deleted' };
+  /** Tool providers or access rules changed: drop cached provider tables and rule sets. */
+  'providers.changed': { providerId: string | null };
+  'rules.changed': { subjectType: 'user' | 'agent' | null; subjectId: string | null };
+  /** A user's roles, tenant or existence changed: drop cached identity. */
+  'user.changed': { userId: string };
+  /** An API key was revoked or created. */
+  'apikey.changed': { keyId: string };
+  'confirmation.required': ConfirmationPayload;
+  'confirmation.resolved': {
+    id: string;
+    confirmed: boolean;
+    status: 'confirmed' | 'rejected';
+    reason: string | null;
+    decidedBy: string | null;
+    userId: string | null;
+    endUserId: string | null;
+    tenantId: string | null;
+    timestamp: string;
+  };
+}
+
+export type EventName = keyof GatewayEvents;

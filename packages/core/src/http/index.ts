@@ -1,0 +1,3 @@
+export { errorHandler, notFoundHandler, validationErrorFrom, zodIssues } from './error-handler.js';
+export { parseJson, parseQuery } from './validate.js';
+export { requestId } from './request-id.js';

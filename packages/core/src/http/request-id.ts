@@ -1,0 +1,14 @@
+import type { MiddlewareHandler } from 'hono';
+import { newRequestId } from '../ids.js';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    requestId: string;
+  }
+}
+
+/** Gives every request an id (kept in `c.var.requestId`) for logs and 500 bodies. */
+export const requestId = (): MiddlewareHandler => async (c, next) => {
+  c.set('requestId', newRequestId());
+  await next();
+};

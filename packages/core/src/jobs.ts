@@ -1,0 +1,31 @@
+/** Work that must not be lost, carried by the JobQueue (BullMQ, or in-process). */
+export type AuditStatus = 'pending' | 'confirmed' | 'rejected' | 'completed' | 'failed';
+
+export interface AuditRecordJob {
+  /** Assigned by the producer so a redelivered job writes the same row once. */
+  id: string;
+  /** `create` inserts; `update` patches status/result/duration of an existing row. */
+  op: 'create' | 'update';
+  userId?: string | null;
+  agentId?: string | null;
+  endUserId?: string | null;
+  providerId?: string | null;
+  tenantId?: string | null;
+  toolName?: string;
+  arguments?: unknown;
+  result?: unknown;
+  status: AuditStatus;
+  duration?: number | null;
+  confirmedBy?: string | null;
+  error?: string | null;
+  at: string;
+}
+
+export interface GatewayJobs {
+  audit: AuditRecordJob;
+  /** Fires when a pending confirmation's hold time has run out. */
+  'confirmation-timeout': { confirmationId: string };
+  push: { userId: string; title: string; body: string; data: Record<string, unknown> };
+}
+
+export type JobName = keyof GatewayJobs;

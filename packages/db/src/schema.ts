@@ -1,0 +1,197 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * The whole data model. Column names are snake_case in SQL and here; services map rows to the
+ * camelCase API shapes. `jsonb` columns are written as JSON strings (see `json()` in ./json.ts)
+ * because pg would otherwise send JS arrays as Postgres arrays.
+ */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type TimestampNullable = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+type Json<T> = ColumnType<T, string, string>;
+type JsonNullable<T> = ColumnType<T | null, string | null | undefined, string | null>;
+
+export type RoleName = 'admin' | 'tenant_admin' | 'agent_creator';
+export type ApiKeyScope = 'credentials:resolve' | 'credentials:read' | 'credentials:write';
+export type ProviderAuthType = 'bearer' | 'api_key' | 'none';
+export type RuleAction = 'allow' | 'deny' | 'require_confirmation';
+export type RiskLevelName = 'low' | 'medium' | 'high' | 'critical';
+export type CredentialAuthType = 'oauth2' | 'api_key' | 'jwt' | 'basic';
+export type CredentialKind = 'jwt' | 'api_key' | 'oauth2' | 'basic';
+export type ConfirmationStatus = 'pending' | 'confirmed' | 'rejected' | 'expired' | 'consumed';
+export type AuditStatusName = 'pending' | 'confirmed' | 'rejected' | 'completed' | 'failed';
+export type DevicePlatform = 'ios' | 'macos' | 'android';
+
+export interface UsersTable {
+  id: string;
+  email: string; // stored lower-cased; unique
+  password_hash: string;
+  name: string | null;
+  tenant_id: string | null;
+  roles: ColumnType<RoleName[], RoleName[], RoleName[]>; // text[]
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AgentsTable {
+  id: string;
+  name: string;
+  description: string | null;
+  upstream_url: string;
+  /** Sealed with the upstream-secrets key (never returned by the API). */
+  upstream_secret_enc: string | null;
+  require_confirmation: Generated<boolean>;
+  required_credentials: Json<{ serviceType: string; description?: string }[]>;
+  tenant_id: string | null;
+  owner_id: string | null; // user that created it
+  is_active: Generated<boolean>;
+  runtime_token_hash: string; // sha256 hex, unique
+  runtime_token_prefix: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  name: string;
+  key_hash: string; // sha256 hex, unique
+  key_prefix: string;
+  scopes: ColumnType<ApiKeyScope[], ApiKeyScope[], ApiKeyScope[]>; // text[]
+  user_id: string | null; // creator
+  tenant_id: string | null;
+  created_at: Timestamp;
+  last_used_at: TimestampNullable;
+  revoked_at: TimestampNullable;
+}
+
+export interface ToolProvidersTable {
+  id: string;
+  name: string;
+  pattern: string;
+  endpoint: string;
+  auth_type: ColumnType<ProviderAuthType, ProviderAuthType | undefined, ProviderAuthType>;
+  auth_secret_enc: string | null;
+  priority: ColumnType<number, number | undefined, number>;
+  description: string | null;
+  tenant_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AccessRulesTable {
+  id: string;
+  subject_type: 'user' | 'agent';
+  subject_id: string;
+  provider_id: string; // a tool provider id, or '*'
+  action: RuleAction;
+  tool_pattern: ColumnType<string, string | undefined, string>; // default '*'
+  risk_level: RiskLevelName | null;
+  confirmation_mode: 'always' | 'never' | null;
+  description: string | null;
+  tenant_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CredentialProvidersTable {
+  id: string;
+  name: string;
+  service_type: string;
+  auth_type: CredentialAuthType;
+  description: string | null;
+  config: Json<Record<string, unknown>>;
+  tenant_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface UserCredentialsTable {
+  id: string;
+  user_id: string;
+  tenant_id: string | null;
+  service_type: string;
+  kind: CredentialKind;
+  /** base64 of AES-256-GCM ciphertext||tag; nonce and key id stored beside it. */
+  ciphertext: string;
+  nonce: string; // base64, 12 bytes
+  key_id: string;
+  /** Non-secret facts about the credential (e.g. token subject), never the secret itself. */
+  metadata: Json<Record<string, unknown>>;
+  expires_at: TimestampNullable;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ConfirmationsTable {
+  id: string;
+  status: ConfirmationStatus;
+  user_id: string | null;
+  end_user_id: string | null;
+  agent_id: string | null;
+  provider_id: string | null;
+  tenant_id: string | null;
+  tool_name: string;
+  arguments: Json<unknown>;
+  risk_level: RiskLevelName;
+  audit_id: string | null;
+  reason: string | null;
+  decided_by: string | null;
+  decided_at: TimestampNullable;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
+export interface AuditLogsTable {
+  id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  end_user_id: string | null;
+  provider_id: string | null;
+  tenant_id: string | null;
+  tool_name: string;
+  arguments: JsonNullable<unknown>;
+  result: JsonNullable<unknown>;
+  status: AuditStatusName;
+  duration: number | null;
+  confirmed_by: string | null;
+  error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface DevicesTable {
+  id: string;
+  user_id: string;
+  tenant_id: string | null;
+  platform: DevicePlatform;
+  push_token: string;
+  device_name: string | null;
+  is_active: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface Database {
+  users: UsersTable;
+  agents: AgentsTable;
+  api_keys: ApiKeysTable;
+  tool_providers: ToolProvidersTable;
+  access_rules: AccessRulesTable;
+  credential_providers: CredentialProvidersTable;
+  user_credentials: UserCredentialsTable;
+  confirmations: ConfirmationsTable;
+  audit_logs: AuditLogsTable;
+  devices: DevicesTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type AgentRow = Selectable<AgentsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type ToolProviderRow = Selectable<ToolProvidersTable>;
+export type AccessRuleRow = Selectable<AccessRulesTable>;
+export type CredentialProviderRow = Selectable<CredentialProvidersTable>;
+export type UserCredentialRow = Selectable<UserCredentialsTable>;
+export type ConfirmationRow = Selectable<ConfirmationsTable>;
+export type AuditLogRow = Selectable<AuditLogsTable>;
+export type DeviceRow = Selectable<DevicesTable>;
