@@ -60,6 +60,12 @@ export const configSchema = z.object({
   CREDENTIAL_ENCRYPTION_KEY: z
     .string({ error: 'is required' })
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)'),
+  /** Retired vault keys, still accepted for reading until the vault has re-encrypted every row. */
+  CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: optionalString
+    .refine((v) => v === undefined || v.split(',').every((k) => /^[0-9a-fA-F]{64}$/.test(k.trim())), {
+      message: 'must be a comma-separated list of 64-hex-character keys',
+    })
+    .transform((v) => (v === undefined ? [] : v.split(',').map((k) => k.trim()))),
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
   GATEWAY_PUBLIC_URL: optionalString.pipe(z.url('must be a URL').optional()),
   OAUTH_CALLBACK_BASE_URL: optionalString.pipe(z.url('must be a URL').optional()),
@@ -67,6 +73,8 @@ export const configSchema = z.object({
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: 'must start with redis:// or rediss://',
   }),
+  /** Distributed mode: where invoke-proxy reaches the vault's internal API. */
+  VAULT_URL: optionalString.pipe(z.url('must be a URL').optional()),
   ALLOW_SELF_REGISTRATION: z
     .enum(['true', 'false'], { error: 'must be true or false' })
     .default('true')
