@@ -95,7 +95,10 @@ export class ConfigError extends Error {
 
 /** Parses configuration; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const result = configSchema.safeParse(env);
+  // A blank variable (`PORT=` in an env file, `${VAR:-}` in compose) counts as unset, so its
+  // default applies; otherwise PORT= would coerce to 0 and JWT_EXPIRES_IN= would be rejected.
+  const set = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const result = configSchema.safeParse(set);
   if (result.success) return result.data;
   const seen = new Set<string>();
   const problems: { variable: string; message: string }[] = [];

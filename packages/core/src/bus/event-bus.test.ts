@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { GatewayEvents } from '../events.js';
+import type { Logger } from '../logger.js';
+import { MemoryEventBus, RedisEventBus, type EventBus } from './index.js';
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+/** A logger whose lines the test can read. */
+function recordingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
+
+type Factory = (logger?: Logger) => EventBus;
+const adapters: [string, Factory][] = [['memory', (logger) => new MemoryEventBus({ logger })]];
+if (redisUrl) {
+  adapters.push(['redis', (logger) => new RedisEventBus({ url: redisUrl, prefix: `test-${randomUUID()}`, logger })]);
+}
+
+const changed = (agentId: string): GatewayEvents['agent.changed'] => ({ agentId, change: 'disabled' });
+
+describe.each(adapters)('EventBus contract (%s)', (_name, makeBus) => {
+  const buses: EventBus[] = [];
+  const open = (logger?: Logger) => {
+    const bus = makeBus(logger);
+    buses.push(bus);
+    return bus;
+  };
+  afterEach(async () => {
+    await Promise.all(buses.splice(0).map((b) => b.close()));
+  });
+
+  it('delivers a published payload to a subscriber', async () => {
+    const bus = open();
+    const received: unknown[] = [];
+    await bus.subscribe('agent.changed', (p) => {
+      received.push(p);
+    });
+    await bus.publish('agent.changed', changed('a1'));
+    await vi.waitFor(() => expect(received).toEqual([changed('a1')]));
+  });
+
+  it('delivers only the event subscribed to', async () => {
+    const bus = open();
+    const received: string[] = [];
+    await bus.subscribe('user.changed', (p) => {
+      received.push(p.userId);
+    });
+    await bus.publish('agent.changed', changed('a1'));
+    await bus.publish('user.changed', { userId: 'u1' });
+    await vi.waitFor(() => expect(received).toEqual(['u1']));
+  });
+
+  it('fans out to every subscriber, each with its own copy', async () => {
+    const bus = open();
+    const seen: { who: string; payload: GatewayEvents['rules.changed'] }[] = [];
+    for (const who of ['a', 'b', 'c']) {
+      await bus.subscribe('rules.changed', (payload) => {
+        seen.push({ who, payload: { ...payload } });
+        // A subscriber that mutates its payload must not change what the others get.
+        payload.subjectId = `mutated by ${who}`;
+      });
+    }
+    await bus.publish('rules.changed', { subjectType: 'agent', subjectId: 'x' });
+    await vi.waitFor(() => expect(seen).toHaveLength(3));
+    expect(seen.map((s) => s.who).sort()).toEqual(['a', 'b', 'c']);
+    for (const s of seen) expect(s.payload).toEqual({ subjectType: 'agent', subjectId: 'x' });
+  });
+
+  it('stops delivering to a handler once it unsubscribes', async () => {
+    const bus = open();
+    const gone: string[] = [];
+    const kept: string[] = [];
+    const unsubscribe = await bus.subscribe('apikey.changed', (p) => {
+      gone.push(p.keyId);
+    });
+    await bus.subscribe('apikey.changed', (p) => {
+      kept.push(p.keyId);
+    });
+    await bus.publish('apikey.changed', { keyId: 'k1' });
+    await vi.waitFor(() => expect(gone).toEqual(['k1']));
+    await unsubscribe();
+    await bus.publish('apikey.changed', { keyId: 'k2' });
+    // Delivery is ordered, so once the kept handler has k2 the other one would have it too.
+    await vi.waitFor(() => expect(kept).toEqual(['k1', 'k2']));
+    expect(gone).toEqual(['k1']);
+  });
+
+  it('keeps the other subscription when one function is subscribed twice and unsubscribed once', async () => {
+    const bus = open();
+    const received: string[] = [];
+    const handler = (p: GatewayEvents['user.changed']) => {
+      received.push(p.userId);
+    };
+    const first = await bus.subscribe('user.changed', handler);
+    await bus.subscribe('user.changed', handler);
+    await first();
+    await bus.publish('user.changed', { userId: 'u1' });
+    await vi.waitFor(() => expect(received).toEqual(['u1']));
+  });
+
+  it('delivers to the others when a subscriber throws or rejects, and logs the failure', async () => {
+    const { logger, lines } = recordingLogger();
+    const bus = open(logger);
+    const received: string[] = [];
+    await bus.subscribe('providers.changed', () => {
+      throw new Error('sync boom');
+    });
+    await bus.subscribe('providers.changed', async () => {
+      throw new Error('async boom');
+    });
+    await bus.subscribe('providers.changed', (p) => {
+      received.push(p.providerId ?? 'all');
+    });
+    await expect(bus.publish('providers.changed', { providerId: 'p1' })).resolves.toBeUndefined();
+    await bus.publish('providers.changed', { providerId: null });
+    await vi.waitFor(() => expect(received).toEqual(['p1', 'all']));
+    await vi.waitFor(() => expect(lines.filter((l) => l.msg === 'event handler failed')).toHaveLength(4));
+  });
+});
+
+describe.skipIf(!redisUrl)('RedisEventBus across processes', () => {
+  const url = redisUrl ?? '';
+
+  it('delivers to a subscriber of another bus instance with the same prefix only', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const publisher = new RedisEventBus({ url, prefix });
+    const sameSpace = new RedisEventBus({ url, prefix });
+    const otherSpace = new RedisEventBus({ url, prefix: `test-${randomUUID()}` });
+    try {
+      const here: string[] = [];
+      const elsewhere: string[] = [];
+      await sameSpace.subscribe('user.changed', (p) => {
+        here.push(p.userId);
+      });
+      await otherSpace.subscribe('user.changed', (p) => {
+        elsewhere.push(p.userId);
+      });
+      await publisher.publish('user.changed', { userId: 'u1' });
+      await otherSpace.publish('user.changed', { userId: 'marker' });
+      await vi.waitFor(() => expect(here).toEqual(['u1']));
+      await vi.waitFor(() => expect(elsewhere).toEqual(['marker']));
+    } finally {
+      await Promise.all([publisher.close(), sameSpace.close(), otherSpace.close()]);
+    }
+  });
+});

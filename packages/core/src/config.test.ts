@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_JWT_ISSUER, loadConfig } from './config.js';
+
+const valid = { JWT_SECRET: 's'.repeat(32), CREDENTIAL_ENCRYPTION_KEY: 'ab'.repeat(32) };
+
+/** The ConfigError a bad environment gives (fails the test if none is thrown). */
+function configError(env: Record<string, string | undefined>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('parses a minimal valid environment with the defaults', () => {
+    const config = loadConfig(valid);
+    expect(config.JWT_SECRET).toBe(valid.JWT_SECRET);
+    expect(config.JWT_EXPIRES_IN).toBe('24h');
+    expect(config.JWT_ISSUER).toBe(DEFAULT_JWT_ISSUER);
+    expect(DEFAULT_JWT_ISSUER).toMatch(/^[a-z0-9]+-gateway$/);
+    expect(config.MCP_SERVER_URL).toBe('http://localhost:8080');
+    expect(config.JWT_EXTERNAL_ISSUERS).toEqual([]);
+    expect(config.ALLOW_SELF_REGISTRATION).toBe(true);
+    expect(config.DATABASE_URL).toBeUndefined();
+    expect(config.PORT).toBeUndefined();
+  });
+
+  it('reads the optional variables', () => {
+    const config = loadConfig({
+      ...valid,
+      JWT_ISSUER: 'acme',
+      JWT_EXPIRES_IN: '15m',
+      PORT: '3001',
+      DATABASE_URL: 'postgresql://db/app',
+      ALLOW_SELF_REGISTRATION: 'false',
+      JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://idp', jwksUri: 'https://idp/jwks', audience: 'gw' }]),
+    });
+    expect(config).toMatchObject({
+      JWT_ISSUER: 'acme',
+      JWT_EXPIRES_IN: '15m',
+      PORT: 3001,
+      DATABASE_URL: 'postgresql://db/app',
+      ALLOW_SELF_REGISTRATION: false,
+      JWT_EXTERNAL_ISSUERS: [{ issuer: 'https://idp', jwksUri: 'https://idp/jwks', audience: 'gw' }],
+    });
+  });
+
+  it('treats blank variables as unset', () => {
+    const config = loadConfig({ ...valid, PORT: '', JWT_EXPIRES_IN: ' ', MCP_SERVER_URL: '', JWT_ISSUER: '', LOG_LEVEL: '' });
+    expect(config.PORT).toBeUndefined();
+    expect(config.JWT_EXPIRES_IN).toBe('24h');
+    expect(config.MCP_SERVER_URL).toBe('http://localhost:8080');
+    expect(config.JWT_ISSUER).toBe(DEFAULT_JWT_ISSUER);
+    expect(config.LOG_LEVEL).toBe('info');
+    expect(configError({ ...valid, JWT_SECRET: '' }).problems).toEqual([{ variable: 'JWT_SECRET', message: 'is required' }]);
+  });
+
+  it('names every bad variable in one error', () => {
+    const error = configError({ JWT_SECRET: 'short', CREDENTIAL_ENCRYPTION_KEY: 'xyz' });
+    expect(error.problems.map((p) => p.variable)).toEqual(['JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY']);
+    expect(error.message).toContain('JWT_SECRET must be at least 32 characters');
+    expect(error.message).toContain('CREDENTIAL_ENCRYPTION_KEY must be 64 hex characters');
+    // The values themselves are secrets and stay out of the message.
+    expect(error.message).not.toContain('short');
+    expect(error.message).not.toContain('xyz');
+  });
+
+  it('requires the two secrets', () => {
+    expect(configError({}).problems).toEqual([
+      { variable: 'JWT_SECRET', message: 'is required' },
+      { variable: 'CREDENTIAL_ENCRYPTION_KEY', message: 'is required' },
+    ]);
+  });
+
+  it('rejects malformed JWT_EXTERNAL_ISSUERS', () => {
+    expect(configError({ ...valid, JWT_EXTERNAL_ISSUERS: '[{"issuer":' }).problems).toEqual([
+      { variable: 'JWT_EXTERNAL_ISSUERS', message: 'is not valid JSON' },
+    ]);
+    const notAnArray = configError({ ...valid, JWT_EXTERNAL_ISSUERS: '{"issuer":"x"}' }).problems[0];
+    expect(notAnArray?.variable).toBe('JWT_EXTERNAL_ISSUERS');
+    const both = configError({
+      ...valid,
+      JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'x', jwksUri: 'https://x/jwks', secret: 'k'.repeat(32) }]),
+    }).problems[0];
+    expect(both?.message).toContain('exactly one of jwksUri or secret');
+    expect(both?.message).toContain('[0]');
+  });
+
+  it('rejects an unknown DATABASE_URL scheme', () => {
+    expect(configError({ ...valid, DATABASE_URL: 'mysql://db/app' }).problems).toEqual([
+      { variable: 'DATABASE_URL', message: 'must start with file:, postgres:// or postgresql://' },
+    ]);
+    expect(loadConfig({ ...valid, DATABASE_URL: 'file:./data/gateway' }).DATABASE_URL).toBe('file:./data/gateway');
+  });
+
+  it('rejects a bad duration, port and redis url', () => {
+    const error = configError({ ...valid, JWT_EXPIRES_IN: 'tomorrow', PORT: '70000', REDIS_URL: 'http://cache' });
+    expect(error.problems.map((p) => p.variable).sort()).toEqual(['JWT_EXPIRES_IN', 'PORT', 'REDIS_URL']);
+  });
+});

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { globSpecificity, matchGlob } from './glob.js';
+
+describe('matchGlob', () => {
+  it.each([
+    ['*', 'anything_at_all', true],
+    ['*', '', true],
+    ['github_*', 'github_create_issue', true],
+    ['github_*', 'github_', true],
+    ['github_*', 'gitlab_create_issue', false],
+    ['*_issue', 'github_create_issue', true],
+    ['*_issue', 'github_create_issues', false],
+    ['a*c', 'ac', true],
+    ['a*c', 'abbbc', true],
+    ['a*c', 'abbbd', false],
+    ['file_?', 'file_1', true],
+    ['file_?', 'file_', false],
+    ['file_?', 'file_12', false],
+    ['create', 'create_issue', false],
+    ['create', 'recreate', false],
+    ['Create', 'create', false],
+  ])('%s against %s is %s', (pattern, name, expected) => {
+    expect(matchGlob(pattern, name)).toBe(expected);
+  });
+
+  it('treats regular-expression characters as literals', () => {
+    expect(matchGlob('a.b', 'a.b')).toBe(true);
+    expect(matchGlob('a.b', 'axb')).toBe(false);
+    expect(matchGlob('a+b', 'aab')).toBe(false);
+    expect(matchGlob('a+b', 'a+b')).toBe(true);
+    expect(matchGlob('(x|y)', 'x')).toBe(false);
+    expect(matchGlob('[ab]', 'a')).toBe(false);
+    expect(matchGlob('$^\\', '$^\\')).toBe(true);
+    expect(matchGlob('tools/list-*', 'tools/list-all')).toBe(true);
+  });
+
+  it('lets * span any characters, newlines included', () => {
+    expect(matchGlob('a*b', 'a\nb')).toBe(true);
+  });
+});
+
+describe('globSpecificity', () => {
+  it('counts literal characters only', () => {
+    expect(globSpecificity('*')).toBe(0);
+    expect(globSpecificity('github_*')).toBe(7);
+    expect(globSpecificity('file_?')).toBe(5);
+    expect(globSpecificity('github_create_issue')).toBeGreaterThan(globSpecificity('github_*'));
+  });
+});

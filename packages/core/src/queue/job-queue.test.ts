@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { GatewayJobs } from '../jobs.js';
+import { BullJobQueue, MemoryJobQueue, type JobQueue } from './index.js';
+
+const redisUrl = process.env.TEST_REDIS_URL;
+const BACKOFF_MS = 20;
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const within = { timeout: 5000, interval: 10 };
+
+/**
+ * Each adapter gives handles onto one fresh namespace (as separate processes would have) and
+ * wipes it afterwards. In-process, the namespace is the queue instance itself.
+ */
+interface Adapter {
+  open(): JobQueue;
+  cleanup(): Promise<void>;
+}
+
+const memoryAdapter = (): Adapter => {
+  let queue: MemoryJobQueue | undefined;
+  return {
+    open: () => (queue ??= new MemoryJobQueue({ backoffMs: BACKOFF_MS })),
+    cleanup: async () => {},
+  };
+};
+
+const bullAdapter = (url: string) => (): Adapter => {
+  const prefix = `test-${randomUUID()}`;
+  return {
+    open: () => new BullJobQueue({ url, prefix, backoffMs: BACKOFF_MS }),
+    cleanup: async () => {
+      const redis = new Redis(url);
+      try {
+        const keys: string[] = [];
+        for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 500 })) keys.push(...(batch as string[]));
+        if (keys.length > 0) await redis.del(...keys);
+      } finally {
+        await redis.quit();
+      }
+    },
+  };
+};
+
+const adapters: [string, () => Adapter][] = [['memory', memoryAdapter]];
+if (redisUrl) adapters.push(['bullmq', bullAdapter(redisUrl)]);
+
+const push = (userId: string): GatewayJobs['push'] => ({ userId, title: 't', body: 'b', data: { n: 1 } });
+
+describe.each(adapters)('JobQueue contract (%s)', (_name, makeAdapter) => {
+  let adapter: Adapter | undefined;
+  const queues = new Set<JobQueue>();
+  const open = () => {
+    adapter ??= makeAdapter();
+    const queue = adapter.open();
+    queues.add(queue);
+    return queue;
+  };
+  afterEach(async () => {
+    await Promise.all([...queues].map((q) => q.close()));
+    queues.clear();
+    await adapter?.cleanup();
+    adapter = undefined;
+  });
+
+  it('delivers an enqueued job to the consumer', async () => {
+    const queue = open();
+    const received: GatewayJobs['push'][] = [];
+    await queue.consume('push', async (jobs) => {
+      received.push(...jobs);
+    });
+    await queue.enqueue('push', push('u1'));
+    await vi.waitFor(() => expect(received).toEqual([push('u1')]), within);
+  });
+
+  it('keeps jobs enqueued before any consumer exists, and delivers them once one starts elsewhere', async () => {
+    const producer = open();
+    const consumer = open();
+    for (const id of ['u1', 'u2', 'u3']) await producer.enqueue('push', push(id));
+    const received: string[] = [];
+    await consumer.consume('push', async (jobs) => {
+      received.push(...jobs.map((j) => j.userId));
+    });
+    await vi.waitFor(() => expect(received.sort()).toEqual(['u1', 'u2', 'u3']), within);
+  });
+
+  it('hands a full batch over at once', async () => {
+    const queue = open();
+    for (let i = 0; i < 5; i++) await queue.enqueue('push', push(`u${i}`));
+    const batches: string[][] = [];
+    await queue.consume(
+      'push',
+      async (jobs) => {
+        batches.push(jobs.map((j) => j.userId).sort());
+      },
+      // The wait is long: a full batch must not wait for it.
+      { batchSize: 5, batchWaitMs: 2000 },
+    );
+    await vi.waitFor(() => expect(batches).toEqual([['u0', 'u1', 'u2', 'u3', 'u4']]), { timeout: 1500, interval: 10 });
+  });
+
+  it('hands a partial batch over after batchWaitMs', async () => {
+    const queue = open();
+    const batches: string[][] = [];
+    await queue.consume(
+      'push',
+      async (jobs) => {
+        batches.push(jobs.map((j) => j.userId).sort());
+      },
+      { batchSize: 10, batchWaitMs: 150 },
+    );
+    await queue.enqueue('push', push('u1'));
+    await queue.enqueue('push', push('u2'));
+    await vi.waitFor(() => expect(batches).toEqual([['u1', 'u2']]), within);
+  });
+
+  it('runs a delayed job, but not before its delay', async () => {
+    const queue = open();
+    const firedAt: number[] = [];
+    await queue.consume('confirmation-timeout', async (jobs) => {
+      firedAt.push(...jobs.map(() => Date.now()));
+    });
+    const enqueuedAt = Date.now();
+    await queue.enqueue('confirmation-timeout', { confirmationId: 'c1' }, { delayMs: 400 });
+    await vi.waitFor(() => expect(firedAt).toHaveLength(1), within);
+    // A few ms of slack for timer rounding; firing right away would be ~400ms early.
+    expect(firedAt[0]! - enqueuedAt).toBeGreaterThanOrEqual(395);
+  });
+
+  it('retries a job after its handler fails, with the same data', async () => {
+    const queue = open();
+    const calls: GatewayJobs['push'][][] = [];
+    await queue.consume('push', async (jobs) => {
+      calls.push(jobs);
+      if (calls.length === 1) throw new Error('first attempt fails');
+    });
+    await queue.enqueue('push', push('u1'));
+    await vi.waitFor(() => expect(calls).toHaveLength(2), within);
+    expect(calls[1]).toEqual([push('u1')]);
+    await wait(BACKOFF_MS * 8);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('retries every job of a failed batch', async () => {
+    const queue = open();
+    for (const id of ['u1', 'u2', 'u3']) await queue.enqueue('push', push(id));
+    let failed = false;
+    const succeeded: string[] = [];
+    await queue.consume(
+      'push',
+      async (jobs) => {
+        if (!failed) {
+          failed = true;
+          throw new Error('batch fails');
+        }
+        succeeded.push(...jobs.map((j) => j.userId));
+      },
+      { batchSize: 3, batchWaitMs: 100 },
+    );
+    await vi.waitFor(() => expect(succeeded.sort()).toEqual(['u1', 'u2', 'u3']), within);
+  });
+
+  it('gives a job up after its attempts', async () => {
+    const queue = open();
+    let calls = 0;
+    await queue.consume('push', async () => {
+      calls += 1;
+      throw new Error('always fails');
+    });
+    await queue.enqueue('push', push('u1'), { attempts: 3 });
+    // Retries come after 20ms then 40ms.
+    await vi.waitFor(() => expect(calls).toBe(3), within);
+    await wait(BACKOFF_MS * 16);
+    expect(calls).toBe(3);
+  });
+
+  it('ignores a job whose id already exists, and accepts the id again once the job is done', async () => {
+    const queue = open();
+    for (const jobId of ['order:42', '42']) {
+      await queue.enqueue('push', push(`first ${jobId}`), { jobId });
+      await queue.enqueue('push', push(`second ${jobId}`), { jobId });
+    }
+    const received: string[] = [];
+    await queue.consume('push', async (jobs) => {
+      received.push(...jobs.map((j) => j.userId));
+    });
+    await vi.waitFor(() => expect(received.sort()).toEqual(['first 42', 'first order:42']), within);
+    await queue.enqueue('push', push('third order:42'), { jobId: 'order:42' });
+    await vi.waitFor(() => expect(received).toContain('third order:42'), within);
+    expect(received).toHaveLength(3);
+  });
+
+  it('cancels a delayed job', async () => {
+    const queue = open();
+    const fired: string[] = [];
+    await queue.consume('confirmation-timeout', async (jobs) => {
+      fired.push(...jobs.map((j) => j.confirmationId));
+    });
+    await queue.enqueue('confirmation-timeout', { confirmationId: 'cancelled' }, { jobId: 'cancelled', delayMs: 200 });
+    await queue.enqueue('confirmation-timeout', { confirmationId: 'kept' }, { jobId: 'kept', delayMs: 250 });
+    await queue.cancel('confirmation-timeout', 'cancelled');
+    await queue.cancel('confirmation-timeout', 'never-existed');
+    await vi.waitFor(() => expect(fired).toEqual(['kept']), within);
+    await wait(100);
+    expect(fired).toEqual(['kept']);
+  });
+
+  it('lets a closed consumer stop taking jobs, and another take over', async () => {
+    const queue = open();
+    const first: string[] = [];
+    const consumer = await queue.consume('push', async (jobs) => {
+      first.push(...jobs.map((j) => j.userId));
+    });
+    await queue.enqueue('push', push('u1'));
+    await vi.waitFor(() => expect(first).toEqual(['u1']), within);
+    await consumer.close();
+    await queue.enqueue('push', push('u2'));
+    const second: string[] = [];
+    await queue.consume('push', async (jobs) => {
+      second.push(...jobs.map((j) => j.userId));
+    });
+    await vi.waitFor(() => expect(second).toEqual(['u2']), within);
+    expect(first).toEqual(['u1']);
+  });
+});

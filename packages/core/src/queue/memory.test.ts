@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
+import { MemoryJobQueue } from './memory.js';
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What only the in-process adapter does: its time is the injected clock. */
+describe('MemoryJobQueue with a ManualClock', () => {
+  it('fires a delayed job once the clock passes its time, not before', async () => {
+    const clock = new ManualClock();
+    const queue = new MemoryJobQueue({ clock });
+    try {
+      const fired: string[] = [];
+      await queue.consume('confirmation-timeout', async (jobs) => {
+        fired.push(...jobs.map((j) => j.confirmationId));
+      });
+      await queue.enqueue('confirmation-timeout', { confirmationId: 'c1' }, { delayMs: 5 * 60_000 });
+      await wait(80);
+      expect(fired).toEqual([]);
+      clock.advance(5 * 60_000 - 1);
+      await wait(80);
+      expect(fired).toEqual([]);
+      clock.advance(1);
+      await expect.poll(() => fired, { timeout: 1000, interval: 10 }).toEqual(['c1']);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('waits for the clock before retrying', async () => {
+    const clock = new ManualClock();
+    const queue = new MemoryJobQueue({ clock, backoffMs: 1000 });
+    try {
+      let calls = 0;
+      await queue.consume('push', async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('first attempt fails');
+      });
+      await queue.enqueue('push', { userId: 'u1', title: 't', body: 'b', data: {} });
+      await expect.poll(() => calls, { timeout: 1000, interval: 10 }).toBe(1);
+      await wait(80);
+      expect(calls).toBe(1);
+      clock.advance(1000);
+      await expect.poll(() => calls, { timeout: 1000, interval: 10 }).toBe(2);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('refuses work once closed', async () => {
+    const queue = new MemoryJobQueue();
+    await queue.close();
+    await expect(queue.enqueue('push', { userId: 'u1', title: 't', body: 'b', data: {} })).rejects.toThrow(/closed/);
+  });
+});

@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../clock.js';
+import type { GatewayJobs, JobName } from '../jobs.js';
+import type { Logger } from '../logger.js';
+import type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './index.js';
+
+export interface MemoryJobQueueOptions {
+  /** First retry delay; each further retry doubles it (default 1000). */
+  backoffMs?: number;
+  /** Time of delays and retries. With a ManualClock, delayed jobs fire once the clock is moved past them. */
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** How often due delayed jobs are looked for at most: the clock may be moved by hand, so no single long timer. */
+const TICK_MS = 20;
+
+interface Job {
+  id: string;
+  /** Kept as JSON so a handler gets a fresh copy each attempt, as from Redis. */
+  json: string;
+  attempts: number;
+  attemptsMade: number;
+  runAt: number;
+  state: 'waiting' | 'delayed' | 'active';
+}
+
+type Outcome = { ok: true } | { ok: false; err: unknown };
+
+/** Everything about one job name: the jobs that exist (for dedupe), the ready line, the consumers. */
+interface Lane {
+  jobs: Map<string, Job>;
+  waiting: Job[];
+  delayed: Set<Job>;
+  consumers: Set<MemoryConsumer>;
+}
+
+/**
+ * In-process JobQueue for the all-in-one: same contract as BullMQ (dedupe, delays, retries with
+ * exponential backoff, batches) but jobs live in memory and die with the process.
+ */
+export class MemoryJobQueue implements JobQueue {
+  private readonly lanes = new Map<JobName, Lane>();
+  private readonly backoffMs: number;
+  private readonly clock: Clock;
+  private readonly logger?: Logger;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(options: MemoryJobQueueOptions = {}) {
+    this.backoffMs = options.backoffMs ?? 1000;
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger;
+  }
+
+  async enqueue<J extends JobName>(name: J, data: GatewayJobs[J], options: EnqueueOptions = {}): Promise<void> {
+    if (this.closed) throw new Error('job queue is closed');
+    const lane = this.lane(name);
+    const id = options.jobId ?? randomUUID();
+    if (lane.jobs.has(id)) return;
+    const job: Job = {
+      id,
+      json: JSON.stringify(data),
+      attempts: Math.max(1, options.attempts ?? 5),
+      attemptsMade: 0,
+      runAt: 0,
+      state: 'waiting',
+    };
+    lane.jobs.set(id, job);
+    if (options.delayMs && options.delayMs > 0) this.delay(lane, job, options.delayMs);
+    else this.ready(lane, job);
+  }
+
+  async cancel(name: JobName, jobId: string): Promise<void> {
+    const lane = this.lanes.get(name);
+    const job = lane?.jobs.get(jobId);
+    // An active job is already in a handler's hands, as with BullMQ's locked jobs.
+    if (!lane || !job || job.state === 'active') return;
+    lane.jobs.delete(jobId);
+    lane.delayed.delete(job);
+    const at = lane.waiting.indexOf(job);
+    if (at >= 0) lane.waiting.splice(at, 1);
+  }
+
+  async consume<J extends JobName>(name: J, handler: JobHandler<J>, options: ConsumeOptions = {}): Promise<Consumer> {
+    if (this.closed) throw new Error('job queue is closed');
+    const lane = this.lane(name);
+    const consumer = new MemoryConsumer(
+      lane,
+      options,
+      (jobs) => handler(jobs.map((j) => JSON.parse(j.json) as GatewayJobs[J])),
+      (jobs, outcome) => this.settle(name, lane, jobs, outcome),
+    );
+    lane.consumers.add(consumer);
+    consumer.pump();
+    return consumer;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await Promise.all([...this.lanes.values()].flatMap((lane) => [...lane.consumers].map((c) => c.close())));
+    this.lanes.clear();
+  }
+
+  private lane(name: JobName): Lane {
+    let lane = this.lanes.get(name);
+    if (!lane) {
+      lane = { jobs: new Map(), waiting: [], delayed: new Set(), consumers: new Set() };
+      this.lanes.set(name, lane);
+    }
+    return lane;
+  }
+
+  private ready(lane: Lane, job: Job): void {
+    job.state = 'waiting';
+    lane.waiting.push(job);
+    for (const consumer of lane.consumers) consumer.pump();
+  }
+
+  private delay(lane: Lane, job: Job, ms: number): void {
+    job.state = 'delayed';
+    job.runAt = this.clock.now().getTime() + ms;
+    lane.delayed.add(job);
+    this.arm(ms);
+  }
+
+  private settle(name: JobName, lane: Lane, jobs: Job[], outcome: Outcome): void {
+    for (const job of jobs) {
+      job.attemptsMade += 1;
+      if (outcome.ok) {
+        lane.jobs.delete(job.id);
+      } else if (job.attemptsMade >= job.attempts) {
+        lane.jobs.delete(job.id);
+        this.logger?.error({ err: outcome.err, queue: name, jobId: job.id, attempts: job.attemptsMade }, 'job failed for good');
+      } else {
+        this.delay(lane, job, this.backoffMs * 2 ** (job.attemptsMade - 1));
+      }
+    }
+  }
+
+  /** Makes sure the scheduler wakes within `ms` (capped at TICK_MS). */
+  private arm(ms: number): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => this.tick(), Math.max(0, Math.min(ms, TICK_MS)));
+    // An in-process queue must not keep a process alive on its own.
+    this.timer.unref();
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    const now = this.clock.now().getTime();
+    let next = Infinity;
+    for (const lane of this.lanes.values()) {
+      const due = [...lane.delayed].filter((j) => j.runAt <= now).sort((a, b) => a.runAt - b.runAt);
+      for (const job of due) {
+        lane.delayed.delete(job);
+        this.ready(lane, job);
+      }
+      for (const job of lane.delayed) next = Math.min(next, job.runAt - now);
+    }
+    if (next !== Infinity) this.arm(next);
+  }
+}
+
+/** One `consume` call: takes batches off its lane, at most `concurrency` at a time. */
+class MemoryConsumer implements Consumer {
+  private readonly batchSize: number;
+  private readonly batchWaitMs: number;
+  private readonly concurrency: number;
+  private readonly inFlight = new Set<Promise<void>>();
+  private waitTimer: NodeJS.Timeout | undefined;
+  /** Set when a partial batch has waited batchWaitMs and may be handed over. */
+  private waited = false;
+  private closed = false;
+
+  constructor(
+    private readonly lane: Lane,
+    options: ConsumeOptions,
+    private readonly run: (jobs: Job[]) => Promise<void>,
+    private readonly settled: (jobs: Job[], outcome: Outcome) => void,
+  ) {
+    this.batchSize = Math.max(1, options.batchSize ?? 1);
+    this.batchWaitMs = options.batchWaitMs ?? 50;
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
+  }
+
+  pump(): void {
+    const { waiting } = this.lane;
+    while (!this.closed && this.inFlight.size < this.concurrency && waiting.length > 0) {
+      if (waiting.length < this.batchSize && !this.waited) {
+        this.waitTimer ??= setTimeout(() => {
+          this.waitTimer = undefined;
+          this.waited = true;
+          this.pump();
+        }, this.batchWaitMs);
+        return;
+      }
+      this.waited = false;
+      clearTimeout(this.waitTimer);
+      this.waitTimer = undefined;
+      this.start(waiting.splice(0, this.batchSize));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.waitTimer);
+    this.lane.consumers.delete(this);
+    await Promise.all(this.inFlight);
+  }
+
+  private start(jobs: Job[]): void {
+    for (const job of jobs) job.state = 'active';
+    // Deferred so the handler never runs inside the producer's enqueue call.
+    const done: Promise<void> = Promise.resolve()
+      .then(() => this.run(jobs))
+      .then(
+        () => this.settled(jobs, { ok: true }),
+        (err: unknown) => this.settled(jobs, { ok: false, err }),
+      )
+      .finally(() => {
+        this.inFlight.delete(done);
+        this.pump();
+      });
+    this.inFlight.add(done);
+  }
+}
