@@ -37,6 +37,10 @@ function toErrorBody(err: Error, c: Context, logger?: Logger): { status: number;
     const v = validationErrorFrom(err);
     return { status: 400, body: v.toBody() };
   }
+  // Hono's c.req.json() throws a bare SyntaxError on a malformed body.
+  if (err instanceof SyntaxError && /JSON/i.test(err.message)) {
+    return { status: 400, body: new ValidationError('Malformed JSON body', { field: '(body)' }).toBody() };
+  }
   if (err instanceof HTTPException) {
     const status = err.status;
     if (status === 413) return { status, body: { code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' } };
