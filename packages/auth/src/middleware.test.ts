@@ -1,0 +1,90 @@
+import { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorHandler, MemoryEventBus, newId } from '@agentgw/core';
+import { openTestDatabase, testBackends } from '@agentgw/db/testing';
+import { flexibleAuth, jwtAuth, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
+import { createAuth, type AuthService } from './service.js';
+import { testConfig } from './test-fixtures.js';
+import { generateApiKey } from './tokens.js';
+
+describe.each(testBackends())('auth middlewares (%s)', (backend) => {
+  let handle: Awaited<ReturnType<typeof openTestDatabase>>;
+  let auth: AuthService;
+  let app: Hono;
+  const bus = new MemoryEventBus();
+  const admin = { id: newId(), email: 'root@x.io', roles: ['admin' as const], tenantId: null };
+  const creator = { id: newId(), email: 'maker@x.io', roles: ['agent_creator' as const], tenantId: 'T' };
+  const apiKey = generateApiKey();
+
+  beforeAll(async () => {
+    handle = await openTestDatabase(backend);
+    await handle.db
+      .insertInto('users')
+      .values([admin, creator].map((u) => ({ id: u.id, email: u.email, password_hash: 'unused', name: null, tenant_id: u.tenantId, roles: u.roles })))
+      .execute();
+    await handle.db
+      .insertInto('api_keys')
+      .values({ id: newId(), name: 'k', key_hash: apiKey.hash, key_prefix: apiKey.prefix, scopes: ['credentials:resolve'], user_id: null, tenant_id: null })
+      .execute();
+    auth = await createAuth({ config: testConfig(), db: handle.db, bus });
+
+    app = new Hono();
+    app.onError(errorHandler());
+    app.get('/me', jwtAuth(auth), (c) => c.json({ userId: c.var.principal.userId, via: c.var.principal.via }));
+    app.post('/agents', jwtAuth(auth), requirePermission('agent:update:all', 'agent:create'), (c) => c.json({ ok: true }));
+    app.post('/providers', jwtAuth(auth), requirePermission('provider:create'), (c) => c.json({ ok: true }));
+    app.get('/admin', jwtAuth(auth), requireRole('admin'), (c) => c.json({ ok: true }));
+    app.post('/resolve', flexibleAuth(auth), requireApiKeyScope('credentials:resolve'), (c) => c.json({ via: c.var.principal.via }));
+    app.post('/write', flexibleAuth(auth), requireApiKeyScope('credentials:write'), (c) => c.json({ via: c.var.principal.via }));
+    app.get('/unguarded', requirePermission('agent:read'), (c) => c.json({ ok: true }));
+  });
+
+  afterAll(async () => {
+    await auth?.close();
+    await handle?.close();
+  });
+
+  const call = async (method: string, path: string, headers: Record<string, string> = {}) => {
+    const res = await app.request(path, { method, headers });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const as = async (user: typeof admin | typeof creator) => ({ authorization: `Bearer ${await auth.signUserToken(user)}` });
+
+  it('answers 401 with the one error body, without details of the failure', async () => {
+    expect(await call('GET', '/me')).toEqual({ status: 401, body: { code: 'UNAUTHORIZED', message: expect.any(String) } });
+    const res = await call('GET', '/me', { authorization: 'Bearer nope.nope.nope' });
+    expect(res).toEqual({ status: 401, body: { code: 'INVALID_TOKEN', message: 'Invalid token' } });
+  });
+
+  it('sets c.var.principal', async () => {
+    expect(await call('GET', '/me', await as(creator))).toEqual({ status: 200, body: { userId: creator.id, via: 'jwt' } });
+  });
+
+  it('requirePermission passes on any listed permission and names the missing ones', async () => {
+    expect((await call('POST', '/agents', await as(creator))).status).toBe(200);
+    expect(await call('POST', '/providers', await as(creator))).toEqual({
+      status: 403,
+      body: { code: 'FORBIDDEN', message: 'Missing permission: provider:create', required: ['provider:create'] },
+    });
+    expect((await call('POST', '/providers', await as(admin))).status).toBe(200);
+  });
+
+  it('requireRole', async () => {
+    expect((await call('GET', '/admin', await as(admin))).status).toBe(200);
+    expect(await call('GET', '/admin', await as(creator))).toMatchObject({ status: 403, body: { code: 'FORBIDDEN' } });
+  });
+
+  it('requireApiKeyScope limits API keys only', async () => {
+    const viaKey = { 'x-api-key': apiKey.token, 'x-user-id': creator.id };
+    expect(await call('POST', '/resolve', viaKey)).toEqual({ status: 200, body: { via: 'api_key' } });
+    expect(await call('POST', '/write', viaKey)).toEqual({
+      status: 403,
+      body: { code: 'INSUFFICIENT_SCOPE', message: 'API key lacks scope credentials:write', required: 'credentials:write' },
+    });
+    expect(await call('POST', '/write', await as(creator))).toEqual({ status: 200, body: { via: 'jwt' } });
+  });
+
+  it('fails closed when a guard runs without authentication', async () => {
+    expect((await call('GET', '/unguarded')).status).toBe(401);
+  });
+});

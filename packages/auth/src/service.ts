@@ -1,0 +1,362 @@
+import type { Kysely } from 'kysely';
+import {
+  AppError,
+  ForbiddenError,
+  MemoryCache,
+  systemClock,
+  UnauthorizedError,
+  type Clock,
+  type Config,
+  type EventBus,
+  type Logger,
+  type Unsubscribe,
+} from '@agentgw/core';
+import type { ApiKeyScope, Database, RoleName } from '@agentgw/db';
+import { createJwtCodec, parseDuration, type JwtCodec } from './jwt.js';
+import { permissionsOf } from './permissions.js';
+import type { Principal } from './principal.js';
+import {
+  issueSessionToken,
+  verifySessionToken,
+  type SessionClaims,
+  type SessionTokenInput,
+} from './session-token.js';
+import { isVisibleTo } from './tenancy.js';
+import { hashToken, sameHash, tokenKind } from './tokens.js';
+
+export type AuthMode = 'jwt' | 'flexible';
+
+export const CONFIRMATION_TOKEN_LIFETIME_SECONDS = 5 * 60;
+export const SERVICE_TOKEN_LIFETIME_SECONDS = 60;
+
+export interface ConfirmationClaims {
+  confirmationId: string;
+  /** User who confirmed. */
+  userId: string | null;
+}
+
+export interface AuthService {
+  /** Lifetime of login tokens in seconds (JWT_EXPIRES_IN). */
+  readonly loginTokenLifetime: number;
+  signUserToken(user: { id: string; email: string; roles: RoleName[]; tenantId: string | null }): Promise<string>;
+  issueSessionToken(input: SessionTokenInput): Promise<{ token: string; expiresIn: number }>;
+  verifySessionToken(token: string, presenter: { agentId: string }): Promise<SessionClaims>;
+  signConfirmationToken(claims: ConfirmationClaims): Promise<{ token: string; expiresIn: number }>;
+  verifyConfirmationToken(token: string): Promise<ConfirmationClaims>;
+  /** Short-lived token one service presents to another (`audience` = the callee's name). */
+  signServiceToken(service: string, audience: string): Promise<string>;
+  verifyServiceToken(token: string, audience: string): Promise<{ service: string }>;
+  /** The caller's Principal; throws UnauthorizedError (401) or ForbiddenError (403). */
+  authenticate(headers: Headers, mode: AuthMode): Promise<Principal>;
+  /** Stops listening to cache-invalidation events. */
+  close(): Promise<void>;
+}
+
+export interface CreateAuthOptions {
+  config: Config;
+  db: Kysely<Database>;
+  bus: EventBus;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+interface UserIdentity {
+  id: string;
+  email: string | null;
+  roles: RoleName[];
+  tenantId: string | null;
+}
+
+interface AgentIdentity {
+  id: string;
+  tenantId: string | null;
+  isActive: boolean;
+  runtimeTokenHash: string;
+}
+
+interface ApiKeyIdentity {
+  id: string;
+  keyHash: string;
+  scopes: ApiKeyScope[];
+  tenantId: string | null;
+  revoked: boolean;
+}
+
+/**
+ * Identity lookups are cached so the hot path does no query; events from any replica drop
+ * entries at once, and the TTL bounds staleness should an event be missed.
+ */
+const CACHE = { ttlMs: 60_000, max: 10_000 } as const;
+
+const unauthorized = (message: string, code = 'UNAUTHORIZED') => new UnauthorizedError(message, code);
+
+function bearerToken(header: string | null): string | null {
+  if (header === null) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw unauthorized('Authorization must be a Bearer token');
+  return match[1]!;
+}
+
+function principalOf(
+  user: UserIdentity,
+  via: Principal['via'],
+  extra: Partial<Pick<Principal, 'agentId' | 'apiKey'>> = {},
+): Principal {
+  return {
+    via,
+    userId: user.id,
+    email: user.email,
+    roles: user.roles,
+    tenantId: user.tenantId,
+    agentId: extra.agentId ?? null,
+    endUserId: user.id,
+    apiKey: extra.apiKey ?? null,
+    permissions: permissionsOf(user.roles),
+  };
+}
+
+function assertActive(agent: AgentIdentity): void {
+  if (!agent.isActive) throw new ForbiddenError('Agent is disabled', 'AGENT_DISABLED');
+}
+
+export async function createAuth({ config, db, bus, clock = systemClock, logger }: CreateAuthOptions): Promise<AuthService> {
+  const codec: JwtCodec = createJwtCodec({ config, clock });
+  const loginTokenLifetime = parseDuration(config.JWT_EXPIRES_IN);
+
+  const cache = <V>() => new MemoryCache<V>({ ...CACHE, clock });
+  const usersById = cache<UserIdentity | null>();
+  const usersByEmail = cache<UserIdentity | null>();
+  const agentsById = cache<AgentIdentity | null>();
+  const apiKeysById = cache<ApiKeyIdentity | null>();
+  // Hash → id keeps hits only, so presenting junk tokens cannot flush the cache.
+  const agentIdsByTokenHash = cache<string>();
+  const apiKeyIdsByHash = cache<string>();
+
+  const unsubscribes: Unsubscribe[] = await Promise.all([
+    usersById.invalidateOn(bus, 'user.changed', ({ userId }) => userId),
+    usersByEmail.invalidateOn(bus, 'user.changed'),
+    agentsById.invalidateOn(bus, 'agent.changed', ({ agentId }) => agentId),
+    apiKeysById.invalidateOn(bus, 'apikey.changed', ({ keyId }) => keyId),
+  ]);
+
+  const userQuery = () => db.selectFrom('users').select(['id', 'email', 'roles', 'tenant_id']);
+  const toUser = (row: { id: string; email: string; roles: RoleName[]; tenant_id: string | null } | undefined) =>
+    row ? { id: row.id, email: row.email, roles: row.roles, tenantId: row.tenant_id } : null;
+
+  const userById = (id: string) =>
+    usersById.getOrLoad(id, async () => toUser(await userQuery().where('id', '=', id).executeTakeFirst()));
+  const userByEmail = (email: string) =>
+    usersByEmail.getOrLoad(email, async () =>
+      toUser(await userQuery().where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst()),
+    );
+
+  const agentById = (id: string) =>
+    agentsById.getOrLoad(id, async () => {
+      const row = await db
+        .selectFrom('agents')
+        .select(['id', 'tenant_id', 'is_active', 'runtime_token_hash'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row
+        ? { id: row.id, tenantId: row.tenant_id, isActive: row.is_active, runtimeTokenHash: row.runtime_token_hash }
+        : null;
+    });
+
+  const apiKeyById = (id: string) =>
+    apiKeysById.getOrLoad(id, async () => {
+      const row = await db
+        .selectFrom('api_keys')
+        .select(['id', 'key_hash', 'scopes', 'tenant_id', 'revoked_at'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row
+        ? { id: row.id, keyHash: row.key_hash, scopes: row.scopes, tenantId: row.tenant_id, revoked: row.revoked_at !== null }
+        : null;
+    });
+
+  async function idByHash(ids: MemoryCache<string>, hash: string, find: () => Promise<string | undefined>) {
+    const cached = ids.get(hash);
+    if (cached !== undefined) return cached;
+    const id = await find();
+    if (id !== undefined) ids.set(hash, id);
+    return id ?? null;
+  }
+
+  /**
+   * Hash → id entries may outlive a rotation or revocation; the row is re-read through the
+   * id cache (dropped by events) and its stored hash compared in constant time, so a stale
+   * entry can never let an old secret in.
+   */
+  async function agentByRuntimeToken(token: string): Promise<AgentIdentity> {
+    const hash = hashToken(token);
+    const id = await idByHash(agentIdsByTokenHash, hash, async () =>
+      (await db.selectFrom('agents').select('id').where('runtime_token_hash', '=', hash).executeTakeFirst())?.id,
+    );
+    const agent = id === null ? null : await agentById(id);
+    if (!agent || !sameHash(agent.runtimeTokenHash, hash)) throw unauthorized('Invalid runtime token', 'INVALID_TOKEN');
+    return agent;
+  }
+
+  async function apiKeyFrom(raw: string): Promise<ApiKeyIdentity> {
+    const invalid = () => unauthorized('Invalid API key', 'INVALID_API_KEY');
+    if (tokenKind(raw) !== 'api_key') throw invalid();
+    const hash = hashToken(raw);
+    const id = await idByHash(apiKeyIdsByHash, hash, async () =>
+      (await db.selectFrom('api_keys').select('id').where('key_hash', '=', hash).executeTakeFirst())?.id,
+    );
+    const key = id === null ? null : await apiKeyById(id);
+    if (!key || key.revoked || !sameHash(key.keyHash, hash)) throw invalid();
+    return key;
+  }
+
+  /**
+   * The user a login token speaks for. Our own tokens must name a live user. Tokens from
+   * JWT_PUBLIC_KEY or an external issuer map to a local user by id, then by email; a caller
+   * unknown here gets a principal with no roles (authenticated, but permitted nothing).
+   */
+  async function userFromToken(token: string): Promise<UserIdentity> {
+    const identity = await codec.verifyUserToken(token);
+    const known = (await userById(identity.sub)) ?? (identity.source !== 'gateway' && identity.email ? await userByEmail(identity.email) : null);
+    if (known) return known;
+    if (identity.source === 'gateway') throw unauthorized('User no longer exists');
+    return { id: identity.sub, email: identity.email, roles: [], tenantId: null };
+  }
+
+  /** Optional X-Agent-Id beside a user or API key: the agent must exist, be visible and be active. */
+  async function withAgent(principal: Principal, agentId: string | null): Promise<Principal> {
+    if (agentId === null) return principal;
+    const agent = await agentById(agentId);
+    if (!agent) throw unauthorized('Unknown agent');
+    if (!isVisibleTo(principal, agent.tenantId)) throw new ForbiddenError('Agent belongs to another tenant');
+    assertActive(agent);
+    return { ...principal, agentId: agent.id };
+  }
+
+  async function flexible(headers: Headers, bearer: string | null): Promise<Principal> {
+    const sessionToken = headers.get('x-gateway-session-token');
+    const agentHeader = headers.get('x-agent-id');
+    const userHeader = headers.get('x-user-id');
+    const apiKeyHeader = headers.get('x-api-key');
+    const bearerKind = bearer === null ? null : tokenKind(bearer);
+    if (bearerKind === 'api_key') throw unauthorized('Send API keys in X-Api-Key');
+    const runtimeToken = bearerKind === 'runtime' ? bearer : null;
+    const userJwt = bearer !== null && bearerKind === null ? bearer : null;
+    // A presented API key is always checked, whatever else comes with it.
+    const apiKey = apiKeyHeader === null ? null : await apiKeyFrom(apiKeyHeader);
+    const keyRef = apiKey && { id: apiKey.id, scopes: apiKey.scopes };
+    const assertKeyTenant = (tenantId: string | null) => {
+      if (apiKey && apiKey.tenantId !== null && apiKey.tenantId !== tenantId) {
+        throw new ForbiddenError("User is not in the API key's tenant", 'TENANT_FORBIDDEN');
+      }
+    };
+
+    if (sessionToken !== null) {
+      if (userJwt !== null) throw unauthorized('Send either a user JWT or a session token, not both');
+      const tokenAgent = runtimeToken === null ? null : await agentByRuntimeToken(runtimeToken);
+      if (tokenAgent && agentHeader !== null && agentHeader !== tokenAgent.id) {
+        throw unauthorized('X-Agent-Id does not match the runtime token');
+      }
+      const agentId = tokenAgent?.id ?? agentHeader;
+      if (agentId === null) throw unauthorized('A session token needs X-Agent-Id or the agent runtime token');
+      // The signature is checked before X-Agent-Id costs a lookup.
+      const claims = await verifySessionToken(codec, sessionToken, { agentId });
+      const agent = tokenAgent ?? (await agentById(agentId));
+      if (!agent) throw unauthorized('Unknown agent');
+      assertActive(agent);
+      assertKeyTenant(claims.tenantId);
+      return {
+        via: 'session_token',
+        userId: claims.endUserId,
+        email: claims.email,
+        roles: claims.roles,
+        tenantId: claims.tenantId,
+        agentId: agent.id,
+        endUserId: claims.endUserId,
+        apiKey: keyRef,
+        permissions: permissionsOf(claims.roles),
+      };
+    }
+
+    if (apiKey && keyRef) {
+      let user: UserIdentity | null;
+      if (userJwt !== null) {
+        user = await userFromToken(userJwt);
+        if (userHeader !== null && userHeader !== user.id) throw unauthorized('X-User-Id does not match the JWT');
+      } else if (userHeader !== null) {
+        user = await userById(userHeader);
+        if (!user) throw unauthorized('Unknown user');
+      } else {
+        throw unauthorized('An API key needs X-User-Id or a user JWT');
+      }
+      assertKeyTenant(user.tenantId);
+      return withAgent(principalOf(user, 'api_key', { apiKey: keyRef }), agentHeader);
+    }
+
+    if (runtimeToken !== null) {
+      const agent = await agentByRuntimeToken(runtimeToken);
+      if (agentHeader !== null && agentHeader !== agent.id) throw unauthorized('X-Agent-Id does not match the runtime token');
+      assertActive(agent);
+      return {
+        via: 'runtime_token',
+        userId: null,
+        email: null,
+        roles: [],
+        tenantId: agent.tenantId,
+        agentId: agent.id,
+        endUserId: null,
+        apiKey: null,
+        permissions: permissionsOf([]),
+      };
+    }
+
+    if (userJwt !== null) return withAgent(principalOf(await userFromToken(userJwt), 'jwt'), agentHeader);
+    throw unauthorized('Authentication required');
+  }
+
+  async function authenticate(headers: Headers, mode: AuthMode): Promise<Principal> {
+    const bearer = bearerToken(headers.get('authorization'));
+    if (mode === 'flexible') return flexible(headers, bearer);
+    if (bearer === null || tokenKind(bearer) !== null) throw unauthorized('A user JWT is required');
+    return principalOf(await userFromToken(bearer), 'jwt');
+  }
+
+  return {
+    loginTokenLifetime,
+
+    signUserToken: (user) =>
+      codec.sign('login', { sub: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId }, loginTokenLifetime),
+
+    issueSessionToken: (input) => issueSessionToken(codec, input),
+    verifySessionToken: (token, presenter) => verifySessionToken(codec, token, presenter),
+
+    async signConfirmationToken({ confirmationId, userId }) {
+      const token = await codec.sign('confirmation', { sub: confirmationId, userId }, CONFIRMATION_TOKEN_LIFETIME_SECONDS);
+      return { token, expiresIn: CONFIRMATION_TOKEN_LIFETIME_SECONDS };
+    },
+    async verifyConfirmationToken(token) {
+      const claims = await codec.verify(token, 'confirmation');
+      const userId = claims.userId;
+      if (userId !== null && typeof userId !== 'string') throw unauthorized('Invalid confirmation token', 'INVALID_TOKEN');
+      return { confirmationId: claims.sub, userId };
+    },
+
+    signServiceToken: (service, audience) => codec.sign('service', { sub: service }, SERVICE_TOKEN_LIFETIME_SECONDS, audience),
+    async verifyServiceToken(token, audience) {
+      const claims = await codec.verify(token, 'service', audience);
+      return { service: claims.sub };
+    },
+
+    async authenticate(headers, mode) {
+      try {
+        return await authenticate(headers, mode);
+      } catch (err) {
+        if (err instanceof AppError) logger?.debug({ code: err.code, mode }, 'authentication refused');
+        throw err;
+      }
+    },
+
+    async close() {
+      await Promise.all(unsubscribes.map((unsubscribe) => unsubscribe()));
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { UnauthorizedError } from '@agentgw/core';
+import type { RoleName } from '@agentgw/db';
+import type { JwtCodec } from './jwt.js';
+import { ROLES } from './permissions.js';
+
+/** Session tokens let an agent call back as the end user it was invoked for; keep them short. */
+export const SESSION_TOKEN_LIFETIME_SECONDS = 15 * 60;
+
+export interface SessionTokenInput {
+  endUserId: string;
+  email: string | null;
+  roles: RoleName[];
+  tenantId: string | null;
+  agentId: string;
+  requestId: string;
+}
+
+export type SessionClaims = SessionTokenInput;
+
+const claimsSchema = z.object({
+  sub: z.string().min(1),
+  email: z.string().nullable(),
+  roles: z.array(z.enum(ROLES)),
+  tenantId: z.string().nullable(),
+  agentId: z.string().min(1),
+  requestId: z.string(),
+});
+
+export async function issueSessionToken(
+  codec: JwtCodec,
+  input: SessionTokenInput,
+): Promise<{ token: string; expiresIn: number }> {
+  const { endUserId, ...rest } = input;
+  const token = await codec.sign('session', { sub: endUserId, ...rest }, SESSION_TOKEN_LIFETIME_SECONDS);
+  return { token, expiresIn: SESSION_TOKEN_LIFETIME_SECONDS };
+}
+
+/** Verifies a session token and that it was issued for the agent presenting it. */
+export async function verifySessionToken(
+  codec: JwtCodec,
+  token: string,
+  presenter: { agentId: string },
+): Promise<SessionClaims> {
+  const parsed = claimsSchema.safeParse(await codec.verify(token, 'session'));
+  if (!parsed.success) throw new UnauthorizedError('Invalid session token', 'INVALID_TOKEN');
+  const { sub, ...claims } = parsed.data;
+  if (claims.agentId !== presenter.agentId) {
+    throw new UnauthorizedError('Session token was issued for another agent', 'INVALID_TOKEN');
+  }
+  return { endUserId: sub, ...claims };
+}
