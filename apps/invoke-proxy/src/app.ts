@@ -1,0 +1,35 @@
+import { createServiceApp, DEFAULT_MAX_BODY_BYTES, type CredentialResolver, type ServiceDeps } from '@agentgw/service-kit';
+import type { Hono } from 'hono';
+import { AgentDirectory } from './agent-directory.js';
+import { agentsRoutes } from './agents.routes.js';
+import { UpstreamClient } from './upstream-client.js';
+
+export type InvokeProxyDeps = ServiceDeps & { credentials: CredentialResolver };
+
+export interface InvokeProxyOptions {
+  /** Wait for the upstream's response headers this long, then answer 504 (default 60 s). */
+  upstreamTimeoutMs?: number;
+  /** Longest silence inside an upstream body, SSE included, before the call fails (default 5 min). */
+  upstreamBodyTimeoutMs?: number;
+  /** Largest invoke body accepted; larger is 413 (default 1 MiB). */
+  maxRequestBytes?: number;
+  /** Largest non-SSE upstream answer that is wrapped; larger is 502 (default 10 MiB). */
+  maxResponseBytes?: number;
+  /** How long an agent stays cached when no `agent.changed` event arrives (default 30 s). */
+  agentCacheTtlMs?: number;
+}
+
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
+
+/** invoke-proxy: invoke an agent's runtime as a user, pre-check credentials, public agent info. */
+export function createApp(deps: InvokeProxyDeps, options: InvokeProxyOptions = {}): Hono {
+  const agents = new AgentDirectory(deps, { ttlMs: options.agentCacheTtlMs });
+  const upstream = new UpstreamClient({
+    headersTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
+    bodyTimeoutMs: options.upstreamBodyTimeoutMs ?? 5 * 60_000,
+    maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
+  });
+  const app = createServiceApp({ logger: deps.logger, maxBodyBytes: options.maxRequestBytes ?? DEFAULT_MAX_BODY_BYTES });
+  app.route('/api/v1/agents', agentsRoutes({ agents, upstream, auth: deps.auth, credentials: deps.credentials, logger: deps.logger }));
+  return app;
+}

@@ -1,0 +1,120 @@
+import type { AuthService, Principal } from '@agentgw/auth';
+import { UnauthorizedError, type Logger } from '@agentgw/core';
+import type { CredentialResolver } from '@agentgw/service-kit';
+import type { AgentDirectory, InvocableAgent } from './agent-directory.js';
+import { resolveRequiredCredentials } from './required-credentials.js';
+import type { UpstreamAnswer, UpstreamClient } from './upstream-client.js';
+import { upstreamHeaders } from './upstream-headers.js';
+
+export interface InvokeServices {
+  agents: AgentDirectory;
+  auth: AuthService;
+  credentials: CredentialResolver;
+  upstream: UpstreamClient;
+  logger: Logger;
+}
+
+export interface InvokeRequest {
+  principal: Principal;
+  /** Already checked: visible to the principal and active. */
+  agent: InvocableAgent;
+  requestId: string;
+  /** The caller's headers; only the harmless ones travel on. */
+  headers: Headers;
+  /** The caller's JSON object, validated, forwarded as sent. */
+  body: string;
+  signal: AbortSignal;
+}
+
+/**
+ * The user an agent is invoked for. Credentials and the session token belong to a person, so a
+ * bare runtime token (an agent with no user) cannot invoke.
+ */
+export function actingUser(principal: Principal): { userId: string; endUserId: string; tenantId: string | null } {
+  if (!principal.userId) {
+    throw new UnauthorizedError('Invoking an agent needs a user: a user JWT, a session token, or an API key with X-User-Id');
+  }
+  return { userId: principal.userId, endUserId: principal.endUserId ?? principal.userId, tenantId: principal.tenantId };
+}
+
+/** Steps 3–6 of invoke: credentials, identity headers, session token, forward. */
+export async function invokeAgent(services: InvokeServices, req: InvokeRequest): Promise<UpstreamAnswer> {
+  const { principal, agent, requestId } = req;
+  const user = actingUser(principal);
+  const credentials = await resolveRequiredCredentials(services.credentials, agent, user);
+  // One per invoke, bound to this agent and request: the runtime presents it (with X-Agent-Id)
+  // when it calls the gateway back, so its tool calls run as the real end user.
+  const session = await services.auth.issueSessionToken({
+    endUserId: user.endUserId,
+    email: principal.email,
+    roles: principal.roles,
+    tenantId: user.tenantId,
+    agentId: agent.id,
+    requestId,
+  });
+  const headers = upstreamHeaders(req.headers, {
+    userId: user.userId,
+    endUserId: user.endUserId,
+    email: principal.email,
+    roles: principal.roles,
+    // A global user (an admin) acting on a tenant's agent acts within that tenant.
+    tenantId: user.tenantId ?? agent.tenantId,
+    agentId: agent.id,
+    requestId,
+    sessionToken: session.token,
+    credentials,
+    upstreamSecret: services.agents.upstreamSecret(agent),
+  });
+  return services.upstream.post(agent.upstreamUrl, {
+    headers,
+    body: req.body,
+    signal: req.signal,
+    log: services.logger.child({ agentId: agent.id, requestId }),
+  });
+}
+
+/**
+ * The answer as the caller sees it. An event stream passes through unchanged (status included).
+ * Anything else is wrapped as `{ success, request_id, data }`: a 2xx is 200 with
+ * `success: true`; an upstream 4xx/5xx keeps its status with `success: false` and
+ * `upstream_status`; any other status (a redirect, which is not followed) is a 502.
+ */
+export function invokeResponse(answer: UpstreamAnswer, requestId: string): Response {
+  if (answer.kind === 'stream') {
+    return new Response(answer.body, {
+      status: answer.status,
+      headers: {
+        'content-type': answer.contentType,
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+        'x-gateway-request-id': requestId,
+      },
+    });
+  }
+  const ok = answer.status >= 200 && answer.status < 300;
+  const status = ok ? 200 : answer.status >= 400 && answer.status < 600 ? answer.status : 502;
+  const envelope = {
+    success: ok,
+    request_id: requestId,
+    ...(ok ? {} : { upstream_status: answer.status }),
+    data: decodeData(answer.body, answer.contentType),
+  };
+  return new Response(JSON.stringify(envelope), {
+    status,
+    headers: { 'content-type': 'application/json', 'x-gateway-request-id': requestId },
+  });
+}
+
+/** Parsed JSON when the upstream says JSON and it parses; otherwise the text; null when empty. */
+function decodeData(body: Buffer, contentType: string): unknown {
+  if (body.length === 0) return null;
+  const text = body.toString('utf8');
+  if (/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}

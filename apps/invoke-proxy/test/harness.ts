@@ -1,0 +1,93 @@
+import { createSecretBox, generateRuntimeToken } from '@agentgw/auth';
+import { newId } from '@agentgw/core';
+import { json } from '@agentgw/db';
+import { serve, type RunningServer } from '@agentgw/service-kit';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createUser, tokenFor, type TestUser } from '@agentgw/testkit';
+import { createVault, directCredentialResolver, type Vault } from '@agentgw/vault';
+import type { RoleName } from '@agentgw/db';
+import type { Hono } from 'hono';
+import { createApp, type InvokeProxyOptions } from '../src/index.js';
+
+/** invoke-proxy on real deps (migrated database, real auth) and the real vault as resolver. */
+export interface Harness {
+  deps: TestDeps;
+  vault: Vault;
+  app: Hono;
+  /** A second app on the same deps (another replica, or other options). */
+  newApp(options?: InvokeProxyOptions): Hono;
+  close(): Promise<void>;
+}
+
+export async function startHarness(backend: 'pglite' | 'postgres', options: InvokeProxyOptions = {}): Promise<Harness> {
+  const deps = await createTestDeps({ backend });
+  const vault = createVault(deps);
+  const newApp = (opts: InvokeProxyOptions = options) =>
+    createApp({ ...deps, credentials: directCredentialResolver(vault) }, opts);
+  return { deps, vault, app: newApp(), newApp, close: () => deps.close() };
+}
+
+export interface AgentInput {
+  upstreamUrl: string;
+  upstreamSecret?: string;
+  tenantId?: string | null;
+  requiredCredentials?: { serviceType: string; description?: string }[];
+  isActive?: boolean;
+  name?: string;
+}
+
+/** Inserts an agent row as admin-api would store it (secret sealed, token hashed). */
+export async function insertAgent(deps: TestDeps, input: AgentInput): Promise<{ id: string; runtimeToken: string }> {
+  const id = newId();
+  const token = generateRuntimeToken();
+  await deps.db
+    .insertInto('agents')
+    .values({
+      id,
+      name: input.name ?? 'Test agent',
+      description: 'An agent under test',
+      upstream_url: input.upstreamUrl,
+      upstream_secret_enc:
+        input.upstreamSecret === undefined
+          ? null
+          : createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY).seal(input.upstreamSecret, id),
+      required_credentials: json(input.requiredCredentials ?? []),
+      tenant_id: input.tenantId ?? null,
+      is_active: input.isActive ?? true,
+      runtime_token_hash: token.hash,
+      runtime_token_prefix: token.prefix,
+    })
+    .execute();
+  return { id, runtimeToken: token.token };
+}
+
+export interface SignedInUser extends TestUser {
+  token: string;
+}
+
+export async function signedInUser(
+  deps: TestDeps,
+  input: { email: string; roles?: RoleName[]; tenantId?: string | null },
+): Promise<SignedInUser> {
+  const user = await createUser(deps, input);
+  return { ...user, token: await tokenFor(deps, user) };
+}
+
+/** The app on a real HTTP server (127.0.0.1, random port), for streaming and disconnect tests. */
+export async function listen(harness: Harness, app: Hono = harness.app): Promise<RunningServer & { url: string }> {
+  const running = await serve(app, {
+    port: 0,
+    hostname: '127.0.0.1',
+    deps: { close: async () => {} },
+    logger: harness.deps.logger,
+    handleSignals: false,
+    shutdownTimeoutMs: 200,
+  });
+  return { ...running, url: `http://127.0.0.1:${running.port}` };
+}
+
+export const invokeRequest = (token: string, body: unknown = { message: 'hello' }, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});

@@ -1,0 +1,50 @@
+import { newId, RedisEventBus } from '@agentgw/core';
+import { testBackends } from '@agentgw/db/testing';
+import { directCredentialResolver } from '@agentgw/vault';
+import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createApp } from '../src/index.js';
+import { insertAgent, invokeRequest, signedInUser, startHarness, type Harness, type SignedInUser } from './harness.js';
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+/** Two replicas on one database and one Redis: a disable announced by one stops the other at once. */
+describe.skipIf(!redisUrl).each(testBackends())('kill switch across replicas over Redis (%s)', (backend) => {
+  let h: Harness;
+  let up: RecordingUpstream;
+  let alice: SignedInUser;
+  let busOfA: RedisEventBus;
+  let busOfB: RedisEventBus;
+
+  beforeAll(async () => {
+    h = await startHarness(backend);
+    up = await startRecordingUpstream();
+    alice = await signedInUser(h.deps, { email: 'alice@example.com', roles: ['agent_creator'], tenantId: 'tenant-a' });
+    const prefix = `invoke-proxy-test-${newId()}`;
+    busOfA = new RedisEventBus({ url: redisUrl!, prefix });
+    busOfB = new RedisEventBus({ url: redisUrl!, prefix });
+  });
+  afterAll(async () => {
+    await busOfA?.close();
+    await busOfB?.close();
+    await up?.close();
+    await h?.close();
+  });
+
+  it('replica A answers 403 after replica B disables the agent, without waiting for the cache TTL', async () => {
+    const replicaA = createApp({ ...h.deps, bus: busOfA, credentials: directCredentialResolver(h.vault) }, { agentCacheTtlMs: 600_000 });
+    const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
+    const invoke = () => replicaA.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(alice.token));
+    expect((await invoke()).status).toBe(200); // cached on A
+
+    await h.deps.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();
+    // Replica B announces the change; repeated only because A's SUBSCRIBE may still be in flight.
+    await vi.waitFor(
+      async () => {
+        await busOfB.publish('agent.changed', { agentId: agent.id, change: 'disabled' });
+        expect((await invoke()).status).toBe(403);
+      },
+      { timeout: 5_000, interval: 50 },
+    );
+  });
+});
