@@ -44,6 +44,9 @@ function toErrorBody(err: Error, c: Context, logger?: Logger): { status: number;
   if (err instanceof HTTPException) {
     const status = err.status;
     if (status === 413) return { status, body: { code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' } };
+    if (status === 400 && /malformed json/i.test(err.message)) {
+      return { status, body: new ValidationError('Malformed JSON body', { field: '(body)' }).toBody() };
+    }
     if (status === 400) return { status, body: { code: 'BAD_REQUEST', message: err.message || 'Bad request' } };
     if (status === 401) return { status, body: { code: 'UNAUTHORIZED', message: err.message || 'Authentication required' } };
     if (status < 500) return { status, body: { code: 'HTTP_ERROR', message: err.message || 'Request failed' } };
