@@ -1,0 +1,61 @@
+import type { AuthService } from '@agentgw/auth';
+import { DependencyUnavailableError } from '@agentgw/core';
+import type { CredentialResolver } from '@agentgw/service-kit';
+import { z } from 'zod';
+import { SERVICE_TOKEN_HEADER, VAULT_AUDIENCE } from './internal.routes.js';
+import type { Vault } from './vault.js';
+
+/** All-in-one: invoke-proxy calls the vault in the same process. */
+export function directCredentialResolver(vault: Vault): CredentialResolver {
+  return { resolve: (input) => vault.resolve(input) };
+}
+
+const resolutionSchema = z.object({
+  credentials: z.record(z.string(), z.string()),
+  missing: z.array(z.string()),
+  authUrls: z.record(z.string(), z.string()),
+});
+
+export interface HttpCredentialResolverOptions {
+  /** The vault's base URL, e.g. `http://vault:7604`. */
+  baseUrl: string;
+  auth: Pick<AuthService, 'signServiceToken'>;
+  /** Bound on the whole call; the default suits an in-cluster hop. */
+  timeoutMs?: number;
+  /** Name the calling service signs its tokens with. */
+  service?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 5_000;
+
+/**
+ * Distributed mode: resolves through the vault's internal endpoint with a short-lived service
+ * token. Any failure (unreachable, timeout, non-2xx, malformed answer) is a 503: the caller must
+ * not treat "vault down" as "credentials missing".
+ */
+export function httpCredentialResolver(options: HttpCredentialResolverOptions): CredentialResolver {
+  const url = `${options.baseUrl.replace(/\/+$/, '')}/internal/v1/credentials/resolve`;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return {
+    async resolve(input) {
+      const token = await options.auth.signServiceToken(options.service ?? 'invoke-proxy', VAULT_AUDIENCE);
+      let response: Response;
+      let body: unknown;
+      try {
+        response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [SERVICE_TOKEN_HEADER]: token },
+          body: JSON.stringify(input),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        body = await response.json().catch(() => undefined);
+      } catch {
+        throw new DependencyUnavailableError('Credential vault is unreachable');
+      }
+      if (!response.ok) throw new DependencyUnavailableError(`Credential vault answered HTTP ${response.status}`);
+      const parsed = resolutionSchema.safeParse(body);
+      if (!parsed.success) throw new DependencyUnavailableError('Credential vault sent an invalid answer');
+      return parsed.data;
+    },
+  };
+}

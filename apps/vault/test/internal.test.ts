@@ -1,0 +1,184 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { testBackends } from '@agentgw/db/testing';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { directCredentialResolver, httpCredentialResolver } from '../src/credential-resolvers.js';
+import { createVault } from '../src/vault.js';
+import { sessionHeaders, startVault, type VaultFixture } from './vault-fixture.js';
+
+const PATH = '/internal/v1/credentials/resolve';
+
+function listen(app: { fetch: (req: Request) => Response | Promise<Response> }): Promise<{ url: string; server: ServerType }> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) => resolve({ url: `http://127.0.0.1:${info.port}`, server }));
+  });
+}
+
+const closeServer = (server: ServerType | Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+
+describe.each(testBackends())('internal resolve API (%s)', (backend) => {
+  // One database per backend: every test works with users of its own.
+  let f: VaultFixture;
+  beforeAll(async () => {
+    f = await startVault(backend);
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+  beforeEach(async () => {
+    await f.deps.db.deleteFrom('credential_providers').execute();
+    f.logs.length = 0;
+  });
+
+  async function seededUser() {
+    const user = await f.user({ tenantId: 'acme' });
+    await f.call('POST', '/api/v1/credentials/apikey', user.headers, { serviceType: 'github', apiKey: 'gh-secret' });
+    await f.provider({ serviceType: 'slack', authType: 'jwt', config: { connectUrl: 'https://acme.example.com/slack' }, tenantId: 'acme' });
+    return user;
+  }
+
+  const expected = {
+    credentials: { github: 'gh-secret' },
+    missing: ['slack'],
+    authUrls: { slack: 'https://acme.example.com/slack' },
+  };
+
+  it('resolves for the named user with a service token', async () => {
+    const user = await seededUser();
+    const token = await f.deps.auth.signServiceToken('invoke-proxy', 'vault');
+    const res = await f.call('POST', PATH, { 'x-service-token': token }, { userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] });
+    expect(res).toEqual({ status: 200, body: expected });
+  });
+
+  it('validates the body', async () => {
+    const token = await f.deps.auth.signServiceToken('invoke-proxy', 'vault');
+    const res = await f.call('POST', PATH, { 'x-service-token': token }, { serviceTypes: ['github'] });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'userId' });
+  });
+
+  it('refuses everything but a vault service token with 401', async () => {
+    const user = await seededUser();
+    const agent = await f.agent({ tenantId: 'acme' });
+    const apiKey = await f.apiKey({ scopes: ['credentials:resolve'] });
+    const body = { userId: user.id, tenantId: 'acme', serviceTypes: ['github'] };
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: `Bearer ${user.token}` },
+      { 'x-service-token': user.token },
+      { 'x-api-key': apiKey, 'x-user-id': user.id },
+      { 'x-service-token': apiKey },
+      { authorization: `Bearer ${agent.runtimeToken}` },
+      { 'x-service-token': agent.runtimeToken },
+      await sessionHeaders(f, user, agent.id),
+      { 'x-service-token': (await sessionHeaders(f, user, agent.id))['x-gateway-session-token']! },
+      { 'x-service-token': await f.deps.auth.signServiceToken('invoke-proxy', 'audit-writer') },
+      { 'x-service-token': 'garbage' },
+    ];
+    for (const headers of attempts) {
+      const res = await f.call('POST', PATH, headers, body);
+      expect(res.status, JSON.stringify(Object.keys(headers))).toBe(401);
+      expect(JSON.stringify(res.body)).not.toContain('gh-secret');
+    }
+  });
+
+  it('a service token is not accepted on the public API', async () => {
+    const token = await f.deps.auth.signServiceToken('invoke-proxy', 'vault');
+    expect((await f.call('GET', '/api/v1/credentials', { authorization: `Bearer ${token}` })).status).toBe(401);
+  });
+
+  it('directCredentialResolver answers like the vault', async () => {
+    const user = await seededUser();
+    const resolver = directCredentialResolver(createVault(f.deps));
+    expect(await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] })).toEqual(expected);
+  });
+
+  describe('httpCredentialResolver', () => {
+    let vaultServer: { url: string; server: ServerType };
+    beforeEach(async () => {
+      vaultServer = await listen(f.app);
+    });
+    afterEach(async () => {
+      await closeServer(vaultServer.server);
+    });
+
+    it('resolves through the internal endpoint', async () => {
+      const user = await seededUser();
+      const resolver = httpCredentialResolver({ baseUrl: `${vaultServer.url}/`, auth: f.deps.auth });
+      expect(await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] })).toEqual(expected);
+    });
+
+    it('maps a refused service token to 503, not to "missing"', async () => {
+      let other: TestDeps | undefined;
+      try {
+        other = await createTestDeps({ backend: 'pglite', env: { JWT_SECRET: 'a-different-jwt-secret-for-another-gateway-000' } });
+        const resolver = httpCredentialResolver({ baseUrl: vaultServer.url, auth: other.auth });
+        await expect(resolver.resolve({ userId: 'u', tenantId: null, serviceTypes: ['github'] })).rejects.toMatchObject({
+          status: 503,
+          code: 'SERVICE_UNAVAILABLE',
+        });
+      } finally {
+        await other?.close();
+      }
+    });
+  });
+});
+
+describe('httpCredentialResolver failures', () => {
+  const auth = { signServiceToken: async () => 'token' };
+  const input = { userId: 'u', tenantId: null, serviceTypes: ['github'] };
+  let server: Server | undefined;
+  afterEach(async () => {
+    if (server) await closeServer(server);
+    server = undefined;
+  });
+
+  async function upstream(handler: Parameters<typeof createServer>[1]): Promise<string> {
+    server = createServer(handler);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  it('unreachable vault → 503', async () => {
+    const url = await upstream(() => {});
+    await closeServer(server!);
+    server = undefined;
+    await expect(httpCredentialResolver({ baseUrl: url, auth }).resolve(input)).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('vault error status → 503', async () => {
+    const url = await upstream((_req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"INTERNAL_ERROR"}'));
+    await expect(httpCredentialResolver({ baseUrl: url, auth }).resolve(input)).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('malformed answer → 503', async () => {
+    const url = await upstream((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"credentials":"nope"}'));
+    await expect(httpCredentialResolver({ baseUrl: url, auth }).resolve(input)).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('silent vault → 503 after the timeout', async () => {
+    const url = await upstream(() => {});
+    const started = Date.now();
+    await expect(httpCredentialResolver({ baseUrl: url, auth, timeoutMs: 200 }).resolve(input)).rejects.toMatchObject({ status: 503 });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    server!.closeAllConnections();
+  });
+
+  it('sends the service token and the request body', async () => {
+    let seen: { headers: Record<string, unknown>; body: string } | undefined;
+    const url = await upstream((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seen = { headers: req.headers, body };
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"credentials":{},"missing":["github"],"authUrls":{"github":"u"}}');
+      });
+    });
+    const result = await httpCredentialResolver({ baseUrl: url, auth: { signServiceToken: async (s, a) => `${s}->${a}` } }).resolve(input);
+    expect(result).toEqual({ credentials: {}, missing: ['github'], authUrls: { github: 'u' } });
+    expect(seen?.headers['x-service-token']).toBe('invoke-proxy->vault');
+    expect(JSON.parse(seen!.body)).toEqual(input);
+  });
+});
