@@ -1,0 +1,110 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import { acquireFileLock } from './file-lock.js';
+import type { Database } from './schema.js';
+
+/** Where the embedded database lives when DATABASE_URL is unset, relative to the working directory. */
+export const DEFAULT_DATA_DIR = '.gateway-data';
+
+/** Inside the database directory, so every process that can reach the data also sees the lock. */
+const LOCK_FILE = 'gateway.lock';
+const PING_TIMEOUT_MS = 2_000;
+
+export interface DbHandle {
+  db: Kysely<Database>;
+  kind: 'postgres' | 'pglite';
+  /** True when the database answers a trivial query within a couple of seconds. */
+  ping(): Promise<boolean>;
+  /** Closes every connection and, for a file: database, releases its lock. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /**
+   * `postgres://` / `postgresql://` (PostgreSQL), `file:<path>` (embedded PGlite persisted in
+   * that directory, one process only), `memory://` (embedded, in memory: tests). Unset: the
+   * embedded database under `dataDir`.
+   */
+  url?: string | undefined;
+  /** Home of the default database (`<dataDir>/pgdata`); only used when `url` is unset. */
+  dataDir?: string | undefined;
+}
+
+export async function openDatabase({ url, dataDir }: OpenDatabaseOptions = {}): Promise<DbHandle> {
+  if (url === undefined) return openFile(resolve(dataDir ?? DEFAULT_DATA_DIR, 'pgdata'));
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url);
+  if (url.startsWith('file:')) return openFile(filePath(url));
+  if (url === 'memory://') return openPglite(new PGlite(), () => {});
+  // The URL itself is left out: it may carry a password.
+  throw new Error('DATABASE_URL must start with file:, postgres:// or postgresql://');
+}
+
+/**
+ * pg hands int8 (count(*), sum()) back as a string while PGlite gives a number; make pg match
+ * so services see one shape. Counts stay far below 2^53. Scoped to this pool, not pg globally.
+ */
+const pgTypes: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 && format !== 'binary'
+      ? Number
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+function openPostgres(url: string): DbHandle {
+  const pool = new pg.Pool({ connectionString: url, types: pgTypes, connectionTimeoutMillis: 10_000 });
+  // An idle client whose server went away emits 'error' on the pool; unheard, it would kill the
+  // process. The next query fails instead and ping() reports the outage.
+  pool.on('error', () => {});
+  return handle(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', () => {});
+}
+
+async function openFile(path: string): Promise<DbHandle> {
+  mkdirSync(path, { recursive: true });
+  const lock = acquireFileLock(join(path, LOCK_FILE), path);
+  try {
+    return await openPglite(new PGlite(path), lock.release);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/** Opens a handle on an existing PGlite instance; `testing.ts` uses it for cloned templates. */
+export async function openPglite(pglite: PGlite, onClose: () => void): Promise<DbHandle> {
+  await pglite.waitReady;
+  return handle(new Kysely<Database>({ dialect: new PGliteDialect(pglite) }), 'pglite', onClose);
+}
+
+function handle(db: Kysely<Database>, kind: DbHandle['kind'], onClose: () => void | Promise<void>): DbHandle {
+  let closing: Promise<void> | undefined;
+  return {
+    db,
+    kind,
+    async ping() {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<false>((done) => {
+        timer = setTimeout(() => done(false), PING_TIMEOUT_MS);
+      });
+      const query = sql`select 1`.execute(db).then(
+        () => true,
+        () => false,
+      );
+      return Promise.race([query, timeout]).finally(() => clearTimeout(timer));
+    },
+    close() {
+      closing ??= db.destroy().finally(onClose);
+      return closing;
+    },
+  };
+}
+
+function filePath(url: string): string {
+  const path = url.startsWith('file://') ? fileURLToPath(url) : url.slice('file:'.length);
+  if (path === '') throw new Error('A file: DATABASE_URL needs a path, e.g. file:./.gateway-data/pgdata');
+  return resolve(path);
+}

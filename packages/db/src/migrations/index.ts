@@ -1,0 +1,14 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as initial from './0001_initial.js';
+
+/**
+ * Listed in code rather than read from a folder, so a bundled build carries its migrations.
+ * Names sort in the order they run; never rename or edit one that has shipped.
+ */
+const migrations: Record<string, Migration> = {
+  '0001_initial': initial,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};
