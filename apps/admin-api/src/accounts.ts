@@ -1,0 +1,53 @@
+import { verifyPasswordOrDummy } from '@agentgw/auth';
+import { ForbiddenError, UnauthorizedError } from '@agentgw/core';
+import type { ServiceDeps } from '@agentgw/service-kit';
+import type { LoginThrottle } from './login-throttle.js';
+import { createUser, findUserByEmail, type User } from './users.js';
+
+export type AccountUser = Pick<User, 'id' | 'email' | 'name' | 'roles' | 'tenantId'>;
+
+const accountUser = (user: User): AccountUser => ({
+  id: user.id,
+  email: user.email,
+  name: user.name,
+  roles: user.roles,
+  tenantId: user.tenantId,
+});
+
+/**
+ * Self-registration: always `agent_creator`, always global (tenant null). Roles and tenant are
+ * never taken from the caller; only an admin grants more through the users API.
+ */
+export async function register(
+  deps: Pick<ServiceDeps, 'config' | 'db' | 'bus' | 'clock'>,
+  input: { email: string; password: string; name: string },
+): Promise<AccountUser> {
+  if (!deps.config.ALLOW_SELF_REGISTRATION) {
+    throw new ForbiddenError('Self-registration is disabled', 'REGISTRATION_DISABLED');
+  }
+  const user = await createUser(deps, { ...input, roles: ['agent_creator'], tenantId: null });
+  return accountUser(user);
+}
+
+/**
+ * Email + password → user JWT. Unknown email and wrong password fail alike (same status, code,
+ * message and, through the dummy verify, similar timing). Failures count towards the throttle.
+ */
+export async function login(
+  deps: Pick<ServiceDeps, 'db' | 'auth'>,
+  throttle: LoginThrottle,
+  input: { email: string; password: string },
+  address: string,
+): Promise<{ token: string; user: AccountUser }> {
+  throttle.check(input.email, address);
+  const row = await findUserByEmail(deps.db, input.email);
+  const ok = await verifyPasswordOrDummy(input.password, row?.password_hash);
+  if (!row || !ok) {
+    throttle.recordFailure(input.email, address);
+    throw new UnauthorizedError('Invalid email or password', 'INVALID_CREDENTIALS');
+  }
+  throttle.recordSuccess(input.email);
+  const user: AccountUser = { id: row.id, email: row.email, name: row.name, roles: row.roles, tenantId: row.tenant_id };
+  const token = await deps.auth.signUserToken({ id: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId });
+  return { token, user };
+}

@@ -1,0 +1,197 @@
+import { createSecretBox, jwtAuth, requirePermission } from '@agentgw/auth';
+import type { ServiceDeps } from '@agentgw/service-kit';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import {
+  createAgent,
+  deleteAgent,
+  getAgent,
+  listAgents,
+  regenerateRuntimeToken,
+  setAgentActive,
+  updateAgent,
+  type AgentsContext,
+} from './agents.js';
+import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
+import { TenantIdSchema } from './users.routes.js';
+
+const RequiredCredential = z
+  .object({
+    serviceType: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$').max(100),
+    description: z.string().max(1000).optional(),
+  })
+  .openapi('RequiredCredential');
+
+const RequiredCredentials = z
+  .array(RequiredCredential)
+  .max(50)
+  .refine((items) => new Set(items.map((i) => i.serviceType)).size === items.length, 'serviceType values must be unique');
+
+const AgentSummary = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    upstreamUrl: z.string(),
+    hasUpstreamSecret: z.boolean(),
+    isActive: z.boolean(),
+    requireConfirmation: z.boolean(),
+    requiredCredentials: z.array(RequiredCredential),
+    runtimeTokenPrefix: z.string(),
+    createdAt: z.string(),
+  })
+  .openapi('AgentSummary');
+
+const Agent = AgentSummary.extend({
+  description: z.string().nullable(),
+  tenantId: z.string().nullable(),
+  ownerId: z.string().nullable(),
+  updatedAt: z.string(),
+}).openapi('Agent');
+
+const name = z.string().trim().min(1).max(200);
+const upstreamUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
+const description = z.string().max(2000).nullable();
+const upstreamSecret = z.string().min(1).max(4096);
+
+const CreateAgentBody = z
+  .object({
+    name,
+    upstreamUrl,
+    upstreamSecret: upstreamSecret.optional().openapi({ description: 'Write-only; sent upstream as a bearer token' }),
+    description: description.optional(),
+    requireConfirmation: z.boolean().optional(),
+    requiredCredentials: RequiredCredentials.optional(),
+    tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
+  })
+  .openapi('CreateAgentRequest');
+
+const UpdateAgentBody = z
+  .object({
+    name: name.optional(),
+    upstreamUrl: upstreamUrl.optional(),
+    upstreamSecret: upstreamSecret.nullable().optional().openapi({ description: 'A string sets or replaces the secret, null clears it, absent keeps it' }),
+    description: description.optional(),
+    requireConfirmation: z.boolean().optional(),
+    requiredCredentials: RequiredCredentials.optional(),
+  })
+  .openapi('UpdateAgentRequest');
+
+const RuntimeToken = z.string().openapi({ description: '`art_…`, shown only in this response' });
+const AgentWritten = z.object({ success: z.literal(true), agent: Agent });
+
+const common = { tags: ['Agents'], security: jwtSecurity };
+const canUpdate = ['agent:update:own', 'agent:update:all'] as const;
+const canDelete = ['agent:delete:own', 'agent:delete:all'] as const;
+const notVisible = 'Agents of other tenants, and for agent_creator agents of other users, answer 404.';
+
+const createAgentRoute = createRoute({
+  ...common,
+  method: 'post',
+  path: '/',
+  summary: 'Create an agent',
+  middleware: requirePermission('agent:create'),
+  request: { body: jsonBody(CreateAgentBody) },
+  responses: {
+    201: jsonResponse(z.object({ success: z.literal(true), agent: AgentSummary, runtime_token: RuntimeToken }), 'Created'),
+    ...errorResponses(400, 401, 403),
+  },
+});
+const listRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/',
+  summary: 'List agents',
+  description: notVisible,
+  middleware: requirePermission('agent:read'),
+  responses: { 200: jsonResponse(z.object({ agents: z.array(Agent) }), 'Agents'), ...errorResponses(401, 403) },
+});
+const getRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/{id}',
+  summary: 'Get an agent',
+  description: notVisible,
+  middleware: requirePermission('agent:read'),
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(z.object({ agent: Agent }), 'Agent'), ...errorResponses(401, 403, 404) },
+});
+const updateRoute = createRoute({
+  ...common,
+  method: 'put',
+  path: '/{id}',
+  summary: 'Update an agent',
+  middleware: requirePermission(...canUpdate),
+  request: { params: IdParams, body: jsonBody(UpdateAgentBody) },
+  responses: { 200: jsonResponse(AgentWritten, 'Updated'), ...errorResponses(400, 401, 403, 404) },
+});
+const deleteRoute = createRoute({
+  ...common,
+  method: 'delete',
+  path: '/{id}',
+  summary: 'Delete an agent and its access rules',
+  middleware: requirePermission(...canDelete),
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(SuccessBody, 'Deleted'), ...errorResponses(401, 403, 404) },
+});
+const disableRoute = createRoute({
+  ...common,
+  method: 'post',
+  path: '/{id}/disable',
+  summary: 'Disable an agent (kill switch)',
+  middleware: requirePermission(...canUpdate),
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(AgentWritten, 'Disabled'), ...errorResponses(401, 403, 404) },
+});
+const enableRoute = createRoute({
+  ...common,
+  method: 'post',
+  path: '/{id}/enable',
+  summary: 'Enable an agent',
+  middleware: requirePermission(...canUpdate),
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(AgentWritten, 'Enabled'), ...errorResponses(401, 403, 404) },
+});
+const regenerateRoute = createRoute({
+  ...common,
+  method: 'post',
+  path: '/{id}/regenerate-token',
+  summary: 'Rotate the runtime token; the old one stops working at once',
+  middleware: requirePermission(...canUpdate),
+  request: { params: IdParams },
+  responses: {
+    200: jsonResponse(z.object({ success: z.literal(true), runtime_token: RuntimeToken }), 'Rotated'),
+    ...errorResponses(401, 403, 404),
+  },
+});
+
+export function agentsRoutes(deps: ServiceDeps): OpenAPIHono {
+  const ctx: AgentsContext = { ...deps, secrets: createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY) };
+  const app = openApiApp();
+  app.use('*', jwtAuth(deps.auth));
+  app.openapi(createAgentRoute, async (c) => {
+    const { agent, runtimeToken } = await createAgent(ctx, c.var.principal, c.req.valid('json'));
+    return c.json({ success: true as const, agent, runtime_token: runtimeToken }, 201);
+  });
+  app.openapi(listRoute, async (c) => c.json({ agents: await listAgents(deps.db, c.var.principal) }, 200));
+  app.openapi(getRoute, async (c) => c.json({ agent: await getAgent(deps.db, c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(updateRoute, async (c) => {
+    const agent = await updateAgent(ctx, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    return c.json({ success: true as const, agent }, 200);
+  });
+  app.openapi(deleteRoute, async (c) => {
+    await deleteAgent(ctx, c.var.principal, c.req.valid('param').id);
+    return c.json({ success: true as const }, 200);
+  });
+  app.openapi(disableRoute, async (c) => {
+    const agent = await setAgentActive(ctx, c.var.principal, c.req.valid('param').id, false);
+    return c.json({ success: true as const, agent }, 200);
+  });
+  app.openapi(enableRoute, async (c) => {
+    const agent = await setAgentActive(ctx, c.var.principal, c.req.valid('param').id, true);
+    return c.json({ success: true as const, agent }, 200);
+  });
+  app.openapi(regenerateRoute, async (c) => {
+    const runtimeToken = await regenerateRuntimeToken(ctx, c.var.principal, c.req.valid('param').id);
+    return c.json({ success: true as const, runtime_token: runtimeToken }, 200);
+  });
+  return app;
+}

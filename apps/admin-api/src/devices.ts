@@ -1,0 +1,91 @@
+import type { Principal } from '@agentgw/auth';
+import { ForbiddenError, NotFoundError, newId, type Clock } from '@agentgw/core';
+import type { Database, DevicePlatform, DeviceRow } from '@agentgw/db';
+import { sql, type Kysely } from 'kysely';
+
+export interface Device {
+  id: string;
+  platform: DevicePlatform;
+  deviceName: string | null;
+  /** Leading characters only: the full push token is a delivery credential and is never echoed back. */
+  pushTokenPrefix: string;
+  isActive: boolean;
+  createdAt: string;
+}
+
+type DevicesDeps = { db: Kysely<Database>; clock: Clock };
+
+const PUSH_TOKEN_PREFIX_LENGTH = 8;
+
+export function toDevice(row: DeviceRow): Device {
+  return {
+    id: row.id,
+    platform: row.platform,
+    deviceName: row.device_name,
+    pushTokenPrefix: row.push_token.slice(0, PUSH_TOKEN_PREFIX_LENGTH),
+    isActive: row.is_active,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/** Devices belong to a user; a bare agent runtime token has none. */
+function ownerOf(principal: Principal): string {
+  if (principal.userId === null) throw new ForbiddenError('Devices belong to a user; this credential carries no user');
+  return principal.userId;
+}
+
+/**
+ * Registers the caller's device, or reactivates it when the caller already registered this
+ * push token. A push token reaches one physical device, so any other user's registration of
+ * the same token is deactivated: notifications must not follow a device to its next owner.
+ */
+export async function registerDevice(
+  deps: DevicesDeps,
+  principal: Principal,
+  input: { platform: DevicePlatform; pushToken: string; deviceName?: string | null },
+): Promise<{ device: Device; created: boolean }> {
+  const userId = ownerOf(principal);
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('devices')
+      .set({ is_active: false, updated_at: now })
+      .where('push_token', '=', input.pushToken)
+      .where('user_id', '!=', userId)
+      .where('is_active', '=', true)
+      .execute();
+    const fields = { platform: input.platform, device_name: input.deviceName ?? null, tenant_id: principal.tenantId, is_active: true, updated_at: now };
+    // One statement, so two concurrent registrations of one token cannot both insert.
+    const { inserted, ...row } = await trx
+      .insertInto('devices')
+      .values({ id: newId(), user_id: userId, push_token: input.pushToken, created_at: now, ...fields })
+      .onConflict((oc) => oc.columns(['user_id', 'push_token']).doUpdateSet(fields))
+      .returningAll()
+      .returning(sql<boolean>`xmax = 0`.as('inserted')) // Postgres: xmax is 0 only on a freshly inserted row version
+      .executeTakeFirstOrThrow();
+    return { device: toDevice(row), created: inserted };
+  });
+}
+
+export async function listDevices(db: Kysely<Database>, principal: Principal): Promise<Device[]> {
+  const rows = await db
+    .selectFrom('devices')
+    .selectAll()
+    .where('user_id', '=', ownerOf(principal))
+    .where('is_active', '=', true)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(toDevice);
+}
+
+/** Removes one of the caller's devices; anyone else's answers 404. */
+export async function deleteDevice(db: Kysely<Database>, principal: Principal, id: string): Promise<void> {
+  const deleted = await db
+    .deleteFrom('devices')
+    .where('id', '=', id)
+    .where('user_id', '=', ownerOf(principal))
+    .returning('id')
+    .executeTakeFirst();
+  if (!deleted) throw new NotFoundError('Device');
+}

@@ -1,0 +1,237 @@
+import { jwtAuth, requirePermission } from '@agentgw/auth';
+import type { ServiceDeps } from '@agentgw/service-kit';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import {
+  accessRulesByProvider,
+  createAccessRule,
+  deleteAccessRule,
+  evaluateAccess,
+  getAccessRule,
+  listAccessRules,
+  listAgentRules,
+  replaceAgentRules,
+  updateAccessRule,
+} from './access-rules.js';
+import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
+import { TenantIdSchema } from './users.routes.js';
+
+const SubjectTypeSchema = z.enum(['user', 'agent']).openapi('SubjectType');
+const ActionSchema = z.enum(['allow', 'deny', 'require_confirmation']).openapi('PolicyAction');
+const RiskLevelSchema = z.enum(['low', 'medium', 'high', 'critical']).openapi('RiskLevel');
+const ConfirmationModeSchema = z.enum(['always', 'never']).openapi('ConfirmationMode');
+
+const AccessRuleSchema = z
+  .object({
+    id: z.string(),
+    subjectType: SubjectTypeSchema,
+    subjectId: z.string(),
+    providerId: z.string(),
+    action: ActionSchema,
+    toolPattern: z.string(),
+    riskLevel: RiskLevelSchema.nullable(),
+    confirmationMode: ConfirmationModeSchema.nullable(),
+    description: z.string().nullable(),
+    tenantId: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('AccessRule');
+
+const fields = {
+  subjectId: z.string().trim().min(1).max(200).openapi({ description: 'User id or agent id' }),
+  providerId: z.string().trim().min(1).max(200).openapi({ description: 'A visible tool provider id, or `*` for every provider' }),
+  toolPattern: z.string().trim().min(1).max(200).openapi({ description: 'Tool-name glob', example: 'github_*' }),
+  description: z.string().max(2000).nullable(),
+};
+
+const CreateAccessRuleBody = z
+  .object({
+    subjectType: SubjectTypeSchema,
+    subjectId: fields.subjectId,
+    providerId: fields.providerId,
+    action: ActionSchema,
+    toolPattern: fields.toolPattern.default('*'),
+    riskLevel: RiskLevelSchema.nullable().optional(),
+    confirmationMode: ConfirmationModeSchema.nullable().optional(),
+    description: fields.description.optional(),
+    tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
+  })
+  .openapi('CreateAccessRuleRequest');
+
+const UpdateAccessRuleBody = z
+  .object({
+    subjectType: SubjectTypeSchema.optional(),
+    subjectId: fields.subjectId.optional(),
+    providerId: fields.providerId.optional(),
+    action: ActionSchema.optional(),
+    toolPattern: fields.toolPattern.optional(),
+    riskLevel: RiskLevelSchema.nullable().optional(),
+    confirmationMode: ConfirmationModeSchema.nullable().optional(),
+    description: fields.description.optional(),
+  })
+  .openapi('UpdateAccessRuleRequest');
+
+const ListQuery = z.object({
+  subjectType: SubjectTypeSchema.optional(),
+  subjectId: z.string().min(1).optional(),
+  providerId: z.string().min(1).optional(),
+  action: ActionSchema.optional(),
+});
+
+const ReplaceAgentRulesBody = z
+  .object({
+    rules: z
+      .array(
+        z.object({
+          providerId: fields.providerId,
+          action: ActionSchema,
+          toolPattern: fields.toolPattern.default('*'),
+          riskLevel: RiskLevelSchema.nullable().optional(),
+        }),
+      )
+      .max(1000),
+  })
+  .openapi('ReplaceAgentRulesRequest');
+
+const EvaluateBody = z
+  .object({
+    userId: z.string().min(1).optional().openapi({ description: 'End user; omitted skips the user-level steps' }),
+    agentId: z.string().min(1).optional().openapi({ description: 'Agent; omitted skips the agent-level steps' }),
+    providerId: z.string().min(1),
+    toolName: z.string().min(1),
+  })
+  .openapi('EvaluateRequest');
+
+const Decision = z
+  .object({ action: ActionSchema, risk: RiskLevelSchema, matchedRule: AccessRuleSchema.nullable() })
+  .openapi('PolicyDecision');
+
+const ProviderIdParams = z.object({ providerId: z.string().min(1).openapi({ param: { name: 'providerId', in: 'path' } }) });
+const AgentIdParams = z.object({ agentId: z.string().min(1).openapi({ param: { name: 'agentId', in: 'path' } }) });
+
+const RuleWritten = z.object({ success: z.literal(true), rule: AccessRuleSchema });
+const RulesBody = z.object({ rules: z.array(AccessRuleSchema) });
+const common = { tags: ['Provider access'], security: jwtSecurity };
+const canRead = requirePermission('provider:read');
+const canUpdate = requirePermission('provider:update');
+
+const listRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/',
+  summary: 'List access rules',
+  description: 'Visible rules, oldest first. Every filter given must match.',
+  middleware: canRead,
+  request: { query: ListQuery },
+  responses: { 200: jsonResponse(RulesBody, 'Access rules'), ...errorResponses(400, 401, 403) },
+});
+const byProviderRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/by-provider/{providerId}',
+  summary: "A provider's rules grouped by tool pattern",
+  description: 'Groups are ordered most specific pattern first; `*` as providerId lists the wildcard-provider rules.',
+  middleware: canRead,
+  request: { params: ProviderIdParams },
+  responses: {
+    200: jsonResponse(
+      z.object({ providerId: z.string(), groups: z.array(z.object({ toolPattern: z.string(), rules: z.array(AccessRuleSchema) })) }),
+      'Grouped rules',
+    ),
+    ...errorResponses(401, 403, 404),
+  },
+});
+const getRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/{id}',
+  summary: 'Get an access rule',
+  middleware: canRead,
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(z.object({ rule: AccessRuleSchema }), 'Access rule'), ...errorResponses(401, 403, 404) },
+});
+const createRuleRoute = createRoute({
+  ...common,
+  method: 'post',
+  path: '/',
+  summary: 'Create an access rule',
+  middleware: canUpdate,
+  request: { body: jsonBody(CreateAccessRuleBody) },
+  responses: { 201: jsonResponse(RuleWritten, 'Created'), ...errorResponses(400, 401, 403) },
+});
+const updateRoute = createRoute({
+  ...common,
+  method: 'put',
+  path: '/{id}',
+  summary: 'Update an access rule',
+  description: 'Partial: absent fields keep their value.',
+  middleware: canUpdate,
+  request: { params: IdParams, body: jsonBody(UpdateAccessRuleBody) },
+  responses: { 200: jsonResponse(RuleWritten, 'Updated'), ...errorResponses(400, 401, 403, 404) },
+});
+const deleteRoute = createRoute({
+  ...common,
+  method: 'delete',
+  path: '/{id}',
+  summary: 'Delete an access rule',
+  middleware: canUpdate,
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(SuccessBody, 'Deleted'), ...errorResponses(401, 403, 404) },
+});
+const evaluateRoute = createRoute({
+  ...common,
+  method: 'post',
+  path: '/evaluate',
+  summary: 'Dry-run the tool policy',
+  description:
+    'Order: user deny, user allow, agent deny, agent allow, wildcard-provider rules (deny first), otherwise deny. `require_confirmation` counts as an allow-class rule.',
+  middleware: canUpdate,
+  request: { body: jsonBody(EvaluateBody) },
+  responses: { 200: jsonResponse(Decision, 'Decision'), ...errorResponses(400, 401, 403) },
+});
+const agentRulesRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/agent/{agentId}',
+  summary: "List an agent's rules",
+  middleware: canUpdate,
+  request: { params: AgentIdParams },
+  responses: { 200: jsonResponse(RulesBody, "The agent's rules"), ...errorResponses(401, 403, 404) },
+});
+const replaceAgentRulesRoute = createRoute({
+  ...common,
+  method: 'put',
+  path: '/agent/{agentId}',
+  summary: "Replace all of an agent's rules atomically",
+  description: 'One invalid rule rejects the whole request (400) and leaves the previous set untouched.',
+  middleware: canUpdate,
+  request: { params: AgentIdParams, body: jsonBody(ReplaceAgentRulesBody) },
+  responses: { 200: jsonResponse(RulesBody.extend({ success: z.literal(true) }), 'Replaced'), ...errorResponses(400, 401, 403, 404) },
+});
+
+export function providerAccessRoutes(deps: ServiceDeps): OpenAPIHono {
+  const app = openApiApp();
+  app.use('*', jwtAuth(deps.auth));
+  app.openapi(listRoute, async (c) => c.json({ rules: await listAccessRules(deps.db, c.var.principal, c.req.valid('query')) }, 200));
+  app.openapi(byProviderRoute, async (c) => c.json(await accessRulesByProvider(deps.db, c.var.principal, c.req.valid('param').providerId), 200));
+  app.openapi(getRoute, async (c) => c.json({ rule: await getAccessRule(deps.db, c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(createRuleRoute, async (c) => {
+    const rule = await createAccessRule(deps, c.var.principal, c.req.valid('json'));
+    return c.json({ success: true as const, rule }, 201);
+  });
+  app.openapi(updateRoute, async (c) => {
+    const rule = await updateAccessRule(deps, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    return c.json({ success: true as const, rule }, 200);
+  });
+  app.openapi(deleteRoute, async (c) => {
+    await deleteAccessRule(deps, c.var.principal, c.req.valid('param').id);
+    return c.json({ success: true as const }, 200);
+  });
+  app.openapi(evaluateRoute, async (c) => c.json(await evaluateAccess(deps.db, c.var.principal, c.req.valid('json')), 200));
+  app.openapi(agentRulesRoute, async (c) => c.json({ rules: await listAgentRules(deps.db, c.var.principal, c.req.valid('param').agentId) }, 200));
+  app.openapi(replaceAgentRulesRoute, async (c) => {
+    const rules = await replaceAgentRules(deps, c.var.principal, c.req.valid('param').agentId, c.req.valid('json').rules);
+    return c.json({ success: true as const, rules }, 200);
+  });
+  return app;
+}

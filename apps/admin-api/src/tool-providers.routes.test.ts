@@ -1,0 +1,278 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { createSecretBox } from '@agentgw/auth';
+import { errorHandler } from '@agentgw/core';
+import { testBackends } from '@agentgw/db/testing';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { startMcpServer, type McpFixture } from '@agentgw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createApp } from './app.js';
+import { openApiApp } from './route-kit.js';
+import { signedInUser, testClient, type Caller } from './test-client.js';
+import { toolProvidersRoutes } from './tool-providers.routes.js';
+
+const BASE = '/api/v1/admin/tool-providers';
+
+/** A TCP server that accepts connections and never answers. */
+async function startSilentServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const sockets: Socket[] = [];
+  const server: Server = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A URL on which nothing listens (a port just released). */
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/mcp`;
+}
+
+describe.each(testBackends())('tool providers API (%s)', (backend) => {
+  let deps: TestDeps;
+  let call: ReturnType<typeof testClient>;
+  let admin: Caller;
+  let acmeAdmin: Caller;
+  let globexAdmin: Caller;
+  let creator: Caller;
+  let mcp: McpFixture;
+  const providerEvents: unknown[] = [];
+  const ruleEvents: unknown[] = [];
+
+  beforeAll(async () => {
+    deps = await createTestDeps({ backend });
+    call = testClient(createApp(deps));
+    admin = await signedInUser(deps, ['admin']);
+    acmeAdmin = await signedInUser(deps, ['tenant_admin'], 'acme');
+    globexAdmin = await signedInUser(deps, ['tenant_admin'], 'globex');
+    creator = await signedInUser(deps, ['agent_creator'], 'acme');
+    await deps.bus.subscribe('providers.changed', (e) => void providerEvents.push(e));
+    await deps.bus.subscribe('rules.changed', (e) => void ruleEvents.push(e));
+    mcp = await startMcpServer({
+      auth: { bearer: 'upstream-bearer-secret' },
+      tools: [
+        { name: 'github_create_issue', description: 'Open an issue', inputSchema: { title: z.string() }, handler: () => 'ok' },
+        { name: 'github_list_repos', handler: () => 'ok' },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await mcp?.close();
+    await deps?.close();
+  });
+
+  const create = (caller: Caller, body: Record<string, unknown>) => call('POST', BASE, { token: caller.token, body });
+  const minimal = (name: string) => ({ name, pattern: `${name}_*`, endpoint: 'https://mcp.example.test/mcp' });
+
+  it('creates a provider with defaults; the secret is write-only and sealed at rest', async () => {
+    const plain = await create(admin, minimal('plain'));
+    expect(plain.status).toBe(201);
+    expect(plain.body).toEqual({
+      success: true,
+      provider: {
+        id: expect.any(String),
+        name: 'plain',
+        pattern: 'plain_*',
+        endpoint: 'https://mcp.example.test/mcp',
+        authType: 'none',
+        hasAuthSecret: false,
+        priority: 0,
+        description: null,
+        tenantId: null,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
+    });
+    expect(providerEvents).toContainEqual({ providerId: plain.body.provider.id });
+
+    const secret = await create(admin, { ...minimal('secretive'), authType: 'bearer', authSecret: 'top-secret-value', priority: 5 });
+    expect(secret.status).toBe(201);
+    expect(secret.body.provider).toMatchObject({ authType: 'bearer', hasAuthSecret: true, priority: 5 });
+    expect(JSON.stringify(secret.body)).not.toContain('top-secret-value');
+    const row = await deps.db.selectFrom('tool_providers').selectAll().where('id', '=', secret.body.provider.id).executeTakeFirstOrThrow();
+    expect(row.auth_secret_enc).not.toContain('top-secret-value');
+    const box = createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY);
+    expect(box.open(row.auth_secret_enc!, row.id)).toBe('top-secret-value');
+    expect(box.open(row.auth_secret_enc!, 'another-id')).toBeNull();
+  });
+
+  it('lists (highest priority first), gets, updates and deletes', async () => {
+    const low = (await create(admin, { ...minimal('low'), priority: -1 })).body.provider;
+    const high = (await create(admin, { ...minimal('high'), priority: 100, authType: 'api_key', authSecret: 'k' })).body.provider;
+
+    const list = await call('GET', BASE, { token: creator.token });
+    expect(list.status).toBe(200);
+    const ids = list.body.providers.map((p: { id: string }) => p.id);
+    expect(ids.indexOf(high.id)).toBeLessThan(ids.indexOf(low.id));
+    expect(JSON.stringify(list.body)).not.toMatch(/authSecret|auth_secret/);
+
+    const got = await call('GET', `${BASE}/${low.id}`, { token: creator.token });
+    expect(got).toMatchObject({ status: 200, body: { provider: low } });
+
+    const updated = await call('PUT', `${BASE}/${high.id}`, { token: admin.token, body: { description: 'd', priority: 7, authSecret: null } });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toEqual({
+      success: true,
+      provider: { ...high, description: 'd', priority: 7, hasAuthSecret: false, updatedAt: expect.any(String) },
+    });
+
+    const deleted = await call('DELETE', `${BASE}/${low.id}`, { token: admin.token });
+    expect(deleted).toMatchObject({ status: 200, body: { success: true } });
+    expect((await call('GET', `${BASE}/${low.id}`, { token: admin.token })).status).toBe(404);
+    expect(providerEvents).toContainEqual({ providerId: low.id });
+  });
+
+  it('answers 400 naming the field for malformed or invalid bodies', async () => {
+    const malformed = await call('POST', BASE, { token: admin.token, rawBody: '{"name": ' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.code).toEqual(expect.any(String));
+
+    const cases: [Record<string, unknown>, string][] = [
+      [{ pattern: 'x_*', endpoint: 'https://x.test' }, 'name'],
+      [{ ...minimal('x'), pattern: undefined }, 'pattern'],
+      [{ ...minimal('x'), endpoint: 'ftp://x.test/mcp' }, 'endpoint'],
+      [{ ...minimal('x'), endpoint: 'not a url' }, 'endpoint'],
+      [{ ...minimal('x'), authType: 'oauth' }, 'authType'],
+      [{ ...minimal('x'), priority: 'high' }, 'priority'],
+      [{ ...minimal('x'), priority: 1.5 }, 'priority'],
+    ];
+    for (const [body, field] of cases) {
+      const res = await create(admin, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', field });
+    }
+    const badUpdate = await call('PUT', `${BASE}/whatever`, { token: admin.token, body: { priority: 'x' } });
+    expect(badUpdate.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'priority' });
+  });
+
+  it('answers 404 for unknown ids', async () => {
+    for (const [method, path, body] of [
+      ['GET', `${BASE}/nope`],
+      ['PUT', `${BASE}/nope`, { name: 'n' }],
+      ['DELETE', `${BASE}/nope`],
+      ['GET', `${BASE}/nope/tools`],
+    ] as const) {
+      const res = await call(method, path, { token: admin.token, body });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body.code).toBe('NOT_FOUND');
+    }
+  });
+
+  it('requires a JWT, and provider permissions for writes', async () => {
+    expect((await call('GET', BASE)).status).toBe(401);
+    const denied = await create(creator, minimal('creator'));
+    expect(denied.status).toBe(403);
+    const own = (await create(acmeAdmin, minimal('acme_only'))).body.provider;
+    expect((await call('PUT', `${BASE}/${own.id}`, { token: creator.token, body: { name: 'x' } })).status).toBe(403);
+    expect((await call('DELETE', `${BASE}/${own.id}`, { token: creator.token })).status).toBe(403);
+  });
+
+  it('isolates tenants: own and global providers are visible, others 404; globals are admin-only writes', async () => {
+    const acme = await create(acmeAdmin, minimal('acme_tools'));
+    expect(acme.body.provider.tenantId).toBe('acme');
+    const global = (await create(admin, minimal('global_tools'))).body.provider;
+
+    expect((await call('GET', `${BASE}/${acme.body.provider.id}`, { token: globexAdmin.token })).status).toBe(404);
+    expect((await call('DELETE', `${BASE}/${acme.body.provider.id}`, { token: globexAdmin.token })).status).toBe(404);
+    const globexList = await call('GET', BASE, { token: globexAdmin.token });
+    const globexIds = globexList.body.providers.map((p: { id: string }) => p.id);
+    expect(globexIds).toContain(global.id);
+    expect(globexIds).not.toContain(acme.body.provider.id);
+
+    expect((await call('PUT', `${BASE}/${global.id}`, { token: acmeAdmin.token, body: { name: 'hijack' } })).status).toBe(403);
+    const otherTenant = await create(acmeAdmin, { ...minimal('elsewhere'), tenantId: 'globex' });
+    expect(otherTenant.status).toBe(403);
+    const scoped = await create(admin, { ...minimal('scoped'), tenantId: 'globex' });
+    expect(scoped.body.provider.tenantId).toBe('globex');
+    expect((await call('GET', `${BASE}/${scoped.body.provider.id}`, { token: acmeAdmin.token })).status).toBe(404);
+  });
+
+  it('deleting a provider deletes its access rules and announces both changes', async () => {
+    const provider = (await create(admin, minimal('cascade'))).body.provider;
+    const user = await signedInUser(deps, ['agent_creator']);
+    const rule = await call('POST', '/api/v1/admin/provider-access', {
+      token: admin.token,
+      body: { subjectType: 'user', subjectId: user.id, providerId: provider.id, action: 'allow' },
+    });
+    expect(rule.status).toBe(201);
+    ruleEvents.length = 0;
+
+    expect((await call('DELETE', `${BASE}/${provider.id}`, { token: admin.token })).status).toBe(200);
+    expect((await call('GET', `/api/v1/admin/provider-access/${rule.body.rule.id}`, { token: admin.token })).status).toBe(404);
+    expect(ruleEvents).toEqual([{ subjectType: null, subjectId: null }]);
+  });
+
+  it("fetches the upstream's tools with the MCP client, sending the bearer secret", async () => {
+    const provider = (await create(admin, { name: 'live', pattern: 'github_*', endpoint: mcp.url, authType: 'bearer', authSecret: 'upstream-bearer-secret' }))
+      .body.provider;
+    const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: creator.token });
+    expect(res.status).toBe(200);
+    expect(res.body.tools).toEqual([
+      {
+        name: 'github_create_issue',
+        description: 'Open an issue',
+        inputSchema: expect.objectContaining({ type: 'object', properties: { title: expect.objectContaining({ type: 'string' }) } }),
+      },
+      { name: 'github_list_repos', description: null, inputSchema: expect.objectContaining({ type: 'object' }) },
+    ]);
+    expect(mcp.requests.at(-1)?.headers.authorization).toBe('Bearer upstream-bearer-secret');
+  });
+
+  it('answers 502 UPSTREAM_ERROR when the upstream refuses the credentials, without its body', async () => {
+    const provider = (await create(admin, { name: 'wrong_key', pattern: 'w_*', endpoint: mcp.url, authType: 'bearer', authSecret: 'wrong' })).body.provider;
+    const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
+    expect(res.status).toBe(502);
+    expect(res.body).toEqual({ code: 'UPSTREAM_ERROR', message: expect.any(String), reason: 'upstream answered HTTP 401' });
+  });
+
+  it('sends api_key secrets as X-Api-Key', async () => {
+    const keyed = await startMcpServer({ auth: { apiKey: 'the-api-key' }, tools: [{ name: 'k_tool', handler: () => 'ok' }] });
+    try {
+      const provider = (await create(admin, { name: 'keyed', pattern: 'k_*', endpoint: keyed.url, authType: 'api_key', authSecret: 'the-api-key' })).body
+        .provider;
+      const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
+      expect(res.status).toBe(200);
+      expect(res.body.tools.map((t: { name: string }) => t.name)).toEqual(['k_tool']);
+      expect(keyed.requests[0]?.headers['x-api-key']).toBe('the-api-key');
+      expect(keyed.requests[0]?.headers.authorization).toBeUndefined();
+    } finally {
+      await keyed.close();
+    }
+  });
+
+  it('answers 502 quickly when nothing listens at the endpoint', async () => {
+    const provider = (await create(admin, { name: 'closed', pattern: 'c_*', endpoint: await closedPortUrl() })).body.provider;
+    const started = Date.now();
+    const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
+    expect(res.status).toBe(502);
+    expect(res.body).toMatchObject({ code: 'UPSTREAM_ERROR', reason: 'connection failed (ECONNREFUSED)' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('answers 504 UPSTREAM_TIMEOUT within the bound when the upstream never answers', async () => {
+    const silent = await startSilentServer();
+    try {
+      const app = openApiApp();
+      app.onError(errorHandler());
+      app.route(BASE, toolProvidersRoutes(deps, { toolListTimeoutMs: 300 }));
+      const provider = (await create(admin, { name: 'silent', pattern: 's_*', endpoint: silent.url })).body.provider;
+      const started = Date.now();
+      const res = await testClient(app)('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
+      expect(res.status).toBe(504);
+      expect(res.body.code).toBe('UPSTREAM_TIMEOUT');
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      await silent.close();
+    }
+  });
+});

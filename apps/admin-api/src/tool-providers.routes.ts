@@ -1,0 +1,162 @@
+import { createSecretBox, jwtAuth, requirePermission } from '@agentgw/auth';
+import type { ServiceDeps } from '@agentgw/service-kit';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
+import {
+  createToolProvider,
+  deleteToolProvider,
+  fetchProviderTools,
+  getToolProvider,
+  listToolProviders,
+  updateToolProvider,
+  type ToolProvidersContext,
+} from './tool-providers.js';
+import { TenantIdSchema } from './users.routes.js';
+
+const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none']).openapi('ToolProviderAuthType', {
+  description: '`bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`',
+});
+
+const ToolProviderSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    pattern: z.string(),
+    endpoint: z.string(),
+    authType: AuthTypeSchema,
+    hasAuthSecret: z.boolean(),
+    priority: z.number().int(),
+    description: z.string().nullable(),
+    tenantId: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('ToolProvider');
+
+const fields = {
+  name: z.string().trim().min(1).max(200),
+  pattern: z.string().trim().min(1).max(200).openapi({ description: 'Tool-name glob: `*` any run, `?` one character', example: 'github_*' }),
+  endpoint: HttpUrl.openapi({ description: 'Upstream MCP server (Streamable HTTP)' }),
+  authSecret: z.string().min(1).max(8192).openapi({ description: 'Write-only; responses carry `hasAuthSecret`' }),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).openapi({ description: 'Higher is checked first when several patterns match' }),
+  description: z.string().max(2000).nullable(),
+};
+
+const CreateToolProviderBody = z
+  .object({
+    name: fields.name,
+    pattern: fields.pattern,
+    endpoint: fields.endpoint,
+    authType: AuthTypeSchema.default('none'),
+    authSecret: fields.authSecret.optional(),
+    priority: fields.priority.default(0),
+    description: fields.description.optional(),
+    tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
+  })
+  .openapi('CreateToolProviderRequest');
+
+const UpdateToolProviderBody = z
+  .object({
+    name: fields.name.optional(),
+    pattern: fields.pattern.optional(),
+    endpoint: fields.endpoint.optional(),
+    authType: AuthTypeSchema.optional(),
+    authSecret: fields.authSecret.nullable().optional().openapi({ description: 'A string replaces the secret, null removes it, absent keeps it' }),
+    priority: fields.priority.optional(),
+    description: fields.description.optional(),
+  })
+  .openapi('UpdateToolProviderRequest');
+
+const UpstreamToolSchema = z
+  .object({ name: z.string(), description: z.string().nullable(), inputSchema: z.record(z.string(), z.unknown()) })
+  .openapi('UpstreamTool');
+
+const ProviderWritten = z.object({ success: z.literal(true), provider: ToolProviderSchema });
+const common = { tags: ['Tool providers'], security: jwtSecurity };
+
+const listRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/',
+  summary: 'List tool providers',
+  description: 'Visible providers (own tenant and global), highest priority first.',
+  responses: { 200: jsonResponse(z.object({ providers: z.array(ToolProviderSchema) }), 'Tool providers'), ...errorResponses(401) },
+});
+const createProviderRoute = createRoute({
+  ...common,
+  method: 'post',
+  path: '/',
+  summary: 'Create a tool provider',
+  middleware: requirePermission('provider:create'),
+  request: { body: jsonBody(CreateToolProviderBody) },
+  responses: { 201: jsonResponse(ProviderWritten, 'Created'), ...errorResponses(400, 401, 403) },
+});
+const getRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/{id}',
+  summary: 'Get a tool provider',
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(z.object({ provider: ToolProviderSchema }), 'Tool provider'), ...errorResponses(401, 404) },
+});
+const updateRoute = createRoute({
+  ...common,
+  method: 'put',
+  path: '/{id}',
+  summary: 'Update a tool provider',
+  description: 'Partial: absent fields keep their value. Global providers can only be changed by an admin.',
+  middleware: requirePermission('provider:update'),
+  request: { params: IdParams, body: jsonBody(UpdateToolProviderBody) },
+  responses: { 200: jsonResponse(ProviderWritten, 'Updated'), ...errorResponses(400, 401, 403, 404) },
+});
+const deleteRoute = createRoute({
+  ...common,
+  method: 'delete',
+  path: '/{id}',
+  summary: 'Delete a tool provider and its access rules',
+  middleware: requirePermission('provider:delete'),
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(SuccessBody, 'Deleted'), ...errorResponses(401, 403, 404) },
+});
+const toolsRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/{id}/tools',
+  summary: "Fetch the upstream server's tool list",
+  description: 'Live MCP initialize + tools/list against the endpoint with the provider credentials, bounded in time.',
+  request: { params: IdParams },
+  responses: {
+    200: jsonResponse(z.object({ tools: z.array(UpstreamToolSchema) }), 'Tools reported by the upstream'),
+    ...errorResponses(401, 404, 502, 504),
+  },
+});
+
+export interface ToolProvidersRoutesOptions {
+  /** Bound for `GET /:id/tools` (connect + list); defaults to 10 s. */
+  toolListTimeoutMs?: number;
+}
+
+export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRoutesOptions = {}): OpenAPIHono {
+  const ctx: ToolProvidersContext = { ...deps, secrets: createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY) };
+  const app = openApiApp();
+  app.use('*', jwtAuth(deps.auth));
+  app.openapi(listRoute, async (c) => c.json({ providers: await listToolProviders(deps.db, c.var.principal) }, 200));
+  app.openapi(createProviderRoute, async (c) => {
+    const provider = await createToolProvider(ctx, c.var.principal, c.req.valid('json'));
+    return c.json({ success: true as const, provider }, 201);
+  });
+  app.openapi(getRoute, async (c) => c.json({ provider: await getToolProvider(deps.db, c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(updateRoute, async (c) => {
+    const provider = await updateToolProvider(ctx, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    return c.json({ success: true as const, provider }, 200);
+  });
+  app.openapi(deleteRoute, async (c) => {
+    await deleteToolProvider(ctx, c.var.principal, c.req.valid('param').id);
+    return c.json({ success: true as const }, 200);
+  });
+  app.openapi(toolsRoute, async (c) => {
+    const tools = await fetchProviderTools(ctx, c.var.principal, c.req.valid('param').id, options.toolListTimeoutMs);
+    return c.json({ tools }, 200);
+  });
+  return app;
+}

@@ -1,0 +1,178 @@
+import { whereTenantVisible, writeTenant, type Principal, type SecretBox } from '@agentgw/auth';
+import { NotFoundError, newId, type Clock, type EventBus } from '@agentgw/core';
+import type { Database, ProviderAuthType, ToolProviderRow } from '@agentgw/db';
+import type { Kysely } from 'kysely';
+import { assertTenantWritable } from './tenant-writes.js';
+import { listUpstreamTools, type UpstreamTool } from './upstream-tools.js';
+
+export interface ToolProvider {
+  id: string;
+  name: string;
+  pattern: string;
+  endpoint: string;
+  authType: ProviderAuthType;
+  hasAuthSecret: boolean;
+  priority: number;
+  description: string | null;
+  tenantId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewToolProviderInput {
+  name: string;
+  pattern: string;
+  endpoint: string;
+  authType: ProviderAuthType;
+  authSecret?: string;
+  priority: number;
+  description?: string | null;
+  tenantId?: string | null;
+}
+
+/** Absent fields stay; `authSecret: null` removes the stored secret. */
+export interface ToolProviderPatch {
+  name?: string;
+  pattern?: string;
+  endpoint?: string;
+  authType?: ProviderAuthType;
+  authSecret?: string | null;
+  priority?: number;
+  description?: string | null;
+}
+
+export interface ToolProvidersContext {
+  db: Kysely<Database>;
+  bus: EventBus;
+  clock: Clock;
+  /** Seals authSecret at rest, bound to the provider id. */
+  secrets: SecretBox;
+}
+
+/** The only way a provider row leaves the service: the sealed secret becomes `hasAuthSecret`. */
+export function toToolProvider(row: ToolProviderRow): ToolProvider {
+  return {
+    id: row.id,
+    name: row.name,
+    pattern: row.pattern,
+    endpoint: row.endpoint,
+    authType: row.auth_type,
+    hasAuthSecret: row.auth_secret_enc !== null,
+    priority: row.priority,
+    description: row.description,
+    tenantId: row.tenant_id,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Visible providers, in routing order (priority first). */
+export async function listToolProviders(db: Kysely<Database>, principal: Principal): Promise<ToolProvider[]> {
+  const rows = await db
+    .selectFrom('tool_providers')
+    .selectAll()
+    .where((eb) => whereTenantVisible(eb, principal, 'tool_providers.tenant_id'))
+    .orderBy('priority', 'desc')
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
+  return rows.map(toToolProvider);
+}
+
+export async function getToolProvider(db: Kysely<Database>, principal: Principal, id: string): Promise<ToolProvider> {
+  return toToolProvider(await loadVisibleProvider(db, principal, id));
+}
+
+export async function createToolProvider(
+  ctx: ToolProvidersContext,
+  principal: Principal,
+  input: NewToolProviderInput,
+): Promise<ToolProvider> {
+  const id = newId();
+  const now = ctx.clock.now();
+  const row = await ctx.db
+    .insertInto('tool_providers')
+    .values({
+      id,
+      name: input.name,
+      pattern: input.pattern,
+      endpoint: input.endpoint,
+      auth_type: input.authType,
+      auth_secret_enc: input.authSecret ? ctx.secrets.seal(input.authSecret, id) : null,
+      priority: input.priority,
+      description: input.description ?? null,
+      tenant_id: writeTenant(principal, input.tenantId),
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await ctx.bus.publish('providers.changed', { providerId: id });
+  return toToolProvider(row);
+}
+
+export async function updateToolProvider(
+  ctx: ToolProvidersContext,
+  principal: Principal,
+  id: string,
+  patch: ToolProviderPatch,
+): Promise<ToolProvider> {
+  const current = await loadVisibleProvider(ctx.db, principal, id);
+  assertTenantWritable(principal, current.tenant_id, 'tool provider');
+  const changes = {
+    ...(patch.name !== undefined && { name: patch.name }),
+    ...(patch.pattern !== undefined && { pattern: patch.pattern }),
+    ...(patch.endpoint !== undefined && { endpoint: patch.endpoint }),
+    ...(patch.authType !== undefined && { auth_type: patch.authType }),
+    ...(patch.authSecret !== undefined && { auth_secret_enc: patch.authSecret ? ctx.secrets.seal(patch.authSecret, id) : null }),
+    ...(patch.priority !== undefined && { priority: patch.priority }),
+    ...(patch.description !== undefined && { description: patch.description }),
+  };
+  const row = await ctx.db
+    .updateTable('tool_providers')
+    .set({ ...changes, updated_at: ctx.clock.now() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Tool provider');
+  await ctx.bus.publish('providers.changed', { providerId: id });
+  return toToolProvider(row);
+}
+
+/** Deletes the provider and, in the same transaction, every access rule naming it. */
+export async function deleteToolProvider(ctx: ToolProvidersContext, principal: Principal, id: string): Promise<void> {
+  const current = await loadVisibleProvider(ctx.db, principal, id);
+  assertTenantWritable(principal, current.tenant_id, 'tool provider');
+  const removedRules = await ctx.db.transaction().execute(async (trx) => {
+    const rules = await trx.deleteFrom('access_rules').where('provider_id', '=', id).returning('id').execute();
+    const deleted = await trx.deleteFrom('tool_providers').where('id', '=', id).returning('id').executeTakeFirst();
+    if (!deleted) throw new NotFoundError('Tool provider');
+    return rules.length;
+  });
+  await ctx.bus.publish('providers.changed', { providerId: id });
+  if (removedRules > 0) await ctx.bus.publish('rules.changed', { subjectType: null, subjectId: null });
+}
+
+/** The upstream's tool list, fetched live with the provider's credentials. */
+export async function fetchProviderTools(
+  ctx: Pick<ToolProvidersContext, 'db' | 'secrets'>,
+  principal: Principal,
+  id: string,
+  timeoutMs?: number,
+): Promise<UpstreamTool[]> {
+  const row = await loadVisibleProvider(ctx.db, principal, id);
+  const secret = row.auth_secret_enc === null ? null : ctx.secrets.open(row.auth_secret_enc, id);
+  return listUpstreamTools({ endpoint: row.endpoint, authType: row.auth_type, secret }, timeoutMs);
+}
+
+/** A provider the principal may see; other tenants' providers are 404 like unknown ids. */
+export async function loadVisibleProvider(db: Kysely<Database>, principal: Principal, id: string): Promise<ToolProviderRow> {
+  const row = await db
+    .selectFrom('tool_providers')
+    .selectAll()
+    .where('id', '=', id)
+    .where((eb) => whereTenantVisible(eb, principal, 'tool_providers.tenant_id'))
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Tool provider');
+  return row;
+}
