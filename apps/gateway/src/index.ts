@@ -1,0 +1,3 @@
+export { createGatewayApp } from './all-in-one.js';
+export { startGateway } from './gateway.js';
+export type { GatewayOptions, RunningGateway } from './gateway.js';

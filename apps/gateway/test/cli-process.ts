@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** Test-only: drives the real `gateway` binary (and service main.ts files) as child processes. */
+export const GATEWAY_BIN = fileURLToPath(new URL('../bin/gateway.mjs', import.meta.url));
+
+/** Only what a shell user would have: no inherited NODE_ENV=test, secrets or test URLs. */
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...extra };
+}
+
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function run(args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<Finished> {
+  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return finished(child, options.timeoutMs ?? 60_000);
+}
+
+function finished(child: ChildProcess, timeoutMs: number): Promise<Finished> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`process did not exit in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      // let the pipes drain
+      setImmediate(() => resolve({ code, stdout, stderr }));
+    });
+  });
+}
+
+export interface Server {
+  port: number;
+  output(): string;
+  /** SIGTERM, then the exit result (graceful shutdown exits 0). */
+  stop(): Promise<Finished>;
+}
+
+/** Starts a long-running process and waits until `ready` matches its stdout; the first group is the port. */
+export function startServer(
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; ready: RegExp; timeoutMs?: number },
+): Promise<Server> {
+  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<Finished>((resolve) => {
+    child.on('exit', (code) => setImmediate(() => resolve({ code, stdout: out, stderr: '' })));
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`not ready in time:\n${out}`));
+    }, options.timeoutMs ?? 60_000);
+    const check = () => {
+      const match = options.ready.exec(out);
+      if (!match) return;
+      clearTimeout(timer);
+      child.stdout.off('data', check);
+      resolve({
+        port: Number(match[1]),
+        output: () => out,
+        stop: async () => {
+          if (child.exitCode === null) child.kill('SIGTERM');
+          return exited;
+        },
+      });
+    };
+    child.stdout.on('data', check);
+    void exited.then((r) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${r.code} before it was ready:\n${out}`));
+    });
+  });
+}

@@ -1,0 +1,133 @@
+import { migrateToLatest, openDatabase } from '@agentgw/db';
+import { sql } from 'kysely';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authHeaders, startRecordingUpstream } from '@agentgw/testkit';
+import { cleanEnv, run, startServer, type Server } from './cli-process.js';
+
+const SERVICES = ['admin-api', 'invoke-proxy', 'mcp-gateway', 'vault', 'confirmation-hub', 'audit-writer'] as const;
+const mainOf = (service: string) => fileURLToPath(new URL(`../../${service}/src/main.ts`, import.meta.url));
+const appDir = fileURLToPath(new URL('..', import.meta.url));
+/** pino's JSON line from serve(): `"port":N ... "msg":"listening"`. */
+const LISTENING = /"port":(\d+)[^\n]*"msg":"listening"/;
+
+const SECRETS = { JWT_SECRET: 'distributed-test-secret-0123456789abcdef', CREDENTIAL_ENCRYPTION_KEY: 'ab'.repeat(32) };
+
+describe('distributed main.ts without PostgreSQL and Redis', () => {
+  it.each(SERVICES)('%s refuses to start and names DATABASE_URL and REDIS_URL', async (service) => {
+    const result = await run(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: cleanEnv(SECRETS) });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('DATABASE_URL must be a postgres:// URL');
+    expect(result.stderr).toContain('REDIS_URL is required');
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+  }, 60_000);
+});
+
+const pgUrl = process.env.TEST_DATABASE_URL;
+const redisUrl = process.env.TEST_REDIS_URL;
+
+describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis', () => {
+  const database = `agw_main_${randomBytes(6).toString('hex')}`;
+  let databaseUrl: string;
+  const withDatabase = (name: string) => {
+    const url = new URL(pgUrl!);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+
+  beforeAll(async () => {
+    const admin = await openDatabase({ url: pgUrl! });
+    try {
+      await sql.raw(`create database ${database}`).execute(admin.db);
+    } finally {
+      await admin.close();
+    }
+    databaseUrl = withDatabase(database);
+    const fresh = await openDatabase({ url: databaseUrl });
+    try {
+      await migrateToLatest(fresh.db);
+    } finally {
+      await fresh.close();
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    const admin = await openDatabase({ url: pgUrl! });
+    try {
+      await sql.raw(`drop database if exists ${database} with (force)`).execute(admin.db);
+    } finally {
+      await admin.close();
+    }
+  });
+
+  const env = () =>
+    cleanEnv({ ...SECRETS, LOG_LEVEL: 'info', PORT: '0', DATABASE_URL: databaseUrl, REDIS_URL: redisUrl!, VAULT_URL: 'http://127.0.0.1:7604' });
+
+  it.each(SERVICES)('%s boots, reports healthy PostgreSQL and Redis, and stops gracefully on SIGTERM', async (service) => {
+    const server = await startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: env(), ready: LISTENING });
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/health`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: 'ok', service, checks: { database: 'ok', redis: 'ok' } });
+    } finally {
+      const stopped = await server.stop();
+      expect(stopped.code).toBe(0);
+    }
+  }, 60_000);
+
+  it('invoke-proxy resolves credentials through the vault process over HTTP', async () => {
+    const upstream = await startRecordingUpstream();
+    const admin = { ADMIN_EMAIL: 'dist-admin@example.com', ADMIN_PASSWORD: 'dist-password-1' };
+    const start = (service: string, extra: Record<string, string> = {}) =>
+      startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: { ...env(), ...extra }, ready: LISTENING });
+    const servers: Server[] = [];
+    try {
+      const adminApi = await start('admin-api', admin);
+      servers.push(adminApi);
+      const vault = await start('vault');
+      servers.push(vault);
+      const invoke = await start('invoke-proxy', { VAULT_URL: `http://127.0.0.1:${vault.port}` });
+      servers.push(invoke);
+
+      const login = await fetch(`http://127.0.0.1:${adminApi.port}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: admin.ADMIN_EMAIL, password: admin.ADMIN_PASSWORD }),
+      });
+      expect(login.status).toBe(200);
+      const headers = authHeaders(((await login.json()) as { token: string }).token);
+      const created = await fetch(`http://127.0.0.1:${adminApi.port}/api/v1/admin/agents`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'dist-bot', upstreamUrl: upstream.url, requiredCredentials: [{ serviceType: 'erp' }] }),
+      });
+      expect(created.status).toBe(201);
+      const { agent } = (await created.json()) as { agent: { id: string } };
+      const stored = await fetch(`http://127.0.0.1:${vault.port}/api/v1/credentials/apikey`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ serviceType: 'erp', apiKey: 'erp-key-9' }),
+      });
+      expect(stored.status).toBe(201);
+
+      const invoked = await fetch(`http://127.0.0.1:${invoke.port}/api/v1/agents/${agent.id}/invoke`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ message: 'hello' }),
+      });
+      expect(invoked.status).toBe(200);
+      expect(upstream.requests[0]?.headers['x-credential-erp']).toBe('erp-key-9');
+    } finally {
+      for (const server of servers) await server.stop();
+      await upstream.close();
+    }
+  }, 120_000);
+
+  it('invoke-proxy names VAULT_URL when it is missing', async () => {
+    const { VAULT_URL: _unused, ...rest } = env();
+    const result = await run(['--import', 'tsx', mainOf('invoke-proxy')], { cwd: appDir, env: rest });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('VAULT_URL is required by invoke-proxy');
+  }, 60_000);
+});

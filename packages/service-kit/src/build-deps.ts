@@ -1,0 +1,96 @@
+import { createAuth } from '@agentgw/auth';
+import {
+  BullJobQueue,
+  ConfigError,
+  createLogger,
+  MemoryEventBus,
+  MemoryJobQueue,
+  RedisEventBus,
+  systemClock,
+  type Config,
+  type EventBus,
+  type JobQueue,
+} from '@agentgw/core';
+import { openDatabase, type DbHandle } from '@agentgw/db';
+import { Redis } from 'ioredis';
+import type { ServiceDeps } from './deps.js';
+
+export interface BuildDepsOptions {
+  /** Names the logger and the /health body. */
+  service: string;
+  /** `distributed` insists on PostgreSQL and Redis; `embedded` allows a file database and in-process adapters. */
+  mode: 'embedded' | 'distributed';
+  /** Where the embedded database lives when DATABASE_URL is unset (`<dataDir>/pgdata`, default `.gateway-data`). */
+  dataDir?: string;
+}
+
+export type BuiltDeps = ServiceDeps & { close(): Promise<void> };
+
+/** Distributed services share one database and one Redis; a file database or in-process bus would split them silently. */
+function assertDistributable(config: Config): void {
+  const problems: { variable: string; message: string }[] = [];
+  if (!config.DATABASE_URL || config.DATABASE_URL.startsWith('file:')) {
+    problems.push({ variable: 'DATABASE_URL', message: 'must be a postgres:// URL when running services separately' });
+  }
+  if (!config.REDIS_URL) {
+    problems.push({ variable: 'REDIS_URL', message: 'is required when running services separately' });
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+/**
+ * Opens everything a service needs: the database, the bus and queue (Redis/BullMQ when
+ * REDIS_URL is set, in-process otherwise), auth and a logger. `close()` releases them all.
+ */
+export async function buildDeps(config: Config, options: BuildDepsOptions): Promise<BuiltDeps> {
+  if (options.mode === 'distributed') assertDistributable(config);
+  const logger = createLogger({ level: config.LOG_LEVEL, name: options.service });
+  const closers: (() => Promise<unknown>)[] = [];
+  const closeAll = async (): Promise<void> => {
+    for (const close of closers.splice(0).reverse()) {
+      await close().catch((err: unknown) => logger.warn({ err }, 'error while closing a dependency'));
+    }
+  };
+
+  try {
+    const dbHandle: DbHandle = await openDatabase({ url: config.DATABASE_URL, dataDir: options.dataDir });
+    closers.push(() => dbHandle.close());
+
+    let bus: EventBus;
+    let queue: JobQueue;
+    let pingRedis: (() => Promise<boolean>) | undefined;
+    if (config.REDIS_URL) {
+      // A connection of its own for health probes, so a busy subscriber connection cannot mask an outage.
+      const probe = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+      probe.on('error', () => {}); // reported through /health, not as an unhandled error
+      closers.push(async () => probe.disconnect());
+      pingRedis = async () => (await probe.ping()) === 'PONG';
+      bus = new RedisEventBus({ url: config.REDIS_URL, logger });
+      closers.push(() => bus.close());
+      queue = new BullJobQueue({ url: config.REDIS_URL, logger });
+      closers.push(() => queue.close());
+    } else {
+      bus = new MemoryEventBus({ logger });
+      closers.push(() => bus.close());
+      queue = new MemoryJobQueue({ logger });
+      closers.push(() => queue.close());
+    }
+
+    const auth = await createAuth({ config, db: dbHandle.db, bus, clock: systemClock, logger });
+    return {
+      config,
+      db: dbHandle.db,
+      dbHandle,
+      bus,
+      queue,
+      clock: systemClock,
+      logger,
+      auth,
+      pingRedis,
+      close: closeAll,
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

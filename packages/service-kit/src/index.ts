@@ -1,0 +1,10 @@
+export type { CredentialResolution, CredentialResolver, ServiceDeps } from './deps.js';
+export { createServiceApp, DEFAULT_MAX_BODY_BYTES } from './service-app.js';
+export { checkHealth, healthRoute } from './health.js';
+export type { HealthBody, HealthState } from './health.js';
+export { buildDeps } from './build-deps.js';
+export type { BuildDepsOptions, BuiltDeps } from './build-deps.js';
+export { serve } from './serve.js';
+export type { RunningServer, ServeOptions } from './serve.js';
+export { runService } from './run-service.js';
+export type { RunServiceOptions } from './run-service.js';

@@ -1,0 +1,70 @@
+import { serve as nodeServe, type ServerType } from '@hono/node-server';
+import type { Logger } from '@agentgw/core';
+import type { Hono } from 'hono';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ServeOptions {
+  port: number;
+  hostname?: string;
+  /** Closed after the server has stopped (database, Redis, queues). */
+  deps: { close(): Promise<void> };
+  logger: Logger;
+  /** How long in-flight requests (e.g. open SSE streams) may take to finish on shutdown. */
+  shutdownTimeoutMs?: number;
+  /** Install SIGTERM/SIGINT handlers that shut down and exit 0 (default true). */
+  handleSignals?: boolean;
+}
+
+export interface RunningServer {
+  /** The bound port (useful with port 0). */
+  port: number;
+  server: ServerType;
+  /** Stop accepting, wait for in-flight requests up to the bound, then close deps. Idempotent. */
+  shutdown(): Promise<void>;
+}
+
+export async function serve(app: Hono, options: ServeOptions): Promise<RunningServer> {
+  const { logger } = options;
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = nodeServe({ fetch: app.fetch, port: options.port, hostname: options.hostname }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port, hostname: options.hostname ?? '0.0.0.0' }, 'listening');
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info('shutting down');
+      const http = server as Server;
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeIdleConnections();
+      const timer = setTimeout(() => {
+        logger.warn('in-flight requests did not finish in time; closing their connections');
+        http.closeAllConnections();
+      }, options.shutdownTimeoutMs ?? 10_000);
+      await closed;
+      clearTimeout(timer);
+      await options.deps.close();
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+
+  if (options.handleSignals ?? true) {
+    const onSignal = (signal: NodeJS.Signals) => {
+      logger.info({ signal }, 'signal received');
+      shutdown().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  }
+  return { port, server, shutdown };
+}

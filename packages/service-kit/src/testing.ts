@@ -1,0 +1,57 @@
+import { createAuth } from '@agentgw/auth';
+import { loadConfig, MemoryEventBus, MemoryJobQueue, silentLogger, systemClock, type Clock, type Config } from '@agentgw/core';
+import { openTestDatabase } from '@agentgw/db/testing';
+import type { ServiceDeps } from './deps.js';
+
+/** A fixed, valid configuration for tests; override single variables through `env`. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    JWT_SECRET: 'test-jwt-secret-that-is-long-enough-0123456789',
+    CREDENTIAL_ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
+export interface TestDepsOptions {
+  backend?: 'pglite' | 'postgres';
+  env?: Record<string, string>;
+  clock?: Clock;
+}
+
+export type TestDeps = ServiceDeps & { close(): Promise<void> };
+
+/**
+ * Real deps for `app.request(...)` tests: a fresh migrated database of the given backend,
+ * in-process bus and queue, a silent logger and real auth. `close()` drops the database.
+ */
+export async function createTestDeps(options: TestDepsOptions = {}): Promise<TestDeps> {
+  const config = testConfig(options.env);
+  const dbHandle = await openTestDatabase(options.backend ?? 'pglite');
+  const logger = silentLogger();
+  const clock = options.clock ?? systemClock;
+  const bus = new MemoryEventBus({ logger });
+  const queue = new MemoryJobQueue({ logger, clock });
+  try {
+    const auth = await createAuth({ config, db: dbHandle.db, bus, clock, logger });
+    return {
+      config,
+      db: dbHandle.db,
+      dbHandle,
+      bus,
+      queue,
+      clock,
+      logger,
+      auth,
+      async close() {
+        await queue.close();
+        await bus.close();
+        await dbHandle.close();
+      },
+    };
+  } catch (err) {
+    await dbHandle.close();
+    throw err;
+  }
+}
