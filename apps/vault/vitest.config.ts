@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
 
-// PGlite start-up and migrations can take a while on a busy machine.
-export default defineConfig({ test: { hookTimeout: 60_000, testTimeout: 30_000 } });
+// Embedded PostgreSQL (PGlite) boots and scrypt hashing take seconds when CI runs every
+// package's suite at once on two cores; these bounds catch hangs, not slowness.
+export default defineConfig({ test: { testTimeout: 60_000, hookTimeout: 120_000 } });

@@ -6,5 +6,5 @@ export { buildDeps } from './build-deps.js';
 export type { BuildDepsOptions, BuiltDeps } from './build-deps.js';
 export { serve } from './serve.js';
 export type { RunningServer, ServeOptions } from './serve.js';
-export { runService } from './run-service.js';
+export { exitWithStartupError, runService } from './run-service.js';
 export type { RunServiceOptions } from './run-service.js';

@@ -38,7 +38,7 @@ export async function runService<E extends Env, S extends Schema, P extends stri
 }
 
 /** One line on stderr, no stack: a start-up failure is an operator's problem, not a bug report. */
-function exitWithStartupError(err: unknown): never {
+export function exitWithStartupError(err: unknown): never {
   console.error(err instanceof ConfigError ? err.message : `Failed to start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 }
