@@ -1,4 +1,4 @@
-import { createSecretBox, jwtAuth, requirePermission } from '@agentgw/auth';
+import { secretBoxFor, jwtAuth, requirePermission } from '@agentgw/auth';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import {
@@ -164,7 +164,7 @@ const regenerateRoute = createRoute({
 });
 
 export function agentsRoutes(deps: ServiceDeps): OpenAPIHono {
-  const ctx: AgentsContext = { ...deps, secrets: createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY) };
+  const ctx: AgentsContext = { ...deps, secrets: secretBoxFor(deps.config) };
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(createAgentRoute, async (c) => {

@@ -1,4 +1,4 @@
-import { createSecretBox, jwtAuth, requirePermission } from '@agentgw/auth';
+import { secretBoxFor, jwtAuth, requirePermission } from '@agentgw/auth';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import {
@@ -128,7 +128,7 @@ const deleteRoute = createRoute({
 });
 
 export function credentialProvidersRoutes(deps: ServiceDeps): OpenAPIHono {
-  const ctx: CredentialProvidersContext = { ...deps, secrets: createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY) };
+  const ctx: CredentialProvidersContext = { ...deps, secrets: secretBoxFor(deps.config) };
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => c.json({ providers: await listCredentialProviders(deps.db, c.var.principal) }, 200));

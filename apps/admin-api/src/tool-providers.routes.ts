@@ -1,4 +1,4 @@
-import { createSecretBox, jwtAuth, requirePermission } from '@agentgw/auth';
+import { secretBoxFor, jwtAuth, requirePermission } from '@agentgw/auth';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
@@ -137,7 +137,7 @@ export interface ToolProvidersRoutesOptions {
 }
 
 export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRoutesOptions = {}): OpenAPIHono {
-  const ctx: ToolProvidersContext = { ...deps, secrets: createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY) };
+  const ctx: ToolProvidersContext = { ...deps, secrets: secretBoxFor(deps.config) };
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => c.json({ providers: await listToolProviders(deps.db, c.var.principal) }, 200));

@@ -6,7 +6,7 @@
  * Runs on the embedded database with one required credential, so each call does the whole
  * pipeline: auth, agent (cached), vault resolve, session token, forward, wrap.
  */
-import { createSecretBox, generateRuntimeToken } from '@agentgw/auth';
+import { secretBoxFor, generateRuntimeToken } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 import { json } from '@agentgw/db';
 import { serve } from '@agentgw/service-kit';
@@ -76,7 +76,7 @@ await deps.db
     id: agentId,
     name: 'bench',
     upstream_url: upstreamUrl,
-    upstream_secret_enc: createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY).seal('bench-secret', agentId),
+    upstream_secret_enc: secretBoxFor(deps.config).seal('bench-secret', agentId),
     required_credentials: json([{ serviceType: 'github' }]),
     tenant_id: 'bench',
     runtime_token_hash: runtime.hash,

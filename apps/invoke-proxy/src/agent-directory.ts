@@ -1,4 +1,4 @@
-import { createSecretBox, isVisibleTo, type Principal, type SecretBox } from '@agentgw/auth';
+import { secretBoxFor, isVisibleTo, type Principal, type SecretBox } from '@agentgw/auth';
 import { DependencyUnavailableError, ForbiddenError, MemoryCache, NotFoundError } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
 
@@ -34,7 +34,7 @@ export class AgentDirectory {
     options: AgentDirectoryOptions = {},
   ) {
     this.cache = new MemoryCache({ ttlMs: options.ttlMs ?? 30_000, max: 10_000 });
-    this.secrets = createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY);
+    this.secrets = secretBoxFor(deps.config);
     // The cache also forgets a load in flight on delete, so a read racing a disable is not kept.
     this.cache
       .invalidateOn(deps.bus, 'agent.changed', ({ agentId }) => agentId)

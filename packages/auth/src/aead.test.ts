@@ -50,6 +50,16 @@ describe('secret box', () => {
     expect(createSecretBox('cd'.repeat(32)).open(sealed, 'agent:a1')).toBeNull();
   });
 
+  it('keeps secrets sealed under a previous key readable after rotation, and seals with the new one', () => {
+    const newKey = 'cd'.repeat(32);
+    const old = createSecretBox(keyHex).seal('upstream-token', 'agent:a1');
+    const rotated = createSecretBox(newKey, [keyHex]);
+    expect(rotated.open(old, 'agent:a1')).toBe('upstream-token');
+    const resealed = rotated.seal('upstream-token', 'agent:a1');
+    expect(createSecretBox(newKey).open(resealed, 'agent:a1')).toBe('upstream-token');
+    expect(createSecretBox(keyHex).open(resealed, 'agent:a1')).toBeNull();
+  });
+
   it('refuses a malformed key', () => {
     expect(() => createSecretBox('abc')).toThrow(/64 hex/);
   });
