@@ -3,14 +3,14 @@
 import { build } from 'esbuild';
 import { basename } from 'node:path';
 
-const entry = process.argv[2];
-if (!entry) {
-  console.error('usage: node scripts/bundle.mjs <entry.ts>');
+const entries = process.argv.slice(2);
+if (entries.length === 0) {
+  console.error('usage: node scripts/bundle.mjs <entry.ts> [<entry.ts> ...]');
   process.exit(2);
 }
 await build({
-  entryPoints: [entry],
-  outfile: `dist/${basename(entry).replace(/\.ts$/, '.js')}`,
+  entryPoints: Object.fromEntries(entries.map((e) => [basename(e).replace(/\.ts$/, ''), e])),
+  outdir: 'dist',
   bundle: true,
   platform: 'node',
   target: 'node20',
