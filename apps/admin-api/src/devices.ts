@@ -47,6 +47,9 @@ export async function registerDevice(
   const userId = ownerOf(principal);
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
+    // A caller from an external issuer may have no local account; devices hang off users.
+    const user = await trx.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+    if (!user) throw new ForbiddenError('Devices can only be registered for users registered with the gateway', 'USER_NOT_REGISTERED');
     await trx
       .updateTable('devices')
       .set({ is_active: false, updated_at: now })
