@@ -1,0 +1,62 @@
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { authHeaders, createUser, tokenFor } from '@agentgw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatewayApp } from '../src/all-in-one.js';
+
+// Every route of the all-in-one, hit with malformed bodies, odd ids, bad query values and
+// each kind of (in)valid credential: a production gateway answers all of it with 4xx and the
+// one error body, never a 5xx.
+const EXTRA_ROUTES: [string, string][] = [
+  ['POST', '/api/v1/agents/{id}/invoke'],
+  ['GET', '/api/v1/agents/{id}/credentials-check'],
+  ['GET', '/api/v1/agents/{id}'],
+  ['GET', '/api/v1/credentials'],
+  ['DELETE', '/api/v1/credentials/{id}'],
+  ['POST', '/api/v1/credentials/jwt'],
+  ['POST', '/api/v1/credentials/apikey'],
+  ['POST', '/api/v1/credentials/resolve'],
+  ['GET', '/api/v1/credentials/check/{id}'],
+  ['POST', '/internal/v1/credentials/resolve'],
+];
+const BODIES = [
+  '[]',
+  'null',
+  '{bad',
+  '{"name":123,"email":[],"password":{},"upstreamUrl":"x","serviceTypes":"a","rules":"x","platform":1,"message":5}',
+  '{"rules":[{}],"serviceTypes":[1]}',
+];
+const IDS = ['nope', "'; drop table users;--", 'a'.repeat(2000)];
+const QUERIES = ['', '?limit=abc&offset=-1&status=zzz&subjectType=1'];
+
+describe('bad input never yields a 5xx', () => {
+  let deps: TestDeps;
+  let app: ReturnType<typeof createGatewayApp>;
+  let credentials: Record<string, string>[];
+
+  beforeAll(async () => {
+    deps = await createTestDeps();
+    app = createGatewayApp(deps);
+    const admin = await createUser(deps, { email: 'fuzz-admin@example.com', roles: ['admin'] });
+    credentials = [authHeaders(await tokenFor(deps, admin)), {}, { 'x-api-key': 'gk_unknown', 'x-user-id': admin.id }, { authorization: 'Bearer art_unknown' }];
+  });
+  afterAll(() => deps?.close());
+
+  it('over every documented and undocumented route', async () => {
+    const doc = (await (await app.request('/api/v1/openapi.json')).json()) as { paths: Record<string, object> };
+    const routes = [...EXTRA_ROUTES];
+    for (const [path, ops] of Object.entries(doc.paths)) for (const method of Object.keys(ops)) routes.push([method.toUpperCase(), path]);
+    expect(routes.length).toBeGreaterThan(40);
+
+    const failures: string[] = [];
+    for (const [method, template] of routes) {
+      const bodies = method === 'GET' || method === 'DELETE' ? [undefined] : BODIES;
+      for (const id of IDS) for (const query of QUERIES) for (const body of bodies) for (const headers of credentials) {
+        const path = template.replace(/\{[^}]+\}/g, encodeURIComponent(id)) + query;
+        const res = await app.request(path, { method, headers: { 'content-type': 'application/json', ...headers }, body });
+        if (res.status >= 500) failures.push(`${res.status} ${method} ${path.slice(0, 80)} ${String(body).slice(0, 40)}`);
+        else if (res.status >= 400) expect(await res.json()).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+});
