@@ -1,16 +1,15 @@
 import { createSecretBox, hashToken } from '@agentgw/auth';
 import { newId, type GatewayEvents } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
-import { signedInUser, testClient, type Caller } from './test-client.js';
+import { openAdminApi, signedInUser, type Call, type Caller } from './test-client.js';
 
 const base = '/api/v1/admin/agents';
 
 describe.each(testBackends())('agents API (%s)', (backend) => {
   let deps: TestDeps;
-  let call: ReturnType<typeof testClient>;
+  let call: Call;
   let admin: Caller;
   let creator: Caller;
   let otherCreator: Caller;
@@ -18,12 +17,8 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
   const events: { name: string; payload: unknown }[] = [];
 
   beforeAll(async () => {
-    deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
-    admin = await signedInUser(deps, ['admin']);
-    creator = await signedInUser(deps, ['agent_creator'], 'acme');
+    ({ deps, call, admin, acmeCreator: creator, acmeAdmin: tenantAdmin } = await openAdminApi(backend));
     otherCreator = await signedInUser(deps, ['agent_creator'], 'acme');
-    tenantAdmin = await signedInUser(deps, ['tenant_admin'], 'acme');
     for (const name of ['agent.changed', 'rules.changed'] as const) {
       await deps.bus.subscribe(name, (payload) => void events.push({ name, payload }));
     }

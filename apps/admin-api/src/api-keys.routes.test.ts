@@ -1,26 +1,21 @@
 import { hashToken } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
-import { signedInUser, testClient, type Caller } from './test-client.js';
+import { openAdminApi, type Call, type Caller } from './test-client.js';
 
 const base = '/api/v1/admin/api-keys';
 
 describe.each(testBackends())('API keys API (%s)', (backend) => {
   let deps: TestDeps;
-  let call: ReturnType<typeof testClient>;
+  let call: Call;
   let admin: Caller;
   let tenantAdmin: Caller;
   let member: Caller;
   const events: unknown[] = [];
 
   beforeAll(async () => {
-    deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
-    admin = await signedInUser(deps, ['admin']);
-    tenantAdmin = await signedInUser(deps, ['tenant_admin'], 'acme');
-    member = await signedInUser(deps, ['agent_creator'], 'acme');
+    ({ deps, call, admin, acmeAdmin: tenantAdmin, acmeCreator: member } = await openAdminApi(backend));
     await deps.bus.subscribe('apikey.changed', (e) => void events.push(e));
   });
   afterAll(() => deps?.close());

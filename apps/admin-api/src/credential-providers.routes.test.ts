@@ -1,28 +1,22 @@
 import { createSecretBox } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
-import { signedInUser, testClient, type Caller } from './test-client.js';
+import { openAdminApi, type Call, type Caller } from './test-client.js';
 
 const BASE = '/api/v1/credential-providers';
 const MASK = '********';
 
 describe.each(testBackends())('credential providers API (%s)', (backend) => {
   let deps: TestDeps;
-  let call: ReturnType<typeof testClient>;
+  let call: Call;
   let admin: Caller;
   let acmeAdmin: Caller;
   let globexAdmin: Caller;
   let acmeCreator: Caller;
 
   beforeAll(async () => {
-    deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
-    admin = await signedInUser(deps, ['admin']);
-    acmeAdmin = await signedInUser(deps, ['tenant_admin'], 'acme');
-    globexAdmin = await signedInUser(deps, ['tenant_admin'], 'globex');
-    acmeCreator = await signedInUser(deps, ['agent_creator'], 'acme');
+    ({ deps, call, admin, acmeAdmin, globexAdmin, acmeCreator } = await openAdminApi(backend));
   });
   afterAll(() => deps?.close());
 

@@ -1,14 +1,13 @@
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
-import { signedInUser, testClient, type Caller } from './test-client.js';
+import { openAdminApi, signedInUser, type Call, type Caller } from './test-client.js';
 
 const BASE = '/api/v1/admin/provider-access';
 
 describe.each(testBackends())('provider access API (%s)', (backend) => {
   let deps: TestDeps;
-  let call: ReturnType<typeof testClient>;
+  let call: Call;
   let admin: Caller;
   let acmeAdmin: Caller;
   let globexAdmin: Caller;
@@ -35,12 +34,7 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
   const createRule = (caller: Caller, body: Record<string, unknown>) => call('POST', BASE, { token: caller.token, body });
 
   beforeAll(async () => {
-    deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
-    admin = await signedInUser(deps, ['admin']);
-    acmeAdmin = await signedInUser(deps, ['tenant_admin'], 'acme');
-    globexAdmin = await signedInUser(deps, ['tenant_admin'], 'globex');
-    creator = await signedInUser(deps, ['agent_creator'], 'acme');
+    ({ deps, call, admin, acmeAdmin, globexAdmin, acmeCreator: creator } = await openAdminApi(backend));
     endUser = await signedInUser(deps, ['agent_creator'], 'acme');
     github = await createProvider(admin, 'github');
     slack = await createProvider(admin, 'slack');

@@ -1,8 +1,7 @@
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
-import { signedInUser, testClient, type Caller } from './test-client.js';
+import { openAdminApi, type Call, type Caller } from './test-client.js';
 
 let serial = 0;
 const unique = (prefix: string) => `${prefix}_${++serial}`;
@@ -55,17 +54,13 @@ const RESOURCES: Resource[] = [
 
 describe.each(testBackends())('tenancy (%s)', (backend) => {
   let deps: TestDeps;
-  let call: ReturnType<typeof testClient>;
+  let call: Call;
   let admin: Caller;
   let acme: Caller;
   let globex: Caller;
 
   beforeAll(async () => {
-    deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
-    admin = await signedInUser(deps, ['admin']);
-    acme = await signedInUser(deps, ['tenant_admin'], 'acme');
-    globex = await signedInUser(deps, ['tenant_admin'], 'globex');
+    ({ deps, call, admin, acmeAdmin: acme, globexAdmin: globex } = await openAdminApi(backend));
   });
   afterAll(() => deps?.close());
 

@@ -1,6 +1,9 @@
 import { createUser, tokenFor, type TestUser } from '@agentgw/testkit';
 import type { RoleName } from '@agentgw/db';
+import type { TestBackend } from '@agentgw/db/testing';
 import type { ServiceDeps } from '@agentgw/service-kit';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createApp } from './app.js';
 
 // Response bodies are whatever JSON the API answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -23,8 +26,10 @@ export interface CallOptions {
 
 type Requester = { request(path: string, init?: RequestInit): Response | Promise<Response> };
 
+export type Call = (method: string, path: string, options?: CallOptions) => Promise<TestResponse>;
+
 /** `call(method, path, options)` against an app through `app.request`, JSON in and out. */
-export function testClient(app: Requester) {
+export function testClient(app: Requester): Call {
   return async function call(method: string, path: string, options: CallOptions = {}): Promise<TestResponse> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -49,4 +54,34 @@ export async function signedInUser(
   sequence += 1;
   const user = await createUser(deps, { email: `${roles.join('-') || 'nobody'}-${sequence}-${Date.now()}@example.test`, roles, tenantId });
   return { ...user, token: await tokenFor(deps, user) };
+}
+
+export interface AdminApiFixture {
+  deps: TestDeps;
+  call: Call;
+  admin: Caller;
+  /** tenant_admin of acme. */
+  acmeAdmin: Caller;
+  /** tenant_admin of globex. */
+  globexAdmin: Caller;
+  /** agent_creator of acme. */
+  acmeCreator: Caller;
+}
+
+/** The common set-up of an admin API suite: fresh deps on `backend`, a client on the app and the usual callers. */
+export async function openAdminApi(backend: TestBackend): Promise<AdminApiFixture> {
+  const deps = await createTestDeps({ backend });
+  try {
+    return {
+      deps,
+      call: testClient(createApp(deps)),
+      admin: await signedInUser(deps, ['admin']),
+      acmeAdmin: await signedInUser(deps, ['tenant_admin'], 'acme'),
+      globexAdmin: await signedInUser(deps, ['tenant_admin'], 'globex'),
+      acmeCreator: await signedInUser(deps, ['agent_creator'], 'acme'),
+    };
+  } catch (err) {
+    await deps.close();
+    throw err;
+  }
 }

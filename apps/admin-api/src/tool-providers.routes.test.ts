@@ -3,13 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { createSecretBox } from '@agentgw/auth';
 import { errorHandler } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import type { TestDeps } from '@agentgw/service-kit/testing';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createApp } from './app.js';
 import { openApiApp } from './route-kit.js';
-import { signedInUser, testClient, type Caller } from './test-client.js';
+import { openAdminApi, signedInUser, testClient, type Call, type Caller } from './test-client.js';
 import { toolProvidersRoutes } from './tool-providers.routes.js';
 
 const BASE = '/api/v1/admin/tool-providers';
@@ -40,7 +39,7 @@ async function closedPortUrl(): Promise<string> {
 
 describe.each(testBackends())('tool providers API (%s)', (backend) => {
   let deps: TestDeps;
-  let call: ReturnType<typeof testClient>;
+  let call: Call;
   let admin: Caller;
   let acmeAdmin: Caller;
   let globexAdmin: Caller;
@@ -50,12 +49,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
   const ruleEvents: unknown[] = [];
 
   beforeAll(async () => {
-    deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
-    admin = await signedInUser(deps, ['admin']);
-    acmeAdmin = await signedInUser(deps, ['tenant_admin'], 'acme');
-    globexAdmin = await signedInUser(deps, ['tenant_admin'], 'globex');
-    creator = await signedInUser(deps, ['agent_creator'], 'acme');
+    ({ deps, call, admin, acmeAdmin, globexAdmin, acmeCreator: creator } = await openAdminApi(backend));
     await deps.bus.subscribe('providers.changed', (e) => void providerEvents.push(e));
     await deps.bus.subscribe('rules.changed', (e) => void ruleEvents.push(e));
     mcp = await startMcpServer({

@@ -1,25 +1,14 @@
 import { keyIdOf } from '@agentgw/auth';
 import type { ApiKeyScope } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { KEY_A, sessionHeaders, startVault, type VaultFixture } from './vault-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { KEY_A, sessionHeaders, useSharedVault, type VaultFixture } from './vault-fixture.js';
 
 const BASE = '/api/v1/credentials';
 const inOneHour = (f: VaultFixture) => new Date(f.clock.now().getTime() + 3_600_000).toISOString();
 
 describe.each(testBackends())('credentials API (%s)', (backend) => {
-  // One database per backend: every test works with users of its own.
-  let f: VaultFixture;
-  beforeAll(async () => {
-    f = await startVault(backend);
-  });
-  afterAll(async () => {
-    await f.close();
-  });
-  beforeEach(async () => {
-    await f.deps.db.deleteFrom('credential_providers').execute();
-    f.logs.length = 0;
-  });
+  const f = useSharedVault(backend);
 
   describe('authentication', () => {
     it('answers 401 with the error body without credentials', async () => {

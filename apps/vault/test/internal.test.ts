@@ -3,10 +3,10 @@ import { testBackends } from '@agentgw/db/testing';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { directCredentialResolver, httpCredentialResolver } from '../src/credential-resolvers.js';
 import { createVault } from '../src/vault.js';
-import { sessionHeaders, startVault, type VaultFixture } from './vault-fixture.js';
+import { sessionHeaders, useSharedVault } from './vault-fixture.js';
 
 const PATH = '/internal/v1/credentials/resolve';
 
@@ -19,18 +19,7 @@ function listen(app: { fetch: (req: Request) => Response | Promise<Response> }):
 const closeServer = (server: ServerType | Server) => new Promise<void>((resolve) => server.close(() => resolve()));
 
 describe.each(testBackends())('internal resolve API (%s)', (backend) => {
-  // One database per backend: every test works with users of its own.
-  let f: VaultFixture;
-  beforeAll(async () => {
-    f = await startVault(backend);
-  });
-  afterAll(async () => {
-    await f.close();
-  });
-  beforeEach(async () => {
-    await f.deps.db.deleteFrom('credential_providers').execute();
-    f.logs.length = 0;
-  });
+  const f = useSharedVault(backend);
 
   async function seededUser() {
     const user = await f.user({ tenantId: 'acme' });

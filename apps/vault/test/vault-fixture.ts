@@ -6,6 +6,7 @@ import { createUser, tokenFor, type TestUser } from '@agentgw/testkit';
 import type { Hono } from 'hono';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createApp } from '../src/app.js';
 
 export const KEY_A = 'aa'.repeat(32);
@@ -99,6 +100,26 @@ export async function startVault(backend: 'pglite' | 'postgres', env: Record<str
     },
     close: () => deps.close(),
   };
+}
+
+/**
+ * Registers the hooks of a suite that shares one vault (one database per backend: every test
+ * works with users of its own), emptied of credential providers and logs before each test. The
+ * fixture returned is filled in by `beforeAll`, so use it only inside hooks and tests.
+ */
+export function useSharedVault(backend: 'pglite' | 'postgres'): VaultFixture {
+  const f = {} as VaultFixture;
+  beforeAll(async () => {
+    Object.assign(f, await startVault(backend));
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+  beforeEach(async () => {
+    await f.deps.db.deleteFrom('credential_providers').execute();
+    f.logs.length = 0;
+  });
+  return f;
 }
 
 export const sessionHeaders = async (f: VaultFixture, user: TestUser, agentId: string): Promise<Record<string, string>> => {

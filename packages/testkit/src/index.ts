@@ -1,3 +1,4 @@
+export { describeHealthOnlyService } from './health-only-service.js';
 export { startMcpServer } from './mcp-server.js';
 export type { McpFixture, McpFixtureOptions, McpFixtureRequest, McpFixtureTool, McpToolCall } from './mcp-server.js';
 export { replyJson, replySse, startRecordingUpstream } from './recording-upstream.js';
