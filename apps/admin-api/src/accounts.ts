@@ -39,14 +39,14 @@ export async function login(
   input: { email: string; password: string },
   address: string,
 ): Promise<{ token: string; user: AccountUser }> {
-  throttle.check(input.email, address);
+  await throttle.check(input.email, address);
   const row = await findUserByEmail(deps.db, input.email);
   const ok = await verifyPasswordOrDummy(input.password, row?.password_hash);
   if (!row || !ok) {
-    throttle.recordFailure(input.email, address);
+    await throttle.recordFailure(input.email, address);
     throw new UnauthorizedError('Invalid email or password', 'INVALID_CREDENTIALS');
   }
-  throttle.recordSuccess(input.email);
+  await throttle.recordSuccess(input.email);
   const user: AccountUser = { id: row.id, email: row.email, name: row.name, roles: row.roles, tenantId: row.tenant_id };
   const token = await deps.auth.signUserToken({ id: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId });
   return { token, user };

@@ -45,7 +45,7 @@ const loginRoute = createRoute({
   tags: ['Accounts'],
   summary: 'Exchange email and password for a user JWT',
   description:
-    'After 5 failed attempts for one email, or 20 from one client address, within 15 minutes, further attempts get 429 with Retry-After (counted per replica).',
+    'After 5 failed attempts for one email, or 20 from one client address, within 15 minutes, further attempts get 429 with Retry-After (counted across replicas when they share Redis).',
   request: { body: jsonBody(LoginBody) },
   responses: {
     200: jsonResponse(z.object({ token: z.string(), user: AccountUser }), 'Signed in'),
@@ -54,7 +54,7 @@ const loginRoute = createRoute({
 });
 
 export function authRoutes(deps: ServiceDeps): OpenAPIHono {
-  const throttle = new LoginThrottle({ clock: deps.clock });
+  const throttle = new LoginThrottle(deps.rateLimiter);
   const app = openApiApp();
   app.openapi(registerRoute, async (c) => {
     const user = await register(deps, c.req.valid('json'));

@@ -1,19 +1,23 @@
-import { ManualClock, RateLimitedError } from '@agentgw/core';
-import { describe, expect, it } from 'vitest';
-import { LoginThrottle } from './login-throttle.js';
+import { ManualClock, MemoryRateLimiter, RateLimitedError, RedisRateLimiter } from '@agentgw/core';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from './app.js';
+import { LoginThrottle, accountKey, addressKey } from './login-throttle.js';
+import { testClient } from './test-client.js';
 
 const MINUTE = 60_000;
 
-function fail(throttle: LoginThrottle, times: number, email: string, address: string): void {
+async function fail(throttle: LoginThrottle, times: number, email: string, address: string): Promise<void> {
   for (let i = 0; i < times; i++) {
-    throttle.check(email, address);
-    throttle.recordFailure(email, address);
+    await throttle.check(email, address);
+    await throttle.recordFailure(email, address);
   }
 }
 
-function refusal(fn: () => void): RateLimitedError {
+async function refusal(attempt: Promise<void>): Promise<RateLimitedError> {
   try {
-    fn();
+    await attempt;
   } catch (err) {
     if (err instanceof RateLimitedError) return err;
     throw err;
@@ -21,44 +25,89 @@ function refusal(fn: () => void): RateLimitedError {
   throw new Error('expected a RateLimitedError');
 }
 
+const throttleOn = (clock: ManualClock, options = {}) => new LoginThrottle(new MemoryRateLimiter({ clock }), options);
+
 describe('LoginThrottle', () => {
-  it('refuses an account after 5 failures within the window and says when to retry', () => {
+  it('refuses an account after 5 failures within the window and says when to retry', async () => {
     const clock = new ManualClock();
-    const throttle = new LoginThrottle({ clock });
-    fail(throttle, 5, 'a@example.test', '10.0.0.1');
+    const throttle = throttleOn(clock);
+    await fail(throttle, 5, 'a@example.test', '10.0.0.1');
     clock.advance(5 * MINUTE);
-    const err = refusal(() => throttle.check('A@Example.test', '10.0.0.2'));
+    const err = await refusal(throttle.check('A@Example.test', '10.0.0.2'));
     expect(err.status).toBe(429);
     expect(err.code).toBe('RATE_LIMITED');
     expect(err.retryAfterSeconds).toBe(10 * 60);
     // Other accounts from another address are unaffected.
-    expect(() => throttle.check('b@example.test', '10.0.0.2')).not.toThrow();
+    await expect(throttle.check('b@example.test', '10.0.0.2')).resolves.toBeUndefined();
   });
 
-  it('lets the account try again once the window has passed', () => {
+  it('lets the account try again once the window has passed', async () => {
     const clock = new ManualClock();
-    const throttle = new LoginThrottle({ clock });
-    fail(throttle, 5, 'a@example.test', '10.0.0.1');
+    const throttle = throttleOn(clock);
+    await fail(throttle, 5, 'a@example.test', '10.0.0.1');
     clock.advance(15 * MINUTE - 1);
-    expect(() => throttle.check('a@example.test', '10.0.0.9')).toThrow(RateLimitedError);
+    await expect(throttle.check('a@example.test', '10.0.0.9')).rejects.toThrow(RateLimitedError);
     clock.advance(1);
-    expect(() => throttle.check('a@example.test', '10.0.0.9')).not.toThrow();
+    await expect(throttle.check('a@example.test', '10.0.0.9')).resolves.toBeUndefined();
   });
 
-  it('resets the account counter on success, but not the address counter', () => {
-    const throttle = new LoginThrottle({ clock: new ManualClock(), maxPerAddress: 6 });
-    fail(throttle, 4, 'a@example.test', '10.0.0.1');
-    throttle.recordSuccess('a@example.test');
-    fail(throttle, 2, 'a@example.test', '10.0.0.1');
+  it('resets the account counter on success, but not the address counter', async () => {
+    const throttle = throttleOn(new ManualClock(), { maxPerAddress: 6 });
+    await fail(throttle, 4, 'a@example.test', '10.0.0.1');
+    await throttle.recordSuccess('a@example.test');
+    await fail(throttle, 2, 'a@example.test', '10.0.0.1');
     // Account: 2 failures since the success. Address: 6 in total → refused.
-    expect(() => throttle.check('a@example.test', '10.0.0.2')).not.toThrow();
-    expect(() => throttle.check('c@example.test', '10.0.0.1')).toThrow(RateLimitedError);
+    await expect(throttle.check('a@example.test', '10.0.0.2')).resolves.toBeUndefined();
+    await expect(throttle.check('c@example.test', '10.0.0.1')).rejects.toThrow(RateLimitedError);
   });
 
-  it('refuses an address spraying many accounts after 20 failures', () => {
-    const throttle = new LoginThrottle({ clock: new ManualClock() });
-    for (let i = 0; i < 20; i++) fail(throttle, 1, `user${i}@example.test`, '192.0.2.7');
-    expect(() => throttle.check('fresh@example.test', '192.0.2.7')).toThrow(RateLimitedError);
-    expect(() => throttle.check('fresh@example.test', '192.0.2.8')).not.toThrow();
+  it('refuses an address spraying many accounts after 20 failures', async () => {
+    const throttle = throttleOn(new ManualClock());
+    for (let i = 0; i < 20; i++) await fail(throttle, 1, `user${i}@example.test`, '192.0.2.7');
+    await expect(throttle.check('fresh@example.test', '192.0.2.7')).rejects.toThrow(RateLimitedError);
+    await expect(throttle.check('fresh@example.test', '192.0.2.8')).resolves.toBeUndefined();
+  });
+});
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+describe.skipIf(!redisUrl)('login throttle across replicas (Redis)', () => {
+  // Two replicas: separate deps (database, limiter connection), one Redis under one prefix.
+  const prefix = `test-${randomUUID()}`;
+  const replicas: { deps: TestDeps; limiter: RedisRateLimiter; call: ReturnType<typeof testClient> }[] = [];
+  const email = 'replicated@example.test';
+  const password = 'correct-horse-1';
+  const addresses = Array.from({ length: 6 }, (_, i) => `203.0.113.${200 + i}`);
+
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) {
+      const deps = await createTestDeps();
+      const limiter = new RedisRateLimiter({ url: redisUrl!, prefix });
+      const call = testClient(createApp({ ...deps, rateLimiter: limiter }));
+      replicas.push({ deps, limiter, call });
+      const registered = await call('POST', '/api/v1/auth/register', { body: { email, password, name: 'R' } });
+      expect(registered.status).toBe(201);
+    }
+  });
+  afterAll(async () => {
+    const [first] = replicas;
+    if (first) await Promise.all([accountKey(email), ...addresses.map(addressKey)].map((key) => first.limiter.reset(key)));
+    for (const { deps, limiter } of replicas.splice(0)) {
+      await limiter.close();
+      await deps.close();
+    }
+  });
+
+  it('counts failures on either replica towards one limit, and both refuse', async () => {
+    const login = (replica: number, pw: string, address: string) =>
+      replicas[replica]!.call('POST', '/api/v1/auth/login', { body: { email, password: pw }, headers: { 'x-forwarded-for': address } });
+    // 5 failures split 3/2: each replica alone saw fewer than 5.
+    for (let i = 0; i < 5; i++) expect((await login(i % 2, `wrong-${i}`, addresses[i]!)).status).toBe(401);
+    for (const replica of [0, 1]) {
+      const refused = await login(replica, password, addresses[5]!);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ code: 'RATE_LIMITED' });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
   });
 });

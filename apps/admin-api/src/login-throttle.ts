@@ -1,4 +1,4 @@
-import { RateLimitedError, systemClock, type Clock } from '@agentgw/core';
+import { RateLimitedError, type RateLimit, type RateLimiter } from '@agentgw/core';
 import type { Context } from 'hono';
 
 export interface LoginThrottleOptions {
@@ -7,83 +7,55 @@ export interface LoginThrottleOptions {
   /** Failed logins allowed per client address in one window (covers spraying many emails). */
   maxPerAddress?: number;
   windowMs?: number;
-  clock?: Clock;
 }
-
-interface Window {
-  failures: number;
-  startedAt: number;
-}
-
-/** Entries kept before expired windows are swept, so a flood of distinct keys cannot grow memory without bound. */
-const SWEEP_AT = 10_000;
 
 /**
- * Refuses logins after repeated failures for one account or one client address (fixed windows).
- * State lives in this process only: with several replicas each counts on its own, so the
- * effective limit is per replica. A successful login resets the account's counter, not the
- * address's (one valid account must not unlock guessing at the others).
+ * Refuses logins after repeated failures for one account or one client address (fixed windows
+ * of the rate limiter). Counters live in the limiter, so replicas sharing a Redis-backed one
+ * refuse together. A successful login resets the account's counter, not the address's (one
+ * valid account must not unlock guessing at the others).
  */
 export class LoginThrottle {
-  private readonly maxPerAccount: number;
-  private readonly maxPerAddress: number;
-  private readonly windowMs: number;
-  private readonly clock: Clock;
-  private readonly windows = new Map<string, Window>();
+  private readonly perAccount: RateLimit;
+  private readonly perAddress: RateLimit;
 
-  constructor(options: LoginThrottleOptions = {}) {
-    this.maxPerAccount = options.maxPerAccount ?? 5;
-    this.maxPerAddress = options.maxPerAddress ?? 20;
-    this.windowMs = options.windowMs ?? 15 * 60_000;
-    this.clock = options.clock ?? systemClock;
+  constructor(
+    private readonly limiter: RateLimiter,
+    options: LoginThrottleOptions = {},
+  ) {
+    const windowMs = options.windowMs ?? 15 * 60_000;
+    this.perAccount = { limit: options.maxPerAccount ?? 5, windowMs };
+    this.perAddress = { limit: options.maxPerAddress ?? 20, windowMs };
   }
 
   /** Throws 429 RATE_LIMITED (with Retry-After seconds) when either counter is exhausted. */
-  check(email: string, address: string): void {
-    const now = this.clock.now().getTime();
-    const blocked = [this.blockedFor(accountKey(email), this.maxPerAccount, now), this.blockedFor(addressKey(address), this.maxPerAddress, now)];
-    const retryAfterMs = Math.max(...blocked);
-    if (retryAfterMs > 0) {
-      throw new RateLimitedError('Too many failed login attempts; try again later', Math.ceil(retryAfterMs / 1000));
+  async check(email: string, address: string): Promise<void> {
+    // Peek, not hit: only failures count, and they are known only after the password check.
+    const states = await Promise.all([
+      this.limiter.peek(accountKey(email), this.perAccount),
+      this.limiter.peek(addressKey(address), this.perAddress),
+    ]);
+    if (states.some((s) => !s.allowed)) {
+      const retryAfter = Math.max(...states.map((s) => s.retryAfterSeconds));
+      throw new RateLimitedError('Too many failed login attempts; try again later', retryAfter);
     }
   }
 
-  recordFailure(email: string, address: string): void {
-    const now = this.clock.now().getTime();
-    if (this.windows.size >= SWEEP_AT) this.sweep(now);
-    for (const key of [accountKey(email), addressKey(address)]) {
-      const window = this.current(key, now);
-      if (window) window.failures += 1;
-      else this.windows.set(key, { failures: 1, startedAt: now });
-    }
+  async recordFailure(email: string, address: string): Promise<void> {
+    await Promise.all([
+      this.limiter.hit(accountKey(email), this.perAccount),
+      this.limiter.hit(addressKey(address), this.perAddress),
+    ]);
   }
 
-  recordSuccess(email: string): void {
-    this.windows.delete(accountKey(email));
-  }
-
-  /** Milliseconds until the key may try again, 0 when it may try now. */
-  private blockedFor(key: string, max: number, now: number): number {
-    const window = this.current(key, now);
-    return window && window.failures >= max ? window.startedAt + this.windowMs - now : 0;
-  }
-
-  private current(key: string, now: number): Window | undefined {
-    const window = this.windows.get(key);
-    if (window && now - window.startedAt >= this.windowMs) {
-      this.windows.delete(key);
-      return undefined;
-    }
-    return window;
-  }
-
-  private sweep(now: number): void {
-    for (const [key, window] of this.windows) if (now - window.startedAt >= this.windowMs) this.windows.delete(key);
+  async recordSuccess(email: string): Promise<void> {
+    await this.limiter.reset(accountKey(email));
   }
 }
 
-const accountKey = (email: string): string => `account:${email.trim().toLowerCase()}`;
-const addressKey = (address: string): string => `address:${address}`;
+/** Limiter keys of the throttle; exported so tests sharing a real Redis can clean up after themselves. */
+export const accountKey = (email: string): string => `login:account:${email.trim().toLowerCase()}`;
+export const addressKey = (address: string): string => `login:address:${address}`;
 
 /**
  * The address failures are counted against: the last X-Forwarded-For hop (the one our own

@@ -10,4 +10,5 @@ export * from './http/index.js';
 export * from './bus/index.js';
 export * from './queue/index.js';
 export * from './cache/index.js';
+export * from './rate-limit/index.js';
 export * from './policy.js';

@@ -5,11 +5,14 @@ import {
   createLogger,
   MemoryEventBus,
   MemoryJobQueue,
+  MemoryRateLimiter,
   RedisEventBus,
+  RedisRateLimiter,
   systemClock,
   type Config,
   type EventBus,
   type JobQueue,
+  type RateLimiter,
 } from '@agentgw/core';
 import { openDatabase, type DbHandle } from '@agentgw/db';
 import { Redis } from 'ioredis';
@@ -39,8 +42,8 @@ function assertDistributable(config: Config): void {
 }
 
 /**
- * Opens everything a service needs: the database, the bus and queue (Redis/BullMQ when
- * REDIS_URL is set, in-process otherwise), auth and a logger. `close()` releases them all.
+ * Opens everything a service needs: the database, the bus, queue and rate limiter (Redis/BullMQ
+ * when REDIS_URL is set, in-process otherwise), auth and a logger. `close()` releases them all.
  */
 export async function buildDeps(config: Config, options: BuildDepsOptions): Promise<BuiltDeps> {
   if (options.mode === 'distributed') assertDistributable(config);
@@ -58,6 +61,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
 
     let bus: EventBus;
     let queue: JobQueue;
+    let rateLimiter: RateLimiter;
     let pingRedis: (() => Promise<boolean>) | undefined;
     if (config.REDIS_URL) {
       // A connection of its own for health probes, so a busy subscriber connection cannot mask an outage.
@@ -69,11 +73,15 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       closers.push(() => bus.close());
       queue = new BullJobQueue({ url: config.REDIS_URL, logger });
       closers.push(() => queue.close());
+      rateLimiter = new RedisRateLimiter({ url: config.REDIS_URL, logger });
+      closers.push(() => rateLimiter.close());
     } else {
       bus = new MemoryEventBus({ logger });
       closers.push(() => bus.close());
       queue = new MemoryJobQueue({ logger });
       closers.push(() => queue.close());
+      rateLimiter = new MemoryRateLimiter();
+      closers.push(() => rateLimiter.close());
     }
 
     const auth = await createAuth({ config, db: dbHandle.db, bus, clock: systemClock, logger });
@@ -83,6 +91,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       dbHandle,
       bus,
       queue,
+      rateLimiter,
       clock: systemClock,
       logger,
       auth,

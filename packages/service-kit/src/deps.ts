@@ -1,12 +1,13 @@
 import type { AuthService } from '@agentgw/auth';
-import type { Clock, Config, EventBus, JobQueue, Logger } from '@agentgw/core';
+import type { Clock, Config, EventBus, JobQueue, Logger, RateLimiter } from '@agentgw/core';
 import type { Database, DbHandle } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 
 /**
  * What every service's `createApp(deps)` receives. The all-in-one builds it once with the
  * embedded database and in-process adapters; each service's main.ts builds it with PostgreSQL,
- * Redis pub/sub and BullMQ. Services may take extra deps of their own beside these.
+ * Redis pub/sub, BullMQ and Redis rate-limit counters. Services may take extra deps of their own
+ * beside these.
  */
 export interface ServiceDeps {
   config: Config;
@@ -14,6 +15,8 @@ export interface ServiceDeps {
   dbHandle: DbHandle;
   bus: EventBus;
   queue: JobQueue;
+  /** Shared by every replica when it runs on Redis, so limits hold across them. */
+  rateLimiter: RateLimiter;
   clock: Clock;
   logger: Logger;
   auth: AuthService;

@@ -1,5 +1,5 @@
 import { createAuth } from '@agentgw/auth';
-import { loadConfig, MemoryEventBus, MemoryJobQueue, silentLogger, systemClock, type Clock, type Config } from '@agentgw/core';
+import { loadConfig, MemoryEventBus, MemoryJobQueue, MemoryRateLimiter, silentLogger, systemClock, type Clock, type Config } from '@agentgw/core';
 import { openTestDatabase } from '@agentgw/db/testing';
 import type { ServiceDeps } from './deps.js';
 
@@ -24,7 +24,8 @@ export type TestDeps = ServiceDeps & { close(): Promise<void> };
 
 /**
  * Real deps for `app.request(...)` tests: a fresh migrated database of the given backend,
- * in-process bus and queue, a silent logger and real auth. `close()` drops the database.
+ * in-process bus, queue and rate limiter (on the given clock), a silent logger and real auth.
+ * `close()` drops the database.
  */
 export async function createTestDeps(options: TestDepsOptions = {}): Promise<TestDeps> {
   const config = testConfig(options.env);
@@ -33,6 +34,7 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
   const clock = options.clock ?? systemClock;
   const bus = new MemoryEventBus({ logger });
   const queue = new MemoryJobQueue({ logger, clock });
+  const rateLimiter = new MemoryRateLimiter({ clock });
   try {
     const auth = await createAuth({ config, db: dbHandle.db, bus, clock, logger });
     return {
@@ -41,10 +43,12 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
       dbHandle,
       bus,
       queue,
+      rateLimiter,
       clock,
       logger,
       auth,
       async close() {
+        await rateLimiter.close();
         await queue.close();
         await bus.close();
         await dbHandle.close();
