@@ -2,7 +2,7 @@
  * Invoke through the gateway vs. the same loopback upstream called directly: requests/s, p50,
  * p99 and the gateway's overhead as a ratio. Bounded in count and time:
  *   BENCH_REQUESTS (default 3000 per target), BENCH_SECONDS (default 15 per target),
- *   BENCH_CONCURRENCY (default 16).
+ *   BENCH_CONCURRENCY (default 16), BENCH_CREDENTIALS (default 1; 0 = the agent requires none).
  * Runs on the embedded database with one required credential, so each call does the whole
  * pipeline: auth, agent (cached), vault resolve, session token, forward, wrap.
  */
@@ -22,6 +22,7 @@ import { createApp } from '../src/index.js';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const WITH_CREDENTIAL = process.env.BENCH_CREDENTIALS !== '0';
 const WARMUP = 200;
 
 interface Result {
@@ -77,7 +78,7 @@ await deps.db
     name: 'bench',
     upstream_url: upstreamUrl,
     upstream_secret_enc: secretBoxFor(deps.config).seal('bench-secret', agentId),
-    required_credentials: json([{ serviceType: 'github' }]),
+    required_credentials: json(WITH_CREDENTIAL ? [{ serviceType: 'github' }] : []),
     tenant_id: 'bench',
     runtime_token_hash: runtime.hash,
     runtime_token_prefix: runtime.prefix,
@@ -105,7 +106,10 @@ const line = (name: string, r: Result) =>
   `${name.padEnd(8)} ${String(r.count).padStart(6)} req in ${r.seconds.toFixed(2)}s  ` +
   `${(r.count / r.seconds).toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms` +
   (r.failures ? `  (${r.failures} non-200)` : '');
-console.log(`invoke benchmark: concurrency ${CONCURRENCY}, up to ${REQUESTS} requests or ${SECONDS}s per target`);
+console.log(
+  `invoke benchmark: concurrency ${CONCURRENCY}, up to ${REQUESTS} requests or ${SECONDS}s per target, ` +
+    `${WITH_CREDENTIAL ? 'one required credential' : 'no required credential'}`,
+);
 console.log(line('direct', direct));
 console.log(line('gateway', viaGateway));
 console.log(

@@ -131,7 +131,8 @@ export function createVault(deps: VaultDeps): Vault {
         if (value !== null) credentials[row.service_type] = value;
       }
       const missing = wanted.filter((t) => !(t in credentials));
-      const authUrls = await authUrlsFor(db, config, tenantId, missing);
+      // The usual invoke has everything it needs: no provider lookup then.
+      const authUrls = missing.length === 0 ? {} : await authUrlsFor(db, config, tenantId, missing);
       return { credentials, missing, authUrls };
     },
 

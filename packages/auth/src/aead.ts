@@ -14,10 +14,18 @@ function checkKey(key: Uint8Array): void {
   if (key.length !== 32) throw new Error('AES-256-GCM key must be 32 bytes');
 }
 
+// Keys live as long as the process, and every open compares against the key's id: hash it once.
+const keyIds = new WeakMap<Uint8Array, string>();
+
 /** Short, non-reversible identifier of a key. */
 export function keyIdOf(key: Uint8Array): string {
-  checkKey(key);
-  return createHash('sha256').update('agentgw key id\0').update(key).digest().subarray(0, 6).toString('base64url');
+  let id = keyIds.get(key);
+  if (id === undefined) {
+    checkKey(key);
+    id = createHash('sha256').update('agentgw key id\0').update(key).digest().subarray(0, 6).toString('base64url');
+    keyIds.set(key, id);
+  }
+  return id;
 }
 
 export function seal(key: Uint8Array, plaintext: string, aad: string): string {

@@ -6,6 +6,7 @@ import {
   errors as joseErrors,
   jwtVerify,
   SignJWT,
+  type CryptoKey,
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
@@ -53,7 +54,7 @@ export interface JwtCodec {
 
 interface Verifier {
   source: UserTokenIdentity['source'];
-  key: Uint8Array | KeyObject | JWTVerifyGetKey;
+  key: KeyObject | JWTVerifyGetKey;
   algorithms: string[];
   audience: string | string[] | undefined;
 }
@@ -71,6 +72,16 @@ function algorithmsFor(key: KeyObject): string[] {
   throw new Error(`JWT_PUBLIC_KEY: unsupported key type ${type ?? 'unknown'}`);
 }
 
+/**
+ * An HS256 secret as a CryptoKey for jose, imported on first use and then reused: handing jose
+ * the raw bytes would import them again on every verify.
+ */
+function hs256Key(secret: string): () => Promise<CryptoKey> {
+  let key: Promise<CryptoKey> | undefined;
+  return () =>
+    (key ??= crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']));
+}
+
 const invalid = () => new UnauthorizedError('Invalid token', 'INVALID_TOKEN');
 
 function toAuthError(err: unknown): Error {
@@ -83,8 +94,8 @@ function toAuthError(err: unknown): Error {
 }
 
 export function createJwtCodec({ config, clock }: { config: Config; clock: Clock }): JwtCodec {
-  const secret = new TextEncoder().encode(config.JWT_SECRET);
-  const own: Verifier = { source: 'gateway', key: secret, algorithms: ['HS256'], audience: config.JWT_AUDIENCE };
+  const ownKey = hs256Key(config.JWT_SECRET);
+  const own: Verifier = { source: 'gateway', key: ownKey, algorithms: ['HS256'], audience: config.JWT_AUDIENCE };
 
   let publicKey: Verifier | null = null;
   if (config.JWT_PUBLIC_KEY) {
@@ -96,7 +107,7 @@ export function createJwtCodec({ config, clock }: { config: Config; clock: Clock
   for (const item of config.JWT_EXTERNAL_ISSUERS) {
     external.set(item.issuer, {
       source: 'external',
-      key: item.jwksUri ? createRemoteJWKSet(new URL(item.jwksUri)) : new TextEncoder().encode(item.secret),
+      key: item.jwksUri ? createRemoteJWKSet(new URL(item.jwksUri)) : hs256Key(item.secret!),
       algorithms: item.jwksUri ? [...ASYMMETRIC_ALGORITHMS] : ['HS256'],
       audience: item.audience,
     });
@@ -151,7 +162,7 @@ export function createJwtCodec({ config, clock }: { config: Config; clock: Clock
         .setIssuedAt(now)
         .setExpirationTime(now + lifetimeSeconds);
       if (audience) jwt.setAudience(audience);
-      return jwt.sign(secret);
+      return jwt.sign(await ownKey());
     },
 
     async verify(token, type, audience = config.JWT_AUDIENCE) {

@@ -1,9 +1,9 @@
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock, MemoryEventBus, newId } from '@agentgw/core';
 import type { ApiKeyScope, RoleName } from '@agentgw/db';
 import { openTestDatabase, testBackends } from '@agentgw/db/testing';
-import { createAuth, type AuthService } from './service.js';
+import { API_KEY_USE_RECORD_INTERVAL_MS, createAuth, type AuthService } from './service.js';
 import { whereTenantVisible } from './tenancy.js';
 import { testConfig } from './test-fixtures.js';
 import { generateApiKey, generateRuntimeToken } from './tokens.js';
@@ -250,6 +250,32 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       await db().deleteFrom('api_keys').where('id', '=', revocable.id).execute();
       await bus.publish('apikey.changed', { keyId: revocable.id });
       expect(await rejection(use())).toBe('401 INVALID_API_KEY');
+    });
+
+    it('records a key\'s last use off the request path, at most once a minute', async () => {
+      const key = { id: newId(), key: generateApiKey() };
+      await db()
+        .insertInto('api_keys')
+        .values({ id: key.id, name: 'used', key_hash: key.key.hash, key_prefix: key.key.prefix, scopes: ['credentials:resolve'], user_id: null, tenant_id: null })
+        .execute();
+      const lastUsedAt = async () =>
+        (await db().selectFrom('api_keys').select('last_used_at').where('id', '=', key.id).executeTakeFirstOrThrow()).last_used_at;
+      const use = () => flexible({ 'x-api-key': key.key.token, 'x-user-id': users.alice.id });
+      const recorded = () => vi.waitFor(async () => expect((await lastUsedAt())?.getTime()).toBe(clock.now().getTime()), { timeout: 2_000 });
+
+      await use();
+      await recorded();
+      const first = clock.now().getTime();
+
+      // Within the minute: no second write, so the stored time stays the first use's.
+      clock.advance(API_KEY_USE_RECORD_INTERVAL_MS / 2);
+      await use();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await lastUsedAt())?.getTime()).toBe(first);
+
+      clock.advance(API_KEY_USE_RECORD_INTERVAL_MS / 2);
+      await use();
+      await recorded();
     });
 
     it('checks X-Agent-Id: exists, same tenant, active', async () => {

@@ -88,6 +88,9 @@ interface ApiKeyIdentity {
  */
 const CACHE = { ttlMs: 60_000, max: 10_000 } as const;
 
+/** An API key's `last_used_at` is written at most this often per key and process. */
+export const API_KEY_USE_RECORD_INTERVAL_MS = 60_000;
+
 const unauthorized = (message: string, code = 'UNAUTHORIZED') => new UnauthorizedError(message, code);
 
 function bearerToken(header: string | null): string | null {
@@ -174,6 +177,28 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
         : null;
     });
 
+  // Key id → when this process last wrote its use. Only valid keys get here, so it stays small;
+  // stale entries are swept should it ever grow past the cache bound.
+  const apiKeyUseRecorded = new Map<string, number>();
+
+  /** Records an API key's use without holding up the request: throttled, fire-and-forget, errors only logged. */
+  function recordApiKeyUse(id: string): void {
+    const now = clock.now().getTime();
+    const last = apiKeyUseRecorded.get(id);
+    if (last !== undefined && now - last < API_KEY_USE_RECORD_INTERVAL_MS) return;
+    if (apiKeyUseRecorded.size >= CACHE.max) {
+      for (const [key, at] of apiKeyUseRecorded) if (now - at >= API_KEY_USE_RECORD_INTERVAL_MS) apiKeyUseRecorded.delete(key);
+    }
+    apiKeyUseRecorded.set(id, now);
+    db.updateTable('api_keys')
+      .set({ last_used_at: new Date(now) })
+      .where('id', '=', id)
+      .execute()
+      .catch((err: unknown) =>
+        logger?.warn({ keyId: id, reason: err instanceof Error ? err.message : String(err) }, 'could not record API key use'),
+      );
+  }
+
   async function idByHash(ids: MemoryCache<string>, hash: string, find: () => Promise<string | undefined>) {
     const cached = ids.get(hash);
     if (cached !== undefined) return cached;
@@ -206,6 +231,7 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
     );
     const key = id === null ? null : await apiKeyById(id);
     if (!key || key.revoked || !sameHash(key.keyHash, hash)) throw invalid();
+    recordApiKeyUse(key.id);
     return key;
   }
 
