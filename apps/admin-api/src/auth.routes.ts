@@ -49,7 +49,7 @@ const loginRoute = createRoute({
   request: { body: jsonBody(LoginBody) },
   responses: {
     200: jsonResponse(z.object({ token: z.string(), user: AccountUser }), 'Signed in'),
-    ...errorResponses(400, 401, 429),
+    ...errorResponses(400, 401, 429, 503),
   },
 });
 

@@ -28,6 +28,7 @@ const errorDescriptions = {
   409: 'Conflict with an existing resource',
   429: 'Rate limited; see Retry-After',
   502: 'The upstream failed or could not be reached',
+  503: 'A dependency (database or Redis) is unavailable',
   504: 'The upstream did not answer in time',
 } as const;
 type ErrorStatus = keyof typeof errorDescriptions;
