@@ -3,17 +3,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { login, register } from './accounts.js';
 import { LoginThrottle, clientAddress } from './login-throttle.js';
 import { errorResponses, jsonBody, jsonResponse, openApiApp } from './route-kit.js';
-import { RoleSchema } from './users.routes.js';
-
-const AccountUser = z
-  .object({
-    id: z.string(),
-    email: z.string(),
-    name: z.string().nullable(),
-    roles: z.array(RoleSchema),
-    tenantId: z.string().nullable(),
-  })
-  .openapi('AccountUser');
+import { AccountUser } from './users.routes.js';
 
 const RegisterBody = z
   .object({

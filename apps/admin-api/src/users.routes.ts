@@ -7,17 +7,18 @@ import { addRole, createUser, deleteUser, getUser, listUsers, removeRole, update
 export const RoleSchema = z.enum(ROLES).openapi('Role');
 export const TenantIdSchema = z.string().trim().min(1).max(200);
 
-const UserSchema = z
+/** The user as login and register show it; admin routes add the timestamps. */
+export const AccountUser = z
   .object({
     id: z.string(),
     email: z.string(),
     name: z.string().nullable(),
     roles: z.array(RoleSchema),
     tenantId: z.string().nullable(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
   })
-  .openapi('User');
+  .openapi('AccountUser');
+
+const UserSchema = AccountUser.extend({ createdAt: z.string(), updatedAt: z.string() }).openapi('User');
 
 const CreateUserBody = z
   .object({
