@@ -59,18 +59,32 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
     }
   });
 
-  it('masks any secret- or password-named key, keeps connectUrl in clear', async () => {
+  it('masks any secret-, password-, token- or key-named key, keeps URLs in clear', async () => {
     const res = await create(admin, {
       name: 'Jira',
       serviceType: 'jira',
       authType: 'basic',
-      config: { connectUrl: 'https://connect.example.test/jira', adminPassword: 'pw-1', nested: { signingSecret: 's-1', note: 'n' } },
+      config: {
+        connectUrl: 'https://connect.example.test/jira',
+        tokenUrl: 'https://connect.example.test/token',
+        adminPassword: 'pw-1',
+        serviceApiKey: 'ak-1',
+        accessToken: 'at-1',
+        nested: { signingSecret: 's-1', privateKey: 'pk-1', note: 'n' },
+      },
     });
     expect(res.status).toBe(201);
-    expect(res.body.provider.config).toEqual({ connectUrl: 'https://connect.example.test/jira', adminPassword: MASK, nested: { signingSecret: MASK, note: 'n' } });
+    expect(res.body.provider.config).toEqual({
+      connectUrl: 'https://connect.example.test/jira',
+      tokenUrl: 'https://connect.example.test/token',
+      adminPassword: MASK,
+      serviceApiKey: MASK,
+      accessToken: MASK,
+      nested: { signingSecret: MASK, privateKey: MASK, note: 'n' },
+    });
     const stored = await storedConfig(res.body.provider.id);
     expect(stored.connectUrl).toBe('https://connect.example.test/jira');
-    expect(JSON.stringify(stored)).not.toMatch(/pw-1|s-1/);
+    expect(JSON.stringify(stored)).not.toMatch(/pw-1|s-1|ak-1|at-1|pk-1/);
   });
 
   it('accepts jwt and api_key configs, config being optional for them', async () => {

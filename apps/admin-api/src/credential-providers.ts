@@ -12,7 +12,7 @@ import { conflictOnUnique } from './unique-conflict.js';
 export const SECRET_MASK = '********';
 
 /** Config keys holding secrets (at any depth): masked on read, sealed at rest. */
-const SECRET_KEY = /secret|password/i;
+const SECRET_KEY = /secret|password|passphrase|(token|api_?key|private_?key)$/i;
 
 const connectUrl = HttpUrl.optional().openapi({ description: 'Where a user connects this credential (used for authUrls)' });
 

@@ -24,6 +24,13 @@ const BODIES = [
   '{bad',
   '{"name":123,"email":[],"password":{},"upstreamUrl":"x","serviceTypes":"a","rules":"x","platform":1,"message":5}',
   '{"rules":[{}],"serviceTypes":[1]}',
+  // Valid shapes carrying NUL characters, which PostgreSQL cannot store in text or jsonb.
+  JSON.stringify({
+    name: 'n\u0000', email: 'nul@example.com', password: 'password\u0000', upstreamUrl: 'http://nul.example.test',
+    description: '\u0000', requiredCredentials: [{ serviceType: 'abc', description: '\u0000' }], platform: 'ios',
+    pushToken: 'p\u0000', deviceName: '\u0000', serviceType: 'abc', apiKey: 'k\u0000', token: 't\u0000',
+    expiresAt: '2099-01-01T00:00:00Z', pattern: '*', endpoint: 'http://nul.example.test', authType: 'none', message: 'm\u0000',
+  }),
 ];
 const IDS = ['nope', "'; drop table users;--", 'a'.repeat(2000)];
 const QUERIES = ['', '?limit=abc&offset=-1&status=zzz&subjectType=1'];

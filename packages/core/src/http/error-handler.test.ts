@@ -28,6 +28,9 @@ function testApp() {
   app.get('/credentials', () => {
     throw new CredentialsRequiredError(['github'], { github: 'https://gw/oauth/github' });
   });
+  app.get('/nul', () => {
+    throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
+  });
   app.get('/bug', () => {
     throw new Error('connection to postgres://admin:hunter2@db failed');
   });
@@ -131,6 +134,15 @@ describe('error handling over HTTP', () => {
     expect(text).not.toContain('at ');
     expect(logLines).toHaveLength(1);
     expect(JSON.parse(logLines[0]!)).toMatchObject({ requestId: body.requestId, msg: 'unhandled error' });
+  });
+
+  it('answers a database data exception (SQLSTATE class 22) with 400, without the database message', async () => {
+    const { app } = testApp();
+    const res = await app.request('/nul');
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(JSON.stringify(body)).not.toContain('UTF8');
   });
 
   it('answers an unknown route with 404 in the same body shape', async () => {

@@ -37,6 +37,14 @@ function toErrorBody(err: Error, c: Context, logger?: Logger): { status: number;
     const v = validationErrorFrom(err);
     return { status: 400, body: v.toBody() };
   }
+  // SQLSTATE class 22 (data exception) is the database refusing a value the client sent: a
+  // NUL character in text or jsonb, a number out of range. Both pg and PGlite set `code`.
+  if (isDataException(err)) {
+    return {
+      status: 400,
+      body: new ValidationError('A value in the request cannot be stored (for example a NUL character or a number out of range)').toBody(),
+    };
+  }
   // Hono's c.req.json() throws a bare SyntaxError on a malformed body.
   if (err instanceof SyntaxError && /JSON/i.test(err.message)) {
     return { status: 400, body: new ValidationError('Malformed JSON body', { field: '(body)' }).toBody() };
@@ -54,6 +62,11 @@ function toErrorBody(err: Error, c: Context, logger?: Logger): { status: number;
   const requestId = (c.get('requestId' as never) as string | undefined) ?? newRequestId();
   logger?.error({ err, requestId, path: c.req.path }, 'unhandled error');
   return { status: 500, body: { code: 'INTERNAL_ERROR', message: 'Internal server error', requestId } };
+}
+
+function isDataException(err: Error): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
 
 export const notFoundHandler: NotFoundHandler = (c) =>
