@@ -2,7 +2,7 @@ import { hashToken } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openAdminApi, type Call, type Caller } from './test-client.js';
+import { openAdminApi, signedInUser, type Call, type Caller } from './test-client.js';
 
 const base = '/api/v1/admin/api-keys';
 
@@ -92,6 +92,26 @@ describe.each(testBackends())('API keys API (%s)', (backend) => {
 
     const adminList = await call('GET', base, { token: admin.token });
     expect(adminList.body.apiKeys.map((k: { id: string }) => k.id)).toEqual(expect.arrayContaining([own.body.apiKey.id, globex.body.apiKey.id]));
+  });
+
+  it('refuses a key to a tenant_admin without a tenant: global keys are an admin\'s', async () => {
+    const homeless = await signedInUser(deps, ['tenant_admin']);
+    for (const body of [{ name: 'x' }, { name: 'x', tenantId: null }]) {
+      const res = await call('POST', base, { token: homeless.token, body });
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ code: 'TENANT_FORBIDDEN' });
+    }
+    expect(await deps.db.selectFrom('api_keys').select('id').where('user_id', '=', homeless.id).execute()).toEqual([]);
+  });
+
+  it("refuses a tenant_admin's key acting for a more privileged user of its tenant", async () => {
+    const created = await call('POST', base, { token: tenantAdmin.token, body: { name: 'impersonation' } });
+    const acmeRoot = await signedInUser(deps, ['admin'], 'acme');
+    const as = (userId: string) => call('GET', '/api/v1/notifications/devices', { headers: { 'x-api-key': created.body.key, 'x-user-id': userId } });
+    expect((await as(member.id)).status).toBe(200);
+    const refused = await as(acmeRoot.id);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'KEY_CANNOT_ACT_FOR_USER' });
   });
 
   it.each([

@@ -26,6 +26,9 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     admin: { id: newId(), email: 'admin@x.io', roles: ['admin'] as RoleName[], tenantId: null },
     alice: { id: newId(), email: 'alice@a.io', roles: ['agent_creator'] as RoleName[], tenantId: 'A' },
     bob: { id: newId(), email: 'bob@b.io', roles: ['tenant_admin'] as RoleName[], tenantId: 'B' },
+    ann: { id: newId(), email: 'ann@a.io', roles: ['tenant_admin'] as RoleName[], tenantId: 'A' },
+    // An admin who belongs to tenant A: the tenant check alone would let A's keys act for her.
+    rootA: { id: newId(), email: 'root@a.io', roles: ['admin'] as RoleName[], tenantId: 'A' },
   };
   const agents = {
     a: { id: newId(), tenantId: 'A', token: generateRuntimeToken() },
@@ -33,8 +36,8 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     global: { id: newId(), tenantId: null, token: generateRuntimeToken() },
   };
   const keys = {
-    tenantA: { id: newId(), tenantId: 'A', scopes: ['credentials:resolve'] as ApiKeyScope[], key: generateApiKey() },
-    global: { id: newId(), tenantId: null, scopes: ['credentials:read'] as ApiKeyScope[], key: generateApiKey() },
+    tenantA: { id: newId(), tenantId: 'A', scopes: ['credentials:resolve'] as ApiKeyScope[], key: generateApiKey(), creator: users.ann.id },
+    global: { id: newId(), tenantId: null, scopes: ['credentials:read'] as ApiKeyScope[], key: generateApiKey(), creator: users.admin.id },
   };
 
   const db = () => handle.db;
@@ -42,6 +45,19 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   const loginToken = (user: (typeof users)[keyof typeof users]) => auth.signUserToken(user);
   const flexible = (h: Record<string, string>) => auth.authenticate(headers(h), 'flexible');
+  const insertKey = async (creator: string | null, tenantId: string | null) => {
+    const key = { id: newId(), key: generateApiKey() };
+    await db()
+      .insertInto('api_keys')
+      .values({ id: key.id, name: 'k', key_hash: key.key.hash, key_prefix: key.key.prefix, scopes: ['credentials:resolve'], user_id: creator, tenant_id: tenantId })
+      .execute();
+    return key;
+  };
+  const insertUser = async (roles: RoleName[], tenantId: string | null) => {
+    const id = newId();
+    await db().insertInto('users').values({ id, email: `${id}@x.io`, roles, tenant_id: tenantId, password_hash: 'unused', name: null }).execute();
+    return id;
+  };
 
   beforeAll(async () => {
     handle = await openTestDatabase(backend);
@@ -84,7 +100,7 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
           key_hash: k.key.hash,
           key_prefix: k.key.prefix,
           scopes: k.scopes,
-          user_id: null,
+          user_id: k.creator,
           tenant_id: k.tenantId,
         })),
       )
@@ -236,12 +252,56 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       expect(await rejection(flexible(bearer(keys.tenantA.key.token)))).toBe('401 UNAUTHORIZED');
     });
 
+    it("refuses a tenant_admin's key acting for a user holding a role its creator lacks", async () => {
+      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.rootA.id }))).toBe(
+        '403 KEY_CANNOT_ACT_FOR_USER',
+      );
+      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.rootA)) }))).toBe(
+        '403 KEY_CANNOT_ACT_FOR_USER',
+      );
+      expect((await flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.ann.id })).roles).toEqual(['tenant_admin']);
+    });
+
+    it("lets an admin's key act for anyone, the tenant rule aside", async () => {
+      for (const user of [users.admin, users.rootA, users.alice, users.bob]) {
+        expect((await flexible({ 'x-api-key': keys.global.key.token, 'x-user-id': user.id })).roles).toEqual(user.roles);
+      }
+    });
+
+    it('refuses a key whose creator lost apikey:manage, left its tenant or is gone', async () => {
+      const creator = await insertUser(['tenant_admin'], 'A');
+      const key = await insertKey(creator, 'A');
+      const use = () => flexible({ 'x-api-key': key.key.token, 'x-user-id': users.alice.id });
+      expect((await use()).apiKey?.id).toBe(key.id);
+
+      await db().updateTable('users').set({ roles: ['agent_creator'] }).where('id', '=', creator).execute();
+      await bus.publish('user.changed', { userId: creator });
+      expect(await rejection(use())).toBe('401 INVALID_API_KEY');
+
+      await db().updateTable('users').set({ roles: ['tenant_admin'], tenant_id: 'B' }).where('id', '=', creator).execute();
+      await bus.publish('user.changed', { userId: creator });
+      expect(await rejection(use())).toBe('401 INVALID_API_KEY');
+
+      await db().updateTable('users').set({ tenant_id: 'A' }).where('id', '=', creator).execute();
+      await bus.publish('user.changed', { userId: creator });
+      expect((await use()).apiKey?.id).toBe(key.id);
+
+      await db().deleteFrom('users').where('id', '=', creator).execute();
+      await bus.publish('user.changed', { userId: creator });
+      expect(await rejection(use())).toBe('401 INVALID_API_KEY');
+    });
+
+    it("refuses a key with no recorded creator and a non-admin's global key", async () => {
+      const orphan = await insertKey(null, null);
+      expect(await rejection(flexible({ 'x-api-key': orphan.key.token, 'x-user-id': users.alice.id }))).toBe('401 INVALID_API_KEY');
+      const globalOfTenantAdmin = await insertKey(await insertUser(['tenant_admin'], null), null);
+      expect(await rejection(flexible({ 'x-api-key': globalOfTenantAdmin.key.token, 'x-user-id': users.alice.id }))).toBe(
+        '401 INVALID_API_KEY',
+      );
+    });
+
     it('refuses a key once revoked or deleted', async () => {
-      const revocable = { id: newId(), key: generateApiKey() };
-      await db()
-        .insertInto('api_keys')
-        .values({ id: revocable.id, name: 'r', key_hash: revocable.key.hash, key_prefix: revocable.key.prefix, scopes: ['credentials:resolve'], user_id: null, tenant_id: null })
-        .execute();
+      const revocable = await insertKey(users.admin.id, null);
       const use = () => flexible({ 'x-api-key': revocable.key.token, 'x-user-id': users.alice.id });
       expect((await use()).apiKey?.id).toBe(revocable.id);
       await db().updateTable('api_keys').set({ revoked_at: clock.now() }).where('id', '=', revocable.id).execute();
@@ -253,11 +313,7 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     });
 
     it('records a key\'s last use off the request path, at most once a minute', async () => {
-      const key = { id: newId(), key: generateApiKey() };
-      await db()
-        .insertInto('api_keys')
-        .values({ id: key.id, name: 'used', key_hash: key.key.hash, key_prefix: key.key.prefix, scopes: ['credentials:resolve'], user_id: null, tenant_id: null })
-        .execute();
+      const key = await insertKey(users.admin.id, null);
       const lastUsedAt = async () =>
         (await db().selectFrom('api_keys').select('last_used_at').where('id', '=', key.id).executeTakeFirstOrThrow()).last_used_at;
       const use = () => flexible({ 'x-api-key': key.key.token, 'x-user-id': users.alice.id });

@@ -80,6 +80,8 @@ interface ApiKeyIdentity {
   scopes: ApiKeyScope[];
   tenantId: string | null;
   revoked: boolean;
+  /** Who created the key (`api_keys.user_id`); the key never acts beyond them. */
+  creatorId: string | null;
 }
 
 /**
@@ -169,11 +171,18 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
     apiKeysById.getOrLoad(id, async () => {
       const row = await db
         .selectFrom('api_keys')
-        .select(['id', 'key_hash', 'scopes', 'tenant_id', 'revoked_at'])
+        .select(['id', 'key_hash', 'scopes', 'tenant_id', 'revoked_at', 'user_id'])
         .where('id', '=', id)
         .executeTakeFirst();
       return row
-        ? { id: row.id, keyHash: row.key_hash, scopes: row.scopes, tenantId: row.tenant_id, revoked: row.revoked_at !== null }
+        ? {
+            id: row.id,
+            keyHash: row.key_hash,
+            scopes: row.scopes,
+            tenantId: row.tenant_id,
+            revoked: row.revoked_at !== null,
+            creatorId: row.user_id,
+          }
         : null;
     });
 
@@ -222,7 +231,7 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
     return agent;
   }
 
-  async function apiKeyFrom(raw: string): Promise<ApiKeyIdentity> {
+  async function apiKeyFrom(raw: string): Promise<ApiKeyIdentity & { creator: UserIdentity }> {
     const invalid = () => unauthorized('Invalid API key', 'INVALID_API_KEY');
     if (tokenKind(raw) !== 'api_key') throw invalid();
     const hash = hashToken(raw);
@@ -231,8 +240,32 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
     );
     const key = id === null ? null : await apiKeyById(id);
     if (!key || key.revoked || !sameHash(key.keyHash, hash)) throw invalid();
+    const creator = key.creatorId === null ? null : await userById(key.creatorId);
+    if (!creator || !canStillIssue(creator, key)) throw invalid();
     recordApiKeyUse(key.id);
-    return key;
+    return { ...key, creator };
+  }
+
+  /**
+   * A key is only as good as its creator's current standing (users are cached and dropped by
+   * `user.changed`): an admin's key lives while they are admin; anyone else's needs them to
+   * still hold `apikey:manage` in the key's tenant, so legacy global keys of non-admins die too.
+   */
+  function canStillIssue(creator: UserIdentity, key: ApiKeyIdentity): boolean {
+    if (creator.roles.includes('admin')) return true;
+    return permissionsOf(creator.roles).has('apikey:manage') && key.tenantId !== null && key.tenantId === creator.tenantId;
+  }
+
+  /**
+   * A non-admin's key acts only for users who hold no more than its creator: every permission
+   * of the user's roles must be one of the creator's (tenant_admin covers agent_creator).
+   */
+  function assertKeyMayActFor(creator: UserIdentity, user: UserIdentity): void {
+    if (creator.roles.includes('admin')) return;
+    const allowed = permissionsOf(creator.roles);
+    if ([...permissionsOf(user.roles)].some((permission) => !allowed.has(permission))) {
+      throw new ForbiddenError("This API key cannot act for a user more privileged than the key's creator", 'KEY_CANNOT_ACT_FOR_USER');
+    }
   }
 
   /**
@@ -315,6 +348,7 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
         throw unauthorized('An API key needs X-User-Id or a user JWT');
       }
       assertKeyTenant(user.tenantId);
+      assertKeyMayActFor(apiKey.creator, user);
       return withAgent(principalOf(user, 'api_key', { apiKey: keyRef }), agentHeader);
     }
 
