@@ -30,6 +30,7 @@ export function agentsRoutes(services: InvokeServices): Hono {
     c.header('X-Gateway-Request-ID', c.var.requestId);
     await next();
   });
+  // Session tokens are refused (the default): an upstream holding one must not invoke agents as its user.
   app.use('*', flexibleAuth(services.auth));
 
   app.get('/:agentId', async (c) => {

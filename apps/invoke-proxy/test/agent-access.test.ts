@@ -160,4 +160,33 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
       expect(await res.json()).toMatchObject({ code: 'AGENT_DISABLED' });
     }
   });
+
+  it("refuses the session token an upstream receives (403): it cannot invoke another agent or read agents as the user", async () => {
+    const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
+    const other = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
+    expect((await h.app.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(alice.token))).status).toBe(200);
+    const sessionToken = up.requests.at(-1)!.headers['x-gateway-session-token'] as string;
+    const forwarded = up.requests.length;
+
+    const asUpstream: Record<string, string>[] = [
+      { 'x-gateway-session-token': sessionToken, 'x-agent-id': agent.id },
+      { 'x-gateway-session-token': sessionToken, authorization: `Bearer ${agent.runtimeToken}` },
+    ];
+    for (const headers of asUpstream) {
+      const invokeOther = await h.app.request(`/api/v1/agents/${other.id}/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ message: 'hello' }),
+      });
+      const reads = await Promise.all([
+        h.app.request(`/api/v1/agents/${other.id}`, { headers }),
+        h.app.request(`/api/v1/agents/${agent.id}/credentials-check`, { headers }),
+      ]);
+      for (const res of [invokeOther, ...reads]) {
+        expect(res.status).toBe(403);
+        expect(await res.json()).toMatchObject({ code: 'SESSION_TOKEN_NOT_ALLOWED' });
+      }
+    }
+    expect(up.requests).toHaveLength(forwarded);
+  });
 });

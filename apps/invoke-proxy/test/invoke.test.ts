@@ -153,9 +153,10 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
   it('acts for the X-User-Id user when called with an API key, and never forwards the key', async () => {
     const up = await upstream();
     const key = generateApiKey();
+    const creator = await signedInUser(h.deps, { email: 'root@example.com', roles: ['admin'], tenantId: null });
     await h.deps.db
       .insertInto('api_keys')
-      .values({ id: newId(), name: 'runtime', key_hash: key.hash, key_prefix: key.prefix, scopes: ['credentials:resolve'], user_id: null, tenant_id: null })
+      .values({ id: newId(), name: 'runtime', key_hash: key.hash, key_prefix: key.prefix, scopes: ['credentials:resolve'], user_id: creator.id, tenant_id: null })
       .execute();
     const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
     const res = await h.app.request(`/api/v1/agents/${agent.id}/invoke`, {

@@ -25,7 +25,7 @@ function actingUser(c: Context): { userId: string; tenantId: string | null } {
   const principal: Principal = c.get('principal');
   if (!principal.userId) {
     throw new ForbiddenError(
-      'Credentials belong to a user: send a user JWT, an API key with X-User-Id, or a session token',
+      'Credentials belong to a user: send a user JWT or an API key with X-User-Id',
       'USER_REQUIRED',
     );
   }
@@ -38,7 +38,11 @@ function pathServiceType(c: Context): string {
   return parsed.data;
 }
 
-/** `/api/v1/credentials/*`: the caller's own vault entries (flexible auth; API keys need the matching scope). */
+/**
+ * `/api/v1/credentials/*`: the caller's own vault entries (flexible auth; API keys need the
+ * matching scope). Session tokens are refused: the agent's upstream holds one, and it must not
+ * read or change the end user's credentials.
+ */
 export function credentialsRoutes(deps: ServiceDeps, vault: Vault): Hono {
   const app = new Hono();
   app.use(flexibleAuth(deps.auth));

@@ -2,7 +2,7 @@ import { keyIdOf } from '@agentgw/auth';
 import type { ApiKeyScope } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
 import { describe, expect, it } from 'vitest';
-import { KEY_A, sessionHeaders, useSharedVault, type VaultFixture } from './vault-fixture.js';
+import { KEY_A, partnerToken, sessionHeaders, useSharedVault, type VaultFixture } from './vault-fixture.js';
 
 const BASE = '/api/v1/credentials';
 const inOneHour = (f: VaultFixture) => new Date(f.clock.now().getTime() + 3_600_000).toISOString();
@@ -31,13 +31,23 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
       expect(res.body.code).toBe('USER_REQUIRED');
     });
 
-    it('acts for the end user of a session token', async () => {
+    it('refuses a session token (403): the agent upstream holding it may not touch the user’s credentials', async () => {
       const user = await f.user();
-      await f.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'github', apiKey: 'k-session' });
+      const stored = await f.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'github', apiKey: 'k-session' });
       const agent = await f.agent();
-      const res = await f.call('POST', `${BASE}/resolve`, await sessionHeaders(f, user, agent.id), { serviceTypes: ['github'] });
-      expect(res.status).toBe(200);
-      expect(res.body.credentials).toEqual({ github: 'k-session' });
+      const session = await sessionHeaders(f, user, agent.id);
+      for (const [method, path, body] of [
+        ['POST', `${BASE}/resolve`, { serviceTypes: ['github'] }],
+        ['GET', BASE, undefined],
+        ['POST', `${BASE}/apikey`, { serviceType: 'slack', apiKey: 'k' }],
+        ['DELETE', `${BASE}/${(stored.body.credential as { id: string }).id}`, undefined],
+      ] as const) {
+        const res = await f.call(method, path, session, body);
+        expect(res, `${method} ${path}`).toMatchObject({ status: 403, body: { code: 'SESSION_TOKEN_NOT_ALLOWED' } });
+        expect(JSON.stringify(res.body)).not.toContain('k-session');
+      }
+      const left = await f.call('GET', BASE, user.headers);
+      expect((left.body.credentials as { serviceType: string }[]).map((c) => c.serviceType)).toEqual(['github']);
     });
   });
 
@@ -123,9 +133,9 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
     });
 
     it('refuses to store for an end user the gateway has no account for (403, nothing stored)', async () => {
-      const agent = await f.agent();
-      const ghost = { id: 'external-user-1', email: 'ghost@example.test', password: '', name: null, roles: [], tenantId: null };
-      const res = await f.call('POST', `${BASE}/apikey`, await sessionHeaders(f, ghost, agent.id), { serviceType: 'github', apiKey: 'k' });
+      const ghost = { id: 'external-user-1', email: 'ghost@example.test' };
+      const headers = { authorization: `Bearer ${partnerToken(f, ghost.id, ghost.email)}` };
+      const res = await f.call('POST', `${BASE}/apikey`, headers, { serviceType: 'github', apiKey: 'k' });
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('USER_NOT_REGISTERED');
       expect(await f.deps.db.selectFrom('user_credentials').selectAll().where('user_id', '=', ghost.id).execute()).toEqual([]);

@@ -4,6 +4,7 @@ import { json, type ApiKeyScope, type CredentialAuthType, type RoleName } from '
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { createUser, tokenFor, type TestUser } from '@agentgw/testkit';
 import type { Hono } from 'hono';
+import { createHmac } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
@@ -11,6 +12,8 @@ import { createApp } from '../src/app.js';
 
 export const KEY_A = 'aa'.repeat(32);
 export const KEY_B = 'bb'.repeat(32);
+/** An external identity provider every test vault trusts (HS256), for users it has no account for. */
+const PARTNER = { issuer: 'https://partner.example', secret: 'partner-secret-that-is-at-least-32-chars' };
 
 export interface Reply {
   status: number;
@@ -34,7 +37,7 @@ export interface VaultFixture {
 /** A vault app on a fresh database of `backend`, with a movable clock and captured logs. */
 export async function startVault(backend: 'pglite' | 'postgres', env: Record<string, string> = {}): Promise<VaultFixture> {
   const clock = new ManualClock(new Date('2026-03-01T12:00:00Z'));
-  const deps = await createTestDeps({ backend, clock, env: { CREDENTIAL_ENCRYPTION_KEY: KEY_A, ...env } });
+  const deps = await createTestDeps({ backend, clock, env: { CREDENTIAL_ENCRYPTION_KEY: KEY_A, JWT_EXTERNAL_ISSUERS: JSON.stringify([PARTNER]), ...env } });
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -66,9 +69,11 @@ export async function startVault(backend: 'pglite' | 'postgres', env: Record<str
     },
     async apiKey({ scopes, tenantId = null }) {
       const key = generateApiKey();
+      // Auth refuses a key without a live creator; an admin's key may act for any user.
+      const creator = await createUser(deps, { email: `${newId()}@example.test`, roles: ['admin'], tenantId: null });
       await deps.db
         .insertInto('api_keys')
-        .values({ id: newId(), name: 'test key', key_hash: key.hash, key_prefix: key.prefix, scopes, user_id: null, tenant_id: tenantId })
+        .values({ id: newId(), name: 'test key', key_hash: key.hash, key_prefix: key.prefix, scopes, user_id: creator.id, tenant_id: tenantId })
         .execute();
       return key.token;
     },
@@ -132,4 +137,12 @@ export const sessionHeaders = async (f: VaultFixture, user: TestUser, agentId: s
     requestId: newRequestId(),
   });
   return { 'x-gateway-session-token': token, 'x-agent-id': agentId };
+};
+
+/** A user JWT from the external issuer, valid for five minutes of the fixture's clock. */
+export const partnerToken = (f: VaultFixture, sub: string, email: string): string => {
+  const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const iat = Math.floor(f.clock.now().getTime() / 1000);
+  const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ iss: PARTNER.issuer, sub, email, iat, exp: iat + 300 })}`;
+  return `${signed}.${createHmac('sha256', PARTNER.secret).update(signed).digest('base64url')}`;
 };

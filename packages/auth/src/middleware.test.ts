@@ -1,11 +1,12 @@
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorHandler, MemoryEventBus, newId } from '@agentgw/core';
+import { errorHandler, MemoryEventBus, newId, newRequestId } from '@agentgw/core';
+import { json } from '@agentgw/db';
 import { openTestDatabase, testBackends } from '@agentgw/db/testing';
 import { flexibleAuth, jwtAuth, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
 import { createAuth, type AuthService } from './service.js';
 import { testConfig } from './test-fixtures.js';
-import { generateApiKey } from './tokens.js';
+import { generateApiKey, generateRuntimeToken } from './tokens.js';
 
 describe.each(testBackends())('auth middlewares (%s)', (backend) => {
   let handle: Awaited<ReturnType<typeof openTestDatabase>>;
@@ -15,6 +16,8 @@ describe.each(testBackends())('auth middlewares (%s)', (backend) => {
   const admin = { id: newId(), email: 'root@x.io', roles: ['admin' as const], tenantId: null };
   const creator = { id: newId(), email: 'maker@x.io', roles: ['agent_creator' as const], tenantId: 'T' };
   const apiKey = generateApiKey();
+  const agentId = newId();
+  const runtimeToken = generateRuntimeToken();
 
   beforeAll(async () => {
     handle = await openTestDatabase(backend);
@@ -24,7 +27,22 @@ describe.each(testBackends())('auth middlewares (%s)', (backend) => {
       .execute();
     await handle.db
       .insertInto('api_keys')
-      .values({ id: newId(), name: 'k', key_hash: apiKey.hash, key_prefix: apiKey.prefix, scopes: ['credentials:resolve'], user_id: null, tenant_id: null })
+      .values({ id: newId(), name: 'k', key_hash: apiKey.hash, key_prefix: apiKey.prefix, scopes: ['credentials:resolve'], user_id: admin.id, tenant_id: null })
+      .execute();
+    await handle.db
+      .insertInto('agents')
+      .values({
+        id: agentId,
+        name: 'a',
+        description: null,
+        upstream_url: 'http://127.0.0.1:9/',
+        upstream_secret_enc: null,
+        required_credentials: json([]),
+        tenant_id: null,
+        owner_id: null,
+        runtime_token_hash: runtimeToken.hash,
+        runtime_token_prefix: runtimeToken.prefix,
+      })
       .execute();
     auth = await createAuth({ config: testConfig(), db: handle.db, bus });
 
@@ -36,6 +54,7 @@ describe.each(testBackends())('auth middlewares (%s)', (backend) => {
     app.get('/admin', jwtAuth(auth), requireRole('admin'), (c) => c.json({ ok: true }));
     app.post('/resolve', flexibleAuth(auth), requireApiKeyScope('credentials:resolve'), (c) => c.json({ via: c.var.principal.via }));
     app.post('/write', flexibleAuth(auth), requireApiKeyScope('credentials:write'), (c) => c.json({ via: c.var.principal.via }));
+    app.get('/mcp', flexibleAuth(auth, { sessionTokens: 'accept' }), (c) => c.json({ via: c.var.principal.via }));
     app.get('/unguarded', requirePermission('agent:read'), (c) => c.json({ ok: true }));
   });
 
@@ -82,6 +101,25 @@ describe.each(testBackends())('auth middlewares (%s)', (backend) => {
       body: { code: 'INSUFFICIENT_SCOPE', message: 'API key lacks scope credentials:write', required: 'credentials:write' },
     });
     expect(await call('POST', '/write', await as(creator))).toEqual({ status: 200, body: { via: 'jwt' } });
+  });
+
+  it('flexibleAuth rejects session tokens unless the route accepts them', async () => {
+    const { token } = await auth.issueSessionToken({
+      endUserId: creator.id,
+      email: creator.email,
+      roles: creator.roles,
+      tenantId: creator.tenantId,
+      agentId,
+      requestId: newRequestId(),
+    });
+    const session = { 'x-gateway-session-token': token, 'x-agent-id': agentId };
+    expect(await call('POST', '/resolve', session)).toEqual({
+      status: 403,
+      body: { code: 'SESSION_TOKEN_NOT_ALLOWED', message: 'Session tokens are only accepted by the MCP and tool-gate endpoints' },
+    });
+    expect(await call('GET', '/mcp', session)).toEqual({ status: 200, body: { via: 'session_token' } });
+    // Accepting session tokens does not narrow the other forms.
+    expect(await call('GET', '/mcp', await as(creator))).toEqual({ status: 200, body: { via: 'jwt' } });
   });
 
   it('fails closed when a guard runs without authentication', async () => {

@@ -5,17 +5,33 @@ import type { Permission } from './permissions.js';
 import type { Principal } from './principal.js';
 import type { AuthMode, AuthService } from './service.js';
 
-const authMiddleware = (auth: AuthService, mode: AuthMode) =>
+export interface FlexibleAuthOptions {
+  /**
+   * Session tokens reach the agent's upstream, whose URL its registrant controls, so they are
+   * limited to what they exist for (MCP calls as the end user): only the MCP and tool-gate
+   * endpoints pass `'accept'`. Default `'reject'`.
+   */
+  sessionTokens?: 'accept' | 'reject';
+}
+
+const authMiddleware = (auth: AuthService, mode: AuthMode, { sessionTokens = 'reject' }: FlexibleAuthOptions = {}) =>
   createMiddleware(async (c, next) => {
-    c.set('principal', await auth.authenticate(c.req.raw.headers, mode));
+    const principal = await auth.authenticate(c.req.raw.headers, mode);
+    if (principal.via === 'session_token' && sessionTokens === 'reject') {
+      throw new ForbiddenError(
+        'Session tokens are only accepted by the MCP and tool-gate endpoints',
+        'SESSION_TOKEN_NOT_ALLOWED',
+      );
+    }
+    c.set('principal', principal);
     await next();
   });
 
 /** A user JWT only (`Authorization: Bearer <jwt>`). */
 export const jwtAuth = (auth: AuthService) => authMiddleware(auth, 'jwt');
 
-/** Any flexible-auth form: user JWT, API key + user, runtime token, session token. */
-export const flexibleAuth = (auth: AuthService) => authMiddleware(auth, 'flexible');
+/** Any flexible-auth form: user JWT, API key + user, runtime token; session tokens only when `options` accept them. */
+export const flexibleAuth = (auth: AuthService, options?: FlexibleAuthOptions) => authMiddleware(auth, 'flexible', options);
 
 function principalOf(c: { get(key: 'principal'): Principal | undefined }): Principal {
   const principal = c.get('principal');
