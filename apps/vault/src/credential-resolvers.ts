@@ -27,6 +27,7 @@ export interface HttpCredentialResolverOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
+const TOKEN_REUSE_MS = 45_000;
 
 /**
  * Distributed mode: resolves through the vault's internal endpoint with a short-lived service
@@ -36,9 +37,18 @@ const DEFAULT_TIMEOUT_MS = 5_000;
 export function httpCredentialResolver(options: HttpCredentialResolverOptions): CredentialResolver {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/internal/v1/credentials/resolve`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // Service tokens live 60 s; reuse one for 45 s instead of signing (and verifying) per invoke.
+  let cached: { token: string; renewAt: number } | undefined;
+  const serviceToken = async (): Promise<string> => {
+    const now = Date.now();
+    if (!cached || cached.renewAt <= now) {
+      cached = { token: await options.auth.signServiceToken(options.service ?? 'invoke-proxy', VAULT_AUDIENCE), renewAt: now + TOKEN_REUSE_MS };
+    }
+    return cached.token;
+  };
   return {
     async resolve(input) {
-      const token = await options.auth.signServiceToken(options.service ?? 'invoke-proxy', VAULT_AUDIENCE);
+      const token = await serviceToken();
       let response: Response;
       let body: unknown;
       try {

@@ -134,7 +134,7 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
 
     it('refuses to store for an end user the gateway has no account for (403, nothing stored)', async () => {
       const ghost = { id: 'external-user-1', email: 'ghost@example.test' };
-      const headers = { authorization: `Bearer ${partnerToken(f, ghost.id, ghost.email)}` };
+      const headers = { authorization: `Bearer ${await partnerToken(f, ghost.id, ghost.email)}` };
       const res = await f.call('POST', `${BASE}/apikey`, headers, { serviceType: 'github', apiKey: 'k' });
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('USER_NOT_REGISTERED');

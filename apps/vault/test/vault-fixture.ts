@@ -4,7 +4,7 @@ import { json, type ApiKeyScope, type CredentialAuthType, type RoleName } from '
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { createUser, tokenFor, type TestUser } from '@agentgw/testkit';
 import type { Hono } from 'hono';
-import { createHmac } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
@@ -140,9 +140,13 @@ export const sessionHeaders = async (f: VaultFixture, user: TestUser, agentId: s
 };
 
 /** A user JWT from the external issuer, valid for five minutes of the fixture's clock. */
-export const partnerToken = (f: VaultFixture, sub: string, email: string): string => {
-  const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+export const partnerToken = (f: VaultFixture, sub: string, email: string): Promise<string> => {
   const iat = Math.floor(f.clock.now().getTime() / 1000);
-  const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ iss: PARTNER.issuer, sub, email, iat, exp: iat + 300 })}`;
-  return `${signed}.${createHmac('sha256', PARTNER.secret).update(signed).digest('base64url')}`;
+  return new SignJWT({ email })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(PARTNER.issuer)
+    .setSubject(sub)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + 300)
+    .sign(new TextEncoder().encode(PARTNER.secret));
 };

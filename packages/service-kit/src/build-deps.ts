@@ -3,9 +3,6 @@ import {
   BullJobQueue,
   ConfigError,
   createLogger,
-  MemoryEventBus,
-  MemoryJobQueue,
-  MemoryRateLimiter,
   RedisEventBus,
   RedisRateLimiter,
   systemClock,
@@ -17,6 +14,7 @@ import {
 import { openDatabase, type DbHandle } from '@agentgw/db';
 import { Redis } from 'ioredis';
 import type { ServiceDeps } from './deps.js';
+import { inProcessAdapters } from './in-process-adapters.js';
 
 export interface BuildDepsOptions {
   /** Names the logger and the /health body. */
@@ -76,12 +74,8 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       rateLimiter = new RedisRateLimiter({ url: config.REDIS_URL, logger });
       closers.push(() => rateLimiter.close());
     } else {
-      bus = new MemoryEventBus({ logger });
-      closers.push(() => bus.close());
-      queue = new MemoryJobQueue({ logger });
-      closers.push(() => queue.close());
-      rateLimiter = new MemoryRateLimiter();
-      closers.push(() => rateLimiter.close());
+      ({ bus, queue, rateLimiter } = inProcessAdapters({ logger }));
+      closers.push(() => bus.close(), () => queue.close(), () => rateLimiter.close());
     }
 
     const auth = await createAuth({ config, db: dbHandle.db, bus, clock: systemClock, logger });

@@ -1,7 +1,8 @@
 import { createAuth } from '@agentgw/auth';
-import { loadConfig, MemoryEventBus, MemoryJobQueue, MemoryRateLimiter, silentLogger, systemClock, type Clock, type Config } from '@agentgw/core';
+import { loadConfig, silentLogger, systemClock, type Clock, type Config } from '@agentgw/core';
 import { openTestDatabase } from '@agentgw/db/testing';
 import type { ServiceDeps } from './deps.js';
+import { inProcessAdapters } from './in-process-adapters.js';
 
 /** A fixed, valid configuration for tests; override single variables through `env`. */
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -32,9 +33,7 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
   const dbHandle = await openTestDatabase(options.backend ?? 'pglite');
   const logger = silentLogger();
   const clock = options.clock ?? systemClock;
-  const bus = new MemoryEventBus({ logger });
-  const queue = new MemoryJobQueue({ logger, clock });
-  const rateLimiter = new MemoryRateLimiter({ clock });
+  const { bus, queue, rateLimiter } = inProcessAdapters({ logger, clock });
   try {
     const auth = await createAuth({ config, db: dbHandle.db, bus, clock, logger });
     return {
