@@ -1,0 +1,48 @@
+import type { RiskLevel } from './events.js';
+
+/**
+ * The port between the places a tool call can be held (unified MCP, per-provider proxy,
+ * tool-gate) and the confirmation hub that decides it. The hub's package implements it; the
+ * call sites only see this.
+ */
+export interface HeldCall {
+  /** The audit record of this call (exists before the hold starts). */
+  auditId: string;
+  agentId: string | null;
+  /** The authenticated caller (the user, or the agent's owner acting through a runtime token). */
+  userId: string | null;
+  /** The real end user the call is made for; the confirmer. */
+  endUserId: string | null;
+  tenantId: string | null;
+  providerId: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  risk: RiskLevel;
+}
+
+/** How a hold ended. `expired`: the held client went away before a decision. */
+export type HoldOutcome =
+  | { decision: 'confirmed'; confirmationId: string; confirmedBy: string | null }
+  | { decision: 'rejected'; confirmationId: string; reason: string }
+  | { decision: 'timeout'; confirmationId: string; reason: string }
+  | { decision: 'expired'; confirmationId: string };
+
+export interface HoldOptions {
+  /** Aborted when the held client disconnects: the confirmation becomes `expired`. */
+  signal: AbortSignal;
+  /** Called while the call waits (for MCP progress/status notifications on the held stream). */
+  onStatus?: (status: { confirmationId: string; message: string; elapsedMs: number }) => void;
+}
+
+export interface ConfirmationGate {
+  /**
+   * Creates a pending confirmation (stored, CONFIRMATION_REQUIRED emitted, deadline scheduled)
+   * and resolves when it is decided, times out or the caller goes away.
+   */
+  hold(call: HeldCall, options: HoldOptions): Promise<HoldOutcome>;
+  /**
+   * Exact-call approval: true, and the token is spent (confirmation `consumed`), when `token`
+   * was issued by a confirming answer for exactly this call; false otherwise.
+   */
+  redeem(token: string, call: HeldCall): Promise<boolean>;
+}

@@ -1,0 +1,32 @@
+import type { Hono } from 'hono';
+import type { ServiceDeps } from './deps.js';
+
+/**
+ * A service as its host sees it: the routes, plus whatever runs beside them. The host (a
+ * service's own main.ts, or the all-in-one) adds the shell once — request id, body limit,
+ * error handler, `/health` — so `routes` carries none of it.
+ */
+export interface ServiceRuntime {
+  /** The service's routes only: no listening, no request-id/error/health layer of its own. */
+  routes: Hono;
+  /** Starts queue consumers, bus subscriptions and timers. Called once, before the host listens. */
+  start?(): Promise<void>;
+  /**
+   * Stops them and ends open streams (SSE, held calls) within `deadlineMs`. Called once on
+   * shutdown, after the listener stops accepting and before the deps are closed.
+   */
+  stop?(options: { deadlineMs: number }): Promise<void>;
+}
+
+/** One deployable service: a name, a default port and a factory for its runtime. */
+export interface ServiceDefinition {
+  name: string;
+  defaultPort: number;
+  /** Builds the runtime from the shared deps; side effects wait for `start()`. */
+  create(deps: ServiceDeps): ServiceRuntime | Promise<ServiceRuntime>;
+}
+
+/** Identity function that checks a service definition's shape at the definition site. */
+export function defineService(definition: ServiceDefinition): ServiceDefinition {
+  return definition;
+}
