@@ -12,3 +12,4 @@ export * from './queue/index.js';
 export * from './cache/index.js';
 export * from './rate-limit/index.js';
 export * from './policy.js';
+export * from './confirmation-gate.js';

@@ -8,3 +8,5 @@ export { serve } from './serve.js';
 export type { RunningServer, ServeOptions } from './serve.js';
 export { exitWithStartupError, runService } from './run-service.js';
 export type { RunServiceOptions } from './run-service.js';
+export { defineService } from './service-definition.js';
+export type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
