@@ -1,1 +1,2 @@
 export { createApp } from './app.js';
+export { auditWriterService } from './service.js';

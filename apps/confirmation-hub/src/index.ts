@@ -1,1 +1,2 @@
 export { createApp } from './app.js';
+export { confirmationHubService } from './service.js';

@@ -1,1 +1,2 @@
 export { createApp } from './app.js';
+export { mcpGatewayService } from './service.js';
