@@ -2,12 +2,14 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { validationErrorFrom } from './error-handler.js';
+import { assertJsonDepth } from './json-depth.js';
 
-/** Reads and validates a JSON body; malformed JSON and schema failures are 400s naming the field. */
+/** Reads and validates a JSON body; malformed, too deeply nested JSON and schema failures are 400s. */
 export async function parseJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  const text = await c.req.text();
+  assertJsonDepth(text);
   let raw: unknown;
   try {
-    const text = await c.req.text();
     raw = text.length === 0 ? {} : JSON.parse(text);
   } catch {
     throw new ValidationError('Malformed JSON body', { field: '(body)' });
