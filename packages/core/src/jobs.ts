@@ -14,11 +14,19 @@ export interface AuditRecordJob {
   toolName?: string;
   arguments?: unknown;
   result?: unknown;
-  status: AuditStatus;
+  /** Required on a create; absent on an update that leaves the status as it is. */
+  status?: AuditStatus;
   duration?: number | null;
   confirmedBy?: string | null;
   error?: string | null;
   at: string;
+  /**
+   * Unique per enqueued job (the create's is `c:<id>`): the writer records each job once, so a
+   * redelivery is recognised. Optional for older producers; the writer derives one when absent.
+   */
+  key?: string;
+  /** Producer-local counter: orders two updates of one record stamped in the same millisecond. */
+  seq?: number;
 }
 
 export interface GatewayJobs {

@@ -19,6 +19,9 @@ export interface BullJobQueueOptions {
  */
 const bullJobId = (jobId: string): string => `id-${encodeURIComponent(jobId)}`;
 
+/** How long and how many failed jobs stay in the failed set when an enqueuer asks to keep them. */
+const KEEP_FAILED = { age: 14 * 24 * 3600, count: 10_000 };
+
 /** JobQueue on BullMQ (Redis): durable, shared by every replica. */
 export class BullJobQueue implements JobQueue {
   private readonly prefix: string;
@@ -50,7 +53,7 @@ export class BullJobQueue implements JobQueue {
       backoff: { type: 'exponential', delay: this.backoffMs },
       // Gone once settled, so the id can be used again, as with the in-process queue.
       removeOnComplete: true,
-      removeOnFail: true,
+      removeOnFail: options.keepFailed ? KEEP_FAILED : true,
     });
   }
 

@@ -7,6 +7,11 @@ export interface EnqueueOptions {
   delayMs?: number;
   /** Attempts before the job is given up (default 5, exponential backoff). */
   attempts?: number;
+  /**
+   * Keep a job that failed for good in BullMQ's failed set (14 days, newest 10,000) for
+   * inspection instead of removing it; its id stays taken meanwhile. In-process: no effect.
+   */
+  keepFailed?: boolean;
 }
 
 export interface ConsumeOptions {

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { MASK, MAX_BODY_BYTES, MAX_DEPTH, MAX_ERROR_CHARS, capError, isSecretName, maskBody } from './masking.js';
+
+describe('isSecretName', () => {
+  it.each([
+    'password', 'Password', 'db_password', 'passwd', 'passphrase', 'clientSecret', 'client-secret', 'token',
+    'access_token', 'refreshToken', 'apiKey', 'api_key', 'X-API-Key', 'APIKEY', 'aws_access_key_id',
+    'Authorization', 'proxy-authorization', 'credentials', 'private_key', 'privateKey', 'Cookie', 'set-cookie',
+    'sessionId', 'session_id', 'signature',
+  ])('treats %s as secret', (name) => expect(isSecretName(name)).toBe(true));
+
+  it.each(['path', 'query', 'user', 'name', 'keyword', 'author', 'session', 'id'])('leaves %s alone', (name) =>
+    expect(isSecretName(name)).toBe(false),
+  );
+});
+
+describe('maskBody', () => {
+  it('masks secret-named fields at any depth, in arrays too, whatever their value', () => {
+    const body = {
+      path: '/etc/hosts',
+      password: 'hunter2',
+      nested: { headers: { Authorization: 'Bearer abc', accept: 'json' }, list: [{ api_key: 'k1', n: 1 }] },
+      token: { kind: 'object', value: 'x' },
+    };
+    expect(maskBody(body)).toEqual({
+      path: '/etc/hosts',
+      password: MASK,
+      nested: { headers: { Authorization: MASK, accept: 'json' }, list: [{ api_key: MASK, n: 1 }] },
+      token: MASK,
+    });
+    expect(JSON.stringify(maskBody(body))).not.toMatch(/hunter2|abc|k1/);
+  });
+
+  it('does not change its input', () => {
+    const body = { password: 'p' };
+    maskBody(body);
+    expect(body.password).toBe('p');
+  });
+
+  it('keeps a body at the cap and replaces one over it by a marker with its size', () => {
+    // {"s":"…"} is 8 bytes around the string.
+    const atCap = { s: 'a'.repeat(MAX_BODY_BYTES - 8) };
+    expect(maskBody(atCap)).toEqual(atCap);
+    const over = { s: 'a'.repeat(MAX_BODY_BYTES - 7) };
+    expect(maskBody(over)).toEqual({ $truncated: { originalBytes: MAX_BODY_BYTES + 1 } });
+    // Multi-byte characters count in UTF-8 bytes.
+    expect(maskBody('é'.repeat(MAX_BODY_BYTES))).toEqual({ $truncated: { originalBytes: 2 * MAX_BODY_BYTES + 2 } });
+  });
+
+  it('measures the cap after masking, so a large secret does not make the body truncated', () => {
+    expect(maskBody({ token: 'x'.repeat(MAX_BODY_BYTES * 2), q: 1 })).toEqual({ token: MASK, q: 1 });
+  });
+
+  it('turns hostile values into storable JSON', () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < MAX_DEPTH + 5; i++) deep = [deep];
+    const out = maskBody({
+      cyclic,
+      big: 12345678901234567890n,
+      when: new Date(Date.UTC(2026, 0, 2)),
+      nul: 'a\u0000b',
+      lone: 'x\uD800y',
+      pair: '\uD83D\uDE00',
+      fn: () => 1,
+      nan: Number.NaN,
+      undef: undefined,
+      arr: [undefined, 1],
+      deep,
+    }) as Record<string, unknown>;
+    expect(out.cyclic).toEqual({ a: 1, self: '[circular]' });
+    expect(out.big).toBe('12345678901234567890');
+    expect(out.when).toBe('2026-01-02T00:00:00.000Z');
+    expect(out.nul).toBe('a\uFFFDb');
+    expect(out.lone).toBe('x\uFFFDy');
+    expect(out.pair).toBe('\uD83D\uDE00');
+    expect('fn' in out).toBe(false);
+    expect(out.nan).toBeNull();
+    expect('undef' in out).toBe(false);
+    expect(out.arr).toEqual([null, 1]);
+    expect(JSON.stringify(out.deep)).toContain('[too deep]');
+    expect(maskBody(undefined)).toBeNull();
+  });
+
+  it('repeats the same object in siblings without calling it circular', () => {
+    const shared = { v: 1 };
+    expect(maskBody({ a: shared, b: shared })).toEqual({ a: { v: 1 }, b: { v: 1 } });
+  });
+});
+
+describe('capError', () => {
+  it('keeps short errors and cuts long ones with a note of their length', () => {
+    expect(capError('boom')).toBe('boom');
+    expect(capError(null)).toBeNull();
+    expect(capError(undefined)).toBeUndefined();
+    const long = capError('e'.repeat(MAX_ERROR_CHARS + 10))!;
+    expect(long.startsWith('e'.repeat(MAX_ERROR_CHARS))).toBe(true);
+    expect(long).toContain(`[truncated, ${MAX_ERROR_CHARS + 10} characters]`);
+    expect(long.length).toBeLessThan(MAX_ERROR_CHARS + 60);
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * What of a tool call may be written to the audit log. Applied by the producer, before a job
+ * is enqueued, so secrets never reach Redis nor PostgreSQL.
+ */
+
+/** What a masked value becomes. */
+export const MASK = '********';
+
+/** Largest JSON size (UTF-8 bytes) of `arguments` or `result` kept as is. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+/** Longest `error` text kept, in characters. */
+export const MAX_ERROR_CHARS = 4096;
+
+/** Nesting below this depth is replaced by a marker (also bounds the work on hostile input). */
+export const MAX_DEPTH = 32;
+
+/**
+ * A field is secret when its name, lower-cased with everything but letters and digits removed,
+ * contains one of these ("apiKey", "api_key" and "X-API-Key" all become "apikey").
+ */
+export const SECRET_NAME_PARTS = [
+  'password', 'passwd', 'passphrase', 'secret', 'token', 'apikey', 'accesskey', 'authorization',
+  'credential', 'privatekey', 'cookie', 'sessionid', 'signature',
+] as const;
+
+/** Whether a field with this name holds a secret (see SECRET_NAME_PARTS). */
+export function isSecretName(name: string): boolean {
+  const normalised = name.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return SECRET_NAME_PARTS.some((part) => normalised.includes(part));
+}
+
+/** The marker that replaces a body over MAX_BODY_BYTES. */
+export interface TruncatedBody {
+  $truncated: { originalBytes: number };
+}
+
+/** PostgreSQL refuses NUL in text and jsonb, and lone surrogates in jsonb: both become U+FFFD. */
+function cleanString(value: string): string {
+  // eslint-disable-next-line no-control-regex -- NUL is exactly what must go
+  return value.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
+/**
+ * A JSON-safe copy: secret-named fields masked at any depth, toJSON honoured (dates become ISO
+ * strings), bigint as a decimal string, cycles and over-deep nesting replaced by markers,
+ * functions, symbols and undefined dropped as JSON.stringify would.
+ */
+function sanitise(value: unknown, depth: number, ancestors: object[]): unknown {
+  if (value === null || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string') return cleanString(value);
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value !== 'object') return undefined;
+  const withToJson = value as { toJSON?: unknown };
+  if (typeof withToJson.toJSON === 'function') {
+    return sanitise((withToJson.toJSON as () => unknown).call(value), depth, ancestors);
+  }
+  if (ancestors.includes(value)) return '[circular]';
+  if (depth >= MAX_DEPTH) return '[too deep]';
+  ancestors.push(value);
+  try {
+    if (Array.isArray(value)) {
+      return value.map((item) => sanitise(item, depth + 1, ancestors) ?? null);
+    }
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const clean = isSecretName(key) ? MASK : sanitise(item, depth + 1, ancestors);
+      if (clean !== undefined) out[cleanString(key)] = clean;
+    }
+    return out;
+  } finally {
+    ancestors.pop();
+  }
+}
+
+/**
+ * An `arguments` or `result` body as it may be logged: masked (see sanitise), then replaced by
+ * a TruncatedBody when its JSON exceeds MAX_BODY_BYTES. `undefined` becomes null.
+ */
+export function maskBody(value: unknown): unknown {
+  const clean = sanitise(value, 0, []) ?? null;
+  const bytes = Buffer.byteLength(JSON.stringify(clean), 'utf8');
+  if (bytes <= MAX_BODY_BYTES) return clean;
+  const marker: TruncatedBody = { $truncated: { originalBytes: bytes } };
+  return marker;
+}
+
+/** An error message as it may be logged: cleaned and cut to MAX_ERROR_CHARS with a note. */
+export function capError(error: string | null | undefined): string | null | undefined {
+  if (error === null || error === undefined) return error;
+  const clean = cleanString(String(error));
+  if (clean.length <= MAX_ERROR_CHARS) return clean;
+  return `${clean.slice(0, MAX_ERROR_CHARS)}… [truncated, ${clean.length} characters]`;
+}

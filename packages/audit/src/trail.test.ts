@@ -1,0 +1,81 @@
+import { ManualClock, MemoryJobQueue, type AuditRecordJob } from '@agentgw/core';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MASK } from './masking.js';
+import { createAuditTrail } from './trail.js';
+
+const entry = {
+  userId: 'u1',
+  agentId: 'a1',
+  endUserId: null,
+  providerId: 'p1',
+  tenantId: 't1',
+  toolName: 'fs.read',
+  arguments: { path: '/x', password: 'hunter2' },
+  status: 'pending' as const,
+};
+
+describe('createAuditTrail', () => {
+  let queue: MemoryJobQueue;
+  afterEach(() => queue.close());
+
+  const collect = async () => {
+    const jobs: AuditRecordJob[] = [];
+    await queue.consume('audit', async (batch) => {
+      jobs.push(...batch);
+    });
+    return jobs;
+  };
+
+  it('enqueues a masked create with the id it returns, then updates under the same id', async () => {
+    queue = new MemoryJobQueue();
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 10));
+    const trail = createAuditTrail({ queue, clock });
+    const id = await trail.open(entry);
+    clock.advance(5);
+    await trail.update(id, { status: 'completed', result: { ok: true, token: 's3cr3t' }, duration: 12, error: null });
+    const jobs = await collect();
+    await vi.waitFor(() => expect(jobs).toHaveLength(2));
+    const [create, update] = jobs as [AuditRecordJob, AuditRecordJob];
+    expect(create).toEqual({
+      op: 'create', id, key: `c:${id}`, seq: 1, at: '2026-01-01T10:00:00.000Z',
+      userId: 'u1', agentId: 'a1', endUserId: null, providerId: 'p1', tenantId: 't1', toolName: 'fs.read',
+      arguments: { path: '/x', password: MASK }, status: 'pending',
+    });
+    expect(update).toMatchObject({
+      op: 'update', id, seq: 2, at: '2026-01-01T10:00:00.005Z', status: 'completed',
+      result: { ok: true, token: MASK }, duration: 12, error: null,
+    });
+    expect(update.key).toMatch(/^u:/);
+    expect(JSON.stringify(jobs)).not.toMatch(/hunter2|s3cr3t/);
+  });
+
+  it('keeps a given id, and leaves out of an update what the patch leaves out', async () => {
+    queue = new MemoryJobQueue();
+    const trail = createAuditTrail({ queue, clock: new ManualClock() });
+    expect(await trail.open({ ...entry, id: 'given-id' })).toBe('given-id');
+    await trail.update('given-id', { confirmedBy: 'admin-1' });
+    const jobs = await collect();
+    await vi.waitFor(() => expect(jobs).toHaveLength(2));
+    const update = jobs.find((j) => j.op === 'update')!;
+    expect(Object.keys(update).sort()).toEqual(['at', 'confirmedBy', 'id', 'key', 'op', 'seq']);
+  });
+
+  it('gives every update a key of its own, so two updates are two jobs', async () => {
+    queue = new MemoryJobQueue();
+    const trail = createAuditTrail({ queue, clock: new ManualClock() });
+    await trail.update('x', { status: 'confirmed' });
+    await trail.update('x', { status: 'confirmed' });
+    const jobs = await collect();
+    await vi.waitFor(() => expect(jobs).toHaveLength(2));
+    expect(jobs[0]!.key).not.toBe(jobs[1]!.key);
+  });
+
+  it('enqueues a second open of the same id once (queue dedupe by key)', async () => {
+    queue = new MemoryJobQueue();
+    const trail = createAuditTrail({ queue, clock: new ManualClock() });
+    await trail.open({ ...entry, id: 'same' });
+    await trail.open({ ...entry, id: 'same' });
+    const jobs = await collect();
+    await vi.waitFor(() => expect(jobs).toHaveLength(1));
+  });
+});

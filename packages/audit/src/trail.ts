@@ -1,0 +1,82 @@
+import { newId, type AuditRecordJob, type AuditStatus, type Clock, type JobQueue } from '@agentgw/core';
+import { capError, maskBody } from './masking.js';
+
+/** What is known about a tool call when it is first recorded. */
+export interface AuditOpenEntry {
+  /** Given when the caller already announced the id (e.g. in a confirmation); otherwise one is made. */
+  id?: string;
+  userId: string | null;
+  agentId: string | null;
+  endUserId: string | null;
+  providerId: string | null;
+  tenantId: string | null;
+  toolName: string;
+  arguments: unknown;
+  status: AuditStatus;
+}
+
+/** What later becomes known about it: the outcome, the confirmer, the duration. */
+export interface AuditPatch {
+  status?: AuditStatus;
+  result?: unknown;
+  duration?: number | null;
+  confirmedBy?: string | null;
+  error?: string | null;
+}
+
+/** The producer side of the audit log, used by every service that records tool calls. */
+export interface AuditTrail {
+  /** Enqueues the creation of an audit record; returns its id, which exists before the job is written. */
+  open(entry: AuditOpenEntry): Promise<string>;
+  /** Enqueues an update (result, status, duration, confirmedBy, error); safe when it overtakes its insert. */
+  update(id: string, patch: AuditPatch): Promise<void>;
+}
+
+/** Attempts before an audit job is given up (and kept in BullMQ's failed set). */
+const ATTEMPTS = 10;
+
+/** Builds the trail over the shared job queue; masking and caps happen here, before enqueueing. */
+export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): AuditTrail {
+  // Orders two updates stamped in the same millisecond by this process.
+  let seq = 0;
+  const enqueue = (job: AuditRecordJob) =>
+    deps.queue.enqueue('audit', job, { jobId: job.key, attempts: ATTEMPTS, keepFailed: true });
+
+  return {
+    async open(entry) {
+      const id = entry.id ?? newId();
+      await enqueue({
+        op: 'create',
+        id,
+        key: `c:${id}`,
+        seq: ++seq,
+        at: deps.clock.now().toISOString(),
+        userId: entry.userId,
+        agentId: entry.agentId,
+        endUserId: entry.endUserId,
+        providerId: entry.providerId,
+        tenantId: entry.tenantId,
+        toolName: entry.toolName,
+        arguments: maskBody(entry.arguments),
+        status: entry.status,
+      });
+      return id;
+    },
+
+    async update(id, patch) {
+      const job: AuditRecordJob = {
+        op: 'update',
+        id,
+        key: `u:${newId()}`,
+        seq: ++seq,
+        at: deps.clock.now().toISOString(),
+      };
+      if (patch.status !== undefined) job.status = patch.status;
+      if (patch.result !== undefined) job.result = maskBody(patch.result);
+      if (patch.duration !== undefined) job.duration = patch.duration;
+      if (patch.confirmedBy !== undefined) job.confirmedBy = patch.confirmedBy;
+      if (patch.error !== undefined) job.error = capError(patch.error);
+      await enqueue(job);
+    },
+  };
+}
