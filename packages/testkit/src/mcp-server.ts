@@ -12,6 +12,10 @@ export interface McpToolCall {
   arguments: Record<string, unknown>;
   /** The HTTP headers of the request that carried the call (to assert on forwarded identity/auth). */
   headers: IncomingHttpHeaders;
+  /** Sends a `notifications/progress` for this call when the caller sent a progress token. */
+  sendProgress?: (progress: number, total?: number) => Promise<void>;
+  /** Aborted when the caller cancels the call (`notifications/cancelled`) or its connection drops. */
+  signal?: AbortSignal;
 }
 
 export interface McpFixtureTool {
@@ -42,6 +46,8 @@ export interface McpFixtureOptions {
   name?: string;
   /** When set, requests must carry `Authorization: Bearer <bearer>` and/or `X-API-Key: <apiKey>`, else 401. */
   auth?: { bearer?: string; apiKey?: string };
+  /** Registers more on each session's server (resources, prompts, …) beside the tools. */
+  setup?: (server: McpServer) => void;
 }
 
 /**
@@ -60,10 +66,16 @@ export async function startMcpServer(options: McpFixtureOptions): Promise<McpFix
         tool.name,
         { description: tool.description, inputSchema: tool.inputSchema ?? {} },
         async (args: Record<string, unknown>, extra) => {
+          const progressToken = extra._meta?.progressToken;
           const call: McpToolCall = {
             tool: tool.name,
             arguments: args,
             headers: (extra.requestInfo?.headers ?? {}) as IncomingHttpHeaders,
+            signal: extra.signal,
+            sendProgress: async (progress, total) => {
+              if (progressToken === undefined) return;
+              await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total } });
+            },
           };
           calls.push(call);
           const result = await tool.handler(args, call);
@@ -71,6 +83,7 @@ export async function startMcpServer(options: McpFixtureOptions): Promise<McpFix
         },
       );
     }
+    options.setup?.(server);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {

@@ -1,0 +1,20 @@
+/**
+ * Why an upstream call failed, in terms a caller maps to HTTP: `unreachable` / `http` /
+ * `protocol` / `too_large` → 502, `timeout` → 504, `aborted` → the caller went away.
+ * Messages never carry the upstream's body (it could echo a secret back).
+ */
+export type McpUpstreamFailure = 'unreachable' | 'timeout' | 'aborted' | 'http' | 'protocol' | 'too_large';
+
+export class McpUpstreamError extends Error {
+  constructor(
+    readonly kind: McpUpstreamFailure,
+    message: string,
+    /** The upstream's HTTP status, for `http` failures. */
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'McpUpstreamError';
+  }
+}
+
+export const isMcpUpstreamError = (err: unknown): err is McpUpstreamError => err instanceof McpUpstreamError;

@@ -1,0 +1,69 @@
+/** One Server-Sent Event: its `event` name (default `message`), joined `data` lines and `id`. */
+export interface SseEvent {
+  event: string;
+  data: string;
+  id: string | null;
+}
+
+/**
+ * Parses a text/event-stream incrementally: events are yielded as soon as their blank line
+ * arrives, so progress notifications pass through while a call is still running. Handles
+ * CRLF/CR/LF line ends, comments and multi-line data, per the HTML SSE grammar.
+ */
+export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let event = 'message';
+  let data: string[] = [];
+  let id: string | null = null;
+  let sawData = false;
+
+  const takeLine = (line: string): SseEvent | null => {
+    if (line === '') {
+      const done = sawData ? { event, data: data.join('\n'), id } : null;
+      event = 'message';
+      data = [];
+      sawData = false;
+      return done;
+    }
+    if (line.startsWith(':')) return null;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') {
+      data.push(value);
+      sawData = true;
+    } else if (field === 'event') event = value;
+    else if (field === 'id') id = value;
+    return null;
+  };
+
+  for await (const chunk of chunks) {
+    buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (;;) {
+      const match = /\r\n|\r|\n/g;
+      match.lastIndex = start;
+      const found = match.exec(buffer);
+      // A lone CR at the very end may be the first half of CRLF: wait for more.
+      if (!found || (found[0] === '\r' && found.index === buffer.length - 1)) break;
+      const done = takeLine(buffer.slice(start, found.index));
+      start = found.index + found[0].length;
+      if (done) yield done;
+    }
+    buffer = buffer.slice(start);
+  }
+  buffer += decoder.decode();
+  if (buffer !== '') {
+    const done = takeLine(buffer);
+    if (done) yield done;
+  }
+  const last = takeLine('');
+  if (last) yield last;
+}
+
+/** Formats one SSE `message` event carrying a JSON value. */
+export function formatSseMessage(value: unknown, id?: string): string {
+  return `${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(value)}\n\n`;
+}

@@ -1,0 +1,171 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startMcpServer, startMcpV2Server, type McpFixture } from '@agentgw/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { McpUpstreamError } from './errors.js';
+import { MODERN_PROTOCOL_VERSION } from './protocol.js';
+import { McpUpstreamClient } from './upstream-client.js';
+
+const fixtures: { close(): Promise<void> }[] = [];
+const clients: McpUpstreamClient[] = [];
+afterEach(async () => {
+  await Promise.all(fixtures.splice(0).map((f) => f.close()));
+  await Promise.all(clients.splice(0).map((c) => c.destroy()));
+});
+
+const track = <T extends { close(): Promise<void> }>(f: T): T => (fixtures.push(f), f);
+const newClient = (options?: ConstructorParameters<typeof McpUpstreamClient>[0]) => {
+  const client = new McpUpstreamClient(options);
+  clients.push(client);
+  return client;
+};
+
+async function rawServer(handler: Parameters<typeof createServer>[1]): Promise<{ url: string; close(): Promise<void> }> {
+  const http: Server = createServer(handler);
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  return track({
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    close: () => {
+      http.closeAllConnections();
+      return new Promise<void>((r) => http.close(() => r()));
+    },
+  });
+}
+
+const echoTools = [
+  { name: 'echo', handler: (args: Record<string, unknown>) => `echo:${JSON.stringify(args)}` },
+  { name: 'fails', handler: () => ({ content: [{ type: 'text' as const, text: 'nope' }], isError: true }) },
+];
+
+describe('McpUpstreamClient against a 1.x (session) SDK server', () => {
+  it('initializes once, remembers the version, lists and calls with the session and headers', async () => {
+    const fx: McpFixture = track(await startMcpServer({ tools: echoTools, auth: { bearer: 's3cret' } }));
+    const client = newClient();
+    const target = { endpoint: fx.url, headers: { authorization: 'Bearer s3cret', 'x-user-id': 'u1' } };
+    const { items } = await client.listAll(target, 'tools/list', 'tools');
+    expect(items.map((t) => t.name)).toEqual(['echo', 'fails']);
+    expect(client.knownProtocol(target)).toBe('2025-11-25');
+    const { response, session } = await client.request(target, 'tools/call', { name: 'fails', arguments: {} });
+    expect(response).toMatchObject({ result: { isError: true, content: [{ text: 'nope' }] } });
+    expect(session.sessionId).toEqual(expect.any(String));
+    // One discover probe, one initialize, one initialized, then list and call on the same session.
+    expect(fx.requests.filter((r) => (r.body as { method?: string })?.method === 'initialize')).toHaveLength(1);
+    expect(fx.calls[0]!.headers['x-user-id']).toBe('u1');
+  });
+
+  it('opens a fresh session when the one passed in expired upstream and hands it back', async () => {
+    const fx = track(await startMcpServer({ tools: echoTools }));
+    const client = newClient();
+    const target = { endpoint: fx.url };
+    const stale = { protocolVersion: '2025-11-25', sessionId: 'gone' };
+    const { response, session } = await client.request(target, 'tools/call', { name: 'echo', arguments: {} }, { session: stale });
+    expect('result' in response).toBe(true);
+    expect(session.sessionId).not.toBe('gone');
+  });
+
+  it('passes progress notifications through while the call runs', async () => {
+    const fx = track(
+      await startMcpServer({
+        tools: [
+          {
+            name: 'slow',
+            handler: async (_args, call) => {
+              await call.sendProgress?.(1, 2);
+              await call.sendProgress?.(2, 2);
+              return 'done';
+            },
+          },
+        ],
+      }),
+    );
+    const client = newClient();
+    const seen: unknown[] = [];
+    const { response } = await client.request({ endpoint: fx.url }, 'tools/call', { name: 'slow', arguments: {}, _meta: { progressToken: 'p1' } }, {
+      onNotification: (n) => seen.push(n.params),
+    });
+    expect(response).toMatchObject({ result: { content: [{ text: 'done' }] } });
+    expect(seen).toEqual([
+      { progressToken: 'p1', progress: 1, total: 2 },
+      { progressToken: 'p1', progress: 2, total: 2 },
+    ]);
+  });
+
+  it('aborts the upstream request and sends notifications/cancelled when the caller goes away', async () => {
+    let release!: () => void;
+    const fx = track(
+      await startMcpServer({
+        tools: [{ name: 'hang', handler: () => new Promise<string>((r) => (release = () => r('late'))) }],
+      }),
+    );
+    const client = newClient();
+    const controller = new AbortController();
+    const pending = client.request({ endpoint: fx.url }, 'tools/call', { name: 'hang', arguments: {} }, { signal: controller.signal });
+    await expect.poll(() => fx.calls.length).toBe(1);
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
+    await expect
+      .poll(() => fx.requests.some((r) => (r.body as { method?: string })?.method === 'notifications/cancelled'))
+      .toBe(true);
+    release();
+  });
+});
+
+describe('McpUpstreamClient against a 2.x (2026-07-28) SDK server', () => {
+  it('discovers the stateless revision and sends the _meta envelope and standard headers', async () => {
+    const fx = track(await startMcpV2Server({ tools: echoTools }));
+    const client = newClient();
+    const target = { endpoint: fx.url };
+    const { items } = await client.listAll(target, 'tools/list', 'tools');
+    expect(items.map((t) => t.name).sort()).toEqual(['echo', 'fails']);
+    expect(client.knownProtocol(target)).toBe(MODERN_PROTOCOL_VERSION);
+    const { response, session } = await client.request(target, 'tools/call', { name: 'echo', arguments: { a: 1 } });
+    expect(session).toEqual({ protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null });
+    expect(response).toMatchObject({ result: { content: [{ text: 'echo:{"a":1}' }] } });
+    const call = fx.requests.at(-1)!;
+    expect(call.headers['mcp-method']).toBe('tools/call');
+    expect(call.headers['mcp-name']).toBe('echo');
+    expect(call.headers['mcp-protocol-version']).toBe(MODERN_PROTOCOL_VERSION);
+    expect(fx.requests.some((r) => (r.body as { method?: string })?.method === 'initialize')).toBe(false);
+  });
+});
+
+describe('McpUpstreamClient failures', () => {
+  it('reports a dead upstream as unreachable', async () => {
+    const dead = await rawServer(() => undefined);
+    await dead.close();
+    await expect(newClient().request({ endpoint: dead.url }, 'tools/list', {})).rejects.toMatchObject({ kind: 'unreachable' });
+  });
+
+  it('times out a silent upstream', async () => {
+    const silent = await rawServer(() => undefined);
+    const started = Date.now();
+    await expect(newClient({ timeoutMs: 200 }).request({ endpoint: silent.url }, 'tools/list', {})).rejects.toMatchObject({ kind: 'timeout' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('refuses a response larger than the cap instead of buffering it', async () => {
+    const huge = await rawServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      let sent = 0;
+      const pump = () => {
+        while (sent < 400 && res.write(chunk)) sent++;
+        if (sent < 400) res.once('drain', pump);
+        else res.end();
+      };
+      pump();
+      req.resume();
+    });
+    const err = await newClient({ maxResponseBytes: 1024 * 1024 })
+      .request({ endpoint: huge.url }, 'tools/list', {}, { session: { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null } })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpUpstreamError);
+    expect((err as McpUpstreamError).kind).toBe('too_large');
+  });
+
+  it('passes an upstream JSON-RPC error on as a response', async () => {
+    const fx = track(await startMcpV2Server({ tools: echoTools }));
+    const { response } = await newClient().request({ endpoint: fx.url }, 'no/such-method', {});
+    expect(response).toMatchObject({ error: { code: -32601 } });
+  });
+});

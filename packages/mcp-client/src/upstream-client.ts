@@ -1,0 +1,461 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { McpUpstreamError } from './errors.js';
+import {
+  isJsonRpcNotification,
+  isJsonRpcResponse,
+  LATEST_LEGACY_VERSION,
+  LEGACY_PROTOCOL_VERSIONS,
+  META_CLIENT_CAPABILITIES,
+  META_CLIENT_INFO,
+  META_PROTOCOL_VERSION,
+  MODERN_PROTOCOL_VERSION,
+  type JsonRpcNotification,
+  type JsonRpcResponse,
+} from './protocol.js';
+import { parseSse } from './sse.js';
+
+/** Where a call goes and what extra headers (auth, identity) it carries. */
+export interface UpstreamTarget {
+  /** The upstream's Streamable HTTP endpoint. */
+  endpoint: string;
+  /**
+   * Names this upstream for negotiation memory and the shared session (e.g. the provider id);
+   * defaults to the endpoint. Two targets with different credentials need different keys.
+   */
+  key?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * What a call needs to continue a conversation with one upstream. Plain JSON, so a caller can
+ * keep it outside the process (Redis, a sealed session id) and any replica can continue it.
+ * `sessionId` is null for 2026-07-28 (stateless) upstreams and for session servers that issued none.
+ */
+export interface UpstreamSession {
+  protocolVersion: string;
+  sessionId: string | null;
+}
+
+export interface UpstreamCallOptions {
+  /** Aborted when the caller goes away: the upstream request is aborted (and cancelled on session protocols). */
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /**
+   * The session to use for a session-protocol upstream, e.g. one a gateway session opened.
+   * Omitted: a session shared by every caller of this client for the target is used (opened once).
+   */
+  session?: UpstreamSession;
+  /** Notifications the upstream sends while answering (progress, logging), in order. */
+  onNotification?: (notification: JsonRpcNotification) => void;
+  /** The client capabilities to declare on 2026-07-28 requests (their `_meta` envelope). */
+  clientCapabilities?: Record<string, unknown>;
+}
+
+export interface UpstreamCallResult {
+  response: JsonRpcResponse;
+  /** The session used, which differs from the one passed in when the upstream's had expired and a new one was opened. */
+  session: UpstreamSession;
+}
+
+export interface McpUpstreamClientOptions {
+  clientInfo?: { name: string; version: string };
+  /** undici dispatcher (e.g. an egress-policy agent). Default: one keep-alive pool per upstream origin. */
+  dispatcher?: Dispatcher;
+  /** Per-call deadline unless the call gives its own. */
+  timeoutMs?: number;
+  /** The most bytes read from one upstream response; more is an error, never an out-of-memory. */
+  maxResponseBytes?: number;
+}
+
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+
+type Era = { kind: 'modern' } | { kind: 'legacy'; protocolVersion: string };
+
+interface RawExchange {
+  status: number;
+  sessionId: string | null;
+  response: JsonRpcResponse | null;
+}
+
+/**
+ * A lean MCP client for Streamable HTTP upstreams: JSON-RPC over undici keep-alive pools,
+ * every protocol revision from 2024-11-05 to 2026-07-28, negotiated once per upstream and
+ * remembered. Holds no per-conversation state the caller cannot store elsewhere: sessions are
+ * passed in and handed back as plain values.
+ */
+export class McpUpstreamClient {
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly clientInfo: { name: string; version: string };
+  private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly eras = new Map<string, Era>();
+  private readonly sharedSessions = new Map<string, Promise<UpstreamSession>>();
+  private nextId = 1;
+
+  constructor(options: McpUpstreamClientOptions = {}) {
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 128, pipelining: 1 });
+    this.clientInfo = options.clientInfo ?? { name: 'agentgw', version: '1.0.0' };
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  }
+
+  /**
+   * Sends one request and waits for its response. Upstream JSON-RPC errors come back as
+   * responses; transport failures throw McpUpstreamError.
+   */
+  async request(
+    target: UpstreamTarget,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: UpstreamCallOptions = {},
+  ): Promise<UpstreamCallResult> {
+    const deadline = this.deadline(options);
+    try {
+      let session = options.session ?? (await this.sharedSession(target, deadline.signal, options));
+      let retried = false;
+      for (;;) {
+        const exchange = await this.exchange(target, session, method, params, deadline.signal, options);
+        if (exchange.response && exchange.status < 300) return { response: exchange.response, session };
+        // 404 on a session means it expired upstream; a stateless upstream answering like a
+        // session server was replaced by one: renegotiate once, then report.
+        const answeredUs = exchange.response !== null && exchange.response.id !== null;
+        const stale = exchange.status === 404 || (session.sessionId === null && exchange.status === 400 && !answeredUs);
+        if (!retried && stale) {
+          retried = true;
+          session = await this.renegotiate(target, session, options, deadline.signal);
+          continue;
+        }
+        if (exchange.response && exchange.status >= 400 && exchange.status < 500 && 'error' in exchange.response) {
+          return { response: exchange.response, session };
+        }
+        throw new McpUpstreamError('http', `upstream answered HTTP ${exchange.status}`, exchange.status);
+      }
+    } catch (err) {
+      throw deadline.translate(err);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /** Sends a notification (no response expected). Failures are reported, not retried. */
+  async notify(target: UpstreamTarget, session: UpstreamSession, method: string, params?: Record<string, unknown>): Promise<void> {
+    const deadline = this.deadline({ timeoutMs: 5_000 });
+    try {
+      await this.post(target, session, { jsonrpc: '2.0', method, ...(params ? { params } : {}) }, deadline.signal, undefined, {});
+    } catch (err) {
+      throw deadline.translate(err);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /**
+   * Opens a conversation: `server/discover` first (a 2026-07-28 upstream answers it), else the
+   * session handshake (initialize + notifications/initialized). The era is remembered per target.
+   */
+  async open(target: UpstreamTarget, options: Pick<UpstreamCallOptions, 'signal' | 'timeoutMs' | 'clientCapabilities'> = {}): Promise<UpstreamSession> {
+    const deadline = this.deadline(options);
+    try {
+      return await this.openWithin(target, deadline.signal, options);
+    } catch (err) {
+      throw deadline.translate(err);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /** Ends a session upstream (HTTP DELETE); a stateless upstream has nothing to end. Never throws. */
+  async close(target: UpstreamTarget, session: UpstreamSession): Promise<void> {
+    if (session.sessionId === null) return;
+    try {
+      const { body } = await request(target.endpoint, {
+        method: 'DELETE',
+        dispatcher: this.dispatcher,
+        headers: { ...target.headers, 'mcp-session-id': session.sessionId, 'mcp-protocol-version': session.protocolVersion },
+        signal: AbortSignal.timeout(5_000),
+      });
+      await body.dump();
+    } catch {
+      // The upstream expires abandoned sessions on its own.
+    }
+    for (const [key, shared] of this.sharedSessions) {
+      if ((await shared.catch(() => null))?.sessionId === session.sessionId) this.sharedSessions.delete(key);
+    }
+  }
+
+  /**
+   * Every item of a paginated list (`tools/list` → `tools`, …), following cursors. Stops with
+   * a `too_large` error past `maxItems` so a hostile upstream cannot page forever.
+   */
+  async listAll(
+    target: UpstreamTarget,
+    method: string,
+    field: string,
+    options: UpstreamCallOptions & { maxItems?: number } = {},
+  ): Promise<{ items: Record<string, unknown>[]; session: UpstreamSession }> {
+    const maxItems = options.maxItems ?? 10_000;
+    const items: Record<string, unknown>[] = [];
+    let cursor: string | undefined;
+    let session = options.session;
+    for (let page = 0; ; page++) {
+      const result = await this.request(target, method, cursor === undefined ? {} : { cursor }, { ...options, session });
+      session = result.session;
+      if ('error' in result.response) {
+        throw new McpUpstreamError('protocol', `upstream refused ${method}: ${result.response.error.message}`.slice(0, 300));
+      }
+      const list = result.response.result[field];
+      if (!Array.isArray(list)) throw new McpUpstreamError('protocol', `upstream ${method} result has no ${field} array`);
+      for (const item of list) if (typeof item === 'object' && item !== null) items.push(item as Record<string, unknown>);
+      if (items.length > maxItems || page > 1_000) throw new McpUpstreamError('too_large', `upstream ${method} has more than ${maxItems} items`);
+      const next = result.response.result.nextCursor;
+      if (typeof next !== 'string' || next === '') return { items, session: result.session };
+      cursor = next;
+    }
+  }
+
+  /** The era remembered for a target, if any (for diagnostics and tests). */
+  knownProtocol(target: UpstreamTarget): string | null {
+    const era = this.eras.get(keyOf(target));
+    if (!era) return null;
+    return era.kind === 'modern' ? MODERN_PROTOCOL_VERSION : era.protocolVersion;
+  }
+
+  /** Forgets what a target speaks and its shared session (its endpoint or credentials changed). */
+  forget(target: UpstreamTarget | string): void {
+    const key = typeof target === 'string' ? target : keyOf(target);
+    this.eras.delete(key);
+    this.sharedSessions.delete(key);
+  }
+
+  /** Closes the connection pools this client created. */
+  async destroy(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  private async sharedSession(target: UpstreamTarget, signal: AbortSignal, options: UpstreamCallOptions): Promise<UpstreamSession> {
+    const key = keyOf(target);
+    const era = this.eras.get(key);
+    if (era?.kind === 'modern') return { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
+    let shared = this.sharedSessions.get(key);
+    if (!shared) {
+      shared = this.openWithin(target, signal, options);
+      this.sharedSessions.set(key, shared);
+      // A failed open must not poison later calls.
+      shared.catch(() => {
+        if (this.sharedSessions.get(key) === shared) this.sharedSessions.delete(key);
+      });
+    }
+    return shared;
+  }
+
+  private async renegotiate(target: UpstreamTarget, stale: UpstreamSession, options: UpstreamCallOptions, signal: AbortSignal): Promise<UpstreamSession> {
+    const key = keyOf(target);
+    if (stale.sessionId === null) this.eras.delete(key);
+    const shared = this.sharedSessions.get(key);
+    if (shared && (await shared.catch(() => null))?.sessionId === stale.sessionId) this.sharedSessions.delete(key);
+    if (options.session === undefined) return this.sharedSession(target, signal, options);
+    return this.openWithin(target, signal, options);
+  }
+
+  private async openWithin(target: UpstreamTarget, signal: AbortSignal, options: Pick<UpstreamCallOptions, 'clientCapabilities'>): Promise<UpstreamSession> {
+    const key = keyOf(target);
+    const known = this.eras.get(key);
+    if (known?.kind !== 'legacy') {
+      const modern = { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
+      const probe = await this.exchange(target, modern, 'server/discover', undefined, signal, options);
+      const versions = probe.response && 'result' in probe.response ? probe.response.result.supportedVersions : undefined;
+      if (probe.status < 300 && Array.isArray(versions) && versions.includes(MODERN_PROTOCOL_VERSION)) {
+        this.eras.set(key, { kind: 'modern' });
+        return modern;
+      }
+    }
+    return this.initialize(target, signal);
+  }
+
+  private async initialize(target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamSession> {
+    const key = keyOf(target);
+    const bootstrap = { protocolVersion: LATEST_LEGACY_VERSION, sessionId: null };
+    const params = { protocolVersion: LATEST_LEGACY_VERSION, capabilities: {}, clientInfo: this.clientInfo };
+    const init = await this.exchange(target, bootstrap, 'initialize', params, signal, {}, { initializing: true });
+    if (!init.response || init.status >= 300) throw new McpUpstreamError('http', `upstream answered initialize with HTTP ${init.status}`, init.status);
+    if ('error' in init.response) throw new McpUpstreamError('protocol', `upstream refused initialize (${init.response.error.code})`);
+    const version = init.response.result.protocolVersion;
+    if (typeof version !== 'string' || !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+      throw new McpUpstreamError('protocol', 'upstream chose a protocol version the gateway does not speak');
+    }
+    const session = { protocolVersion: version, sessionId: init.sessionId };
+    await this.post(target, session, { jsonrpc: '2.0', method: 'notifications/initialized' }, signal, undefined, {});
+    this.eras.set(key, { kind: 'legacy', protocolVersion: version });
+    return session;
+  }
+
+  private async exchange(
+    target: UpstreamTarget,
+    session: UpstreamSession,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+    options: Pick<UpstreamCallOptions, 'onNotification' | 'clientCapabilities'>,
+    flags: { initializing?: boolean } = {},
+  ): Promise<RawExchange> {
+    const id = this.nextId++;
+    const modern = session.sessionId === null && session.protocolVersion === MODERN_PROTOCOL_VERSION && !flags.initializing;
+    const finalParams = modern ? withEnvelope(params, this.clientInfo, options.clientCapabilities) : params;
+    const message = { jsonrpc: '2.0', id, method, ...(finalParams ? { params: finalParams } : {}) };
+    const onAbort = () => {
+      // Session protocols learn of a dropped call through notifications/cancelled.
+      if (!modern && session.sessionId !== null) {
+        this.notify(target, session, 'notifications/cancelled', { requestId: id, reason: 'client went away' }).catch(() => undefined);
+      }
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.post(target, session, message, signal, id, { ...options, initializing: flags.initializing, modern });
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** One HTTP POST; reads a JSON or SSE answer until the response to `id` arrives (capped). */
+  private async post(
+    target: UpstreamTarget,
+    session: UpstreamSession,
+    message: Record<string, unknown>,
+    signal: AbortSignal,
+    id: number | undefined,
+    options: Pick<UpstreamCallOptions, 'onNotification'> & { initializing?: boolean; modern?: boolean },
+  ): Promise<RawExchange> {
+    const headers: Record<string, string> = {
+      ...target.headers,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    if (!options.initializing) headers['mcp-protocol-version'] = session.protocolVersion;
+    if (session.sessionId !== null) headers['mcp-session-id'] = session.sessionId;
+    if (options.modern && typeof message.method === 'string') {
+      headers['mcp-method'] = message.method;
+      const name = mcpNameOf(message.method, message.params as Record<string, unknown> | undefined);
+      if (name !== undefined) headers['mcp-name'] = name;
+    }
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(target.endpoint, { method: 'POST', headers, body: JSON.stringify(message), dispatcher: this.dispatcher, signal });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new McpUpstreamError('unreachable', `could not reach the upstream (${connectCode(err)})`);
+    }
+    const sessionHeader = res.headers['mcp-session-id'];
+    const sessionId = typeof sessionHeader === 'string' ? sessionHeader : (session.sessionId ?? null);
+    const contentType = String(res.headers['content-type'] ?? '');
+    try {
+      if (id === undefined || res.statusCode === 202) {
+        await res.body.dump();
+        return { status: res.statusCode, sessionId, response: null };
+      }
+      if (contentType.includes('text/event-stream')) {
+        const response = await this.readSse(res.body, id, options.onNotification);
+        return { status: res.statusCode, sessionId, response };
+      }
+      const text = await this.readCapped(res.body);
+      let parsed: unknown;
+      try {
+        parsed = text === '' ? null : JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+      return { status: res.statusCode, sessionId, response: isJsonRpcResponse(parsed) ? parsed : null };
+    } catch (err) {
+      res.body.destroy();
+      throw err;
+    }
+  }
+
+  private async readCapped(body: AsyncIterable<Buffer>): Promise<string> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      size += chunk.length;
+      if (size > this.maxResponseBytes) throw new McpUpstreamError('too_large', `upstream response exceeds ${this.maxResponseBytes} bytes`);
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  private async readSse(body: Dispatcher.ResponseData['body'], id: number, onNotification?: (n: JsonRpcNotification) => void): Promise<JsonRpcResponse | null> {
+    let size = 0;
+    const cap = this.maxResponseBytes;
+    async function* capped() {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > cap) throw new McpUpstreamError('too_large', `upstream stream exceeds ${cap} bytes`);
+        yield chunk;
+      }
+    }
+    for await (const event of parseSse(capped())) {
+      if (event.event !== 'message' || event.data === '') continue;
+      let message: unknown;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        continue;
+      }
+      if (isJsonRpcResponse(message) && message.id === id) {
+        body.destroy();
+        return message;
+      }
+      if (isJsonRpcNotification(message)) onNotification?.(message);
+    }
+    throw new McpUpstreamError('protocol', 'upstream stream ended without a response');
+  }
+
+  private deadline(options: { signal?: AbortSignal; timeoutMs?: number }) {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new McpUpstreamError('timeout', `upstream did not answer within ${timeoutMs} ms`)), timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
+    return {
+      signal,
+      dispose: () => clearTimeout(timer),
+      translate: (err: unknown): unknown => {
+        if (err instanceof McpUpstreamError) return err;
+        if (timeout.signal.aborted) return timeout.signal.reason as McpUpstreamError;
+        if (options.signal?.aborted) return new McpUpstreamError('aborted', 'the caller went away');
+        return new McpUpstreamError('protocol', 'upstream did not speak MCP as expected');
+      },
+    };
+  }
+}
+
+const keyOf = (target: UpstreamTarget): string => target.key ?? target.endpoint;
+
+/** The 2026-07-28 request envelope, with any caller-supplied `_meta` keys kept. */
+function withEnvelope(
+  params: Record<string, unknown> | undefined,
+  clientInfo: { name: string; version: string },
+  capabilities: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const meta = (params?._meta ?? {}) as Record<string, unknown>;
+  return {
+    ...params,
+    _meta: {
+      [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION,
+      [META_CLIENT_INFO]: clientInfo,
+      [META_CLIENT_CAPABILITIES]: capabilities,
+      ...meta,
+    },
+  };
+}
+
+/** The `Mcp-Name` header a 2026-07-28 request mirrors from its params. */
+export function mcpNameOf(method: string, params: Record<string, unknown> | undefined): string | undefined {
+  const source = method === 'tools/call' || method === 'prompts/get' ? params?.name : method.startsWith('resources/') ? params?.uri : undefined;
+  return typeof source === 'string' ? source : undefined;
+}
+
+function connectCode(err: unknown): string {
+  const code = (err as { code?: unknown; cause?: { code?: unknown } } | null)?.code ?? (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return typeof code === 'string' ? code : 'connection failed';
+}
