@@ -83,7 +83,7 @@ describe('loadConfig', () => {
     expect(notAnArray?.variable).toBe('JWT_EXTERNAL_ISSUERS');
     const both = configError({
       ...valid,
-      JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'x', jwksUri: 'https://x/jwks', secret: 'k'.repeat(32) }]),
+      JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'x', audience: 'gw', jwksUri: 'https://x/jwks', secret: 'k'.repeat(32) }]),
     }).problems[0];
     expect(both?.message).toContain('exactly one of jwksUri or secret');
     expect(both?.message).toContain('[0]');
@@ -99,5 +99,26 @@ describe('loadConfig', () => {
   it('rejects a bad duration, port and redis url', () => {
     const error = configError({ ...valid, JWT_EXPIRES_IN: 'tomorrow', PORT: '70000', REDIS_URL: 'http://cache' });
     expect(error.problems.map((p) => p.variable).sort()).toEqual(['JWT_EXPIRES_IN', 'PORT', 'REDIS_URL']);
+  });
+
+  it('requires an audience for every external issuer', () => {
+    const missing = configError({
+      ...valid,
+      JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://idp', jwksUri: 'https://idp/jwks' }]),
+    }).problems[0];
+    expect(missing?.variable).toBe('JWT_EXTERNAL_ISSUERS');
+    expect(missing?.message).toContain('audience is required');
+  });
+
+  it('parses EGRESS_POLICY, EGRESS_ALLOW and TRUSTED_PROXIES', () => {
+    const config = loadConfig({ ...valid, EGRESS_POLICY: 'public-only', EGRESS_ALLOW: '10.0.0.0/8, vault.internal,', TRUSTED_PROXIES: '10.0.0.1,fd00::/8' });
+    expect(config.EGRESS_POLICY).toBe('public-only');
+    expect(config.EGRESS_ALLOW).toEqual(['10.0.0.0/8', 'vault.internal']);
+    expect(config.TRUSTED_PROXIES).toEqual(['10.0.0.1', 'fd00::/8']);
+    const defaults = loadConfig(valid);
+    expect(defaults.EGRESS_POLICY).toBeUndefined();
+    expect(defaults).toMatchObject({ EGRESS_ALLOW: [], TRUSTED_PROXIES: [] });
+    const error = configError({ ...valid, EGRESS_POLICY: 'none', EGRESS_ALLOW: 'http://x/', TRUSTED_PROXIES: '10.0.0.0/40' });
+    expect(error.problems.map((p) => p.variable).sort()).toEqual(['EGRESS_ALLOW', 'EGRESS_POLICY', 'TRUSTED_PROXIES']);
   });
 });

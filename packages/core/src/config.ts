@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { parseCidr } from './egress/addresses.js';
+import { parseEgressAllow } from './egress/policy.js';
 
 /** Default issuer when JWT_ISSUER is unset (the spec asks for `<name>-gateway`). */
 export const DEFAULT_JWT_ISSUER = 'agentgw-gateway';
@@ -8,7 +10,8 @@ const duration = /^\d+\s*(ms|s|m|h|d|w|y)?$/i;
 const externalIssuer = z
   .object({
     issuer: z.string().min(1),
-    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    // Required: without it a token the issuer minted for any other application would be accepted here.
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], { error: 'audience is required for every external issuer' }),
     jwksUri: z.url().optional(),
     secret: z.string().min(32, 'secret must be at least 32 characters').optional(),
   })
@@ -41,6 +44,9 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
 
+/** A comma-separated list; blanks dropped, unset is empty. */
+const commaList = optionalString.transform((v) => (v === undefined ? [] : v.split(',').map((e) => e.trim()).filter(Boolean)));
+
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   JWT_SECRET: z.string({ error: 'is required' }).min(32, 'must be at least 32 characters'),
@@ -51,6 +57,20 @@ export const configSchema = z.object({
   JWT_AUDIENCE: optionalString,
   JWT_EXPIRES_IN: z.string().regex(duration, 'must be a duration such as 3600, 15m, 24h or 7d').default('24h'),
   JWT_EXTERNAL_ISSUERS: optionalString.pipe(jsonArrayOf(externalIssuer).optional()).transform((v) => v ?? []),
+  /** Outbound connections: `public-only` refuses private/loopback; unset means public-only in production only. */
+  EGRESS_POLICY: z.enum(['public-only', 'allow-private'], { error: 'must be public-only or allow-private' }).optional(),
+  /** Comma-separated CIDRs, addresses and host names always reachable (link-local and metadata included). */
+  EGRESS_ALLOW: commaList.superRefine((list, ctx) => {
+    try {
+      parseEgressAllow(list);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    }
+  }),
+  /** Comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed; empty trusts none. */
+  TRUSTED_PROXIES: commaList.refine((list) => list.every((c) => parseCidr(c) !== undefined), {
+    message: 'must be a comma-separated list of CIDR blocks or IP addresses',
+  }),
   ADMIN_EMAIL: optionalString.pipe(z.email('must be an email address').optional()),
   ADMIN_PASSWORD: optionalString.pipe(z.string().min(8, 'must be at least 8 characters').optional()),
   DATABASE_URL: optionalString.refine(

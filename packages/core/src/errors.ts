@@ -68,6 +68,16 @@ export class NotImplementedError extends AppError {
   }
 }
 
+/**
+ * 403 EGRESS_REFUSED: the egress policy refused an outbound connection. `reason` names the rule
+ * (metadata, link-local, private-address, …); the resolved address is never included.
+ */
+export class EgressRefusedError extends AppError {
+  constructor(readonly reason: string, detail: string) {
+    super(403, 'EGRESS_REFUSED', `Outbound connection refused by the egress policy: ${detail}`, { reason });
+  }
+}
+
 export class UpstreamError extends AppError {
   constructor(message = 'Upstream request failed', details: Record<string, unknown> = {}) {
     super(502, 'UPSTREAM_ERROR', message, details);

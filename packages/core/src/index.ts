@@ -13,3 +13,4 @@ export * from './cache/index.js';
 export * from './rate-limit/index.js';
 export * from './policy.js';
 export * from './confirmation-gate.js';
+export * from './egress/index.js';

@@ -1,0 +1,3 @@
+export * from './addresses.js';
+export * from './policy.js';
+export * from './dispatcher.js';
