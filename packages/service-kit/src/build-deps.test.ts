@@ -4,9 +4,9 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildDeps } from '../src/build-deps.js';
-import { healthRoute } from '../src/health.js';
-import { testConfig } from '../src/testing.js';
+import { buildDeps } from './build-deps.js';
+import { healthRoute } from './health.js';
+import { testConfig } from './testing.js';
 
 describe('buildDeps', () => {
   it('refuses distributed mode without PostgreSQL and Redis, naming both variables', async () => {

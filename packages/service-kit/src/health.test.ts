@@ -1,8 +1,8 @@
 import { openDatabase } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { healthRoute } from '../src/health.js';
-import { createTestDeps, type TestDeps } from '../src/testing.js';
+import { healthRoute } from './health.js';
+import { createTestDeps, type TestDeps } from './testing.js';
 
 describe.each(testBackends())('healthRoute (%s)', (backend) => {
   let deps: TestDeps | undefined;

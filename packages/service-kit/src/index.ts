@@ -1,5 +1,6 @@
 export type { CredentialResolution, CredentialResolver, ServiceDeps } from './deps.js';
-export { createServiceApp, DEFAULT_MAX_BODY_BYTES } from './service-app.js';
+export { createServiceApp } from './service-app.js';
+export { bodyLimit, defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 export { checkHealth, healthRoute } from './health.js';
 export type { HealthBody, HealthState } from './health.js';
 export { buildDeps } from './build-deps.js';
@@ -10,3 +11,19 @@ export { exitWithStartupError, runService } from './run-service.js';
 export type { RunServiceOptions } from './run-service.js';
 export { defineService } from './service-definition.js';
 export type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
+export { createHost } from './host.js';
+export type { Host, HostOptions } from './host.js';
+export { DOCS_PATH, mountOpenApi, OPENAPI_PATH } from './openapi.js';
+export {
+  ErrorBody,
+  errorResponses,
+  flexibleSecurity,
+  HttpUrl,
+  IdParams,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  serviceSecurity,
+  SuccessBody,
+} from './route-kit.js';

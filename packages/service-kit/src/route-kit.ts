@@ -2,9 +2,9 @@ import { validationErrorFrom } from '@agentgw/core';
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 
 /**
- * Every admin-api router is an OpenAPIHono built here, so the OpenAPI document is generated
- * from the same zod schemas that validate requests, and a failed validation throws the one
- * 400 error body (naming the field) instead of zod-openapi's default response.
+ * Every service's route group is an OpenAPIHono built here, so the OpenAPI document is
+ * generated from the same zod schemas that validate requests, and a failed validation throws
+ * the one 400 error body (naming the field) instead of zod-openapi's default response.
  */
 export function openApiApp(): OpenAPIHono {
   return new OpenAPIHono({
@@ -26,7 +26,9 @@ const errorDescriptions = {
   403: 'Not permitted',
   404: 'Unknown id, or a resource of another tenant',
   409: 'Conflict with an existing resource',
+  413: 'The request body is larger than the route accepts',
   429: 'Rate limited; see Retry-After',
+  501: 'Not implemented yet',
   502: 'The upstream failed or could not be reached',
   503: 'A dependency (database or Redis) is unavailable',
   504: 'The upstream did not answer in time',
@@ -60,6 +62,7 @@ export const SuccessBody = z.object({ success: z.literal(true) }).openapi('Succe
 type SecurityRequirement = Record<string, string[]>;
 export const jwtSecurity: SecurityRequirement[] = [{ bearerAuth: [] }];
 export const flexibleSecurity: SecurityRequirement[] = [{ bearerAuth: [] }, { apiKey: [], userId: [] }];
+export const serviceSecurity: SecurityRequirement[] = [{ serviceToken: [] }];
 
 /** JSON request body that must be present (so a missing or non-JSON body is a 400, not `{}`). */
 export function jsonBody<T extends z.ZodType>(schema: T) {

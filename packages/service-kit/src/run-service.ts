@@ -1,36 +1,37 @@
 import { ConfigError, loadConfig } from '@agentgw/core';
-import type { Env, Hono, Schema } from 'hono';
 import { buildDeps, type BuiltDeps } from './build-deps.js';
-import { healthRoute } from './health.js';
+import { createHost } from './host.js';
 import { serve } from './serve.js';
-import { createServiceApp } from './service-app.js';
+import type { ServiceDefinition } from './service-definition.js';
 
-export interface RunServiceOptions<E extends Env, S extends Schema, P extends string> {
-  service: string;
-  /** Used when PORT is unset. */
-  defaultPort: number;
-  createApp: (deps: BuiltDeps) => Hono<E, S, P> | Promise<Hono<E, S, P>>;
+export interface RunServiceOptions {
+  /** Runs on the deps before the service starts (admin-api: the bootstrap admin). */
+  prepare?(deps: BuiltDeps): Promise<void>;
 }
 
 /**
  * The whole of a distributed service's main.ts: configuration (a bad one is one readable
- * message and exit 1), PostgreSQL + Redis deps, `/health`, the service's routes, listen,
- * graceful shutdown.
+ * message and exit 1), PostgreSQL + Redis deps, the host's shell around the definition, its
+ * `start()`, listen, and on SIGTERM/SIGINT a graceful shutdown (stop accepting, the service's
+ * `stop()`, in-flight requests within the bound, deps closed).
  */
-export async function runService<E extends Env, S extends Schema, P extends string>(
-  options: RunServiceOptions<E, S, P>,
-): Promise<void> {
+export async function runService(definition: ServiceDefinition, options: RunServiceOptions = {}): Promise<void> {
   let deps: BuiltDeps;
   try {
-    deps = await buildDeps(loadConfig(), { service: options.service, mode: 'distributed' });
+    deps = await buildDeps(loadConfig(), { service: definition.name, mode: 'distributed' });
   } catch (err) {
     exitWithStartupError(err);
   }
   try {
-    const app = createServiceApp({ logger: deps.logger });
-    app.route('/', healthRoute(options.service, deps));
-    app.route('/', await options.createApp(deps));
-    await serve(app, { port: deps.config.PORT ?? options.defaultPort, deps, logger: deps.logger });
+    await options.prepare?.(deps);
+    const host = await createHost([definition], deps, { name: definition.name });
+    await host.start();
+    try {
+      await serve(host.app, { port: deps.config.PORT ?? definition.defaultPort, deps, logger: deps.logger, stopServices: host.stop });
+    } catch (err) {
+      await host.stop({ deadlineMs: 5_000 });
+      throw err;
+    }
   } catch (err) {
     await deps.close();
     exitWithStartupError(err);

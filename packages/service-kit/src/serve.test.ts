@@ -1,7 +1,7 @@
 import { silentLogger } from '@agentgw/core';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { serve } from '../src/serve.js';
+import { serve } from './serve.js';
 
 describe('serve', () => {
   it('listens on 127.0.0.1, lets in-flight requests finish on shutdown, then closes deps', async () => {

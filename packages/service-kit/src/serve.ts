@@ -1,6 +1,5 @@
 import { serve as nodeServe, type ServerType } from '@hono/node-server';
 import type { Logger } from '@agentgw/core';
-import type { Hono } from 'hono';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -12,6 +11,11 @@ export interface ServeOptions {
   logger: Logger;
   /** How long in-flight requests (e.g. open SSE streams) may take to finish on shutdown. */
   shutdownTimeoutMs?: number;
+  /**
+   * Called once the listener stops accepting, before waiting for in-flight requests: the host's
+   * `stop`, which ends open streams and consumers within `deadlineMs` (the shutdown bound).
+   */
+  stopServices?(options: { deadlineMs: number }): Promise<void>;
   /** Install SIGTERM/SIGINT handlers that shut down and exit 0 (default true). */
   handleSignals?: boolean;
 }
@@ -20,11 +24,12 @@ export interface RunningServer {
   /** The bound port (useful with port 0). */
   port: number;
   server: ServerType;
-  /** Stop accepting, wait for in-flight requests up to the bound, then close deps. Idempotent. */
+  /** Stop accepting, stop the services, wait for in-flight requests up to the bound, then close deps. Idempotent. */
   shutdown(): Promise<void>;
 }
 
-export async function serve(app: Hono, options: ServeOptions): Promise<RunningServer> {
+/** Listens with `app` on Node's HTTP server and shuts down gracefully (see `RunningServer.shutdown`). */
+export async function serve(app: { fetch(request: Request): Response | Promise<Response> }, options: ServeOptions): Promise<RunningServer> {
   const { logger } = options;
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = nodeServe({ fetch: app.fetch, port: options.port, hostname: options.hostname }, () => resolve(s));
@@ -40,10 +45,12 @@ export async function serve(app: Hono, options: ServeOptions): Promise<RunningSe
       const http = server as Server;
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
+      const deadlineMs = options.shutdownTimeoutMs ?? 10_000;
       const timer = setTimeout(() => {
         logger.warn('in-flight requests did not finish in time; closing their connections');
         http.closeAllConnections();
-      }, options.shutdownTimeoutMs ?? 10_000);
+      }, deadlineMs);
+      await options.stopServices?.({ deadlineMs }).catch((err: unknown) => logger.warn({ err }, 'error while stopping services'));
       await closed;
       clearTimeout(timer);
       await options.deps.close();

@@ -1,6 +1,6 @@
 import { NotFoundError } from '@agentgw/core';
 import { describe, expect, it } from 'vitest';
-import { createServiceApp } from '../src/service-app.js';
+import { createServiceApp } from './service-app.js';
 
 describe('createServiceApp', () => {
   const app = createServiceApp({ maxBodyBytes: 1024 });

@@ -1,4 +1,4 @@
-import type { Hono } from 'hono';
+import type { Env, Hono, Schema } from 'hono';
 import type { ServiceDeps } from './deps.js';
 
 /**
@@ -7,8 +7,12 @@ import type { ServiceDeps } from './deps.js';
  * error handler, `/health` — so `routes` carries none of it.
  */
 export interface ServiceRuntime {
-  /** The service's routes only: no listening, no request-id/error/health layer of its own. */
-  routes: Hono;
+  /**
+   * The service's routes only: no listening, no request-id/error/health layer of its own. A
+   * plain Hono or an OpenAPIHono from `openApiApp()` (whose documented routes join the host's
+   * OpenAPI document).
+   */
+  routes: Hono<Env, Schema, string>;
   /** Starts queue consumers, bus subscriptions and timers. Called once, before the host listens. */
   start?(): Promise<void>;
   /**

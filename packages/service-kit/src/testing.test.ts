@@ -1,7 +1,7 @@
 import { testBackends } from '@agentgw/db/testing';
 import { newId } from '@agentgw/core';
 import { describe, expect, it } from 'vitest';
-import { createTestDeps } from '../src/testing.js';
+import { createTestDeps } from './testing.js';
 
 describe.each(testBackends())('createTestDeps (%s)', (backend) => {
   it('gives a migrated, isolated database and working auth, bus and queue', async () => {

@@ -2,6 +2,8 @@ import { createAuth } from '@agentgw/auth';
 import { loadConfig, silentLogger, systemClock, type Clock, type Config } from '@agentgw/core';
 import { openTestDatabase } from '@agentgw/db/testing';
 import type { ServiceDeps } from './deps.js';
+import { createHost, type Host, type HostOptions } from './host.js';
+import type { ServiceDefinition } from './service-definition.js';
 import { inProcessAdapters } from './in-process-adapters.js';
 
 /** A fixed, valid configuration for tests; override single variables through `env`. */
@@ -57,4 +59,22 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
     await dbHandle.close();
     throw err;
   }
+}
+
+/** A started host for `app.request(...)` tests; `request` is the app's. */
+export type TestHost = Host & { request: Host['app']['request'] };
+
+/**
+ * The production shell (request id, body limit, error body, `/health`, OpenAPI) around one or
+ * more definitions on the given deps, already started. Call `stop` (or close the deps) when done.
+ */
+export async function testHost(
+  definitions: ServiceDefinition | readonly ServiceDefinition[],
+  deps: ServiceDeps,
+  options: Partial<HostOptions> = {},
+): Promise<TestHost> {
+  const list = Array.isArray(definitions) ? (definitions as readonly ServiceDefinition[]) : [definitions as ServiceDefinition];
+  const host = await createHost(list, deps, { name: options.name ?? list.map((d) => d.name).join('+'), maxBodyBytes: options.maxBodyBytes });
+  await host.start();
+  return { ...host, request: host.app.request };
 }

@@ -1,0 +1,173 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bodyLimit } from './body-limit.js';
+import { createHost } from './host.js';
+import { errorResponses, jsonBody, jsonResponse, openApiApp } from './route-kit.js';
+import { serve } from './serve.js';
+import { defineService } from './service-definition.js';
+import { createTestDeps, testHost, type TestDeps } from './testing.js';
+
+const MiB = 1024 * 1024;
+
+/** A route group with a documented route and one that takes up to 2 MiB. */
+const big = defineService({
+  name: 'big',
+  defaultPort: 0,
+  create: () => {
+    const routes = openApiApp();
+    routes.use('/api/v1/big/upload', bodyLimit(2 * MiB));
+    routes.post('/api/v1/big/upload', async (c) => c.json({ size: (await c.req.text()).length }));
+    routes.openapi(
+      createRoute({
+        method: 'post',
+        path: '/api/v1/big/echo',
+        request: { body: jsonBody(z.object({ word: z.string().max(10) })) },
+        responses: { 200: jsonResponse(z.object({ word: z.string() }), 'The word'), ...errorResponses(400) },
+      }),
+      (c) => c.json({ word: c.req.valid('json').word }, 200),
+    );
+    return { routes };
+  },
+});
+
+/** A plain Hono group with the default limit and a failing route. */
+const small = defineService({
+  name: 'small',
+  defaultPort: 0,
+  create: () => {
+    const routes = new Hono();
+    routes.post('/api/v1/small/upload', async (c) => c.json({ size: (await c.req.text()).length }));
+    routes.get('/api/v1/small/boom', () => {
+      throw new Error('secret detail');
+    });
+    return { routes };
+  },
+});
+
+describe('createHost', () => {
+  let deps: TestDeps;
+  beforeAll(async () => {
+    deps = await createTestDeps();
+  });
+  afterAll(() => deps.close());
+
+  it('adds the shell once: one request-id, body-limit, security layer and one /health', async () => {
+    const host = await createHost([big, small], deps, { name: 'both' });
+    const all = host.app.routes.filter((r) => r.method === 'ALL' && r.path === '/*');
+    expect(all).toHaveLength(3);
+    expect(host.app.routes.filter((r) => r.path === '/health')).toHaveLength(1);
+    const health = await host.app.request('/health');
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', service: 'both' });
+    expect(health.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it("lets a route group's own limit replace the default, and keeps the default everywhere else", async () => {
+    const { app } = await createHost([big, small], deps, { name: 'both' });
+    const body = 'x'.repeat(1.5 * MiB);
+    const own = await app.request('/api/v1/big/upload', { method: 'POST', body });
+    expect(own.status).toBe(200);
+    expect(await own.json()).toEqual({ size: body.length });
+    const over = await app.request('/api/v1/big/upload', { method: 'POST', body: 'x'.repeat(2 * MiB + 1) });
+    expect(over.status).toBe(413);
+    const capped = await app.request('/api/v1/small/upload', { method: 'POST', body });
+    expect(capped.status).toBe(413);
+    expect(await capped.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' });
+    // A route of the big group without its own limit gets the default.
+    expect((await app.request('/api/v1/big/echo', { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(413);
+  });
+
+  it('limits chunked bodies (no Content-Length) the same way, over a real socket', async () => {
+    const { app } = await createHost([big, small], deps, { name: 'both' });
+    const running = await serve(app, { port: 0, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger, handleSignals: false });
+    try {
+      const chunked = (size: number) =>
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let sent = 0; sent < size; sent += 64 * 1024) controller.enqueue(new Uint8Array(Math.min(64 * 1024, size - sent)).fill(120));
+            controller.close();
+          },
+        });
+      const post = (path: string, size: number) =>
+        fetch(`http://127.0.0.1:${running.port}${path}`, { method: 'POST', body: chunked(size), duplex: 'half' } as RequestInit);
+      expect((await post('/api/v1/big/upload', 1.5 * MiB)).status).toBe(200);
+      expect((await post('/api/v1/small/upload', 1.5 * MiB)).status).toBe(413);
+    } finally {
+      await running.shutdown();
+    }
+  });
+
+  it('answers the one error body for unknown paths, validation failures and crashes', async () => {
+    const { app } = await createHost([big, small], deps, { name: 'both' });
+    const missing = await app.request('/api/v1/nothing');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: 'NOT_FOUND' });
+    const invalid = await app.request('/api/v1/big/echo', { method: 'POST', body: JSON.stringify({ word: 'far too long a word' }), headers: { 'content-type': 'application/json' } });
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: 'word' });
+    const boom = await app.request('/api/v1/small/boom');
+    expect(boom.status).toBe(500);
+    expect(JSON.stringify(await boom.json())).not.toContain('secret detail');
+  });
+
+  it('gathers every service’s documented routes into one OpenAPI document', async () => {
+    const { app } = await createHost([big, small], deps, { name: 'both' });
+    const doc = (await (await app.request('/api/v1/openapi.json')).json()) as { paths: Record<string, unknown>; components: { securitySchemes: object } };
+    expect(Object.keys(doc.paths)).toEqual(['/api/v1/big/echo']);
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['bearerAuth', 'apiKey', 'userId', 'serviceToken']);
+    expect((await app.request('/api/v1/docs')).status).toBe(200);
+  });
+
+  it('starts runtimes in order, stops them within the deadline, and stops the started ones when a start fails', async () => {
+    const events: string[] = [];
+    const tracked = (name: string, options: { failStart?: boolean; hang?: boolean } = {}) =>
+      defineService({
+        name,
+        defaultPort: 0,
+        create: () => ({
+          routes: new Hono(),
+          async start() {
+            if (options.failStart) throw new Error(`${name} cannot start`);
+            events.push(`start ${name}`);
+          },
+          async stop({ deadlineMs }) {
+            events.push(`stop ${name} ${deadlineMs}`);
+            if (options.hang) await new Promise(() => {});
+          },
+        }),
+      });
+    const host = await createHost([tracked('a'), tracked('b', { hang: true })], deps, { name: 'x' });
+    await host.start();
+    const before = Date.now();
+    await host.stop({ deadlineMs: 100 });
+    expect(Date.now() - before).toBeLessThan(1_000);
+    expect(events).toEqual(['start a', 'start b', 'stop a 100', 'stop b 100']);
+
+    events.length = 0;
+    const failing = await createHost([tracked('a'), tracked('b', { failStart: true }), tracked('c')], deps, { name: 'x' });
+    await expect(failing.start()).rejects.toThrow('b cannot start');
+    expect(events).toEqual(['start a', 'stop a 5000']);
+  });
+
+  it('serve calls the services’ stop after it stops accepting and before closing the deps', async () => {
+    const events: string[] = [];
+    const service = defineService({
+      name: 'lifecycle',
+      defaultPort: 0,
+      create: () => ({ routes: new Hono(), stop: async ({ deadlineMs }) => void events.push(`stop ${deadlineMs}`) }),
+    });
+    const host = await testHost(service, deps);
+    const running = await serve(host.app, {
+      port: 0,
+      hostname: '127.0.0.1',
+      deps: { close: async () => void events.push('deps closed') },
+      logger: deps.logger,
+      handleSignals: false,
+      shutdownTimeoutMs: 300,
+      stopServices: host.stop,
+    });
+    await running.shutdown();
+    expect(events).toEqual(['stop 300', 'deps closed']);
+  });
+});

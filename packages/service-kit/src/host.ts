@@ -1,0 +1,92 @@
+import { errorHandler, notFoundHandler, requestId } from '@agentgw/core';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
+import type { ServiceDeps } from './deps.js';
+import { healthRoute } from './health.js';
+import { mountOpenApi } from './openapi.js';
+import { openApiApp } from './route-kit.js';
+import type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
+
+export interface HostOptions {
+  /** Names the process: the `service` of `/health` and the title of the OpenAPI document. */
+  name: string;
+  /** Body limit of every route that declares no `bodyLimit` of its own (default 1 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** One process's services behind one shell, with their lifecycle. */
+export interface Host {
+  /** The shell with every service's routes mounted: what `serve` listens with and tests call `request` on. */
+  app: OpenAPIHono;
+  /** Starts every runtime, in order; if one fails, the ones already started are stopped. */
+  start(): Promise<void>;
+  /** Stops every started runtime at once; each gets `deadlineMs`, and the host waits no longer than that. */
+  stop(options: { deadlineMs: number }): Promise<void>;
+}
+
+/** Headers every answer carries, whichever service gave it. */
+const securityDefaults = (): MiddlewareHandler => async (c, next) => {
+  // JSON and event streams must never be sniffed into something a browser would render or run.
+  c.header('X-Content-Type-Options', 'nosniff');
+  await next();
+};
+
+/**
+ * The shell, added once for everything a process runs (a service's own main.ts runs one
+ * definition, the all-in-one six): request id, security headers, the default body limit, the
+ * one error body, JSON 404s, `/health`, then each runtime's routes, then the OpenAPI document
+ * and reference gathered from every route declared with the route kit.
+ */
+export async function createHost(definitions: readonly ServiceDefinition[], deps: ServiceDeps, options: HostOptions): Promise<Host> {
+  const app = openApiApp();
+  app.use(requestId());
+  app.use(securityDefaults());
+  app.use(defaultBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+  app.onError(errorHandler(deps.logger));
+  app.notFound(notFoundHandler);
+  app.route('/', healthRoute(options.name, deps));
+
+  const runtimes: { name: string; runtime: ServiceRuntime }[] = [];
+  for (const definition of definitions) {
+    const runtime = await definition.create(deps);
+    app.route('/', runtime.routes);
+    runtimes.push({ name: definition.name, runtime });
+  }
+  mountOpenApi(app, {
+    title: definitions.length === 1 ? `Agent Gateway ${options.name} API` : 'Agent Gateway API',
+    description: `Routes of ${definitions.map((d) => d.name).join(', ')}.`,
+  });
+
+  const started: typeof runtimes = [];
+  const stop = async ({ deadlineMs }: { deadlineMs: number }): Promise<void> => {
+    const stopping = started.splice(0).map(async ({ name, runtime }) => {
+      await runtime.stop?.({ deadlineMs })?.catch((err: unknown) => deps.logger.warn({ err, service: name }, 'service did not stop cleanly'));
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), deadlineMs);
+    });
+    if ((await Promise.race([Promise.all(stopping), late])) === 'late') {
+      deps.logger.warn({ deadlineMs }, 'services did not stop within the deadline; shutting down anyway');
+    }
+    clearTimeout(timer);
+  };
+
+  return {
+    app,
+    async start() {
+      for (const entry of runtimes) {
+        if (started.includes(entry)) continue;
+        try {
+          await entry.runtime.start?.();
+        } catch (err) {
+          await stop({ deadlineMs: 5_000 });
+          throw err;
+        }
+        started.push(entry);
+      }
+    },
+    stop,
+  };
+}
