@@ -2,6 +2,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { GatewayJobs, JobName } from '../jobs.js';
 import type { Logger } from '../logger.js';
+import { JobBatchFailures } from './batch-failures.js';
 import type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './index.js';
 
 export interface BullJobQueueOptions {
@@ -159,8 +160,18 @@ class BullConsumer implements Consumer {
       .then(() => this.handler(batch.map((p) => p.data) as GatewayJobs[JobName][]))
       .then(
         () => batch.forEach((p) => p.resolve()),
-        // BullMQ records failures as Errors.
-        (err: unknown) => batch.forEach((p) => p.reject(err instanceof Error ? err : new Error(String(err)))),
+        (err: unknown) => {
+          if (err instanceof JobBatchFailures) {
+            batch.forEach((p, index) => {
+              const failure = err.failures.get(index);
+              if (failure) p.reject(failure);
+              else p.resolve();
+            });
+            return;
+          }
+          // BullMQ records failures as Errors.
+          batch.forEach((p) => p.reject(err instanceof Error ? err : new Error(String(err))));
+        },
       );
   }
 }

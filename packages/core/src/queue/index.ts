@@ -22,7 +22,7 @@ export interface ConsumeOptions {
   concurrency?: number;
 }
 
-/** A batch handler; throwing fails every job of the batch, and each is retried. */
+/** A batch handler; throwing fails every job of the batch (or those of a JobBatchFailures), and each is retried. */
 export type JobHandler<J extends JobName> = (jobs: GatewayJobs[J][]) => Promise<void>;
 
 export interface Consumer {
@@ -41,5 +41,6 @@ export interface JobQueue {
   close(): Promise<void>;
 }
 
+export { JobBatchFailures } from './batch-failures.js';
 export { MemoryJobQueue } from './memory.js';
 export { BullJobQueue } from './bullmq.js';
