@@ -1,3 +1,4 @@
+import { egressPolicyFromConfig } from '@agentgw/core';
 import { createServiceApp, DEFAULT_MAX_BODY_BYTES, type CredentialResolver, type ServiceDeps } from '@agentgw/service-kit';
 import type { Hono } from 'hono';
 import { AgentDirectory } from './agent-directory.js';
@@ -28,7 +29,7 @@ export function createApp(deps: InvokeProxyDeps, options: InvokeProxyOptions = {
     headersTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
     bodyTimeoutMs: options.upstreamBodyTimeoutMs ?? 5 * 60_000,
     maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
-  });
+  }, egressPolicyFromConfig(deps.config));
   const app = createServiceApp({ logger: deps.logger, maxBodyBytes: options.maxRequestBytes ?? DEFAULT_MAX_BODY_BYTES });
   app.route('/api/v1/agents', agentsRoutes({ agents, upstream, auth: deps.auth, credentials: deps.credentials, logger: deps.logger }));
   return app;

@@ -1,5 +1,13 @@
-import { UpstreamError, UpstreamTimeoutError, type AppError, type Logger } from '@agentgw/core';
-import { Agent, request, type Dispatcher } from 'undici';
+import {
+  createEgressDispatcher,
+  egressRefusalOf,
+  UpstreamError,
+  UpstreamTimeoutError,
+  type AppError,
+  type EgressPolicy,
+  type Logger,
+} from '@agentgw/core';
+import { request, type Dispatcher } from 'undici';
 
 export interface UpstreamLimits {
   /** How long to wait for the upstream's response headers before answering 504. */
@@ -17,12 +25,18 @@ export type UpstreamAnswer =
 /**
  * POSTs to agents' runtimes over one keep-alive connection pool per app. Event streams are
  * relayed chunk by chunk as they arrive; anything else is read whole (bounded) so it can be
- * wrapped in the invoke envelope.
+ * wrapped in the invoke envelope. Every connection goes through the egress policy (checked
+ * after DNS resolution); redirects are never followed (a 3xx is answered as is).
  */
 export class UpstreamClient {
-  private readonly dispatcher = new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 });
+  private readonly dispatcher: Dispatcher;
 
-  constructor(private readonly limits: UpstreamLimits) {}
+  constructor(
+    private readonly limits: UpstreamLimits,
+    egress: EgressPolicy,
+  ) {
+    this.dispatcher = createEgressDispatcher(egress, { agent: { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 } });
+  }
 
   /** `signal` is the client's: a caller that goes away aborts the upstream request. */
   async post(
@@ -93,9 +107,14 @@ function relay(body: Dispatcher.ResponseData['body']): ReadableStream<Uint8Array
   );
 }
 
-/** Maps a failed upstream exchange to 502/504; the cause is logged, never sent to the caller. */
+/** Maps a failed upstream exchange to 403 (egress refused)/502/504; the cause is logged, never sent to the caller. */
 function upstreamFailure(err: unknown, signal: AbortSignal, log: Logger): AppError {
   if (err instanceof UpstreamError) return err;
+  const refused = egressRefusalOf(err);
+  if (refused) {
+    log.warn({ reason: refused.reason }, 'agent upstream refused by the egress policy');
+    return refused;
+  }
   if (signal.aborted) {
     log.debug('client went away; upstream request aborted');
     return new UpstreamError('Request aborted by the client');

@@ -1,8 +1,7 @@
 /**
  * Headers sent to an agent's upstream runtime. The identity and credential headers are the
- * gateway's word about who is calling, so a caller can never supply them: every caller header
- * that could be mistaken for one (and anything carrying the caller's own secrets, plus
- * hop-by-hop headers) is dropped before the gateway's values are added.
+ * gateway's word about who is calling, so a caller can never supply them: only an allow-list of
+ * harmless caller headers travels on, and the gateway's values are added after them.
  */
 export interface InjectedIdentity {
   userId: string;
@@ -17,37 +16,32 @@ export interface InjectedIdentity {
   upstreamSecret: string | null;
 }
 
-const HOP_BY_HOP = [
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection',
-  'te', 'trailer', 'transfer-encoding', 'upgrade',
+/**
+ * The only caller headers that travel upstream: content negotiation, the client's name and
+ * trace context. Everything else (cookies, keys, `Metadata-Flavor`, `X-Forwarded-*`, identity
+ * look-alikes, hop-by-hop) stays at the gateway: an allow-list, so a new header name can never
+ * slip through to a runtime (or to a metadata service) by default.
+ */
+export const FORWARDED_CALLER_HEADERS: readonly string[] = [
+  'accept-language',
+  'user-agent',
+  'traceparent',
+  'tracestate',
+  'x-request-id',
+  'x-correlation-id',
 ];
 
-const DROPPED = new Set([
-  ...HOP_BY_HOP,
-  // The caller's own credentials: for the gateway, not for the runtime.
-  'authorization', 'cookie', 'x-api-key', 'x-agent-id',
-  // Names the gateway sets itself.
-  'x-user-id', 'x-end-user-id', 'x-end-user-email', 'x-end-user-roles', 'x-tenant-id',
-  // Describe the caller's message, not the one sent upstream (undici computes them again).
-  'host', 'content-length', 'content-type', 'content-encoding', 'expect',
-  // The answer is relayed byte for byte (SSE) or parsed (JSON), so ask for it uncompressed.
-  'accept-encoding',
-]);
-const DROPPED_PREFIXES = ['x-credential-', 'x-gateway-'];
-
-/** The caller's headers that may travel on: everything not listed above. */
+/** The caller's headers that may travel on: the allow-listed ones. */
 function forwardableCallerHeaders(incoming: Headers): Record<string, string> {
-  const named = new Set(
-    (incoming.get('connection') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
-  );
   const out: Record<string, string> = {};
-  incoming.forEach((value, name) => {
-    if (DROPPED.has(name) || named.has(name) || DROPPED_PREFIXES.some((p) => name.startsWith(p))) return;
-    out[name] = value;
-  });
+  for (const name of FORWARDED_CALLER_HEADERS) {
+    const value = incoming.get(name);
+    if (value !== null) out[name] = value;
+  }
   return out;
 }
 
+/** Every header the runtime receives: the allow-listed caller headers, then the gateway's own. */
 export function upstreamHeaders(incoming: Headers, identity: InjectedIdentity): Record<string, string> {
   const headers: Record<string, string> = {
     accept: 'application/json, text/event-stream',

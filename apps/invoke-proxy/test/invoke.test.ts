@@ -125,7 +125,11 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
         'x-hop': 'named in Connection',
         'keep-alive': 'timeout=5',
         'proxy-authorization': 'Basic Zm9v',
-        'x-trace': 'kept',
+        'x-trace': 'not on the list',
+        'metadata-flavor': 'Google',
+        'x-aws-ec2-metadata-token': 'stolen',
+        'x-forwarded-for': '10.0.0.1',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
         'accept-language': 'fr',
       }),
     );
@@ -140,12 +144,13 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
       'x-gateway-agent-id': agent.id,
       'x-gateway-request-id': res.headers.get('x-gateway-request-id'),
       'x-credential-github': 'gh-alice-secret',
-      'x-trace': 'kept',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
       'accept-language': 'fr',
     });
     // The caller's own JWT is for the gateway; this agent has no upstream secret.
     expect(seen.authorization).toBeUndefined();
-    for (const dropped of ['x-credential-aws', 'cookie', 'x-hop', 'keep-alive', 'proxy-authorization', 'x-api-key']) {
+    // Only the documented allow-list of caller headers travels on.
+    for (const dropped of ['x-credential-aws', 'cookie', 'x-hop', 'keep-alive', 'proxy-authorization', 'x-api-key', 'x-trace', 'metadata-flavor', 'x-aws-ec2-metadata-token', 'x-forwarded-for']) {
       expect(seen[dropped]).toBeUndefined();
     }
   });
