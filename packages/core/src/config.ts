@@ -99,6 +99,24 @@ export const configSchema = z.object({
     .enum(['true', 'false'], { error: 'must be true or false' })
     .default('true')
     .transform((v) => v === 'true'),
+  /** How long a tool call is held for a confirmation before it is rejected as timed out (spec: 5 minutes). */
+  CONFIRMATION_TIMEOUT_MS: z.coerce.number().int().min(100, 'must be at least 100').max(86_400_000, 'must be at most a day').default(300_000),
+  /** Interval of `heartbeat` events on the SSE stream (spec: 30 seconds). */
+  SSE_HEARTBEAT_MS: z.coerce.number().int().min(100, 'must be at least 100').max(3_600_000, 'must be at most an hour').default(30_000),
+  /** APNs push (iOS/macOS devices): off unless team id, key id, key and topic are all set. */
+  APNS_TEAM_ID: optionalString,
+  APNS_KEY_ID: optionalString,
+  /** The .p8 signing key (PEM; `\n` escapes allowed). */
+  APNS_PRIVATE_KEY: optionalString,
+  /** The app's bundle id (`apns-topic`). */
+  APNS_TOPIC: optionalString,
+  APNS_ENVIRONMENT: z.enum(['production', 'sandbox'], { error: 'must be production or sandbox' }).default('production'),
+  /** Overrides the APNs host chosen by APNS_ENVIRONMENT (a proxy, or a test fake). */
+  APNS_URL: optionalString.pipe(z.url('must be a URL').optional()),
+  /** FCM HTTP v1 push (Android devices): the service-account JSON key; off when unset. */
+  FCM_SERVICE_ACCOUNT: optionalString,
+  /** Overrides the FCM API base URL (default https://fcm.googleapis.com). */
+  FCM_URL: optionalString.pipe(z.url('must be a URL').optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -28,10 +28,11 @@ export interface GatewayEvents {
   /** An API key was revoked or created. */
   'apikey.changed': { keyId: string };
   'confirmation.required': ConfirmationPayload;
+  /** Every way a pending confirmation ends; `expired`: the held client went away first. */
   'confirmation.resolved': {
     id: string;
     confirmed: boolean;
-    status: 'confirmed' | 'rejected';
+    status: 'confirmed' | 'rejected' | 'expired';
     reason: string | null;
     decidedBy: string | null;
     userId: string | null;

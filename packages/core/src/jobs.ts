@@ -33,7 +33,8 @@ export interface GatewayJobs {
   audit: AuditRecordJob;
   /** Fires when a pending confirmation's hold time has run out. */
   'confirmation-timeout': { confirmationId: string };
-  push: { userId: string; title: string; body: string; data: Record<string, unknown> };
+  /** Notifies a user's active devices; with `deviceId`, that one device only (how a failed delivery is retried alone). */
+  push: { userId: string; title: string; body: string; data: Record<string, unknown>; deviceId?: string };
 }
 
 export type JobName = keyof GatewayJobs;

@@ -138,6 +138,8 @@ export interface ConfirmationsTable {
   decided_at: TimestampNullable;
   expires_at: Timestamp;
   created_at: Timestamp;
+  /** SHA-256 of the exact call (agent, end user, provider, tool, arguments) a confirming answer's token lets through (0004). */
+  call_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface AuditLogsTable {

@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001_initial.js';
+import * as confirmationCallHash from './0004_confirmation_call_hash.js';
 
 /**
  * Listed in code rather than read from a folder, so a bundled build carries its migrations.
@@ -7,6 +8,7 @@ import * as initial from './0001_initial.js';
  */
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
+  '0004_confirmation_call_hash': confirmationCallHash,
 };
 
 export const migrationProvider: MigrationProvider = {

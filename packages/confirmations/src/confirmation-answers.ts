@@ -1,0 +1,54 @@
+import type { AuthService, Principal } from '@agentgw/auth';
+import { AppError, ForbiddenError, NotFoundError } from '@agentgw/core';
+import type { ConfirmationRow, Database } from '@agentgw/db';
+import type { Kysely } from 'kysely';
+import { findConfirmation, toConfirmation, toPayload, type Confirmation } from './confirmation-records.js';
+import { decideConfirmation, type ConfirmationDeps } from './decisions.js';
+import { canSeeConfirmation } from './visibility.js';
+
+/** A confirmation the principal may not see is answered exactly like one that does not exist. */
+const notFound = () => new NotFoundError('Confirmation', 'CONFIRMATION_NOT_FOUND');
+
+async function visibleRow(db: Kysely<Database>, principal: Principal, id: string): Promise<ConfirmationRow> {
+  const row = await findConfirmation(db, id);
+  if (!row || !canSeeConfirmation(principal, toPayload(row))) throw notFound();
+  return row;
+}
+
+/** GET by id: the confirmation, or 404 CONFIRMATION_NOT_FOUND for an unknown or foreign one. */
+export async function getVisibleConfirmation(db: Kysely<Database>, principal: Principal, id: string): Promise<Confirmation> {
+  return toConfirmation(await visibleRow(db, principal, id));
+}
+
+export interface AnswerResult {
+  confirmation: Confirmation;
+  /** Exact-call approval, on a confirming answer only. */
+  confirmationToken?: { token: string; expiresIn: number };
+}
+
+/**
+ * A confirmer's answer. 404 when the principal may not see it; 403 when an agent is the one
+ * acting (a human must decide, so an agent's credential never answers, even with a user named);
+ * 409 CONFIRMATION_ALREADY_DECIDED once it is no longer pending (the first decision stands).
+ */
+export async function answerConfirmation(
+  deps: ConfirmationDeps & { auth: Pick<AuthService, 'signConfirmationToken'> },
+  principal: Principal,
+  id: string,
+  answer: { confirmed: boolean; reason?: string | null },
+): Promise<AnswerResult> {
+  await visibleRow(deps.db, principal, id);
+  if (principal.agentId !== null || principal.userId === null) {
+    throw new ForbiddenError('Confirmations are answered by a person, not by an agent credential', 'AGENT_CANNOT_CONFIRM');
+  }
+  const result = await decideConfirmation(deps, id, { ...answer, decidedBy: principal.userId });
+  if (!result.applied) {
+    const status = result.row?.status;
+    if (!status) throw notFound();
+    throw new AppError(409, 'CONFIRMATION_ALREADY_DECIDED', `Confirmation is already ${status}`, { status });
+  }
+  const confirmation = toConfirmation(result.row);
+  if (!answer.confirmed) return { confirmation };
+  const confirmationToken = await deps.auth.signConfirmationToken({ confirmationId: id, userId: principal.userId });
+  return { confirmation, confirmationToken };
+}

@@ -1,0 +1,221 @@
+import type { AuditRecordJob, GatewayEvents, GatewayJobs, HeldCall } from '@agentgw/core';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { answerConfirmation } from './confirmation-answers.js';
+import { createConfirmationGate, type ConfirmationGateHandle } from './confirmation-gate.js';
+import { findConfirmation } from './confirmation-records.js';
+import { decideConfirmation, TIMEOUT_REASON } from './decisions.js';
+import { consumeConfirmationTimeouts } from './timeouts.js';
+import type { Principal } from '@agentgw/auth';
+import { permissionsOf } from '@agentgw/auth';
+
+let seq = 0;
+const heldCall = (overrides: Partial<HeldCall> = {}): HeldCall => ({
+  auditId: `audit-${++seq}`,
+  agentId: 'agent-1',
+  userId: 'owner-1',
+  endUserId: 'alice',
+  tenantId: 'acme',
+  providerId: 'github',
+  toolName: 'delete_repo',
+  arguments: { repo: 'acme/site' },
+  risk: 'high',
+  ...overrides,
+});
+
+const person = (userId: string, roles: Principal['roles'] = [], tenantId: string | null = 'acme'): Principal => ({
+  via: 'jwt',
+  userId,
+  email: null,
+  roles,
+  tenantId,
+  agentId: null,
+  endUserId: userId,
+  apiKey: null,
+  permissions: permissionsOf(roles),
+});
+
+describe('confirmation gate (in-process adapters)', () => {
+  let deps: TestDeps;
+  let gate: ConfirmationGateHandle;
+  let required: GatewayEvents['confirmation.required'][];
+  let resolved: GatewayEvents['confirmation.resolved'][];
+  let audits: AuditRecordJob[];
+  let pushes: GatewayJobs['push'][];
+
+  const open = (timeoutMs = 60_000, deadlineGraceMs = 2_000) =>
+    (gate = createConfirmationGate(deps, { timeoutMs, deadlineGraceMs, statusIntervalMs: 50 }));
+
+  /** Holds a call and returns its outcome promise once the pending confirmation is announced. */
+  async function startHold(call = heldCall(), signal = new AbortController().signal, onStatus?: () => void) {
+    const before = required.length;
+    const outcome = gate.hold(call, { signal, onStatus });
+    await vi.waitFor(() => expect(required.length).toBe(before + 1));
+    return { outcome, id: required[before]!.id, call };
+  }
+
+  beforeEach(async () => {
+    deps = await createTestDeps();
+    required = [];
+    resolved = [];
+    audits = [];
+    pushes = [];
+    await deps.bus.subscribe('confirmation.required', (e) => void required.push(e));
+    await deps.bus.subscribe('confirmation.resolved', (e) => void resolved.push(e));
+    await deps.queue.consume('audit', async (jobs) => void audits.push(...jobs));
+    await deps.queue.consume('push', async (jobs) => void pushes.push(...jobs));
+    open();
+  });
+  afterEach(async () => {
+    await gate.close();
+    await deps.close();
+  });
+
+  it('stores a pending confirmation, announces it with arguments and risk, and queues a push for the end user', async () => {
+    const { id, call } = await startHold();
+    const row = await findConfirmation(deps.db, id);
+    expect(row).toMatchObject({ status: 'pending', tool_name: 'delete_repo', end_user_id: 'alice', audit_id: call.auditId });
+    expect(row!.expires_at.getTime() - row!.created_at.getTime()).toBe(60_000);
+    expect(required[0]).toMatchObject({ id, tool: { name: 'delete_repo', arguments: { repo: 'acme/site' } }, risk: { level: 'high' } });
+    await vi.waitFor(() => expect(pushes).toHaveLength(1));
+    expect(pushes[0]).toMatchObject({ userId: 'alice', data: { confirmationId: id, toolName: 'delete_repo' } });
+    expect(JSON.stringify(pushes[0])).not.toContain('acme/site');
+  });
+
+  it('releases the call as confirmed, with who confirmed, and patches the audit record', async () => {
+    const { outcome, id, call } = await startHold();
+    const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
+    expect(await outcome).toEqual({ decision: 'confirmed', confirmationId: id, confirmedBy: 'alice' });
+    expect(answer.confirmation.status).toBe('confirmed');
+    expect(answer.confirmationToken?.expiresIn).toBeGreaterThan(0);
+    expect(resolved).toMatchObject([{ id, confirmed: true, status: 'confirmed', decidedBy: 'alice' }]);
+    await vi.waitFor(() => expect(audits).toMatchObject([{ id: call.auditId, op: 'update', status: 'confirmed', confirmedBy: 'alice' }]));
+  });
+
+  it('answers a rejection with its reason', async () => {
+    const { outcome, id, call } = await startHold();
+    await answerConfirmation(deps, person('alice'), id, { confirmed: false, reason: 'not today' });
+    expect(await outcome).toEqual({ decision: 'rejected', confirmationId: id, reason: 'not today' });
+    expect((await findConfirmation(deps.db, id))?.status).toBe('rejected');
+    await vi.waitFor(() => expect(audits).toMatchObject([{ id: call.auditId, status: 'rejected', error: 'not today' }]));
+  });
+
+  it('times out through the deadline job: rejected with "Request timed out." and CONFIRMATION_RESOLVED', async () => {
+    await gate.close();
+    open(300);
+    const consumer = await consumeConfirmationTimeouts(deps);
+    try {
+      const { outcome, id } = await startHold();
+      expect(await outcome).toEqual({ decision: 'timeout', confirmationId: id, reason: TIMEOUT_REASON });
+      expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON, decided_by: null });
+      expect(resolved).toMatchObject([{ id, confirmed: false, status: 'rejected', reason: TIMEOUT_REASON }]);
+    } finally {
+      await consumer.close();
+    }
+  });
+
+  it('times the call out itself when no deadline job runs (no consumer, lost event)', async () => {
+    await gate.close();
+    open(200, 100);
+    const { outcome, id } = await startHold();
+    expect(await outcome).toEqual({ decision: 'timeout', confirmationId: id, reason: TIMEOUT_REASON });
+    expect((await findConfirmation(deps.db, id))?.reason).toBe(TIMEOUT_REASON);
+  });
+
+  it('leaves the confirmation expired when the held client goes away, and refuses a later answer', async () => {
+    const client = new AbortController();
+    const { outcome, id } = await startHold(heldCall(), client.signal);
+    client.abort();
+    expect(await outcome).toEqual({ decision: 'expired', confirmationId: id });
+    expect((await findConfirmation(deps.db, id))?.status).toBe('expired');
+    expect(resolved).toMatchObject([{ id, status: 'expired', confirmed: false }]);
+    await expect(answerConfirmation(deps, person('alice'), id, { confirmed: true })).rejects.toMatchObject({
+      status: 409,
+      code: 'CONFIRMATION_ALREADY_DECIDED',
+    });
+  });
+
+  it('applies a decision arriving twice (or two racing) once', async () => {
+    const { outcome, id } = await startHold();
+    const results = await Promise.all([
+      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' }),
+      decideConfirmation(deps, id, { confirmed: false, decidedBy: 'admin' }),
+      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' }),
+    ]);
+    expect(results.filter((r) => r.applied)).toHaveLength(1);
+    const winner = results.find((r) => r.applied)!.row;
+    expect((await outcome).decision).toBe(winner.status);
+    expect(resolved).toHaveLength(1);
+    await expect(answerConfirmation(deps, person('alice'), id, { confirmed: false })).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('refuses an answer after the deadline and times the confirmation out on the spot', async () => {
+    const { outcome, id } = await startHold();
+    await deps.db.updateTable('confirmations').set({ expires_at: new Date(Date.now() - 1) }).where('id', '=', id).execute();
+    const late = await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' });
+    expect(late.applied).toBe(false);
+    expect(late.row).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON });
+    expect((await outcome).decision).toBe('timeout');
+  });
+
+  it('keeps the held client informed while it waits', async () => {
+    const statuses: number[] = [];
+    const { outcome, id } = await startHold(heldCall(), new AbortController().signal, () => void statuses.push(Date.now()));
+    await vi.waitFor(() => expect(statuses.length).toBeGreaterThanOrEqual(3));
+    await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' });
+    await outcome;
+    const count = statuses.length;
+    await new Promise((r) => setTimeout(r, 120));
+    expect(statuses).toHaveLength(count);
+  });
+
+  it('refuses answers from an agent credential, even one naming the user', async () => {
+    const { id } = await startHold();
+    const agentActing = { ...person('alice'), via: 'api_key' as const, agentId: 'agent-1' };
+    await expect(answerConfirmation(deps, agentActing, id, { confirmed: true })).rejects.toMatchObject({ status: 403, code: 'AGENT_CANNOT_CONFIRM' });
+    expect((await findConfirmation(deps.db, id))?.status).toBe('pending');
+  });
+
+  describe('exact-call token', () => {
+    async function confirmedToken(call = heldCall()) {
+      const { outcome, id } = await startHold(call);
+      const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
+      await outcome;
+      return { token: answer.confirmationToken!.token, id, call };
+    }
+
+    it('lets its exact call through once, and moves the confirmation to consumed', async () => {
+      const { token, id, call } = await confirmedToken();
+      const sameCallReordered = { ...call, auditId: 'another-audit', arguments: { repo: 'acme/site' } };
+      expect(await gate.redeem(token, sameCallReordered)).toBe(true);
+      expect((await findConfirmation(deps.db, id))?.status).toBe('consumed');
+      expect(await gate.redeem(token, call)).toBe(false);
+    });
+
+    it('refuses a changed argument, another tool, agent, provider or end user, and stays usable for its call', async () => {
+      const { token, call } = await confirmedToken();
+      for (const change of [
+        { arguments: { repo: 'acme/other' } },
+        { toolName: 'archive_repo' },
+        { agentId: 'agent-2' },
+        { providerId: 'gitlab' },
+        { endUserId: 'mallory' },
+      ]) {
+        expect(await gate.redeem(token, { ...call, ...change })).toBe(false);
+      }
+      expect(await gate.redeem(token, call)).toBe(true);
+      expect(await gate.redeem(token, call)).toBe(false);
+    });
+
+    it('refuses junk, a login token and a token of a confirmation that was rejected', async () => {
+      const { call } = await confirmedToken();
+      expect(await gate.redeem('not-a-token', call)).toBe(false);
+      expect(await gate.redeem(await deps.auth.signUserToken({ id: 'alice', email: 'a@x.test', roles: [], tenantId: null }), call)).toBe(false);
+      const { outcome, id } = await startHold(call);
+      await decideConfirmation(deps, id, { confirmed: false, decidedBy: 'alice' });
+      await outcome;
+      const forged = await deps.auth.signConfirmationToken({ confirmationId: id, userId: 'alice' });
+      expect(await gate.redeem(forged.token, call)).toBe(false);
+    });
+  });
+});

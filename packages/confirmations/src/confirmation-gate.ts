@@ -1,0 +1,187 @@
+import type { AuthService } from '@agentgw/auth';
+import { newId, type ConfirmationGate, type GatewayEvents, type HeldCall, type HoldOutcome, type Unsubscribe } from '@agentgw/core';
+import type { ConfirmationRow } from '@agentgw/db';
+import { callHash } from './call-hash.js';
+import { findConfirmation, insertPending, toPayload } from './confirmation-records.js';
+import {
+  consumeConfirmation,
+  expireConfirmation,
+  TIMEOUT_REASON,
+  timeOutConfirmation,
+  timeoutJobId,
+  type ConfirmationDeps,
+} from './decisions.js';
+
+export interface ConfirmationGateOptions {
+  /** How long a call is held (CONFIRMATION_TIMEOUT_MS; the spec's 5 minutes). */
+  timeoutMs: number;
+  /** How often `onStatus` hears from a waiting hold (default 5 s). */
+  statusIntervalMs?: number;
+  /**
+   * Past the deadline, how long the holder waits for the deadline job's event before it reads
+   * the row and times it out itself (default 2 s): a lost pub/sub message cannot hang a call.
+   */
+  deadlineGraceMs?: number;
+}
+
+/** The gate plus the bus subscription it keeps; `close()` ends it and expires calls still held. */
+export interface ConfirmationGateHandle extends ConfirmationGate {
+  close(): Promise<void>;
+}
+
+type ResolvedEvent = GatewayEvents['confirmation.resolved'];
+type Wake = { kind: 'resolved'; event: ResolvedEvent } | { kind: 'aborted' } | { kind: 'deadline' };
+
+const isTimeout = (reason: string | null, decidedBy: string | null) => reason === TIMEOUT_REASON && decidedBy === null;
+
+function outcomeOfEvent(event: ResolvedEvent): HoldOutcome {
+  const confirmationId = event.id;
+  if (event.status === 'confirmed') return { decision: 'confirmed', confirmationId, confirmedBy: event.decidedBy };
+  if (event.status === 'expired') return { decision: 'expired', confirmationId };
+  if (isTimeout(event.reason, event.decidedBy)) return { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON };
+  return { decision: 'rejected', confirmationId, reason: event.reason ?? 'Rejected' };
+}
+
+function outcomeOfRow(row: ConfirmationRow): HoldOutcome {
+  const confirmationId = row.id;
+  switch (row.status) {
+    case 'confirmed':
+    case 'consumed':
+      return { decision: 'confirmed', confirmationId, confirmedBy: row.decided_by };
+    case 'expired':
+      return { decision: 'expired', confirmationId };
+    case 'rejected':
+      return isTimeout(row.reason, row.decided_by)
+        ? { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON }
+        : { decision: 'rejected', confirmationId, reason: row.reason ?? 'Rejected' };
+    case 'pending':
+      // Only reachable if the row could not be moved on; the call must not run.
+      return { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON };
+  }
+}
+
+/**
+ * The ConfirmationGate of every place a call is held (unified MCP, per-provider proxy, tool
+ * gate), on any replica. A hold stores the pending confirmation, announces it
+ * (CONFIRMATION_REQUIRED, push job), schedules its deadline as a delayed job (durable on BullMQ,
+ * so no restart loses it) and waits for `confirmation.resolved` from whichever replica decides:
+ * no polling. Its caller aborting `signal` (the client went away) leaves it `expired`.
+ */
+export function createConfirmationGate(
+  deps: ConfirmationDeps & { auth: Pick<AuthService, 'verifyConfirmationToken'> },
+  options: ConfirmationGateOptions,
+): ConfirmationGateHandle {
+  const statusIntervalMs = options.statusIntervalMs ?? 5_000;
+  const deadlineGraceMs = options.deadlineGraceMs ?? 2_000;
+  // One bus subscription per gate; each hold waits on its own entry.
+  const waiters = new Map<string, (wake: Wake) => void>();
+  let subscription: Promise<Unsubscribe> | undefined;
+  let closed = false;
+
+  const listening = (): Promise<Unsubscribe> =>
+    (subscription ??= deps.bus
+      .subscribe('confirmation.resolved', (event) => waiters.get(event.id)?.({ kind: 'resolved', event }))
+      .catch((err: unknown) => {
+        subscription = undefined;
+        throw err;
+      }));
+
+  async function settle(id: string, wake: Wake): Promise<HoldOutcome> {
+    if (wake.kind === 'resolved') return outcomeOfEvent(wake.event);
+    const moved = wake.kind === 'aborted' ? await expireConfirmation(deps, id) : await timeOutConfirmation(deps, id);
+    const row = moved ?? (await findConfirmation(deps.db, id));
+    if (!row) throw new Error(`confirmation ${id} vanished while held`);
+    return outcomeOfRow(row);
+  }
+
+  /** Announces a stored confirmation; if that fails the confirmation is expired, so nobody answers a call that is gone. */
+  async function announce(row: ConfirmationRow, call: HeldCall): Promise<void> {
+    try {
+      await deps.bus.publish('confirmation.required', toPayload(row));
+      await deps.queue.enqueue(
+        'confirmation-timeout',
+        { confirmationId: row.id },
+        { delayMs: options.timeoutMs, jobId: timeoutJobId(row.id) },
+      );
+    } catch (err) {
+      await expireConfirmation(deps, row.id).catch(() => undefined);
+      throw err;
+    }
+    const confirmer = call.endUserId ?? call.userId;
+    if (confirmer === null) return;
+    // Best effort: the stream and the lists already show it; a push outage must not fail the call.
+    await deps.queue
+      .enqueue(
+        'push',
+        {
+          userId: confirmer,
+          title: 'Confirmation required',
+          body: `Approve ${call.toolName} (${call.risk} risk)?`,
+          // Arguments stay out of push payloads: they travel through Apple's and Google's servers.
+          data: { type: 'CONFIRMATION_REQUIRED', confirmationId: row.id, toolName: call.toolName, risk: call.risk, expiresAt: row.expires_at.toISOString() },
+        },
+        { jobId: `push:${row.id}` },
+      )
+      .catch((err: unknown) => deps.logger.warn({ err, confirmationId: row.id }, 'push job not enqueued'));
+  }
+
+  return {
+    async hold(call, { signal, onStatus }) {
+      if (closed) throw new Error('confirmation gate is closed');
+      await listening();
+      const id = newId();
+      const createdAt = deps.clock.now();
+      let wake!: (w: Wake) => void;
+      const woken = new Promise<Wake>((resolve) => {
+        wake = resolve;
+      });
+      waiters.set(id, wake);
+      const onAbort = () => wake({ kind: 'aborted' });
+      let deadline: NodeJS.Timeout | undefined;
+      let ticker: NodeJS.Timeout | undefined;
+      try {
+        const row = await insertPending(deps.db, {
+          id,
+          call,
+          createdAt,
+          expiresAt: new Date(createdAt.getTime() + options.timeoutMs),
+        });
+        await announce(row, call);
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+        deadline = setTimeout(() => wake({ kind: 'deadline' }), options.timeoutMs + deadlineGraceMs);
+        if (onStatus) {
+          const started = Date.now();
+          const status = () => onStatus({ confirmationId: id, message: 'Waiting for confirmation', elapsedMs: Date.now() - started });
+          status();
+          ticker = setInterval(status, statusIntervalMs);
+        }
+        return await settle(id, await woken);
+      } finally {
+        clearTimeout(deadline);
+        clearInterval(ticker);
+        signal.removeEventListener('abort', onAbort);
+        waiters.delete(id);
+      }
+    },
+
+    async redeem(token, call) {
+      let confirmationId: string;
+      try {
+        ({ confirmationId } = await deps.auth.verifyConfirmationToken(token));
+      } catch {
+        return false;
+      }
+      return consumeConfirmation(deps, confirmationId, callHash(call));
+    },
+
+    async close() {
+      closed = true;
+      // Calls still held here cannot be released any more: they end as if their clients left.
+      for (const wake of waiters.values()) wake({ kind: 'aborted' });
+      const unsubscribe = await subscription?.catch(() => undefined);
+      subscription = undefined;
+      await unsubscribe?.();
+    },
+  };
+}

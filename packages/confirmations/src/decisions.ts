@@ -1,0 +1,131 @@
+import type { Clock, EventBus, GatewayEvents, JobQueue, Logger } from '@agentgw/core';
+import type { ConfirmationRow, Database } from '@agentgw/db';
+import type { Kysely } from 'kysely';
+import { recordAuditOutcome } from './audit-outcome.js';
+
+/** What the confirmation state machine needs; a subset of every service's deps. */
+export interface ConfirmationDeps {
+  db: Kysely<Database>;
+  bus: EventBus;
+  queue: JobQueue;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Reason recorded when nobody decided in time (spec, Errors). */
+export const TIMEOUT_REASON = 'Request timed out.';
+/** Reason recorded when the held caller disconnected before a decision. */
+export const EXPIRED_REASON = 'The caller went away before a decision.';
+/** Reason recorded for a rejection that gave none. */
+export const DEFAULT_REJECT_REASON = 'Rejected by the confirmer.';
+
+/** Job id of a confirmation's deadline, so a decision can cancel it and a re-enqueue is a no-op. */
+export const timeoutJobId = (confirmationId: string): string => `confirmation-timeout:${confirmationId}`;
+
+type Outcome = { status: 'confirmed' | 'rejected' | 'expired'; reason: string | null; decidedBy: string | null };
+
+/** The CONFIRMATION_RESOLVED event of a decided row. */
+export function resolvedEvent(row: ConfirmationRow, at: Date): GatewayEvents['confirmation.resolved'] {
+  return {
+    id: row.id,
+    confirmed: row.status === 'confirmed' || row.status === 'consumed',
+    status: row.status === 'confirmed' || row.status === 'consumed' ? 'confirmed' : row.status === 'expired' ? 'expired' : 'rejected',
+    reason: row.reason,
+    decidedBy: row.decided_by,
+    userId: row.user_id,
+    endUserId: row.end_user_id,
+    tenantId: row.tenant_id,
+    timestamp: (row.decided_at ?? at).toISOString(),
+  };
+}
+
+/**
+ * Moves a confirmation out of `pending` if, and only if, it still is (and, for an answer, its
+ * deadline has not passed): the conditional UPDATE is what makes a second decision, racing on
+ * another replica, a no-op. The one that wins announces it.
+ */
+async function leavePending(
+  deps: ConfirmationDeps,
+  id: string,
+  outcome: Outcome,
+  options: { beforeDeadline: boolean },
+): Promise<ConfirmationRow | undefined> {
+  const now = deps.clock.now();
+  let update = deps.db
+    .updateTable('confirmations')
+    .set({ status: outcome.status, reason: outcome.reason, decided_by: outcome.decidedBy, decided_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'pending');
+  if (options.beforeDeadline) update = update.where('expires_at', '>', now);
+  const row = await update.returningAll().executeTakeFirst();
+  if (row) await announce(deps, row, now);
+  return row;
+}
+
+/**
+ * Tells every replica (the held call and the SSE streams), drops the deadline job and patches
+ * the audit record. The decision is already stored: a failure here is logged, not thrown, and
+ * a holder that missed the event reads the row at its deadline.
+ */
+async function announce(deps: ConfirmationDeps, row: ConfirmationRow, at: Date): Promise<void> {
+  const steps: [string, () => Promise<void>][] = [
+    ['publish', () => deps.bus.publish('confirmation.resolved', resolvedEvent(row, at))],
+    ['audit', () => recordAuditOutcome(deps.queue, row, at)],
+    // A no-op when the deadline job is the one running this (a running job is not removed).
+    ['cancel deadline', () => deps.queue.cancel('confirmation-timeout', timeoutJobId(row.id))],
+  ];
+  await Promise.all(
+    steps.map(([step, run]) =>
+      run().catch((err: unknown) => deps.logger.error({ err, confirmationId: row.id, step }, 'confirmation announcement failed')),
+    ),
+  );
+}
+
+export type DecisionResult =
+  | { applied: true; row: ConfirmationRow }
+  | { applied: false; row: ConfirmationRow | undefined };
+
+/**
+ * A confirmer's answer. Not applied when the confirmation is unknown, already decided, or past
+ * its deadline (then it is timed out on the spot, as the deadline job would have done).
+ */
+export async function decideConfirmation(
+  deps: ConfirmationDeps,
+  id: string,
+  answer: { confirmed: boolean; reason?: string | null; decidedBy: string | null },
+): Promise<DecisionResult> {
+  const outcome: Outcome = answer.confirmed
+    ? { status: 'confirmed', reason: answer.reason ?? null, decidedBy: answer.decidedBy }
+    : { status: 'rejected', reason: answer.reason ?? DEFAULT_REJECT_REASON, decidedBy: answer.decidedBy };
+  const row = await leavePending(deps, id, outcome, { beforeDeadline: true });
+  if (row) return { applied: true, row };
+  const current = await deps.db.selectFrom('confirmations').selectAll().where('id', '=', id).executeTakeFirst();
+  if (current?.status === 'pending') return { applied: false, row: (await timeOutConfirmation(deps, id)) ?? current };
+  return { applied: false, row: current };
+}
+
+/** The deadline passed: pending → rejected with `Request timed out.` (no-op once decided). */
+export function timeOutConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
+  return leavePending(deps, id, { status: 'rejected', reason: TIMEOUT_REASON, decidedBy: null }, { beforeDeadline: false });
+}
+
+/** The held caller went away: pending → expired (no-op once decided). */
+export function expireConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
+  return leavePending(deps, id, { status: 'expired', reason: EXPIRED_REASON, decidedBy: null }, { beforeDeadline: false });
+}
+
+/**
+ * Spends an exact-call approval: confirmed → consumed, only for the call it was given for.
+ * The conditional UPDATE makes a replay (or a race of two) succeed once.
+ */
+export async function consumeConfirmation(deps: Pick<ConfirmationDeps, 'db'>, id: string, hash: string): Promise<boolean> {
+  const row = await deps.db
+    .updateTable('confirmations')
+    .set({ status: 'consumed' })
+    .where('id', '=', id)
+    .where('status', '=', 'confirmed')
+    .where('call_hash', '=', hash)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -1,0 +1,30 @@
+export { callHash } from './call-hash.js';
+export { canSeeConfirmation, whereConfirmationVisible } from './visibility.js';
+export type { ConfirmationParties, Viewer } from './visibility.js';
+export {
+  findConfirmation,
+  insertPending,
+  listPendingVisible,
+  listVisible,
+  toConfirmation,
+  toPayload,
+} from './confirmation-records.js';
+export type { Confirmation, ListQuery } from './confirmation-records.js';
+export {
+  consumeConfirmation,
+  decideConfirmation,
+  DEFAULT_REJECT_REASON,
+  EXPIRED_REASON,
+  expireConfirmation,
+  resolvedEvent,
+  TIMEOUT_REASON,
+  timeOutConfirmation,
+  timeoutJobId,
+} from './decisions.js';
+export type { ConfirmationDeps, DecisionResult } from './decisions.js';
+export { answerConfirmation, getVisibleConfirmation } from './confirmation-answers.js';
+export type { AnswerResult } from './confirmation-answers.js';
+export { recordAuditOutcome } from './audit-outcome.js';
+export { createConfirmationGate } from './confirmation-gate.js';
+export type { ConfirmationGateHandle, ConfirmationGateOptions } from './confirmation-gate.js';
+export { consumeConfirmationTimeouts } from './timeouts.js';
