@@ -1,0 +1,469 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+
+// The Kustomize manifests in k8s/, checked offline: they render, every object validates against
+// the Kubernetes schema that kubernetes-models pins (its 5.x line is generated from Kubernetes
+// v1.36's OpenAPI), no object carries a field the schema does not know, and the Ingress is the
+// router's path table.
+
+const here = import.meta.dirname;
+const repo = join(here, '..');
+const hasKubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
+
+interface Meta {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+}
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: Meta;
+  [field: string]: unknown;
+}
+interface Container {
+  name: string;
+  image: string;
+  command?: string[];
+  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
+  ports?: { name?: string; containerPort: number }[];
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; capabilities?: { drop?: string[] } };
+  lifecycle?: { preStop?: { exec?: { command: string[] } } };
+  readinessProbe?: { httpGet?: { path: string; port: string | number } };
+  livenessProbe?: { httpGet?: { path: string; port: string | number } };
+  startupProbe?: { httpGet?: { path: string; port: string | number } };
+}
+interface PodTemplate {
+  metadata: { labels: Record<string, string> };
+  spec: {
+    containers: Container[];
+    securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+    terminationGracePeriodSeconds?: number;
+  };
+}
+interface Deployment extends K8sObject {
+  spec: { replicas?: number; selector: { matchLabels: Record<string, string> }; template: PodTemplate };
+}
+interface Job extends K8sObject {
+  spec: { ttlSecondsAfterFinished?: number; template: PodTemplate };
+}
+interface Service extends K8sObject {
+  spec: { selector: Record<string, string>; ports: { port: number; targetPort: string | number }[] };
+}
+interface Hpa extends K8sObject {
+  spec: {
+    scaleTargetRef: { kind: string; name: string };
+    minReplicas: number;
+    maxReplicas: number;
+    metrics: { type: string; resource?: { name: string } }[];
+  };
+}
+interface Pdb extends K8sObject {
+  spec: { selector: { matchLabels: Record<string, string> } };
+}
+interface Ingress extends K8sObject {
+  spec: {
+    rules: {
+      host?: string;
+      http: { paths: { path: string; pathType: string; backend: { service: { name: string; port: { number?: number } } } }[] };
+    }[];
+  };
+}
+
+/** The services of DESIGN.md and the ports the router and compose give them. */
+const SERVICES = ['admin-api', 'invoke-proxy', 'mcp-gateway', 'vault', 'confirmation-hub', 'audit-writer'];
+/** Settings that are secrets: they may only come from the Secret, never a literal or the ConfigMap. */
+const SECRET_KEYS = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'JWT_SECRET',
+  'CREDENTIAL_ENCRYPTION_KEY',
+  'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS',
+  'ADMIN_EMAIL',
+  'ADMIN_PASSWORD',
+  'APNS_PRIVATE_KEY',
+  'FCM_SERVICE_ACCOUNT',
+];
+/** What a service cannot start without (packages/core/src/config.ts; distributed mode needs both stores). */
+const REQUIRED_SECRET_KEYS = ['DATABASE_URL', 'REDIS_URL', 'JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY'];
+
+function render(dir: string): K8sObject[] {
+  const out = execFileSync('kubectl', ['kustomize', join(here, 'k8s', dir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return parseAllDocuments(out).map((doc) => doc.toJS() as K8sObject);
+}
+
+function find<T extends K8sObject>(objects: K8sObject[], kind: string, name: string): T {
+  const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  if (!found) throw new Error(`no ${kind} ${name} in the rendered manifests`);
+  return found as T;
+}
+
+function ofKind<T extends K8sObject>(objects: K8sObject[], kind: string): T[] {
+  return objects.filter((o) => o.kind === kind) as T[];
+}
+
+/**
+ * kustomize wraps a long base64 Secret value over several lines; the API server's base64 decoder
+ * skips line breaks, the schema's `byte` format does not, so they are removed before validating.
+ */
+function asApiServerReads(o: K8sObject): K8sObject {
+  if (o.kind !== 'Secret' || typeof o.data !== 'object' || o.data === null) return o;
+  const data = Object.fromEntries(Object.entries(o.data).map(([k, v]) => [k, typeof v === 'string' ? v.replace(/[\r\n]/g, '') : v]));
+  return { ...o, data };
+}
+
+/** The schema check: kubernetes-models' model for the object's apiVersion/kind, then its OpenAPI validation. */
+async function schemaErrors(objects: K8sObject[]): Promise<string[]> {
+  const errors: string[] = [];
+  for (const o of objects) {
+    const where = `${o.kind} ${o.metadata.name}`;
+    let model: new (data: unknown) => { validate(): void };
+    try {
+      const mod = (await import(`kubernetes-models/${o.apiVersion}/${o.kind}`)) as Record<string, typeof model>;
+      model = mod[o.kind]!;
+    } catch {
+      errors.push(`${where}: no schema for ${o.apiVersion} ${o.kind}`);
+      continue;
+    }
+    try {
+      new model(asApiServerReads(o)).validate();
+    } catch (err) {
+      errors.push(`${where}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return errors;
+}
+
+/**
+ * The OpenAPI schema allows unknown fields (the API server drops them with a warning), so a typo
+ * such as `readinesProbe` would pass it. TypeScript's excess-property check on the models'
+ * interfaces catches those: each object becomes a typed literal in a virtual module.
+ */
+function unknownFieldErrors(objects: K8sObject[]): string[] {
+  const file = join(here, '__rendered_manifests__.mts');
+  const lines = objects.map((o, i) => {
+    const name = `I${o.kind}`;
+    return `import type { ${name} as T${i} } from 'kubernetes-models/${o.apiVersion}/${o.kind}';\nexport const o${i}: T${i} = ${JSON.stringify(o)};`;
+  });
+  const source = lines.join('\n');
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+    target: ts.ScriptTarget.ES2023,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  };
+  const host = ts.createCompilerHost(options);
+  const { getSourceFile, fileExists, readFile } = host;
+  host.getSourceFile = (name, version, ...rest) =>
+    name === file ? ts.createSourceFile(name, source, version) : getSourceFile.call(host, name, version, ...rest);
+  host.fileExists = (name) => name === file || fileExists.call(host, name);
+  host.readFile = (name) => (name === file ? source : readFile.call(host, name));
+  const program = ts.createProgram([file], options, host);
+  const sourceFile = program.getSourceFile(file)!;
+  return ts.getPreEmitDiagnostics(program, sourceFile).map((d) => {
+    const line = d.start === undefined ? -1 : sourceFile.getLineAndCharacterOfPosition(d.start).line;
+    const o = objects[Math.floor(line / 2)];
+    return `${o ? `${o.kind} ${o.metadata.name}` : 'manifests'}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
+  });
+}
+
+interface Route {
+  match: 'exact' | 'prefix';
+  path: string;
+  backend: string;
+}
+
+interface NginxLocation {
+  modifier: string;
+  path: string;
+  body: string;
+}
+
+/** nginx.conf with comments removed (quoted strings kept: a `#` or brace inside quotes is text). */
+function stripComments(conf: string): string {
+  let out = '';
+  let quote = '';
+  for (let i = 0; i < conf.length; i++) {
+    const c = conf[i]!;
+    if (quote) {
+      if (c === '\\') {
+        out += c + (conf[++i] ?? '');
+        continue;
+      }
+      if (c === quote) quote = '';
+    } else if (c === "'" || c === '"') {
+      quote = c;
+    } else if (c === '#') {
+      while (i < conf.length && conf[i] !== '\n') i++;
+      out += '\n';
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+/** Every `location` block of the router: its modifier, path and body (braces matched, quotes skipped). */
+function nginxLocations(conf: string): NginxLocation[] {
+  const text = stripComments(conf);
+  const found: NginxLocation[] = [];
+  for (const m of text.matchAll(/\blocation\s+(?:(=|\^~|~\*?)\s+)?(\S+)\s*\{/g)) {
+    const start = m.index + m[0].length;
+    let depth = 1;
+    let quote = '';
+    let i = start;
+    for (; i < text.length && depth > 0; i++) {
+      const c = text[i]!;
+      if (quote) {
+        if (c === '\\') i++;
+        else if (c === quote) quote = '';
+      } else if (c === "'" || c === '"') quote = c;
+      else if (c === '{') depth++;
+      else if (c === '}') depth--;
+    }
+    found.push({ modifier: m[1] ?? '', path: m[2]!, body: text.slice(start, i - 1) });
+  }
+  return found;
+}
+
+/** The router's API table: every location that proxies, as match type, path and `service:port`. */
+function nginxRoutes(conf: string): { api: Route[]; other: NginxLocation[] } {
+  const text = stripComments(conf);
+  const vars = new Map<string, string>();
+  for (const m of text.matchAll(/\bset\s+\$(\w+)\s+(\S+?);/g)) vars.set(m[1]!, m[2]!);
+  const api: Route[] = [];
+  const other: NginxLocation[] = [];
+  for (const loc of nginxLocations(conf)) {
+    const pass = /\bproxy_pass\s+(\S+?);/.exec(loc.body);
+    if (!pass) {
+      other.push(loc);
+      continue;
+    }
+    const target = pass[1]!.startsWith('$') ? vars.get(pass[1]!.slice(1)) : pass[1];
+    const url = /^https?:\/\/([\w.-]+):(\d+)\/?$/.exec(target ?? '');
+    if (!url) throw new Error(`location ${loc.path}: proxy_pass ${pass[1]} is not http://service:port`);
+    if (loc.modifier !== '' && loc.modifier !== '=' && loc.modifier !== '^~') {
+      throw new Error(`location ${loc.modifier} ${loc.path}: a regex location has no Ingress equivalent`);
+    }
+    api.push({ match: loc.modifier === '=' ? 'exact' : 'prefix', path: loc.path, backend: `${url[1]}:${url[2]}` });
+  }
+  return { api, other };
+}
+
+function ingressRoutes(ingress: Ingress): Route[] {
+  return ingress.spec.rules.flatMap((rule) =>
+    rule.http.paths.map((p) => {
+      if (p.pathType !== 'Exact' && p.pathType !== 'Prefix') throw new Error(`${p.path}: pathType ${p.pathType} is not portable`);
+      return {
+        match: p.pathType === 'Exact' ? ('exact' as const) : ('prefix' as const),
+        path: p.path,
+        backend: `${p.backend.service.name}:${p.backend.service.port.number}`,
+      };
+    }),
+  );
+}
+
+const byPath = (a: Route, b: Route) => a.path.localeCompare(b.path) || a.match.localeCompare(b.match);
+
+/** The services' shutdown drain bound in seconds: serve.ts's default `shutdownTimeoutMs`. */
+function drainBoundSeconds(): number {
+  const serve = readFileSync(join(repo, 'packages', 'service-kit', 'src', 'serve.ts'), 'utf8');
+  const m = /shutdownTimeoutMs\s*\?\?\s*([\d_]+)/.exec(serve);
+  if (!m) throw new Error('cannot find the drain bound (shutdownTimeoutMs default) in service-kit/src/serve.ts; update this test and terminationGracePeriodSeconds');
+  return Number(m[1]!.replaceAll('_', '')) / 1000;
+}
+
+if (!hasKubectl) it.skip('kubectl is not installed: the Kubernetes manifests were not rendered or checked (.ci/run installs it)', () => {});
+
+describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', () => {
+  const example = hasKubectl ? render('overlays/example') : [];
+  const base = hasKubectl ? render('base') : [];
+
+  it('renders the example overlay and the base', () => {
+    const kinds = (objs: K8sObject[]) => new Set(objs.map((o) => o.kind));
+    for (const k of ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Job', 'Ingress', 'ConfigMap']) {
+      expect(kinds(base), k).toContain(k);
+      expect(kinds(example), k).toContain(k);
+    }
+    expect(kinds(example)).toContain('Secret');
+    expect(kinds(example)).toContain('Namespace');
+  });
+
+  it('validates every object against the pinned Kubernetes schema', async () => {
+    expect(await schemaErrors(example)).toEqual([]);
+    expect(await schemaErrors(base)).toEqual([]);
+  });
+
+  it('uses no field the Kubernetes schema does not know', () => {
+    expect(unknownFieldErrors(example)).toEqual([]);
+  });
+
+  it('catches a broken manifest (the checks are not vacuous)', async () => {
+    const broken = structuredClone(find<Deployment>(example, 'Deployment', 'vault'));
+    (broken.spec.template.spec.containers[0] as unknown as Record<string, unknown>).readinesProbe = { httpGet: { path: '/health', port: 'http' } };
+    expect(unknownFieldErrors([broken]).join('\n')).toMatch(/readinesProbe/);
+    const wrongType = structuredClone(find<Deployment>(example, 'Deployment', 'vault'));
+    (wrongType.spec.template.spec.containers[0]!.ports![0] as { containerPort: unknown }).containerPort = 'seven';
+    expect((await schemaErrors([wrongType])).join('\n')).toMatch(/containerPort must be integer/);
+  });
+
+  it('puts every object of the example in its namespace', () => {
+    for (const o of example.filter((o) => o.kind !== 'Namespace')) expect(o.metadata.namespace, `${o.kind} ${o.metadata.name}`).toBe('agentgw');
+  });
+
+  describe('the Ingress is the router path table', () => {
+    const conf = readFileSync(join(here, 'nginx', 'nginx.conf'), 'utf8');
+    const router = nginxRoutes(conf);
+
+    it('exposes exactly the API locations of nginx.conf, each to the same service and port', () => {
+      const ingress = ingressRoutes(find<Ingress>(example, 'Ingress', 'agentgw'));
+      expect(router.api.length).toBeGreaterThan(10);
+      const apiKeys = new Set(router.api.map((r) => `${r.match} ${r.path}`));
+      // The router's other locations serve the console or 404s; an Ingress rule for one must go
+      // to a console Service that the manifests define.
+      const extra = ingress.filter((r) => !apiKeys.has(`${r.match} ${r.path}`));
+      for (const r of extra) {
+        expect(r.backend.split(':')[0], `Ingress ${r.path} is not a router API location`).toBe('dashboard');
+        expect(() => find(example, 'Service', 'dashboard')).not.toThrow();
+      }
+      expect(ingress.filter((r) => apiKeys.has(`${r.match} ${r.path}`)).sort(byPath)).toEqual([...router.api].sort(byPath));
+    });
+
+    it('never exposes /internal/', () => {
+      expect(router.other.some((l) => l.path === '/internal/' && /return\s+404/.test(l.body))).toBe(true);
+      for (const r of ingressRoutes(find<Ingress>(example, 'Ingress', 'agentgw'))) expect(r.path.startsWith('/internal')).toBe(false);
+    });
+
+    it('reaches each backend on the port its Service and container listen on', () => {
+      for (const r of router.api) {
+        const [name, port] = r.backend.split(':');
+        const svc = find<Service>(example, 'Service', name!);
+        expect(svc.spec.ports.map((p) => p.port)).toContain(Number(port));
+        const container = find<Deployment>(example, 'Deployment', name!).spec.template.spec.containers[0]!;
+        expect(container.ports?.[0]?.containerPort).toBe(Number(port));
+        expect(container.env?.find((e) => e.name === 'PORT')?.value).toBe(port);
+      }
+    });
+
+    it('sets the overlay host', () => {
+      expect(find<Ingress>(example, 'Ingress', 'agentgw').spec.rules.map((r) => r.host)).toEqual(['gateway.example.com']);
+    });
+
+    it('parses nginx locations with quoted braces and comments', () => {
+      const sample = `server { # location /commented/ { }\n location = /a { proxy_pass $x; }\n location / { return 404 '{"code":"}"}'; }\n location /b/ { proxy_pass http://b:1; } }\n set $x http://a:2;`;
+      expect(nginxRoutes(sample).api).toEqual([
+        { match: 'exact', path: '/a', backend: 'a:2' },
+        { match: 'prefix', path: '/b/', backend: 'b:1' },
+      ]);
+      expect(nginxRoutes(sample).other.map((l) => l.path)).toEqual(['/']);
+    });
+  });
+
+  describe.each(SERVICES)('%s', (service) => {
+    const deployment = hasKubectl ? find<Deployment>(example, 'Deployment', service) : undefined;
+    const pod = deployment?.spec.template;
+    const container = pod?.spec.containers[0];
+
+    it('runs its own image, tagged by the overlay', () => {
+      expect(container?.image).toBe(`agentgw/${service}:0.1.0`);
+    });
+
+    it('has a Service, a CPU autoscaler and a disruption budget that select its pods', () => {
+      const labels = pod!.metadata.labels;
+      const matches = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+      expect(matches(deployment!.spec.selector.matchLabels)).toBe(true);
+      expect(matches(find<Service>(example, 'Service', service).spec.selector)).toBe(true);
+      expect(matches(find<Pdb>(example, 'PodDisruptionBudget', service).spec.selector.matchLabels)).toBe(true);
+      const hpa = find<Hpa>(example, 'HorizontalPodAutoscaler', service);
+      expect(hpa.apiVersion).toBe('autoscaling/v2');
+      expect(hpa.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: service });
+      expect(hpa.spec.metrics.map((m) => m.resource?.name)).toContain('cpu');
+      expect(hpa.spec.maxReplicas).toBeGreaterThan(hpa.spec.minReplicas);
+      expect(container?.resources?.requests?.cpu, 'the CPU autoscaler needs a CPU request').toBeDefined();
+      expect(container?.resources?.requests?.memory).toBeDefined();
+      expect(container?.resources?.limits?.memory).toBeDefined();
+    });
+
+    it('probes /health for start-up, readiness and liveness on its http port', () => {
+      for (const probe of [container?.startupProbe, container?.readinessProbe, container?.livenessProbe]) {
+        expect(probe?.httpGet).toEqual({ path: '/health', port: 'http' });
+      }
+      expect(container?.ports?.[0]?.name).toBe('http');
+    });
+
+    it('runs as non-root on a read-only root filesystem without privilege escalation', () => {
+      expect(pod?.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+      expect(container?.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    });
+
+    it('gives the pod time for the preStop pause, the drain bound and closing its pools', () => {
+      const pause = Number(container?.lifecycle?.preStop?.exec?.command.at(-1));
+      const grace = pod?.spec.terminationGracePeriodSeconds ?? 30;
+      expect(pause).toBeGreaterThan(0);
+      expect(grace).toBeGreaterThanOrEqual(pause + drainBoundSeconds());
+      expect(grace).toBeLessThanOrEqual(pause + drainBoundSeconds() + 15);
+    });
+
+    it('takes settings from the ConfigMap and secrets only from the Secret', () => {
+      const secretName = ofKind(example, 'Secret')[0]!.metadata.name;
+      const configName = ofKind(example, 'ConfigMap')[0]!.metadata.name;
+      expect(container?.envFrom).toEqual([{ configMapRef: { name: configName } }]);
+      for (const key of REQUIRED_SECRET_KEYS) {
+        expect(container?.env?.find((e) => e.name === key)?.valueFrom?.secretKeyRef, key).toEqual({ name: secretName, key });
+      }
+      for (const e of container?.env ?? []) {
+        if (SECRET_KEYS.includes(e.name)) expect(e.value, `${e.name} must come from the Secret`).toBeUndefined();
+      }
+    });
+  });
+
+  it('runs two replicas of mcp-gateway and confirmation-hub in the example, with the autoscaler floor to match', () => {
+    for (const service of ['mcp-gateway', 'confirmation-hub']) {
+      expect(find<Deployment>(example, 'Deployment', service).spec.replicas).toBe(2);
+      expect(find<Hpa>(example, 'HorizontalPodAutoscaler', service).spec.minReplicas).toBe(2);
+    }
+  });
+
+  it('runs the migration as a Job from the admin-api image, with the command compose uses', () => {
+    const job = find<Job>(example, 'Job', 'migrate');
+    const container = job.spec.template.spec.containers[0]!;
+    const compose = parse(readFileSync(join(repo, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: { migrate: { command: string[]; build: { args: { SERVICE: string } } } };
+    };
+    expect(compose.services.migrate.build.args.SERVICE).toBe('admin-api');
+    expect(container.image).toBe(find<Deployment>(example, 'Deployment', 'admin-api').spec.template.spec.containers[0]!.image);
+    expect(container.command).toEqual(compose.services.migrate.command);
+    expect(container.env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef?.key).toBe('DATABASE_URL');
+    expect(job.spec.ttlSecondsAfterFinished).toBeGreaterThan(0);
+    expect(job.spec.template.spec.securityContext?.runAsNonRoot).toBe(true);
+    expect(container.securityContext?.readOnlyRootFilesystem).toBe(true);
+  });
+
+  it('keeps secrets out of the base and every required key in the example Secret', () => {
+    expect(ofKind(base, 'Secret')).toEqual([]);
+    const secret = ofKind<K8sObject & { data: Record<string, string> }>(example, 'Secret');
+    expect(secret).toHaveLength(1);
+    for (const key of REQUIRED_SECRET_KEYS) expect(Object.keys(secret[0]!.data)).toContain(key);
+  });
+
+  it('only sets configuration variables the services know, and no secret in the ConfigMap', () => {
+    const config = readFileSync(join(repo, 'packages', 'core', 'src', 'config.ts'), 'utf8');
+    const cm = ofKind<K8sObject & { data: Record<string, string> }>(example, 'ConfigMap');
+    expect(cm).toHaveLength(1);
+    const secret = ofKind<K8sObject & { data: Record<string, string> }>(example, 'Secret')[0]!;
+    const envNames = ofKind<Deployment>(example, 'Deployment').flatMap((d) => d.spec.template.spec.containers.flatMap((c) => (c.env ?? []).map((e) => e.name)));
+    for (const key of [...Object.keys(cm[0]!.data), ...Object.keys(secret.data), ...envNames]) {
+      expect(config, `${key} is not a setting of packages/core/src/config.ts`).toMatch(new RegExp(`^\\s+${key}:`, 'm'));
+    }
+    for (const key of SECRET_KEYS) expect(Object.keys(cm[0]!.data)).not.toContain(key);
+  });
+});
