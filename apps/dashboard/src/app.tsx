@@ -1,0 +1,78 @@
+import { useEffect } from 'react';
+import { ConfirmationsProvider } from './confirmations-context.js';
+import { Layout } from './components/layout.js';
+import { landingPath } from './navigation.js';
+import { AccessRulesPage } from './pages/access-rules.js';
+import { AgentDetailPage } from './pages/agent-detail.js';
+import { AgentsPage } from './pages/agents.js';
+import { ApiKeysPage } from './pages/api-keys.js';
+import { AuditPageView } from './pages/audit.js';
+import { ConfirmationsPage } from './pages/confirmations.js';
+import { CredentialProvidersPage } from './pages/credential-providers.js';
+import { CredentialsPage } from './pages/credentials.js';
+import { DevicesPage } from './pages/devices.js';
+import { SignInPage } from './pages/sign-in.js';
+import { ToolProvidersPage } from './pages/tool-providers.js';
+import { Link, navigate, useLocation } from './router.js';
+import { SessionProvider, useSession } from './session.js';
+
+/** The console: sign-in when nobody is signed in, otherwise the page for the path (as the user's roles allow). */
+export function App() {
+  return (
+    <SessionProvider>
+      <Routes />
+    </SessionProvider>
+  );
+}
+
+function Routes() {
+  const { user } = useSession();
+  const { path, href } = useLocation();
+  const target = user ? landingPath(user, href) : null;
+  useEffect(() => {
+    if (target && target !== href) navigate(target, { replace: true });
+  }, [target, href]);
+  useEffect(() => {
+    document.title = `${path === '/' ? 'Console' : path.split('/')[1]?.replace('-', ' ')} · Agent Gateway`;
+  }, [path]);
+
+  if (!user) return <SignInPage />;
+  return (
+    <ConfirmationsProvider>
+      <Page path={path} />
+    </ConfirmationsProvider>
+  );
+}
+
+function Page({ path }: { path: string }) {
+  const agent = /^\/agents\/([^/]+)$/.exec(path);
+  if (agent?.[1]) return <AgentDetailPage id={decodeURIComponent(agent[1])} />;
+  switch (path) {
+    case '/agents':
+      return <AgentsPage />;
+    case '/tool-providers':
+      return <ToolProvidersPage />;
+    case '/access-rules':
+      return <AccessRulesPage />;
+    case '/api-keys':
+      return <ApiKeysPage />;
+    case '/credential-providers':
+      return <CredentialProvidersPage />;
+    case '/credentials':
+      return <CredentialsPage />;
+    case '/confirmations':
+      return <ConfirmationsPage />;
+    case '/audit':
+      return <AuditPageView />;
+    case '/devices':
+      return <DevicesPage />;
+    default:
+      return (
+        <Layout title="Page not found">
+          <p>
+            There is no page at {path}. <Link href="/agents">Go to the agents</Link>.
+          </p>
+        </Layout>
+      );
+  }
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { createApiClient } from './api.js';
+import { openConfirmationStream, toConfirmation, type PendingConfirmation, type StreamStatus } from './confirmation-stream.js';
+
+describe('toConfirmation', () => {
+  it('reads the spec payload: id, tool.name, risk.level, timestamp and the arguments', () => {
+    expect(toConfirmation({ id: 'c1', tool: { name: 'delete_repo' }, risk: { level: 'high' }, timestamp: '2026-11-22T10:00:00Z', arguments: { repo: 'x' } })).toEqual({
+      id: 'c1', toolName: 'delete_repo', risk: 'high', arguments: { repo: 'x' }, timestamp: '2026-11-22T10:00:00Z', status: 'pending', agentId: null, providerId: null,
+    });
+  });
+
+  it('rejects payloads without an id', () => {
+    expect(toConfirmation({ tool: { name: 'x' } })).toBeNull();
+    expect(toConfirmation('nope')).toBeNull();
+  });
+});
+
+describe('openConfirmationStream', () => {
+  it('reads events from a fetch stream sent with the JWT and reports required and resolved confirmations', async () => {
+    const body = [
+      'event: connected\ndata: {"userId":"u1","timestamp":"t"}\n\n',
+      'event: CONFIRMATION_REQUIRED\ndata: {"id":"c1","tool":{"name":"echo","arguments":{"a":1}},"risk":{"level":"low"},"timestamp":"t"}\n\n',
+      'event: heartbeat\ndata: {}\n\nevent: CONFIRMATION_RESOLVED\ndata: {"id":"c1","confirmed":true,"timestamp":"t"}\n\n',
+    ];
+    let auth: string | null = null;
+    const fetch = async (_url: string, init?: RequestInit) => {
+      auth = new Headers(init?.headers).get('authorization');
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const part of body) controller.enqueue(new TextEncoder().encode(part));
+        },
+      });
+      return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    };
+    const required: PendingConfirmation[] = [];
+    const resolved: Array<[string, boolean]> = [];
+    const statuses: StreamStatus['state'][] = [];
+    let connected = 0;
+    const stop = openConfirmationStream(createApiClient({ token: () => 'jwt', fetch }), {
+      onRequired: (c) => required.push(c),
+      onResolved: (id, ok) => resolved.push([id, ok]),
+      onStatus: (s) => statuses.push(s.state),
+      onConnected: () => (connected += 1),
+    });
+    await expect.poll(() => resolved.length).toBe(1);
+    stop();
+    expect(auth).toBe('Bearer jwt');
+    expect(connected).toBe(1);
+    expect(required.map((c) => [c.id, c.toolName, c.risk, c.arguments])).toEqual([['c1', 'echo', 'low', { a: 1 }]]);
+    expect(resolved).toEqual([['c1', true]]);
+    expect(statuses.slice(0, 2)).toEqual(['connecting', 'live']);
+  });
+});

@@ -1,0 +1,133 @@
+import { useState, type FormEvent } from 'react';
+import { AUDIT_STATUSES, type AuditPage, type AuditStats } from '../types.js';
+import { EMPTY_FILTERS, PAGE_SIZE, auditLogsQuery, pageSummary, type AuditFilters } from '../audit-query.js';
+import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
+import { SelectField, TextField } from '../components/fields.js';
+import { Layout } from '../components/layout.js';
+import { StatsChart } from '../components/stats-chart.js';
+import { canFilterAuditByUser, canSeeAuditStats } from '../navigation.js';
+import { useUser } from '../session.js';
+import { useResource } from '../use-resource.js';
+
+/** The audit log: every filter of the query API, paging with the exact total, and (admins) the stats. */
+export function AuditPageView() {
+  const user = useUser();
+  const [draft, setDraft] = useState<AuditFilters>(EMPTY_FILTERS);
+  const [applied, setApplied] = useState<AuditFilters>(EMPTY_FILTERS);
+  const [page, setPage] = useState(0);
+  const logs = useResource<AuditPage>(`/audit/logs?${auditLogsQuery(applied, page)}`);
+  const stats = useResource<{ data: AuditStats }>(canSeeAuditStats(user) ? '/audit/stats' : null);
+  const admin = canFilterAuditByUser(user);
+  const set = (patch: Partial<AuditFilters>) => setDraft((d) => ({ ...d, ...patch }));
+
+  const apply = (e: FormEvent) => {
+    e.preventDefault();
+    setApplied(draft);
+    setPage(0);
+  };
+  const summary = logs.data ? pageSummary(logs.data.pagination, logs.data.data.length) : null;
+
+  return (
+    <Layout title="Audit log">
+      {canSeeAuditStats(user) ? (
+        <section className="card" aria-labelledby="stats">
+          <h2 id="stats">Statistics</h2>
+          {stats.loading ? <Loading what="statistics" /> : null}
+          <ErrorNotice error={stats.error} title="Could not load the statistics" />
+          {stats.data ? <StatsChart stats={stats.data.data} /> : null}
+        </section>
+      ) : (
+        <p className="hint">You see your own tool calls{user.roles.includes('tenant_admin') ? ' and your tenant’s' : ''}.</p>
+      )}
+      <form className="filters card" aria-label="Filter the audit log" onSubmit={apply}>
+        {admin ? <TextField label="User ID" value={draft.userId} onChange={(e) => set({ userId: e.target.value })} /> : null}
+        <TextField label="Agent ID" value={draft.agentId} onChange={(e) => set({ agentId: e.target.value })} />
+        {admin ? <TextField label="Tenant ID" value={draft.tenantId} onChange={(e) => set({ tenantId: e.target.value })} /> : null}
+        <TextField label="Tool name" value={draft.toolName} onChange={(e) => set({ toolName: e.target.value })} />
+        <SelectField label="Status" value={draft.status} onChange={(e) => set({ status: e.target.value as AuditFilters['status'] })} options={[{ value: '', label: 'Any' }, ...AUDIT_STATUSES.map((s) => ({ value: s, label: s }))]} />
+        <TextField label="From" type="date" value={draft.startDate} onChange={(e) => set({ startDate: e.target.value })} />
+        <TextField label="To" type="date" value={draft.endDate} onChange={(e) => set({ endDate: e.target.value })} />
+        <div className="form-actions">
+          <button type="submit">Apply filters</button>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => {
+              setDraft(EMPTY_FILTERS);
+              setApplied(EMPTY_FILTERS);
+              setPage(0);
+            }}
+          >
+            Clear
+          </button>
+          <button type="button" className="secondary" onClick={logs.reload}>
+            Refresh
+          </button>
+        </div>
+      </form>
+      <section aria-labelledby="entries">
+        <h2 id="entries">Entries</h2>
+        {logs.loading ? <Loading what="audit entries" /> : null}
+        <ErrorNotice error={logs.error} title="Could not load the audit log" />
+        {logs.data && logs.data.data.length === 0 ? <Empty>No entries match (total {logs.data.pagination.total}).</Empty> : null}
+        {logs.data && logs.data.data.length > 0 ? (
+          <div className="table-wrap">
+            <table>
+              <caption className="sr-only">Audit entries</caption>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Tool</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Agent</th>
+                  <th scope="col">End user</th>
+                  <th scope="col">Duration</th>
+                  <th scope="col">Details</th>
+                </tr>
+              </thead>
+              <tbody>
+                {logs.data.data.map((e) => (
+                  <tr key={e.id} data-testid="audit-row">
+                    <td data-label="When">{e.createdAt || e.timestamp ? new Date((e.createdAt ?? e.timestamp) as string).toLocaleString() : '—'}</td>
+                    <td data-label="Tool" className="mono">
+                      {e.toolName}
+                    </td>
+                    <td data-label="Status">
+                      <span className={`status audit-${e.status}`}>{e.status}</span>
+                    </td>
+                    <td data-label="Agent" className="mono small">
+                      {e.agentId ?? '—'}
+                    </td>
+                    <td data-label="End user" className="mono small">
+                      {e.endUserId ?? e.userId ?? '—'}
+                    </td>
+                    <td data-label="Duration">{e.duration === null || e.duration === undefined ? '—' : `${e.duration} ms`}</td>
+                    <td data-label="Details">
+                      <details>
+                        <summary>Arguments and result</summary>
+                        <pre className="json">{JSON.stringify({ arguments: e.arguments, result: e.result, confirmedBy: e.confirmedBy, providerId: e.providerId }, null, 2)}</pre>
+                      </details>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+        {summary ? (
+          <nav className="pager" aria-label="Audit pages">
+            <button type="button" className="secondary" disabled={!summary.hasPrevious} onClick={() => setPage((p) => Math.max(0, p - 1))}>
+              Previous {PAGE_SIZE}
+            </button>
+            <span role="status" data-testid="audit-total">
+              {summary.text}
+            </span>
+            <button type="button" className="secondary" disabled={!summary.hasNext} onClick={() => setPage((p) => p + 1)}>
+              Next {PAGE_SIZE}
+            </button>
+          </nav>
+        ) : null}
+      </section>
+    </Layout>
+  );
+}

@@ -1,0 +1,138 @@
+import { useState, type FormEvent } from 'react';
+import { ConfirmButton } from '../components/confirm-button.js';
+import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
+import { SelectField, TextField } from '../components/fields.js';
+import { Layout } from '../components/layout.js';
+import { canManageProviders } from '../navigation.js';
+import { useSession, useUser } from '../session.js';
+import type { ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
+import { useAction, useResource } from '../use-resource.js';
+
+/** Tool providers (MCP servers behind the gateway) and, on demand, the tools each one serves. */
+export function ToolProvidersPage() {
+  const { api } = useSession();
+  const user = useUser();
+  const providers = useResource<{ providers: ToolProvider[] }>('/admin/tool-providers');
+  const action = useAction();
+  const manage = canManageProviders(user);
+
+  return (
+    <Layout title="Tool providers">
+      {manage ? <CreateProviderForm onCreated={providers.reload} /> : null}
+      <section aria-labelledby="providers-list">
+        <h2 id="providers-list">Providers</h2>
+        <ErrorNotice error={action.error} />
+        {providers.loading && !providers.data ? <Loading what="tool providers" /> : null}
+        <ErrorNotice error={providers.error} title="Could not load the providers" />
+        {providers.data?.providers.length === 0 ? <Empty>No tool providers yet.</Empty> : null}
+        <ul className="cards">
+          {providers.data?.providers.map((p) => (
+            <li key={p.id} className="card">
+              <h3>{p.name}</h3>
+              <dl className="facts">
+                <dt>ID</dt>
+                <dd className="mono">{p.id}</dd>
+                <dt>Tools matching</dt>
+                <dd className="mono">{p.pattern}</dd>
+                <dt>Endpoint</dt>
+                <dd className="mono wrap">{p.endpoint}</dd>
+                <dt>Upstream auth</dt>
+                <dd>{p.authType === 'none' ? 'none' : `${p.authType}${p.hasAuthSecret ? ' (secret set)' : ' (no secret)'}`}</dd>
+                <dt>Priority</dt>
+                <dd>{p.priority}</dd>
+                <dt>Scope</dt>
+                <dd>{p.tenantId ? `tenant ${p.tenantId}` : 'global'}</dd>
+              </dl>
+              {p.description ? <p>{p.description}</p> : null}
+              <ProviderTools provider={p} />
+              {manage ? (
+                <div className="actions">
+                  <ConfirmButton label="Delete" confirmLabel={`Delete ${p.name}`} disabled={action.busy} onConfirm={() => void action.run(() => api.del(`/admin/tool-providers/${p.id}`)).then(providers.reload)} />
+                </div>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      </section>
+    </Layout>
+  );
+}
+
+function ProviderTools({ provider }: { provider: ToolProvider }) {
+  const [open, setOpen] = useState(false);
+  const tools = useResource<{ tools: UpstreamTool[] }>(open ? `/admin/tool-providers/${provider.id}/tools` : null);
+  return (
+    <div className="tools">
+      <button type="button" className="secondary" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {open ? 'Hide tools' : 'Show tools'}
+        <span className="sr-only"> of {provider.name}</span>
+      </button>
+      {open ? (
+        <div>
+          {tools.loading ? <Loading what={`the tools of ${provider.name}`} /> : null}
+          <ErrorNotice error={tools.error} title="The upstream's tool list could not be fetched" />
+          {tools.data?.tools.length === 0 ? <Empty>The server lists no tools.</Empty> : null}
+          {tools.data && tools.data.tools.length > 0 ? (
+            <ul className="tool-list" aria-label={`Tools of ${provider.name}`}>
+              {tools.data.tools.map((t) => (
+                <li key={t.name}>
+                  <code>{t.name}</code>
+                  {t.description ? <span> — {t.description}</span> : null}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+const AUTH_TYPES: Array<{ value: ToolProviderAuthType; label: string }> = [
+  { value: 'none', label: 'None' },
+  { value: 'bearer', label: 'Bearer token' },
+  { value: 'api_key', label: 'API key (X-API-Key)' },
+];
+
+function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
+  const { api } = useSession();
+  const empty = { name: '', pattern: '*', endpoint: '', authType: 'none' as ToolProviderAuthType, authSecret: '', priority: '0', description: '' };
+  const [form, setForm] = useState(empty);
+  const action = useAction();
+  const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void action.run(async () => {
+      const body: Record<string, unknown> = { name: form.name, pattern: form.pattern, endpoint: form.endpoint, authType: form.authType, priority: Number(form.priority) };
+      if (form.authType !== 'none' && form.authSecret) body.authSecret = form.authSecret;
+      if (form.description) body.description = form.description;
+      await api.post('/admin/tool-providers', body);
+      setForm(empty);
+      onCreated();
+    });
+  };
+
+  return (
+    <section className="card" aria-labelledby="add-provider">
+      <h2 id="add-provider">Add a tool provider</h2>
+      <form onSubmit={submit} className="grid-form" aria-label="Add a tool provider">
+        <TextField label="Name" required value={form.name} onChange={(e) => set({ name: e.target.value })} />
+        <TextField label="Tool name pattern" required hint="A glob: * matches every tool, github_* a prefix." value={form.pattern} onChange={(e) => set({ pattern: e.target.value })} />
+        <TextField label="MCP endpoint URL" type="url" required placeholder="https://mcp.example.com/mcp" value={form.endpoint} onChange={(e) => set({ endpoint: e.target.value })} />
+        <SelectField label="Upstream authentication" options={AUTH_TYPES} value={form.authType} onChange={(e) => set({ authType: e.target.value as ToolProviderAuthType })} />
+        {form.authType !== 'none' ? (
+          <TextField label="Upstream secret" type="password" autoComplete="off" value={form.authSecret} onChange={(e) => set({ authSecret: e.target.value })} />
+        ) : null}
+        <TextField label="Priority" type="number" step={1} hint="Higher is checked first when several patterns match." value={form.priority} onChange={(e) => set({ priority: e.target.value })} />
+        <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
+        <ErrorNotice error={action.error} title="The provider was not added" />
+        <div className="form-actions">
+          <button type="submit" disabled={action.busy}>
+            {action.busy ? 'Adding…' : 'Add provider'}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
