@@ -149,7 +149,8 @@ export interface AuditLogsTable {
   end_user_id: string | null;
   provider_id: string | null;
   tenant_id: string | null;
-  tool_name: string;
+  /** Null only on a placeholder: an update written before its create (0002); queries skip those. */
+  tool_name: string | null;
   arguments: JsonNullable<unknown>;
   result: JsonNullable<unknown>;
   status: AuditStatusName;
@@ -158,6 +159,34 @@ export interface AuditLogsTable {
   error: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Version of the job that set each mutable field (0002): a job's value wins only over an older one. */
+  status_v: string | null;
+  result_v: string | null;
+  duration_v: string | null;
+  confirmed_by_v: string | null;
+  error_v: string | null;
+}
+
+/** One link of an audit hash chain (0002): a job written, the row's content hash after it, the previous link. */
+export interface AuditChainTable {
+  /** The row's tenant id, '' for rows without one: one chain per tenant. */
+  tenant_key: string;
+  seq: number;
+  audit_id: string;
+  job_key: string;
+  content_hash: string;
+  prev_hash: string;
+  hash: string;
+  created_at: Timestamp;
+}
+
+/** Last link of each tenant's chain, and the anchor retention leaves when it prunes links (0002). */
+export interface AuditChainHeadsTable {
+  tenant_key: string;
+  seq: number;
+  hash: string;
+  pruned_seq: ColumnType<number, number | undefined, number>;
+  pruned_hash: string;
 }
 
 export interface DevicesTable {
@@ -182,6 +211,8 @@ export interface Database {
   user_credentials: UserCredentialsTable;
   confirmations: ConfirmationsTable;
   audit_logs: AuditLogsTable;
+  audit_chain: AuditChainTable;
+  audit_chain_heads: AuditChainHeadsTable;
   devices: DevicesTable;
 }
 
