@@ -23,6 +23,13 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     roles: 'not null',
     created_at: 'not null',
     updated_at: 'not null',
+    password_changed_at: 'null',
+  },
+  external_identities: {
+    issuer: 'not null',
+    subject: 'not null',
+    user_id: 'not null',
+    created_at: 'not null',
   },
   agents: {
     id: 'not null',

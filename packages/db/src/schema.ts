@@ -30,6 +30,16 @@ export interface UsersTable {
   roles: ColumnType<RoleName[], RoleName[], RoleName[]>; // text[]
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Set when the password changes; login tokens issued before it are refused. */
+  password_changed_at: TimestampNullable;
+}
+
+/** A user of an external issuer (or JWT_PUBLIC_KEY) linked to a local user. */
+export interface ExternalIdentitiesTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  created_at: Timestamp;
 }
 
 export interface AgentsTable {
@@ -203,6 +213,7 @@ export interface DevicesTable {
 
 export interface Database {
   users: UsersTable;
+  external_identities: ExternalIdentitiesTable;
   agents: AgentsTable;
   api_keys: ApiKeysTable;
   tool_providers: ToolProvidersTable;

@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001_initial.js';
+import * as externalIdentities from './0003_external_identities.js';
 import * as audit from './0002_audit.js';
 import * as confirmationCallHash from './0004_confirmation_call_hash.js';
 
@@ -9,6 +10,7 @@ import * as confirmationCallHash from './0004_confirmation_call_hash.js';
  */
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
+  '0003_external_identities': externalIdentities,
   '0002_audit': audit,
   '0004_confirmation_call_hash': confirmationCallHash,
 };
