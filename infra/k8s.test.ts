@@ -461,6 +461,12 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
     expect(container.securityContext?.readOnlyRootFilesystem).toBe(true);
   });
 
+  it("applies what the migration needs, and no service, with the README's first-step selector", () => {
+    // `-l 'app.kubernetes.io/component notin (service)'` also matches objects without the label.
+    const first = example.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] !== 'service');
+    expect(first.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Ingress', 'Job', 'Namespace', 'Secret']);
+  });
+
   it('keeps secrets out of the base and every required key in the example Secret', () => {
     expect(ofKind(base, 'Secret')).toEqual([]);
     const secret = ofKind<K8sObject & { data: Record<string, string> }>(example, 'Secret');
