@@ -1,16 +1,7 @@
-import { secretBoxFor, jwtAuth, requirePermission } from '@agentgw/auth';
+import { jwtAuth, requirePermission } from '@agentgw/auth';
+import { createCatalog } from '@agentgw/catalog';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import {
-  createAgent,
-  deleteAgent,
-  getAgent,
-  listAgents,
-  regenerateRuntimeToken,
-  setAgentActive,
-  updateAgent,
-  type AgentsContext,
-} from './agents.js';
 import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
 import { TenantIdSchema } from './users.routes.js';
 
@@ -164,33 +155,33 @@ const regenerateRoute = createRoute({
 });
 
 export function agentsRoutes(deps: ServiceDeps): OpenAPIHono {
-  const ctx: AgentsContext = { ...deps, secrets: secretBoxFor(deps.config) };
+  const { agents } = createCatalog(deps);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(createAgentRoute, async (c) => {
-    const { agent, runtimeToken } = await createAgent(ctx, c.var.principal, c.req.valid('json'));
+    const { agent, runtimeToken } = await agents.create(c.var.principal, c.req.valid('json'));
     return c.json({ success: true as const, agent, runtime_token: runtimeToken }, 201);
   });
-  app.openapi(listRoute, async (c) => c.json({ agents: await listAgents(deps.db, c.var.principal) }, 200));
-  app.openapi(getRoute, async (c) => c.json({ agent: await getAgent(deps.db, c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(listRoute, async (c) => c.json({ agents: await agents.list(c.var.principal) }, 200));
+  app.openapi(getRoute, async (c) => c.json({ agent: await agents.show(c.var.principal, c.req.valid('param').id) }, 200));
   app.openapi(updateRoute, async (c) => {
-    const agent = await updateAgent(ctx, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    const agent = await agents.update(c.var.principal, c.req.valid('param').id, c.req.valid('json'));
     return c.json({ success: true as const, agent }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
-    await deleteAgent(ctx, c.var.principal, c.req.valid('param').id);
+    await agents.delete(c.var.principal, c.req.valid('param').id);
     return c.json({ success: true as const }, 200);
   });
   app.openapi(disableRoute, async (c) => {
-    const agent = await setAgentActive(ctx, c.var.principal, c.req.valid('param').id, false);
+    const agent = await agents.setActive(c.var.principal, c.req.valid('param').id, false);
     return c.json({ success: true as const, agent }, 200);
   });
   app.openapi(enableRoute, async (c) => {
-    const agent = await setAgentActive(ctx, c.var.principal, c.req.valid('param').id, true);
+    const agent = await agents.setActive(c.var.principal, c.req.valid('param').id, true);
     return c.json({ success: true as const, agent }, 200);
   });
   app.openapi(regenerateRoute, async (c) => {
-    const runtimeToken = await regenerateRuntimeToken(ctx, c.var.principal, c.req.valid('param').id);
+    const runtimeToken = await agents.regenerateToken(c.var.principal, c.req.valid('param').id);
     return c.json({ success: true as const, runtime_token: runtimeToken }, 200);
   });
   return app;

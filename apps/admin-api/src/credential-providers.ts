@@ -3,9 +3,8 @@ import { ConflictError, NotFoundError, newId, validationErrorFrom, type Clock } 
 import { json, type CredentialAuthType, type CredentialProviderRow, type Database } from '@agentgw/db';
 import { z } from '@hono/zod-openapi';
 import { sql, type Kysely } from 'kysely';
-import { invalidField } from './invalid-field.js';
 import { HttpUrl } from './route-kit.js';
-import { assertTenantWritable } from './tenant-writes.js';
+import { assertTenantWritable, invalidField } from '@agentgw/catalog';
 import { conflictOnUnique } from './unique-conflict.js';
 
 /** What every read shows instead of a secret, and what an update sends to keep the stored one. */

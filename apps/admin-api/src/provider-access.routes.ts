@@ -1,17 +1,7 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
+import { createCatalog } from '@agentgw/catalog';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import {
-  accessRulesByProvider,
-  createAccessRule,
-  deleteAccessRule,
-  evaluateAccess,
-  getAccessRule,
-  listAccessRules,
-  listAgentRules,
-  replaceAgentRules,
-  updateAccessRule,
-} from './access-rules.js';
 import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
 import { TenantIdSchema } from './users.routes.js';
 
@@ -210,28 +200,29 @@ const replaceAgentRulesRoute = createRoute({
 });
 
 export function providerAccessRoutes(deps: ServiceDeps): OpenAPIHono {
+  const { rules } = createCatalog(deps);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
-  app.openapi(listRoute, async (c) => c.json({ rules: await listAccessRules(deps.db, c.var.principal, c.req.valid('query')) }, 200));
-  app.openapi(byProviderRoute, async (c) => c.json(await accessRulesByProvider(deps.db, c.var.principal, c.req.valid('param').providerId), 200));
-  app.openapi(getRoute, async (c) => c.json({ rule: await getAccessRule(deps.db, c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(listRoute, async (c) => c.json({ rules: await rules.list(c.var.principal, c.req.valid('query')) }, 200));
+  app.openapi(byProviderRoute, async (c) => c.json(await rules.byProvider(c.var.principal, c.req.valid('param').providerId), 200));
+  app.openapi(getRoute, async (c) => c.json({ rule: await rules.show(c.var.principal, c.req.valid('param').id) }, 200));
   app.openapi(createRuleRoute, async (c) => {
-    const rule = await createAccessRule(deps, c.var.principal, c.req.valid('json'));
+    const rule = await rules.create(c.var.principal, c.req.valid('json'));
     return c.json({ success: true as const, rule }, 201);
   });
   app.openapi(updateRoute, async (c) => {
-    const rule = await updateAccessRule(deps, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    const rule = await rules.update(c.var.principal, c.req.valid('param').id, c.req.valid('json'));
     return c.json({ success: true as const, rule }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
-    await deleteAccessRule(deps, c.var.principal, c.req.valid('param').id);
+    await rules.delete(c.var.principal, c.req.valid('param').id);
     return c.json({ success: true as const }, 200);
   });
-  app.openapi(evaluateRoute, async (c) => c.json(await evaluateAccess(deps.db, c.var.principal, c.req.valid('json')), 200));
-  app.openapi(agentRulesRoute, async (c) => c.json({ rules: await listAgentRules(deps.db, c.var.principal, c.req.valid('param').agentId) }, 200));
+  app.openapi(evaluateRoute, async (c) => c.json(await rules.evaluate(c.var.principal, c.req.valid('json')), 200));
+  app.openapi(agentRulesRoute, async (c) => c.json({ rules: await rules.listForAgent(c.var.principal, c.req.valid('param').agentId) }, 200));
   app.openapi(replaceAgentRulesRoute, async (c) => {
-    const rules = await replaceAgentRules(deps, c.var.principal, c.req.valid('param').agentId, c.req.valid('json').rules);
-    return c.json({ success: true as const, rules }, 200);
+    const replaced = await rules.replaceForAgent(c.var.principal, c.req.valid('param').agentId, c.req.valid('json').rules);
+    return c.json({ success: true as const, rules: replaced }, 200);
   });
   return app;
 }

@@ -1,16 +1,9 @@
-import { secretBoxFor, jwtAuth, requirePermission } from '@agentgw/auth';
+import { jwtAuth, requirePermission } from '@agentgw/auth';
+import { createCatalog } from '@agentgw/catalog';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
-import {
-  createToolProvider,
-  deleteToolProvider,
-  fetchProviderTools,
-  getToolProvider,
-  listToolProviders,
-  updateToolProvider,
-  type ToolProvidersContext,
-} from './tool-providers.js';
+import { fetchProviderTools } from './tool-providers.js';
 import { TenantIdSchema } from './users.routes.js';
 
 const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none']).openapi('ToolProviderAuthType', {
@@ -137,25 +130,25 @@ export interface ToolProvidersRoutesOptions {
 }
 
 export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRoutesOptions = {}): OpenAPIHono {
-  const ctx: ToolProvidersContext = { ...deps, secrets: secretBoxFor(deps.config) };
+  const { providers } = createCatalog(deps);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
-  app.openapi(listRoute, async (c) => c.json({ providers: await listToolProviders(deps.db, c.var.principal) }, 200));
+  app.openapi(listRoute, async (c) => c.json({ providers: await providers.list(c.var.principal) }, 200));
   app.openapi(createProviderRoute, async (c) => {
-    const provider = await createToolProvider(ctx, c.var.principal, c.req.valid('json'));
+    const provider = await providers.create(c.var.principal, c.req.valid('json'));
     return c.json({ success: true as const, provider }, 201);
   });
-  app.openapi(getRoute, async (c) => c.json({ provider: await getToolProvider(deps.db, c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(getRoute, async (c) => c.json({ provider: await providers.show(c.var.principal, c.req.valid('param').id) }, 200));
   app.openapi(updateRoute, async (c) => {
-    const provider = await updateToolProvider(ctx, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    const provider = await providers.update(c.var.principal, c.req.valid('param').id, c.req.valid('json'));
     return c.json({ success: true as const, provider }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
-    await deleteToolProvider(ctx, c.var.principal, c.req.valid('param').id);
+    await providers.delete(c.var.principal, c.req.valid('param').id);
     return c.json({ success: true as const }, 200);
   });
   app.openapi(toolsRoute, async (c) => {
-    const tools = await fetchProviderTools(ctx, c.var.principal, c.req.valid('param').id, options.toolListTimeoutMs);
+    const tools = await fetchProviderTools(providers, c.var.principal, c.req.valid('param').id, options.toolListTimeoutMs);
     return c.json({ tools }, 200);
   });
   return app;

@@ -1,8 +1,8 @@
 import { flexibleAuth } from '@agentgw/auth';
+import type { AgentRecord } from '@agentgw/catalog';
 import { parseJson } from '@agentgw/core';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { InvocableAgent } from './agent-directory.js';
 import { actingUser, invokeAgent, invokeResponse, type InvokeServices } from './invoke.js';
 import { resolveRequiredCredentials } from './required-credentials.js';
 
@@ -10,7 +10,7 @@ import { resolveRequiredCredentials } from './required-credentials.js';
 const invokeBody = z.looseObject({ message: z.string({ error: 'is required and must be a string' }) });
 
 /** Public agent info: nothing about the upstream, its secret or the runtime token. */
-function publicAgent(agent: InvocableAgent) {
+function publicAgent(agent: AgentRecord) {
   return {
     id: agent.id,
     name: agent.name,

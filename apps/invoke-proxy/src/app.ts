@@ -1,7 +1,7 @@
 import { egressPolicyFromConfig } from '@agentgw/core';
+import { createCatalog } from '@agentgw/catalog';
 import { createServiceApp, DEFAULT_MAX_BODY_BYTES, type CredentialResolver, type ServiceDeps } from '@agentgw/service-kit';
 import type { Hono } from 'hono';
-import { AgentDirectory } from './agent-directory.js';
 import { agentsRoutes } from './agents.routes.js';
 import { UpstreamClient } from './upstream-client.js';
 
@@ -24,7 +24,10 @@ export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
 
 /** invoke-proxy: invoke an agent's runtime as a user, pre-check credentials, public agent info. */
 export function createApp(deps: InvokeProxyDeps, options: InvokeProxyOptions = {}): Hono {
-  const agents = new AgentDirectory(deps, { ttlMs: options.agentCacheTtlMs });
+  const catalog = createCatalog(deps, { agentTtlMs: options.agentCacheTtlMs });
+  // Until the service definition's start()/stop() own it: an unstarted catalog reads through to the database, never stale.
+  catalog.start().catch((err: unknown) => deps.logger.error({ err }, 'invoke-proxy could not subscribe the catalog to its events'));
+  const { agents } = catalog;
   const upstream = new UpstreamClient({
     headersTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
     bodyTimeoutMs: options.upstreamBodyTimeoutMs ?? 5 * 60_000,

@@ -1,13 +1,13 @@
 import type { AuthService, Principal } from '@agentgw/auth';
+import type { AgentCatalog, AgentRecord } from '@agentgw/catalog';
 import { UnauthorizedError, type Logger } from '@agentgw/core';
 import type { CredentialResolver } from '@agentgw/service-kit';
-import type { AgentDirectory, InvocableAgent } from './agent-directory.js';
 import { resolveRequiredCredentials } from './required-credentials.js';
 import type { UpstreamAnswer, UpstreamClient } from './upstream-client.js';
 import { upstreamHeaders } from './upstream-headers.js';
 
 export interface InvokeServices {
-  agents: AgentDirectory;
+  agents: AgentCatalog;
   auth: AuthService;
   credentials: CredentialResolver;
   upstream: UpstreamClient;
@@ -17,7 +17,7 @@ export interface InvokeServices {
 export interface InvokeRequest {
   principal: Principal;
   /** Already checked: visible to the principal and active. */
-  agent: InvocableAgent;
+  agent: AgentRecord;
   requestId: string;
   /** The caller's headers; only the harmless ones travel on. */
   headers: Headers;

@@ -1,6 +1,6 @@
 import { CredentialsRequiredError } from '@agentgw/core';
 import type { CredentialResolver } from '@agentgw/service-kit';
-import type { InvocableAgent } from './agent-directory.js';
+import type { AgentRecord } from '@agentgw/catalog';
 
 /**
  * The agent's required credentials for one user, by service type. Any missing one fails the
@@ -8,7 +8,7 @@ import type { InvocableAgent } from './agent-directory.js';
  */
 export async function resolveRequiredCredentials(
   resolver: CredentialResolver,
-  agent: InvocableAgent,
+  agent: AgentRecord,
   user: { userId: string; tenantId: string | null },
 ): Promise<Record<string, string>> {
   if (agent.requiredCredentials.length === 0) return {};

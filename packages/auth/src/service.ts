@@ -120,7 +120,12 @@ function principalOf(
   };
 }
 
-function assertActive(agent: AgentIdentity): void {
+/**
+ * The kill switch, the one place it is decided: a disabled agent is refused with 403
+ * AGENT_DISABLED. Auth applies it to runtime and session tokens and X-Agent-Id; the catalog
+ * (`@agentgw/catalog`, which depends on auth) applies it to agent lookups by id.
+ */
+export function assertAgentActive(agent: { isActive: boolean }): void {
   if (!agent.isActive) throw new ForbiddenError('Agent is disabled', 'AGENT_DISABLED');
 }
 
@@ -287,7 +292,7 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
     const agent = await agentById(agentId);
     if (!agent) throw unauthorized('Unknown agent');
     if (!isVisibleTo(principal, agent.tenantId)) throw new ForbiddenError('Agent belongs to another tenant');
-    assertActive(agent);
+    assertAgentActive(agent);
     return { ...principal, agentId: agent.id };
   }
 
@@ -321,7 +326,7 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
       const claims = await verifySessionToken(codec, sessionToken, { agentId });
       const agent = tokenAgent ?? (await agentById(agentId));
       if (!agent) throw unauthorized('Unknown agent');
-      assertActive(agent);
+      assertAgentActive(agent);
       assertKeyTenant(claims.tenantId);
       return {
         via: 'session_token',
@@ -355,7 +360,7 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
     if (runtimeToken !== null) {
       const agent = await agentByRuntimeToken(runtimeToken);
       if (agentHeader !== null && agentHeader !== agent.id) throw unauthorized('X-Agent-Id does not match the runtime token');
-      assertActive(agent);
+      assertAgentActive(agent);
       return {
         via: 'runtime_token',
         userId: null,

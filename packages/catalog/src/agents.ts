@@ -1,7 +1,9 @@
-import { generateRuntimeToken, whereTenantVisible, writeTenant, type Principal, type SecretBox } from '@agentgw/auth';
-import { ForbiddenError, NotFoundError, newId, type Clock, type EventBus, type GatewayEvents } from '@agentgw/core';
+import { assertAgentActive, generateRuntimeToken, isVisibleTo, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
+import { DependencyUnavailableError, ForbiddenError, NotFoundError, newId, type GatewayEvents, type Unsubscribe } from '@agentgw/core';
 import { json, type AgentRow, type AgentsTable, type Database } from '@agentgw/db';
 import type { Kysely, Updateable } from 'kysely';
+import type { CatalogContext } from './catalog-context.js';
+import { LiveCache } from './live-cache.js';
 import { assertTenantWritable } from './tenant-writes.js';
 
 export interface RequiredCredential {
@@ -50,14 +52,6 @@ export interface AgentPatch {
   requiredCredentials?: RequiredCredential[];
 }
 
-export interface AgentsContext {
-  db: Kysely<Database>;
-  bus: EventBus;
-  clock: Clock;
-  /** Seals upstreamSecret at rest, bound to the agent id. */
-  secrets: SecretBox;
-}
-
 type AgentChange = GatewayEvents['agent.changed']['change'];
 
 export function toAgentSummary(row: AgentRow): AgentSummary {
@@ -86,7 +80,7 @@ export function toAgent(row: AgentRow): Agent {
 
 /** Creates an active agent owned by the caller; the runtime token is returned once and stored only as its hash. */
 export async function createAgent(
-  ctx: AgentsContext,
+  ctx: CatalogContext,
   principal: Principal,
   input: NewAgentInput,
 ): Promise<{ agent: AgentSummary; runtimeToken: string }> {
@@ -127,7 +121,7 @@ export async function getAgent(db: Kysely<Database>, principal: Principal, id: s
   return toAgent(await loadAgent(db, principal, id));
 }
 
-export async function updateAgent(ctx: AgentsContext, principal: Principal, id: string, patch: AgentPatch): Promise<Agent> {
+export async function updateAgent(ctx: CatalogContext, principal: Principal, id: string, patch: AgentPatch): Promise<Agent> {
   await assertWritable(ctx.db, principal, id, 'update');
   const row = await writeAgent(ctx, id, 'updated', {
     ...(patch.name !== undefined && { name: patch.name }),
@@ -143,13 +137,13 @@ export async function updateAgent(ctx: AgentsContext, principal: Principal, id: 
 }
 
 /** Kill switch: disabled agents are refused everywhere as soon as replicas hear `agent.changed`. */
-export async function setAgentActive(ctx: AgentsContext, principal: Principal, id: string, active: boolean): Promise<Agent> {
+export async function setAgentActive(ctx: CatalogContext, principal: Principal, id: string, active: boolean): Promise<Agent> {
   await assertWritable(ctx.db, principal, id, 'update');
   return toAgent(await writeAgent(ctx, id, active ? 'enabled' : 'disabled', { is_active: active }));
 }
 
 /** Replaces the runtime token; the old hash is gone, so the old token fails on the next lookup. */
-export async function regenerateRuntimeToken(ctx: AgentsContext, principal: Principal, id: string): Promise<string> {
+export async function regenerateRuntimeToken(ctx: CatalogContext, principal: Principal, id: string): Promise<string> {
   await assertWritable(ctx.db, principal, id, 'update');
   const token = generateRuntimeToken();
   await writeAgent(ctx, id, 'token_rotated', { runtime_token_hash: token.hash, runtime_token_prefix: token.prefix });
@@ -157,7 +151,7 @@ export async function regenerateRuntimeToken(ctx: AgentsContext, principal: Prin
 }
 
 /** Deletes the agent together with its access rules (rules naming it as subject). */
-export async function deleteAgent(ctx: AgentsContext, principal: Principal, id: string): Promise<void> {
+export async function deleteAgent(ctx: CatalogContext, principal: Principal, id: string): Promise<void> {
   await assertWritable(ctx.db, principal, id, 'delete');
   await ctx.db.transaction().execute(async (trx) => {
     await trx.deleteFrom('access_rules').where('subject_type', '=', 'agent').where('subject_id', '=', id).execute();
@@ -200,7 +194,7 @@ async function assertWritable(db: Kysely<Database>, principal: Principal, id: st
 }
 
 async function writeAgent(
-  ctx: AgentsContext,
+  ctx: CatalogContext,
   id: string,
   change: AgentChange,
   changes: Updateable<AgentsTable>,
@@ -216,5 +210,84 @@ async function writeAgent(
   return row;
 }
 
-const changed = (ctx: AgentsContext, agentId: string, change: AgentChange): Promise<void> =>
+const changed = (ctx: CatalogContext, agentId: string, change: AgentChange): Promise<void> =>
   ctx.bus.publish('agent.changed', { agentId, change });
+
+/** An agent as the hot path needs it (invoke, MCP). The upstream secret stays sealed until asked for. */
+export interface AgentRecord {
+  id: string;
+  name: string;
+  description: string | null;
+  upstreamUrl: string;
+  upstreamSecretSealed: string | null;
+  isActive: boolean;
+  requireConfirmation: boolean;
+  requiredCredentials: RequiredCredential[];
+  tenantId: string | null;
+  ownerId: string | null;
+}
+
+/** Agents by id, cached in memory and dropped on `agent.changed` (the kill switch's speed depends on it). */
+export class AgentDirectory {
+  private readonly cache: LiveCache<AgentRecord | null>;
+
+  constructor(
+    private readonly ctx: CatalogContext,
+    ttlMs: number,
+  ) {
+    this.cache = new LiveCache({ ttlMs, max: 10_000, clock: ctx.clock });
+  }
+
+  /** Subscribes to `agent.changed`; the catalog's `start()` calls it. */
+  subscribe(): Promise<Unsubscribe> {
+    // The cache also forgets a load in flight on delete, so a read racing a disable is not kept.
+    return this.cache.listen(this.ctx.bus, 'agent.changed', ({ agentId }) => agentId);
+  }
+
+  /** The agent or null, whatever its state and tenant. Unknown ids are cached too, so probing them costs no query. */
+  get(agentId: string): Promise<AgentRecord | null> {
+    return this.cache.getOrLoad(agentId, () => this.load(agentId));
+  }
+
+  /**
+   * The agent as the principal may address it: another tenant's agent is 404 (its existence is
+   * not revealed), a disabled one 403 AGENT_DISABLED (the kill switch, `assertAgentActive`).
+   */
+  async getFor(principal: Principal, agentId: string): Promise<AgentRecord> {
+    const agent = await this.get(agentId);
+    if (!agent || !isVisibleTo(principal, agent.tenantId)) throw new NotFoundError('Agent');
+    assertAgentActive(agent);
+    return agent;
+  }
+
+  /**
+   * The plaintext upstream secret, or null when the agent has none. A secret no configured key
+   * opens is refused (503) rather than silently left out.
+   */
+  upstreamSecret(agent: AgentRecord): string | null {
+    if (agent.upstreamSecretSealed === null) return null;
+    const secret = this.ctx.secrets.open(agent.upstreamSecretSealed, agent.id);
+    if (secret === null) {
+      this.ctx.logger.error({ agentId: agent.id }, 'agent upstream secret cannot be unsealed with the configured keys');
+      throw new DependencyUnavailableError('The agent upstream secret cannot be decrypted; set it again');
+    }
+    return secret;
+  }
+
+  private async load(agentId: string): Promise<AgentRecord | null> {
+    const row = await this.ctx.db.selectFrom('agents').selectAll().where('id', '=', agentId).executeTakeFirst();
+    if (!row) return null;
+    return {
+      id: row.id,
+      name: row.name,
+      description: row.description,
+      upstreamUrl: row.upstream_url,
+      upstreamSecretSealed: row.upstream_secret_enc,
+      isActive: row.is_active,
+      requireConfirmation: row.require_confirmation,
+      requiredCredentials: Array.isArray(row.required_credentials) ? row.required_credentials : [],
+      tenantId: row.tenant_id,
+      ownerId: row.owner_id,
+    };
+  }
+}

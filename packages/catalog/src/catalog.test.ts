@@ -1,0 +1,160 @@
+import type { Principal } from '@agentgw/auth';
+import { AppError } from '@agentgw/core';
+import { testBackends } from '@agentgw/db/testing';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createUser, tokenFor } from '@agentgw/testkit';
+import type { KyselyPlugin } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createCatalog, type Catalog } from './index.js';
+
+/** Counts every statement the catalog sends, so a test can prove the hot path sends none. */
+function countingPlugin(counter: { queries: number }): KyselyPlugin {
+  return {
+    transformQuery(args) {
+      counter.queries += 1;
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+}
+
+async function principalOf(deps: TestDeps, roles: ('admin' | 'tenant_admin')[], tenantId: string | null): Promise<Principal> {
+  const user = await createUser(deps, { email: `${crypto.randomUUID()}@example.test`, roles, tenantId });
+  return deps.auth.authenticate(new Headers({ authorization: `Bearer ${await tokenFor(deps, user)}` }), 'jwt');
+}
+
+async function refusal(promise: Promise<unknown>): Promise<{ status: number; code: string }> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof AppError)) throw new Error(`expected an AppError, got ${String(err)}`);
+  return { status: err.status, code: err.code };
+}
+
+describe.each(testBackends())('catalog (%s)', (backend) => {
+  let deps: TestDeps;
+  let counter: { queries: number };
+  let catalog: Catalog;
+  let admin: Principal;
+
+  beforeEach(async () => {
+    deps = await createTestDeps({ backend });
+    counter = { queries: 0 };
+    catalog = createCatalog({ ...deps, db: deps.db.withPlugin(countingPlugin(counter)) });
+    admin = await principalOf(deps, ['admin'], null);
+  });
+  afterEach(async () => {
+    await catalog.stop();
+    await deps.close();
+  });
+
+  /** An agent, two providers and rules, written through the catalog as an admin. */
+  async function seed() {
+    const { agent } = await catalog.agents.create(admin, { name: 'a', upstreamUrl: 'http://127.0.0.1:9/', upstreamSecret: 'agent-secret', tenantId: 't1' });
+    const github = await catalog.providers.create(admin, {
+      name: 'github', pattern: 'github_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'bearer', authSecret: 'gh-secret', priority: 0, tenantId: 't1',
+    });
+    const fallback = await catalog.providers.create(admin, { name: 'all', pattern: '*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: -1 });
+    const other = await catalog.providers.create(admin, { name: 'other', pattern: '*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 5, tenantId: 't2' });
+    await catalog.rules.replaceForAgent(admin, agent.id, [
+      { providerId: github.id, action: 'allow', toolPattern: 'github_*' },
+      { providerId: github.id, action: 'deny', toolPattern: 'github_delete_*', riskLevel: 'critical' },
+    ]);
+    return { agent, github, fallback, other };
+  }
+
+  it('answers the hot path from memory once started: no query in steady state', async () => {
+    const { agent, github } = await seed();
+    const member = await principalOf(deps, ['tenant_admin'], 't1');
+    await catalog.start();
+    const hotPath = async () => {
+      const found = await catalog.agents.getFor(member, agent.id);
+      const providers = await catalog.providers.visibleTo(member);
+      const routed = catalog.providers.route('github_list_repos', providers);
+      return {
+        secret: catalog.agents.upstreamSecret(found),
+        provider: routed?.id,
+        providerSecret: routed && catalog.providers.authSecret(routed),
+        allowed: await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't1', providerId: github.id }),
+        decision: await catalog.rules.decide({ agentId: agent.id, userId: member.userId, tenantId: 't1', providerId: github.id, toolName: 'github_delete_repo' }),
+      };
+    };
+    const first = await hotPath();
+    expect(first).toMatchObject({
+      secret: 'agent-secret',
+      provider: github.id,
+      providerSecret: 'gh-secret',
+      allowed: true,
+      decision: { action: 'deny', risk: 'critical', matchedRule: { toolPattern: 'github_delete_*' } },
+    });
+    const afterWarmUp = counter.queries;
+    expect(afterWarmUp).toBeGreaterThan(0);
+    for (let i = 0; i < 5; i += 1) expect(await hotPath()).toEqual(first);
+    expect(counter.queries).toBe(afterWarmUp);
+  });
+
+  it('the kill switch and every write take effect at once through the bus events', async () => {
+    const { agent, github } = await seed();
+    await catalog.start();
+    await catalog.agents.getFor(admin, agent.id);
+    await catalog.agents.setActive(admin, agent.id, false);
+    expect(await refusal(catalog.agents.getFor(admin, agent.id))).toEqual({ status: 403, code: 'AGENT_DISABLED' });
+    await catalog.agents.setActive(admin, agent.id, true);
+    expect((await catalog.agents.getFor(admin, agent.id)).isActive).toBe(true);
+
+    expect(catalog.providers.route('github_x', await catalog.providers.visibleTo(admin))?.id).not.toBe(github.id); // t2's priority 5 wins for an admin
+    await catalog.providers.update(admin, github.id, { priority: 10, authSecret: 'rotated' });
+    const routed = catalog.providers.route('github_x', await catalog.providers.visibleTo(admin));
+    expect(routed?.id).toBe(github.id);
+    expect(catalog.providers.authSecret(routed!)).toBe('rotated');
+
+    const decide = () => catalog.rules.decide({ agentId: agent.id, tenantId: 't1', providerId: github.id, toolName: 'github_list' });
+    expect((await decide()).action).toBe('allow');
+    await catalog.rules.replaceForAgent(admin, agent.id, [{ providerId: '*', action: 'require_confirmation', toolPattern: '*' }]);
+    expect(await decide()).toMatchObject({ action: 'require_confirmation', risk: 'medium' });
+
+    await catalog.agents.delete(admin, agent.id);
+    expect(await refusal(catalog.agents.getFor(admin, agent.id))).toEqual({ status: 404, code: 'NOT_FOUND' });
+    expect((await decide()).action).toBe('deny');
+  });
+
+  it('hides other tenants: agents and providers answer 404, and only own and global providers are listed', async () => {
+    const { agent, github, fallback, other } = await seed();
+    const stranger = await principalOf(deps, ['tenant_admin'], 't2');
+    await catalog.start();
+    expect(await refusal(catalog.agents.getFor(stranger, agent.id))).toEqual({ status: 404, code: 'NOT_FOUND' });
+    expect(await refusal(catalog.agents.getFor(stranger, 'no-such-agent'))).toEqual({ status: 404, code: 'NOT_FOUND' });
+    expect(await refusal(catalog.providers.getFor(stranger, github.id))).toEqual({ status: 404, code: 'NOT_FOUND' });
+    expect((await catalog.providers.visibleTo(stranger)).map((p) => p.id)).toEqual([other.id, fallback.id]);
+    expect((await catalog.providers.visibleTo(admin)).map((p) => p.id)).toEqual([other.id, github.id, fallback.id]);
+    // Rules of another tenant never decide a call acting in this one.
+    expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't2', providerId: github.id })).toBe(false);
+    expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't1', providerId: fallback.id })).toBe(false);
+  });
+
+  it('reads through to the database when not started, and again after stop()', async () => {
+    const { agent } = await seed();
+    const before = counter.queries;
+    await catalog.agents.get(agent.id);
+    await catalog.agents.get(agent.id);
+    expect(counter.queries).toBe(before + 2);
+    await catalog.start();
+    await catalog.agents.get(agent.id);
+    await catalog.agents.get(agent.id);
+    expect(counter.queries).toBe(before + 3);
+    await catalog.stop();
+    // A disable published now is not heard; the stopped catalog must not answer from its old copy.
+    await deps.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();
+    expect((await catalog.agents.get(agent.id))?.isActive).toBe(false);
+  });
+
+  it('refuses with 503 a secret no configured key opens, never garbage or a silent null', async () => {
+    const { agent, github } = await seed();
+    const otherKeys = createCatalog({ ...deps, config: { ...deps.config, CREDENTIAL_ENCRYPTION_KEY: 'cd'.repeat(32) } });
+    const record = await otherKeys.agents.get(agent.id);
+    expect(() => otherKeys.agents.upstreamSecret(record!)).toThrow(expect.objectContaining({ status: 503 }));
+    const provider = await otherKeys.providers.get(github.id);
+    expect(() => otherKeys.providers.authSecret(provider!)).toThrow(expect.objectContaining({ status: 503 }));
+  });
+});
