@@ -138,7 +138,8 @@ async function schemaErrors(objects: K8sObject[]): Promise<string[]> {
     const where = `${o.kind} ${o.metadata.name}`;
     let model: new (data: unknown) => { validate(): void };
     try {
-      const mod = (await import(`kubernetes-models/${o.apiVersion}/${o.kind}`)) as Record<string, typeof model>;
+      const specifier = `kubernetes-models/${o.apiVersion}/${o.kind}`;
+      const mod = (await import(/* @vite-ignore */ specifier)) as Record<string, typeof model>;
       model = mod[o.kind]!;
     } catch {
       errors.push(`${where}: no schema for ${o.apiVersion} ${o.kind}`);
