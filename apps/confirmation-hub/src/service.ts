@@ -1,9 +1,47 @@
-import { defineService } from '@agentgw/service-kit';
-import { Hono } from 'hono';
+import { consumeConfirmationTimeouts } from '@agentgw/confirmations';
+import type { Consumer, Unsubscribe } from '@agentgw/core';
+import { defineService, openApiApp } from '@agentgw/service-kit';
+import { confirmationRoutes } from './confirmations.routes.js';
+import { EventStreams } from './event-streams.js';
+import { streamRoutes } from './stream.routes.js';
 
-/** confirmation-hub: confirmations, live SSE events and push delivery. */
+/**
+ * confirmation-hub: the confirmation routes, the live SSE stream of every replica (fed by the
+ * bus, whichever replica raised an event), the deadline jobs of held calls and push delivery.
+ */
 export const confirmationHubService = defineService({
   name: 'confirmation-hub',
   defaultPort: 7605,
-  create: () => ({ routes: new Hono() }),
+  create: (deps) => {
+    const streams = new EventStreams({ heartbeatMs: deps.config.SSE_HEARTBEAT_MS, clock: deps.clock, logger: deps.logger });
+    const routes = openApiApp();
+    routes.route('/api/v1/confirmation', confirmationRoutes(deps));
+    routes.route('/api/v1/stream', streamRoutes(deps, streams));
+
+    const unsubscribes: Unsubscribe[] = [];
+    const consumers: Consumer[] = [];
+    return {
+      routes,
+      async start() {
+        unsubscribes.push(
+          await deps.bus.subscribe('confirmation.required', (payload) => streams.deliverRequired(payload)),
+          await deps.bus.subscribe('confirmation.resolved', (event) => streams.deliverResolved(event)),
+        );
+        consumers.push(await consumeConfirmationTimeouts(deps));
+        streams.start();
+      },
+      async stop({ deadlineMs }) {
+        streams.stop();
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, deadlineMs);
+        });
+        await Promise.race([
+          Promise.all([...unsubscribes.splice(0).map((u) => u()), ...consumers.splice(0).map((c) => c.close())]),
+          late,
+        ]);
+        clearTimeout(timer);
+      },
+    };
+  },
 });

@@ -1,0 +1,183 @@
+import { testBackends } from '@agentgw/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openHub, type Caller, type HubFixture } from './hub-fixture.js';
+
+// Response bodies are whatever JSON the API answered; tests assert on their shape.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+describe.each(testBackends())('confirmation routes on %s', (backend) => {
+  let hub: HubFixture;
+  beforeAll(async () => {
+    hub = await openHub({ backend });
+  });
+  afterAll(() => hub.close());
+
+  async function call(method: string, path: string, who?: Caller, body?: unknown, raw?: string): Promise<{ status: number; body: Json }> {
+    const headers: Record<string, string> = {};
+    if (who) headers.authorization = `Bearer ${who.token}`;
+    if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';
+    const res = await hub.host.request(`/api/v1/confirmation${path}`, {
+      method,
+      headers,
+      body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  }
+
+  it('requires credentials', async () => {
+    const res = await call('GET', '/list');
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+  });
+
+  describe('visibility', () => {
+    let id: string;
+    beforeAll(async () => {
+      ({ id } = await hub.hold());
+    });
+
+    it.each(['alice', 'bob', 'acmeAdmin', 'admin'] as const)('shows it to %s', async (who) => {
+      const res = await call('GET', `/${id}`, hub[who]);
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({
+        id,
+        status: 'pending',
+        tool: { name: 'delete_repo', arguments: { repo: 'acme/site' } },
+        risk: { level: 'high' },
+        userId: hub.bob.id,
+        endUserId: hub.alice.id,
+        tenantId: 'acme',
+      });
+      const list = await call('GET', '/list?status=pending', hub[who]);
+      expect(list.body.data.map((c: Json) => c.id)).toContain(id);
+      const pending = await call('GET', '/pending', hub[who]);
+      expect(pending.body.data.map((c: Json) => c.id)).toContain(id);
+    });
+
+    it.each(['carol', 'globexAdmin'] as const)('hides it from %s: the same 404 as an unknown id', async (who) => {
+      const unknown = await call('GET', '/no-such-confirmation', hub[who]);
+      const res = await call('GET', `/${id}`, hub[who]);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual(unknown.body);
+      expect(JSON.stringify(res.body)).not.toContain(id);
+      expect((await call('GET', '/list', hub[who])).body.data.map((c: Json) => c.id)).not.toContain(id);
+      expect((await call('GET', '/pending', hub[who])).body.data.map((c: Json) => c.id)).not.toContain(id);
+      for (const [path, body] of [[`/${id}/respond`, { confirmed: true }], [`/${id}/confirm`, undefined], [`/${id}/reject`, undefined]] as const) {
+        const answer = await call('POST', path, hub[who], body);
+        expect(answer.status).toBe(404);
+        expect(answer.body).toEqual(unknown.body);
+      }
+      expect((await call('GET', `/${id}`, hub.alice)).body.data.status).toBe('pending');
+    });
+  });
+
+  it('lists with a status filter and paging', async () => {
+    const first = await hub.hold();
+    const second = await hub.hold();
+    await call('POST', `/${second.id}/reject`, hub.alice);
+    const rejected = await call('GET', '/list?status=rejected&limit=200', hub.alice);
+    expect(rejected.status).toBe(200);
+    expect(rejected.body.data.every((c: Json) => c.status === 'rejected')).toBe(true);
+    expect(rejected.body.data.map((c: Json) => c.id)).toContain(second.id);
+    expect(rejected.body.data.map((c: Json) => c.id)).not.toContain(first.id);
+    const page = await call('GET', '/list?limit=1&offset=0', hub.alice);
+    expect(page.body.data).toHaveLength(1);
+    expect(page.body.pagination).toMatchObject({ limit: 1, offset: 0 });
+    expect(page.body.pagination.total).toBeGreaterThanOrEqual(2);
+    for (const status of ['confirmed', 'expired', 'consumed']) {
+      expect((await call('GET', `/list?status=${status}`, hub.alice)).status).toBe(200);
+    }
+  });
+
+  it.each([
+    ['/list?status=done', 'status'],
+    ['/list?limit=0', 'limit'],
+    ['/list?limit=abc', 'limit'],
+    ['/list?offset=-1', 'offset'],
+  ])('refuses the bad query %s with 400 naming the field', async (path, field) => {
+    const res = await call('GET', path, hub.alice);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', field });
+  });
+
+  it('confirms through respond: the held call is released and the answer carries an exact-call token', async () => {
+    const { id, outcome } = await hub.hold();
+    const res = await call('POST', `/${id}/respond`, hub.alice, { confirmed: true });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, data: { id, status: 'confirmed', decidedBy: hub.alice.id } });
+    expect(res.body.confirmation_token).toEqual(expect.any(String));
+    expect(res.body.expiresIn).toBeGreaterThan(0);
+    expect(await outcome).toEqual({ decision: 'confirmed', confirmationId: id, confirmedBy: hub.alice.id });
+    const again = await call('POST', `/${id}/respond`, hub.alice, { confirmed: false });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'CONFIRMATION_ALREADY_DECIDED', status: 'confirmed' });
+  });
+
+  it('rejects through respond with a reason, and the shortcut reject without a body', async () => {
+    const first = await hub.hold();
+    const res = await call('POST', `/${first.id}/respond`, hub.bob, { confirmed: false, reason: 'wrong repo' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ data: { status: 'rejected', reason: 'wrong repo' } });
+    expect(res.body.confirmation_token).toBeUndefined();
+    expect(await first.outcome).toEqual({ decision: 'rejected', confirmationId: first.id, reason: 'wrong repo' });
+
+    const second = await hub.hold();
+    expect((await call('POST', `/${second.id}/reject`, hub.acmeAdmin)).status).toBe(200);
+    expect((await second.outcome).decision).toBe('rejected');
+  });
+
+  it('confirms through the shortcut, by a tenant admin of the tenant and by an admin', async () => {
+    for (const who of [hub.acmeAdmin, hub.admin]) {
+      const { id, outcome } = await hub.hold();
+      const res = await call('POST', `/${id}/confirm`, who, { reason: 'looks fine' });
+      expect(res.status).toBe(200);
+      expect(res.body.confirmation_token).toEqual(expect.any(String));
+      expect(await outcome).toMatchObject({ decision: 'confirmed', confirmedBy: who.id });
+    }
+  });
+
+  it.each([
+    ['no body', undefined, undefined],
+    ['confirmed missing', { reason: 'x' }, undefined],
+    ['confirmed not a boolean', { confirmed: 'yes' }, undefined],
+    ['an unknown field', { confirmed: true, admin: true }, undefined],
+    ['an empty reason', { confirmed: false, reason: '' }, undefined],
+    ['malformed JSON', undefined, '{"confirmed": tru'],
+    ['a JSON array', [true], undefined],
+  ])('refuses a respond with %s (400), leaving it pending', async (_what, body, raw) => {
+    const { id } = await hub.hold();
+    const res = await call('POST', `/${id}/respond`, hub.alice, body, raw);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect((await call('GET', `/${id}`, hub.alice)).body.data.status).toBe('pending');
+  });
+
+  it('refuses a malformed body on the shortcuts', async () => {
+    const { id } = await hub.hold();
+    expect((await call('POST', `/${id}/reject`, hub.alice, undefined, '{oops')).status).toBe(400);
+    expect((await call('POST', `/${id}/confirm`, hub.alice, { reason: 42 })).status).toBe(400);
+    expect((await call('GET', `/${id}`, hub.alice)).body.data.status).toBe('pending');
+  });
+
+  it('shows a confirmation whose caller went away as expired, and refuses answers to it', async () => {
+    const client = new AbortController();
+    const { id, outcome } = await hub.hold({}, client.signal);
+    client.abort();
+    expect((await outcome).decision).toBe('expired');
+    expect((await call('GET', `/${id}`, hub.alice)).body.data).toMatchObject({ status: 'expired' });
+    expect((await call('GET', '/list?status=expired', hub.alice)).body.data.map((c: Json) => c.id)).toContain(id);
+    expect((await call('POST', `/${id}/confirm`, hub.alice)).status).toBe(409);
+  });
+
+  it('shows a spent exact-call approval as consumed', async () => {
+    const { id, outcome } = await hub.hold({ arguments: { repo: 'acme/consumed' } });
+    const res = await call('POST', `/${id}/confirm`, hub.alice);
+    await outcome;
+    const held = { auditId: 'a', agentId: 'agent-1', userId: hub.bob.id, endUserId: hub.alice.id, tenantId: 'acme', providerId: 'github', toolName: 'delete_repo', arguments: { repo: 'acme/consumed' }, risk: 'high' as const };
+    expect(await hub.gate.redeem(res.body.confirmation_token, held)).toBe(true);
+    expect((await call('GET', `/${id}`, hub.alice)).body.data.status).toBe('consumed');
+    expect((await call('GET', '/list?status=consumed', hub.alice)).body.data.map((c: Json) => c.id)).toEqual([id]);
+  });
+});

@@ -1,0 +1,183 @@
+import type { Viewer } from '@agentgw/confirmations';
+import type { Clock, ConfirmationPayload, GatewayEvents, Logger } from '@agentgw/core';
+
+export interface EventStreamsOptions {
+  /** Interval of `heartbeat` events (SSE_HEARTBEAT_MS). */
+  heartbeatMs: number;
+  clock: Clock;
+  logger: Logger;
+  /** A client that leaves more than this unread is cut off (default 256 KiB), so a stalled reader cannot grow memory. */
+  maxBufferedBytes?: number;
+}
+
+/** One open `GET /api/v1/stream`. */
+interface Connection {
+  viewer: Viewer;
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  closed: boolean;
+}
+
+const encoder = new TextEncoder();
+
+/** An SSE frame: `event:`, `id:` and one `data:` line of JSON (JSON never contains a raw newline). */
+export function sseFrame(event: string, id: string, data: unknown): Uint8Array {
+  return encoder.encode(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/**
+ * Event ids are `<epoch ms>-<n>`, and a CONFIRMATION_REQUIRED's is `<created ms>.<confirmation
+ * id>`: the time part is what a reconnect's Last-Event-ID is read by, whichever replica gave it.
+ */
+export function parseLastEventId(header: string | undefined): { at: Date; confirmationId: string | null } | null {
+  const match = header ? /^(\d{1,15})(?:-\d{1,15}|\.([A-Za-z0-9-]{1,100}))$/.exec(header.trim()) : null;
+  if (!match) return null;
+  return { at: new Date(Number(match[1])), confirmationId: match[2] ?? null };
+}
+
+export const requiredEventId = (payload: ConfirmationPayload): string => `${Date.parse(payload.timestamp)}.${payload.id}`;
+
+/**
+ * The SSE connections of this hub replica, indexed by who may see what, so an event from the
+ * bus (raised on any replica) reaches its audience without scanning every connection: the
+ * user who made the call, its end user, admins, and tenant admins of its tenant. One timer
+ * sends every connection's heartbeat.
+ */
+export class EventStreams {
+  private readonly byUser = new Map<string, Set<Connection>>();
+  private readonly byTenantAdmin = new Map<string, Set<Connection>>();
+  private readonly admins = new Set<Connection>();
+  private readonly all = new Set<Connection>();
+  private readonly maxBufferedBytes: number;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private sequence = 0;
+  private stopped = false;
+
+  constructor(private readonly options: EventStreamsOptions) {
+    this.maxBufferedBytes = options.maxBufferedBytes ?? 256 * 1024;
+  }
+
+  /** Open connections on this replica. */
+  get size(): number {
+    return this.all.size;
+  }
+
+  /** A fresh id for an event that is not a CONFIRMATION_REQUIRED. */
+  nextId(): string {
+    this.sequence += 1;
+    return `${this.options.clock.now().getTime()}-${this.sequence}`;
+  }
+
+  /**
+   * Opens a stream for `viewer`; `connected` is its first event. `signal` (the request's) and
+   * the client closing the response both end it.
+   */
+  open(viewer: Viewer, signal: AbortSignal): { stream: ReadableStream<Uint8Array>; send: (frame: Uint8Array) => void } {
+    if (this.stopped) throw new Error('event streams are stopped');
+    let connection!: Connection;
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          connection = { viewer, controller, closed: false };
+        },
+        cancel: () => this.remove(connection),
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: 16 * 1024 }),
+    );
+    this.add(connection);
+    signal.addEventListener('abort', () => this.remove(connection), { once: true });
+    this.write(connection, sseFrame('connected', this.nextId(), { userId: viewer.userId, timestamp: this.options.clock.now().toISOString() }));
+    return { stream, send: (frame) => this.write(connection, frame) };
+  }
+
+  /** CONFIRMATION_REQUIRED to everyone on this replica who may see it. */
+  deliverRequired(payload: ConfirmationPayload): void {
+    this.broadcast(payload, sseFrame('CONFIRMATION_REQUIRED', requiredEventId(payload), payload));
+  }
+
+  /** CONFIRMATION_RESOLVED `{ id, confirmed, status, timestamp }` to the same audience. */
+  deliverResolved(event: GatewayEvents['confirmation.resolved']): void {
+    const data = { id: event.id, confirmed: event.confirmed, status: event.status, timestamp: event.timestamp };
+    this.broadcast(event, sseFrame('CONFIRMATION_RESOLVED', this.nextId(), data));
+  }
+
+  /** Starts the heartbeat timer. */
+  start(): void {
+    this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs);
+  }
+
+  /** Ends every stream (the clients see the end of the response) and the heartbeat. */
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    for (const connection of [...this.all]) {
+      this.remove(connection);
+      try {
+        connection.controller.close();
+      } catch {
+        // Already errored or cancelled by its client.
+      }
+    }
+  }
+
+  private beat(): void {
+    const frame = sseFrame('heartbeat', this.nextId(), { timestamp: this.options.clock.now().toISOString() });
+    for (const connection of this.all) this.write(connection, frame);
+  }
+
+  private broadcast(parties: { userId: string | null; endUserId: string | null; tenantId: string | null }, frame: Uint8Array): void {
+    const audience = new Set<Connection>(this.admins);
+    for (const userId of [parties.userId, parties.endUserId]) {
+      if (userId !== null) for (const c of this.byUser.get(userId) ?? []) audience.add(c);
+    }
+    if (parties.tenantId !== null) for (const c of this.byTenantAdmin.get(parties.tenantId) ?? []) audience.add(c);
+    for (const connection of audience) this.write(connection, frame);
+  }
+
+  private write(connection: Connection, frame: Uint8Array): void {
+    if (connection.closed) return;
+    const { desiredSize } = connection.controller;
+    if (desiredSize !== null && desiredSize < -this.maxBufferedBytes) {
+      this.options.logger.warn({ userId: connection.viewer.userId }, 'SSE client not reading; closing its stream');
+      this.remove(connection);
+      connection.controller.error(new Error('client too slow'));
+      return;
+    }
+    try {
+      connection.controller.enqueue(frame);
+    } catch {
+      this.remove(connection);
+    }
+  }
+
+  private add(connection: Connection): void {
+    const { viewer } = connection;
+    this.all.add(connection);
+    if (viewer.roles.includes('admin')) this.admins.add(connection);
+    if (viewer.userId !== null) addTo(this.byUser, viewer.userId, connection);
+    if (viewer.roles.includes('tenant_admin') && viewer.tenantId !== null) addTo(this.byTenantAdmin, viewer.tenantId, connection);
+  }
+
+  private remove(connection: Connection): void {
+    if (connection.closed) return;
+    connection.closed = true;
+    const { viewer } = connection;
+    this.all.delete(connection);
+    this.admins.delete(connection);
+    if (viewer.userId !== null) removeFrom(this.byUser, viewer.userId, connection);
+    if (viewer.tenantId !== null) removeFrom(this.byTenantAdmin, viewer.tenantId, connection);
+  }
+}
+
+function addTo(index: Map<string, Set<Connection>>, key: string, connection: Connection): void {
+  let set = index.get(key);
+  if (!set) index.set(key, (set = new Set()));
+  set.add(connection);
+}
+
+function removeFrom(index: Map<string, Set<Connection>>, key: string, connection: Connection): void {
+  const set = index.get(key);
+  if (!set) return;
+  set.delete(connection);
+  if (set.size === 0) index.delete(key);
+}

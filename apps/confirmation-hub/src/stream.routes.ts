@@ -1,0 +1,75 @@
+import { jwtAuth } from '@agentgw/auth';
+import { listPendingVisible, toPayload } from '@agentgw/confirmations';
+import { errorResponses, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { parseLastEventId, requiredEventId, sseFrame, type EventStreams } from './event-streams.js';
+
+/** A reconnect's catch-up starts this long before its Last-Event-ID, for clock skew between replicas (clients dedupe by id). */
+const REPLAY_SKEW_MS = 5_000;
+
+const streamRoute = createRoute({
+  tags: ['Streaming'],
+  security: jwtSecurity,
+  method: 'get',
+  path: '/',
+  summary: 'Server-Sent Events: connected, CONFIRMATION_REQUIRED, CONFIRMATION_RESOLVED, heartbeat',
+  description:
+    'Every event has an `id:`. Reconnecting with `Last-Event-ID` first replays the confirmations still pending that were raised since then.',
+  responses: {
+    200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } },
+    ...errorResponses(401, 403),
+  },
+});
+
+const pendingRoute = createRoute({
+  tags: ['Streaming'],
+  security: jwtSecurity,
+  method: 'get',
+  path: '/pending',
+  summary: 'Polling fallback: the pending confirmations the caller would see on the stream',
+  responses: {
+    200: jsonResponse(z.object({ data: z.array(z.record(z.string(), z.unknown())) }), 'CONFIRMATION_REQUIRED payloads'),
+    ...errorResponses(401, 403),
+  },
+});
+
+/** `/api/v1/stream` (SSE) and `/api/v1/stream/pending`; user JWT only. */
+export function streamRoutes(deps: ServiceDeps, streams: EventStreams): OpenAPIHono {
+  const app = openApiApp();
+  app.use('*', jwtAuth(deps.auth));
+  app.openapi(streamRoute, async (c) => {
+    const viewer = c.var.principal;
+    const { stream, send } = streams.open(viewer, c.req.raw.signal);
+    const last = parseLastEventId(c.req.header('last-event-id'));
+    if (last) {
+      // Registered first, then caught up: an event raised meanwhile may arrive twice, never not at all.
+      const since = new Date(last.at.getTime() - REPLAY_SKEW_MS);
+      try {
+        const missed = await listPendingVisible(deps.db, viewer, deps.clock.now(), since);
+        for (const row of missed) {
+          if (row.id === last.confirmationId) continue;
+          const payload = toPayload(row);
+          send(sseFrame('CONFIRMATION_REQUIRED', requiredEventId(payload), payload));
+        }
+      } catch (err) {
+        await stream.cancel();
+        throw err;
+      }
+    }
+    return new Response(stream, {
+      status: 200,
+      headers: {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        // nginx (infra/) must not buffer the stream.
+        'x-accel-buffering': 'no',
+      },
+    }) as never;
+  });
+  app.openapi(pendingRoute, async (c) => {
+    const rows = await listPendingVisible(deps.db, c.var.principal, deps.clock.now());
+    return c.json({ data: rows.map(toPayload) }, 200);
+  });
+  return app;
+}
