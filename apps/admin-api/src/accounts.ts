@@ -16,22 +16,27 @@ const accountUser = (user: User): AccountUser => ({
 
 /**
  * Self-registration: always `agent_creator`, always global (tenant null). Roles and tenant are
- * never taken from the caller; only an admin grants more through the users API.
+ * never taken from the caller; only an admin grants more through the users API. Each one costs a
+ * password hash, so registrations per client address are throttled (counted before hashing).
  */
 export async function register(
   deps: Pick<ServiceDeps, 'config' | 'db' | 'bus' | 'clock'>,
+  throttle: LoginThrottle,
   input: { email: string; password: string; name: string },
+  address: string,
 ): Promise<AccountUser> {
   if (!deps.config.ALLOW_SELF_REGISTRATION) {
     throw new ForbiddenError('Self-registration is disabled', 'REGISTRATION_DISABLED');
   }
+  await throttle.registration(address);
   const user = await createUser(deps, { ...input, roles: ['agent_creator'], tenantId: null });
   return accountUser(user);
 }
 
 /**
  * Email + password → user JWT. Unknown email and wrong password fail alike (same status, code,
- * message and, through the dummy verify, similar timing). Failures count towards the throttle.
+ * message and, through the dummy verify, similar timing). The attempt is counted before the
+ * password is checked, so parallel guesses cannot outrun the throttle.
  */
 export async function login(
   deps: Pick<ServiceDeps, 'db' | 'auth'>,
@@ -39,11 +44,10 @@ export async function login(
   input: { email: string; password: string },
   address: string,
 ): Promise<{ token: string; user: AccountUser }> {
-  await throttle.check(input.email, address);
+  await throttle.attempt(input.email, address);
   const row = await findUserByEmail(deps.db, input.email);
   const ok = await verifyPasswordOrDummy(input.password, row?.password_hash);
   if (!row || !ok) {
-    await throttle.recordFailure(input.email, address);
     throw new UnauthorizedError('Invalid email or password', 'INVALID_CREDENTIALS');
   }
   await throttle.recordSuccess(input.email);

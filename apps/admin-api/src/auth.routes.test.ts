@@ -4,13 +4,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { testClient } from './test-client.js';
 
+/** Requests as they arrive through the reverse proxy at 10.9.9.9, whose X-Forwarded-For is trusted. */
+const PROXY = '10.9.9.9';
+const viaProxy = (app: { request(path: string, init?: RequestInit, env?: unknown): Response | Promise<Response> }) => ({
+  request: (path: string, init?: RequestInit) => app.request(path, init, { incoming: { socket: { remoteAddress: PROXY } } }),
+});
+
 describe.each(testBackends())('accounts (%s)', (backend) => {
   let deps: TestDeps;
   let call: ReturnType<typeof testClient>;
+  let host: Parameters<typeof viaProxy>[0];
 
   beforeAll(async () => {
-    deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
+    deps = await createTestDeps({ backend, env: { TRUSTED_PROXIES: PROXY } });
+    host = createApp(deps);
+    call = testClient(viaProxy(host));
   });
   afterAll(() => deps?.close());
 
@@ -123,6 +131,19 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
       expect(refused.status).toBe(429);
       const elsewhere = await call('POST', '/api/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': '203.0.115.6' } });
       expect(elsewhere.status).toBe(200);
+    });
+
+    it('does not believe X-Forwarded-For from a peer that is not a trusted proxy', async () => {
+      const direct = testClient({
+        request: (path: string, init?: RequestInit) => host.request(path, init, { incoming: { socket: { remoteAddress: '203.0.116.1' } } }),
+      });
+      for (let i = 0; i < 20; i++) {
+        const res = await direct('POST', '/api/v1/auth/login', { body: { email: `direct${i}@example.test`, password: 'guess' }, headers: { 'x-forwarded-for': `198.18.0.${i}` } });
+        expect(res.status).toBe(401);
+      }
+      // A fresh spoofed hop does not buy a fresh budget: the peer's counter is spent.
+      const refused = await direct('POST', '/api/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': '198.18.1.1' } });
+      expect(refused.status).toBe(429);
     });
   });
 });

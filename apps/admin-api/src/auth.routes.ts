@@ -1,7 +1,7 @@
 import type { ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { login, register } from './accounts.js';
-import { LoginThrottle, clientAddress } from './login-throttle.js';
+import { LoginThrottle, clientAddress, trustedProxies } from './login-throttle.js';
 import { errorResponses, jsonBody, jsonResponse, openApiApp } from './route-kit.js';
 import { AccountUser } from './users.routes.js';
 
@@ -25,7 +25,7 @@ const registerRoute = createRoute({
   request: { body: jsonBody(RegisterBody) },
   responses: {
     201: jsonResponse(z.object({ success: z.literal(true), user: AccountUser }), 'Registered'),
-    ...errorResponses(400, 403, 409),
+    ...errorResponses(400, 403, 409, 429),
   },
 });
 
@@ -45,13 +45,14 @@ const loginRoute = createRoute({
 
 export function authRoutes(deps: ServiceDeps): OpenAPIHono {
   const throttle = new LoginThrottle(deps.rateLimiter);
+  const proxies = trustedProxies(deps.config.TRUSTED_PROXIES);
   const app = openApiApp();
   app.openapi(registerRoute, async (c) => {
-    const user = await register(deps, c.req.valid('json'));
+    const user = await register(deps, throttle, c.req.valid('json'), clientAddress(c, proxies));
     return c.json({ success: true as const, user }, 201);
   });
   app.openapi(loginRoute, async (c) => {
-    const result = await login(deps, throttle, c.req.valid('json'), clientAddress(c));
+    const result = await login(deps, throttle, c.req.valid('json'), clientAddress(c, proxies));
     return c.json(result, 200);
   });
   return app;

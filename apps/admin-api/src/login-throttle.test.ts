@@ -1,18 +1,17 @@
 import { ManualClock, MemoryRateLimiter, RateLimitedError, RedisRateLimiter } from '@agentgw/core';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
-import { LoginThrottle, accountKey, addressKey } from './login-throttle.js';
+import { LoginThrottle, accountKey, addressKey, clientAddress, trustedProxies } from './login-throttle.js';
 import { testClient } from './test-client.js';
 
 const MINUTE = 60_000;
 
-async function fail(throttle: LoginThrottle, times: number, email: string, address: string): Promise<void> {
-  for (let i = 0; i < times; i++) {
-    await throttle.check(email, address);
-    await throttle.recordFailure(email, address);
-  }
+/** `times` login attempts (each counted before any password check). */
+async function attempts(throttle: LoginThrottle, times: number, email: string, address: string): Promise<void> {
+  for (let i = 0; i < times; i++) await throttle.attempt(email, address);
 }
 
 async function refusal(attempt: Promise<void>): Promise<RateLimitedError> {
@@ -28,44 +27,82 @@ async function refusal(attempt: Promise<void>): Promise<RateLimitedError> {
 const throttleOn = (clock: ManualClock, options = {}) => new LoginThrottle(new MemoryRateLimiter({ clock }), options);
 
 describe('LoginThrottle', () => {
-  it('refuses an account after 5 failures within the window and says when to retry', async () => {
+  it('refuses the 6th attempt on an account within the window and says when to retry', async () => {
     const clock = new ManualClock();
     const throttle = throttleOn(clock);
-    await fail(throttle, 5, 'a@example.test', '10.0.0.1');
+    await attempts(throttle, 5, 'a@example.test', '10.0.0.1');
     clock.advance(5 * MINUTE);
-    const err = await refusal(throttle.check('A@Example.test', '10.0.0.2'));
+    const err = await refusal(throttle.attempt('A@Example.test', '10.0.0.2'));
     expect(err.status).toBe(429);
     expect(err.code).toBe('RATE_LIMITED');
     expect(err.retryAfterSeconds).toBe(10 * 60);
     // Other accounts from another address are unaffected.
-    await expect(throttle.check('b@example.test', '10.0.0.2')).resolves.toBeUndefined();
+    await expect(throttle.attempt('b@example.test', '10.0.0.2')).resolves.toBeUndefined();
+  });
+
+  it('counts parallel attempts atomically: of 40 at once, exactly 5 pass', async () => {
+    const throttle = throttleOn(new ManualClock());
+    const results = await Promise.allSettled(Array.from({ length: 40 }, () => throttle.attempt('race@example.test', '10.0.0.1')));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
   });
 
   it('lets the account try again once the window has passed', async () => {
     const clock = new ManualClock();
     const throttle = throttleOn(clock);
-    await fail(throttle, 5, 'a@example.test', '10.0.0.1');
+    await attempts(throttle, 5, 'a@example.test', '10.0.0.1');
     clock.advance(15 * MINUTE - 1);
-    await expect(throttle.check('a@example.test', '10.0.0.9')).rejects.toThrow(RateLimitedError);
+    await expect(throttle.attempt('a@example.test', '10.0.0.9')).rejects.toThrow(RateLimitedError);
     clock.advance(1);
-    await expect(throttle.check('a@example.test', '10.0.0.9')).resolves.toBeUndefined();
+    await expect(throttle.attempt('a@example.test', '10.0.0.9')).resolves.toBeUndefined();
   });
 
   it('resets the account counter on success, but not the address counter', async () => {
-    const throttle = throttleOn(new ManualClock(), { maxPerAddress: 6 });
-    await fail(throttle, 4, 'a@example.test', '10.0.0.1');
+    const throttle = throttleOn(new ManualClock(), { maxPerAddress: 7 });
+    await attempts(throttle, 4, 'a@example.test', '10.0.0.1');
     await throttle.recordSuccess('a@example.test');
-    await fail(throttle, 2, 'a@example.test', '10.0.0.1');
-    // Account: 2 failures since the success. Address: 6 in total → refused.
-    await expect(throttle.check('a@example.test', '10.0.0.2')).resolves.toBeUndefined();
-    await expect(throttle.check('c@example.test', '10.0.0.1')).rejects.toThrow(RateLimitedError);
+    await attempts(throttle, 2, 'a@example.test', '10.0.0.1');
+    // Account: 2 attempts since the success. Address: 6 so far, the 7th passes, the 8th is refused.
+    await expect(throttle.attempt('a@example.test', '10.0.0.2')).resolves.toBeUndefined();
+    await expect(throttle.attempt('c@example.test', '10.0.0.1')).resolves.toBeUndefined();
+    await expect(throttle.attempt('d@example.test', '10.0.0.1')).rejects.toThrow(RateLimitedError);
   });
 
-  it('refuses an address spraying many accounts after 20 failures', async () => {
+  it('refuses an address spraying many accounts after 20 attempts', async () => {
     const throttle = throttleOn(new ManualClock());
-    for (let i = 0; i < 20; i++) await fail(throttle, 1, `user${i}@example.test`, '192.0.2.7');
-    await expect(throttle.check('fresh@example.test', '192.0.2.7')).rejects.toThrow(RateLimitedError);
-    await expect(throttle.check('fresh@example.test', '192.0.2.8')).resolves.toBeUndefined();
+    for (let i = 0; i < 20; i++) await attempts(throttle, 1, `user${i}@example.test`, '192.0.2.7');
+    await expect(throttle.attempt('fresh@example.test', '192.0.2.7')).rejects.toThrow(RateLimitedError);
+    await expect(throttle.attempt('fresh@example.test', '192.0.2.8')).resolves.toBeUndefined();
+  });
+
+  it('throttles registrations per address', async () => {
+    const throttle = throttleOn(new ManualClock(), { maxRegistrationsPerAddress: 2 });
+    await throttle.registration('192.0.2.1');
+    await throttle.registration('192.0.2.1');
+    expect((await refusal(throttle.registration('192.0.2.1'))).retryAfterSeconds).toBeGreaterThan(0);
+    await expect(throttle.registration('192.0.2.2')).resolves.toBeUndefined();
+  });
+});
+
+describe('clientAddress', () => {
+  const addressOf = async (peer: string, xff: string | undefined, proxies: string[]) => {
+    const app = new Hono();
+    app.get('/', (c) => c.text(clientAddress(c, trustedProxies(proxies))));
+    const res = await app.request('/', { headers: xff ? { 'x-forwarded-for': xff } : {} }, { incoming: { socket: { remoteAddress: peer } } });
+    return res.text();
+  };
+
+  it('ignores X-Forwarded-For from a peer that is not a trusted proxy (no fresh budget by spoofing)', async () => {
+    expect(await addressOf('203.0.113.9', '198.51.100.1', [])).toBe('203.0.113.9');
+    expect(await addressOf('203.0.113.9', '198.51.100.1', ['10.0.0.0/8'])).toBe('203.0.113.9');
+  });
+
+  it('takes the first untrusted hop from the right when the peer is a trusted proxy', async () => {
+    expect(await addressOf('10.0.0.2', '198.51.100.1', ['10.0.0.0/8'])).toBe('198.51.100.1');
+    // The client prepended a fake hop; the proxy appended the real one.
+    expect(await addressOf('10.0.0.2', '1.2.3.4, 198.51.100.1', ['10.0.0.0/8'])).toBe('198.51.100.1');
+    expect(await addressOf('10.0.0.2', '198.51.100.1, 10.0.0.7', ['10.0.0.0/8'])).toBe('198.51.100.1');
+    expect(await addressOf('::ffff:10.0.0.2', '198.51.100.1', ['10.0.0.0/8'])).toBe('198.51.100.1');
+    expect(await addressOf('10.0.0.2', undefined, ['10.0.0.0/8'])).toBe('10.0.0.2');
   });
 });
 

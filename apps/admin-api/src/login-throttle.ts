@@ -1,23 +1,31 @@
-import { RateLimitedError, type RateLimit, type RateLimiter } from '@agentgw/core';
+import { embeddedIpv4, inCidr, parseCidr, parseIp, RateLimitedError, type Cidr, type RateLimit, type RateLimiter } from '@agentgw/core';
 import type { Context } from 'hono';
 
 export interface LoginThrottleOptions {
-  /** Failed logins allowed per account (email) in one window. */
+  /** Login attempts allowed per account (email) in one window. */
   maxPerAccount?: number;
-  /** Failed logins allowed per client address in one window (covers spraying many emails). */
+  /** Login attempts allowed per client address in one window (covers spraying many emails). */
   maxPerAddress?: number;
   windowMs?: number;
+  /** Registrations allowed per client address in one registration window. */
+  maxRegistrationsPerAddress?: number;
+  registrationWindowMs?: number;
 }
 
 /**
- * Refuses logins after repeated failures for one account or one client address (fixed windows
- * of the rate limiter). Counters live in the limiter, so replicas sharing a Redis-backed one
- * refuse together. A successful login resets the account's counter, not the address's (one
- * valid account must not unlock guessing at the others).
+ * Refuses logins after repeated attempts for one account or one client address, and
+ * registrations after repeated ones from one address (fixed windows of the rate limiter).
+ *
+ * Every attempt is counted BEFORE the password is checked (one atomic increment per counter),
+ * so 40 parallel guesses cannot all slip past a limit of 5 while the first scrypt runs: at most
+ * the limit reach the password check. A successful login resets the account's counter, not the
+ * address's (one valid account must not unlock guessing at the others). Counters live in the
+ * limiter, so replicas sharing a Redis-backed one refuse together.
  */
 export class LoginThrottle {
   private readonly perAccount: RateLimit;
   private readonly perAddress: RateLimit;
+  private readonly registrations: RateLimit;
 
   constructor(
     private readonly limiter: RateLimiter,
@@ -26,45 +34,62 @@ export class LoginThrottle {
     const windowMs = options.windowMs ?? 15 * 60_000;
     this.perAccount = { limit: options.maxPerAccount ?? 5, windowMs };
     this.perAddress = { limit: options.maxPerAddress ?? 20, windowMs };
+    this.registrations = { limit: options.maxRegistrationsPerAddress ?? 10, windowMs: options.registrationWindowMs ?? 60 * 60_000 };
   }
 
-  /** Throws 429 RATE_LIMITED (with Retry-After seconds) when either counter is exhausted. */
-  async check(email: string, address: string): Promise<void> {
-    // Peek, not hit: only failures count, and they are known only after the password check.
+  /** Counts one login attempt; throws 429 RATE_LIMITED (with Retry-After seconds) past either limit. */
+  async attempt(email: string, address: string): Promise<void> {
     const states = await Promise.all([
-      this.limiter.peek(accountKey(email), this.perAccount),
-      this.limiter.peek(addressKey(address), this.perAddress),
-    ]);
-    if (states.some((s) => !s.allowed)) {
-      const retryAfter = Math.max(...states.map((s) => s.retryAfterSeconds));
-      throw new RateLimitedError('Too many failed login attempts; try again later', retryAfter);
-    }
-  }
-
-  async recordFailure(email: string, address: string): Promise<void> {
-    await Promise.all([
       this.limiter.hit(accountKey(email), this.perAccount),
       this.limiter.hit(addressKey(address), this.perAddress),
     ]);
+    if (states.some((s) => !s.allowed)) {
+      const retryAfter = Math.max(...states.map((s) => s.retryAfterSeconds));
+      throw new RateLimitedError('Too many login attempts; try again later', retryAfter);
+    }
   }
 
   async recordSuccess(email: string): Promise<void> {
     await this.limiter.reset(accountKey(email));
+  }
+
+  /** Counts one registration (each costs a password hash); throws 429 past the limit. */
+  async registration(address: string): Promise<void> {
+    const state = await this.limiter.hit(registrationKey(address), this.registrations);
+    if (!state.allowed) throw new RateLimitedError('Too many registrations; try again later', state.retryAfterSeconds);
   }
 }
 
 /** Limiter keys of the throttle; exported so tests sharing a real Redis can clean up after themselves. */
 export const accountKey = (email: string): string => `login:account:${email.trim().toLowerCase()}`;
 export const addressKey = (address: string): string => `login:address:${address}`;
+export const registrationKey = (address: string): string => `register:address:${address}`;
+
+/** TRUSTED_PROXIES parsed once (the config has already validated every entry). */
+export function trustedProxies(list: readonly string[]): Cidr[] {
+  return list.map((entry) => parseCidr(entry)).filter((c): c is Cidr => c !== undefined);
+}
+
+// A v4 proxy seen by a dual-stack socket as ::ffff:a.b.c.d is the same proxy.
+const isTrusted = (address: string, proxies: readonly Cidr[]) => {
+  const parsed = parseIp(address);
+  const ip = parsed && (embeddedIpv4(parsed) ?? parsed);
+  return ip !== undefined && proxies.some((c) => inCidr(ip, c));
+};
 
 /**
- * The address failures are counted against: the last X-Forwarded-For hop (the one our own
- * reverse proxy appends; earlier hops are client-supplied and spoofable), else the socket peer
- * under @hono/node-server.
+ * The address attempts are counted against. The socket peer, unless it is one of
+ * TRUSTED_PROXIES: then X-Forwarded-For is walked from the right (each proxy appends the address
+ * it saw) past trusted proxies, and the first untrusted hop is the client. A caller talking to
+ * us directly can therefore never choose its address by sending X-Forwarded-For.
  */
-export function clientAddress(c: Context): string {
-  const lastHop = c.req.header('x-forwarded-for')?.split(',').pop()?.trim();
-  if (lastHop) return lastHop;
+export function clientAddress(c: Context, proxies: readonly Cidr[]): string {
   const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress ?? 'unknown';
+  const peer = env?.incoming?.socket?.remoteAddress ?? 'unknown';
+  if (proxies.length === 0 || !isTrusted(peer, proxies)) return peer;
+  const hops = (c.req.header('x-forwarded-for') ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  for (let i = hops.length - 1; i >= 0; i--) {
+    if (!isTrusted(hops[i]!, proxies)) return hops[i]!;
+  }
+  return hops[0] ?? peer;
 }

@@ -1,0 +1,141 @@
+import { serve, type RunningServer } from '@agentgw/service-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openHub, type Caller, type HubFixture } from './hub-fixture.js';
+import { SseReader, type SseEvent } from './sse-reader.js';
+
+// Event payloads are whatever JSON the stream sent; tests assert on their shape.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+describe('SSE stream over a real HTTP server', () => {
+  let hub: HubFixture;
+  let server: RunningServer;
+  let base: string;
+  const readers: SseReader[] = [];
+
+  beforeAll(async () => {
+    hub = await openHub({ env: { SSE_HEARTBEAT_MS: '300' } });
+    server = await serve(hub.host.app, {
+      port: 0,
+      hostname: '127.0.0.1',
+      deps: { close: async () => {} },
+      logger: hub.deps.logger,
+      handleSignals: false,
+      stopServices: (o) => hub.host.stop(o),
+    });
+    base = `http://127.0.0.1:${server.port}`;
+  });
+  afterAll(async () => {
+    await Promise.all(readers.map((r) => r.close()));
+    await server.shutdown();
+    await hub.close();
+  });
+
+  async function connect(who: Caller, lastEventId?: string): Promise<{ reader: SseReader; connected: SseEvent }> {
+    const headers: Record<string, string> = { authorization: `Bearer ${who.token}`, accept: 'text/event-stream' };
+    if (lastEventId) headers['last-event-id'] = lastEventId;
+    const res = await fetch(`${base}/api/v1/stream`, { headers });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = new SseReader(res);
+    readers.push(reader);
+    const connected = (await reader.next())!;
+    return { reader, connected };
+  }
+
+  it('refuses a request without a user JWT', async () => {
+    const res = await fetch(`${base}/api/v1/stream`);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ code: expect.any(String) });
+  });
+
+  it('opens with connected, then delivers CONFIRMATION_REQUIRED and CONFIRMATION_RESOLVED to those who may see them only', async () => {
+    const { reader: alice, connected } = await connect(hub.alice);
+    expect(connected).toMatchObject({ event: 'connected', id: expect.stringMatching(/^\d+-\d+$/), data: { userId: hub.alice.id } });
+    expect(Date.parse((connected.data as Json).timestamp)).not.toBeNaN();
+    const { reader: acmeAdmin } = await connect(hub.acmeAdmin);
+    const { reader: admin } = await connect(hub.admin);
+    const { reader: carol } = await connect(hub.carol);
+    const { reader: globexAdmin } = await connect(hub.globexAdmin);
+
+    const { id, outcome } = await hub.hold({ arguments: { repo: 'acme/site', branch: 'main' }, risk: 'critical' });
+    for (const reader of [alice, acmeAdmin, admin]) {
+      const required = await reader.nextOf('CONFIRMATION_REQUIRED');
+      expect(required.id).toBe(`${Date.parse((required.data as Json).timestamp)}.${id}`);
+      expect(required.data).toMatchObject({
+        id,
+        tool: { name: 'delete_repo', arguments: { repo: 'acme/site', branch: 'main' } },
+        risk: { level: 'critical' },
+        timestamp: expect.any(String),
+      });
+    }
+    const answer = await fetch(`${base}/api/v1/confirmation/${id}/confirm`, { method: 'POST', headers: { authorization: `Bearer ${hub.alice.token}` } });
+    expect(answer.status).toBe(200);
+    await outcome;
+    for (const reader of [alice, acmeAdmin, admin]) {
+      const resolved = await reader.nextOf('CONFIRMATION_RESOLVED');
+      expect(resolved.id).toMatch(/^\d+-\d+$/);
+      expect(resolved.data).toMatchObject({ id, confirmed: true, timestamp: expect.any(String) });
+    }
+    // Outsiders saw only heartbeats in the meantime.
+    for (const reader of [carol, globexAdmin]) {
+      for (let i = 0; i < 2; i++) expect((await reader.next())?.event).toBe('heartbeat');
+    }
+  });
+
+  it('sends a heartbeat every SSE_HEARTBEAT_MS, each with an id', async () => {
+    const { reader } = await connect(hub.bob);
+    const beats: { at: number; id: string | null }[] = [];
+    while (beats.length < 3) {
+      const event = await reader.nextOf('heartbeat', 2_000);
+      beats.push({ at: Date.now(), id: event.id });
+    }
+    expect(new Set(beats.map((b) => b.id)).size).toBe(3);
+    for (let i = 1; i < beats.length; i++) {
+      expect(beats[i]!.at - beats[i - 1]!.at).toBeGreaterThan(150);
+      expect(beats[i]!.at - beats[i - 1]!.at).toBeLessThan(1_000);
+    }
+  });
+
+  it('replays the still-pending confirmations a reconnecting client missed (Last-Event-ID)', async () => {
+    const first = await connect(hub.alice);
+    const seen = await hub.hold({ toolName: 'seen_tool' });
+    const seenEvent = await first.reader.nextOf('CONFIRMATION_REQUIRED');
+    expect((seenEvent.data as Json).id).toBe(seen.id);
+    await first.reader.close();
+
+    const missed = await hub.hold({ toolName: 'missed_tool' });
+    const missedThenDecided = await hub.hold({ toolName: 'decided_tool' });
+    await fetch(`${base}/api/v1/confirmation/${missedThenDecided.id}/reject`, { method: 'POST', headers: { authorization: `Bearer ${hub.alice.token}` } });
+
+    const again = await connect(hub.alice, seenEvent.id!);
+    expect(again.connected.event).toBe('connected');
+    const replayed = await again.reader.nextOf('CONFIRMATION_REQUIRED');
+    expect(replayed.data).toMatchObject({ id: missed.id, tool: { name: 'missed_tool' } });
+    expect(replayed.id).toBe(`${Date.parse((replayed.data as Json).timestamp)}.${missed.id}`);
+    // Nothing else is replayed: the seen one is skipped, the decided one is no longer pending.
+    expect((await again.reader.next(1_000))?.event).toBe('heartbeat');
+
+    const carolAgain = await connect(hub.carol, seenEvent.id!);
+    expect((await carolAgain.reader.next(1_000))?.event).toBe('heartbeat');
+  });
+
+  it('answers stream/pending with the pending payloads the caller may see', async () => {
+    const { id } = await hub.hold({ toolName: 'polled_tool' });
+    const res = await fetch(`${base}/api/v1/stream/pending`, { headers: { authorization: `Bearer ${hub.alice.token}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Json;
+    expect(body.data.find((p: Json) => p.id === id)).toMatchObject({ tool: { name: 'polled_tool', arguments: expect.any(Object) }, risk: { level: 'high' } });
+    const other = (await (await fetch(`${base}/api/v1/stream/pending`, { headers: { authorization: `Bearer ${hub.globexAdmin.token}` } })).json()) as Json;
+    expect(other.data.map((p: Json) => p.id)).not.toContain(id);
+  });
+
+  it('ends open streams when the service stops', async () => {
+    const { reader } = await connect(hub.bob);
+    const stopped = hub.host.stop({ deadlineMs: 1_000 });
+    let event: SseEvent | null;
+    do event = await reader.next(2_000);
+    while (event !== null);
+    await stopped;
+  });
+});
