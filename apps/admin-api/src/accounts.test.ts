@@ -1,5 +1,6 @@
 import { MemoryRateLimiter, RateLimitedError } from '@agentgw/core';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import type * as Auth from '@agentgw/auth';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { login, register } from './accounts.js';
 import { LoginThrottle } from './login-throttle.js';
@@ -7,7 +8,7 @@ import { LoginThrottle } from './login-throttle.js';
 // Counts every password check (one scrypt each) while keeping the real implementation.
 const checks = vi.hoisted(() => ({ count: 0 }));
 vi.mock('@agentgw/auth', async (importOriginal) => {
-  const real = await importOriginal<typeof import('@agentgw/auth')>();
+  const real = await importOriginal<typeof Auth>();
   return {
     ...real,
     verifyPasswordOrDummy: (...args: Parameters<typeof real.verifyPasswordOrDummy>) => {
