@@ -1,2 +1,1 @@
-export { createApp } from './app.js';
-export { mcpGatewayService } from './service.js';
+export { createMcpGateway, mcpGatewayService, NO_CONFIRMATION_HUB, refusingConfirmationGate, type McpGatewayOptions } from './service.js';

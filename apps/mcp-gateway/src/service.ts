@@ -1,9 +1,87 @@
-import { defineService } from '@agentgw/service-kit';
-import { Hono } from 'hono';
+import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
+import { createCatalog, type Catalog } from '@agentgw/catalog';
+import { createEgressDispatcher, egressPolicyFromConfig, type ConfirmationGate } from '@agentgw/core';
+import { McpUpstreamClient } from '@agentgw/mcp-client';
+import { defineService, openApiApp, type ServiceDeps, type ServiceRuntime } from '@agentgw/service-kit';
+import { Redis } from 'ioredis';
+import { mcpRoutes } from './mcp.routes.js';
+import { McpPipeline } from './mcp-pipeline.js';
+import { createOriginPolicy } from './origins.js';
+import { ProviderLists } from './provider-lists.js';
+import { SessionIdCodec } from './session-ids.js';
+import { MemorySessionStore, RedisSessionStore, type SessionStore } from './session-store.js';
+import { ShadowReport } from './shadowed-tools.js';
+import { shadowedToolsRoutes } from './shadowed-tools.routes.js';
+import { ToolGate } from './tool-gate.js';
+import { toolGateRoutes } from './tool-gate.routes.js';
+
+/** Until the confirmation hub is wired in, a call that needs a human is refused with this reason. */
+export const NO_CONFIRMATION_HUB = 'confirmation hub unavailable';
+
+/** The gate used when none is given: every hold is rejected, no token redeems. */
+export const refusingConfirmationGate: ConfirmationGate = {
+  hold: async () => ({ decision: 'rejected', confirmationId: '', reason: NO_CONFIRMATION_HUB }),
+  redeem: async () => false,
+};
+
+export interface McpGatewayOptions {
+  /** The confirmation hub's gate (default: refuses, see NO_CONFIRMATION_HUB). */
+  confirmationGate?: ConfirmationGate;
+  /** Shared catalog (the all-in-one may pass one); default: this service's own, started with it. */
+  catalog?: Catalog;
+  audit?: AuditTrail;
+  sessions?: SessionStore;
+  client?: McpUpstreamClient;
+}
+
+/** Builds mcp-gateway's runtime: the MCP endpoints, the tool gate and the shadowed-tools report. */
+export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions = {}): ServiceRuntime {
+  const { config, logger, clock, bus } = deps;
+  const ownCatalog = options.catalog === undefined;
+  const catalog = options.catalog ?? createCatalog(deps);
+  const audit = options.audit ?? createAuditTrail({ queue: deps.queue, clock });
+  const gate = options.confirmationGate ?? refusingConfirmationGate;
+  const ownClient = options.client === undefined;
+  const client =
+    options.client ??
+    new McpUpstreamClient({
+      clientInfo: { name: 'agentgw-mcp-gateway', version: '1.0.0' },
+      timeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS,
+      // One keep-alive pool per upstream origin, behind the egress policy.
+      dispatcher: createEgressDispatcher(egressPolicyFromConfig(config), { agent: { keepAliveTimeout: 30_000, connections: 256 } }),
+    });
+  const sessions =
+    options.sessions ??
+    (config.REDIS_URL ? new RedisSessionStore(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false })) : new MemorySessionStore(clock));
+  const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
+  const shadows = new ShadowReport(logger);
+  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, shadows });
+  const streams = new Set<() => void>();
+
+  const routes = openApiApp();
+  routes.route('/api/v1/mcp/shadowed-tools', shadowedToolsRoutes({ auth: deps.auth, catalog, lists }));
+  routes.route('/', mcpRoutes({ auth: deps.auth, catalog, client, pipeline, sessions, codec: new SessionIdCodec(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS), origins: createOriginPolicy(config), bus, clock, logger, streams }));
+  routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger }) }));
+
+  return {
+    routes,
+    async start() {
+      if (ownCatalog) await catalog.start();
+      await lists.start();
+    },
+    async stop() {
+      for (const end of [...streams]) end();
+      await lists.stop();
+      if (ownCatalog) await catalog.stop();
+      await sessions.close();
+      if (ownClient) await client.destroy();
+    },
+  };
+}
 
 /** mcp-gateway: the unified MCP endpoint, the per-provider MCP proxy and the tool gate. */
 export const mcpGatewayService = defineService({
   name: 'mcp-gateway',
   defaultPort: 7603,
-  create: () => ({ routes: new Hono() }),
+  create: (deps) => createMcpGateway(deps),
 });

@@ -90,6 +90,14 @@ export const configSchema = z.object({
   GATEWAY_PUBLIC_URL: optionalString.pipe(z.url('must be a URL').optional()),
   OAUTH_CALLBACK_BASE_URL: optionalString.pipe(z.url('must be a URL').optional()),
   MCP_SERVER_URL: z.url('must be a URL').default('http://localhost:8080'),
+  /** Browser origins the MCP endpoints accept (DNS-rebinding protection); `*` for any. Unset: loopback and GATEWAY_PUBLIC_URL. */
+  MCP_ALLOWED_ORIGINS: commaList.refine((list) => list.every((o) => o === '*' || /^https?:\/\/[^/]+$/.test(o)), {
+    message: 'must be a comma-separated list of origins such as https://app.example.com, or *',
+  }),
+  /** Deadline of one upstream MCP call (tools/call and forwarded methods). */
+  MCP_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100, 'must be at least 100').max(3_600_000, 'must be at most an hour').default(60_000),
+  /** Per-upstream deadline of a tools/list fan-out: a slower upstream is left out of that answer. */
+  MCP_LIST_TIMEOUT_MS: z.coerce.number().int().min(50, 'must be at least 50').max(600_000, 'must be at most 10 minutes').default(5_000),
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: 'must start with redis:// or rediss://',
   }),

@@ -1,0 +1,42 @@
+import type { Principal } from '@agentgw/auth';
+import { createCatalog, type Catalog } from '@agentgw/catalog';
+import type { ConfirmationGate } from '@agentgw/core';
+import { createHost, defineService, serve, type Host, type RunningServer } from '@agentgw/service-kit';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createUser, tokenFor } from '@agentgw/testkit';
+import { createMcpGateway } from './service.js';
+
+/** mcp-gateway on a real HTTP port (for the SDK clients) with an admin and a catalog to set up providers, agents and rules. */
+export interface GatewayUnderTest {
+  deps: TestDeps;
+  host: Host;
+  server: RunningServer;
+  url: string;
+  catalog: Catalog;
+  admin: Principal;
+  adminToken: string;
+  close(): Promise<void>;
+}
+
+/** Starts the service the way a host does (createHost + serve) on the embedded database and in-process adapters. */
+export async function startGatewayUnderTest(options: { gate?: ConfirmationGate; env?: Record<string, string> } = {}): Promise<GatewayUnderTest> {
+  const deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private', MCP_LIST_TIMEOUT_MS: '1000', ...options.env } });
+  const definition = defineService({ name: 'mcp-gateway', defaultPort: 0, create: (d) => createMcpGateway(d, { confirmationGate: options.gate }) });
+  const host = await createHost([definition], deps, { name: 'mcp-gateway' });
+  await host.start();
+  const server = await serve(host.app, { port: 0, hostname: '127.0.0.1', deps, logger: deps.logger, stopServices: (o) => host.stop(o), shutdownTimeoutMs: 2_000 });
+  const adminUser = await createUser(deps, { email: `admin-${Date.now()}@example.com`, roles: ['admin'] });
+  const adminToken = await tokenFor(deps, adminUser);
+  const admin = await deps.auth.authenticate(new Headers({ authorization: `Bearer ${adminToken}` }), 'jwt');
+  const catalog = createCatalog(deps);
+  return {
+    deps,
+    host,
+    server,
+    url: `http://127.0.0.1:${server.port}`,
+    catalog,
+    admin,
+    adminToken,
+    close: () => server.shutdown(),
+  };
+}

@@ -1,0 +1,40 @@
+import { JSON_RPC, type JsonRpcNotification, type JsonRpcRequest } from '@agentgw/mcp-client';
+
+/** One element of a POST body, classified. */
+export type Incoming =
+  | { kind: 'request'; message: JsonRpcRequest }
+  | { kind: 'notification'; message: JsonRpcNotification }
+  /** A client's answer to a server request; the gateway sends none, so these are acknowledged and dropped. */
+  | { kind: 'response' }
+  | { kind: 'invalid'; id: string | number | null; code: number; message: string };
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Validates a JSON-RPC 2.0 message as MCP uses it (params, when present, is an object). */
+export function classify(value: unknown): Incoming {
+  if (!isObject(value)) return { kind: 'invalid', id: null, code: JSON_RPC.INVALID_REQUEST, message: 'A JSON-RPC message must be an object' };
+  const rawId = value.id;
+  const idOk = rawId === undefined || typeof rawId === 'string' || (typeof rawId === 'number' && Number.isFinite(rawId));
+  const id = idOk && rawId !== undefined ? (rawId as string | number) : null;
+  if (value.jsonrpc !== '2.0') return { kind: 'invalid', id, code: JSON_RPC.INVALID_REQUEST, message: 'jsonrpc must be "2.0"' };
+  if (!idOk) return { kind: 'invalid', id: null, code: JSON_RPC.INVALID_REQUEST, message: 'id must be a string or a number' };
+  if (value.method === undefined) {
+    if (rawId !== undefined && ('result' in value || 'error' in value)) return { kind: 'response' };
+    return { kind: 'invalid', id, code: JSON_RPC.INVALID_REQUEST, message: 'method is required' };
+  }
+  if (typeof value.method !== 'string' || value.method === '') {
+    return { kind: 'invalid', id, code: JSON_RPC.INVALID_REQUEST, message: 'method must be a non-empty string' };
+  }
+  if (value.params !== undefined && !isObject(value.params)) {
+    return { kind: 'invalid', id, code: JSON_RPC.INVALID_PARAMS, message: 'params must be an object' };
+  }
+  const params = value.params as Record<string, unknown> | undefined;
+  if (rawId === undefined) return { kind: 'notification', message: { jsonrpc: '2.0', method: value.method, ...(params ? { params } : {}) } };
+  return { kind: 'request', message: { jsonrpc: '2.0', id: rawId as string | number, method: value.method, ...(params ? { params } : {}) } };
+}
+
+/** The `_meta` object of a message's params, if any. */
+export function metaOf(params: Record<string, unknown> | undefined): Record<string, unknown> {
+  const meta = params?._meta;
+  return isObject(meta) ? meta : {};
+}

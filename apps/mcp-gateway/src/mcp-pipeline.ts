@@ -1,0 +1,436 @@
+import type { Principal } from '@agentgw/auth';
+import type { AuditTrail } from '@agentgw/audit';
+import type { Catalog, ProviderRecord } from '@agentgw/catalog';
+import { newId, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
+import {
+  isMcpUpstreamError,
+  JSON_RPC,
+  MODERN_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type McpUpstreamClient,
+  type UpstreamSession,
+} from '@agentgw/mcp-client';
+import { LIST_METHODS, type ListItem, type ListKind, type ProviderLists } from './provider-lists.js';
+import { ClientGone, GATEWAY_RPC, invalidParams, RpcError } from './rpc-errors.js';
+import type { SessionClaims } from './session-ids.js';
+import type { SessionStore } from './session-store.js';
+import type { ShadowReport } from './shadowed-tools.js';
+import { upstreamTarget } from './upstream-targets.js';
+
+/** Which endpoint a message arrived on. */
+export type McpEndpoint = { kind: 'unified'; providerFilter: readonly string[] | null } | { kind: 'proxy'; providerId: string };
+
+/** Everything one JSON-RPC request is handled with. */
+export interface McpRequestContext {
+  principal: Principal;
+  requestId: string;
+  endpoint: McpEndpoint;
+  /** The revision the client speaks on this request. */
+  protocolVersion: string;
+  /** The legacy session it belongs to (with the upstream sessions opened so far), if any. */
+  session: { claims: SessionClaims; upstreams: Record<string, UpstreamSession> } | null;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  /** Sends a notification on the response stream; null when the answer is a plain JSON body. */
+  notify: ((notification: JsonRpcNotification) => void) | null;
+  /** An exact-call approval token the client presented (X-Confirmation-Token or `_meta`). */
+  confirmationToken: string | null;
+  /** The request's `_meta.progressToken`, for progress notifications while a call is held. */
+  progressToken: string | number | null;
+}
+
+export interface McpPipelineDeps {
+  catalog: Catalog;
+  client: McpUpstreamClient;
+  lists: ProviderLists;
+  sessions: SessionStore;
+  audit: AuditTrail;
+  gate: ConfirmationGate;
+  clock: Clock;
+  logger: Logger;
+  upstreamTimeoutMs: number;
+  shadows: ShadowReport;
+}
+
+/** The `_meta` key a client may carry an approval token in. */
+export const CONFIRMATION_TOKEN_META = 'agentgw/confirmationToken';
+
+export const SERVER_INFO = { name: 'agentgw-mcp-gateway', version: '1.0.0' };
+
+/** What the gateway can do, per endpoint: the unified one merges, the proxy also forwards completion and logging. */
+export function serverCapabilities(endpoint: McpEndpoint): Record<string, unknown> {
+  const merged = { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } };
+  return endpoint.kind === 'proxy' ? { ...merged, completions: {}, logging: {} } : merged;
+}
+
+type Result = Record<string, unknown>;
+
+/**
+ * The MCP method layer shared by the unified endpoint and the per-provider proxy: tools/list
+ * merging, the five-step tools/call (route → provider access → policy as the end user →
+ * decision → audit), resources and prompts, and forwarding. Transport concerns (HTTP, SSE,
+ * sessions ids, versions) stay in the routes.
+ */
+export class McpPipeline {
+  constructor(private readonly deps: McpPipelineDeps) {}
+
+  /** Answers one request; null when the client went away and there is nobody to answer. */
+  async handle(request: JsonRpcRequest, ctx: McpRequestContext): Promise<{ response: JsonRpcResponse; status: number } | null> {
+    try {
+      const result = await this.dispatch(request, ctx);
+      return { response: { jsonrpc: '2.0', id: request.id, result }, status: 200 };
+    } catch (err) {
+      if (err instanceof ClientGone || ctx.signal.aborted) return null;
+      if (err instanceof UpstreamAnswer) return { response: { ...err.response, id: request.id }, status: 200 };
+      const rpc = err instanceof RpcError ? err : toRpc(err, this.deps.logger);
+      return { response: { jsonrpc: '2.0', id: request.id, error: rpc.toObject() }, status: rpc.status };
+    }
+  }
+
+  private async dispatch(request: JsonRpcRequest, ctx: McpRequestContext): Promise<Result> {
+    const params = request.params ?? {};
+    switch (request.method) {
+      case 'ping':
+        return {};
+      case 'server/discover':
+        return { supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS], capabilities: serverCapabilities(ctx.endpoint) };
+    }
+    const agent = await this.activeAgent(ctx.principal);
+    if (ctx.endpoint.kind === 'proxy') {
+      const provider = await this.deps.catalog.providers.getFor(ctx.principal, ctx.endpoint.providerId);
+      // The proxy checks provider-level access before anything reaches the provider.
+      if (!(await this.mayReach(ctx.principal, provider))) throw denied('The agent has no access to this provider', 'high');
+      return this.dispatchProxy(request.method, params, ctx, provider, agent);
+    }
+    switch (request.method) {
+      case 'tools/list':
+        return { tools: await this.mergedTools(ctx) };
+      case 'tools/call':
+        return this.callTool(params, ctx, agent);
+      case 'resources/list':
+        return { resources: await this.mergedList(ctx, 'resources', (item) => stringOf(item.uri)) };
+      case 'resources/templates/list':
+        return { resourceTemplates: await this.mergedList(ctx, 'resourceTemplates', (item) => stringOf(item.uriTemplate)) };
+      case 'prompts/list':
+        return { prompts: await this.mergedList(ctx, 'prompts', (item) => stringOf(item.name)) };
+      case 'resources/read':
+        return this.forwardToOwner(ctx, 'resources', 'uri', request.method, params);
+      case 'prompts/get':
+        return this.forwardToOwner(ctx, 'prompts', 'name', request.method, params);
+      default:
+        throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
+    }
+  }
+
+  private async dispatchProxy(method: string, params: Result, ctx: McpRequestContext, provider: ProviderRecord, agent: AgentInfo): Promise<Result> {
+    if (method === 'tools/list') return { tools: await this.providerTools(ctx, provider) };
+    if (method === 'tools/call') return this.callTool(params, ctx, agent, provider);
+    return this.forward(provider, method, params, ctx);
+  }
+
+  /** The agent acting, which must exist and be enabled; the kill switch answers 403 at once on every replica. */
+  private async activeAgent(principal: Principal): Promise<AgentInfo> {
+    if (principal.agentId === null) return null;
+    const agent = await this.deps.catalog.agents.get(principal.agentId);
+    if (!agent || !agent.isActive) throw new RpcError(GATEWAY_RPC.DENIED, 'Agent is disabled', 403, { code: 'AGENT_DISABLED' });
+    return { requireConfirmation: agent.requireConfirmation };
+  }
+
+  /** Providers a tool name may route to: those visible to the caller, narrowed by `providers=`. */
+  private async routingSet(ctx: McpRequestContext): Promise<ProviderRecord[]> {
+    const visible = await this.deps.catalog.providers.visibleTo(ctx.principal);
+    const filter = ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null;
+    return filter === null ? visible : visible.filter((p) => filter.includes(p.id));
+  }
+
+  /** Provider-level access: an agent needs an allow-class rule naming the provider (or `*`); a user alone is decided per tool. */
+  private async mayReach(principal: Principal, provider: ProviderRecord): Promise<boolean> {
+    if (principal.agentId === null) return true;
+    return this.deps.catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId: principal.tenantId, providerId: provider.id });
+  }
+
+  private decide(principal: Principal, providerId: string, toolName: string) {
+    return this.deps.catalog.rules.decide({
+      agentId: principal.agentId,
+      userId: principal.endUserId ?? principal.userId,
+      tenantId: principal.tenantId,
+      providerId,
+      toolName,
+    });
+  }
+
+  private listTarget(provider: ProviderRecord) {
+    return upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), null);
+  }
+
+  /**
+   * The merged tools/list: every reachable provider's list in parallel (each with its own
+   * deadline; a failed one is left out), each name once and from the provider tools/call routes
+   * it to, denied tools removed. Tools a routing decision hides are reported as shadowed.
+   */
+  private async mergedTools(ctx: McpRequestContext): Promise<ListItem[]> {
+    const providers = await this.routingSet(ctx);
+    const reachable = await this.reachable(ctx.principal, providers);
+    const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), 'tools')));
+    const tools: ListItem[] = [];
+    const seen = new Set<string>();
+    for (const [i, provider] of reachable.entries()) {
+      for (const tool of lists[i]!.items ?? []) {
+        const name = stringOf(tool.name);
+        if (name === null || seen.has(name)) continue;
+        const owner = this.deps.catalog.providers.route(name, providers);
+        if (owner?.id !== provider.id) {
+          this.deps.shadows.report(name, provider, owner);
+          continue;
+        }
+        if ((await this.decide(ctx.principal, provider.id, name)).action === 'deny') continue;
+        seen.add(name);
+        tools.push(tool);
+      }
+    }
+    return tools;
+  }
+
+  /** One provider's tools for the proxy: its whole list, denied tools removed. */
+  private async providerTools(ctx: McpRequestContext, provider: ProviderRecord): Promise<ListItem[]> {
+    const list = await this.deps.lists.get(provider, this.listTarget(provider), 'tools');
+    if (list.items === null) throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools', 502, { reason: list.failure });
+    const tools: ListItem[] = [];
+    for (const tool of list.items) {
+      const name = stringOf(tool.name);
+      if (name !== null && (await this.decide(ctx.principal, provider.id, name)).action !== 'deny') tools.push(tool);
+    }
+    return tools;
+  }
+
+  private async reachable(principal: Principal, providers: ProviderRecord[]): Promise<ProviderRecord[]> {
+    const allowed = await Promise.all(providers.map((p) => this.mayReach(principal, p)));
+    return providers.filter((_, i) => allowed[i]);
+  }
+
+  /** Resources, templates or prompts of every reachable provider, first in routing order winning a key. */
+  private async mergedList(ctx: McpRequestContext, kind: ListKind, keyOf: (item: ListItem) => string | null): Promise<ListItem[]> {
+    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
+    const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), kind)));
+    const merged: ListItem[] = [];
+    const seen = new Set<string>();
+    for (const list of lists) {
+      for (const item of list.items ?? []) {
+        const key = keyOf(item);
+        if (key === null || seen.has(key)) continue;
+        seen.add(key);
+        merged.push(item);
+      }
+    }
+    return merged;
+  }
+
+  /** resources/read and prompts/get on the unified endpoint: to the first reachable provider listing that uri or name. */
+  private async forwardToOwner(ctx: McpRequestContext, kind: ListKind, field: 'uri' | 'name', method: string, params: Result): Promise<Result> {
+    const key = params[field];
+    if (typeof key !== 'string') throw invalidParams(`params.${field} must be a string`);
+    for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
+      const list = await this.deps.lists.get(provider, this.listTarget(provider), kind);
+      if ((list.items ?? []).some((item) => item[field] === key)) return this.forward(provider, method, params, ctx);
+    }
+    if (kind === 'resources') throw new RpcError(GATEWAY_RPC.RESOURCE_NOT_FOUND, 'Resource not found', 200, { uri: key });
+    throw invalidParams(`Unknown prompt: ${key}`);
+  }
+
+  /** tools/call, the spec's five steps in order. */
+  private async callTool(params: Result, ctx: McpRequestContext, agent: AgentInfo, fixed?: ProviderRecord): Promise<Result> {
+    const name = params.name;
+    if (typeof name !== 'string' || name === '') throw invalidParams('params.name must be a non-empty string');
+    const args = params.arguments ?? {};
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidParams('params.arguments must be an object');
+    const { principal } = ctx;
+
+    // 1. The provider that owns the tool (pattern, then priority).
+    const provider = fixed ?? this.deps.catalog.providers.route(name, await this.routingSet(ctx));
+    if (!provider) throw invalidParams(`Unknown tool: ${name}`);
+
+    const auditId = newId();
+    const base = {
+      id: auditId,
+      userId: principal.userId,
+      agentId: principal.agentId,
+      endUserId: principal.endUserId,
+      providerId: provider.id,
+      tenantId: principal.tenantId,
+      toolName: name,
+      arguments: args,
+    };
+    // 2. Provider-level access for the agent.
+    if (!(await this.mayReach(principal, provider))) {
+      this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: 'no provider access' }));
+      throw denied('The agent has no access to this provider', 'high', auditId);
+    }
+    // 3. The tool policy, as the real end user.
+    const decision = await this.decide(principal, provider.id, name);
+    // 4. The decision.
+    if (decision.action === 'deny') {
+      const reason = decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool';
+      this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: reason }));
+      throw denied(reason, decision.risk, auditId);
+    }
+    this.record(() => this.deps.audit.open({ ...base, status: 'pending' }));
+    if (decision.action === 'require_confirmation' || agent?.requireConfirmation) {
+      await this.hold(ctx, { auditId, agentId: principal.agentId, userId: principal.userId, endUserId: principal.endUserId, tenantId: principal.tenantId, providerId: provider.id, toolName: name, arguments: args as Record<string, unknown>, risk: decision.risk });
+    }
+    // 5. Forward and audit the outcome.
+    const started = this.deps.clock.now().getTime();
+    const duration = () => this.deps.clock.now().getTime() - started;
+    try {
+      const result = await this.forward(provider, 'tools/call', params, ctx);
+      this.record(() => this.deps.audit.update(auditId, { status: result.isError === true ? 'failed' : 'completed', result, duration: duration() }));
+      return result;
+    } catch (err) {
+      const error = err instanceof UpstreamAnswer && 'error' in err.response ? err.response.error.message : err instanceof Error ? err.message : 'failed';
+      this.record(() => this.deps.audit.update(auditId, { status: 'failed', error, duration: duration() }));
+      throw err;
+    }
+  }
+
+  /** Holds a require_confirmation call until a human decides; returns when confirmed, throws otherwise. */
+  private async hold(ctx: McpRequestContext, call: HeldCall): Promise<void> {
+    if (ctx.confirmationToken !== null && (await this.deps.gate.redeem(ctx.confirmationToken, call))) {
+      this.record(() => this.deps.audit.update(call.auditId, { status: 'confirmed' }));
+      return;
+    }
+    const { progressToken } = ctx;
+    const outcome = await this.deps.gate.hold(call, {
+      signal: ctx.signal,
+      onStatus: ({ confirmationId, message, elapsedMs }) => {
+        if (!ctx.notify) return;
+        if (progressToken !== null) {
+          ctx.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: elapsedMs, message } });
+        }
+        ctx.notify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'agentgw/confirmation', data: { confirmationId, message, elapsedMs } } });
+      },
+    });
+    switch (outcome.decision) {
+      case 'confirmed':
+        this.record(() => this.deps.audit.update(call.auditId, { status: 'confirmed', confirmedBy: outcome.confirmedBy }));
+        return;
+      case 'expired':
+        throw new ClientGone();
+      default:
+        this.record(() => this.deps.audit.update(call.auditId, { status: 'rejected', error: outcome.reason }));
+        throw new RpcError(GATEWAY_RPC.CONFIRMATION_REJECTED, outcome.reason, 403, {
+          decision: outcome.decision,
+          reason: outcome.reason,
+          confirmationId: outcome.confirmationId,
+          auditId: call.auditId,
+        });
+    }
+  }
+
+  /**
+   * Sends a request to a provider with its auth and the caller's identity, on the session's
+   * upstream session for that provider (opened and stored on first use) or the shared one.
+   * An upstream JSON-RPC error is passed on as it is.
+   */
+  private async forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext): Promise<Result> {
+    const target = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId });
+    const options = {
+      signal: ctx.signal,
+      timeoutMs: this.deps.upstreamTimeoutMs,
+      onNotification: (n: JsonRpcNotification) => {
+        this.deps.lists.noticed(provider.id, n.method);
+        if (n.method === 'notifications/progress' || n.method === 'notifications/message') ctx.notify?.(n);
+      },
+    };
+    try {
+      let session: UpstreamSession | undefined;
+      if (ctx.session) {
+        session = ctx.session.upstreams[provider.id];
+        if (!session) {
+          session = await this.deps.client.open(target, options);
+          await this.rememberUpstream(ctx, provider.id, session);
+        }
+      }
+      const { response, session: used } = await this.deps.client.request(target, method, upstreamParams(params), { ...options, session });
+      if (ctx.session && session && used.sessionId !== session.sessionId) await this.rememberUpstream(ctx, provider.id, used);
+      if ('error' in response) throw new UpstreamAnswer(response);
+      return response.result;
+    } catch (err) {
+      if (!isMcpUpstreamError(err)) throw err;
+      if (err.kind === 'aborted') throw new ClientGone();
+      if (err.kind === 'timeout') throw new RpcError(GATEWAY_RPC.UPSTREAM_TIMEOUT, 'The provider did not answer in time', 504, { providerId: provider.id });
+      throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider could not be reached', 502, { providerId: provider.id, reason: err.message });
+    }
+  }
+
+  private async rememberUpstream(ctx: McpRequestContext, providerId: string, session: UpstreamSession): Promise<void> {
+    if (!ctx.session) return;
+    ctx.session.upstreams[providerId] = session;
+    await this.deps.sessions.setUpstream(ctx.session.claims.sid, providerId, session);
+  }
+
+  /** Audit jobs are enqueued beside the call, never awaited on its path; a failure is logged. */
+  private record(...steps: (() => Promise<unknown>)[]): void {
+    const run = async () => {
+      for (const step of steps) await step();
+    };
+    run().catch((err: unknown) => this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit record'));
+  }
+}
+
+type AgentInfo = { requireConfirmation: boolean } | null;
+
+/** An upstream's JSON-RPC error, passed on to the client unchanged. */
+class UpstreamAnswer extends Error {
+  constructor(readonly response: Extract<JsonRpcResponse, { error: unknown }>) {
+    super(response.error.message);
+  }
+}
+
+const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
+  new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
+
+const stringOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+function toRpc(err: unknown, logger: Logger): RpcError {
+  const status = (err as { status?: unknown }).status;
+  if (typeof status === 'number' && status >= 400 && status < 600 && err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return new RpcError(status === 403 ? GATEWAY_RPC.DENIED : JSON_RPC.SERVER_ERROR, err.message, status, typeof code === 'string' ? { code } : undefined);
+  }
+  logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'MCP request failed');
+  return new RpcError(JSON_RPC.INTERNAL_ERROR, 'Internal error', 500);
+}
+
+/** The params sent upstream: the client's own, without the gateway-facing `_meta` keys (the client adds its envelope). */
+export function upstreamParams(params: Result): Result {
+  const meta = params._meta;
+  if (typeof meta !== 'object' || meta === null) return params;
+  const kept = Object.fromEntries(
+    Object.entries(meta).filter(([key]) => !key.startsWith('io.modelcontextprotocol/') && key !== CONFIRMATION_TOKEN_META),
+  );
+  const { _meta: _dropped, ...rest } = params;
+  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+}
+
+/** Shapes a result for the client's revision: 2026-07-28 results carry `resultType` (and cache fields on lists); older ones do not. */
+export function resultForClient(method: string, result: Result, protocolVersion: string): Result {
+  if (protocolVersion === MODERN_PROTOCOL_VERSION) {
+    const out: Result = { ...result, resultType: result.resultType ?? 'complete' };
+    if (LIST_RESULT_METHODS.has(method) || method === 'resources/read' || method === 'server/discover') {
+      out.ttlMs ??= 0;
+      out.cacheScope ??= 'private';
+    }
+    if (method === 'tools/list' && Array.isArray(out.tools)) {
+      out.tools = (out.tools as ListItem[]).map(({ execution: _execution, ...tool }) => tool);
+    }
+    const meta = (typeof out._meta === 'object' && out._meta !== null ? out._meta : {}) as Result;
+    out._meta = { ...meta, 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
+    return out;
+  }
+  const { resultType: _r, ttlMs: _t, cacheScope: _c, ...legacy } = result;
+  return legacy;
+}
+
+const LIST_RESULT_METHODS = new Set(Object.values(LIST_METHODS));

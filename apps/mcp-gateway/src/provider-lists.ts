@@ -1,0 +1,102 @@
+import type { ProviderRecord } from '@agentgw/catalog';
+import type { Clock, EventBus, Logger, Unsubscribe } from '@agentgw/core';
+import type { McpUpstreamClient, UpstreamTarget } from '@agentgw/mcp-client';
+
+/** The lists an upstream offers that the unified endpoint merges. */
+export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
+
+export const LIST_METHODS: Record<ListKind, string> = {
+  tools: 'tools/list',
+  resources: 'resources/list',
+  resourceTemplates: 'resources/templates/list',
+  prompts: 'prompts/list',
+};
+
+export type ListItem = Record<string, unknown> & { name?: unknown; uri?: unknown; uriTemplate?: unknown };
+
+/** How long a fetched list is served without asking again (events and list_changed drop it sooner). */
+const LIST_TTL_MS = 60_000;
+/** A failed fetch is not retried for this long, so a dead upstream does not cost every list a timeout. */
+const FAILURE_TTL_MS = 5_000;
+
+interface Entry {
+  at: number;
+  items: ListItem[] | null;
+  failure: string | null;
+}
+
+/**
+ * Each provider's upstream lists, fetched with a deadline and cached per provider and kind.
+ * Dropped on `providers.changed` (that provider, or all), on an upstream's
+ * `notifications/<kind>/list_changed`, and after a minute at most.
+ */
+export class ProviderLists {
+  private readonly entries = new Map<string, Entry>();
+  private readonly inflight = new Map<string, Promise<Entry>>();
+  private unsubscribe: Unsubscribe | null = null;
+
+  constructor(
+    private readonly deps: { client: McpUpstreamClient; clock: Clock; bus: EventBus; logger: Logger },
+    private readonly timeoutMs: number,
+  ) {}
+
+  async start(): Promise<void> {
+    this.unsubscribe = await this.deps.bus.subscribe('providers.changed', ({ providerId }) => this.drop(providerId));
+  }
+
+  async stop(): Promise<void> {
+    await this.unsubscribe?.();
+    this.unsubscribe = null;
+  }
+
+  /** Forgets a provider's lists (all providers with null). */
+  drop(providerId: string | null, kind?: ListKind): void {
+    for (const key of [...this.entries.keys()]) {
+      const [id, k] = key.split('\n');
+      if ((providerId === null || id === providerId) && (kind === undefined || k === kind)) this.entries.delete(key);
+    }
+  }
+
+  /** Reacts to a notification an upstream sent on any answer. */
+  noticed(providerId: string, method: string): void {
+    if (method === 'notifications/tools/list_changed') this.drop(providerId, 'tools');
+    else if (method === 'notifications/prompts/list_changed') this.drop(providerId, 'prompts');
+    else if (method === 'notifications/resources/list_changed') {
+      this.drop(providerId, 'resources');
+      this.drop(providerId, 'resourceTemplates');
+    }
+  }
+
+  /** The provider's list, or a failure reason; never throws and never waits longer than the deadline. */
+  async get(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<{ items: ListItem[] | null; failure: string | null }> {
+    const key = `${provider.id}\n${kind}`;
+    const now = this.deps.clock.now().getTime();
+    const cached = this.entries.get(key);
+    if (cached && now - cached.at < (cached.failure === null ? LIST_TTL_MS : FAILURE_TTL_MS)) return cached;
+    let pending = this.inflight.get(key);
+    if (!pending) {
+      pending = this.fetch(provider, target, kind).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async fetch(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<Entry> {
+    const key = `${provider.id}\n${kind}`;
+    let entry: Entry;
+    try {
+      const { items } = await this.deps.client.listAll(target, LIST_METHODS[kind], kind, {
+        timeoutMs: this.timeoutMs,
+        onNotification: (n) => this.noticed(provider.id, n.method),
+      });
+      entry = { at: this.deps.clock.now().getTime(), items, failure: null };
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : 'unknown failure';
+      // Tools are what providers are for; a provider without resources or prompts simply has none.
+      if (kind === 'tools') this.deps.logger.warn({ providerId: provider.id, kind, reason }, 'upstream list unavailable');
+      entry = { at: this.deps.clock.now().getTime(), items: kind === 'tools' ? null : [], failure: reason };
+    }
+    this.entries.set(key, entry);
+    return entry;
+  }
+}

@@ -1,0 +1,52 @@
+import { isAppError } from '@agentgw/core';
+import { JSON_RPC, type JsonRpcErrorObject } from '@agentgw/mcp-client';
+
+/** JSON-RPC error codes of the gateway's own (server-defined range), with the HTTP status each answers with. */
+export const GATEWAY_RPC = {
+  /** Unknown or ended `Mcp-Session-Id` (HTTP 404: the client starts a new session). */
+  SESSION_NOT_FOUND: -32001,
+  /** Denied by policy, provider access or the kill switch (HTTP 403). */
+  DENIED: -32003,
+  /** A held call was rejected or timed out (HTTP 403). */
+  CONFIRMATION_REJECTED: -32004,
+  /** The upstream could not be reached or did not speak MCP (HTTP 502). */
+  UPSTREAM_FAILED: -32010,
+  /** The upstream did not answer in time (HTTP 504). */
+  UPSTREAM_TIMEOUT: -32011,
+  /** The resource named is not offered by any reachable provider (MCP's resource-not-found). */
+  RESOURCE_NOT_FOUND: -32002,
+} as const;
+
+/** A JSON-RPC error with the HTTP status its single-message JSON answer carries. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly status = 200,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+
+  toObject(): JsonRpcErrorObject {
+    return { code: this.code, message: this.message, ...(this.data ? { data: this.data } : {}) };
+  }
+}
+
+/** The caller went away: there is nobody to answer. */
+export class ClientGone extends Error {}
+
+export const invalidParams = (message: string) => new RpcError(JSON_RPC.INVALID_PARAMS, message);
+
+/**
+ * Any thrown value as a JSON-RPC error: our RpcErrors as they are, the services' AppErrors
+ * with their status and code (`data.code`), anything else an internal error without detail.
+ */
+export function toRpcError(err: unknown): RpcError {
+  if (err instanceof RpcError) return err;
+  if (isAppError(err)) {
+    const code = err.status === 403 ? GATEWAY_RPC.DENIED : JSON_RPC.SERVER_ERROR;
+    return new RpcError(code, err.message, err.status, { code: err.code, ...err.details });
+  }
+  return new RpcError(JSON_RPC.INTERNAL_ERROR, 'Internal error', 500);
+}

@@ -1,0 +1,68 @@
+import { hkdfSync, randomUUID } from 'node:crypto';
+import { open, seal } from '@agentgw/auth';
+import type { Principal } from '@agentgw/auth';
+
+/**
+ * What a gateway MCP session is, sealed (AES-256-GCM) into its `Mcp-Session-Id`: who opened it,
+ * on which endpoint, speaking which revision. Any replica opens it without a lookup; the upstream
+ * sessions it opens later live in the session store under `sid`.
+ */
+export interface SessionClaims {
+  /** Random id: the session store's key. */
+  sid: string;
+  protocolVersion: string;
+  /** `unified`, or the provider id of a per-provider proxy session. */
+  scope: string;
+  /** The principal that opened it; a request of another principal cannot continue it. */
+  userId: string | null;
+  agentId: string | null;
+  endUserId: string | null;
+  /** Seconds since the epoch. */
+  iat: number;
+}
+
+const AAD = 'agentgw mcp-session v1';
+
+/** Seals and opens session ids with a key derived from CREDENTIAL_ENCRYPTION_KEY (never the key itself). */
+export class SessionIdCodec {
+  private readonly keys: Buffer[];
+
+  constructor(keyHex: string, previousKeysHex: readonly string[] = []) {
+    const derive = (hex: string) => Buffer.from(hkdfSync('sha256', Buffer.from(hex, 'hex'), Buffer.alloc(0), 'agentgw mcp-session-id', 32));
+    this.keys = [keyHex, ...previousKeysHex].map(derive);
+  }
+
+  /** A new session for `principal`. */
+  issue(principal: Principal, protocolVersion: string, scope: string, now: Date): { id: string; claims: SessionClaims } {
+    const claims: SessionClaims = {
+      sid: randomUUID(),
+      protocolVersion,
+      scope,
+      userId: principal.userId,
+      agentId: principal.agentId,
+      endUserId: principal.endUserId,
+      iat: Math.floor(now.getTime() / 1000),
+    };
+    return { id: seal(this.keys[0]!, JSON.stringify(claims), AAD), claims };
+  }
+
+  /** The claims, or null when the id is not one of ours (forged, altered, or too long to be one). */
+  open(id: string): SessionClaims | null {
+    if (id.length > 1024) return null;
+    for (const key of this.keys) {
+      const plain = open(key, id, AAD);
+      if (plain !== null) {
+        try {
+          return JSON.parse(plain) as SessionClaims;
+        } catch {
+          return null;
+        }
+      }
+    }
+    return null;
+  }
+}
+
+/** Whether `principal` is the one that opened the session (same user, agent and end user). */
+export const sessionBelongsTo = (claims: SessionClaims, principal: Principal): boolean =>
+  claims.userId === principal.userId && claims.agentId === principal.agentId && claims.endUserId === principal.endUserId;

@@ -1,0 +1,142 @@
+import type { Principal } from '@agentgw/auth';
+import type { AuditOpenEntry, AuditTrail } from '@agentgw/audit';
+import type { Catalog } from '@agentgw/catalog';
+import { ForbiddenError, newId, type AuditStatus, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
+
+/** The tool gate's answer: the spec's five decisions, always with the audit id. */
+export type GateAnswer =
+  | { auditId: string; decision: 'allow'; risk: RiskLevel }
+  | { auditId: string; decision: 'denied'; risk: RiskLevel; reason: string }
+  | { auditId: string; decision: 'confirmed'; risk: RiskLevel; confirmedBy: string | null }
+  | { auditId: string; decision: 'rejected'; risk: RiskLevel; reason: string }
+  | { auditId: string; decision: 'timeout'; risk: RiskLevel; reason: string };
+
+export interface ToolGateDeps {
+  catalog: Catalog;
+  audit: AuditTrail;
+  gate: ConfirmationGate;
+  logger: Logger;
+}
+
+/**
+ * The tool gate for runtimes that call tools themselves: the same decision as an MCP tools/call
+ * (kill switch, provider access, policy as the end user, confirmation hold) and the same audit
+ * record, which the runtime completes afterwards.
+ */
+export class ToolGate {
+  constructor(private readonly deps: ToolGateDeps) {}
+
+  /** Decides a call; null when the caller went away while it was held. */
+  async evaluate(
+    principal: Principal,
+    input: { toolName: string; providerId: string; params: Record<string, unknown> },
+    options: { signal: AbortSignal; confirmationToken: string | null },
+  ): Promise<GateAnswer | null> {
+    const { catalog } = this.deps;
+    let requireConfirmation = false;
+    if (principal.agentId !== null) {
+      const agent = await catalog.agents.get(principal.agentId);
+      if (!agent || !agent.isActive) throw new ForbiddenError('Agent is disabled', 'AGENT_DISABLED');
+      requireConfirmation = agent.requireConfirmation;
+    }
+    const provider = await catalog.providers.getFor(principal, input.providerId);
+    const auditId = newId();
+    const entry = {
+      id: auditId,
+      userId: principal.userId,
+      agentId: principal.agentId,
+      endUserId: principal.endUserId,
+      providerId: provider.id,
+      tenantId: principal.tenantId,
+      toolName: input.toolName,
+      arguments: input.params,
+    };
+    const reachable =
+      principal.agentId === null ||
+      (await catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId: principal.tenantId, providerId: provider.id }));
+    if (!reachable) {
+      this.record(entry, 'rejected', { error: 'no provider access' });
+      return { auditId, decision: 'denied', risk: 'high', reason: 'The agent has no access to this provider' };
+    }
+    const decision = await catalog.rules.decide({
+      agentId: principal.agentId,
+      userId: principal.endUserId ?? principal.userId,
+      tenantId: principal.tenantId,
+      providerId: provider.id,
+      toolName: input.toolName,
+    });
+    if (decision.action === 'deny') {
+      const reason = decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool';
+      this.record(entry, 'rejected', { error: reason });
+      return { auditId, decision: 'denied', risk: decision.risk, reason };
+    }
+    if (decision.action === 'allow' && !requireConfirmation) {
+      this.record(entry, 'pending');
+      return { auditId, decision: 'allow', risk: decision.risk };
+    }
+    this.record(entry, 'pending');
+    const held = {
+      auditId,
+      agentId: principal.agentId,
+      userId: principal.userId,
+      endUserId: principal.endUserId,
+      tenantId: principal.tenantId,
+      providerId: provider.id,
+      toolName: input.toolName,
+      arguments: input.params,
+      risk: decision.risk,
+    };
+    if (options.confirmationToken !== null && (await this.deps.gate.redeem(options.confirmationToken, held))) {
+      this.update(auditId, { status: 'confirmed' });
+      return { auditId, decision: 'confirmed', risk: decision.risk, confirmedBy: null };
+    }
+    const outcome = await this.deps.gate.hold(held, { signal: options.signal });
+    switch (outcome.decision) {
+      case 'confirmed':
+        this.update(auditId, { status: 'confirmed', confirmedBy: outcome.confirmedBy });
+        return { auditId, decision: 'confirmed', risk: decision.risk, confirmedBy: outcome.confirmedBy };
+      case 'expired':
+        return null;
+      default:
+        this.update(auditId, { status: 'rejected', error: outcome.reason });
+        return { auditId, decision: outcome.decision, risk: decision.risk, reason: outcome.reason };
+    }
+  }
+
+  /** Completes the record of an evaluated call, or creates one for a call that was never evaluated. */
+  async audit(
+    principal: Principal,
+    input: { auditId?: string; toolName?: string; providerId?: string; result?: unknown; durationMs?: number; status?: 'completed' | 'failed'; error?: string },
+  ): Promise<string> {
+    const status: AuditStatus = input.status ?? 'completed';
+    const patch = { status, result: input.result, duration: input.durationMs ?? null, ...(input.error !== undefined ? { error: input.error } : {}) };
+    if (input.auditId !== undefined) {
+      await this.deps.audit.update(input.auditId, patch);
+      return input.auditId;
+    }
+    const provider = await this.deps.catalog.providers.getFor(principal, input.providerId!);
+    const id = await this.deps.audit.open({
+      userId: principal.userId,
+      agentId: principal.agentId,
+      endUserId: principal.endUserId,
+      providerId: provider.id,
+      tenantId: principal.tenantId,
+      toolName: input.toolName!,
+      arguments: null,
+      status,
+    });
+    await this.deps.audit.update(id, patch);
+    return id;
+  }
+
+  private record(entry: Omit<AuditOpenEntry, 'status'> & { id: string }, status: AuditStatus, patch?: Parameters<AuditTrail['update']>[1]): void {
+    this.deps.audit
+      .open({ ...entry, status })
+      .then(() => (patch ? this.deps.audit.update(entry.id, patch) : undefined))
+      .catch((err: unknown) => this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit record'));
+  }
+
+  private update(id: string, patch: Parameters<AuditTrail['update']>[1]): void {
+    this.deps.audit.update(id, patch).catch((err: unknown) => this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit update'));
+  }
+}

@@ -1,0 +1,33 @@
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import type { UpstreamTarget } from '@agentgw/mcp-client';
+
+/** Who a forwarded call is made for, as the invoke table's identity headers carry it. */
+export interface CallIdentity {
+  principal: Principal;
+  requestId: string;
+}
+
+/**
+ * The target for a provider: its endpoint, its configured auth (`bearer` → Authorization,
+ * `api_key` → X-Api-Key) and, for calls made for someone, the identity headers of the invoke
+ * table (user, end user, email, roles, tenant, agent, request id). Nothing of the caller's own
+ * request travels on: the gateway's word is the only identity upstreams see.
+ */
+export function upstreamTarget(provider: ProviderRecord, secret: string | null, identity: CallIdentity | null): UpstreamTarget {
+  const headers: Record<string, string> = {};
+  if (secret !== null && provider.authType === 'bearer') headers.authorization = `Bearer ${secret}`;
+  if (secret !== null && provider.authType === 'api_key') headers['x-api-key'] = secret;
+  if (identity) {
+    const { principal, requestId } = identity;
+    if (principal.userId) headers['x-user-id'] = principal.userId;
+    if (principal.endUserId) headers['x-end-user-id'] = principal.endUserId;
+    if (principal.email) headers['x-end-user-email'] = principal.email;
+    if (principal.roles.length > 0) headers['x-end-user-roles'] = principal.roles.join(',');
+    if (principal.tenantId) headers['x-tenant-id'] = principal.tenantId;
+    if (principal.agentId) headers['x-gateway-agent-id'] = principal.agentId;
+    headers['x-gateway-request-id'] = requestId;
+  }
+  // The key names the credentials too, so a shared upstream session never crosses an auth change.
+  return { endpoint: provider.endpoint, key: `${provider.id}|${provider.endpoint}|${provider.authType}|${secret ?? ''}`, headers };
+}
