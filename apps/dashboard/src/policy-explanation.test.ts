@@ -26,6 +26,12 @@ describe('explainDecision', () => {
     );
   });
 
+  it('uses display names when it knows them, and the right article', () => {
+    const nameOf = (kind: string, id: string) => (kind === 'agent' ? 'support-bot' : kind === 'provider' ? 'github-tools' : id);
+    const e = explainDecision({ action: 'allow', risk: 'low', matchedRule: rule({ id: 'r2' }) }, { toolName: 'echo', nameOf });
+    expect(e.summary).toBe('echo would be allowed (risk low): decided at step 4 (Agent-level allow rules) by rule r2, an allow rule for agent support-bot on provider github-tools, tool pattern "*".');
+  });
+
   it('explains the default deny when nothing matched', () => {
     const e = explainDecision({ action: 'deny', risk: 'high', matchedRule: null }, { toolName: 'x' });
     expect(e.step).toBe(5);

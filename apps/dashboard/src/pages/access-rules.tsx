@@ -108,7 +108,7 @@ function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOption
       if (form.confirmationMode) body.confirmationMode = form.confirmationMode;
       if (form.description) body.description = form.description;
       await api.post('/admin/provider-access', body);
-      setForm({ ...empty, subjectType: form.subjectType, subjectId });
+      setForm({ ...empty, subjectType: form.subjectType, subjectId, providerId: form.providerId });
       onCreated();
     });
   };
@@ -159,7 +159,9 @@ function EvaluatePanel({ providerOptions, agents }: { providerOptions: Option[];
       setAnswer({ decision, toolName: form.toolName });
     });
   };
-  const explanation = answer ? explainDecision(answer.decision, answer) : null;
+  const nameOf = (kind: 'user' | 'agent' | 'provider', id: string) =>
+    (kind === 'agent' ? agents.find((a) => a.id === id)?.name : kind === 'provider' ? providerOptions.find((p) => p.value === id)?.label : undefined) ?? id;
+  const explanation = answer ? explainDecision(answer.decision, { toolName: answer.toolName, nameOf }) : null;
 
   return (
     <section className="card" aria-labelledby="evaluate">

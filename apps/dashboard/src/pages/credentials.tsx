@@ -130,7 +130,7 @@ function ConnectPanel({ serviceType, existing, onStored }: { serviceType: string
 
   return (
     <section className="card" aria-labelledby="connect">
-      <h2 id="connect">Connect {known ? known.name : serviceType}</h2>
+      <h2 id="connect">{known ? known.name : 'Store a credential'}</h2>
       {provider.loading ? <Loading what="the credential type" /> : null}
       {providerMissing ? <p className="hint">No credential provider defines "{serviceType}"; you can still store a key or token for it.</p> : null}
       {provider.error && !providerMissing ? <ErrorNotice error={provider.error} title="Could not look up the credential type" /> : null}

@@ -1,0 +1,349 @@
+import { build } from 'vite';
+import { startMcpServer, type McpFixture } from '@agentgw/testkit';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, DASHBOARD_DIR, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
+import { openMcpSession } from './mcp-call.js';
+
+// End to end: the built console served by the all-in-one (a real process on a free port),
+// driven in Debian's Chromium, with a real MCP SDK server behind the gateway.
+if (!chromiumAvailable) {
+  console.warn(`[dashboard e2e] SKIPPED: ${CHROMIUM} is missing. Install Debian's chromium (apt-get install -y --no-install-recommends chromium) to run the browser tests.`);
+}
+
+const ADMIN = { email: 'admin@example.com', password: 'e2e-admin-password' };
+
+describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
+  let gateway: RunningGateway;
+  let fixture: McpFixture;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let context: BrowserContext;
+  let page: Page;
+  let jwt = '';
+  const state = { runtimeToken: '', agentId: '', providerId: '' };
+
+  /** Whether the gateway serves this API yet (a route that does not exist answers 404 "No route for …"). */
+  const serves = async (path: string): Promise<boolean> => {
+    const response = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${jwt}` } });
+    const body = (await response.json().catch(() => ({}))) as { message?: string };
+    return !(response.status === 404 && /^No route for /.test(body.message ?? ''));
+  };
+
+  /** axe-core on the current page: no serious or critical violation. */
+  const expectAccessible = async () => {
+    const violations = await seriousViolations(page);
+    expect(violations, JSON.stringify(violations, null, 2)).toEqual([]);
+  };
+
+  const open = async (path: string, heading: string | RegExp) => {
+    await page.goto(`${gateway.url}${path}`);
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  };
+
+  beforeAll(async () => {
+    await build({ root: DASHBOARD_DIR, logLevel: 'warn' });
+    fixture = await startMcpServer({
+      name: 'e2e-tools',
+      tools: [
+        { name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` },
+        { name: 'delete_record', description: 'Deletes a record (held for confirmation)', handler: (args) => `deleted ${JSON.stringify(args)}` },
+      ],
+    });
+    gateway = await startGateway(ADMIN);
+    const login = await fetch(`${gateway.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    jwt = ((await login.json()) as { token: string }).token;
+    browser = await launchBrowser();
+    context = browser.context;
+    await context.grantPermissions(['clipboard-read', 'clipboard-write', 'notifications'], { origin: gateway.url });
+    page = context.pages()[0] ?? (await context.newPage());
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.stop();
+    await fixture?.close();
+  });
+
+  it('serves the console at / with client routes falling back to index.html, never shadowing the API', async () => {
+    const index = await fetch(`${gateway.url}/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/text\/html/);
+    const deep = await fetch(`${gateway.url}/credentials?serviceType=github`);
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toContain('<div id="root">');
+    const api = await fetch(`${gateway.url}/api/v1/no-such-thing`);
+    expect(api.status).toBe(404);
+    expect(api.headers.get('content-type')).toMatch(/json/);
+    expect((await fetch(`${gateway.url}/health`)).headers.get('content-type')).toMatch(/json/);
+  });
+
+  it('signs in', async () => {
+    await page.goto(`${gateway.url}/`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('Password').fill('wrong-password');
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByRole('button', { name: 'Sign in' }).last().click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/\w+/);
+    await screenshot(page, 'sign-in-error');
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).last().click();
+    await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
+    expect(page.url()).toBe(`${gateway.url}/agents`);
+    await page.goto(`${gateway.url}/`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await screenshot(page, 'sign-in');
+    await expectAccessible();
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).last().click();
+    await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
+  });
+
+  it('creates an agent whose runtime token is shown once, and edits its required credentials', async () => {
+    await open('/agents', 'Agents');
+    await page.getByLabel('Name', { exact: true }).fill('support-bot');
+    await page.getByLabel('Upstream URL').fill('http://127.0.0.1:9/agent');
+    await page.getByLabel('Description (optional)').fill('Answers support tickets');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    const secret = page.getByTestId('one-time-secret');
+    await secret.waitFor();
+    state.runtimeToken = (await secret.textContent()) ?? '';
+    expect(state.runtimeToken).toMatch(/^art_/);
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(state.runtimeToken);
+    await screenshot(page, 'agents-token-once');
+    await expectAccessible();
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await expect.poll(() => secret.count()).toBe(0);
+    // Shown once: a reload lists the agent with its prefix only.
+    await page.reload();
+    await page.getByRole('link', { name: 'support-bot' }).waitFor();
+    expect(await page.content()).not.toContain(state.runtimeToken);
+
+    // Disable and enable (kill switch), then rotate.
+    await page.getByRole('button', { name: 'Disable support-bot' }).click();
+    await page.getByText('Disabled', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Enable support-bot' }).click();
+    await page.getByText('Enabled', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Rotate token of support-bot' }).click();
+    const rotated = (await page.getByTestId('one-time-secret').textContent()) ?? '';
+    expect(rotated).toMatch(/^art_/);
+    expect(rotated).not.toBe(state.runtimeToken);
+    state.runtimeToken = rotated;
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await screenshot(page, 'agents');
+
+    await page.getByRole('link', { name: 'support-bot' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Agent support-bot' }).waitFor();
+    state.agentId = page.url().split('/').pop() ?? '';
+    await page.getByRole('button', { name: 'Add a credential' }).click();
+    await page.getByLabel('Service type').fill('github');
+    await page.getByLabel('Description', { exact: true }).last().fill('GitHub token for issues');
+    await page.getByRole('button', { name: 'Save required credentials' }).click();
+    await page.getByText('Required credentials saved.').waitFor();
+    const saved = await fetch(`${gateway.url}/api/v1/admin/agents/${state.agentId}`, { headers: { authorization: `Bearer ${jwt}` } });
+    expect(((await saved.json()) as { agent: { requiredCredentials: unknown } }).agent.requiredCredentials).toEqual([{ serviceType: 'github', description: 'GitHub token for issues' }]);
+    await screenshot(page, 'agent-detail');
+    await expectAccessible();
+  });
+
+  it('adds a tool provider (a real MCP server) and lists its tools; API errors are shown in words', async () => {
+    await open('/tool-providers', 'Tool providers');
+    await page.getByLabel('Name', { exact: true }).fill('broken');
+    await page.getByLabel('MCP endpoint URL').fill('ftp://example.com/mcp');
+    await page.getByRole('button', { name: 'Add provider' }).click();
+    const error = page.getByRole('alert');
+    await error.waitFor();
+    expect(await error.textContent()).toMatch(/^The provider was not added: .*endpoint/i);
+    await screenshot(page, 'tool-providers-error');
+
+    await page.getByLabel('MCP endpoint URL').fill(fixture.url);
+    await page.getByLabel('Name', { exact: true }).fill('e2e-tools');
+    await page.getByRole('button', { name: 'Add provider' }).click();
+    await page.getByRole('heading', { name: 'e2e-tools' }).waitFor();
+    await page.getByRole('button', { name: 'Show tools of e2e-tools' }).click();
+    const tools = page.getByRole('list', { name: 'Tools of e2e-tools' });
+    await tools.waitFor();
+    expect(await tools.textContent()).toContain('delete_record');
+    expect(await tools.textContent()).toContain('echo');
+    const list = await fetch(`${gateway.url}/api/v1/admin/tool-providers`, { headers: { authorization: `Bearer ${jwt}` } });
+    state.providerId = ((await list.json()) as { providers: Array<{ id: string; name: string }> }).providers.find((p) => p.name === 'e2e-tools')?.id ?? '';
+    expect(state.providerId).not.toBe('');
+    await screenshot(page, 'tool-providers');
+    await expectAccessible();
+  });
+
+  it('adds rules and the evaluate panel explains which rule matched', async () => {
+    await open('/access-rules', 'Access rules');
+    const form = page.getByRole('form', { name: 'Add a rule' });
+    await form.getByRole('combobox', { name: 'Agent' }).waitFor();
+    await form.getByRole('combobox', { name: 'Agent' }).selectOption({ label: 'support-bot' });
+    await form.getByLabel('Provider').selectOption({ label: 'e2e-tools' });
+    await form.getByLabel('Action').selectOption('allow');
+    await form.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByRole('cell', { name: 'allow', exact: true }).waitFor();
+    await form.getByLabel('Action').selectOption('require_confirmation');
+    await form.getByLabel('Tool pattern').fill('delete_*');
+    await form.getByLabel('Risk level').selectOption('high');
+    await form.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByRole('cell', { name: 'require confirmation', exact: true }).waitFor();
+
+    const panel = page.getByRole('form', { name: 'Evaluate a call' });
+    await panel.getByRole('combobox', { name: 'Agent' }).selectOption({ label: 'support-bot' });
+    await panel.getByLabel('Provider').selectOption({ label: 'e2e-tools' });
+    await panel.getByLabel('Tool name').fill('delete_record');
+    await panel.getByRole('button', { name: 'Evaluate' }).click();
+    const explanation = page.getByTestId('evaluation-explanation');
+    await explanation.waitFor();
+    const text = (await explanation.textContent()) ?? '';
+    expect(text).toMatch(/^delete_record would be held for confirmation \(risk high\): decided at step 4 \(Agent-level allow rules\) by rule \S+, a require confirmation rule for agent support-bot on provider e2e-tools/);
+    expect(text).toContain('tool pattern "delete_*"');
+    await screenshot(page, 'access-rules-evaluate');
+    await expectAccessible();
+
+    await panel.getByLabel('Tool name').fill('echo');
+    await panel.getByRole('button', { name: 'Evaluate' }).click();
+    await expect.poll(() => explanation.textContent()).toMatch(/^echo would be allowed \(risk low\): decided at step 4/);
+  });
+
+  it('creates an API key shown once, a credential type, stores a credential on the connect page, and says OAuth is not supported yet', async () => {
+    await open('/api-keys', 'API keys');
+    await page.getByLabel('Name', { exact: true }).fill('runtime key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.getByTestId('one-time-secret').textContent()) ?? '';
+    expect(key).toMatch(/^gk_/);
+    await page.getByRole('cell', { name: 'runtime key' }).waitFor();
+    await screenshot(page, 'api-keys');
+    await expectAccessible();
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+
+    await open('/credential-providers', 'Credential providers');
+    const define = async (name: string, serviceType: string, kind: string) => {
+      await page.getByLabel('Name', { exact: true }).fill(name);
+      await page.getByLabel('Service type').fill(serviceType);
+      await page.getByLabel('Kind').selectOption(kind);
+      if (kind === 'oauth2') {
+        await page.getByLabel('OAuth client ID').fill('client-1');
+        await page.getByLabel('OAuth client secret').fill('client-secret-1');
+      }
+      await page.getByRole('button', { name: 'Create credential type' }).click();
+      await page.getByRole('heading', { name, exact: true }).waitFor();
+    };
+    await define('GitHub', 'github', 'api_key');
+    await define('Google Drive', 'gdrive', 'oauth2');
+    expect(await page.content()).not.toContain('client-secret-1');
+    await screenshot(page, 'credential-providers');
+    await expectAccessible();
+
+    // The vault's connect link, as CREDENTIALS_REQUIRED hands it out.
+    const check = await fetch(`${gateway.url}/api/v1/credentials/check/github`, { headers: { authorization: `Bearer ${jwt}` } });
+    const authUrl = new URL(((await check.json()) as { authUrl: string }).authUrl);
+    await open(`${authUrl.pathname}${authUrl.search}`, 'Connect github');
+    await page.getByRole('heading', { name: 'GitHub', exact: true }).waitFor();
+    await page.getByLabel('API key', { exact: true }).fill('ghp_e2e_secret_value');
+    await page.getByRole('button', { name: 'Store API key' }).click();
+    await page.getByText('Stored github.').waitFor();
+    await page.getByRole('cell', { name: 'github', exact: true }).waitFor();
+    expect(await page.content()).not.toContain('ghp_e2e_secret_value');
+    await screenshot(page, 'credentials-connect');
+    await expectAccessible();
+
+    await open('/credentials?serviceType=gdrive', 'Connect gdrive');
+    await page.getByRole('button', { name: 'Connect with OAuth' }).click();
+    await page.getByText('This gateway does not support OAuth connections yet (it answered 501 Not Implemented).', { exact: false }).waitFor();
+    await screenshot(page, 'credentials-oauth-501');
+  });
+
+  it('registers a device', async () => {
+    await open('/devices', 'Devices');
+    await page.getByLabel('Platform').selectOption('android');
+    await page.getByLabel('Push token').fill('fcm-token-e2e-0123456789');
+    await page.getByLabel('Device name (optional)').fill('Pixel test');
+    await page.getByRole('button', { name: 'Register device' }).click();
+    await page.getByRole('cell', { name: 'Pixel test' }).waitFor();
+    await screenshot(page, 'devices');
+    await expectAccessible();
+  });
+
+  it('shows a held tool call live on the confirmations page and approves it from there', async (ctx) => {
+    if (!(await serves('/api/v1/stream/pending')) || !(await serves('/api/v1/confirmation/list'))) {
+      console.warn('[dashboard e2e] SKIPPED the live confirmation step: this gateway does not serve /api/v1/stream and /api/v1/confirmation/* yet.');
+      ctx.skip();
+    }
+    await open('/confirmations', 'Confirmations');
+    await page.getByText('Live: new requests appear as they happen.').waitFor({ timeout: 30_000 });
+    const mcp = await openMcpSession(gateway.url, state.runtimeToken);
+    const held = mcp.callTool('delete_record', { id: 'rec-42', reason: 'cleanup' });
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /delete_record/ }) });
+    await card.waitFor({ timeout: 30_000 });
+    expect(await card.getByTestId('confirmation-arguments').textContent()).toContain('rec-42');
+    expect(await card.textContent()).toContain('risk high');
+    await expect.poll(() => page.getByRole('link', { name: /Confirmations/ }).textContent()).toMatch(/1\s*pending/);
+    await screenshot(page, 'confirmations-live');
+    await expectAccessible();
+    await card.getByRole('button', { name: 'Approve delete_record' }).click();
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(JSON.stringify(answer.message)).toContain('deleted');
+    expect(fixture.calls.map((c) => c.tool)).toContain('delete_record');
+    await expect.poll(() => card.count()).toBe(0);
+  });
+
+  it('shows the audit row with the exact total and the stats chart', async (ctx) => {
+    if (!(await serves('/api/v1/audit/logs'))) {
+      console.warn('[dashboard e2e] SKIPPED the audit step: this gateway does not serve /api/v1/audit/* yet.');
+      ctx.skip();
+    }
+    await open('/audit', 'Audit log');
+    const row = page.getByTestId('audit-row').filter({ hasText: 'delete_record' });
+    await expect
+      .poll(
+        async () => {
+          if ((await row.count()) > 0) return true;
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return false;
+        },
+        { timeout: 30_000, interval: 1_000 },
+      )
+      .toBe(true);
+    const logs = await fetch(`${gateway.url}/api/v1/audit/logs?limit=1`, { headers: { authorization: `Bearer ${jwt}` } });
+    const total = ((await logs.json()) as { pagination: { total: number } }).pagination.total;
+    expect(await page.getByTestId('audit-total').textContent()).toMatch(new RegExp(`of ${total}$`));
+    await page.getByLabel('Tool name').fill('delete_record');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => page.getByTestId('audit-row').count()).toBeGreaterThan(0);
+    await page.getByRole('img', { name: /Audit entries by status/ }).waitFor();
+    await screenshot(page, 'audit');
+    await expectAccessible();
+  });
+
+  it('works at phone width', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [path, heading, name] of [
+      ['/agents', 'Agents', 'phone-agents'],
+      ['/access-rules', 'Access rules', 'phone-access-rules'],
+      ['/confirmations', 'Confirmations', 'phone-confirmations'],
+      ['/credentials?serviceType=github', 'Connect github', 'phone-credentials-connect'],
+      ['/audit', 'Audit log', 'phone-audit'],
+    ] as const) {
+      await open(path, heading);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `${path} scrolls sideways at phone width`).toBeLessThanOrEqual(0);
+      await screenshot(page, name);
+      await expectAccessible();
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('is keyboard accessible: skip link, menu and forms reachable with Tab', async () => {
+    await open('/agents', 'Agents');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('INPUT');
+  });
+});
