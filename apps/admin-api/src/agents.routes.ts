@@ -1,8 +1,7 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalog } from '@agentgw/catalog';
-import type { ServiceDeps } from '@agentgw/service-kit';
+import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
 import { TenantIdSchema } from './users.routes.js';
 
 const RequiredCredential = z
@@ -154,7 +153,8 @@ const regenerateRoute = createRoute({
   },
 });
 
-export function agentsRoutes(deps: ServiceDeps): OpenAPIHono {
+/** `/api/v1/admin/agents`: agent registration and the kill switch (admins and agent creators). */
+export function agentAdminRoutes(deps: ServiceDeps): OpenAPIHono {
   const { agents } = createCatalog(deps);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));

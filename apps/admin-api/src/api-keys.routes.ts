@@ -1,8 +1,7 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
-import type { ServiceDeps } from '@agentgw/service-kit';
+import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createApiKey, listApiKeys, revokeApiKey } from './api-keys.js';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
 import { TenantIdSchema } from './users.routes.js';
 
 const Scope = z.enum(['credentials:resolve', 'credentials:read', 'credentials:write']).openapi('ApiKeyScope');

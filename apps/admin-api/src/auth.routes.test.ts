@@ -1,7 +1,7 @@
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
+import { adminApiService } from './service.js';
 import { testClient } from './test-client.js';
 
 /** Requests as they arrive through the reverse proxy at 10.9.9.9, whose X-Forwarded-For is trusted. */
@@ -17,7 +17,7 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
 
   beforeAll(async () => {
     deps = await createTestDeps({ backend, env: { TRUSTED_PROXIES: PROXY } });
-    host = createApp(deps);
+    host = await testHost(adminApiService, deps);
     call = testClient(viaProxy(host));
   });
   afterAll(() => deps?.close());
@@ -156,7 +156,7 @@ describe('self-registration disabled', () => {
   afterAll(() => deps?.close());
 
   it('answers 403 REGISTRATION_DISABLED', async () => {
-    const call = testClient(createApp(deps));
+    const call = testClient(await testHost(adminApiService, deps));
     const res = await call('POST', '/api/v1/auth/register', { body: { email: 'x@example.test', password: 'long-enough-1', name: 'X' } });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'REGISTRATION_DISABLED' });

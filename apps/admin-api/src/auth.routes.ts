@@ -1,8 +1,7 @@
-import type { ServiceDeps } from '@agentgw/service-kit';
+import { errorResponses, jsonBody, jsonResponse, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { login, register } from './accounts.js';
 import { LoginThrottle, clientAddress, trustedProxies } from './login-throttle.js';
-import { errorResponses, jsonBody, jsonResponse, openApiApp } from './route-kit.js';
 import { AccountUser } from './users.routes.js';
 
 const RegisterBody = z

@@ -1,5 +1,5 @@
 import { secretBoxFor, jwtAuth, requirePermission } from '@agentgw/auth';
-import type { ServiceDeps } from '@agentgw/service-kit';
+import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import {
   credentialConfigSchemas,
@@ -11,7 +11,6 @@ import {
   updateCredentialProvider,
   type CredentialProvidersContext,
 } from './credential-providers.js';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
 import { TenantIdSchema } from './users.routes.js';
 
 const AuthTypeSchema = z.enum(['oauth2', 'api_key', 'jwt', 'basic']).openapi('CredentialAuthType');

@@ -3,8 +3,8 @@ import { ConflictError, NotFoundError, newId, validationErrorFrom, type Clock } 
 import { json, type CredentialAuthType, type CredentialProviderRow, type Database } from '@agentgw/db';
 import { z } from '@hono/zod-openapi';
 import { sql, type Kysely } from 'kysely';
-import { HttpUrl } from './route-kit.js';
 import { assertTenantWritable, invalidField } from '@agentgw/catalog';
+import { HttpUrl } from '@agentgw/service-kit';
 import { conflictOnUnique } from './unique-conflict.js';
 
 /** What every read shows instead of a secret, and what an update sends to keep the stored one. */

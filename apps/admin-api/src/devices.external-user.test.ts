@@ -1,8 +1,8 @@
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
+import { adminApiService } from './service.js';
 import { testClient } from './test-client.js';
 
 const issuer = 'https://idp.example.test';
@@ -14,7 +14,7 @@ describe.each(testBackends())('devices for a caller with no local account (%s)',
 
   beforeAll(async () => {
     deps = await createTestDeps({ backend, env: { JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer, secret }]) } });
-    call = testClient(createApp(deps));
+    call = testClient(await testHost(adminApiService, deps));
   });
   afterAll(() => deps?.close());
 

@@ -1,7 +1,7 @@
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
+import { adminApiService } from './service.js';
 import { signedInUser, testClient, type Caller } from './test-client.js';
 
 const base = '/api/v1/notifications/devices';
@@ -14,7 +14,7 @@ describe.each(testBackends())('devices API (%s)', (backend) => {
 
   beforeAll(async () => {
     deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
+    call = testClient(await testHost(adminApiService, deps));
     alice = await signedInUser(deps, ['agent_creator'], 'acme');
     bob = await signedInUser(deps, []);
   });

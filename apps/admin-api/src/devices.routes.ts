@@ -1,8 +1,7 @@
 import { flexibleAuth } from '@agentgw/auth';
-import type { ServiceDeps } from '@agentgw/service-kit';
+import { IdParams, SuccessBody, errorResponses, flexibleSecurity, jsonBody, jsonResponse, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { deleteDevice, listDevices, registerDevice } from './devices.js';
-import { IdParams, SuccessBody, errorResponses, flexibleSecurity, jsonBody, jsonResponse, openApiApp } from './route-kit.js';
 
 const Platform = z.enum(['ios', 'macos', 'android']).openapi('DevicePlatform');
 

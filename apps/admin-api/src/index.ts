@@ -1,4 +1,4 @@
-export { createApp } from './app.js';
+export { adminApiService } from './service.js';
 export { ensureBootstrapAdmin } from './bootstrap-admin.js';
 // The gateway CLI manages admin accounts with the same functions the API uses.
 export { createUser, listUsers } from './users.js';

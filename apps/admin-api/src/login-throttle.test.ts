@@ -1,9 +1,9 @@
 import { ManualClock, MemoryRateLimiter, RateLimitedError, RedisRateLimiter } from '@agentgw/core';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
+import { adminApiService } from './service.js';
 import { LoginThrottle, accountKey, addressKey, clientAddress, trustedProxies } from './login-throttle.js';
 import { testClient } from './test-client.js';
 
@@ -120,7 +120,7 @@ describe.skipIf(!redisUrl)('login throttle across replicas (Redis)', () => {
     for (let i = 0; i < 2; i++) {
       const deps = await createTestDeps();
       const limiter = new RedisRateLimiter({ url: redisUrl!, prefix });
-      const call = testClient(createApp({ ...deps, rateLimiter: limiter }));
+      const call = testClient(await testHost(adminApiService, { ...deps, rateLimiter: limiter }));
       replicas.push({ deps, limiter, call });
       const registered = await call('POST', '/api/v1/auth/register', { body: { email, password, name: 'R' } });
       expect(registered.status).toBe(201);

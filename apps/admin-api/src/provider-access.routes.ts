@@ -1,8 +1,7 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalog } from '@agentgw/catalog';
-import type { ServiceDeps } from '@agentgw/service-kit';
+import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
 import { TenantIdSchema } from './users.routes.js';
 
 const SubjectTypeSchema = z.enum(['user', 'agent']).openapi('SubjectType');

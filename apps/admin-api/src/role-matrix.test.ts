@@ -1,9 +1,9 @@
 import { ROLE_PERMISSIONS, type Permission } from '@agentgw/auth';
 import type { RoleName } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
+import { adminApiService } from './service.js';
 import { signedInUser, testClient, type Caller } from './test-client.js';
 
 /**
@@ -101,7 +101,7 @@ describe.each(testBackends())('role matrix (%s)', (backend) => {
 
   beforeAll(async () => {
     deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
+    call = testClient(await testHost(adminApiService, deps));
     for (const [label, roles] of CALLERS) callers.set(label, await signedInUser(deps, roles, roles.includes('admin') ? null : 'acme'));
   });
   afterAll(() => deps?.close());

@@ -2,8 +2,8 @@ import { createUser, tokenFor, type TestUser } from '@agentgw/testkit';
 import type { RoleName } from '@agentgw/db';
 import type { TestBackend } from '@agentgw/db/testing';
 import type { ServiceDeps } from '@agentgw/service-kit';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createApp } from './app.js';
+import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
+import { adminApiService } from './service.js';
 
 // Response bodies are whatever JSON the API answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -74,7 +74,7 @@ export async function openAdminApi(backend: TestBackend): Promise<AdminApiFixtur
   try {
     return {
       deps,
-      call: testClient(createApp(deps)),
+      call: testClient(await testHost(adminApiService, deps)),
       admin: await signedInUser(deps, ['admin']),
       acmeAdmin: await signedInUser(deps, ['tenant_admin'], 'acme'),
       globexAdmin: await signedInUser(deps, ['tenant_admin'], 'globex'),

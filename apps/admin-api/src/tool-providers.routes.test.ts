@@ -7,7 +7,7 @@ import type { TestDeps } from '@agentgw/service-kit/testing';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { openApiApp } from './route-kit.js';
+import { openApiApp } from '@agentgw/service-kit';
 import { openAdminApi, signedInUser, testClient, type Call, type Caller } from './test-client.js';
 import { toolProvidersRoutes } from './tool-providers.routes.js';
 

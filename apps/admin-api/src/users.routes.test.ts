@@ -1,7 +1,7 @@
 import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
+import { adminApiService } from './service.js';
 import { signedInUser, testClient, type Caller } from './test-client.js';
 
 describe.each(testBackends())('users API (%s)', (backend) => {
@@ -12,7 +12,7 @@ describe.each(testBackends())('users API (%s)', (backend) => {
 
   beforeAll(async () => {
     deps = await createTestDeps({ backend });
-    call = testClient(createApp(deps));
+    call = testClient(await testHost(adminApiService, deps));
     admin = await signedInUser(deps, ['admin']);
     await deps.bus.subscribe('user.changed', (e) => void events.push(e));
   });

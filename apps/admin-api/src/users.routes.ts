@@ -1,7 +1,6 @@
 import { ROLES, jwtAuth, requirePermission } from '@agentgw/auth';
-import type { ServiceDeps } from '@agentgw/service-kit';
+import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp } from './route-kit.js';
 import { addRole, createUser, deleteUser, getUser, listUsers, removeRole, updateUser } from './users.js';
 
 export const RoleSchema = z.enum(ROLES).openapi('Role');

@@ -15,6 +15,7 @@ export { createHost } from './host.js';
 export type { Host, HostOptions } from './host.js';
 export { DOCS_PATH, mountOpenApi, OPENAPI_PATH } from './openapi.js';
 export {
+  documentedJsonBody,
   ErrorBody,
   errorResponses,
   flexibleSecurity,

@@ -1,5 +1,7 @@
 import { validationErrorFrom } from '@agentgw/core';
-import { OpenAPIHono, z } from '@hono/zod-openapi';
+import { OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
+
+type RequestBody = NonNullable<NonNullable<RouteConfig['request']>['body']>;
 
 /**
  * Every service's route group is an OpenAPIHono built here, so the OpenAPI document is
@@ -73,3 +75,14 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { 'application/json': { schema } } } as const;
 }
+
+/**
+ * Documents a JSON request body whose handler parses it itself (`parseJson`), for routes that
+ * must keep their own order of checks or forward the body as sent: the OpenAPI schema comes
+ * from the same zod schema, but zod-openapi adds no validator or media-type gate for it.
+ */
+export function documentedJsonBody<T extends z.ZodType>(schema: T): RequestBody {
+  const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+  return { required: true, content: { 'application/json': { schema: jsonSchema as Extract<RequestBody['content'][string], { schema?: unknown }>['schema'] } } };
+}
+

@@ -6,7 +6,7 @@ import type { ServiceDefinition } from './service-definition.js';
 
 export interface RunServiceOptions {
   /** Runs on the deps before the service starts (admin-api: the bootstrap admin). */
-  prepare?(deps: BuiltDeps): Promise<void>;
+  prepare?(deps: BuiltDeps): Promise<unknown>;
 }
 
 /**
