@@ -85,7 +85,8 @@ export async function updateUser(deps: UsersDeps, actor: Principal, id: string, 
   if (patch.roles) guardOwnAdminRole(actor, current, patch.roles);
   const changes = {
     ...(patch.email !== undefined && { email: normalizeEmail(patch.email) }),
-    ...(patch.password !== undefined && { password_hash: await hashPassword(patch.password) }),
+    // Stamping the change ends every login token issued before it (auth compares the stamp).
+    ...(patch.password !== undefined && { password_hash: await hashPassword(patch.password), password_changed_at: deps.clock.now() }),
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.roles !== undefined && { roles: unique(patch.roles) }),
     ...(patch.tenantId !== undefined && { tenant_id: patch.tenantId }),

@@ -46,7 +46,9 @@ describe('gateway tokens (HS256)', () => {
     const token = await codec.sign('login', { sub: 'user-1', email: 'A@x.io' }, 900);
     const [header] = token.split('.');
     expect(JSON.parse(Buffer.from(header!, 'base64url').toString())).toEqual({ alg: 'HS256', typ: 'JWT' });
-    expect(await codec.verifyUserToken(token)).toEqual({ source: 'gateway', issuer: ISSUER, sub: 'user-1', email: 'a@x.io' });
+    expect(await codec.verifyUserToken(token)).toEqual({ source: 'gateway', issuer: ISSUER, sub: 'user-1', email: 'a@x.io', emailVerified: false, passwordStamp: 0 });
+    const stamped = await codec.sign('login', { sub: 'user-1', pwv: 1_700_000_000_123 }, 900);
+    expect((await codec.verifyUserToken(stamped)).passwordStamp).toBe(1_700_000_000_123);
   });
 
   it('rejects an expired token', async () => {
@@ -179,7 +181,7 @@ describe('external issuers', () => {
     jwks = await serveJwks({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] });
     const issuers = [
       { issuer: 'https://idp.example', audience: 'gateway', jwksUri: jwks.url },
-      { issuer: 'https://partner.example', secret: externalSecret },
+      { issuer: 'https://partner.example', audience: 'gateway', secret: externalSecret },
     ];
     codec = createJwtCodec({ config: testConfig({ JWT_EXTERNAL_ISSUERS: JSON.stringify(issuers) }), clock });
   });
@@ -197,7 +199,20 @@ describe('external issuers', () => {
       issuer: 'https://idp.example',
       sub: 'user-1',
       email: 'ext@idp.example',
+      emailVerified: false,
+      passwordStamp: 0,
     });
+  });
+
+  it('reports email_verified only when the issuer says exactly true', async () => {
+    const sign = (claims: Record<string, unknown>) =>
+      foreignToken(clock, { tt: undefined, email: 'x@partner.example', ...claims }, 'https://partner.example')
+        .setAudience('gateway')
+        .setProtectedHeader({ alg: 'HS256' })
+        .sign(encode(externalSecret));
+    expect((await codec.verifyUserToken(await sign({ email_verified: true }))).emailVerified).toBe(true);
+    expect((await codec.verifyUserToken(await sign({ email_verified: 'true' }))).emailVerified).toBe(false);
+    expect((await codec.verifyUserToken(await sign({}))).emailVerified).toBe(false);
   });
 
   it("checks the external issuer's audience", async () => {
@@ -210,17 +225,33 @@ describe('external issuers', () => {
   });
 
   it('verifies a shared-secret issuer with HS256 only', async () => {
-    const token = await foreignToken(clock, { tt: undefined }, 'https://partner.example').setProtectedHeader({ alg: 'HS256' }).sign(encode(externalSecret));
+    const token = await foreignToken(clock, { tt: undefined }, 'https://partner.example').setAudience('gateway').setProtectedHeader({ alg: 'HS256' }).sign(encode(externalSecret));
     expect(await codec.verifyUserToken(token)).toMatchObject({ source: 'external', issuer: 'https://partner.example', sub: 'user-1' });
-    const forged = await foreignToken(clock, {}, 'https://partner.example').setProtectedHeader({ alg: 'HS256' }).sign(encode(SECRET));
+    const forged = await foreignToken(clock, {}, 'https://partner.example').setAudience('gateway').setProtectedHeader({ alg: 'HS256' }).sign(encode(SECRET));
     expect(await rejection(codec.verifyUserToken(forged))).toBe('401 INVALID_TOKEN');
   });
 
   it('answers 503 when a key set cannot be fetched', async () => {
     const down = createJwtCodec({
-      config: testConfig({ JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://idp.example', jwksUri: 'http://127.0.0.1:1/jwks' }]) }),
+      config: testConfig({ JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://idp.example', audience: 'gateway', jwksUri: 'http://127.0.0.1:1/jwks' }]) }),
       clock,
     });
     expect(await rejection(down.verifyUserToken(await idpToken()))).toBe('503 SERVICE_UNAVAILABLE');
+  });
+
+  it('fetches key sets through the egress policy: a refused address is a 503 and is never contacted', async () => {
+    const codecFor = (env: Record<string, string>, jwksUri: string) =>
+      createJwtCodec({
+        config: testConfig({ ...env, JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://idp.example', audience: 'gateway', jwksUri }]) }),
+        clock,
+      });
+    const before = jwks.hits();
+    // The same local key set that works above is refused under public-only…
+    const strict = codecFor({ EGRESS_POLICY: 'public-only' }, jwks.url);
+    expect(await rejection(strict.verifyUserToken(await idpToken()))).toBe('503 SERVICE_UNAVAILABLE');
+    expect(jwks.hits()).toBe(before);
+    // …and metadata addresses are refused under every policy.
+    const metadata = codecFor({ EGRESS_POLICY: 'allow-private' }, 'http://169.254.169.254/latest/jwks');
+    expect(await rejection(metadata.verifyUserToken(await idpToken()))).toBe('503 SERVICE_UNAVAILABLE');
   });
 });

@@ -1,6 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import {
   createRemoteJWKSet,
+  customFetch,
   decodeJwt,
   decodeProtectedHeader,
   errors as joseErrors,
@@ -10,7 +11,16 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
-import { DependencyUnavailableError, UnauthorizedError, type Clock, type Config } from '@agentgw/core';
+import {
+  createEgressDispatcher,
+  DependencyUnavailableError,
+  egressFetch,
+  egressPolicyFromConfig,
+  EgressRefusedError,
+  UnauthorizedError,
+  type Clock,
+  type Config,
+} from '@agentgw/core';
 
 /**
  * Every token the gateway signs says what it is for in the `tt` claim, so one kind can never be
@@ -35,12 +45,19 @@ export function parseDuration(text: string): number {
 export type SignedClaims = { sub: string } & Record<string, unknown>;
 export type VerifiedClaims = JWTPayload & { sub: string };
 
+/** Claim of our login tokens: the user's password-change stamp (ms, 0 = never) when signed. */
+export const PASSWORD_STAMP_CLAIM = 'pwv';
+
 /** Who a user token (login, JWT_PUBLIC_KEY or external issuer) says the caller is. */
 export interface UserTokenIdentity {
   source: 'gateway' | 'public_key' | 'external';
   issuer: string;
   sub: string;
   email: string | null;
+  /** The issuer vouches for the email (`email_verified: true`); only then may it link to a local user. */
+  emailVerified: boolean;
+  /** Our own login tokens: the password stamp they were signed under (0 when absent). */
+  passwordStamp: number;
 }
 
 export interface JwtCodec {
@@ -88,6 +105,8 @@ function toAuthError(err: unknown): Error {
   if (err instanceof UnauthorizedError) return err;
   if (err instanceof joseErrors.JWTExpired) return new UnauthorizedError('Token expired', 'TOKEN_EXPIRED');
   if (err instanceof joseErrors.JWKSTimeout) return new DependencyUnavailableError('Token issuer key set unavailable');
+  // The key set URL points where the egress policy forbids: an operator error, not the caller's.
+  if (err instanceof EgressRefusedError) return new DependencyUnavailableError('Token issuer key set unavailable (refused by the egress policy)');
   if (err instanceof joseErrors.JOSEError) return invalid();
   // Anything else comes from fetching a remote key set (network failure).
   return new DependencyUnavailableError('Token issuer key set unavailable');
@@ -103,11 +122,15 @@ export function createJwtCodec({ config, clock }: { config: Config; clock: Clock
     publicKey = { source: 'public_key', key, algorithms: algorithmsFor(key), audience: config.JWT_AUDIENCE };
   }
 
+  // Key sets are fetched through the egress policy (after DNS resolution, no redirects followed).
+  const jwksFetch = config.JWT_EXTERNAL_ISSUERS.some((i) => i.jwksUri)
+    ? egressFetch(createEgressDispatcher(egressPolicyFromConfig(config)))
+    : undefined;
   const external = new Map<string, Verifier>();
   for (const item of config.JWT_EXTERNAL_ISSUERS) {
     external.set(item.issuer, {
       source: 'external',
-      key: item.jwksUri ? createRemoteJWKSet(new URL(item.jwksUri)) : hs256Key(item.secret!),
+      key: item.jwksUri ? createRemoteJWKSet(new URL(item.jwksUri), { [customFetch]: jwksFetch }) : hs256Key(item.secret!),
       algorithms: item.jwksUri ? [...ASYMMETRIC_ALGORITHMS] : ['HS256'],
       audience: item.audience,
     });
@@ -182,6 +205,8 @@ export function createJwtCodec({ config, clock }: { config: Config; clock: Clock
         issuer,
         sub: claims.sub,
         email: typeof claims.email === 'string' ? claims.email.toLowerCase() : null,
+        emailVerified: claims.email_verified === true,
+        passwordStamp: verifier.source === 'gateway' && typeof claims[PASSWORD_STAMP_CLAIM] === 'number' ? claims[PASSWORD_STAMP_CLAIM] : 0,
       };
     },
   };

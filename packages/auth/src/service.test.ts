@@ -107,7 +107,7 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       .execute();
     const config = testConfig({
       JWT_EXPIRES_IN: '1h',
-      JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://partner.example', secret: PARTNER_SECRET }]),
+      JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://partner.example', audience: 'gateway', secret: PARTNER_SECRET }]),
     });
     auth = await createAuth({ config, db: db(), bus, clock });
   });
@@ -118,6 +118,19 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
   });
 
   describe('jwt mode', () => {
+    it('refuses login tokens issued before a password change (TOKEN_REVOKED) and accepts ones signed after', async () => {
+      const id = await insertUser(['agent_creator'], 'A');
+      const user = { id, email: `${id}@x.io`, roles: ['agent_creator'] as RoleName[], tenantId: 'A' };
+      const jwt = (token: string) => auth.authenticate(headers(bearer(token)), 'jwt');
+      const before = await auth.signUserToken(user);
+      expect((await jwt(before)).userId).toBe(id);
+      await db().updateTable('users').set({ password_changed_at: clock.now() }).where('id', '=', id).execute();
+      await bus.publish('user.changed', { userId: id });
+      await expect(jwt(before)).rejects.toMatchObject({ status: 401, code: 'TOKEN_REVOKED' });
+      const after = await auth.signUserToken(user);
+      expect((await jwt(after)).userId).toBe(id);
+    });
+
     it('accepts a login token and loads the user', async () => {
       const principal = await auth.authenticate(headers(bearer(await loginToken(users.alice))), 'jwt');
       expect(principal).toMatchObject({
@@ -187,28 +200,43 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
   });
 
   describe('external issuers', () => {
-    const partnerToken = (sub: string, email?: string) =>
-      new SignJWT(email ? { email } : {})
+    const partnerToken = (sub: string, email?: string, emailVerified?: unknown) =>
+      new SignJWT({ ...(email && { email }), ...(emailVerified !== undefined && { email_verified: emailVerified }) })
         .setProtectedHeader({ alg: 'HS256' })
         .setIssuer('https://partner.example')
+        .setAudience('gateway')
         .setSubject(sub)
         .setIssuedAt(Math.floor(clock.now().getTime() / 1000))
         .setExpirationTime(Math.floor(clock.now().getTime() / 1000) + 300)
         .sign(new TextEncoder().encode(PARTNER_SECRET));
 
-    it('maps a known email to the local user', async () => {
-      const principal = await auth.authenticate(headers(bearer(await partnerToken('partner-42', 'Alice@A.io'))), 'jwt');
+    const jwtAs = async (token: Promise<string>) => auth.authenticate(headers(bearer(await token)), 'jwt');
+
+    it('links a verified email to the local user, then maps that (issuer, subject) without the email', async () => {
+      const principal = await jwtAs(partnerToken('partner-42', 'Alice@A.io', true));
       expect(principal).toMatchObject({ userId: users.alice.id, roles: ['agent_creator'], tenantId: 'A' });
+      const link = await db().selectFrom('external_identities').selectAll().where('subject', '=', 'partner-42').executeTakeFirstOrThrow();
+      expect(link).toMatchObject({ issuer: 'https://partner.example', user_id: users.alice.id });
+      expect(await jwtAs(partnerToken('partner-42'))).toMatchObject({ userId: users.alice.id });
     });
 
-    it('maps a known id to the local user', async () => {
-      const principal = await auth.authenticate(headers(bearer(await partnerToken(users.bob.id))), 'jwt');
-      expect(principal).toMatchObject({ userId: users.bob.id, tenantId: 'B' });
+    it('does not link by an email the issuer did not verify', async () => {
+      for (const verified of [undefined, false, 'true']) {
+        const principal = await jwtAs(partnerToken(`partner-unverified-${String(verified)}`, 'bob@b.io', verified));
+        expect(principal).toMatchObject({ roles: [], tenantId: null });
+        expect(principal.userId).not.toBe(users.bob.id);
+      }
     });
 
-    it('gives an unknown external user no roles', async () => {
-      const principal = await auth.authenticate(headers(bearer(await partnerToken('partner-7', 'new@partner.example'))), 'jwt');
-      expect(principal).toMatchObject({ via: 'jwt', userId: 'partner-7', email: 'new@partner.example', roles: [], tenantId: null });
+    it('never maps a subject that merely equals a local user id to that user', async () => {
+      const principal = await jwtAs(partnerToken(users.admin.id));
+      expect(principal.userId).toBe(`external:https://partner.example:${users.admin.id}`);
+      expect(principal.roles).toEqual([]);
+    });
+
+    it('gives an unknown external user no roles, in the issuer namespace', async () => {
+      const principal = await jwtAs(partnerToken('partner-7', 'new@partner.example', true));
+      expect(principal).toMatchObject({ via: 'jwt', userId: 'external:https://partner.example:partner-7', email: 'new@partner.example', roles: [], tenantId: null });
       expect(principal.permissions.size).toBe(0);
     });
   });

@@ -12,7 +12,7 @@ import {
   type Unsubscribe,
 } from '@agentgw/core';
 import type { ApiKeyScope, Database, RoleName } from '@agentgw/db';
-import { createJwtCodec, parseDuration, type JwtCodec } from './jwt.js';
+import { createJwtCodec, parseDuration, PASSWORD_STAMP_CLAIM, type JwtCodec, type UserTokenIdentity } from './jwt.js';
 import { permissionsOf } from './permissions.js';
 import type { Principal } from './principal.js';
 import {
@@ -65,6 +65,8 @@ interface UserIdentity {
   email: string | null;
   roles: RoleName[];
   tenantId: string | null;
+  /** `password_changed_at` in ms (0 = never): our login tokens must carry the current one. */
+  passwordStamp: number;
 }
 
 interface AgentIdentity {
@@ -136,6 +138,8 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
   const cache = <V>() => new MemoryCache<V>({ ...CACHE, clock });
   const usersById = cache<UserIdentity | null>();
   const usersByEmail = cache<UserIdentity | null>();
+  // (issuer, subject) → linked local user id; dropped with any user change (links die with users).
+  const externalLinks = cache<string | null>();
   const agentsById = cache<AgentIdentity | null>();
   const apiKeysById = cache<ApiKeyIdentity | null>();
   // Hash → id keeps hits only, so presenting junk tokens cannot flush the cache.
@@ -145,13 +149,18 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
   const unsubscribes: Unsubscribe[] = await Promise.all([
     usersById.invalidateOn(bus, 'user.changed', ({ userId }) => userId),
     usersByEmail.invalidateOn(bus, 'user.changed'),
+    externalLinks.invalidateOn(bus, 'user.changed'),
     agentsById.invalidateOn(bus, 'agent.changed', ({ agentId }) => agentId),
     apiKeysById.invalidateOn(bus, 'apikey.changed', ({ keyId }) => keyId),
   ]);
 
-  const userQuery = () => db.selectFrom('users').select(['id', 'email', 'roles', 'tenant_id']);
-  const toUser = (row: { id: string; email: string; roles: RoleName[]; tenant_id: string | null } | undefined) =>
-    row ? { id: row.id, email: row.email, roles: row.roles, tenantId: row.tenant_id } : null;
+  const userQuery = () => db.selectFrom('users').select(['id', 'email', 'roles', 'tenant_id', 'password_changed_at']);
+  const toUser = (
+    row: { id: string; email: string; roles: RoleName[]; tenant_id: string | null; password_changed_at: Date | null } | undefined,
+  ): UserIdentity | null =>
+    row
+      ? { id: row.id, email: row.email, roles: row.roles, tenantId: row.tenant_id, passwordStamp: row.password_changed_at?.getTime() ?? 0 }
+      : null;
 
   const userById = (id: string) =>
     usersById.getOrLoad(id, async () => toUser(await userQuery().where('id', '=', id).executeTakeFirst()));
@@ -273,17 +282,62 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
     }
   }
 
+  /** The local user an external identity was linked to, if any. */
+  const linkedUserId = (issuer: string, subject: string) =>
+    externalLinks.getOrLoad(`${issuer}\u0000${subject}`, async () => {
+      const row = await db
+        .selectFrom('external_identities')
+        .select('user_id')
+        .where('issuer', '=', issuer)
+        .where('subject', '=', subject)
+        .executeTakeFirst();
+      return row?.user_id ?? null;
+    });
+
+  async function linkExternalIdentity(identity: UserTokenIdentity, userId: string): Promise<void> {
+    await db
+      .insertInto('external_identities')
+      .values({ issuer: identity.issuer, subject: identity.sub, user_id: userId })
+      .onConflict((oc) => oc.columns(['issuer', 'subject']).doNothing())
+      .execute();
+    externalLinks.set(`${identity.issuer}\u0000${identity.sub}`, userId);
+  }
+
   /**
-   * The user a login token speaks for. Our own tokens must name a live user. Tokens from
-   * JWT_PUBLIC_KEY or an external issuer map to a local user by id, then by email; a caller
-   * unknown here gets a principal with no roles (authenticated, but permitted nothing).
+   * The user a login token speaks for.
+   * - Our own tokens must name a live user and carry its current password stamp, so a password
+   *   change ends every login issued before it (TOKEN_REVOKED).
+   * - JWT_PUBLIC_KEY tokens carry our issuer, so their subject is a local user id.
+   * - Otherwise (and for external issuers always) the user linked to `(issuer, subject)`; failing
+   *   that, the local user with the token's email, but only when the issuer says
+   *   `email_verified: true` — the link is then recorded so later tokens map by subject.
+   * A caller unknown here gets a principal with no roles and an id in its issuer's namespace
+   * (`external:<issuer>:<sub>`), so a `sub` equal to a local user's id never becomes that user.
    */
   async function userFromToken(token: string): Promise<UserIdentity> {
     const identity = await codec.verifyUserToken(token);
-    const known = (await userById(identity.sub)) ?? (identity.source !== 'gateway' && identity.email ? await userByEmail(identity.email) : null);
-    if (known) return known;
-    if (identity.source === 'gateway') throw unauthorized('User no longer exists');
-    return { id: identity.sub, email: identity.email, roles: [], tenantId: null };
+    if (identity.source === 'gateway') {
+      const user = await userById(identity.sub);
+      if (!user) throw unauthorized('User no longer exists');
+      if (identity.passwordStamp !== user.passwordStamp) throw unauthorized('The password changed since this token was issued; sign in again', 'TOKEN_REVOKED');
+      return user;
+    }
+    if (identity.source === 'public_key') {
+      const user = await userById(identity.sub);
+      if (user) return user;
+    }
+    const linked = await linkedUserId(identity.issuer, identity.sub);
+    const linkedUser = linked === null ? null : await userById(linked);
+    if (linkedUser) return linkedUser;
+    if (identity.email && identity.emailVerified) {
+      const byEmail = await userByEmail(identity.email);
+      if (byEmail) {
+        await linkExternalIdentity(identity, byEmail.id);
+        return byEmail;
+      }
+    }
+    const id = identity.source === 'public_key' ? identity.sub : `external:${identity.issuer}:${identity.sub}`;
+    return { id, email: identity.email, roles: [], tenantId: null, passwordStamp: 0 };
   }
 
   /** Optional X-Agent-Id beside a user or API key: the agent must exist, be visible and be active. */
@@ -388,8 +442,16 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
   return {
     loginTokenLifetime,
 
-    signUserToken: (user) =>
-      codec.sign('login', { sub: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId }, loginTokenLifetime),
+    // The password stamp is read fresh (not cached): a token signed right after a change must carry the new one.
+    async signUserToken(user) {
+      const row = await db.selectFrom('users').select('password_changed_at').where('id', '=', user.id).executeTakeFirst();
+      const stamp = row?.password_changed_at?.getTime() ?? 0;
+      return codec.sign(
+        'login',
+        { sub: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId, [PASSWORD_STAMP_CLAIM]: stamp },
+        loginTokenLifetime,
+      );
+    },
 
     issueSessionToken: (input) => issueSessionToken(codec, input),
     verifySessionToken: (token, presenter) => verifySessionToken(codec, token, presenter),

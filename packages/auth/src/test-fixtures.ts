@@ -12,9 +12,11 @@ export function testConfig(env: Record<string, string> = {}): Config {
   });
 }
 
-/** Serves a JWKS document on 127.0.0.1 (the external-issuer key set). */
-export async function serveJwks(jwks: { keys: object[] }): Promise<{ url: string; close(): Promise<void> }> {
+/** Serves a JWKS document on 127.0.0.1 (the external-issuer key set); `hits()` counts requests. */
+export async function serveJwks(jwks: { keys: object[] }): Promise<{ url: string; hits(): number; close(): Promise<void> }> {
+  let hits = 0;
   const server = createServer((_req, res) => {
+    hits++;
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(jwks));
   });
@@ -22,6 +24,7 @@ export async function serveJwks(jwks: { keys: object[] }): Promise<{ url: string
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+    hits: () => hits,
     close: () => new Promise((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
   };
 }
