@@ -1,9 +1,21 @@
 import { defineService } from '@agentgw/service-kit';
-import { Hono } from 'hono';
+import { createAuditConsumer } from './audit-consumer.js';
+import { auditRoutes } from './audit.routes.js';
 
 /** audit-writer: consumes the audit queue in batches and answers audit queries. */
 export const auditWriterService = defineService({
   name: 'audit-writer',
   defaultPort: 7606,
-  create: () => ({ routes: new Hono() }),
+  create: (deps) => {
+    const consumer = createAuditConsumer({
+      db: deps.db,
+      queue: deps.queue,
+      clock: deps.clock,
+      logger: deps.logger,
+      batchSize: deps.config.AUDIT_BATCH_SIZE,
+      batchWaitMs: deps.config.AUDIT_BATCH_WAIT_MS,
+      retentionDays: deps.config.AUDIT_RETENTION_DAYS,
+    });
+    return { routes: auditRoutes(deps), start: consumer.start, stop: consumer.stop };
+  },
 });

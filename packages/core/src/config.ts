@@ -126,6 +126,12 @@ export const configSchema = z.object({
   /** Overrides the FCM API base URL (default https://fcm.googleapis.com). */
   FCM_URL: optionalString.pipe(z.url('must be a URL').optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Audit entries older than this many days (by when they were written) are deleted hourly; 0 keeps them forever. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0, 'must be 0 (keep forever) or more').max(36_500, 'must be at most 36500').default(0),
+  /** Audit jobs the writer takes per transaction. */
+  AUDIT_BATCH_SIZE: z.coerce.number().int().min(1, 'must be at least 1').max(5_000, 'must be at most 5000').default(1_000),
+  /** How long the writer waits for a batch to fill before writing what it has. */
+  AUDIT_BATCH_WAIT_MS: z.coerce.number().int().min(0, 'must be at least 0').max(10_000, 'must be at most 10000').default(50),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,126 @@
+import { JobBatchFailures, type Clock, type Consumer, type JobQueue, type Logger } from '@agentgw/core';
+import type { Database } from '@agentgw/db';
+import type { Kysely } from 'kysely';
+import { validateJob, type ValidJob } from './audit-job.js';
+import { writeBatch } from './batch-writer.js';
+import { pruneAudit } from './retention.js';
+
+export interface AuditConsumerOptions {
+  db: Kysely<Database>;
+  queue: JobQueue;
+  clock: Clock;
+  logger: Logger;
+  batchSize: number;
+  batchWaitMs: number;
+  /** 0 disables retention. */
+  retentionDays: number;
+}
+
+/** Retention runs once an hour; each run's job id names its hour, so replicas enqueue it once. */
+export const RETENTION_INTERVAL_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/** In-process retries of a batch while the database is briefly unreachable, before the queue's own backoff takes over. */
+const TRANSIENT_RETRIES = [200, 1000, 3000];
+
+/**
+ * Errors worth retrying as they are: the database unreachable or restarting, a deadlock or
+ * serialization failure, or another writer racing the same job key in. Anything else (a data
+ * error) is a job's fault, and the batch is split to find it.
+ */
+export function isTransient(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (/^(08|53|57|40)/.test(code) || code === '23505') return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /connection terminated|connection refused|timeout exceeded when trying to connect|client has encountered a connection error|Connection terminated/i.test(message);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The writer's queue side: audit batches written in one transaction each, poison jobs failed
+ * alone (with the reason logged), retention scheduled hourly.
+ */
+export function createAuditConsumer(options: AuditConsumerOptions) {
+  const { db, queue, clock, logger } = options;
+  const consumers: Consumer[] = [];
+
+  async function writeWithRetries(jobs: readonly ValidJob[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await writeBatch(db, jobs);
+        return;
+      } catch (err) {
+        const wait = TRANSIENT_RETRIES[attempt];
+        if (!isTransient(err) || wait === undefined) throw err;
+        logger.warn({ err: (err as Error).message, attempt: attempt + 1, jobs: jobs.length }, 'audit batch write failed; retrying');
+        await sleep(wait);
+      }
+    }
+  }
+
+  /** One batch of raw jobs: throws JobBatchFailures naming the poison ones, or a transient error for all. */
+  async function handle(batch: readonly unknown[]): Promise<void> {
+    const failures = new Map<number, Error>();
+    const valid: { index: number; job: ValidJob }[] = [];
+    batch.forEach((raw, index) => {
+      const checked = validateJob(raw);
+      if (checked.ok) valid.push({ index, job: checked.value });
+      else failures.set(index, new Error(checked.reason));
+    });
+    try {
+      await writeWithRetries(valid.map((v) => v.job));
+    } catch (err) {
+      if (isTransient(err)) throw err;
+      // Some job makes the batch fail: write them one by one to single it out.
+      for (const { index, job } of valid) {
+        try {
+          await writeWithRetries([job]);
+        } catch (single) {
+          if (isTransient(single)) throw single;
+          failures.set(index, single instanceof Error ? single : new Error(String(single)));
+        }
+      }
+    }
+    if (failures.size === 0) return;
+    for (const [index, err] of failures) {
+      const job = batch[index] as { id?: unknown; key?: unknown } | null;
+      // The reason and the ids only: arguments and results stay out of the log.
+      logger.error({ auditId: job?.id, jobKey: job?.key, reason: err.message }, 'poison audit job: not written');
+    }
+    throw new JobBatchFailures(failures);
+  }
+
+  const slotOf = (ms: number) => Math.floor(ms / RETENTION_INTERVAL_MS);
+
+  async function scheduleRetention(afterSlot: number): Promise<void> {
+    const slot = afterSlot + 1;
+    const delayMs = Math.max(0, slot * RETENTION_INTERVAL_MS - clock.now().getTime());
+    await queue.enqueue('audit-retention', { slot }, { jobId: `audit-retention:${slot}`, delayMs, attempts: 3 });
+  }
+
+  return {
+    /** Exposed for the tests and the bench: the handler the queue calls. */
+    handle,
+    async start(): Promise<void> {
+      consumers.push(await queue.consume('audit', (jobs) => handle(jobs), { batchSize: options.batchSize, batchWaitMs: options.batchWaitMs }));
+      if (options.retentionDays > 0) {
+        consumers.push(
+          await queue.consume('audit-retention', async (jobs) => {
+            const cutoff = new Date(clock.now().getTime() - options.retentionDays * DAY_MS);
+            const outcome = await pruneAudit(db, cutoff);
+            logger.info({ ...outcome, cutoff: cutoff.toISOString() }, 'audit retention run');
+            await scheduleRetention(Math.max(...jobs.map((j) => j.slot)));
+          }),
+        );
+        await scheduleRetention(slotOf(clock.now().getTime()));
+      }
+    },
+    /** Stops taking jobs; a batch in hand is written (or released for redelivery) first. */
+    async stop(): Promise<void> {
+      await Promise.all(consumers.splice(0).map((c) => c.close()));
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import type { AuditRecordJob, AuditStatus } from '@agentgw/core';
+import { z } from 'zod';
+
+/** Status stages: a later stage wins over an earlier one whatever the order jobs arrive in. */
+const STAGE: Record<AuditStatus, number> = { pending: 0, confirmed: 1, rejected: 2, completed: 2, failed: 2 };
+
+const statuses = ['pending', 'confirmed', 'rejected', 'completed', 'failed'] as const;
+const id = z.string().min(1).max(200);
+const text = z.string().max(10_000);
+
+/**
+ * What a queued audit job must look like to be written; anything else is a poison job (failed
+ * with the reason, never retried into a crash loop). Producers are trusted code, but a job may
+ * come from an older or buggy one.
+ */
+const AuditJobSchema = z
+  .object({
+    op: z.enum(['create', 'update']),
+    id,
+    key: z.string().min(1).max(300).optional(),
+    seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    at: z.iso.datetime({ offset: true }),
+    userId: id.nullish(),
+    agentId: id.nullish(),
+    endUserId: id.nullish(),
+    providerId: id.nullish(),
+    tenantId: id.nullish(),
+    toolName: z.string().min(1).max(512).optional(),
+    arguments: z.unknown().optional(),
+    result: z.unknown().optional(),
+    status: z.enum(statuses).optional(),
+    duration: z.number().int().min(0).max(2_147_483_647).nullish(),
+    confirmedBy: id.nullish(),
+    error: text.nullish(),
+  })
+  .refine((j) => j.op === 'update' || (j.toolName !== undefined && j.status !== undefined), {
+    message: 'a create needs toolName and status',
+  });
+
+/** A mutable field's value together with the version of the job that set it. */
+export interface Versioned<T> {
+  value: T;
+  version: string;
+}
+
+/** The fields a create fixes once; an update never changes them. */
+export interface CreateFields {
+  userId: string | null;
+  agentId: string | null;
+  endUserId: string | null;
+  providerId: string | null;
+  tenantId: string | null;
+  toolName: string;
+  arguments: unknown;
+  createdAt: string;
+}
+
+/** Everything a batch knows about one audit id: what to upsert, and which jobs it came from. */
+export interface RowPatch {
+  id: string;
+  create?: CreateFields;
+  /** created_at of a placeholder, when no create is known yet: the earliest job's time. */
+  firstAt: string;
+  status?: Versioned<AuditStatus>;
+  result?: Versioned<unknown>;
+  duration?: Versioned<number | null>;
+  confirmedBy?: Versioned<string | null>;
+  error?: Versioned<string | null>;
+  keys: string[];
+}
+
+/** A job that passed validation, with its dedupe key. */
+export interface ValidJob {
+  job: AuditRecordJob;
+  key: string;
+}
+
+/** Validates one job; returns the reason when it cannot be written. */
+export function validateJob(raw: unknown): { ok: true; value: ValidJob } | { ok: false; reason: string } {
+  const parsed = AuditJobSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, reason: `invalid audit job: ${issue?.path.join('.') || 'job'}: ${issue?.message ?? 'invalid'}` };
+  }
+  const job = parsed.data as AuditRecordJob;
+  return { ok: true, value: { job, key: job.key ?? derivedKey(job) } };
+}
+
+/** For producers that send no key: a create is unique per id, an update per content. */
+function derivedKey(job: AuditRecordJob): string {
+  if (job.op === 'create') return `c:${job.id}`;
+  return `u:${job.id}:${createHash('sha256').update(JSON.stringify(job)).digest('hex').slice(0, 32)}`;
+}
+
+/** Sortable as text: time (ms, fixed width), then the producer's counter, then the key. */
+function versionOf({ job, key }: ValidJob): string {
+  const ms = String(Date.parse(job.at)).padStart(15, '0');
+  return `${ms}.${String(job.seq ?? 0).padStart(16, '0')}.${key}`;
+}
+
+const newer = <T>(current: Versioned<T> | undefined, candidate: Versioned<T>): Versioned<T> =>
+  current === undefined || candidate.version > current.version ? candidate : current;
+
+/**
+ * Folds a batch's jobs into one patch per audit id with the writer's merge rule (last writer
+ * wins per field, by version; status by stage first). The same rule runs in SQL against the
+ * stored row, so the outcome does not depend on how jobs were split into batches or ordered.
+ */
+export function mergeJobs(jobs: readonly ValidJob[]): RowPatch[] {
+  const byId = new Map<string, RowPatch>();
+  for (const valid of jobs) {
+    const { job, key } = valid;
+    let patch = byId.get(job.id);
+    if (!patch) {
+      patch = { id: job.id, firstAt: job.at, keys: [] };
+      byId.set(job.id, patch);
+    }
+    patch.keys.push(key);
+    if (Date.parse(job.at) < Date.parse(patch.firstAt)) patch.firstAt = job.at;
+    const version = versionOf(valid);
+    if (job.op === 'create' && job.toolName !== undefined) {
+      // Redeliveries of a create carry the same fields; keep the first.
+      patch.create ??= {
+        userId: job.userId ?? null,
+        agentId: job.agentId ?? null,
+        endUserId: job.endUserId ?? null,
+        providerId: job.providerId ?? null,
+        tenantId: job.tenantId ?? null,
+        toolName: job.toolName,
+        arguments: job.arguments ?? null,
+        createdAt: job.at,
+      };
+    }
+    if (job.status !== undefined) patch.status = newer(patch.status, { value: job.status, version: statusVersion(job.status, version) });
+    if (job.result !== undefined) patch.result = newer(patch.result, { value: job.result, version });
+    if (job.duration !== undefined) patch.duration = newer(patch.duration, { value: job.duration, version });
+    if (job.confirmedBy !== undefined) patch.confirmedBy = newer(patch.confirmedBy, { value: job.confirmedBy, version });
+    if (job.error !== undefined) patch.error = newer(patch.error, { value: job.error, version });
+  }
+  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** A status's version sorts by stage before time. */
+function statusVersion(status: AuditStatus, version: string): string {
+  return `${STAGE[status]}.${version}`;
+}

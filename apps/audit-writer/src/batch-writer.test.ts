@@ -1,0 +1,85 @@
+import type { AuditRecordJob } from '@agentgw/core';
+import { testBackends, openTestDatabase } from '@agentgw/db/testing';
+import type { DbHandle } from '@agentgw/db';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { validateJob, type ValidJob } from './audit-job.js';
+import { writeBatch } from './batch-writer.js';
+
+const valid = (job: AuditRecordJob): ValidJob => {
+  const r = validateJob(job);
+  if (!r.ok) throw new Error(r.reason);
+  return r.value;
+};
+
+const create = (id: string, over: Partial<AuditRecordJob> = {}): AuditRecordJob => ({
+  op: 'create', id, key: `c:${id}`, seq: 1, at: '2026-01-01T10:00:00.000Z', userId: 'u1', agentId: 'a1', endUserId: null,
+  providerId: 'p1', tenantId: 't1', toolName: 'fs.read', arguments: { path: '/x' }, status: 'pending', ...over,
+});
+const update = (id: string, n: number, over: Partial<AuditRecordJob>): AuditRecordJob => ({
+  op: 'update', id, key: `u:${id}:${n}`, seq: n + 1, at: `2026-01-01T10:00:0${n}.000Z`, ...over,
+});
+
+/** Every ordering of a list (small lists only). */
+const permutations = <T>(items: T[]): T[][] =>
+  items.length <= 1 ? [items] : items.flatMap((x, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((p) => [x, ...p]));
+
+describe.each(testBackends())('writeBatch on %s', (backend) => {
+  let handle: DbHandle;
+  beforeEach(async () => {
+    handle = await openTestDatabase(backend);
+  });
+  afterEach(() => handle.close());
+
+  const row = (id: string) => handle.db.selectFrom('audit_logs').selectAll().where('id', '=', id).executeTakeFirst();
+  const count = async (table: 'audit_logs' | 'audit_chain') =>
+    Number((await handle.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+  it('writes a job delivered twice (in one batch and again later) as one row and one link', async () => {
+    const job = valid(create('r1'));
+    expect(await writeBatch(handle.db, [job, job])).toMatchObject({ rows: 1, links: 1, duplicates: 1 });
+    expect(await writeBatch(handle.db, [job])).toMatchObject({ rows: 0, links: 0, duplicates: 1 });
+    expect(await count('audit_logs')).toBe(1);
+    expect(await count('audit_chain')).toBe(1);
+    expect(await row('r1')).toMatchObject({ tool_name: 'fs.read', tenant_id: 't1', arguments: { path: '/x' }, status: 'pending' });
+  });
+
+  it('keeps an update that arrives before its create as a placeholder, completed by the create', async () => {
+    const done = valid(update('r2', 3, { status: 'completed', result: { ok: 1 }, duration: 40 }));
+    expect(await writeBatch(handle.db, [done])).toMatchObject({ rows: 1, placeholders: 1, links: 0 });
+    expect(await row('r2')).toMatchObject({ tool_name: null, status: 'completed' });
+    expect(await writeBatch(handle.db, [valid(create('r2'))])).toMatchObject({ rows: 1, placeholders: 0, links: 1 });
+    expect(await row('r2')).toMatchObject({
+      tool_name: 'fs.read', user_id: 'u1', tenant_id: 't1', arguments: { path: '/x' }, status: 'completed', result: { ok: 1 }, duration: 40,
+      created_at: new Date('2026-01-01T10:00:00.000Z'),
+    });
+  });
+
+  it('ends in the same row whatever the order and batching of create, confirm and complete', async () => {
+    const jobs = [
+      create('r3'),
+      update('r3', 1, { status: 'confirmed', confirmedBy: 'admin-1' }),
+      update('r3', 2, { status: 'completed', result: { n: 2 }, duration: 7, error: null }),
+      // A late, older duplicate-ish result must not win over the newer one.
+      update('r3', 1, { key: 'u:r3:early', result: { n: 1 } }),
+    ].map(valid);
+    const outcomes = new Set<string>();
+    for (const [i, order] of permutations(jobs).entries()) {
+      const id = `r3-${i}`;
+      const renamed = order.map((j) => ({ job: { ...j.job, id }, key: `${j.key}:${i}` }));
+      // Alternate between one batch and one job per batch.
+      if (i % 2 === 0) await writeBatch(handle.db, renamed);
+      else for (const j of renamed) await writeBatch(handle.db, [j]);
+      const r = await row(id);
+      outcomes.add(JSON.stringify([r?.tool_name, r?.status, r?.confirmed_by, r?.result, r?.duration, r?.error, r?.created_at]));
+    }
+    expect([...outcomes]).toEqual([
+      JSON.stringify(['fs.read', 'completed', 'admin-1', { n: 2 }, 7, null, new Date('2026-01-01T10:00:00.000Z')]),
+    ]);
+  });
+
+  it('never lets a later stage be overtaken by an earlier status sent later', async () => {
+    await writeBatch(handle.db, [valid(create('r4')), valid(update('r4', 2, { status: 'completed' }))]);
+    await writeBatch(handle.db, [valid(update('r4', 5, { status: 'pending' }))]);
+    expect((await row('r4'))?.status).toBe('completed');
+  });
+});
