@@ -13,7 +13,7 @@ describe.each(testBackends())('devices for a caller with no local account (%s)',
   let call: ReturnType<typeof testClient>;
 
   beforeAll(async () => {
-    deps = await createTestDeps({ backend, env: { JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer, secret }]) } });
+    deps = await createTestDeps({ backend, env: { JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer, audience: 'agentgw', secret }]) } });
     call = testClient(await testHost(adminApiService, deps));
   });
   afterAll(() => deps?.close());
@@ -22,6 +22,7 @@ describe.each(testBackends())('devices for a caller with no local account (%s)',
     const token = await new SignJWT({ email: 'someone@idp.example.test' })
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuer(issuer)
+      .setAudience('agentgw')
       .setSubject('ext-user-1')
       .setIssuedAt()
       .setExpirationTime('5m')
