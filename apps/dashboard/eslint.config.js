@@ -8,6 +8,10 @@ export default [
   ...root,
   { ignores: ['e2e/screenshots/**'] },
   {
+    files: ['scripts/**/*.mjs'],
+    languageOptions: { globals: { console: 'readonly', URL: 'readonly' } },
+  },
+  {
     files: ['src/**/*.tsx'],
     ...jsxA11y.flatConfigs.strict,
   },
