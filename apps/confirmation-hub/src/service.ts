@@ -3,6 +3,8 @@ import type { Consumer, Unsubscribe } from '@agentgw/core';
 import { defineService, openApiApp } from '@agentgw/service-kit';
 import { confirmationRoutes } from './confirmations.routes.js';
 import { EventStreams } from './event-streams.js';
+import { pushSendersFromConfig } from './push/push-config.js';
+import { consumePushJobs } from './push/push-delivery.js';
 import { streamRoutes } from './stream.routes.js';
 
 /**
@@ -14,6 +16,8 @@ export const confirmationHubService = defineService({
   defaultPort: 7605,
   create: (deps) => {
     const streams = new EventStreams({ heartbeatMs: deps.config.SSE_HEARTBEAT_MS, clock: deps.clock, logger: deps.logger });
+    // A half-configured push service stops start-up here, naming the variables.
+    const senders = pushSendersFromConfig(deps.config, deps.clock);
     const routes = openApiApp();
     routes.route('/api/v1/confirmation', confirmationRoutes(deps));
     routes.route('/api/v1/stream', streamRoutes(deps, streams));
@@ -27,7 +31,7 @@ export const confirmationHubService = defineService({
           await deps.bus.subscribe('confirmation.required', (payload) => streams.deliverRequired(payload)),
           await deps.bus.subscribe('confirmation.resolved', (event) => streams.deliverResolved(event)),
         );
-        consumers.push(await consumeConfirmationTimeouts(deps));
+        consumers.push(await consumeConfirmationTimeouts(deps), await consumePushJobs(deps, senders));
         streams.start();
       },
       async stop({ deadlineMs }) {
@@ -41,6 +45,7 @@ export const confirmationHubService = defineService({
           late,
         ]);
         clearTimeout(timer);
+        await Promise.all(senders.map((s) => s.close()));
       },
     };
   },
