@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EgressRefusedError } from '../errors.js';
 import { classifyIp, parseCidr, parseIp } from './addresses.js';
-import { assertUrlEgressAllowed, checkAddress, egressPolicyFromConfig, parseEgressAllow } from './policy.js';
+import { assertStoredUrlAllowed, assertUrlEgressAllowed, checkAddress, egressPolicyFromConfig, parseEgressAllow } from './policy.js';
 
 const classify = (a: string) => classifyIp(parseIp(a)!);
 
@@ -103,5 +103,13 @@ describe('policy decisions', () => {
     for (const url of ['http://127.1/', 'http://0x7f000001/', 'http://2130706433/', 'http://[::1]/']) {
       expect(refusal(() => assertUrlEgressAllowed(strict, url))).toBe('private-address');
     }
+  });
+
+  it('answers a stored URL the policy refuses with a 400 naming the field', () => {
+    const policy = egressPolicyFromConfig({ EGRESS_POLICY: 'allow-private' });
+    expect(() => assertStoredUrlAllowed(policy, 'http://169.254.169.254/', 'upstreamUrl')).toThrow(
+      expect.objectContaining({ status: 400, code: 'VALIDATION_ERROR', details: expect.objectContaining({ field: 'upstreamUrl' }) }),
+    );
+    expect(() => assertStoredUrlAllowed(policy, 'http://10.0.0.1/', 'endpoint')).not.toThrow();
   });
 });

@@ -1,4 +1,4 @@
-import { EgressRefusedError } from '../errors.js';
+import { EgressRefusedError, ValidationError } from '../errors.js';
 import { classifyIp, inCidr, METADATA_HOSTNAMES, parseCidr, parseIp, type Cidr, type IpBytes } from './addresses.js';
 
 /** `public-only` refuses every non-public address; `allow-private` only link-local and metadata. */
@@ -94,4 +94,19 @@ export function assertUrlEgressAllowed(policy: EgressPolicy, url: string | URL):
   const host = normaliseHost(parsed.hostname);
   checkHostName(policy, host);
   if (parseIp(host)) checkAddress(policy, host, host);
+}
+
+/**
+ * The write-time check as a 400 naming the field: for the catalog's agent `upstreamUrl` and
+ * provider `endpoint` (and any other stored outbound URL). Connect time stays the guarantee.
+ */
+export function assertStoredUrlAllowed(policy: EgressPolicy, url: string, field: string): void {
+  try {
+    assertUrlEgressAllowed(policy, url);
+  } catch (err) {
+    if (err instanceof EgressRefusedError) {
+      throw new ValidationError(`${field}: ${err.message}`, { field, issues: [{ field, message: err.message }] });
+    }
+    throw err;
+  }
 }
