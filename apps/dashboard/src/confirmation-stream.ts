@@ -12,6 +12,11 @@ export interface PendingConfirmation {
   status: string;
   agentId: string | null;
   providerId: string | null;
+  endUserId: string | null;
+  /** When the held call is rejected as timed out (5 minutes after it was asked). */
+  expiresAt: string | null;
+  reason: string | null;
+  decidedBy: string | null;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
@@ -37,6 +42,10 @@ export function toConfirmation(payload: unknown): PendingConfirmation | null {
     status: str(p.status) ?? 'pending',
     agentId: str(p.agentId) ?? str(obj(p.agent).id),
     providerId: str(p.providerId) ?? str(obj(p.provider).id) ?? str(tool.providerId),
+    endUserId: str(p.endUserId),
+    expiresAt: str(p.expiresAt),
+    reason: str(p.reason),
+    decidedBy: str(p.decidedBy),
   };
 }
 

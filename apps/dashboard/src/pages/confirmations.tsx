@@ -84,10 +84,22 @@ function ConfirmationCard({ confirmation: c }: { confirmation: PendingConfirmati
             <dd>{new Date(c.timestamp).toLocaleString()}</dd>
           </>
         ) : null}
+        {c.expiresAt ? (
+          <>
+            <dt>Times out at</dt>
+            <dd>{new Date(c.expiresAt).toLocaleTimeString()}</dd>
+          </>
+        ) : null}
         {c.agentId ? (
           <>
             <dt>Agent</dt>
             <dd className="mono small">{c.agentId}</dd>
+          </>
+        ) : null}
+        {c.endUserId ? (
+          <>
+            <dt>On behalf of</dt>
+            <dd className="mono small">{c.endUserId}</dd>
           </>
         ) : null}
       </dl>
@@ -133,6 +145,8 @@ function History() {
                 <th scope="col">Risk</th>
                 <th scope="col">Status</th>
                 <th scope="col">When</th>
+                <th scope="col">Decided by</th>
+                <th scope="col">Reason</th>
               </tr>
             </thead>
             <tbody>
@@ -144,6 +158,10 @@ function History() {
                   <td data-label="Risk">{c.risk}</td>
                   <td data-label="Status">{c.status}</td>
                   <td data-label="When">{c.timestamp ? new Date(c.timestamp).toLocaleString() : '—'}</td>
+                  <td data-label="Decided by" className="mono small">
+                    {c.decidedBy ?? '—'}
+                  </td>
+                  <td data-label="Reason">{c.reason ?? '—'}</td>
                 </tr>
               ))}
             </tbody>
