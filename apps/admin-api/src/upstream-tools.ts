@@ -1,7 +1,6 @@
 import { UpstreamError, UpstreamTimeoutError } from '@agentgw/core';
 import type { ProviderAuthType } from '@agentgw/db';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { isMcpUpstreamError, McpUpstreamClient } from '@agentgw/mcp-client';
 
 export interface UpstreamTool {
   name: string;
@@ -16,7 +15,7 @@ export interface UpstreamTarget {
   secret: string | null;
 }
 
-/** Connect + every page of tools/list must finish within this, so a dead upstream cannot hold a request. */
+/** Negotiation and every page of tools/list must finish within this, so a dead upstream cannot hold a request. */
 export const DEFAULT_TOOL_LIST_TIMEOUT_MS = 10_000;
 
 /** How a provider's secret travels upstream: `bearer` → Authorization, `api_key` → X-Api-Key. */
@@ -27,42 +26,42 @@ export function upstreamAuthHeaders(target: UpstreamTarget): Record<string, stri
   return {};
 }
 
+// One client for the process: keep-alive pools per upstream origin, each upstream's revision remembered.
+const client = new McpUpstreamClient({ clientInfo: { name: 'agentgw-admin-api', version: '1.0.0' } });
+
 /**
- * Asks an upstream MCP server for its tools with the SDK's Streamable HTTP client: initialize,
- * then tools/list following cursors. Failures become 502 UPSTREAM_ERROR, running out of time
- * 504 UPSTREAM_TIMEOUT; neither carries the upstream's body (it could echo the secret back).
+ * Asks an upstream MCP server for its tools with the shared MCP client (@agentgw/mcp-client: any
+ * revision 2024-11-05 … 2026-07-28), following cursors. Failures become 502 UPSTREAM_ERROR,
+ * running out of time 504 UPSTREAM_TIMEOUT; neither carries the upstream's body (it could echo
+ * the secret back).
  */
 export async function listUpstreamTools(target: UpstreamTarget, timeoutMs = DEFAULT_TOOL_LIST_TIMEOUT_MS): Promise<UpstreamTool[]> {
+  // Each listing opens its own upstream session and ends it, so a changed secret or endpoint never reuses an old one.
   const signal = AbortSignal.timeout(timeoutMs);
-  const client = new Client({ name: 'agentgw-admin-api', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(target.endpoint), {
-    requestInit: { headers: upstreamAuthHeaders(target) },
-  });
+  const upstream = { endpoint: target.endpoint, headers: upstreamAuthHeaders(target) };
   try {
-    await client.connect(transport, { signal, timeout: timeoutMs });
-    const tools: UpstreamTool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: timeoutMs });
-      for (const tool of page.tools) {
-        tools.push({ name: tool.name, description: tool.description ?? null, inputSchema: tool.inputSchema });
-      }
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
-    return tools;
+    const { items, session } = await client.listAll(upstream, 'tools/list', 'tools', { signal, timeoutMs });
+    void client.close(upstream, session);
+    return items.map((tool) => ({
+      name: String(tool.name),
+      description: typeof tool.description === 'string' ? tool.description : null,
+      inputSchema: typeof tool.inputSchema === 'object' && tool.inputSchema !== null ? (tool.inputSchema as Record<string, unknown>) : {},
+    }));
   } catch (err) {
-    if (signal.aborted) throw new UpstreamTimeoutError(`The provider's upstream did not list its tools within ${timeoutMs} ms`);
+    if (signal.aborted || (isMcpUpstreamError(err) && err.kind === 'timeout')) {
+      throw new UpstreamTimeoutError(`The provider's upstream did not list its tools within ${timeoutMs} ms`);
+    }
     throw new UpstreamError("Could not list the provider's upstream tools", { reason: failureReason(err) });
   } finally {
-    // close() aborts any request still in flight; the upstream session is left to expire.
-    await client.close().catch(() => undefined);
+    client.forget(upstream);
   }
 }
 
 /** A short, body-free description of what went wrong. */
 function failureReason(err: unknown): string {
-  if (err instanceof StreamableHTTPError && err.code !== undefined) return `upstream answered HTTP ${err.code}`;
-  const code = (err as { cause?: { code?: unknown } } | null)?.cause?.code;
-  if (typeof code === 'string') return `connection failed (${code})`;
+  if (!isMcpUpstreamError(err)) return 'the upstream did not speak MCP as expected';
+  if (err.kind === 'http' && err.status !== undefined) return `upstream answered HTTP ${err.status}`;
+  if (err.kind === 'unreachable') return `connection failed (${err.connectCode ?? 'unknown'})`;
+  if (err.kind === 'too_large') return 'the upstream tool list is too large';
   return 'the upstream did not speak MCP as expected';
 }

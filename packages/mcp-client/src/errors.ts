@@ -11,6 +11,8 @@ export class McpUpstreamError extends Error {
     message: string,
     /** The upstream's HTTP status, for `http` failures. */
     readonly status?: number,
+    /** The connection error code (ECONNREFUSED, ENOTFOUND, …), for `unreachable` failures. */
+    readonly connectCode?: string,
   ) {
     super(message);
     this.name = 'McpUpstreamError';

@@ -345,7 +345,8 @@ export class McpUpstreamClient {
       res = await request(target.endpoint, { method: 'POST', headers, body: JSON.stringify(message), dispatcher: this.dispatcher, signal });
     } catch (err) {
       if (signal.aborted) throw err;
-      throw new McpUpstreamError('unreachable', `could not reach the upstream (${connectCode(err)})`);
+      const code = connectCode(err);
+      throw new McpUpstreamError('unreachable', `could not reach the upstream (${code})`, undefined, code);
     }
     const sessionHeader = res.headers['mcp-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : (session.sessionId ?? null);
