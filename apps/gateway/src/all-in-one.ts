@@ -4,7 +4,8 @@ import { createApp as createConfirmationHub } from '@agentgw/confirmation-hub';
 import { createApp as createInvokeProxy } from '@agentgw/invoke-proxy';
 import { createApp as createMcpGateway } from '@agentgw/mcp-gateway';
 import { createServiceApp, healthRoute, type ServiceDeps } from '@agentgw/service-kit';
-import { createApp as createVaultApp, createVault, directCredentialResolver } from '@agentgw/vault';
+import { createVault, directCredentialResolver } from '@agentgw/credentials';
+import { createApp as createVaultApp } from '@agentgw/vault';
 import type { Hono } from 'hono';
 
 /**

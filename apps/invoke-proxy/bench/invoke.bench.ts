@@ -12,7 +12,7 @@ import { json } from '@agentgw/db';
 import { serve } from '@agentgw/service-kit';
 import { createTestDeps } from '@agentgw/service-kit/testing';
 import { createUser, tokenFor } from '@agentgw/testkit';
-import { createVault, directCredentialResolver } from '@agentgw/vault';
+import { createVault, directCredentialResolver } from '@agentgw/credentials';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';

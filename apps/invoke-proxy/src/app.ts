@@ -1,6 +1,7 @@
 import { egressPolicyFromConfig } from '@agentgw/core';
 import { createCatalog } from '@agentgw/catalog';
-import { createServiceApp, DEFAULT_MAX_BODY_BYTES, type CredentialResolver, type ServiceDeps } from '@agentgw/service-kit';
+import type { CredentialResolver } from '@agentgw/credentials';
+import { createServiceApp, DEFAULT_MAX_BODY_BYTES, type ServiceDeps } from '@agentgw/service-kit';
 import type { Hono } from 'hono';
 import { agentsRoutes } from './agents.routes.js';
 import { UpstreamClient } from './upstream-client.js';

@@ -1,7 +1,7 @@
 import type { AuthService, Principal } from '@agentgw/auth';
 import type { AgentCatalog, AgentRecord } from '@agentgw/catalog';
 import { UnauthorizedError, type Logger } from '@agentgw/core';
-import type { CredentialResolver } from '@agentgw/service-kit';
+import type { CredentialResolver } from '@agentgw/credentials';
 import { resolveRequiredCredentials } from './required-credentials.js';
 import type { UpstreamAnswer, UpstreamClient } from './upstream-client.js';
 import { upstreamHeaders } from './upstream-headers.js';

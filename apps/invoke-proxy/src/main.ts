@@ -1,6 +1,6 @@
 import { ConfigError } from '@agentgw/core';
 import { runService } from '@agentgw/service-kit';
-import { httpCredentialResolver } from '@agentgw/vault';
+import { httpCredentialResolver } from '@agentgw/credentials';
 import { createApp } from './app.js';
 
 // Distributed mode: PostgreSQL (DATABASE_URL) and Redis (REDIS_URL) are required; run `pnpm --filter @agentgw/db migrate` first.

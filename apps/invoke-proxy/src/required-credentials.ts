@@ -1,5 +1,5 @@
 import { CredentialsRequiredError } from '@agentgw/core';
-import type { CredentialResolver } from '@agentgw/service-kit';
+import type { CredentialResolver } from '@agentgw/credentials';
 import type { AgentRecord } from '@agentgw/catalog';
 
 /**

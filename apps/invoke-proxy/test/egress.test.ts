@@ -1,6 +1,6 @@
 import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createVault, directCredentialResolver } from '@agentgw/vault';
+import { createVault, directCredentialResolver } from '@agentgw/credentials';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/index.js';
 import { insertAgent, invokeRequest, signedInUser, type SignedInUser } from './harness.js';

@@ -4,7 +4,7 @@ import { json } from '@agentgw/db';
 import { serve, type RunningServer } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { createUser, tokenFor, type TestUser } from '@agentgw/testkit';
-import { createVault, directCredentialResolver, type Vault } from '@agentgw/vault';
+import { createVault, directCredentialResolver, type Vault } from '@agentgw/credentials';
 import type { RoleName } from '@agentgw/db';
 import type { Hono } from 'hono';
 import { createApp, type InvokeProxyOptions } from '../src/index.js';

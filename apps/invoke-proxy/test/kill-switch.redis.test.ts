@@ -1,6 +1,6 @@
 import { newId, RedisEventBus } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
-import { directCredentialResolver } from '@agentgw/vault';
+import { directCredentialResolver } from '@agentgw/credentials';
 import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/index.js';

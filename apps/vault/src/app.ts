@@ -2,7 +2,7 @@ import { createServiceApp, healthRoute, type ServiceDeps } from '@agentgw/servic
 import type { Hono } from 'hono';
 import { credentialsRoutes } from './credentials.routes.js';
 import { internalRoutes } from './internal.routes.js';
-import { createVault } from './vault.js';
+import { createVault } from '@agentgw/credentials';
 
 /** vault: users' credentials (encrypted at rest) and the internal resolve API for invoke-proxy. */
 export function createApp(deps: ServiceDeps): Hono {

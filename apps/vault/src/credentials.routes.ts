@@ -3,7 +3,7 @@ import { ForbiddenError, NotImplementedError, parseJson, ValidationError } from 
 import type { ServiceDeps } from '@agentgw/service-kit';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import type { Vault } from './vault.js';
+import type { Vault } from '@agentgw/credentials';
 
 export const SERVICE_TYPE_PATTERN = /^[a-z][a-z0-9_]*$/;
 export const serviceTypeSchema = z.string().max(64).regex(SERVICE_TYPE_PATTERN, 'must match ^[a-z][a-z0-9_]*$');

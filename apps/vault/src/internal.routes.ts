@@ -4,11 +4,7 @@ import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { z } from 'zod';
 import { serviceTypesSchema } from './credentials.routes.js';
-import type { Vault } from './vault.js';
-
-export const SERVICE_TOKEN_HEADER = 'X-Service-Token';
-/** Audience of the service tokens the vault accepts. */
-export const VAULT_AUDIENCE = 'vault';
+import { SERVICE_TOKEN_HEADER, VAULT_AUDIENCE, type Vault } from '@agentgw/credentials';
 
 const internalResolveBody = z.object({
   userId: z.string().min(1).max(256),

@@ -3,7 +3,7 @@ import { testBackends } from '@agentgw/db/testing';
 import { testConfig } from '@agentgw/service-kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import { reencryptAll } from '../src/vault.js';
+import { createVault } from '@agentgw/credentials';
 import { KEY_A, KEY_B, startVault, type VaultFixture } from './vault-fixture.js';
 
 const BASE = '/api/v1/credentials';
@@ -63,9 +63,9 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
     await rotated.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'slack', apiKey: 'sl-key' });
     expect((await keyIds()).sort()).toEqual([idOf(KEY_A), idOf(KEY_A), idOf(KEY_B)].sort());
 
-    expect(await reencryptAll(rotated.deps)).toEqual({ reencrypted: 2, unreadable: 0 });
+    expect(await createVault(rotated.deps).reencryptAll()).toEqual({ reencrypted: 2, unreadable: 0 });
     expect(await keyIds()).toEqual([idOf(KEY_B), idOf(KEY_B), idOf(KEY_B)]);
-    expect(await reencryptAll(rotated.deps)).toEqual({ reencrypted: 0, unreadable: 0 });
+    expect(await createVault(rotated.deps).reencryptAll()).toEqual({ reencrypted: 0, unreadable: 0 });
 
     // The previous key can now be dropped.
     const newOnly = vaultWith({ CREDENTIAL_ENCRYPTION_KEY: KEY_B });
@@ -78,7 +78,7 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
   it('reencryptAll leaves rows no configured key opens and counts them', async () => {
     await seed();
     const other = vaultWith({ CREDENTIAL_ENCRYPTION_KEY: 'cc'.repeat(32), CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_B });
-    expect(await reencryptAll(other.deps)).toEqual({ reencrypted: 0, unreadable: 2 });
+    expect(await createVault(other.deps).reencryptAll()).toEqual({ reencrypted: 0, unreadable: 2 });
     expect(await keyIds()).toEqual([idOf(KEY_A), idOf(KEY_A)]);
   });
 

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { keyIdOf, open, seal } from './aead.js';
-import { createSecretBox } from './secret-box.js';
 
 describe('aead', () => {
   const key = randomBytes(32);
@@ -34,33 +33,5 @@ describe('aead', () => {
 
   it('rejects keys of the wrong size', () => {
     expect(() => seal(randomBytes(16), 'x', '')).toThrow(/32 bytes/);
-  });
-});
-
-describe('secret box', () => {
-  const keyHex = 'ab'.repeat(32);
-
-  it('seals with an HKDF subkey, never the raw key', () => {
-    const box = createSecretBox(keyHex);
-    const sealed = box.seal('upstream-token', 'agent:a1');
-    expect(box.open(sealed, 'agent:a1')).toBe('upstream-token');
-    expect(createSecretBox(keyHex).open(sealed, 'agent:a1')).toBe('upstream-token');
-    expect(open(Buffer.from(keyHex, 'hex'), sealed, 'agent:a1')).toBeNull();
-    expect(box.open(sealed, 'provider:a1')).toBeNull();
-    expect(createSecretBox('cd'.repeat(32)).open(sealed, 'agent:a1')).toBeNull();
-  });
-
-  it('keeps secrets sealed under a previous key readable after rotation, and seals with the new one', () => {
-    const newKey = 'cd'.repeat(32);
-    const old = createSecretBox(keyHex).seal('upstream-token', 'agent:a1');
-    const rotated = createSecretBox(newKey, [keyHex]);
-    expect(rotated.open(old, 'agent:a1')).toBe('upstream-token');
-    const resealed = rotated.seal('upstream-token', 'agent:a1');
-    expect(createSecretBox(newKey).open(resealed, 'agent:a1')).toBe('upstream-token');
-    expect(createSecretBox(keyHex).open(resealed, 'agent:a1')).toBeNull();
-  });
-
-  it('refuses a malformed key', () => {
-    expect(() => createSecretBox('abc')).toThrow(/64 hex/);
   });
 });

@@ -37,6 +37,12 @@ export function seal(key: Uint8Array, plaintext: string, aad: string): string {
   return [VERSION, keyIdOf(key), nonce.toString('base64url'), body.toString('base64url')].join('.');
 }
 
+/** The key id a sealed value names, or null when it is not in the sealed form. */
+export function sealedKeyId(sealed: string): string | null {
+  const parts = sealed.split('.');
+  return parts.length === 4 && parts[0] === VERSION && parts[1] ? parts[1] : null;
+}
+
 /** The plaintext, or null when the value was sealed with another key, altered, or bound to other AAD. */
 export function open(key: Uint8Array, sealed: string, aad: string): string | null {
   const parts = sealed.split('.');

@@ -3,7 +3,7 @@ export * from './permissions.js';
 export * from './tokens.js';
 export * from './passwords.js';
 export * from './aead.js';
-export * from './secret-box.js';
+export * from './keyring.js';
 export * from './tenancy.js';
 export { ASYMMETRIC_ALGORITHMS, parseDuration, type TokenType } from './jwt.js';
 export {

@@ -23,18 +23,3 @@ export interface ServiceDeps {
   /** Set when the bus and queue run on Redis; /health reports Redis as `in-process` otherwise. */
   pingRedis?: () => Promise<boolean>;
 }
-
-/**
- * How invoke-proxy gets a user's credentials: in the all-in-one a direct call into the vault,
- * in distributed mode an HTTP call to the vault's internal resolve endpoint. Only the vault
- * holds CREDENTIAL_ENCRYPTION_KEY.
- */
-export interface CredentialResolver {
-  resolve(input: { userId: string; tenantId: string | null; serviceTypes: string[] }): Promise<CredentialResolution>;
-}
-
-export interface CredentialResolution {
-  credentials: Record<string, string>;
-  missing: string[];
-  authUrls: Record<string, string>;
-}

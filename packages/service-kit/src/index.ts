@@ -1,4 +1,4 @@
-export type { CredentialResolution, CredentialResolver, ServiceDeps } from './deps.js';
+export type { ServiceDeps } from './deps.js';
 export { createServiceApp } from './service-app.js';
 export { bodyLimit, defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 export { checkHealth, healthRoute } from './health.js';

@@ -1,13 +1,16 @@
 import { keyIdOf } from '@agentgw/auth';
 import { describe, expect, it } from 'vitest';
-import { createKeyring, type CredentialBinding } from '../src/keyring.js';
+import { createCredentialKeyring, type CredentialBinding } from './credential-keyring.js';
 
 const KEY_A = 'aa'.repeat(32);
 const KEY_B = 'bb'.repeat(32);
+/** The vault's ring for a current key and previous keys, as the configuration gives them. */
+const createKeyring = (current: string, previous: string[] = []) =>
+  createCredentialKeyring({ CREDENTIAL_ENCRYPTION_KEY: current, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: previous });
 const binding: CredentialBinding = { userId: 'user-1', serviceType: 'github', kind: 'jwt' };
 const SECRET = 'ghp_supersecretvalue';
 
-describe('keyring', () => {
+describe('credential keyring', () => {
   it('round-trips and writes under the current key id with a fresh 96-bit nonce each time', () => {
     const ring = createKeyring(KEY_A);
     const a = ring.seal(binding, SECRET);

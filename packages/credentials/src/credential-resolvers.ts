@@ -1,9 +1,28 @@
 import type { AuthService } from '@agentgw/auth';
 import { DependencyUnavailableError } from '@agentgw/core';
-import type { CredentialResolver } from '@agentgw/service-kit';
 import { z } from 'zod';
-import { SERVICE_TOKEN_HEADER, VAULT_AUDIENCE } from './internal.routes.js';
 import type { Vault } from './vault.js';
+
+/** Header carrying the service token on the vault's internal API. */
+export const SERVICE_TOKEN_HEADER = 'X-Service-Token';
+/** Audience of the service tokens the vault accepts. */
+export const VAULT_AUDIENCE = 'vault';
+
+/**
+ * How invoke-proxy gets a user's credentials: in the all-in-one a direct call into the vault,
+ * in distributed mode an HTTP call to the vault's internal resolve endpoint (so the vault's
+ * process is the one that opens them).
+ */
+export interface CredentialResolver {
+  resolve(input: { userId: string; tenantId: string | null; serviceTypes: string[] }): Promise<CredentialResolution>;
+}
+
+/** The plaintext credentials found, the service types missing, and where to connect each missing one. */
+export interface CredentialResolution {
+  credentials: Record<string, string>;
+  missing: string[];
+  authUrls: Record<string, string>;
+}
 
 /** All-in-one: invoke-proxy calls the vault in the same process. */
 export function directCredentialResolver(vault: Vault): CredentialResolver {

@@ -1,10 +1,17 @@
-import { ForbiddenError, newId, NotFoundError, ValidationError } from '@agentgw/core';
-import { json, type CredentialKind, type UserCredentialRow } from '@agentgw/db';
-import type { CredentialResolution, ServiceDeps } from '@agentgw/service-kit';
+import { ForbiddenError, newId, NotFoundError, ValidationError, type Clock, type Config, type Logger } from '@agentgw/core';
+import { json, type CredentialKind, type Database, type UserCredentialRow } from '@agentgw/db';
+import type { Kysely } from 'kysely';
 import { authUrlFor, authUrlsFor, findCredentialProviders } from './auth-urls.js';
-import { createKeyring, type CredentialBinding, type Keyring } from './keyring.js';
+import { createCredentialKeyring, type CredentialBinding, type CredentialKeyring } from './credential-keyring.js';
+import type { CredentialResolution } from './credential-resolvers.js';
 
-export type VaultDeps = Pick<ServiceDeps, 'config' | 'db' | 'clock' | 'logger'>;
+/** What the vault needs from a service's deps (a `ServiceDeps` fits). */
+export interface VaultDeps {
+  config: Config;
+  db: Kysely<Database>;
+  clock: Clock;
+  logger: Logger;
+}
 
 /** What the API shows about a stored credential; never the secret. */
 export interface CredentialMetadata {
@@ -34,6 +41,7 @@ export interface ReencryptReport {
   unreadable: number;
 }
 
+/** Users' credentials: stored sealed, listed as metadata, resolved in plaintext for invokes. */
 export interface Vault {
   list(userId: string): Promise<CredentialMetadata[]>;
   store(input: StoreCredentialInput): Promise<CredentialMetadata>;
@@ -61,9 +69,10 @@ const bindingOf = (row: UserCredentialRow): CredentialBinding => ({
 
 const REENCRYPT_BATCH = 200;
 
+/** The vault over the database; the only code that opens user credentials. */
 export function createVault(deps: VaultDeps): Vault {
   const { db, config, clock, logger } = deps;
-  const keyring: Keyring = createKeyring(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS);
+  const keyring: CredentialKeyring = createCredentialKeyring(config);
 
   /** The plaintext of a usable credential, or null when it is expired or cannot be decrypted. */
   function usableValue(row: UserCredentialRow): string | null {
@@ -180,9 +189,4 @@ export function createVault(deps: VaultDeps): Vault {
       }
     },
   };
-}
-
-/** Rewrites every vault entry under the current CREDENTIAL_ENCRYPTION_KEY (see README, key rotation). */
-export function reencryptAll(deps: VaultDeps): Promise<ReencryptReport> {
-  return createVault(deps).reencryptAll();
 }

@@ -1,6 +1,6 @@
 import type { CredentialProviderRow } from '@agentgw/db';
 import { describe, expect, it } from 'vitest';
-import { authUrlFor } from '../src/auth-urls.js';
+import { authUrlFor } from './auth-urls.js';
 
 const provider = (auth_type: CredentialProviderRow['auth_type'], config: Record<string, unknown> = {}): CredentialProviderRow => ({
   id: 'p1',
