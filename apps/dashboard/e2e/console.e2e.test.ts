@@ -54,7 +54,21 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     jwt = ((await login.json()) as { token: string }).token;
     browser = await launchBrowser();
     context = browser.context;
-    await context.grantPermissions(['clipboard-read', 'clipboard-write', 'notifications'], { origin: gateway.url });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.url });
+    // Records the notifications the console raises (the real Notification API still runs).
+    await context.addInitScript(() => {
+      const shown: string[] = [];
+      (window as unknown as { shownNotifications: string[] }).shownNotifications = shown;
+      const Native = window.Notification;
+      if (!Native) return;
+      class Recording extends Native {
+        constructor(title: string, options?: NotificationOptions) {
+          super(title, options);
+          shown.push(title);
+        }
+      }
+      Object.defineProperty(window, 'Notification', { value: Recording, configurable: true, writable: true });
+    });
     page = context.pages()[0] ?? (await context.newPage());
   });
 
@@ -272,14 +286,19 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
       console.warn('[dashboard e2e] SKIPPED the live confirmation step: this gateway does not serve /api/v1/stream and /api/v1/confirmation/* yet.');
       ctx.skip();
     }
+    // Headless Chromium answers a permission prompt with "denied", so the permission is granted
+    // up front; the console then raises a notification for each new held call.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write', 'notifications'], { origin: gateway.url });
     await open('/confirmations', 'Confirmations');
     await page.getByText('Live: new requests appear as they happen.').waitFor({ timeout: 30_000 });
+    await page.getByText('Browser notifications are on.').waitFor();
     const mcp = await openMcpSession(gateway.url, state.runtimeToken);
     const held = mcp.callTool('delete_record', { id: 'rec-42', reason: 'cleanup' });
     const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /delete_record/ }) });
     await card.waitFor({ timeout: 30_000 });
     expect(await card.getByTestId('confirmation-arguments').textContent()).toContain('rec-42');
     expect(await card.textContent()).toContain('risk high');
+    await expect.poll(() => page.evaluate(() => (window as unknown as { shownNotifications: string[] }).shownNotifications)).toContain('Confirm delete_record?');
     await expect.poll(() => page.getByRole('link', { name: /Confirmations/ }).textContent()).toMatch(/1\s*pending/);
     await screenshot(page, 'confirmations-live');
     await expectAccessible();
@@ -316,6 +335,17 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await expect.poll(() => page.getByTestId('audit-row').count()).toBeGreaterThan(0);
     await page.getByRole('img', { name: /Audit entries by status/ }).waitFor();
     await screenshot(page, 'audit');
+    await expectAccessible();
+  });
+
+  it('has a desktop screenshot of the confirmations and audit pages', async () => {
+    await open('/confirmations', 'Confirmations');
+    await page.getByRole('heading', { name: 'History' }).waitFor();
+    await screenshot(page, 'confirmations');
+    await expectAccessible();
+    await open('/audit', 'Audit log');
+    await page.getByRole('heading', { name: 'Entries' }).waitFor();
+    await screenshot(page, 'audit-page');
     await expectAccessible();
   });
 
