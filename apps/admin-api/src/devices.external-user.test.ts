@@ -7,6 +7,7 @@ import { testClient } from './test-client.js';
 
 const issuer = 'https://idp.example.test';
 const secret = 'external-issuer-shared-secret-0123456789';
+const audience = 'agentgw-tests';
 
 describe.each(testBackends())('devices for a caller with no local account (%s)', (backend) => {
   let deps: TestDeps;
@@ -22,6 +23,7 @@ describe.each(testBackends())('devices for a caller with no local account (%s)',
     const token = await new SignJWT({ email: 'someone@idp.example.test' })
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuer(issuer)
+      .setAudience(audience)
       .setAudience('agentgw')
       .setSubject('ext-user-1')
       .setIssuedAt()
