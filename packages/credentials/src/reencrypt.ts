@@ -1,5 +1,6 @@
 import { secretBoxFor, type Keyring } from '@agentgw/auth';
 import { json } from '@agentgw/db';
+import { sql } from 'kysely';
 import { createVault, type ReencryptReport, type VaultDeps } from './vault.js';
 
 /** What `reencryptAllSecrets` did, per kind of sealed secret. */
@@ -123,7 +124,7 @@ function resealCredentialProviders(deps: VaultDeps, box: Keyring): Promise<Reenc
     (after) =>
       deps.db
         .selectFrom('credential_providers')
-        .select(['id', 'config', 'updated_at'])
+        .select(['id', 'config'])
         .where('id', '>', after)
         .orderBy('id')
         .limit(BATCH)
@@ -146,12 +147,12 @@ function resealCredentialProviders(deps: VaultDeps, box: Keyring): Promise<Reenc
       const config = walk(row.config);
       report.unreadable += unreadable;
       if (changed === 0) return;
-      // updated_at unchanged: nobody edited the provider since it was read.
+      // Only if nobody edited the config since it was read (jsonb compares by value).
       const updated = await deps.db
         .updateTable('credential_providers')
         .set({ config: json(config) })
         .where('id', '=', row.id)
-        .where('updated_at', '=', row.updated_at)
+        .where(sql<boolean>`config = ${json(row.config)}::jsonb`)
         .executeTakeFirst();
       if (updated.numUpdatedRows > 0n) report.reencrypted += changed;
     },
