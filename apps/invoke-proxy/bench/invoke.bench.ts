@@ -10,14 +10,14 @@ import { secretBoxFor, generateRuntimeToken } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 import { json } from '@agentgw/db';
 import { serve } from '@agentgw/service-kit';
-import { createTestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost } from '@agentgw/service-kit/testing';
 import { createUser, tokenFor } from '@agentgw/testkit';
 import { createVault, directCredentialResolver } from '@agentgw/credentials';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import { createApp } from '../src/index.js';
+import { createInvokeProxyService } from '../src/index.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -84,7 +84,7 @@ await deps.db
     runtime_token_prefix: runtime.prefix,
   })
   .execute();
-const app = createApp({ ...deps, credentials: directCredentialResolver(vault) });
+const { app } = await testHost(createInvokeProxyService({ credentials: () => directCredentialResolver(vault) }), deps);
 const gateway = await serve(app, {
   port: 0,
   hostname: '127.0.0.1',

@@ -1,13 +1,44 @@
 import { flexibleAuth } from '@agentgw/auth';
 import type { AgentRecord } from '@agentgw/catalog';
 import { parseJson } from '@agentgw/core';
-import { Hono } from 'hono';
-import { z } from 'zod';
+import {
+  bodyLimit,
+  documentedJsonBody,
+  errorResponses,
+  flexibleSecurity,
+  jsonResponse,
+  openApiApp,
+} from '@agentgw/service-kit';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { actingUser, invokeAgent, invokeResponse, type InvokeServices } from './invoke.js';
 import { resolveRequiredCredentials } from './required-credentials.js';
 
 /** The invoke body: a JSON object with a `message` string; every other field travels on too. */
 const invokeBody = z.looseObject({ message: z.string({ error: 'is required and must be a string' }) });
+
+/** `/:agentId`; any string (an unknown id is the handler's 404). */
+const AgentIdParams = z.object({ agentId: z.string().openapi({ param: { name: 'agentId', in: 'path' } }) });
+
+const PublicAgent = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    isActive: z.boolean(),
+    requireConfirmation: z.boolean(),
+    requiredCredentials: z.array(z.object({ serviceType: z.string(), description: z.string().optional() })),
+    tenantId: z.string().nullable(),
+  })
+  .openapi('PublicAgent');
+
+const InvokeEnvelope = z
+  .object({
+    success: z.boolean(),
+    request_id: z.string(),
+    upstream_status: z.number().int().optional().openapi({ description: "The upstream's status when it was not 2xx" }),
+    data: z.unknown().openapi({ description: "The upstream's answer: parsed JSON, text, or null when empty" }),
+  })
+  .openapi('InvokeResult');
 
 /** Public agent info: nothing about the upstream, its secret or the runtime token. */
 function publicAgent(agent: AgentRecord) {
@@ -22,39 +53,82 @@ function publicAgent(agent: AgentRecord) {
   };
 }
 
-export function agentsRoutes(services: InvokeServices): Hono {
+const getAgentRoute = createRoute({
+  method: 'get',
+  path: '/{agentId}',
+  tags: ['Invoke'],
+  summary: 'Public info of an agent the caller may invoke',
+  security: flexibleSecurity,
+  request: { params: AgentIdParams },
+  responses: { 200: jsonResponse(z.object({ agent: PublicAgent }), 'The agent'), ...errorResponses(401, 403, 404) },
+});
+
+const credentialsCheckRoute = createRoute({
+  method: 'get',
+  path: '/{agentId}/credentials-check',
+  tags: ['Invoke'],
+  summary: "Whether the caller has every credential the agent requires (401 CREDENTIALS_REQUIRED lists what is missing and where to connect it)",
+  security: flexibleSecurity,
+  request: { params: AgentIdParams },
+  responses: { 200: jsonResponse(z.object({ ok: z.literal(true) }), 'Every required credential is there'), ...errorResponses(401, 403, 404, 502, 503) },
+});
+
+const invokeRoute = createRoute({
+  method: 'post',
+  path: '/{agentId}/invoke',
+  tags: ['Invoke'],
+  summary: "Invoke the agent's runtime as the calling user (identity, session token and credentials injected)",
+  description:
+    'A JSON object with a `message` string; every field is forwarded as sent. An event-stream answer passes through unchanged; anything else is wrapped. Every answer carries `X-Gateway-Request-ID`.',
+  security: flexibleSecurity,
+  request: { params: AgentIdParams, body: documentedJsonBody(invokeBody) },
+  responses: {
+    200: {
+      description: 'The upstream answered 2xx (wrapped), or its event stream',
+      content: { 'application/json': { schema: InvokeEnvelope }, 'text/event-stream': { schema: z.string() } },
+    },
+    ...errorResponses(400, 401, 403, 404, 413, 502, 503, 504),
+  },
+});
+
+/**
+ * `/api/v1/agents/*` of invoke-proxy: invoke an agent as a user, pre-check credentials, public
+ * agent info. The invoke body has its own limit (`maxRequestBytes`), in place of the host's default.
+ */
+export function agentInvokeRoutes(services: InvokeServices, options: { maxRequestBytes: number }): OpenAPIHono {
   const { agents } = services;
-  const app = new Hono();
+  const app = openApiApp();
   // Every invoke answer carries its request id, refusals included, so any call can be traced.
   app.use('/:agentId/invoke', async (c, next) => {
     c.header('X-Gateway-Request-ID', c.var.requestId);
     await next();
   });
+  app.use('/:agentId/invoke', bodyLimit(options.maxRequestBytes));
   // Session tokens are refused (the default): an upstream holding one must not invoke agents as its user.
   app.use('*', flexibleAuth(services.auth));
 
-  app.get('/:agentId', async (c) => {
-    const agent = await agents.getFor(c.var.principal, c.req.param('agentId'));
-    return c.json({ agent: publicAgent(agent) });
+  app.openapi(getAgentRoute, async (c) => {
+    const agent = await agents.getFor(c.var.principal, c.req.valid('param').agentId);
+    return c.json({ agent: publicAgent(agent) }, 200);
   });
 
-  app.get('/:agentId/credentials-check', async (c) => {
-    const agent = await agents.getFor(c.var.principal, c.req.param('agentId'));
+  app.openapi(credentialsCheckRoute, async (c) => {
+    const agent = await agents.getFor(c.var.principal, c.req.valid('param').agentId);
     await resolveRequiredCredentials(services.credentials, agent, actingUser(c.var.principal));
-    return c.json({ ok: true });
+    return c.json({ ok: true as const }, 200);
   });
 
-  // The body size cap (413) is the service app's body limit, applied before this handler reads.
-  app.post('/:agentId/invoke', async (c) => {
+  // The body is checked after the agent (an unknown agent is a 404 whatever the body), then forwarded byte for byte.
+  app.openapi(invokeRoute, async (c) => {
     const { requestId } = c.var;
-    const agent = await agents.getFor(c.var.principal, c.req.param('agentId'));
+    const agent = await agents.getFor(c.var.principal, c.req.valid('param').agentId);
     await parseJson(c, invokeBody);
     const answer = await invokeAgent(services, {
       principal: c.var.principal,
       agent,
       requestId,
       headers: c.req.raw.headers,
-      body: await c.req.text(), // validated above; forwarded byte for byte
+      body: await c.req.text(),
       signal: c.req.raw.signal,
     });
     return invokeResponse(answer, requestId);

@@ -1,2 +1,2 @@
-export { createApp, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
-export type { InvokeProxyDeps, InvokeProxyOptions } from './app.js';
+export { createInvokeProxyService, DEFAULT_UPSTREAM_TIMEOUT_MS, invokeProxyService } from './service.js';
+export type { InvokeProxyOptions } from './service.js';

@@ -1,10 +1,9 @@
-import { parseJson, UnauthorizedError } from '@agentgw/core';
-import type { ServiceDeps } from '@agentgw/service-kit';
-import { Hono } from 'hono';
-import { createMiddleware } from 'hono/factory';
-import { z } from 'zod';
-import { serviceTypesSchema } from './credentials.routes.js';
 import { SERVICE_TOKEN_HEADER, VAULT_AUDIENCE, type Vault } from '@agentgw/credentials';
+import { parseJson, UnauthorizedError } from '@agentgw/core';
+import { documentedJsonBody, errorResponses, jsonResponse, openApiApp, serviceSecurity, type ServiceDeps } from '@agentgw/service-kit';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createMiddleware } from 'hono/factory';
+import { serviceTypesSchema } from './credentials.routes.js';
 
 const internalResolveBody = z.object({
   userId: z.string().min(1).max(256),
@@ -21,16 +20,32 @@ const serviceAuth = (deps: ServiceDeps) =>
     await next();
   });
 
+const internalResolveRoute = createRoute({
+  method: 'post',
+  path: '/credentials/resolve',
+  tags: ['Internal'],
+  summary: "A user's credential values for invoke-proxy (service token of audience `vault` only)",
+  security: serviceSecurity,
+  request: { body: documentedJsonBody(internalResolveBody) },
+  responses: {
+    200: jsonResponse(
+      z.object({ credentials: z.record(z.string(), z.string()), missing: z.array(z.string()), authUrls: z.record(z.string(), z.string()) }),
+      'Resolved',
+    ),
+    ...errorResponses(400, 401),
+  },
+});
+
 /**
  * `/internal/v1/*`: service-to-service API (invoke-proxy → vault in distributed mode). Keep it
  * off the public path router; the service token is the second line of defence.
  */
-export function internalRoutes(deps: ServiceDeps, vault: Vault): Hono {
-  const app = new Hono();
-  app.use(serviceAuth(deps));
-  app.post('/credentials/resolve', async (c) => {
+export function internalRoutes(deps: ServiceDeps, vault: Vault): OpenAPIHono {
+  const app = openApiApp();
+  app.use('*', serviceAuth(deps));
+  app.openapi(internalResolveRoute, async (c) => {
     const input = await parseJson(c, internalResolveBody);
-    return c.json(await vault.resolve(input));
+    return c.json(await vault.resolve(input), 200);
   });
   return app;
 }

@@ -1,5 +1,5 @@
 import { runService } from '@agentgw/service-kit';
-import { createApp } from './app.js';
+import { vaultService } from './service.js';
 
 // Distributed mode: PostgreSQL (DATABASE_URL) and Redis (REDIS_URL) are required; run `pnpm --filter @agentgw/db migrate` first.
-await runService({ service: 'vault', defaultPort: 7604, createApp });
+await runService(vaultService);

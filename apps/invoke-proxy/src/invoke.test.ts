@@ -5,7 +5,7 @@ import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agen
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { insertAgent, invokeRequest, listen, signedInUser, startHarness, type Harness, type SignedInUser } from './harness.js';
+import { insertAgent, invokeRequest, listen, signedInUser, startHarness, type Harness, type SignedInUser } from './test-harness.js';
 
 describe.each(testBackends())('invoke (%s)', (backend) => {
   let h: Harness;
@@ -224,7 +224,7 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     const array = await invoke(agent.id, invokeRequest(alice.token, '["message"]'));
     expect(array.status).toBe(400);
 
-    const small = h.newApp({ maxRequestBytes: 64 });
+    const small = await h.newApp({ maxRequestBytes: 64 });
     const tooBig = await invoke(agent.id, invokeRequest(alice.token, { message: 'x'.repeat(100) }), small);
     expect(tooBig.status).toBe(413);
     expect(await tooBig.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
@@ -264,7 +264,7 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
   it('answers 502 when a non-streaming answer exceeds maxResponseBytes', async () => {
     const up = await upstream((_req, res) => replyJson(res, 200, { blob: 'x'.repeat(500) }));
     const agent = await insertAgent(h.deps, { upstreamUrl: up.url });
-    const res = await invoke(agent.id, invokeRequest(alice.token), h.newApp({ maxResponseBytes: 100 }));
+    const res = await invoke(agent.id, invokeRequest(alice.token), await h.newApp({ maxResponseBytes: 100 }));
     expect(res.status).toBe(502);
     expect(await res.json()).toMatchObject({ code: 'UPSTREAM_ERROR' });
     expect((await invoke(agent.id, invokeRequest(alice.token))).status).toBe(200);
@@ -287,7 +287,7 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     const up = await upstream(() => new Promise(() => {}));
     const agent = await insertAgent(h.deps, { upstreamUrl: up.url });
     const started = Date.now();
-    const res = await invoke(agent.id, invokeRequest(alice.token), h.newApp({ upstreamTimeoutMs: 200 }));
+    const res = await invoke(agent.id, invokeRequest(alice.token), await h.newApp({ upstreamTimeoutMs: 200 }));
     expect(res.status).toBe(504);
     expect(await res.json()).toEqual({ code: 'UPSTREAM_TIMEOUT', message: expect.any(String) });
     expect(Date.now() - started).toBeLessThan(5_000);

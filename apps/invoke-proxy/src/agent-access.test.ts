@@ -1,7 +1,7 @@
 import { testBackends } from '@agentgw/db/testing';
 import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertAgent, invokeRequest, signedInUser, startHarness, type Harness, type SignedInUser } from './harness.js';
+import { insertAgent, invokeRequest, signedInUser, startHarness, type Harness, type SignedInUser } from './test-harness.js';
 
 describe.each(testBackends())('agent access (%s)', (backend) => {
   let h: Harness;

@@ -3,8 +3,9 @@ import { testBackends } from '@agentgw/db/testing';
 import { directCredentialResolver } from '@agentgw/credentials';
 import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createApp } from '../src/index.js';
-import { insertAgent, invokeRequest, signedInUser, startHarness, type Harness, type SignedInUser } from './harness.js';
+import { testHost } from '@agentgw/service-kit/testing';
+import { createInvokeProxyService } from './service.js';
+import { insertAgent, invokeRequest, signedInUser, startHarness, type Harness, type SignedInUser } from './test-harness.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -32,7 +33,10 @@ describe.skipIf(!redisUrl).each(testBackends())('kill switch across replicas ove
   });
 
   it('replica A answers 403 after replica B disables the agent, without waiting for the cache TTL', async () => {
-    const replicaA = createApp({ ...h.deps, bus: busOfA, credentials: directCredentialResolver(h.vault) }, { agentCacheTtlMs: 600_000 });
+    const replicaA = await testHost(
+      createInvokeProxyService({ agentCacheTtlMs: 600_000, credentials: () => directCredentialResolver(h.vault) }),
+      { ...h.deps, bus: busOfA },
+    );
     const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
     const invoke = () => replicaA.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(alice.token));
     expect((await invoke()).status).toBe(200); // cached on A

@@ -1,15 +1,15 @@
 import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { createVault, directCredentialResolver } from '@agentgw/credentials';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/index.js';
-import { insertAgent, invokeRequest, signedInUser, type SignedInUser } from './harness.js';
+import { createInvokeProxyService } from './service.js';
+import { insertAgent, invokeRequest, signedInUser, type SignedInUser } from './test-harness.js';
 
 /** invoke-proxy under a given egress configuration (pglite: the policy does not depend on the database). */
 async function appWith(env: Record<string, string>) {
   const deps = await createTestDeps({ backend: 'pglite', env });
   const vault = createVault(deps);
-  const app = createApp({ ...deps, credentials: directCredentialResolver(vault) });
+  const app = await testHost(createInvokeProxyService({ credentials: () => directCredentialResolver(vault) }), deps);
   return { deps, vault, app };
 }
 

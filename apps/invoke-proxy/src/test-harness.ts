@@ -2,20 +2,20 @@ import { createSecretBox, generateRuntimeToken } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 import { json } from '@agentgw/db';
 import { serve, type RunningServer } from '@agentgw/service-kit';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost, type TestDeps, type TestHost } from '@agentgw/service-kit/testing';
 import { createUser, tokenFor, type TestUser } from '@agentgw/testkit';
 import { createVault, directCredentialResolver, type Vault } from '@agentgw/credentials';
 import type { RoleName } from '@agentgw/db';
-import type { Hono } from 'hono';
-import { createApp, type InvokeProxyOptions } from '../src/index.js';
+import { createInvokeProxyService, type InvokeProxyOptions } from './service.js';
 
 /** invoke-proxy on real deps (migrated database, real auth) and the real vault as resolver. */
 export interface Harness {
   deps: TestDeps;
   vault: Vault;
-  app: Hono;
-  /** A second app on the same deps (another replica, or other options). */
-  newApp(options?: InvokeProxyOptions): Hono;
+  /** invoke-proxy in the production shell, started. */
+  app: TestHost;
+  /** A second host on the same deps (another replica, or other options). */
+  newApp(options?: InvokeProxyOptions): Promise<TestHost>;
   close(): Promise<void>;
 }
 
@@ -23,8 +23,8 @@ export async function startHarness(backend: 'pglite' | 'postgres', options: Invo
   const deps = await createTestDeps({ backend });
   const vault = createVault(deps);
   const newApp = (opts: InvokeProxyOptions = options) =>
-    createApp({ ...deps, credentials: directCredentialResolver(vault) }, opts);
-  return { deps, vault, app: newApp(), newApp, close: () => deps.close() };
+    testHost(createInvokeProxyService({ credentials: () => directCredentialResolver(vault), ...opts }), deps);
+  return { deps, vault, app: await newApp(), newApp, close: () => deps.close() };
 }
 
 export interface AgentInput {
@@ -74,8 +74,8 @@ export async function signedInUser(
 }
 
 /** The app on a real HTTP server (127.0.0.1, random port), for streaming and disconnect tests. */
-export async function listen(harness: Harness, app: Hono = harness.app): Promise<RunningServer & { url: string }> {
-  const running = await serve(app, {
+export async function listen(harness: Harness, host: TestHost = harness.app): Promise<RunningServer & { url: string }> {
+  const running = await serve(host.app, {
     port: 0,
     hostname: '127.0.0.1',
     deps: { close: async () => {} },

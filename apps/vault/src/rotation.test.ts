@@ -1,10 +1,10 @@
 import { keyIdOf } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
-import { testConfig } from '@agentgw/service-kit/testing';
+import { testConfig, testHost } from '@agentgw/service-kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
+import { vaultService } from './service.js';
 import { createVault } from '@agentgw/credentials';
-import { KEY_A, KEY_B, startVault, type VaultFixture } from './vault-fixture.js';
+import { KEY_A, KEY_B, startVault, type VaultFixture } from './test-vault.js';
 
 const BASE = '/api/v1/credentials';
 const idOf = (hex: string) => keyIdOf(Buffer.from(hex, 'hex'));
@@ -19,9 +19,9 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
   });
 
   /** The same database served by a vault configured with other keys. */
-  function vaultWith(env: Record<string, string>) {
+  async function vaultWith(env: Record<string, string>) {
     const deps = { ...f.deps, config: testConfig({ ...env }) };
-    const app = createApp(deps);
+    const { app } = await testHost(vaultService, deps);
     const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
       const res = await app.request(path, { method, headers: { ...headers, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -40,7 +40,7 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
 
   it('a vault holding the wrong key fails closed: missing, listed, no 500, no plaintext', async () => {
     const user = await seed();
-    const wrong = vaultWith({ CREDENTIAL_ENCRYPTION_KEY: KEY_B });
+    const wrong = await vaultWith({ CREDENTIAL_ENCRYPTION_KEY: KEY_B });
     const resolved = await wrong.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github', 'openai'] });
     expect(resolved.status).toBe(200);
     expect(resolved.body).toMatchObject({ credentials: {}, missing: ['github', 'openai'] });
@@ -53,7 +53,7 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
     const user = await seed();
     expect(await keyIds()).toEqual([idOf(KEY_A), idOf(KEY_A)]);
 
-    const rotated = vaultWith({ CREDENTIAL_ENCRYPTION_KEY: KEY_B, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_A });
+    const rotated = await vaultWith({ CREDENTIAL_ENCRYPTION_KEY: KEY_B, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_A });
     expect((await rotated.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github', 'openai'] })).body.credentials).toEqual({
       github: 'gh-key',
       openai: 'oa-key',
@@ -68,7 +68,7 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
     expect(await createVault(rotated.deps).reencryptAll()).toEqual({ reencrypted: 0, unreadable: 0 });
 
     // The previous key can now be dropped.
-    const newOnly = vaultWith({ CREDENTIAL_ENCRYPTION_KEY: KEY_B });
+    const newOnly = await vaultWith({ CREDENTIAL_ENCRYPTION_KEY: KEY_B });
     expect((await newOnly.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github', 'openai', 'slack'] })).body).toMatchObject({
       credentials: { github: 'gh-key', openai: 'oa-key', slack: 'sl-key' },
       missing: [],
@@ -77,7 +77,7 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
 
   it('reencryptAll leaves rows no configured key opens and counts them', async () => {
     await seed();
-    const other = vaultWith({ CREDENTIAL_ENCRYPTION_KEY: 'cc'.repeat(32), CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_B });
+    const other = await vaultWith({ CREDENTIAL_ENCRYPTION_KEY: 'cc'.repeat(32), CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_B });
     expect(await createVault(other.deps).reencryptAll()).toEqual({ reencrypted: 0, unreadable: 2 });
     expect(await keyIds()).toEqual([idOf(KEY_A), idOf(KEY_A)]);
   });

@@ -1,19 +1,18 @@
 import { generateApiKey, generateRuntimeToken } from '@agentgw/auth';
 import { ManualClock, newId, newRequestId } from '@agentgw/core';
 import { json, type ApiKeyScope, type CredentialAuthType, type RoleName } from '@agentgw/db';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createTestDeps, testHost, type TestDeps, type TestHost } from '@agentgw/service-kit/testing';
 import { createUser, tokenFor, type TestUser } from '@agentgw/testkit';
-import type { Hono } from 'hono';
 import { SignJWT } from 'jose';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { createApp } from '../src/app.js';
+import { vaultService } from './service.js';
 
 export const KEY_A = 'aa'.repeat(32);
 export const KEY_B = 'bb'.repeat(32);
 /** An external identity provider every test vault trusts (HS256), for users it has no account for. */
-const PARTNER = { issuer: 'https://partner.example', secret: 'partner-secret-that-is-at-least-32-chars' };
+const PARTNER = { issuer: 'https://partner.example', audience: 'agentgw-tests', secret: 'partner-secret-that-is-at-least-32-chars' };
 
 export interface Reply {
   status: number;
@@ -22,7 +21,8 @@ export interface Reply {
 
 export interface VaultFixture {
   deps: TestDeps;
-  app: Hono;
+  /** The vault in the production shell. */
+  app: TestHost['app'];
   clock: ManualClock;
   /** Every log line written, as JSON objects. */
   logs: Record<string, unknown>[];
@@ -46,7 +46,7 @@ export async function startVault(backend: 'pglite' | 'postgres', env: Record<str
     },
   });
   deps.logger = pino({ level: 'debug' }, sink);
-  const app = createApp(deps);
+  const { app } = await testHost(vaultService, deps);
 
   return {
     deps,
@@ -145,6 +145,7 @@ export const partnerToken = (f: VaultFixture, sub: string, email: string): Promi
   return new SignJWT({ email })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(PARTNER.issuer)
+    .setAudience(PARTNER.audience)
     .setSubject(sub)
     .setIssuedAt(iat)
     .setExpirationTime(iat + 300)

@@ -1,0 +1,65 @@
+import { createCatalog } from '@agentgw/catalog';
+import { egressPolicyFromConfig } from '@agentgw/core';
+import { createVault, directCredentialResolver, httpCredentialResolver, type CredentialResolver } from '@agentgw/credentials';
+import { DEFAULT_MAX_BODY_BYTES, defineService, openApiApp, type ServiceDefinition, type ServiceDeps } from '@agentgw/service-kit';
+import { agentInvokeRoutes } from './agents.routes.js';
+import { UpstreamClient } from './upstream-client.js';
+
+export interface InvokeProxyOptions {
+  /** Wait for the upstream's response headers this long, then answer 504 (default 60 s). */
+  upstreamTimeoutMs?: number;
+  /** Longest silence inside an upstream body, SSE included, before the call fails (default 5 min). */
+  upstreamBodyTimeoutMs?: number;
+  /** Largest invoke body accepted; larger is 413 (default 1 MiB). The host's default limit does not cap it. */
+  maxRequestBytes?: number;
+  /** Largest non-SSE upstream answer that is wrapped; larger is 502 (default 10 MiB). */
+  maxResponseBytes?: number;
+  /** How long an agent stays cached when no `agent.changed` event arrives (default 30 s). */
+  agentCacheTtlMs?: number;
+  /** Where credentials come from; by default chosen from the config (see `credentialResolverFor`). */
+  credentials?: (deps: ServiceDeps) => CredentialResolver;
+}
+
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
+
+/**
+ * The vault over its internal API when VAULT_URL is set (distributed: only the vault decrypts),
+ * otherwise the vault in this process (the all-in-one).
+ */
+function credentialResolverFor(deps: ServiceDeps): CredentialResolver {
+  const vaultUrl = deps.config.VAULT_URL;
+  if (vaultUrl) return httpCredentialResolver({ baseUrl: vaultUrl, auth: deps.auth });
+  return directCredentialResolver(createVault(deps));
+}
+
+/** invoke-proxy with non-default options (tests, benches); `invokeProxyService` is the default. */
+export function createInvokeProxyService(options: InvokeProxyOptions = {}): ServiceDefinition {
+  return defineService({
+    name: 'invoke-proxy',
+    defaultPort: 7602,
+    create(deps) {
+      const catalog = createCatalog(deps, { agentTtlMs: options.agentCacheTtlMs });
+      const upstream = new UpstreamClient(
+        {
+          headersTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
+          bodyTimeoutMs: options.upstreamBodyTimeoutMs ?? 5 * 60_000,
+          maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
+        },
+        egressPolicyFromConfig(deps.config),
+      );
+      const credentials = options.credentials?.(deps) ?? credentialResolverFor(deps);
+      const routes = openApiApp().route(
+        '/api/v1/agents',
+        agentInvokeRoutes(
+          { agents: catalog.agents, upstream, auth: deps.auth, credentials, logger: deps.logger },
+          { maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_BODY_BYTES },
+        ),
+      );
+      // The catalog hears `agent.changed` (the kill switch) only while started.
+      return { routes, start: () => catalog.start(), stop: () => catalog.stop() };
+    },
+  });
+}
+
+/** invoke-proxy: invoke an agent's runtime as a user, pre-check credentials, public agent info. */
+export const invokeProxyService = createInvokeProxyService();
