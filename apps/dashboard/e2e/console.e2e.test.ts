@@ -376,4 +376,25 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('INPUT');
   });
+
+  it('shows an agent creator only the pages of that role, after registering', async () => {
+    await open('/agents', 'Agents');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Create account' }).first().click();
+    await page.getByLabel('Email').fill('creator@example.com');
+    await page.getByLabel('Password').fill('creator-password-1');
+    await page.getByLabel('Name').fill('Casey Creator');
+    await page.getByRole('button', { name: 'Create account' }).last().click();
+    await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
+    const menu = (await page.getByRole('navigation', { name: 'Console' }).textContent()) ?? '';
+    expect(menu).toContain('My credentials');
+    expect(menu).not.toContain('Access rules');
+    expect(menu).not.toContain('API keys');
+    // The admin's agent is not this user's: the list is empty, and the access-rule page is not offered.
+    await page.getByText('No agents yet.').waitFor();
+    await page.goto(`${gateway.url}/access-rules`);
+    await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
+    await screenshot(page, 'agent-creator');
+    await expectAccessible();
+  });
 });

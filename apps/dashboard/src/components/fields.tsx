@@ -69,3 +69,8 @@ export function CheckboxField({ label, ...input }: { label: string } & InputHTML
     </div>
   );
 }
+
+/** The admin's tenant scope for a new resource (others are pinned to their own tenant by the gateway). */
+export function TenantField({ value, onChange }: { value: string; onChange: (value: string) => void }) {
+  return <TextField label="Tenant ID (optional)" hint="Empty: global, visible to every tenant." value={value} onChange={(e) => onChange(e.target.value)} />;
+}

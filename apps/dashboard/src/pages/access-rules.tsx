@@ -1,10 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
-import { SelectField, TextField } from '../components/fields.js';
+import { SelectField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { EVALUATION_STEPS, explainDecision } from '../policy-explanation.js';
-import { useSession } from '../session.js';
+import { hasRole } from '../navigation.js';
+import { useSession, useUser } from '../session.js';
 import { RISK_LEVELS, type AccessRule, type Agent, type PolicyAction, type PolicyDecision, type ToolProvider } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
 
@@ -94,7 +95,8 @@ type Option = { value: string; label: string };
 
 function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOptions: Option[]; agents: Agent[]; onCreated: () => void }) {
   const { api } = useSession();
-  const empty = { subjectType: 'agent', subjectId: '', providerId: '*', action: 'allow', toolPattern: '*', riskLevel: '', confirmationMode: '', description: '' };
+  const admin = hasRole(useUser(), 'admin');
+  const empty = { tenantId: '', subjectType: 'agent', subjectId: '', providerId: '*', action: 'allow', toolPattern: '*', riskLevel: '', confirmationMode: '', description: '' };
   const [form, setForm] = useState(empty);
   const action = useAction();
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
@@ -107,6 +109,7 @@ function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOption
       if (form.riskLevel) body.riskLevel = form.riskLevel;
       if (form.confirmationMode) body.confirmationMode = form.confirmationMode;
       if (form.description) body.description = form.description;
+      if (form.tenantId.trim()) body.tenantId = form.tenantId.trim();
       await api.post('/admin/provider-access', body);
       setForm({ ...empty, subjectType: form.subjectType, subjectId, providerId: form.providerId });
       onCreated();
@@ -129,6 +132,7 @@ function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOption
         <SelectField label="Risk level" value={form.riskLevel} onChange={(e) => set({ riskLevel: e.target.value })} options={[{ value: '', label: 'Default for the action' }, ...RISK_LEVELS.map((r) => ({ value: r, label: r }))]} />
         <SelectField label="Confirmation mode" value={form.confirmationMode} onChange={(e) => set({ confirmationMode: e.target.value })} options={[{ value: '', label: 'Not set' }, { value: 'always', label: 'always' }, { value: 'never', label: 'never' }]} />
         <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
+        {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}
         <ErrorNotice error={action.error} title="The rule was not added" />
         <div className="form-actions">
           <button type="submit" disabled={action.busy}>

@@ -2,9 +2,10 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Empty, ErrorNotice, Loading, Success } from '../components/feedback.js';
 import { CheckboxField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
+import { canManageProviders } from '../navigation.js';
 import { Link } from '../router.js';
-import { useSession } from '../session.js';
-import type { Agent, RequiredCredential } from '../types.js';
+import { useSession, useUser } from '../session.js';
+import type { AccessRule, Agent, RequiredCredential } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
 
 const SERVICE_TYPE = /^[a-z][a-z0-9_]*$/;
@@ -12,6 +13,7 @@ const SERVICE_TYPE = /^[a-z][a-z0-9_]*$/;
 /** One agent: its settings and its required credentials (which the create form leaves out), saved through PUT. */
 export function AgentDetailPage({ id }: { id: string }) {
   const agent = useResource<{ agent: Agent }>(`/admin/agents/${encodeURIComponent(id)}`);
+  const manager = canManageProviders(useUser());
   return (
     <Layout title={agent.data ? `Agent ${agent.data.agent.name}` : 'Agent'}>
       <p>
@@ -20,7 +22,34 @@ export function AgentDetailPage({ id }: { id: string }) {
       {agent.loading && !agent.data ? <Loading what="the agent" /> : null}
       <ErrorNotice error={agent.error} title="Could not load the agent" />
       {agent.data ? <AgentEditor agent={agent.data.agent} onSaved={agent.reload} /> : null}
+      {agent.data && manager ? <AgentRules agentId={agent.data.agent.id} /> : null}
     </Layout>
+  );
+}
+
+/** The rules whose subject is this agent (whitelist: without an allow rule it reaches no provider). */
+function AgentRules({ agentId }: { agentId: string }) {
+  const rules = useResource<{ rules: AccessRule[] }>(`/admin/provider-access/agent/${encodeURIComponent(agentId)}`);
+  return (
+    <section className="card" aria-labelledby="agent-rules">
+      <h2 id="agent-rules">Access rules</h2>
+      {rules.loading ? <Loading what="the agent's rules" /> : null}
+      <ErrorNotice error={rules.error} title="Could not load the rules" />
+      {rules.data?.rules.length === 0 ? <Empty>No rules: this agent cannot reach any tool provider yet.</Empty> : null}
+      {rules.data && rules.data.rules.length > 0 ? (
+        <ul>
+          {rules.data.rules.map((r) => (
+            <li key={r.id}>
+              <strong>{r.action.replace('_', ' ')}</strong> tools <code>{r.toolPattern}</code> on {r.providerId === '*' ? 'every provider' : <code>{r.providerId}</code>}
+              {r.riskLevel ? ` (risk ${r.riskLevel})` : ''}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <p>
+        <Link href="/access-rules">Manage access rules</Link>
+      </p>
+    </section>
   );
 }
 

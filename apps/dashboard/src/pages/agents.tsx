@@ -1,11 +1,12 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
-import { CheckboxField, TextField } from '../components/fields.js';
+import { CheckboxField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { OneTimeSecret } from '../components/one-time-secret.js';
+import { hasRole } from '../navigation.js';
 import { Link } from '../router.js';
-import { useSession } from '../session.js';
+import { useSession, useUser } from '../session.js';
 import type { Agent } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
 
@@ -96,7 +97,8 @@ export function AgentsPage() {
 /** The create form; as the spec says, it does not expose requiredCredentials (edited on the agent's page). */
 function CreateAgentForm({ onCreated }: { onCreated: (agent: Agent, token: string) => void }) {
   const { api } = useSession();
-  const [form, setForm] = useState({ name: '', upstreamUrl: '', upstreamSecret: '', description: '', requireConfirmation: false });
+  const admin = hasRole(useUser(), 'admin');
+  const [form, setForm] = useState({ name: '', upstreamUrl: '', upstreamSecret: '', description: '', requireConfirmation: false, tenantId: '' });
   const action = useAction();
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
 
@@ -106,8 +108,9 @@ function CreateAgentForm({ onCreated }: { onCreated: (agent: Agent, token: strin
       const body: Record<string, unknown> = { name: form.name, upstreamUrl: form.upstreamUrl, requireConfirmation: form.requireConfirmation };
       if (form.upstreamSecret) body.upstreamSecret = form.upstreamSecret;
       if (form.description) body.description = form.description;
+      if (form.tenantId.trim()) body.tenantId = form.tenantId.trim();
       const answer = await api.post<{ agent: Agent; runtime_token: string }>('/admin/agents', body);
-      setForm({ name: '', upstreamUrl: '', upstreamSecret: '', description: '', requireConfirmation: false });
+      setForm({ name: '', upstreamUrl: '', upstreamSecret: '', description: '', requireConfirmation: false, tenantId: '' });
       onCreated(answer.agent, answer.runtime_token);
     });
   };
@@ -127,6 +130,7 @@ function CreateAgentForm({ onCreated }: { onCreated: (agent: Agent, token: strin
           onChange={(e) => set({ upstreamSecret: e.target.value })}
         />
         <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
+        {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}
         <CheckboxField label="Tool calls require confirmation" checked={form.requireConfirmation} onChange={(e) => set({ requireConfirmation: e.target.checked })} />
         <ErrorNotice error={action.error} title="The agent was not created" />
         <div className="form-actions">

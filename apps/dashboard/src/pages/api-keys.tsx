@@ -1,10 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
-import { CheckboxField, TextField } from '../components/fields.js';
+import { CheckboxField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { OneTimeSecret } from '../components/one-time-secret.js';
-import { useSession } from '../session.js';
+import { hasRole } from '../navigation.js';
+import { useSession, useUser } from '../session.js';
 import { API_KEY_SCOPES, type ApiKey, type ApiKeyScope } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
 
@@ -18,7 +19,9 @@ const SCOPE_WORDS: Record<ApiKeyScope, string> = {
 export function ApiKeysPage() {
   const { api } = useSession();
   const keys = useResource<{ apiKeys: ApiKey[] }>('/admin/api-keys');
+  const admin = hasRole(useUser(), 'admin');
   const [name, setName] = useState('');
+  const [tenantId, setTenantId] = useState('');
   const [scopes, setScopes] = useState<ApiKeyScope[]>(['credentials:resolve']);
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const create = useAction();
@@ -27,7 +30,7 @@ export function ApiKeysPage() {
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void create.run(async () => {
-      const answer = await api.post<{ apiKey: ApiKey; key: string }>('/admin/api-keys', { name, scopes });
+      const answer = await api.post<{ apiKey: ApiKey; key: string }>('/admin/api-keys', tenantId.trim() ? { name, scopes, tenantId: tenantId.trim() } : { name, scopes });
       setCreated({ name: answer.apiKey.name, key: answer.key });
       setName('');
       keys.reload();
@@ -41,6 +44,7 @@ export function ApiKeysPage() {
         <h2 id="create-key">Create an API key</h2>
         <form onSubmit={submit} aria-label="Create an API key">
           <TextField label="Name" required value={name} onChange={(e) => setName(e.target.value)} />
+          {admin ? <TenantField value={tenantId} onChange={setTenantId} /> : null}
           <fieldset>
             <legend>Scopes</legend>
             {API_KEY_SCOPES.map((s) => (

@@ -1,9 +1,9 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
-import { SelectField, TextField } from '../components/fields.js';
+import { SelectField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
-import { canManageProviders } from '../navigation.js';
+import { canManageProviders, hasRole } from '../navigation.js';
 import { Link } from '../router.js';
 import { useSession, useUser } from '../session.js';
 import type { CredentialAuthType, CredentialProvider } from '../types.js';
@@ -72,7 +72,8 @@ export function CredentialProvidersPage() {
 
 function CreateCredentialProviderForm({ onCreated }: { onCreated: () => void }) {
   const { api } = useSession();
-  const empty = { name: '', serviceType: '', authType: 'api_key' as CredentialAuthType, description: '', connectUrl: '', clientId: '', clientSecret: '', scopes: '', headerName: '', prefix: '' };
+  const admin = hasRole(useUser(), 'admin');
+  const empty = { tenantId: '', name: '', serviceType: '', authType: 'api_key' as CredentialAuthType, description: '', connectUrl: '', clientId: '', clientSecret: '', scopes: '', headerName: '', prefix: '' };
   const [form, setForm] = useState(empty);
   const action = useAction();
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
@@ -90,6 +91,7 @@ function CreateCredentialProviderForm({ onCreated }: { onCreated: () => void }) 
       if (form.authType === 'jwt' && form.headerName) config.jwt = form.prefix ? { headerName: form.headerName, prefix: form.prefix } : { headerName: form.headerName };
       const body: Record<string, unknown> = { name: form.name, serviceType: form.serviceType, authType: form.authType, config };
       if (form.description) body.description = form.description;
+      if (form.tenantId.trim()) body.tenantId = form.tenantId.trim();
       await api.post('/credential-providers', body);
       setForm(empty);
       onCreated();
@@ -118,6 +120,7 @@ function CreateCredentialProviderForm({ onCreated }: { onCreated: () => void }) 
             <TextField label="JWT prefix (optional)" placeholder="Bearer " value={form.prefix} onChange={(e) => set({ prefix: e.target.value })} />
           </>
         ) : null}
+        {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}
         <ErrorNotice error={action.error} title="Not created" />
         <div className="form-actions">
           <button type="submit" disabled={action.busy}>

@@ -1,9 +1,9 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
-import { SelectField, TextField } from '../components/fields.js';
+import { SelectField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
-import { canManageProviders } from '../navigation.js';
+import { canManageProviders, hasRole } from '../navigation.js';
 import { useSession, useUser } from '../session.js';
 import type { ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
@@ -96,7 +96,8 @@ const AUTH_TYPES: Array<{ value: ToolProviderAuthType; label: string }> = [
 
 function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
   const { api } = useSession();
-  const empty = { name: '', pattern: '*', endpoint: '', authType: 'none' as ToolProviderAuthType, authSecret: '', priority: '0', description: '' };
+  const admin = hasRole(useUser(), 'admin');
+  const empty = { name: '', pattern: '*', endpoint: '', authType: 'none' as ToolProviderAuthType, authSecret: '', priority: '0', description: '', tenantId: '' };
   const [form, setForm] = useState(empty);
   const action = useAction();
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
@@ -107,6 +108,7 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
       const body: Record<string, unknown> = { name: form.name, pattern: form.pattern, endpoint: form.endpoint, authType: form.authType, priority: Number(form.priority) };
       if (form.authType !== 'none' && form.authSecret) body.authSecret = form.authSecret;
       if (form.description) body.description = form.description;
+      if (form.tenantId.trim()) body.tenantId = form.tenantId.trim();
       await api.post('/admin/tool-providers', body);
       setForm(empty);
       onCreated();
@@ -126,6 +128,7 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
         ) : null}
         <TextField label="Priority" type="number" step={1} hint="Higher is checked first when several patterns match." value={form.priority} onChange={(e) => set({ priority: e.target.value })} />
         <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
+        {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}
         <ErrorNotice error={action.error} title="The provider was not added" />
         <div className="form-actions">
           <button type="submit" disabled={action.busy}>
