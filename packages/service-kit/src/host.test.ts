@@ -52,10 +52,10 @@ describe('createHost', () => {
   });
   afterAll(() => deps.close());
 
-  it('adds the shell once: one request-id, body-limit, security layer and one /health', async () => {
+  it('adds the shell once: one request-id, body-limit, JSON-depth, security layer and one /health', async () => {
     const host = await createHost([big, small], deps, { name: 'both' });
     const all = host.app.routes.filter((r) => r.method === 'ALL' && r.path === '/*');
-    expect(all).toHaveLength(3);
+    expect(all).toHaveLength(4);
     expect(host.app.routes.filter((r) => r.path === '/health')).toHaveLength(1);
     const health = await host.app.request('/health');
     expect(health.status).toBe(200);
@@ -76,6 +76,14 @@ describe('createHost', () => {
     expect(await capped.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' });
     // A route of the big group without its own limit gets the default.
     expect((await app.request('/api/v1/big/echo', { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(413);
+  });
+
+  it('refuses a JSON body nested past the cap with 400 before any route runs', async () => {
+    const { app } = await createHost([big, small], deps, { name: 'both' });
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    const res = await app.request('/api/v1/big/echo', { method: 'POST', body: deep, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: '(body)' });
   });
 
   it('limits chunked bodies (no Content-Length) the same way, over a real socket', async () => {

@@ -1,4 +1,4 @@
-import { errorHandler, notFoundHandler, requestId } from '@agentgw/core';
+import { errorHandler, jsonDepthLimit, notFoundHandler, requestId } from '@agentgw/core';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
@@ -43,6 +43,7 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
   app.use(requestId());
   app.use(securityDefaults());
   app.use(defaultBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+  app.use(jsonDepthLimit({ maxScanBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES }));
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
   app.route('/', healthRoute(options.name, deps));

@@ -16,6 +16,7 @@ function testApp() {
     return c.json({ ok: true });
   });
   app.post('/parse', async (c) => c.json(await parseJson(c, z.unknown())));
+  app.post('/raw', jsonDepthLimit(), async (c) => c.json(await c.req.raw.json()));
   return { app, seen };
 }
 
@@ -42,6 +43,12 @@ describe('JSON nesting cap', () => {
     expect((await app.request('/mw', post(nested(MAX_JSON_DEPTH + 1)))).status).toBe(400);
   });
 
+  it('leaves the raw request readable for handlers that pass it on', async () => {
+    const { app } = testApp();
+    const res = await app.request('/raw', post('{"jsonrpc":"2.0","id":1}'));
+    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 1 });
+  });
+
   it('applies in parseJson too, and arrays count as levels', async () => {
     const { app } = testApp();
     const res = await app.request('/parse', post('['.repeat(5_000) + ']'.repeat(5_000)));
@@ -52,5 +59,15 @@ describe('JSON nesting cap', () => {
   it('ignores brackets inside strings, escaped quotes included', () => {
     expect(() => assertJsonDepth(JSON.stringify({ s: '{'.repeat(500) + '"\\[' }), 2)).not.toThrow();
     expect(() => assertJsonDepth('{"a":{"b":{}}}', 2)).toThrow(/deeper than 2/);
+    expect(() => assertJsonDepth('["\\\\", [[]]]', 2)).toThrow(/deeper than 2/);
+  });
+
+  it('scans at most maxScanBytes in the middleware, leaving larger bodies to the size limit and parseJson', async () => {
+    const app = new Hono();
+    app.onError(errorHandler());
+    app.post('/budget', jsonDepthLimit({ maxScanBytes: 1024 }), (c) => c.json({ ok: true }));
+    const padded = `{"pad":"${'x'.repeat(4096)}","deep":${nested(500)}}`;
+    expect((await app.request('/budget', post(padded))).status).toBe(200);
+    expect((await app.request('/budget', post(nested(500)))).status).toBe(400);
   });
 });
