@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { build } from 'vite';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -334,6 +335,9 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect.poll(() => page.getByTestId('audit-row').count()).toBeGreaterThan(0);
     await page.getByRole('img', { name: /Audit entries by status/ }).waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export (NDJSON)' }).click()]);
+    const exported = readFileSync((await download.path()) ?? '', 'utf8');
+    expect(exported.trim().split('\n').map((line) => (JSON.parse(line) as { toolName: string }).toolName)).toContain('delete_record');
     await screenshot(page, 'audit');
     await expectAccessible();
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_FILTERS, auditLogsQuery, pageSummary } from './audit-query.js';
+import { EMPTY_FILTERS, auditFilterQuery, auditLogsQuery, pageSummary } from './audit-query.js';
 
 describe('auditLogsQuery', () => {
   it('sends every filter under the spec names with whole-day dates, and pages by offset', () => {
@@ -12,8 +12,10 @@ describe('auditLogsQuery', () => {
     });
   });
 
-  it('leaves empty filters out', () => {
+  it('leaves empty filters out, and the stats/export query has no paging', () => {
     expect(auditLogsQuery(EMPTY_FILTERS, 0)).toBe('limit=25&offset=0');
+    expect(auditFilterQuery(EMPTY_FILTERS)).toBe('');
+    expect(auditFilterQuery({ ...EMPTY_FILTERS, status: 'failed' })).toBe('status=failed');
   });
 });
 

@@ -17,8 +17,20 @@ export const EMPTY_FILTERS: AuditFilters = { userId: '', agentId: '', tenantId: 
 
 export const PAGE_SIZE = 25;
 
-/** The query string for one page of logs; empty filters are left out. */
+/** The filter parameters shared by logs, stats and export; empty filters are left out. */
+export function auditFilterQuery(filters: AuditFilters): string {
+  return filterParams(filters).toString();
+}
+
+/** The query string for one page of logs. */
 export function auditLogsQuery(filters: AuditFilters, page: number, pageSize = PAGE_SIZE): string {
+  const params = filterParams(filters);
+  params.set('limit', String(pageSize));
+  params.set('offset', String(Math.max(0, page) * pageSize));
+  return params.toString();
+}
+
+function filterParams(filters: AuditFilters): URLSearchParams {
   const params = new URLSearchParams();
   const add = (name: string, value: string) => {
     if (value.trim()) params.set(name, value.trim());
@@ -30,9 +42,7 @@ export function auditLogsQuery(filters: AuditFilters, page: number, pageSize = P
   add('status', filters.status);
   if (filters.startDate) add('start_date', `${filters.startDate}T00:00:00.000Z`);
   if (filters.endDate) add('end_date', `${filters.endDate}T23:59:59.999Z`);
-  params.set('limit', String(pageSize));
-  params.set('offset', String(Math.max(0, page) * pageSize));
-  return params.toString();
+  return params;
 }
 
 /** "Showing 26–50 of 120" and whether there are earlier/later pages, from the exact total. */

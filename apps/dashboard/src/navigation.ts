@@ -39,8 +39,11 @@ export const canManageProviders = (user: SessionUser): boolean => hasRole(user, 
 /** Audit statistics are the admin's alone (spec: stats require the admin role). */
 export const canSeeAuditStats = (user: SessionUser): boolean => hasRole(user, 'admin');
 
-/** Only an admin's audit query honours `user_id` and `tenant_id` (others are pinned to themselves). */
-export const canFilterAuditByUser = (user: SessionUser): boolean => hasRole(user, 'admin');
+/** The audit query honours `user_id` for admins and tenant admins (within their tenant); others see their own entries. */
+export const canFilterAuditByUser = (user: SessionUser): boolean => hasRole(user, 'admin', 'tenant_admin');
+
+/** Only an admin chooses the tenant of an audit query; tenant admins are pinned to their own. */
+export const canFilterAuditByTenant = (user: SessionUser): boolean => hasRole(user, 'admin');
 
 /** Where a user lands after signing in, or after following a link to a page they may not open. */
 export function landingPath(user: SessionUser, wanted: string): string {

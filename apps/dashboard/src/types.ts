@@ -132,6 +132,7 @@ export interface AuditEntry {
   status: AuditStatus;
   duration: number | null;
   confirmedBy: string | null;
+  error?: string | null;
   tenantId?: string | null;
   createdAt?: string;
   timestamp?: string;

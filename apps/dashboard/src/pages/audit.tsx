@@ -1,23 +1,40 @@
 import { useState, type FormEvent } from 'react';
+import { describeError } from '../api.js';
 import { AUDIT_STATUSES, type AuditPage, type AuditStats } from '../types.js';
-import { EMPTY_FILTERS, PAGE_SIZE, auditLogsQuery, pageSummary, type AuditFilters } from '../audit-query.js';
+import { EMPTY_FILTERS, PAGE_SIZE, auditFilterQuery, auditLogsQuery, pageSummary, type AuditFilters } from '../audit-query.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { StatsChart } from '../components/stats-chart.js';
-import { canFilterAuditByUser, canSeeAuditStats } from '../navigation.js';
-import { useUser } from '../session.js';
-import { useResource } from '../use-resource.js';
+import { canFilterAuditByTenant, canFilterAuditByUser, canSeeAuditStats } from '../navigation.js';
+import { useSession, useUser } from '../session.js';
+import { useAction, useResource } from '../use-resource.js';
 
 /** The audit log: every filter of the query API, paging with the exact total, and (admins) the stats. */
 export function AuditPageView() {
   const user = useUser();
+  const { api } = useSession();
+  const exporting = useAction();
   const [draft, setDraft] = useState<AuditFilters>(EMPTY_FILTERS);
   const [applied, setApplied] = useState<AuditFilters>(EMPTY_FILTERS);
   const [page, setPage] = useState(0);
   const logs = useResource<AuditPage>(`/audit/logs?${auditLogsQuery(applied, page)}`);
-  const stats = useResource<{ data: AuditStats }>(canSeeAuditStats(user) ? '/audit/stats' : null);
-  const admin = canFilterAuditByUser(user);
+  const filterQuery = auditFilterQuery(applied);
+  const stats = useResource<{ data: AuditStats }>(canSeeAuditStats(user) ? `/audit/stats${filterQuery ? `?${filterQuery}` : ''}` : null);
+  const byUser = canFilterAuditByUser(user);
+  const byTenant = canFilterAuditByTenant(user);
+
+  // The export needs the JWT, so it is fetched and handed to the browser as a file.
+  const download = () =>
+    void exporting.run(async () => {
+      const response = await api.raw(`/audit/export${filterQuery ? `?${filterQuery}` : ''}`, { headers: { accept: 'application/x-ndjson' } });
+      const url = URL.createObjectURL(await response.blob());
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = `audit-${new Date().toISOString().slice(0, 10)}.ndjson`;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    });
   const set = (patch: Partial<AuditFilters>) => setDraft((d) => ({ ...d, ...patch }));
 
   const apply = (e: FormEvent) => {
@@ -40,9 +57,9 @@ export function AuditPageView() {
         <p className="hint">You see your own tool calls{user.roles.includes('tenant_admin') ? ' and your tenant’s' : ''}.</p>
       )}
       <form className="filters card" aria-label="Filter the audit log" onSubmit={apply}>
-        {admin ? <TextField label="User ID" value={draft.userId} onChange={(e) => set({ userId: e.target.value })} /> : null}
+        {byUser ? <TextField label="User ID" value={draft.userId} onChange={(e) => set({ userId: e.target.value })} /> : null}
         <TextField label="Agent ID" value={draft.agentId} onChange={(e) => set({ agentId: e.target.value })} />
-        {admin ? <TextField label="Tenant ID" value={draft.tenantId} onChange={(e) => set({ tenantId: e.target.value })} /> : null}
+        {byTenant ? <TextField label="Tenant ID" value={draft.tenantId} onChange={(e) => set({ tenantId: e.target.value })} /> : null}
         <TextField label="Tool name" value={draft.toolName} onChange={(e) => set({ toolName: e.target.value })} />
         <SelectField label="Status" value={draft.status} onChange={(e) => set({ status: e.target.value as AuditFilters['status'] })} options={[{ value: '', label: 'Any' }, ...AUDIT_STATUSES.map((s) => ({ value: s, label: s }))]} />
         <TextField label="From" type="date" value={draft.startDate} onChange={(e) => set({ startDate: e.target.value })} />
@@ -63,7 +80,15 @@ export function AuditPageView() {
           <button type="button" className="secondary" onClick={logs.reload}>
             Refresh
           </button>
+          <button type="button" className="secondary" disabled={exporting.busy} onClick={download}>
+            {exporting.busy ? 'Exporting…' : 'Export (NDJSON)'}
+          </button>
         </div>
+        {exporting.error ? (
+          <p className="notice notice-error" role="alert">
+            Export failed: {describeError(exporting.error)}
+          </p>
+        ) : null}
       </form>
       <section aria-labelledby="entries">
         <h2 id="entries">Entries</h2>
@@ -105,7 +130,7 @@ export function AuditPageView() {
                     <td data-label="Details">
                       <details>
                         <summary>Arguments and result</summary>
-                        <pre className="json">{JSON.stringify({ arguments: e.arguments, result: e.result, confirmedBy: e.confirmedBy, providerId: e.providerId }, null, 2)}</pre>
+                        <pre className="json">{JSON.stringify({ arguments: e.arguments, result: e.result, error: e.error ?? null, confirmedBy: e.confirmedBy, providerId: e.providerId }, null, 2)}</pre>
                       </details>
                     </td>
                   </tr>
