@@ -1,0 +1,152 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { openTestDatabase } from '@agentgw/db/testing';
+import type { DbHandle } from '@agentgw/db';
+import { startMcpServer, type McpFixture } from '@agentgw/testkit';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+
+/**
+ * Two mcp-gateway processes and an admin-api process on one PostgreSQL and one Redis, as
+ * distributed mode runs them: a session started on one replica continues on the other, and the
+ * kill switch flipped through admin-api stops both at once. Needs TEST_DATABASE_URL and TEST_REDIS_URL.
+ */
+const databaseUrl = process.env.TEST_DATABASE_URL;
+const redisUrl = process.env.TEST_REDIS_URL;
+const run = databaseUrl && redisUrl ? describe : describe.skip;
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const children: ChildProcess[] = [];
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+async function startService(app: string, env: Record<string, string>): Promise<string> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', `apps/${app}/src/main.ts`], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while ((await fetch(`${url}/health`).catch(() => null))?.status !== 200) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${app} did not start`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return url;
+}
+
+run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
+  let db: DbHandle;
+  let upstream: McpFixture;
+  let replicas: [string, string];
+  let admin: string;
+  let adminToken: string;
+  let agent: { id: string; token: string };
+
+  beforeAll(async () => {
+    db = await openTestDatabase('postgres');
+    const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(db.db);
+    const url = new URL(databaseUrl!);
+    url.pathname = `/${rows[0]!.name}`;
+    upstream = await startMcpServer({ name: 'shared-upstream', tools: [{ name: 'echo', inputSchema: { on: z.string().optional() }, handler: (args) => `echo:${JSON.stringify(args)}` }] });
+    const env = {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: url.toString(),
+      REDIS_URL: redisUrl!,
+      JWT_SECRET: 'replica-test-jwt-secret-that-is-long-enough-0123',
+      CREDENTIAL_ENCRYPTION_KEY: 'ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100',
+      EGRESS_POLICY: 'allow-private',
+      ADMIN_EMAIL: 'replica-admin@example.com',
+      ADMIN_PASSWORD: 'replica-admin-password',
+    };
+    const started = await Promise.all([startService('admin-api', env), startService('mcp-gateway', env), startService('mcp-gateway', env)]);
+    admin = started[0];
+    replicas = [started[1], started[2]];
+    const login = await fetch(`${admin}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: env.ADMIN_EMAIL, password: env.ADMIN_PASSWORD }),
+    });
+    adminToken = ((await login.json()) as { token: string }).token;
+    const call = async (path: string, body: unknown) => {
+      const res = await fetch(`${admin}/api/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status >= 300) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+      return res.json() as Promise<Record<string, unknown>>;
+    };
+    const provider = (await call('/admin/tool-providers', { name: 'shared', pattern: '*', endpoint: upstream.url })).provider as { id: string };
+    const created = await call('/admin/agents', { name: 'replica-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
+    agent = { id: (created.agent as { id: string }).id, token: created.runtime_token as string };
+    await call('/admin/provider-access', { subjectType: 'agent', subjectId: agent.id, providerId: provider.id, action: 'allow' });
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+    await upstream?.close();
+    await db?.close();
+  });
+
+  const post = (base: string, body: unknown, session?: string) =>
+    fetch(`${base}/api/v1/mcp/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${agent.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+
+  it('continues a session started on one replica on the other, with the same upstream session', async () => {
+    const init = await post(replicas[0], { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'r', version: '1' } } });
+    const session = init.headers.get('mcp-session-id')!;
+    expect(session).toBeTruthy();
+    const first = await post(replicas[0], { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { on: 'a' } } }, session);
+    expect(await first.json()).toMatchObject({ result: { content: [{ text: 'echo:{"on":"a"}' }] } });
+    const second = await post(replicas[1], { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { on: 'b' } } }, session);
+    expect(await second.json()).toMatchObject({ result: { content: [{ text: 'echo:{"on":"b"}' }] } });
+    // Both calls reached the upstream on the one upstream session the gateway session opened.
+    const upstreamSessions = upstream.requests
+      .filter((r) => (r.body as { method?: string })?.method === 'tools/call')
+      .map((r) => r.headers['mcp-session-id']);
+    expect(upstreamSessions).toHaveLength(2);
+    expect(new Set(upstreamSessions).size).toBe(1);
+    // Ended on the second replica, unknown to the first.
+    expect((await fetch(`${replicas[1]}/api/v1/mcp/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${agent.token}`, 'mcp-session-id': session } })).status).toBe(204);
+    expect(upstream.requests.some((r) => r.method === 'DELETE' && r.headers['mcp-session-id'] === upstreamSessions[0])).toBe(true);
+    expect((await post(replicas[0], { jsonrpc: '2.0', id: 3, method: 'tools/list' }, session)).status).toBe(404);
+  });
+
+  it('stops the agent on both replicas at once when the kill switch is flipped through admin-api', async () => {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const call = (base: string) =>
+      fetch(`${base}/api/v1/mcp/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: meta } }),
+      });
+    expect((await call(replicas[0])).status).toBe(200);
+    expect((await call(replicas[1])).status).toBe(200);
+    const disabled = await fetch(`${admin}/api/v1/admin/agents/${agent.id}/disable`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}` } });
+    expect(disabled.status).toBe(200);
+    const flippedAt = Date.now();
+    await expect.poll(async () => [(await call(replicas[0])).status, (await call(replicas[1])).status], { timeout: 2_000, interval: 20 }).toEqual([403, 403]);
+    console.log(`kill switch effective on both replicas within ${Date.now() - flippedAt} ms`);
+  });
+});
