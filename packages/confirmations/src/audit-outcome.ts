@@ -1,4 +1,5 @@
-import type { AuditStatus, JobQueue } from '@agentgw/core';
+import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
+import type { AuditStatus, Clock, JobQueue } from '@agentgw/core';
 import type { ConfirmationRow } from '@agentgw/db';
 
 const AUDIT_STATUS: Record<'confirmed' | 'rejected' | 'expired', AuditStatus> = {
@@ -8,24 +9,27 @@ const AUDIT_STATUS: Record<'confirmed' | 'rejected' | 'expired', AuditStatus> = 
   expired: 'failed',
 };
 
+/** One audit trail per queue, so its per-process ordering of updates holds across confirmations. */
+const trails = new WeakMap<JobQueue, AuditTrail>();
+
+/** The trail given in deps, or this queue's own. */
+export function auditTrailOf(deps: { queue: JobQueue; clock: Clock; audit?: AuditTrail }): AuditTrail {
+  if (deps.audit) return deps.audit;
+  let trail = trails.get(deps.queue);
+  if (!trail) trails.set(deps.queue, (trail = createAuditTrail(deps)));
+  return trail;
+}
+
 /**
  * Patches the held call's audit record with how its confirmation ended (status, confirmedBy,
- * the reason as `error`). The one place that talks to the audit trail, through the core
- * `audit` job, so switching to `@agentgw/audit` is a change here only.
+ * the reason as `error`). Called once per confirmation: only the transition that wins the
+ * conditional UPDATE gets here.
  */
-export async function recordAuditOutcome(queue: JobQueue, row: ConfirmationRow, at: Date): Promise<void> {
+export async function recordAuditOutcome(trail: AuditTrail, row: ConfirmationRow): Promise<void> {
   if (row.audit_id === null || (row.status !== 'confirmed' && row.status !== 'rejected' && row.status !== 'expired')) return;
-  await queue.enqueue(
-    'audit',
-    {
-      id: row.audit_id,
-      op: 'update',
-      status: AUDIT_STATUS[row.status],
-      confirmedBy: row.status === 'confirmed' ? row.decided_by : null,
-      error: row.status === 'confirmed' ? null : row.reason,
-      at: at.toISOString(),
-    },
-    // One outcome per confirmation, however often the transition is announced.
-    { jobId: `audit-confirmation:${row.id}` },
-  );
+  await trail.update(row.audit_id, {
+    status: AUDIT_STATUS[row.status],
+    confirmedBy: row.status === 'confirmed' ? row.decided_by : null,
+    error: row.status === 'confirmed' ? null : row.reason,
+  });
 }

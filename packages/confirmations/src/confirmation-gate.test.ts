@@ -1,10 +1,11 @@
-import type { AuditRecordJob, GatewayEvents, GatewayJobs, HeldCall } from '@agentgw/core';
+import type { AuditPatch, AuditTrail } from '@agentgw/audit';
+import type { GatewayEvents, GatewayJobs, HeldCall } from '@agentgw/core';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { answerConfirmation } from './confirmation-answers.js';
 import { createConfirmationGate, type ConfirmationGateHandle } from './confirmation-gate.js';
 import { findConfirmation } from './confirmation-records.js';
-import { decideConfirmation, TIMEOUT_REASON } from './decisions.js';
+import { decideConfirmation, EXPIRED_REASON, TIMEOUT_REASON } from './decisions.js';
 import { consumeConfirmationTimeouts } from './timeouts.js';
 import type { Principal } from '@agentgw/auth';
 import { permissionsOf } from '@agentgw/auth';
@@ -36,13 +37,18 @@ const person = (userId: string, roles: Principal['roles'] = [], tenantId: string
 });
 
 describe('confirmation gate (in-process adapters)', () => {
-  let deps: TestDeps;
+  let deps: TestDeps & { audit: AuditTrail };
   let gate: ConfirmationGateHandle;
   let required: GatewayEvents['confirmation.required'][];
   let resolved: GatewayEvents['confirmation.resolved'][];
-  let audits: AuditRecordJob[];
+  let audits: (AuditPatch & { id: string })[];
   let pushes: GatewayJobs['push'][];
 
+  /** Records what the gate tells the audit trail. */
+  const audit: AuditTrail = {
+    open: async () => 'unused',
+    update: async (id, patch) => void audits.push({ id, ...patch }),
+  };
   const open = (timeoutMs = 60_000, deadlineGraceMs = 2_000) =>
     (gate = createConfirmationGate(deps, { timeoutMs, deadlineGraceMs, statusIntervalMs: 50 }));
 
@@ -55,14 +61,13 @@ describe('confirmation gate (in-process adapters)', () => {
   }
 
   beforeEach(async () => {
-    deps = await createTestDeps();
+    deps = Object.assign(await createTestDeps(), { audit });
     required = [];
     resolved = [];
     audits = [];
     pushes = [];
     await deps.bus.subscribe('confirmation.required', (e) => void required.push(e));
     await deps.bus.subscribe('confirmation.resolved', (e) => void resolved.push(e));
-    await deps.queue.consume('audit', async (jobs) => void audits.push(...jobs));
     await deps.queue.consume('push', async (jobs) => void pushes.push(...jobs));
     open();
   });
@@ -89,7 +94,7 @@ describe('confirmation gate (in-process adapters)', () => {
     expect(answer.confirmation.status).toBe('confirmed');
     expect(answer.confirmationToken?.expiresIn).toBeGreaterThan(0);
     expect(resolved).toMatchObject([{ id, confirmed: true, status: 'confirmed', decidedBy: 'alice' }]);
-    await vi.waitFor(() => expect(audits).toMatchObject([{ id: call.auditId, op: 'update', status: 'confirmed', confirmedBy: 'alice' }]));
+    await vi.waitFor(() => expect(audits).toEqual([{ id: call.auditId, status: 'confirmed', confirmedBy: 'alice', error: null }]));
   });
 
   it('answers a rejection with its reason', async () => {
@@ -97,7 +102,7 @@ describe('confirmation gate (in-process adapters)', () => {
     await answerConfirmation(deps, person('alice'), id, { confirmed: false, reason: 'not today' });
     expect(await outcome).toEqual({ decision: 'rejected', confirmationId: id, reason: 'not today' });
     expect((await findConfirmation(deps.db, id))?.status).toBe('rejected');
-    await vi.waitFor(() => expect(audits).toMatchObject([{ id: call.auditId, status: 'rejected', error: 'not today' }]));
+    await vi.waitFor(() => expect(audits).toEqual([{ id: call.auditId, status: 'rejected', confirmedBy: null, error: 'not today' }]));
   });
 
   it('times out through the deadline job: rejected with "Request timed out." and CONFIRMATION_RESOLVED', async () => {
@@ -109,6 +114,7 @@ describe('confirmation gate (in-process adapters)', () => {
       expect(await outcome).toEqual({ decision: 'timeout', confirmationId: id, reason: TIMEOUT_REASON });
       expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON, decided_by: null });
       expect(resolved).toMatchObject([{ id, confirmed: false, status: 'rejected', reason: TIMEOUT_REASON }]);
+      await vi.waitFor(() => expect(audits).toMatchObject([{ status: 'rejected', error: TIMEOUT_REASON }]));
     } finally {
       await consumer.close();
     }
@@ -129,6 +135,7 @@ describe('confirmation gate (in-process adapters)', () => {
     expect(await outcome).toEqual({ decision: 'expired', confirmationId: id });
     expect((await findConfirmation(deps.db, id))?.status).toBe('expired');
     expect(resolved).toMatchObject([{ id, status: 'expired', confirmed: false }]);
+    await vi.waitFor(() => expect(audits).toMatchObject([{ status: 'failed', error: EXPIRED_REASON, confirmedBy: null }]));
     await expect(answerConfirmation(deps, person('alice'), id, { confirmed: true })).rejects.toMatchObject({
       status: 409,
       code: 'CONFIRMATION_ALREADY_DECIDED',

@@ -1,7 +1,8 @@
+import type { AuditTrail } from '@agentgw/audit';
 import type { Clock, EventBus, GatewayEvents, JobQueue, Logger } from '@agentgw/core';
 import type { ConfirmationRow, Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
-import { recordAuditOutcome } from './audit-outcome.js';
+import { auditTrailOf, recordAuditOutcome } from './audit-outcome.js';
 
 /** What the confirmation state machine needs; a subset of every service's deps. */
 export interface ConfirmationDeps {
@@ -10,6 +11,8 @@ export interface ConfirmationDeps {
   queue: JobQueue;
   clock: Clock;
   logger: Logger;
+  /** Where outcomes are recorded (default: an audit trail on `queue`). */
+  audit?: AuditTrail;
 }
 
 /** Reason recorded when nobody decided in time (spec, Errors). */
@@ -70,7 +73,7 @@ async function leavePending(
 async function announce(deps: ConfirmationDeps, row: ConfirmationRow, at: Date): Promise<void> {
   const steps: [string, () => Promise<void>][] = [
     ['publish', () => deps.bus.publish('confirmation.resolved', resolvedEvent(row, at))],
-    ['audit', () => recordAuditOutcome(deps.queue, row, at)],
+    ['audit', () => recordAuditOutcome(auditTrailOf(deps), row)],
     // A no-op when the deadline job is the one running this (a running job is not removed).
     ['cancel deadline', () => deps.queue.cancel('confirmation-timeout', timeoutJobId(row.id))],
   ];
