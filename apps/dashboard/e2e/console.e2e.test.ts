@@ -36,9 +36,11 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     expect(violations, JSON.stringify(violations, null, 2)).toEqual([]);
   };
 
+  /** Loads a console page and waits until its data has arrived (no loading indicator left). */
   const open = async (path: string, heading: string | RegExp) => {
     await page.goto(`${gateway.url}${path}`);
     await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    await expect.poll(() => page.locator('.loading').count()).toBe(0);
   };
 
   beforeAll(async () => {

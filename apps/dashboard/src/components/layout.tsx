@@ -21,7 +21,7 @@ export function Layout({ title, children }: { title: string; children: ReactNode
           Agent Gateway
         </Link>
         <span className="who">
-          {user.email}
+          <span className="email">{user.email}</span>
           <span className="roles">
             {user.roles.join(', ')}
             {user.tenantId ? ` · tenant ${user.tenantId}` : ''}

@@ -144,7 +144,7 @@ function ConnectPanel({ serviceType, existing, onStored }: { serviceType: string
           .
         </p>
       ) : null}
-      {existing ? <p className="notice">You already have a {existing.kind} credential for {serviceType}; storing a new one replaces it.</p> : null}
+      {existing ? <p className="notice">You already have {existing.kind === 'jwt' ? 'a JWT' : existing.kind === 'api_key' ? 'an API key' : `a ${existing.kind} credential`} for {serviceType}; storing a new one replaces it.</p> : null}
       {stored ? <Success>Stored {serviceType}. Agents that need it can now use it.</Success> : null}
 
       {known?.authType === 'oauth2' ? (
