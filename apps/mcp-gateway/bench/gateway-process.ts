@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createUser } from '@agentgw/testkit';
@@ -35,9 +35,22 @@ const provider = await catalog.providers.create(admin, { name: 'raw', pattern: '
 const agent = await catalog.agents.create(admin, { name: 'bench', upstreamUrl: 'http://127.0.0.1:9/agent' });
 await catalog.rules.create(admin, { subjectType: 'agent', subjectId: agent.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
 
+// BENCH_PROFILE=<file>: a CPU profile of the gateway while it is under load (from here to SIGTERM).
+const profileFile = process.env.BENCH_PROFILE;
+const { Session } = await import('node:inspector/promises');
+const profiler = new Session();
+if (profileFile) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.start');
+}
+
 process.stdout.write(`${JSON.stringify({ port: server.port, token: agent.runtimeToken, providerId: provider.id })}\n`);
 process.on('SIGTERM', () => {
-  void server.shutdown().finally(() => {
+  void (async () => {
+    if (profileFile) writeFileSync(profileFile, JSON.stringify((await profiler.post('Profiler.stop')).profile));
+    await server.shutdown();
+  })().finally(() => {
     rmSync(dataDir, { recursive: true, force: true });
     process.exit(0);
   });

@@ -1,3 +1,4 @@
+import type { AuditTrail } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
 import { createCatalog, type Catalog } from '@agentgw/catalog';
 import type { ConfirmationGate } from '@agentgw/core';
@@ -19,9 +20,9 @@ export interface GatewayUnderTest {
 }
 
 /** Starts the service the way a host does (createHost + serve) on the embedded database and in-process adapters. */
-export async function startGatewayUnderTest(options: { gate?: ConfirmationGate; env?: Record<string, string> } = {}): Promise<GatewayUnderTest> {
+export async function startGatewayUnderTest(options: { gate?: ConfirmationGate; audit?: (deps: TestDeps) => AuditTrail; env?: Record<string, string> } = {}): Promise<GatewayUnderTest> {
   const deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private', MCP_LIST_TIMEOUT_MS: '1000', ...options.env } });
-  const definition = defineService({ name: 'mcp-gateway', defaultPort: 0, create: (d) => createMcpGateway(d, { confirmationGate: options.gate }) });
+  const definition = defineService({ name: 'mcp-gateway', defaultPort: 0, create: (d) => createMcpGateway(d, { confirmationGate: options.gate, audit: options.audit?.(deps) }) });
   const host = await createHost([definition], deps, { name: 'mcp-gateway' });
   await host.start();
   const server = await serve(host.app, { port: 0, hostname: '127.0.0.1', deps, logger: deps.logger, stopServices: (o) => host.stop(o), shutdownTimeoutMs: 2_000 });

@@ -1,4 +1,5 @@
-import type { AuditRecordJob, ConfirmationGate, HeldCall } from '@agentgw/core';
+import { createAuditTrail, type AuditOpenEntry, type AuditPatch } from '@agentgw/audit';
+import type { ConfirmationGate, HeldCall } from '@agentgw/core';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,7 +14,8 @@ let alpha: McpFixture;
 let beta: McpFixture;
 let ids: { alpha: string; beta: string; dead: string; agent: string };
 let runtimeToken: string;
-const audits: AuditRecordJob[] = [];
+/** What the gateway asked the audit trail to record (the real trail enqueues it too). */
+const audits: ({ op: 'create'; id: string } & AuditOpenEntry | { op: 'update'; id: string } & AuditPatch)[] = [];
 const held: HeldCall[] = [];
 let gateAnswer: 'confirmed' | 'rejected' = 'confirmed';
 
@@ -60,8 +62,23 @@ beforeAll(async () => {
       { name: 'shared', handler: () => 'beta shared' },
     ],
   });
-  gw = await startGatewayUnderTest({ gate });
-  await gw.deps.queue.consume('audit', async (jobs) => void audits.push(...jobs));
+  gw = await startGatewayUnderTest({
+    gate,
+    audit: (deps) => {
+      const real = createAuditTrail({ queue: deps.queue, clock: deps.clock });
+      return {
+        async open(entry) {
+          const id = await real.open(entry);
+          audits.push({ op: 'create', ...entry, id });
+          return id;
+        },
+        async update(id, patch) {
+          audits.push({ op: 'update', ...patch, id });
+          await real.update(id, patch);
+        },
+      };
+    },
+  });
   const { catalog, admin } = gw;
   const a = await catalog.providers.create(admin, { name: 'alpha', pattern: '*', endpoint: alpha.url, authType: 'bearer', authSecret: 'alpha-secret', priority: 0 });
   const b = await catalog.providers.create(admin, { name: 'beta', pattern: 'beta_*', endpoint: beta.url, authType: 'api_key', authSecret: 'beta-key', priority: 10 });

@@ -17,6 +17,7 @@ import {
   type McpUpstreamClient,
 } from '@agentgw/mcp-client';
 import { Hono, type Context } from 'hono';
+import { clientGoneSignal } from './client-connection.js';
 import { classify, metaOf, type Incoming } from './json-rpc-messages.js';
 import {
   CONFIRMATION_TOKEN_META,
@@ -177,9 +178,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     const takesJson = accept === '' || accept.includes('application/json') || accept.includes('*/*');
     const streamed = wantsSse && (!takesJson || requests.some((r) => r.message.method === 'tools/call'));
 
-    const controller = new AbortController();
-    const onClientGone = () => controller.abort();
-    c.req.raw.signal.addEventListener('abort', onClientGone, { once: true });
+    const connection = clientGoneSignal(c);
 
     const contextFor = (request: Extract<Incoming, { kind: 'request' }>['message'], notify: McpRequestContext['notify']): McpRequestContext => {
       const meta = metaOf(request.params);
@@ -191,7 +190,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
         endpoint,
         protocolVersion,
         session,
-        signal: controller.signal,
+        signal: connection.signal,
         notify,
         confirmationToken: c.req.header('x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
         progressToken: typeof progress === 'string' || typeof progress === 'number' ? progress : null,
@@ -204,12 +203,12 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     if (!streamed) {
       try {
         const answers = await Promise.all(requests.map((r) => deps.pipeline.handle(r.message, contextFor(r.message, null))));
-        if (controller.signal.aborted) return new Response(null, { status: 499 });
+        if (connection.signal.aborted) return new Response(null, { status: 499 });
         const responses = answers.map((a, i) => (a ? shape(requests[i]!.message.method, a.response) : null)).filter((r): r is JsonRpcResponse => r !== null);
         if (!batch) return json(c, { body: responses[0], status: answers[0]?.status ?? 200 }, sessionHeaders);
         return json(c, { body: [...invalidReplies, ...responses], status: 200 }, sessionHeaders);
       } finally {
-        c.req.raw.signal.removeEventListener('abort', onClientGone);
+        connection.dispose();
       }
     }
 
@@ -232,7 +231,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
       }
     };
     const finish = () => {
-      c.req.raw.signal.removeEventListener('abort', onClientGone);
+      connection.dispose();
       if (!open) return;
       open = false;
       try {
@@ -249,7 +248,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
             for (const value of pendingWrites.splice(0)) write(value);
           },
           cancel() {
-            controller.abort();
+            connection.abort();
           },
         }),
         { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', ...sessionHeaders } },
@@ -362,7 +361,8 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
           }
         };
         deps.streams.add(end);
-        c.req.raw.signal.addEventListener('abort', () => end(), { once: true });
+        const connection = clientGoneSignal(c);
+        connection.signal.addEventListener('abort', () => end(), { once: true });
         send(': stream open\n\n');
       },
       cancel() {

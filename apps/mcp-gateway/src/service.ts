@@ -1,5 +1,6 @@
 import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
 import { createCatalog, type Catalog } from '@agentgw/catalog';
+import { createConfirmationGate } from '@agentgw/confirmations';
 import { createEgressDispatcher, egressPolicyFromConfig, type ConfirmationGate } from '@agentgw/core';
 import { McpUpstreamClient } from '@agentgw/mcp-client';
 import { defineService, openApiApp, type ServiceDeps, type ServiceRuntime } from '@agentgw/service-kit';
@@ -83,5 +84,16 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
 export const mcpGatewayService = defineService({
   name: 'mcp-gateway',
   defaultPort: 7603,
-  create: (deps) => createMcpGateway(deps),
+  create: (deps) => {
+    // Held calls wait on the confirmation hub's decisions over the bus (any replica decides).
+    const confirmationGate = createConfirmationGate(deps, { timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS });
+    const runtime = createMcpGateway(deps, { confirmationGate });
+    return {
+      ...runtime,
+      async stop(options) {
+        await runtime.stop?.(options);
+        await confirmationGate.close();
+      },
+    };
+  },
 });

@@ -1,6 +1,7 @@
 import { flexibleAuth, type AuthService } from '@agentgw/auth';
 import { errorResponses, flexibleSecurity, jsonBody, jsonResponse, openApiApp } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { clientGoneSignal } from './client-connection.js';
 import type { ToolGate } from './tool-gate.js';
 
 const Risk = z.enum(['low', 'medium', 'high', 'critical']);
@@ -70,10 +71,10 @@ export function toolGateRoutes(deps: { auth: AuthService; toolGate: ToolGate }):
   const app = openApiApp();
   app.use('*', flexibleAuth(deps.auth, { sessionTokens: 'accept' }));
   app.openapi(evaluateRoute, async (c) => {
-    const answer = await deps.toolGate.evaluate(c.var.principal, c.req.valid('json'), {
-      signal: c.req.raw.signal,
-      confirmationToken: c.req.header('x-confirmation-token') ?? null,
-    });
+    const connection = clientGoneSignal(c);
+    const answer = await deps.toolGate
+      .evaluate(c.var.principal, c.req.valid('json'), { signal: connection.signal, confirmationToken: c.req.header('x-confirmation-token') ?? null })
+      .finally(connection.dispose);
     // The caller left while the call was held: nobody reads this.
     if (answer === null) return c.json({ code: 'CLIENT_CLOSED', message: 'The caller went away' }, 400) as never;
     return c.json(answer, 200);
