@@ -61,11 +61,15 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
     }
   }
 
-  /** One batch of raw jobs: throws JobBatchFailures naming the poison ones, or a transient error for all. */
-  async function handle(batch: readonly unknown[]): Promise<void> {
+  /**
+   * Writes records in one transaction; when that fails for a data error, one by one to single
+   * out the poison ones. Returns the poison records' reasons by index; throws when the database
+   * is unavailable (every record is then retried).
+   */
+  async function writeRecords(records: readonly unknown[]): Promise<Map<number, Error>> {
     const failures = new Map<number, Error>();
     const valid: { index: number; job: ValidJob }[] = [];
-    batch.forEach((raw, index) => {
+    records.forEach((raw, index) => {
       const checked = validateJob(raw);
       if (checked.ok) valid.push({ index, job: checked.value });
       else failures.set(index, new Error(checked.reason));
@@ -74,7 +78,6 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
       await writeWithRetries(valid.map((v) => v.job));
     } catch (err) {
       if (isTransient(err)) throw err;
-      // Some job makes the batch fail: write them one by one to single it out.
       for (const { index, job } of valid) {
         try {
           await writeWithRetries([job]);
@@ -84,13 +87,42 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
         }
       }
     }
-    if (failures.size === 0) return;
     for (const [index, err] of failures) {
-      const job = batch[index] as { id?: unknown; key?: unknown } | null;
+      const record = records[index] as { id?: unknown; key?: unknown } | null;
       // The reason and the ids only: arguments and results stay out of the log.
-      logger.error({ auditId: job?.id, jobKey: job?.key, reason: err.message }, 'poison audit job: not written');
+      logger.error({ auditId: record?.id, jobKey: record?.key, reason: err.message }, 'poison audit record: not written');
     }
-    throw new JobBatchFailures(failures);
+    return failures;
+  }
+
+  /** A batch of `audit` jobs (one record each). */
+  async function handle(batch: readonly unknown[]): Promise<void> {
+    const failures = await writeRecords(batch);
+    if (failures.size > 0) throw new JobBatchFailures(failures);
+  }
+
+  /** A batch of `audit-bulk` jobs: their records are written together; a job fails with its poison records. */
+  async function handleBulk(batch: readonly unknown[]): Promise<void> {
+    const records: unknown[] = [];
+    const owner: number[] = [];
+    const failures = new Map<number, Error>();
+    batch.forEach((job, index) => {
+      const list = (job as { records?: unknown } | null)?.records;
+      if (!Array.isArray(list)) {
+        failures.set(index, new Error('invalid audit-bulk job: records must be an array'));
+        logger.error({ reason: 'records must be an array' }, 'poison audit-bulk job: not written');
+        return;
+      }
+      for (const record of list) {
+        records.push(record);
+        owner.push(index);
+      }
+    });
+    for (const [index, err] of await writeRecords(records)) {
+      // Its good records are written; retries of the job skip them (same keys).
+      if (!failures.has(owner[index]!)) failures.set(owner[index]!, err);
+    }
+    if (failures.size > 0) throw new JobBatchFailures(failures);
   }
 
   const slotOf = (ms: number) => Math.floor(ms / RETENTION_INTERVAL_MS);
@@ -102,10 +134,14 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
   }
 
   return {
-    /** Exposed for the tests and the bench: the handler the queue calls. */
+    /** The queue handlers, exposed for the tests. */
     handle,
+    handleBulk,
     async start(): Promise<void> {
-      consumers.push(await queue.consume('audit', (jobs) => handle(jobs), { batchSize: options.batchSize, batchWaitMs: options.batchWaitMs }));
+      const batching = { batchSize: options.batchSize, batchWaitMs: options.batchWaitMs };
+      consumers.push(await queue.consume('audit', (jobs) => handle(jobs), batching));
+      // A bulk job holds up to 500 records: take fewer of them per transaction.
+      consumers.push(await queue.consume('audit-bulk', (jobs) => handleBulk(jobs), { ...batching, batchSize: Math.max(1, Math.ceil(options.batchSize / 100)) }));
       if (options.retentionDays > 0) {
         consumers.push(
           await queue.consume('audit-retention', async (jobs) => {

@@ -2,10 +2,15 @@ import { json, type AuditChainTable, type Database } from '@agentgw/db';
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { RowPatch, ValidJob } from './audit-job.js';
 import { mergeJobs } from './audit-job.js';
-import { contentHash, GENESIS_HASH, linkHash, tenantKeyOf, type HashedRow } from './chain.js';
+import { CONTENT_HASH_SQL, GENESIS_HASH, linkHash, tenantKeyOf } from './chain.js';
 
-/** Rows per INSERT statement: 19 parameters a row stays far below PostgreSQL's 65,535. */
-const ROWS_PER_STATEMENT = 1000;
+/** What the upsert reports per row: enough to chain it. */
+interface WrittenRow {
+  id: string;
+  tenant_id: string | null;
+  tool_name: string | null;
+  content_hash: string;
+}
 
 /** What a written batch amounted to. */
 export interface BatchOutcome {
@@ -18,11 +23,6 @@ export interface BatchOutcome {
   links: number;
 }
 
-const chunks = <T>(items: readonly T[], size: number): T[][] => {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-};
 
 /**
  * Writes a batch of audit jobs in one transaction: drops jobs already written (by key), merges
@@ -33,11 +33,9 @@ const chunks = <T>(items: readonly T[], size: number): T[][] => {
 export async function writeBatch(db: Kysely<Database>, jobs: readonly ValidJob[]): Promise<BatchOutcome> {
   if (jobs.length === 0) return { duplicates: 0, rows: 0, placeholders: 0, links: 0 };
   return db.transaction().execute(async (trx) => {
-    const seen = new Set<string>();
-    for (const keys of chunks([...new Set(jobs.map((j) => j.key))], 5000)) {
-      const rows = await trx.selectFrom('audit_chain').select('job_key').where('job_key', 'in', keys).execute();
-      for (const r of rows) seen.add(r.job_key);
-    }
+    const keys = [...new Set(jobs.map((j) => j.key))];
+    const known = await sql<{ job_key: string }>`select job_key from audit_chain where job_key = any(${keys}::text[])`.execute(trx);
+    const seen = new Set(known.rows.map((r) => r.job_key));
     // Skips jobs written before, and a second delivery within this batch.
     const fresh = jobs.filter((j) => {
       if (seen.has(j.key)) return false;
@@ -45,11 +43,10 @@ export async function writeBatch(db: Kysely<Database>, jobs: readonly ValidJob[]
       return true;
     });
     const patches = mergeJobs(fresh);
-    const written: (HashedRow & { keys: string[] })[] = [];
-    for (const part of chunks(patches, ROWS_PER_STATEMENT)) {
-      const rows = await upsertRows(trx, part);
-      const keysById = new Map(part.map((p) => [p.id, p.keys]));
-      for (const row of rows) written.push({ ...row, keys: keysById.get(row.id) ?? [] });
+    const written: (WrittenRow & { keys: string[] })[] = [];
+    if (patches.length > 0) {
+      const keysById = new Map(patches.map((p) => [p.id, p.keys]));
+      for (const row of await upsertRows(trx, patches)) written.push({ ...row, keys: keysById.get(row.id) ?? [] });
     }
     const chained = written.filter((r) => r.tool_name !== null);
     const links = await appendLinks(trx, chained);
@@ -71,28 +68,34 @@ const fromCreate = (field: string) => {
   return sql`${f} = case when audit_logs.tool_name is null and excluded.tool_name is not null then excluded.${f} else audit_logs.${f} end`;
 };
 
-async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch[]): Promise<HashedRow[]> {
-  const values = patches.map((p) => {
-    const c = p.create;
-    return sql`(${p.id}, ${c?.userId ?? null}, ${c?.agentId ?? null}, ${c?.endUserId ?? null}, ${c?.providerId ?? null},
-      ${c?.tenantId ?? null}, ${c?.toolName ?? null}, ${c ? json(c.arguments) : null}::jsonb, ${c?.createdAt ?? p.firstAt}::timestamptz,
-      ${p.status?.value ?? 'pending'}, ${p.status?.version ?? null},
-      ${p.result ? json(p.result.value) : null}::jsonb, ${p.result?.version ?? null},
-      ${p.duration?.value ?? null}::integer, ${p.duration?.version ?? null},
-      ${p.confirmedBy?.value ?? null}, ${p.confirmedBy?.version ?? null},
-      ${p.error?.value ?? null}, ${p.error?.version ?? null}, now())`;
-  });
-  const result = await sql<HashedRow>`
+/** Column arrays for `unnest`: one parameter per column whatever the number of rows. */
+const column = <T>(patches: readonly RowPatch[], pick: (p: RowPatch) => T) => patches.map(pick);
+
+async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch[]): Promise<WrittenRow[]> {
+  const col = <T>(pick: (p: RowPatch) => T) => column(patches, pick);
+  const result = await sql<WrittenRow>`
     insert into audit_logs (id, user_id, agent_id, end_user_id, provider_id, tenant_id, tool_name, arguments, created_at,
       status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v, updated_at)
-    values ${sql.join(values)}
+    select id, user_id, agent_id, end_user_id, provider_id, tenant_id, tool_name, arguments::jsonb, created_at,
+      status, status_v, result::jsonb, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v, now()
+    from unnest(
+      ${col((p) => p.id)}::text[], ${col((p) => p.create?.userId ?? null)}::text[], ${col((p) => p.create?.agentId ?? null)}::text[],
+      ${col((p) => p.create?.endUserId ?? null)}::text[], ${col((p) => p.create?.providerId ?? null)}::text[],
+      ${col((p) => p.create?.tenantId ?? null)}::text[], ${col((p) => p.create?.toolName ?? null)}::text[],
+      ${col((p) => (p.create ? json(p.create.arguments) : null))}::text[], ${col((p) => p.create?.createdAt ?? p.firstAt)}::timestamptz[],
+      ${col((p) => p.status?.value ?? 'pending')}::text[], ${col((p) => p.status?.version ?? null)}::text[],
+      ${col((p) => (p.result ? json(p.result.value) : null))}::text[], ${col((p) => p.result?.version ?? null)}::text[],
+      ${col((p) => p.duration?.value ?? null)}::integer[], ${col((p) => p.duration?.version ?? null)}::text[],
+      ${col((p) => p.confirmedBy?.value ?? null)}::text[], ${col((p) => p.confirmedBy?.version ?? null)}::text[],
+      ${col((p) => p.error?.value ?? null)}::text[], ${col((p) => p.error?.version ?? null)}::text[]
+    ) as t(id, user_id, agent_id, end_user_id, provider_id, tenant_id, tool_name, arguments, created_at,
+      status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v)
     on conflict (id) do update set
       ${sql.join(['user_id', 'agent_id', 'end_user_id', 'provider_id', 'tenant_id', 'arguments', 'created_at'].map(fromCreate))},
       tool_name = coalesce(audit_logs.tool_name, excluded.tool_name),
       ${sql.join(['status', 'result', 'duration', 'confirmed_by', 'error'].map(newerWins))},
       updated_at = excluded.updated_at
-    returning id, tenant_id, user_id, agent_id, end_user_id, provider_id, tool_name, arguments, result, status, duration,
-      confirmed_by, error, created_at, updated_at`.execute(trx);
+    returning id, tenant_id, tool_name, ${CONTENT_HASH_SQL} as content_hash`.execute(trx);
   return result.rows;
 }
 
@@ -101,7 +104,7 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
  * order, so two writers cannot deadlock) for the rest of the transaction: links of one chain
  * are appended by one writer at a time, in commit order.
  */
-async function appendLinks(trx: Transaction<Database>, rows: readonly (HashedRow & { keys: string[] })[]): Promise<number> {
+async function appendLinks(trx: Transaction<Database>, rows: readonly (WrittenRow & { keys: string[] })[]): Promise<number> {
   if (rows.length === 0) return 0;
   const tenants = [...new Set(rows.map((r) => tenantKeyOf(r.tenant_id)))].sort();
   await trx
@@ -121,7 +124,7 @@ async function appendLinks(trx: Transaction<Database>, rows: readonly (HashedRow
   for (const row of rows) {
     const tenantKey = tenantKeyOf(row.tenant_id);
     const at = head.get(tenantKey)!;
-    const hash = contentHash(row);
+    const hash = row.content_hash;
     for (const jobKey of row.keys) {
       const link = { tenantKey, seq: at.seq + 1, auditId: row.id, jobKey, contentHash: hash, prevHash: at.hash };
       const own = linkHash(link);
@@ -133,9 +136,10 @@ async function appendLinks(trx: Transaction<Database>, rows: readonly (HashedRow
       at.hash = own;
     }
   }
-  for (const part of chunks(links, ROWS_PER_STATEMENT * 2)) {
-    await trx.insertInto('audit_chain').values(part).execute();
-  }
+  const pick = <K extends keyof (typeof links)[number]>(k: K) => links.map((l) => l[k]);
+  await sql`insert into audit_chain (tenant_key, seq, audit_id, job_key, content_hash, prev_hash, hash)
+    select * from unnest(${pick('tenant_key')}::text[], ${pick('seq')}::bigint[], ${pick('audit_id')}::text[], ${pick('job_key')}::text[],
+      ${pick('content_hash')}::text[], ${pick('prev_hash')}::text[], ${pick('hash')}::text[])`.execute(trx);
   const updates = tenants.map((t) => sql`(${t}::text, ${head.get(t)!.seq}::bigint, ${head.get(t)!.hash}::text)`);
   await sql`update audit_chain_heads as h set seq = v.seq, hash = v.hash
     from (values ${sql.join(updates)}) as v(tenant_key, seq, hash) where h.tenant_key = v.tenant_key`.execute(trx);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AuditLogRow } from '@agentgw/db';
+import { sql } from 'kysely';
 
 /** prev_hash of a chain's first link. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -10,35 +10,17 @@ export const NO_TENANT_KEY = '';
 /** Which chain a row belongs to. */
 export const tenantKeyOf = (tenantId: string | null): string => tenantId ?? NO_TENANT_KEY;
 
-/** JSON with object keys sorted at every depth: jsonb reorders keys, the hash must not care. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-}
-
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
-
-/** The columns a row's hash covers: everything it says, not the writer's version bookkeeping. */
-export type HashedRow = Pick<
-  AuditLogRow,
-  | 'id' | 'tenant_id' | 'user_id' | 'agent_id' | 'end_user_id' | 'provider_id' | 'tool_name' | 'arguments'
-  | 'result' | 'status' | 'duration' | 'confirmed_by' | 'error' | 'created_at' | 'updated_at'
->;
-
-/** Hash of a row's content as stored (read back from the database, so verify sees the same). */
-export function contentHash(row: HashedRow): string {
-  return sha256(
-    canonicalJson([
-      row.id, row.tenant_id, row.user_id, row.agent_id, row.end_user_id, row.provider_id, row.tool_name,
-      row.arguments, row.result, row.status, row.duration, row.confirmed_by, row.error,
-      new Date(row.created_at).toISOString(), new Date(row.updated_at).toISOString(),
-    ]),
-  );
-}
+/**
+ * SQL for the hash of an audit_logs row's content, computed by PostgreSQL on the row as stored,
+ * so the writer (in RETURNING) and verify (reading back) hash exactly the same thing: jsonb's
+ * text form is canonical (key order, spacing), and times are whole microseconds since the epoch
+ * (independent of the session's time zone). The writer's version columns are bookkeeping and
+ * left out.
+ */
+export const CONTENT_HASH_SQL = sql<string>`encode(sha256(convert_to(jsonb_build_array(
+  id, tenant_id, user_id, agent_id, end_user_id, provider_id, tool_name, arguments, result, status, duration,
+  confirmed_by, error, (extract(epoch from created_at) * 1000000)::bigint, (extract(epoch from updated_at) * 1000000)::bigint
+)::text, 'UTF8')), 'hex')`;
 
 /** What one link commits to. */
 export interface LinkFields {
@@ -52,5 +34,5 @@ export interface LinkFields {
 
 /** A link's own hash: over its place in the chain, its row and job, and the previous link. */
 export function linkHash(link: LinkFields): string {
-  return sha256(JSON.stringify([link.prevHash, link.tenantKey, link.seq, link.auditId, link.jobKey, link.contentHash]));
+  return createHash('sha256').update(JSON.stringify([link.prevHash, link.tenantKey, link.seq, link.auditId, link.jobKey, link.contentHash])).digest('hex');
 }

@@ -1,6 +1,6 @@
 import type { Database } from '@agentgw/db';
 import { sql, type Kysely } from 'kysely';
-import { contentHash, linkHash, type HashedRow } from './chain.js';
+import { CONTENT_HASH_SQL, linkHash } from './chain.js';
 
 /** Links checked per query. */
 const PAGE = 2000;
@@ -20,11 +20,6 @@ export interface ChainReport {
   links: number;
   broken?: ChainBreak;
 }
-
-const HASHED_COLUMNS = [
-  'id', 'tenant_id', 'user_id', 'agent_id', 'end_user_id', 'provider_id', 'tool_name', 'arguments', 'result', 'status',
-  'duration', 'confirmed_by', 'error', 'created_at', 'updated_at',
-] as const;
 
 /**
  * Walks one tenant's chain from its anchor: every link must follow the previous one (seq and
@@ -57,8 +52,8 @@ export async function verifyChain(db: Kysely<Database>, tenantKey: string): Prom
         .groupBy('audit_id')
         .execute();
       const lastSeq = new Map(lastSeqs.map((r) => [r.audit_id, Number(r.seq)]));
-      const rows = await db.selectFrom('audit_logs').select(HASHED_COLUMNS).where('id', 'in', ids).execute();
-      const rowById = new Map<string, HashedRow>(rows.map((r) => [r.id, r]));
+      const rows = await db.selectFrom('audit_logs').select(['id', CONTENT_HASH_SQL.as('content_hash')]).where('id', 'in', ids).execute();
+      const rowHash = new Map(rows.map((r) => [r.id, r.content_hash]));
       for (const link of links) {
         const seq = Number(link.seq);
         const at = { tenantKey, seq, auditId: link.audit_id };
@@ -67,9 +62,9 @@ export async function verifyChain(db: Kysely<Database>, tenantKey: string): Prom
         const own = linkHash({ tenantKey, seq, auditId: link.audit_id, jobKey: link.job_key, contentHash: link.content_hash, prevHash: link.prev_hash });
         if (own !== link.hash) return { ...report, broken: { ...at, reason: 'link was altered (its hash does not match its content)' } };
         if (lastSeq.get(link.audit_id) === seq) {
-          const row = rowById.get(link.audit_id);
-          if (!row) return { ...report, broken: { ...at, reason: 'row is missing (deleted other than by retention)' } };
-          if (contentHash(row) !== link.content_hash) {
+          const hash = rowHash.get(link.audit_id);
+          if (hash === undefined) return { ...report, broken: { ...at, reason: 'row is missing (deleted other than by retention)' } };
+          if (hash !== link.content_hash) {
             return { ...report, broken: { ...at, reason: 'row was changed after it was written (content hash differs from its last link)' } };
           }
         }

@@ -1,7 +1,7 @@
-import { ManualClock, MemoryJobQueue, type AuditRecordJob } from '@agentgw/core';
+import { ManualClock, MemoryJobQueue, type AuditRecordJob, type JobQueue } from '@agentgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MASK } from './masking.js';
-import { createAuditTrail } from './trail.js';
+import { createAuditTrail, MAX_GROUP_RECORDS } from './trail.js';
 
 const entry = {
   userId: 'u1',
@@ -18,13 +18,21 @@ describe('createAuditTrail', () => {
   let queue: MemoryJobQueue;
   afterEach(() => queue.close());
 
+  /** Records as the writer sees them, and the bulk jobs that carried them. */
   const collect = async () => {
     const jobs: AuditRecordJob[] = [];
-    await queue.consume('audit', async (batch) => {
-      jobs.push(...batch);
+    await queue.consume('audit-bulk', async (batch) => {
+      for (const job of batch) {
+        groups.push(job.records.length);
+        jobs.push(...job.records);
+      }
     });
     return jobs;
   };
+  let groups: number[] = [];
+  afterEach(() => {
+    groups = [];
+  });
 
   it('enqueues a masked create with the id it returns, then updates under the same id', async () => {
     queue = new MemoryJobQueue();
@@ -70,12 +78,39 @@ describe('createAuditTrail', () => {
     expect(jobs[0]!.key).not.toBe(jobs[1]!.key);
   });
 
-  it('enqueues a second open of the same id once (queue dedupe by key)', async () => {
+  it('sends records issued in one turn as one job, and awaited ones as separate jobs', async () => {
     queue = new MemoryJobQueue();
     const trail = createAuditTrail({ queue, clock: new ManualClock() });
-    await trail.open({ ...entry, id: 'same' });
-    await trail.open({ ...entry, id: 'same' });
+    await Promise.all([trail.open(entry), trail.open(entry), trail.update('x', { status: 'failed' })]);
+    await trail.open(entry);
     const jobs = await collect();
-    await vi.waitFor(() => expect(jobs).toHaveLength(1));
+    await vi.waitFor(() => expect(jobs).toHaveLength(4));
+    expect(groups).toEqual([3, 1]);
+  });
+
+  it(`splits a group at ${MAX_GROUP_RECORDS} records and at 1 MiB`, async () => {
+    queue = new MemoryJobQueue();
+    const trail = createAuditTrail({ queue, clock: new ManualClock() });
+    await Promise.all(Array.from({ length: MAX_GROUP_RECORDS + 1 }, () => trail.open(entry)));
+    // 100 bodies of ~15 KiB: about 1.5 MiB in all.
+    await Promise.all(Array.from({ length: 100 }, () => trail.open({ ...entry, arguments: { s: 'x'.repeat(15_000) } })));
+    const jobs = await collect();
+    await vi.waitFor(() => expect(jobs).toHaveLength(MAX_GROUP_RECORDS + 101));
+    expect(groups.slice(0, 2)).toEqual([MAX_GROUP_RECORDS, 1]);
+    expect(groups.slice(2).reduce((a, b) => a + b, 0)).toBe(100);
+    expect(groups.length).toBeGreaterThan(3);
+  });
+
+  it('rejects every call of a group whose enqueue fails', async () => {
+    queue = new MemoryJobQueue();
+    const failing: JobQueue = {
+      enqueue: () => Promise.reject(new Error('redis down')),
+      cancel: () => Promise.resolve(),
+      consume: () => Promise.reject(new Error('not used')),
+      close: () => Promise.resolve(),
+    };
+    const trail = createAuditTrail({ queue: failing, clock: new ManualClock() });
+    const results = await Promise.allSettled([trail.open(entry), trail.update('x', { status: 'completed' })]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
 });

@@ -35,12 +35,54 @@ export interface AuditTrail {
 /** Attempts before an audit job is given up (and kept in BullMQ's failed set). */
 const ATTEMPTS = 10;
 
-/** Builds the trail over the shared job queue; masking and caps happen here, before enqueueing. */
+/** A group is sent once it holds this many records or this much JSON, whichever comes first. */
+export const MAX_GROUP_RECORDS = 500;
+export const MAX_GROUP_BYTES = 1024 * 1024;
+
+interface Waiting {
+  record: AuditRecordJob;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Builds the trail over the shared job queue; masking and caps happen here, before enqueueing.
+ * Records issued in the same event-loop turn (concurrent tool calls) travel as one
+ * `audit-bulk` job; each call resolves once the job holding its record is in the queue.
+ */
 export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): AuditTrail {
   // Orders two updates stamped in the same millisecond by this process.
   let seq = 0;
-  const enqueue = (job: AuditRecordJob) =>
-    deps.queue.enqueue('audit', job, { jobId: job.key, attempts: ATTEMPTS, keepFailed: true });
+  let group: Waiting[] = [];
+  let groupBytes = 0;
+  let scheduled = false;
+
+  const flush = () => {
+    scheduled = false;
+    const sending = group;
+    group = [];
+    groupBytes = 0;
+    if (sending.length === 0) return;
+    deps.queue
+      .enqueue('audit-bulk', { records: sending.map((w) => w.record) }, { attempts: ATTEMPTS, keepFailed: true })
+      .then(
+        () => sending.forEach((w) => w.resolve()),
+        (err: unknown) => sending.forEach((w) => w.reject(err)),
+      );
+  };
+
+  const enqueue = (record: AuditRecordJob) =>
+    new Promise<void>((resolve, reject) => {
+      const bytes = Buffer.byteLength(JSON.stringify(record), 'utf8');
+      if (group.length > 0 && groupBytes + bytes > MAX_GROUP_BYTES) flush();
+      group.push({ record, resolve, reject });
+      groupBytes += bytes;
+      if (group.length >= MAX_GROUP_RECORDS) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
 
   return {
     async open(entry) {

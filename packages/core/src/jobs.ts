@@ -31,6 +31,11 @@ export interface AuditRecordJob {
 
 export interface GatewayJobs {
   audit: AuditRecordJob;
+  /**
+   * Audit records coalesced by the producer (records issued in the same event-loop turn travel
+   * as one job), so the queue's per-job cost is paid once per group rather than per record.
+   */
+  'audit-bulk': { records: AuditRecordJob[] };
   /** Deletes audit entries past AUDIT_RETENTION_DAYS; `slot` (hour number) names one run so replicas schedule it once. */
   'audit-retention': { slot: number };
   /** Fires when a pending confirmation's hold time has run out. */

@@ -12,6 +12,13 @@ export interface BullJobQueueOptions {
   /** First retry delay; each further retry doubles it (default 1000). */
   backoffMs?: number;
   logger?: Logger;
+  /**
+   * How long a worker holds a job before another may take it over (BullMQ `lockDuration`,
+   * default 30 s), and how often stalled jobs are looked for (`stalledInterval`, default 30 s):
+   * a job whose worker died is redelivered within about the sum of the two.
+   */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
 }
 
 /**
@@ -28,6 +35,7 @@ export class BullJobQueue implements JobQueue {
   private readonly prefix: string;
   private readonly backoffMs: number;
   private readonly logger?: Logger;
+  private readonly workerTiming: { lockDuration?: number; stalledInterval?: number };
   /** Producers fail fast-ish when Redis is gone; workers must retry forever (BullMQ requires it). */
   private readonly producerConnection: Redis;
   private readonly workerConnection: Redis;
@@ -38,6 +46,7 @@ export class BullJobQueue implements JobQueue {
     this.prefix = options.prefix ?? 'agentgw';
     this.backoffMs = options.backoffMs ?? 1000;
     this.logger = options.logger;
+    this.workerTiming = { lockDuration: options.lockDurationMs, stalledInterval: options.stalledIntervalMs };
     this.producerConnection = new Redis(options.url);
     this.workerConnection = new Redis(options.url, { maxRetriesPerRequest: null });
     for (const [role, connection] of [['producer', this.producerConnection], ['worker', this.workerConnection]] as const) {
@@ -64,7 +73,7 @@ export class BullJobQueue implements JobQueue {
   }
 
   async consume<J extends JobName>(name: J, handler: JobHandler<J>, options: ConsumeOptions = {}): Promise<Consumer> {
-    const consumer = new BullConsumer(this.queueName(name), this.workerConnection, handler as JobHandler<JobName>, options, this.logger);
+    const consumer = new BullConsumer(this.queueName(name), this.workerConnection, handler as JobHandler<JobName>, options, this.workerTiming, this.logger);
     this.consumers.add(consumer);
     await consumer.ready();
     return consumer;
@@ -119,12 +128,19 @@ class BullConsumer implements Consumer {
     connection: Redis,
     private readonly handler: JobHandler<JobName>,
     options: ConsumeOptions,
+    timing: { lockDuration?: number; stalledInterval?: number },
     logger?: Logger,
   ) {
     this.batchSize = Math.max(1, options.batchSize ?? 1);
     this.batchWaitMs = options.batchWaitMs ?? 50;
     const concurrency = this.batchSize * Math.max(1, options.concurrency ?? 1);
-    this.worker = new Worker(queueName, (job: Job) => this.collect(job), { connection, concurrency });
+    const { lockDuration, stalledInterval } = timing;
+    this.worker = new Worker(queueName, (job: Job) => this.collect(job), {
+      connection,
+      concurrency,
+      ...(lockDuration === undefined ? {} : { lockDuration }),
+      ...(stalledInterval === undefined ? {} : { stalledInterval }),
+    });
     this.worker.on('error', (err: Error) => logger?.warn({ err: err.message, queue: queueName }, 'job worker error'));
     this.worker.on('failed', (job, err) => {
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {

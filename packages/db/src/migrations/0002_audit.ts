@@ -18,9 +18,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   for (const field of ['status', 'result', 'duration', 'confirmed_by', 'error']) {
     await db.schema.alterTable('audit_logs').addColumn(`${field}_v`, 'text').execute();
   }
-  // Tenant admins filter their tenant by user; stats and exports of a tenant filter by status.
-  await db.schema.createIndex('audit_logs_tenant_user_idx').on('audit_logs').columns(['tenant_id', 'user_id', 'created_at desc']).execute();
-  await db.schema.createIndex('audit_logs_tenant_status_idx').on('audit_logs').columns(['tenant_id', 'status', 'created_at desc']).execute();
+  // The query indexes of 0001 ((user|agent|tenant|tool|status), created_at desc) already serve
+  // every filter: each further index costs every write, and writes are the hot path.
   // Placeholders are few and short-lived; retention finds the stale ones here.
   await db.schema
     .createIndex('audit_logs_placeholder_idx')
