@@ -11,7 +11,6 @@ import { sql } from 'kysely';
  */
 /** The repository root, whose node_modules has tsx; the child is node itself (with tsx's loader), so a signal reaches the service. */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const HUB_MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 const HOLDER_MAIN = fileURLToPath(new URL('./held-call-server.ts', import.meta.url));
 
 export const TEST_SECRETS = {
@@ -106,9 +105,10 @@ function launch(file: string, env: Record<string, string>, ready: (line: string)
   });
 }
 
-/** A confirmation-hub replica: `apps/confirmation-hub/src/main.ts` with these variables. */
-export function startHub(env: Record<string, string>): Promise<ReplicaProcess> {
-  return launch(HUB_MAIN, { LOG_LEVEL: 'info', ...env }, (line) => {
+/** A service's own `apps/<app>/src/main.ts` with these variables; ready when it logs `listening`. */
+export function startService(app: string, env: Record<string, string>): Promise<ReplicaProcess> {
+  const main = fileURLToPath(new URL(`../../${app}/src/main.ts`, import.meta.url));
+  return launch(main, { LOG_LEVEL: 'info', ...env }, (line) => {
     if (!line.includes('"listening"')) return null;
     try {
       return (JSON.parse(line) as { port: number }).port;
@@ -117,6 +117,9 @@ export function startHub(env: Record<string, string>): Promise<ReplicaProcess> {
     }
   });
 }
+
+/** A confirmation-hub replica (its main.ts). */
+export const startHub = (env: Record<string, string>): Promise<ReplicaProcess> => startService('confirmation-hub', env);
 
 /** A process holding calls through the gate (held-call-server.ts). */
 export function startHolder(env: Record<string, string>): Promise<ReplicaProcess> {

@@ -1,0 +1,195 @@
+import { createAuth, type AuthService } from '@agentgw/auth';
+import { loadConfig, MemoryEventBus } from '@agentgw/core';
+import { createUser, startMcpServer, type McpFixture } from '@agentgw/testkit';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import * as z from 'zod';
+import {
+  createScratchDatabase,
+  isolatedRedisUrl,
+  startHub,
+  startService,
+  TEST_SECRETS,
+  type ReplicaProcess,
+  type ScratchDatabase,
+} from './replica-processes.js';
+
+// Response bodies are whatever JSON the processes answered; tests assert on their shape.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const pgUrl = process.env.TEST_DATABASE_URL;
+const redisUrl = process.env.TEST_REDIS_URL;
+
+/**
+ * Distributed mode end to end through the real MCP endpoint: admin-api, two mcp-gateway
+ * replicas and two confirmation-hub replicas (each its own main.ts) on one PostgreSQL and one
+ * Redis, a real MCP SDK upstream. A `tools/call` held on gateway 1 is answered through hub B.
+ */
+describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (PostgreSQL + Redis)', () => {
+  let database: ScratchDatabase;
+  let upstream: McpFixture;
+  let auth: AuthService;
+  let adminToken: string;
+  let agentToken: string;
+  let gateways: [ReplicaProcess, ReplicaProcess];
+  let shortDeadlineGateway: ReplicaProcess;
+  let hubs: [ReplicaProcess, ReplicaProcess];
+  const processes: ReplicaProcess[] = [];
+  let sequence = 0;
+
+  beforeAll(async () => {
+    database = await createScratchDatabase(pgUrl!);
+    upstream = await startMcpServer({
+      name: 'confirm-upstream',
+      tools: [{ name: 'transfer', inputSchema: { amount: z.number() }, handler: (args) => `sent:${JSON.stringify(args)}` }],
+    });
+    const env = {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: database.url,
+      REDIS_URL: isolatedRedisUrl(redisUrl!, 12),
+      EGRESS_POLICY: 'allow-private',
+      CONFIRMATION_TIMEOUT_MS: '60000',
+    };
+    const started = await Promise.all([
+      startService('admin-api', env),
+      startService('mcp-gateway', env),
+      startService('mcp-gateway', env),
+      startService('mcp-gateway', { ...env, CONFIRMATION_TIMEOUT_MS: '1500' }),
+      startHub(env),
+      startHub(env),
+    ]);
+    processes.push(...started);
+    const [admin, g1, g2, g3, h1, h2] = started;
+    gateways = [g1!, g2!];
+    shortDeadlineGateway = g3!;
+    hubs = [h1!, h2!];
+
+    auth = await createAuth({ config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }), db: database.handle.db, bus: new MemoryEventBus() });
+    const adminUser = await createUser({ db: database.handle.db }, { email: `admin-${Date.now()}@example.test`, roles: ['admin'] });
+    adminToken = await auth.signUserToken(adminUser);
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${admin!.url}/api/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status >= 300) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as Json;
+    };
+    const provider = (await post('/admin/tool-providers', { name: 'bank', pattern: '*', endpoint: upstream.url })).provider;
+    const created = await post('/admin/agents', { name: 'careful-bot', upstreamUrl: 'http://127.0.0.1:9/agent', requireConfirmation: true });
+    agentToken = created.runtime_token;
+    await post('/admin/provider-access', { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'allow' });
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+    await upstream?.close();
+    await auth?.close();
+    await database?.drop();
+  });
+
+  /** A stateless (2026-07-28) tools/call; resolves with the JSON-RPC answer once the gateway answers. */
+  const toolsCall = async (gateway: ReplicaProcess, args: Record<string, unknown>, token?: string) => {
+    const res = await fetch(`${gateway.url}/api/v1/mcp/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${agentToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'mcp-protocol-version': '2026-07-28',
+        ...(token ? { 'x-confirmation-token': token } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++sequence,
+        method: 'tools/call',
+        params: { name: 'transfer', arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+      }),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+
+  /** The pending confirmation for a call with these arguments, as the hub lists it. */
+  const pendingFor = (hub: ReplicaProcess, args: Record<string, unknown>) =>
+    vi.waitFor(
+      async () => {
+        const res = await fetch(`${hub.url}/api/v1/confirmation/pending`, { headers: { authorization: `Bearer ${adminToken}` } });
+        const found = ((await res.json()) as Json).data.find((c: Json) => JSON.stringify(c.tool.arguments) === JSON.stringify(args));
+        if (!found) throw new Error('not pending yet');
+        return found as { id: string };
+      },
+      { timeout: 10_000, interval: 25 },
+    );
+
+  const answer = async (hub: ReplicaProcess, id: string, verb: 'confirm' | 'reject', body?: unknown) => {
+    const res = await fetch(`${hub.url}/api/v1/confirmation/${id}/${verb}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+
+  it('held on gateway 1, confirmed through hub B: the tool result comes back; the exact-call token passes once', async () => {
+    const args = { amount: 100 };
+    const call = toolsCall(gateways[0], args);
+    const pending = await pendingFor(hubs[0], args);
+    const confirmed = await answer(hubs[1], pending.id, 'confirm');
+    expect(confirmed.status).toBe(200);
+    const result = await call;
+    expect(result.status).toBe(200);
+    expect(result.body.result.content[0].text).toBe('sent:{"amount":100}');
+
+    const token = confirmed.body.confirmation_token as string;
+    // A changed argument is not what was approved: it is held like any other call.
+    const changed = toolsCall(gateways[1], { amount: 999 }, token);
+    const changedPending = await pendingFor(hubs[1], { amount: 999 });
+    expect((await answer(hubs[0], changedPending.id, 'reject')).status).toBe(200);
+    expect((await changed).body.error).toBeDefined();
+    // The exact call passes on the other gateway without a new hold, once.
+    const exact = await toolsCall(gateways[1], args, token);
+    expect(exact.body.result.content[0].text).toBe('sent:{"amount":100}');
+    const replay = toolsCall(gateways[0], args, token);
+    const replayPending = await pendingFor(hubs[0], args);
+    expect(replayPending.id).not.toBe(pending.id);
+    expect((await answer(hubs[1], replayPending.id, 'reject', { reason: 'replayed' })).status).toBe(200);
+    expect((await replay).body.error).toMatchObject({ data: { decision: 'rejected', reason: 'replayed' } });
+  });
+
+  it('held on gateway 2, rejected through hub A: a JSON-RPC error with HTTP 403', async () => {
+    const args = { amount: 5 };
+    const call = toolsCall(gateways[1], args);
+    const pending = await pendingFor(hubs[1], args);
+    expect((await answer(hubs[0], pending.id, 'reject', { reason: 'no transfers today' })).status).toBe(200);
+    const result = await call;
+    expect(result.status).toBe(403);
+    expect(result.body.error).toMatchObject({ data: { decision: 'rejected', reason: 'no transfers today', confirmationId: pending.id } });
+  });
+
+  it('a deadline shortened by configuration: the call is answered with a timeout error', async () => {
+    const started = Date.now();
+    const result = await toolsCall(shortDeadlineGateway, { amount: 1 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+    expect(result.status).toBe(403);
+    expect(result.body.error).toMatchObject({ data: { decision: 'timeout', reason: 'Request timed out.' } });
+  });
+
+  it('a hub restart during the hold: the held MCP call is released through the restarted hub', async () => {
+    const args = { amount: 7 };
+    const call = toolsCall(gateways[0], args);
+    const pending = await pendingFor(hubs[0], args);
+    await Promise.all(hubs.map((h) => h.stop('SIGKILL')));
+    const restarted = await startHub({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: database.url,
+      REDIS_URL: isolatedRedisUrl(redisUrl!, 12),
+      CONFIRMATION_TIMEOUT_MS: '60000',
+    });
+    processes.push(restarted);
+    expect((await answer(restarted, pending.id, 'confirm')).status).toBe(200);
+    expect((await call).body.result.content[0].text).toBe('sent:{"amount":7}');
+  });
+});
