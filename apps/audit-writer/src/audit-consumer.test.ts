@@ -1,0 +1,73 @@
+import { JobBatchFailures, ManualClock, silentLogger } from '@agentgw/core';
+import { sql } from 'kysely';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createAuditConsumer, RETENTION_INTERVAL_MS } from './audit-consumer.js';
+import { writeChainFixture } from './chain.fixtures.js';
+import { verifyAll } from './verify.js';
+
+const record = (id: string, over: Record<string, unknown> = {}) => ({
+  op: 'create', id, key: `c:${id}`, at: '2026-01-01T00:00:00.000Z', userId: 'u', agentId: 'a', endUserId: null, providerId: 'p',
+  tenantId: 't', toolName: 'fs.read', arguments: {}, status: 'pending', ...over,
+});
+
+describe('audit consumer', () => {
+  let deps: TestDeps;
+  afterEach(() => deps.close());
+
+  const consumer = (retentionDays = 0) =>
+    createAuditConsumer({ db: deps.db, queue: deps.queue, clock: deps.clock, logger: silentLogger(), batchSize: 100, batchWaitMs: 10, retentionDays });
+  const ids = async () => (await deps.db.selectFrom('audit_logs').select('id').orderBy('id').execute()).map((r) => r.id);
+
+  it('writes the good records of a batch and fails only the poison ones, with their reasons', async () => {
+    deps = await createTestDeps();
+    const failure = await consumer()
+      .handle([record('good-1'), { op: 'create', id: '' }, record('nul', { toolName: 'a\u0000b' }), record('good-2'), 'junk'])
+      .catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(JobBatchFailures);
+    const failures = (failure as JobBatchFailures).failures;
+    expect([...failures.keys()]).toEqual([1, 4, 2]);
+    expect(failures.get(1)?.message).toBe('invalid audit job: id: must be 1-200 characters');
+    expect(failures.get(4)?.message).toBe('invalid audit job: not an object');
+    // NUL passes validation but PostgreSQL refuses it: found by writing one by one.
+    expect(failures.get(2)?.message).toMatch(/0x00|null character|invalid byte sequence/i);
+    expect(await ids()).toEqual(['good-1', 'good-2']);
+  });
+
+  it('fails a bulk job with its poison records and writes the rest', async () => {
+    deps = await createTestDeps();
+    const failure = await consumer()
+      .handleBulk([{ records: [record('b1'), { op: 'update' }] }, { records: [record('b2'), record('b3')] }, { nope: true }])
+      .catch((err: unknown) => err);
+    expect([...(failure as JobBatchFailures).failures.keys()].sort()).toEqual([0, 2]);
+    expect(await ids()).toEqual(['b1', 'b2', 'b3']);
+  });
+
+  it('runs retention hourly on the queue and keeps the chains verifiable', async () => {
+    const clock = new ManualClock(Date.now());
+    deps = await createTestDeps({ clock });
+    await writeChainFixture(deps.db, 12);
+    // Every link of four rows of t-a (creates and completions) written 40 days ago.
+    await sql`update audit_chain set created_at = now() - interval '40 days' where tenant_key = 't-a'`.execute(deps.db);
+    const c = consumer(30);
+    await c.start();
+    try {
+      // Nothing runs before the next hour starts.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await ids()).toHaveLength(12);
+      clock.advance(RETENTION_INTERVAL_MS);
+      await vi.waitFor(async () => expect(await ids()).toHaveLength(8), { timeout: 10_000, interval: 50 });
+      expect((await verifyAll(deps.db)).map((r) => [r.tenantKey, r.links, r.broken])).toEqual([
+        ['', 8, undefined],
+        ['t-a', 0, undefined],
+        ['t-b', 8, undefined],
+      ]);
+      // And the next run is scheduled for the hour after.
+      await sql`update audit_chain set created_at = now() - interval '40 days' where tenant_key = 't-b'`.execute(deps.db);
+      clock.advance(RETENTION_INTERVAL_MS);
+      await vi.waitFor(async () => expect(await ids()).toHaveLength(4), { timeout: 10_000, interval: 50 });
+    } finally {
+      await c.stop();
+    }
+  });
+});
