@@ -1,5 +1,31 @@
 import js from '@eslint/js';
+import { existsSync, readdirSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
+
+// Every app under apps/ is the workspace package @agentgw/<directory>.
+const APPS = readdirSync(new URL('./apps', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && existsSync(new URL(`./apps/${entry.name}/package.json`, import.meta.url)))
+  .map((entry) => entry.name);
+// The all-in-one composes the six service definitions: the one app allowed to import other apps.
+const HOST_APP = 'gateway';
+
+// No app imports another app (by package name or by a relative path into it): shared code lives in packages/.
+const noCrossAppImports = APPS.filter((app) => app !== HOST_APP).map((app) => ({
+  files: [`apps/${app}/**/*.{ts,tsx,js,mjs,cjs}`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            group: APPS.filter((other) => other !== app).flatMap((other) => [`@agentgw/${other}`, `@agentgw/${other}/*`, `**/apps/${other}/**`, `../../${other}/**`]),
+            message: `apps/${app} must not import another app: move what both need into packages/ (only apps/${HOST_APP}, the all-in-one host, composes apps).`,
+          },
+        ],
+      },
+    ],
+  },
+}));
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '**/coverage/**', '**/.gateway-data/**'] },
@@ -16,4 +42,5 @@ export default tseslint.config(
     files: ['**/*.test.ts', '**/cli/**', '**/scripts/**', '**/bench/**'],
     rules: { 'no-console': 'off' },
   },
+  ...noCrossAppImports,
 );
