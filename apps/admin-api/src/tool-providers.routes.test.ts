@@ -253,6 +253,18 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('lists tools through the egress policy: under public-only a loopback upstream is never contacted', async () => {
+    const app = openApiApp();
+    app.onError(errorHandler());
+    app.route(BASE, toolProvidersRoutes({ ...deps, config: { ...deps.config, EGRESS_POLICY: 'public-only' } }));
+    const provider = (await create(admin, { name: 'loopback', pattern: 'l_*', endpoint: mcp.url, authType: 'bearer', authSecret: 'upstream-bearer-secret' })).body.provider;
+    const before = mcp.requests.length;
+    const res = await testClient(app)('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
+    expect(res.status).not.toBe(200);
+    expect(res.body.tools).toBeUndefined();
+    expect(mcp.requests.length).toBe(before);
+  });
+
   it('answers 504 UPSTREAM_TIMEOUT within the bound when the upstream never answers', async () => {
     const silent = await startSilentServer();
     try {

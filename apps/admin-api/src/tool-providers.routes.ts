@@ -1,8 +1,10 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalog } from '@agentgw/catalog';
+import { egressPolicyFromConfig } from '@agentgw/core';
 import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { fetchProviderTools } from './tool-providers.js';
+import { createUpstreamToolLister } from './upstream-tools.js';
 import { TenantIdSchema } from './users.routes.js';
 
 const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none']).openapi('ToolProviderAuthType', {
@@ -119,7 +121,7 @@ const toolsRoute = createRoute({
   request: { params: IdParams },
   responses: {
     200: jsonResponse(z.object({ tools: z.array(UpstreamToolSchema) }), 'Tools reported by the upstream'),
-    ...errorResponses(401, 404, 502, 504),
+    ...errorResponses(401, 403, 404, 502, 504),
   },
 });
 
@@ -130,6 +132,7 @@ export interface ToolProvidersRoutesOptions {
 
 export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRoutesOptions = {}): OpenAPIHono {
   const { providers } = createCatalog(deps);
+  const listTools = createUpstreamToolLister(egressPolicyFromConfig(deps.config));
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => c.json({ providers: await providers.list(c.var.principal) }, 200));
@@ -147,7 +150,7 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
     return c.json({ success: true as const }, 200);
   });
   app.openapi(toolsRoute, async (c) => {
-    const tools = await fetchProviderTools(providers, c.var.principal, c.req.valid('param').id, options.toolListTimeoutMs);
+    const tools = await fetchProviderTools(listTools, providers, c.var.principal, c.req.valid('param').id, options.toolListTimeoutMs);
     return c.json({ tools }, 200);
   });
   return app;

@@ -1,9 +1,10 @@
 import type { Principal } from '@agentgw/auth';
 import type { ProviderCatalog } from '@agentgw/catalog';
-import { listUpstreamTools, type UpstreamTool } from './upstream-tools.js';
+import type { UpstreamTool, UpstreamToolLister } from './upstream-tools.js';
 
 /** The upstream's tool list, fetched live with the provider's opened credentials (404 for providers the principal cannot see). */
 export async function fetchProviderTools(
+  listUpstreamTools: UpstreamToolLister,
   providers: ProviderCatalog,
   principal: Principal,
   id: string,

@@ -1,4 +1,4 @@
-import { UpstreamError, UpstreamTimeoutError } from '@agentgw/core';
+import { createEgressDispatcher, egressRefusalOf, UpstreamError, UpstreamTimeoutError, type EgressPolicy } from '@agentgw/core';
 import type { ProviderAuthType } from '@agentgw/db';
 import { isMcpUpstreamError, McpUpstreamClient } from '@agentgw/mcp-client';
 
@@ -26,16 +26,26 @@ export function upstreamAuthHeaders(target: UpstreamTarget): Record<string, stri
   return {};
 }
 
-// One client for the process: keep-alive pools per upstream origin, each upstream's revision remembered.
-const client = new McpUpstreamClient({ clientInfo: { name: 'agentgw-admin-api', version: '1.0.0' } });
+/** Lists an upstream's tools; one per app, so its connections share one pool behind the egress policy. */
+export type UpstreamToolLister = (target: UpstreamTarget, timeoutMs?: number) => Promise<UpstreamTool[]>;
 
 /**
  * Asks an upstream MCP server for its tools with the shared MCP client (@agentgw/mcp-client: any
- * revision 2024-11-05 … 2026-07-28), following cursors. Failures become 502 UPSTREAM_ERROR,
- * running out of time 504 UPSTREAM_TIMEOUT; neither carries the upstream's body (it could echo
- * the secret back).
+ * revision 2024-11-05 … 2026-07-28), following cursors, every connection checked by the egress
+ * policy after DNS resolution (a refusal is 403 EGRESS_REFUSED). Failures become 502
+ * UPSTREAM_ERROR, running out of time 504 UPSTREAM_TIMEOUT; neither carries the upstream's body
+ * (it could echo the secret back).
  */
-export async function listUpstreamTools(target: UpstreamTarget, timeoutMs = DEFAULT_TOOL_LIST_TIMEOUT_MS): Promise<UpstreamTool[]> {
+export function createUpstreamToolLister(egress: EgressPolicy): UpstreamToolLister {
+  // Keep-alive pools per upstream origin, each upstream's revision remembered.
+  const client = new McpUpstreamClient({
+    clientInfo: { name: 'agentgw-admin-api', version: '1.0.0' },
+    dispatcher: createEgressDispatcher(egress),
+  });
+  return (target, timeoutMs) => listUpstreamTools(client, target, timeoutMs);
+}
+
+async function listUpstreamTools(client: McpUpstreamClient, target: UpstreamTarget, timeoutMs = DEFAULT_TOOL_LIST_TIMEOUT_MS): Promise<UpstreamTool[]> {
   // Each listing opens its own upstream session and ends it, so a changed secret or endpoint never reuses an old one.
   const signal = AbortSignal.timeout(timeoutMs);
   const upstream = { endpoint: target.endpoint, headers: upstreamAuthHeaders(target) };
@@ -48,6 +58,8 @@ export async function listUpstreamTools(target: UpstreamTarget, timeoutMs = DEFA
       inputSchema: typeof tool.inputSchema === 'object' && tool.inputSchema !== null ? (tool.inputSchema as Record<string, unknown>) : {},
     }));
   } catch (err) {
+    const refused = egressRefusalOf(err);
+    if (refused) throw refused;
     if (signal.aborted || (isMcpUpstreamError(err) && err.kind === 'timeout')) {
       throw new UpstreamTimeoutError(`The provider's upstream did not list its tools within ${timeoutMs} ms`);
     }
