@@ -2,6 +2,7 @@ import { createAuditTrail, type AuditOpenEntry, type AuditPatch } from '@agentgw
 import type { ConfirmationGate, HeldCall } from '@agentgw/core';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startMcpServer, startMcpV2Server, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -346,6 +347,57 @@ describe('transport behaviour', () => {
     } finally {
       await gw.catalog.providers.delete(gw.admin, p.id);
       await hang.close();
+    }
+  });
+});
+
+describe('tool lists', () => {
+  it('a silent upstream does not stall the list: it is left out after MCP_LIST_TIMEOUT_MS', async () => {
+    const { createServer } = await import('node:http');
+    const silent = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const p = await gw.catalog.providers.create(gw.admin, { name: 'silent', pattern: 'silent_*', endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}/mcp`, authType: 'none', priority: 2 });
+    try {
+      const client = await modernClient();
+      const started = Date.now();
+      expect(names((await client.listTools()).tools)).toContain('echo');
+      expect(Date.now() - started).toBeLessThan(4_000);
+      await client.close();
+    } finally {
+      await gw.catalog.providers.delete(gw.admin, p.id);
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+
+  it('drops a provider’s cached list on notifications/tools/list_changed and reflects rule changes at once', async () => {
+    let server: McpServer | undefined;
+    const growing = await startMcpServer({
+      tools: [
+        {
+          name: 'grow_add',
+          handler: async () => {
+            server!.registerTool('grow_new', {}, async () => ({ content: [{ type: 'text', text: 'new' }] }));
+            return 'added';
+          },
+        },
+      ],
+      setup: (s) => (server = s),
+    });
+    const p = await gw.catalog.providers.create(gw.admin, { name: 'growing', pattern: 'grow_*', endpoint: growing.url, authType: 'none', priority: 3 });
+    try {
+      const client = await modernClient();
+      expect(names((await client.listTools()).tools)).not.toContain('grow_new');
+      // registerTool on a connected SDK server sends notifications/tools/list_changed on the session's server stream.
+      await client.callTool({ name: 'grow_add', arguments: {} });
+      await expect.poll(async () => names((await client.listTools()).tools)).toContain('grow_new');
+      const rule = await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: ids.agent, providerId: p.id, action: 'deny', toolPattern: 'grow_new' });
+      expect(names((await client.listTools()).tools)).not.toContain('grow_new');
+      await gw.catalog.rules.delete(gw.admin, rule.id);
+      await client.close();
+    } finally {
+      await gw.catalog.providers.delete(gw.admin, p.id);
+      await growing.close();
     }
   });
 });

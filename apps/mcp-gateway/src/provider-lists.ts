@@ -1,6 +1,6 @@
 import type { ProviderRecord } from '@agentgw/catalog';
 import type { Clock, EventBus, Logger, Unsubscribe } from '@agentgw/core';
-import type { McpUpstreamClient, UpstreamTarget } from '@agentgw/mcp-client';
+import type { McpUpstreamClient, UpstreamSession, UpstreamTarget } from '@agentgw/mcp-client';
 
 /** The lists an upstream offers that the unified endpoint merges. */
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
@@ -33,6 +33,8 @@ interface Entry {
 export class ProviderLists {
   private readonly entries = new Map<string, Entry>();
   private readonly inflight = new Map<string, Promise<Entry>>();
+  /** Upstream server streams held open per provider (session upstreams announce list changes there). */
+  private readonly listeners = new Map<string, AbortController>();
   private unsubscribe: Unsubscribe | null = null;
 
   constructor(
@@ -41,12 +43,25 @@ export class ProviderLists {
   ) {}
 
   async start(): Promise<void> {
-    this.unsubscribe = await this.deps.bus.subscribe('providers.changed', ({ providerId }) => this.drop(providerId));
+    this.unsubscribe = await this.deps.bus.subscribe('providers.changed', ({ providerId }) => this.changed(providerId));
   }
 
   async stop(): Promise<void> {
     await this.unsubscribe?.();
     this.unsubscribe = null;
+    for (const listener of this.listeners.values()) listener.abort();
+    this.listeners.clear();
+  }
+
+  /** A provider changed (endpoint, auth, deleted): forget its lists and its server stream. */
+  private changed(providerId: string | null): void {
+    for (const [id, listener] of [...this.listeners]) {
+      if (providerId === null || id === providerId) {
+        this.listeners.delete(id);
+        listener.abort();
+      }
+    }
+    this.drop(providerId);
   }
 
   /** Forgets a provider's lists (all providers with null). */
@@ -85,11 +100,12 @@ export class ProviderLists {
     const key = `${provider.id}\n${kind}`;
     let entry: Entry;
     try {
-      const { items } = await this.deps.client.listAll(target, LIST_METHODS[kind], kind, {
+      const { items, session } = await this.deps.client.listAll(target, LIST_METHODS[kind], kind, {
         timeoutMs: this.timeoutMs,
         onNotification: (n) => this.noticed(provider.id, n.method),
       });
       entry = { at: this.deps.clock.now().getTime(), items, failure: null };
+      this.listen(provider, target, session);
     } catch (err) {
       const reason = err instanceof Error ? err.message : 'unknown failure';
       // Tools are what providers are for; a provider without resources or prompts simply has none.
@@ -98,5 +114,23 @@ export class ProviderLists {
     }
     this.entries.set(key, entry);
     return entry;
+  }
+
+  /**
+   * Holds the upstream's server stream open (session upstreams send `list_changed` there, not on
+   * answers). When a stream that was open ends, the provider's lists are dropped (a change may
+   * have been missed) and the next fetch listens again; an upstream without one relies on the TTL.
+   */
+  private listen(provider: ProviderRecord, target: UpstreamTarget, session: UpstreamSession): void {
+    if (session.sessionId === null || this.listeners.has(provider.id) || this.unsubscribe === null) return;
+    const listener = new AbortController();
+    this.listeners.set(provider.id, listener);
+    void this.deps.client
+      .listen(target, session, (n) => this.noticed(provider.id, n.method), listener.signal)
+      .then((outcome) => {
+        if (this.listeners.get(provider.id) !== listener || outcome === 'unsupported') return;
+        this.listeners.delete(provider.id);
+        this.drop(provider.id);
+      });
   }
 }

@@ -8,15 +8,17 @@ export interface SseEvent {
 /**
  * Parses a text/event-stream incrementally: events are yielded as soon as their blank line
  * arrives, so progress notifications pass through while a call is still running. Handles
- * CRLF/CR/LF line ends, comments and multi-line data, per the HTML SSE grammar.
+ * CRLF/CR/LF line ends, comments and multi-line data, per the HTML SSE grammar. An event longer
+ * than `maxEventChars` throws, so a long-lived stream cannot grow one event without bound.
  */
-export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
+export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>, maxEventChars = Infinity): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = '';
   let event = 'message';
   let data: string[] = [];
   let id: string | null = null;
   let sawData = false;
+  let dataChars = 0;
 
   const takeLine = (line: string): SseEvent | null => {
     if (line === '') {
@@ -24,6 +26,7 @@ export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>): Asy
       event = 'message';
       data = [];
       sawData = false;
+      dataChars = 0;
       return done;
     }
     if (line.startsWith(':')) return null;
@@ -33,6 +36,7 @@ export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>): Asy
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') {
       data.push(value);
+      dataChars += value.length;
       sawData = true;
     } else if (field === 'event') event = value;
     else if (field === 'id') id = value;
@@ -53,6 +57,8 @@ export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>): Asy
       if (done) yield done;
     }
     buffer = buffer.slice(start);
+    // One event (its pending line plus its data so far) may not grow past the cap.
+    if (buffer.length + dataChars > maxEventChars) throw new Error('SSE event exceeds the size cap');
   }
   buffer += decoder.decode();
   if (buffer !== '') {

@@ -187,6 +187,51 @@ export class McpUpstreamClient {
   }
 
   /**
+   * Holds a session upstream's server stream (HTTP GET) open and hands every notification on it
+   * (e.g. `notifications/tools/list_changed`) to `onNotification`, until the stream ends or
+   * `signal` aborts. `unsupported`: the upstream has no such stream (stateless, or it answered
+   * without one); `ended`: it was open and has ended. An event larger than the response cap ends it.
+   */
+  async listen(
+    target: UpstreamTarget,
+    session: UpstreamSession,
+    onNotification: (notification: JsonRpcNotification) => void,
+    signal: AbortSignal,
+  ): Promise<'unsupported' | 'ended'> {
+    if (session.sessionId === null) return 'unsupported';
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(target.endpoint, {
+        method: 'GET',
+        dispatcher: this.dispatcher,
+        signal,
+        headers: { ...target.headers, accept: 'text/event-stream', 'mcp-session-id': session.sessionId, 'mcp-protocol-version': session.protocolVersion },
+      });
+    } catch {
+      return signal.aborted ? 'ended' : 'unsupported';
+    }
+    if (res.statusCode !== 200 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
+      await res.body.dump().catch(() => undefined);
+      return 'unsupported';
+    }
+    try {
+      for await (const event of parseSse(res.body as AsyncIterable<Buffer>, this.maxResponseBytes)) {
+        if (event.event !== 'message') continue;
+        let message: unknown;
+        try {
+          message = JSON.parse(event.data);
+        } catch {
+          continue;
+        }
+        if (isJsonRpcNotification(message)) onNotification(message);
+      }
+    } catch {
+      res.body.destroy();
+    }
+    return 'ended';
+  }
+
+  /**
    * Every item of a paginated list (`tools/list` → `tools`, …), following cursors. Stops with
    * a `too_large` error past `maxItems` so a hostile upstream cannot page forever.
    */

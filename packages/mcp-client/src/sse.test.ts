@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { formatSseMessage, parseSse } from './sse.js';
+
+async function* chunks(...parts: string[]) {
+  for (const part of parts) yield new TextEncoder().encode(part);
+}
+
+const collect = async (source: AsyncIterable<Uint8Array>, cap?: number) => {
+  const events = [];
+  for await (const event of parseSse(source, cap)) events.push(event);
+  return events;
+};
+
+describe('parseSse', () => {
+  it('yields events split across chunks, with CRLF, comments, names, ids and multi-line data', async () => {
+    const events = await collect(chunks(': hello\r\n', 'event: message\r\nid: 7\r', '\ndata: {"a":\r\ndata: 1}\r\n\r\n', 'data: last\n\n'));
+    expect(events).toEqual([
+      { event: 'message', data: '{"a":\n1}', id: '7' },
+      { event: 'message', data: 'last', id: '7' },
+    ]);
+  });
+
+  it('round-trips what formatSseMessage writes', async () => {
+    const [event] = await collect(chunks(formatSseMessage({ jsonrpc: '2.0', method: 'x' }, '1')));
+    expect(JSON.parse(event!.data)).toEqual({ jsonrpc: '2.0', method: 'x' });
+  });
+
+  it('refuses an event growing past the cap instead of buffering it', async () => {
+    const big = 'x'.repeat(1000);
+    await expect(collect(chunks(`data: ${big}\n`, `data: ${big}\n`), 1500)).rejects.toThrow(/size cap/);
+  });
+});
