@@ -1,27 +1,40 @@
-import { createApp as createAdminApi } from '@agentgw/admin-api';
-import { createApp as createAuditWriter } from '@agentgw/audit-writer';
-import { createApp as createConfirmationHub } from '@agentgw/confirmation-hub';
-import { createApp as createInvokeProxy } from '@agentgw/invoke-proxy';
-import { createApp as createMcpGateway } from '@agentgw/mcp-gateway';
-import { createServiceApp, healthRoute, type ServiceDeps } from '@agentgw/service-kit';
-import { createVault, directCredentialResolver } from '@agentgw/credentials';
-import { createApp as createVaultApp } from '@agentgw/vault';
-import type { Hono } from 'hono';
+import { adminApiService } from '@agentgw/admin-api';
+import { auditWriterService } from '@agentgw/audit-writer';
+import { confirmationHubService } from '@agentgw/confirmation-hub';
+import { invokeProxyService } from '@agentgw/invoke-proxy';
+import { mcpGatewayService } from '@agentgw/mcp-gateway';
+import { createHost, type Host, type ServiceDefinition, type ServiceDeps } from '@agentgw/service-kit';
+import { vaultService } from '@agentgw/vault';
+import { DASHBOARD_DIST, mountConsole } from './console-static.js';
 
 /**
- * Every service's routes on one Hono, with in-process wiring where the distributed services
- * talk over HTTP: invoke-proxy resolves credentials by calling the vault directly. Each
- * service app carries full `/api/v1/...` paths, so they all mount at `/`; the one `/health`
- * is registered first and answers for the whole process.
+ * The six services the all-in-one runs. This app is the one place allowed to import other apps
+ * (the lint rule's documented exception): it composes their definitions and nothing else.
  */
-export function createGatewayApp(deps: ServiceDeps): Hono {
-  const app = createServiceApp({ logger: deps.logger });
-  app.route('/', healthRoute('gateway', deps));
-  app.route('/', createAdminApi(deps));
-  app.route('/', createInvokeProxy({ ...deps, credentials: directCredentialResolver(createVault(deps)) }));
-  app.route('/', createMcpGateway(deps));
-  app.route('/', createVaultApp(deps));
-  app.route('/', createConfirmationHub(deps));
-  app.route('/', createAuditWriter(deps));
-  return app;
+export const gatewayServices: readonly ServiceDefinition[] = [
+  adminApiService,
+  invokeProxyService,
+  vaultService,
+  mcpGatewayService,
+  confirmationHubService,
+  auditWriterService,
+];
+
+export interface GatewayHostOptions {
+  /** The definitions to run (default: the six). */
+  services?: readonly ServiceDefinition[];
+  /** The built web console served at `/` when it exists (default: apps/dashboard/dist). */
+  consoleDist?: string;
+}
+
+/**
+ * Every service on one host: one shell (request id, body limit, error body, `/health`), their
+ * routes, one OpenAPI document, then the web console for every other GET. Wiring that differs
+ * by mode is each definition's own choice (invoke-proxy resolves credentials in-process here
+ * because VAULT_URL is unset).
+ */
+export async function createGatewayHost(deps: ServiceDeps, options: GatewayHostOptions = {}): Promise<Host> {
+  const host = await createHost(options.services ?? gatewayServices, deps, { name: 'gateway' });
+  mountConsole(host.app, options.consoleDist ?? DASHBOARD_DIST);
+  return host;
 }

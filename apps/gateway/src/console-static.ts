@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Context, Hono } from 'hono';
+import type { Context, Env, Hono, Schema } from 'hono';
 
 /** Where `pnpm --filter @agentgw/dashboard build` writes the console (same path from src/ and from a bundled dist/). */
 export const DASHBOARD_DIST = fileURLToPath(new URL('../../dashboard/dist', import.meta.url));
@@ -28,7 +28,7 @@ const isApiPath = (path: string): boolean => path === '/api' || path.startsWith(
  * after every service, so API routes always win; unknown `/api/*` paths and missing asset files
  * (a path with an extension) keep the JSON 404. Returns false when there is no build to serve.
  */
-export function mountConsole(app: Hono, dist: string = DASHBOARD_DIST): boolean {
+export function mountConsole(app: Hono<Env, Schema, string>, dist: string = DASHBOARD_DIST): boolean {
   const root = resolve(dist);
   const indexPath = join(root, 'index.html');
   if (!existsSync(indexPath)) return false;

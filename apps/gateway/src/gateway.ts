@@ -2,7 +2,7 @@ import { ensureBootstrapAdmin } from '@agentgw/admin-api';
 import type { Config } from '@agentgw/core';
 import { migrateToLatest } from '@agentgw/db';
 import { buildDeps, serve, type BuiltDeps, type RunningServer } from '@agentgw/service-kit';
-import { createGatewayApp } from './all-in-one.js';
+import { createGatewayHost } from './all-in-one.js';
 import { DEFAULT_PORT } from './environment.js';
 
 export interface GatewayOptions {
@@ -14,20 +14,32 @@ export interface GatewayOptions {
 
 export type RunningGateway = RunningServer & { deps: BuiltDeps };
 
-/** Boots the all-in-one: deps (embedded database unless DATABASE_URL says otherwise), migrations, first admin, listen. */
+/**
+ * Boots the all-in-one: deps (embedded database unless DATABASE_URL says otherwise), migrations,
+ * first admin, every service started, listen. Shutdown stops accepting, stops the services
+ * (streams ended within the bound), waits for in-flight requests, then closes the deps.
+ */
 export async function startGateway(config: Config, options: GatewayOptions): Promise<RunningGateway> {
   const deps = await buildDeps(config, { service: 'gateway', mode: 'embedded', dataDir: options.dataDir });
   try {
     await migrateToLatest(deps.db);
     await ensureBootstrapAdmin(deps);
-    const running = await serve(createGatewayApp(deps), {
-      port: config.PORT ?? DEFAULT_PORT,
-      hostname: options.hostname,
-      deps,
-      logger: deps.logger,
-      handleSignals: options.handleSignals,
-    });
-    return { ...running, deps };
+    const host = await createGatewayHost(deps);
+    await host.start();
+    try {
+      const running = await serve(host.app, {
+        port: config.PORT ?? DEFAULT_PORT,
+        hostname: options.hostname,
+        deps,
+        logger: deps.logger,
+        handleSignals: options.handleSignals,
+        stopServices: host.stop,
+      });
+      return { ...running, deps };
+    } catch (err) {
+      await host.stop({ deadlineMs: 5_000 });
+      throw err;
+    }
   } catch (err) {
     await deps.close();
     throw err;

@@ -1,16 +1,85 @@
-export * from './config.js';
-export * from './errors.js';
-export * from './glob.js';
-export * from './ids.js';
-export * from './clock.js';
-export * from './events.js';
-export * from './jobs.js';
-export * from './logger.js';
-export * from './http/index.js';
-export * from './bus/index.js';
-export * from './queue/index.js';
-export * from './cache/index.js';
-export * from './rate-limit/index.js';
-export * from './policy.js';
-export * from './confirmation-gate.js';
-export * from './egress/index.js';
+// Every name is exported explicitly, so the package's surface is visible here and a module's internals stay internal.
+export { ConfigError, configSchema, DEFAULT_JWT_ISSUER, loadConfig } from './config.js';
+export type { Config, ExternalIssuer } from './config.js';
+export {
+  AppError,
+  ConflictError,
+  CredentialsRequiredError,
+  DependencyUnavailableError,
+  EgressRefusedError,
+  ForbiddenError,
+  isAppError,
+  NotFoundError,
+  NotImplementedError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  UnauthorizedError,
+  UpstreamError,
+  UpstreamTimeoutError,
+  ValidationError,
+} from './errors.js';
+export type { ErrorBody } from './errors.js';
+export { globSpecificity, matchGlob, MAX_GLOB_PATTERN_LENGTH, MAX_TOOL_NAME_LENGTH } from './glob.js';
+export { newId, newRequestId } from './ids.js';
+export { ManualClock, systemClock } from './clock.js';
+export type { Clock } from './clock.js';
+export type { ConfirmationPayload, EventName, GatewayEvents, RiskLevel } from './events.js';
+export type { AuditRecordJob, AuditStatus, GatewayJobs, JobName } from './jobs.js';
+export { createLogger, silentLogger } from './logger.js';
+export type { Logger } from './logger.js';
+export {
+  assertJsonDepth,
+  errorHandler,
+  jsonDepthLimit,
+  MAX_JSON_DEPTH,
+  notFoundHandler,
+  parseJson,
+  parseQuery,
+  requestId,
+  validationErrorFrom,
+  zodIssues,
+} from './http/index.js';
+export { MemoryEventBus, RedisEventBus } from './bus/index.js';
+export type { EventBus, EventHandler, Unsubscribe } from './bus/index.js';
+export { BullJobQueue, JobBatchFailures, MemoryJobQueue } from './queue/index.js';
+export type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './queue/index.js';
+export { MemoryCache } from './cache/index.js';
+export type { MemoryCacheOptions } from './cache/index.js';
+export { MemoryRateLimiter, RedisRateLimiter } from './rate-limit/index.js';
+export type { RateLimit, RateLimiter, RateLimitState } from './rate-limit/index.js';
+export { DEFAULT_RISK, evaluatePolicy, resolveProvider } from './policy.js';
+export type { PolicyAction, PolicyDecision, PolicyInput, PolicyRule, RoutableProvider } from './policy.js';
+export type { ConfirmationGate, HeldCall, HoldOptions, HoldOutcome } from './confirmation-gate.js';
+export {
+  assertStoredUrlAllowed,
+  assertUrlEgressAllowed,
+  checkAddress,
+  checkHostName,
+  classifyIp,
+  createEgressDispatcher,
+  defaultEgressMode,
+  egressFetch,
+  egressPolicyFromConfig,
+  egressRefusalOf,
+  embeddedIpv4,
+  inCidr,
+  isHostAllowed,
+  isHostName,
+  LINK_LOCAL,
+  METADATA_ADDRESSES,
+  METADATA_HOSTNAMES,
+  NON_PUBLIC,
+  parseCidr,
+  parseEgressAllow,
+  parseIp,
+  withAllowedHosts,
+} from './egress/index.js';
+export type {
+  AddressClass,
+  Cidr,
+  EgressDispatcherOptions,
+  EgressMode,
+  EgressPolicy,
+  EgressResolver,
+  IpBytes,
+} from './egress/index.js';

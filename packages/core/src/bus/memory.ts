@@ -1,6 +1,6 @@
 import type { EventName, GatewayEvents } from '../events.js';
 import type { Logger } from '../logger.js';
-import type { EventBus, EventHandler, Unsubscribe } from './index.js';
+import type { EventBus, EventHandler, Unsubscribe } from './event-bus.js';
 import { Subscribers } from './subscribers.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { EventBus, Unsubscribe } from '../bus/index.js';
+import type { EventBus, Unsubscribe } from '../bus/event-bus.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { EventName, GatewayEvents } from '../events.js';
 

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { GatewayJobs, JobName } from '../jobs.js';
 import type { Logger } from '../logger.js';
 import { JobBatchFailures } from './batch-failures.js';
-import type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './index.js';
+import type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './job-queue.js';
 
 export interface BullJobQueueOptions {
   url: string;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
 import type { GatewayJobs, JobName } from '../jobs.js';
 import type { Logger } from '../logger.js';
-import type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './index.js';
+import type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './job-queue.js';
 
 export interface MemoryJobQueueOptions {
   /** First retry delay; each further retry doubles it (default 1000). */

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../clock.js';
-import type { RateLimit, RateLimiter, RateLimitState } from './index.js';
+import type { RateLimit, RateLimiter, RateLimitState } from './rate-limiter.js';
 import { windowState } from './window-state.js';
 
 interface Window {

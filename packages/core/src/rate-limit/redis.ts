@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { DependencyUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { RateLimit, RateLimiter, RateLimitState } from './index.js';
+import type { RateLimit, RateLimiter, RateLimitState } from './rate-limiter.js';
 import { windowState } from './window-state.js';
 
 export interface RedisRateLimiterOptions {

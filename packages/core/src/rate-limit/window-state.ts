@@ -1,4 +1,4 @@
-import type { RateLimitState } from './index.js';
+import type { RateLimitState } from './rate-limiter.js';
 
 /**
  * The state of a window holding `count` hits with `msLeft` to run. `counted` says whether the hit

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authHeaders, startRecordingUpstream } from '@agentgw/testkit';
-import { cleanEnv, run, startServer, type Server } from './cli-process.js';
+import { cleanEnv, run, startServer, type Server } from './test-cli-process.js';
 
 const SERVICES = ['admin-api', 'invoke-proxy', 'mcp-gateway', 'vault', 'confirmation-hub', 'audit-writer'] as const;
 const mainOf = (service: string) => fileURLToPath(new URL(`../../${service}/src/main.ts`, import.meta.url));

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanEnv, GATEWAY_BIN, run, startServer, type Server } from './cli-process.js';
+import { cleanEnv, GATEWAY_BIN, run, startServer, type Server } from './test-cli-process.js';
 
 const LISTENING = /Agent Gateway listening on http:\/\/localhost:(\d+)/;
 const NO_STACK = /^\s+at .+:\d+:\d+\)?$/m;

@@ -1,7 +1,8 @@
+import type { Host } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { authHeaders, createUser, tokenFor } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGatewayApp } from '../src/all-in-one.js';
+import { createGatewayHost } from './all-in-one.js';
 
 // Every route of the all-in-one, hit with malformed bodies, odd ids, bad query values and
 // each kind of (in)valid credential: a production gateway answers all of it with 4xx and the
@@ -37,12 +38,12 @@ const QUERIES = ['', '?limit=abc&offset=-1&status=zzz&subjectType=1'];
 
 describe('bad input never yields a 5xx', () => {
   let deps: TestDeps;
-  let app: ReturnType<typeof createGatewayApp>;
+  let app: Host['app'];
   let credentials: Record<string, string>[];
 
   beforeAll(async () => {
     deps = await createTestDeps();
-    app = createGatewayApp(deps);
+    ({ app } = await createGatewayHost(deps));
     const admin = await createUser(deps, { email: 'fuzz-admin@example.com', roles: ['admin'] });
     credentials = [authHeaders(await tokenFor(deps, admin)), {}, { 'x-api-key': 'gk_unknown', 'x-user-id': admin.id }, { authorization: 'Bearer art_unknown' }];
   });
@@ -60,7 +61,8 @@ describe('bad input never yields a 5xx', () => {
       for (const id of IDS) for (const query of QUERIES) for (const body of bodies) for (const headers of credentials) {
         const path = template.replace(/\{[^}]+\}/g, encodeURIComponent(id)) + query;
         const res = await app.request(path, { method, headers: { 'content-type': 'application/json', ...headers }, body });
-        if (res.status >= 500) failures.push(`${res.status} ${method} ${path.slice(0, 80)} ${String(body).slice(0, 40)}`);
+        // 501 NOT_IMPLEMENTED is the deliberate answer of the OAuth connection routes (documented, so fuzzed too).
+        if (res.status >= 500 && res.status !== 501) failures.push(`${res.status} ${method} ${path.slice(0, 80)} ${String(body).slice(0, 40)}`);
         else if (res.status >= 400) expect(await res.json()).toMatchObject({ code: expect.any(String), message: expect.any(String) });
       }
     }

@@ -1,0 +1,133 @@
+import { testBackends } from '@agentgw/db/testing';
+import { createInvokeProxyService } from '@agentgw/invoke-proxy';
+import type { Host } from '@agentgw/service-kit';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { authHeaders, createUser, startRecordingUpstream, tokenFor, type RecordingUpstream } from '@agentgw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatewayHost, gatewayServices } from './all-in-one.js';
+
+const MiB = 1024 * 1024;
+
+describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
+  let deps: TestDeps;
+  let upstream: RecordingUpstream;
+  let host: Host;
+  let app: Host['app'];
+  beforeAll(async () => {
+    deps = await createTestDeps({ backend });
+    upstream = await startRecordingUpstream();
+    host = await createGatewayHost(deps);
+    await host.start();
+    app = host.app;
+  });
+  afterAll(async () => {
+    await host?.stop({ deadlineMs: 1_000 });
+    await upstream?.close();
+    await deps?.close();
+  });
+
+  it('adds the shell once: one request-id, security-header, body-limit and JSON-depth layer, and one /health', () => {
+    const table = app.routes.map((r) => `${r.method} ${r.path}`);
+    // Printed so the route table can be read in the test output.
+    console.log(table.join('\n'));
+    expect(app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(4);
+    expect(table.filter((r) => r.endsWith(' /health'))).toEqual(['GET /health']);
+    expect(gatewayServices.map((s) => s.name)).toEqual(['admin-api', 'invoke-proxy', 'vault', 'mcp-gateway', 'confirmation-hub', 'audit-writer']);
+  });
+
+  it('answers one /health for the whole process', async () => {
+    const res = await app.request('/health');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok', service: 'gateway', checks: { database: 'ok', redis: 'in-process' } });
+  });
+
+  it("mounts every service's routes, each behind its own auth, and answers unknown paths with the JSON 404", async () => {
+    for (const path of ['/api/v1/admin/agents', '/api/v1/credentials', '/api/v1/agents/some-agent']) {
+      const res = await app.request(path);
+      expect(res.status, path).toBe(401);
+      expect(await res.json(), path).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+    }
+    const missing = await app.request('/api/v1/no-such-thing');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('documents invoke, credentials and admin paths in one OpenAPI document', async () => {
+    const doc = (await (await app.request('/api/v1/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/api/v1/agents/{agentId}/invoke',
+        '/api/v1/agents/{agentId}/credentials-check',
+        '/api/v1/agents/{agentId}',
+        '/api/v1/credentials',
+        '/api/v1/credentials/apikey',
+        '/api/v1/credentials/check/{serviceType}',
+        '/internal/v1/credentials/resolve',
+        '/api/v1/admin/agents',
+        '/api/v1/auth/login',
+      ]),
+    );
+    expect(Object.keys(doc.paths['/api/v1/agents/{agentId}/invoke']!)).toEqual(['post']);
+    const docs = await app.request('/api/v1/docs');
+    expect(docs.status).toBe(200);
+  });
+
+  it('lets invoke-proxy resolve credentials through the vault in-process', async () => {
+    const user = await createUser(deps, { email: 'maker@example.com', roles: ['admin'] });
+    const headers = authHeaders(await tokenFor(deps, user));
+    const created = await app.request('/api/v1/admin/agents', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'crm-bot', upstreamUrl: `${upstream.url}/run`, requiredCredentials: [{ serviceType: 'crm' }] }),
+    });
+    expect(created.status).toBe(201);
+    const { agent } = (await created.json()) as { agent: { id: string } };
+
+    const before = await app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) });
+    expect(before.status).toBe(401);
+    expect(await before.json()).toMatchObject({ code: 'CREDENTIALS_REQUIRED', missing: ['crm'] });
+    expect(upstream.requests).toHaveLength(0);
+
+    const stored = await app.request('/api/v1/credentials/apikey', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ serviceType: 'crm', apiKey: 'crm-key-123' }),
+    });
+    expect(stored.status).toBe(201);
+
+    const invoked = await app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) });
+    expect(invoked.status).toBe(200);
+    expect(upstream.requests).toHaveLength(1);
+    expect(upstream.requests[0]?.headers['x-credential-crm']).toBe('crm-key-123');
+    expect(upstream.requests[0]?.headers['x-user-id']).toBe(user.id);
+  });
+
+  it("passes a 1.5 MiB invoke body when invoke allows 2 MiB, while the host's 1 MiB default still caps admin routes", async () => {
+    const services = gatewayServices.map((s) => (s.name === 'invoke-proxy' ? createInvokeProxyService({ maxRequestBytes: 2 * MiB }) : s));
+    const big = await createGatewayHost(deps, { services });
+    await big.start();
+    try {
+      const user = await createUser(deps, { email: 'big-sender@example.com', roles: ['admin'] });
+      const headers = authHeaders(await tokenFor(deps, user));
+      const created = await big.app.request('/api/v1/admin/agents', { method: 'POST', headers, body: JSON.stringify({ name: 'big-bot', upstreamUrl: `${upstream.url}/big` }) });
+      expect(created.status).toBe(201);
+      const { agent } = (await created.json()) as { agent: { id: string } };
+      const message = 'x'.repeat(1.5 * MiB);
+
+      const before = upstream.requests.length;
+      const invoked = await big.app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message }) });
+      expect(invoked.status).toBe(200);
+      expect(upstream.requests).toHaveLength(before + 1);
+      expect((upstream.requests.at(-1)?.body as { message: string }).message).toHaveLength(1.5 * MiB);
+
+      const tooBig = await big.app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'x'.repeat(2 * MiB) }) });
+      expect(tooBig.status).toBe(413);
+
+      const admin = await big.app.request('/api/v1/admin/agents', { method: 'POST', headers, body: JSON.stringify({ name: 'n', upstreamUrl: `${upstream.url}/x`, description: message }) });
+      expect(admin.status).toBe(413);
+      expect(await admin.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' });
+    } finally {
+      await big.stop({ deadlineMs: 1_000 });
+    }
+  });
+});

@@ -1,0 +1,42 @@
+import type { GatewayJobs, JobName } from '../jobs.js';
+
+export interface EnqueueOptions {
+  /** Deduplication key: a second job with the same id is ignored while the first exists. */
+  jobId?: string;
+  /** Run no earlier than this many milliseconds from now. */
+  delayMs?: number;
+  /** Attempts before the job is given up (default 5, exponential backoff). */
+  attempts?: number;
+  /**
+   * Keep a job that failed for good in BullMQ's failed set (14 days, newest 10,000) for
+   * inspection instead of removing it; its id stays taken meanwhile. In-process: no effect.
+   */
+  keepFailed?: boolean;
+}
+
+export interface ConsumeOptions {
+  /** Hand the handler up to this many jobs at once (default 1). */
+  batchSize?: number;
+  /** How long to wait for a batch to fill before handing over what is there (default 50ms). */
+  batchWaitMs?: number;
+  concurrency?: number;
+}
+
+/** A batch handler; throwing fails every job of the batch (or those of a JobBatchFailures), and each is retried. */
+export type JobHandler<J extends JobName> = (jobs: GatewayJobs[J][]) => Promise<void>;
+
+export interface Consumer {
+  close(): Promise<void>;
+}
+
+/**
+ * Durable typed jobs: at-least-once delivery, delayed jobs, retries with backoff, batch
+ * consumption. Jobs enqueued before a consumer starts wait for it.
+ */
+export interface JobQueue {
+  enqueue<J extends JobName>(name: J, data: GatewayJobs[J], options?: EnqueueOptions): Promise<void>;
+  /** Removes a delayed or waiting job by its id (e.g. a timeout made moot). */
+  cancel(name: JobName, jobId: string): Promise<void>;
+  consume<J extends JobName>(name: J, handler: JobHandler<J>, options?: ConsumeOptions): Promise<Consumer>;
+  close(): Promise<void>;
+}
