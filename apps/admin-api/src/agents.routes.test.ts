@@ -98,6 +98,17 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
     expect(JSON.stringify(list.body)).not.toContain('hidden-value');
   });
 
+  it('refuses an upstreamUrl the egress policy always forbids (metadata, link-local) with 400 naming the field', async () => {
+    for (const upstreamUrl of ['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:169.254.169.254]/', 'http://metadata.google.internal/']) {
+      const res = await call('POST', base, { token: creator.token, body: { name: 'Probe', upstreamUrl } });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'upstreamUrl' });
+    }
+    const { agent } = await createAgent(creator);
+    const update = await call('PUT', `${base}/${agent.id}`, { token: creator.token, body: { upstreamUrl: 'http://169.254.170.2/creds' } });
+    expect(update).toMatchObject({ status: 400, body: { field: 'upstreamUrl' } });
+  });
+
   it('updates fields and sets, replaces and clears the upstream secret', async () => {
     const { agent } = await createAgent(creator);
     const box = createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY);

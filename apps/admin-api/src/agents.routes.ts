@@ -1,5 +1,6 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalog } from '@agentgw/catalog';
+import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
 import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { TenantIdSchema } from './users.routes.js';
@@ -156,16 +157,22 @@ const regenerateRoute = createRoute({
 /** `/api/v1/admin/agents`: agent registration and the kill switch (admins and agent creators). */
 export function agentAdminRoutes(deps: ServiceDeps): OpenAPIHono {
   const { agents } = createCatalog(deps);
+  // Write-time egress check (metadata names, forbidden literal IPs → 400); connect time is the guarantee.
+  const egress = egressPolicyFromConfig(deps.config);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(createAgentRoute, async (c) => {
-    const { agent, runtimeToken } = await agents.create(c.var.principal, c.req.valid('json'));
+    const body = c.req.valid('json');
+    assertStoredUrlAllowed(egress, body.upstreamUrl, 'upstreamUrl');
+    const { agent, runtimeToken } = await agents.create(c.var.principal, body);
     return c.json({ success: true as const, agent, runtime_token: runtimeToken }, 201);
   });
   app.openapi(listRoute, async (c) => c.json({ agents: await agents.list(c.var.principal) }, 200));
   app.openapi(getRoute, async (c) => c.json({ agent: await agents.show(c.var.principal, c.req.valid('param').id) }, 200));
   app.openapi(updateRoute, async (c) => {
-    const agent = await agents.update(c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    const patch = c.req.valid('json');
+    if (patch.upstreamUrl !== undefined) assertStoredUrlAllowed(egress, patch.upstreamUrl, 'upstreamUrl');
+    const agent = await agents.update(c.var.principal, c.req.valid('param').id, patch);
     return c.json({ success: true as const, agent }, 200);
   });
   app.openapi(deleteRoute, async (c) => {

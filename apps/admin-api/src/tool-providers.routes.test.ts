@@ -68,6 +68,14 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
   const create = (caller: Caller, body: Record<string, unknown>) => call('POST', BASE, { token: caller.token, body });
   const minimal = (name: string) => ({ name, pattern: `${name}_*`, endpoint: 'https://mcp.example.test/mcp' });
 
+  it('refuses an endpoint the egress policy always forbids with 400 naming the field', async () => {
+    const res = await create(admin, { ...minimal('meta'), endpoint: 'http://169.254.169.254/mcp' });
+    expect(res).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', field: 'endpoint' } });
+    const ok = (await create(admin, minimal('fine'))).body.provider;
+    const update = await call('PUT', `${BASE}/${ok.id}`, { token: admin.token, body: { endpoint: 'http://metadata.google.internal/mcp' } });
+    expect(update).toMatchObject({ status: 400, body: { field: 'endpoint' } });
+  });
+
   it('creates a provider with defaults; the secret is write-only and sealed at rest', async () => {
     const plain = await create(admin, minimal('plain'));
     expect(plain.status).toBe(201);

@@ -1,6 +1,6 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalog } from '@agentgw/catalog';
-import { egressPolicyFromConfig } from '@agentgw/core';
+import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
 import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { fetchProviderTools } from './tool-providers.js';
@@ -132,17 +132,23 @@ export interface ToolProvidersRoutesOptions {
 
 export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRoutesOptions = {}): OpenAPIHono {
   const { providers } = createCatalog(deps);
-  const listTools = createUpstreamToolLister(egressPolicyFromConfig(deps.config));
+  const egress = egressPolicyFromConfig(deps.config);
+  const listTools = createUpstreamToolLister(egress);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => c.json({ providers: await providers.list(c.var.principal) }, 200));
   app.openapi(createProviderRoute, async (c) => {
-    const provider = await providers.create(c.var.principal, c.req.valid('json'));
+    const body = c.req.valid('json');
+    // Write-time egress check (metadata names, forbidden literal IPs → 400); connect time is the guarantee.
+    assertStoredUrlAllowed(egress, body.endpoint, 'endpoint');
+    const provider = await providers.create(c.var.principal, body);
     return c.json({ success: true as const, provider }, 201);
   });
   app.openapi(getRoute, async (c) => c.json({ provider: await providers.show(c.var.principal, c.req.valid('param').id) }, 200));
   app.openapi(updateRoute, async (c) => {
-    const provider = await providers.update(c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    const patch = c.req.valid('json');
+    if (patch.endpoint !== undefined) assertStoredUrlAllowed(egress, patch.endpoint, 'endpoint');
+    const provider = await providers.update(c.var.principal, c.req.valid('param').id, patch);
     return c.json({ success: true as const, provider }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
