@@ -223,6 +223,17 @@ describe('per-provider proxy', () => {
   });
 });
 
+describe('OpenAPI document', () => {
+  it('documents the MCP endpoints, the tool gate and the shadowed-tools report', async () => {
+    const doc = (await (await fetch(`${gw.url}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    expect(Object.keys(doc.paths['/api/v1/mcp/mcp'] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
+    expect(Object.keys(doc.paths['/api/v1/mcp-proxy/{providerId}/mcp'] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
+    expect(doc.paths['/api/v1/tool-gate/evaluate']).toHaveProperty('post');
+    expect(doc.paths['/api/v1/tool-gate/audit']).toHaveProperty('post');
+    expect(doc.paths['/api/v1/mcp/shadowed-tools']).toHaveProperty('get');
+  });
+});
+
 describe('shadowed tools', () => {
   it('reports a name hidden by routing to admins', async () => {
     const res = await fetch(`${gw.url}/api/v1/mcp/shadowed-tools`, { headers: { authorization: `Bearer ${gw.adminToken}` } });

@@ -5,6 +5,7 @@ import { createEgressDispatcher, egressPolicyFromConfig, type ConfirmationGate }
 import { McpUpstreamClient } from '@agentgw/mcp-client';
 import { defineService, openApiApp, type ServiceDeps, type ServiceRuntime } from '@agentgw/service-kit';
 import { Redis } from 'ioredis';
+import { documentMcpEndpoints } from './mcp.openapi.js';
 import { mcpRoutes } from './mcp.routes.js';
 import { McpPipeline } from './mcp-pipeline.js';
 import { createOriginPolicy } from './origins.js';
@@ -62,6 +63,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const routes = openApiApp();
   routes.route('/api/v1/mcp/shadowed-tools', shadowedToolsRoutes({ auth: deps.auth, catalog, lists }));
   routes.route('/', mcpRoutes({ auth: deps.auth, catalog, client, pipeline, sessions, codec: new SessionIdCodec(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS), origins: createOriginPolicy(config), bus, clock, logger, streams }));
+  documentMcpEndpoints(routes);
   routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger }) }));
 
   return {
