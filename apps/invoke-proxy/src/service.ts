@@ -28,7 +28,7 @@ export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
  */
 function credentialResolverFor(deps: ServiceDeps): CredentialResolver {
   const vaultUrl = deps.config.VAULT_URL;
-  if (vaultUrl) return httpCredentialResolver({ baseUrl: vaultUrl, auth: deps.auth });
+  if (vaultUrl) return httpCredentialResolver({ baseUrl: vaultUrl, auth: deps.auth, egress: egressPolicyFromConfig(deps.config) });
   return directCredentialResolver(createVault(deps));
 }
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { egressPolicyFromConfig } from '@agentgw/core';
 import { httpCredentialResolver } from './credential-resolvers.js';
 
 const closeServer = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
@@ -59,5 +60,49 @@ describe('httpCredentialResolver failures', () => {
     expect(result).toEqual({ credentials: {}, missing: ['github'], authUrls: { github: 'u' } });
     expect(seen?.headers['x-service-token']).toBe('invoke-proxy->vault');
     expect(JSON.parse(seen!.body)).toEqual(input);
+  });
+});
+
+describe('httpCredentialResolver through the egress policy', () => {
+  const auth = { signServiceToken: async () => 'token' };
+  const input = { userId: 'u', tenantId: null, serviceTypes: ['github'] };
+  const strict = egressPolicyFromConfig({ EGRESS_POLICY: 'public-only' });
+  let server: Server | undefined;
+  afterEach(async () => {
+    if (server) await closeServer(server);
+    server = undefined;
+  });
+
+  async function vault(handler: Parameters<typeof createServer>[1]): Promise<string> {
+    server = createServer(handler);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  it('reaches the operator-configured vault on a private address even under public-only', async () => {
+    const url = await vault((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ credentials: { github: 'x' }, missing: [], authUrls: {} })),
+    );
+    await expect(httpCredentialResolver({ baseUrl: url, auth, egress: strict }).resolve(input)).resolves.toEqual({
+      credentials: { github: 'x' },
+      missing: [],
+      authUrls: {},
+    });
+  });
+
+  it('does not follow a redirect away from the vault (503, the target never contacted)', async () => {
+    let redirected = 0;
+    const target = createServer((_req, res) => {
+      redirected++;
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = await vault((_req, res) => res.writeHead(307, { location: `http://127.0.0.1:${(target.address() as AddressInfo).port}/x` }).end());
+      await expect(httpCredentialResolver({ baseUrl: url, auth, egress: strict }).resolve(input)).rejects.toMatchObject({ status: 503 });
+      expect(redirected).toBe(0);
+    } finally {
+      await closeServer(target);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { AuthService } from '@agentgw/auth';
-import { DependencyUnavailableError } from '@agentgw/core';
+import { createEgressDispatcher, DependencyUnavailableError, egressFetch, withAllowedHosts, type EgressPolicy } from '@agentgw/core';
 import { z } from 'zod';
 import type { Vault } from './vault.js';
 
@@ -43,6 +43,11 @@ export interface HttpCredentialResolverOptions {
   timeoutMs?: number;
   /** Name the calling service signs its tokens with. */
   service?: string;
+  /**
+   * The egress policy: the call goes through it with the vault's own host always allowed (the
+   * operator configured it, and it is usually a private address); redirects are not followed.
+   */
+  egress?: EgressPolicy;
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
@@ -56,6 +61,9 @@ const TOKEN_REUSE_MS = 45_000;
 export function httpCredentialResolver(options: HttpCredentialResolverOptions): CredentialResolver {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/internal/v1/credentials/resolve`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const fetchVault = options.egress
+    ? egressFetch(createEgressDispatcher(withAllowedHosts(options.egress, [new URL(url).hostname])))
+    : fetch;
   // Service tokens live 60 s; reuse one for 45 s instead of signing (and verifying) per invoke.
   let cached: { token: string; renewAt: number } | undefined;
   const serviceToken = async (): Promise<string> => {
@@ -71,7 +79,7 @@ export function httpCredentialResolver(options: HttpCredentialResolverOptions): 
       let response: Response;
       let body: unknown;
       try {
-        response = await fetch(url, {
+        response = await fetchVault(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', [SERVICE_TOKEN_HEADER]: token },
           body: JSON.stringify(input),
