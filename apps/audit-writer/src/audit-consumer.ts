@@ -14,6 +14,8 @@ export interface AuditConsumerOptions {
   batchWaitMs: number;
   /** 0 disables retention. */
   retentionDays: number;
+  /** Batches written at once (default 1): the next batch's upsert overlaps the previous one's commit. */
+  concurrency?: number;
 }
 
 /** Retention runs once an hour; each run's job id names its hour, so replicas enqueue it once. */
@@ -138,7 +140,7 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
     handle,
     handleBulk,
     async start(): Promise<void> {
-      const batching = { batchSize: options.batchSize, batchWaitMs: options.batchWaitMs };
+      const batching = { batchSize: options.batchSize, batchWaitMs: options.batchWaitMs, concurrency: options.concurrency ?? 1 };
       consumers.push(await queue.consume('audit', (jobs) => handle(jobs), batching));
       // A bulk job holds up to 500 records: take fewer of them per transaction.
       consumers.push(await queue.consume('audit-bulk', (jobs) => handleBulk(jobs), { ...batching, batchSize: Math.max(1, Math.ceil(options.batchSize / 100)) }));

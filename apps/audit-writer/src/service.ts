@@ -15,6 +15,8 @@ export const auditWriterService = defineService({
       batchSize: deps.config.AUDIT_BATCH_SIZE,
       batchWaitMs: deps.config.AUDIT_BATCH_WAIT_MS,
       retentionDays: deps.config.AUDIT_RETENTION_DAYS,
+      // PGlite is one connection: concurrent batches would only queue behind each other.
+      concurrency: deps.dbHandle.kind === 'postgres' ? deps.config.AUDIT_WRITE_CONCURRENCY : 1,
     });
     return { routes: auditRoutes(deps), start: consumer.start, stop: consumer.stop };
   },

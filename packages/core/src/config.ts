@@ -132,6 +132,8 @@ export const configSchema = z.object({
   AUDIT_BATCH_SIZE: z.coerce.number().int().min(1, 'must be at least 1').max(5_000, 'must be at most 5000').default(1_000),
   /** How long the writer waits for a batch to fill before writing what it has. */
   AUDIT_BATCH_WAIT_MS: z.coerce.number().int().min(0, 'must be at least 0').max(10_000, 'must be at most 10000').default(50),
+  /** Audit batches a writer has in flight on PostgreSQL (the embedded database writes one at a time). */
+  AUDIT_WRITE_CONCURRENCY: z.coerce.number().int().min(1, 'must be at least 1').max(16, 'must be at most 16').default(4),
 });
 
 export type Config = z.infer<typeof configSchema>;
