@@ -2,7 +2,7 @@ import { verifyPasswordOrDummy } from '@agentgw/auth';
 import { ForbiddenError, UnauthorizedError } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import type { LoginThrottle } from './login-throttle.js';
-import { createUser, findUserByEmail, type User } from './users.js';
+import { createUserAccount, findUserByEmail, type User } from './users.js';
 
 export type AccountUser = Pick<User, 'id' | 'email' | 'name' | 'roles' | 'tenantId'>;
 
@@ -29,7 +29,7 @@ export async function register(
     throw new ForbiddenError('Self-registration is disabled', 'REGISTRATION_DISABLED');
   }
   await throttle.registration(address);
-  const user = await createUser(deps, { ...input, roles: ['agent_creator'], tenantId: null });
+  const user = await createUserAccount(deps, { ...input, roles: ['agent_creator'], tenantId: null });
   return accountUser(user);
 }
 

@@ -1,6 +1,6 @@
 import { ConflictError } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
-import { createUser, findUserByEmail } from './users.js';
+import { createUserAccount, findUserByEmail } from './users.js';
 
 /**
  * First-boot admin from ADMIN_EMAIL/ADMIN_PASSWORD (all-in-one and admin-api start-up).
@@ -16,7 +16,7 @@ export async function ensureBootstrapAdmin(
   }
   if (await findUserByEmail(deps.db, email)) return 'exists';
   try {
-    await createUser(deps, { email, password, roles: ['admin'] });
+    await createUserAccount(deps, { email, password, roles: ['admin'] });
   } catch (err) {
     if (err instanceof ConflictError) return 'exists'; // another replica created it first
     throw err;

@@ -1,7 +1,7 @@
 import { ROLES, jwtAuth, requirePermission } from '@agentgw/auth';
 import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { addRole, createUser, deleteUser, getUser, listUsers, removeRole, updateUser } from './users.js';
+import { addRole, createUserAccount, deleteUser, getUser, listUsers, removeRole, updateUser } from './users.js';
 
 export const RoleSchema = z.enum(ROLES).openapi('Role');
 export const TenantIdSchema = z.string().trim().min(1).max(200);
@@ -103,7 +103,7 @@ export function usersRoutes(deps: ServiceDeps): OpenAPIHono {
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth), requirePermission('user:manage'));
   app.openapi(listRoute, async (c) => c.json({ users: await listUsers(deps.db) }, 200));
-  app.openapi(createUserRoute, async (c) => c.json({ success: true as const, user: await createUser(deps, c.req.valid('json')) }, 201));
+  app.openapi(createUserRoute, async (c) => c.json({ success: true as const, user: await createUserAccount(deps, c.req.valid('json')) }, 201));
   app.openapi(getRoute, async (c) => c.json({ user: await getUser(deps.db, c.req.valid('param').id) }, 200));
   app.openapi(updateRoute, async (c) => {
     const user = await updateUser(deps, c.var.principal, c.req.valid('param').id, c.req.valid('json'));

@@ -53,8 +53,8 @@ export async function findUserByEmail(db: Kysely<Database>, email: string): Prom
   return db.selectFrom('users').selectAll().where('email', '=', normalizeEmail(email)).executeTakeFirst();
 }
 
-/** Inserts a user; roles default to `[agent_creator]`. A taken email is 409 EMAIL_TAKEN. */
-export async function createUser(deps: UsersDeps, input: NewUserInput): Promise<User> {
+/** Creates a user account (the API, registration, bootstrap and the CLI); roles default to `[agent_creator]`. A taken email is 409 EMAIL_TAKEN. */
+export async function createUserAccount(deps: UsersDeps, input: NewUserInput): Promise<User> {
   const now = deps.clock.now();
   const values = {
     id: newId(),

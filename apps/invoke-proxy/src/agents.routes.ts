@@ -10,7 +10,7 @@ import {
   openApiApp,
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { actingUser, invokeAgent, invokeResponse, type InvokeServices } from './invoke.js';
+import { actingUser, invokeAgent, invokeResponse, type InvokeDeps } from './invoke.js';
 import { resolveRequiredCredentials } from './required-credentials.js';
 
 /** The invoke body: a JSON object with a `message` string; every other field travels on too. */
@@ -95,8 +95,8 @@ const invokeRoute = createRoute({
  * `/api/v1/agents/*` of invoke-proxy: invoke an agent as a user, pre-check credentials, public
  * agent info. The invoke body has its own limit (`maxRequestBytes`), in place of the host's default.
  */
-export function agentInvokeRoutes(services: InvokeServices, options: { maxRequestBytes: number }): OpenAPIHono {
-  const { agents } = services;
+export function agentInvokeRoutes(deps: InvokeDeps, options: { maxRequestBytes: number }): OpenAPIHono {
+  const { agents } = deps;
   const app = openApiApp();
   // Every invoke answer carries its request id, refusals included, so any call can be traced.
   app.use('/:agentId/invoke', async (c, next) => {
@@ -105,7 +105,7 @@ export function agentInvokeRoutes(services: InvokeServices, options: { maxReques
   });
   app.use('/:agentId/invoke', bodyLimit(options.maxRequestBytes));
   // Session tokens are refused (the default): an upstream holding one must not invoke agents as its user.
-  app.use('*', flexibleAuth(services.auth));
+  app.use('*', flexibleAuth(deps.auth));
 
   app.openapi(getAgentRoute, async (c) => {
     const agent = await agents.getFor(c.var.principal, c.req.valid('param').agentId);
@@ -114,7 +114,7 @@ export function agentInvokeRoutes(services: InvokeServices, options: { maxReques
 
   app.openapi(credentialsCheckRoute, async (c) => {
     const agent = await agents.getFor(c.var.principal, c.req.valid('param').agentId);
-    await resolveRequiredCredentials(services.credentials, agent, actingUser(c.var.principal));
+    await resolveRequiredCredentials(deps.credentials, agent, actingUser(c.var.principal));
     return c.json({ ok: true as const }, 200);
   });
 
@@ -123,7 +123,7 @@ export function agentInvokeRoutes(services: InvokeServices, options: { maxReques
     const { requestId } = c.var;
     const agent = await agents.getFor(c.var.principal, c.req.valid('param').agentId);
     await parseJson(c, invokeBody);
-    const answer = await invokeAgent(services, {
+    const answer = await invokeAgent(deps, {
       principal: c.var.principal,
       agent,
       requestId,

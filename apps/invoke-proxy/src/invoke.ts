@@ -6,7 +6,8 @@ import { resolveRequiredCredentials } from './required-credentials.js';
 import type { UpstreamAnswer, UpstreamClient } from './upstream-client.js';
 import { upstreamHeaders } from './upstream-headers.js';
 
-export interface InvokeServices {
+/** What an invoke needs: the agent catalog, auth (session tokens), the credential resolver, the upstream client, a logger. */
+export interface InvokeDeps {
   agents: AgentCatalog;
   auth: AuthService;
   credentials: CredentialResolver;
@@ -38,13 +39,13 @@ export function actingUser(principal: Principal): { userId: string; endUserId: s
 }
 
 /** Steps 3–6 of invoke: credentials, identity headers, session token, forward. */
-export async function invokeAgent(services: InvokeServices, req: InvokeRequest): Promise<UpstreamAnswer> {
+export async function invokeAgent(deps: InvokeDeps, req: InvokeRequest): Promise<UpstreamAnswer> {
   const { principal, agent, requestId } = req;
   const user = actingUser(principal);
-  const credentials = await resolveRequiredCredentials(services.credentials, agent, user);
+  const credentials = await resolveRequiredCredentials(deps.credentials, agent, user);
   // One per invoke, bound to this agent and request: the runtime presents it (with X-Agent-Id)
   // when it calls the gateway back, so its tool calls run as the real end user.
-  const session = await services.auth.issueSessionToken({
+  const session = await deps.auth.issueSessionToken({
     endUserId: user.endUserId,
     email: principal.email,
     roles: principal.roles,
@@ -63,13 +64,13 @@ export async function invokeAgent(services: InvokeServices, req: InvokeRequest):
     requestId,
     sessionToken: session.token,
     credentials,
-    upstreamSecret: services.agents.upstreamSecret(agent),
+    upstreamSecret: deps.agents.upstreamSecret(agent),
   });
-  return services.upstream.post(agent.upstreamUrl, {
+  return deps.upstream.post(agent.upstreamUrl, {
     headers,
     body: req.body,
     signal: req.signal,
-    log: services.logger.child({ agentId: agent.id, requestId }),
+    log: deps.logger.child({ agentId: agent.id, requestId }),
   });
 }
 
