@@ -2,21 +2,20 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { createAuditTrail } from '@agentgw/audit';
-import { BullJobQueue, systemClock } from '@agentgw/core';
+import { BullJobQueue, silentLogger, systemClock } from '@agentgw/core';
 import { migrateToLatest, openDatabase, type DbHandle } from '@agentgw/db';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createAuditConsumer } from './audit-consumer.js';
 import { verifyAll } from './verify.js';
 
 const databaseUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL;
 const fixture = fileURLToPath(new URL('./writer-process.fixture.ts', import.meta.url));
 
-// A writer process SIGKILLed while it holds jobs, then a new one: BullMQ redelivers what the
-// dead one held, and the writer's idempotency keeps every record exactly once.
-describe.skipIf(!databaseUrl || !redisUrl)('audit writer killed mid-batch (BullMQ + PostgreSQL)', () => {
+describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL', () => {
   const prefix = `test-kill-${randomUUID()}`;
   const dbName = `agentgw_t_kill_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
   let admin: DbHandle;
@@ -40,7 +39,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer killed mid-batch (BullM
     await admin?.close();
     const redis = new Redis(redisUrl!);
     const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 1000 })) keys.push(...(batch as string[]));
+    for await (const batch of redis.scanStream({ match: `bull:${prefix}*`, count: 1000 })) keys.push(...(batch as string[]));
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
   });
@@ -62,7 +61,9 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer killed mid-batch (BullM
   const count = async (where = sql`true`) =>
     Number((await sql<{ n: number }>`select count(*)::int as n from audit_logs where ${where}`.execute(handle.db)).rows[0]!.n);
 
-  it('loses and doubles nothing', async () => {
+  // A writer process SIGKILLed while it holds jobs, then a new one: BullMQ redelivers what the
+  // dead one held, and the writer's idempotency keeps every record exactly once.
+  it('killed mid-batch and restarted, loses and doubles nothing', async () => {
     const RECORDS = 6000;
     const producer = new BullJobQueue({ url: redisUrl!, prefix });
     const trail = createAuditTrail({ queue: producer, clock: systemClock });
@@ -114,4 +115,30 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer killed mid-batch (BullM
     expect(await failed.getFailedCount()).toBe(0);
     await failed.close();
   }, 180_000);
+
+  it('puts a poison record\'s job in the failed set with the reason, and writes the good ones', async () => {
+    const queue = new BullJobQueue({ url: redisUrl!, prefix: `${prefix}-poison`, backoffMs: 20 });
+    const errors: unknown[] = [];
+    const logger = silentLogger();
+    logger.error = ((obj: unknown) => {
+      errors.push(obj);
+    }) as typeof logger.error;
+    const consumer = createAuditConsumer({ db: handle.db, queue, clock: systemClock, logger, batchSize: 100, batchWaitMs: 5, retentionDays: 0 });
+    const good = { op: 'create' as const, id: 'poison-test-good', key: 'c:poison-test-good', at: new Date().toISOString(), toolName: 't', status: 'completed' as const };
+    await queue.enqueue('audit-bulk', { records: [good, { ...good, id: 'poison-test-bad', key: 'c:bad', status: 'exploded' as never }] }, { attempts: 2, keepFailed: true });
+    await consumer.start();
+    const inspect = new Queue(`${prefix}-poison-audit-bulk`, { connection: { url: redisUrl! } });
+    try {
+      await vi.waitFor(async () => expect(await inspect.getFailedCount()).toBe(1), { timeout: 20_000, interval: 50 });
+      const [failed] = await inspect.getFailed();
+      expect(failed?.failedReason).toBe('invalid audit job: status: must be a known status');
+      expect(errors).toContainEqual({ auditId: 'poison-test-bad', jobKey: 'c:bad', reason: 'invalid audit job: status: must be a known status' });
+      expect(await count(sql`id = 'poison-test-good'`)).toBe(1);
+      expect(await count(sql`id = 'poison-test-bad'`)).toBe(0);
+    } finally {
+      await inspect.close();
+      await consumer.stop();
+      await queue.close();
+    }
+  }, 60_000);
 });
