@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { replyJson, replySse, startRecordingUpstream, type RecordingUpstream } from '../src/index.js';
+import { replyJson, replySse, startRecordingUpstream, type RecordingUpstream } from './index.js';
 
 let upstream: RecordingUpstream | undefined;
 afterEach(async () => {

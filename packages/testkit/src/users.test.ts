@@ -2,7 +2,7 @@ import { verifyPassword } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authHeaders, createUser, tokenFor } from '../src/users.js';
+import { authHeaders, createUser, tokenFor } from './users.js';
 
 describe.each(testBackends())('user helpers (%s)', (backend) => {
   let deps: TestDeps;

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startMcpServer, type McpFixture } from '../src/index.js';
+import { startMcpServer, type McpFixture } from './index.js';
 
 let fixture: McpFixture | undefined;
 afterEach(async () => {
