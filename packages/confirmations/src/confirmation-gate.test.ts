@@ -1,5 +1,6 @@
 import type { AuditPatch, AuditTrail } from '@agentgw/audit';
 import type { GatewayEvents, GatewayJobs, HeldCall } from '@agentgw/core';
+import { testBackends } from '@agentgw/db/testing';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { answerConfirmation } from './confirmation-answers.js';
@@ -36,7 +37,7 @@ const person = (userId: string, roles: Principal['roles'] = [], tenantId: string
   permissions: permissionsOf(roles),
 });
 
-describe('confirmation gate (in-process adapters)', () => {
+describe.each(testBackends())('confirmation gate on %s (in-process bus and queue)', (backend) => {
   let deps: TestDeps & { audit: AuditTrail };
   let gate: ConfirmationGateHandle;
   let required: GatewayEvents['confirmation.required'][];
@@ -61,7 +62,7 @@ describe('confirmation gate (in-process adapters)', () => {
   }
 
   beforeEach(async () => {
-    deps = Object.assign(await createTestDeps(), { audit });
+    deps = Object.assign(await createTestDeps({ backend }), { audit });
     required = [];
     resolved = [];
     audits = [];
@@ -140,6 +141,14 @@ describe('confirmation gate (in-process adapters)', () => {
       status: 409,
       code: 'CONFIRMATION_ALREADY_DECIDED',
     });
+  });
+
+  it('ends calls still held as expired when the gate closes, and refuses new holds', async () => {
+    const { outcome, id } = await startHold();
+    await gate.close();
+    expect(await outcome).toEqual({ decision: 'expired', confirmationId: id });
+    expect((await findConfirmation(deps.db, id))?.status).toBe('expired');
+    await expect(gate.hold(heldCall(), { signal: new AbortController().signal })).rejects.toThrow(/closed/);
   });
 
   it('applies a decision arriving twice (or two racing) once', async () => {

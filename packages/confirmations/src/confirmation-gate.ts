@@ -1,5 +1,5 @@
 import type { AuthService } from '@agentgw/auth';
-import { newId, type ConfirmationGate, type GatewayEvents, type HeldCall, type HoldOutcome, type Unsubscribe } from '@agentgw/core';
+import { newId, type ConfirmationGate, type GatewayEvents, type HeldCall, type HoldOptions, type HoldOutcome, type Unsubscribe } from '@agentgw/core';
 import type { ConfirmationRow } from '@agentgw/db';
 import { callHash } from './call-hash.js';
 import { findConfirmation, insertPending, toPayload } from './confirmation-records.js';
@@ -75,6 +75,8 @@ export function createConfirmationGate(
   const deadlineGraceMs = options.deadlineGraceMs ?? 2_000;
   // One bus subscription per gate; each hold waits on its own entry.
   const waiters = new Map<string, (wake: Wake) => void>();
+  // Holds in progress, so close() can let them finish their last write before deps close.
+  const active = new Set<Promise<unknown>>();
   let subscription: Promise<Unsubscribe> | undefined;
   let closed = false;
 
@@ -125,44 +127,52 @@ export function createConfirmationGate(
       .catch((err: unknown) => deps.logger.warn({ err, confirmationId: row.id }, 'push job not enqueued'));
   }
 
-  return {
-    async hold(call, { signal, onStatus }) {
-      if (closed) throw new Error('confirmation gate is closed');
-      await listening();
-      const id = newId();
-      const createdAt = deps.clock.now();
-      let wake!: (w: Wake) => void;
-      const woken = new Promise<Wake>((resolve) => {
-        wake = resolve;
+  /** One hold, from storing the confirmation to its outcome (see the factory's comment). */
+  async function hold(call: HeldCall, { signal, onStatus }: HoldOptions): Promise<HoldOutcome> {
+    await listening();
+    const id = newId();
+    const createdAt = deps.clock.now();
+    let wake!: (w: Wake) => void;
+    const woken = new Promise<Wake>((resolve) => {
+      wake = resolve;
+    });
+    waiters.set(id, wake);
+    const onAbort = () => wake({ kind: 'aborted' });
+    let deadline: NodeJS.Timeout | undefined;
+    let ticker: NodeJS.Timeout | undefined;
+    try {
+      const row = await insertPending(deps.db, {
+        id,
+        call,
+        createdAt,
+        expiresAt: new Date(createdAt.getTime() + options.timeoutMs),
       });
-      waiters.set(id, wake);
-      const onAbort = () => wake({ kind: 'aborted' });
-      let deadline: NodeJS.Timeout | undefined;
-      let ticker: NodeJS.Timeout | undefined;
-      try {
-        const row = await insertPending(deps.db, {
-          id,
-          call,
-          createdAt,
-          expiresAt: new Date(createdAt.getTime() + options.timeoutMs),
-        });
-        await announce(row, call);
-        if (signal.aborted) onAbort();
-        else signal.addEventListener('abort', onAbort, { once: true });
-        deadline = setTimeout(() => wake({ kind: 'deadline' }), options.timeoutMs + deadlineGraceMs);
-        if (onStatus) {
-          const started = Date.now();
-          const status = () => onStatus({ confirmationId: id, message: 'Waiting for confirmation', elapsedMs: Date.now() - started });
-          status();
-          ticker = setInterval(status, statusIntervalMs);
-        }
-        return await settle(id, await woken);
-      } finally {
-        clearTimeout(deadline);
-        clearInterval(ticker);
-        signal.removeEventListener('abort', onAbort);
-        waiters.delete(id);
+      await announce(row, call);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      deadline = setTimeout(() => wake({ kind: 'deadline' }), options.timeoutMs + deadlineGraceMs);
+      if (onStatus) {
+        const started = Date.now();
+        const status = () => onStatus({ confirmationId: id, message: 'Waiting for confirmation', elapsedMs: Date.now() - started });
+        status();
+        ticker = setInterval(status, statusIntervalMs);
       }
+      return await settle(id, await woken);
+    } finally {
+      clearTimeout(deadline);
+      clearInterval(ticker);
+      signal.removeEventListener('abort', onAbort);
+      waiters.delete(id);
+    }
+  }
+
+  return {
+    hold(call, options) {
+      if (closed) return Promise.reject(new Error('confirmation gate is closed'));
+      const held = hold(call, options);
+      const tracked = held.catch(() => undefined).finally(() => active.delete(tracked));
+      active.add(tracked);
+      return held;
     },
 
     async redeem(token, call) {
@@ -179,6 +189,7 @@ export function createConfirmationGate(
       closed = true;
       // Calls still held here cannot be released any more: they end as if their clients left.
       for (const wake of waiters.values()) wake({ kind: 'aborted' });
+      await Promise.all(active);
       const unsubscribe = await subscription?.catch(() => undefined);
       subscription = undefined;
       await unsubscribe?.();
