@@ -1,4 +1,4 @@
-import { generateApiKey, isAdmin, writeTenant, type Principal } from '@agentgw/auth';
+import { generateApiKey, isAdmin, whereTenantOwned, writeTenant, type Principal } from '@agentgw/auth';
 import { ForbiddenError, NotFoundError, newId, type Clock, type EventBus } from '@agentgw/core';
 import type { ApiKeyRow, ApiKeyScope, Database } from '@agentgw/db';
 import type { ExpressionBuilder, Kysely } from 'kysely';
@@ -89,10 +89,10 @@ export async function revokeApiKey(deps: ApiKeysDeps, principal: Principal, id: 
 
 /**
  * Keys a principal lists and revokes: admin all of them, anyone else exactly their own
- * tenant's. Unlike other resources, global (tenant null) keys are not shared downwards: a key
- * acts for any user, so only an admin may see or revoke an admin's global keys.
+ * tenant's (`whereTenantOwned`). Unlike other resources, global (tenant null) keys are not
+ * shared downwards: a key acts for any user, so only an admin may see or revoke an admin's
+ * global keys, and a tenant_admin without a tenant manages none.
  */
 function manageableBy(eb: ExpressionBuilder<Database, 'api_keys'>, principal: Principal) {
-  if (isAdmin(principal)) return eb.lit(true);
-  return principal.tenantId === null ? eb('tenant_id', 'is', null) : eb('tenant_id', '=', principal.tenantId);
+  return whereTenantOwned(eb, principal, 'api_keys.tenant_id');
 }

@@ -1,4 +1,4 @@
-import { whereTenantVisible, writeTenant, type Principal, type SecretBox } from '@agentgw/auth';
+import { tenantScope, whereTenantVisible, writeTenant, type Principal, type SecretBox } from '@agentgw/auth';
 import { ConflictError, NotFoundError, newId, validationErrorFrom, type Clock } from '@agentgw/core';
 import { json, type CredentialAuthType, type CredentialProviderRow, type Database } from '@agentgw/db';
 import { z } from '@hono/zod-openapi';
@@ -96,17 +96,18 @@ export async function getCredentialProvider(db: Kysely<Database>, principal: Pri
   return toCredentialProvider(await loadVisible(db, principal, id));
 }
 
-/** The provider for a service type as the caller's tenant sees it: its own first, else the global one. */
+/** The provider for a service type as the caller's scope (`tenantScope`) sees it: its own first, else the global one. */
 export async function credentialProviderForService(
   db: Kysely<Database>,
   principal: Principal,
   serviceType: string,
 ): Promise<CredentialProvider> {
+  const scope = tenantScope(principal);
   const row = await db
     .selectFrom('credential_providers')
     .selectAll()
     .where('service_type', '=', serviceType)
-    .where((eb) => (principal.tenantId === null ? eb('tenant_id', 'is', null) : eb.or([eb('tenant_id', '=', principal.tenantId), eb('tenant_id', 'is', null)])))
+    .where((eb) => (scope === null ? eb('tenant_id', 'is', null) : eb.or([eb('tenant_id', '=', scope), eb('tenant_id', 'is', null)])))
     .orderBy(sql`tenant_id is null`)
     .executeTakeFirst();
   if (!row) throw new NotFoundError('Credential provider');

@@ -1,7 +1,7 @@
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openAdminApi, type Call, type Caller } from './test-client.js';
+import { openAdminApi, signedInUser, type Call, type Caller } from './test-client.js';
 
 let serial = 0;
 const unique = (prefix: string) => `${prefix}_${++serial}`;
@@ -120,6 +120,26 @@ describe.each(testBackends())('tenancy (%s)', (backend) => {
       expect((await call('GET', `${resource.base}/${ofGlobex.id}`, { token: globex.token })).status).toBe(200);
     });
 
+    it('keeps what a tenant_admin without a tenant creates private to them (and admins), never global', async () => {
+      const loner = await signedInUser(deps, ['tenant_admin']);
+      const otherLoner = await signedInUser(deps, ['tenant_admin']);
+      const own = await create(loner);
+      const askedGlobal = await create(loner, { tenantId: null });
+      expect([own.tenantId, askedGlobal.tenantId]).toEqual([`private:${loner.id}`, `private:${loner.id}`]);
+      expect(await listIds(loner)).toEqual(expect.arrayContaining([own.id]));
+      for (const who of [acme, otherLoner]) {
+        expect(await listIds(who)).not.toContain(own.id);
+        expect((await call('GET', `${resource.base}/${own.id}`, { token: who.token })).status).toBe(404);
+        expect((await call('PUT', `${resource.base}/${own.id}`, { token: who.token, body: resource.update })).status).toBe(404);
+      }
+      expect((await call('PUT', `${resource.base}/${own.id}`, { token: loner.token, body: resource.update })).status).toBe(200);
+      expect((await call('GET', `${resource.base}/${own.id}`, { token: admin.token })).status).toBe(200);
+      const global = await create(admin);
+      expect(global.tenantId).toBeNull();
+      expect((await call('PUT', `${resource.base}/${global.id}`, { token: loner.token, body: resource.update })).status).toBe(403);
+      expect((await call('POST', resource.base, { token: loner.token, body: { ...resource.body(loner), tenantId: 'acme' } })).status).toBe(403);
+    });
+
     it('pins a tenant_admin to its own tenant: another tenantId in the body is 403', async () => {
       const res = await call('POST', resource.base, { token: acme.token, body: { ...resource.body(acme), tenantId: 'globex' } });
       expect(res.status).toBe(403);
@@ -143,5 +163,41 @@ describe.each(testBackends())('tenancy (%s)', (backend) => {
     expect((await call('DELETE', `/api/v1/admin/api-keys/${ofGlobex.id}`, { token: acme.token })).status).toBe(404);
     const adminKeys = (await call('GET', '/api/v1/admin/api-keys', { token: admin.token })).body.apiKeys.map((k: { id: string }) => k.id);
     expect(adminKeys).toEqual(expect.arrayContaining([ofAcme.id, ofGlobex.id, global.id, scoped.id]));
+  });
+
+  it('gives a tenant_admin without a tenant no hold on global API keys', async () => {
+    const loner = await signedInUser(deps, ['tenant_admin']);
+    const global = (await call('POST', '/api/v1/admin/api-keys', { token: admin.token, body: { name: 'admin-global' } })).body.apiKey as { id: string; tenantId: null };
+    expect(global.tenantId).toBeNull();
+    const listed = await call('GET', '/api/v1/admin/api-keys', { token: loner.token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.apiKeys).toEqual([]);
+    expect((await call('DELETE', `/api/v1/admin/api-keys/${global.id}`, { token: loner.token })).status).toBe(404);
+    expect((await call('POST', '/api/v1/admin/api-keys', { token: loner.token, body: { name: 'mine' } })).status).toBe(403);
+    const stillThere = (await call('GET', '/api/v1/admin/api-keys', { token: admin.token })).body.apiKeys.map((k: { id: string }) => k.id);
+    expect(stillThere).toContain(global.id);
+  });
+
+  it('keeps a self-registered user\'s agent private: other tenant-less users and tenant users get 404', async () => {
+    const register = async (email: string) => {
+      const res = await call('POST', '/api/v1/auth/register', { body: { email, password: 'correct horse battery staple', name: 'Self' } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      const login = await call('POST', '/api/v1/auth/login', { body: { email, password: 'correct horse battery staple' } });
+      return login.body.token as string;
+    };
+    const mallory = await register(`mallory-${Date.now()}@example.test`);
+    const trudy = await register(`trudy-${Date.now()}@example.test`);
+    const created = await call('POST', '/api/v1/admin/agents', { token: mallory, body: { name: 'trap', upstreamUrl: 'https://attacker.example.test' } });
+    expect(created.status).toBe(201);
+    const id = created.body.agent.id as string;
+    const mine = await call('GET', `/api/v1/admin/agents/${id}`, { token: mallory });
+    expect(mine.status).toBe(200);
+    expect(mine.body.agent.tenantId).toMatch(/^private:/);
+    for (const token of [trudy, acme.token, globex.token]) {
+      expect((await call('GET', `/api/v1/admin/agents/${id}`, { token })).status).toBe(404);
+      const listed = await call('GET', '/api/v1/admin/agents', { token });
+      expect(listed.body.agents.map((a: { id: string }) => a.id)).not.toContain(id);
+    }
+    expect((await call('GET', `/api/v1/admin/agents/${id}`, { token: admin.token })).status).toBe(200);
   });
 });

@@ -1,3 +1,4 @@
+import { privateScope } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
 import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,6 +90,24 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
     // A global admin acting on a tenant's agent acts within that tenant.
     expect(up.requests.at(-1)?.headers['x-tenant-id']).toBe('tenant-a');
     expect(up.requests.at(-1)?.headers['x-end-user-roles']).toBe('admin');
+  });
+
+  it('keeps a tenant-less user\'s agent private: tenant users and other tenant-less users get 404 and nothing goes upstream', async () => {
+    const mallory = await signedInUser(h.deps, { email: 'mallory@example.com', roles: ['agent_creator'], tenantId: null });
+    const trudy = await signedInUser(h.deps, { email: 'trudy@example.com', roles: ['agent_creator'], tenantId: null });
+    await h.vault.store({ userId: alice.id, tenantId: 'tenant-a', serviceType: 'github', kind: 'api_key', secret: 'gh-alice', expiresAt: null });
+    // Stored as admin-api stores a tenant-less user's agent: in the owner's private scope.
+    const trap = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: privateScope(mallory.id), requiredCredentials: [{ serviceType: 'github' }] });
+    const before = up.requests.length;
+    for (const victim of [alice, bob, trudy]) {
+      for (const res of await allThree(trap.id, victim.token)) {
+        expect(res.status).toBe(404);
+        expect(await res.json()).toMatchObject({ code: 'NOT_FOUND' });
+      }
+    }
+    expect(up.requests.length).toBe(before);
+    expect((await h.app.request(`/api/v1/agents/${trap.id}`, { headers: { authorization: `Bearer ${mallory.token}` } })).status).toBe(200);
+    expect((await h.app.request(`/api/v1/agents/${trap.id}`, { headers: { authorization: `Bearer ${admin.token}` } })).status).toBe(200);
   });
 
   it('answers CREDENTIALS_REQUIRED with auth URLs from invoke and credentials-check, then ok once stored', async () => {

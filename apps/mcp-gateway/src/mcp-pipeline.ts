@@ -1,4 +1,4 @@
-import type { Principal } from '@agentgw/auth';
+import { tenantScope, type Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import { newId, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
@@ -149,14 +149,14 @@ export class McpPipeline {
   /** Provider-level access: an agent needs an allow-class rule naming the provider (or `*`); a user alone is decided per tool. */
   private async mayReach(principal: Principal, provider: ProviderRecord): Promise<boolean> {
     if (principal.agentId === null) return true;
-    return this.deps.catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId: principal.tenantId, providerId: provider.id });
+    return this.deps.catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId: tenantScope(principal), providerId: provider.id });
   }
 
   private decide(principal: Principal, providerId: string, toolName: string) {
     return this.deps.catalog.rules.decide({
       agentId: principal.agentId,
       userId: principal.endUserId ?? principal.userId,
-      tenantId: principal.tenantId,
+      tenantId: tenantScope(principal),
       providerId,
       toolName,
     });

@@ -1,4 +1,4 @@
-import type { Principal } from '@agentgw/auth';
+import { tenantScope, type Principal } from '@agentgw/auth';
 import type { AuditOpenEntry, AuditTrail } from '@agentgw/audit';
 import type { Catalog } from '@agentgw/catalog';
 import { ForbiddenError, newId, type AuditStatus, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
@@ -53,7 +53,7 @@ export class ToolGate {
     };
     const reachable =
       principal.agentId === null ||
-      (await catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId: principal.tenantId, providerId: provider.id }));
+      (await catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId: tenantScope(principal), providerId: provider.id }));
     if (!reachable) {
       this.record(entry, 'rejected', { error: 'no provider access' });
       return { auditId, decision: 'denied', risk: 'high', reason: 'The agent has no access to this provider' };
@@ -61,7 +61,7 @@ export class ToolGate {
     const decision = await catalog.rules.decide({
       agentId: principal.agentId,
       userId: principal.endUserId ?? principal.userId,
-      tenantId: principal.tenantId,
+      tenantId: tenantScope(principal),
       providerId: provider.id,
       toolName: input.toolName,
     });

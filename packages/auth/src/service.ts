@@ -382,7 +382,7 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
       if (!agent) throw unauthorized('Unknown agent');
       assertAgentActive(agent);
       assertKeyTenant(claims.tenantId);
-      return {
+      const principal: Principal = {
         via: 'session_token',
         userId: claims.endUserId,
         email: claims.email,
@@ -393,6 +393,9 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
         apiKey: keyRef,
         permissions: permissionsOf(claims.roles),
       };
+      // A session only ever lends the end user to an agent that user may see (tenancy rule).
+      if (!isVisibleTo(principal, agent.tenantId)) throw new ForbiddenError('Agent belongs to another tenant');
+      return principal;
     }
 
     if (apiKey && keyRef) {

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { RoleName } from '@agentgw/db';
 import { permissionsOf } from './permissions.js';
 import type { Principal } from './principal.js';
-import { isVisibleTo, visibleTenantFilter, writeTenant } from './tenancy.js';
+import { isVisibleTo, isWritableBy, tenantScope, visibleTenantFilter, writeTenant } from './tenancy.js';
 
-const principal = (roles: RoleName[], tenantId: string | null): Principal => ({
+const principal = (roles: RoleName[], tenantId: string | null, userId: string | null = 'u'): Principal => ({
   via: 'jwt',
-  userId: 'u',
+  userId,
   email: null,
   roles,
   tenantId,
@@ -41,9 +41,37 @@ describe('tenancy', () => {
     expect(() => writeTenant(globalCreator, 'A')).toThrow(expect.objectContaining({ status: 403 }));
   });
 
+  it('a non-admin without a tenant creates into a private scope, never global', () => {
+    const tenantlessAdmin = principal(['tenant_admin'], null, 'ta');
+    expect(tenantScope(globalCreator)).toBe('private:u');
+    expect(writeTenant(globalCreator, undefined)).toBe('private:u');
+    expect(writeTenant(globalCreator, null)).toBe('private:u');
+    expect(writeTenant(tenantlessAdmin, undefined)).toBe('private:ta');
+    expect(() => writeTenant(tenantlessAdmin, 'private:u')).toThrow(expect.objectContaining({ status: 403 }));
+    // A caller with neither user nor tenant (a bare runtime token of a global agent) creates nothing.
+    expect(() => writeTenant(principal([], null, null), undefined)).toThrow(expect.objectContaining({ code: 'TENANT_FORBIDDEN' }));
+    expect(tenantScope(admin)).toBeNull();
+  });
+
+  it('private resources are seen by their owner and admins only; global ones are changed by admins only', () => {
+    const otherTenantless = principal(['agent_creator'], null, 'v');
+    expect(isVisibleTo(globalCreator, 'private:u')).toBe(true);
+    expect(isVisibleTo(otherTenantless, 'private:u')).toBe(false);
+    expect(isVisibleTo(creator, 'private:u')).toBe(false);
+    expect(isVisibleTo(tenantAdmin, 'private:u')).toBe(false);
+    expect(isVisibleTo(admin, 'private:u')).toBe(true);
+    expect(isWritableBy(globalCreator, 'private:u')).toBe(true);
+    expect(isWritableBy(globalCreator, null)).toBe(false);
+    expect(isWritableBy(principal(['tenant_admin'], null, 'ta'), null)).toBe(false);
+    expect(isWritableBy(tenantAdmin, 'A')).toBe(true);
+    expect(isWritableBy(tenantAdmin, null)).toBe(false);
+    expect(isWritableBy(admin, null)).toBe(true);
+  });
+
   it('describes the readable tenants', () => {
     expect(visibleTenantFilter(admin)).toEqual({ all: true });
     expect(visibleTenantFilter(creator)).toEqual({ all: false, tenants: ['A'], includeGlobal: true });
-    expect(visibleTenantFilter(globalCreator)).toEqual({ all: false, tenants: [], includeGlobal: true });
+    expect(visibleTenantFilter(globalCreator)).toEqual({ all: false, tenants: ['private:u'], includeGlobal: true });
+    expect(visibleTenantFilter(principal([], null, null))).toEqual({ all: false, tenants: [], includeGlobal: true });
   });
 });

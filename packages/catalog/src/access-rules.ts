@@ -302,6 +302,8 @@ async function assertSubjectUsable(db: Kysely<Database>, principal: Principal, t
     return;
   }
   if (isAdmin(principal)) return;
+  // Without a tenant, the only user in the caller's (private) scope is the caller.
+  if (principal.tenantId === null && subjectId === principal.userId) return;
   const user = await db.selectFrom('users').select('id').where('id', '=', subjectId).where('tenant_id', '=', principal.tenantId ?? '').executeTakeFirst();
   if (!user) throw invalidField(field, 'unknown user');
 }
@@ -313,7 +315,7 @@ const rulesChanged = (ctx: CatalogContext, row: Pick<AccessRuleRow, 'subject_typ
 export interface DecisionInput {
   agentId?: string | null;
   userId?: string | null;
-  /** The tenant the call acts in (the user's, else the agent's); rules of other tenants never apply. */
+  /** The scope the call acts in (`tenantScope` of the principal); rules of other tenants and private scopes never apply. */
   tenantId: string | null;
   providerId: string;
   toolName: string;
