@@ -45,7 +45,8 @@ try {
     SSE_HEARTBEAT_MS: String(heartbeatMs),
     LOG_LEVEL: 'warn',
   };
-  const [hub, holder] = await Promise.all([startHub({ ...env, LOG_LEVEL: 'info' }), startHolder(env)]);
+  // debug: the hub logs how long each heartbeat fan-out took.
+  const [hub, holder] = await Promise.all([startHub({ ...env, LOG_LEVEL: 'debug' }), startHolder(env)]);
   processes.push(hub, holder);
   const auth = await createAuth({ config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }), db: database.handle.db, bus: new MemoryEventBus() });
 
@@ -157,6 +158,14 @@ try {
   const missing = beatsPerClient.filter((n) => n < heartbeats).length;
   console.log(`   heartbeat lateness (arrival − sent timestamp, all clients × ${heartbeats} ticks): ${summary(lateness)}`);
   console.log(`   clients that missed a heartbeat: ${missing}`);
+  const fanOuts = hub
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('"heartbeat sent"'))
+    .map((line) => JSON.parse(line) as { streams: number; ms: number })
+    .filter((l) => l.streams >= open.length)
+    .map((l) => l.ms);
+  console.log(`   hub-side fan-out of one heartbeat to ${open.length} streams (enqueue loop): ${fanOuts.map((ms) => `${ms} ms`).join(', ')}`);
   console.log(
     `   hub resident memory: ${rssBefore.toFixed(0)} MiB before, ${rssConnected.toFixed(0)} MiB with ${open.length} streams ` +
       `(${(((rssConnected - rssBefore) * 1024) / Math.max(1, open.length)).toFixed(1)} KiB per stream), ${rssAfter.toFixed(0)} MiB after ${heartbeats} heartbeats`,

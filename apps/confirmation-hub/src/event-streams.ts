@@ -121,8 +121,10 @@ export class EventStreams {
   }
 
   private beat(): void {
+    const started = performance.now();
     const frame = sseFrame('heartbeat', this.nextId(), { timestamp: this.options.clock.now().toISOString() });
     for (const connection of this.all) this.write(connection, frame);
+    this.options.logger.debug({ streams: this.all.size, ms: Math.round(performance.now() - started) }, 'heartbeat sent');
   }
 
   private broadcast(parties: { userId: string | null; endUserId: string | null; tenantId: string | null }, frame: Uint8Array): void {

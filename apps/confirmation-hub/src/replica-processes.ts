@@ -61,6 +61,8 @@ export interface ReplicaProcess {
   port: number;
   url: string;
   child: ChildProcess;
+  /** What the process printed lately (last 64 KiB), for diagnostics. */
+  output(): string;
   /** SIGTERM (graceful) or SIGKILL (a crash); resolves when the process is gone. */
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
 }
@@ -79,7 +81,7 @@ function launch(file: string, env: Record<string, string>, ready: (line: string)
       reject(new Error(`${file} did not start:\n${output.slice(-2000)}`));
     }, 30_000);
     const onLine = (chunk: Buffer) => {
-      output += chunk.toString();
+      output = (output + chunk.toString()).slice(-64 * 1024);
       for (const line of chunk.toString().split('\n')) {
         const port = ready(line);
         if (port !== null) {
@@ -88,6 +90,7 @@ function launch(file: string, env: Record<string, string>, ready: (line: string)
             port,
             url: `http://127.0.0.1:${port}`,
             child,
+            output: () => output,
             async stop(signal = 'SIGTERM') {
               if (child.exitCode === null && child.signalCode === null) child.kill(signal);
               await exited;
