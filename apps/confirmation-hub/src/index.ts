@@ -1,2 +1,1 @@
-export { createApp } from './app.js';
 export { confirmationHubService } from './service.js';
