@@ -62,7 +62,6 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
         '/api/v1/credentials',
         '/api/v1/credentials/apikey',
         '/api/v1/credentials/check/{serviceType}',
-        '/internal/v1/credentials/resolve',
         '/api/v1/admin/agents',
         '/api/v1/auth/login',
       ]),
@@ -70,6 +69,22 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     expect(Object.keys(doc.paths['/api/v1/agents/{agentId}/invoke']!)).toEqual(['post']);
     const docs = await app.request('/api/v1/docs');
     expect(docs.status).toBe(200);
+  });
+
+  it('serves no /internal/* route on its public listener: 404 even with a valid vault service token', async () => {
+    const doc = (await (await app.request('/api/v1/openapi.json')).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/internal'))).toEqual([]);
+    const user = await createUser(deps, { email: 'internal-probe@example.com', roles: ['admin'] });
+    const serviceToken = await deps.auth.signServiceToken('invoke-proxy', 'vault');
+    for (const [method, path] of [['POST', '/internal/v1/credentials/resolve'], ['GET', '/internal/v1/credentials/resolve'], ['GET', '/internal']]) {
+      const res = await app.request(path!, {
+        method,
+        headers: { 'x-service-token': serviceToken, 'content-type': 'application/json' },
+        ...(method === 'POST' && { body: JSON.stringify({ userId: user.id, serviceTypes: ['crm'] }) }),
+      });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(await res.json()).toMatchObject({ code: 'NOT_FOUND' });
+    }
   });
 
   it('lets invoke-proxy resolve credentials through the vault in-process', async () => {

@@ -1,1 +1,1 @@
-export { vaultService } from './service.js';
+export { vaultPublicService, vaultService } from './service.js';
