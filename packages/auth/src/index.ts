@@ -1,15 +1,47 @@
-export * from './principal.js';
-export * from './permissions.js';
-export * from './tokens.js';
-export * from './passwords.js';
-export * from './aead.js';
-export * from './keyring.js';
-export * from './tenancy.js';
+// Every name is exported explicitly, so the package's surface is visible here and a module's internals stay internal.
+export type { Principal } from './principal.js';
+export { PERMISSIONS, permissionsOf, ROLE_PERMISSIONS, ROLES } from './permissions.js';
+export type { Permission } from './permissions.js';
+export {
+  API_KEY_PREFIX,
+  generateApiKey,
+  generateRuntimeToken,
+  hashToken,
+  RUNTIME_TOKEN_PREFIX,
+  sameHash,
+  tokenKind,
+} from './tokens.js';
+export type { GeneratedToken } from './tokens.js';
+export { hashPassword, verifyPassword, verifyPasswordOrDummy } from './passwords.js';
+export { keyIdOf, open, seal, sealedKeyId } from './aead.js';
+export { createKeyring, createSecretBox, credentialKeyringFor, secretBoxFor } from './keyring.js';
+export type { KeyConfig, Keyring, OpenResult, SecretBox } from './keyring.js';
+export {
+  isAdmin,
+  isVisibleTo,
+  isWritableBy,
+  PRIVATE_SCOPE_PREFIX,
+  privateScope,
+  tenantScope,
+  visibleTenantFilter,
+  whereTenantOwned,
+  whereTenantVisible,
+  writeTenant,
+} from './tenancy.js';
+export type { TenantFilter } from './tenancy.js';
 export { ASYMMETRIC_ALGORITHMS, parseDuration, type TokenType } from './jwt.js';
 export {
   SESSION_TOKEN_LIFETIME_SECONDS,
   type SessionClaims,
   type SessionTokenInput,
 } from './session-token.js';
-export * from './service.js';
-export * from './middleware.js';
+export {
+  API_KEY_USE_RECORD_INTERVAL_MS,
+  assertAgentActive,
+  CONFIRMATION_TOKEN_LIFETIME_SECONDS,
+  createAuth,
+  SERVICE_TOKEN_LIFETIME_SECONDS,
+} from './service.js';
+export type { AuthMode, AuthService, ConfirmationClaims, CreateAuthOptions } from './service.js';
+export { flexibleAuth, jwtAuth, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
+export type { FlexibleAuthOptions } from './middleware.js';
