@@ -4,7 +4,8 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startMcpServer, startMcpV2Server, type McpFixture } from '@agentgw/testkit';
+import { generateApiKey } from '@agentgw/auth';
+import { createUser, startMcpServer, startMcpV2Server, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
@@ -431,6 +432,57 @@ describe('tool gate', () => {
     expect((await gatePost('audit', { result: {} })).status).toBe(400);
     const created = (await (await gatePost('audit', { toolName: 'echo', providerId: ids.alpha, result: { n: 1 } })).json()) as { auditId: string };
     await expect.poll(() => audits.some((j) => j.op === 'create' && j.id === created.auditId)).toBe(true);
+  });
+});
+
+describe('flexible auth', () => {
+  const listAs = async (headers: Record<string, string>) => {
+    const client = new ClientV2({ name: 'auth-test', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new TransportV2(new URL(`${gw.url}/api/v1/mcp/mcp`), { requestInit: { headers } }));
+    return client;
+  };
+
+  it('a session token with the matching X-Agent-Id acts as the end user: its identity goes upstream and its rules apply', async () => {
+    const endUser = await createUser(gw.deps, { email: `end-${Date.now()}@example.com`, roles: ['agent_creator'] });
+    const { token } = await gw.deps.auth.issueSessionToken({ endUserId: endUser.id, email: endUser.email, roles: endUser.roles, tenantId: null, agentId: ids.agent, requestId: 'req_test' });
+    // A user-level deny beats the agent's allow (evaluation order step 1).
+    const rule = await gw.catalog.rules.create(gw.admin, { subjectType: 'user', subjectId: endUser.id, providerId: ids.alpha, action: 'deny', toolPattern: 'fails' });
+    try {
+      const client = await listAs({ 'x-gateway-session-token': token, 'x-agent-id': ids.agent });
+      const tools = names((await client.listTools()).tools);
+      expect(tools).toContain('echo');
+      expect(tools).not.toContain('fails');
+      await client.callTool({ name: 'echo', arguments: {} });
+      const headers = alpha.calls.at(-1)!.headers;
+      expect(headers['x-end-user-id']).toBe(endUser.id);
+      expect(headers['x-end-user-email']).toBe(endUser.email);
+      expect(headers['x-end-user-roles']).toBe('agent_creator');
+      expect(headers['x-gateway-agent-id']).toBe(ids.agent);
+      await client.close();
+      const mismatch = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
+        method: 'POST',
+        headers: { 'x-gateway-session-token': token, 'x-agent-id': 'another-agent', 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+      });
+      expect(mismatch.status).toBe(401);
+    } finally {
+      await gw.catalog.rules.delete(gw.admin, rule.id);
+    }
+  });
+
+  it('a gk_ API key with X-User-Id and X-Agent-Id, and a user JWT alone (user rules only), are accepted', async () => {
+    const key = generateApiKey();
+    await gw.deps.db
+      .insertInto('api_keys')
+      .values({ id: `k-${Date.now()}`, name: 'runtime', key_hash: key.hash, key_prefix: key.prefix, scopes: ['credentials:resolve'], user_id: gw.admin.userId, tenant_id: null })
+      .execute();
+    const viaKey = await listAs({ 'x-api-key': key.token, 'x-user-id': gw.admin.userId!, 'x-agent-id': ids.agent });
+    expect(names((await viaKey.listTools()).tools)).toContain('echo');
+    await viaKey.close();
+    // The admin has no user-level rule: alone (no agent) nothing is allowed, by default deny.
+    const viaJwt = await listAs({ authorization: `Bearer ${gw.adminToken}` });
+    expect((await viaJwt.listTools()).tools).toEqual([]);
+    await viaJwt.close();
   });
 });
 
