@@ -1,0 +1,89 @@
+import { canSeeConfirmation, type Viewer } from '@agentgw/confirmations';
+import { silentLogger, systemClock, type ConfirmationPayload } from '@agentgw/core';
+import { describe, expect, it } from 'vitest';
+import { EventStreams, parseLastEventId, requiredEventId } from './event-streams.js';
+
+const viewers: Record<string, Viewer> = {
+  alice: { userId: 'alice', roles: [], tenantId: 'acme' },
+  bob: { userId: 'bob', roles: [], tenantId: 'acme' },
+  carol: { userId: 'carol', roles: [], tenantId: 'globex' },
+  acmeAdmin: { userId: 'acme-admin', roles: ['tenant_admin'], tenantId: 'acme' },
+  globexAdmin: { userId: 'globex-admin', roles: ['tenant_admin'], tenantId: 'globex' },
+  tenantlessTenantAdmin: { userId: 'tta', roles: ['tenant_admin'], tenantId: null },
+  admin: { userId: 'root', roles: ['admin'], tenantId: null },
+  creator: { userId: 'creator', roles: ['agent_creator'], tenantId: 'acme' },
+};
+
+const payload = (parties: Pick<ConfirmationPayload, 'userId' | 'endUserId' | 'tenantId'>, id: string): ConfirmationPayload => ({
+  id,
+  tool: { name: 't', arguments: {} },
+  risk: { level: 'low' },
+  providerId: 'p',
+  agentId: 'a',
+  timestamp: new Date().toISOString(),
+  expiresAt: new Date().toISOString(),
+  ...parties,
+});
+
+/** Everything already enqueued on a stream, as text. */
+async function drain(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let text = '';
+  for (;;) {
+    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 20))]);
+    if (next === null || next.done) break;
+    text += new TextDecoder().decode(next.value);
+  }
+  reader.releaseLock();
+  return text;
+}
+
+describe('EventStreams', () => {
+  it('delivers each event to exactly the viewers the visibility rule lets see it', async () => {
+    const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger() });
+    const open = Object.entries(viewers).map(([name, viewer]) => ({ name, viewer, stream: streams.open(viewer, new AbortController().signal).stream }));
+    const cases = [
+      { userId: 'bob', endUserId: 'alice', tenantId: 'acme' },
+      { userId: 'alice', endUserId: 'alice', tenantId: null },
+      { userId: null, endUserId: 'carol', tenantId: 'globex' },
+      { userId: 'someone', endUserId: null, tenantId: 'acme' },
+      { userId: null, endUserId: null, tenantId: null },
+    ];
+    cases.forEach((parties, i) => {
+      streams.deliverRequired(payload(parties, `c${i}`));
+      streams.deliverResolved({ id: `c${i}`, confirmed: true, status: 'confirmed', reason: null, decidedBy: 'x', timestamp: new Date().toISOString(), ...parties });
+    });
+    for (const { name, viewer, stream } of open) {
+      const text = await drain(stream);
+      cases.forEach((parties, i) => {
+        const visible = canSeeConfirmation(viewer, parties);
+        const required = text.includes(`"id":"c${i}","tool"`);
+        const resolved = new RegExp(`event: CONFIRMATION_RESOLVED\\nid: [^\\n]+\\ndata: \\{"id":"c${i}"`).test(text);
+        expect({ name, case: i, required, resolved }).toEqual({ name, case: i, required: visible, resolved: visible });
+      });
+    }
+    streams.stop();
+  });
+
+  it('cuts off a client that does not read, and forgets streams whose request ended', async () => {
+    const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger(), maxBufferedBytes: 4_096 });
+    const stalled = streams.open(viewers.alice!, new AbortController().signal);
+    const leaving = new AbortController();
+    streams.open(viewers.bob!, leaving.signal);
+    expect(streams.size).toBe(2);
+    leaving.abort();
+    expect(streams.size).toBe(1);
+    const big = { userId: 'alice', endUserId: 'alice', tenantId: null };
+    for (let i = 0; i < 100; i++) streams.deliverRequired({ ...payload(big, `c${i}`), tool: { name: 't', arguments: { pad: 'x'.repeat(500) } } });
+    expect(streams.size).toBe(0);
+    await expect(stalled.stream.getReader().read()).rejects.toThrow(/too slow/);
+    streams.stop();
+  });
+
+  it('reads back the time and confirmation of an event id, and nothing from junk', () => {
+    const p = payload({ userId: null, endUserId: 'alice', tenantId: null }, '3f1c2a4e-0000-4000-8000-000000000001');
+    expect(parseLastEventId(requiredEventId(p))).toEqual({ at: new Date(Date.parse(p.timestamp)), confirmationId: p.id });
+    expect(parseLastEventId('1767225600000-42')).toEqual({ at: new Date(1767225600000), confirmationId: null });
+    for (const junk of [undefined, '', 'abc', '12-', '1e9-1', `${'9'.repeat(20)}-1`, '1.x y', "1.'; drop"]) expect(parseLastEventId(junk)).toBeNull();
+  });
+});
