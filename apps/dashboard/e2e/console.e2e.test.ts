@@ -301,6 +301,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await card.waitFor({ timeout: 30_000 });
     expect(await card.getByTestId('confirmation-arguments').textContent()).toContain('rec-42');
     expect(await card.textContent()).toContain('risk high');
+    expect(await card.textContent()).toContain('support-bot');
     await expect.poll(() => page.evaluate(() => (window as unknown as { shownNotifications: string[] }).shownNotifications)).toContain('Confirm delete_record?');
     await expect.poll(() => page.getByRole('link', { name: /Confirmations/ }).textContent()).toMatch(/1\s*pending/);
     await screenshot(page, 'confirmations-live');
@@ -330,6 +331,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
         { timeout: 30_000, interval: 1_000 },
       )
       .toBe(true);
+    expect(await row.first().textContent()).toContain('support-bot');
     const logs = await fetch(`${gateway.url}/api/v1/audit/logs?limit=1`, { headers: { authorization: `Bearer ${jwt}` } });
     const total = ((await logs.json()) as { pagination: { total: number } }).pagination.total;
     expect(await page.getByTestId('audit-total').textContent()).toMatch(new RegExp(`of ${total}$`));

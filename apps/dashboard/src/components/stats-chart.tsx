@@ -34,7 +34,7 @@ export function StatsChart({ stats }: { stats: AuditStats }) {
         })}
       </svg>
       <figcaption>
-        {stats.total} calls in total; average duration {stats.avgDuration === null || stats.avgDuration === undefined ? '—' : `${Math.round(stats.avgDuration)} ms`}.
+        {stats.total} {stats.total === 1 ? 'call' : 'calls'} in total; average duration {stats.avgDuration === null || stats.avgDuration === undefined ? '—' : `${Math.round(stats.avgDuration)} ms`}.
       </figcaption>
     </figure>
   );

@@ -8,6 +8,7 @@ import { Layout } from '../components/layout.js';
 import { StatsChart } from '../components/stats-chart.js';
 import { canFilterAuditByTenant, canFilterAuditByUser, canSeeAuditStats } from '../navigation.js';
 import { useSession, useUser } from '../session.js';
+import { useAgentNames } from '../use-agent-names.js';
 import { useAction, useResource } from '../use-resource.js';
 
 /** The audit log: every filter of the query API, paging with the exact total, and (admins) the stats. */
@@ -15,6 +16,7 @@ export function AuditPageView() {
   const user = useUser();
   const { api } = useSession();
   const exporting = useAction();
+  const agentName = useAgentNames();
   const [draft, setDraft] = useState<AuditFilters>(EMPTY_FILTERS);
   const [applied, setApplied] = useState<AuditFilters>(EMPTY_FILTERS);
   const [page, setPage] = useState(0);
@@ -121,7 +123,7 @@ export function AuditPageView() {
                       <span className={`status audit-${e.status}`}>{e.status}</span>
                     </td>
                     <td data-label="Agent" className="mono small">
-                      {e.agentId ?? '—'}
+                      {agentName(e.agentId) ?? '—'}
                     </td>
                     <td data-label="End user" className="mono small">
                       {e.endUserId ?? e.userId ?? '—'}

@@ -6,11 +6,13 @@ import { SelectField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { useSession } from '../session.js';
 import { CONFIRMATION_STATUSES } from '../types.js';
+import { useAgentNames } from '../use-agent-names.js';
 import { useAction, useResource } from '../use-resource.js';
 
 /** Held tool calls, live over SSE, approved or rejected here; plus the stored history by status. */
 export function ConfirmationsPage() {
   const live = useLiveConfirmations();
+  const agentName = useAgentNames();
   return (
     <Layout title="Confirmations">
       <div className="live-bar">
@@ -23,7 +25,7 @@ export function ConfirmationsPage() {
         {live.pending.length === 0 ? <Empty>No tool call is waiting for confirmation. New ones appear here as they happen.</Empty> : null}
         <ul className="cards" aria-live="polite">
           {live.pending.map((c) => (
-            <ConfirmationCard key={c.id} confirmation={c} />
+            <ConfirmationCard key={c.id} confirmation={c} agentName={agentName} />
           ))}
         </ul>
       </section>
@@ -59,7 +61,7 @@ function NotificationControl() {
   );
 }
 
-function ConfirmationCard({ confirmation: c }: { confirmation: PendingConfirmation }) {
+function ConfirmationCard({ confirmation: c, agentName }: { confirmation: PendingConfirmation; agentName: (id: string | null) => string | null }) {
   const { api } = useSession();
   const { forget } = useLiveConfirmations();
   const [reason, setReason] = useState('');
@@ -93,7 +95,7 @@ function ConfirmationCard({ confirmation: c }: { confirmation: PendingConfirmati
         {c.agentId ? (
           <>
             <dt>Agent</dt>
-            <dd className="mono small">{c.agentId}</dd>
+            <dd>{agentName(c.agentId)}</dd>
           </>
         ) : null}
         {c.endUserId ? (
