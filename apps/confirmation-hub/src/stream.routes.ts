@@ -56,16 +56,13 @@ export function streamRoutes(deps: ServiceDeps, streams: EventStreams): OpenAPIH
         throw err;
       }
     }
-    return new Response(stream, {
-      status: 200,
-      headers: {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        // nginx (infra/) must not buffer the stream.
-        'x-accel-buffering': 'no',
-      },
-    }) as never;
+    return c.body(stream, 200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      // nginx (infra/) must not buffer the stream.
+      'x-accel-buffering': 'no',
+    });
   });
   app.openapi(pendingRoute, async (c) => {
     const rows = await listPendingVisible(deps.db, c.var.principal, deps.clock.now());
