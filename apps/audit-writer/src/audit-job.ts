@@ -63,8 +63,6 @@ export interface CreateFields {
 export interface RowPatch {
   id: string;
   create?: CreateFields;
-  /** created_at of a placeholder, when no create is known yet: the earliest job's time. */
-  firstAt: string;
   status?: Versioned<AuditStatus>;
   result?: Versioned<unknown>;
   duration?: Versioned<number | null>;
@@ -119,11 +117,10 @@ export function mergeJobs(jobs: readonly ValidJob[]): RowPatch[] {
     const { job, key } = valid;
     let patch = byId.get(job.id);
     if (!patch) {
-      patch = { id: job.id, firstAt: job.at, keys: [] };
+      patch = { id: job.id, keys: [] };
       byId.set(job.id, patch);
     }
     patch.keys.push(key);
-    if (Date.parse(job.at) < Date.parse(patch.firstAt)) patch.firstAt = job.at;
     const version = versionOf(valid);
     if (job.op === 'create' && job.toolName !== undefined) {
       // Redeliveries of a create carry the same fields; keep the first.

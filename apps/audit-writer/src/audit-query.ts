@@ -1,7 +1,8 @@
 import { isAdmin, type Principal } from '@agentgw/auth';
 import type { AuditStatus } from '@agentgw/core';
 import type { AuditLogRow, Database } from '@agentgw/db';
-import type { ExpressionBuilder, Kysely, SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { PLACEHOLDER_CREATED_AT } from './batch-writer.js';
 
 /** The filters of GET /api/v1/audit/logs, stats and export, after validation. */
 export interface AuditFilter {
@@ -52,9 +53,12 @@ export function visibleFilter(principal: Principal, requested: AuditFilter): Aud
 
 type AuditQuery<O> = SelectQueryBuilder<Database, 'audit_logs', O>;
 
-/** The filtered set; placeholders (updates still waiting for their create) are never shown. */
+/**
+ * The filtered set; placeholders (updates still waiting for their create, created_at
+ * -infinity) are never shown.
+ */
 function filtered(db: Kysely<Database>, f: AuditFilter): AuditQuery<object> {
-  let q = db.selectFrom('audit_logs').where('tool_name', 'is not', null) as AuditQuery<object>;
+  let q = db.selectFrom('audit_logs').where('created_at', '>', sql<Date>`${PLACEHOLDER_CREATED_AT}::timestamptz`) as AuditQuery<object>;
   if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
   if (f.agentId !== undefined) q = q.where('agent_id', '=', f.agentId);
   if (f.tenantId !== undefined) q = q.where('tenant_id', '=', f.tenantId);

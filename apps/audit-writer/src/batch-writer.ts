@@ -4,6 +4,12 @@ import type { RowPatch, ValidJob } from './audit-job.js';
 import { mergeJobs } from './audit-job.js';
 import { CONTENT_HASH_SQL, GENESIS_HASH, linkHash, tenantKeyOf } from './chain.js';
 
+/**
+ * A placeholder's created_at until its create arrives: queries keep `created_at > '-infinity'`,
+ * a condition every query index (…, created_at) answers by itself, so counts stay index-only.
+ */
+export const PLACEHOLDER_CREATED_AT = '-infinity';
+
 /** What the upsert reports per row: enough to chain it. */
 interface WrittenRow {
   id: string;
@@ -82,7 +88,7 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
       ${col((p) => p.id)}::text[], ${col((p) => p.create?.userId ?? null)}::text[], ${col((p) => p.create?.agentId ?? null)}::text[],
       ${col((p) => p.create?.endUserId ?? null)}::text[], ${col((p) => p.create?.providerId ?? null)}::text[],
       ${col((p) => p.create?.tenantId ?? null)}::text[], ${col((p) => p.create?.toolName ?? null)}::text[],
-      ${col((p) => (p.create ? json(p.create.arguments) : null))}::text[], ${col((p) => p.create?.createdAt ?? p.firstAt)}::timestamptz[],
+      ${col((p) => (p.create ? json(p.create.arguments) : null))}::text[], ${col((p) => p.create?.createdAt ?? PLACEHOLDER_CREATED_AT)}::timestamptz[],
       ${col((p) => p.status?.value ?? 'pending')}::text[], ${col((p) => p.status?.version ?? null)}::text[],
       ${col((p) => (p.result ? json(p.result.value) : null))}::text[], ${col((p) => p.result?.version ?? null)}::text[],
       ${col((p) => p.duration?.value ?? null)}::integer[], ${col((p) => p.duration?.version ?? null)}::text[],

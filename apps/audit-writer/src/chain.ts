@@ -10,16 +10,19 @@ export const NO_TENANT_KEY = '';
 /** Which chain a row belongs to. */
 export const tenantKeyOf = (tenantId: string | null): string => tenantId ?? NO_TENANT_KEY;
 
+/** Times in a content hash: UTC to the microsecond. */
+const TIME_FORMAT = sql.lit('YYYY-MM-DD"T"HH24:MI:SS.US');
+
 /**
  * SQL for the hash of an audit_logs row's content, computed by PostgreSQL on the row as stored,
  * so the writer (in RETURNING) and verify (reading back) hash exactly the same thing: jsonb's
- * text form is canonical (key order, spacing), and times are whole microseconds since the epoch
- * (independent of the session's time zone). The writer's version columns are bookkeeping and
- * left out.
+ * text form is canonical (key order, spacing), and times are written out in UTC to the
+ * microsecond (independent of the session's time zone; an infinite time becomes null). The
+ * writer's version columns are bookkeeping and left out.
  */
 export const CONTENT_HASH_SQL = sql<string>`encode(sha256(convert_to(jsonb_build_array(
   id, tenant_id, user_id, agent_id, end_user_id, provider_id, tool_name, arguments, result, status, duration,
-  confirmed_by, error, (extract(epoch from created_at) * 1000000)::bigint, (extract(epoch from updated_at) * 1000000)::bigint
+  confirmed_by, error, to_char(created_at at time zone 'UTC', ${TIME_FORMAT}), to_char(updated_at at time zone 'UTC', ${TIME_FORMAT})
 )::text, 'UTF8')), 'hex')`;
 
 /** What one link commits to. */
