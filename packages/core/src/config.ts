@@ -71,6 +71,14 @@ export const configSchema = z.object({
   TRUSTED_PROXIES: commaList.refine((list) => list.every((c) => parseCidr(c) !== undefined), {
     message: 'must be a comma-separated list of CIDR blocks or IP addresses',
   }),
+  /** Strict-Transport-Security max-age sent on every answer; 0 (default) sends none. Set it only when clients reach the gateway over TLS. */
+  HSTS_MAX_AGE_SECONDS: z.coerce.number().int().min(0, 'must be 0 (off) or more').max(63_072_000, 'must be at most 2 years').default(0),
+  /** Invoke and MCP calls one agent may make per RATE_LIMIT_WINDOW_MS, across replicas; 0 (default) is unlimited. */
+  RATE_LIMIT_AGENT: z.coerce.number().int().min(0, 'must be 0 (unlimited) or more').max(10_000_000, 'must be at most 10000000').default(0),
+  /** Invoke and MCP calls one tenant (or a tenant-less user's private scope) may make per RATE_LIMIT_WINDOW_MS; 0 (default) is unlimited. */
+  RATE_LIMIT_TENANT: z.coerce.number().int().min(0, 'must be 0 (unlimited) or more').max(10_000_000, 'must be at most 10000000').default(0),
+  /** The fixed window of RATE_LIMIT_AGENT and RATE_LIMIT_TENANT. */
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1_000, 'must be at least 1000').max(86_400_000, 'must be at most a day').default(60_000),
   ADMIN_EMAIL: optionalString.pipe(z.email('must be an email address').optional()),
   ADMIN_PASSWORD: optionalString.pipe(z.string().min(8, 'must be at least 8 characters').optional()),
   DATABASE_URL: optionalString.refine(

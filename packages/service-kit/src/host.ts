@@ -1,11 +1,11 @@
 import { errorHandler, jsonDepthLimit, notFoundHandler, requestId } from '@agentgw/core';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
 import { defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 import type { ServiceDeps } from './deps.js';
 import { healthRoute } from './health.js';
 import { mountOpenApi } from './openapi.js';
 import { openApiApp } from './route-kit.js';
+import { securityHeaders } from './security-headers.js';
 import type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
 
 export interface HostOptions {
@@ -25,13 +25,6 @@ export interface Host {
   stop(options: { deadlineMs: number }): Promise<void>;
 }
 
-/** Headers every answer carries, whichever service gave it. */
-const securityDefaults = (): MiddlewareHandler => async (c, next) => {
-  // JSON and event streams must never be sniffed into something a browser would render or run.
-  c.header('X-Content-Type-Options', 'nosniff');
-  await next();
-};
-
 /**
  * The shell, added once for everything a process runs (a service's own main.ts runs one
  * definition, the all-in-one six): request id, security headers, the default body limit, the
@@ -41,7 +34,7 @@ const securityDefaults = (): MiddlewareHandler => async (c, next) => {
 export async function createHost(definitions: readonly ServiceDefinition[], deps: ServiceDeps, options: HostOptions): Promise<Host> {
   const app = openApiApp();
   app.use(requestId());
-  app.use(securityDefaults());
+  app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS }));
   app.use(defaultBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   app.use(jsonDepthLimit({ maxScanBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES }));
   app.onError(errorHandler(deps.logger));

@@ -1,5 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { randomBytes } from 'node:crypto';
 import { Scalar } from '@scalar/hono-api-reference';
+import { docsCsp } from './security-headers.js';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PATH = '/api/v1/docs';
@@ -38,5 +40,13 @@ export function mountOpenApi(app: OpenAPIHono, options: { title: string; descrip
   app.doc31(OPENAPI_PATH, { openapi: '3.1.0', info: { title: options.title, version: '1.0.0', description: options.description } });
   // The page loads Scalar's script from its CDN when opened; the JSON above needs nothing external.
   // Relative URL, so the page also works behind a path prefix.
-  app.get(DOCS_PATH, Scalar({ url: 'openapi.json', pageTitle: options.title }));
+  // A fresh nonce per page view lets exactly Scalar's script tags run under the page's CSP.
+  app.get(
+    DOCS_PATH,
+    Scalar((c) => {
+      const nonce = randomBytes(16).toString('base64');
+      c.header('Content-Security-Policy', docsCsp(nonce));
+      return { url: 'openapi.json', pageTitle: options.title, nonce };
+    }),
+  );
 }

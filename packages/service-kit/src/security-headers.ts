@@ -1,0 +1,51 @@
+import type { MiddlewareHandler } from 'hono';
+
+/** Policy of every non-HTML answer (JSON, event streams): nothing may load, frame or submit anything. */
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/**
+ * Policy of HTML pages (the web console): its own scripts, styles, images and API only. Inline
+ * style attributes are allowed (React and the chart set them); inline scripts are not.
+ */
+export const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
+  "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/**
+ * Policy of the API reference page: Scalar's script from its CDN and the page's inline
+ * bootstrap, both carrying the request's nonce; its fonts from Scalar; requests to this origin.
+ */
+export const docsCsp = (nonce: string): string =>
+  `default-src 'none'; script-src 'nonce-${nonce}' https://cdn.jsdelivr.net; style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.scalar.com; ` +
+  "font-src 'self' data: https://fonts.scalar.com; img-src 'self' data: https:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
+  "form-action 'none'; frame-ancestors 'none'";
+
+export interface SecurityHeaderOptions {
+  /** `Strict-Transport-Security` max-age; 0 sends none (the listener may be plain HTTP behind no TLS). */
+  hstsMaxAgeSeconds: number;
+}
+
+/**
+ * Headers every answer carries, whichever service gave it. Set after the route ran, and only
+ * where the route set none (the API reference sets its own nonce-bearing CSP): nosniff, no
+ * referrer, no framing, same-origin resource policy, a CSP by content type, and HSTS when configured.
+ */
+export const securityHeaders =
+  (options: SecurityHeaderOptions): MiddlewareHandler =>
+  async (c, next) => {
+    await next();
+    // Only the console's pages get the page policy: HTML an API route passes through (an agent's
+    // upstream answer) stays under the API policy, so it runs nothing on this origin.
+    const page = (c.res.headers.get('content-type') ?? '').startsWith('text/html') && !c.req.path.startsWith('/api/');
+    const wanted: [string, string][] = [
+      // JSON and event streams must never be sniffed into something a browser would render or run.
+      ['X-Content-Type-Options', 'nosniff'],
+      ['Referrer-Policy', 'no-referrer'],
+      ['X-Frame-Options', 'DENY'],
+      ['Cross-Origin-Resource-Policy', 'same-origin'],
+      ['Content-Security-Policy', page ? PAGE_CSP : API_CSP],
+    ];
+    if (options.hstsMaxAgeSeconds > 0) wanted.push(['Strict-Transport-Security', `max-age=${options.hstsMaxAgeSeconds}; includeSubDomains`]);
+    // After the route, c.header copies a response with immutable headers (one passed through from fetch).
+    for (const [name, value] of wanted) if (!c.res.headers.has(name)) c.header(name, value);
+  };
