@@ -19,16 +19,16 @@ let runtimeToken: string;
 /** What the gateway asked the audit trail to record (the real trail enqueues it too). */
 const audits: ({ op: 'create'; id: string } & AuditOpenEntry | { op: 'update'; id: string } & AuditPatch)[] = [];
 const held: HeldCall[] = [];
-let gateAnswer: 'confirmed' | 'rejected' = 'confirmed';
+let gateAnswer: 'confirmed' | 'rejected' | 'timeout' = 'confirmed';
 
 /** A fake confirmation hub: answers at once as the test says, and reports a status while "held". */
 const gate: ConfirmationGate = {
   async hold(call, { onStatus }) {
     held.push(call);
     onStatus?.({ confirmationId: 'c1', message: 'waiting for a human', elapsedMs: 5 });
-    return gateAnswer === 'confirmed'
-      ? { decision: 'confirmed', confirmationId: 'c1', confirmedBy: 'boss' }
-      : { decision: 'rejected', confirmationId: 'c1', reason: 'not today' };
+    if (gateAnswer === 'confirmed') return { decision: 'confirmed', confirmationId: 'c1', confirmedBy: 'boss' };
+    if (gateAnswer === 'timeout') return { decision: 'timeout', confirmationId: 'c1', reason: 'Request timed out' };
+    return { decision: 'rejected', confirmationId: 'c1', reason: 'not today' };
   },
   redeem: async (token) => token === 'good-token',
 };
@@ -43,6 +43,7 @@ beforeAll(async () => {
       { name: 'secret', handler: () => 'should never run' },
       { name: 'shared', handler: () => 'alpha shared' },
       { name: 'risky', handler: () => 'risky done' },
+      { name: 'structured', handler: () => ({ content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 } }) },
       {
         name: 'slow',
         handler: async (_a, call) => {
@@ -123,7 +124,7 @@ describe('unified endpoint with the 1.x SDK client (session revisions)', () => {
   it('lists the merged tools: denied removed, require_confirmation kept, each name once from its route, the dead upstream left out', async () => {
     const { client } = await legacyClient();
     const { tools } = await client.listTools();
-    expect(names(tools)).toEqual(['beta_echo', 'echo', 'fails', 'risky', 'shared', 'slow']);
+    expect(names(tools)).toEqual(['beta_echo', 'echo', 'fails', 'risky', 'shared', 'slow', 'structured']);
     await client.close();
   });
 
@@ -135,6 +136,7 @@ describe('unified endpoint with the 1.x SDK client (session revisions)', () => {
     expect(headers['x-gateway-agent-id']).toBe(ids.agent);
     expect(headers['x-gateway-request-id']).toMatch(/^req_/);
     expect(await client.callTool({ name: 'fails', arguments: {} })).toMatchObject({ isError: true, content: [{ text: 'broken' }] });
+    expect(await client.callTool({ name: 'structured', arguments: {} })).toMatchObject({ structuredContent: { n: 1 } });
     expect(textOf(await client.callTool({ name: 'beta_echo', arguments: { b: 2 } }))).toBe('beta:{"b":2}');
     expect(beta.calls.at(-1)!.headers['x-api-key']).toBe('beta-key');
     await client.close();
@@ -196,7 +198,7 @@ describe('unified endpoint with the 1.x SDK client (session revisions)', () => {
 describe('unified endpoint with the 2.x SDK client (2026-07-28, stateless)', () => {
   it('lists, calls, is denied with 403, and sees the same tools as a legacy client', async () => {
     const client = await modernClient();
-    expect(names((await client.listTools()).tools)).toEqual(['beta_echo', 'echo', 'fails', 'risky', 'shared', 'slow']);
+    expect(names((await client.listTools()).tools)).toEqual(['beta_echo', 'echo', 'fails', 'risky', 'shared', 'slow', 'structured']);
     expect(textOf(await client.callTool({ name: 'echo', arguments: { m: true } }))).toBe('alpha:{"m":true}');
     expect(textOf(await client.callTool({ name: 'beta_echo', arguments: {} }))).toBe('beta:{}');
     await expect(client.callTool({ name: 'secret', arguments: {} })).rejects.toThrow(/403|Denied/);
@@ -207,7 +209,7 @@ describe('unified endpoint with the 2.x SDK client (2026-07-28, stateless)', () 
 describe('per-provider proxy', () => {
   it('lists the provider’s tools minus denied ones and forwards other methods unchanged', async () => {
     const { client } = await legacyClient(`/api/v1/mcp-proxy/${ids.alpha}/mcp`);
-    expect(names((await client.listTools()).tools)).toEqual(['echo', 'fails', 'risky', 'shared', 'slow']);
+    expect(names((await client.listTools()).tools)).toEqual(['echo', 'fails', 'risky', 'shared', 'slow', 'structured']);
     expect(textOf(await client.callTool({ name: 'shared', arguments: {} }))).toBe('alpha shared');
     expect(await client.readResource({ uri: 'file:///readme' })).toMatchObject({ contents: [{ text: 'hello resource' }] });
     await client.ping();
@@ -215,6 +217,13 @@ describe('per-provider proxy', () => {
     const modern = await modernClient(`/api/v1/mcp-proxy/${ids.beta}/mcp`);
     expect(textOf(await modern.callTool({ name: 'shared', arguments: {} }))).toBe('beta shared');
     await modern.close();
+  });
+
+  it('passes an upstream JSON-RPC error on unchanged', async () => {
+    const { client } = await legacyClient(`/api/v1/mcp-proxy/${ids.alpha}/mcp`);
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).resolves.toMatchObject({ isError: true });
+    await expect(client.complete({ ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'a', value: 'b' } })).rejects.toThrow(/-32601|not found|Method/i);
+    await client.close();
   });
 
   it('answers 502 for a provider that cannot be reached', async () => {
@@ -426,6 +435,8 @@ describe('tool gate', () => {
     expect(await (await gatePost('evaluate', { toolName: 'risky', providerId: ids.alpha })).json()).toMatchObject({ decision: 'confirmed', confirmedBy: 'boss' });
     gateAnswer = 'rejected';
     expect(await (await gatePost('evaluate', { toolName: 'risky', providerId: ids.alpha })).json()).toMatchObject({ decision: 'rejected', reason: 'not today' });
+    gateAnswer = 'timeout';
+    expect(await (await gatePost('evaluate', { toolName: 'risky', providerId: ids.alpha })).json()).toMatchObject({ decision: 'timeout', reason: 'Request timed out' });
     const done = await gatePost('audit', { auditId: allow.auditId, result: { ok: true }, durationMs: 12 });
     expect(done.status).toBe(200);
     await expect.poll(() => audits.some((j) => j.op === 'update' && j.id === allow.auditId && j.duration === 12)).toBe(true);
@@ -497,6 +508,37 @@ describe('kill switch', () => {
     } finally {
       await gw.catalog.agents.setActive(gw.admin, ids.agent, true);
       await client.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('upstream failures on tools/call', () => {
+  it('answers 502 for an unreachable upstream and 504 past MCP_UPSTREAM_TIMEOUT_MS', async () => {
+    const quick = await startGatewayUnderTest({ env: { MCP_UPSTREAM_TIMEOUT_MS: '300' } });
+    const { createServer } = await import('node:http');
+    const silent = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      await quick.catalog.providers.create(quick.admin, { name: 'dead', pattern: 'dead_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 0 });
+      await quick.catalog.providers.create(quick.admin, { name: 'silent', pattern: 'silent_*', endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}/mcp`, authType: 'none', priority: 0 });
+      const agent = await quick.catalog.agents.create(quick.admin, { name: 'x', upstreamUrl: 'http://127.0.0.1:9/a' });
+      await quick.catalog.rules.create(quick.admin, { subjectType: 'agent', subjectId: agent.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+      const call = (name: string) =>
+        fetch(`${quick.url}/api/v1/mcp/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${agent.runtimeToken}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+        });
+      const dead = await call('dead_tool');
+      expect(dead.status).toBe(502);
+      expect(await dead.json()).toMatchObject({ error: { code: -32010 } });
+      const slow = await call('silent_tool');
+      expect(slow.status).toBe(504);
+      expect(await slow.json()).toMatchObject({ error: { code: -32011 } });
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+      await quick.close();
     }
   });
 });
