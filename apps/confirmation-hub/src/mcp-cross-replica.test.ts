@@ -12,6 +12,7 @@ import {
   type ReplicaProcess,
   type ScratchDatabase,
 } from './replica-processes.js';
+import { SseReader } from './sse-reader.js';
 
 // Response bodies are whatever JSON the processes answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -156,6 +157,43 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     expect(replayPending.id).not.toBe(pending.id);
     expect((await answer(hubs[1], replayPending.id, 'reject', { reason: 'replayed' })).status).toBe(200);
     expect((await replay).body.error).toMatchObject({ data: { decision: 'rejected', reason: 'replayed' } });
+  });
+
+  it('a client that accepts SSE hears the hold on its stream (progress for its token), then gets the result', async () => {
+    const args = { amount: 42 };
+    const res = await fetch(`${gateways[0].url}/api/v1/mcp/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${agentToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'sse-1',
+        method: 'tools/call',
+        params: {
+          name: 'transfer',
+          arguments: args,
+          _meta: { progressToken: 'tok-1', 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+        },
+      }),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const stream = new SseReader(res);
+    const messages: Json[] = [];
+    const pending = await pendingFor(hubs[1], args);
+    while (!messages.some((m) => m.method === 'notifications/progress') || !messages.some((m) => m.method === 'notifications/message')) {
+      messages.push((await stream.next(10_000))!.data);
+    }
+    expect(messages.find((m) => m.method === 'notifications/progress').params).toMatchObject({ progressToken: 'tok-1', message: 'Waiting for confirmation' });
+    expect(messages.find((m) => m.method === 'notifications/message').params.data).toMatchObject({ confirmationId: pending.id });
+    expect((await answer(hubs[1], pending.id, 'confirm')).status).toBe(200);
+    let final: Json;
+    do final = (await stream.next(10_000))!.data;
+    while (final.id !== 'sse-1');
+    expect(final.result.content[0].text).toBe('sent:{"amount":42}');
   });
 
   it('held on gateway 2, rejected through hub A: a JSON-RPC error with HTTP 403', async () => {
