@@ -21,6 +21,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
   let context: BrowserContext;
   let page: Page;
   let jwt = '';
+  const cspViolations: string[] = [];
   const state = { runtimeToken: '', agentId: '', providerId: '' };
 
   /** Whether the gateway serves this API yet (a route that does not exist answers 404 "No route for …"). */
@@ -73,6 +74,9 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
       Object.defineProperty(window, 'Notification', { value: Recording, configurable: true, writable: true });
     });
     page = context.pages()[0] ?? (await context.newPage());
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) cspViolations.push(message.text());
+    });
   });
 
   afterAll(async () => {
@@ -373,6 +377,10 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
       await expectAccessible();
     }
     await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('runs under the gateway\'s Content-Security-Policy without a violation', () => {
+    expect(cspViolations).toEqual([]);
   });
 
   it('is keyboard accessible: skip link, menu and forms reachable with Tab', async () => {
