@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canSeeAuditStats, landingPath, pagesFor } from './navigation.js';
+import { canSeeAuditStats, describeScope, landingPath, pagesFor } from './navigation.js';
 import type { Role, SessionUser } from './types.js';
 
 const user = (...roles: Role[]): SessionUser => ({ id: 'u1', email: 'u@example.com', name: null, roles, tenantId: null });
@@ -19,6 +19,14 @@ describe('pagesFor', () => {
   it('keeps audit statistics to admins', () => {
     expect(canSeeAuditStats(user('admin'))).toBe(true);
     expect(canSeeAuditStats(user('tenant_admin'))).toBe(false);
+  });
+});
+
+describe('describeScope', () => {
+  it('words global, private and tenant scopes', () => {
+    expect(describeScope(null)).toBe('global');
+    expect(describeScope('private:u1')).toBe('private (its creator only)');
+    expect(describeScope('acme')).toBe('tenant acme');
   });
 });
 

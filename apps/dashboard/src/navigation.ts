@@ -45,6 +45,16 @@ export const canFilterAuditByUser = (user: SessionUser): boolean => hasRole(user
 /** Only an admin chooses the tenant of an audit query; tenant admins are pinned to their own. */
 export const canFilterAuditByTenant = (user: SessionUser): boolean => hasRole(user, 'admin');
 
+/**
+ * A resource's scope in words: null is global; a user without a tenant creates into a private
+ * scope (`private:<userId>`), visible to that user only.
+ */
+export function describeScope(tenantId: string | null | undefined): string {
+  if (!tenantId) return 'global';
+  if (tenantId.startsWith('private:')) return 'private (its creator only)';
+  return `tenant ${tenantId}`;
+}
+
 /** Where a user lands after signing in, or after following a link to a page they may not open. */
 export function landingPath(user: SessionUser, wanted: string): string {
   const pages = pagesFor(user);

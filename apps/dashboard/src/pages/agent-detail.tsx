@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Empty, ErrorNotice, Loading, Success } from '../components/feedback.js';
 import { CheckboxField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
-import { canManageProviders } from '../navigation.js';
+import { canManageProviders, describeScope } from '../navigation.js';
 import { Link } from '../router.js';
 import { useSession, useUser } from '../session.js';
 import type { AccessRule, Agent, RequiredCredential } from '../types.js';
@@ -97,8 +97,8 @@ function AgentEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
         <dd className="mono">{agent.runtimeTokenPrefix}… (rotate it on the agents list)</dd>
         <dt>Upstream secret</dt>
         <dd>{agent.hasUpstreamSecret ? 'set' : 'none'}</dd>
-        <dt>Tenant</dt>
-        <dd>{agent.tenantId ?? 'global'}</dd>
+        <dt>Scope</dt>
+        <dd>{describeScope(agent.tenantId)}</dd>
       </dl>
       <section className="card" aria-labelledby="agent-settings">
         <h2 id="agent-settings">Settings</h2>

@@ -3,7 +3,7 @@ import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
 import { SelectField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
-import { canManageProviders, hasRole } from '../navigation.js';
+import { canManageProviders, describeScope, hasRole } from '../navigation.js';
 import { Link } from '../router.js';
 import { useSession, useUser } from '../session.js';
 import type { CredentialAuthType, CredentialProvider } from '../types.js';
@@ -43,7 +43,7 @@ export function CredentialProvidersPage() {
                 <dt>Kind</dt>
                 <dd>{p.authType}</dd>
                 <dt>Scope</dt>
-                <dd>{p.tenantId ? `tenant ${p.tenantId}` : 'global'}</dd>
+                <dd>{describeScope(p.tenantId)}</dd>
                 {Object.keys(p.config).length > 0 ? (
                   <>
                     <dt>Config</dt>

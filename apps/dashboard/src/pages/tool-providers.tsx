@@ -3,7 +3,7 @@ import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
 import { SelectField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
-import { canManageProviders, hasRole } from '../navigation.js';
+import { canManageProviders, describeScope, hasRole } from '../navigation.js';
 import { useSession, useUser } from '../session.js';
 import type { ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
@@ -41,7 +41,7 @@ export function ToolProvidersPage() {
                 <dt>Priority</dt>
                 <dd>{p.priority}</dd>
                 <dt>Scope</dt>
-                <dd>{p.tenantId ? `tenant ${p.tenantId}` : 'global'}</dd>
+                <dd>{describeScope(p.tenantId)}</dd>
               </dl>
               {p.description ? <p>{p.description}</p> : null}
               <ProviderTools provider={p} />
