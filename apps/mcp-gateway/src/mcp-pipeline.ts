@@ -1,7 +1,7 @@
 import { tenantScope, type Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import { newId, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
+import { egressRefusalOf, newId, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
 import {
   isMcpUpstreamError,
   JSON_RPC,
@@ -360,6 +360,8 @@ export class McpPipeline {
       if (!isMcpUpstreamError(err)) throw err;
       if (err.kind === 'aborted') throw new ClientGone();
       if (err.kind === 'timeout') throw new RpcError(GATEWAY_RPC.UPSTREAM_TIMEOUT, 'The provider did not answer in time', 504, { providerId: provider.id });
+      const refused = egressRefusalOf(err);
+      if (refused) throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, refused.message, 502, { providerId: provider.id, code: refused.code });
       throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider could not be reached', 502, { providerId: provider.id, reason: err.message });
     }
   }

@@ -543,6 +543,28 @@ describe('upstream failures on tools/call', () => {
   });
 });
 
+describe('egress policy', () => {
+  it('never contacts an upstream the policy refuses (public-only and a loopback provider): 502 EGRESS_REFUSED', async () => {
+    const strict = await startGatewayUnderTest({ env: { EGRESS_POLICY: 'public-only' } });
+    try {
+      await strict.catalog.providers.create(strict.admin, { name: 'local', pattern: '*', endpoint: alpha.url, authType: 'bearer', authSecret: 'alpha-secret', priority: 0 });
+      const agent = await strict.catalog.agents.create(strict.admin, { name: 'x', upstreamUrl: 'http://127.0.0.1:9/a' });
+      await strict.catalog.rules.create(strict.admin, { subjectType: 'agent', subjectId: agent.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+      const before = alpha.requests.length;
+      const res = await fetch(`${strict.url}/api/v1/mcp/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent.runtimeToken}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+      });
+      expect(res.status).toBe(502);
+      expect(await res.json()).toMatchObject({ error: { code: -32010, data: { code: 'EGRESS_REFUSED' } } });
+      expect(alpha.requests.length).toBe(before);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
 describe('without the confirmation hub', () => {
   it('refuses calls that need a human with a clear reason', async () => {
     const plain = await startGatewayUnderTest();

@@ -13,8 +13,10 @@ export class McpUpstreamError extends Error {
     readonly status?: number,
     /** The connection error code (ECONNREFUSED, ENOTFOUND, …), for `unreachable` failures. */
     readonly connectCode?: string,
+    /** The underlying error (e.g. the egress policy's refusal), for callers that tell causes apart. */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'McpUpstreamError';
   }
 }

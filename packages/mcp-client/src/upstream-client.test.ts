@@ -169,3 +169,13 @@ describe('McpUpstreamClient failures', () => {
     expect(response).toMatchObject({ error: { code: -32601 } });
   });
 });
+
+describe('McpUpstreamClient with an injected dispatcher', () => {
+  it('keeps the connect failure as the cause (e.g. an egress refusal)', async () => {
+    const { createEgressDispatcher, egressRefusalOf } = await import('@agentgw/core');
+    const client = newClient({ dispatcher: createEgressDispatcher({ mode: 'public-only', allowCidrs: [], allowHosts: new Set() }) });
+    const err = await client.request({ endpoint: 'http://127.0.0.1:9/mcp' }, 'tools/list', {}).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'unreachable' });
+    expect(egressRefusalOf(err)?.code).toBe('EGRESS_REFUSED');
+  });
+});

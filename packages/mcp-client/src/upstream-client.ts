@@ -391,7 +391,7 @@ export class McpUpstreamClient {
     } catch (err) {
       if (signal.aborted) throw err;
       const code = connectCode(err);
-      throw new McpUpstreamError('unreachable', `could not reach the upstream (${code})`, undefined, code);
+      throw new McpUpstreamError('unreachable', `could not reach the upstream (${code})`, undefined, code, err);
     }
     const sessionHeader = res.headers['mcp-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : (session.sessionId ?? null);
