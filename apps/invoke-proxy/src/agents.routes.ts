@@ -1,4 +1,4 @@
-import { flexibleAuth } from '@agentgw/auth';
+import { flexibleAuth, tenantScope } from '@agentgw/auth';
 import type { AgentRecord } from '@agentgw/catalog';
 import { parseJson } from '@agentgw/core';
 import {
@@ -87,7 +87,7 @@ const invokeRoute = createRoute({
       description: 'The upstream answered 2xx (wrapped), or its event stream',
       content: { 'application/json': { schema: InvokeEnvelope }, 'text/event-stream': { schema: z.string() } },
     },
-    ...errorResponses(400, 401, 403, 404, 413, 502, 503, 504),
+    ...errorResponses(400, 401, 403, 404, 413, 429, 502, 503, 504),
   },
 });
 
@@ -122,6 +122,8 @@ export function agentInvokeRoutes(deps: InvokeDeps, options: { maxRequestBytes: 
   app.openapi(invokeRoute, async (c) => {
     const { requestId } = c.var;
     const agent = await agents.getFor(c.var.principal, c.req.valid('param').agentId);
+    // Counted against the agent and the caller's tenant (an admin acting globally: the agent's).
+    await deps.quota.take({ agentId: agent.id, tenant: tenantScope(c.var.principal) ?? agent.tenantId });
     await parseJson(c, invokeBody);
     const answer = await invokeAgent(deps, {
       principal: c.var.principal,

@@ -1,6 +1,6 @@
 import type { AuthService, Principal } from '@agentgw/auth';
 import type { AgentCatalog, AgentRecord } from '@agentgw/catalog';
-import { UnauthorizedError, type Logger } from '@agentgw/core';
+import { UnauthorizedError, type CallQuota, type Logger } from '@agentgw/core';
 import type { CredentialResolver } from '@agentgw/credentials';
 import { resolveRequiredCredentials } from './required-credentials.js';
 import type { UpstreamAnswer, UpstreamClient } from './upstream-client.js';
@@ -13,6 +13,8 @@ export interface InvokeDeps {
   credentials: CredentialResolver;
   upstream: UpstreamClient;
   logger: Logger;
+  /** Per-agent and per-tenant invoke quotas (shared with MCP calls). */
+  quota: CallQuota;
 }
 
 export interface InvokeRequest {

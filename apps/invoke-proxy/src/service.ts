@@ -1,5 +1,5 @@
 import { createCatalog } from '@agentgw/catalog';
-import { egressPolicyFromConfig } from '@agentgw/core';
+import { CallQuota, callQuotaLimitsFrom, egressPolicyFromConfig } from '@agentgw/core';
 import { createVault, directCredentialResolver, httpCredentialResolver, type CredentialResolver } from '@agentgw/credentials';
 import { DEFAULT_MAX_BODY_BYTES, defineService, openApiApp, type ServiceDefinition, type ServiceDeps } from '@agentgw/service-kit';
 import { agentInvokeRoutes } from './agents.routes.js';
@@ -51,7 +51,14 @@ export function createInvokeProxyService(options: InvokeProxyOptions = {}): Serv
       const routes = openApiApp().route(
         '/api/v1/agents',
         agentInvokeRoutes(
-          { agents: catalog.agents, upstream, auth: deps.auth, credentials, logger: deps.logger },
+          {
+            agents: catalog.agents,
+            upstream,
+            auth: deps.auth,
+            credentials,
+            logger: deps.logger,
+            quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(deps.config)),
+          },
           { maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_BODY_BYTES },
         ),
       );

@@ -1,6 +1,6 @@
-import { flexibleAuth, type AuthService, type Principal } from '@agentgw/auth';
+import { flexibleAuth, tenantScope, type AuthService, type Principal } from '@agentgw/auth';
 import type { Catalog } from '@agentgw/catalog';
-import type { Clock, EventBus, Logger, Unsubscribe } from '@agentgw/core';
+import { RateLimitedError, type CallQuota, type Clock, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
 import {
   BATCH_PROTOCOL_VERSION,
   DEFAULT_ASSUMED_VERSION,
@@ -34,6 +34,7 @@ import { sessionBelongsTo, type SessionClaims, type SessionIdCodec } from './ses
 import type { SessionStore } from './session-store.js';
 import { upstreamTarget } from './upstream-targets.js';
 
+/** What the MCP transport needs beside the pipeline: auth, sessions, Origin policy, the bus for server streams. */
 export interface McpRoutesDeps {
   auth: AuthService;
   catalog: Catalog;
@@ -47,6 +48,8 @@ export interface McpRoutesDeps {
   logger: Logger;
   /** Open server streams (GET), ended on shutdown. */
   streams: Set<() => void>;
+  /** Per-agent and per-tenant call quotas (shared with invoke). */
+  quota: CallQuota;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -99,6 +102,17 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     const upstreams = await deps.sessions.get(claims.sid);
     if (upstreams === null) return notFound;
     return { session: { claims, upstreams } };
+  }
+
+  /** The refusal when `count` more calls would exceed the principal's quotas, else null. */
+  async function overQuota(principal: Principal, count: number): Promise<RateLimitedError | null> {
+    try {
+      for (let i = 0; i < count; i++) await deps.quota.take({ agentId: principal.agentId, tenant: tenantScope(principal) });
+      return null;
+    } catch (err) {
+      if (err instanceof RateLimitedError) return err;
+      throw err;
+    }
   }
 
   async function post(c: Context): Promise<Response> {
@@ -172,6 +186,15 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     const requests = items.filter((i): i is Extract<Incoming, { kind: 'request' }> => i.kind === 'request');
     const invalid = items.filter((i): i is Extract<Incoming, { kind: 'invalid' }> => i.kind === 'invalid');
     if (requests.length === 0 && invalid.length === 0) return new Response(null, { status: 202, headers: sessionHeaders });
+
+    // Every request counts against the agent's and the tenant's quotas; past either, the POST is
+    // refused as a whole: HTTP 429, Retry-After, and a JSON-RPC error carrying the error body.
+    const limited = await overQuota(principal, requests.length);
+    if (limited) {
+      const id = batch ? null : (requests[0]?.message.id ?? null);
+      const data = { ...limited.toBody(), retryAfter: limited.retryAfterSeconds };
+      return json(c, { body: rpcError(id, GATEWAY_RPC.RATE_LIMITED, limited.message, data), status: 429 }, { ...sessionHeaders, 'retry-after': String(limited.retryAfterSeconds) });
+    }
 
     const accept = c.req.header('accept') ?? '';
     const wantsSse = accept.includes('text/event-stream');

@@ -1,4 +1,4 @@
-import { isAppError } from '@agentgw/core';
+import { isAppError, type Logger } from '@agentgw/core';
 import { JSON_RPC, type JsonRpcErrorObject } from '@agentgw/mcp-client';
 
 /** JSON-RPC error codes of the gateway's own (server-defined range), with the HTTP status each answers with. */
@@ -15,6 +15,8 @@ export const GATEWAY_RPC = {
   UPSTREAM_TIMEOUT: -32011,
   /** The resource named is not offered by any reachable provider (MCP's resource-not-found). */
   RESOURCE_NOT_FOUND: -32002,
+  /** The agent's or tenant's call quota is spent (HTTP 429 with Retry-After; `data.retryAfter` in seconds). */
+  RATE_LIMITED: -32029,
 } as const;
 
 /** A JSON-RPC error with the HTTP status its single-message JSON answer carries. */
@@ -36,17 +38,19 @@ export class RpcError extends Error {
 /** The caller went away: there is nobody to answer. */
 export class ClientGone extends Error {}
 
+/** -32602: the request's params do not fit the method. */
 export const invalidParams = (message: string) => new RpcError(JSON_RPC.INVALID_PARAMS, message);
 
 /**
- * Any thrown value as a JSON-RPC error: our RpcErrors as they are, the services' AppErrors
- * with their status and code (`data.code`), anything else an internal error without detail.
+ * Any thrown value as a JSON-RPC error: our RpcErrors as they are, the services' AppErrors with
+ * their status and code (`data.code`), anything else an internal error without detail (logged).
  */
-export function toRpcError(err: unknown): RpcError {
+export function toRpcError(err: unknown, logger: Logger): RpcError {
   if (err instanceof RpcError) return err;
   if (isAppError(err)) {
     const code = err.status === 403 ? GATEWAY_RPC.DENIED : JSON_RPC.SERVER_ERROR;
     return new RpcError(code, err.message, err.status, { code: err.code, ...err.details });
   }
+  logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'MCP request failed');
   return new RpcError(JSON_RPC.INTERNAL_ERROR, 'Internal error', 500);
 }

@@ -1,7 +1,7 @@
 import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
 import { createCatalog, type Catalog } from '@agentgw/catalog';
 import { createConfirmationGate } from '@agentgw/confirmations';
-import { createEgressDispatcher, egressPolicyFromConfig, type ConfirmationGate } from '@agentgw/core';
+import { CallQuota, callQuotaLimitsFrom, createEgressDispatcher, egressPolicyFromConfig, type ConfirmationGate } from '@agentgw/core';
 import { McpUpstreamClient } from '@agentgw/mcp-client';
 import { defineService, openApiApp, type ServiceDeps, type ServiceRuntime } from '@agentgw/service-kit';
 import { Redis } from 'ioredis';
@@ -26,6 +26,7 @@ export const refusingConfirmationGate: ConfirmationGate = {
   redeem: async () => false,
 };
 
+/** Collaborators a host may supply (tests, the all-in-one); each defaults to this service's own. */
 export interface McpGatewayOptions {
   /** The confirmation hub's gate (default: refuses, see NO_CONFIRMATION_HUB). */
   confirmationGate?: ConfirmationGate;
@@ -62,7 +63,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
 
   const routes = openApiApp();
   routes.route('/api/v1/mcp/shadowed-tools', shadowedToolsRoutes({ auth: deps.auth, catalog, lists }));
-  routes.route('/', mcpRoutes({ auth: deps.auth, catalog, client, pipeline, sessions, codec: new SessionIdCodec(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS), origins: createOriginPolicy(config), bus, clock, logger, streams }));
+  routes.route('/', mcpRoutes({ auth: deps.auth, catalog, client, pipeline, sessions, codec: new SessionIdCodec(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS), origins: createOriginPolicy(config), bus, clock, logger, streams, quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(config)) }));
   documentMcpEndpoints(routes);
   routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger }) }));
 
