@@ -316,6 +316,21 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     expect(JSON.stringify(answer.message)).toContain('deleted');
     expect(fixture.calls.map((c) => c.tool)).toContain('delete_record');
     await expect.poll(() => card.count()).toBe(0);
+
+    // A second held call, rejected from the page with a reason: the agent gets an error, the tool never runs.
+    const before = fixture.calls.length;
+    const rejected = mcp.callTool('delete_record', { id: 'rec-43' });
+    const second = page.getByRole('listitem').filter({ hasText: 'rec-43' });
+    await second.waitFor({ timeout: 30_000 });
+    await second.getByLabel('Reason (sent with a rejection)').fill('not this one');
+    await second.getByRole('button', { name: 'Reject delete_record' }).click();
+    const refusal = await rejected;
+    expect(JSON.stringify(refusal.message)).toMatch(/error|isError/);
+    expect(fixture.calls.length).toBe(before);
+    await page.getByLabel('Status').selectOption('rejected');
+    await page.getByRole('cell', { name: 'not this one' }).waitFor();
+    await page.getByRole('cell', { name: 'you', exact: true }).waitFor();
+    await screenshot(page, 'confirmations-history-rejected');
   });
 
   it('shows the audit row with the exact total and the stats chart', async (ctx) => {

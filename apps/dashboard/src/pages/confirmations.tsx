@@ -4,7 +4,7 @@ import { useLiveConfirmations } from '../confirmations-context.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
-import { useSession } from '../session.js';
+import { useSession, useUser } from '../session.js';
 import { CONFIRMATION_STATUSES } from '../types.js';
 import { useAgentNames } from '../use-agent-names.js';
 import { useAction, useResource } from '../use-resource.js';
@@ -122,6 +122,7 @@ function ConfirmationCard({ confirmation: c, agentName }: { confirmation: Pendin
 }
 
 function History() {
+  const me = useUser();
   const [status, setStatus] = useState('confirmed');
   const list = useResource<{ data?: unknown[]; confirmations?: unknown[] }>(`/confirmation/list?status=${status}`);
   const rows = (list.data?.data ?? list.data?.confirmations ?? []).map(toConfirmation).filter((c): c is PendingConfirmation => c !== null);
@@ -161,7 +162,7 @@ function History() {
                   <td data-label="Status">{c.status}</td>
                   <td data-label="When">{c.timestamp ? new Date(c.timestamp).toLocaleString() : '—'}</td>
                   <td data-label="Decided by" className="mono small">
-                    {c.decidedBy ?? '—'}
+                    {c.decidedBy === me.id ? 'you' : (c.decidedBy ?? '—')}
                   </td>
                   <td data-label="Reason">{c.reason ?? '—'}</td>
                 </tr>
