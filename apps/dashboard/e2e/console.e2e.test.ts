@@ -427,5 +427,16 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
     await screenshot(page, 'agent-creator');
     await expectAccessible();
+
+    // An agent creator manages their own agents: create one, then delete it (a second click confirms).
+    await open('/agents', 'Agents');
+    await page.getByLabel('Name', { exact: true }).fill('scratch-agent');
+    await page.getByLabel('Upstream URL').fill('http://127.0.0.1:9/scratch');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    expect(await page.getByTestId('one-time-secret').textContent()).toMatch(/^art_/);
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('button', { name: 'Delete scratch-agent' }).click();
+    await page.getByText('No agents yet.').waitFor();
   });
 });
