@@ -14,7 +14,7 @@ import {
   type UpstreamSession,
 } from '@agentgw/mcp-client';
 import { LIST_METHODS, type ListItem, type ListKind, type ProviderLists } from './provider-lists.js';
-import { ClientGone, GATEWAY_RPC, invalidParams, RpcError } from './rpc-errors.js';
+import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
 import type { SessionClaims } from './session-ids.js';
 import type { SessionStore } from './session-store.js';
 import type { ShadowReport } from './shadowed-tools.js';
@@ -42,6 +42,7 @@ export interface McpRequestContext {
   progressToken: string | number | null;
 }
 
+/** What the pipeline works with: the catalog's cached reads, the upstream client and the side effects (audit, hold, sessions). */
 export interface McpPipelineDeps {
   catalog: Catalog;
   client: McpUpstreamClient;
@@ -58,6 +59,7 @@ export interface McpPipelineDeps {
 /** The `_meta` key a client may carry an approval token in. */
 export const CONFIRMATION_TOKEN_META = 'agentgw/confirmationToken';
 
+/** How the gateway names itself to MCP clients (initialize, 2026-07-28 result `_meta`). */
 export const SERVER_INFO = { name: 'agentgw-mcp-gateway', version: '1.0.0' };
 
 /** What the gateway can do, per endpoint: the unified one merges, the proxy also forwards completion and logging. */
@@ -85,7 +87,7 @@ export class McpPipeline {
     } catch (err) {
       if (err instanceof ClientGone || ctx.signal.aborted) return null;
       if (err instanceof UpstreamAnswer) return { response: { ...err.response, id: request.id }, status: 200 };
-      const rpc = err instanceof RpcError ? err : toRpc(err, this.deps.logger);
+      const rpc = toRpcError(err, this.deps.logger);
       return { response: { jsonrpc: '2.0', id: request.id, error: rpc.toObject() }, status: rpc.status };
     }
   }
@@ -394,16 +396,6 @@ const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
   new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
 
 const stringOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-
-function toRpc(err: unknown, logger: Logger): RpcError {
-  const status = (err as { status?: unknown }).status;
-  if (typeof status === 'number' && status >= 400 && status < 600 && err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return new RpcError(status === 403 ? GATEWAY_RPC.DENIED : JSON_RPC.SERVER_ERROR, err.message, status, typeof code === 'string' ? { code } : undefined);
-  }
-  logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'MCP request failed');
-  return new RpcError(JSON_RPC.INTERNAL_ERROR, 'Internal error', 500);
-}
 
 /** The params sent upstream: the client's own, without the gateway-facing `_meta` keys (the client adds its envelope). */
 export function upstreamParams(params: Result): Result {

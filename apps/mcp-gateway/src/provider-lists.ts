@@ -5,6 +5,7 @@ import type { McpUpstreamClient, UpstreamSession, UpstreamTarget } from '@agentg
 /** The lists an upstream offers that the unified endpoint merges. */
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
 
+/** The upstream method that returns each list. */
 export const LIST_METHODS: Record<ListKind, string> = {
   tools: 'tools/list',
   resources: 'resources/list',
@@ -12,6 +13,7 @@ export const LIST_METHODS: Record<ListKind, string> = {
   prompts: 'prompts/list',
 };
 
+/** One tool, resource, template or prompt as the upstream described it (passed on unchanged). */
 export type ListItem = Record<string, unknown> & { name?: unknown; uri?: unknown; uriTemplate?: unknown };
 
 /** How long a fetched list is served without asking again (events and list_changed drop it sooner). */

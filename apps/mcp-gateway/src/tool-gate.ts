@@ -11,6 +11,7 @@ export type GateAnswer =
   | { auditId: string; decision: 'rejected'; risk: RiskLevel; reason: string }
   | { auditId: string; decision: 'timeout'; risk: RiskLevel; reason: string };
 
+/** The catalog for the decision, the trail for the record, the gate for holds. */
 export interface ToolGateDeps {
   catalog: Catalog;
   audit: AuditTrail;

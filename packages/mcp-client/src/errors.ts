@@ -21,4 +21,5 @@ export class McpUpstreamError extends Error {
   }
 }
 
+/** Type guard for callers mapping upstream failures to HTTP. */
 export const isMcpUpstreamError = (err: unknown): err is McpUpstreamError => err instanceof McpUpstreamError;

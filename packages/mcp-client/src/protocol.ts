@@ -21,6 +21,7 @@ export const BATCH_PROTOCOL_VERSION = '2025-03-26';
 /** The version a session request without `MCP-Protocol-Version` is assumed to speak (Streamable HTTP's rule). */
 export const DEFAULT_ASSUMED_VERSION = '2025-03-26';
 
+/** The 2026-07-28 request `_meta` envelope keys (and the server's identity on results). */
 export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
@@ -42,6 +43,7 @@ export const isModernVersion = (version: string): boolean => version >= MODERN_P
 /** True when the gateway speaks `version`. */
 export const isSupportedVersion = (version: string): boolean => SUPPORTED_PROTOCOL_VERSIONS.includes(version);
 
+/** JSON-RPC 2.0 as MCP uses it (params and results are objects). */
 export type JsonRpcId = string | number;
 
 export interface JsonRpcRequest {

@@ -36,6 +36,7 @@ export interface UpstreamSession {
   sessionId: string | null;
 }
 
+/** Per-call options: cancellation, deadline, the session to continue, streamed notifications. */
 export interface UpstreamCallOptions {
   /** Aborted when the caller goes away: the upstream request is aborted (and cancelled on session protocols). */
   signal?: AbortSignal;
@@ -51,12 +52,14 @@ export interface UpstreamCallOptions {
   clientCapabilities?: Record<string, unknown>;
 }
 
+/** The upstream's answer and the session it was given on. */
 export interface UpstreamCallResult {
   response: JsonRpcResponse;
   /** The session used, which differs from the one passed in when the upstream's had expired and a new one was opened. */
   session: UpstreamSession;
 }
 
+/** How a client identifies itself, connects and bounds what it reads. */
 export interface McpUpstreamClientOptions {
   clientInfo?: { name: string; version: string };
   /** undici dispatcher (e.g. an egress-policy agent). Default: one keep-alive pool per upstream origin. */
@@ -67,6 +70,7 @@ export interface McpUpstreamClientOptions {
   maxResponseBytes?: number;
 }
 
+/** Defaults: a call's deadline and the most bytes read from one answer. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
