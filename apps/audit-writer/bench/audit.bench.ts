@@ -75,7 +75,7 @@ async function writeThroughput(handle: DbHandle): Promise<void> {
       );
     }
     const enqueueS = (performance.now() - enqueueStart) / 1000;
-    line(`enqueue: ${JOBS} audit jobs into BullMQ in ${enqueueS.toFixed(1)} s (${Math.round(JOBS / enqueueS)} jobs/s)`);
+    line(`enqueue: ${JOBS} audit records (grouped by the producer into audit-bulk jobs of up to 500) into BullMQ in ${enqueueS.toFixed(1)} s (${Math.round(JOBS / enqueueS)} records/s)`);
 
     const consumer = createAuditConsumer({
       db: handle.db, queue, clock: systemClock, logger: silentLogger(), batchSize: 1000, batchWaitMs: 20, retentionDays: 0, concurrency: CONCURRENCY,
