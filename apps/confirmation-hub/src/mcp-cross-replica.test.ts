@@ -32,6 +32,8 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   let auth: AuthService;
   let adminToken: string;
   let agentToken: string;
+  let providerId: string;
+  let adminId: string;
   let gateways: [ReplicaProcess, ReplicaProcess];
   let shortDeadlineGateway: ReplicaProcess;
   let hubs: [ReplicaProcess, ReplicaProcess];
@@ -69,6 +71,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     auth = await createAuth({ config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }), db: database.handle.db, bus: new MemoryEventBus() });
     const adminUser = await createUser({ db: database.handle.db }, { email: `admin-${Date.now()}@example.test`, roles: ['admin'] });
     adminToken = await auth.signUserToken(adminUser);
+    adminId = adminUser.id;
     const post = async (path: string, body: unknown) => {
       const res = await fetch(`${admin!.url}/api/v1${path}`, {
         method: 'POST',
@@ -79,6 +82,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
       return (await res.json()) as Json;
     };
     const provider = (await post('/admin/tool-providers', { name: 'bank', pattern: '*', endpoint: upstream.url })).provider;
+    providerId = provider.id;
     const created = await post('/admin/agents', { name: 'careful-bot', upstreamUrl: 'http://127.0.0.1:9/agent', requireConfirmation: true });
     agentToken = created.runtime_token;
     await post('/admin/provider-access', { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'allow' });
@@ -194,6 +198,21 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     do final = (await stream.next(10_000))!.data;
     while (final.id !== 'sse-1');
     expect(final.result.content[0].text).toBe('sent:{"amount":42}');
+  });
+
+  it('the tool gate holds the same way: confirmed through another hub answers confirmed with confirmedBy; a short deadline answers timeout', async () => {
+    const evaluate = (gateway: ReplicaProcess, params: Record<string, unknown>) =>
+      fetch(`${gateway.url}/api/v1/tool-gate/evaluate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ toolName: 'transfer', providerId, params }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Json }));
+    const held = evaluate(gateways[1], { amount: 11 });
+    const pending = await pendingFor(hubs[0], { amount: 11 });
+    expect((await answer(hubs[1], pending.id, 'confirm')).status).toBe(200);
+    expect(await held).toMatchObject({ status: 200, body: { decision: 'confirmed', confirmedBy: adminId, auditId: expect.any(String) } });
+    const timedOut = await evaluate(shortDeadlineGateway, { amount: 12 });
+    expect(timedOut.body).toMatchObject({ decision: 'timeout', reason: expect.stringMatching(/^Request timed out/) });
   });
 
   it('held on gateway 2, rejected through hub A: a JSON-RPC error with HTTP 403', async () => {
