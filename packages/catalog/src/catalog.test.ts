@@ -1,4 +1,4 @@
-import type { Principal } from '@agentgw/auth';
+import { tenantScope, type Principal } from '@agentgw/auth';
 import { AppError } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
@@ -18,7 +18,7 @@ function countingPlugin(counter: { queries: number }): KyselyPlugin {
   };
 }
 
-async function principalOf(deps: TestDeps, roles: ('admin' | 'tenant_admin')[], tenantId: string | null): Promise<Principal> {
+async function principalOf(deps: TestDeps, roles: ('admin' | 'tenant_admin' | 'agent_creator')[], tenantId: string | null): Promise<Principal> {
   const user = await createUser(deps, { email: `${crypto.randomUUID()}@example.test`, roles, tenantId });
   return deps.auth.authenticate(new Headers({ authorization: `Bearer ${await tokenFor(deps, user)}` }), 'jwt');
 }
@@ -131,6 +131,35 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     // Rules of another tenant never decide a call acting in this one.
     expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't2', providerId: github.id })).toBe(false);
     expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't1', providerId: fallback.id })).toBe(false);
+  });
+
+  it('keeps what tenant-less non-admins create in their private scope: hidden from tenants and each other, decided in that scope', async () => {
+    const creator = await principalOf(deps, ['agent_creator'], null);
+    const loner = await principalOf(deps, ['tenant_admin'], null);
+    const member = await principalOf(deps, ['tenant_admin'], 't1');
+    await catalog.start();
+    const { agent } = await catalog.agents.create(creator, { name: 'mine', upstreamUrl: 'http://127.0.0.1:9/' });
+    expect((await catalog.agents.getFor(creator, agent.id)).tenantId).toBe(`private:${creator.userId}`);
+    for (const other of [member, loner]) expect(await refusal(catalog.agents.getFor(other, agent.id))).toEqual({ status: 404, code: 'NOT_FOUND' });
+    expect((await catalog.agents.getFor(admin, agent.id)).id).toBe(agent.id);
+
+    const provider = await catalog.providers.create(loner, { name: 'own', pattern: 'own_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 0, tenantId: null });
+    expect(provider.tenantId).toBe(`private:${loner.userId}`);
+    expect((await catalog.providers.visibleTo(loner)).map((p) => p.id)).toContain(provider.id);
+    for (const other of [member, creator]) {
+      expect((await catalog.providers.visibleTo(other)).map((p) => p.id)).not.toContain(provider.id);
+      expect(await refusal(catalog.providers.getFor(other, provider.id))).toEqual({ status: 404, code: 'NOT_FOUND' });
+    }
+    const global = await catalog.providers.create(admin, { name: 'global', pattern: 'g_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 0 });
+    expect(global.tenantId).toBeNull();
+    expect(await refusal(catalog.providers.update(loner, global.id, { name: 'taken' }))).toEqual({ status: 403, code: 'FORBIDDEN' });
+
+    // The owner's rules for its private agent decide its calls in its scope, and nowhere else.
+    await catalog.rules.replaceForAgent(creator, agent.id, [{ providerId: global.id, action: 'allow', toolPattern: 'g_*' }]);
+    const decide = (tenantId: string | null) => catalog.rules.decide({ agentId: agent.id, userId: creator.userId, tenantId, providerId: global.id, toolName: 'g_read' });
+    expect((await decide(tenantScope(creator))).action).toBe('allow');
+    expect((await decide('t1')).action).toBe('deny');
+    expect((await decide(null)).action).toBe('deny');
   });
 
   it('reads through to the database when not started, and again after stop()', async () => {
