@@ -1,5 +1,4 @@
 export type { ServiceDeps } from './deps.js';
-export { createServiceApp } from './service-app.js';
 export { bodyLimit, defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 export { checkHealth, healthRoute } from './health.js';
 export type { HealthBody, HealthState } from './health.js';

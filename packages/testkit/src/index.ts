@@ -1,4 +1,3 @@
-export { describeHealthOnlyService } from './health-only-service.js';
 export { startMcpServer } from './mcp-server.js';
 export { startMcpV2Server } from './mcp-server-v2.js';
 export type { McpV2FixtureOptions } from './mcp-server-v2.js';
