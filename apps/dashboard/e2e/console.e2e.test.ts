@@ -288,6 +288,27 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await expectAccessible();
   });
 
+  it('manages users (admin): create a tenant admin, grant a role', async () => {
+    await open('/users', 'Users');
+    const form = page.getByRole('form', { name: 'Create a user' });
+    await form.getByLabel('Email').fill('ops@example.com');
+    await form.getByLabel('Password').fill('ops-password-123');
+    await form.getByLabel('Tenant ID (optional)').fill('acme');
+    await form.getByLabel('tenant_admin').check();
+    await form.getByLabel('agent_creator').uncheck();
+    await form.getByRole('button', { name: 'Create user' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'ops@example.com' });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('tenant acme');
+    await row.getByLabel('agent_creator').click();
+    await expect.poll(() => row.getByLabel('agent_creator').isChecked()).toBe(true);
+    const listed = await fetch(`${gateway.url}/api/v1/admin/users`, { headers: { authorization: `Bearer ${jwt}` } });
+    const ops = ((await listed.json()) as { users: Array<{ email: string; roles: string[] }> }).users.find((u) => u.email === 'ops@example.com');
+    expect(ops?.roles.sort()).toEqual(['agent_creator', 'tenant_admin']);
+    await screenshot(page, 'users');
+    await expectAccessible();
+  });
+
   it('shows a held tool call live on the confirmations page and approves it from there', async (ctx) => {
     if (!(await serves('/api/v1/stream/pending')) || !(await serves('/api/v1/confirmation/list'))) {
       console.warn('[dashboard e2e] SKIPPED the live confirmation step: this gateway does not serve /api/v1/stream and /api/v1/confirmation/* yet.');

@@ -13,6 +13,7 @@ import { CredentialsPage } from './pages/credentials.js';
 import { DevicesPage } from './pages/devices.js';
 import { SignInPage } from './pages/sign-in.js';
 import { ToolProvidersPage } from './pages/tool-providers.js';
+import { UsersPage } from './pages/users.js';
 import { Link, navigate, useLocation } from './router.js';
 import { SessionProvider, useSession } from './session.js';
 
@@ -66,6 +67,8 @@ function Page({ path }: { path: string }) {
       return <AuditPageView />;
     case '/devices':
       return <DevicesPage />;
+    case '/users':
+      return <UsersPage />;
     default:
       return (
         <Layout title="Page not found">

@@ -13,6 +13,9 @@ describe('pagesFor', () => {
     expect(pagesFor(user('tenant_admin')).map((p) => p.path)).toContain('/access-rules');
     expect(creator).not.toContain('/access-rules');
     expect(creator).not.toContain('/api-keys');
+    expect(creator).not.toContain('/users');
+    expect(pagesFor(user('tenant_admin')).map((p) => p.path)).not.toContain('/users');
+    expect(admin).toContain('/users');
     expect(creator).toEqual(expect.arrayContaining(['/agents', '/credentials', '/confirmations', '/audit', '/devices']));
   });
 

@@ -24,6 +24,7 @@ export const PAGES: PageEntry[] = [
   { path: '/credential-providers', label: 'Credential providers', roles: null },
   { path: '/api-keys', label: 'API keys', roles: MANAGERS },
   { path: '/devices', label: 'Devices', roles: null },
+  { path: '/users', label: 'Users', roles: ['admin'] },
 ];
 
 export const hasRole = (user: SessionUser, ...roles: Role[]): boolean => user.roles.some((r) => roles.includes(r));
