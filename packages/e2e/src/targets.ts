@@ -1,0 +1,280 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { migrateToLatest, openDatabase } from '@agentgw/db';
+import { freePort, startProcess, waitForHealthy, type ManagedProcess } from '@agentgw/testkit';
+import { sql } from 'kysely';
+import { readRouterConf, runtimeNginxConf, type RouterUpstream } from './nginx-config.js';
+
+/** The repository root: `pnpm gateway` and every service's main.ts are run from here. */
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+export type TargetName = 'all-in-one' | 'distributed';
+
+/** The bootstrap admin every target creates on first boot (ADMIN_EMAIL / ADMIN_PASSWORD). */
+export const ADMIN = { email: 'e2e-admin@example.com', password: 'e2e-admin-password-1' };
+
+/** A running gateway under test, reached only over HTTP at `baseUrl`. */
+export interface GatewayTarget {
+  name: TargetName;
+  baseUrl: string;
+  /** One line per process started: what, where, PID. */
+  describe(): string[];
+  stop(): Promise<void>;
+}
+
+/** Why a target cannot run here, or null when it can. */
+export function unavailable(name: TargetName): string | null {
+  if (name === 'all-in-one') return null;
+  const missing: string[] = [];
+  if (!process.env.TEST_DATABASE_URL) missing.push('TEST_DATABASE_URL');
+  if (!process.env.TEST_REDIS_URL) missing.push('TEST_REDIS_URL');
+  if (!findBinary('nginx')) missing.push('nginx (Debian nginx-light)');
+  if (!findBinary('redis-server')) missing.push('redis-server (a private one is started for the Redis restart)');
+  return missing.length === 0 ? null : `distributed target skipped: ${missing.join(', ')} not available`;
+}
+
+/** Which targets this run covers: E2E_TARGET=all-in-one|distributed picks one, unset runs both. */
+export function selected(name: TargetName): boolean {
+  const wanted = process.env.E2E_TARGET;
+  if (wanted && wanted !== 'all-in-one' && wanted !== 'distributed') throw new Error(`E2E_TARGET must be all-in-one or distributed, not ${wanted}`);
+  return !wanted || wanted === name;
+}
+
+function findBinary(name: string): string | null {
+  for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin', '/sbin']) {
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return null;
+}
+
+const baseEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() });
+
+/** The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`, embedded database. */
+export async function startAllInOne(): Promise<GatewayTarget> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'agentgw-e2e-aio-'));
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const gateway = startProcess({
+    name: 'all-in-one',
+    command: 'pnpm',
+    args: ['--silent', 'gateway', 'start', '--port', String(port), '--data-dir', dataDir],
+    cwd: ROOT,
+    env: { ...baseEnv(), ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, LOG_LEVEL: 'warn', GATEWAY_PUBLIC_URL: baseUrl },
+    detached: true,
+  });
+  try {
+    await waitForHealthy(`${baseUrl}/health`, gateway, 120_000);
+  } catch (error) {
+    await gateway.stop('SIGKILL');
+    throw error;
+  }
+  return {
+    name: 'all-in-one',
+    baseUrl,
+    describe: () => [`all-in-one: pnpm gateway start --port ${port} --data-dir ${dataDir} (pid ${gateway.pid}, embedded database)`],
+    async stop() {
+      await gateway.stop('SIGTERM');
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One service process of the distributed topology; restartable on its own port. */
+export interface ServiceProcess {
+  app: string;
+  port: number;
+  url: string;
+  current(): ManagedProcess;
+  /** SIGKILL (a crash) or SIGTERM (graceful); resolves when it is gone. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same port and waits for /health. */
+  restart(): Promise<void>;
+}
+
+/** A private redis-server (never the machine's shared one), restartable by PID. */
+export interface PrivateRedis {
+  url: string;
+  pid(): number;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface DistributedTarget extends GatewayTarget {
+  name: 'distributed';
+  services: Record<'admin-api' | 'invoke-proxy' | 'vault' | 'audit-writer', ServiceProcess> & {
+    'mcp-gateway': [ServiceProcess, ServiceProcess];
+    'confirmation-hub': [ServiceProcess, ServiceProcess];
+  };
+  redis: PrivateRedis;
+  databaseName: string;
+}
+
+async function startRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let proc: ManagedProcess;
+  const launch = async () => {
+    proc = startProcess({
+      name: 'redis-server',
+      command: findBinary('redis-server')!,
+      args: ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+      cwd: tmpdir(),
+      env: baseEnv(),
+    });
+    const deadline = Date.now() + 10_000;
+    while (!proc.output().includes('Ready to accept connections')) {
+      if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`redis-server did not start:\n${proc.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  await launch();
+  return {
+    url,
+    pid: () => proc.pid,
+    async restart() {
+      await proc.stop('SIGTERM');
+      await launch();
+    },
+    stop: () => proc.stop('SIGTERM'),
+  };
+}
+
+const SERVICE_SECRETS = {
+  JWT_SECRET: `e2e-distributed-jwt-secret-${randomBytes(12).toString('hex')}`,
+  CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+};
+
+/**
+ * The distributed topology: a fresh PostgreSQL database (created, migrated, dropped on stop), a
+ * private Redis, every service its own `main.ts` process (two mcp-gateway and two
+ * confirmation-hub replicas), behind Debian's nginx running a runtime copy of
+ * infra/nginx/nginx.conf.
+ */
+export async function startDistributed(): Promise<DistributedTarget> {
+  const serverUrl = process.env.TEST_DATABASE_URL!;
+  const databaseName = `agentgw_e2e_${randomBytes(6).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const server = await openDatabase({ url: serverUrl });
+    try {
+      await sql.raw(statement).execute(server.db);
+    } finally {
+      await server.close();
+    }
+  };
+  await admin(`create database ${databaseName}`);
+  const dbUrl = new URL(serverUrl);
+  dbUrl.pathname = `/${databaseName}`;
+  const databaseUrl = dbUrl.toString();
+  const started: ServiceProcess[] = [];
+  let redis: PrivateRedis | undefined;
+  let nginx: ManagedProcess | undefined;
+  const dir = await mkdtemp(join(tmpdir(), 'agentgw-e2e-nginx-'));
+  const cleanup = async () => {
+    await nginx?.stop('SIGTERM');
+    await Promise.all(started.map((s) => s.kill('SIGTERM')));
+    await redis?.stop();
+    await admin(`drop database if exists ${databaseName} with (force)`).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    // The migrate command's own code (`pnpm --filter @agentgw/db migrate` runs migrateToLatest).
+    const fresh = await openDatabase({ url: databaseUrl });
+    try {
+      await migrateToLatest(fresh.db);
+    } finally {
+      await fresh.close();
+    }
+    redis = await startRedis();
+    const routerPort = await freePort();
+    const baseUrl = `http://127.0.0.1:${routerPort}`;
+    const common = {
+      ...baseEnv(),
+      ...SERVICE_SECRETS,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redis.url,
+      EGRESS_POLICY: 'allow-private',
+      TRUSTED_PROXIES: '127.0.0.1/32',
+      GATEWAY_PUBLIC_URL: baseUrl,
+    };
+    const service = async (app: string, extra: Record<string, string> = {}): Promise<ServiceProcess> => {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      let proc: ManagedProcess;
+      const launch = async () => {
+        proc = startProcess({
+          name: `${app}:${port}`,
+          command: process.execPath,
+          args: ['--import', 'tsx', `apps/${app}/src/main.ts`],
+          cwd: ROOT,
+          env: { ...common, ...extra, PORT: String(port) },
+        });
+        await waitForHealthy(`${url}/health`, proc, 120_000);
+      };
+      const handle: ServiceProcess = {
+        app,
+        port,
+        url,
+        current: () => proc,
+        kill: (signal = 'SIGKILL') => proc.stop(signal),
+        restart: launch,
+      };
+      started.push(handle);
+      await launch();
+      return handle;
+    };
+    // admin-api first: it runs the bootstrap admin; then the rest two at a time (two cores).
+    const adminApi = await service('admin-api', { ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
+    const [vault, auditWriter] = await Promise.all([service('vault'), service('audit-writer')]);
+    const [invokeProxy, mcp1] = await Promise.all([service('invoke-proxy', { VAULT_URL: vault.url }), service('mcp-gateway')]);
+    const [mcp2, hub1] = await Promise.all([service('mcp-gateway'), service('confirmation-hub')]);
+    const hub2 = await service('confirmation-hub');
+
+    const address = (s: ServiceProcess) => `127.0.0.1:${s.port}`;
+    const upstreams: Record<RouterUpstream, string[]> = {
+      admin_api: [address(adminApi)],
+      invoke_proxy: [address(invokeProxy)],
+      vault: [address(vault)],
+      audit_writer: [address(auditWriter)],
+      mcp_gateway: [address(mcp1), address(mcp2)],
+      confirmation_hub: [address(hub1), address(hub2)],
+    };
+    for (const kind of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(join(dir, `${kind}_temp`));
+    const confPath = join(dir, 'nginx.conf');
+    await writeFile(confPath, runtimeNginxConf(await readRouterConf(), { upstreams, port: routerPort, dir }));
+    const nginxBin = findBinary('nginx')!;
+    execFileSync(nginxBin, ['-t', '-q', '-e', 'stderr', '-p', dir, '-c', confPath], { stdio: 'pipe' });
+    nginx = startProcess({ name: 'nginx', command: nginxBin, args: ['-e', 'stderr', '-p', dir, '-c', confPath, '-g', 'daemon off;'], cwd: dir, env: baseEnv() });
+    await waitForHealthy(`${baseUrl}/health`, nginx, 20_000);
+    const router = nginx;
+    const redisHandle = redis;
+    return {
+      name: 'distributed',
+      baseUrl,
+      databaseName,
+      redis: redisHandle,
+      services: {
+        'admin-api': adminApi,
+        'invoke-proxy': invokeProxy,
+        vault,
+        'audit-writer': auditWriter,
+        'mcp-gateway': [mcp1, mcp2],
+        'confirmation-hub': [hub1, hub2],
+      },
+      describe: () => [
+        `distributed: nginx ${baseUrl} (pid ${router.pid}, runtime copy of infra/nginx/nginx.conf), PostgreSQL database ${databaseName}, private redis ${redisHandle.url} (pid ${redisHandle.pid()})`,
+        ...started.map((s) => `  ${s.app} ${s.url} (pid ${s.current().pid})`),
+      ],
+      stop: cleanup,
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}

@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** A free loopback port (closed again at once), so a process can be restarted on the same port. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface ManagedProcess {
+  name: string;
+  pid: number;
+  child: ChildProcess;
+  /** The last 64 KiB the process printed (stdout and stderr), for failure messages. */
+  output(): string;
+  /** Resolves with the exit code (or signal name) once the process is gone. */
+  exited: Promise<number | string | null>;
+  /** Sends `signal` to the process (its whole group when started detached) and waits for it to go. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface StartProcessOptions {
+  name: string;
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Own process group, so stop() reaches wrappers' children too (e.g. `pnpm … start`). */
+  detached?: boolean;
+}
+
+/**
+ * A long-running child process whose output is kept for diagnostics; the test kills it by its
+ * own PID (or process group), never by name.
+ */
+export function startProcess(options: StartProcessOptions): ManagedProcess {
+  const child = spawn(options.command, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  });
+  if (child.pid === undefined) throw new Error(`${options.name}: could not spawn ${options.command}`);
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-64 * 1024);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const pid = child.pid;
+  return {
+    name: options.name,
+    pid,
+    child,
+    output: () => output,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(options.detached ? -pid : pid, signal);
+        } catch {
+          // already gone
+        }
+      }
+      await exited;
+    },
+  };
+}
+
+/** Polls `url` until it answers 200; fails with the process's output when it exits or time runs out. */
+export async function waitForHealthy(url: string, process_: ManagedProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  void process_.exited.then(() => (exited = true));
+  for (;;) {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(() => null);
+    if (res?.status === 200) return;
+    await res?.body?.cancel();
+    if (exited) throw new Error(`${process_.name} exited before it was healthy:\n${process_.output().slice(-3000)}`);
+    if (Date.now() > deadline) throw new Error(`${process_.name} not healthy within ${timeoutMs} ms:\n${process_.output().slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
