@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useEffect, useRef, type ReactNode } from 'react';
 import { useLiveConfirmations } from '../confirmations-context.js';
 import { pagesFor } from '../navigation.js';
 import { Link, useLocation } from '../router.js';
@@ -10,6 +10,11 @@ export function Layout({ title, children }: { title: string; children: ReactNode
   const { signOut } = useSession();
   const { path } = useLocation();
   const { pending } = useLiveConfirmations();
+  const menu = useRef<HTMLElement>(null);
+  // At phone width the menu scrolls sideways: keep the current page's entry in view.
+  useEffect(() => {
+    menu.current?.querySelector('[aria-current="page"]')?.scrollIntoView?.({ block: 'nearest', inline: 'center' });
+  }, [path]);
 
   return (
     <>
@@ -31,7 +36,7 @@ export function Layout({ title, children }: { title: string; children: ReactNode
           Sign out
         </button>
       </header>
-      <nav className="menu" aria-label="Console">
+      <nav className="menu" aria-label="Console" ref={menu}>
         <ul>
           {pagesFor(user).map((p) => {
             const current = path === p.path || path.startsWith(`${p.path}/`);
