@@ -1,5 +1,227 @@
+import { SseEventReader } from '@agentgw/testkit';
+import { expect, it, vi } from 'vitest';
+import type { Json } from './gateway-api.js';
+import { rawToolsCall } from './mcp-clients.js';
 import type { SuiteContext } from './suite.js';
 import type { DistributedTarget } from './targets.js';
 
-/** The distributed fault runs (filled in below). */
-export function describeFaultRuns(_ctx: () => SuiteContext & { target: DistributedTarget }): void {}
+type FaultContext = SuiteContext & { target: DistributedTarget };
+
+/** How one tool call ended: acknowledged (a tool result), a clean error (any answer or a dropped connection), or hung. */
+interface Outcome {
+  n: string;
+  kind: 'acknowledged' | 'error' | 'hung';
+  detail: string;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function classify(n: string, answer: Awaited<ReturnType<typeof rawToolsCall>>): Outcome {
+  if ('error' in answer) return { n, kind: answer.error === 'timeout' ? 'hung' : 'error', detail: `connection: ${answer.error}` };
+  const body = answer.body as Json;
+  if (answer.status === 200 && body?.result && !body.result.isError) return { n, kind: 'acknowledged', detail: 'result' };
+  return { n, kind: 'error', detail: `HTTP ${answer.status}${body?.error ? ` JSON-RPC ${body.error.code}` : ''}` };
+}
+
+/** Counts of outcome details, e.g. `HTTP 502 ×3, connection: fetch failed ×1`. */
+function tally(outcomes: Outcome[]): string {
+  const counts = new Map<string, number>();
+  for (const o of outcomes.filter((x) => x.kind !== 'acknowledged')) counts.set(o.detail, (counts.get(o.detail) ?? 0) + 1);
+  return [...counts].map(([detail, count]) => `${detail} ×${count}`).join(', ') || 'none';
+}
+
+/**
+ * Calls `tool` through the router with `workers` callers in parallel until `stop()` resolves,
+ * each call with a unique `n` (`<prefix>-<i>`), so audit rows can be matched to calls.
+ */
+function load(ctx: FaultContext, token: string, tool: string, prefix: string, workers: number) {
+  const outcomes: Outcome[] = [];
+  let stopped = false;
+  let next = 0;
+  const url = `${ctx.target.baseUrl}/api/v1/mcp/mcp`;
+  const running = Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (!stopped) {
+        const n = `${prefix}-${next++}`;
+        outcomes.push(classify(n, await rawToolsCall(url, { authorization: `Bearer ${token}` }, tool, { n }, 30_000)));
+      }
+    }),
+  );
+  return {
+    outcomes,
+    async stop() {
+      stopped = true;
+      await running;
+      return outcomes;
+    },
+  };
+}
+
+/** Waits until every acknowledged call has its audit row (matched by `n`), or fails naming the missing ones. */
+async function expectAudited(ctx: FaultContext, agentId: string, acknowledged: Outcome[]): Promise<number> {
+  let rows: Json[] = [];
+  await vi.waitFor(
+    async () => {
+      rows = await ctx.auditRowsOf(agentId);
+      const written = new Set(rows.filter((r) => r.status === 'completed').map((r) => String(r.arguments?.n)));
+      const missing = acknowledged.filter((o) => !written.has(o.n)).map((o) => o.n);
+      expect(missing, `acknowledged calls without a completed audit row (${rows.length} rows)`).toEqual([]);
+    },
+    { timeout: 30_000, interval: 250 },
+  );
+  return rows.length;
+}
+
+/** Every call answered: none may hang. */
+function expectNoneHung(outcomes: Outcome[]): void {
+  expect(outcomes.filter((o) => o.kind === 'hung').map((o) => o.n)).toEqual([]);
+}
+
+/** Ten calls in a row through the router, all answered with a result. */
+async function expectServing(ctx: FaultContext, token: string, prefix: string): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    const outcome = classify(`${prefix}-${i}`, await rawToolsCall(`${ctx.target.baseUrl}/api/v1/mcp/mcp`, { authorization: `Bearer ${token}` }, 'a_echo', { n: `${prefix}-${i}` }));
+    expect(outcome, `call ${i} after the fault`).toMatchObject({ kind: 'acknowledged' });
+  }
+}
+
+/** The distributed fault runs, on the target the spec suite just passed on. */
+export function describeFaultRuns(context: () => FaultContext): void {
+  it('fault: SIGKILL an mcp-gateway replica with calls and holds in flight', async () => {
+    const ctx = context();
+    const { api, adminToken, target } = ctx;
+    const [victim] = target.services['mcp-gateway'];
+    const fast = await ctx.agentOnAlpha('fault-mcp', false);
+    const careful = await ctx.agentOnAlpha('fault-mcp-held', true);
+    const t0 = Date.now();
+    const holds = Array.from({ length: 4 }, (_, i) => `mcpkill-hold-${i}`);
+    const held = holds.map((marker) => rawToolsCall(`${target.baseUrl}/api/v1/mcp/mcp`, { authorization: `Bearer ${careful.token}` }, 'a_transfer', { marker }, 60_000));
+    const pending = await Promise.all(holds.map((marker) => ctx.pendingWith(marker)));
+    const traffic = load(ctx, fast.token, 'a_slow', 'mcpkill', 8);
+    await sleep(600);
+    const pid = victim.current().pid;
+    const killedAt = Date.now() - t0;
+    await victim.kill('SIGKILL');
+    await sleep(1_500);
+    const outcomes = await traffic.stop();
+    for (const p of pending) expect((await api.post(`/api/v1/confirmation/${p.id}/confirm`, { token: adminToken })).status).toBe(200);
+    const holdOutcomes = (await Promise.all(held)).map((answer, i) => classify(holds[i]!, answer));
+    expectNoneHung([...outcomes, ...holdOutcomes]);
+    const acknowledged = outcomes.filter((o) => o.kind === 'acknowledged');
+    expect(acknowledged.length).toBeGreaterThan(0);
+    // Holds on the survivor are released by the confirmation; those on the dead replica failed with their connection.
+    const released = holdOutcomes.filter((o) => o.kind === 'acknowledged');
+    expect(released.length).toBeGreaterThan(0);
+    await expectServing(ctx, fast.token, 'mcpkill-after');
+    const rows = await expectAudited(ctx, fast.id, acknowledged);
+    await victim.restart();
+    expect((await rawToolsCall(`${victim.url}/api/v1/mcp/mcp`, { authorization: `Bearer ${fast.token}` }, 'a_echo', { n: 'restarted' })) as Json).toMatchObject({ status: 200 });
+    ctx.summary.push(
+      `fault mcp-gateway: SIGKILL ${victim.url} (pid ${pid}) at t+${killedAt} ms with ${holds.length} holds and 8 callers in flight; ` +
+        `${outcomes.length} calls: ${acknowledged.length} acknowledged, ${outcomes.length - acknowledged.length} failed cleanly (${tally(outcomes)}), 0 hung; ` +
+        `holds: ${released.length} released with the result after confirm, ${holdOutcomes.length - released.length} failed cleanly (${tally(holdOutcomes)}); ` +
+        `audit: ${acknowledged.length}/${acknowledged.length} acknowledged calls have a completed row (${rows} rows for the agent); survivor served 10/10; replica restarted`,
+    );
+  }, 120_000);
+
+  it('fault: SIGKILL a confirmation-hub replica with holds pending and SSE clients connected', async () => {
+    const ctx = context();
+    const { api, adminToken, target } = ctx;
+    const [victim] = target.services['confirmation-hub'];
+    const careful = await ctx.agentOnAlpha('fault-hub-held', true);
+    const open = () => fetch(`${target.baseUrl}/api/v1/stream`, { headers: { authorization: `Bearer ${adminToken}`, accept: 'text/event-stream' } });
+    const streams = await Promise.all(Array.from({ length: 4 }, async () => new SseEventReader(await open())));
+    for (const s of streams) await s.nextOf('connected');
+    const t0 = Date.now();
+    const holds = Array.from({ length: 4 }, (_, i) => `hubkill-hold-${i}`);
+    const held = holds.map((marker) => rawToolsCall(`${target.baseUrl}/api/v1/mcp/mcp`, { authorization: `Bearer ${careful.token}` }, 'a_transfer', { marker }, 60_000));
+    const pending = await Promise.all(holds.map((marker) => ctx.pendingWith(marker)));
+    const pid = victim.current().pid;
+    const killedAt = Date.now() - t0;
+    await victim.kill('SIGKILL');
+    for (const p of pending) expect((await api.post(`/api/v1/confirmation/${p.id}/confirm`, { token: adminToken })).status).toBe(200);
+    const holdOutcomes = (await Promise.all(held)).map((answer, i) => classify(holds[i]!, answer));
+    expectNoneHung(holdOutcomes);
+    expect(holdOutcomes.map((o) => o.kind)).toEqual(holds.map(() => 'acknowledged'));
+    // Streams on the survivor carry the decisions; those on the dead hub ended (a client reconnects).
+    const last = pending.at(-1)!.id;
+    const fates = await Promise.all(
+      streams.map((s) =>
+        s.nextOf('CONFIRMATION_RESOLVED', 10_000, (d) => (d as Json).id === last).then(
+          () => 'alive',
+          () => 'ended',
+        ),
+      ),
+    );
+    await Promise.all(streams.map((s) => s.close()));
+    expect(fates).toContain('alive');
+    const again = new SseEventReader(await open());
+    await again.nextOf('connected');
+    await again.close();
+    await victim.restart();
+    expect((await fetch(`${victim.url}/health`)).status).toBe(200);
+    ctx.summary.push(
+      `fault confirmation-hub: SIGKILL ${victim.url} (pid ${pid}) at t+${killedAt} ms with ${holds.length} holds pending and ${streams.length} SSE clients; ` +
+        `confirmed through the survivor: ${holdOutcomes.filter((o) => o.kind === 'acknowledged').length}/${holds.length} held calls returned the tool result, 0 hung; ` +
+        `SSE: ${fates.filter((f) => f === 'alive').length} streams on the survivor got CONFIRMATION_RESOLVED, ${fates.filter((f) => f === 'ended').length} on the dead hub ended, a reconnect got 'connected'; replica restarted`,
+    );
+  }, 120_000);
+
+  it('fault: restart Redis (a private redis-server) with calls flowing and a call held', async () => {
+    const ctx = context();
+    const { api, adminToken, target } = ctx;
+    const fast = await ctx.agentOnAlpha('fault-redis', false);
+    const careful = await ctx.agentOnAlpha('fault-redis-held', true);
+    const t0 = Date.now();
+    const held = rawToolsCall(`${target.baseUrl}/api/v1/mcp/mcp`, { authorization: `Bearer ${careful.token}` }, 'a_transfer', { marker: 'redis-hold' }, 60_000);
+    const pending = await ctx.pendingWith('redis-hold');
+    const traffic = load(ctx, fast.token, 'a_echo', 'redis', 4);
+    await sleep(500);
+    const oldPid = target.redis.pid();
+    const restartAt = Date.now() - t0;
+    await target.redis.restart();
+    const downMs = Date.now() - t0 - restartAt;
+    await sleep(3_000);
+    const outcomes = await traffic.stop();
+    // The decision travels over Redis pub/sub: it either releases the hold or the hold fails cleanly.
+    const decided = await api.post(`/api/v1/confirmation/${pending.id}/confirm`, { token: adminToken });
+    const holdOutcome = classify('redis-hold', await held);
+    expectNoneHung([...outcomes, holdOutcome]);
+    const acknowledged = outcomes.filter((o) => o.kind === 'acknowledged');
+    await vi.waitFor(() => expectServing(ctx, fast.token, 'redis-after'), { timeout: 20_000, interval: 500 });
+    const rows = await expectAudited(ctx, fast.id, acknowledged);
+    ctx.summary.push(
+      `fault redis: restarted ${target.redis.url} (pid ${oldPid} → ${target.redis.pid()}, no persistence) at t+${restartAt} ms, down ${downMs} ms, 4 callers flowing; ` +
+        `${outcomes.length} calls: ${acknowledged.length} acknowledged, ${outcomes.length - acknowledged.length} failed cleanly (${tally(outcomes)}), 0 hung; ` +
+        `held call: confirm answered ${decided.status}, the hold ${holdOutcome.kind === 'acknowledged' ? 'returned the tool result' : `failed cleanly (${holdOutcome.detail})`}; ` +
+        `audit: ${acknowledged.length}/${acknowledged.length} acknowledged calls have a completed row (${rows} rows); serving 10/10 after`,
+    );
+  }, 120_000);
+
+  it('fault: SIGKILL the audit writer with calls flowing, restart it; nothing acknowledged is lost', async () => {
+    const ctx = context();
+    const writer = ctx.target.services['audit-writer'];
+    const fast = await ctx.agentOnAlpha('fault-audit', false);
+    const t0 = Date.now();
+    const traffic = load(ctx, fast.token, 'a_echo', 'audit', 4);
+    await sleep(500);
+    const pid = writer.current().pid;
+    const killedAt = Date.now() - t0;
+    await writer.kill('SIGKILL');
+    await sleep(1_500);
+    const restartAt = Date.now() - t0;
+    await writer.restart();
+    await sleep(1_000);
+    const outcomes = await traffic.stop();
+    expectNoneHung(outcomes);
+    const acknowledged = outcomes.filter((o) => o.kind === 'acknowledged');
+    // Calls do not depend on the writer: every one is acknowledged.
+    expect(acknowledged).toHaveLength(outcomes.length);
+    const rows = await expectAudited(ctx, fast.id, acknowledged);
+    expect(rows).toBe(acknowledged.length);
+    ctx.summary.push(
+      `fault audit-writer: SIGKILL (pid ${pid}) at t+${killedAt} ms, restarted at t+${restartAt} ms (pid ${writer.current().pid}), 4 callers flowing; ` +
+        `${outcomes.length} calls, ${acknowledged.length} acknowledged; audit: exactly ${rows} rows, every acknowledged call once`,
+    );
+  }, 120_000);
+}

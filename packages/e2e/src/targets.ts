@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -245,6 +245,8 @@ export async function startDistributed(): Promise<DistributedTarget> {
       mcp_gateway: [address(mcp1), address(mcp2)],
       confirmation_hub: [address(hub1), address(hub2)],
     };
+    // Run as root (CI), nginx's workers are `nobody`: they must reach the temp paths inside.
+    await chmod(dir, 0o755);
     for (const kind of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(join(dir, `${kind}_temp`));
     const confPath = join(dir, 'nginx.conf');
     await writeFile(confPath, runtimeNginxConf(await readRouterConf(), { upstreams, port: routerPort, dir }));
