@@ -261,14 +261,16 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it('lists tools through the egress policy: under public-only a loopback upstream is never contacted', async () => {
+  it('lists tools through the egress policy: under public-only a loopback upstream is never contacted (403 EGRESS_REFUSED)', async () => {
     const app = openApiApp();
     app.onError(errorHandler());
     app.route(BASE, toolProvidersRoutes({ ...deps, config: { ...deps.config, EGRESS_POLICY: 'public-only' } }));
     const provider = (await create(admin, { name: 'loopback', pattern: 'l_*', endpoint: mcp.url, authType: 'bearer', authSecret: 'upstream-bearer-secret' })).body.provider;
     const before = mcp.requests.length;
     const res = await testClient(app)('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
-    expect(res.status).not.toBe(200);
+    // A refusal is the caller's 403 with the one error body (issue 11), not a 502 upstream failure.
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ code: 'EGRESS_REFUSED', message: expect.stringMatching(/egress policy/) });
     expect(res.body.tools).toBeUndefined();
     expect(mcp.requests.length).toBe(before);
   });

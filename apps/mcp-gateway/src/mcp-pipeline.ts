@@ -1,7 +1,7 @@
 import { tenantScope, type Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import { egressRefusalOf, newId, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
+import { egressRefusalOf, newId, type EgressRefusedError, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
 import {
   isMcpUpstreamError,
   JSON_RPC,
@@ -199,6 +199,7 @@ export class McpPipeline {
   /** One provider's tools for the proxy: its whole list, denied tools removed. */
   private async providerTools(ctx: McpRequestContext, provider: ProviderRecord): Promise<ListItem[]> {
     const list = await this.deps.lists.get(provider, this.listTarget(provider), 'tools');
+    if (list.refusal) throw egressRefused(list.refusal, provider.id);
     if (list.items === null) throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools', 502, { reason: list.failure });
     const tools: ListItem[] = [];
     for (const tool of list.items) {
@@ -363,7 +364,7 @@ export class McpPipeline {
       if (err.kind === 'aborted') throw new ClientGone();
       if (err.kind === 'timeout') throw new RpcError(GATEWAY_RPC.UPSTREAM_TIMEOUT, 'The provider did not answer in time', 504, { providerId: provider.id });
       const refused = egressRefusalOf(err);
-      if (refused) throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, refused.message, 502, { providerId: provider.id, code: refused.code });
+      if (refused) throw egressRefused(refused, provider.id);
       throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider could not be reached', 502, { providerId: provider.id, reason: err.message });
     }
   }
@@ -391,6 +392,10 @@ class UpstreamAnswer extends Error {
     super(response.error.message);
   }
 }
+
+/** The egress policy refused the provider's address: a refusal (403, never contacted), not an upstream failure. */
+const egressRefused = (refused: EgressRefusedError, providerId: string) =>
+  new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });
 
 const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
   new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });

@@ -544,10 +544,10 @@ describe('upstream failures on tools/call', () => {
 });
 
 describe('egress policy', () => {
-  it('never contacts an upstream the policy refuses (public-only and a loopback provider): 502 EGRESS_REFUSED', async () => {
+  it('never contacts an upstream the policy refuses (public-only and a loopback provider): 403 EGRESS_REFUSED on the unified endpoint and the proxy', async () => {
     const strict = await startGatewayUnderTest({ env: { EGRESS_POLICY: 'public-only' } });
     try {
-      await strict.catalog.providers.create(strict.admin, { name: 'local', pattern: '*', endpoint: alpha.url, authType: 'bearer', authSecret: 'alpha-secret', priority: 0 });
+      const local = await strict.catalog.providers.create(strict.admin, { name: 'local', pattern: '*', endpoint: alpha.url, authType: 'bearer', authSecret: 'alpha-secret', priority: 0 });
       const agent = await strict.catalog.agents.create(strict.admin, { name: 'x', upstreamUrl: 'http://127.0.0.1:9/a' });
       await strict.catalog.rules.create(strict.admin, { subjectType: 'agent', subjectId: agent.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
       const before = alpha.requests.length;
@@ -556,8 +556,18 @@ describe('egress policy', () => {
         headers: { authorization: `Bearer ${agent.runtimeToken}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
       });
-      expect(res.status).toBe(502);
-      expect(await res.json()).toMatchObject({ error: { code: -32010, data: { code: 'EGRESS_REFUSED' } } });
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ error: { code: -32003, data: { code: 'EGRESS_REFUSED', reason: 'private-address' } } });
+      // The proxy's tools/list and any forwarded method are refused the same way.
+      for (const method of ['tools/list', 'prompts/list']) {
+        const proxied = await fetch(`${strict.url}/api/v1/mcp-proxy/${local.id}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${agent.runtimeToken}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method, params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+        });
+        expect(proxied.status).toBe(403);
+        expect(await proxied.json()).toMatchObject({ error: { code: -32003, data: { code: 'EGRESS_REFUSED' } } });
+      }
       expect(alpha.requests.length).toBe(before);
     } finally {
       await strict.close();

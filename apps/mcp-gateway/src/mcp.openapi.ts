@@ -58,7 +58,7 @@ export function documentMcpEndpoints(app: OpenAPIHono): void {
         202: { description: 'Notifications and client responses accepted' },
         400: error('Parse error, invalid request, unsupported version, missing session'),
         401: error('No or bad credentials'),
-        403: error('Denied by policy, provider access, kill switch, confirmation rejected, or a foreign Origin'),
+        403: error('Denied by policy, provider access, kill switch, confirmation rejected, the egress policy (EGRESS_REFUSED), or a foreign Origin'),
         404: error('Unknown or ended session; unknown provider (proxy)'),
         502: error('The upstream could not be reached'),
         504: error('The upstream did not answer in time'),

@@ -1,5 +1,5 @@
 import type { ProviderRecord } from '@agentgw/catalog';
-import type { Clock, EventBus, Logger, Unsubscribe } from '@agentgw/core';
+import { egressRefusalOf, type Clock, type EgressRefusedError, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
 import type { McpUpstreamClient, UpstreamSession, UpstreamTarget } from '@agentgw/mcp-client';
 
 /** The lists an upstream offers that the unified endpoint merges. */
@@ -25,6 +25,8 @@ interface Entry {
   at: number;
   items: ListItem[] | null;
   failure: string | null;
+  /** Set when the egress policy refused the upstream's address (the proxy answers 403, not 502). */
+  refusal: EgressRefusedError | null;
 }
 
 /**
@@ -85,7 +87,7 @@ export class ProviderLists {
   }
 
   /** The provider's list, or a failure reason; never throws and never waits longer than the deadline. */
-  async get(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<{ items: ListItem[] | null; failure: string | null }> {
+  async get(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<Omit<Entry, 'at'>> {
     const key = `${provider.id}\n${kind}`;
     const now = this.deps.clock.now().getTime();
     const cached = this.entries.get(key);
@@ -106,13 +108,13 @@ export class ProviderLists {
         timeoutMs: this.timeoutMs,
         onNotification: (n) => this.noticed(provider.id, n.method),
       });
-      entry = { at: this.deps.clock.now().getTime(), items, failure: null };
+      entry = { at: this.deps.clock.now().getTime(), items, failure: null, refusal: null };
       this.listen(provider, target, session);
     } catch (err) {
       const reason = err instanceof Error ? err.message : 'unknown failure';
       // Tools are what providers are for; a provider without resources or prompts simply has none.
       if (kind === 'tools') this.deps.logger.warn({ providerId: provider.id, kind, reason }, 'upstream list unavailable');
-      entry = { at: this.deps.clock.now().getTime(), items: kind === 'tools' ? null : [], failure: reason };
+      entry = { at: this.deps.clock.now().getTime(), items: kind === 'tools' ? null : [], failure: reason, refusal: egressRefusalOf(err) ?? null };
     }
     this.entries.set(key, entry);
     return entry;

@@ -5,6 +5,7 @@ import { CallQuota, callQuotaLimitsFrom, createEgressDispatcher, egressPolicyFro
 import { McpUpstreamClient } from '@agentgw/mcp-client';
 import { defineService, openApiApp, type ServiceDeps, type ServiceRuntime } from '@agentgw/service-kit';
 import { Redis } from 'ioredis';
+import { AuditIdSigner } from './audit-ids.js';
 import { documentMcpEndpoints } from './mcp.openapi.js';
 import { mcpRoutes } from './mcp.routes.js';
 import { McpPipeline } from './mcp-pipeline.js';
@@ -65,7 +66,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   routes.route('/api/v1/mcp/shadowed-tools', shadowedToolsRoutes({ auth: deps.auth, catalog, lists }));
   routes.route('/', mcpRoutes({ auth: deps.auth, catalog, client, pipeline, sessions, codec: new SessionIdCodec(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS), origins: createOriginPolicy(config), bus, clock, logger, streams, quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(config)) }));
   documentMcpEndpoints(routes);
-  routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger }) }));
+  routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger, auditIds: new AuditIdSigner(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS) }) }));
 
   return {
     routes,

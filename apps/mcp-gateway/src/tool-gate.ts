@@ -1,7 +1,8 @@
 import { tenantScope, type Principal } from '@agentgw/auth';
 import type { AuditOpenEntry, AuditTrail } from '@agentgw/audit';
 import type { Catalog } from '@agentgw/catalog';
-import { ForbiddenError, newId, type AuditStatus, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
+import type { AuditIdSigner } from './audit-ids.js';
+import { ForbiddenError, NotFoundError, type AuditStatus, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
 
 /** The tool gate's answer: the spec's five decisions, always with the audit id. */
 export type GateAnswer =
@@ -17,6 +18,8 @@ export interface ToolGateDeps {
   audit: AuditTrail;
   gate: ConfirmationGate;
   logger: Logger;
+  /** Audit ids bound to their owner, so only the caller that evaluated may complete the record. */
+  auditIds: AuditIdSigner;
 }
 
 /**
@@ -41,7 +44,7 @@ export class ToolGate {
       requireConfirmation = agent.requireConfirmation;
     }
     const provider = await catalog.providers.getFor(principal, input.providerId);
-    const auditId = newId();
+    const auditId = this.deps.auditIds.issue(principal);
     const entry = {
       id: auditId,
       userId: principal.userId,
@@ -104,7 +107,10 @@ export class ToolGate {
     }
   }
 
-  /** Completes the record of an evaluated call, or creates one for a call that was never evaluated. */
+  /**
+   * Completes the record of an evaluated call (only its owner may: anyone else's id, a forged or
+   * an altered one is a 404 that tells nothing), or creates one for a call that was never evaluated.
+   */
   async audit(
     principal: Principal,
     input: { auditId?: string; toolName?: string; providerId?: string; result?: unknown; durationMs?: number; status?: 'completed' | 'failed'; error?: string },
@@ -112,11 +118,13 @@ export class ToolGate {
     const status: AuditStatus = input.status ?? 'completed';
     const patch = { status, result: input.result, duration: input.durationMs ?? null, ...(input.error !== undefined ? { error: input.error } : {}) };
     if (input.auditId !== undefined) {
+      if (!this.deps.auditIds.ownedBy(input.auditId, principal)) throw new NotFoundError('Audit record');
       await this.deps.audit.update(input.auditId, patch);
       return input.auditId;
     }
     const provider = await this.deps.catalog.providers.getFor(principal, input.providerId!);
     const id = await this.deps.audit.open({
+      id: this.deps.auditIds.issue(principal),
       userId: principal.userId,
       agentId: principal.agentId,
       endUserId: principal.endUserId,

@@ -1,0 +1,198 @@
+import type { Principal } from '@agentgw/auth';
+import { createUser, startMcpServer, tokenFor, type McpFixture } from '@agentgw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+
+// An attacker's view of mcp-gateway: every input hostile, every tenant boundary probed from the
+// other side. Tenant A owns a provider and an agent; tenant B (an agent, a user) and a tenant-less
+// self-registered user try to reach them.
+
+let gw: GatewayUnderTest;
+let upstreamA: McpFixture;
+let upstreamB: McpFixture;
+let a: { provider: string; agent: string; token: string };
+let b: { provider: string; agent: string; token: string };
+let userB: string;
+let loner: string;
+
+const SESSION_VERSION = '2025-11-25';
+const MODERN = '2026-07-28';
+const modernMeta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+async function as(deps: GatewayUnderTest['deps'], token: string): Promise<Principal> {
+  return deps.auth.authenticate(new Headers({ authorization: `Bearer ${token}` }), 'jwt');
+}
+
+beforeAll(async () => {
+  upstreamA = await startMcpServer({ name: 'tenant-a', tools: [{ name: 'a_secret_tool', inputSchema: { password: z.string().optional() }, handler: () => 'tenant A data' }] });
+  upstreamB = await startMcpServer({ name: 'tenant-b', tools: [{ name: 'b_tool', handler: () => 'tenant B data' }] });
+  gw = await startGatewayUnderTest();
+  const adminA = await as(gw.deps, await tokenFor(gw.deps, await createUser(gw.deps, { email: `ta-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 'tenant-a' })));
+  const adminB = await as(gw.deps, await tokenFor(gw.deps, await createUser(gw.deps, { email: `tb-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 'tenant-b' })));
+  const setUp = async (admin: Principal, upstream: McpFixture, prefix: string) => {
+    const provider = await gw.catalog.providers.create(admin, { name: prefix, pattern: `${prefix}_*`, endpoint: upstream.url, authType: 'none', priority: 0 });
+    const { agent, runtimeToken } = await gw.catalog.agents.create(admin, { name: `${prefix}-bot`, upstreamUrl: 'http://127.0.0.1:9/agent' });
+    await gw.catalog.rules.create(admin, { subjectType: 'agent', subjectId: agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+    return { provider: provider.id, agent: agent.id, token: runtimeToken };
+  };
+  a = await setUp(adminA, upstreamA, 'a');
+  b = await setUp(adminB, upstreamB, 'b');
+  userB = await tokenFor(gw.deps, await createUser(gw.deps, { email: `ub-${Date.now()}@example.com`, roles: ['agent_creator', 'tenant_admin'], tenantId: 'tenant-b' }));
+  loner = await tokenFor(gw.deps, await createUser(gw.deps, { email: `loner-${Date.now()}@example.com`, roles: ['agent_creator'] }));
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await upstreamA?.close();
+  await upstreamB?.close();
+});
+
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** One stateless (2026-07-28) JSON-RPC request. */
+async function rpc(headers: Record<string, string>, method: string, params: Record<string, unknown> = {}, path = '/api/v1/mcp/mcp') {
+  const res = await fetch(gw.url + path, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: modernMeta } }),
+  });
+  return { status: res.status, body: (await res.json()) as { result?: { tools?: { name: string }[]; content?: { text: string }[] }; error?: { code: number; message: string; data?: Record<string, unknown> }; code?: string } };
+}
+
+/** A legacy session opened by `headers`; returns its id. */
+async function openSession(headers: Record<string, string>, path = '/api/v1/mcp/mcp'): Promise<string> {
+  const res = await fetch(gw.url + path, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: SESSION_VERSION, capabilities: {}, clientInfo: { name: 'attacker', version: '1' } } }),
+  });
+  expect(res.status).toBe(200);
+  return res.headers.get('mcp-session-id')!;
+}
+
+function inSession(headers: Record<string, string>, sid: string, method = 'tools/list', httpMethod = 'POST', path = '/api/v1/mcp/mcp') {
+  return fetch(gw.url + path, {
+    method: httpMethod,
+    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': SESSION_VERSION },
+    ...(httpMethod === 'POST' ? { body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: {} }) } : {}),
+  });
+}
+
+describe('cross-tenant reach on the MCP endpoints', () => {
+  it("tenant B's agent lists only tenant B's tools and cannot call tenant A's (the upstream never hears of it)", async () => {
+    const list = await rpc(auth(b.token), 'tools/list');
+    expect(list.body.result?.tools?.map((t) => t.name)).toEqual(['b_tool']);
+    const before = upstreamA.requests.length;
+    const call = await rpc(auth(b.token), 'tools/call', { name: 'a_secret_tool', arguments: {} });
+    expect(call.body.error).toMatchObject({ code: -32602, message: 'Unknown tool: a_secret_tool' });
+    expect(upstreamA.requests.length).toBe(before);
+  });
+
+  it('providers=<tenant A id> narrows to nothing rather than widening', async () => {
+    const list = await rpc(auth(b.token), 'tools/list', {}, `/api/v1/mcp/mcp?providers=${a.provider}`);
+    expect(list.body.result?.tools).toEqual([]);
+    const call = await rpc(auth(b.token), 'tools/call', { name: 'a_secret_tool', arguments: {} }, `/api/v1/mcp/mcp?providers=${a.provider}`);
+    expect(call.body.error?.code).toBe(-32602);
+  });
+
+  it("the proxy with tenant A's provider id is a 404 for tenant B's agent, user and a tenant-less user, on every method", async () => {
+    const before = upstreamA.requests.length;
+    for (const token of [b.token, userB, loner]) {
+      for (const method of ['tools/list', 'tools/call', 'prompts/list']) {
+        const res = await rpc(auth(token), method, { name: 'a_secret_tool', arguments: {} }, `/api/v1/mcp-proxy/${a.provider}/mcp`);
+        expect(res.status).toBe(404);
+        expect(res.body.error?.data?.code ?? res.body.code).toBe('NOT_FOUND');
+      }
+    }
+    expect(upstreamA.requests.length).toBe(before);
+  });
+
+  it("a tenant-less self-registered user sees no tenant's tools", async () => {
+    expect((await rpc(auth(loner), 'tools/list')).body.result?.tools).toEqual([]);
+    expect((await rpc(auth(userB), 'tools/list')).body.result?.tools?.map((t) => t.name) ?? []).not.toContain('a_secret_tool');
+  });
+
+  it("tool-gate evaluate with tenant A's providerId is a 404 for tenant B", async () => {
+    for (const token of [b.token, userB, loner]) {
+      const res = await fetch(`${gw.url}/api/v1/tool-gate/evaluate`, {
+        method: 'POST',
+        headers: { ...auth(token), 'content-type': 'application/json' },
+        body: JSON.stringify({ toolName: 'a_secret_tool', providerId: a.provider, params: {} }),
+      });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ code: 'NOT_FOUND' });
+    }
+  });
+});
+
+describe('tool-gate audit ids are bound to their owner', () => {
+  const gatePost = (token: string, path: string, body: unknown) =>
+    fetch(`${gw.url}/api/v1/tool-gate/${path}`, { method: 'POST', headers: { ...auth(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it("another agent, a user of another tenant, a forged or altered id cannot complete tenant A's record (404, learning nothing); the owner can", async () => {
+    const evaluated = (await (await gatePost(a.token, 'evaluate', { toolName: 'a_secret_tool', providerId: a.provider })).json()) as { auditId: string; decision: string };
+    expect(evaluated.decision).toBe('allow');
+    const [uuid, mac] = evaluated.auditId.split('.');
+    const flipped = `${mac![0] === 'A' ? 'B' : 'A'}${mac!.slice(1)}`;
+    const attempts: [string, string][] = [
+      [b.token, evaluated.auditId],
+      [userB, evaluated.auditId],
+      [loner, evaluated.auditId],
+      [a.token, uuid!],
+      [a.token, `${uuid}.${flipped}`],
+      [a.token, `00000000-0000-4000-8000-000000000000.${mac}`],
+    ];
+    for (const [token, auditId] of attempts) {
+      const res = await gatePost(token, 'audit', { auditId, result: { forged: true }, durationMs: 1 });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ code: 'NOT_FOUND', message: 'Audit record not found' });
+    }
+    const own = await gatePost(a.token, 'audit', { auditId: evaluated.auditId, result: { ok: true }, durationMs: 5 });
+    expect(own.status).toBe(200);
+    expect(await own.json()).toEqual({ success: true, auditId: evaluated.auditId });
+    // A record the gate created (no auditId) is bound the same way.
+    const created = (await (await gatePost(a.token, 'audit', { toolName: 'a_secret_tool', providerId: a.provider, result: {} })).json()) as { auditId: string };
+    expect((await gatePost(b.token, 'audit', { auditId: created.auditId, result: {} })).status).toBe(404);
+    expect((await gatePost(a.token, 'audit', { auditId: created.auditId, status: 'failed', error: 'x' })).status).toBe(200);
+  });
+});
+
+describe('MCP sessions are bound to their opener', () => {
+  it("another agent's or user's replay of a session id, a tampered id and DELETE of someone else's session are 404; the owner's session lives on", async () => {
+    const sid = await openSession(auth(a.token));
+    expect((await inSession(auth(a.token), sid)).status).toBe(200);
+    for (const token of [b.token, userB, loner]) {
+      expect((await inSession(auth(token), sid)).status).toBe(404);
+      expect((await inSession(auth(token), sid, undefined, 'GET')).status).toBe(404);
+      expect((await inSession(auth(token), sid, undefined, 'DELETE')).status).toBe(404);
+    }
+    const tampered = `${sid.slice(0, -2)}${sid.endsWith('AA') ? 'BB' : 'AA'}`;
+    expect((await inSession(auth(a.token), tampered)).status).toBe(404);
+    expect((await inSession(auth(a.token), 'x'.repeat(100_000))).status).toBeLessThan(500);
+    // Still the owner's, still alive.
+    expect((await inSession(auth(a.token), sid)).status).toBe(200);
+  });
+
+  it("a unified session cannot be continued on the proxy (or the other way round)", async () => {
+    const sid = await openSession(auth(a.token));
+    expect((await inSession(auth(a.token), sid, 'tools/list', 'POST', `/api/v1/mcp-proxy/${a.provider}/mcp`)).status).toBe(404);
+    const proxied = await openSession(auth(a.token), `/api/v1/mcp-proxy/${a.provider}/mcp`);
+    expect((await inSession(auth(a.token), proxied)).status).toBe(404);
+  });
+
+  it('a session ends for an agent that is disabled (403) or whose token is rotated (401)', async () => {
+    const admin = gw.admin;
+    const { agent, runtimeToken } = await gw.catalog.agents.create(admin, { name: 'rotating', upstreamUrl: 'http://127.0.0.1:9/agent' });
+    await gw.catalog.rules.create(admin, { subjectType: 'agent', subjectId: agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+    const sid = await openSession(auth(runtimeToken));
+    expect((await inSession(auth(runtimeToken), sid)).status).toBe(200);
+    await gw.catalog.agents.setActive(admin, agent.id, false);
+    expect((await inSession(auth(runtimeToken), sid)).status).toBe(403);
+    await gw.catalog.agents.setActive(admin, agent.id, true);
+    const rotated = await gw.catalog.agents.regenerateToken(admin, agent.id);
+    expect((await inSession(auth(runtimeToken), sid)).status).toBe(401);
+    // The new token is the same agent: the session is still its own.
+    expect((await inSession(auth(rotated), sid)).status).toBe(200);
+  });
+});
