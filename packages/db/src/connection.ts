@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
@@ -39,7 +40,7 @@ export async function openDatabase({ url, dataDir }: OpenDatabaseOptions = {}): 
   if (url === undefined) return openFile(resolve(dataDir ?? DEFAULT_DATA_DIR, 'pgdata'));
   if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url);
   if (url.startsWith('file:')) return openFile(filePath(url));
-  if (url === 'memory://') return openPglite(new PGlite(), () => {});
+  if (url === 'memory://') return openPglite(new PGlite(PGLITE_OPTIONS), () => {});
   // The URL itself is left out: it may carry a password.
   throw new Error('DATABASE_URL must start with file:, postgres:// or postgresql://');
 }
@@ -55,6 +56,15 @@ const pgTypes: pg.CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
+/**
+ * The embedded engine's server settings, sized for one gateway process: PostgreSQL's defaults
+ * (128 MB of shared buffers and more) made a reopened database hold ~305 MB resident, these
+ * ~180 MB (docs/benchmarks.md). The gateway's tables are small and its queries point lookups.
+ */
+export const PGLITE_SETTINGS = ['shared_buffers=8MB', 'work_mem=1MB', 'maintenance_work_mem=8MB', 'temp_buffers=1MB', 'wal_buffers=256kB'];
+// Start-up `-c` options (not `postgresqlconf`, which would replace initdb's postgresql.conf and its timezone/locale lines).
+const PGLITE_OPTIONS = { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((s) => ['-c', s])] };
+
 function openPostgres(url: string): DbHandle {
   const pool = new pg.Pool({ connectionString: url, types: pgTypes, connectionTimeoutMillis: 10_000 });
   // An idle client whose server went away emits 'error' on the pool; unheard, it would kill the
@@ -67,11 +77,35 @@ async function openFile(path: string): Promise<DbHandle> {
   mkdirSync(path, { recursive: true });
   const lock = acquireFileLock(join(path, LOCK_FILE), path);
   try {
-    return await openPglite(new PGlite(path), lock.release);
+    if (!existsSync(join(path, 'PG_VERSION'))) await initialiseInWorker(path);
+    return await openPglite(new PGlite(path, PGLITE_OPTIONS), lock.release);
   } catch (err) {
     lock.release();
     throw err;
   }
+}
+
+/**
+ * Creates a fresh data directory (initdb) in a worker thread that then exits: initdb's own
+ * WebAssembly instance holds ~500 MB that the main thread would otherwise keep until some
+ * later garbage collection; the worker's memory goes back when it ends.
+ */
+async function initialiseInWorker(path: string): Promise<void> {
+  const worker = new Worker(
+    // Plain JavaScript that runs as CommonJS or ESM alike (dynamic imports only).
+    `import('node:worker_threads').then(async ({ workerData }) => {
+       const { PGlite } = await import(workerData.pglite);
+       const db = new PGlite(workerData.path, { startParams: workerData.startParams });
+       await db.waitReady;
+       await db.close();
+     });`,
+    { eval: true, workerData: { pglite: import.meta.resolve('@electric-sql/pglite'), path, startParams: PGLITE_OPTIONS.startParams } },
+  );
+  const [code] = await Promise.race([
+    new Promise<[number]>((done) => worker.once('exit', (exitCode: number) => done([exitCode]))),
+    new Promise<never>((_, fail) => worker.once('error', fail)),
+  ]);
+  if (code !== 0) throw new Error(`initialising the embedded database in ${path} failed (worker exit ${code})`);
 }
 
 /** Opens a handle on an existing PGlite instance; `testing.ts` uses it for cloned templates. */
