@@ -77,6 +77,10 @@ export const configSchema = z.object({
   RATE_LIMIT_AGENT: z.coerce.number().int().min(0, 'must be 0 (unlimited) or more').max(10_000_000, 'must be at most 10000000').default(0),
   /** Invoke and MCP calls one tenant (or a tenant-less user's private scope) may make per RATE_LIMIT_WINDOW_MS; 0 (default) is unlimited. */
   RATE_LIMIT_TENANT: z.coerce.number().int().min(0, 'must be 0 (unlimited) or more').max(10_000_000, 'must be at most 10000000').default(0),
+  /** When set, `GET /metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open to whoever reaches the port (never the router). */
+  METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  /** Bound of a graceful shutdown: in-flight calls and streams get this long after SIGTERM, then their connections are cut. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0, 'must be 0 or more').max(600_000, 'must be at most 10 minutes').default(10_000),
   /** The fixed window of RATE_LIMIT_AGENT and RATE_LIMIT_TENANT. */
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1_000, 'must be at least 1000').max(86_400_000, 'must be at most a day').default(60_000),
   ADMIN_EMAIL: optionalString.pipe(z.email('must be an email address').optional()),

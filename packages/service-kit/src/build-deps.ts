@@ -15,6 +15,8 @@ import { openDatabase, type DbHandle } from '@agentgw/db';
 import { Redis } from 'ioredis';
 import type { ServiceDeps } from './deps.js';
 import { inProcessAdapters } from './in-process-adapters.js';
+import { createMetrics } from './metrics.js';
+import { queueDepthReader } from './queue-depth.js';
 
 export interface BuildDepsOptions {
   /** Names the logger and the /health body. */
@@ -61,12 +63,14 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
     let queue: JobQueue;
     let rateLimiter: RateLimiter;
     let pingRedis: (() => Promise<boolean>) | undefined;
+    const metrics = createMetrics();
     if (config.REDIS_URL) {
       // A connection of its own for health probes, so a busy subscriber connection cannot mask an outage.
       const probe = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
       probe.on('error', () => {}); // reported through /health, not as an unhandled error
       closers.push(async () => probe.disconnect());
       pingRedis = async () => (await probe.ping()) === 'PONG';
+      metrics.gauge('agentgw_queue_jobs', 'Jobs in the queue by job name and state (read from Redis at scrape time)', queueDepthReader(probe), ['queue', 'state']);
       bus = new RedisEventBus({ url: config.REDIS_URL, logger });
       closers.push(() => bus.close());
       queue = new BullJobQueue({ url: config.REDIS_URL, logger });
@@ -90,6 +94,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       logger,
       auth,
       pingRedis,
+      metrics,
       close: closeAll,
     };
   } catch (err) {

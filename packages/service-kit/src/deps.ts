@@ -2,6 +2,7 @@ import type { AuthService } from '@agentgw/auth';
 import type { Clock, Config, EventBus, JobQueue, Logger, RateLimiter } from '@agentgw/core';
 import type { Database, DbHandle } from '@agentgw/db';
 import type { Kysely } from 'kysely';
+import type { ServiceMetrics } from './metrics.js';
 
 /**
  * What every service's `createApp(deps)` receives. The all-in-one builds it once with the
@@ -22,4 +23,6 @@ export interface ServiceDeps {
   auth: AuthService;
   /** Set when the bus and queue run on Redis; /health reports Redis as `in-process` otherwise. */
   pingRedis?: () => Promise<boolean>;
+  /** The process's Prometheus registry; services add gauges to it (`metrics.gauge`). The host makes one when absent. */
+  metrics?: ServiceMetrics;
 }

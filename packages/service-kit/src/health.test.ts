@@ -2,7 +2,7 @@ import { openDatabase } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { healthRoute } from './health.js';
-import { createTestDeps, type TestDeps } from './testing.js';
+import { createTestDeps, testHost, type TestDeps } from './testing.js';
 
 describe.each(testBackends())('healthRoute (%s)', (backend) => {
   let deps: TestDeps | undefined;
@@ -36,6 +36,32 @@ describe('healthRoute with an unreachable database', () => {
       expect(await res.json()).toEqual({ status: 'degraded', service: 'admin-api', checks: { database: 'down', redis: 'in-process' } });
     } finally {
       await dbHandle.close();
+    }
+  });
+});
+
+describe('probe routes on the host', () => {
+  it('live answers without checking dependencies; ready turns 503 once draining, and when Redis is down', async () => {
+    const deps = await createTestDeps();
+    try {
+      const host = await testHost([], deps, { name: 'vault' });
+      expect((await host.request('/health/live')).status).toBe(200);
+      const ready = await host.request('/health/ready');
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: 'ok', ready: true, draining: false, checks: { database: 'ok' } });
+
+      const redisDown = await testHost([], { ...deps, pingRedis: async () => false }, { name: 'vault' });
+      expect((await redisDown.request('/health/ready')).status).toBe(503);
+      expect((await redisDown.request('/health/live')).status).toBe(200);
+
+      host.drain();
+      const drained = await host.request('/health/ready');
+      expect(drained.status).toBe(503);
+      expect(await drained.json()).toMatchObject({ ready: false, draining: true, checks: { database: 'ok' } });
+      expect((await host.request('/health')).status).toBe(200); // /health keeps its meaning
+      expect((await host.request('/health/live')).status).toBe(200);
+    } finally {
+      await deps.close();
     }
   });
 });

@@ -26,6 +26,7 @@ async function probe(check: () => Promise<boolean>): Promise<HealthState> {
   }
 }
 
+/** Probes the database and Redis (each bounded), the body of `/health`. */
 export async function checkHealth(service: string, deps: Pick<ServiceDeps, 'dbHandle' | 'pingRedis'>): Promise<HealthBody> {
   const [database, redis] = await Promise.all([
     probe(() => deps.dbHandle.ping()),
@@ -41,4 +42,27 @@ export function healthRoute(service: string, deps: Pick<ServiceDeps, 'dbHandle' 
     const body = await checkHealth(service, deps);
     return c.json(body, body.status === 'ok' ? 200 : 503);
   });
+}
+
+/** What `/health/ready` answers: ready only while the dependencies answer and the process is not draining. */
+export interface ReadinessBody extends HealthBody {
+  ready: boolean;
+  draining: boolean;
+}
+
+/**
+ * Kubernetes probes. `GET /health/live`: the process answers (no dependency is checked, so an
+ * outage of PostgreSQL or Redis never restarts every pod). `GET /health/ready`: 200 while the
+ * database and Redis answer and no shutdown has begun, 503 otherwise, so traffic drains first.
+ */
+export function probeRoutes(service: string, deps: Pick<ServiceDeps, 'dbHandle' | 'pingRedis'>, isDraining: () => boolean): Hono {
+  return new Hono()
+    .get('/health/live', (c) => c.json({ status: 'ok', service }, 200))
+    .get('/health/ready', async (c) => {
+      const draining = isDraining();
+      const health = await checkHealth(service, deps);
+      const ready = !draining && health.status === 'ok';
+      const body: ReadinessBody = { ...health, ready, draining };
+      return c.json(body, ready ? 200 : 503);
+    });
 }

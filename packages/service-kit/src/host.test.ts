@@ -52,11 +52,13 @@ describe('createHost', () => {
   });
   afterAll(() => deps.close());
 
-  it('adds the shell once: one request-id, body-limit, JSON-depth, security layer and one /health', async () => {
+  it('adds the shell once: one tracing, metrics, request-id, body-limit, JSON-depth, security layer, one /health, probes and /metrics', async () => {
     const host = await createHost([big, small], deps, { name: 'both' });
     const all = host.app.routes.filter((r) => r.method === 'ALL' && r.path === '/*');
-    expect(all).toHaveLength(4);
-    expect(host.app.routes.filter((r) => r.path === '/health')).toHaveLength(1);
+    expect(all).toHaveLength(6);
+    for (const path of ['/health', '/health/live', '/health/ready', '/metrics']) {
+      expect(host.app.routes.filter((r) => r.path === path)).toHaveLength(1);
+    }
     const health = await host.app.request('/health');
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok', service: 'both' });

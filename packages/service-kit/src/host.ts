@@ -2,11 +2,13 @@ import { errorHandler, jsonDepthLimit, notFoundHandler, requestId } from '@agent
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 import type { ServiceDeps } from './deps.js';
-import { healthRoute } from './health.js';
+import { healthRoute, probeRoutes } from './health.js';
+import { createMetrics, httpMetrics, metricsRoute, observeUpstreams, type ServiceMetrics } from './metrics.js';
 import { mountOpenApi } from './openapi.js';
 import { openApiApp } from './route-kit.js';
 import { securityHeaders } from './security-headers.js';
 import type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
+import { tracingMiddleware } from './tracing.js';
 
 export interface HostOptions {
   /** Names the process: the `service` of `/health` and the title of the OpenAPI document. */
@@ -23,6 +25,10 @@ export interface Host {
   start(): Promise<void>;
   /** Stops every started runtime at once; each gets `deadlineMs`, and the host waits no longer than that. */
   stop(options: { deadlineMs: number }): Promise<void>;
+  /** Flips `/health/ready` to 503 (draining) so load balancers stop sending before the listener closes. */
+  drain(): void;
+  /** The registry `/metrics` serves (the deps' own when they carry one). */
+  metrics: ServiceMetrics;
 }
 
 /**
@@ -33,6 +39,10 @@ export interface Host {
  */
 export async function createHost(definitions: readonly ServiceDefinition[], deps: ServiceDeps, options: HostOptions): Promise<Host> {
   const app = openApiApp();
+  const metrics = deps.metrics ?? createMetrics();
+  let draining = false;
+  app.use(tracingMiddleware(options.name));
+  app.use(httpMetrics(metrics));
   app.use(requestId());
   app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS }));
   app.use(defaultBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
@@ -40,6 +50,8 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
   app.route('/', healthRoute(options.name, deps));
+  app.route('/', probeRoutes(options.name, deps, () => draining));
+  app.route('/', metricsRoute(metrics, deps.config.METRICS_TOKEN));
 
   const runtimes: { name: string; runtime: ServiceRuntime }[] = [];
   for (const definition of definitions) {
@@ -53,7 +65,11 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
   });
 
   const started: typeof runtimes = [];
+  let stopObserving: (() => void) | undefined;
   const stop = async ({ deadlineMs }: { deadlineMs: number }): Promise<void> => {
+    draining = true;
+    stopObserving?.();
+    stopObserving = undefined;
     const stopping = started.splice(0).map(async ({ name, runtime }) => {
       await runtime.stop?.({ deadlineMs })?.catch((err: unknown) => deps.logger.warn({ err, service: name }, 'service did not stop cleanly'));
     });
@@ -69,7 +85,10 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
 
   return {
     app,
+    metrics,
+    drain: () => void (draining = true),
     async start() {
+      stopObserving ??= observeUpstreams(metrics);
       for (const entry of runtimes) {
         if (started.includes(entry)) continue;
         try {

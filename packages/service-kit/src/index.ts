@@ -1,7 +1,11 @@
 export type { ServiceDeps } from './deps.js';
 export { bodyLimit, defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
-export { checkHealth, healthRoute } from './health.js';
-export type { HealthBody, HealthState } from './health.js';
+export { checkHealth, healthRoute, probeRoutes } from './health.js';
+export type { HealthBody, HealthState, ReadinessBody } from './health.js';
+export { createMetrics, httpMetrics, METRICS_PATH, metricsRoute } from './metrics.js';
+export type { GaugeSample, ServiceMetrics } from './metrics.js';
+export { currentTraceHeaders, initTracing, tracingConfigured, withTraceHeaders } from './tracing.js';
+export type { Tracing, TracingOptions } from './tracing.js';
 export { buildDeps } from './build-deps.js';
 export type { BuildDepsOptions, BuiltDeps } from './build-deps.js';
 export { serve } from './serve.js';

@@ -3,6 +3,7 @@ import { buildDeps, type BuiltDeps } from './build-deps.js';
 import { createHost } from './host.js';
 import { serve } from './serve.js';
 import type { ServiceDefinition } from './service-definition.js';
+import { initTracing } from './tracing.js';
 
 export interface RunServiceOptions {
   /** Runs on the deps before the service starts (admin-api: the bootstrap admin). */
@@ -16,6 +17,7 @@ export interface RunServiceOptions {
  * `stop()`, in-flight requests within the bound, deps closed).
  */
 export async function runService(definition: ServiceDefinition, options: RunServiceOptions = {}): Promise<void> {
+  const tracing = initTracing({ serviceName: definition.name });
   let deps: BuiltDeps;
   try {
     deps = await buildDeps(loadConfig(), { service: definition.name, mode: 'distributed' });
@@ -27,7 +29,19 @@ export async function runService(definition: ServiceDefinition, options: RunServ
     const host = await createHost([definition], deps, { name: definition.name });
     await host.start();
     try {
-      await serve(host.app, { port: deps.config.PORT ?? definition.defaultPort, deps, logger: deps.logger, stopServices: host.stop });
+      await serve(host.app, {
+        port: deps.config.PORT ?? definition.defaultPort,
+        deps: {
+          close: async () => {
+            await deps.close();
+            await tracing.shutdown();
+          },
+        },
+        logger: deps.logger,
+        shutdownTimeoutMs: deps.config.SHUTDOWN_TIMEOUT_MS,
+        onDrain: host.drain,
+        stopServices: host.stop,
+      });
     } catch (err) {
       await host.stop({ deadlineMs: 5_000 });
       throw err;

@@ -1,6 +1,6 @@
 import { serve as nodeServe, type ServerType } from '@hono/node-server';
 import type { Logger } from '@agentgw/core';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ServeOptions {
@@ -16,6 +16,8 @@ export interface ServeOptions {
    * `stop`, which ends open streams and consumers within `deadlineMs` (the shutdown bound).
    */
   stopServices?(options: { deadlineMs: number }): Promise<void>;
+  /** Called first on shutdown, before the listener closes: the host's `drain` (readiness turns 503). */
+  onDrain?(): void;
   /** Install SIGTERM/SIGINT handlers that shut down and exit 0 (default true). */
   handleSignals?: boolean;
 }
@@ -42,9 +44,14 @@ export async function serve(app: { fetch(request: Request): Response | Promise<R
   const shutdown = (): Promise<void> => {
     stopping ??= (async () => {
       logger.info('shutting down');
+      options.onDrain?.();
       const http = server as Server;
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      // Keep-alive connections would outlive the drain: answers from now on close theirs, and
+      // connections that finish an in-flight answer are closed once idle.
+      http.on('request', (_req, res: ServerResponse) => void (res.shouldKeepAlive = false));
       http.closeIdleConnections();
+      const sweep = setInterval(() => http.closeIdleConnections(), 100);
       const deadlineMs = options.shutdownTimeoutMs ?? 10_000;
       const timer = setTimeout(() => {
         logger.warn('in-flight requests did not finish in time; closing their connections');
@@ -52,6 +59,7 @@ export async function serve(app: { fetch(request: Request): Response | Promise<R
       }, deadlineMs);
       await options.stopServices?.({ deadlineMs }).catch((err: unknown) => logger.warn({ err }, 'error while stopping services'));
       await closed;
+      clearInterval(sweep);
       clearTimeout(timer);
       await options.deps.close();
       logger.info('stopped');

@@ -5,6 +5,7 @@ import type { ServiceDeps } from './deps.js';
 import { createHost, type Host, type HostOptions } from './host.js';
 import type { ServiceDefinition } from './service-definition.js';
 import { inProcessAdapters } from './in-process-adapters.js';
+import { createMetrics } from './metrics.js';
 
 /** A fixed, valid configuration for tests; override single variables through `env`. */
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -48,6 +49,7 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
       clock,
       logger,
       auth,
+      metrics: createMetrics(),
       async close() {
         await rateLimiter.close();
         await queue.close();

@@ -1,0 +1,71 @@
+import { spawn } from 'node:child_process';
+import { get } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('./shutdown-fixture.ts', import.meta.url));
+
+/** A GET on a connection of its own (no pool), resolving with the status. */
+function freshConnection(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    }).on('error', reject);
+  });
+}
+
+describe('graceful shutdown of a real process', () => {
+  it('on SIGTERM: refuses new connections, lets the slow request finish, ends the SSE stream, closes deps, exits 0 within the bound', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', SLOW_MS: '800', SHUTDOWN_TIMEOUT_MS: '3000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`fixture did not start:\n${output}`)), 60_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /listening (\d+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(Number(match[1]));
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+    });
+    const base = `http://127.0.0.1:${port}`;
+    expect((await fetch(`${base}/health/ready`)).status).toBe(200);
+
+    const stream = await fetch(`${base}/stream`);
+    const reader = stream.body!.getReader();
+    let events = new TextDecoder().decode((await reader.read()).value);
+    expect(events).toContain('event: hello');
+    const streamEnded = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return events;
+        events += new TextDecoder().decode(value);
+      }
+    })();
+    const slow = fetch(`${base}/slow`).then(async (r) => ({ status: r.status, text: await r.text() }));
+    await new Promise((r) => setTimeout(r, 100)); // the slow request is in flight
+
+    const t0 = Date.now();
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 150));
+    // A new connection is refused; a kept-alive one is either closed already or told not ready.
+    await expect(freshConnection(`${base}/health/live`)).rejects.toThrow(/ECONNREFUSED/);
+    expect([503, 'closed']).toContain(await fetch(`${base}/health/ready`).then((r) => r.status, () => 'closed'));
+
+    expect(await slow).toEqual({ status: 200, text: 'slow done' });
+    expect(await streamEnded).toContain('event: shutdown'); // ended cleanly by the service's stop()
+    expect(await exit).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(output).toContain('deps closed');
+  }, 90_000);
+});
