@@ -10,10 +10,9 @@ const APPS = readdirSync(new URL('./apps', import.meta.url), { withFileTypes: tr
 const HOST_APP = 'gateway';
 
 // No app imports another app (by package name or by a relative path into it): shared code lives in packages/.
-const noCrossAppImports = APPS.filter((app) => app !== HOST_APP).map((app) => ({
-  files: [`apps/${app}/**/*.{ts,tsx,js,mjs,cjs}`],
-  rules: {
-    'no-restricted-imports': [
+/** The rule that keeps `app` from importing another app; apps with a config of their own (the dashboard) add it too. */
+export const crossAppImportRules = (app) => ({
+  'no-restricted-imports': [
       'error',
       {
         patterns: [
@@ -24,7 +23,10 @@ const noCrossAppImports = APPS.filter((app) => app !== HOST_APP).map((app) => ({
         ],
       },
     ],
-  },
+});
+const noCrossAppImports = APPS.filter((app) => app !== HOST_APP).map((app) => ({
+  files: [`apps/${app}/**/*.{ts,tsx,js,mjs,cjs}`],
+  rules: crossAppImportRules(app),
 }));
 
 export default tseslint.config(

@@ -1,12 +1,14 @@
 import jsxA11y from 'eslint-plugin-jsx-a11y';
 import reactHooks from 'eslint-plugin-react-hooks';
-import root from '../../eslint.config.js';
+import root, { crossAppImportRules } from '../../eslint.config.js';
 
 // The repository's rules plus the strict accessibility rules for every component, and the
 // rules of hooks, so `pnpm test` fails on an inaccessible or mis-hooked component.
 export default [
   ...root,
   { ignores: ['e2e/screenshots/**'] },
+  // The root config's file globs are relative to the root, so the no-cross-app rule is added here again.
+  { files: ['**/*.{ts,tsx,js,mjs}'], rules: crossAppImportRules('dashboard') },
   {
     files: ['scripts/**/*.mjs'],
     languageOptions: { globals: { console: 'readonly', URL: 'readonly' } },
