@@ -407,10 +407,10 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       expect(container?.resources?.limits?.memory).toBeDefined();
     });
 
-    it('probes /health for start-up, readiness and liveness on its http port', () => {
-      for (const probe of [container?.startupProbe, container?.readinessProbe, container?.livenessProbe]) {
-        expect(probe?.httpGet).toEqual({ path: '/health', port: 'http' });
-      }
+    it('probes /health/live for start-up and liveness, /health/ready for readiness, on its http port', () => {
+      expect(container?.startupProbe?.httpGet).toEqual({ path: '/health/live', port: 'http' });
+      expect(container?.livenessProbe?.httpGet).toEqual({ path: '/health/live', port: 'http' });
+      expect(container?.readinessProbe?.httpGet).toEqual({ path: '/health/ready', port: 'http' });
       expect(container?.ports?.[0]?.name).toBe('http');
     });
 
