@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EgressRefusedError, egressPolicyFromConfig } from '@agentgw/core';
 import { exportPKCS8, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeGoogle } from './fake-google.js';
@@ -8,6 +11,9 @@ describe('FCM HTTP v1 sender against a loopback fake', () => {
   const account = { email: 'push@proj-1.iam.gserviceaccount.com', project: 'proj-1' };
   let fake: Awaited<ReturnType<typeof startFakeGoogle>>;
   let sender: PushSender;
+  let privateKeyPem: string;
+  // The strictest policy: the fake lives on loopback, reachable only because it is the configured host.
+  const egress = egressPolicyFromConfig({ EGRESS_POLICY: 'public-only' });
   const message = { title: 'Confirmation required', body: 'Approve delete_repo?', data: { confirmationId: 'c-1', attempt: 2, nested: { a: 1 } } };
 
   beforeAll(async () => {
@@ -17,11 +23,11 @@ describe('FCM HTTP v1 sender against a loopback fake', () => {
       type: 'service_account',
       project_id: account.project,
       client_email: account.email,
-      private_key: await exportPKCS8(privateKey),
+      private_key: (privateKeyPem = await exportPKCS8(privateKey)),
       private_key_id: 'key-1',
       token_uri: `${fake.url}/token`,
     });
-    sender = createFcmSender({ serviceAccount, baseUrl: fake.url });
+    sender = createFcmSender({ serviceAccount, baseUrl: fake.url, egress });
   });
   afterAll(async () => {
     await sender.close();
@@ -65,6 +71,34 @@ describe('FCM HTTP v1 sender against a loopback fake', () => {
     expect(await sender.send('device-token-4', message)).toEqual({ ok: true });
     expect(fake.exchanges).toHaveLength(2);
     expect(fake.messages.at(-1)!.authorization).toBe('Bearer ya29.fake-2');
+  });
+
+  it('goes through the egress policy: a redirect from the token endpoint is not followed, a metadata host is refused even when configured', async () => {
+    let followed = 0;
+    const target = createServer((_req, res) => {
+      followed++;
+      res.end('{}');
+    });
+    const redirector = createServer((_req, res) => {
+      res.writeHead(307, { location: `http://127.0.0.1:${(target.address() as AddressInfo).port}/token` });
+      res.end();
+    });
+    await Promise.all([target, redirector].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+    const serviceAccount = (token_uri: string) => ServiceAccount.parse({ project_id: account.project, client_email: account.email, private_key: privateKeyPem, token_uri });
+    const redirected = createFcmSender({ serviceAccount: serviceAccount(`http://127.0.0.1:${(redirector.address() as AddressInfo).port}/token`), baseUrl: fake.url, egress });
+    try {
+      await expect(redirected.send('device-token-9', message)).rejects.toThrow(/token exchange answered 307/);
+      expect(followed).toBe(0);
+    } finally {
+      await redirected.close();
+      for (const s of [target, redirector]) await new Promise<void>((r) => s.close(() => r()));
+    }
+    for (const [baseUrl, tokenUri] of [
+      [fake.url, 'http://169.254.169.254/token'],
+      ['http://metadata.google.internal', `${fake.url}/token`],
+    ] as const) {
+      expect(() => createFcmSender({ serviceAccount: serviceAccount(tokenUri), baseUrl, egress })).toThrow(EgressRefusedError);
+    }
   });
 
   it('refuses a service account without a private key', () => {

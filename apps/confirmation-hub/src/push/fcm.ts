@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '@agentgw/core';
+import { assertUrlEgressAllowed, createEgressDispatcher, egressFetch, systemClock, withAllowedHosts, type Clock, type EgressPolicy } from '@agentgw/core';
 import { importPKCS8, SignJWT } from 'jose';
 import { z } from 'zod';
 import { TransientPushError, type DeliveryResult, type PushMessage, type PushSender } from './push-sender.js';
@@ -20,8 +20,23 @@ export interface FcmOptions {
   serviceAccount: ServiceAccount;
   /** FCM_DEFAULT_URL, or a fake's URL in tests. */
   baseUrl: string;
+  /** The egress policy (EGRESS_POLICY/EGRESS_ALLOW); baseUrl's and token_uri's hosts are allowed on top of it. */
+  egress: EgressPolicy;
   clock?: Clock;
   requestTimeoutMs?: number;
+}
+
+/**
+ * The hosts FCM talks to, which the operator configured (FCM_URL, the key's token_uri): checked
+ * like a stored URL under allow-private (a metadata name or a link-local/metadata literal is
+ * refused even when configured), then allowed by the egress policy as VAULT_URL is.
+ */
+export function fcmHosts(options: Pick<FcmOptions, 'baseUrl' | 'serviceAccount'>): string[] {
+  const strict: EgressPolicy = { mode: 'allow-private', allowCidrs: [], allowHosts: new Set() };
+  return [options.baseUrl, options.serviceAccount.token_uri].map((url) => {
+    assertUrlEgressAllowed(strict, url);
+    return new URL(url).hostname;
+  });
 }
 
 interface FcmErrorBody {
@@ -55,11 +70,15 @@ const stringData = (data: Record<string, unknown>): Record<string, string> =>
  * FCM HTTP v1 with a service account: an RS256 JWT assertion (iss = client_email, aud =
  * token_uri, scope firebase.messaging) exchanged at token_uri for an access token, cached
  * until a minute before it expires; messages POSTed to `/v1/projects/{id}/messages:send`.
+ * Both through the egress policy's dispatcher (see fcmHosts); a redirect is an error, not followed.
  */
 export function createFcmSender(options: FcmOptions): PushSender {
   const clock = options.clock ?? systemClock;
   const timeoutMs = options.requestTimeoutMs ?? 10_000;
   const account = options.serviceAccount;
+  // Through the egress dispatcher: connect-time address checks, no redirects followed.
+  const dispatcher = createEgressDispatcher(withAllowedHosts(options.egress, fcmHosts(options)));
+  const fetch = egressFetch(dispatcher);
   const keyPromise = importPKCS8(account.private_key, 'RS256');
   keyPromise.catch(() => undefined);
   let accessToken: { value: string; expiresAt: number } | undefined;
@@ -128,6 +147,8 @@ export function createFcmSender(options: FcmOptions): PushSender {
       if (res.status === 401) accessToken = undefined;
       throw new TransientPushError(`FCM answered ${res.status}${body.error?.status ? ` ${body.error.status}` : ''}`);
     },
-    async close() {},
+    async close() {
+      await dispatcher.close();
+    },
   };
 }

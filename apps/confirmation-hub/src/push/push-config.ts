@@ -1,4 +1,4 @@
-import { ConfigError, type Clock, type Config } from '@agentgw/core';
+import { ConfigError, EgressRefusedError, egressPolicyFromConfig, type Clock, type Config } from '@agentgw/core';
 import { APNS_PRODUCTION_URL, APNS_SANDBOX_URL, createApnsSender } from './apns.js';
 import { createFcmSender, FCM_DEFAULT_URL, ServiceAccount } from './fcm.js';
 import type { PushSender } from './push-sender.js';
@@ -48,7 +48,13 @@ export function pushSendersFromConfig(config: Config, clock: Clock): PushSender[
     if (!account.success) {
       problems.push({ variable: 'FCM_SERVICE_ACCOUNT', message: 'must be a service-account JSON key (project_id, client_email, private_key)' });
     } else {
-      senders.push(createFcmSender({ serviceAccount: account.data, baseUrl: config.FCM_URL ?? FCM_DEFAULT_URL, clock }));
+      const options = { serviceAccount: account.data, baseUrl: config.FCM_URL ?? FCM_DEFAULT_URL, egress: egressPolicyFromConfig(config), clock };
+      try {
+        senders.push(createFcmSender(options));
+      } catch (err) {
+        if (!(err instanceof EgressRefusedError)) throw err;
+        problems.push({ variable: config.FCM_URL !== undefined ? 'FCM_URL or FCM_SERVICE_ACCOUNT.token_uri' : 'FCM_SERVICE_ACCOUNT.token_uri', message: `is refused: ${err.message}` });
+      }
     }
   }
 
