@@ -25,6 +25,8 @@ export interface GatewayEvents {
   'rules.changed': { subjectType: 'user' | 'agent' | null; subjectId: string | null };
   /** A user's roles, tenant or existence changed: drop cached identity. */
   'user.changed': { userId: string };
+  /** A user's stored credentials changed (stored, replaced, deleted, re-sealed): drop cached sealed rows. */
+  'credential.changed': { userId: string };
   /** An API key was revoked or created. */
   'apikey.changed': { keyId: string };
   'confirmation.required': ConfirmationPayload;

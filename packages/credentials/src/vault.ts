@@ -1,4 +1,4 @@
-import { ForbiddenError, newId, NotFoundError, ValidationError, type Clock, type Config, type Logger } from '@agentgw/core';
+import { ForbiddenError, MemoryCache, newId, NotFoundError, ValidationError, type Clock, type Config, type EventBus, type Logger } from '@agentgw/core';
 import { json, type CredentialKind, type Database, type UserCredentialRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { authUrlFor, authUrlsFor, findCredentialProviders } from './auth-urls.js';
@@ -11,6 +11,11 @@ export interface VaultDeps {
   db: Kysely<Database>;
   clock: Clock;
   logger: Logger;
+  /**
+   * With a bus, a user's sealed rows are cached (see `SEALED_ROWS_TTL_MS`), dropped on
+   * `credential.changed`/`user.changed`, and this vault's writes publish `credential.changed`.
+   */
+  bus?: EventBus;
 }
 
 /** What the API shows about a stored credential; never the secret. */
@@ -69,6 +74,13 @@ const bindingOf = (row: UserCredentialRow): CredentialBinding => ({
 
 const REENCRYPT_BATCH = 200;
 
+/**
+ * How long a user's sealed credential rows may be served from memory without an event. Only the
+ * rows as stored (ciphertext, nonce, key id, expiry) are cached; plaintext is opened per resolve
+ * and never kept or written anywhere.
+ */
+export const SEALED_ROWS_TTL_MS = 30_000;
+
 /** The vault over the database; the only code that opens user credentials. */
 export function createVault(deps: VaultDeps): Vault {
   const { db, config, clock, logger } = deps;
@@ -90,6 +102,25 @@ export function createVault(deps: VaultDeps): Vault {
     serviceTypes.length === 0
       ? Promise.resolve([])
       : db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).where('service_type', 'in', serviceTypes).execute();
+
+  // The invoke hot path: every sealed row of a user (a handful), kept until an event or the TTL.
+  const { bus } = deps;
+  const sealedRows = new MemoryCache<UserCredentialRow[]>({ ttlMs: SEALED_ROWS_TTL_MS, max: 10_000, clock });
+  let subscribed: Promise<unknown> | null = null;
+  async function cachedRowsFor(userId: string, serviceTypes: readonly string[]): Promise<UserCredentialRow[]> {
+    if (!bus) return rowsFor(userId, serviceTypes);
+    subscribed ??= Promise.all([
+      sealedRows.invalidateOn(bus, 'credential.changed', ({ userId: changed }) => changed),
+      sealedRows.invalidateOn(bus, 'user.changed', ({ userId: changed }) => changed),
+    ]);
+    await subscribed;
+    const rows = await sealedRows.getOrLoad(userId, () => db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).execute());
+    return rows.filter((row) => serviceTypes.includes(row.service_type));
+  }
+  const changed = async (userId: string) => {
+    sealedRows.delete(userId);
+    await bus?.publish('credential.changed', { userId });
+  };
 
   return {
     async list(userId) {
@@ -123,17 +154,19 @@ export function createVault(deps: VaultDeps): Vault {
         .onConflict((oc) => oc.columns(['user_id', 'service_type']).doUpdateSet(values))
         .returningAll()
         .executeTakeFirstOrThrow();
+      await changed(input.userId);
       return toMetadata(row);
     },
 
     async remove(userId, id) {
       const result = await db.deleteFrom('user_credentials').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
       if (result.numDeletedRows === 0n) throw new NotFoundError('Credential');
+      await changed(userId);
     },
 
     async resolve({ userId, tenantId, serviceTypes }) {
       const wanted = [...new Set(serviceTypes)];
-      const rows = await rowsFor(userId, wanted);
+      const rows = await cachedRowsFor(userId, wanted);
       const credentials: Record<string, string> = {};
       for (const row of rows) {
         const value = usableValue(row);
@@ -181,7 +214,10 @@ export function createVault(deps: VaultDeps): Vault {
             .where('key_id', '=', row.key_id)
             .where('nonce', '=', row.nonce)
             .executeTakeFirst();
-          if (result.numUpdatedRows > 0n) report.reencrypted += 1;
+          if (result.numUpdatedRows > 0n) {
+            report.reencrypted += 1;
+            await changed(row.user_id);
+          }
         }
         const last = batch.at(-1);
         if (!last || batch.length < REENCRYPT_BATCH) return report;
