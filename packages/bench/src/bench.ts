@@ -1,0 +1,324 @@
+/**
+ * `pnpm bench`: the gateway's cost beside calling the upstream directly, each side in its own
+ * process, loopback only. Processes: a raw agent runtime and a raw JSON-RPC MCP server (the
+ * upstreams), the all-in-one gateway started as the README starts it (`pnpm start`'s path: the
+ * gateway package's `start` script, embedded database, in a scratch data directory) and, when
+ * PostgreSQL and Redis answer and nginx is installed, the six services behind the router
+ * (infra/nginx/nginx.conf); autocannon runs each case in a process of its own.
+ *
+ * Options: --quick (short cases), --profile DIR (CPU profile of the gateway processes, summarised
+ * at the end), --no-distributed. Env: BENCH_SECONDS, BENCH_CONNECTIONS.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startDistributed } from './distributed.js';
+import { summariseProfiles } from './cpu-profile-summary.js';
+import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
+import { commandOf, cpuSeconds, processTree, residentBytes } from './process-stats.js';
+
+const { values: options } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, profile: { type: 'string' }, 'no-distributed': { type: 'boolean', default: false } },
+});
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (options.quick ? 3 : 8));
+const ONE_CONNECTION_SECONDS = Math.max(2, Math.round(SECONDS / 2));
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const PROBE = new URL('./eventloop-probe.mjs', import.meta.url).href;
+const ADMIN = { email: 'bench-admin@example.com', password: 'bench-admin-password' };
+const SERVICE_TYPE = 'bench_key';
+
+const children: ChildProcess[] = [];
+const MB = 1024 * 1024;
+
+/** A TypeScript entry of this package in its own process; resolves with the port it prints. */
+async function startUpstream(file: string): Promise<number> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, file)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return (JSON.parse(line) as { port: number }).port;
+}
+
+/** Node processes of a tree that run the gateway's code (not the pnpm/tsx wrappers): the biggest by RSS. */
+function serverOf(tree: number[]): number[] {
+  const nodes = tree.filter((pid) => commandOf(pid) === 'node');
+  const biggest = nodes.sort((a, b) => residentBytes(b) - residentBytes(a))[0];
+  return biggest ? [biggest] : [];
+}
+
+/** The all-in-one as the README starts it: the gateway package's `start` script, in a scratch data directory. */
+async function startAllInOne(dataDir: string, probeDir: string): Promise<GatewayUnderTest> {
+  const port = 17_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn('pnpm', ['--silent', '--filter', '@agentgw/gateway', 'run', 'start', '--port', String(port), '--data-dir', dataDir], {
+    cwd: REPO,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dataDir,
+      LOG_LEVEL: 'warn',
+      EGRESS_POLICY: 'allow-private',
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+      BENCH_PROBE_DIR: probeDir,
+      ...(options.profile ? { BENCH_PROFILE_DIR: options.profile } : {}),
+      NODE_OPTIONS: `--import=${PROBE}`,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    detached: true,
+  });
+  children.push(child);
+  const base = `http://127.0.0.1:${port}`;
+  await waitHealthy(base, () => child.exitCode === null);
+  const pids = () => processTree(child.pid!);
+  return {
+    name: 'all-in-one',
+    base,
+    pids,
+    servers: () => serverOf(pids()),
+    stop: async () => {
+      // The server first (a CPU profile is written on a clean exit), then the wrappers.
+      const tree = pids();
+      for (const pid of serverOf(tree)) process.kill(pid, 'SIGTERM');
+      const gone = async (ms: number) => {
+        for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+          if (tree.every((pid) => residentBytes(pid) === 0)) return true;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return false;
+      };
+      if (!(await gone(15_000))) process.kill(-child.pid!, 'SIGTERM');
+      await gone(15_000);
+    },
+  };
+}
+
+interface Seeded {
+  userToken: string;
+  runtimeToken: string;
+  agentId: string;
+  agentWithCredentialId: string;
+  providerId: string;
+}
+
+/** Through the admin API: an MCP provider (the raw upstream), two agents (one requiring a credential), an allow rule, the admin's credential. */
+async function seed(base: string, agentUrl: string, mcpUrl: string): Promise<Seeded> {
+  const login = (await (await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()) as { token: string };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${base}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${login.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status >= 300) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as Record<string, unknown>;
+  };
+  const provider = (await post('/admin/tool-providers', { name: 'raw', pattern: '*', endpoint: mcpUrl })).provider as { id: string };
+  const agent = await post('/admin/agents', { name: 'bench', upstreamUrl: agentUrl });
+  const withCredential = await post('/admin/agents', { name: 'bench-credential', upstreamUrl: agentUrl, requiredCredentials: [{ serviceType: SERVICE_TYPE }] });
+  const agentId = (agent.agent as { id: string }).id;
+  await post('/admin/provider-access', { subjectType: 'agent', subjectId: agentId, providerId: '*', action: 'allow' });
+  await post('/credentials/apikey', { serviceType: SERVICE_TYPE, apiKey: 'bench-api-key-value' });
+  return {
+    userToken: login.token,
+    runtimeToken: agent.runtime_token as string,
+    agentId,
+    agentWithCredentialId: (withCredential.agent as { id: string }).id,
+    providerId: provider.id,
+  };
+}
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+}
+
+async function load(url: string, connections: number, seconds: number, headers: Record<string, string>, body: string): Promise<LoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'load.ts'), url, String(connections), String(seconds), JSON.stringify(headers), body], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  await once(child, 'exit');
+  return JSON.parse(line) as LoadResult;
+}
+
+interface Case {
+  name: string;
+  direct: { url: string; headers: Record<string, string>; body: string };
+  gateway: (g: GatewayUnderTest) => { url: string; headers: Record<string, string>; body: string };
+}
+
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const rpc = (method: string, params: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } });
+const mcpHeaders = (method: string, name?: string): Record<string, string> => ({
+  'content-type': 'application/json',
+  accept: 'application/json',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': method,
+  ...(name ? { 'mcp-name': name } : {}),
+});
+
+function casesFor(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
+  const invokeBody = JSON.stringify({ message: 'benchmark', context: { n: 1 } });
+  const json = { 'content-type': 'application/json' };
+  const user = { ...json, authorization: `Bearer ${seeded.userToken}` };
+  const runtime = { authorization: `Bearer ${seeded.runtimeToken}` };
+  const call = rpc('tools/call', { name: 'echo', arguments: { x: 1 } });
+  const list = rpc('tools/list', {});
+  return [
+    { name: 'invoke', direct: { url: agentUrl, headers: json, body: invokeBody }, gateway: (g) => ({ url: `${g.base}/api/v1/agents/${seeded.agentId}/invoke`, headers: user, body: invokeBody }) },
+    {
+      name: 'invoke + 1 credential',
+      direct: { url: agentUrl, headers: json, body: invokeBody },
+      gateway: (g) => ({ url: `${g.base}/api/v1/agents/${seeded.agentWithCredentialId}/invoke`, headers: user, body: invokeBody }),
+    },
+    {
+      name: 'unified tools/call',
+      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
+      gateway: (g) => ({ url: `${g.base}/api/v1/mcp/mcp`, headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime }, body: call }),
+    },
+    {
+      name: 'proxy tools/call',
+      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
+      gateway: (g) => ({ url: `${g.base}/api/v1/mcp-proxy/${seeded.providerId}/mcp`, headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime }, body: call }),
+    },
+    {
+      name: 'unified tools/list',
+      direct: { url: mcpUrl, headers: mcpHeaders('tools/list'), body: list },
+      gateway: (g) => ({ url: `${g.base}/api/v1/mcp/mcp`, headers: { ...mcpHeaders('tools/list'), ...runtime }, body: list }),
+    },
+  ];
+}
+
+/** Asks every probed node process of the gateway for its event-loop delay since the last ask (and resets it). */
+async function eventLoopDelay(g: GatewayUnderTest, probeDir: string): Promise<{ p50: number; p99: number; max: number }> {
+  const servers = g.servers();
+  for (const f of readdirSync(probeDir)) rmSync(join(probeDir, f));
+  for (const pid of servers) process.kill(pid, 'SIGUSR2');
+  await new Promise((r) => setTimeout(r, 300));
+  const reports = readdirSync(probeDir).map((f) => JSON.parse(readFileSync(join(probeDir, f), 'utf8')) as { delay: { p50: number; p99: number; max: number } });
+  return {
+    p50: Math.max(0, ...reports.map((r) => r.delay.p50)),
+    p99: Math.max(0, ...reports.map((r) => r.delay.p99)),
+    max: Math.max(0, ...reports.map((r) => r.delay.max)),
+  };
+}
+
+const fmt = (n: number, digits = 0) => n.toFixed(digits);
+const pad = (s: string, w: number) => s.padStart(w);
+
+/** Runs every case against one gateway and prints its table; returns rps per case (for the topology comparison). */
+async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): Promise<Record<string, number>> {
+  const warm = async (t: { url: string; headers: Record<string, string>; body: string }) => {
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(t.url, { method: 'POST', headers: t.headers, body: t.body });
+      await res.text();
+      if (res.status !== 200) throw new Error(`${t.url} answered ${res.status} while warming up`);
+    }
+  };
+  for (const c of cases) {
+    await warm(c.direct);
+    await warm(c.gateway(g));
+  }
+  const idleRss = g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0);
+  const treeIdleRss = g.pids().reduce((sum, pid) => sum + residentBytes(pid), 0);
+  await eventLoopDelay(g, probeDir);
+  console.log(`\n== ${g.name}: ${CONNECTIONS} connections, ${SECONDS}s per case (1 connection: ${ONE_CONNECTION_SECONDS}s)`);
+  console.log(
+    'case                   direct req/s  gateway req/s  × direct   p50 ms d/g     p99 ms d/g    CPU-s/1k calls  added p50 @1 conn  errors',
+  );
+  const rps: Record<string, number> = {};
+  let loadedRss = 0;
+  const delays: string[] = [];
+  const directCache = new Map<string, { many: LoadResult; one: LoadResult }>();
+  for (const c of cases) {
+    const key = `${c.direct.url} ${c.direct.body}`;
+    let direct = directCache.get(key);
+    if (!direct) {
+      direct = { many: await load(c.direct.url, CONNECTIONS, SECONDS, c.direct.headers, c.direct.body), one: await load(c.direct.url, 1, ONE_CONNECTION_SECONDS, c.direct.headers, c.direct.body) };
+      directCache.set(key, direct);
+    }
+    const target = c.gateway(g);
+    const pids = g.pids();
+    const cpuBefore = cpuSeconds(pids);
+    await eventLoopDelay(g, probeDir);
+    const many = await load(target.url, CONNECTIONS, SECONDS, target.headers, target.body);
+    const cpu = cpuSeconds(pids) - cpuBefore;
+    const delay = await eventLoopDelay(g, probeDir);
+    loadedRss = Math.max(loadedRss, g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0));
+    const one = await load(target.url, 1, ONE_CONNECTION_SECONDS, target.headers, target.body);
+    rps[c.name] = many.rps;
+    delays.push(`${c.name}: p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
+    console.log(
+      `${c.name.padEnd(22)} ${pad(fmt(direct.many.rps), 12)}  ${pad(fmt(many.rps), 13)}  ${pad(fmt(many.rps / direct.many.rps, 3), 8)}  ${pad(`${direct.many.p50}/${many.p50}`, 11)}  ${pad(`${direct.many.p99}/${many.p99}`, 12)}  ${pad(fmt((cpu / Math.max(1, many.total)) * 1000, 3), 14)}  ${pad(fmt(one.p50 - direct.one.p50, 2), 17)}  ${pad(String(many.errors + many.non2xx + one.errors + one.non2xx), 6)}`,
+    );
+  }
+  console.log(`event-loop delay of the gateway under load (${CONNECTIONS} connections):\n  ${delays.join('\n  ')}`);
+  console.log(
+    `resident memory: gateway process idle ${fmt(idleRss / MB)} MB, loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`,
+  );
+  return rps;
+}
+
+function machine(): string {
+  const cpu = cpus();
+  return `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${fmt(totalmem() / 1024 ** 3, 1)} GiB memory, node ${process.version}, ${process.platform} ${process.arch}`;
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'agentgw-bench-'));
+const probeDir = mkdtempSync(join(tmpdir(), 'agentgw-bench-probe-'));
+let failed = false;
+try {
+  console.log(`agentgw benchmark — ${new Date().toISOString()}\nmachine: ${machine()}\nloopback only; load generator, upstreams and gateway in separate processes`);
+  const agentUrl = `http://127.0.0.1:${await startUpstream('agent-runtime.ts')}/run`;
+  const mcpUrl = `http://127.0.0.1:${await startUpstream('mcp-upstream.ts')}/mcp`;
+  // First boot (initdb, migrations, generated secrets, the admin), seeded, then a restart on the
+  // same data directory: the steady state an operator sees, and the one measured.
+  let started = Date.now();
+  const firstBoot = await startAllInOne(join(scratch, 'data'), probeDir);
+  let seeded: Seeded;
+  try {
+    const bootSeconds = (Date.now() - started) / 1000;
+    seeded = await seed(firstBoot.base, agentUrl, mcpUrl);
+    const rss = firstBoot.servers().reduce((sum, pid) => sum + residentBytes(pid), 0);
+    console.log(`all-in-one first boot: healthy after ${fmt(bootSeconds, 1)} s, resident ${fmt(rss / MB)} MB after seeding`);
+  } finally {
+    await firstBoot.stop();
+  }
+  started = Date.now();
+  const allInOne = await startAllInOne(join(scratch, 'data'), probeDir);
+  console.log(`all-in-one restart: healthy after ${fmt((Date.now() - started) / 1000, 1)} s`);
+  let single: Record<string, number>;
+  try {
+    single = await runCases(allInOne, casesFor(agentUrl, mcpUrl, seeded), probeDir);
+  } finally {
+    await allInOne.stop();
+  }
+  if (!options['no-distributed']) {
+    const distributed = await startDistributed({ repo: REPO, probe: PROBE, probeDir, admin: ADMIN, profileDir: options.profile });
+    if (typeof distributed === 'string') console.log(`\n== distributed: skipped (${distributed})`);
+    else {
+      try {
+        const rps = await runCases(distributed, casesFor(agentUrl, mcpUrl, await seed(distributed.base, agentUrl, mcpUrl)), probeDir);
+        console.log('distributed throughput ÷ all-in-one:');
+        for (const [name, value] of Object.entries(rps)) console.log(`  ${name.padEnd(22)} ${fmt(value / single[name]!, 2)}`);
+      } finally {
+        await distributed.stop();
+      }
+    }
+  }
+  if (options.profile) console.log(`\n${summariseProfiles(options.profile, 15)}`);
+} catch (err) {
+  failed = true;
+  console.error(err);
+} finally {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  await Promise.all(children.map((c) => (c.exitCode !== null ? null : once(c, 'exit'))));
+  rmSync(scratch, { recursive: true, force: true });
+  rmSync(probeDir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

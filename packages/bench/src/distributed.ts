@@ -1,0 +1,153 @@
+import { migrateToLatest, openDatabase } from '@agentgw/db';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
+import { processTree } from './process-stats.js';
+
+const SERVICES = ['admin-api', 'invoke-proxy', 'mcp-gateway', 'vault', 'confirmation-hub', 'audit-writer'] as const;
+/** The router's upstream variables in infra/nginx/nginx.conf, per service. */
+const ROUTER_NAMES: Record<(typeof SERVICES)[number], string> = {
+  'admin-api': 'http://admin-api:7601',
+  'invoke-proxy': 'http://invoke-proxy:7602',
+  'mcp-gateway': 'http://mcp-gateway:7603',
+  vault: 'http://vault:7604',
+  'confirmation-hub': 'http://confirmation-hub:7605',
+  'audit-writer': 'http://audit-writer:7606',
+};
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Its own logical Redis database, so the bench's queues never meet the tests' (database 0). */
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+async function redisAnswers(): Promise<boolean> {
+  const { hostname, port } = new URL(REDIS_URL);
+  const { Socket } = await import('node:net');
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(Number(port || 6379), hostname, () => socket.write('PING\r\n'));
+    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
+  });
+}
+
+/** The router config: infra/nginx/nginx.conf with loopback addresses for the service names and a loopback listener. */
+function routerConfig(port: number, ports: Record<string, number>, dir: string): string {
+  let conf = readFileSync(new URL('../../../infra/nginx/nginx.conf', import.meta.url), 'utf8')
+    .replace('listen 80;', `listen 127.0.0.1:${port};`)
+    .replace(/^\s*resolver .*$/m, '')
+    .replace(/^\s*access_log .*$/m, '  access_log off;')
+    .replace('pid /tmp/nginx.pid;', `pid ${join(dir, 'nginx.pid')};`);
+  for (const service of SERVICES) conf = conf.replace(ROUTER_NAMES[service], `http://127.0.0.1:${ports[service]}`);
+  return conf;
+}
+
+export interface DistributedOptions {
+  repo: string;
+  probe: string;
+  probeDir: string;
+  admin: { email: string; password: string };
+  profileDir?: string | undefined;
+}
+
+/**
+ * The six services (their main.ts, as the containers run them) on PostgreSQL and Redis behind
+ * nginx with infra/nginx/nginx.conf. Answers why it cannot run (a string) when PostgreSQL,
+ * Redis or nginx is missing.
+ */
+export async function startDistributed(options: DistributedOptions): Promise<GatewayUnderTest | string> {
+  if (spawnSync('nginx', ['-v']).error) return 'nginx is not installed (Debian: apt-get install nginx-light)';
+  if (!(await redisAnswers())) return `Redis does not answer at ${REDIS_URL}`;
+  const database = `agentgw_bench_${randomBytes(5).toString('hex')}`;
+  const withDatabase = (name: string) => Object.assign(new URL(PG_URL), { pathname: `/${name}` }).toString();
+  try {
+    const admin = await openDatabase({ url: PG_URL });
+    try {
+      await sql.raw(`create database ${database}`).execute(admin.db);
+    } finally {
+      await admin.close();
+    }
+  } catch {
+    return `PostgreSQL does not answer at ${PG_URL}`;
+  }
+  const fresh = await openDatabase({ url: withDatabase(database) });
+  await migrateToLatest(fresh.db);
+  await fresh.close();
+
+  const dir = mkdtempSync(join(tmpdir(), 'agentgw-bench-router-'));
+  const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<string, number>;
+  const env = {
+    PATH: process.env.PATH ?? '',
+    NODE_ENV: 'development',
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    DATABASE_URL: withDatabase(database),
+    REDIS_URL,
+    VAULT_URL: `http://127.0.0.1:${ports.vault}`,
+    LOG_LEVEL: 'warn',
+    EGRESS_POLICY: 'allow-private',
+    ADMIN_EMAIL: options.admin.email,
+    ADMIN_PASSWORD: options.admin.password,
+    BENCH_PROBE_DIR: options.probeDir,
+    ...(options.profileDir ? { BENCH_PROFILE_DIR: options.profileDir } : {}),
+    NODE_OPTIONS: `--import=${options.probe}`,
+  };
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode !== null ? null : once(c, 'exit'))));
+    rmSync(dir, { recursive: true, force: true });
+    const admin = await openDatabase({ url: PG_URL });
+    try {
+      await sql.raw(`drop database if exists ${database} with (force)`).execute(admin.db);
+    } finally {
+      await admin.close();
+    }
+  };
+  try {
+    for (const service of SERVICES) {
+      const child = spawn(process.execPath, ['--import', 'tsx', join(options.repo, 'apps', service, 'src', 'main.ts')], {
+        cwd: join(options.repo, 'apps', service),
+        env: { ...env, PORT: String(ports[service]) },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      children.push(child);
+    }
+    await Promise.all(SERVICES.map((s) => waitHealthy(`http://127.0.0.1:${ports[s]}`, () => children.every((c) => c.exitCode === null))));
+    const routerPort = await freePort();
+    writeFileSync(join(dir, 'nginx.conf'), routerConfig(routerPort, ports, dir));
+    const router = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    children.push(router);
+    const base = `http://127.0.0.1:${routerPort}`;
+    await waitHealthy(base, () => router.exitCode === null);
+    const services = children.slice(0, SERVICES.length);
+    return {
+      name: 'distributed (six services behind nginx, PostgreSQL, Redis)',
+      base,
+      pids: () => children.flatMap((c) => processTree(c.pid!)),
+      servers: () => services.map((c) => c.pid!),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,37 @@
+/* global process */
+// Preloaded into the gateway's node processes by the benchmark (NODE_OPTIONS=--import <this file>,
+// with BENCH_PROBE_DIR set): measures event-loop delay with perf_hooks.monitorEventLoopDelay and,
+// on SIGUSR2, writes `{ pid, argv, rss, delay }` to BENCH_PROBE_DIR/probe-<pid>.json and starts
+// a new measurement window. With BENCH_PROFILE_DIR also set, the first SIGUSR2 (sent after the
+// warm-up) starts V8's CPU profiler and exit writes BENCH_PROFILE_DIR/gateway-<pid>.cpuprofile
+// (node refuses --cpu-prof in NODE_OPTIONS). Without BENCH_PROBE_DIR it does nothing.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+const dir = process.env.BENCH_PROBE_DIR;
+const profileDir = process.env.BENCH_PROFILE_DIR;
+if (dir) {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  const ms = (ns) => Math.round(ns / 1e4) / 100;
+  let session = null;
+  process.on('SIGUSR2', () => {
+    const delay = { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), mean: ms(histogram.mean) };
+    writeFileSync(join(dir, `probe-${process.pid}.json`), JSON.stringify({ pid: process.pid, argv: process.argv, rss: process.memoryUsage.rss(), delay }));
+    histogram.reset();
+    if (profileDir && !session) {
+      session = new Session();
+      session.connect();
+      session.post('Profiler.enable');
+      session.post('Profiler.start');
+    }
+  });
+  // A same-thread inspector session answers synchronously, so the profile is written during exit.
+  process.on('exit', () => {
+    session?.post('Profiler.stop', (err, result) => {
+      if (!err) writeFileSync(join(profileDir, `gateway-${process.pid}.cpuprofile`), JSON.stringify(result.profile));
+    });
+  });
+}

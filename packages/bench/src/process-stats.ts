@@ -1,0 +1,66 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** Fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses). */
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** A process and every descendant still alive: `pnpm start` runs the gateway a few processes down. */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    const fields = statFields(pid);
+    if (!fields) continue;
+    const ppid = Number(fields[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  }
+  const tree: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    if (!statFields(pid)) continue;
+    tree.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return tree;
+}
+
+/** User + system CPU seconds these processes have used so far (utime + stime). */
+export function cpuSeconds(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const fields = statFields(pid);
+    // After the name: state(0) ppid(1) … utime(11) stime(12).
+    if (fields) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
+/** Resident memory of one process in bytes (VmRSS), 0 when it is gone. */
+export function residentBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The command name of a process (`node`, `sh`, `esbuild`…). */
+export function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
