@@ -18,6 +18,11 @@ export const confirmationHubService = defineService({
     const streams = new EventStreams({ heartbeatMs: deps.config.SSE_HEARTBEAT_MS, clock: deps.clock, logger: deps.logger });
     // A half-configured push service stops start-up here, naming the variables.
     const senders = pushSendersFromConfig(deps.config, deps.clock);
+    deps.metrics?.gauge('agentgw_sse_clients', 'Open SSE streams on this replica', () => streams.size);
+    deps.metrics?.gauge('agentgw_confirmations_held', 'Calls held for a decision (pending confirmations, all replicas)', async () => {
+      const row = await deps.db.selectFrom('confirmations').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '=', 'pending').executeTakeFirst();
+      return Number(row?.n ?? 0);
+    });
     const routes = openApiApp();
     routes.route('/api/v1/confirmation', confirmationRoutes(deps));
     routes.route('/api/v1/stream', streamRoutes(deps, streams));

@@ -26,12 +26,13 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     await deps?.close();
   });
 
-  it('adds the shell once: one request-id, security-header, body-limit and JSON-depth layer, and one /health', () => {
+  it('adds the shell once: one tracing, metrics, request-id, security-header, body-limit and JSON-depth layer, and one /health', () => {
     const table = app.routes.map((r) => `${r.method} ${r.path}`);
     // Printed so the route table can be read in the test output.
     console.log(table.join('\n'));
-    expect(app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(4);
+    expect(app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(6);
     expect(table.filter((r) => r.endsWith(' /health'))).toEqual(['GET /health']);
+    for (const path of ['/health/live', '/health/ready', '/metrics']) expect(table.filter((r) => r.endsWith(` ${path}`))).toEqual([`GET ${path}`]);
     expect(gatewayServices.map((s) => s.name)).toEqual(['admin-api', 'invoke-proxy', 'vault', 'mcp-gateway', 'confirmation-hub', 'audit-writer']);
   });
 

@@ -1,7 +1,7 @@
 import { ensureBootstrapAdmin } from '@agentgw/admin-api';
 import type { Config } from '@agentgw/core';
 import { migrateToLatest } from '@agentgw/db';
-import { buildDeps, serve, type BuiltDeps, type RunningServer } from '@agentgw/service-kit';
+import { buildDeps, initTracing, serve, type BuiltDeps, type RunningServer } from '@agentgw/service-kit';
 import { createGatewayHost } from './all-in-one.js';
 import { DEFAULT_PORT } from './environment.js';
 
@@ -20,6 +20,7 @@ export type RunningGateway = RunningServer & { deps: BuiltDeps };
  * (streams ended within the bound), waits for in-flight requests, then closes the deps.
  */
 export async function startGateway(config: Config, options: GatewayOptions): Promise<RunningGateway> {
+  const tracing = initTracing({ serviceName: 'gateway' }); // a no-op unless OTEL_EXPORTER_OTLP_* is set
   const deps = await buildDeps(config, { service: 'gateway', mode: 'embedded', dataDir: options.dataDir });
   try {
     await migrateToLatest(deps.db);
@@ -30,9 +31,16 @@ export async function startGateway(config: Config, options: GatewayOptions): Pro
       const running = await serve(host.app, {
         port: config.PORT ?? DEFAULT_PORT,
         hostname: options.hostname,
-        deps,
+        deps: {
+          close: async () => {
+            await deps.close();
+            await tracing.shutdown();
+          },
+        },
         logger: deps.logger,
         handleSignals: options.handleSignals,
+        shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+        onDrain: host.drain,
         stopServices: host.stop,
       });
       return { ...running, deps };

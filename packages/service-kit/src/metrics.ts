@@ -23,7 +23,7 @@ export interface ServiceMetrics {
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   /** Outbound HTTP (invoke upstreams, MCP upstreams, vault) to response headers, by origin. */
   upstreamDuration: Histogram<'origin' | 'status'>;
-  /** A gauge read at scrape time; labelled values come back as `[labels, value]` pairs. */
+  /** A gauge read at scrape time; labelled values come back as `[labels, value]` pairs. The same name again replaces it. */
   gauge(name: string, help: string, read: () => Promise<number | GaugeSample[]> | number | GaugeSample[], labelNames?: string[]): void;
 }
 
@@ -52,6 +52,7 @@ export function createMetrics(): ServiceMetrics {
       registers: [registry],
     }),
     gauge(name, help, read, gaugeLabels = []) {
+      registry.removeSingleMetric(name); // a second host on the same deps (tests) replaces the reader
       new Gauge({
         name,
         help,
