@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import type { Principal } from '@agentgw/auth';
 import { createUser, startMcpServer, tokenFor, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -194,5 +195,51 @@ describe('MCP sessions are bound to their opener', () => {
     expect((await inSession(auth(runtimeToken), sid)).status).toBe(401);
     // The new token is the same agent: the session is still its own.
     expect((await inSession(auth(rotated), sid)).status).toBe(200);
+  });
+});
+
+describe('hostile upstreams and oversized input', () => {
+  const longName = `long_${'x'.repeat(300)}`;
+  let hostile: McpFixture;
+  let agentToken: string;
+
+  beforeAll(async () => {
+    hostile = await startMcpServer({ name: 'hostile', tools: [{ name: 'long_ok', handler: () => 'fine' }, { name: longName, handler: () => 'should not matter' }] });
+    await gw.catalog.providers.create(gw.admin, { name: 'hostile', pattern: 'long_*', endpoint: hostile.url, authType: 'none', priority: 0 });
+    const { agent, runtimeToken } = await gw.catalog.agents.create(gw.admin, { name: 'long-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
+    await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: agent.id, providerId: '*', action: 'allow', toolPattern: 'long_*' });
+    agentToken = runtimeToken;
+  });
+  afterAll(() => hostile?.close());
+
+  it("a tool name over the glob cap offered by an upstream is left out of tools/list instead of failing everyone's list", async () => {
+    const list = await rpc(auth(agentToken), 'tools/list');
+    expect(list.status).toBe(200);
+    expect(list.body.result?.tools?.map((t) => t.name)).toEqual(['long_ok']);
+    const proxied = await fetch(`${gw.url}/api/v1/mcp/mcp`, { method: 'POST', headers: { ...auth(agentToken), 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: longName, arguments: {}, _meta: modernMeta } }) });
+    expect(proxied.status).toBeLessThan(500);
+    expect(((await proxied.json()) as { error?: { code: number } }).error?.code).toBeDefined();
+  });
+
+  it('answers an oversized body, a deeply nested one and a huge batch with a 4xx before any upstream work', async () => {
+    // node:http rather than fetch: a server may answer 413 and close while the body is still being sent.
+    const post = (body: string) =>
+      new Promise<{ status: number }>((resolve, reject) => {
+        const req = httpRequest(`${gw.url}/api/v1/mcp/mcp`, { method: 'POST', agent: false, headers: { ...auth(a.token), 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN } }, (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0 });
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const before = upstreamA.requests.length;
+    const huge = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a_secret_tool', arguments: { blob: 'x'.repeat(1100 * 1024) }, _meta: modernMeta } }));
+    expect(huge.status).toBe(413);
+    const deep = await post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_secret_tool","arguments":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}}`);
+    expect(deep.status).toBe(400);
+    const batch = await post(JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'a_secret_tool', arguments: {} } }))));
+    expect(batch.status).toBeGreaterThanOrEqual(400);
+    expect(batch.status).toBeLessThan(500);
+    expect(upstreamA.requests.length).toBe(before);
   });
 });

@@ -1,7 +1,7 @@
 import { tenantScope, type Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import { egressRefusalOf, newId, type EgressRefusedError, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
+import { egressRefusalOf, MAX_TOOL_NAME_LENGTH, newId, type EgressRefusedError, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
 import {
   isMcpUpstreamError,
   JSON_RPC,
@@ -181,7 +181,7 @@ export class McpPipeline {
     const seen = new Set<string>();
     for (const [i, provider] of reachable.entries()) {
       for (const tool of lists[i]!.items ?? []) {
-        const name = stringOf(tool.name);
+        const name = toolNameOf(tool);
         if (name === null || seen.has(name)) continue;
         const owner = this.deps.catalog.providers.route(name, providers);
         if (owner?.id !== provider.id) {
@@ -203,7 +203,7 @@ export class McpPipeline {
     if (list.items === null) throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools', 502, { reason: list.failure });
     const tools: ListItem[] = [];
     for (const tool of list.items) {
-      const name = stringOf(tool.name);
+      const name = toolNameOf(tool);
       if (name !== null && (await this.decide(ctx.principal, provider.id, name)).action !== 'deny') tools.push(tool);
     }
     return tools;
@@ -247,6 +247,7 @@ export class McpPipeline {
   private async callTool(params: Result, ctx: McpRequestContext, agent: AgentInfo, fixed?: ProviderRecord): Promise<Result> {
     const name = params.name;
     if (typeof name !== 'string' || name === '') throw invalidParams('params.name must be a non-empty string');
+    if (name.length > MAX_TOOL_NAME_LENGTH) throw invalidParams(`params.name is longer than ${MAX_TOOL_NAME_LENGTH} characters`);
     const args = params.arguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidParams('params.arguments must be an object');
     const { principal } = ctx;
@@ -401,6 +402,12 @@ const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
   new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
 
 const stringOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** A listed tool's name, or null for one no rule could match (an upstream's name over the glob cap would fail the whole list). */
+const toolNameOf = (tool: ListItem): string | null => {
+  const name = stringOf(tool.name);
+  return name !== null && name.length <= MAX_TOOL_NAME_LENGTH ? name : null;
+};
 
 /** The params sent upstream: the client's own, without the gateway-facing `_meta` keys (the client adds its envelope). */
 export function upstreamParams(params: Result): Result {
