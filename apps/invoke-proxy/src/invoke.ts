@@ -3,6 +3,7 @@ import type { AgentCatalog, AgentRecord } from '@agentgw/catalog';
 import { UnauthorizedError, type CallQuota, type Logger } from '@agentgw/core';
 import type { CredentialResolver } from '@agentgw/credentials';
 import { resolveRequiredCredentials } from './required-credentials.js';
+import type { SessionTokens } from './session-tokens.js';
 import type { UpstreamAnswer, UpstreamClient } from './upstream-client.js';
 import { upstreamHeaders } from './upstream-headers.js';
 
@@ -15,6 +16,8 @@ export interface InvokeDeps {
   logger: Logger;
   /** Per-agent and per-tenant invoke quotas (shared with MCP calls). */
   quota: CallQuota;
+  /** Session tokens reused per agent and end user while most of their lifetime is left. */
+  sessionTokens: SessionTokens;
 }
 
 export interface InvokeRequest {
@@ -45,9 +48,9 @@ export async function invokeAgent(deps: InvokeDeps, req: InvokeRequest): Promise
   const { principal, agent, requestId } = req;
   const user = actingUser(principal);
   const credentials = await resolveRequiredCredentials(deps.credentials, agent, user);
-  // One per invoke, bound to this agent and request: the runtime presents it (with X-Agent-Id)
-  // when it calls the gateway back, so its tool calls run as the real end user.
-  const session = await deps.auth.issueSessionToken({
+  // Bound to this agent and end user: the runtime presents it (with X-Agent-Id) when it calls
+  // the gateway back, so its tool calls run as the real end user.
+  const sessionToken = await deps.sessionTokens.tokenFor({
     endUserId: user.endUserId,
     email: principal.email,
     roles: principal.roles,
@@ -64,7 +67,7 @@ export async function invokeAgent(deps: InvokeDeps, req: InvokeRequest): Promise
     tenantId: user.tenantId ?? agent.tenantId,
     agentId: agent.id,
     requestId,
-    sessionToken: session.token,
+    sessionToken,
     credentials,
     upstreamSecret: deps.agents.upstreamSecret(agent),
   });

@@ -3,6 +3,7 @@ import { CallQuota, callQuotaLimitsFrom, egressPolicyFromConfig } from '@agentgw
 import { createVault, directCredentialResolver, httpCredentialResolver, type CredentialResolver } from '@agentgw/credentials';
 import { DEFAULT_MAX_BODY_BYTES, defineService, openApiApp, type ServiceDefinition, type ServiceDeps } from '@agentgw/service-kit';
 import { agentInvokeRoutes } from './agents.routes.js';
+import { SessionTokens } from './session-tokens.js';
 import { UpstreamClient } from './upstream-client.js';
 
 export interface InvokeProxyOptions {
@@ -58,6 +59,7 @@ export function createInvokeProxyService(options: InvokeProxyOptions = {}): Serv
             credentials,
             logger: deps.logger,
             quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(deps.config)),
+            sessionTokens: new SessionTokens(deps.auth, deps.clock),
           },
           { maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_BODY_BYTES },
         ),
