@@ -17,6 +17,8 @@ import type { ServiceDeps } from './deps.js';
 import { inProcessAdapters } from './in-process-adapters.js';
 import { createMetrics } from './metrics.js';
 import { queueDepthReader } from './queue-depth.js';
+import { tracedBus, tracedQueue } from './trace-carriers.js';
+import { tracingActive } from './tracing.js';
 
 export interface BuildDepsOptions {
   /** Names the logger and the /health body. */
@@ -82,6 +84,11 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       closers.push(() => bus.close(), () => queue.close(), () => rateLimiter.close());
     }
 
+    if (tracingActive()) {
+      // Trace context rides in event payloads and job data; with tracing off nothing is wrapped.
+      bus = tracedBus(bus);
+      queue = tracedQueue(queue);
+    }
     const auth = await createAuth({ config, db: dbHandle.db, bus, clock: systemClock, logger });
     return {
       config,

@@ -26,6 +26,11 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+/** Whether `initTracing` turned tracing on in this process (deps wrap the bus and queue only then). */
+export function tracingActive(): boolean {
+  return tracer !== undefined;
+}
+
 /** Tracing is configured the standard way: an OTLP endpoint, unless the SDK is disabled. */
 export function tracingConfigured(env: Record<string, string | undefined>): boolean {
   if (env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return false;
