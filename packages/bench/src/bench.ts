@@ -35,14 +35,21 @@ const ADMIN = { email: 'bench-admin@example.com', password: 'bench-admin-passwor
 const SERVICE_TYPE = 'bench_key';
 
 const children: ChildProcess[] = [];
+/** The upstream processes (their event-loop delay under direct load is the baseline). */
+let upstreams = { agent: 0, mcp: 0 };
+let agentUrl = '';
 const MB = 1024 * 1024;
 
 /** A TypeScript entry of this package in its own process; resolves with the port it prints. */
-async function startUpstream(file: string): Promise<number> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, file)], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function startUpstream(file: string, probeDir: string): Promise<{ port: number; pid: number }> {
+  // The event-loop probe runs in the upstreams too: their delay under direct load is the machine's baseline.
+  const child = spawn(process.execPath, [`--import=${PROBE}`, '--import', 'tsx', join(HERE, file)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BENCH_PROBE_DIR: probeDir },
+  });
   children.push(child);
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  return (JSON.parse(line) as { port: number }).port;
+  return { port: (JSON.parse(line) as { port: number }).port, pid: child.pid! };
 }
 
 /** Node processes of a tree that run the gateway's code (not the pnpm/tsx wrappers): the biggest by RSS. */
@@ -195,8 +202,7 @@ function casesFor(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
 }
 
 /** Asks every probed node process of the gateway for its event-loop delay since the last ask (and resets it). */
-async function eventLoopDelay(g: GatewayUnderTest, probeDir: string): Promise<{ p50: number; p99: number; max: number }> {
-  const servers = g.servers();
+async function eventLoopDelay(servers: number[], probeDir: string): Promise<{ p50: number; p99: number; max: number }> {
   for (const f of readdirSync(probeDir)) rmSync(join(probeDir, f));
   for (const pid of servers) process.kill(pid, 'SIGUSR2');
   await new Promise((r) => setTimeout(r, 300));
@@ -226,7 +232,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   }
   const idleRss = g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0);
   const treeIdleRss = g.pids().reduce((sum, pid) => sum + residentBytes(pid), 0);
-  await eventLoopDelay(g, probeDir);
+  await eventLoopDelay(g.servers(), probeDir);
   console.log(`\n== ${g.name}: ${CONNECTIONS} connections, ${SECONDS}s per case (1 connection: ${ONE_CONNECTION_SECONDS}s)`);
   console.log(
     'case                   direct req/s  gateway req/s  × direct   p50 ms d/g     p99 ms d/g    CPU-s/1k calls  added p50 @1 conn  errors',
@@ -239,16 +245,21 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     const key = `${c.direct.url} ${c.direct.body}`;
     let direct = directCache.get(key);
     if (!direct) {
-      direct = { many: await load(c.direct.url, CONNECTIONS, SECONDS, c.direct.headers, c.direct.body), one: await load(c.direct.url, 1, ONE_CONNECTION_SECONDS, c.direct.headers, c.direct.body) };
+      const upstream = c.direct.url.startsWith(agentUrl) ? upstreams.agent : upstreams.mcp;
+      await eventLoopDelay([upstream], probeDir);
+      const many = await load(c.direct.url, CONNECTIONS, SECONDS, c.direct.headers, c.direct.body);
+      const delay = await eventLoopDelay([upstream], probeDir);
+      delays.push(`direct (${c.name}'s upstream, baseline): p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
+      direct = { many, one: await load(c.direct.url, 1, ONE_CONNECTION_SECONDS, c.direct.headers, c.direct.body) };
       directCache.set(key, direct);
     }
     const target = c.gateway(g);
     const pids = g.pids();
     const cpuBefore = cpuSeconds(pids);
-    await eventLoopDelay(g, probeDir);
+    await eventLoopDelay(g.servers(), probeDir);
     const many = await load(target.url, CONNECTIONS, SECONDS, target.headers, target.body);
     const cpu = cpuSeconds(pids) - cpuBefore;
-    const delay = await eventLoopDelay(g, probeDir);
+    const delay = await eventLoopDelay(g.servers(), probeDir);
     loadedRss = Math.max(loadedRss, g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0));
     const one = await load(target.url, 1, ONE_CONNECTION_SECONDS, target.headers, target.body);
     rps[c.name] = many.rps;
@@ -257,7 +268,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
       `${c.name.padEnd(22)} ${pad(fmt(direct.many.rps), 12)}  ${pad(fmt(many.rps), 13)}  ${pad(fmt(many.rps / direct.many.rps, 3), 8)}  ${pad(`${direct.many.p50}/${many.p50}`, 11)}  ${pad(`${direct.many.p99}/${many.p99}`, 12)}  ${pad(fmt((cpu / Math.max(1, many.total)) * 1000, 3), 14)}  ${pad(fmt(one.p50 - direct.one.p50, 2), 17)}  ${pad(String(many.errors + many.non2xx + one.errors + one.non2xx), 6)}`,
     );
   }
-  console.log(`event-loop delay of the gateway under load (${CONNECTIONS} connections):\n  ${delays.join('\n  ')}`);
+  console.log(`event-loop delay beyond the 1 ms sampling interval, under load (${CONNECTIONS} connections):\n  ${delays.join('\n  ')}`);
   console.log(
     `resident memory: gateway process idle ${fmt(idleRss / MB)} MB, loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`,
   );
@@ -274,8 +285,11 @@ const probeDir = mkdtempSync(join(tmpdir(), 'agentgw-bench-probe-'));
 let failed = false;
 try {
   console.log(`agentgw benchmark — ${new Date().toISOString()}\nmachine: ${machine()}\nloopback only; load generator, upstreams and gateway in separate processes`);
-  const agentUrl = `http://127.0.0.1:${await startUpstream('agent-runtime.ts')}/run`;
-  const mcpUrl = `http://127.0.0.1:${await startUpstream('mcp-upstream.ts')}/mcp`;
+  const agentRuntime = await startUpstream('agent-runtime.ts', probeDir);
+  const mcpUpstream = await startUpstream('mcp-upstream.ts', probeDir);
+  upstreams = { agent: agentRuntime.pid, mcp: mcpUpstream.pid };
+  agentUrl = `http://127.0.0.1:${agentRuntime.port}/run`;
+  const mcpUrl = `http://127.0.0.1:${mcpUpstream.port}/mcp`;
   // First boot (initdb, migrations, generated secrets, the admin), seeded, then a restart on the
   // same data directory: the steady state an operator sees, and the one measured.
   let started = Date.now();

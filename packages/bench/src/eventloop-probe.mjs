@@ -1,7 +1,7 @@
 /* global process */
 // Preloaded into the gateway's node processes by the benchmark (NODE_OPTIONS=--import <this file>,
 // with BENCH_PROBE_DIR set): measures event-loop delay with perf_hooks.monitorEventLoopDelay and,
-// on SIGUSR2, writes `{ pid, argv, rss, delay }` to BENCH_PROBE_DIR/probe-<pid>.json and starts
+// on SIGUSR2, writes the delay beyond its 1 ms sampling interval as `{ pid, argv, rss, delay }` to BENCH_PROBE_DIR/probe-<pid>.json and starts
 // a new measurement window. With BENCH_PROFILE_DIR also set, the first SIGUSR2 (sent after the
 // warm-up) starts V8's CPU profiler and exit writes BENCH_PROFILE_DIR/gateway-<pid>.cpuprofile
 // (node refuses --cpu-prof in NODE_OPTIONS). Without BENCH_PROBE_DIR it does nothing.
@@ -13,9 +13,11 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 const dir = process.env.BENCH_PROBE_DIR;
 const profileDir = process.env.BENCH_PROFILE_DIR;
 if (dir) {
-  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  // Every sample includes the 1 ms sampling interval itself; it is subtracted, leaving the delay.
+  const RESOLUTION_MS = 1;
+  const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   histogram.enable();
-  const ms = (ns) => Math.round(ns / 1e4) / 100;
+  const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
   let session = null;
   process.on('SIGUSR2', () => {
     const delay = { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), mean: ms(histogram.mean) };
