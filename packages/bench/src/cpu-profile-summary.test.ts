@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { selfTimes, type CpuProfile } from './cpu-profile-summary.js';
+import { selfTimeByOrigin, selfTimes, type CpuProfile } from './cpu-profile-summary.js';
 
 const frame = (id: number, functionName: string, url: string, lineNumber = 0) => ({ id, callFrame: { functionName, url, lineNumber } });
 
@@ -24,5 +24,28 @@ describe('selfTimes', () => {
 
   it('ignores samples of unknown nodes', () => {
     expect(selfTimes({ nodes: [frame(1, 'a', '')], samples: [1, 9], timeDeltas: [100, 100] })).toEqual([{ frame: 'a (native)', selfMs: 0.1, share: 1 }]);
+  });
+});
+
+describe('selfTimeByOrigin', () => {
+  it('groups frames by package, app or package folder, wasm and native names; idle left out', () => {
+    const profile: CpuProfile = {
+      nodes: [
+        frame(1, '(idle)', ''),
+        frame(2, 'a', 'file:///r/node_modules/.pnpm/jose@6.1.0/node_modules/jose/dist/a.js'),
+        frame(3, 'b', 'file:///r/node_modules/.pnpm/jose@6.1.0/node_modules/jose/dist/b.js'),
+        frame(4, 'c', 'file:///r/apps/mcp-gateway/src/mcp.routes.ts'),
+        frame(5, 'wasm-function[1]', 'wasm://wasm/abc'),
+        frame(6, '(garbage collector)', ''),
+      ],
+      samples: [1, 2, 3, 4, 5, 6],
+      timeDeltas: [9000, 1000, 1000, 1000, 3000, 2000],
+    };
+    expect(selfTimeByOrigin(profile).map((f) => [f.frame, f.selfMs])).toEqual([
+      ['wasm (the embedded database engine)', 3],
+      ['jose@6.1.0', 2],
+      ['(garbage collector)', 2],
+      ['apps/mcp-gateway', 1],
+    ]);
   });
 });

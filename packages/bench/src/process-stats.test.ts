@@ -5,14 +5,15 @@ import { commandOf, cpuSeconds, processTree, residentBytes } from './process-sta
 
 describe('process stats from /proc', () => {
   it('finds a child in the tree and reads its CPU time and resident memory', async () => {
-    const child = spawn(process.execPath, ['-e', 'let x = 0; const end = Date.now() + 300; while (Date.now() < end) x++; setTimeout(() => {}, 5000)']);
+    // Spins until it has used 0.3 s of CPU by its own account, then says so and idles.
+    const child = spawn(process.execPath, ['-e', 'while (process.cpuUsage().user < 300000); console.log("spun"); setTimeout(() => {}, 60000)']);
     try {
-      await new Promise((r) => setTimeout(r, 600));
+      await once(child.stdout!, 'data');
       const tree = processTree(process.pid);
       expect(tree[0]).toBe(process.pid);
       expect(tree).toContain(child.pid);
       expect(commandOf(child.pid!)).toBe('node');
-      expect(cpuSeconds([child.pid!])).toBeGreaterThan(0.1);
+      expect(cpuSeconds([child.pid!])).toBeGreaterThanOrEqual(0.29);
       expect(residentBytes(child.pid!)).toBeGreaterThan(10 * 1024 * 1024);
     } finally {
       child.kill('SIGTERM');
