@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { acquireFileLock } from './file-lock.js';
+import { openPgliteInWorker } from './pglite-worker.js';
 import type { Database } from './schema.js';
 
 /** Where the embedded database lives when DATABASE_URL is unset, relative to the working directory. */
@@ -78,7 +79,9 @@ async function openFile(path: string): Promise<DbHandle> {
   const lock = acquireFileLock(join(path, LOCK_FILE), path);
   try {
     if (!existsSync(join(path, 'PG_VERSION'))) await initialiseInWorker(path);
-    return await openPglite(new PGlite(path, PGLITE_OPTIONS), lock.release);
+    const client = await openPgliteInWorker({ pglite: import.meta.resolve('@electric-sql/pglite'), path, startParams: PGLITE_OPTIONS.startParams });
+    // The dialect only calls query() and close(), which the worker client provides.
+    return handle(new Kysely<Database>({ dialect: new PGliteDialect(client as unknown as PGlite) }), 'pglite', lock.release);
   } catch (err) {
     lock.release();
     throw err;
