@@ -3,13 +3,17 @@ import { streamSSE } from 'hono/streaming';
 import { createHost } from './host.js';
 import { serve } from './serve.js';
 import { defineService } from './service-definition.js';
+import { initTracing } from './tracing.js';
 import { createTestDeps } from './testing.js';
 
 /**
- * A child process for the graceful-shutdown test: the production host and `serve` around a
- * service with a slow route and an SSE stream that its `stop()` ends, as the hub's does. Prints
- * `listening <port>` when ready and `deps closed` once its pools are released.
+ * A child process for the shutdown and tracing tests: the production host and `serve` around a
+ * service with a slow route, an SSE stream that its `stop()` ends (as the hub's does) and a hop
+ * that calls `PEER_URL` (as invoke-proxy calls the vault). Tracing as `runService` does it (on
+ * when `OTEL_EXPORTER_OTLP_ENDPOINT` is set). Prints `listening <port>` when ready and
+ * `deps closed` once its pools are released.
  */
+const tracing = initTracing({ serviceName: 'demo' });
 const slowMs = Number(process.env.SLOW_MS ?? 500);
 const streams = new Set<() => void>();
 const demo = defineService({
@@ -20,6 +24,12 @@ const demo = defineService({
       .get('/slow', async (c) => {
         await new Promise((resolve) => setTimeout(resolve, slowMs));
         return c.text('slow done');
+      })
+      .get('/api/v1/hop/:n', async (c) => {
+        const peer = process.env.PEER_URL;
+        if (!peer) return c.json({ hops: [process.env.OTEL_SERVICE_NAME] });
+        const next = (await (await fetch(`${peer}/api/v1/hop/${c.req.param('n')}`)).json()) as { hops: string[] };
+        return c.json({ hops: [process.env.OTEL_SERVICE_NAME, ...next.hops] });
       })
       .get('/stream', (c) =>
         streamSSE(c, async (stream) => {
@@ -44,6 +54,7 @@ const running = await serve(host.app, {
   deps: {
     close: async () => {
       await deps.close();
+      await tracing.shutdown(); // flushes spans not yet exported
       process.stdout.write('deps closed\n');
     },
   },

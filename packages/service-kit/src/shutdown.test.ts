@@ -1,10 +1,6 @@
-import { spawn } from 'node:child_process';
 import { get } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const FIXTURE = fileURLToPath(new URL('./shutdown-fixture.ts', import.meta.url));
+import { startDemoProcess } from './demo-processes.js';
 
 /** A GET on a connection of its own (no pool), resolving with the status. */
 function freshConnection(url: string): Promise<number> {
@@ -18,26 +14,8 @@ function freshConnection(url: string): Promise<number> {
 
 describe('graceful shutdown of a real process', () => {
   it('on SIGTERM: refuses new connections, lets the slow request finish, ends the SSE stream, closes deps, exits 0 within the bound', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', SLOW_MS: '800', SHUTDOWN_TIMEOUT_MS: '3000' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`fixture did not start:\n${output}`)), 60_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /listening (\d+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(Number(match[1]));
-        }
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-    });
+    const demo = await startDemoProcess({ SLOW_MS: '800', SHUTDOWN_TIMEOUT_MS: '3000' });
+    const { port, child, exit } = demo;
     const base = `http://127.0.0.1:${port}`;
     expect((await fetch(`${base}/health/ready`)).status).toBe(200);
 
@@ -66,6 +44,6 @@ describe('graceful shutdown of a real process', () => {
     expect(await streamEnded).toContain('event: shutdown'); // ended cleanly by the service's stop()
     expect(await exit).toBe(0);
     expect(Date.now() - t0).toBeLessThan(3_000);
-    expect(output).toContain('deps closed');
-  }, 90_000);
+    expect(demo.output()).toContain('deps closed');
+  }, 200_000);
 });
