@@ -1,5 +1,5 @@
 import type { Viewer } from '@agentgw/confirmations';
-import type { Clock, ConfirmationPayload, GatewayEvents, Logger } from '@agentgw/core';
+import { RateLimitedError, type Clock, type ConfirmationPayload, type GatewayEvents, type Logger } from '@agentgw/core';
 
 export interface EventStreamsOptions {
   /** Interval of `heartbeat` events (SSE_HEARTBEAT_MS). */
@@ -8,6 +8,8 @@ export interface EventStreamsOptions {
   logger: Logger;
   /** A client that leaves more than this unread is cut off (default 256 KiB), so a stalled reader cannot grow memory. */
   maxBufferedBytes?: number;
+  /** Open streams one user may hold on this replica (default 16); one more is a 429, so a client cannot exhaust sockets or memory. */
+  maxStreamsPerUser?: number;
 }
 
 /** One open `GET /api/v1/stream`. */
@@ -16,6 +18,8 @@ interface Connection {
   controller: ReadableStreamDefaultController<Uint8Array>;
   closed: boolean;
 }
+
+const DEFAULT_MAX_STREAMS_PER_USER = 16;
 
 const encoder = new TextEncoder();
 
@@ -73,6 +77,10 @@ export class EventStreams {
    */
   open(viewer: Viewer, signal: AbortSignal): { stream: ReadableStream<Uint8Array>; send: (frame: Uint8Array) => void } {
     if (this.stopped) throw new Error('event streams are stopped');
+    const limit = this.options.maxStreamsPerUser ?? DEFAULT_MAX_STREAMS_PER_USER;
+    if (viewer.userId !== null && (this.byUser.get(viewer.userId)?.size ?? 0) >= limit) {
+      throw new RateLimitedError(`At most ${limit} open event streams per user`, 5);
+    }
     let connection!: Connection;
     const stream = new ReadableStream<Uint8Array>(
       {

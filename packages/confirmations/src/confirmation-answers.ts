@@ -38,8 +38,10 @@ export async function answerConfirmation(
   answer: { confirmed: boolean; reason?: string | null },
 ): Promise<AnswerResult> {
   await visibleRow(deps.db, principal, id);
-  if (principal.agentId !== null || principal.userId === null) {
-    throw new ForbiddenError('Confirmations are answered by a person, not by an agent credential', 'AGENT_CANNOT_CONFIRM');
+  // A person signed in decides: an agent credential, a session token, or an API key (which the
+  // runtime holding the call has, with X-User-Id naming that very user) would approve its own call.
+  if (principal.agentId !== null || principal.userId === null || principal.via !== 'jwt') {
+    throw new ForbiddenError('Confirmations are answered by a person signed in, not by an agent credential or API key', 'AGENT_CANNOT_CONFIRM');
   }
   const result = await decideConfirmation(deps, id, { ...answer, decidedBy: principal.userId });
   if (!result.applied) {
