@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -72,7 +72,7 @@ async function startAllInOne(dataDir: string, probeDir: string): Promise<Gateway
       ADMIN_EMAIL: ADMIN.email,
       ADMIN_PASSWORD: ADMIN.password,
       BENCH_PROBE_DIR: probeDir,
-      ...(options.profile ? { BENCH_PROFILE_DIR: options.profile } : {}),
+      ...(options.profile ? { BENCH_PROFILE_DIR: profileDirFor('all-in-one') } : {}),
       NODE_OPTIONS: `--import=${PROBE}`,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -214,6 +214,13 @@ async function eventLoopDelay(servers: number[], probeDir: string): Promise<{ p5
   };
 }
 
+/** One profile directory per topology, so each summary reads its own processes. */
+function profileDirFor(topology: string): string {
+  const dir = join(options.profile!, topology);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 const fmt = (n: number, digits = 0) => n.toFixed(digits);
 const pad = (s: string, w: number) => s.padStart(w);
 
@@ -313,7 +320,7 @@ try {
     await allInOne.stop();
   }
   if (!options['no-distributed']) {
-    const distributed = await startDistributed({ repo: REPO, probe: PROBE, probeDir, admin: ADMIN, profileDir: options.profile });
+    const distributed = await startDistributed({ repo: REPO, probe: PROBE, probeDir, admin: ADMIN, profileDir: options.profile ? profileDirFor('distributed') : undefined });
     if (typeof distributed === 'string') console.log(`\n== distributed: skipped (${distributed})`);
     else {
       try {
@@ -325,7 +332,9 @@ try {
       }
     }
   }
-  if (options.profile) console.log(`\n${summariseProfiles(options.profile, 15)}`);
+  if (options.profile) {
+    for (const topology of readdirSync(options.profile)) console.log(`\n${topology}: ${summariseProfiles(join(options.profile, topology), 15)}`);
+  }
 } catch (err) {
   failed = true;
   console.error(err);
