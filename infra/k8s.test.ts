@@ -1,5 +1,7 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -47,6 +49,7 @@ interface Container {
   ports?: { name?: string; containerPort: number }[];
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; capabilities?: { drop?: string[] } };
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
@@ -56,8 +59,9 @@ interface PodTemplate {
   metadata: { labels: Record<string, string> };
   spec: {
     containers: Container[];
-    securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+    securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
     terminationGracePeriodSeconds?: number;
+    volumes?: { name: string; configMap?: { name: string }; emptyDir?: object }[];
   };
 }
 interface Deployment extends K8sObject {
@@ -119,6 +123,13 @@ function find<T extends K8sObject>(objects: K8sObject[], kind: string, name: str
 
 function ofKind<T extends K8sObject>(objects: K8sObject[], kind: string): T[] {
   return objects.filter((o) => o.kind === kind) as T[];
+}
+
+/** The services' settings (`agentgw-config` plus kustomize's hash suffix), not the console's nginx config. */
+function settingsConfigMap(objects: K8sObject[]): K8sObject & { data: Record<string, string> } {
+  const found = ofKind<K8sObject & { data: Record<string, string> }>(objects, 'ConfigMap').filter((c) => c.metadata.name.startsWith('agentgw-config-'));
+  if (found.length !== 1) throw new Error(`expected one agentgw-config ConfigMap, found ${found.length}`);
+  return found[0]!;
 }
 
 /**
@@ -286,6 +297,18 @@ function ingressRoutes(ingress: Ingress): Route[] {
   );
 }
 
+/** A loopback port nothing listens on right now, for a child process to bind. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 const byPath = (a: Route, b: Route) => a.path.localeCompare(b.path) || a.match.localeCompare(b.match);
 
 /** The services' shutdown drain bound in seconds: serve.ts's default `shutdownTimeoutMs`. */
@@ -342,13 +365,11 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       const ingress = ingressRoutes(find<Ingress>(example, 'Ingress', 'agentgw'));
       expect(router.api.length).toBeGreaterThan(10);
       const apiKeys = new Set(router.api.map((r) => `${r.match} ${r.path}`));
-      // The router's other locations serve the console or 404s; an Ingress rule for one must go
-      // to a console Service that the manifests define.
+      // The router's other locations serve the console or 404s: in Kubernetes the console's own
+      // nginx answers them, behind one catch-all rule after the API paths.
       const extra = ingress.filter((r) => !apiKeys.has(`${r.match} ${r.path}`));
-      for (const r of extra) {
-        expect(r.backend.split(':')[0], `Ingress ${r.path} is not a router API location`).toBe('dashboard');
-        expect(() => find(example, 'Service', 'dashboard')).not.toThrow();
-      }
+      expect(extra.map((r) => `${r.match} ${r.path} ${r.backend.split(':')[0]}`)).toEqual(['prefix / dashboard']);
+      expect(ingress.at(-1)).toEqual(extra[0]);
       expect(ingress.filter((r) => apiKeys.has(`${r.match} ${r.path}`)).sort(byPath)).toEqual([...router.api].sort(byPath));
     });
 
@@ -429,13 +450,142 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
 
     it('takes settings from the ConfigMap and secrets only from the Secret', () => {
       const secretName = ofKind(example, 'Secret')[0]!.metadata.name;
-      const configName = ofKind(example, 'ConfigMap')[0]!.metadata.name;
+      const configName = settingsConfigMap(example).metadata.name;
       expect(container?.envFrom).toEqual([{ configMapRef: { name: configName } }]);
       for (const key of REQUIRED_SECRET_KEYS) {
         expect(container?.env?.find((e) => e.name === key)?.valueFrom?.secretKeyRef, key).toEqual({ name: secretName, key });
       }
       for (const e of container?.env ?? []) {
         if (SECRET_KEYS.includes(e.name)) expect(e.value, `${e.name} must come from the Secret`).toBeUndefined();
+      }
+    });
+  });
+
+  describe('dashboard (the web console)', () => {
+    const deployment = hasKubectl ? find<Deployment>(example, 'Deployment', 'dashboard') : undefined;
+    const pod = deployment?.spec.template;
+    const container = pod?.spec.containers[0];
+    /** The nginx config the pod runs: the `-c` file of its command, read from the mounted ConfigMap. */
+    const podConfig = (): { path: string; text: string; readOnly?: boolean } => {
+      const command = container!.command!;
+      const path = command[command.indexOf('-c') + 1]!;
+      const mount = container!.volumeMounts!.find((m) => m.mountPath === path.slice(0, path.lastIndexOf('/')))!;
+      const volume = pod!.spec.volumes!.find((v) => v.name === mount.name)!;
+      const cm = find<K8sObject & { data: Record<string, string> }>(example, 'ConfigMap', volume.configMap!.name);
+      return { path, text: cm.data[path.slice(path.lastIndexOf('/') + 1)]!, readOnly: mount.readOnly };
+    };
+    const router = nginxLocations(readFileSync(join(here, 'nginx', 'nginx.conf'), 'utf8'));
+
+    it('runs the router image (the console build), tagged by the overlay, with its config from the ConfigMap', () => {
+      expect(container?.image).toBe('agentgw/router:0.1.0');
+      const dockerfile = readFileSync(join(here, 'nginx', 'Dockerfile'), 'utf8');
+      expect(dockerfile).toMatch(/-t agentgw\/router /);
+      const copied = /COPY --from=console \S+\/apps\/dashboard\/dist (\S+)/.exec(dockerfile)?.[1];
+      const { text, readOnly } = podConfig();
+      expect(copied).toBeDefined();
+      expect(/\broot\s+(\S+);/.exec(stripComments(text))?.[1]).toBe(copied);
+      expect(readOnly).toBe(true);
+    });
+
+    it('never proxies and answers every non-API path as the router does', () => {
+      const { text } = podConfig();
+      expect(stripComments(text)).not.toMatch(/\bproxy_pass\b/);
+      const shape = (l: NginxLocation) => `${l.modifier} ${l.path} { ${l.body.replace(/\s+/g, ' ').trim()} }`;
+      const routerOther = router.filter((l) => !/\bproxy_pass\b/.test(l.body)).map(shape);
+      expect(routerOther.length).toBeGreaterThan(3);
+      expect(nginxLocations(text).map(shape).sort()).toEqual(routerOther.sort());
+    });
+
+    it('is the Ingress catch-all, reached on the port its Service and container listen on', () => {
+      const rule = find<Ingress>(example, 'Ingress', 'agentgw').spec.rules[0]!.http.paths.at(-1)!;
+      expect(rule).toMatchObject({ path: '/', pathType: 'Prefix', backend: { service: { name: 'dashboard' } } });
+      const svc = find<Service>(example, 'Service', 'dashboard');
+      const port = svc.spec.ports.find((p) => p.port === rule.backend.service.port.number);
+      expect(port?.targetPort).toBe('http');
+      const http = container?.ports?.find((p) => p.name === 'http');
+      expect(/\blisten\s+(\d+);/.exec(stripComments(podConfig().text))?.[1]).toBe(String(http?.containerPort));
+    });
+
+    it('has a Service, a CPU autoscaler and a disruption budget that select its pods, and CPU and memory bounds', () => {
+      const labels = pod!.metadata.labels;
+      const matches = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+      expect(matches(deployment!.spec.selector.matchLabels)).toBe(true);
+      expect(matches(find<Service>(example, 'Service', 'dashboard').spec.selector)).toBe(true);
+      expect(matches(find<Pdb>(example, 'PodDisruptionBudget', 'dashboard').spec.selector.matchLabels)).toBe(true);
+      expect(find<Hpa>(example, 'HorizontalPodAutoscaler', 'dashboard').spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: 'dashboard' });
+      expect(container?.resources?.requests?.cpu).toBeDefined();
+      expect(container?.resources?.limits?.memory).toBeDefined();
+    });
+
+    it('probes a path its nginx serves, on its http port', () => {
+      for (const probe of [container?.startupProbe, container?.readinessProbe, container?.livenessProbe]) {
+        expect(probe?.httpGet).toEqual({ path: '/index.html', port: 'http' });
+      }
+    });
+
+    it('runs as non-root on a read-only root filesystem, writing only to its emptyDir', () => {
+      expect(pod?.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod?.spec.securityContext?.runAsUser).toBeGreaterThan(0);
+      expect(container?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      const emptyDirs = new Set(pod!.spec.volumes!.filter((v) => v.emptyDir).map((v) => v.name));
+      const writable = container!.volumeMounts!.filter((m) => emptyDirs.has(m.name)).map((m) => `${m.mountPath}/`);
+      const written = [...stripComments(podConfig().text).matchAll(/^\s*(?:pid|\w+_temp_path)\s+(\S+);/gm)].map((m) => m[1]!);
+      // nginx writes its pid and the five temp paths (created at start even when unused).
+      expect(written).toHaveLength(6);
+      for (const path of written) expect(writable.some((dir) => path.startsWith(dir)), path).toBe(true);
+      expect(pod?.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(container?.lifecycle?.preStop?.exec?.command.at(-1)));
+    });
+
+    it('gets no setting and no secret (the services’ defaults are not patched onto it)', () => {
+      expect(container?.env).toBeUndefined();
+      expect(container?.envFrom).toBeUndefined();
+    });
+
+    it.runIf(spawnSync('nginx', ['-v']).status === 0)('serves the console with its SPA fallback and cache headers, and JSON 404s for the API, when run', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'console-nginx-'));
+      chmodSync(dir, 0o755); // nginx workers run as `nobody` when the test runs as root
+      mkdirSync(join(dir, 'html', 'assets'), { recursive: true });
+      const index = '<!doctype html><title>console</title><div id="root"></div>';
+      writeFileSync(join(dir, 'html', 'index.html'), index);
+      writeFileSync(join(dir, 'html', 'assets', 'index-Abc123.js'), 'console.log(1);');
+      const port = await freePort();
+      // The pod's config, moved from its mounts to this folder and from 8080 to a loopback port.
+      const { text, path } = podConfig();
+      const conf = text
+        .replaceAll('/tmp/', `${dir}/`)
+        .replaceAll('/usr/share/nginx/html', join(dir, 'html'))
+        .replace(/\blisten\s+\d+;/, `listen 127.0.0.1:${port};`);
+      writeFileSync(join(dir, 'nginx.conf'), conf);
+      const args = container!.command!.slice(1).map((a) => (a === path ? join(dir, 'nginx.conf') : a));
+      const nginx = spawn('nginx', [...args, '-p', `${dir}/`], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      nginx.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const base = `http://127.0.0.1:${port}`;
+      try {
+        for (let i = 0; ; i++) {
+          if (nginx.exitCode !== null) throw new Error(`nginx exited ${nginx.exitCode}: ${stderr}`);
+          if (await fetch(`${base}/index.html`).then(() => true, () => false)) break;
+          if (i > 100) throw new Error(`nginx did not answer: ${stderr}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const page = await fetch(`${base}/credentials?serviceType=github`);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toBe(index);
+        expect(page.headers.get('cache-control')).toBe('no-cache');
+        const asset = await fetch(`${base}/assets/index-Abc123.js`);
+        expect(asset.status).toBe(200);
+        expect(asset.headers.get('content-type')).toMatch(/javascript/);
+        expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+        expect((await fetch(`${base}/assets/missing.js`)).status).toBe(404);
+        const api = await fetch(`${base}/api/v1/no-such-route`);
+        expect(api.status).toBe(404);
+        expect(api.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(await api.json()).toEqual({ code: 'NOT_FOUND', message: 'No such route' });
+        for (const p of ['/internal/keys', '/metrics']) expect((await fetch(`${base}${p}`)).status, p).toBe(404);
+      } finally {
+        nginx.kill('SIGQUIT');
+        await new Promise((r) => (nginx.exitCode !== null ? r(undefined) : nginx.once('exit', r)));
+        rmSync(dir, { recursive: true, force: true });
       }
     });
   });
@@ -463,8 +613,8 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
   });
 
   it("applies what the migration needs, and no service, with the README's first-step selector", () => {
-    // `-l 'app.kubernetes.io/component notin (service)'` also matches objects without the label.
-    const first = example.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] !== 'service');
+    // `-l 'app.kubernetes.io/component notin (service,console)'` also matches objects without the label.
+    const first = example.filter((o) => !['service', 'console'].includes(o.metadata.labels?.['app.kubernetes.io/component'] ?? ''));
     expect(first.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Ingress', 'Job', 'Namespace', 'Secret']);
   });
 
@@ -477,13 +627,12 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
 
   it('only sets configuration variables the services know, and no secret in the ConfigMap', () => {
     const config = readFileSync(join(repo, 'packages', 'core', 'src', 'config.ts'), 'utf8');
-    const cm = ofKind<K8sObject & { data: Record<string, string> }>(example, 'ConfigMap');
-    expect(cm).toHaveLength(1);
+    const cm = settingsConfigMap(example);
     const secret = ofKind<K8sObject & { data: Record<string, string> }>(example, 'Secret')[0]!;
     const envNames = ofKind<Deployment>(example, 'Deployment').flatMap((d) => d.spec.template.spec.containers.flatMap((c) => (c.env ?? []).map((e) => e.name)));
-    for (const key of [...Object.keys(cm[0]!.data), ...Object.keys(secret.data), ...envNames]) {
+    for (const key of [...Object.keys(cm.data), ...Object.keys(secret.data), ...envNames]) {
       expect(config, `${key} is not a setting of packages/core/src/config.ts`).toMatch(new RegExp(`^\\s+${key}:`, 'm'));
     }
-    for (const key of SECRET_KEYS) expect(Object.keys(cm[0]!.data)).not.toContain(key);
+    for (const key of SECRET_KEYS) expect(Object.keys(cm.data)).not.toContain(key);
   });
 });
