@@ -18,7 +18,7 @@ export interface SuiteContext {
   agentOnAlpha(name: string, requireConfirmation: boolean): Promise<{ id: string; token: string }>;
   /** The pending confirmation whose arguments carry `marker`, as the hub lists it. */
   pendingWith(marker: string, timeoutMs?: number): Promise<{ id: string }>;
-  /** Every audit row of an agent (up to 1000), through the audit API. */
+  /** Every audit row of an agent, page by page through the audit API. */
   auditRowsOf(agentId: string): Promise<Json[]>;
 }
 
@@ -106,9 +106,13 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
             { timeout: timeoutMs, interval: 50 },
           ),
         auditRowsOf: async (agentId) => {
-          const answer = await api.get(`/api/v1/audit/logs?agent_id=${agentId}&limit=1000`, { token: adminToken });
-          if (answer.status !== 200) throw new Error(`audit logs answered ${answer.status}`);
-          return answer.body.data as Json[];
+          const rows: Json[] = [];
+          for (;;) {
+            const answer = await api.get(`/api/v1/audit/logs?agent_id=${agentId}&limit=1000&offset=${rows.length}`, { token: adminToken });
+            if (answer.status !== 200) throw new Error(`audit logs answered ${answer.status}`);
+            rows.push(...(answer.body.data as Json[]));
+            if (answer.body.data.length === 0 || rows.length >= answer.body.pagination.total) return rows;
+          }
         },
       };
     }, 300_000);
@@ -455,6 +459,11 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       expect(await rejectedSettled).toMatch(/^error: /);
       expect(alpha.calls.some((c) => c.arguments.marker === 'reject-me')).toBe(false);
       expect((await events.nextOf('CONFIRMATION_RESOLVED', 10_000, (d) => (d as Json).id === pending.id)).data).toMatchObject({ confirmed: false });
+      // The tool gate holds the same way: its evaluate answers `confirmed` with the confirmer.
+      const gate = api.post('/api/v1/tool-gate/evaluate', { headers: { 'x-api-key': apiKey, 'x-agent-id': careful.id, 'x-user-id': adminId }, body: { toolName: 'a_transfer', providerId: alphaId, params: { marker: 'gate-hold' } } });
+      const gatePending = await ctx.pendingWith('gate-hold');
+      expect((await api.post(`/api/v1/confirmation/${gatePending.id}/confirm`, { token: adminToken })).status).toBe(200);
+      expect((await gate).body).toMatchObject({ decision: 'confirmed', confirmedBy: adminId });
       const rejectedList = await api.get('/api/v1/confirmation/list?status=rejected', { token: adminToken });
       expect(JSON.stringify(rejectedList.body)).toContain(pending.id);
       await events.close();
