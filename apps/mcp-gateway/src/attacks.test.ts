@@ -175,6 +175,37 @@ describe('MCP sessions are bound to their opener', () => {
     expect((await inSession(auth(a.token), sid)).status).toBe(200);
   });
 
+  it('caps the server streams (GET) one caller holds open: the 17th is a 429 JSON-RPC error, a closed one frees its slot', async () => {
+    const sid = await openSession(auth(b.token));
+    const open = async () => {
+      const controller = new AbortController();
+      const res = await fetch(`${gw.url}/api/v1/mcp/mcp`, { headers: { ...auth(b.token), accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': SESSION_VERSION }, signal: controller.signal });
+      return { res, close: () => controller.abort() };
+    };
+    const streams = [];
+    for (let i = 0; i < 16; i++) {
+      const s = await open();
+      expect(s.res.status).toBe(200);
+      streams.push(s);
+    }
+    const refused = await open();
+    expect(refused.res.status).toBe(429);
+    expect(refused.res.headers.get('retry-after')).toBe('5');
+    expect(await refused.res.json()).toMatchObject({ error: { code: -32029, data: { code: 'RATE_LIMITED' } } });
+    // Another caller is not affected.
+    const other = await fetch(`${gw.url}/api/v1/mcp/mcp`, { headers: { ...auth(a.token), accept: 'text/event-stream', 'mcp-session-id': await openSession(auth(a.token)), 'mcp-protocol-version': SESSION_VERSION } });
+    expect(other.status).toBe(200);
+    await other.body?.cancel();
+    streams.pop()!.close();
+    await expect.poll(async () => {
+      const s = await open();
+      if (s.res.status === 200) streams.push(s);
+      else await s.res.body?.cancel();
+      return s.res.status;
+    }).toBe(200);
+    for (const s of streams) s.close();
+  });
+
   it("a unified session cannot be continued on the proxy (or the other way round)", async () => {
     const sid = await openSession(auth(a.token));
     expect((await inSession(auth(a.token), sid, 'tools/list', 'POST', `/api/v1/mcp-proxy/${a.provider}/mcp`)).status).toBe(404);
@@ -219,6 +250,48 @@ describe('hostile upstreams and oversized input', () => {
     const proxied = await fetch(`${gw.url}/api/v1/mcp/mcp`, { method: 'POST', headers: { ...auth(agentToken), 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: longName, arguments: {}, _meta: modernMeta } }) });
     expect(proxied.status).toBeLessThan(500);
     expect(((await proxied.json()) as { error?: { code: number } }).error?.code).toBeDefined();
+  });
+
+  it('an upstream that streams progress forever is cut off at MCP_UPSTREAM_TIMEOUT_MS (504), and stops being called', async () => {
+    const quick = await startGatewayUnderTest({ env: { MCP_UPSTREAM_TIMEOUT_MS: '500' } });
+    let stopped = false;
+    const endless = await startMcpServer({
+      name: 'endless',
+      tools: [
+        {
+          name: 'endless',
+          handler: async (_args, call) => {
+            for (let i = 0; !call.signal?.aborted; i++) {
+              await call.sendProgress?.(i);
+              await new Promise((r) => setTimeout(r, 10));
+            }
+            stopped = true;
+            return 'never seen';
+          },
+        },
+      ],
+    });
+    try {
+      await quick.catalog.providers.create(quick.admin, { name: 'endless', pattern: '*', endpoint: endless.url, authType: 'none', priority: 0 });
+      const { agent, runtimeToken } = await quick.catalog.agents.create(quick.admin, { name: 'x', upstreamUrl: 'http://127.0.0.1:9/a' });
+      await quick.catalog.rules.create(quick.admin, { subjectType: 'agent', subjectId: agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+      const started = Date.now();
+      for (const accept of ['application/json', 'application/json, text/event-stream']) {
+        const res = await fetch(`${quick.url}/api/v1/mcp/mcp`, {
+          method: 'POST',
+          headers: { ...auth(runtimeToken), 'content-type': 'application/json', accept, 'mcp-protocol-version': MODERN },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'endless', arguments: {}, _meta: { ...modernMeta, progressToken: 'p' } } }),
+        });
+        const text = await res.text();
+        expect(text).toContain('-32011');
+        if (accept === 'application/json') expect(res.status).toBe(504);
+      }
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await expect.poll(() => stopped).toBe(true);
+    } finally {
+      await quick.close();
+      await endless.close();
+    }
   });
 
   it('answers an oversized body, a deeply nested one and a huge batch with a 4xx before any upstream work', async () => {

@@ -54,6 +54,8 @@ export interface McpRoutesDeps {
 
 const SESSION_HEADER = 'mcp-session-id';
 const HEARTBEAT_MS = 25_000;
+/** Server streams (GET) one caller (user, else agent) may hold open on a replica; one more is a 429, so nobody exhausts sockets or bus subscriptions. */
+const MAX_SERVER_STREAMS_PER_CALLER = 16;
 
 type Reply = { body: unknown; status: number };
 
@@ -345,10 +347,18 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     }
     const resolved = await resolveSession(c, principal, endpoint, c.req.header(SESSION_HEADER) ?? null);
     if (resolved.reply) return json(c, resolved.reply);
-    return serverStream(c, resolved.session.claims);
+    const caller = resolved.session.claims.userId !== null ? `user:${resolved.session.claims.userId}` : `agent:${resolved.session.claims.agentId ?? ''}`;
+    if ((openStreams.get(caller) ?? 0) >= MAX_SERVER_STREAMS_PER_CALLER) {
+      const message = `At most ${MAX_SERVER_STREAMS_PER_CALLER} open server streams per caller`;
+      return json(c, { body: rpcError(null, GATEWAY_RPC.RATE_LIMITED, message, { code: 'RATE_LIMITED', message, retryAfter: 5 }), status: 429 }, { 'retry-after': '5' });
+    }
+    return serverStream(c, resolved.session.claims, caller);
   }
 
-  function serverStream(c: Context, claims: SessionClaims): Response {
+  /** Open server streams per caller on this replica (see MAX_SERVER_STREAMS_PER_CALLER). */
+  const openStreams = new Map<string, number>();
+
+  function serverStream(c: Context, claims: SessionClaims, caller: string): Response {
     const encoder = new TextEncoder();
     const unsubscribes: Promise<Unsubscribe>[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -374,6 +384,9 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
         end = () => {
           if (!open) return;
           open = false;
+          const left = (openStreams.get(caller) ?? 1) - 1;
+          if (left > 0) openStreams.set(caller, left);
+          else openStreams.delete(caller);
           clearInterval(timer);
           deps.streams.delete(end);
           for (const u of unsubscribes) void u.then((off) => off()).catch(() => undefined);
@@ -384,6 +397,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
           }
         };
         deps.streams.add(end);
+        openStreams.set(caller, (openStreams.get(caller) ?? 0) + 1);
         const connection = clientGoneSignal(c);
         connection.signal.addEventListener('abort', () => end(), { once: true });
         send(': stream open\n\n');
