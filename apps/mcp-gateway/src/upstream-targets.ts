@@ -2,6 +2,9 @@ import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import type { UpstreamTarget } from '@agentgw/mcp-client';
 
+/** RFC 9110 field-value characters: visible ASCII, space, tab and obs-text; no CR, LF or NUL. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /** Who a forwarded call is made for, as the invoke table's identity headers carry it. */
 export interface CallIdentity {
   principal: Principal;
@@ -27,6 +30,9 @@ export function upstreamTarget(provider: ProviderRecord, secret: string | null, 
     if (principal.tenantId) headers['x-tenant-id'] = principal.tenantId;
     if (principal.agentId) headers['x-gateway-agent-id'] = principal.agentId;
     headers['x-gateway-request-id'] = requestId;
+    // An identity value that is no valid header value (CR/LF from an external IdP's email claim,
+    // say) is left out: undici would refuse the whole call, and nothing may be injected upstream.
+    for (const [name, value] of Object.entries(headers)) if (!HEADER_VALUE.test(value)) delete headers[name];
   }
   // The key names the credentials too, so a shared upstream session never crosses an auth change.
   return { endpoint: provider.endpoint, key: `${provider.id}|${provider.endpoint}|${provider.authType}|${secret ?? ''}`, headers };
