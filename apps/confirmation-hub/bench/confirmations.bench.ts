@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { createAuth } from '@agentgw/auth';
 import { loadConfig, MemoryEventBus, newId, type HeldCall } from '@agentgw/core';
 import { createScratchDatabase, isolatedRedisUrl, startHolder, startHub, TEST_SECRETS, type ReplicaProcess } from '../src/replica-processes.js';
-import { SseReader } from '../src/sse-reader.js';
+import { SseEventReader } from '@agentgw/testkit';
 
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -64,7 +64,7 @@ try {
 
   // 1. confirm-to-release across processes.
   console.log(`\n1) confirm → release: held on process ${holder.child.pid}, confirmed through hub process ${hub.child.pid} (PostgreSQL + Redis)`);
-  const stream = new SseReader(await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${confirmer.token}` } }));
+  const stream = new SseEventReader(await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${confirmer.token}` } }));
   await stream.nextOf('connected');
   const release: number[] = [];
   const confirmRoundTrip: number[] = [];

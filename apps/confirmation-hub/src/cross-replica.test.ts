@@ -1,6 +1,6 @@
 import { createAuth, type AuthService } from '@agentgw/auth';
 import { loadConfig, MemoryEventBus, type HeldCall, type HoldOutcome } from '@agentgw/core';
-import { createUser } from '@agentgw/testkit';
+import { createUser, SseEventReader } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createScratchDatabase,
@@ -11,7 +11,6 @@ import {
   type ReplicaProcess,
   type ScratchDatabase,
 } from './replica-processes.js';
-import { SseReader } from './sse-reader.js';
 
 // Response bodies are whatever JSON the processes answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -107,7 +106,7 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
 
   it('held on holder 1, confirmed through hub B: released at once; both hubs stream it; the token works once, on any holder', async () => {
     const streamRes = await fetch(`${hubA.url}/api/v1/stream`, { headers: { authorization: `Bearer ${alice.token}` } });
-    const stream = new SseReader(streamRes);
+    const stream = new SseEventReader(streamRes);
     expect((await stream.next())?.event).toBe('connected');
 
     const { id, answer, held } = await hold(holder1);

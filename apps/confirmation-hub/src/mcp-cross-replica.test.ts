@@ -1,6 +1,6 @@
 import { createAuth, type AuthService } from '@agentgw/auth';
 import { loadConfig, MemoryEventBus } from '@agentgw/core';
-import { createUser, startMcpServer, type McpFixture } from '@agentgw/testkit';
+import { createUser, SseEventReader, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import {
@@ -12,7 +12,6 @@ import {
   type ReplicaProcess,
   type ScratchDatabase,
 } from './replica-processes.js';
-import { SseReader } from './sse-reader.js';
 
 // Response bodies are whatever JSON the processes answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -185,7 +184,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
       }),
     });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const stream = new SseReader(res);
+    const stream = new SseEventReader(res);
     const messages: Json[] = [];
     const pending = await pendingFor(hubs[1], args);
     while (!messages.some((m) => m.method === 'notifications/progress') || !messages.some((m) => m.method === 'notifications/message')) {

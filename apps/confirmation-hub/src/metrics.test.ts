@@ -1,7 +1,7 @@
 import { serve, type RunningServer } from '@agentgw/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHub, type HubFixture } from './hub-fixture.js';
-import { SseReader } from './sse-reader.js';
+import { SseEventReader } from '@agentgw/testkit';
 
 /** The value of one sample line (`name 3`); undefined when the series is absent. */
 function sample(text: string, series: string): number | undefined {
@@ -37,7 +37,7 @@ describe("the hub's series on /metrics", () => {
     expect(sample(text, 'agentgw_confirmations_held')).toBe(0);
 
     const res = await fetch(`http://127.0.0.1:${server.port}/api/v1/stream`, { headers: { authorization: `Bearer ${hub.alice.token}` } });
-    const reader = new SseReader(res);
+    const reader = new SseEventReader(res);
     await reader.next(); // connected
     const controller = new AbortController();
     const held = await hub.hold({}, controller.signal);

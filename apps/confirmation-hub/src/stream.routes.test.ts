@@ -1,7 +1,7 @@
 import { serve, type RunningServer } from '@agentgw/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHub, type Caller, type HubFixture } from './hub-fixture.js';
-import { SseReader, type SseEvent } from './sse-reader.js';
+import { SseEventReader, type SseEvent } from '@agentgw/testkit';
 
 // Event payloads are whatever JSON the stream sent; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -11,7 +11,7 @@ describe('SSE stream over a real HTTP server', () => {
   let hub: HubFixture;
   let server: RunningServer;
   let base: string;
-  const readers: SseReader[] = [];
+  const readers: SseEventReader[] = [];
 
   beforeAll(async () => {
     hub = await openHub({ env: { SSE_HEARTBEAT_MS: '300' } });
@@ -31,13 +31,13 @@ describe('SSE stream over a real HTTP server', () => {
     await hub.close();
   });
 
-  async function connect(who: Caller, lastEventId?: string): Promise<{ reader: SseReader; connected: SseEvent }> {
+  async function connect(who: Caller, lastEventId?: string): Promise<{ reader: SseEventReader; connected: SseEvent }> {
     const headers: Record<string, string> = { authorization: `Bearer ${who.token}`, accept: 'text/event-stream' };
     if (lastEventId) headers['last-event-id'] = lastEventId;
     const res = await fetch(`${base}/api/v1/stream`, { headers });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const reader = new SseReader(res);
+    const reader = new SseEventReader(res);
     readers.push(reader);
     const connected = (await reader.next())!;
     return { reader, connected };
