@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { AuditRecordJob, AuditStatus } from '@agentgw/core';
 
-/** Status stages: a later stage wins over an earlier one whatever the order jobs arrive in. */
-const STAGE: Record<AuditStatus, number> = { pending: 0, confirmed: 1, rejected: 2, completed: 2, failed: 2 };
+/**
+ * Status stages: a later stage wins over an earlier one whatever the order jobs arrive in.
+ * `rejected` (denied, or a human said no) is final: a tool-gate caller completing its own
+ * refused call later cannot turn the record into `completed`.
+ */
+const STAGE: Record<AuditStatus, number> = { pending: 0, confirmed: 1, completed: 2, failed: 2, rejected: 3 };
 
 const STATUSES = new Set<string>(Object.keys(STAGE));
 /** ISO 8601 date-time with Z or an offset, as producers stamp `at`. */

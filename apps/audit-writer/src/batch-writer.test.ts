@@ -82,4 +82,11 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
     await writeBatch(handle.db, [valid(update('r4', 5, { status: 'pending' }))]);
     expect((await row('r4'))?.status).toBe('completed');
   });
+
+  it('keeps a rejected record rejected: a later completed or failed (a runtime completing its refused call) does not overwrite it', async () => {
+    await writeBatch(handle.db, [valid(create('r5')), valid(update('r5', 2, { status: 'rejected' }))]);
+    await writeBatch(handle.db, [valid(update('r5', 5, { status: 'completed' }))]);
+    await writeBatch(handle.db, [valid(update('r5', 6, { status: 'failed' })), valid(update('r5', 7, { status: 'completed' }))]);
+    expect((await row('r5'))?.status).toBe('rejected');
+  });
 });
