@@ -17,6 +17,7 @@ let host: Host;
 let upstream: McpFixture;
 let adminToken: string;
 let agent: { id: string; token: string };
+let providerId: string;
 let tenantAdminB: string;
 let userB: string;
 let loner: string;
@@ -47,6 +48,7 @@ beforeAll(async () => {
   const provider = (await api('POST', '/api/v1/admin/tool-providers', { token: adminToken, body: { name: 'login', pattern: '*', endpoint: upstream.url, tenantId: 'tenant-a' } })).body.provider;
   const created = (await api('POST', '/api/v1/admin/agents', { token: adminToken, body: { name: 'attack-bot', upstreamUrl: 'http://127.0.0.1:9/agent', tenantId: 'tenant-a' } })).body;
   agent = { id: created.agent.id, token: created.runtime_token };
+  providerId = provider.id;
   expect((await api('POST', '/api/v1/admin/provider-access', { token: adminToken, body: { subjectType: 'agent', subjectId: agent.id, providerId: provider.id, action: 'allow', tenantId: 'tenant-a' } })).status).toBe(201);
   tenantAdminB = await tokenFor(deps, await createUser(deps, { email: `tb-admin-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 'tenant-b' }));
   userB = await tokenFor(deps, await createUser(deps, { email: `tb-user-${Date.now()}@example.com`, roles: ['agent_creator'], tenantId: 'tenant-b' }));
@@ -111,6 +113,26 @@ describe('audit of an MCP call', () => {
       expect(await exported.text()).not.toContain(row.id);
       expect((await api('GET', '/api/v1/audit/stats', { token })).status).toBe(403);
     }
+  });
+});
+
+describe('the tool gate audit trail', () => {
+  it("a runtime cannot complete its own denied call into a 'completed' record", async () => {
+    expect((await api('POST', '/api/v1/admin/provider-access', { token: adminToken, body: { subjectType: 'agent', subjectId: agent.id, providerId, action: 'deny', toolPattern: 'forbidden', tenantId: 'tenant-a' } })).status).toBe(201);
+    const headers = { authorization: `Bearer ${agent.token}` };
+    const denied = await api('POST', '/api/v1/tool-gate/evaluate', { headers, body: { toolName: 'forbidden', providerId, params: {} } });
+    expect(denied.body).toMatchObject({ decision: 'denied' });
+    const forged = await api('POST', '/api/v1/tool-gate/audit', { headers, body: { auditId: denied.body.auditId, status: 'completed', result: { faked: true }, durationMs: 1 } });
+    expect(forged.status).toBe(200);
+    const stored = await vi.waitFor(
+      async () => {
+        const res = await api('GET', `/api/v1/audit/logs/${encodeURIComponent(denied.body.auditId)}`, { token: adminToken });
+        if (res.body?.data?.result?.faked !== true) throw new Error('not written yet');
+        return res.body.data;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(stored.status).toBe('rejected');
   });
 });
 
