@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './connection.js';
+import { MIGRATION_NAMES } from './migrations/index.js';
 import { DatabaseLockedError } from './file-lock.js';
 import { migrateToLatest } from './migrate.js';
 import { openTestDatabase, testBackends } from './testing.js';
@@ -28,7 +29,7 @@ describe('openDatabase', () => {
     const handle = await openDatabase({ url: 'memory://' });
     try {
       expect(handle.kind).toBe('pglite');
-      expect(await migrateToLatest(handle.db)).toEqual(['0001_initial']);
+      expect(await migrateToLatest(handle.db)).toEqual(MIGRATION_NAMES);
     } finally {
       await handle.close();
     }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATION_NAMES } from './migrations/index.js';
 
 const packageDir = join(import.meta.dirname, '..');
 
@@ -24,7 +25,7 @@ describe('the migrate command', () => {
   it('migrates the default database of the directory it was started in, then has nothing to do', () => {
     const first = migrate(dir);
     expect(first.stderr).toBe('');
-    expect(first.stdout).toBe('pglite: applied 0001_initial\n');
+    expect(first.stdout).toBe(MIGRATION_NAMES.map((name) => `pglite: applied ${name}\n`).join(''));
     expect(first.status).toBe(0);
 
     const second = migrate(dir, `file:${join('.gateway-data', 'pgdata')}`);

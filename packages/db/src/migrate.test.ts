@@ -2,7 +2,7 @@ import { sql, type InsertType } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DbHandle } from './connection.js';
 import { migrateToLatest } from './migrate.js';
-import { migrationProvider } from './migrations/index.js';
+import { MIGRATION_NAMES } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { openTestDatabase, testBackends } from './testing.js';
 
@@ -182,8 +182,7 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
   },
 };
 
-/** Every registered migration, in the order they run. */
-const allMigrations = Object.keys(await migrationProvider.getMigrations()).sort();
+const allMigrations = MIGRATION_NAMES;
 
 describe.each(testBackends())('migrations on %s', (backend) => {
   let handle: DbHandle;

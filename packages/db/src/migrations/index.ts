@@ -1,7 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001_initial.js';
-import * as externalIdentities from './0003_external_identities.js';
 import * as audit from './0002_audit.js';
+import * as externalIdentities from './0003_external_identities.js';
 import * as confirmationCallHash from './0004_confirmation_call_hash.js';
 
 /**
@@ -10,10 +10,13 @@ import * as confirmationCallHash from './0004_confirmation_call_hash.js';
  */
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
-  '0003_external_identities': externalIdentities,
   '0002_audit': audit,
+  '0003_external_identities': externalIdentities,
   '0004_confirmation_call_hash': confirmationCallHash,
 };
+
+/** Names of every registered migration, in the order they apply. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations).sort();
 
 export const migrationProvider: MigrationProvider = {
   getMigrations: async () => migrations,
