@@ -162,6 +162,24 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       expect(await rejection(auth.authenticate(headers(bearer(token)), 'jwt'))).toBe('401 TOKEN_EXPIRED');
     });
 
+    it('refuses a token it verified (and kept) once the token has expired', async () => {
+      const token = await loginToken(users.alice);
+      const jwt = () => auth.authenticate(headers(bearer(token)), 'jwt');
+      expect((await jwt()).userId).toBe(users.alice.id);
+      // Verified again (and kept) 100 s before `exp`, well inside the cache's own lifetime.
+      clock.advance(3_500_000);
+      expect((await jwt()).userId).toBe(users.alice.id);
+      clock.advance(101_000);
+      expect(await rejection(jwt())).toBe('401 TOKEN_EXPIRED');
+    });
+
+    it('keeps what it verified per token type and audience: a service token stays refused for another callee', async () => {
+      const token = await auth.signServiceToken('invoke-proxy', 'vault');
+      expect(await auth.verifyServiceToken(token, 'vault')).toEqual({ service: 'invoke-proxy' });
+      expect(await rejection(auth.verifyServiceToken(token, 'audit-writer'))).toBe('401 INVALID_TOKEN');
+      expect(await rejection(auth.verifyConfirmationToken(token))).toBe('401 INVALID_TOKEN');
+    });
+
     it('applies a role change on the next request, without a new login', async () => {
       const token = await loginToken(users.bob);
       expect((await auth.authenticate(headers(bearer(token)), 'jwt')).roles).toEqual(['tenant_admin']);

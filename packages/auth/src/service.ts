@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import type { Kysely } from 'kysely';
 import {
   AppError,
@@ -92,6 +93,14 @@ interface ApiKeyIdentity {
  */
 const CACHE = { ttlMs: 60_000, max: 10_000 } as const;
 
+/**
+ * A verified JWT's result is kept per token (keyed by its hash) until shortly before its `exp`,
+ * and at most `ttlMs`, so a key set change of an external issuer is seen within minutes. What
+ * the token names (user, password stamp, agent) is still checked per request against the
+ * identity caches, so revocation (TOKEN_REVOKED, disabled agents) is not delayed.
+ */
+const VERIFIED_TOKENS = { ttlMs: 5 * 60_000, max: 10_000, expiryMarginMs: 5_000 } as const;
+
 /** An API key's `last_used_at` is written at most this often per key and process. */
 export const API_KEY_USE_RECORD_INTERVAL_MS = 60_000;
 
@@ -132,7 +141,28 @@ export function assertAgentActive(agent: { isActive: boolean }): void {
 }
 
 export async function createAuth({ config, db, bus, clock = systemClock, logger }: CreateAuthOptions): Promise<AuthService> {
-  const codec: JwtCodec = createJwtCodec({ config, clock });
+  const signer: JwtCodec = createJwtCodec({ config, clock });
+  const verifiedTokens = new MemoryCache<{ result: unknown; usableUntil: number }>({ ...VERIFIED_TOKENS, clock });
+
+  /** `verify`'s result for this token, from the cache while the token has time left; failures are never kept. */
+  async function verifiedOnce<T>(kind: string, token: string, verify: () => Promise<T>): Promise<T> {
+    const key = `${kind}\u0000${hashToken(token)}`;
+    const now = clock.now().getTime();
+    const hit = verifiedTokens.get(key);
+    if (hit && hit.usableUntil > now) return hit.result as T;
+    const result = await verify();
+    // Verification required `exp`, so the token decodes and carries it.
+    const exp = decodeJwt(token).exp;
+    const usableUntil = typeof exp === 'number' ? exp * 1000 - VERIFIED_TOKENS.expiryMarginMs : 0;
+    if (usableUntil > now) verifiedTokens.set(key, { result, usableUntil });
+    return result;
+  }
+
+  const codec: JwtCodec = {
+    sign: (...args) => signer.sign(...args),
+    verify: (token, type, audience) => verifiedOnce(`${type}\u0000${audience ?? ''}`, token, () => signer.verify(token, type, audience)),
+    verifyUserToken: (token) => verifiedOnce('user', token, () => signer.verifyUserToken(token)),
+  };
   const loginTokenLifetime = parseDuration(config.JWT_EXPIRES_IN);
 
   const cache = <V>() => new MemoryCache<V>({ ...CACHE, clock });
@@ -152,6 +182,10 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
     externalLinks.invalidateOn(bus, 'user.changed'),
     agentsById.invalidateOn(bus, 'agent.changed', ({ agentId }) => agentId),
     apiKeysById.invalidateOn(bus, 'apikey.changed', ({ keyId }) => keyId),
+    // Not needed for correctness (identities are re-checked per request); keeps the cache no older than them.
+    verifiedTokens.invalidateOn(bus, 'user.changed'),
+    verifiedTokens.invalidateOn(bus, 'agent.changed'),
+    verifiedTokens.invalidateOn(bus, 'apikey.changed'),
   ]);
 
   const userQuery = () => db.selectFrom('users').select(['id', 'email', 'roles', 'tenant_id', 'password_changed_at']);
