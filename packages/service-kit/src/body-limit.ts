@@ -1,5 +1,5 @@
 import { PayloadTooLargeError } from '@agentgw/core';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit as honoBodyLimit } from 'hono/body-limit';
 import { matchedRoutes } from 'hono/route';
 
@@ -29,6 +29,11 @@ function isOwnLimit(handler: unknown): boolean {
   return false;
 }
 
+/** Whether the request's matched routes declare a `bodyLimit` of their own (and so read their body themselves). */
+export function hasOwnBodyLimit(c: Context): boolean {
+  return matchedRoutes(c).some((route) => isOwnLimit(route.handler));
+}
+
 /**
  * The host's default: `maxBytes` for every request whose matched routes declare no
  * `bodyLimit` of their own. Registered once, before every service's routes.
@@ -36,7 +41,7 @@ function isOwnLimit(handler: unknown): boolean {
 export function defaultBodyLimit(maxBytes: number = DEFAULT_MAX_BODY_BYTES): MiddlewareHandler {
   const limit = honoBodyLimit({ maxSize: maxBytes, onError: (c) => c.json(new PayloadTooLargeError().toBody(), 413) });
   return async (c, next) => {
-    if (matchedRoutes(c).some((route) => isOwnLimit(route.handler))) return next();
+    if (hasOwnBodyLimit(c)) return next();
     return limit(c, next);
   };
 }

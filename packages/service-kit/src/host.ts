@@ -1,6 +1,6 @@
 import { errorHandler, jsonDepthLimit, notFoundHandler, requestId } from '@agentgw/core';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
+import { defaultBodyLimit, DEFAULT_MAX_BODY_BYTES, hasOwnBodyLimit } from './body-limit.js';
 import type { ServiceDeps } from './deps.js';
 import { healthRoute, probeRoutes } from './health.js';
 import { createMetrics, httpMetrics, metricsRoute, observeUpstreams, type ServiceMetrics } from './metrics.js';
@@ -46,7 +46,8 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
   app.use(requestId());
   app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS }));
   app.use(defaultBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
-  app.use(jsonDepthLimit({ maxScanBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES }));
+  // Reads the JSON body once (kept by hono for every later reader); routes with their own limit check in parseJson.
+  app.use(jsonDepthLimit({ skip: hasOwnBodyLimit }));
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
   app.route('/', healthRoute(options.name, deps));

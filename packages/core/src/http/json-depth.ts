@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { ValidationError } from '../errors.js';
 
 /**
@@ -10,76 +10,50 @@ export const MAX_JSON_DEPTH = 64;
 const tooDeep = (maxDepth: number) => new ValidationError(`JSON body nested deeper than ${maxDepth} levels`, { field: '(body)' });
 
 /**
- * Tracks nesting over JSON text fed in pieces: one pass, no recursion, no parsing, constant
- * memory, so it is safe on hostile input before JSON.parse ever sees it.
+ * Throws a 400 when the JSON text nests deeper than `maxDepth`: one pass, no recursion, no
+ * parsing, so it is safe on hostile input before JSON.parse or any validator sees it.
  */
-class JsonDepthScanner {
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
-
-  constructor(private readonly maxDepth: number) {}
-
-  /** Throws a 400 as soon as the text seen so far nests deeper than the cap. */
-  feed(text: string): void {
-    for (let i = 0; i < text.length; i++) {
-      const ch = text.charCodeAt(i);
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (ch === 0x5c) this.escaped = true;
-        else if (ch === 0x22) this.inString = false;
-      } else if (ch === 0x22) {
-        this.inString = true;
-      } else if (ch === 0x7b || ch === 0x5b) {
-        if (++this.depth > this.maxDepth) throw tooDeep(this.maxDepth);
-      } else if (ch === 0x7d || ch === 0x5d) {
-        this.depth--;
-      }
+export function assertJsonDepth(text: string, maxDepth = MAX_JSON_DEPTH): void {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === 0x5c) escaped = true;
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) {
+      inString = true;
+    } else if (ch === 0x7b || ch === 0x5b) {
+      if (++depth > maxDepth) throw tooDeep(maxDepth);
+    } else if (ch === 0x7d || ch === 0x5d) {
+      depth--;
     }
   }
-}
-
-/** Throws a 400 when the JSON text nests deeper than `maxDepth`. */
-export function assertJsonDepth(text: string, maxDepth = MAX_JSON_DEPTH): void {
-  new JsonDepthScanner(maxDepth).feed(text);
 }
 
 export interface JsonDepthLimitOptions {
   maxDepth?: number;
   /**
-   * Bytes scanned at most (default 1 MiB, the default body limit). The scan reads a clone of the
-   * body, which buffers what it reads for the handler; past this budget it stops rather than
-   * buffer more than the size limits would let a handler read. `parseJson` still checks in full.
+   * Requests left to their route (default: none). Routes with a body limit of their own skip the
+   * host's read, which would otherwise buffer the body before their limit applies; they parse
+   * with `parseJson`, which checks the depth itself.
    */
-  maxScanBytes?: number;
+  skip?: (c: Context) => boolean;
 }
 
 /**
  * Middleware refusing JSON bodies nested deeper than the cap (400) before any handler or
- * validator parses them. It scans a clone of the request, so handlers that hand `c.req.raw` on
- * (the MCP transports) can still read the body.
+ * validator parses them. It reads the body once with `c.req.text()`: hono keeps that text, so
+ * the validators (`c.req.json()`), `parseJson` and the MCP transport parse the same string
+ * without reading the body again (no clone, no tee). Handlers must read the body through `c.req`.
  */
 export const jsonDepthLimit =
   (options: JsonDepthLimitOptions = {}): MiddlewareHandler =>
   async (c, next) => {
-    const type = c.req.header('content-type') ?? '';
-    const body = c.req.raw.body && /json/i.test(type) ? c.req.raw.clone().body : null;
-    if (body) {
-      const scanner = new JsonDepthScanner(options.maxDepth ?? MAX_JSON_DEPTH);
-      const budget = options.maxScanBytes ?? 1024 * 1024;
-      const decoder = new TextDecoder();
-      const reader = body.getReader();
-      let scanned = 0;
-      try {
-        for (let chunk = await reader.read(); !chunk.done && scanned < budget; chunk = await reader.read()) {
-          const piece = chunk.value.subarray(0, budget - scanned);
-          scanned += piece.byteLength;
-          scanner.feed(decoder.decode(piece, { stream: true }));
-        }
-      } finally {
-        // Not awaited: cancelling one branch of a tee settles only once the other branch is done too.
-        reader.cancel().catch(() => undefined);
-      }
+    if (c.req.raw.body && /json/i.test(c.req.header('content-type') ?? '') && !options.skip?.(c)) {
+      assertJsonDepth(await c.req.text(), options.maxDepth);
     }
     await next();
   };
