@@ -30,22 +30,28 @@ export interface SecurityHeaderOptions {
  * where the route set none (the API reference sets its own nonce-bearing CSP): nosniff, no
  * referrer, no framing, same-origin resource policy, a CSP by content type, and HSTS when configured.
  */
-export const securityHeaders =
-  (options: SecurityHeaderOptions): MiddlewareHandler =>
-  async (c, next) => {
-    await next();
-    // Only the console's pages get the page policy: HTML an API route passes through (an agent's
-    // upstream answer) stays under the API policy, so it runs nothing on this origin.
-    const page = (c.res.headers.get('content-type') ?? '').startsWith('text/html') && !c.req.path.startsWith('/api/');
+export const securityHeaders = (options: SecurityHeaderOptions): MiddlewareHandler => {
+  // Built once, not per request: the list depends only on the kind of answer (API or page).
+  const headersFor = (csp: string): readonly (readonly [string, string])[] => {
     const wanted: [string, string][] = [
       // JSON and event streams must never be sniffed into something a browser would render or run.
       ['X-Content-Type-Options', 'nosniff'],
       ['Referrer-Policy', 'no-referrer'],
       ['X-Frame-Options', 'DENY'],
       ['Cross-Origin-Resource-Policy', 'same-origin'],
-      ['Content-Security-Policy', page ? PAGE_CSP : API_CSP],
+      ['Content-Security-Policy', csp],
     ];
     if (options.hstsMaxAgeSeconds > 0) wanted.push(['Strict-Transport-Security', `max-age=${options.hstsMaxAgeSeconds}; includeSubDomains`]);
-    // After the route, c.header copies a response with immutable headers (one passed through from fetch).
-    for (const [name, value] of wanted) if (!c.res.headers.has(name)) c.header(name, value);
+    return wanted;
   };
+  const apiHeaders = headersFor(API_CSP);
+  const pageHeaders = headersFor(PAGE_CSP);
+  return async (c, next) => {
+    await next();
+    // Only the console's pages get the page policy: HTML an API route passes through (an agent's
+    // upstream answer) stays under the API policy, so it runs nothing on this origin.
+    const page = (c.res.headers.get('content-type') ?? '').startsWith('text/html') && !c.req.path.startsWith('/api/');
+    // After the route, c.header copies a response with immutable headers (one passed through from fetch).
+    for (const [name, value] of page ? pageHeaders : apiHeaders) if (!c.res.headers.has(name)) c.header(name, value);
+  };
+};
