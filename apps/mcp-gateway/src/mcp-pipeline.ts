@@ -269,7 +269,7 @@ export class McpPipeline {
     };
     // 2. Provider-level access for the agent.
     if (!(await this.mayReach(principal, provider))) {
-      this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: 'no provider access' }));
+      await this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: 'no provider access' }));
       throw denied('The agent has no access to this provider', 'high', auditId);
     }
     // 3. The tool policy, as the real end user.
@@ -277,31 +277,32 @@ export class McpPipeline {
     // 4. The decision.
     if (decision.action === 'deny') {
       const reason = decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool';
-      this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: reason }));
+      await this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: reason }));
       throw denied(reason, decision.risk, auditId);
     }
-    this.record(() => this.deps.audit.open({ ...base, status: 'pending' }));
+    // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
+    const opened = this.record(() => this.deps.audit.open({ ...base, status: 'pending' }));
     if (decision.action === 'require_confirmation' || agent?.requireConfirmation) {
-      await this.hold(ctx, { auditId, agentId: principal.agentId, userId: principal.userId, endUserId: principal.endUserId, tenantId: principal.tenantId, providerId: provider.id, toolName: name, arguments: args as Record<string, unknown>, risk: decision.risk });
+      await this.hold(ctx, opened, { auditId, agentId: principal.agentId, userId: principal.userId, endUserId: principal.endUserId, tenantId: principal.tenantId, providerId: provider.id, toolName: name, arguments: args as Record<string, unknown>, risk: decision.risk });
     }
     // 5. Forward and audit the outcome.
     const started = this.deps.clock.now().getTime();
     const duration = () => this.deps.clock.now().getTime() - started;
     try {
       const result = await this.forward(provider, 'tools/call', params, ctx);
-      this.record(() => this.deps.audit.update(auditId, { status: result.isError === true ? 'failed' : 'completed', result, duration: duration() }));
+      await Promise.all([opened, this.record(() => this.deps.audit.update(auditId, { status: result.isError === true ? 'failed' : 'completed', result, duration: duration() }))]);
       return result;
     } catch (err) {
       const error = err instanceof UpstreamAnswer && 'error' in err.response ? err.response.error.message : err instanceof Error ? err.message : 'failed';
-      this.record(() => this.deps.audit.update(auditId, { status: 'failed', error, duration: duration() }));
+      await Promise.all([opened, this.record(() => this.deps.audit.update(auditId, { status: 'failed', error, duration: duration() }))]);
       throw err;
     }
   }
 
   /** Holds a require_confirmation call until a human decides; returns when confirmed, throws otherwise. */
-  private async hold(ctx: McpRequestContext, call: HeldCall): Promise<void> {
+  private async hold(ctx: McpRequestContext, opened: Promise<void>, call: HeldCall): Promise<void> {
     if (ctx.confirmationToken !== null && (await this.deps.gate.redeem(ctx.confirmationToken, call))) {
-      this.record(() => this.deps.audit.update(call.auditId, { status: 'confirmed' }));
+      void this.record(() => this.deps.audit.update(call.auditId, { status: 'confirmed' }));
       return;
     }
     const { progressToken } = ctx;
@@ -317,12 +318,12 @@ export class McpPipeline {
     });
     switch (outcome.decision) {
       case 'confirmed':
-        this.record(() => this.deps.audit.update(call.auditId, { status: 'confirmed', confirmedBy: outcome.confirmedBy }));
+        void this.record(() => this.deps.audit.update(call.auditId, { status: 'confirmed', confirmedBy: outcome.confirmedBy }));
         return;
       case 'expired':
         throw new ClientGone();
       default:
-        this.record(() => this.deps.audit.update(call.auditId, { status: 'rejected', error: outcome.reason }));
+        await Promise.all([opened, this.record(() => this.deps.audit.update(call.auditId, { status: 'rejected', error: outcome.reason }))]);
         throw new RpcError(GATEWAY_RPC.CONFIRMATION_REJECTED, outcome.reason, 403, {
           decision: outcome.decision,
           reason: outcome.reason,
@@ -377,11 +378,16 @@ export class McpPipeline {
   }
 
   /** Audit jobs are enqueued beside the call, never awaited on its path; a failure is logged. */
-  private record(...steps: (() => Promise<unknown>)[]): void {
-    const run = async () => {
+  /**
+   * Enqueues audit records in order. The caller awaits it before answering, so an acknowledged
+   * call's records are in the queue; a queue failure is logged, not turned into a failed call.
+   */
+  private async record(...steps: (() => Promise<unknown>)[]): Promise<void> {
+    try {
       for (const step of steps) await step();
-    };
-    run().catch((err: unknown) => this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit record'));
+    } catch (err) {
+      this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit record');
+    }
   }
 }
 

@@ -59,7 +59,7 @@ export class ToolGate {
       principal.agentId === null ||
       (await catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId: tenantScope(principal), providerId: provider.id }));
     if (!reachable) {
-      this.record(entry, 'rejected', { error: 'no provider access' });
+      await this.record(entry, 'rejected', { error: 'no provider access' });
       return { auditId, decision: 'denied', risk: 'high', reason: 'The agent has no access to this provider' };
     }
     const decision = await catalog.rules.decide({
@@ -71,14 +71,14 @@ export class ToolGate {
     });
     if (decision.action === 'deny') {
       const reason = decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool';
-      this.record(entry, 'rejected', { error: reason });
+      await this.record(entry, 'rejected', { error: reason });
       return { auditId, decision: 'denied', risk: decision.risk, reason };
     }
     if (decision.action === 'allow' && !requireConfirmation) {
-      this.record(entry, 'pending');
+      await this.record(entry, 'pending');
       return { auditId, decision: 'allow', risk: decision.risk };
     }
-    this.record(entry, 'pending');
+    await this.record(entry, 'pending');
     const held = {
       auditId,
       agentId: principal.agentId,
@@ -91,18 +91,18 @@ export class ToolGate {
       risk: decision.risk,
     };
     if (options.confirmationToken !== null && (await this.deps.gate.redeem(options.confirmationToken, held))) {
-      this.update(auditId, { status: 'confirmed' });
+      await this.update(auditId, { status: 'confirmed' });
       return { auditId, decision: 'confirmed', risk: decision.risk, confirmedBy: null };
     }
     const outcome = await this.deps.gate.hold(held, { signal: options.signal });
     switch (outcome.decision) {
       case 'confirmed':
-        this.update(auditId, { status: 'confirmed', confirmedBy: outcome.confirmedBy });
+        await this.update(auditId, { status: 'confirmed', confirmedBy: outcome.confirmedBy });
         return { auditId, decision: 'confirmed', risk: decision.risk, confirmedBy: outcome.confirmedBy };
       case 'expired':
         return null;
       default:
-        this.update(auditId, { status: 'rejected', error: outcome.reason });
+        await this.update(auditId, { status: 'rejected', error: outcome.reason });
         return { auditId, decision: outcome.decision, risk: decision.risk, reason: outcome.reason };
     }
   }
@@ -138,14 +138,21 @@ export class ToolGate {
     return id;
   }
 
-  private record(entry: Omit<AuditOpenEntry, 'status'> & { id: string }, status: AuditStatus, patch?: Parameters<AuditTrail['update']>[1]): void {
-    this.deps.audit
-      .open({ ...entry, status })
-      .then(() => (patch ? this.deps.audit.update(entry.id, patch) : undefined))
-      .catch((err: unknown) => this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit record'));
+  /** Enqueues a record; awaited before the answer, so an acknowledged decision is always audited (a queue failure is logged). */
+  private async record(entry: Omit<AuditOpenEntry, 'status'> & { id: string }, status: AuditStatus, patch?: Parameters<AuditTrail['update']>[1]): Promise<void> {
+    try {
+      await this.deps.audit.open({ ...entry, status });
+      if (patch) await this.deps.audit.update(entry.id, patch);
+    } catch (err) {
+      this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit record');
+    }
   }
 
-  private update(id: string, patch: Parameters<AuditTrail['update']>[1]): void {
-    this.deps.audit.update(id, patch).catch((err: unknown) => this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit update'));
+  private async update(id: string, patch: Parameters<AuditTrail['update']>[1]): Promise<void> {
+    try {
+      await this.deps.audit.update(id, patch);
+    } catch (err) {
+      this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit update');
+    }
   }
 }
