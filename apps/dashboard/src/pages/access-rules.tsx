@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
+import { DataTable } from '../components/data-table.js';
 import { SelectField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { EVALUATION_STEPS, explainDecision } from '../policy-explanation.js';
@@ -46,45 +47,29 @@ export function AccessRulesPage() {
         <ErrorNotice error={rules.error} title="Could not load the rules" />
         {rules.data?.rules.length === 0 ? <Empty>No rules match.</Empty> : null}
         {rules.data && rules.data.rules.length > 0 ? (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Access rules</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Subject</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Tools</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Risk</th>
-                  <th scope="col">Rule</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rules.data.rules.map((r) => (
-                  <tr key={r.id}>
-                    <td data-label="Subject">
-                      {r.subjectType} {subjectName(r)}
-                    </td>
-                    <td data-label="Provider">{providerName(r.providerId)}</td>
-                    <td data-label="Tools" className="mono">
-                      {r.toolPattern}
-                    </td>
-                    <td data-label="Action">
-                      <span className={`action ${r.action}`}>{r.action.replace('_', ' ')}</span>
-                    </td>
-                    <td data-label="Risk">{r.riskLevel ?? '—'}</td>
-                    <td data-label="Rule" className="mono small">
-                      {r.id}
-                    </td>
-                    <td data-label="Actions">
-                      <ConfirmButton label="Delete" confirmLabel="Delete rule" disabled={action.busy} onConfirm={() => void action.run(() => api.del(`/admin/provider-access/${r.id}`)).then(rules.reload)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Access rules" columns={['Subject', 'Provider', 'Tools', 'Action', 'Risk', 'Rule', 'Actions']}>
+            {rules.data.rules.map((r) => (
+              <tr key={r.id}>
+                <td data-label="Subject">
+                  {r.subjectType} {subjectName(r)}
+                </td>
+                <td data-label="Provider">{providerName(r.providerId)}</td>
+                <td data-label="Tools" className="mono">
+                  {r.toolPattern}
+                </td>
+                <td data-label="Action">
+                  <span className={`action ${r.action}`}>{r.action.replace('_', ' ')}</span>
+                </td>
+                <td data-label="Risk">{r.riskLevel ?? '—'}</td>
+                <td data-label="Rule" className="mono small">
+                  {r.id}
+                </td>
+                <td data-label="Actions">
+                  <ConfirmButton label="Delete" confirmLabel="Delete rule" disabled={action.busy} onConfirm={() => void action.run(() => api.del(`/admin/provider-access/${r.id}`)).then(rules.reload)} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
       </section>
     </Layout>

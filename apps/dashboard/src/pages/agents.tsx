@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
+import { DataTable } from '../components/data-table.js';
 import { CheckboxField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { OneTimeSecret } from '../components/one-time-secret.js';
@@ -35,59 +36,45 @@ export function AgentsPage() {
         <ErrorNotice error={agents.error} title="Could not load the agents" />
         {agents.data && agents.data.agents.length === 0 ? <Empty>No agents yet. Create one above.</Empty> : null}
         {agents.data && agents.data.agents.length > 0 ? (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Agents</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Upstream</th>
-                  <th scope="col">Token</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {agents.data.agents.map((a) => (
-                  <tr key={a.id}>
-                    <td data-label="Name">
-                      <Link href={`/agents/${a.id}`}>{a.name}</Link>
-                      {a.requireConfirmation ? <span className="tag">confirms tool calls</span> : null}
-                    </td>
-                    <td data-label="Status">
-                      <span className={a.isActive ? 'status ok' : 'status off'}>{a.isActive ? 'Enabled' : 'Disabled'}</span>
-                    </td>
-                    <td data-label="Upstream" className="mono wrap">
-                      {a.upstreamUrl}
-                    </td>
-                    <td data-label="Token" className="mono">
-                      {a.runtimeTokenPrefix}…
-                    </td>
-                    <td data-label="Actions" className="actions">
-                      <button type="button" className="secondary" disabled={action.busy} onClick={() => act(() => api.post(`/admin/agents/${a.id}/${a.isActive ? 'disable' : 'enable'}`))}>
-                        {a.isActive ? 'Disable' : 'Enable'}
-                        <span className="sr-only"> {a.name}</span>
-                      </button>
-                      <button
-                        type="button"
-                        className="secondary"
-                        disabled={action.busy}
-                        onClick={() =>
-                          act(async () => {
-                            const answer = await api.post<{ runtime_token: string }>(`/admin/agents/${a.id}/regenerate-token`);
-                            setSecret({ label: `New runtime token of ${a.name} (the old one no longer works)`, value: answer.runtime_token });
-                          })
-                        }
-                      >
-                        Rotate token<span className="sr-only"> of {a.name}</span>
-                      </button>
-                      <ConfirmButton label={`Delete`} confirmLabel={`Delete ${a.name}`} disabled={action.busy} onConfirm={() => act(() => api.del(`/admin/agents/${a.id}`))} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Agents" columns={['Name', 'Status', 'Upstream', 'Token', 'Actions']}>
+            {agents.data.agents.map((a) => (
+              <tr key={a.id}>
+                <td data-label="Name">
+                  <Link href={`/agents/${a.id}`}>{a.name}</Link>
+                  {a.requireConfirmation ? <span className="tag">confirms tool calls</span> : null}
+                </td>
+                <td data-label="Status">
+                  <span className={a.isActive ? 'status ok' : 'status off'}>{a.isActive ? 'Enabled' : 'Disabled'}</span>
+                </td>
+                <td data-label="Upstream" className="mono wrap">
+                  {a.upstreamUrl}
+                </td>
+                <td data-label="Token" className="mono">
+                  {a.runtimeTokenPrefix}…
+                </td>
+                <td data-label="Actions" className="actions">
+                  <button type="button" className="secondary" disabled={action.busy} onClick={() => act(() => api.post(`/admin/agents/${a.id}/${a.isActive ? 'disable' : 'enable'}`))}>
+                    {a.isActive ? 'Disable' : 'Enable'}
+                    <span className="sr-only"> {a.name}</span>
+                  </button>
+                  <button
+                    type="button"
+                    className="secondary"
+                    disabled={action.busy}
+                    onClick={() =>
+                      act(async () => {
+                        const answer = await api.post<{ runtime_token: string }>(`/admin/agents/${a.id}/regenerate-token`);
+                        setSecret({ label: `New runtime token of ${a.name} (the old one no longer works)`, value: answer.runtime_token });
+                      })
+                    }
+                  >
+                    Rotate token<span className="sr-only"> of {a.name}</span>
+                  </button>
+                  <ConfirmButton label={`Delete`} confirmLabel={`Delete ${a.name}`} disabled={action.busy} onConfirm={() => act(() => api.del(`/admin/agents/${a.id}`))} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
       </section>
     </Layout>

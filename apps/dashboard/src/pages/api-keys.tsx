@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
+import { DataTable } from '../components/data-table.js';
 import { CheckboxField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { OneTimeSecret } from '../components/one-time-secret.js';
@@ -66,35 +67,21 @@ export function ApiKeysPage() {
         <ErrorNotice error={keys.error} title="Could not load the keys" />
         {keys.data?.apiKeys.length === 0 ? <Empty>No API keys.</Empty> : null}
         {keys.data && keys.data.apiKeys.length > 0 ? (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">API keys</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.data.apiKeys.map((k) => (
-                  <tr key={k.id}>
-                    <td data-label="Name">{k.name}</td>
-                    <td data-label="Key" className="mono">
-                      {k.keyPrefix}…
-                    </td>
-                    <td data-label="Scopes">{k.scopes.join(', ')}</td>
-                    <td data-label="Last used">{k.lastUsedAt ? new Date(k.lastUsedAt).toLocaleString() : 'never'}</td>
-                    <td data-label="Actions">
-                      <ConfirmButton label="Revoke" confirmLabel={`Revoke ${k.name}`} disabled={revoke.busy} onConfirm={() => void revoke.run(() => api.del(`/admin/api-keys/${k.id}`)).then(keys.reload)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="API keys" columns={['Name', 'Key', 'Scopes', 'Last used', 'Actions']}>
+            {keys.data.apiKeys.map((k) => (
+              <tr key={k.id}>
+                <td data-label="Name">{k.name}</td>
+                <td data-label="Key" className="mono">
+                  {k.keyPrefix}…
+                </td>
+                <td data-label="Scopes">{k.scopes.join(', ')}</td>
+                <td data-label="Last used">{k.lastUsedAt ? new Date(k.lastUsedAt).toLocaleString() : 'never'}</td>
+                <td data-label="Actions">
+                  <ConfirmButton label="Revoke" confirmLabel={`Revoke ${k.name}`} disabled={revoke.busy} onConfirm={() => void revoke.run(() => api.del(`/admin/api-keys/${k.id}`)).then(keys.reload)} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
       </section>
     </Layout>

@@ -3,6 +3,7 @@ import { describeError } from '../api.js';
 import { AUDIT_STATUSES, type AuditPage, type AuditStats } from '../types.js';
 import { EMPTY_FILTERS, PAGE_SIZE, auditFilterQuery, auditLogsQuery, pageSummary, type AuditFilters } from '../audit-query.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
+import { DataTable } from '../components/data-table.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { StatsChart } from '../components/stats-chart.js';
@@ -98,48 +99,32 @@ export function AuditPageView() {
         <ErrorNotice error={logs.error} title="Could not load the audit log" />
         {logs.data && logs.data.data.length === 0 ? <Empty>No entries match (total {logs.data.pagination.total}).</Empty> : null}
         {logs.data && logs.data.data.length > 0 ? (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Audit entries</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Tool</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Agent</th>
-                  <th scope="col">End user</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {logs.data.data.map((e) => (
-                  <tr key={e.id} data-testid="audit-row">
-                    <td data-label="When">{e.createdAt || e.timestamp ? new Date((e.createdAt ?? e.timestamp) as string).toLocaleString() : '—'}</td>
-                    <td data-label="Tool" className="mono">
-                      {e.toolName}
-                    </td>
-                    <td data-label="Status">
-                      <span className={`status audit-${e.status}`}>{e.status}</span>
-                    </td>
-                    <td data-label="Agent" className="mono small">
-                      {agentName(e.agentId) ?? '—'}
-                    </td>
-                    <td data-label="End user" className="mono small">
-                      {e.endUserId ?? e.userId ?? '—'}
-                    </td>
-                    <td data-label="Duration">{e.duration === null || e.duration === undefined ? '—' : `${e.duration} ms`}</td>
-                    <td data-label="Details">
-                      <details>
-                        <summary>Arguments and result</summary>
-                        <pre className="json">{JSON.stringify({ arguments: e.arguments, result: e.result, error: e.error ?? null, confirmedBy: e.confirmedBy, providerId: e.providerId }, null, 2)}</pre>
-                      </details>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Audit entries" columns={['When', 'Tool', 'Status', 'Agent', 'End user', 'Duration', 'Details']}>
+            {logs.data.data.map((e) => (
+              <tr key={e.id} data-testid="audit-row">
+                <td data-label="When">{e.createdAt || e.timestamp ? new Date((e.createdAt ?? e.timestamp) as string).toLocaleString() : '—'}</td>
+                <td data-label="Tool" className="mono">
+                  {e.toolName}
+                </td>
+                <td data-label="Status">
+                  <span className={`status audit-${e.status}`}>{e.status}</span>
+                </td>
+                <td data-label="Agent" className="mono small">
+                  {agentName(e.agentId) ?? '—'}
+                </td>
+                <td data-label="End user" className="mono small">
+                  {e.endUserId ?? e.userId ?? '—'}
+                </td>
+                <td data-label="Duration">{e.duration === null || e.duration === undefined ? '—' : `${e.duration} ms`}</td>
+                <td data-label="Details">
+                  <details>
+                    <summary>Arguments and result</summary>
+                    <pre className="json">{JSON.stringify({ arguments: e.arguments, result: e.result, error: e.error ?? null, confirmedBy: e.confirmedBy, providerId: e.providerId }, null, 2)}</pre>
+                  </details>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
         {summary ? (
           <nav className="pager" aria-label="Audit pages">

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { toConfirmation, type PendingConfirmation } from '../confirmation-stream.js';
 import { useLiveConfirmations } from '../confirmations-context.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
+import { DataTable } from '../components/data-table.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { useSession, useUser } from '../session.js';
@@ -139,37 +140,22 @@ function History() {
       <ErrorNotice error={list.error} title="Could not load the history" />
       {list.data && rows.length === 0 ? <Empty>No {status} confirmations.</Empty> : null}
       {rows.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Confirmations with status {status}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Tool</th>
-                <th scope="col">Risk</th>
-                <th scope="col">Status</th>
-                <th scope="col">When</th>
-                <th scope="col">Decided by</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => (
-                <tr key={c.id}>
-                  <td data-label="Tool" className="mono">
-                    {c.toolName}
-                  </td>
-                  <td data-label="Risk">{c.risk}</td>
-                  <td data-label="Status">{c.status}</td>
-                  <td data-label="When">{c.timestamp ? new Date(c.timestamp).toLocaleString() : '—'}</td>
-                  <td data-label="Decided by" className="mono small">
-                    {c.decidedBy === me.id ? 'you' : (c.decidedBy ?? '—')}
-                  </td>
-                  <td data-label="Reason">{c.reason ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption={`Confirmations with status ${status}`} columns={['Tool', 'Risk', 'Status', 'When', 'Decided by', 'Reason']}>
+          {rows.map((c) => (
+            <tr key={c.id}>
+              <td data-label="Tool" className="mono">
+                {c.toolName}
+              </td>
+              <td data-label="Risk">{c.risk}</td>
+              <td data-label="Status">{c.status}</td>
+              <td data-label="When">{c.timestamp ? new Date(c.timestamp).toLocaleString() : '—'}</td>
+              <td data-label="Decided by" className="mono small">
+                {c.decidedBy === me.id ? 'you' : (c.decidedBy ?? '—')}
+              </td>
+              <td data-label="Reason">{c.reason ?? '—'}</td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
     </section>
   );

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { ApiError } from '../api.js';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading, Success } from '../components/feedback.js';
+import { DataTable } from '../components/data-table.js';
 import { SelectField, TextAreaField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { navigate, useLocation } from '../router.js';
@@ -32,38 +33,24 @@ export function CredentialsPage() {
         <ErrorNotice error={credentials.error} title="Could not load your credentials" />
         {credentials.data?.credentials.length === 0 ? <Empty>You have not connected any service yet.</Empty> : null}
         {credentials.data && credentials.data.credentials.length > 0 ? (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Stored credentials</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Service</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Updated</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {credentials.data.credentials.map((c) => (
-                  <tr key={c.id}>
-                    <td data-label="Service" className="mono">
-                      {c.serviceType}
-                    </td>
-                    <td data-label="Kind">{c.kind}</td>
-                    <td data-label="Expires">{c.expiresAt ? new Date(c.expiresAt).toLocaleString() : 'never'}</td>
-                    <td data-label="Updated">{new Date(c.updatedAt).toLocaleString()}</td>
-                    <td data-label="Actions" className="actions">
-                      <button type="button" className="secondary" onClick={() => navigate(`/credentials?serviceType=${c.serviceType}`)}>
-                        Replace<span className="sr-only"> {c.serviceType}</span>
-                      </button>
-                      <ConfirmButton label="Delete" confirmLabel={`Delete ${c.serviceType}`} disabled={remove.busy} onConfirm={() => void remove.run(() => api.del(`/credentials/${c.id}`)).then(credentials.reload)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Stored credentials" columns={['Service', 'Kind', 'Expires', 'Updated', 'Actions']}>
+            {credentials.data.credentials.map((c) => (
+              <tr key={c.id}>
+                <td data-label="Service" className="mono">
+                  {c.serviceType}
+                </td>
+                <td data-label="Kind">{c.kind}</td>
+                <td data-label="Expires">{c.expiresAt ? new Date(c.expiresAt).toLocaleString() : 'never'}</td>
+                <td data-label="Updated">{new Date(c.updatedAt).toLocaleString()}</td>
+                <td data-label="Actions" className="actions">
+                  <button type="button" className="secondary" onClick={() => navigate(`/credentials?serviceType=${c.serviceType}`)}>
+                    Replace<span className="sr-only"> {c.serviceType}</span>
+                  </button>
+                  <ConfirmButton label="Delete" confirmLabel={`Delete ${c.serviceType}`} disabled={remove.busy} onConfirm={() => void remove.run(() => api.del(`/credentials/${c.id}`)).then(credentials.reload)} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
       </section>
     </Layout>

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
+import { DataTable } from '../components/data-table.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { useSession } from '../session.js';
@@ -48,35 +49,21 @@ export function DevicesPage() {
         <ErrorNotice error={devices.error} title="Could not load your devices" />
         {devices.data?.devices.length === 0 ? <Empty>No devices registered.</Empty> : null}
         {devices.data && devices.data.devices.length > 0 ? (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Devices</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Platform</th>
-                  <th scope="col">Push token</th>
-                  <th scope="col">Registered</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {devices.data.devices.map((d) => (
-                  <tr key={d.id}>
-                    <td data-label="Name">{d.deviceName ?? '(unnamed)'}</td>
-                    <td data-label="Platform">{d.platform}</td>
-                    <td data-label="Push token" className="mono">
-                      {d.pushTokenPrefix}…
-                    </td>
-                    <td data-label="Registered">{new Date(d.createdAt).toLocaleString()}</td>
-                    <td data-label="Actions">
-                      <ConfirmButton label="Remove" confirmLabel={`Remove ${d.deviceName ?? d.platform}`} disabled={remove.busy} onConfirm={() => void remove.run(() => api.del(`/notifications/devices/${d.id}`)).then(devices.reload)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Devices" columns={['Name', 'Platform', 'Push token', 'Registered', 'Actions']}>
+            {devices.data.devices.map((d) => (
+              <tr key={d.id}>
+                <td data-label="Name">{d.deviceName ?? '(unnamed)'}</td>
+                <td data-label="Platform">{d.platform}</td>
+                <td data-label="Push token" className="mono">
+                  {d.pushTokenPrefix}…
+                </td>
+                <td data-label="Registered">{new Date(d.createdAt).toLocaleString()}</td>
+                <td data-label="Actions">
+                  <ConfirmButton label="Remove" confirmLabel={`Remove ${d.deviceName ?? d.platform}`} disabled={remove.busy} onConfirm={() => void remove.run(() => api.del(`/notifications/devices/${d.id}`)).then(devices.reload)} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
       </section>
     </Layout>

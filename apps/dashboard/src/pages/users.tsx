@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
+import { DataTable } from '../components/data-table.js';
 import { CheckboxField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { describeScope } from '../navigation.js';
@@ -40,50 +41,36 @@ export function UsersPage() {
         <ErrorNotice error={users.error} title="Could not load the users" />
         {users.data?.users.length === 0 ? <Empty>No users.</Empty> : null}
         {users.data && users.data.users.length > 0 ? (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Users</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Scope</th>
-                  <th scope="col">Roles</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {users.data.users.map((u) => (
-                  <tr key={u.id}>
-                    <td data-label="Email">{u.email}</td>
-                    <td data-label="Name">{u.name ?? '—'}</td>
-                    <td data-label="Scope">{describeScope(u.tenantId)}</td>
-                    <td data-label="Roles">
-                      <fieldset className="roles-set">
-                        <legend className="sr-only">Roles of {u.email}</legend>
-                        {ROLES.map((r) => (
-                          <CheckboxField
-                            key={r}
-                            label={r}
-                            checked={u.roles.includes(r)}
-                            disabled={action.busy || (u.id === me.id && r === 'admin')}
-                            onChange={(e) => toggle(u, r, e.target.checked)}
-                          />
-                        ))}
-                      </fieldset>
-                    </td>
-                    <td data-label="Actions">
-                      {u.id === me.id ? (
-                        <span className="hint">you</span>
-                      ) : (
-                        <ConfirmButton label="Delete" confirmLabel={`Delete ${u.email}`} disabled={action.busy} onConfirm={() => void action.run(() => api.del(`/admin/users/${u.id}`)).then(users.reload)} />
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Users" columns={['Email', 'Name', 'Scope', 'Roles', 'Actions']}>
+            {users.data.users.map((u) => (
+              <tr key={u.id}>
+                <td data-label="Email">{u.email}</td>
+                <td data-label="Name">{u.name ?? '—'}</td>
+                <td data-label="Scope">{describeScope(u.tenantId)}</td>
+                <td data-label="Roles">
+                  <fieldset className="roles-set">
+                    <legend className="sr-only">Roles of {u.email}</legend>
+                    {ROLES.map((r) => (
+                      <CheckboxField
+                        key={r}
+                        label={r}
+                        checked={u.roles.includes(r)}
+                        disabled={action.busy || (u.id === me.id && r === 'admin')}
+                        onChange={(e) => toggle(u, r, e.target.checked)}
+                      />
+                    ))}
+                  </fieldset>
+                </td>
+                <td data-label="Actions">
+                  {u.id === me.id ? (
+                    <span className="hint">you</span>
+                  ) : (
+                    <ConfirmButton label="Delete" confirmLabel={`Delete ${u.email}`} disabled={action.busy} onConfirm={() => void action.run(() => api.del(`/admin/users/${u.id}`)).then(users.reload)} />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
       </section>
     </Layout>
