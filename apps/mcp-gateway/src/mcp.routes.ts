@@ -17,7 +17,7 @@ import {
   type McpUpstreamClient,
 } from '@agentgw/mcp-client';
 import { Hono, type Context } from 'hono';
-import { clientGoneSignal } from './client-connection.js';
+import { clientGoneSignal } from '@agentgw/service-kit';
 import { classify, metaOf, type Incoming } from './json-rpc-messages.js';
 import {
   CONFIRMATION_TOKEN_META,

@@ -1,7 +1,6 @@
 import { flexibleAuth, type AuthService } from '@agentgw/auth';
-import { errorResponses, flexibleSecurity, jsonBody, jsonResponse, openApiApp } from '@agentgw/service-kit';
+import { clientGoneSignal, errorResponses, flexibleSecurity, jsonBody, jsonResponse, openApiApp } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { clientGoneSignal } from './client-connection.js';
 import type { ToolGate } from './tool-gate.js';
 
 const Risk = z.enum(['low', 'medium', 'high', 'critical']);
