@@ -4,14 +4,16 @@
  * upstreams), the all-in-one gateway started as the README starts it (`pnpm start`'s path: the
  * gateway package's `start` script, embedded database, in a scratch data directory) and, when
  * PostgreSQL and Redis answer and nginx is installed, the six services behind the router
- * (infra/nginx/nginx.conf); autocannon runs each case in a process of its own.
+ * (infra/nginx/nginx.conf); a bare node:http + undici proxy per upstream (the floor of any Node
+ * proxy); autocannon runs each case, and an unmeasured warm-up of the same load before it, in a
+ * process of its own.
  *
  * Options: --quick (short cases), --profile DIR (CPU profile of the gateway processes, summarised
- * at the end), --no-distributed. Env: BENCH_SECONDS, BENCH_CONNECTIONS.
+ * at the end), --no-distributed. Env: BENCH_SECONDS, BENCH_WARM_SECONDS, BENCH_CONNECTIONS.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,13 +22,17 @@ import { parseArgs } from 'node:util';
 import { startDistributed } from './distributed.js';
 import { summariseProfiles } from './cpu-profile-summary.js';
 import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
+import { readProbes, worstDelay, type ProbeReport } from './probe-reports.js';
 import { commandOf, cpuSeconds, processTree, residentBytes } from './process-stats.js';
+import { readThreads, splitThreadCpu, type ThreadCpu } from './thread-cpu-split.js';
 
 const { values: options } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, profile: { type: 'string' }, 'no-distributed': { type: 'boolean', default: false } },
 });
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (options.quick ? 3 : 8));
 const ONE_CONNECTION_SECONDS = Math.max(2, Math.round(SECONDS / 2));
+/** Unmeasured load before each measured run, so JIT compilation and connection pools are not in its figures. */
+const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? (options.quick ? 1 : 2));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -38,12 +44,13 @@ const children: ChildProcess[] = [];
 /** The upstream processes (their event-loop delay under direct load is the baseline). */
 let upstreams = { agent: 0, mcp: 0 };
 let agentUrl = '';
-const MB = 1024 * 1024;
+/** The bare proxy in front of each upstream, by the upstream's origin. */
+const bareProxies = new Map<string, { origin: string; pid: number }>();
 
 /** A TypeScript entry of this package in its own process; resolves with the port it prints. */
-async function startUpstream(file: string, probeDir: string): Promise<{ port: number; pid: number }> {
+async function startUpstream(file: string, probeDir: string, args: string[] = []): Promise<{ port: number; pid: number }> {
   // The event-loop probe runs in the upstreams too: their delay under direct load is the machine's baseline.
-  const child = spawn(process.execPath, [`--import=${PROBE}`, '--import', 'tsx', join(HERE, file)], {
+  const child = spawn(process.execPath, [`--import=${PROBE}`, '--import', 'tsx', join(HERE, file), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, BENCH_PROBE_DIR: probeDir },
   });
@@ -153,10 +160,17 @@ async function load(url: string, connections: number, seconds: number, headers: 
   return JSON.parse(line) as LoadResult;
 }
 
+/** One request: where, with which headers and body. */
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
 interface Case {
   name: string;
-  direct: { url: string; headers: Record<string, string>; body: string };
-  gateway: (g: GatewayUnderTest) => { url: string; headers: Record<string, string>; body: string };
+  direct: Target;
+  gateway: (g: GatewayUnderTest) => Target;
 }
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -201,19 +215,6 @@ function casesFor(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
   ];
 }
 
-/** Asks every probed node process of the gateway for its event-loop delay since the last ask (and resets it). */
-async function eventLoopDelay(servers: number[], probeDir: string): Promise<{ p50: number; p99: number; max: number }> {
-  for (const f of readdirSync(probeDir)) rmSync(join(probeDir, f));
-  for (const pid of servers) process.kill(pid, 'SIGUSR2');
-  await new Promise((r) => setTimeout(r, 300));
-  const reports = readdirSync(probeDir).map((f) => JSON.parse(readFileSync(join(probeDir, f), 'utf8')) as { delay: { p50: number; p99: number; max: number } });
-  return {
-    p50: Math.max(0, ...reports.map((r) => r.delay.p50)),
-    p99: Math.max(0, ...reports.map((r) => r.delay.p99)),
-    max: Math.max(0, ...reports.map((r) => r.delay.max)),
-  };
-}
-
 /** One profile directory per topology, so each summary reads its own processes. */
 function profileDirFor(topology: string): string {
   const dir = join(options.profile!, topology);
@@ -221,12 +222,81 @@ function profileDirFor(topology: string): string {
   return dir;
 }
 
+/** The same request as a direct target, through the bare proxy in front of that upstream. */
+function viaBare(t: Target): { target: Target; pid: number } {
+  const url = new URL(t.url);
+  const bare = bareProxies.get(url.origin)!;
+  return { target: { ...t, url: `${bare.origin}${url.pathname}${url.search}` }, pid: bare.pid };
+}
+
+/** The same load as the measured run, unmeasured: JIT compilation, caches and pools warm up outside the figures. */
+async function warmUp(t: Target): Promise<void> {
+  await load(t.url, CONNECTIONS, WARM_SECONDS, t.headers, t.body);
+}
+
+/** A case's reference runs; measured once for the cases that send the same request upstream. */
+interface References {
+  direct: { many: LoadResult; one: LoadResult };
+  bare: { many: LoadResult; cpu: number };
+}
+
+/** Direct (with the upstream's event-loop delay, the baseline) and through the bare proxy (with its CPU), each after a warm-up. */
+async function measureReferences(c: Case, probeDir: string, delays: string[]): Promise<References> {
+  const upstream = c.direct.url.startsWith(agentUrl) ? upstreams.agent : upstreams.mcp;
+  await warmUp(c.direct);
+  await readProbes([upstream], probeDir);
+  const many = await load(c.direct.url, CONNECTIONS, SECONDS, c.direct.headers, c.direct.body);
+  const delay = worstDelay(await readProbes([upstream], probeDir));
+  delays.push(`direct (${c.name}'s upstream, baseline): p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
+  const one = await load(c.direct.url, 1, ONE_CONNECTION_SECONDS, c.direct.headers, c.direct.body);
+  const bare = viaBare(c.direct);
+  await warmUp(bare.target);
+  const cpuBefore = cpuSeconds([bare.pid]);
+  const bareMany = await load(bare.target.url, CONNECTIONS, SECONDS, bare.target.headers, bare.target.body);
+  return { direct: { many, one }, bare: { many: bareMany, cpu: cpuSeconds([bare.pid]) - cpuBefore } };
+}
+
+const MB = 1024 * 1024;
 const fmt = (n: number, digits = 0) => n.toFixed(digits);
-const pad = (s: string, w: number) => s.padStart(w);
+const perThousand = (cpu: number, calls: number) => (cpu / Math.max(1, calls)) * 1000;
+const COLUMNS: [title: string, width: number][] = [
+  ['direct req/s', 12],
+  ['gateway req/s', 13],
+  ['× direct', 8],
+  ['bare req/s', 10],
+  ['× bare', 6],
+  ['p50 ms d/g', 10],
+  ['p99 ms d/g', 11],
+  ['CPU-s/1k calls', 14],
+  ['bare CPU-s/1k', 13],
+  ['added p50 @1 conn', 17],
+  ['errors', 6],
+];
+const row = (name: string, cells: string[]) => `${name.padEnd(22)} ${cells.map((cell, i) => cell.padStart(COLUMNS[i]![1])).join('  ')}`;
+
+/** One case's CPU per kind of thread of the gateway's node processes, per 1,000 calls and as shares. */
+function threadLine(name: string, split: ThreadCpu, calls: number): string {
+  const total = split.main + split.workers + split.other;
+  const part = (label: string, cpu: number) => `${label} ${fmt(perThousand(cpu, calls), 3)} (${fmt((cpu / Math.max(total, 1e-9)) * 100)}%)`;
+  return `${name}: ${part('main thread', split.main)}, ${part('worker threads', split.workers)}, ${part('other threads', split.other)}`;
+}
+
+/** The idle gateway's resident memory, split by what its main thread's process.memoryUsage() can tell. */
+function memoryLine(reports: readonly ProbeReport[]): string {
+  const sum = (pick: (r: ProbeReport) => number) => reports.reduce((total, r) => total + pick(r), 0) / MB;
+  const rss = sum((r) => r.memory.rss);
+  const heap = sum((r) => r.memory.heapTotal);
+  const external = sum((r) => r.memory.external);
+  return (
+    `idle memory of the gateway's node process(es), from the main thread's process.memoryUsage(): RSS ${fmt(rss)} MB = main-thread V8 heap ${fmt(heap)} MB ` +
+    `(${fmt(sum((r) => r.memory.heapUsed))} MB used) + its external/array buffers ${fmt(external)} MB + the rest ${fmt(rss - heap - external)} MB ` +
+    '(worker threads\' heaps, the embedded database\'s WebAssembly memory, code, native allocations)'
+  );
+}
 
 /** Runs every case against one gateway and prints its table; returns rps per case (for the topology comparison). */
 async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): Promise<Record<string, number>> {
-  const warm = async (t: { url: string; headers: Record<string, string>; body: string }) => {
+  const check = async (t: Target) => {
     for (let i = 0; i < 20; i++) {
       const res = await fetch(t.url, { method: 'POST', headers: t.headers, body: t.body });
       await res.text();
@@ -234,51 +304,63 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     }
   };
   for (const c of cases) {
-    await warm(c.direct);
-    await warm(c.gateway(g));
+    await check(c.direct);
+    await check(viaBare(c.direct).target);
+    await check(c.gateway(g));
   }
   const idleRss = g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0);
   const treeIdleRss = g.pids().reduce((sum, pid) => sum + residentBytes(pid), 0);
-  await eventLoopDelay(g.servers(), probeDir);
-  console.log(`\n== ${g.name}: ${CONNECTIONS} connections, ${SECONDS}s per case (1 connection: ${ONE_CONNECTION_SECONDS}s)`);
-  console.log(
-    'case                   direct req/s  gateway req/s  × direct   p50 ms d/g     p99 ms d/g    CPU-s/1k calls  added p50 @1 conn  errors',
-  );
+  const idleReports = await readProbes(g.servers(), probeDir);
+  const workerThreads = new Set(idleReports.flatMap((r) => r.workerThreads));
+  console.log(`\n== ${g.name}: ${CONNECTIONS} connections, ${SECONDS}s per case after a ${WARM_SECONDS}s warm-up (1 connection: ${ONE_CONNECTION_SECONDS}s)`);
+  console.log(row('case', COLUMNS.map(([title]) => title)));
   const rps: Record<string, number> = {};
   let loadedRss = 0;
   const delays: string[] = [];
-  const directCache = new Map<string, { many: LoadResult; one: LoadResult }>();
+  const threads: string[] = [];
+  const referenceCache = new Map<string, References>();
   for (const c of cases) {
     const key = `${c.direct.url} ${c.direct.body}`;
-    let direct = directCache.get(key);
-    if (!direct) {
-      const upstream = c.direct.url.startsWith(agentUrl) ? upstreams.agent : upstreams.mcp;
-      await eventLoopDelay([upstream], probeDir);
-      const many = await load(c.direct.url, CONNECTIONS, SECONDS, c.direct.headers, c.direct.body);
-      const delay = await eventLoopDelay([upstream], probeDir);
-      delays.push(`direct (${c.name}'s upstream, baseline): p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
-      direct = { many, one: await load(c.direct.url, 1, ONE_CONNECTION_SECONDS, c.direct.headers, c.direct.body) };
-      directCache.set(key, direct);
-    }
+    const ref = referenceCache.get(key) ?? (await measureReferences(c, probeDir, delays));
+    referenceCache.set(key, ref);
     const target = c.gateway(g);
     const pids = g.pids();
+    await warmUp(target);
+    await readProbes(g.servers(), probeDir);
     const cpuBefore = cpuSeconds(pids);
-    await eventLoopDelay(g.servers(), probeDir);
+    const threadsBefore = readThreads(g.servers());
     const many = await load(target.url, CONNECTIONS, SECONDS, target.headers, target.body);
     const cpu = cpuSeconds(pids) - cpuBefore;
-    const delay = await eventLoopDelay(g.servers(), probeDir);
+    threads.push(threadLine(c.name, splitThreadCpu(threadsBefore, readThreads(g.servers()), workerThreads), many.total));
+    const delay = worstDelay(await readProbes(g.servers(), probeDir));
     loadedRss = Math.max(loadedRss, g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0));
     const one = await load(target.url, 1, ONE_CONNECTION_SECONDS, target.headers, target.body);
     rps[c.name] = many.rps;
     delays.push(`${c.name}: p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
+    const { direct, bare } = ref;
     console.log(
-      `${c.name.padEnd(22)} ${pad(fmt(direct.many.rps), 12)}  ${pad(fmt(many.rps), 13)}  ${pad(fmt(many.rps / direct.many.rps, 3), 8)}  ${pad(`${direct.many.p50}/${many.p50}`, 11)}  ${pad(`${direct.many.p99}/${many.p99}`, 12)}  ${pad(fmt((cpu / Math.max(1, many.total)) * 1000, 3), 14)}  ${pad(fmt(one.p50 - direct.one.p50, 2), 17)}  ${pad(String(many.errors + many.non2xx + one.errors + one.non2xx), 6)}`,
+      row(c.name, [
+        fmt(direct.many.rps),
+        fmt(many.rps),
+        fmt(many.rps / direct.many.rps, 3),
+        fmt(bare.many.rps),
+        fmt(many.rps / bare.many.rps, 3),
+        `${direct.many.p50}/${many.p50}`,
+        `${direct.many.p99}/${many.p99}`,
+        fmt(perThousand(cpu, many.total), 3),
+        fmt(perThousand(bare.cpu, bare.many.total), 3),
+        fmt(one.p50 - direct.one.p50, 2),
+        String(many.errors + many.non2xx + one.errors + one.non2xx),
+      ]),
     );
+    if (bare.many.errors + bare.many.non2xx > 0) console.log(`  (the bare proxy had ${bare.many.errors + bare.many.non2xx} errors on this request)`);
   }
+  console.log(`CPU-s per 1,000 calls by thread of the gateway's node process(es) (the wrappers' share of the table's figure is not in them):\n  ${threads.join('\n  ')}`);
   console.log(`event-loop delay beyond the 1 ms sampling interval, under load (${CONNECTIONS} connections):\n  ${delays.join('\n  ')}`);
   console.log(
     `resident memory: gateway process idle ${fmt(idleRss / MB)} MB, loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`,
   );
+  console.log(memoryLine(idleReports));
   return rps;
 }
 
@@ -297,6 +379,11 @@ try {
   upstreams = { agent: agentRuntime.pid, mcp: mcpUpstream.pid };
   agentUrl = `http://127.0.0.1:${agentRuntime.port}/run`;
   const mcpUrl = `http://127.0.0.1:${mcpUpstream.port}/mcp`;
+  for (const upstream of [agentRuntime, mcpUpstream]) {
+    const origin = `http://127.0.0.1:${upstream.port}`;
+    const bare = await startUpstream('bare-proxy.ts', probeDir, [origin]);
+    bareProxies.set(origin, { origin: `http://127.0.0.1:${bare.port}`, pid: bare.pid });
+  }
   // First boot (initdb, migrations, generated secrets, the admin), seeded, then a restart on the
   // same data directory: the steady state an operator sees, and the one measured.
   let started = Date.now();

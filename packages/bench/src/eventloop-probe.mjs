@@ -1,11 +1,14 @@
 /* global process */
 // Preloaded into the gateway's node processes by the benchmark (NODE_OPTIONS=--import <this file>,
 // with BENCH_PROBE_DIR set): measures event-loop delay with perf_hooks.monitorEventLoopDelay and,
-// on SIGUSR2, writes the delay beyond its 1 ms sampling interval as `{ pid, argv, rss, delay }` to BENCH_PROBE_DIR/probe-<pid>.json and starts
-// a new measurement window. With BENCH_PROFILE_DIR also set, the first SIGUSR2 (sent after the
-// warm-up) starts V8's CPU profiler and exit writes BENCH_PROFILE_DIR/gateway-<pid>.cpuprofile
-// (node refuses --cpu-prof in NODE_OPTIONS). Without BENCH_PROBE_DIR it does nothing.
-import { writeFileSync } from 'node:fs';
+// on SIGUSR2, writes `{ pid, argv, rss, memory, workerThreads, delay }` to
+// BENCH_PROBE_DIR/probe-<pid>.json and starts a new measurement window: `delay` is beyond its 1 ms
+// sampling interval, `memory` the main thread's process.memoryUsage(), `workerThreads` the OS
+// thread ids of the worker threads the process started (the all-in-one's embedded database runs in
+// one), for the bench's per-thread CPU split. With BENCH_PROFILE_DIR also set, the first SIGUSR2
+// (sent after the warm-up) starts V8's CPU profiler and exit writes
+// BENCH_PROFILE_DIR/gateway-<pid>.cpuprofile (node refuses --cpu-prof in NODE_OPTIONS). Without BENCH_PROBE_DIR it does nothing.
+import { readdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -19,9 +22,13 @@ if (dir) {
   histogram.enable();
   const ms = (ns) => Math.max(0, Math.round((ns / 1e6 - RESOLUTION_MS) * 100) / 100);
   let session = null;
+  // Node 20 names every thread "node", so a worker's thread is told apart by when it appeared: the
+  // 'worker' event follows the thread's creation at once, when it is the newest thread of the process.
+  const workerThreads = [];
+  process.on('worker', () => workerThreads.push(Math.max(...readdirSync('/proc/self/task').map(Number))));
   process.on('SIGUSR2', () => {
     const delay = { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), mean: ms(histogram.mean) };
-    writeFileSync(join(dir, `probe-${process.pid}.json`), JSON.stringify({ pid: process.pid, argv: process.argv, rss: process.memoryUsage.rss(), delay }));
+    writeFileSync(join(dir, `probe-${process.pid}.json`), JSON.stringify({ pid: process.pid, argv: process.argv, rss: process.memoryUsage.rss(), memory: process.memoryUsage(), workerThreads, delay }));
     histogram.reset();
     if (profileDir && !session) {
       session = new Session();

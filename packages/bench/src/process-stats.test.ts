@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { commandOf, cpuSeconds, processTree, residentBytes } from './process-stats.js';
+import { commandOf, cpuSeconds, processTree, residentBytes, threadCpuSeconds } from './process-stats.js';
 
 describe('process stats from /proc', () => {
   it('finds a child in the tree and reads its CPU time and resident memory', async () => {
@@ -14,6 +14,7 @@ describe('process stats from /proc', () => {
       expect(tree).toContain(child.pid);
       expect(commandOf(child.pid!)).toBe('node');
       expect(cpuSeconds([child.pid!])).toBeGreaterThanOrEqual(0.29);
+      expect(threadCpuSeconds(child.pid!).get(child.pid!)).toBeGreaterThanOrEqual(0.29);
       expect(residentBytes(child.pid!)).toBeGreaterThan(10 * 1024 * 1024);
     } finally {
       child.kill('SIGTERM');
@@ -25,5 +26,6 @@ describe('process stats from /proc', () => {
     expect(processTree(2 ** 22 + 7)).toEqual([]);
     expect(cpuSeconds([2 ** 22 + 7])).toBe(0);
     expect(residentBytes(2 ** 22 + 7)).toBe(0);
+    expect(threadCpuSeconds(2 ** 22 + 7).size).toBe(0);
   });
 });

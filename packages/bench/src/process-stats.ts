@@ -3,10 +3,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-/** Fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses). */
-function statFields(pid: number): string[] | null {
+/** Fields of a /proc stat file (`<pid>` or `<pid>/task/<tid>`) after the command name (which may hold spaces and parentheses). */
+function statFields(entry: number | string): string[] | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
@@ -35,15 +35,28 @@ export function processTree(root: number): number[] {
   return tree;
 }
 
+/** utime + stime in clock ticks from a stat file's fields after the name: state(0) ppid(1) … utime(11) stime(12). */
+const ticksOf = (fields: string[] | null) => (fields ? Number(fields[11]) + Number(fields[12]) : 0);
+
 /** User + system CPU seconds these processes have used so far (utime + stime). */
 export function cpuSeconds(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    const fields = statFields(pid);
-    // After the name: state(0) ppid(1) … utime(11) stime(12).
-    if (fields) ticks += Number(fields[11]) + Number(fields[12]);
+  return pids.reduce((ticks, pid) => ticks + ticksOf(statFields(pid)), 0) / TICKS_PER_SECOND;
+}
+
+/** CPU seconds (utime + stime) per live thread of one process, by thread id: where inside the process the time goes. */
+export function threadCpuSeconds(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
   }
-  return ticks / TICKS_PER_SECOND;
+  for (const tid of tids) {
+    const fields = statFields(`${pid}/task/${tid}`);
+    if (fields) threads.set(Number(tid), ticksOf(fields) / TICKS_PER_SECOND);
+  }
+  return threads;
 }
 
 /** Resident memory of one process in bytes (VmRSS), 0 when it is gone. */
