@@ -30,7 +30,7 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     const table = app.routes.map((r) => `${r.method} ${r.path}`);
     // Printed so the route table can be read in the test output.
     console.log(table.join('\n'));
-    expect(app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(6);
+    expect(app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(5);
     expect(table.filter((r) => r.endsWith(' /health'))).toEqual(['GET /health']);
     for (const path of ['/health/live', '/health/ready', '/metrics']) expect(table.filter((r) => r.endsWith(` ${path}`))).toEqual([`GET ${path}`]);
     expect(gatewayServices.map((s) => s.name)).toEqual(['admin-api', 'invoke-proxy', 'vault', 'mcp-gateway', 'confirmation-hub', 'audit-writer']);

@@ -3,6 +3,7 @@ import type { AgentRecord } from '@agentgw/catalog';
 import { parseJson } from '@agentgw/core';
 import {
   bodyLimit,
+  clientGoneSignal,
   documentedJsonBody,
   errorResponses,
   flexibleSecurity,
@@ -100,7 +101,7 @@ export function agentInvokeRoutes(deps: InvokeDeps, options: { maxRequestBytes: 
   const app = openApiApp();
   // Every invoke answer carries its request id, refusals included, so any call can be traced.
   app.use('/:agentId/invoke', async (c, next) => {
-    c.header('X-Gateway-Request-ID', c.var.requestId);
+    c.header('X-Gateway-Request-ID', c.get('requestId'));
     await next();
   });
   app.use('/:agentId/invoke', bodyLimit(options.maxRequestBytes));
@@ -113,27 +114,36 @@ export function agentInvokeRoutes(deps: InvokeDeps, options: { maxRequestBytes: 
   });
 
   app.openapi(credentialsCheckRoute, async (c) => {
-    const agent = await agents.getFor(c.var.principal, c.req.valid('param').agentId);
-    await resolveRequiredCredentials(deps.credentials, agent, actingUser(c.var.principal));
+    const principal = c.get('principal');
+    const agent = await agents.getFor(principal, c.req.valid('param').agentId);
+    await resolveRequiredCredentials(deps.credentials, agent, actingUser(principal));
     return c.json({ ok: true as const }, 200);
   });
 
   // The body is checked after the agent (an unknown agent is a 404 whatever the body), then forwarded byte for byte.
   app.openapi(invokeRoute, async (c) => {
-    const { requestId } = c.var;
-    const agent = await agents.getFor(c.var.principal, c.req.valid('param').agentId);
+    const requestId = c.get('requestId');
+    const principal = c.get('principal');
+    const agent = await agents.getFor(principal, c.req.valid('param').agentId);
     // Counted against the agent and the caller's tenant (an admin acting globally: the agent's).
-    await deps.quota.take({ agentId: agent.id, tenant: tenantScope(c.var.principal) ?? agent.tenantId });
+    await deps.quota.take({ agentId: agent.id, tenant: tenantScope(principal) ?? agent.tenantId });
     await parseJson(c, invokeBody);
-    const answer = await invokeAgent(deps, {
-      principal: c.var.principal,
-      agent,
-      requestId,
-      headers: c.req.raw.headers,
-      body: await c.req.text(),
-      signal: c.req.raw.signal,
-    });
-    return invokeResponse(answer, requestId);
+    // Aborts the upstream exchange if the caller goes away before its answer has begun; a relayed
+    // stream is cancelled by the server adapter itself once its client is gone.
+    const connection = clientGoneSignal(c);
+    try {
+      const answer = await invokeAgent(deps, {
+        principal,
+        agent,
+        requestId,
+        headers: c.req.raw.headers,
+        body: await c.req.text(),
+        signal: connection.signal,
+      });
+      return invokeResponse(answer, requestId);
+    } finally {
+      connection.dispose();
+    }
   });
 
   return app;

@@ -99,28 +99,28 @@ export function invokeResponse(answer: UpstreamAnswer, requestId: string): Respo
   }
   const ok = answer.status >= 200 && answer.status < 300;
   const status = ok ? 200 : answer.status >= 400 && answer.status < 600 ? answer.status : 502;
-  const envelope = {
-    success: ok,
-    request_id: requestId,
-    ...(ok ? {} : { upstream_status: answer.status }),
-    data: decodeData(answer.body, answer.contentType),
-  };
-  return new Response(JSON.stringify(envelope), {
+  // Built as text: the upstream's JSON is checked by parsing it and then spliced in as it came,
+  // instead of being parsed into objects and serialised again.
+  const envelope =
+    `{"success":${ok},"request_id":${JSON.stringify(requestId)}` +
+    `${ok ? '' : `,"upstream_status":${answer.status}`},"data":${dataJson(answer.body, answer.contentType)}}`;
+  return new Response(envelope, {
     status,
     headers: { 'content-type': 'application/json', 'x-gateway-request-id': requestId },
   });
 }
 
-/** Parsed JSON when the upstream says JSON and it parses; otherwise the text; null when empty. */
-function decodeData(body: Buffer, contentType: string): unknown {
-  if (body.length === 0) return null;
+/** The upstream's answer as JSON text: its own JSON when it says JSON and that parses; otherwise its text as a string; null when empty. */
+function dataJson(body: Buffer, contentType: string): string {
+  if (body.length === 0) return 'null';
   const text = body.toString('utf8');
   if (/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
     try {
-      return JSON.parse(text);
-    } catch {
+      JSON.parse(text);
       return text;
+    } catch {
+      return JSON.stringify(text);
     }
   }
-  return text;
+  return JSON.stringify(text);
 }

@@ -5,43 +5,50 @@ import { matchedRoutes } from 'hono/route';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-/** Marks the middlewares made by `bodyLimit`, so the host's default knows to step aside. */
-const OWN_LIMITS = new WeakSet<object>();
+/** The middlewares made by `bodyLimit`, with their limits, so the host's reader applies theirs instead of its default. */
+const OWN_LIMITS = new WeakMap<object, number>();
 /** Hono's key for the handler it wraps when a sub-app has an error handler of its own. */
 const COMPOSED_HANDLER = '__COMPOSED_HANDLER';
+/** Requests whose body the host has read from Node's stream, under the limit that applies to them. */
+const READ = new WeakSet<object>();
+
+/** The one 413 body, for every limit. */
+export const payloadTooLarge = (c: Context) => c.json(new PayloadTooLargeError().toBody(), 413);
 
 /**
  * A route group's own body limit (413 with the one error body). Where it matches, the host's
  * default limit does not apply at all, so the group may accept more (or less) than the default.
+ * On Node's server the host reads the body under this limit already; this middleware then
+ * only marks the routes (see `ownBodyLimit`).
  */
 export function bodyLimit(maxBytes: number): MiddlewareHandler {
-  const middleware = honoBodyLimit({ maxSize: maxBytes, onError: (c) => c.json(new PayloadTooLargeError().toBody(), 413) });
-  OWN_LIMITS.add(middleware);
+  const limit = honoBodyLimit({ maxSize: maxBytes, onError: payloadTooLarge });
+  const middleware: MiddlewareHandler = (c, next) => (READ.has(c.req.raw) ? next() : limit(c, next));
+  OWN_LIMITS.set(middleware, maxBytes);
   return middleware;
 }
 
-function isOwnLimit(handler: unknown): boolean {
+function limitOf(handler: unknown): number | undefined {
   let current = handler as (object & { [COMPOSED_HANDLER]?: unknown }) | undefined;
   while (current) {
-    if (OWN_LIMITS.has(current)) return true;
+    const limit = OWN_LIMITS.get(current);
+    if (limit !== undefined) return limit;
     current = current[COMPOSED_HANDLER] as typeof current;
   }
-  return false;
+  return undefined;
 }
 
-/** Whether the request's matched routes declare a `bodyLimit` of their own (and so read their body themselves). */
-export function hasOwnBodyLimit(c: Context): boolean {
-  return matchedRoutes(c).some((route) => isOwnLimit(route.handler));
+/** The `bodyLimit` the request's matched routes declare, if any (the smallest when several do). */
+export function ownBodyLimit(c: Context): number | undefined {
+  let own: number | undefined;
+  for (const route of matchedRoutes(c)) {
+    const limit = limitOf(route.handler);
+    if (limit !== undefined && (own === undefined || limit < own)) own = limit;
+  }
+  return own;
 }
 
-/**
- * The host's default: `maxBytes` for every request whose matched routes declare no
- * `bodyLimit` of their own. Registered once, before every service's routes.
- */
-export function defaultBodyLimit(maxBytes: number = DEFAULT_MAX_BODY_BYTES): MiddlewareHandler {
-  const limit = honoBodyLimit({ maxSize: maxBytes, onError: (c) => c.json(new PayloadTooLargeError().toBody(), 413) });
-  return async (c, next) => {
-    if (hasOwnBodyLimit(c)) return next();
-    return limit(c, next);
-  };
+/** Records that the host read this request's body under its limit. */
+export function markBodyRead(c: Context): void {
+  READ.add(c.req.raw);
 }

@@ -6,7 +6,7 @@ import { createHost } from './host.js';
 import { errorResponses, jsonBody, jsonResponse, openApiApp } from './route-kit.js';
 import { serve } from './serve.js';
 import { defineService } from './service-definition.js';
-import { createTestDeps, testHost, type TestDeps } from './testing.js';
+import { createTestDeps, testHost, TRANSPORTS, type TestDeps, type Transport } from './testing.js';
 
 const MiB = 1024 * 1024;
 
@@ -38,6 +38,8 @@ const small = defineService({
   create: () => {
     const routes = new Hono();
     routes.post('/api/v1/small/upload', async (c) => c.json({ size: (await c.req.text()).length }));
+    routes.post('/api/v1/small/bytes', async (c) => c.json({ hex: Buffer.from(await c.req.arrayBuffer()).toString('hex') }));
+    routes.post('/api/v1/small/raw', async (c) => c.json({ hex: Buffer.from(await new Response(c.req.raw.body).arrayBuffer()).toString('hex') }));
     routes.get('/api/v1/small/boom', () => {
       throw new Error('secret detail');
     });
@@ -52,10 +54,10 @@ describe('createHost', () => {
   });
   afterAll(() => deps.close());
 
-  it('adds the shell once: one tracing, metrics, request-id, body-limit, JSON-depth, security layer, one /health, probes and /metrics', async () => {
+  it('adds the shell once: one tracing, metrics, request-id, security and request-body layer (body limit + JSON depth), one /health, probes and /metrics', async () => {
     const host = await createHost([big, small], deps, { name: 'both' });
     const all = host.app.routes.filter((r) => r.method === 'ALL' && r.path === '/*');
-    expect(all).toHaveLength(6);
+    expect(all).toHaveLength(5);
     for (const path of ['/health', '/health/live', '/health/ready', '/metrics']) {
       expect(host.app.routes.filter((r) => r.path === path)).toHaveLength(1);
     }
@@ -65,27 +67,47 @@ describe('createHost', () => {
     expect(health.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
-  it("lets a route group's own limit replace the default, and keeps the default everywhere else", async () => {
-    const { app } = await createHost([big, small], deps, { name: 'both' });
-    const body = 'x'.repeat(1.5 * MiB);
-    const own = await app.request('/api/v1/big/upload', { method: 'POST', body });
-    expect(own.status).toBe(200);
-    expect(await own.json()).toEqual({ size: body.length });
-    const over = await app.request('/api/v1/big/upload', { method: 'POST', body: 'x'.repeat(2 * MiB + 1) });
-    expect(over.status).toBe(413);
-    const capped = await app.request('/api/v1/small/upload', { method: 'POST', body });
-    expect(capped.status).toBe(413);
-    expect(await capped.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' });
-    // A route of the big group without its own limit gets the default.
-    expect((await app.request('/api/v1/big/echo', { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(413);
-  });
+  describe.each(Object.entries(TRANSPORTS))('request bodies over %s', (_name, connect) => {
+    let transport: Transport;
+    beforeAll(async () => {
+      const { app } = await createHost([big, small], deps, { name: 'both' });
+      transport = await connect(app);
+    });
+    afterAll(() => transport.close());
+    const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) => transport.request(path, { method: 'POST', body, headers });
 
-  it('refuses a JSON body nested past the cap with 400 before any route runs', async () => {
-    const { app } = await createHost([big, small], deps, { name: 'both' });
-    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
-    const res = await app.request('/api/v1/big/echo', { method: 'POST', body: deep, headers: { 'content-type': 'application/json' } });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: '(body)' });
+    it("lets a route group's own limit replace the default, and keeps the default everywhere else", async () => {
+      const body = 'x'.repeat(1.5 * MiB);
+      const own = await post('/api/v1/big/upload', body);
+      expect(own.status).toBe(200);
+      expect(await own.json()).toEqual({ size: body.length });
+      expect((await post('/api/v1/big/upload', 'x'.repeat(2 * MiB + 1))).status).toBe(413);
+      const capped = await post('/api/v1/small/upload', body);
+      expect(capped.status).toBe(413);
+      expect(await capped.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' });
+      // A route of the big group without its own limit gets the default.
+      expect((await post('/api/v1/big/echo', body, { 'content-type': 'application/json' })).status).toBe(413);
+    });
+
+    it('refuses a JSON body nested past the cap with 400 before any route runs, and validates a good one', async () => {
+      const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+      const res = await post('/api/v1/big/echo', deep, { 'content-type': 'application/json' });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: '(body)' });
+      // Under a route's own limit too (the host reads those bodies as well on Node's server).
+      expect((await post('/api/v1/big/upload', deep, { 'content-type': 'application/json' })).status).toBe(400);
+      const good = await post('/api/v1/big/echo', JSON.stringify({ word: 'hi' }), { 'content-type': 'application/json' });
+      expect(await good.json()).toEqual({ word: 'hi' });
+    });
+
+    it('hands every body reader the same bytes: text, bytes, and the web Request body', async () => {
+      const bytes = Buffer.from('\u00e9t\u00e9 \u{1F600} and binary-safe', 'utf8');
+      for (const path of ['/api/v1/small/bytes', '/api/v1/small/raw']) {
+        const res = await post(path, bytes);
+        expect(res.status, path).toBe(200);
+        expect(await res.json(), path).toEqual({ hex: bytes.toString('hex') });
+      }
+    });
   });
 
   it('limits chunked bodies (no Content-Length) the same way, over a real socket', async () => {

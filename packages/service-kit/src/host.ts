@@ -1,10 +1,11 @@
-import { errorHandler, jsonDepthLimit, notFoundHandler, requestId } from '@agentgw/core';
+import { errorHandler, notFoundHandler, requestId } from '@agentgw/core';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { defaultBodyLimit, DEFAULT_MAX_BODY_BYTES, hasOwnBodyLimit } from './body-limit.js';
+import { DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 import type { ServiceDeps } from './deps.js';
 import { healthRoute, probeRoutes } from './health.js';
 import { createMetrics, httpMetrics, metricsRoute, observeUpstreams, type ServiceMetrics } from './metrics.js';
 import { mountOpenApi } from './openapi.js';
+import { requestBody } from './request-body.js';
 import { openApiApp } from './route-kit.js';
 import { securityHeaders } from './security-headers.js';
 import type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
@@ -45,9 +46,8 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
   app.use(httpMetrics(metrics));
   app.use(requestId());
   app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS }));
-  app.use(defaultBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
-  // Reads the JSON body once (kept by hono for every later reader); routes with their own limit check in parseJson.
-  app.use(jsonDepthLimit({ skip: hasOwnBodyLimit }));
+  // Reads the body once, under the route's own limit or the default, and caps JSON nesting.
+  app.use(requestBody({ defaultMaxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES }));
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
   app.route('/', healthRoute(options.name, deps));

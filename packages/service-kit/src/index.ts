@@ -1,5 +1,5 @@
 export type { ServiceDeps } from './deps.js';
-export { bodyLimit, defaultBodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
+export { bodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 export { checkHealth, healthRoute, probeRoutes } from './health.js';
 export type { HealthBody, HealthState, ReadinessBody } from './health.js';
 export { createMetrics, httpMetrics, METRICS_PATH, metricsRoute } from './metrics.js';

@@ -1,10 +1,10 @@
 import { Hono } from 'hono';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createHost } from './host.js';
 import { DOCS_PATH } from './openapi.js';
 import { API_CSP, PAGE_CSP } from './security-headers.js';
 import { defineService } from './service-definition.js';
-import { createTestDeps, type TestDeps } from './testing.js';
+import { createTestDeps, TRANSPORTS, type TestDeps } from './testing.js';
 
 /** Answers of every kind a service gives: JSON, an HTML page, a fetched (immutable) response, a stream, a throw, its own CSP. */
 const kinds = defineService({
@@ -35,7 +35,7 @@ const COMMON = {
   'cross-origin-resource-policy': 'same-origin',
 };
 
-describe('security headers on every answer', () => {
+describe.each(Object.entries(TRANSPORTS))('security headers on every answer over %s', (_name, connect) => {
   let deps: TestDeps;
   beforeAll(async () => {
     deps = await createTestDeps();
@@ -43,7 +43,8 @@ describe('security headers on every answer', () => {
   afterAll(() => deps.close());
 
   it('sends nosniff, no-referrer, no framing, same-origin CORP and the strict API CSP on JSON, streams, errors and 404s', async () => {
-    const { app } = await createHost([kinds], deps, { name: 'kinds' });
+    const app = await connect((await createHost([kinds], deps, { name: 'kinds' })).app);
+    onTestFinished(() => app.close());
     for (const [path, status] of [
       ['/api/v1/kinds/json', 200],
       ['/api/v1/kinds/fetched', 200],
@@ -65,7 +66,8 @@ describe('security headers on every answer', () => {
   });
 
   it("gives the console's HTML pages their policy, HTML under /api/ the API one, and keeps a route's own CSP", async () => {
-    const { app } = await createHost([kinds], deps, { name: 'kinds' });
+    const app = await connect((await createHost([kinds], deps, { name: 'kinds' })).app);
+    onTestFinished(() => app.close());
     const page = await app.request('/console');
     expect(Object.fromEntries(page.headers.entries())).toMatchObject({ ...COMMON, 'content-security-policy': PAGE_CSP });
     const passedThrough = await app.request('/api/v1/kinds/upstream-html');
@@ -76,7 +78,8 @@ describe('security headers on every answer', () => {
   });
 
   it('lets exactly the API reference page’s own scripts run: a fresh nonce per view, in the CSP and on every script tag', async () => {
-    const { app } = await createHost([kinds], deps, { name: 'kinds' });
+    const app = await connect((await createHost([kinds], deps, { name: 'kinds' })).app);
+    onTestFinished(() => app.close());
     const nonces: string[] = [];
     for (let i = 0; i < 2; i++) {
       const res = await app.request(DOCS_PATH);
@@ -96,7 +99,8 @@ describe('security headers on every answer', () => {
   });
 
   it('adds Strict-Transport-Security only when HSTS_MAX_AGE_SECONDS is set', async () => {
-    const { app } = await createHost([kinds], { ...deps, config: { ...deps.config, HSTS_MAX_AGE_SECONDS: 31_536_000 } }, { name: 'kinds' });
+    const app = await connect((await createHost([kinds], { ...deps, config: { ...deps.config, HSTS_MAX_AGE_SECONDS: 31_536_000 } }, { name: 'kinds' })).app);
+    onTestFinished(() => app.close());
     for (const path of ['/api/v1/kinds/json', '/console', '/api/v1/nothing-here']) {
       expect((await app.request(path)).headers.get('strict-transport-security'), path).toBe('max-age=31536000; includeSubDomains');
     }

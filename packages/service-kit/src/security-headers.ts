@@ -1,4 +1,5 @@
-import type { MiddlewareHandler } from 'hono';
+import type { ServerResponse } from 'node:http';
+import type { Context, MiddlewareHandler } from 'hono';
 
 /** Policy of every non-HTML answer (JSON, event streams): nothing may load, frame or submit anything. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -46,12 +47,28 @@ export const securityHeaders = (options: SecurityHeaderOptions): MiddlewareHandl
   };
   const apiHeaders = headersFor(API_CSP);
   const pageHeaders = headersFor(PAGE_CSP);
+  const pageOnly = pageHeaders.filter(([name, value]) => apiHeaders.some(([n, v]) => n === name && v !== value));
   return async (c, next) => {
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    if (outgoing && typeof outgoing.setHeader === 'function') {
+      // On Node's server the API set goes on the response before the route runs: the answer's own
+      // headers, written with it, take precedence (as "only where the route set none" wants), and no
+      // web Response is copied to add them afterwards.
+      for (const [name, value] of apiHeaders) outgoing.setHeader(name, value);
+      await next();
+      if (isPage(c)) for (const [name, value] of pageOnly) if (!c.res.headers.has(name)) c.header(name, value);
+      return;
+    }
     await next();
-    // Only the console's pages get the page policy: HTML an API route passes through (an agent's
-    // upstream answer) stays under the API policy, so it runs nothing on this origin.
-    const page = (c.res.headers.get('content-type') ?? '').startsWith('text/html') && !c.req.path.startsWith('/api/');
     // After the route, c.header copies a response with immutable headers (one passed through from fetch).
-    for (const [name, value] of page ? pageHeaders : apiHeaders) if (!c.res.headers.has(name)) c.header(name, value);
+    for (const [name, value] of isPage(c) ? pageHeaders : apiHeaders) if (!c.res.headers.has(name)) c.header(name, value);
   };
 };
+
+/**
+ * Only the console's pages get the page policy: HTML an API route passes through (an agent's
+ * upstream answer) stays under the API policy, so it runs nothing on this origin.
+ */
+function isPage(c: Context): boolean {
+  return !c.req.path.startsWith('/api/') && (c.res.headers.get('content-type') ?? '').startsWith('text/html');
+}

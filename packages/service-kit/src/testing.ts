@@ -6,6 +6,7 @@ import { createHost, type Host, type HostOptions } from './host.js';
 import type { ServiceDefinition } from './service-definition.js';
 import { inProcessAdapters } from './in-process-adapters.js';
 import { createMetrics } from './metrics.js';
+import { serve } from './serve.js';
 
 /** A fixed, valid configuration for tests; override single variables through `env`. */
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -80,3 +81,29 @@ export async function testHost(
   await host.start();
   return { ...host, request: host.app.request };
 }
+
+/** Requests to an app, the way a test sends them. */
+export interface Transport {
+  request(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/**
+ * The app on a real Node listener (127.0.0.1, an ephemeral port): what only Node's server path
+ * does (the body read from the socket, headers set on the Node response) is exercised, unlike
+ * under `app.request`.
+ */
+export async function listening(app: { fetch(request: Request): Response | Promise<Response> }): Promise<Transport> {
+  const running = await serve(app, { port: 0, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: silentLogger(), handleSignals: false });
+  const base = `http://127.0.0.1:${running.port}`;
+  return { request: (path, init) => fetch(`${base}${path}`, init), close: () => running.shutdown() };
+}
+
+/** Both ways a test can reach an app: `app.request` and a real socket; each case runs over both. */
+export const TRANSPORTS = {
+  'app.request': async (app: { request(path: string, init?: RequestInit): Response | Promise<Response> }): Promise<Transport> => ({
+    request: async (path, init) => app.request(path, init),
+    close: async () => {},
+  }),
+  socket: (app: { fetch(request: Request): Response | Promise<Response> }): Promise<Transport> => listening(app),
+} as const;
