@@ -170,6 +170,49 @@ describe('McpUpstreamClient failures', () => {
   });
 });
 
+describe('McpUpstreamClient exchanges on a stateless session', () => {
+  const modern = { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
+
+  it('closes the upstream request when the caller goes away, already gone included', async () => {
+    let received = 0;
+    let closed = 0;
+    const hanging = await rawServer((req) => {
+      received++;
+      req.resume();
+      req.socket.once('close', () => closed++);
+    });
+    const client = newClient();
+    const controller = new AbortController();
+    const pending = client.request({ endpoint: hanging.url }, 'tools/call', { name: 'x' }, { session: modern, signal: controller.signal });
+    await expect.poll(() => received).toBe(1);
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
+    await expect.poll(() => closed).toBe(1);
+    await expect(client.request({ endpoint: hanging.url }, 'tools/call', { name: 'x' }, { session: modern, signal: controller.signal })).rejects.toMatchObject({ kind: 'aborted' });
+    expect(received).toBe(1);
+  });
+
+  it('reads an SSE answer up to its response, passing notifications on', async () => {
+    const sse = await rawServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => {
+        const { id } = JSON.parse(text) as { id: number };
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } })}\n\n`);
+        res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { ok: true } })}\n\n`);
+      });
+    });
+    const client = newClient();
+    const seen: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { response } = await client.request({ endpoint: sse.url }, 'tools/call', { name: 'x' }, { session: modern, onNotification: (n) => seen.push(n.method) });
+      expect(response).toMatchObject({ result: { ok: true } });
+    }
+    expect(seen).toEqual(['notifications/progress', 'notifications/progress']);
+  });
+});
+
 describe('McpUpstreamClient with an injected dispatcher', () => {
   it('keeps the connect failure as the cause (e.g. an egress refusal)', async () => {
     const { createEgressDispatcher, egressRefusalOf } = await import('@agentgw/core');

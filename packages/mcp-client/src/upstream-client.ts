@@ -1,5 +1,8 @@
+import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
+import { Deadline } from './deadline.js';
 import { McpUpstreamError } from './errors.js';
+import { postOver } from './http-exchange.js';
 import {
   isJsonRpcNotification,
   isJsonRpcResponse,
@@ -74,6 +77,9 @@ export interface McpUpstreamClientOptions {
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
+/** How many endpoints' parsed form is kept (see endpointParts). */
+const MAX_REMEMBERED_ENDPOINTS = 1_000;
+
 type Era = { kind: 'modern' } | { kind: 'legacy'; protocolVersion: string };
 
 interface RawExchange {
@@ -96,6 +102,7 @@ export class McpUpstreamClient {
   private readonly maxResponseBytes: number;
   private readonly eras = new Map<string, Era>();
   private readonly sharedSessions = new Map<string, Promise<UpstreamSession>>();
+  private readonly endpoints = new Map<string, { origin: string; path: string }>();
   private nextId = 1;
 
   constructor(options: McpUpstreamClientOptions = {}) {
@@ -118,10 +125,10 @@ export class McpUpstreamClient {
   ): Promise<UpstreamCallResult> {
     const deadline = this.deadline(options);
     try {
-      let session = options.session ?? (await this.sharedSession(target, deadline.signal, options));
+      let session = options.session ?? (await this.sharedSession(target, deadline, options));
       let retried = false;
       for (;;) {
-        const exchange = await this.exchange(target, session, method, params, deadline.signal, options);
+        const exchange = await this.exchange(target, session, method, params, deadline, options);
         if (exchange.response && exchange.status < 300) return { response: exchange.response, session };
         // 404 on a session means it expired upstream; a stateless upstream answering like a
         // session server was replaced by one: renegotiate once, then report.
@@ -129,7 +136,7 @@ export class McpUpstreamClient {
         const stale = exchange.status === 404 || (session.sessionId === null && exchange.status === 400 && !answeredUs);
         if (!retried && stale) {
           retried = true;
-          session = await this.renegotiate(target, session, options, deadline.signal);
+          session = await this.renegotiate(target, session, options, deadline);
           continue;
         }
         if (exchange.response && exchange.status >= 400 && exchange.status < 500 && 'error' in exchange.response) {
@@ -148,7 +155,7 @@ export class McpUpstreamClient {
   async notify(target: UpstreamTarget, session: UpstreamSession, method: string, params?: Record<string, unknown>): Promise<void> {
     const deadline = this.deadline({ timeoutMs: 5_000 });
     try {
-      await this.post(target, session, { jsonrpc: '2.0', method, ...(params ? { params } : {}) }, deadline.signal, undefined, {});
+      await this.post(target, session, { jsonrpc: '2.0', method, ...(params ? { params } : {}) }, deadline, undefined, {});
     } catch (err) {
       throw deadline.translate(err);
     } finally {
@@ -163,7 +170,7 @@ export class McpUpstreamClient {
   async open(target: UpstreamTarget, options: Pick<UpstreamCallOptions, 'signal' | 'timeoutMs' | 'clientCapabilities'> = {}): Promise<UpstreamSession> {
     const deadline = this.deadline(options);
     try {
-      return await this.openWithin(target, deadline.signal, options);
+      return await this.openWithin(target, deadline, options);
     } catch (err) {
       throw deadline.translate(err);
     } finally {
@@ -284,13 +291,13 @@ export class McpUpstreamClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  private async sharedSession(target: UpstreamTarget, signal: AbortSignal, options: UpstreamCallOptions): Promise<UpstreamSession> {
+  private async sharedSession(target: UpstreamTarget, deadline: Deadline, options: UpstreamCallOptions): Promise<UpstreamSession> {
     const key = keyOf(target);
     const era = this.eras.get(key);
     if (era?.kind === 'modern') return { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
     let shared = this.sharedSessions.get(key);
     if (!shared) {
-      shared = this.openWithin(target, signal, options);
+      shared = this.openWithin(target, deadline, options);
       this.sharedSessions.set(key, shared);
       // A failed open must not poison later calls.
       shared.catch(() => {
@@ -300,35 +307,35 @@ export class McpUpstreamClient {
     return shared;
   }
 
-  private async renegotiate(target: UpstreamTarget, stale: UpstreamSession, options: UpstreamCallOptions, signal: AbortSignal): Promise<UpstreamSession> {
+  private async renegotiate(target: UpstreamTarget, stale: UpstreamSession, options: UpstreamCallOptions, deadline: Deadline): Promise<UpstreamSession> {
     const key = keyOf(target);
     if (stale.sessionId === null) this.eras.delete(key);
     const shared = this.sharedSessions.get(key);
     if (shared && (await shared.catch(() => null))?.sessionId === stale.sessionId) this.sharedSessions.delete(key);
-    if (options.session === undefined) return this.sharedSession(target, signal, options);
-    return this.openWithin(target, signal, options);
+    if (options.session === undefined) return this.sharedSession(target, deadline, options);
+    return this.openWithin(target, deadline, options);
   }
 
-  private async openWithin(target: UpstreamTarget, signal: AbortSignal, options: Pick<UpstreamCallOptions, 'clientCapabilities'>): Promise<UpstreamSession> {
+  private async openWithin(target: UpstreamTarget, deadline: Deadline, options: Pick<UpstreamCallOptions, 'clientCapabilities'>): Promise<UpstreamSession> {
     const key = keyOf(target);
     const known = this.eras.get(key);
     if (known?.kind !== 'legacy') {
       const modern = { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
-      const probe = await this.exchange(target, modern, 'server/discover', undefined, signal, options);
+      const probe = await this.exchange(target, modern, 'server/discover', undefined, deadline, options);
       const versions = probe.response && 'result' in probe.response ? probe.response.result.supportedVersions : undefined;
       if (probe.status < 300 && Array.isArray(versions) && versions.includes(MODERN_PROTOCOL_VERSION)) {
         this.eras.set(key, { kind: 'modern' });
         return modern;
       }
     }
-    return this.initialize(target, signal);
+    return this.initialize(target, deadline);
   }
 
-  private async initialize(target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamSession> {
+  private async initialize(target: UpstreamTarget, deadline: Deadline): Promise<UpstreamSession> {
     const key = keyOf(target);
     const bootstrap = { protocolVersion: LATEST_LEGACY_VERSION, sessionId: null };
     const params = { protocolVersion: LATEST_LEGACY_VERSION, capabilities: {}, clientInfo: this.clientInfo };
-    const init = await this.exchange(target, bootstrap, 'initialize', params, signal, {}, { initializing: true });
+    const init = await this.exchange(target, bootstrap, 'initialize', params, deadline, {}, { initializing: true });
     if (!init.response || init.status >= 300) throw new McpUpstreamError('http', `upstream answered initialize with HTTP ${init.status}`, init.status);
     if ('error' in init.response) throw new McpUpstreamError('protocol', `upstream refused initialize (${init.response.error.code})`);
     const version = init.response.result.protocolVersion;
@@ -336,7 +343,7 @@ export class McpUpstreamClient {
       throw new McpUpstreamError('protocol', 'upstream chose a protocol version the gateway does not speak');
     }
     const session = { protocolVersion: version, sessionId: init.sessionId };
-    await this.post(target, session, { jsonrpc: '2.0', method: 'notifications/initialized' }, signal, undefined, {});
+    await this.post(target, session, { jsonrpc: '2.0', method: 'notifications/initialized' }, deadline, undefined, {});
     this.eras.set(key, { kind: 'legacy', protocolVersion: version });
     return session;
   }
@@ -346,7 +353,7 @@ export class McpUpstreamClient {
     session: UpstreamSession,
     method: string,
     params: Record<string, unknown> | undefined,
-    signal: AbortSignal,
+    deadline: Deadline,
     options: Pick<UpstreamCallOptions, 'onNotification' | 'clientCapabilities'>,
     flags: { initializing?: boolean } = {},
   ): Promise<RawExchange> {
@@ -354,17 +361,17 @@ export class McpUpstreamClient {
     const modern = session.sessionId === null && session.protocolVersion === MODERN_PROTOCOL_VERSION && !flags.initializing;
     const finalParams = modern ? withEnvelope(params, this.clientInfo, options.clientCapabilities) : params;
     const message = { jsonrpc: '2.0', id, method, ...(finalParams ? { params: finalParams } : {}) };
-    const onAbort = () => {
-      // Session protocols learn of a dropped call through notifications/cancelled.
-      if (!modern && session.sessionId !== null) {
-        this.notify(target, session, 'notifications/cancelled', { requestId: id, reason: 'client went away' }).catch(() => undefined);
-      }
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+    const postOptions = { onNotification: options.onNotification, initializing: flags.initializing, modern };
+    const sessionId = session.sessionId;
+    if (modern || sessionId === null) return this.post(target, session, message, deadline, id, postOptions);
+    // Session protocols learn of a dropped call through notifications/cancelled.
+    const stopWatching = deadline.onEnd(() => {
+      this.notify(target, session, 'notifications/cancelled', { requestId: id, reason: 'client went away' }).catch(() => undefined);
+    });
     try {
-      return await this.post(target, session, message, signal, id, { ...options, initializing: flags.initializing, modern });
+      return await this.post(target, session, message, deadline, id, postOptions);
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      stopWatching();
     }
   }
 
@@ -373,68 +380,52 @@ export class McpUpstreamClient {
     target: UpstreamTarget,
     session: UpstreamSession,
     message: Record<string, unknown>,
-    signal: AbortSignal,
+    deadline: Deadline,
     id: number | undefined,
     options: Pick<UpstreamCallOptions, 'onNotification'> & { initializing?: boolean; modern?: boolean },
   ): Promise<RawExchange> {
-    const headers: Record<string, string> = {
-      ...target.headers,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    };
-    if (!options.initializing) headers['mcp-protocol-version'] = session.protocolVersion;
-    if (session.sessionId !== null) headers['mcp-session-id'] = session.sessionId;
+    const headers: string[] = [];
+    if (target.headers) for (const name in target.headers) headers.push(name, target.headers[name]!);
+    headers.push('content-type', 'application/json', 'accept', 'application/json, text/event-stream');
+    if (!options.initializing) headers.push('mcp-protocol-version', session.protocolVersion);
+    if (session.sessionId !== null) headers.push('mcp-session-id', session.sessionId);
     if (options.modern && typeof message.method === 'string') {
-      headers['mcp-method'] = message.method;
+      headers.push('mcp-method', message.method);
       const name = mcpNameOf(message.method, message.params as Record<string, unknown> | undefined);
-      if (name !== undefined) headers['mcp-name'] = name;
+      if (name !== undefined) headers.push('mcp-name', name);
     }
-    let res: Dispatcher.ResponseData;
+    const { origin, path } = this.endpointParts(target.endpoint);
+    const answer = await postOver(this.dispatcher, { origin, path, headers, body: JSON.stringify(message) }, deadline, {
+      wantBody: id !== undefined,
+      maxBytes: this.maxResponseBytes,
+    });
+    const sessionId = answer.sessionId ?? session.sessionId ?? null;
+    const body = answer.body;
+    if (id === undefined || body === null) return { status: answer.status, sessionId, response: null };
+    if (!Buffer.isBuffer(body)) return { status: answer.status, sessionId, response: await this.readSse(body, id, options.onNotification) };
+    let parsed: unknown;
     try {
-      res = await request(target.endpoint, { method: 'POST', headers, body: JSON.stringify(message), dispatcher: this.dispatcher, signal });
-    } catch (err) {
-      if (signal.aborted) throw err;
-      const code = connectCode(err);
-      throw new McpUpstreamError('unreachable', `could not reach the upstream (${code})`, undefined, code, err);
+      parsed = body.length === 0 ? null : JSON.parse(body.toString('utf8'));
+    } catch {
+      parsed = null;
     }
-    const sessionHeader = res.headers['mcp-session-id'];
-    const sessionId = typeof sessionHeader === 'string' ? sessionHeader : (session.sessionId ?? null);
-    const contentType = String(res.headers['content-type'] ?? '');
-    try {
-      if (id === undefined || res.statusCode === 202) {
-        await res.body.dump();
-        return { status: res.statusCode, sessionId, response: null };
-      }
-      if (contentType.includes('text/event-stream')) {
-        const response = await this.readSse(res.body, id, options.onNotification);
-        return { status: res.statusCode, sessionId, response };
-      }
-      const text = await this.readCapped(res.body);
-      let parsed: unknown;
-      try {
-        parsed = text === '' ? null : JSON.parse(text);
-      } catch {
-        parsed = null;
-      }
-      return { status: res.statusCode, sessionId, response: isJsonRpcResponse(parsed) ? parsed : null };
-    } catch (err) {
-      res.body.destroy();
-      throw err;
-    }
+    return { status: answer.status, sessionId, response: isJsonRpcResponse(parsed) ? parsed : null };
   }
 
-  private async readCapped(body: AsyncIterable<Buffer>): Promise<string> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += chunk.length;
-      if (size > this.maxResponseBytes) throw new McpUpstreamError('too_large', `upstream response exceeds ${this.maxResponseBytes} bytes`);
-      chunks.push(chunk);
+  /** An endpoint split into undici's origin and path, once per endpoint. */
+  private endpointParts(endpoint: string): { origin: string; path: string } {
+    let parts = this.endpoints.get(endpoint);
+    if (!parts) {
+      const url = new URL(endpoint);
+      parts = { origin: url.origin, path: `${url.pathname}${url.search}` };
+      // Endpoints are the providers' (a handful); the bound only keeps a misuse from growing it.
+      if (this.endpoints.size >= MAX_REMEMBERED_ENDPOINTS) this.endpoints.clear();
+      this.endpoints.set(endpoint, parts);
     }
-    return Buffer.concat(chunks).toString('utf8');
+    return parts;
   }
 
-  private async readSse(body: Dispatcher.ResponseData['body'], id: number, onNotification?: (n: JsonRpcNotification) => void): Promise<JsonRpcResponse | null> {
+  private async readSse(body: Readable, id: number, onNotification?: (n: JsonRpcNotification) => void): Promise<JsonRpcResponse | null> {
     let size = 0;
     const cap = this.maxResponseBytes;
     async function* capped() {
@@ -461,32 +452,8 @@ export class McpUpstreamClient {
     throw new McpUpstreamError('protocol', 'upstream stream ended without a response');
   }
 
-  private deadline(options: { signal?: AbortSignal; timeoutMs?: number }) {
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    // One controller aborted by the timer or the caller's signal (cheaper than AbortSignal.any per call).
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const outer = options.signal;
-    const onOuterAbort = () => controller.abort();
-    if (outer?.aborted) controller.abort();
-    else outer?.addEventListener('abort', onOuterAbort, { once: true });
-    return {
-      signal: controller.signal,
-      dispose: () => {
-        clearTimeout(timer);
-        outer?.removeEventListener('abort', onOuterAbort);
-      },
-      translate: (err: unknown): unknown => {
-        if (err instanceof McpUpstreamError) return err;
-        if (timedOut) return new McpUpstreamError('timeout', `upstream did not answer within ${timeoutMs} ms`);
-        if (options.signal?.aborted) return new McpUpstreamError('aborted', 'the caller went away');
-        return new McpUpstreamError('protocol', 'upstream did not speak MCP as expected');
-      },
-    };
+  private deadline(options: { signal?: AbortSignal; timeoutMs?: number }): Deadline {
+    return new Deadline(options.timeoutMs ?? this.timeoutMs, options.signal);
   }
 }
 
@@ -514,9 +481,4 @@ function withEnvelope(
 export function mcpNameOf(method: string, params: Record<string, unknown> | undefined): string | undefined {
   const source = method === 'tools/call' || method === 'prompts/get' ? params?.name : method.startsWith('resources/') ? params?.uri : undefined;
   return typeof source === 'string' ? source : undefined;
-}
-
-function connectCode(err: unknown): string {
-  const code = (err as { code?: unknown; cause?: { code?: unknown } } | null)?.code ?? (err as { cause?: { code?: unknown } } | null)?.cause?.code;
-  return typeof code === 'string' ? code : 'connection failed';
 }
