@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MASK, MAX_BODY_BYTES, MAX_DEPTH, MAX_ERROR_CHARS, capError, isSecretName, maskBody } from './masking.js';
+import { MASK, MAX_BODY_BYTES, MAX_DEPTH, MAX_ERROR_CHARS, capError, isSecretName, maskBody, maskBodySized } from './masking.js';
 
 describe('isSecretName', () => {
   it.each([
@@ -86,6 +86,26 @@ describe('maskBody', () => {
   it('repeats the same object in siblings without calling it circular', () => {
     const shared = { v: 1 };
     expect(maskBody({ a: shared, b: shared })).toEqual({ a: { v: 1 }, b: { v: 1 } });
+  });
+});
+
+describe('maskBodySized', () => {
+  it('reports at least the UTF-8 size of the JSON it keeps, and the marker\'s size for a truncated body', () => {
+    for (const value of [{ a: 1 }, { text: 'é€😀'.repeat(1_000) }, { text: 'é'.repeat(5_000) }, { text: 'x'.repeat(MAX_BODY_BYTES - 20) }]) {
+      const { body, maxBytes } = maskBodySized(value);
+      expect(body).toEqual(maskBody(value));
+      expect(maxBytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(body), 'utf8'));
+    }
+    const { body, maxBytes } = maskBodySized({ text: 'x'.repeat(MAX_BODY_BYTES) });
+    expect(body).toHaveProperty('$truncated');
+    expect(maxBytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(body), 'utf8'));
+  });
+
+  it('answers a field name the same however often it is asked', () => {
+    for (let i = 0; i < 3; i++) {
+      expect(maskBodySized({ apiKey: 'k', text: 't' }).body).toEqual({ apiKey: MASK, text: 't' });
+      expect(isSecretName('X-API-Key')).toBe(true);
+    }
   });
 });
 

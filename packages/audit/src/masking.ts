@@ -26,17 +26,32 @@ export const SECRET_NAME_PARTS = [
 
 /** Whether a field with this name holds a secret (see SECRET_NAME_PARTS). */
 export function isSecretName(name: string): boolean {
-  const normalised = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-  return SECRET_NAME_PARTS.some((part) => normalised.includes(part));
+  let known = secretNames.get(name);
+  if (known === undefined) {
+    const normalised = name.toLowerCase().replace(/[^a-z0-9]/g, '');
+    known = SECRET_NAME_PARTS.some((part) => normalised.includes(part));
+    // Field names repeat call after call (content, type, text, …); the bound keeps hostile keys from growing it.
+    if (secretNames.size >= MAX_REMEMBERED_NAMES) secretNames.clear();
+    secretNames.set(name, known);
+  }
+  return known;
 }
+
+const secretNames = new Map<string, boolean>();
+const MAX_REMEMBERED_NAMES = 10_000;
 
 /** The marker that replaces a body over MAX_BODY_BYTES. */
 export interface TruncatedBody {
   $truncated: { originalBytes: number };
 }
 
+// eslint-disable-next-line no-control-regex -- NUL is exactly what must go
+const NEEDS_CLEANING = /[\u0000\uD800-\uDFFF]/;
+
 /** PostgreSQL refuses NUL in text and jsonb, and lone surrogates in jsonb: both become U+FFFD. */
 function cleanString(value: string): string {
+  // Most strings hold neither: one scan without lookarounds, no copy.
+  if (!NEEDS_CLEANING.test(value)) return value;
   // eslint-disable-next-line no-control-regex -- NUL is exactly what must go
   return value.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
@@ -79,12 +94,23 @@ function sanitise(value: unknown, depth: number, ancestors: object[]): unknown {
  * a TruncatedBody when its JSON exceeds MAX_BODY_BYTES. `undefined` becomes null.
  */
 export function maskBody(value: unknown): unknown {
-  const clean = sanitise(value, 0, []) ?? null;
-  const bytes = Buffer.byteLength(JSON.stringify(clean), 'utf8');
-  if (bytes <= MAX_BODY_BYTES) return clean;
-  const marker: TruncatedBody = { $truncated: { originalBytes: bytes } };
-  return marker;
+  return maskBodySized(value).body;
 }
+
+/** maskBody, with an upper bound of its JSON's UTF-8 size (what the audit trail sizes its groups by). */
+export function maskBodySized(value: unknown): { body: unknown; maxBytes: number } {
+  const clean = sanitise(value, 0, []) ?? null;
+  const json = JSON.stringify(clean);
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: a short text is within the limit without an exact count.
+  if (json.length * 3 <= MAX_BODY_BYTES) return { body: clean, maxBytes: json.length * 3 };
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes <= MAX_BODY_BYTES) return { body: clean, maxBytes: bytes };
+  const marker: TruncatedBody = { $truncated: { originalBytes: bytes } };
+  return { body: marker, maxBytes: TRUNCATED_MARKER_BYTES };
+}
+
+/** The JSON size of a TruncatedBody, whatever its byte count, rounded up. */
+const TRUNCATED_MARKER_BYTES = 48;
 
 /** An error message as it may be logged: cleaned and cut to MAX_ERROR_CHARS with a note. */
 export function capError(error: string | null | undefined): string | null | undefined {

@@ -1,5 +1,5 @@
 import { newId, type AuditRecordJob, type AuditStatus, type Clock, type JobQueue } from '@agentgw/core';
-import { capError, maskBody } from './masking.js';
+import { capError, maskBodySized } from './masking.js';
 
 /** What is known about a tool call when it is first recorded. */
 export interface AuditOpenEntry {
@@ -71,9 +71,9 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
       );
   };
 
-  const enqueue = (record: AuditRecordJob) =>
+  const enqueue = (record: AuditRecordJob, bodyBytes: number) =>
     new Promise<void>((resolve, reject) => {
-      const bytes = Buffer.byteLength(JSON.stringify(record), 'utf8');
+      const bytes = bodyBytes + envelopeBytes(record);
       if (group.length > 0 && groupBytes + bytes > MAX_GROUP_BYTES) flush();
       group.push({ record, resolve, reject });
       groupBytes += bytes;
@@ -87,6 +87,7 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
   return {
     async open(entry) {
       const id = entry.id ?? newId();
+      const args = maskBodySized(entry.arguments);
       await enqueue({
         op: 'create',
         id,
@@ -99,9 +100,9 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
         providerId: entry.providerId,
         tenantId: entry.tenantId,
         toolName: entry.toolName,
-        arguments: maskBody(entry.arguments),
+        arguments: args.body,
         status: entry.status,
-      });
+      }, args.maxBytes);
       return id;
     },
 
@@ -113,12 +114,35 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
         seq: ++seq,
         at: deps.clock.now().toISOString(),
       };
+      let bodyBytes = 0;
       if (patch.status !== undefined) job.status = patch.status;
-      if (patch.result !== undefined) job.result = maskBody(patch.result);
+      if (patch.result !== undefined) {
+        const result = maskBodySized(patch.result);
+        job.result = result.body;
+        bodyBytes = result.maxBytes;
+      }
       if (patch.duration !== undefined) job.duration = patch.duration;
       if (patch.confirmedBy !== undefined) job.confirmedBy = patch.confirmedBy;
       if (patch.error !== undefined) job.error = capError(patch.error);
-      await enqueue(job);
+      await enqueue(job, bodyBytes);
     },
   };
 }
+
+/** Room for a record's keys, punctuation, numbers and dates in its JSON. */
+const ENVELOPE_BASE_BYTES = 384;
+
+/**
+ * An upper bound of a record's JSON size without its bodies, without serialising it again (the
+ * queue does that once for the whole group): 3 bytes per character of its strings (UTF-8's
+ * most; only a control character, which ids and names do not hold, escapes longer) plus room
+ * for the rest.
+ */
+function envelopeBytes(r: AuditRecordJob): number {
+  const chars =
+    r.id.length + (r.key?.length ?? 0) + r.at.length + lengthOf(r.userId) + lengthOf(r.agentId) + lengthOf(r.endUserId) + lengthOf(r.providerId) +
+    lengthOf(r.tenantId) + lengthOf(r.toolName) + lengthOf(r.status) + lengthOf(r.confirmedBy) + lengthOf(r.error);
+  return ENVELOPE_BASE_BYTES + chars * 3;
+}
+
+const lengthOf = (text: string | null | undefined): number => (typeof text === 'string' ? text.length : 0);
