@@ -1,6 +1,5 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pipeline } from 'node:stream/promises';
 import { Pool, request } from 'undici';
 
 // The floor any Node proxy pays, the bench's "bare" reference: node:http in, undici out through one
@@ -16,9 +15,10 @@ const endToEnd = (headers: IncomingHttpHeaders) => Object.fromEntries(Object.ent
 const server = createServer((req, res) => {
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   request(new URL(req.url ?? '/', origin), { dispatcher: pool, method: req.method as 'POST', headers: endToEnd(req.headers), body: hasBody ? req : null })
-    .then(async (upstream) => {
+    .then((upstream) => {
       res.writeHead(upstream.statusCode, endToEnd(upstream.headers as IncomingHttpHeaders));
-      await pipeline(upstream.body, res);
+      // .pipe, not stream/promises' pipeline: that builds an AbortSignal and a DOMException per call, about half this proxy's CPU.
+      upstream.body.on('error', () => res.destroy()).pipe(res);
     })
     .catch(() => {
       if (!res.headersSent) res.writeHead(502);
