@@ -5,6 +5,7 @@ import { egressRefusalOf, MAX_TOOL_NAME_LENGTH, newId, type EgressRefusedError, 
 import {
   isMcpUpstreamError,
   JSON_RPC,
+  META_SERVER_INFO,
   MODERN_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JsonRpcNotification,
@@ -267,8 +268,8 @@ export class McpPipeline {
       toolName: name,
       arguments: args,
     };
-    // 2. Provider-level access for the agent.
-    if (!(await this.mayReach(principal, provider))) {
+    // 2. Provider-level access for the agent (the proxy checked it before dispatching here).
+    if (!fixed && !(await this.mayReach(principal, provider))) {
       await this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: 'no provider access' }));
       throw denied('The agent has no access to this provider', 'high', auditId);
     }
@@ -431,18 +432,27 @@ export function resultForClient(method: string, result: Result, protocolVersion:
   if (protocolVersion === MODERN_PROTOCOL_VERSION) {
     const out: Result = { ...result, resultType: result.resultType ?? 'complete' };
     if (LIST_RESULT_METHODS.has(method) || method === 'resources/read' || method === 'server/discover') {
-      out.ttlMs ??= 0;
-      out.cacheScope ??= 'private';
+      out.ttlMs = result.ttlMs ?? 0;
+      out.cacheScope = result.cacheScope ?? 'private';
     }
-    if (method === 'tools/list' && Array.isArray(out.tools)) {
-      out.tools = (out.tools as ListItem[]).map(({ execution: _execution, ...tool }) => tool);
-    }
-    const meta = (typeof out._meta === 'object' && out._meta !== null ? out._meta : {}) as Result;
-    out._meta = { ...meta, 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
+    if (method === 'tools/list' && Array.isArray(out.tools)) out.tools = (out.tools as ListItem[]).map(withoutExecution);
+    const meta = result._meta;
+    out._meta = typeof meta === 'object' && meta !== null ? { ...meta, [META_SERVER_INFO]: SERVER_INFO } : SERVER_INFO_META;
     return out;
   }
+  if (!('resultType' in result || 'ttlMs' in result || 'cacheScope' in result)) return result;
   const { resultType: _r, ttlMs: _t, cacheScope: _c, ...legacy } = result;
   return legacy;
 }
+
+/** The result `_meta` naming the gateway, shared by every answer without upstream `_meta` (serialised, never changed). */
+const SERVER_INFO_META: Readonly<Result> = Object.freeze({ [META_SERVER_INFO]: SERVER_INFO });
+
+/** A tool as 2026-07-28 lists it (without the `execution` field of earlier revisions); copied only when there is one to drop. */
+const withoutExecution = (tool: ListItem): ListItem => {
+  if (!('execution' in tool)) return tool;
+  const { execution: _execution, ...rest } = tool;
+  return rest;
+};
 
 const LIST_RESULT_METHODS = new Set(Object.values(LIST_METHODS));

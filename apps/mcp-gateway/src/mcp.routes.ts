@@ -59,6 +59,27 @@ const MAX_SERVER_STREAMS_PER_CALLER = 16;
 
 type Reply = { body: unknown; status: number };
 
+/** Methods answered from the catalog and the cached lists on both endpoints, never by a call upstream for the client. */
+const NEVER_FORWARDED: ReadonlySet<string> = new Set(['ping', 'tools/list']);
+
+/**
+ * clientGoneSignal, made at once (`eager`) or on first use: an AbortSignal costs more than the
+ * rest of a cached tools/list, which never needs one. Until it is made nothing is watched, so
+ * `gone()` is false: the answer is written, and dropped by the closed socket.
+ */
+function lazyClientGone(c: Context, eager: boolean): { readonly signal: AbortSignal; gone: () => boolean; abort: () => void; dispose: () => void } {
+  let made: ReturnType<typeof clientGoneSignal> | null = eager ? clientGoneSignal(c) : null;
+  const connection = () => (made ??= clientGoneSignal(c));
+  return {
+    get signal() {
+      return connection().signal;
+    },
+    gone: () => made?.signal.aborted ?? false,
+    abort: () => connection().abort(),
+    dispose: () => made?.dispose(),
+  };
+}
+
 const rpcError = (id: string | number | null, code: number, message: string, data?: Record<string, unknown>): JsonRpcResponse => ({
   jsonrpc: '2.0',
   id,
@@ -203,7 +224,8 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     const takesJson = accept === '' || accept.includes('application/json') || accept.includes('*/*');
     const streamed = wantsSse && (!takesJson || requests.some((r) => r.message.method === 'tools/call'));
 
-    const connection = clientGoneSignal(c);
+    // Calls that may go upstream watch the client from the start; a tools/list never needs to.
+    const connection = lazyClientGone(c, !requests.every((r) => NEVER_FORWARDED.has(r.message.method)));
 
     const contextFor = (request: Extract<Incoming, { kind: 'request' }>['message'], notify: McpRequestContext['notify']): McpRequestContext => {
       const meta = metaOf(request.params);
@@ -215,7 +237,9 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
         endpoint,
         protocolVersion,
         session,
-        signal: connection.signal,
+        get signal() {
+          return connection.signal;
+        },
         notify,
         confirmationToken: c.req.header('x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
         progressToken: typeof progress === 'string' || typeof progress === 'number' ? progress : null,
@@ -228,7 +252,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     if (!streamed) {
       try {
         const answers = await Promise.all(requests.map((r) => deps.pipeline.handle(r.message, contextFor(r.message, null))));
-        if (connection.signal.aborted) return new Response(null, { status: 499 });
+        if (connection.gone()) return new Response(null, { status: 499 });
         const responses = answers.map((a, i) => (a ? shape(requests[i]!.message.method, a.response) : null)).filter((r): r is JsonRpcResponse => r !== null);
         if (!batch) return json(c, { body: responses[0], status: answers[0]?.status ?? 200 }, sessionHeaders);
         return json(c, { body: [...invalidReplies, ...responses], status: 200 }, sessionHeaders);
