@@ -60,6 +60,8 @@ export function postOver(dispatcher: Dispatcher, post: HttpPost, deadline: Deadl
               done(err);
             },
           });
+          // The reader's iterator reports failures; until it attaches, an error must not go unhandled.
+          stream.on('error', () => undefined);
           answer.body = stream;
           resolve(answer);
           return;
