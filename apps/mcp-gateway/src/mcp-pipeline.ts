@@ -12,6 +12,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type McpUpstreamClient,
+  type UpstreamCallOptions,
   type UpstreamSession,
 } from '@agentgw/mcp-client';
 import { LIST_METHODS, type ListItem, type ListKind, type ProviderLists } from './provider-lists.js';
@@ -341,13 +342,14 @@ export class McpPipeline {
    */
   private async forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext): Promise<Result> {
     const target = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId });
-    const options = {
+    const options: UpstreamCallOptions = {
       signal: ctx.signal,
       timeoutMs: this.deps.upstreamTimeoutMs,
       onNotification: (n: JsonRpcNotification) => {
         this.deps.lists.noticed(provider.id, n.method);
         if (n.method === 'notifications/progress' || n.method === 'notifications/message') ctx.notify?.(n);
       },
+      session: undefined,
     };
     try {
       let session: UpstreamSession | undefined;
@@ -358,7 +360,8 @@ export class McpPipeline {
           await this.rememberUpstream(ctx, provider.id, session);
         }
       }
-      const { response, session: used } = await this.deps.client.request(target, method, upstreamParams(params), { ...options, session });
+      options.session = session;
+      const { response, session: used } = await this.deps.client.request(target, method, upstreamParams(params), options);
       if (ctx.session && session && used.sessionId !== session.sessionId) await this.rememberUpstream(ctx, provider.id, used);
       if ('error' in response) throw new UpstreamAnswer(response);
       return response.result;
@@ -430,10 +433,13 @@ export function upstreamParams(params: Result): Result {
 /** Shapes a result for the client's revision: 2026-07-28 results carry `resultType` (and cache fields on lists); older ones do not. */
 export function resultForClient(method: string, result: Result, protocolVersion: string): Result {
   if (protocolVersion === MODERN_PROTOCOL_VERSION) {
-    const out: Result = { ...result, resultType: result.resultType ?? 'complete' };
-    if (LIST_RESULT_METHODS.has(method) || method === 'resources/read' || method === 'server/discover') {
-      out.ttlMs = result.ttlMs ?? 0;
-      out.cacheScope = result.cacheScope ?? 'private';
+    // The added keys come before the spread: adding keys to a spread copy afterwards costs V8 several times more.
+    const cacheable = LIST_RESULT_METHODS.has(method) || method === 'resources/read' || method === 'server/discover';
+    const out: Result = cacheable ? { resultType: null, ttlMs: null, cacheScope: null, _meta: null, ...result } : { resultType: null, _meta: null, ...result };
+    out.resultType ??= 'complete';
+    if (cacheable) {
+      out.ttlMs ??= 0;
+      out.cacheScope ??= 'private';
     }
     if (method === 'tools/list' && Array.isArray(out.tools)) out.tools = (out.tools as ListItem[]).map(withoutExecution);
     const meta = result._meta;

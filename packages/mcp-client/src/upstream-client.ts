@@ -466,15 +466,15 @@ function withEnvelope(
   capabilities: Record<string, unknown> = {},
 ): Record<string, unknown> {
   const meta = (params?._meta ?? {}) as Record<string, unknown>;
-  return {
-    ...params,
-    _meta: {
-      [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION,
-      [META_CLIENT_INFO]: clientInfo,
-      [META_CLIENT_CAPABILITIES]: capabilities,
-      ...meta,
-    },
+  // `_meta` named before the spread: adding a key to a spread copy afterwards costs V8 several times more.
+  const enveloped: Record<string, unknown> = { _meta: null, ...params };
+  enveloped._meta = {
+    [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION,
+    [META_CLIENT_INFO]: clientInfo,
+    [META_CLIENT_CAPABILITIES]: capabilities,
+    ...meta,
   };
+  return enveloped;
 }
 
 /** The `Mcp-Name` header a 2026-07-28 request mirrors from its params. */
