@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,25 +24,45 @@ const compose = parse(readFileSync(join(here, '..', 'docker-compose.yml'), 'utf8
 
 describe('path router', () => {
   const upstreams = new Map<string, string>();
-  for (const m of nginx.matchAll(/set \$(\w+) http:\/\/([\w-]+):(\d+);/g)) upstreams.set(m[1]!, `${m[2]}:${m[3]}`);
+  for (const m of nginx.matchAll(/upstream (\w+) \{([^}]*)\}/g)) {
+    const server = /server ([\w-]+):(\d+) resolve;/.exec(m[2]!);
+    if (server) upstreams.set(m[1]!, `${server[1]}:${server[2]}`);
+  }
 
   it.each(Object.entries(ROUTES))('routes every prefix of %s to it, on the port compose gives it', (service, prefixes) => {
     const port = compose.services[service]?.environment?.PORT;
     expect(port).toBeDefined();
     for (const prefix of prefixes) {
-      const loc = new RegExp(`location (?:= )?${prefix.replace(/[/.-]/g, '\\$&')} \\{ proxy_pass \\$(\\w+); \\}`).exec(nginx);
+      const loc = new RegExp(`location (?:= )?${prefix.replace(/[/.-]/g, '\\$&')} \\{ proxy_pass http://(\\w+); \\}`).exec(nginx);
       expect(loc, `no location for ${prefix}`).not.toBeNull();
       expect(upstreams.get(loc![1]!)).toBe(`${service}:${port}`);
     }
+  });
+
+  it('keeps a pool of connections to every service, re-resolving its name at run time', () => {
+    expect(upstreams.size).toBe(Object.keys(ROUTES).length);
+    for (const m of nginx.matchAll(/upstream (\w+) \{([^}]*)\}/g)) {
+      expect(m[2], m[1]).toMatch(/zone services\b/);
+      expect(m[2], m[1]).toMatch(/keepalive \d+;/);
+      // Shorter than Node's 5 s keep-alive, so nginx never reuses a connection the service is closing.
+      expect(m[2], m[1]).toMatch(/keepalive_timeout [1-4]s;/);
+    }
+    expect(nginx).not.toMatch(/proxy_pass \$/);
   });
 
   it('hides internal service-to-service endpoints', () => {
     expect(nginx).toMatch(/location \/internal\/ \{ return 404; \}/);
   });
 
-  it.runIf(spawnSync('nginx', ['-v']).status === 0)('passes nginx -t', () => {
+  // Debian's nginx (1.22) predates `server … resolve` (1.27.3, the router image's): there the
+  // rest of the file is checked with the names pointed at loopback instead.
+  const version = /nginx\/(\d+)\.(\d+)\.(\d+)/.exec(spawnSync('nginx', ['-v'], { encoding: 'utf8' }).stderr ?? '');
+  const resolves = version !== null && Number(version[1]) * 1e6 + Number(version[2]) * 1e3 + Number(version[3]) >= 1_027_003;
+  it.runIf(version !== null)(`passes nginx -t${resolves ? '' : ' (names at loopback: this nginx predates `resolve`)'}`, () => {
     const prefix = mkdtempSync(join(tmpdir(), 'nginx-'));
-    expect(() => execFileSync('nginx', ['-t', '-q', '-c', nginxConf, '-p', prefix + '/'], { stdio: 'pipe' })).not.toThrow();
+    const file = join(prefix, 'nginx.conf');
+    writeFileSync(file, resolves ? nginx : nginx.replace(/server [\w-]+:(\d+) resolve;/g, 'server 127.0.0.1:$1;'));
+    expect(() => execFileSync('nginx', ['-t', '-q', '-c', file, '-p', prefix + '/'], { stdio: 'pipe' })).not.toThrow();
   });
 });
 

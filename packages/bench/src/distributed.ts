@@ -12,14 +12,14 @@ import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
 import { processTree } from './process-stats.js';
 
 const SERVICES = ['admin-api', 'invoke-proxy', 'mcp-gateway', 'vault', 'confirmation-hub', 'audit-writer'] as const;
-/** The router's upstream variables in infra/nginx/nginx.conf, per service. */
+/** The router's upstream servers in infra/nginx/nginx.conf, per service (re-resolved names, here loopback ports). */
 const ROUTER_NAMES: Record<(typeof SERVICES)[number], string> = {
-  'admin-api': 'http://admin-api:7601',
-  'invoke-proxy': 'http://invoke-proxy:7602',
-  'mcp-gateway': 'http://mcp-gateway:7603',
-  vault: 'http://vault:7604',
-  'confirmation-hub': 'http://confirmation-hub:7605',
-  'audit-writer': 'http://audit-writer:7606',
+  'admin-api': 'admin-api:7601 resolve',
+  'invoke-proxy': 'invoke-proxy:7602 resolve',
+  'mcp-gateway': 'mcp-gateway:7603 resolve',
+  vault: 'vault:7604 resolve',
+  'confirmation-hub': 'confirmation-hub:7605 resolve',
+  'audit-writer': 'audit-writer:7606 resolve',
 };
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Its own logical Redis database, so the bench's queues never meet the tests' (database 0). */
@@ -56,7 +56,7 @@ function routerConfig(port: number, ports: Record<string, number>, dir: string):
     .replace(/^\s*resolver .*$/m, '')
     .replace(/^\s*access_log .*$/m, '  access_log off;')
     .replace('pid /tmp/nginx.pid;', `pid ${join(dir, 'nginx.pid')};`);
-  for (const service of SERVICES) conf = conf.replace(ROUTER_NAMES[service], `http://127.0.0.1:${ports[service]}`);
+  for (const service of SERVICES) conf = conf.replace(ROUTER_NAMES[service], `127.0.0.1:${ports[service]}`);
   return conf;
 }
 

@@ -4,12 +4,12 @@ import { fileURLToPath } from 'node:url';
 /** The router's real configuration; the runtime copy is derived from it, never hand-written. */
 export const NGINX_CONF = fileURLToPath(new URL('../../../infra/nginx/nginx.conf', import.meta.url));
 
-/** The six upstream variables of nginx.conf (`set $<name> http://…;`), in the file's names. */
+/** The six upstream groups of nginx.conf (`upstream <name> { … }`), in the file's names. */
 export const ROUTER_UPSTREAMS = ['admin_api', 'invoke_proxy', 'mcp_gateway', 'vault', 'confirmation_hub', 'audit_writer'] as const;
 export type RouterUpstream = (typeof ROUTER_UPSTREAMS)[number];
 
 export interface RuntimeNginxOptions {
-  /** host:port of every replica behind each upstream variable. */
+  /** host:port of every replica behind each upstream group. */
   upstreams: Record<RouterUpstream, string[]>;
   port: number;
   /** A private temp directory: pid, access log and nginx's temp paths go there. */
@@ -30,9 +30,8 @@ function replaceOnce(conf: string, pattern: RegExp, replacement: string): string
 }
 
 /**
- * The runtime copy of nginx.conf for an unprivileged run on loopback: each `set $<upstream>`
- * points at an `upstream` group of that service's replicas, and only the listen port, pid,
- * access log and temp paths change. The location table stays the file's own (checked).
+ * The runtime copy of nginx.conf for an unprivileged run on loopback: each `upstream` group
+ * lists that service's replicas, and only the listen port, pid, access log and temp paths change. The location table stays the file's own (checked).
  */
 export function runtimeNginxConf(original: string, options: RuntimeNginxOptions): string {
   let conf = original;
@@ -40,15 +39,13 @@ export function runtimeNginxConf(original: string, options: RuntimeNginxOptions)
   conf = replaceOnce(conf, /^worker_processes .*;$/m, 'worker_processes 1;');
   conf = replaceOnce(conf, /^(\s*)worker_connections .*;$/m, '$1worker_connections 1024;');
   conf = replaceOnce(conf, /^(\s*)access_log .*;.*$/m, `$1access_log ${options.dir}/access.log;`);
-  // Upstream groups are matched by name before any DNS lookup, so the resolver is never asked.
-  const groups = ROUTER_UPSTREAMS.map(
-    (name) => `  upstream e2e_${name} {\n${options.upstreams[name].map((address) => `    server ${address} max_fails=1 fail_timeout=5s;`).join('\n')}\n  }`,
-  ).join('\n');
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_temp_path ${options.dir}/${kind}_temp;`).join('\n');
-  conf = replaceOnce(conf, /^http \{$/m, `http {\n${temp}\n${groups}`);
+  conf = replaceOnce(conf, /^http \{$/m, `http {\n${temp}`);
   conf = replaceOnce(conf, /^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${options.port};`);
+  // Each upstream group (its zone and keep-alive pool kept) gets the replicas instead of its re-resolved name.
   for (const name of ROUTER_UPSTREAMS) {
-    conf = replaceOnce(conf, new RegExp(`^(\\s*)set \\$${name} http://[^;]+;$`, 'm'), `$1set $${name} http://e2e_${name};`);
+    const servers = options.upstreams[name].map((address) => `    server ${address} max_fails=1 fail_timeout=5s;`).join('\n');
+    conf = replaceOnce(conf, new RegExp(`(upstream ${name} \\{[^}]*?)^\\s*server [^;]+ resolve;$`, 'm'), `$1${servers}`);
   }
   const before = locationLines(original);
   const after = locationLines(conf);
