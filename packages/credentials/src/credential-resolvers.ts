@@ -1,5 +1,6 @@
 import type { AuthService } from '@agentgw/auth';
-import { createEgressDispatcher, DependencyUnavailableError, egressFetch, withAllowedHosts, type EgressPolicy } from '@agentgw/core';
+import { createEgressDispatcher, DependencyUnavailableError, withAllowedHosts, type EgressPolicy } from '@agentgw/core';
+import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { Vault } from './vault.js';
 
@@ -39,7 +40,7 @@ export interface HttpCredentialResolverOptions {
   /** The vault's base URL, e.g. `http://vault:7604`. */
   baseUrl: string;
   auth: Pick<AuthService, 'signServiceToken'>;
-  /** Bound on the whole call; the default suits an in-cluster hop. */
+  /** Bound on each phase of the call (connecting, the answer's headers, silence in its body); the default suits an in-cluster hop. */
   timeoutMs?: number;
   /** Name the calling service signs its tokens with. */
   service?: string;
@@ -61,9 +62,11 @@ const TOKEN_REUSE_MS = 45_000;
 export function httpCredentialResolver(options: HttpCredentialResolverOptions): CredentialResolver {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/internal/v1/credentials/resolve`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const fetchVault = options.egress
-    ? egressFetch(createEgressDispatcher(withAllowedHosts(options.egress, [new URL(url).hostname])))
-    : fetch;
+  // One keep-alive pool to the vault; undici's own timers bound the call (no AbortSignal or web
+  // Request/Response per invoke). Redirects are never followed: a 3xx is a failure like any non-2xx.
+  const dispatcher: Dispatcher = options.egress
+    ? createEgressDispatcher(withAllowedHosts(options.egress, [new URL(url).hostname]), { connectTimeoutMs: timeoutMs })
+    : new Agent({ connect: { timeout: timeoutMs } });
   // Service tokens live 60 s; reuse one for 45 s instead of signing (and verifying) per invoke.
   let cached: { token: string; renewAt: number } | undefined;
   const serviceToken = async (): Promise<string> => {
@@ -76,20 +79,23 @@ export function httpCredentialResolver(options: HttpCredentialResolverOptions): 
   return {
     async resolve(input) {
       const token = await serviceToken();
-      let response: Response;
+      let status: number;
       let body: unknown;
       try {
-        response = await fetchVault(url, {
+        const response = await request(url, {
           method: 'POST',
+          dispatcher,
           headers: { 'content-type': 'application/json', [SERVICE_TOKEN_HEADER]: token },
           body: JSON.stringify(input),
-          signal: AbortSignal.timeout(timeoutMs),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
         });
-        body = await response.json().catch(() => undefined);
+        status = response.statusCode;
+        body = await response.body.json().catch(() => undefined);
       } catch {
         throw new DependencyUnavailableError('Credential vault is unreachable');
       }
-      if (!response.ok) throw new DependencyUnavailableError(`Credential vault answered HTTP ${response.status}`);
+      if (status < 200 || status >= 300) throw new DependencyUnavailableError(`Credential vault answered HTTP ${status}`);
       const parsed = resolutionSchema.safeParse(body);
       if (!parsed.success) throw new DependencyUnavailableError('Credential vault sent an invalid answer');
       return parsed.data;
