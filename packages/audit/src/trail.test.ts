@@ -101,6 +101,37 @@ describe('createAuditTrail', () => {
     expect(groups.length).toBeGreaterThan(3);
   });
 
+  it('fills the next group while one is on its way, and sends it as soon as that one lands', async () => {
+    queue = new MemoryJobQueue();
+    const sent: number[] = [];
+    const landings: (() => void)[] = [];
+    // A queue whose enqueues land only when the test says so (a slow Redis).
+    const slow: JobQueue = {
+      enqueue: (_name, data) => {
+        sent.push((data as { records: unknown[] }).records.length);
+        return new Promise<void>((resolve) => landings.push(resolve));
+      },
+      cancel: () => Promise.resolve(),
+      consume: () => Promise.reject(new Error('not used')),
+      close: () => Promise.resolve(),
+    };
+    const trail = createAuditTrail({ queue: slow, clock: new ManualClock() });
+    const first = trail.open(entry);
+    await vi.waitFor(() => expect(sent).toEqual([1]));
+    // Three turns of calls while the first job is on its way: they wait together.
+    const later: Promise<unknown>[] = [];
+    for (let turn = 0; turn < 3; turn++) {
+      later.push(trail.open(entry), trail.update('x', { status: 'completed' }));
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(sent).toEqual([1]);
+    landings[0]!();
+    await first;
+    await vi.waitFor(() => expect(sent).toEqual([1, 6]));
+    landings[1]!();
+    await Promise.all(later);
+  });
+
   it('rejects every call of a group whose enqueue fails', async () => {
     queue = new MemoryJobQueue();
     const failing: JobQueue = {

@@ -48,7 +48,10 @@ interface Waiting {
 /**
  * Builds the trail over the shared job queue; masking and caps happen here, before enqueueing.
  * Records issued in the same event-loop turn (concurrent tool calls) travel as one
- * `audit-bulk` job; each call resolves once the job holding its record is in the queue.
+ * `audit-bulk` job, and while one job is on its way to the queue the next group keeps filling
+ * (it leaves as soon as that one lands, or when full): under load each job carries many calls'
+ * records instead of a few, at most one queue round trip later. Each call resolves once the
+ * job holding its record is in the queue.
  */
 export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): AuditTrail {
   // Orders two updates stamped in the same millisecond by this process.
@@ -56,28 +59,35 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
   let group: Waiting[] = [];
   let groupBytes = 0;
   let scheduled = false;
+  let sendingNow = 0;
 
-  const flush = () => {
+  /** Sends the group; unless it is full, not while another group is on its way (it follows that one). */
+  const flush = (full = false) => {
     scheduled = false;
+    if (group.length === 0 || (sendingNow > 0 && !full)) return;
     const sending = group;
     group = [];
     groupBytes = 0;
-    if (sending.length === 0) return;
+    sendingNow++;
     deps.queue
       .enqueue('audit-bulk', { records: sending.map((w) => w.record) }, { attempts: ATTEMPTS, keepFailed: true })
       .then(
         () => sending.forEach((w) => w.resolve()),
         (err: unknown) => sending.forEach((w) => w.reject(err)),
-      );
+      )
+      .finally(() => {
+        sendingNow--;
+        flush();
+      });
   };
 
   const enqueue = (record: AuditRecordJob, bodyBytes: number) =>
     new Promise<void>((resolve, reject) => {
       const bytes = bodyBytes + envelopeBytes(record);
-      if (group.length > 0 && groupBytes + bytes > MAX_GROUP_BYTES) flush();
+      if (group.length > 0 && groupBytes + bytes > MAX_GROUP_BYTES) flush(true);
       group.push({ record, resolve, reject });
       groupBytes += bytes;
-      if (group.length >= MAX_GROUP_RECORDS) flush();
+      if (group.length >= MAX_GROUP_RECORDS) flush(true);
       else if (!scheduled) {
         scheduled = true;
         setImmediate(flush);
