@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
@@ -41,7 +41,7 @@ export async function openDatabase({ url, dataDir }: OpenDatabaseOptions = {}): 
   if (url === undefined) return openFile(resolve(dataDir ?? DEFAULT_DATA_DIR, 'pgdata'));
   if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url);
   if (url.startsWith('file:')) return openFile(filePath(url));
-  if (url === 'memory://') return openPglite(new PGlite(PGLITE_OPTIONS), () => {});
+  if (url === 'memory://') return openMemory();
   // The URL itself is left out: it may carry a password.
   throw new Error('DATABASE_URL must start with file:, postgres:// or postgresql://');
 }
@@ -63,8 +63,8 @@ const pgTypes: pg.CustomTypesConfig = {
  * ~180 MB (docs/benchmarks.md). The gateway's tables are small and its queries point lookups.
  */
 export const PGLITE_SETTINGS = ['shared_buffers=8MB', 'work_mem=1MB', 'maintenance_work_mem=8MB', 'temp_buffers=1MB', 'wal_buffers=256kB'];
-// Start-up `-c` options (not `postgresqlconf`, which would replace initdb's postgresql.conf and its timezone/locale lines).
-const PGLITE_OPTIONS = { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((s) => ['-c', s])] };
+// Start-up `-c` options after PGlite's defaults (not `postgresqlconf`, which would replace initdb's postgresql.conf and its timezone/locale lines).
+const SETTING_PARAMS = PGLITE_SETTINGS.flatMap((s) => ['-c', s]);
 
 function openPostgres(url: string): DbHandle {
   const pool = new pg.Pool({ connectionString: url, types: pgTypes, connectionTimeoutMillis: 10_000 });
@@ -79,7 +79,7 @@ async function openFile(path: string): Promise<DbHandle> {
   const lock = acquireFileLock(join(path, LOCK_FILE), path);
   try {
     if (!existsSync(join(path, 'PG_VERSION'))) await initialiseInWorker(path);
-    const client = await openPgliteInWorker({ pglite: import.meta.resolve('@electric-sql/pglite'), path, startParams: PGLITE_OPTIONS.startParams });
+    const client = await openPgliteInWorker({ pglite: import.meta.resolve('@electric-sql/pglite'), path, extraStartParams: SETTING_PARAMS });
     // The dialect only calls query() and close(), which the worker client provides.
     return handle(new Kysely<Database>({ dialect: new PGliteDialect(client as unknown as PGlite) }), 'pglite', lock.release);
   } catch (err) {
@@ -98,17 +98,23 @@ async function initialiseInWorker(path: string): Promise<void> {
     // Plain JavaScript that runs as CommonJS or ESM alike (dynamic imports only).
     `import('node:worker_threads').then(async ({ workerData }) => {
        const { PGlite } = await import(workerData.pglite);
-       const db = new PGlite(workerData.path, { startParams: workerData.startParams });
+       const db = new PGlite(workerData.path, { startParams: [...PGlite.defaultStartParams, ...workerData.extraStartParams] });
        await db.waitReady;
        await db.close();
      });`,
-    { eval: true, workerData: { pglite: import.meta.resolve('@electric-sql/pglite'), path, startParams: PGLITE_OPTIONS.startParams } },
+    { eval: true, workerData: { pglite: import.meta.resolve('@electric-sql/pglite'), path, extraStartParams: SETTING_PARAMS } },
   );
   const [code] = await Promise.race([
     new Promise<[number]>((done) => worker.once('exit', (exitCode: number) => done([exitCode]))),
     new Promise<never>((_, fail) => worker.once('error', fail)),
   ]);
   if (code !== 0) throw new Error(`initialising the embedded database in ${path} failed (worker exit ${code})`);
+}
+
+/** Loaded here only: a process on a file: database runs the engine in its worker and never needs it on the main thread. */
+async function openMemory(): Promise<DbHandle> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  return openPglite(new PGlite({ startParams: [...PGlite.defaultStartParams, ...SETTING_PARAMS] }), () => {});
 }
 
 /** Opens a handle on an existing PGlite instance; `testing.ts` uses it for cloned templates. */

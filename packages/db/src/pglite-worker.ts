@@ -14,7 +14,7 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
   const FIELDS = ['code', 'detail', 'hint', 'constraint', 'table', 'column', 'schema', 'severity', 'position'];
   const plain = (err) => ({ message: err instanceof Error ? err.message : String(err), ...Object.fromEntries(FIELDS.filter((k) => err?.[k] !== undefined).map((k) => [k, err[k]])) });
   const { PGlite } = await import(workerData.pglite);
-  const db = new PGlite(workerData.path, { startParams: workerData.startParams });
+  const db = new PGlite(workerData.path, { startParams: [...PGlite.defaultStartParams, ...workerData.extraStartParams] });
   try {
     await db.waitReady;
   } catch (err) {
@@ -40,15 +40,22 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
 `;
 
 /**
+ * The worker's JavaScript only relays queries and rows, so a small young generation is enough:
+ * V8's default (up to 48 MB) grows while the engine starts and stays, ~8 MB more resident at idle
+ * (apps/gateway/README.md, "Memory").
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 3 };
+
+/**
  * The embedded database in a worker thread: PGlite runs its WebAssembly synchronously, so on
  * the main thread every query (the audit writer's batches above all) stalled HTTP traffic for
  * its whole duration. Queries and answers cross a message channel (structured clone: Dates,
  * byte arrays and JSON values survive); errors keep PostgreSQL's fields (`code` for
  * `isUniqueViolation`). The worker keeps the process alive only while a query is in flight,
- * as PGlite on the main thread did.
+ * as PGlite on the main thread did. `extraStartParams` follow PGlite's default start parameters.
  */
-export async function openPgliteInWorker(options: { pglite: string; path: string; startParams: string[] }): Promise<PgliteClient> {
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: options });
+export async function openPgliteInWorker(options: { pglite: string; path: string; extraStartParams: string[] }): Promise<PgliteClient> {
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: options, resourceLimits: WORKER_LIMITS });
   const pending = new Map<number, { resolve: (reply: Reply) => void; reject: (err: Error) => void }>();
   let nextId = 1;
   const failAll = (err: Error) => {

@@ -1,9 +1,10 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
+import type * as Resources from '@opentelemetry/resources';
+import type * as SdkBase from '@opentelemetry/sdk-trace-base';
+import type * as SdkNode from '@opentelemetry/sdk-trace-node';
 import type { MiddlewareHandler } from 'hono';
+import { createRequire } from 'node:module';
 import { onUpstreamStart } from './upstream-channel.js';
 
 const TRACER_NAME = '@agentgw/service-kit';
@@ -17,7 +18,7 @@ export interface TracingOptions {
   /** The environment to read `OTEL_*` from (default `process.env`). */
   env?: Record<string, string | undefined>;
   /** Processors to use instead of the OTLP exporter (tests: an in-memory exporter). */
-  spanProcessors?: SpanProcessor[];
+  spanProcessors?: SdkBase.SpanProcessor[];
 }
 
 export interface Tracing {
@@ -46,6 +47,7 @@ export function tracingConfigured(env: Record<string, string | undefined>): bool
 export function initTracing(options: TracingOptions): Tracing {
   const env = options.env ?? process.env;
   if (tracer || (!options.spanProcessors && !tracingConfigured(env))) return { enabled: Boolean(tracer), shutdown: async () => {} };
+  const { BatchSpanProcessor, NodeTracerProvider, OTLPTraceExporter, resourceFromAttributes } = loadSdk();
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? `agentgw-${options.serviceName}` }),
     spanProcessors: options.spanProcessors ?? [new BatchSpanProcessor(new OTLPTraceExporter())],
@@ -63,6 +65,21 @@ export function initTracing(options: TracingOptions): Tracing {
       context.disable();
       propagation.disable();
     },
+  };
+}
+
+/**
+ * The SDK and exporter hold ~13 MB resident once loaded, so a process without tracing never
+ * loads them. `require` keeps `initTracing` synchronous (deps check `tracingActive()` right
+ * after it); the api package they register with keeps one global registry for every copy.
+ */
+function loadSdk() {
+  const load = createRequire(import.meta.url);
+  return {
+    ...(load('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp),
+    ...(load('@opentelemetry/resources') as typeof Resources),
+    ...(load('@opentelemetry/sdk-trace-base') as typeof SdkBase),
+    ...(load('@opentelemetry/sdk-trace-node') as typeof SdkNode),
   };
 }
 
