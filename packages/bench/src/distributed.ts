@@ -69,7 +69,7 @@ export interface DistributedOptions {
 }
 
 /**
- * The six services (their main.ts, as the containers run them) on PostgreSQL and Redis behind
+ * The six services (their bundled main.ts, as the containers run them) on PostgreSQL and Redis behind
  * nginx with infra/nginx/nginx.conf. Answers why it cannot run (a string) when PostgreSQL,
  * Redis or nginx is missing.
  */
@@ -124,8 +124,13 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
   };
   try {
     for (const service of SERVICES) {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(options.repo, 'apps', service, 'src', 'main.ts')], {
-        cwd: join(options.repo, 'apps', service),
+      const cwd = join(options.repo, 'apps', service);
+      // As the images run them: the bundle (dist/main.js), not tsx, so both topologies run the same
+      // compiled form (the all-in-one's `pnpm start` runs its bundle too).
+      const built = spawnSync(process.execPath, [join(options.repo, 'scripts', 'bundle.mjs'), '--if-stale', '--link-externals', 'src/main.ts'], { cwd, stdio: 'inherit' });
+      if (built.status !== 0) throw new Error(`bundling ${service} failed`);
+      const child = spawn(process.execPath, [join(cwd, 'dist', 'main.js')], {
+        cwd,
         env: { ...env, PORT: String(ports[service]) },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
