@@ -263,8 +263,13 @@ function nginxLocations(conf: string): NginxLocation[] {
 /** The router's API table: every location that proxies, as match type, path and `service:port`. */
 function nginxRoutes(conf: string): { api: Route[]; other: NginxLocation[] } {
   const text = stripComments(conf);
-  const vars = new Map<string, string>();
-  for (const m of text.matchAll(/\bset\s+\$(\w+)\s+(\S+?);/g)) vars.set(m[1]!, m[2]!);
+  // `proxy_pass http://<group>` names an `upstream <group> { server <service>:<port> resolve; … }`.
+  const groups = new Map<string, string>();
+  for (const m of text.matchAll(/\bupstream\s+(\w+)\s*\{([^}]*)\}/g)) {
+    const servers = [...m[2]!.matchAll(/\bserver\s+(\S+?)(?:\s[^;]*)?;/g)].map((s) => s[1]!);
+    if (servers.length !== 1) throw new Error(`upstream ${m[1]}: expected one server (the service's name), found ${servers.length}`);
+    groups.set(m[1]!, `http://${servers[0]}`);
+  }
   const api: Route[] = [];
   const other: NginxLocation[] = [];
   for (const loc of nginxLocations(conf)) {
@@ -273,7 +278,7 @@ function nginxRoutes(conf: string): { api: Route[]; other: NginxLocation[] } {
       other.push(loc);
       continue;
     }
-    const target = pass[1]!.startsWith('$') ? vars.get(pass[1]!.slice(1)) : pass[1];
+    const target = groups.get(/^https?:\/\/(\w+)\/?$/.exec(pass[1]!)?.[1] ?? '') ?? pass[1];
     const url = /^https?:\/\/([\w.-]+):(\d+)\/?$/.exec(target ?? '');
     if (!url) throw new Error(`location ${loc.path}: proxy_pass ${pass[1]} is not http://service:port`);
     if (loc.modifier !== '' && loc.modifier !== '=' && loc.modifier !== '^~') {
@@ -393,8 +398,8 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       expect(find<Ingress>(example, 'Ingress', 'agentgw').spec.rules.map((r) => r.host)).toEqual(['gateway.example.com']);
     });
 
-    it('parses nginx locations with quoted braces and comments', () => {
-      const sample = `server { # location /commented/ { }\n location = /a { proxy_pass $x; }\n location / { return 404 '{"code":"}"}'; }\n location /b/ { proxy_pass http://b:1; } }\n set $x http://a:2;`;
+    it('parses nginx locations with quoted braces and comments, and upstream groups', () => {
+      const sample = `upstream x { zone z 64k; server a:2 resolve; keepalive 8; }\nserver { # location /commented/ { }\n location = /a { proxy_pass http://x; }\n location / { return 404 '{"code":"}"}'; }\n location /b/ { proxy_pass http://b:1; } }`;
       expect(nginxRoutes(sample).api).toEqual([
         { match: 'exact', path: '/a', backend: 'a:2' },
         { match: 'prefix', path: '/b/', backend: 'b:1' },
