@@ -59,27 +59,6 @@ const MAX_SERVER_STREAMS_PER_CALLER = 16;
 
 type Reply = { body: unknown; status: number };
 
-/** Methods answered from the catalog and the cached lists on both endpoints, never by a call upstream for the client. */
-const NEVER_FORWARDED: ReadonlySet<string> = new Set(['ping', 'tools/list']);
-
-/**
- * clientGoneSignal, made at once (`eager`) or on first use: an AbortSignal costs more than the
- * rest of a cached tools/list, which never needs one. Until it is made nothing is watched, so
- * `gone()` is false: the answer is written, and dropped by the closed socket.
- */
-function lazyClientGone(c: Context, eager: boolean): { readonly signal: AbortSignal; gone: () => boolean; abort: () => void; dispose: () => void } {
-  let made: ReturnType<typeof clientGoneSignal> | null = eager ? clientGoneSignal(c) : null;
-  const connection = () => (made ??= clientGoneSignal(c));
-  return {
-    get signal() {
-      return connection().signal;
-    },
-    gone: () => made?.signal.aborted ?? false,
-    abort: () => connection().abort(),
-    dispose: () => made?.dispose(),
-  };
-}
-
 const rpcError = (id: string | number | null, code: number, message: string, data?: Record<string, unknown>): JsonRpcResponse => ({
   jsonrpc: '2.0',
   id,
@@ -224,8 +203,8 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     const takesJson = accept === '' || accept.includes('application/json') || accept.includes('*/*');
     const streamed = wantsSse && (!takesJson || requests.some((r) => r.message.method === 'tools/call'));
 
-    // Calls that may go upstream watch the client from the start; a tools/list never needs to.
-    const connection = lazyClientGone(c, !requests.every((r) => NEVER_FORWARDED.has(r.message.method)));
+    // Its AbortSignal is made only if a call going upstream reads it; a cached tools/list never does.
+    const connection = clientGoneSignal(c);
 
     const contextFor = (request: Extract<Incoming, { kind: 'request' }>['message'], notify: McpRequestContext['notify']): McpRequestContext => {
       const meta = metaOf(request.params);

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveOnLoopback } from './loopback-server.js';
 
 // A raw agent runtime on plain node:http: reads the JSON body and answers a small JSON reply.
 // The "direct" baseline of invoke. Prints `{"port":N}` once listening on 127.0.0.1.
@@ -8,11 +8,4 @@ const server = createServer((req, res) => {
   req.resume();
   req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(REPLY));
 });
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+serveOnLoopback(server);

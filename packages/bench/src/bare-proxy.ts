@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Pool, request } from 'undici';
+import { serveOnLoopback } from './loopback-server.js';
 
 // The floor any Node proxy pays, the bench's "bare" reference: node:http in, undici out through one
 // keep-alive pool to the upstream origin given as argv[2], status, headers and body streamed back;
@@ -25,11 +25,4 @@ const server = createServer((req, res) => {
       res.end();
     });
 });
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => void pool.close().then(() => process.exit(0)));
-});
+serveOnLoopback(server, () => pool.close());

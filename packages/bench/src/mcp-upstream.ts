@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveOnLoopback } from './loopback-server.js';
 
 // A raw JSON-RPC MCP server on plain node:http (no SDK), stateless 2026-07-28: server/discover,
 // initialize, tools/list and tools/call (echo). The "direct" baseline of the MCP cases.
@@ -39,11 +39,4 @@ const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
   });
 });
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+serveOnLoopback(server);

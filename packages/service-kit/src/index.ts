@@ -16,6 +16,7 @@ export type { RunServiceOptions } from './run-service.js';
 export { defineService } from './service-definition.js';
 export type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
 export { clientGoneSignal } from './client-connection.js';
+export type { ClientConnection } from './client-connection.js';
 export { createHost } from './host.js';
 export type { Host, HostOptions } from './host.js';
 export { DOCS_PATH, mountOpenApi, OPENAPI_PATH } from './openapi.js';
