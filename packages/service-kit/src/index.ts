@@ -1,5 +1,7 @@
 export type { ServiceDeps } from './deps.js';
 export { bodyLimit, DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
+export { annotateAccessLog } from './access-log.js';
+export type { AccessLogFields } from './access-log.js';
 export { checkHealth, healthRoute, probeRoutes } from './health.js';
 export type { HealthBody, HealthState, ReadinessBody } from './health.js';
 export { createMetrics, httpMetrics, METRICS_PATH, metricsRoute } from './metrics.js';
