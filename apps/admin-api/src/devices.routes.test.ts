@@ -82,6 +82,18 @@ describe.each(testBackends())('devices API (%s)', (backend) => {
     expect(runtime.status).toBe(403);
   });
 
+  it("refuses X-Agent-Id beside a user's own JWT (403 AGENT_ID_NOT_ALLOWED): only an API key or a session token may name an agent", async () => {
+    const admin = await signedInUser(deps, ['admin']);
+    const agent = await call('POST', '/api/v1/admin/agents', { token: admin.token, body: { name: 'global', upstreamUrl: 'https://g.example.test' } });
+    const borrowed = await call('GET', base, { token: bob.token, headers: { 'x-agent-id': agent.body.agent.id } });
+    expect(borrowed.status).toBe(403);
+    expect(borrowed.body).toEqual({
+      code: 'AGENT_ID_NOT_ALLOWED',
+      message: 'X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent',
+    });
+    expect((await call('GET', base, { token: bob.token })).status).toBe(200);
+  });
+
   it.each([
     ['an unknown platform', { platform: 'windows', pushToken: 't', deviceName: 'd' }, 'platform'],
     ['a missing pushToken', { platform: 'ios', deviceName: 'd' }, 'pushToken'],

@@ -122,6 +122,23 @@ describe.each(testBackends())('auth middlewares (%s)', (backend) => {
     expect(await call('GET', '/mcp', await as(creator))).toEqual({ status: 200, body: { via: 'jwt' } });
   });
 
+  it('flexibleAuth answers 403 AGENT_ID_NOT_ALLOWED to a user JWT with X-Agent-Id, even where session tokens are accepted (MCP)', async () => {
+    const borrowing = { ...(await as(creator)), 'x-agent-id': agentId };
+    const refused = {
+      status: 403,
+      body: {
+        code: 'AGENT_ID_NOT_ALLOWED',
+        message: 'X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent',
+      },
+    };
+    expect(await call('GET', '/mcp', borrowing)).toEqual(refused);
+    expect(await call('POST', '/resolve', borrowing)).toEqual(refused);
+    expect(await call('GET', '/mcp', { 'x-api-key': apiKey.token, 'x-user-id': creator.id, 'x-agent-id': agentId })).toEqual({
+      status: 200,
+      body: { via: 'api_key' },
+    });
+  });
+
   it('fails closed when a guard runs without authentication', async () => {
     expect((await call('GET', '/unguarded')).status).toBe(401);
   });

@@ -387,6 +387,23 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       expect(await rejection(flexible({ ...base, 'x-agent-id': agents.b.id }))).toBe('403 FORBIDDEN');
       expect(await rejection(flexible({ ...base, 'x-agent-id': newId() }))).toBe('401 UNAUTHORIZED');
     });
+
+    it('refuses X-Agent-Id beside a user JWT alone (it would lend the agent\'s rules to any user), before any agent lookup', async () => {
+      const jwt = bearer(await loginToken(users.alice));
+      for (const agentId of [agents.a.id, agents.global.id, agents.b.id, newId()]) {
+        const err = await flexible({ ...jwt, 'x-agent-id': agentId }).catch((e: { status: number; code: string; message: string }) => e);
+        expect(err).toMatchObject({ status: 403, code: 'AGENT_ID_NOT_ALLOWED', message: expect.stringContaining('X-Agent-Id needs an API key') });
+      }
+      // The JWT is still checked first: a bad one stays 401, and without the header it works as before.
+      expect(await rejection(flexible({ ...bearer('not.a.jwt'), 'x-agent-id': agents.a.id }))).toBe('401 INVALID_TOKEN');
+      expect(await flexible(jwt)).toMatchObject({ via: 'jwt', userId: users.alice.id, agentId: null });
+      // The API key form still names the agent, with the JWT as the user.
+      expect(await flexible({ ...jwt, 'x-api-key': keys.tenantA.key.token, 'x-agent-id': agents.a.id })).toMatchObject({
+        via: 'api_key',
+        userId: users.alice.id,
+        agentId: agents.a.id,
+      });
+    });
   });
 
   describe('flexible mode: runtime tokens and the kill switch', () => {
@@ -428,7 +445,6 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       const forms: Record<string, string>[] = [
         bearer(agents.a.token.token),
         { 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.alice.id, 'x-agent-id': agents.a.id },
-        { ...bearer(await loginToken(users.alice)), 'x-agent-id': agents.a.id },
         { 'x-gateway-session-token': session.token, 'x-agent-id': agents.a.id },
       ];
       for (const form of forms) await flexible(form);

@@ -374,7 +374,7 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
     return { id, email: identity.email, roles: [], tenantId: null, passwordStamp: 0 };
   }
 
-  /** Optional X-Agent-Id beside a user or API key: the agent must exist, be visible and be active. */
+  /** Optional X-Agent-Id beside an API key: the agent must exist, be visible and be active. */
   async function withAgent(principal: Principal, agentId: string | null): Promise<Principal> {
     if (agentId === null) return principal;
     const agent = await agentById(agentId);
@@ -465,7 +465,18 @@ export async function createAuth({ config, db, bus, clock = systemClock, logger 
       };
     }
 
-    if (userJwt !== null) return withAgent(principalOf(await userFromToken(userJwt), 'jwt'), agentHeader);
+    if (userJwt !== null) {
+      const user = await userFromToken(userJwt);
+      // Naming an agent would borrow its rules: only the agent's own credentials (an API key the
+      // runtime holds, a session token issued to it) may do that, never a user's login alone.
+      if (agentHeader !== null) {
+        throw new ForbiddenError(
+          'X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent',
+          'AGENT_ID_NOT_ALLOWED',
+        );
+      }
+      return principalOf(user, 'jwt');
+    }
     throw unauthorized('Authentication required');
   }
 
