@@ -69,7 +69,7 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
 
     it('gets, updates and deletes a rule', async () => {
       const rule = (await createRule(admin, { subjectType: 'user', subjectId: endUser.id, providerId: '*', action: 'deny', toolPattern: 'x_*' })).body.rule;
-      const got = await call('GET', `${BASE}/${rule.id}`, { token: creator.token });
+      const got = await call('GET', `${BASE}/${rule.id}`, { token: acmeAdmin.token });
       expect(got).toMatchObject({ status: 200, body: { rule } });
 
       const updated = await call('PUT', `${BASE}/${rule.id}`, {
@@ -111,7 +111,7 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
         .body.rule;
       const r3 = (await createRule(admin, { subjectType: 'user', subjectId: creator.id, providerId: provider.id, action: 'allow', toolPattern: 'grouped_delete_*' }))
         .body.rule;
-      const res = await call('GET', `${BASE}/by-provider/${provider.id}`, { token: creator.token });
+      const res = await call('GET', `${BASE}/by-provider/${provider.id}`, { token: acmeAdmin.token });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         providerId: provider.id,
@@ -121,6 +121,34 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
         ],
       });
       expect((await call('GET', `${BASE}/by-provider/unknown`, { token: admin.token })).status).toBe(404);
+    });
+  });
+
+  describe('what an agent_creator reads', () => {
+    it("sees only rules about itself and its own agents, never other owners' (list, get, by-provider)", async () => {
+      const provider = await createProvider(admin, 'readable');
+      const ownAgent = await createAgent(creator, 'mine');
+      const forRule = (subjectType: string, subjectId: string) => ({ subjectType, subjectId, providerId: provider.id, action: 'allow' });
+      const mine = [
+        (await createRule(admin, forRule('agent', ownAgent))).body.rule,
+        (await createRule(admin, { ...forRule('user', creator.id), tenantId: 'acme' })).body.rule,
+      ];
+      const others = [
+        (await createRule(admin, forRule('agent', agentId))).body.rule,
+        (await createRule(admin, { ...forRule('user', endUser.id), tenantId: 'acme' })).body.rule,
+      ];
+      const ids = (rules: { id: string }[]) => rules.map((r) => r.id).sort();
+      const listed = async (caller: Caller, query = `?providerId=${provider.id}`) =>
+        ids((await call('GET', `${BASE}${query}`, { token: caller.token })).body.rules);
+
+      expect(await listed(creator), 'agent_creator lists only its own rules').toEqual(ids(mine));
+      expect(await listed(creator, `?subjectType=agent&subjectId=${agentId}`)).toEqual([]);
+      expect(await listed(acmeAdmin), 'tenant_admin still lists every rule of its view').toEqual(ids([...mine, ...others]));
+      expect(await listed(endUser), 'another agent_creator sees its own user rule only').toEqual(ids([others[1]]));
+      for (const rule of others) expect((await call('GET', `${BASE}/${rule.id}`, { token: creator.token })).status).toBe(404);
+      for (const rule of mine) expect((await call('GET', `${BASE}/${rule.id}`, { token: creator.token })).body).toEqual({ rule });
+      const grouped = await call('GET', `${BASE}/by-provider/${provider.id}`, { token: creator.token });
+      expect(ids(grouped.body.groups.flatMap((g: { rules: { id: string }[] }) => g.rules))).toEqual(ids(mine));
     });
   });
 

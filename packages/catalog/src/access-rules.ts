@@ -265,8 +265,29 @@ export async function evaluateAccess(
   });
 }
 
+/**
+ * Rules in the caller's tenant view. Callers who cannot manage rules (no `provider:update`, i.e.
+ * agent_creator) see only the rules about themselves and about agents they own: other owners'
+ * rules would map out which agents hold which tools.
+ */
 function visibleRules(db: Db, principal: Principal) {
-  return db.selectFrom('access_rules').selectAll().where((eb) => whereTenantVisible(eb, principal, 'access_rules.tenant_id'));
+  const ownOnly = !principal.permissions.has('provider:update');
+  const userId = principal.userId ?? '';
+  return db
+    .selectFrom('access_rules')
+    .selectAll()
+    .where((eb) => whereTenantVisible(eb, principal, 'access_rules.tenant_id'))
+    .$if(ownOnly, (qb) =>
+      qb.where((eb) =>
+        eb.or([
+          eb.and([eb('subject_type', '=', 'user'), eb('subject_id', '=', userId)]),
+          eb.and([
+            eb('subject_type', '=', 'agent'),
+            eb('subject_id', 'in', eb.selectFrom('agents').select('agents.id').where('agents.owner_id', '=', userId)),
+          ]),
+        ]),
+      ),
+    );
 }
 
 async function loadVisibleRule(db: Kysely<Database>, principal: Principal, id: string): Promise<AccessRuleRow> {
