@@ -56,6 +56,8 @@ const SESSION_HEADER = 'mcp-session-id';
 const HEARTBEAT_MS = 25_000;
 /** Server streams (GET) one caller (user, else agent) may hold open on a replica; one more is a 429, so nobody exhausts sockets or bus subscriptions. */
 const MAX_SERVER_STREAMS_PER_CALLER = 16;
+/** Messages one JSON-RPC batch (2025-03-26) may hold; a longer one is refused whole (400, -32600). */
+export const MAX_BATCH_MESSAGES = 20;
 
 type Reply = { body: unknown; status: number };
 
@@ -135,6 +137,10 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
       });
     }
     const batch = Array.isArray(body);
+    // One POST may not fan out into more calls (and held confirmations) than this.
+    if (batch && (body as unknown[]).length > MAX_BATCH_MESSAGES) {
+      return json(c, { body: rpcError(null, JSON_RPC.INVALID_REQUEST, `A batch may hold at most ${MAX_BATCH_MESSAGES} messages`, { limit: MAX_BATCH_MESSAGES }), status: 400 });
+    }
     const items: Incoming[] = (batch ? (body as unknown[]) : [body]).map(classify);
     if (batch && items.length === 0) return json(c, { body: rpcError(null, JSON_RPC.INVALID_REQUEST, 'An empty batch is invalid'), status: 400 });
     if (!batch && items[0]!.kind === 'invalid') {
@@ -149,7 +155,9 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
       return initialize(c, principal, endpoint, first.message);
     }
 
-    // The revision: a 2026-07-28 request says so in its `_meta` (and header); others belong to a session.
+    // The revision (README: "How the gateway picks the revision of a request"): a 2026-07-28
+    // request says so in its `_meta` (or header); one naming a session speaks the session's; one
+    // with neither is served statelessly at the header's legacy revision, else the newest.
     const metaVersion = first ? metaOf(first.message.params)[META_PROTOCOL_VERSION] : undefined;
     const modern = (typeof metaVersion === 'string' && metaVersion !== '') || (headerVersion !== null && isModernVersion(headerVersion));
     let protocolVersion: string;
@@ -171,6 +179,11 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
       }
       if (batch) return json(c, { body: rpcError(null, JSON_RPC.INVALID_REQUEST, `Batches are not supported by protocol version ${requested}`), status: 400 });
       protocolVersion = requested;
+    } else if (sessionHeader === null) {
+      protocolVersion = headerVersion ?? LATEST_LEGACY_VERSION;
+      if (batch && protocolVersion !== BATCH_PROTOCOL_VERSION) {
+        return json(c, { body: rpcError(null, JSON_RPC.INVALID_REQUEST, `Batches are not supported by protocol version ${protocolVersion} (a sessionless batch needs MCP-Protocol-Version: ${BATCH_PROTOCOL_VERSION})`), status: 400 });
+      }
     } else {
       const resolved = await resolveSession(c, principal, endpoint, sessionHeader);
       if (resolved.reply) return json(c, resolved.reply);
