@@ -7,6 +7,9 @@
  * scratch databases are created), BENCH_REDIS_URL (default redis://127.0.0.1:6379),
  * BENCH_JOBS (default 100000; 0 skips), BENCH_ROWS (default 1000000; 0 skips), BENCH_QUERIES
  * (default 200), BENCH_CONCURRENCY (writer batches in flight, default 4 as AUDIT_WRITE_CONCURRENCY).
+ * Read-your-writes (acknowledgement to visible through the routes, and write throughput while
+ * reading back): BENCH_MODES (default `all-in-one,distributed`; empty skips), BENCH_SAMPLES
+ * (default 200), BENCH_RYW_RECORDS (default 20000 per mode).
  */
 import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
@@ -17,6 +20,7 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { createAuditConsumer } from '../src/audit-consumer.js';
 import { listEntries, visibleFilter } from '../src/audit-query.js';
+import { ackToVisible, type BenchMode } from './ack-to-visible.js';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -24,7 +28,12 @@ const JOBS = Number(process.env.BENCH_JOBS ?? 100_000);
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const MODES = (process.env.BENCH_MODES ?? 'all-in-one,distributed').split(',').filter(Boolean) as BenchMode[];
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
+const RYW_RECORDS = Number(process.env.BENCH_RYW_RECORDS ?? 20_000);
 const DEADLINE_MS = 5 * 60_000;
+// The distributed read-your-writes case makes its scratch database where the tests make theirs.
+process.env.TEST_DATABASE_URL ??= serverUrl;
 
 const line = (text: string) => process.stdout.write(`${text}\n`);
 
@@ -140,6 +149,7 @@ async function main(): Promise<void> {
   line(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   if (JOBS > 0) await withScratchDatabase(writeThroughput);
   if (ROWS > 0) await withScratchDatabase(queryLatency);
+  for (const mode of MODES) await ackToVisible({ mode, redisUrl, samples: SAMPLES, records: RYW_RECORDS, line, dropQueue });
   line(`machine: load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 }
 
