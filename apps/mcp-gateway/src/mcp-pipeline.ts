@@ -143,11 +143,15 @@ export class McpPipeline {
     return { requireConfirmation: agent.requireConfirmation };
   }
 
-  /** Providers a tool name may route to: those visible to the caller, narrowed by `providers=`. */
-  private async routingSet(ctx: McpRequestContext): Promise<ProviderRecord[]> {
-    const visible = await this.deps.catalog.providers.visibleTo(ctx.principal);
-    const filter = ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null;
-    return filter === null ? visible : visible.filter((p) => filter.includes(p.id));
+  /**
+   * Providers a tool name may route to: global and the acting tenant's (an admin's calls too), or
+   * exactly those `providers=` names among the ones the caller may address (an admin may name
+   * another tenant's provider explicitly; anyone else never sees it).
+   */
+  private async routingSet(principal: Principal, endpoint: McpEndpoint): Promise<ProviderRecord[]> {
+    const filter = endpoint.kind === 'unified' ? endpoint.providerFilter : null;
+    if (filter === null) return this.deps.catalog.providers.routableFor(principal);
+    return (await this.deps.catalog.providers.visibleTo(principal)).filter((p) => filter.includes(p.id));
   }
 
   /** Provider-level access: an agent needs an allow-class rule naming the provider (or `*`); a user alone is decided per tool. */
@@ -176,7 +180,7 @@ export class McpPipeline {
    * it to, denied tools removed. Tools a routing decision hides are reported as shadowed.
    */
   private async mergedTools(ctx: McpRequestContext): Promise<ListItem[]> {
-    const providers = await this.routingSet(ctx);
+    const providers = await this.routingSet(ctx.principal, ctx.endpoint);
     const reachable = await this.reachable(ctx.principal, providers);
     const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), 'tools')));
     const tools: ListItem[] = [];
@@ -218,7 +222,7 @@ export class McpPipeline {
 
   /** Resources, templates or prompts of every reachable provider, first in routing order winning a key. */
   private async mergedList(ctx: McpRequestContext, kind: ListKind, keyOf: (item: ListItem) => string | null): Promise<ListItem[]> {
-    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
+    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx.principal, ctx.endpoint));
     const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), kind)));
     const merged: ListItem[] = [];
     const seen = new Set<string>();
@@ -237,7 +241,7 @@ export class McpPipeline {
   private async forwardToOwner(ctx: McpRequestContext, kind: ListKind, field: 'uri' | 'name', method: string, params: Result): Promise<Result> {
     const key = params[field];
     if (typeof key !== 'string') throw invalidParams(`params.${field} must be a string`);
-    for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
+    for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx.principal, ctx.endpoint))) {
       const list = await this.deps.lists.get(provider, this.listTarget(provider), kind);
       if ((list.items ?? []).some((item) => item[field] === key)) return this.forward(provider, method, params, ctx);
     }
@@ -255,7 +259,7 @@ export class McpPipeline {
     const { principal } = ctx;
 
     // 1. The provider that owns the tool (pattern, then priority).
-    const provider = fixed ?? this.deps.catalog.providers.route(name, await this.routingSet(ctx));
+    const provider = fixed ?? this.deps.catalog.providers.route(name, await this.routingSet(ctx.principal, ctx.endpoint));
     if (!provider) throw invalidParams(`Unknown tool: ${name}`);
 
     const auditId = newId();

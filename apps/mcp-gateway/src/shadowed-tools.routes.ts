@@ -22,7 +22,7 @@ const route = createRoute({
   path: '/',
   summary: 'Tools the unified MCP endpoint hides because their name routes to another provider',
   description:
-    "Each upstream tool whose name a higher-priority (or more specific) provider pattern claims, or that no provider pattern matches, among the providers the caller sees. Fix with provider patterns or priorities. Needs provider:read.",
+    "Each upstream tool whose name a higher-priority (or more specific) provider pattern claims, or that no provider pattern matches, among the providers the caller's calls route over (global and its tenant's). Fix with provider patterns or priorities. Needs provider:read.",
   responses: { 200: jsonResponse(z.object({ data: z.array(ShadowedTool) }), 'Shadowed tools'), ...errorResponses(401, 403) },
 });
 
@@ -31,7 +31,8 @@ export function shadowedToolsRoutes(deps: { auth: AuthService; catalog: Catalog;
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth), requirePermission('provider:read'));
   app.openapi(route, async (c) => {
-    const providers = await deps.catalog.providers.visibleTo(c.var.principal);
+    // The caller's own routing set: the collisions its merged list (tools/call) actually has.
+    const providers = await deps.catalog.providers.routableFor(c.var.principal);
     const data = await findShadowedTools(
       providers,
       (p) => deps.lists.get(p, upstreamTarget(p, deps.catalog.providers.authSecret(p), null), 'tools'),

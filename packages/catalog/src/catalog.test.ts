@@ -128,6 +128,11 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     expect(await refusal(catalog.providers.getFor(stranger, github.id))).toEqual({ status: 404, code: 'NOT_FOUND' });
     expect((await catalog.providers.visibleTo(stranger)).map((p) => p.id)).toEqual([other.id, fallback.id]);
     expect((await catalog.providers.visibleTo(admin)).map((p) => p.id)).toEqual([other.id, github.id, fallback.id]);
+    // Routing stays in the tenant a call acts in: a platform admin routes over global providers only.
+    expect((await catalog.providers.routableFor(admin)).map((p) => p.id)).toEqual([fallback.id]);
+    expect((await catalog.providers.routableFor(stranger)).map((p) => p.id)).toEqual([other.id, fallback.id]);
+    const tenantAdmin = await principalOf(deps, ['admin'], 't1');
+    expect((await catalog.providers.routableFor(tenantAdmin)).map((p) => p.id)).toEqual([github.id, fallback.id]);
     // Rules of another tenant never decide a call acting in this one.
     expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't2', providerId: github.id })).toBe(false);
     expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't1', providerId: fallback.id })).toBe(false);

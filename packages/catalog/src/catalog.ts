@@ -89,6 +89,8 @@ export interface AgentCatalog {
 export interface ProviderCatalog {
   /** Providers visible to the principal, in routing order (cached). */
   visibleTo(principal: Principal): Promise<ProviderRecord[]>;
+  /** Providers a call acting for the principal routes over: global + the tenant it acts in, admins included (cached). */
+  routableFor(principal: Principal): Promise<ProviderRecord[]>;
   get(providerId: string): Promise<ProviderRecord | null>;
   /** The provider the principal may address; invisible or unknown → 404 (cached). */
   getFor(principal: Principal, providerId: string): Promise<ProviderRecord>;
@@ -155,6 +157,7 @@ export function createCatalog(deps: CatalogDeps, options: CatalogOptions = {}): 
     },
     providers: {
       visibleTo: (principal) => providerDirectory.visibleTo(principal),
+      routableFor: (principal) => providerDirectory.routableFor(principal),
       get: (id) => providerDirectory.get(id),
       getFor: (principal, id) => providerDirectory.getFor(principal, id),
       route: (toolName, providers) => providerDirectory.route(toolName, providers),

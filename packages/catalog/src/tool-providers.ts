@@ -1,4 +1,4 @@
-import { isVisibleTo, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
+import { isVisibleTo, tenantScope, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
 import { DependencyUnavailableError, NotFoundError, newId, resolveProvider, globSpecificity, type Unsubscribe } from '@agentgw/core';
 import type { Database, ProviderAuthType, ToolProviderRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
@@ -205,6 +205,16 @@ export class ProviderDirectory {
   /** The providers the principal may use (own tenant and global; admins all), in routing order. */
   async visibleTo(principal: Principal): Promise<ProviderRecord[]> {
     return (await this.table()).filter((p) => isVisibleTo(principal, p.tenantId));
+  }
+
+  /**
+   * The providers a call acting for the principal routes over, in routing order: global ones and
+   * those of the tenant it acts in (`tenantScope`). Admins too: seeing every tenant is for
+   * administration; a call acts in one tenant, so another tenant's provider never claims its names.
+   */
+  async routableFor(principal: Principal): Promise<ProviderRecord[]> {
+    const scope = tenantScope(principal);
+    return (await this.table()).filter((p) => p.tenantId === null || p.tenantId === scope);
   }
 
   /** The provider or null, whatever its tenant. */

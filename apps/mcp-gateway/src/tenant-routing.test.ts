@@ -1,0 +1,104 @@
+import { createUser, startMcpServer, tokenFor, type McpFixture } from '@agentgw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+import { statelessRpc, toolNames } from './stateless-rpc.js';
+
+// Issue 19.2: a tenant admin's same-pattern, higher-priority provider must not capture a
+// platform admin's calls (routing, lists, resources and prompts stay in the acting tenant).
+let gw: GatewayUnderTest;
+let globalUpstream: McpFixture;
+let tenantUpstream: McpFixture;
+let ids: { global: string; tenant: string };
+let tenantAdminToken: string;
+let strangerToken: string;
+
+const unified = () => `${gw.url}/api/v1/mcp/mcp`;
+const proxy = (id: string) => `${gw.url}/api/v1/mcp-proxy/${id}/mcp`;
+const as = (token: string) => ({ authorization: `Bearer ${token}` });
+
+beforeAll(async () => {
+  const fixture = (name: string) =>
+    startMcpServer({
+      name,
+      tools: [
+        { name: 'read_file', handler: (args) => `${name}:${JSON.stringify(args)}` },
+        { name: `${name}_only`, handler: () => `${name} only` },
+      ],
+      setup: (server) => {
+        server.registerResource('notes', 'file:///notes', { mimeType: 'text/plain' }, async () => ({ contents: [{ uri: 'file:///notes', text: `${name} notes` }] }));
+        server.registerPrompt('greet', { description: name }, () => ({ messages: [{ role: 'user', content: { type: 'text', text: `${name} prompt` } }] }));
+      },
+    });
+  [globalUpstream, tenantUpstream] = await Promise.all([fixture('global'), fixture('tenant')]);
+  gw = await startGatewayUnderTest();
+  const { catalog, admin, deps } = gw;
+  const tenantAdminUser = await createUser(deps, { email: `t1-admin-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 't1' });
+  tenantAdminToken = await tokenFor(deps, tenantAdminUser);
+  const strangerUser = await createUser(deps, { email: `t2-admin-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 't2' });
+  strangerToken = await tokenFor(deps, strangerUser);
+  const tenantAdmin = await deps.auth.authenticate(new Headers(as(tenantAdminToken)), 'jwt');
+  const g = await catalog.providers.create(admin, { name: 'global', pattern: '*', endpoint: globalUpstream.url, authType: 'none', priority: 0 });
+  // The tenant admin's provider: same pattern, higher priority.
+  const t = await catalog.providers.create(tenantAdmin, { name: 'tenant', pattern: '*', endpoint: tenantUpstream.url, authType: 'none', priority: 100 });
+  ids = { global: g.id, tenant: t.id };
+  // Both admins may call anything (user rules for every provider).
+  await catalog.rules.create(admin, { subjectType: 'user', subjectId: admin.userId!, providerId: '*', action: 'allow', toolPattern: '*' });
+  await catalog.rules.create(tenantAdmin, { subjectType: 'user', subjectId: tenantAdmin.userId!, providerId: '*', action: 'allow', toolPattern: '*' });
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await Promise.all([globalUpstream?.close(), tenantUpstream?.close()]);
+});
+
+describe('routing stays in the tenant a call acts in', () => {
+  it("keeps a tenant provider's tools out of the platform admin's tools/list and routes its call to the global provider", async () => {
+    const list = await statelessRpc(unified(), as(gw.adminToken), 'tools/list');
+    expect(list.status).toBe(200);
+    expect(toolNames(list)).toEqual(['global_only', 'read_file']);
+
+    const call = await statelessRpc(unified(), as(gw.adminToken), 'tools/call', { name: 'read_file', arguments: {} });
+    expect(call.body.result).toMatchObject({ content: [{ text: 'global:{}' }] });
+    expect(globalUpstream.calls.at(-1)?.headers['x-user-id']).toBe(gw.admin.userId);
+    expect(tenantUpstream.calls).toEqual([]);
+    // A name only the tenant provider offers is not routed there either.
+    await statelessRpc(unified(), as(gw.adminToken), 'tools/call', { name: 'tenant_only', arguments: {} });
+    expect(tenantUpstream.calls).toEqual([]);
+  });
+
+  it('merges and reads resources and prompts in the acting tenant only', async () => {
+    const resources = await statelessRpc(unified(), as(gw.adminToken), 'resources/read', { uri: 'file:///notes' });
+    expect(resources.body.result).toMatchObject({ contents: [{ text: 'global notes' }] });
+    const prompt = await statelessRpc(unified(), as(gw.adminToken), 'prompts/get', { name: 'greet' });
+    expect(prompt.body.result).toMatchObject({ messages: [{ content: { text: 'global prompt' } }] });
+    const prompts = await statelessRpc(unified(), as(gw.adminToken), 'prompts/list');
+    expect(prompts.body.result?.prompts).toEqual([expect.objectContaining({ description: 'global' })]);
+    expect(tenantUpstream.requests.filter((r) => JSON.stringify(r.body).includes('resources/read') || JSON.stringify(r.body).includes('prompts/get'))).toEqual([]);
+  });
+
+  it("routes the tenant admin's own calls to the tenant's provider (its priority applies inside its tenant)", async () => {
+    const call = await statelessRpc(unified(), as(tenantAdminToken), 'tools/call', { name: 'read_file', arguments: {} });
+    expect(call.body.result).toMatchObject({ content: [{ text: 'tenant:{}' }] });
+    expect(tenantUpstream.calls.at(-1)?.headers['x-tenant-id']).toBe('t1');
+  });
+
+  it('lets an admin name another tenant\'s provider explicitly (proxy, providers=), and nobody else', async () => {
+    const before = tenantUpstream.calls.length;
+    const viaProxy = await statelessRpc(proxy(ids.tenant), as(gw.adminToken), 'tools/call', { name: 'read_file', arguments: {} });
+    expect(viaProxy.body.result).toMatchObject({ content: [{ text: 'tenant:{}' }] });
+    const named = await statelessRpc(`${unified()}?providers=${ids.tenant}`, as(gw.adminToken), 'tools/list');
+    expect(toolNames(named)).toEqual(['read_file', 'tenant_only']);
+    expect(tenantUpstream.calls.length).toBe(before + 1);
+
+    // Another tenant's admin: 404 on the proxy, and `providers=` naming it narrows to nothing.
+    const refused = await statelessRpc(proxy(ids.tenant), as(strangerToken), 'tools/list');
+    expect(refused.status).toBe(404);
+    expect(toolNames(await statelessRpc(`${unified()}?providers=${ids.tenant}`, as(strangerToken), 'tools/list'))).toEqual([]);
+  });
+
+  it("reports shadowed tools over the caller's own routing set", async () => {
+    const res = await fetch(`${gw.url}/api/v1/mcp/shadowed-tools`, { headers: as(gw.adminToken) });
+    const { data } = (await res.json()) as { data: { providerId: string }[] };
+    expect(data.every((s) => s.providerId === ids.global)).toBe(true);
+  });
+});
