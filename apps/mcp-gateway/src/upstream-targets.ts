@@ -14,11 +14,12 @@ export interface CallIdentity {
 /**
  * The target for a provider: its endpoint, its configured auth (`bearer` → Authorization,
  * `api_key` → X-Api-Key) and, for calls made for someone, the identity headers of the invoke
- * table (user, end user, email, roles, tenant, agent, request id). Nothing of the caller's own
+ * table (user, end user, email, roles, tenant, agent, request id) and that principal's key. Nothing of the caller's own
  * request travels on: the gateway's word is the only identity upstreams see.
  */
 export function upstreamTarget(provider: ProviderRecord, secret: string | null, identity: CallIdentity | null): UpstreamTarget {
   const headers: Record<string, string> = {};
+  let principalKey: string | undefined;
   if (secret !== null && provider.authType === 'bearer') headers.authorization = `Bearer ${secret}`;
   if (secret !== null && provider.authType === 'api_key') headers['x-api-key'] = secret;
   if (identity) {
@@ -33,7 +34,10 @@ export function upstreamTarget(provider: ProviderRecord, secret: string | null, 
     // An identity value that is no valid header value (CR/LF from an external IdP's email claim,
     // say) is left out: undici would refuse the whole call, and nothing may be injected upstream.
     for (const [name, value] of Object.entries(headers)) if (!HEADER_VALUE.test(value)) delete headers[name];
+    principalKey = JSON.stringify([principal.userId, principal.endUserId, principal.agentId, principal.tenantId, principal.email, principal.roles]);
   }
-  // The key names the credentials too, so a shared upstream session never crosses an auth change.
-  return { endpoint: provider.endpoint, key: `${provider.id}|${provider.endpoint}|${provider.authType}|${secret ?? ''}`, headers };
+  // The key names the credentials too, so a shared upstream session never crosses an auth change;
+  // the principal keeps a stateless caller's shared upstream session its own (never another's).
+  const key = `${provider.id}|${provider.endpoint}|${provider.authType}|${secret ?? ''}`;
+  return principalKey === undefined ? { endpoint: provider.endpoint, key, headers } : { endpoint: provider.endpoint, key, headers, principal: principalKey };
 }

@@ -27,6 +27,12 @@ export interface UpstreamTarget {
    */
   key?: string;
   headers?: Record<string, string>;
+  /**
+   * Who the calls are made for (an opaque identity key: user, end user, agent, tenant, …). A
+   * session shared by callers without their own is kept per key *and* principal, opened with
+   * that principal's headers, so one upstream session never carries two principals' calls.
+   */
+  principal?: string;
 }
 
 /**
@@ -46,7 +52,7 @@ export interface UpstreamCallOptions {
   timeoutMs?: number;
   /**
    * The session to use for a session-protocol upstream, e.g. one a gateway session opened.
-   * Omitted: a session shared by every caller of this client for the target is used (opened once).
+   * Omitted: the session shared by this client's calls for the target and its principal (opened once).
    */
   session?: UpstreamSession;
   /** Notifications the upstream sends while answering (progress, logging), in order. */
@@ -71,16 +77,31 @@ export interface McpUpstreamClientOptions {
   timeoutMs?: number;
   /** The most bytes read from one upstream response; more is an error, never an out-of-memory. */
   maxResponseBytes?: number;
+  /** How many shared sessions (per target and principal) are kept; the least recently used is closed upstream. */
+  maxSharedSessions?: number;
 }
 
 /** Defaults: a call's deadline and the most bytes read from one answer. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+/** Default bound of the shared sessions one client keeps (see McpUpstreamClientOptions.maxSharedSessions). */
+export const DEFAULT_MAX_SHARED_SESSIONS = 1_000;
 
 /** How many endpoints' parsed form is kept (see endpointParts). */
 const MAX_REMEMBERED_ENDPOINTS = 1_000;
 
 type Era = { kind: 'modern' } | { kind: 'legacy'; protocolVersion: string };
+
+/** A session shared by callers without their own, for one target key and principal. */
+interface SharedSession {
+  /** The target's key (negotiation stays per key; sessions are per key and principal). */
+  key: string;
+  /** The target it was opened with (its auth and identity headers close it). */
+  target: UpstreamTarget;
+  session: Promise<UpstreamSession>;
+  /** The session once open, so close() finds it without waiting. */
+  opened: UpstreamSession | null;
+}
 
 interface RawExchange {
   status: number;
@@ -101,7 +122,9 @@ export class McpUpstreamClient {
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly eras = new Map<string, Era>();
-  private readonly sharedSessions = new Map<string, Promise<UpstreamSession>>();
+  /** Least recently used first (a use moves an entry to the end). */
+  private readonly sharedSessions = new Map<string, SharedSession>();
+  private readonly maxSharedSessions: number;
   private readonly endpoints = new Map<string, { origin: string; path: string }>();
   private nextId = 1;
 
@@ -111,6 +134,7 @@ export class McpUpstreamClient {
     this.clientInfo = options.clientInfo ?? { name: 'agentgw', version: '1.0.0' };
     this.timeoutMs = options.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.maxSharedSessions = Math.max(1, options.maxSharedSessions ?? DEFAULT_MAX_SHARED_SESSIONS);
   }
 
   /**
@@ -192,8 +216,8 @@ export class McpUpstreamClient {
     } catch {
       // The upstream expires abandoned sessions on its own.
     }
-    for (const [key, shared] of this.sharedSessions) {
-      if ((await shared.catch(() => null))?.sessionId === session.sessionId) this.sharedSessions.delete(key);
+    for (const [slot, shared] of this.sharedSessions) {
+      if (shared.opened?.sessionId === session.sessionId) this.sharedSessions.delete(slot);
     }
   }
 
@@ -283,7 +307,7 @@ export class McpUpstreamClient {
   forget(target: UpstreamTarget | string): void {
     const key = typeof target === 'string' ? target : keyOf(target);
     this.eras.delete(key);
-    this.sharedSessions.delete(key);
+    for (const [slot, shared] of this.sharedSessions) if (shared.key === key) this.sharedSessions.delete(slot);
   }
 
   /** Closes the connection pools this client created. */
@@ -295,23 +319,43 @@ export class McpUpstreamClient {
     const key = keyOf(target);
     const era = this.eras.get(key);
     if (era?.kind === 'modern') return { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
-    let shared = this.sharedSessions.get(key);
-    if (!shared) {
-      shared = this.openWithin(target, deadline, options);
-      this.sharedSessions.set(key, shared);
-      // A failed open must not poison later calls.
-      shared.catch(() => {
-        if (this.sharedSessions.get(key) === shared) this.sharedSessions.delete(key);
-      });
+    const slot = slotOf(key, target);
+    const shared = this.sharedSessions.get(slot);
+    if (shared) {
+      // Most recently used last: eviction takes the first.
+      this.sharedSessions.delete(slot);
+      this.sharedSessions.set(slot, shared);
+      return shared.session;
     }
-    return shared;
+    const entry: SharedSession = { key, target, session: this.openWithin(target, deadline, options), opened: null };
+    this.sharedSessions.set(slot, entry);
+    entry.session.then(
+      (session) => (entry.opened = session),
+      // A failed open must not poison later calls.
+      () => {
+        if (this.sharedSessions.get(slot) === entry) this.sharedSessions.delete(slot);
+      },
+    );
+    if (this.sharedSessions.size > this.maxSharedSessions) this.evictSharedSession();
+    return entry.session;
+  }
+
+  /** Drops the least recently used shared session and ends it upstream (in the background). */
+  private evictSharedSession(): void {
+    const [slot, oldest] = this.sharedSessions.entries().next().value as [string, SharedSession];
+    this.sharedSessions.delete(slot);
+    oldest.session.then(
+      (session) => this.close(oldest.target, session),
+      () => undefined,
+    );
   }
 
   private async renegotiate(target: UpstreamTarget, stale: UpstreamSession, options: UpstreamCallOptions, deadline: Deadline): Promise<UpstreamSession> {
     const key = keyOf(target);
     if (stale.sessionId === null) this.eras.delete(key);
-    const shared = this.sharedSessions.get(key);
-    if (shared && (await shared.catch(() => null))?.sessionId === stale.sessionId) this.sharedSessions.delete(key);
+    const slot = slotOf(key, target);
+    const shared = this.sharedSessions.get(slot);
+    if (shared && (await shared.session.catch(() => null))?.sessionId === stale.sessionId) this.sharedSessions.delete(slot);
     if (options.session === undefined) return this.sharedSession(target, deadline, options);
     return this.openWithin(target, deadline, options);
   }
@@ -458,6 +502,9 @@ export class McpUpstreamClient {
 }
 
 const keyOf = (target: UpstreamTarget): string => target.key ?? target.endpoint;
+
+/** Where a target's shared session is kept: its key, and its principal when it has one. */
+const slotOf = (key: string, target: UpstreamTarget): string => (target.principal === undefined ? key : `${key}\u0000${target.principal}`);
 
 /** The 2026-07-28 request envelope, with any caller-supplied `_meta` keys kept. */
 function withEnvelope(
