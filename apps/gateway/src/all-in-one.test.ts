@@ -1,3 +1,4 @@
+import { createLogger } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import { createInvokeProxyService } from '@agentgw/invoke-proxy';
 import type { Host } from '@agentgw/service-kit';
@@ -26,11 +27,11 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     await deps?.close();
   });
 
-  it('adds the shell once: one tracing, metrics, request-id, security-header, body-limit and JSON-depth layer, and one /health', () => {
+  it('adds the shell once: one tracing, metrics, request-id, access-log, security-header, body-limit and JSON-depth layer, and one /health', () => {
     const table = app.routes.map((r) => `${r.method} ${r.path}`);
     // Printed so the route table can be read in the test output.
     console.log(table.join('\n'));
-    expect(app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(5);
+    expect(app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(6);
     expect(table.filter((r) => r.endsWith(' /health'))).toEqual(['GET /health']);
     for (const path of ['/health/live', '/health/ready', '/metrics']) expect(table.filter((r) => r.endsWith(` ${path}`))).toEqual([`GET ${path}`]);
     expect(gatewayServices.map((s) => s.name)).toEqual(['admin-api', 'invoke-proxy', 'vault', 'mcp-gateway', 'confirmation-hub', 'audit-writer']);
@@ -116,6 +117,46 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     expect(upstream.requests).toHaveLength(1);
     expect(upstream.requests[0]?.headers['x-credential-crm']).toBe('crm-key-123');
     expect(upstream.requests[0]?.headers['x-user-id']).toBe(user.id);
+  });
+
+  it('writes one access-log line per request: a login, an agent created, a refused call and a 404, never a secret', async () => {
+    const raw: string[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (line: string) => void raw.push(line) } });
+    const logged = await createGatewayHost({ ...deps, logger });
+    await logged.start();
+    try {
+      const admin = await createUser(deps, { email: 'logged@example.com', roles: ['admin'] });
+      const login = await logged.app.request('/api/v1/auth/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: admin.email, password: admin.password }),
+      });
+      expect(login.status).toBe(200);
+      const { token } = (await login.json()) as { token: string };
+      const created = await logged.app.request('/api/v1/admin/agents?secret=hidden-query-value', {
+        method: 'POST',
+        headers: authHeaders(token),
+        body: JSON.stringify({ name: 'logged-bot', upstreamUrl: `${upstream.url}/run` }),
+      });
+      expect(created.status).toBe(201);
+      const { agent } = (await created.json()) as { agent: { id: string } };
+      expect((await logged.app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers: { 'x-api-key': 'agw_not-a-real-key-0123456789' } })).status).toBe(401);
+      expect((await logged.app.request('/api/v1/no-such-thing')).status).toBe(404);
+
+      const lines = raw.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+      expect(lines.map((l) => `${String(l.method)} ${String(l.route)} ${String(l.status)}`)).toEqual([
+        'POST /api/v1/auth/login 200',
+        'POST /api/v1/admin/agents 201',
+        // Refused by the auth layer: the pattern of the last handler that ran, as in the metrics.
+        'POST /api/v1/agents/* 401',
+        'GET unmatched 404',
+      ]);
+      expect(lines[1]).toMatchObject({ path: '/api/v1/admin/agents', principal: 'user', principalId: admin.id, requestId: expect.any(String) });
+      const written = raw.join('');
+      for (const secret of [token, admin.password, 'hidden-query-value', 'agw_not-a-real-key-0123456789']) expect(written).not.toContain(secret);
+    } finally {
+      await logged.stop({ deadlineMs: 1_000 });
+    }
   });
 
   it("passes a 1.5 MiB invoke body when invoke allows 2 MiB, while the host's 1 MiB default still caps admin routes", async () => {

@@ -138,6 +138,12 @@ export const configSchema = z.object({
   /** Overrides the FCM API base URL (default https://fcm.googleapis.com). */
   FCM_URL: optionalString.pipe(z.url('must be a URL').optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json` lines, or `pretty` text; unset: text on a terminal (outside production), JSON otherwise. */
+  LOG_FORMAT: z.enum(['json', 'pretty'], { error: 'must be json or pretty' }).optional(),
+  /** One `info` line per request (method, route, status, duration, request id, caller, bytes). */
+  ACCESS_LOG: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+  /** Share of requests the access log writes (0..1). */
+  ACCESS_LOG_SAMPLE: z.coerce.number({ error: 'must be a number from 0 to 1' }).min(0, 'must be from 0 to 1').max(1, 'must be from 0 to 1').default(1),
   /** Audit entries older than this many days (by when they were written) are deleted hourly; 0 keeps them forever. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0, 'must be 0 (keep forever) or more').max(36_500, 'must be at most 36500').default(0),
   /** Audit jobs the writer takes per transaction. */

@@ -54,10 +54,13 @@ describe('createHost', () => {
   });
   afterAll(() => deps.close());
 
-  it('adds the shell once: one tracing, metrics, request-id, security and request-body layer (body limit + JSON depth), one /health, probes and /metrics', async () => {
+  it('adds the shell once: one tracing, metrics, request-id, access-log, security and request-body layer (body limit + JSON depth), one /health, probes and /metrics', async () => {
     const host = await createHost([big, small], deps, { name: 'both' });
     const all = host.app.routes.filter((r) => r.method === 'ALL' && r.path === '/*');
-    expect(all).toHaveLength(5);
+    expect(all).toHaveLength(6);
+    // With the access log off its layer is not added at all.
+    const quiet = await createHost([big, small], { ...deps, config: { ...deps.config, ACCESS_LOG: 'off' } }, { name: 'both' });
+    expect(quiet.app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(5);
     for (const path of ['/health', '/health/live', '/health/ready', '/metrics']) {
       expect(host.app.routes.filter((r) => r.path === path)).toHaveLength(1);
     }

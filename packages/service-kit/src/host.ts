@@ -1,5 +1,6 @@
 import { errorHandler, notFoundHandler, requestId } from '@agentgw/core';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { accessLog } from './access-log.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 import type { ServiceDeps } from './deps.js';
 import { healthRoute, probeRoutes } from './health.js';
@@ -34,9 +35,9 @@ export interface Host {
 
 /**
  * The shell, added once for everything a process runs (a service's own main.ts runs one
- * definition, the all-in-one six): request id, security headers, the default body limit, the
- * one error body, JSON 404s, `/health`, then each runtime's routes, then the OpenAPI document
- * and reference gathered from every route declared with the route kit.
+ * definition, the all-in-one six): request id, the access log, security headers, the default
+ * body limit, the one error body, JSON 404s, `/health`, then each runtime's routes, then the
+ * OpenAPI document and reference gathered from every route declared with the route kit.
  */
 export async function createHost(definitions: readonly ServiceDefinition[], deps: ServiceDeps, options: HostOptions): Promise<Host> {
   const app = openApiApp();
@@ -45,6 +46,8 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
   app.use(tracingMiddleware(options.name));
   app.use(httpMetrics(metrics));
   app.use(requestId());
+  const accessLine = accessLog(deps.logger, { enabled: deps.config.ACCESS_LOG === 'on', sample: deps.config.ACCESS_LOG_SAMPLE });
+  if (accessLine) app.use(accessLine);
   app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS }));
   // Reads the body once, under the route's own limit or the default, and caps JSON nesting.
   app.use(requestBody({ defaultMaxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES }));
