@@ -29,7 +29,8 @@ const Answered = z
     success: z.literal(true),
     data: ConfirmationSchema,
     confirmation_token: z.string().optional().openapi({
-      description: 'Confirming answers only: single-use approval of exactly this call (agent, end user, provider, tool, arguments)',
+      description:
+        'Confirming answers whose held caller went away only (a call still held is released by the answer itself): single-use approval of exactly this call (agent, end user, provider, tool, arguments)',
     }),
     expiresIn: z.number().int().optional().openapi({ description: 'Lifetime of confirmation_token in seconds' }),
   })

@@ -79,8 +79,8 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
   });
 
   /** Starts a hold on `holder`; resolves once the pending confirmation is stored, with its id. */
-  async function hold(holder: ReplicaProcess, held = call()) {
-    const answer = fetch(`${holder.url}/hold`, { method: 'POST', body: JSON.stringify({ call: held }) }).then(
+  async function hold(holder: ReplicaProcess, held = call(), signal?: AbortSignal) {
+    const answer = fetch(`${holder.url}/hold`, { method: 'POST', body: JSON.stringify({ call: held }), signal }).then(
       async (r) => (await r.json()) as { outcome: HoldOutcome; releasedAt: number },
     );
     answer.catch(() => undefined);
@@ -95,6 +95,24 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     return { id, answer, held };
   }
 
+  /** A hold whose client disconnects once it is stored; resolves when the holder has let go of it. */
+  async function holdAndLeave(holder: ReplicaProcess) {
+    const client = new AbortController();
+    const { id, answer, held } = await hold(holder, call(), client.signal);
+    client.abort();
+    await vi.waitFor(
+      async () => {
+        const row = await database.handle.db.selectFrom('confirmations').select('reason').where('id', '=', id).executeTakeFirstOrThrow();
+        expect(row.reason).toBe('The caller went away before a decision.');
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    return { id, held, leave: answer.catch(() => undefined) };
+  }
+
+  const redeem = async (holder: ReplicaProcess, token: string, held: HeldCall) =>
+    ((await (await fetch(`${holder.url}/redeem`, { method: 'POST', body: JSON.stringify({ token, call: held }) })).json()) as { ok: boolean }).ok;
+
   const api = async (hub: ReplicaProcess, method: string, path: string, body?: unknown) => {
     const res = await fetch(`${hub.url}/api/v1${path}`, {
       method,
@@ -104,7 +122,7 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     return { status: res.status, body: (await res.json()) as Json };
   };
 
-  it('held on holder 1, confirmed through hub B: released at once; both hubs stream it; the token works once, on any holder', async () => {
+  it('held on holder 1, confirmed through hub B: released at once and spent; both hubs stream it; no token runs it again', async () => {
     const streamRes = await fetch(`${hubA.url}/api/v1/stream`, { headers: { authorization: `Bearer ${alice.token}` } });
     const stream = new SseEventReader(streamRes);
     expect((await stream.next())?.event).toBe('connected');
@@ -123,15 +141,22 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     expect(releaseMs).toBeLessThan(1_000);
     expect((await stream.nextOf('CONFIRMATION_RESOLVED', 10_000)).data).toMatchObject({ id, confirmed: true });
     await stream.close();
-    expect((await api(hubA, 'GET', `/confirmation/${id}`)).body.data).toMatchObject({ status: 'confirmed', decidedBy: alice.id });
+    expect((await api(hubA, 'GET', `/confirmation/${id}`)).body.data).toMatchObject({ status: 'consumed', decidedBy: alice.id });
+    expect(confirmed.body.confirmation_token).toBeUndefined();
+    const forged = (await auth.signConfirmationToken({ confirmationId: id, userId: alice.id })).token;
+    expect(await redeem(holder2, forged, held)).toBe(false);
+  });
 
+  it('a holder whose client left: the confirmation stays answerable on every hub, and its token works once, on any holder', async () => {
+    const { id, held, leave } = await holdAndLeave(holder1);
+    const confirmed = await api(hubB, 'POST', `/confirmation/${id}/confirm`);
+    expect(confirmed.status).toBe(200);
     const token = confirmed.body.confirmation_token as string;
-    const redeem = async (holder: ReplicaProcess, c: HeldCall) =>
-      ((await (await fetch(`${holder.url}/redeem`, { method: 'POST', body: JSON.stringify({ token, call: c }) })).json()) as { ok: boolean }).ok;
-    expect(await redeem(holder2, { ...held, arguments: { ...held.arguments, repo: 'acme/other' } })).toBe(false);
-    expect(await redeem(holder2, held)).toBe(true);
-    expect(await redeem(holder1, held)).toBe(false);
-    expect((await api(hubB, 'GET', `/confirmation/${id}`)).body.data.status).toBe('consumed');
+    expect(await redeem(holder2, token, { ...held, arguments: { ...held.arguments, repo: 'acme/other' } })).toBe(false);
+    expect(await redeem(holder2, token, held)).toBe(true);
+    expect(await redeem(holder1, token, held)).toBe(false);
+    expect((await api(hubA, 'GET', `/confirmation/${id}`)).body.data.status).toBe('consumed');
+    await leave;
   });
 
   it('held on holder 2, rejected through hub A: released as rejected with the reason', async () => {

@@ -95,8 +95,9 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   });
 
   /** A stateless (2026-07-28) tools/call; resolves with the JSON-RPC answer once the gateway answers. */
-  const toolsCall = async (gateway: ReplicaProcess, args: Record<string, unknown>, token?: string) => {
+  const toolsCall = async (gateway: ReplicaProcess, args: Record<string, unknown>, token?: string, signal?: AbortSignal) => {
     const res = await fetch(`${gateway.url}/api/v1/mcp/mcp`, {
+      signal,
       method: 'POST',
       headers: {
         authorization: `Bearer ${agentToken}`,
@@ -136,17 +137,53 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     return { status: res.status, body: (await res.json()) as Json };
   };
 
-  it('held on gateway 1, confirmed through hub B: the tool result comes back; the exact-call token passes once', async () => {
+  /** How many times the upstream ran `transfer` with exactly these arguments. */
+  const runs = (args: Record<string, unknown>) => upstream.calls.filter((c) => c.tool === 'transfer' && JSON.stringify(c.arguments) === JSON.stringify(args)).length;
+
+  it('held on gateway 1, confirmed through hub B: the tool result comes back, the call runs once, and no token runs it again', async () => {
     const args = { amount: 100 };
     const call = toolsCall(gateways[0], args);
     const pending = await pendingFor(hubs[0], args);
     const confirmed = await answer(hubs[1], pending.id, 'confirm');
     expect(confirmed.status).toBe(200);
+    // The released call is the approval's one run: the answer carries no token.
+    expect(confirmed.body.confirmation_token).toBeUndefined();
     const result = await call;
     expect(result.status).toBe(200);
     expect(result.body.result.content[0].text).toBe('sent:{"amount":100}');
+    expect(runs(args)).toBe(1);
+    await vi.waitFor(async () => {
+      const res = await fetch(`${hubs[0].url}/api/v1/confirmation/${pending.id}`, { headers: { authorization: `Bearer ${adminToken}` } });
+      expect(((await res.json()) as Json).data.status).toBe('consumed');
+    });
 
+    // Even a validly signed token of that confirmation does not run it again: it is held anew.
+    const forged = (await auth.signConfirmationToken({ confirmationId: pending.id, userId: adminId })).token;
+    const replay = toolsCall(gateways[1], args, forged);
+    const replayPending = await pendingFor(hubs[0], args);
+    expect(replayPending.id).not.toBe(pending.id);
+    expect((await answer(hubs[1], replayPending.id, 'reject', { reason: 'replayed' })).status).toBe(200);
+    expect((await replay).body.error).toMatchObject({ data: { decision: 'rejected', reason: 'replayed' } });
+    expect(runs(args)).toBe(1);
+  });
+
+  it('a held call whose client left: the approval returns a token that runs that exact call once', async () => {
+    const args = { amount: 300 };
+    const client = new AbortController();
+    const call = toolsCall(gateways[0], args, undefined, client.signal);
+    call.catch(() => undefined);
+    const pending = await pendingFor(hubs[0], args);
+    client.abort();
+    await vi.waitFor(async () => {
+      const res = await fetch(`${hubs[1].url}/api/v1/confirmation/${pending.id}`, { headers: { authorization: `Bearer ${adminToken}` } });
+      expect(((await res.json()) as Json).data).toMatchObject({ status: 'pending', reason: 'The caller went away before a decision.' });
+    });
+    const confirmed = await answer(hubs[1], pending.id, 'confirm');
+    expect(confirmed.status).toBe(200);
     const token = confirmed.body.confirmation_token as string;
+    expect(token).toEqual(expect.any(String));
+    expect(runs(args)).toBe(0);
+
     // A changed argument is not what was approved: it is held like any other call.
     const changed = toolsCall(gateways[1], { amount: 999 }, token);
     const changedPending = await pendingFor(hubs[1], { amount: 999 });
@@ -154,12 +191,14 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     expect((await changed).body.error).toBeDefined();
     // The exact call passes on the other gateway without a new hold, once.
     const exact = await toolsCall(gateways[1], args, token);
-    expect(exact.body.result.content[0].text).toBe('sent:{"amount":100}');
+    expect(exact.body.result.content[0].text).toBe('sent:{"amount":300}');
+    expect(runs(args)).toBe(1);
     const replay = toolsCall(gateways[0], args, token);
     const replayPending = await pendingFor(hubs[0], args);
     expect(replayPending.id).not.toBe(pending.id);
     expect((await answer(hubs[1], replayPending.id, 'reject', { reason: 'replayed' })).status).toBe(200);
     expect((await replay).body.error).toMatchObject({ data: { decision: 'rejected', reason: 'replayed' } });
+    expect(runs(args)).toBe(1);
   });
 
   it('a client that accepts SSE hears the hold on its stream (progress for its token), then gets the result', async () => {

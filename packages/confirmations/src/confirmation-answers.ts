@@ -22,7 +22,10 @@ export async function getVisibleConfirmation(db: Kysely<Database>, principal: Pr
 
 export interface AnswerResult {
   confirmation: Confirmation;
-  /** Exact-call approval, on a confirming answer only. */
+  /**
+   * Exact-call approval, on a confirming answer whose held caller went away only: a call still
+   * held is released by the answer itself, and one approval runs one call.
+   */
   confirmationToken?: { token: string; expiresIn: number };
 }
 
@@ -50,7 +53,7 @@ export async function answerConfirmation(
     throw new AppError(409, 'CONFIRMATION_ALREADY_DECIDED', `Confirmation is already ${status}`, { status });
   }
   const confirmation = toConfirmation(result.row);
-  if (!answer.confirmed) return { confirmation };
+  if (!answer.confirmed || result.waiting === 'held') return { confirmation };
   const confirmationToken = await deps.auth.signConfirmationToken({ confirmationId: id, userId: principal.userId });
   return { confirmation, confirmationToken };
 }

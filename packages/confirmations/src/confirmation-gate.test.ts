@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { answerConfirmation } from './confirmation-answers.js';
 import { createConfirmationGate, type ConfirmationGateHandle } from './confirmation-gate.js';
 import { findConfirmation } from './confirmation-records.js';
-import { decideConfirmation, EXPIRED_REASON, TIMEOUT_REASON } from './decisions.js';
+import { CALLER_GONE_REASON, decideConfirmation, TIMEOUT_REASON } from './decisions.js';
 import { consumeConfirmationTimeouts } from './timeouts.js';
 import type { Principal } from '@agentgw/auth';
 import { permissionsOf } from '@agentgw/auth';
@@ -88,12 +88,16 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect(JSON.stringify(pushes[0])).not.toContain('acme/site');
   });
 
-  it('releases the call as confirmed, with who confirmed, and patches the audit record', async () => {
+  it('releases the call as confirmed, with who confirmed, spends the approval and patches the audit record', async () => {
     const { outcome, id, call } = await startHold();
     const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
     expect(await outcome).toEqual({ decision: 'confirmed', confirmationId: id, confirmedBy: 'alice' });
     expect(answer.confirmation.status).toBe('confirmed');
-    expect(answer.confirmationToken?.expiresIn).toBeGreaterThan(0);
+    // The released call is the approval's one run: no token to run it again, and it is spent.
+    expect(answer.confirmationToken).toBeUndefined();
+    expect((await findConfirmation(deps.db, id))?.status).toBe('consumed');
+    const forged = await deps.auth.signConfirmationToken({ confirmationId: id, userId: 'alice' });
+    expect(await gate.redeem(forged.token, call)).toBe(false);
     expect(resolved).toMatchObject([{ id, confirmed: true, status: 'confirmed', decidedBy: 'alice' }]);
     await vi.waitFor(() => expect(audits).toEqual([{ id: call.auditId, status: 'confirmed', confirmedBy: 'alice', error: null }]));
   });
@@ -129,25 +133,39 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect((await findConfirmation(deps.db, id))?.reason).toBe(TIMEOUT_REASON);
   });
 
-  it('leaves the confirmation expired when the held client goes away, and refuses a later answer', async () => {
+  it('keeps the confirmation answerable when the held client goes away; confirming it then issues a token for one run', async () => {
     const client = new AbortController();
-    const { outcome, id } = await startHold(heldCall(), client.signal);
+    const { outcome, id, call } = await startHold(heldCall(), client.signal);
     client.abort();
     expect(await outcome).toEqual({ decision: 'expired', confirmationId: id });
-    expect((await findConfirmation(deps.db, id))?.status).toBe('expired');
-    expect(resolved).toMatchObject([{ id, status: 'expired', confirmed: false }]);
-    await vi.waitFor(() => expect(audits).toMatchObject([{ status: 'failed', error: EXPIRED_REASON, confirmedBy: null }]));
-    await expect(answerConfirmation(deps, person('alice'), id, { confirmed: true })).rejects.toMatchObject({
-      status: 409,
-      code: 'CONFIRMATION_ALREADY_DECIDED',
-    });
+    expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'pending', reason: CALLER_GONE_REASON });
+    expect(resolved).toEqual([]);
+    await vi.waitFor(() => expect(audits).toMatchObject([{ status: 'failed', error: CALLER_GONE_REASON, confirmedBy: null }]));
+    const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
+    expect(answer.confirmation).toMatchObject({ status: 'confirmed', reason: null, decidedBy: 'alice' });
+    expect(answer.confirmationToken?.expiresIn).toBeGreaterThan(0);
+    expect(resolved).toMatchObject([{ id, status: 'confirmed' }]);
+    // The held call's audit record stays as it ended: the redeemed call writes its own.
+    expect(audits).toHaveLength(1);
+    expect(await gate.redeem(answer.confirmationToken!.token, call)).toBe(true);
+    expect(await gate.redeem(answer.confirmationToken!.token, call)).toBe(false);
   });
 
-  it('ends calls still held as expired when the gate closes, and refuses new holds', async () => {
+  it('a decision that wins the race against the client leaving stands, and is spent by the release', async () => {
+    const client = new AbortController();
+    const { outcome, id } = await startHold(heldCall(), client.signal);
+    const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
+    client.abort();
+    expect((await outcome).decision).toBe('confirmed');
+    expect(answer.confirmationToken).toBeUndefined();
+    expect((await findConfirmation(deps.db, id))?.status).toBe('consumed');
+  });
+
+  it('lets go of calls still held when the gate closes (answerable, nobody waiting), and refuses new holds', async () => {
     const { outcome, id } = await startHold();
     await gate.close();
     expect(await outcome).toEqual({ decision: 'expired', confirmationId: id });
-    expect((await findConfirmation(deps.db, id))?.status).toBe('expired');
+    expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'pending', reason: CALLER_GONE_REASON });
     await expect(gate.hold(heldCall(), { signal: new AbortController().signal })).rejects.toThrow(/closed/);
   });
 
@@ -193,10 +211,13 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
   });
 
   describe('exact-call token', () => {
+    /** A token exists only for a hold whose client left before the answer. */
     async function confirmedToken(call = heldCall()) {
-      const { outcome, id } = await startHold(call);
-      const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
+      const client = new AbortController();
+      const { outcome, id } = await startHold(call, client.signal);
+      client.abort();
       await outcome;
+      const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
       return { token: answer.confirmationToken!.token, id, call };
     }
 

@@ -6,6 +6,8 @@ import { findConfirmation, insertPending, toPayload } from './confirmation-recor
 import {
   consumeConfirmation,
   expireConfirmation,
+  markCallerGone,
+  spendApproval,
   TIMEOUT_REASON,
   timeOutConfirmation,
   timeoutJobId,
@@ -24,13 +26,16 @@ export interface ConfirmationGateOptions {
   deadlineGraceMs?: number;
 }
 
-/** The gate plus the bus subscription it keeps; `close()` ends it and expires calls still held. */
+/** The gate plus the bus subscription it keeps; `close()` ends it and lets go of calls still held (as if their callers left). */
 export interface ConfirmationGateHandle extends ConfirmationGate {
   close(): Promise<void>;
 }
 
 type ResolvedEvent = GatewayEvents['confirmation.resolved'];
 type Wake = { kind: 'resolved'; event: ResolvedEvent } | { kind: 'aborted' } | { kind: 'deadline' };
+
+/** Why a held call is refused whose approval was already used (by nothing in the normal course). */
+const APPROVAL_SPENT_REASON = 'The approval was already used.';
 
 const isTimeout = (reason: string | null, decidedBy: string | null) => reason === TIMEOUT_REASON && decidedBy === null;
 
@@ -89,11 +94,18 @@ export function createConfirmationGate(
       }));
 
   async function settle(id: string, wake: Wake): Promise<HoldOutcome> {
-    if (wake.kind === 'resolved') return outcomeOfEvent(wake.event);
-    const moved = wake.kind === 'aborted' ? await expireConfirmation(deps, id) : await timeOutConfirmation(deps, id);
+    if (wake.kind === 'resolved') return release(outcomeOfEvent(wake.event));
+    if (wake.kind === 'aborted' && (await markCallerGone(deps, id))) return { decision: 'expired', confirmationId: id };
+    const moved = wake.kind === 'deadline' ? await timeOutConfirmation(deps, id) : undefined;
     const row = moved ?? (await findConfirmation(deps.db, id));
     if (!row) throw new Error(`confirmation ${id} vanished while held`);
-    return outcomeOfRow(row);
+    return release(outcomeOfRow(row));
+  }
+
+  /** A confirmed call runs only by spending its approval (confirmed → consumed): one approval, one run. */
+  async function release(outcome: HoldOutcome): Promise<HoldOutcome> {
+    if (outcome.decision !== 'confirmed' || (await spendApproval(deps, outcome.confirmationId))) return outcome;
+    return { decision: 'rejected', confirmationId: outcome.confirmationId, reason: APPROVAL_SPENT_REASON };
   }
 
   /** Announces a stored confirmation; if that fails the confirmation is expired, so nobody answers a call that is gone. */

@@ -3,6 +3,7 @@ import type { Clock, EventBus, GatewayEvents, JobQueue, Logger } from '@agentgw/
 import type { ConfirmationRow, Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { auditTrailOf, recordAuditOutcome } from './audit-outcome.js';
+import { findConfirmation } from './confirmation-records.js';
 
 /** What the confirmation state machine needs; a subset of every service's deps. */
 export interface ConfirmationDeps {
@@ -17,8 +18,13 @@ export interface ConfirmationDeps {
 
 /** Reason recorded when nobody decided in time (spec, Errors). */
 export const TIMEOUT_REASON = 'Request timed out.';
-/** Reason recorded when the held caller disconnected before a decision. */
-export const EXPIRED_REASON = 'The caller went away before a decision.';
+/**
+ * Kept on a pending confirmation whose held caller disconnected: nobody waits for its answer any
+ * more, so confirming it issues an exact-call token instead of releasing a call.
+ */
+export const CALLER_GONE_REASON = 'The caller went away before a decision.';
+/** Reason recorded when a stored confirmation could not be announced (nobody can see it to answer). */
+export const EXPIRED_REASON = 'The confirmation could not be announced.';
 /** Reason recorded for a rejection that gave none. */
 export const DEFAULT_REJECT_REASON = 'Rejected by the confirmer.';
 
@@ -26,6 +32,12 @@ export const DEFAULT_REJECT_REASON = 'Rejected by the confirmer.';
 export const timeoutJobId = (confirmationId: string): string => `confirmation-timeout:${confirmationId}`;
 
 type Outcome = { status: 'confirmed' | 'rejected' | 'expired'; reason: string | null; decidedBy: string | null };
+
+/**
+ * Who waits for a pending confirmation's answer: `held`, its call (released or refused by the
+ * answer), or `caller_gone`, nobody (a confirming answer then carries the exact-call token).
+ */
+export type Waiting = 'held' | 'caller_gone';
 
 /** The CONFIRMATION_RESOLVED event of a decided row. */
 export function resolvedEvent(row: ConfirmationRow, at: Date): GatewayEvents['confirmation.resolved'] {
@@ -45,38 +57,47 @@ export function resolvedEvent(row: ConfirmationRow, at: Date): GatewayEvents['co
 /**
  * Moves a confirmation out of `pending` if, and only if, it still is (and, for an answer, its
  * deadline has not passed): the conditional UPDATE is what makes a second decision, racing on
- * another replica, a no-op. The one that wins announces it.
+ * another replica, a no-op. The one that wins announces it. Tried as `held` first, then as
+ * `caller_gone`: each try is atomic, and a row only ever moves from the first to the second,
+ * so the winner knows whether a call was waiting for it.
  */
 async function leavePending(
   deps: ConfirmationDeps,
   id: string,
   outcome: Outcome,
   options: { beforeDeadline: boolean },
-): Promise<ConfirmationRow | undefined> {
-  const now = deps.clock.now();
-  let update = deps.db
-    .updateTable('confirmations')
-    .set({ status: outcome.status, reason: outcome.reason, decided_by: outcome.decidedBy, decided_at: now })
-    .where('id', '=', id)
-    .where('status', '=', 'pending');
-  if (options.beforeDeadline) update = update.where('expires_at', '>', now);
-  const row = await update.returningAll().executeTakeFirst();
-  if (row) await announce(deps, row, now);
-  return row;
+): Promise<{ row: ConfirmationRow; waiting: Waiting } | undefined> {
+  for (const waiting of ['held', 'caller_gone'] as const) {
+    const now = deps.clock.now();
+    let update = deps.db
+      .updateTable('confirmations')
+      .set({ status: outcome.status, reason: outcome.reason, decided_by: outcome.decidedBy, decided_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .where((eb) => (waiting === 'held' ? eb('reason', 'is', null) : eb('reason', '=', CALLER_GONE_REASON)));
+    if (options.beforeDeadline) update = update.where('expires_at', '>', now);
+    const row = await update.returningAll().executeTakeFirst();
+    if (row) {
+      await announce(deps, row, now, waiting);
+      return { row, waiting };
+    }
+  }
+  return undefined;
 }
 
 /**
  * Tells every replica (the held call and the SSE streams), drops the deadline job and patches
- * the audit record. The decision is already stored: a failure here is logged, not thrown, and
- * a holder that missed the event reads the row at its deadline.
+ * the held call's audit record (already closed when its caller went away). The decision is
+ * already stored: a failure here is logged, not thrown, and a holder that missed the event
+ * reads the row at its deadline.
  */
-async function announce(deps: ConfirmationDeps, row: ConfirmationRow, at: Date): Promise<void> {
+async function announce(deps: ConfirmationDeps, row: ConfirmationRow, at: Date, waiting: Waiting): Promise<void> {
   const steps: [string, () => Promise<void>][] = [
     ['publish', () => deps.bus.publish('confirmation.resolved', resolvedEvent(row, at))],
-    ['audit', () => recordAuditOutcome(auditTrailOf(deps), row)],
     // A no-op when the deadline job is the one running this (a running job is not removed).
     ['cancel deadline', () => deps.queue.cancel('confirmation-timeout', timeoutJobId(row.id))],
   ];
+  if (waiting === 'held') steps.push(['audit', () => recordAuditOutcome(auditTrailOf(deps), row)]);
   await Promise.all(
     steps.map(([step, run]) =>
       run().catch((err: unknown) => deps.logger.error({ err, confirmationId: row.id, step }, 'confirmation announcement failed')),
@@ -85,7 +106,7 @@ async function announce(deps: ConfirmationDeps, row: ConfirmationRow, at: Date):
 }
 
 export type DecisionResult =
-  | { applied: true; row: ConfirmationRow }
+  | { applied: true; row: ConfirmationRow; waiting: Waiting }
   | { applied: false; row: ConfirmationRow | undefined };
 
 /**
@@ -100,21 +121,58 @@ export async function decideConfirmation(
   const outcome: Outcome = answer.confirmed
     ? { status: 'confirmed', reason: answer.reason ?? null, decidedBy: answer.decidedBy }
     : { status: 'rejected', reason: answer.reason ?? DEFAULT_REJECT_REASON, decidedBy: answer.decidedBy };
-  const row = await leavePending(deps, id, outcome, { beforeDeadline: true });
-  if (row) return { applied: true, row };
-  const current = await deps.db.selectFrom('confirmations').selectAll().where('id', '=', id).executeTakeFirst();
+  const left = await leavePending(deps, id, outcome, { beforeDeadline: true });
+  if (left) return { applied: true, ...left };
+  const current = await findConfirmation(deps.db, id);
   if (current?.status === 'pending') return { applied: false, row: (await timeOutConfirmation(deps, id)) ?? current };
   return { applied: false, row: current };
 }
 
 /** The deadline passed: pending → rejected with `Request timed out.` (no-op once decided). */
-export function timeOutConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
-  return leavePending(deps, id, { status: 'rejected', reason: TIMEOUT_REASON, decidedBy: null }, { beforeDeadline: false });
+export async function timeOutConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
+  return (await leavePending(deps, id, { status: 'rejected', reason: TIMEOUT_REASON, decidedBy: null }, { beforeDeadline: false }))?.row;
 }
 
-/** The held caller went away: pending → expired (no-op once decided). */
-export function expireConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
-  return leavePending(deps, id, { status: 'expired', reason: EXPIRED_REASON, decidedBy: null }, { beforeDeadline: false });
+/** It cannot be answered (its announcement failed): pending → expired (no-op once decided). */
+export async function expireConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
+  return (await leavePending(deps, id, { status: 'expired', reason: EXPIRED_REASON, decidedBy: null }, { beforeDeadline: false }))?.row;
+}
+
+/**
+ * The held caller went away: the confirmation stays pending (and answerable until its deadline)
+ * with nobody waiting, and the held call's audit record ends as failed. False once decided.
+ */
+export async function markCallerGone(deps: ConfirmationDeps, id: string): Promise<boolean> {
+  const row = await deps.db
+    .updateTable('confirmations')
+    .set({ reason: CALLER_GONE_REASON })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('reason', 'is', null)
+    .returning(['id', 'audit_id'])
+    .executeTakeFirst();
+  if (!row) return false;
+  if (row.audit_id !== null) {
+    await auditTrailOf(deps)
+      .update(row.audit_id, { status: 'failed', confirmedBy: null, error: CALLER_GONE_REASON })
+      .catch((err: unknown) => deps.logger.error({ err, confirmationId: id }, 'audit of a gone caller failed'));
+  }
+  return true;
+}
+
+/**
+ * The held call was released: confirmed → consumed, so its approval cannot let a call through
+ * a second time. False when it was spent already (the call must not run).
+ */
+export async function spendApproval(deps: Pick<ConfirmationDeps, 'db'>, id: string): Promise<boolean> {
+  const row = await deps.db
+    .updateTable('confirmations')
+    .set({ status: 'consumed' })
+    .where('id', '=', id)
+    .where('status', '=', 'confirmed')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /**

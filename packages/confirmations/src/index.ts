@@ -11,17 +11,20 @@ export {
 } from './confirmation-records.js';
 export type { Confirmation, ListQuery } from './confirmation-records.js';
 export {
+  CALLER_GONE_REASON,
   consumeConfirmation,
   decideConfirmation,
   DEFAULT_REJECT_REASON,
   EXPIRED_REASON,
   expireConfirmation,
+  markCallerGone,
   resolvedEvent,
+  spendApproval,
   TIMEOUT_REASON,
   timeOutConfirmation,
   timeoutJobId,
 } from './decisions.js';
-export type { ConfirmationDeps, DecisionResult } from './decisions.js';
+export type { ConfirmationDeps, DecisionResult, Waiting } from './decisions.js';
 export { answerConfirmation, getVisibleConfirmation } from './confirmation-answers.js';
 export type { AnswerResult } from './confirmation-answers.js';
 export { recordAuditOutcome } from './audit-outcome.js';

@@ -28,7 +28,7 @@ export type HoldOutcome =
   | { decision: 'expired'; confirmationId: string };
 
 export interface HoldOptions {
-  /** Aborted when the held client disconnects: the confirmation becomes `expired`. */
+  /** Aborted when the held client disconnects: the hold ends `expired`, the confirmation stays answerable for an exact-call token. */
   signal: AbortSignal;
   /** Called while the call waits (for MCP progress/status notifications on the held stream). */
   onStatus?: (status: { confirmationId: string; message: string; elapsedMs: number }) => void;

@@ -30,7 +30,7 @@ export interface GatewayEvents {
   /** An API key was revoked or created. */
   'apikey.changed': { keyId: string };
   'confirmation.required': ConfirmationPayload;
-  /** Every way a pending confirmation ends; `expired`: the held client went away first. */
+  /** Every way a pending confirmation ends; `expired`: it could not be announced. */
   'confirmation.resolved': {
     id: string;
     confirmed: boolean;
