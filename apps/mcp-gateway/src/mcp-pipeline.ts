@@ -1,7 +1,7 @@
 import { tenantScope, type Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import { egressRefusalOf, MAX_TOOL_NAME_LENGTH, newId, type EgressRefusedError, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
+import { egressRefusalOf, matchGlob, MAX_TOOL_NAME_LENGTH, newId, type EgressRefusedError, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
 import {
   isMcpUpstreamError,
   JSON_RPC,
@@ -132,6 +132,8 @@ export class McpPipeline {
   private async dispatchProxy(method: string, params: Result, ctx: McpRequestContext, provider: ProviderRecord, agent: AgentInfo): Promise<Result> {
     if (method === 'tools/list') return { tools: await this.providerTools(ctx, provider) };
     if (method === 'tools/call') return this.callTool(params, ctx, agent, provider);
+    // Only the two tool methods above go through the policy, so no spelling of one is forwarded.
+    if (method.trim().toLowerCase().startsWith('tools/')) throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
     return this.forward(provider, method, params, ctx);
   }
 
@@ -202,7 +204,7 @@ export class McpPipeline {
     return tools;
   }
 
-  /** One provider's tools for the proxy: its whole list, denied tools removed. */
+  /** One provider's tools for the proxy: those its pattern claims (as on the unified endpoint), denied tools removed. */
   private async providerTools(ctx: McpRequestContext, provider: ProviderRecord): Promise<ListItem[]> {
     const list = await this.deps.lists.get(provider, this.listTarget(provider), 'tools');
     if (list.refusal) throw egressRefused(list.refusal, provider.id);
@@ -210,7 +212,8 @@ export class McpPipeline {
     const tools: ListItem[] = [];
     for (const tool of list.items) {
       const name = toolNameOf(tool);
-      if (name !== null && (await this.decide(ctx.principal, provider.id, name)).action !== 'deny') tools.push(tool);
+      if (name === null || !matchGlob(provider.pattern, name)) continue;
+      if ((await this.decide(ctx.principal, provider.id, name)).action !== 'deny') tools.push(tool);
     }
     return tools;
   }
@@ -273,6 +276,11 @@ export class McpPipeline {
       toolName: name,
       arguments: args,
     };
+    // The proxy's provider owns only the names its pattern matches, as routing on the unified endpoint.
+    if (fixed && !matchGlob(fixed.pattern, name)) {
+      await this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: OUTSIDE_PATTERN }));
+      throw denied(OUTSIDE_PATTERN, 'high', auditId);
+    }
     // 2. Provider-level access for the agent (the proxy checked it before dispatching here).
     if (!fixed && !(await this.mayReach(principal, provider))) {
       await this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: 'no provider access' }));
@@ -411,6 +419,9 @@ class UpstreamAnswer extends Error {
 /** The egress policy refused the provider's address: a refusal (403, never contacted), not an upstream failure. */
 const egressRefused = (refused: EgressRefusedError, providerId: string) =>
   new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });
+
+/** The refusal of a tool name the provider's pattern does not claim (proxy and tool gate). */
+export const OUTSIDE_PATTERN = "The tool name is outside the provider's pattern";
 
 const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
   new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });

@@ -2,7 +2,8 @@ import { tenantScope, type Principal } from '@agentgw/auth';
 import type { AuditOpenEntry, AuditTrail } from '@agentgw/audit';
 import type { Catalog } from '@agentgw/catalog';
 import type { AuditIdSigner } from './audit-ids.js';
-import { ForbiddenError, NotFoundError, type AuditStatus, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
+import { OUTSIDE_PATTERN } from './mcp-pipeline.js';
+import { ForbiddenError, matchGlob, NotFoundError, type AuditStatus, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
 
 /** The tool gate's answer: the spec's five decisions, always with the audit id. */
 export type GateAnswer =
@@ -55,6 +56,11 @@ export class ToolGate {
       toolName: input.toolName,
       arguments: input.params,
     };
+    // The same question the MCP endpoints answer: the provider owns only what its pattern matches.
+    if (!matchGlob(provider.pattern, input.toolName)) {
+      await this.record(entry, 'rejected', { error: OUTSIDE_PATTERN });
+      return { auditId, decision: 'denied', risk: 'high', reason: OUTSIDE_PATTERN };
+    }
     const reachable =
       principal.agentId === null ||
       (await catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId: tenantScope(principal), providerId: provider.id }));
