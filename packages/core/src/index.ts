@@ -25,8 +25,8 @@ export { ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';
 export type { ConfirmationPayload, EventName, GatewayEvents, RiskLevel } from './events.js';
 export type { AuditRecordJob, AuditStatus, GatewayJobs, JobName } from './jobs.js';
-export { createLogger, silentLogger } from './logger.js';
-export type { Logger } from './logger.js';
+export { createLogger, resolveLogFormat, silentLogger } from './logger.js';
+export type { LogFormat, Logger, LoggerOptions } from './logger.js';
 export {
   assertJsonDepth,
   errorHandler,

@@ -49,7 +49,7 @@ function assertDistributable(config: Config): void {
  */
 export async function buildDeps(config: Config, options: BuildDepsOptions): Promise<BuiltDeps> {
   if (options.mode === 'distributed') assertDistributable(config);
-  const logger = createLogger({ level: config.LOG_LEVEL, name: options.service });
+  const logger = createLogger({ level: config.LOG_LEVEL, name: options.service, format: config.LOG_FORMAT });
   const closers: (() => Promise<unknown>)[] = [];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.splice(0).reverse()) {
