@@ -113,6 +113,7 @@ describe('createAuditTrail', () => {
       },
       cancel: () => Promise.resolve(),
       consume: () => Promise.reject(new Error('not used')),
+      barrier: () => Promise.resolve(true),
       close: () => Promise.resolve(),
     };
     const trail = createAuditTrail({ queue: slow, clock: new ManualClock() });
@@ -138,6 +139,7 @@ describe('createAuditTrail', () => {
       enqueue: () => Promise.reject(new Error('redis down')),
       cancel: () => Promise.resolve(),
       consume: () => Promise.reject(new Error('not used')),
+      barrier: () => Promise.resolve(true),
       close: () => Promise.resolve(),
     };
     const trail = createAuditTrail({ queue: failing, clock: new ManualClock() });

@@ -61,6 +61,7 @@ export function tracedQueue(queue: JobQueue): JobQueue {
         },
         options,
       ),
+    barrier: (names, timeoutMs) => queue.barrier(names, timeoutMs),
     close: () => queue.close(),
   };
 }

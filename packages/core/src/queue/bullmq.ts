@@ -30,6 +30,54 @@ const bullJobId = (jobId: string): string => `id-${encodeURIComponent(jobId)}`;
 /** How long and how many failed jobs stay in the failed set when an enqueuer asks to keep them. */
 const KEEP_FAILED = { age: 14 * 24 * 3600, count: 10_000 };
 
+/** Most queue entries one barrier check looks through; beyond it the queue counts as not settled. */
+const BARRIER_SCAN_LIMIT = 20_000;
+
+/**
+ * One barrier check of a queue, atomic in Redis. BullMQ numbers jobs added without an id from
+ * the queue's `id` counter (in the same script that stores them), so every job enqueued before
+ * the counter is read has a number up to it; a job is unsettled while its id sits in one of
+ * the lists or sets below (it leaves them when completed or failed for good). The wait list is
+ * read from its oldest end, so a backlog is found at once.
+ * KEYS: id, active, wait, paused, prioritized, delayed, waiting-children.
+ * ARGV: the mark ('' reads the counter now), the scan limit.
+ * Returns { mark, state }: 0 settled up to the mark, 1 not, 2 too many entries to tell.
+ */
+const BARRIER_CHECK = `
+local mark = tonumber(ARGV[1]) or tonumber(redis.call('GET', KEYS[1])) or 0
+local budget = tonumber(ARGV[2])
+local CHUNK = 500
+local function scan(key, isList)
+  local size = isList and redis.call('LLEN', key) or redis.call('ZCARD', key)
+  local from = 0
+  while from < size do
+    if budget <= 0 then return 2 end
+    local ids
+    if isList then ids = redis.call('LRANGE', key, -from - CHUNK, -from - 1)
+    else ids = redis.call('ZRANGE', key, from, from + CHUNK - 1) end
+    for _, id in ipairs(ids) do
+      local n = tonumber(id)
+      if n and n <= mark then return 1 end
+    end
+    budget = budget - #ids
+    from = from + CHUNK
+  end
+  return 0
+end
+if mark == 0 then return { 0, 0 } end
+for i = 2, #KEYS do
+  local state = scan(KEYS[i], i <= 4)
+  if state ~= 0 then return { mark, state } end
+end
+return { mark, 0 }
+`;
+
+/** Pub/sub channel on which barriers ask a queue's consumers (in every process) to hand over partial batches. */
+const flushChannel = (queueName: string): string => `agentgw:flush:${queueName}`;
+
+/** Pause between barrier checks: short at first (a batch write takes milliseconds), then at most 25 ms. */
+const barrierPause = (attempt: number): number => Math.min(25, 5 * (attempt + 1));
+
 /** JobQueue on BullMQ (Redis): durable, shared by every replica. */
 export class BullJobQueue implements JobQueue {
   private readonly prefix: string;
@@ -41,12 +89,16 @@ export class BullJobQueue implements JobQueue {
   private readonly workerConnection: Redis;
   private readonly queues = new Map<JobName, Queue>();
   private readonly consumers = new Set<BullConsumer>();
+  /** Hears barriers' flush requests; made with the first consumer (producers never need it). */
+  private subscriber: Redis | undefined;
+  private readonly url: string;
 
   constructor(options: BullJobQueueOptions) {
     this.prefix = options.prefix ?? 'agentgw';
     this.backoffMs = options.backoffMs ?? 1000;
     this.logger = options.logger;
     this.workerTiming = { lockDuration: options.lockDurationMs, stalledInterval: options.stalledIntervalMs };
+    this.url = options.url;
     this.producerConnection = new Redis(options.url);
     this.workerConnection = new Redis(options.url, { maxRetriesPerRequest: null });
     for (const [role, connection] of [['producer', this.producerConnection], ['worker', this.workerConnection]] as const) {
@@ -73,21 +125,64 @@ export class BullJobQueue implements JobQueue {
   }
 
   async consume<J extends JobName>(name: J, handler: JobHandler<J>, options: ConsumeOptions = {}): Promise<Consumer> {
-    const consumer = new BullConsumer(this.queueName(name), this.workerConnection, handler as JobHandler<JobName>, options, this.workerTiming, this.logger);
+    const queueName = this.queueName(name);
+    const consumer = new BullConsumer(queueName, this.workerConnection, handler as JobHandler<JobName>, options, this.workerTiming, this.logger);
     this.consumers.add(consumer);
-    await consumer.ready();
+    await Promise.all([consumer.ready(), this.listenForFlushes().subscribe(flushChannel(queueName))]);
     return consumer;
+  }
+
+  async barrier(names: readonly JobName[], timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    let pending = (await Promise.all(names.map(async (name) => ({ name, ...(await this.check(name, '')) })))).filter((q) => q.state !== 0);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      // Asked again each round: a job that reached a consumer after the last request would otherwise wait out batchWaitMs.
+      await Promise.all(pending.map((q) => this.producerConnection.publish(flushChannel(this.queueName(q.name)), '')));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(left, barrierPause(attempt))));
+      const checked = await Promise.all(pending.map(async (q) => ({ ...q, state: (await this.check(q.name, String(q.mark))).state })));
+      pending = checked.filter((q) => q.state !== 0);
+    }
+    return true;
   }
 
   async close(): Promise<void> {
     // A consumer already closed by its owner closes again as a no-op.
     await Promise.all([...this.consumers].map((c) => c.close()));
     this.consumers.clear();
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
     await Promise.all(
       [this.producerConnection, this.workerConnection].map((c) => c.quit().catch(() => c.disconnect())),
     );
+  }
+
+  /** One barrier check of a queue (see BARRIER_CHECK); `mark` '' takes the mark now. */
+  private async check(name: JobName, mark: string): Promise<{ mark: number; state: number }> {
+    const keys = this.queue(name).keys;
+    const [at, state] = (await this.producerConnection.eval(
+      BARRIER_CHECK,
+      7,
+      keys.id!, keys.active!, keys.wait!, keys.paused!, keys.prioritized!, keys.delayed!, keys['waiting-children']!,
+      mark,
+      BARRIER_SCAN_LIMIT,
+    )) as [number, number];
+    return { mark: at, state };
+  }
+
+  private listenForFlushes(): Redis {
+    if (!this.subscriber) {
+      const subscriber = new Redis(this.url, { maxRetriesPerRequest: null });
+      subscriber.on('error', (err: Error) => this.logger?.warn({ err: err.message, role: 'flush-subscriber' }, 'redis job queue connection error'));
+      subscriber.on('message', (channel: string) => {
+        for (const consumer of this.consumers) if (flushChannel(consumer.queueName) === channel) consumer.urge();
+      });
+      this.subscriber = subscriber;
+    }
+    return this.subscriber;
   }
 
   private queueName(name: JobName): string {
@@ -122,9 +217,10 @@ class BullConsumer implements Consumer {
   private readonly batchWaitMs: number;
   private accumulator: Pending[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
+  private urged = false;
 
   constructor(
-    queueName: string,
+    readonly queueName: string,
     connection: Redis,
     private readonly handler: JobHandler<JobName>,
     options: ConsumeOptions,
@@ -157,6 +253,16 @@ class BullConsumer implements Consumer {
     // Hand over what is parked now rather than after the wait; close() waits for active jobs.
     this.flush();
     await this.worker.close();
+  }
+
+  /** A barrier is waiting: hand over what is parked now (once per turn, however many ask). */
+  urge(): void {
+    if (this.urged || this.accumulator.length === 0) return;
+    this.urged = true;
+    setImmediate(() => {
+      this.urged = false;
+      this.flush();
+    });
   }
 
   private collect(job: Job): Promise<void> {

@@ -206,6 +206,76 @@ describe.each(adapters)('JobQueue contract (%s)', (_name, makeAdapter) => {
     expect(fired).toEqual(['kept']);
   });
 
+  it('barrier: answers at once when nothing earlier is pending', async () => {
+    const queue = open();
+    let started = performance.now();
+    expect(await queue.barrier(['push', 'audit-bulk'], 2000)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(200);
+    const handled: string[] = [];
+    await queue.consume('push', async (jobs) => {
+      handled.push(...jobs.map((j) => j.userId));
+    });
+    await queue.enqueue('push', push('u1'));
+    await vi.waitFor(() => expect(handled).toEqual(['u1']), within);
+    started = performance.now();
+    expect(await queue.barrier(['push'], 2000)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
+  it('barrier: waits for jobs enqueued before it on another handle, whose consumer hands its partial batch over without the batch wait', async () => {
+    const producer = open();
+    const consumer = open();
+    const reader = open();
+    const handled: string[] = [];
+    await consumer.consume(
+      'push',
+      async (jobs) => {
+        handled.push(...jobs.map((j) => j.userId));
+      },
+      // A wait far beyond the barrier's bound: only a flush request can hand these over in time.
+      { batchSize: 100, batchWaitMs: 60_000 },
+    );
+    for (const id of ['u1', 'u2', 'u3']) await producer.enqueue('push', push(id));
+    const started = performance.now();
+    expect(await reader.barrier(['push'], 5000)).toBe(true);
+    expect(handled.sort()).toEqual(['u1', 'u2', 'u3']);
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+
+  it('barrier: does not wait for jobs enqueued after it began', async () => {
+    const queue = open();
+    let releaseEarly!: () => void;
+    let releaseLate!: () => void;
+    const early = new Promise<void>((resolve) => (releaseEarly = resolve));
+    const late = new Promise<void>((resolve) => (releaseLate = resolve));
+    await queue.consume(
+      'push',
+      async (jobs) => {
+        await (jobs.some((j) => j.userId === 'late') ? late : early);
+      },
+      { concurrency: 2 },
+    );
+    await queue.enqueue('push', push('early'));
+    const barrier = queue.barrier(['push'], 5000);
+    await wait(100);
+    await queue.enqueue('push', push('late'));
+    await wait(100);
+    releaseEarly();
+    try {
+      expect(await barrier).toBe(true);
+    } finally {
+      releaseLate();
+    }
+  });
+
+  it('barrier: gives up at its deadline while an earlier job is still unhandled', async () => {
+    const queue = open();
+    await queue.enqueue('push', push('nobody consumes this'));
+    const started = performance.now();
+    expect(await queue.barrier(['push'], 300)).toBe(false);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+  });
+
   it('lets a closed consumer stop taking jobs, and another take over', async () => {
     const queue = open();
     const first: string[] = [];

@@ -38,5 +38,13 @@ export interface JobQueue {
   /** Removes a delayed or waiting job by its id (e.g. a timeout made moot). */
   cancel(name: JobName, jobId: string): Promise<void>;
   consume<J extends JobName>(name: J, handler: JobHandler<J>, options?: ConsumeOptions): Promise<Consumer>;
+  /**
+   * Read-your-writes: resolves true once every job of these queues enqueued (by any process)
+   * before the call has settled (handled, or failed for good), and false if `timeoutMs` passes
+   * first (one still waiting, retrying or in a dead worker's hands). While it waits, consumers
+   * hand over partial batches at once instead of waiting out `batchWaitMs`. Immediate when
+   * nothing earlier is pending.
+   */
+  barrier(names: readonly JobName[], timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -17,6 +17,8 @@ const TICK_MS = 20;
 
 interface Job {
   id: string;
+  /** Its place in the lane's history, for barriers. */
+  seq: number;
   /** Kept as JSON so a handler gets a fresh copy each attempt, as from Redis. */
   json: string;
   attempts: number;
@@ -27,12 +29,24 @@ interface Job {
 
 type Outcome = { ok: true } | { ok: false; err: unknown };
 
-/** Everything about one job name: the jobs that exist (for dedupe), the ready line, the consumers. */
+/** A `barrier` call waiting for every job of a lane up to `seq` to settle. */
+interface Barrier {
+  seq: number;
+  release: () => void;
+}
+
+/**
+ * Everything about one job name: the jobs that exist (for dedupe; a Map keeps insertion order,
+ * so its first job is the oldest unsettled one), the ready line, the consumers, the barriers.
+ */
 interface Lane {
   jobs: Map<string, Job>;
   waiting: Job[];
   delayed: Set<Job>;
   consumers: Set<MemoryConsumer>;
+  /** The last `seq` given. */
+  seq: number;
+  barriers: Set<Barrier>;
 }
 
 /**
@@ -60,6 +74,7 @@ export class MemoryJobQueue implements JobQueue {
     if (lane.jobs.has(id)) return;
     const job: Job = {
       id,
+      seq: ++lane.seq,
       json: JSON.stringify(data),
       attempts: Math.max(1, options.attempts ?? 5),
       attemptsMade: 0,
@@ -80,6 +95,35 @@ export class MemoryJobQueue implements JobQueue {
     lane.delayed.delete(job);
     const at = lane.waiting.indexOf(job);
     if (at >= 0) lane.waiting.splice(at, 1);
+    this.releaseBarriers(lane);
+  }
+
+  async barrier(names: readonly JobName[], timeoutMs: number): Promise<boolean> {
+    const waits = names.flatMap((name) => {
+      const lane = this.lanes.get(name);
+      return lane && !settledThrough(lane, lane.seq) ? [{ lane, seq: lane.seq }] : [];
+    });
+    if (waits.length === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const barriers: [Lane, Barrier][] = [];
+    const settled = Promise.all(
+      waits.map(({ lane, seq }) => new Promise<true>((resolve) => {
+        const barrier = { seq, release: () => resolve(true) };
+        lane.barriers.add(barrier);
+        barriers.push([lane, barrier]);
+        // Consumers now see a waiting barrier and hand over what they hold.
+        for (const consumer of lane.consumers) consumer.pump();
+      })),
+    ).then(() => true);
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([settled, late]);
+    } finally {
+      clearTimeout(timer);
+      for (const [lane, barrier] of barriers) lane.barriers.delete(barrier);
+    }
   }
 
   async consume<J extends JobName>(name: J, handler: JobHandler<J>, options: ConsumeOptions = {}): Promise<Consumer> {
@@ -107,7 +151,7 @@ export class MemoryJobQueue implements JobQueue {
   private lane(name: JobName): Lane {
     let lane = this.lanes.get(name);
     if (!lane) {
-      lane = { jobs: new Map(), waiting: [], delayed: new Set(), consumers: new Set() };
+      lane = { jobs: new Map(), waiting: [], delayed: new Set(), consumers: new Set(), seq: 0, barriers: new Set() };
       this.lanes.set(name, lane);
     }
     return lane;
@@ -138,6 +182,16 @@ export class MemoryJobQueue implements JobQueue {
         this.delay(lane, job, this.backoffMs * 2 ** (job.attemptsMade - 1));
       }
     }
+    this.releaseBarriers(lane);
+  }
+
+  private releaseBarriers(lane: Lane): void {
+    for (const barrier of lane.barriers) {
+      if (settledThrough(lane, barrier.seq)) {
+        lane.barriers.delete(barrier);
+        barrier.release();
+      }
+    }
   }
 
   /** Makes sure the scheduler wakes within `ms` (capped at TICK_MS). */
@@ -162,6 +216,12 @@ export class MemoryJobQueue implements JobQueue {
     }
     if (next !== Infinity) this.arm(next);
   }
+}
+
+/** True when no job of the lane up to `seq` is left (the Map's first job is its oldest). */
+function settledThrough(lane: Lane, seq: number): boolean {
+  const oldest = lane.jobs.values().next();
+  return oldest.done === true || oldest.value.seq > seq;
 }
 
 /** One `consume` call: takes batches off its lane, at most `concurrency` at a time. */
@@ -189,7 +249,8 @@ class MemoryConsumer implements Consumer {
   pump(): void {
     const { waiting } = this.lane;
     while (!this.closed && this.inFlight.size < this.concurrency && waiting.length > 0) {
-      if (waiting.length < this.batchSize && !this.waited) {
+      // A barrier waiting on this lane wants what is here now, not a fuller batch later.
+      if (waiting.length < this.batchSize && !this.waited && this.lane.barriers.size === 0) {
         this.waitTimer ??= setTimeout(() => {
           this.waitTimer = undefined;
           this.waited = true;
