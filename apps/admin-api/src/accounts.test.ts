@@ -3,7 +3,7 @@ import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import type * as Auth from '@agentgw/auth';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { login, register } from './accounts.js';
-import { LoginThrottle } from './login-throttle.js';
+import { LoginThrottle, loginLimitsFrom } from './login-throttle.js';
 
 // Counts every password check (one scrypt each) while keeping the real implementation.
 const checks = vi.hoisted(() => ({ count: 0 }));
@@ -27,7 +27,7 @@ describe('accounts under a throttle', () => {
   afterAll(() => deps?.close());
 
   it('40 parallel wrong passwords: at most 5 reach the password check, the rest are 429 with a retry time', async () => {
-    const throttle = new LoginThrottle(new MemoryRateLimiter());
+    const throttle = new LoginThrottle(new MemoryRateLimiter(), loginLimitsFrom(deps.config));
     await register(deps, throttle, { email: 'owner@example.test', password: 'right-password-1', name: 'Owner' }, '198.51.100.1');
     checks.count = 0;
     const results = await Promise.allSettled(
@@ -41,7 +41,7 @@ describe('accounts under a throttle', () => {
   });
 
   it('register is throttled per address before any password is hashed', async () => {
-    const throttle = new LoginThrottle(new MemoryRateLimiter(), { maxRegistrationsPerAddress: 2 });
+    const throttle = new LoginThrottle(new MemoryRateLimiter(), loginLimitsFrom(deps.config), { maxRegistrationsPerAddress: 2 });
     for (let i = 0; i < 2; i++) {
       await register(deps, throttle, { email: `r${i}@example.test`, password: 'a-password-1', name: 'R' }, '192.0.2.50');
     }

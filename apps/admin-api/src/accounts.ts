@@ -50,7 +50,7 @@ export async function login(
   if (!row || !ok) {
     throw new UnauthorizedError('Invalid email or password', 'INVALID_CREDENTIALS');
   }
-  await throttle.recordSuccess(input.email);
+  await throttle.recordSuccess(input.email, address);
   const user: AccountUser = { id: row.id, email: row.email, name: row.name, roles: row.roles, tenantId: row.tenant_id };
   const token = await deps.auth.signUserToken({ id: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId });
   return { token, user };

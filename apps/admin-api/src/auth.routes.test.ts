@@ -1,8 +1,23 @@
+import type * as Auth from '@agentgw/auth';
+import { newId } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { adminApiService } from './service.js';
 import { testClient } from './test-client.js';
+
+// Counts every password check (one scrypt each) while keeping the real implementation.
+const checks = vi.hoisted(() => ({ count: 0 }));
+vi.mock('@agentgw/auth', async (importOriginal) => {
+  const real = await importOriginal<typeof Auth>();
+  return {
+    ...real,
+    verifyPasswordOrDummy: (...args: Parameters<typeof real.verifyPasswordOrDummy>) => {
+      checks.count++;
+      return real.verifyPasswordOrDummy(...args);
+    },
+  };
+});
 
 /** Requests as they arrive through the reverse proxy at 10.9.9.9, whose X-Forwarded-For is trusted. */
 const PROXY = '10.9.9.9';
@@ -131,6 +146,64 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
       expect(refused.status).toBe(429);
       const elsewhere = await call('POST', '/api/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': '203.0.115.6' } });
       expect(elsewhere.status).toBe(200);
+    });
+
+    it('lets 200 colleagues behind one address sign in within a minute: successes do not spend the address budget', async () => {
+      const office = '203.0.117.1';
+      const hash = await (await import('@agentgw/auth')).hashPassword(password);
+      const colleagues = Array.from({ length: 200 }, (_, i) => ({ id: newId(), email: `colleague${i}@office.test` }));
+      await deps.db
+        .insertInto('users')
+        .values(colleagues.map((u) => ({ ...u, password_hash: hash, name: null, tenant_id: null, roles: ['agent_creator' as const] })))
+        .execute();
+      const started = Date.now();
+      const statuses: number[] = [];
+      // Ten at a time, as a busy office would: never more in flight than the address limit.
+      for (let i = 0; i < colleagues.length; i += 10) {
+        const batch = colleagues.slice(i, i + 10);
+        const answers = await Promise.all(
+          batch.map((u) => call('POST', '/api/v1/auth/login', { body: { email: u.email, password }, headers: { 'x-forwarded-for': office } })),
+        );
+        statuses.push(...answers.map((a) => a.status));
+      }
+      const seconds = (Date.now() - started) / 1000;
+      const ok = statuses.filter((s) => s === 200).length;
+      console.log(`[login throttle] ${ok}/200 logins from one address succeeded in ${seconds.toFixed(1)} s (address limit 20 per 15 min)`);
+      expect(ok, `${ok}/200 logins from one address succeeded, ${statuses.filter((s) => s === 429).length} got 429`).toBe(200);
+      // All in one window of the address counter (15 min); on an idle machine this takes seconds.
+      expect(seconds).toBeLessThan(deps.config.LOGIN_WINDOW_MS / 1000);
+      // The office's budget is untouched by all those successes: 20 failures still fit, the 21st does not.
+      for (let i = 0; i < 20; i++) {
+        expect((await call('POST', '/api/v1/auth/login', { body: { email: `typo${i}@office.test`, password }, headers: { 'x-forwarded-for': office } })).status).toBe(401);
+      }
+      expect((await call('POST', '/api/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': office } })).status).toBe(429);
+    }, 180_000);
+
+    it('lets at most 5 of 40 parallel wrong guesses on one account reach the password check', async () => {
+      const target = 'guessed@example.test';
+      await call('POST', '/api/v1/auth/register', { body: { email: target, password, name: 'G' } });
+      checks.count = 0;
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          call('POST', '/api/v1/auth/login', { body: { email: target, password: `guess-${i}` }, headers: { 'x-forwarded-for': `203.0.118.${i}` } }),
+        ),
+      );
+      const count = (status: number) => answers.filter((a) => a.status === status).length;
+      console.log(`[login throttle] 40 parallel guesses: ${checks.count} password checks, ${count(401)} x 401, ${count(429)} x 429`);
+      expect(checks.count, `password checks reached by 40 parallel guesses: ${checks.count}`).toBeLessThanOrEqual(5);
+      expect(count(401)).toBe(checks.count);
+      expect(count(429)).toBe(40 - checks.count);
+    });
+
+    it('a success between guesses from one address gives back only its own attempt: still 20 failures at most', async () => {
+      const sprayer = '203.0.119.1';
+      const guess = (i: number) => call('POST', '/api/v1/auth/login', { body: { email: `victim${i}@example.test`, password: 'guess' }, headers: { 'x-forwarded-for': sprayer } });
+      for (let i = 0; i < 19; i++) expect((await guess(i)).status).toBe(401);
+      expect((await call('POST', '/api/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': sprayer } })).status).toBe(200);
+      expect((await guess(19)).status).toBe(401);
+      const refused = await guess(20);
+      console.log(`[login throttle] spraying one address: 20 failures answered 401, the 21st ${refused.status}`);
+      expect(refused.status).toBe(429);
     });
 
     it('does not believe X-Forwarded-For from a peer that is not a trusted proxy', async () => {

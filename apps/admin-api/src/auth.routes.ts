@@ -1,7 +1,7 @@
 import { errorResponses, jsonBody, jsonResponse, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { login, register } from './accounts.js';
-import { LoginThrottle, clientAddress, trustedProxies } from './login-throttle.js';
+import { LoginThrottle, clientAddress, loginLimitsFrom, trustedProxies } from './login-throttle.js';
 import { AccountUser } from './users.routes.js';
 
 const RegisterBody = z
@@ -43,7 +43,7 @@ const loginRoute = createRoute({
 });
 
 export function authRoutes(deps: ServiceDeps): OpenAPIHono {
-  const throttle = new LoginThrottle(deps.rateLimiter);
+  const throttle = new LoginThrottle(deps.rateLimiter, loginLimitsFrom(deps.config));
   const proxies = trustedProxies(deps.config.TRUSTED_PROXIES);
   const app = openApiApp();
   app.openapi(registerRoute, async (c) => {

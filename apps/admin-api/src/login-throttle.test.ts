@@ -1,10 +1,10 @@
-import { ManualClock, MemoryRateLimiter, RateLimitedError, RedisRateLimiter } from '@agentgw/core';
+import { loadConfig, ManualClock, MemoryRateLimiter, RateLimitedError, RedisRateLimiter } from '@agentgw/core';
 import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminApiService } from './service.js';
-import { LoginThrottle, accountKey, addressKey, clientAddress, trustedProxies } from './login-throttle.js';
+import { LoginThrottle, accountKey, addressKey, clientAddress, loginLimitsFrom, trustedProxies, type LoginLimits, type RegistrationLimits } from './login-throttle.js';
 import { testClient } from './test-client.js';
 
 const MINUTE = 60_000;
@@ -24,7 +24,11 @@ async function refusal(attempt: Promise<void>): Promise<RateLimitedError> {
   throw new Error('expected a RateLimitedError');
 }
 
-const throttleOn = (clock: ManualClock, options = {}) => new LoginThrottle(new MemoryRateLimiter({ clock }), options);
+/** The defaults of LOGIN_MAX_PER_ACCOUNT, LOGIN_MAX_PER_ADDRESS and LOGIN_WINDOW_MS. */
+const DEFAULT_LIMITS: LoginLimits = loginLimitsFrom(loadConfig({ JWT_SECRET: 'x'.repeat(32), CREDENTIAL_ENCRYPTION_KEY: 'ab'.repeat(32) }));
+
+const throttleOn = (clock: ManualClock, limits: Partial<LoginLimits> = {}, registration: RegistrationLimits = {}) =>
+  new LoginThrottle(new MemoryRateLimiter({ clock }), { ...DEFAULT_LIMITS, ...limits }, registration);
 
 describe('LoginThrottle', () => {
   it('refuses the 6th attempt on an account within the window and says when to retry', async () => {
@@ -56,15 +60,27 @@ describe('LoginThrottle', () => {
     await expect(throttle.attempt('a@example.test', '10.0.0.9')).resolves.toBeUndefined();
   });
 
-  it('resets the account counter on success, but not the address counter', async () => {
+  it('on success resets the account counter and gives the attempt back to the address, so the address counts failures only', async () => {
     const throttle = throttleOn(new ManualClock(), { maxPerAddress: 7 });
     await attempts(throttle, 4, 'a@example.test', '10.0.0.1');
-    await throttle.recordSuccess('a@example.test');
+    await throttle.attempt('a@example.test', '10.0.0.1');
+    await throttle.recordSuccess('a@example.test', '10.0.0.1');
     await attempts(throttle, 2, 'a@example.test', '10.0.0.1');
-    // Account: 2 attempts since the success. Address: 6 so far, the 7th passes, the 8th is refused.
+    // Account: 2 attempts since the success. Address: 6 failures (the success given back), the 7th passes, the 8th is refused.
     await expect(throttle.attempt('a@example.test', '10.0.0.2')).resolves.toBeUndefined();
     await expect(throttle.attempt('c@example.test', '10.0.0.1')).resolves.toBeUndefined();
     await expect(throttle.attempt('d@example.test', '10.0.0.1')).rejects.toThrow(RateLimitedError);
+  });
+
+  it('takes its limits and window from the options (LOGIN_* settings)', async () => {
+    const clock = new ManualClock();
+    const throttle = throttleOn(clock, { maxPerAccount: 2, maxPerAddress: 3, windowMs: MINUTE });
+    await attempts(throttle, 2, 'a@example.test', '10.0.0.1');
+    expect((await refusal(throttle.attempt('a@example.test', '10.0.0.2'))).retryAfterSeconds).toBe(60);
+    await throttle.attempt('b@example.test', '10.0.0.1');
+    await expect(throttle.attempt('c@example.test', '10.0.0.1')).rejects.toThrow(RateLimitedError);
+    clock.advance(MINUTE);
+    await expect(throttle.attempt('a@example.test', '10.0.0.1')).resolves.toBeUndefined();
   });
 
   it('refuses an address spraying many accounts after 20 attempts', async () => {
@@ -75,7 +91,7 @@ describe('LoginThrottle', () => {
   });
 
   it('throttles registrations per address', async () => {
-    const throttle = throttleOn(new ManualClock(), { maxRegistrationsPerAddress: 2 });
+    const throttle = throttleOn(new ManualClock(), {}, { maxRegistrationsPerAddress: 2 });
     await throttle.registration('192.0.2.1');
     await throttle.registration('192.0.2.1');
     expect((await refusal(throttle.registration('192.0.2.1'))).retryAfterSeconds).toBeGreaterThan(0);

@@ -1,26 +1,40 @@
-import { embeddedIpv4, inCidr, parseCidr, parseIp, RateLimitedError, type Cidr, type RateLimit, type RateLimiter } from '@agentgw/core';
+import { embeddedIpv4, inCidr, parseCidr, parseIp, RateLimitedError, type Cidr, type Config, type RateLimit, type RateLimiter } from '@agentgw/core';
 import type { Context } from 'hono';
 
-export interface LoginThrottleOptions {
+/** The login limits (LOGIN_MAX_PER_ACCOUNT, LOGIN_MAX_PER_ADDRESS, LOGIN_WINDOW_MS). */
+export interface LoginLimits {
   /** Login attempts allowed per account (email) in one window. */
-  maxPerAccount?: number;
-  /** Login attempts allowed per client address in one window (covers spraying many emails). */
-  maxPerAddress?: number;
-  windowMs?: number;
-  /** Registrations allowed per client address in one registration window. */
+  maxPerAccount: number;
+  /** Failed logins allowed per client address in one window (covers spraying many emails). */
+  maxPerAddress: number;
+  windowMs: number;
+}
+
+/** Registrations allowed per client address, and their window; fixed unless a test narrows them. */
+export interface RegistrationLimits {
   maxRegistrationsPerAddress?: number;
   registrationWindowMs?: number;
 }
 
+/** The login limits from the configuration. */
+export const loginLimitsFrom = (config: Pick<Config, 'LOGIN_MAX_PER_ACCOUNT' | 'LOGIN_MAX_PER_ADDRESS' | 'LOGIN_WINDOW_MS'>): LoginLimits => ({
+  maxPerAccount: config.LOGIN_MAX_PER_ACCOUNT,
+  maxPerAddress: config.LOGIN_MAX_PER_ADDRESS,
+  windowMs: config.LOGIN_WINDOW_MS,
+});
+
 /**
- * Refuses logins after repeated attempts for one account or one client address, and
- * registrations after repeated ones from one address (fixed windows of the rate limiter).
+ * Refuses logins after repeated attempts for one account or repeated failures from one client
+ * address, and registrations after repeated ones from one address (fixed windows of the rate
+ * limiter).
  *
  * Every attempt is counted BEFORE the password is checked (one atomic increment per counter),
  * so 40 parallel guesses cannot all slip past a limit of 5 while the first scrypt runs: at most
- * the limit reach the password check. A successful login resets the account's counter, not the
- * address's (one valid account must not unlock guessing at the others). Counters live in the
- * limiter, so replicas sharing a Redis-backed one refuse together.
+ * the limit reach the password check. A successful login then clears the account's counter and
+ * gives its one attempt back to the address: the address budget counts failures, so colleagues
+ * behind one NAT are never locked out by their own logins, while a success never buys a guess
+ * (it only returns what it took). Only logins in flight at the same instant share the budget.
+ * Counters live in the limiter, so replicas sharing a Redis-backed one refuse together.
  */
 export class LoginThrottle {
   private readonly perAccount: RateLimit;
@@ -29,12 +43,15 @@ export class LoginThrottle {
 
   constructor(
     private readonly limiter: RateLimiter,
-    options: LoginThrottleOptions = {},
+    limits: LoginLimits,
+    registration: RegistrationLimits = {},
   ) {
-    const windowMs = options.windowMs ?? 15 * 60_000;
-    this.perAccount = { limit: options.maxPerAccount ?? 5, windowMs };
-    this.perAddress = { limit: options.maxPerAddress ?? 20, windowMs };
-    this.registrations = { limit: options.maxRegistrationsPerAddress ?? 10, windowMs: options.registrationWindowMs ?? 60 * 60_000 };
+    this.perAccount = { limit: limits.maxPerAccount, windowMs: limits.windowMs };
+    this.perAddress = { limit: limits.maxPerAddress, windowMs: limits.windowMs };
+    this.registrations = {
+      limit: registration.maxRegistrationsPerAddress ?? 10,
+      windowMs: registration.registrationWindowMs ?? 60 * 60_000,
+    };
   }
 
   /** Counts one login attempt; throws 429 RATE_LIMITED (with Retry-After seconds) past either limit. */
@@ -49,8 +66,9 @@ export class LoginThrottle {
     }
   }
 
-  async recordSuccess(email: string): Promise<void> {
-    await this.limiter.reset(accountKey(email));
+  /** A correct password: the account starts afresh and the address gets its attempt back. */
+  async recordSuccess(email: string, address: string): Promise<void> {
+    await Promise.all([this.limiter.reset(accountKey(email)), this.limiter.giveBack(addressKey(address))]);
   }
 
   /** Counts one registration (each costs a password hash); throws 429 past the limit. */

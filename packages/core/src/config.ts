@@ -71,6 +71,12 @@ export const configSchema = z.object({
   TRUSTED_PROXIES: commaList.refine((list) => list.every((c) => parseCidr(c) !== undefined), {
     message: 'must be a comma-separated list of CIDR blocks or IP addresses',
   }),
+  /** Login attempts one account (email) may make per LOGIN_WINDOW_MS; a successful login clears them. */
+  LOGIN_MAX_PER_ACCOUNT: z.coerce.number().int().min(1, 'must be at least 1').max(1_000, 'must be at most 1000').default(5),
+  /** Failed logins one client address may make per LOGIN_WINDOW_MS (successful ones are given back). */
+  LOGIN_MAX_PER_ADDRESS: z.coerce.number().int().min(1, 'must be at least 1').max(100_000, 'must be at most 100000').default(20),
+  /** The fixed window of LOGIN_MAX_PER_ACCOUNT and LOGIN_MAX_PER_ADDRESS. */
+  LOGIN_WINDOW_MS: z.coerce.number().int().min(1_000, 'must be at least 1000').max(86_400_000, 'must be at most a day').default(900_000),
   /** Strict-Transport-Security max-age sent on every answer; 0 (default) sends none. Set it only when clients reach the gateway over TLS. */
   HSTS_MAX_AGE_SECONDS: z.coerce.number().int().min(0, 'must be 0 (off) or more').max(63_072_000, 'must be at most 2 years').default(0),
   /** Invoke and MCP calls one agent may make per RATE_LIMIT_WINDOW_MS, across replicas; 0 (default) is unlimited. */

@@ -37,6 +37,11 @@ export class MemoryRateLimiter implements RateLimiter {
     return windowState(window?.count ?? 0, window ? window.endsAt - now : 0, rule.limit, false);
   }
 
+  async giveBack(key: string): Promise<void> {
+    const window = this.current(key, this.clock.now().getTime());
+    if (window && window.count > 0) window.count -= 1;
+  }
+
   async reset(key: string): Promise<void> {
     this.windows.delete(key);
   }

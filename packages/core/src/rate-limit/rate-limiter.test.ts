@@ -99,6 +99,28 @@ describe.each(adapters)('RateLimiter contract (%s)', (_name, make) => {
     expect(await limiter.peek(b, minute)).toMatchObject({ allowed: false, remaining: 0 });
   });
 
+  it('giveBack takes one hit back within the window, never below zero, and keeps the window', async () => {
+    const { limiter, pass } = open();
+    const key = freshKey();
+    const short = { limit: 2, windowMs: 400 };
+    await limiter.giveBack(key);
+    expect(await limiter.peek(key, short)).toEqual({ allowed: true, remaining: 2, retryAfterSeconds: 0 });
+    await limiter.hit(key, short);
+    await limiter.hit(key, short);
+    expect((await limiter.peek(key, short)).allowed).toBe(false);
+    await limiter.giveBack(key);
+    expect(await limiter.peek(key, short)).toEqual({ allowed: true, remaining: 1, retryAfterSeconds: 0 });
+    await Promise.all([limiter.giveBack(key), limiter.giveBack(key), limiter.giveBack(key)]);
+    expect(await limiter.peek(key, short)).toMatchObject({ allowed: true, remaining: 2 });
+    // The window started by the first hit still ends on time: after it, a fresh one.
+    await limiter.hit(key, short);
+    await limiter.hit(key, short);
+    await limiter.hit(key, short);
+    expect((await limiter.hit(key, short)).allowed).toBe(false);
+    await pass(450);
+    expect(await limiter.peek(key, short)).toEqual({ allowed: true, remaining: 2, retryAfterSeconds: 0 });
+  });
+
   it('counts concurrent hits exactly', async () => {
     const { limiter } = open();
     const key = freshKey();
@@ -140,6 +162,7 @@ describe('RedisRateLimiter without Redis', () => {
       await expect(attempt).rejects.toBeInstanceOf(DependencyUnavailableError);
       await expect(attempt).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
       await expect(limiter.peek('k', { limit: 1, windowMs: 1000 })).rejects.toBeInstanceOf(DependencyUnavailableError);
+      await expect(limiter.giveBack('k')).rejects.toBeInstanceOf(DependencyUnavailableError);
     } finally {
       await limiter.close();
     }

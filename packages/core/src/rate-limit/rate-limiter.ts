@@ -24,6 +24,11 @@ export interface RateLimiter {
   hit(key: string, rule: RateLimit): Promise<RateLimitState>;
   /** Reads `key` without counting, to refuse before doing work whose outcome decides whether to count. */
   peek(key: string, rule: RateLimit): Promise<RateLimitState>;
+  /**
+   * Takes one hit back from `key`'s current window (never below zero; nothing without a window),
+   * for work counted up front, atomically, whose outcome turned out not to count (a good login).
+   */
+  giveBack(key: string): Promise<void>;
   /** Forgets `key`'s window. */
   reset(key: string): Promise<void>;
   close(): Promise<void>;

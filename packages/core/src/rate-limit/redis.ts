@@ -25,6 +25,15 @@ end
 return {count, ttl}
 `;
 
+/** Takes one back within the window (DECR keeps the expiry); a missing or zero counter stays as it is. */
+const GIVE_BACK_SCRIPT = `
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+if count > 0 then
+  return redis.call('DECR', KEYS[1])
+end
+return 0
+`;
+
 /**
  * Counters in Redis (INCR + PEXPIRE in a Lua script), shared by every replica on the same Redis
  * and prefix. Fails closed: while Redis is unreachable, calls reject with a 503
@@ -59,6 +68,10 @@ export class RedisRateLimiter implements RateLimiter {
       }) as [string | null, number];
     });
     return windowState(Number(count ?? 0), Math.max(0, ttl), rule.limit, false);
+  }
+
+  async giveBack(key: string): Promise<void> {
+    await this.guard(() => this.redis.eval(GIVE_BACK_SCRIPT, 1, this.keyPrefix + key));
   }
 
   async reset(key: string): Promise<void> {
