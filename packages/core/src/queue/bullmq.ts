@@ -33,15 +33,19 @@ const KEEP_FAILED = { age: 14 * 24 * 3600, count: 10_000 };
 /** Most queue entries one barrier check looks through; beyond it the queue counts as not settled. */
 const BARRIER_SCAN_LIMIT = 20_000;
 
+/** A barrier check's answer for one queue, as BARRIER_CHECK returns it. */
+const Progress = { settled: 0, pending: 1, unknown: 2, delayed: 3 } as const;
+
 /**
  * One barrier check of a queue, atomic in Redis. BullMQ numbers jobs added without an id from
  * the queue's `id` counter (in the same script that stores them), so every job enqueued before
  * the counter is read has a number up to it; a job is unsettled while its id sits in one of
  * the lists or sets below (it leaves them when completed or failed for good). The wait list is
  * read from its oldest end, so a backlog is found at once.
- * KEYS: id, active, wait, paused, prioritized, delayed, waiting-children.
+ * KEYS: id, active, wait, paused, prioritized, waiting-children, delayed.
  * ARGV: the mark ('' reads the counter now), the scan limit.
- * Returns { mark, state }: 0 settled up to the mark, 1 not, 2 too many entries to tell.
+ * Returns { mark, state }, state a Progress: pending when a job up to the mark is in one of the
+ * first five, delayed when only the delayed set holds one, unknown past the scan limit.
  */
 const BARRIER_CHECK = `
 local mark = tonumber(ARGV[1]) or tonumber(redis.call('GET', KEYS[1])) or 0
@@ -65,11 +69,13 @@ local function scan(key, isList)
   return 0
 end
 if mark == 0 then return { 0, 0 } end
-for i = 2, #KEYS do
+for i = 2, 6 do
   local state = scan(KEYS[i], i <= 4)
   if state ~= 0 then return { mark, state } end
 end
-return { mark, 0 }
+local state = scan(KEYS[7], false)
+if state == 1 then return { mark, 3 } end
+return { mark, state }
 `;
 
 /** Pub/sub channel on which barriers ask a queue's consumers (in every process) to hand over partial batches. */
@@ -134,17 +140,20 @@ export class BullJobQueue implements JobQueue {
 
   async barrier(names: readonly JobName[], timeoutMs: number): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
-    let pending = (await Promise.all(names.map(async (name) => ({ name, ...(await this.check(name, '')) })))).filter((q) => q.state !== 0);
-    for (let attempt = 0; pending.length > 0; attempt++) {
+    const queues = await Promise.all(names.map(async (name) => ({ name, ...(await this.check(name, '')) })));
+    const unsettled = (q: (typeof queues)[number]) => q.state === Progress.pending || q.state === Progress.unknown;
+    for (let attempt = 0; queues.some(unsettled); attempt++) {
       const left = deadline - performance.now();
       if (left <= 0) return false;
+      const pending = queues.filter(unsettled);
       // Asked again each round: a job that reached a consumer after the last request would otherwise wait out batchWaitMs.
       await Promise.all(pending.map((q) => this.producerConnection.publish(flushChannel(this.queueName(q.name)), '')));
       await new Promise((resolve) => setTimeout(resolve, Math.min(left, barrierPause(attempt))));
-      const checked = await Promise.all(pending.map(async (q) => ({ ...q, state: (await this.check(q.name, String(q.mark))).state })));
-      pending = checked.filter((q) => q.state !== 0);
+      await Promise.all(pending.map(async (q) => {
+        q.state = (await this.check(q.name, String(q.mark))).state;
+      }));
     }
-    return true;
+    return queues.every((q) => q.state === Progress.settled);
   }
 
   async close(): Promise<void> {
@@ -161,15 +170,15 @@ export class BullJobQueue implements JobQueue {
   }
 
   /** One barrier check of a queue (see BARRIER_CHECK); `mark` '' takes the mark now. */
-  private async check(name: JobName, mark: string): Promise<{ mark: number; state: number }> {
+  private async check(name: JobName, mark: string): Promise<{ mark: number; state: (typeof Progress)[keyof typeof Progress] }> {
     const keys = this.queue(name).keys;
     const [at, state] = (await this.producerConnection.eval(
       BARRIER_CHECK,
       7,
-      keys.id!, keys.active!, keys.wait!, keys.paused!, keys.prioritized!, keys.delayed!, keys['waiting-children']!,
+      keys.id!, keys.active!, keys.wait!, keys.paused!, keys.prioritized!, keys['waiting-children']!, keys.delayed!,
       mark,
       BARRIER_SCAN_LIMIT,
-    )) as [number, number];
+    )) as [number, (typeof Progress)[keyof typeof Progress]];
     return { mark: at, state };
   }
 

@@ -276,6 +276,22 @@ describe.each(adapters)('JobQueue contract (%s)', (_name, makeAdapter) => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(290);
   });
 
+  it('barrier: answers false without waiting when the earlier job left is retrying after a failure', async () => {
+    const queue = open();
+    let calls = 0;
+    await queue.consume('push', async () => {
+      calls += 1;
+      throw new Error('always fails');
+    });
+    await queue.enqueue('push', push('u1'), { attempts: 20 });
+    // Retries after 20, 40, 80, 160, 320 ms: after the fifth failure it is delayed for 320 ms.
+    await vi.waitFor(() => expect(calls).toBe(5), within);
+    await wait(30);
+    const started = performance.now();
+    expect(await queue.barrier(['push'], 5000)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(250);
+  });
+
   it('lets a closed consumer stop taking jobs, and another take over', async () => {
     const queue = open();
     const first: string[] = [];

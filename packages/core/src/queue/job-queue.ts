@@ -40,10 +40,12 @@ export interface JobQueue {
   consume<J extends JobName>(name: J, handler: JobHandler<J>, options?: ConsumeOptions): Promise<Consumer>;
   /**
    * Read-your-writes: resolves true once every job of these queues enqueued (by any process)
-   * before the call has settled (handled, or failed for good), and false if `timeoutMs` passes
-   * first (one still waiting, retrying or in a dead worker's hands). While it waits, consumers
-   * hand over partial batches at once instead of waiting out `batchWaitMs`. Immediate when
-   * nothing earlier is pending.
+   * before the call has settled (handled, or failed for good). Resolves false when `timeoutMs`
+   * passes first (one still waiting, or in a dead worker's hands), or as soon as the only
+   * earlier jobs left are delayed (retrying after a failure, or enqueued with a delay): they are
+   * not due, and waiting for them would only slow every caller. While it waits, consumers hand
+   * over partial batches at once instead of waiting out `batchWaitMs`. Immediate when nothing
+   * earlier is pending.
    */
   barrier(names: readonly JobName[], timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;

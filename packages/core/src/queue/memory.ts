@@ -99,14 +99,16 @@ export class MemoryJobQueue implements JobQueue {
   }
 
   async barrier(names: readonly JobName[], timeoutMs: number): Promise<boolean> {
-    const waits = names.flatMap((name) => {
+    const marks = names.flatMap((name) => {
       const lane = this.lanes.get(name);
-      return lane && !settledThrough(lane, lane.seq) ? [{ lane, seq: lane.seq }] : [];
+      return lane ? [{ lane, seq: lane.seq }] : [];
     });
-    if (waits.length === 0) return true;
+    const waits = marks.filter(({ lane, seq }) => progressThrough(lane, seq) === 'pending');
+    const settled = () => marks.every(({ lane, seq }) => progressThrough(lane, seq) === 'settled');
+    if (waits.length === 0) return settled();
     let timer: NodeJS.Timeout | undefined;
     const barriers: [Lane, Barrier][] = [];
-    const settled = Promise.all(
+    const released = Promise.all(
       waits.map(({ lane, seq }) => new Promise<true>((resolve) => {
         const barrier = { seq, release: () => resolve(true) };
         lane.barriers.add(barrier);
@@ -114,12 +116,12 @@ export class MemoryJobQueue implements JobQueue {
         // Consumers now see a waiting barrier and hand over what they hold.
         for (const consumer of lane.consumers) consumer.pump();
       })),
-    ).then(() => true);
+    ).then(settled);
     const late = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
     try {
-      return await Promise.race([settled, late]);
+      return await Promise.race([released, late]);
     } finally {
       clearTimeout(timer);
       for (const [lane, barrier] of barriers) lane.barriers.delete(barrier);
@@ -187,7 +189,7 @@ export class MemoryJobQueue implements JobQueue {
 
   private releaseBarriers(lane: Lane): void {
     for (const barrier of lane.barriers) {
-      if (settledThrough(lane, barrier.seq)) {
+      if (progressThrough(lane, barrier.seq) !== 'pending') {
         lane.barriers.delete(barrier);
         barrier.release();
       }
@@ -218,10 +220,19 @@ export class MemoryJobQueue implements JobQueue {
   }
 }
 
-/** True when no job of the lane up to `seq` is left (the Map's first job is its oldest). */
-function settledThrough(lane: Lane, seq: number): boolean {
-  const oldest = lane.jobs.values().next();
-  return oldest.done === true || oldest.value.seq > seq;
+/**
+ * Where the lane's jobs up to `seq` stand: all gone (`settled`), some waiting or in a handler
+ * (`pending`), or only delayed ones left (`delayed`: retrying, not due). The Map holds jobs in
+ * `seq` order, so the walk stops at the first later one.
+ */
+function progressThrough(lane: Lane, seq: number): 'settled' | 'pending' | 'delayed' {
+  let delayed = false;
+  for (const job of lane.jobs.values()) {
+    if (job.seq > seq) break;
+    if (job.state !== 'delayed') return 'pending';
+    delayed = true;
+  }
+  return delayed ? 'delayed' : 'settled';
 }
 
 /** One `consume` call: takes batches off its lane, at most `concurrency` at a time. */
