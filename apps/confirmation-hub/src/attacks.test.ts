@@ -1,7 +1,7 @@
-import { generateApiKey, generateRuntimeToken } from '@agentgw/auth';
+import { generateApiKey } from '@agentgw/auth';
 import { createUser, tokenFor } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openHub, type HubFixture } from './hub-fixture.js';
+import { insertAgent, openHub, type HubFixture } from './hub-fixture.js';
 
 // An attacker's view of the hub: who may answer a held call, and how much a client may hold open.
 
@@ -16,26 +16,7 @@ const answer = (id: string, headers: Record<string, string>) =>
 
 describe('who may answer a held call', () => {
   it('not the agent (runtime token), not its session token, not an API key naming the very user the call is for; a person of another tenant or none sees a 404', async () => {
-    const runtime = generateRuntimeToken();
-    const agent = { id: `agent-${Date.now()}` };
-    await hub.deps.db
-      .insertInto('agents')
-      .values({
-        id: agent.id,
-        name: 'self-approver',
-        description: null,
-        upstream_url: 'http://127.0.0.1:9/agent',
-        upstream_secret_enc: null,
-        required_credentials: JSON.stringify([]),
-        tenant_id: 'acme',
-        owner_id: hub.bob.id,
-        runtime_token_hash: runtime.hash,
-        runtime_token_prefix: runtime.prefix,
-        created_at: new Date(),
-        updated_at: new Date(),
-      })
-      .execute();
-    const runtimeToken = runtime.token;
+    const agent = await insertAgent(hub.deps.db, { tenantId: 'acme', ownerId: hub.bob.id });
     const { id, outcome } = await hub.hold({ agentId: agent.id });
 
     const key = generateApiKey();
@@ -46,7 +27,7 @@ describe('who may answer a held call', () => {
     const session = await hub.deps.auth.issueSessionToken({ endUserId: hub.alice.id, email: 'alice@example.test', roles: [], tenantId: 'acme', agentId: agent.id, requestId: 'req_attack' });
 
     const credentials: Record<string, string>[] = [
-      { authorization: `Bearer ${runtimeToken}` },
+      { authorization: `Bearer ${agent.runtimeToken}` },
       { 'x-gateway-session-token': session.token, 'x-agent-id': agent.id },
       { 'x-api-key': key.token, 'x-user-id': hub.alice.id },
       { 'x-api-key': key.token, 'x-user-id': hub.alice.id, 'x-agent-id': agent.id },

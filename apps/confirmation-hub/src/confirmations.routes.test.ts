@@ -1,6 +1,8 @@
+import { AGENT_DISABLED_REASON } from '@agentgw/confirmations';
+import type { GatewayEvents } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openHub, type Caller, type HubFixture } from './hub-fixture.js';
+import { insertAgent, openHub, type Caller, type HubFixture } from './hub-fixture.js';
 
 // Response bodies are whatever JSON the API answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -173,11 +175,56 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
     const res = await call('POST', `/${id}/confirm`, hub.alice);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ data: { status: 'confirmed', reason: null }, confirmation_token: expect.any(String), expiresIn: expect.any(Number) });
-    const held = { auditId: 'a', agentId: 'agent-1', userId: hub.bob.id, endUserId: hub.alice.id, tenantId: 'acme', providerId: 'github', toolName: 'delete_repo', arguments: args, risk: 'high' as const };
+    const held = { auditId: 'a', agentId: hub.agentId, userId: hub.bob.id, endUserId: hub.alice.id, tenantId: 'acme', providerId: 'github', toolName: 'delete_repo', arguments: args, risk: 'high' as const };
     expect(await hub.gate.redeem(res.body.confirmation_token, { ...held, arguments: { repo: 'acme/other' } })).toBe(false);
     expect(await hub.gate.redeem(res.body.confirmation_token, held)).toBe(true);
     expect(await hub.gate.redeem(res.body.confirmation_token, held)).toBe(false);
     expect((await call('GET', `/${id}`, hub.alice)).body.data.status).toBe('consumed');
     expect((await call('GET', '/list?status=consumed', hub.alice)).body.data.map((c: Json) => c.id)).toContain(id);
+  });
+
+  describe('an agent disabled or deleted while its calls are held', () => {
+    const pendingIds = async () => (await call('GET', '/pending', hub.alice)).body.data.map((c: Json) => c.id);
+
+    it.each(['disabled', 'deleted'] as const)('%s: its pending confirmations are rejected, the held calls end, the streams hear it; others stay', async (change) => {
+      const agent = await insertAgent(hub.deps.db, { tenantId: 'acme', ownerId: hub.bob.id });
+      const resolved: GatewayEvents['confirmation.resolved'][] = [];
+      const unsubscribe = await hub.deps.bus.subscribe('confirmation.resolved', (e) => void resolved.push(e));
+      const first = await hub.hold({ agentId: agent.id });
+      const second = await hub.hold({ agentId: agent.id });
+      const other = await hub.hold();
+      if (change === 'disabled') await hub.deps.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();
+      else await hub.deps.db.deleteFrom('agents').where('id', '=', agent.id).execute();
+      await hub.deps.bus.publish('agent.changed', { agentId: agent.id, change });
+
+      for (const held of [first, second]) {
+        expect(await held.outcome).toEqual({ decision: 'rejected', confirmationId: held.id, reason: AGENT_DISABLED_REASON });
+        expect((await call('GET', `/${held.id}`, hub.alice)).body.data).toMatchObject({ status: 'rejected', reason: AGENT_DISABLED_REASON, decidedBy: null });
+        expect((await call('POST', `/${held.id}/confirm`, hub.alice)).status).toBe(409);
+      }
+      expect(resolved.filter((e) => e.id === first.id || e.id === second.id)).toHaveLength(2);
+      const pending = await pendingIds();
+      expect(pending).toContain(other.id);
+      expect(pending).not.toContain(first.id);
+      await unsubscribe();
+    });
+
+    it('an enabling or re-keying event leaves its confirmations pending', async () => {
+      const held = await hub.hold();
+      await hub.deps.bus.publish('agent.changed', { agentId: hub.agentId, change: 'token_rotated' });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await pendingIds()).toContain(held.id);
+    });
+
+    it('refuses an answer to a disabled agent\'s call even when the event never arrived (403 AGENT_DISABLED), and ends the call', async () => {
+      const agent = await insertAgent(hub.deps.db, { tenantId: 'acme', ownerId: hub.bob.id });
+      const held = await hub.hold({ agentId: agent.id });
+      await hub.deps.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();
+      const res = await call('POST', `/${held.id}/respond`, hub.alice, { confirmed: true });
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ code: 'AGENT_DISABLED' });
+      expect(await held.outcome).toMatchObject({ decision: 'rejected', reason: AGENT_DISABLED_REASON });
+      expect(res.body.confirmation_token).toBeUndefined();
+    });
   });
 });

@@ -11,6 +11,7 @@ import {
   type ReplicaProcess,
   type ScratchDatabase,
 } from './replica-processes.js';
+import { insertAgent } from './hub-fixture.js';
 
 // Response bodies are whatever JSON the processes answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -57,6 +58,7 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     auth = await createAuth({ config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }), db: database.handle.db, bus: new MemoryEventBus() });
     const user = await createUser({ db: database.handle.db }, { email: `alice-${Date.now()}@example.test`, tenantId: 'acme' });
     alice = { id: user.id, token: await auth.signUserToken(user) };
+    await insertAgent(database.handle.db, { id: 'agent-1', tenantId: 'acme', ownerId: user.id });
   }, 120_000);
 
   afterAll(async () => {

@@ -1,13 +1,42 @@
+import { generateRuntimeToken } from '@agentgw/auth';
 import { createConfirmationGate, type ConfirmationGateHandle } from '@agentgw/confirmations';
-import type { HeldCall, HoldOutcome } from '@agentgw/core';
-import type { RoleName } from '@agentgw/db';
+import { newId, type HeldCall, type HoldOutcome } from '@agentgw/core';
+import type { Database, RoleName } from '@agentgw/db';
 import type { TestBackend } from '@agentgw/db/testing';
 import { createTestDeps, testHost, type TestDeps, type TestHost } from '@agentgw/service-kit/testing';
 import { createUser, tokenFor } from '@agentgw/testkit';
+import type { Kysely } from 'kysely';
 import { vi } from 'vitest';
 import { confirmationHubService } from './service.js';
 
 export type Caller = { id: string; token: string };
+
+/** Stores an enabled agent (the held calls' maker) and returns its id and runtime token. */
+export async function insertAgent(
+  db: Kysely<Database>,
+  values: { id?: string; tenantId: string | null; ownerId: string | null },
+): Promise<{ id: string; runtimeToken: string }> {
+  const runtime = generateRuntimeToken();
+  const id = values.id ?? newId();
+  await db
+    .insertInto('agents')
+    .values({
+      id,
+      name: `agent-${id}`,
+      description: null,
+      upstream_url: 'http://127.0.0.1:9/agent',
+      upstream_secret_enc: null,
+      required_credentials: JSON.stringify([]),
+      tenant_id: values.tenantId,
+      owner_id: values.ownerId,
+      runtime_token_hash: runtime.hash,
+      runtime_token_prefix: runtime.prefix,
+      created_at: new Date(),
+      updated_at: new Date(),
+    })
+    .execute();
+  return { id, runtimeToken: runtime.token };
+}
 
 export interface HubFixture {
   deps: TestDeps;
@@ -22,7 +51,9 @@ export interface HubFixture {
   acmeAdmin: Caller;
   globexAdmin: Caller;
   admin: Caller;
-  /** Holds a call for alice (made by bob, tenant acme) and waits until it is stored. */
+  /** The enabled agent the held calls come from (owned by bob, tenant acme). */
+  agentId: string;
+  /** Holds a call for alice (made by bob through the agent, tenant acme) and waits until it is stored. */
   hold(overrides?: Partial<HeldCall>, signal?: AbortSignal): Promise<{ id: string; outcome: Promise<HoldOutcome> }>;
   close(): Promise<void>;
 }
@@ -47,6 +78,7 @@ export async function openHub(options: { backend?: TestBackend; env?: Record<str
     await caller(['tenant_admin'], 'globex'),
     await caller(['admin'], null),
   ];
+  const { id: agentId } = await insertAgent(deps.db, { tenantId: 'acme', ownerId: bob.id });
   return {
     deps,
     host,
@@ -57,10 +89,11 @@ export async function openHub(options: { backend?: TestBackend; env?: Record<str
     acmeAdmin,
     globexAdmin,
     admin,
+    agentId,
     async hold(overrides = {}, signal = new AbortController().signal) {
       const call: HeldCall = {
         auditId: `audit-${++sequence}`,
-        agentId: 'agent-1',
+        agentId,
         userId: bob.id,
         endUserId: alice.id,
         tenantId: 'acme',

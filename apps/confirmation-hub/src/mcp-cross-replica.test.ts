@@ -34,6 +34,8 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   let providerId: string;
   let adminId: string;
   let gateways: [ReplicaProcess, ReplicaProcess];
+  /** POST to admin-api as the admin. */
+  let post: (path: string, body: unknown) => Promise<Json>;
   let shortDeadlineGateway: ReplicaProcess;
   let hubs: [ReplicaProcess, ReplicaProcess];
   const processes: ReplicaProcess[] = [];
@@ -71,7 +73,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     const adminUser = await createUser({ db: database.handle.db }, { email: `admin-${Date.now()}@example.test`, roles: ['admin'] });
     adminToken = await auth.signUserToken(adminUser);
     adminId = adminUser.id;
-    const post = async (path: string, body: unknown) => {
+    post = async (path: string, body: unknown) => {
       const res = await fetch(`${admin!.url}/api/v1${path}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
@@ -95,12 +97,16 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   });
 
   /** A stateless (2026-07-28) tools/call; resolves with the JSON-RPC answer once the gateway answers. */
-  const toolsCall = async (gateway: ReplicaProcess, args: Record<string, unknown>, token?: string, signal?: AbortSignal) => {
+  const toolsCall = async (
+    gateway: ReplicaProcess,
+    args: Record<string, unknown>,
+    { token, signal, bearer = agentToken }: { token?: string; signal?: AbortSignal; bearer?: string } = {},
+  ) => {
     const res = await fetch(`${gateway.url}/api/v1/mcp/mcp`, {
       signal,
       method: 'POST',
       headers: {
-        authorization: `Bearer ${agentToken}`,
+        authorization: `Bearer ${bearer}`,
         'content-type': 'application/json',
         accept: 'application/json',
         'mcp-protocol-version': '2026-07-28',
@@ -159,7 +165,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
 
     // Even a validly signed token of that confirmation does not run it again: it is held anew.
     const forged = (await auth.signConfirmationToken({ confirmationId: pending.id, userId: adminId })).token;
-    const replay = toolsCall(gateways[1], args, forged);
+    const replay = toolsCall(gateways[1], args, { token: forged });
     const replayPending = await pendingFor(hubs[0], args);
     expect(replayPending.id).not.toBe(pending.id);
     expect((await answer(hubs[1], replayPending.id, 'reject', { reason: 'replayed' })).status).toBe(200);
@@ -170,7 +176,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   it('a held call whose client left: the approval returns a token that runs that exact call once', async () => {
     const args = { amount: 300 };
     const client = new AbortController();
-    const call = toolsCall(gateways[0], args, undefined, client.signal);
+    const call = toolsCall(gateways[0], args, { signal: client.signal });
     call.catch(() => undefined);
     const pending = await pendingFor(hubs[0], args);
     client.abort();
@@ -185,15 +191,15 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     expect(runs(args)).toBe(0);
 
     // A changed argument is not what was approved: it is held like any other call.
-    const changed = toolsCall(gateways[1], { amount: 999 }, token);
+    const changed = toolsCall(gateways[1], { amount: 999 }, { token });
     const changedPending = await pendingFor(hubs[1], { amount: 999 });
     expect((await answer(hubs[0], changedPending.id, 'reject')).status).toBe(200);
     expect((await changed).body.error).toBeDefined();
     // The exact call passes on the other gateway without a new hold, once.
-    const exact = await toolsCall(gateways[1], args, token);
+    const exact = await toolsCall(gateways[1], args, { token });
     expect(exact.body.result.content[0].text).toBe('sent:{"amount":300}');
     expect(runs(args)).toBe(1);
-    const replay = toolsCall(gateways[0], args, token);
+    const replay = toolsCall(gateways[0], args, { token });
     const replayPending = await pendingFor(hubs[0], args);
     expect(replayPending.id).not.toBe(pending.id);
     expect((await answer(hubs[1], replayPending.id, 'reject', { reason: 'replayed' })).status).toBe(200);
@@ -251,6 +257,23 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     expect(await held).toMatchObject({ status: 200, body: { decision: 'confirmed', confirmedBy: adminId, auditId: expect.any(String) } });
     const timedOut = await evaluate(shortDeadlineGateway, { amount: 12 });
     expect(timedOut.body).toMatchObject({ decision: 'timeout', reason: expect.stringMatching(/^Request timed out/) });
+  });
+
+  it('the agent disabled through admin-api while its call is held: the call ends with 403, the confirmation is rejected on every hub', async () => {
+    const created = await post('/admin/agents', { name: `doomed-bot-${Date.now()}`, upstreamUrl: 'http://127.0.0.1:9/agent', requireConfirmation: true });
+    await post('/admin/provider-access', { subjectType: 'agent', subjectId: created.agent.id, providerId, action: 'allow' });
+    const args = { amount: 66 };
+    const call = toolsCall(gateways[0], args, { bearer: created.runtime_token });
+    const pending = await pendingFor(hubs[0], args);
+    await post(`/admin/agents/${created.agent.id}/disable`, {});
+    const result = await call;
+    expect(result.status).toBe(403);
+    expect(runs(args)).toBe(0);
+    for (const hub of hubs) {
+      const res = await fetch(`${hub.url}/api/v1/confirmation/${pending.id}`, { headers: { authorization: `Bearer ${adminToken}` } });
+      expect(((await res.json()) as Json).data).toMatchObject({ status: 'rejected', reason: 'The agent that made this call is disabled.' });
+      expect((await answer(hub, pending.id, 'confirm')).status).toBe(409);
+    }
   });
 
   it('held on gateway 2, rejected through hub A: a JSON-RPC error with HTTP 403', async () => {

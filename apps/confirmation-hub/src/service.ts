@@ -1,4 +1,4 @@
-import { consumeConfirmationTimeouts } from '@agentgw/confirmations';
+import { consumeConfirmationTimeouts, rejectIfAgentInactive } from '@agentgw/confirmations';
 import type { Consumer, Unsubscribe } from '@agentgw/core';
 import { defineService, openApiApp } from '@agentgw/service-kit';
 import { confirmationRoutes } from './confirmations.routes.js';
@@ -9,7 +9,8 @@ import { streamRoutes } from './stream.routes.js';
 
 /**
  * confirmation-hub: the confirmation routes, the live SSE stream of every replica (fed by the
- * bus, whichever replica raised an event), the deadline jobs of held calls and push delivery.
+ * bus, whichever replica raised an event), the deadline jobs of held calls and push delivery;
+ * it ends the confirmations of an agent that is disabled or deleted.
  */
 export const confirmationHubService = defineService({
   name: 'confirmation-hub',
@@ -35,6 +36,8 @@ export const confirmationHubService = defineService({
         unsubscribes.push(
           await deps.bus.subscribe('confirmation.required', (payload) => streams.deliverRequired(payload)),
           await deps.bus.subscribe('confirmation.resolved', (event) => streams.deliverResolved(event)),
+          // The kill switch reaches held calls: a disabled or deleted agent's confirmations are rejected.
+          await deps.bus.subscribe('agent.changed', async ({ agentId }) => void (await rejectIfAgentInactive(deps, agentId))),
         );
         consumers.push(await consumeConfirmationTimeouts(deps), await consumePushJobs(deps, senders));
         streams.start();

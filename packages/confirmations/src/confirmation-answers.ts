@@ -3,7 +3,7 @@ import { AppError, ForbiddenError, NotFoundError } from '@agentgw/core';
 import type { ConfirmationRow, Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { findConfirmation, toConfirmation, toPayload, type Confirmation } from './confirmation-records.js';
-import { decideConfirmation, type ConfirmationDeps } from './decisions.js';
+import { agentIsActive, decideConfirmation, rejectForInactiveAgent, type ConfirmationDeps } from './decisions.js';
 import { canSeeConfirmation } from './visibility.js';
 
 /** A confirmation the principal may not see is answered exactly like one that does not exist. */
@@ -31,7 +31,8 @@ export interface AnswerResult {
 
 /**
  * A confirmer's answer. 404 when the principal may not see it; 403 when an agent is the one
- * acting (a human must decide, so an agent's credential never answers, even with a user named);
+ * acting (a human must decide, so an agent's credential never answers, even with a user named),
+ * and 403 AGENT_DISABLED when the agent that made the call is disabled or deleted;
  * 409 CONFIRMATION_ALREADY_DECIDED once it is no longer pending (the first decision stands).
  */
 export async function answerConfirmation(
@@ -40,11 +41,17 @@ export async function answerConfirmation(
   id: string,
   answer: { confirmed: boolean; reason?: string | null },
 ): Promise<AnswerResult> {
-  await visibleRow(deps.db, principal, id);
+  const row = await visibleRow(deps.db, principal, id);
   // A person signed in decides: an agent credential, a session token, or an API key (which the
   // runtime holding the call has, with X-User-Id naming that very user) would approve its own call.
   if (principal.agentId !== null || principal.userId === null || principal.via !== 'jwt') {
     throw new ForbiddenError('Confirmations are answered by a person signed in, not by an agent credential or API key', 'AGENT_CANNOT_CONFIRM');
+  }
+  // Backstop of the kill switch (a replica that missed `agent.changed`): a disabled or deleted
+  // agent's call is never approved; answering it ends it.
+  if (row.status === 'pending' && row.agent_id !== null && !(await agentIsActive(deps.db, row.agent_id))) {
+    await rejectForInactiveAgent(deps, id);
+    throw new ForbiddenError('The agent that made this call is disabled; the call was rejected', 'AGENT_DISABLED');
   }
   const result = await decideConfirmation(deps, id, { ...answer, decidedBy: principal.userId });
   if (!result.applied) {

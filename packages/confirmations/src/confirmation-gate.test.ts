@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { answerConfirmation } from './confirmation-answers.js';
 import { createConfirmationGate, type ConfirmationGateHandle } from './confirmation-gate.js';
 import { findConfirmation } from './confirmation-records.js';
-import { CALLER_GONE_REASON, decideConfirmation, TIMEOUT_REASON } from './decisions.js';
+import { AGENT_DISABLED_REASON, CALLER_GONE_REASON, decideConfirmation, rejectIfAgentInactive, TIMEOUT_REASON } from './decisions.js';
 import { consumeConfirmationTimeouts } from './timeouts.js';
 import type { Principal } from '@agentgw/auth';
 import { permissionsOf } from '@agentgw/auth';
@@ -63,6 +63,11 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
 
   beforeEach(async () => {
     deps = Object.assign(await createTestDeps({ backend }), { audit });
+    // The agent the held calls come from: answers need it enabled.
+    await deps.db
+      .insertInto('agents')
+      .values({ id: 'agent-1', name: 'agent-1', description: null, upstream_url: 'http://127.0.0.1:9/a', upstream_secret_enc: null, required_credentials: JSON.stringify([]), tenant_id: 'acme', owner_id: 'owner-1', runtime_token_hash: `hash-${++seq}`, runtime_token_prefix: 'art_x', created_at: new Date(), updated_at: new Date() })
+      .execute();
     required = [];
     resolved = [];
     audits = [];
@@ -208,6 +213,21 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     const agentActing = { ...person('alice'), via: 'api_key' as const, agentId: 'agent-1' };
     await expect(answerConfirmation(deps, agentActing, id, { confirmed: true })).rejects.toMatchObject({ status: 403, code: 'AGENT_CANNOT_CONFIRM' });
     expect((await findConfirmation(deps.db, id))?.status).toBe('pending');
+  });
+
+  it('rejects the held calls of an agent once it is disabled, and refuses answers to them', async () => {
+    const first = await startHold();
+    const second = await startHold();
+    expect(await rejectIfAgentInactive(deps, 'agent-1')).toBe(0);
+    await deps.db.updateTable('agents').set({ is_active: false }).where('id', '=', 'agent-1').execute();
+    expect(await rejectIfAgentInactive(deps, 'agent-1')).toBe(2);
+    expect(await rejectIfAgentInactive(deps, 'agent-1')).toBe(0);
+    for (const held of [first, second]) {
+      expect(await held.outcome).toEqual({ decision: 'rejected', confirmationId: held.id, reason: AGENT_DISABLED_REASON });
+    }
+    const third = await startHold();
+    await expect(answerConfirmation(deps, person('alice'), third.id, { confirmed: true })).rejects.toMatchObject({ status: 403, code: 'AGENT_DISABLED' });
+    expect((await third.outcome).decision).toBe('rejected');
   });
 
   describe('exact-call token', () => {

@@ -25,6 +25,8 @@ export const TIMEOUT_REASON = 'Request timed out.';
 export const CALLER_GONE_REASON = 'The caller went away before a decision.';
 /** Reason recorded when a stored confirmation could not be announced (nobody can see it to answer). */
 export const EXPIRED_REASON = 'The confirmation could not be announced.';
+/** Reason recorded when the agent that made the call was disabled or deleted before a decision. */
+export const AGENT_DISABLED_REASON = 'The agent that made this call is disabled.';
 /** Reason recorded for a rejection that gave none. */
 export const DEFAULT_REJECT_REASON = 'Rejected by the confirmer.';
 
@@ -131,6 +133,32 @@ export async function decideConfirmation(
 /** The deadline passed: pending → rejected with `Request timed out.` (no-op once decided). */
 export async function timeOutConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
   return (await leavePending(deps, id, { status: 'rejected', reason: TIMEOUT_REASON, decidedBy: null }, { beforeDeadline: false }))?.row;
+}
+
+/** Whether the agent exists and is enabled (a deleted agent is not). */
+export async function agentIsActive(db: Kysely<Database>, agentId: string): Promise<boolean> {
+  const agent = await db.selectFrom('agents').select('is_active').where('id', '=', agentId).executeTakeFirst();
+  return agent?.is_active === true;
+}
+
+/**
+ * The kill switch reaches held calls: when `agentId` is disabled or deleted, each of its pending
+ * confirmations is rejected (the held calls end with 403, the consoles stop offering them).
+ * Every replica may run it at once: each row moves once. Returns how many it moved.
+ */
+export async function rejectIfAgentInactive(deps: ConfirmationDeps, agentId: string): Promise<number> {
+  if (await agentIsActive(deps.db, agentId)) return 0;
+  const pending = await deps.db.selectFrom('confirmations').select('id').where('status', '=', 'pending').where('agent_id', '=', agentId).execute();
+  let moved = 0;
+  for (const { id } of pending) {
+    if (await rejectForInactiveAgent(deps, id)) moved += 1;
+  }
+  return moved;
+}
+
+/** One confirmation whose agent is disabled: pending → rejected (no-op once decided). */
+export async function rejectForInactiveAgent(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
+  return (await leavePending(deps, id, { status: 'rejected', reason: AGENT_DISABLED_REASON, decidedBy: null }, { beforeDeadline: false }))?.row;
 }
 
 /** It cannot be answered (its announcement failed): pending → expired (no-op once decided). */

@@ -11,6 +11,8 @@ export {
 } from './confirmation-records.js';
 export type { Confirmation, ListQuery } from './confirmation-records.js';
 export {
+  AGENT_DISABLED_REASON,
+  agentIsActive,
   CALLER_GONE_REASON,
   consumeConfirmation,
   decideConfirmation,
@@ -18,6 +20,8 @@ export {
   EXPIRED_REASON,
   expireConfirmation,
   markCallerGone,
+  rejectForInactiveAgent,
+  rejectIfAgentInactive,
   resolvedEvent,
   spendApproval,
   TIMEOUT_REASON,
