@@ -393,18 +393,20 @@ describe('tool lists', () => {
   });
 
   it('drops a provider’s cached list on notifications/tools/list_changed and reflects rule changes at once', async () => {
-    let server: McpServer | undefined;
+    // One McpServer per upstream session: the new tool appears on every one, as a server's tool set
+    // changes for all its sessions (the gateway lists on its own session, calls on the caller's).
+    const servers: McpServer[] = [];
     const growing = await startMcpServer({
       tools: [
         {
           name: 'grow_add',
           handler: async () => {
-            server!.registerTool('grow_new', {}, async () => ({ content: [{ type: 'text', text: 'new' }] }));
+            for (const server of servers) server.registerTool('grow_new', {}, async () => ({ content: [{ type: 'text', text: 'new' }] }));
             return 'added';
           },
         },
       ],
-      setup: (s) => (server = s),
+      setup: (s) => servers.push(s),
     });
     const p = await gw.catalog.providers.create(gw.admin, { name: 'growing', pattern: 'grow_*', endpoint: growing.url, authType: 'none', priority: 3 });
     try {

@@ -15,6 +15,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcResponse,
   type McpUpstreamClient,
+  type UpstreamSession,
 } from '@agentgw/mcp-client';
 import { Hono, type Context } from 'hono';
 import { clientGoneSignal } from '@agentgw/service-kit';
@@ -30,7 +31,7 @@ import {
 } from './mcp-pipeline.js';
 import type { OriginPolicy } from './origins.js';
 import { GATEWAY_RPC } from './rpc-errors.js';
-import { sessionBelongsTo, type SessionClaims, type SessionIdCodec } from './session-ids.js';
+import { sessionBelongsTo, sessionOwner, type SessionClaims, type SessionIdCodec } from './session-ids.js';
 import type { SessionStore } from './session-store.js';
 import { upstreamTarget } from './upstream-targets.js';
 
@@ -235,6 +236,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
         notify,
         confirmationToken: c.req.header('x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
         progressToken: typeof progress === 'string' || typeof progress === 'number' ? progress : null,
+        reauthenticate: () => deps.auth.authenticate(c.req.raw.headers, 'flexible'),
       };
     };
     const shape = (method: string, response: JsonRpcResponse): JsonRpcResponse =>
@@ -337,7 +339,9 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     const version = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_LEGACY_VERSION;
     if (endpoint.kind === 'proxy') await deps.catalog.providers.getFor(principal, endpoint.providerId);
     const { id, claims } = deps.codec.issue(principal, version, scopeOf(endpoint), deps.clock.now());
-    await deps.sessions.create(claims.sid);
+    // Past the caller's cap the least recently used sessions go; their upstream sessions are ended behind the answer.
+    const evicted = await deps.sessions.create(claims.sid, sessionOwner(claims));
+    for (const old of evicted) void closeUpstreams(old.upstreams);
     const result = { protocolVersion: version, capabilities: serverCapabilities(endpoint), serverInfo: SERVER_INFO };
     const response = { jsonrpc: '2.0', id: request.id, result };
     const accept = c.req.header('accept') ?? '';
@@ -434,7 +438,12 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
     const endpoint = endpointOf(c);
     const resolved = await resolveSession(c, principal, endpoint, c.req.header(SESSION_HEADER) ?? null);
     if (resolved.reply) return json(c, resolved.reply);
-    const upstreams = (await deps.sessions.end(resolved.session.claims.sid)) ?? {};
+    await closeUpstreams((await deps.sessions.end(resolved.session.claims.sid)) ?? {});
+    return new Response(null, { status: 204 });
+  }
+
+  /** Ends a gateway session's upstream sessions (DELETE to each provider; never throws). */
+  async function closeUpstreams(upstreams: Record<string, UpstreamSession>): Promise<void> {
     await Promise.all(
       Object.entries(upstreams).map(async ([providerId, upstream]) => {
         const provider = await deps.catalog.providers.get(providerId).catch(() => null);
@@ -449,7 +458,6 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
         await deps.client.close(upstreamTarget(provider, secret, null), upstream);
       }),
     );
-    return new Response(null, { status: 204 });
   }
 
   for (const path of ['/api/v1/mcp/mcp', '/api/v1/mcp-proxy/:providerId/mcp']) {

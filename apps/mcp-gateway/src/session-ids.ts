@@ -66,3 +66,6 @@ export class SessionIdCodec {
 /** Whether `principal` is the one that opened the session (same user, agent and end user). */
 export const sessionBelongsTo = (claims: SessionClaims, principal: Principal): boolean =>
   claims.userId === principal.userId && claims.agentId === principal.agentId && claims.endUserId === principal.endUserId;
+
+/** Whose session it is, for the per-owner cap of the session store (the same triple sessionBelongsTo compares). */
+export const sessionOwner = (claims: SessionClaims): string => JSON.stringify([claims.userId, claims.agentId, claims.endUserId]);

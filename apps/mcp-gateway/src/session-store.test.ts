@@ -1,43 +1,122 @@
+import { randomUUID } from 'node:crypto';
 import { ManualClock } from '@agentgw/core';
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
-import { MemorySessionStore, RedisSessionStore, type SessionStore } from './session-store.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemorySessionStore, RedisSessionStore, type SessionLimits, type SessionStore } from './session-store.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
+const up = (sessionId: string) => ({ protocolVersion: '2025-11-25', sessionId });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function contract(name: string, make: () => { store: SessionStore; expire?: () => void }) {
+/** One contract for both adapters; `make` gets a clock the store reads "now" from. */
+function contract(name: string, make: (clock: ManualClock, limits?: Partial<SessionLimits>) => SessionStore) {
   describe(name, () => {
     it('creates, remembers upstream sessions per provider, ends once, and forgets', async () => {
-      const { store } = make();
-      const sid = `t-${Math.random()}`;
+      const store = make(new ManualClock());
+      const sid = `t-${randomUUID()}`;
       expect(await store.get(sid)).toBeNull();
-      await store.create(sid);
+      expect(await store.create(sid, 'owner-1')).toEqual([]);
       expect(await store.get(sid)).toEqual({});
-      await store.setUpstream(sid, 'p1', { protocolVersion: '2025-11-25', sessionId: 'up-1' });
-      expect(await store.get(sid)).toEqual({ p1: { protocolVersion: '2025-11-25', sessionId: 'up-1' } });
-      expect(await store.end(sid)).toEqual({ p1: { protocolVersion: '2025-11-25', sessionId: 'up-1' } });
+      await store.setUpstream(sid, 'p1', up('up-1'));
+      expect(await store.get(sid)).toEqual({ p1: up('up-1') });
+      expect(await store.end(sid)).toEqual({ p1: up('up-1') });
       expect(await store.get(sid)).toBeNull();
+      expect(await store.end(sid)).toBeNull();
       // An ended session does not come back when a late call stores an upstream session.
       await store.setUpstream(sid, 'p2', { protocolVersion: '2026-07-28', sessionId: null });
       expect(await store.get(sid)).toBeNull();
       await store.close();
     });
+
+    it('keeps at most maxPerOwner sessions per owner: the least recently used is evicted and handed back with its upstreams', async () => {
+      const clock = new ManualClock();
+      const store = make(clock, { maxPerOwner: 3 });
+      const owner = `alice-${randomUUID()}`;
+      const other = `bob-${randomUUID()}`;
+      const sids = Array.from({ length: 5 }, () => randomUUID());
+      for (const sid of sids.slice(0, 3)) {
+        expect(await store.create(sid, owner)).toEqual([]);
+        if (sid === sids[0]) await store.setUpstream(sid, 'p1', up('up-a'));
+        clock.advance(10);
+      }
+      expect(await store.create(`${other}-s`, other)).toEqual([]);
+      // sids[1] is used: sids[0], then sids[2] are now the least recently used.
+      expect(await store.get(sids[1]!)).toEqual({});
+      clock.advance(10);
+      expect(await store.create(sids[3]!, owner)).toEqual([{ sid: sids[0], upstreams: { p1: up('up-a') } }]);
+      expect(await store.get(sids[0]!)).toBeNull();
+      clock.advance(10);
+      expect((await store.create(sids[4]!, owner)).map((e) => e.sid)).toEqual([sids[2]]);
+      for (const sid of [sids[1]!, sids[3]!, sids[4]!, `${other}-s`]) expect(await store.get(sid), sid).toEqual({});
+      // An ended session frees its place.
+      await store.end(sids[1]!);
+      clock.advance(10);
+      expect(await store.create(randomUUID(), owner)).toEqual([]);
+      await store.close();
+    });
   });
 }
 
-contract('MemorySessionStore', () => ({ store: new MemorySessionStore(new ManualClock()) }));
+contract('MemorySessionStore', (clock, limits) => new MemorySessionStore(clock, limits));
 
-describe('MemorySessionStore expiry', () => {
-  it('forgets an idle session after its lifetime', async () => {
+describe('MemorySessionStore lifetime and global bound', () => {
+  it('forgets a session idle for its TTL; every use starts the TTL again', async () => {
     const clock = new ManualClock();
-    const store = new MemorySessionStore(clock, 1_000);
-    await store.create('s');
+    const store = new MemorySessionStore(clock, { idleTtlMs: 1_000 });
+    await store.create('s', 'o');
     clock.advance(999);
     expect(await store.get('s')).toEqual({});
-    clock.advance(2);
+    clock.advance(999);
+    expect(await store.get('s')).toEqual({});
+    clock.advance(1_000);
     expect(await store.get('s')).toBeNull();
+  });
+
+  it('holds at most maxSessions in all: the oldest opened is evicted (expired ones first)', async () => {
+    const clock = new ManualClock();
+    const store = new MemorySessionStore(clock, { maxSessions: 3, idleTtlMs: 1_000 });
+    for (const sid of ['a', 'b', 'c']) await store.create(sid, sid);
+    await store.setUpstream('a', 'p', up('up-a'));
+    expect(await store.create('d', 'd')).toEqual([{ sid: 'a', upstreams: { p: up('up-a') } }]);
+    expect(await store.get('a')).toBeNull();
+    clock.advance(2_000);
+    // b, c, d have expired: swept, nothing live evicted.
+    expect(await store.create('e', 'e')).toEqual([]);
+    expect(await store.get('e')).toEqual({});
   });
 });
 
-if (redisUrl) contract('RedisSessionStore', () => ({ store: new RedisSessionStore(new Redis(redisUrl)) }));
-else describe.skip('RedisSessionStore (set TEST_REDIS_URL)', () => it('skipped', () => undefined));
+if (redisUrl) {
+  const connections: Redis[] = [];
+  afterAll(() => Promise.all(connections.map((r) => r.quit().catch(() => undefined))));
+  const redis = () => {
+    const r = new Redis(redisUrl);
+    connections.push(r);
+    return r;
+  };
+  contract('RedisSessionStore', (clock, limits) => new RedisSessionStore(redis(), limits, clock));
+
+  describe('RedisSessionStore lifetime', () => {
+    it('forgets a session idle for its TTL (key expiry); every use starts the TTL again', async () => {
+      const store = new RedisSessionStore(redis(), { idleTtlMs: 400 });
+      const sid = randomUUID();
+      await store.create(sid, `o-${sid}`);
+      await sleep(250);
+      expect(await store.get(sid)).toEqual({});
+      await sleep(250);
+      expect(await store.get(sid)).toEqual({});
+      await sleep(600);
+      expect(await store.get(sid)).toBeNull();
+    });
+
+    it('after a flush of the scripts (a restarted Redis), loads them again', async () => {
+      const connection = redis();
+      const store = new RedisSessionStore(connection);
+      await connection.script('FLUSH');
+      const sid = randomUUID();
+      await store.create(sid, 'o');
+      expect(await store.get(sid)).toEqual({});
+      await store.end(sid);
+    });
+  });
+} else describe.skip('RedisSessionStore (set TEST_REDIS_URL)', () => it('skipped', () => undefined));

@@ -1,16 +1,24 @@
+import { createHash } from 'node:crypto';
 import type { UpstreamSession } from '@agentgw/mcp-client';
-import type { Clock } from '@agentgw/core';
+import { systemClock, type Clock } from '@agentgw/core';
 import type { Redis } from 'ioredis';
+
+/** A session dropped to make room for a new one: its upstream sessions are to be closed. */
+export interface EvictedSession {
+  sid: string;
+  upstreams: Record<string, UpstreamSession>;
+}
 
 /**
  * Where a gateway session's mutable part lives: that it is still open, and the upstream
  * sessions it opened (one per provider). Redis in distributed mode, so any replica continues
- * any session; a Map in the all-in-one.
+ * any session; a Map in the all-in-one. Sessions are bounded per owner (the principal that
+ * opened them, least recently used out) and expire when idle; a use refreshes them.
  */
 export interface SessionStore {
-  /** Records a new open session. */
-  create(sid: string): Promise<void>;
-  /** The session's upstream sessions by provider id, or null when it is unknown, ended or expired. */
+  /** Records a new open session of `owner`; returns the sessions evicted to make room (close their upstreams). */
+  create(sid: string, owner: string): Promise<EvictedSession[]>;
+  /** The session's upstream sessions by provider id (refreshing its lifetime), or null when it is unknown, ended, evicted or expired. */
   get(sid: string): Promise<Record<string, UpstreamSession> | null>;
   /** Remembers the upstream session opened for a provider (refreshes the session's lifetime). */
   setUpstream(sid: string, providerId: string, session: UpstreamSession): Promise<void>;
@@ -19,18 +27,31 @@ export interface SessionStore {
   close(): Promise<void>;
 }
 
-/** An idle session is forgotten after this long. */
-export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
+/** How long sessions live and how many are kept. */
+export interface SessionLimits {
+  /** An unused session is forgotten after this long (every use starts it again). */
+  idleTtlMs: number;
+  /** Open sessions one owner may hold; opening one more evicts its least recently used. */
+  maxPerOwner: number;
+  /** Open sessions the in-process store holds in all (oldest opened evicted first); Redis relies on the idle TTL. */
+  maxSessions: number;
+}
+
+/** Defaults: 2 h idle, 32 per owner, 100,000 in one process. */
+export const SESSION_LIMITS: Readonly<SessionLimits> = Object.freeze({ idleTtlMs: 2 * 60 * 60 * 1000, maxPerOwner: 32, maxSessions: 100_000 });
 
 const OPEN = '_open';
+const OWNER = '_owner';
 const PROVIDER_PREFIX = 'p:';
+/** At most one full sweep of expired sessions per this long (a full in-process store does not scan on every create). */
+const SWEEP_INTERVAL_MS = 60_000;
 
 function upstreamsOf(fields: Record<string, string>): Record<string, UpstreamSession> {
   const out: Record<string, UpstreamSession> = {};
-  for (const [field, value] of Object.entries(fields)) {
+  for (const field in fields) {
     if (!field.startsWith(PROVIDER_PREFIX)) continue;
     try {
-      out[field.slice(PROVIDER_PREFIX.length)] = JSON.parse(value) as UpstreamSession;
+      out[field.slice(PROVIDER_PREFIX.length)] = JSON.parse(fields[field]!) as UpstreamSession;
     } catch {
       // A corrupt entry is as good as none: the next call opens a fresh upstream session.
     }
@@ -38,94 +59,229 @@ function upstreamsOf(fields: Record<string, string>): Record<string, UpstreamSes
   return out;
 }
 
-/** The single-process store. */
+interface MemoryEntry {
+  fields: Record<string, string>;
+  owner: string;
+  expiresAt: number;
+}
+
+/** The single-process store: a Map in creation order, with each owner's sessions indexed. */
 export class MemorySessionStore implements SessionStore {
-  private readonly sessions = new Map<string, { fields: Record<string, string>; expiresAt: number }>();
+  private readonly sessions = new Map<string, MemoryEntry>();
+  private readonly owners = new Map<string, Set<string>>();
+  private readonly limits: SessionLimits;
+  private sweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly clock: Clock,
-    private readonly ttlMs = SESSION_TTL_MS,
-  ) {}
+    limits: Partial<SessionLimits> = {},
+  ) {
+    this.limits = { ...SESSION_LIMITS, ...limits };
+  }
 
-  private live(sid: string) {
+  private live(sid: string): MemoryEntry | null {
     const entry = this.sessions.get(sid);
     if (!entry) return null;
     if (entry.expiresAt <= this.clock.now().getTime()) {
-      this.sessions.delete(sid);
+      this.drop(sid, entry);
       return null;
     }
     return entry;
   }
 
-  async create(sid: string) {
-    this.sweep();
-    this.sessions.set(sid, { fields: { [OPEN]: '1' }, expiresAt: this.clock.now().getTime() + this.ttlMs });
+  private drop(sid: string, entry: MemoryEntry): EvictedSession {
+    this.sessions.delete(sid);
+    const owned = this.owners.get(entry.owner);
+    owned?.delete(sid);
+    if (owned?.size === 0) this.owners.delete(entry.owner);
+    return { sid, upstreams: upstreamsOf(entry.fields) };
+  }
+
+  async create(sid: string, owner: string) {
+    const now = this.clock.now().getTime();
+    const evicted: EvictedSession[] = [];
+    const owned = this.owners.get(owner) ?? new Set<string>();
+    for (const other of owned) this.live(other);
+    while (owned.size >= this.limits.maxPerOwner) {
+      let oldest: [string, MemoryEntry] | null = null;
+      for (const other of owned) {
+        const entry = this.sessions.get(other)!;
+        if (oldest === null || entry.expiresAt < oldest[1].expiresAt) oldest = [other, entry];
+      }
+      evicted.push(this.drop(...oldest!));
+    }
+    if (this.sessions.size >= this.limits.maxSessions) {
+      if (now - this.sweptAt >= SWEEP_INTERVAL_MS) this.sweep(now);
+      for (const [other, entry] of this.sessions) {
+        if (this.sessions.size < this.limits.maxSessions) break;
+        const dropped = this.drop(other, entry);
+        // An expired session merely goes; a live one is evicted (its upstreams to be closed).
+        if (entry.expiresAt > now) evicted.push(dropped);
+      }
+    }
+    this.sessions.set(sid, { fields: { [OPEN]: '1' }, owner, expiresAt: now + this.limits.idleTtlMs });
+    owned.add(sid);
+    this.owners.set(owner, owned);
+    return evicted;
   }
 
   async get(sid: string) {
     const entry = this.live(sid);
-    return entry ? upstreamsOf(entry.fields) : null;
+    if (!entry) return null;
+    entry.expiresAt = this.clock.now().getTime() + this.limits.idleTtlMs;
+    return upstreamsOf(entry.fields);
   }
 
   async setUpstream(sid: string, providerId: string, session: UpstreamSession) {
     const entry = this.live(sid);
     if (!entry) return;
     entry.fields[PROVIDER_PREFIX + providerId] = JSON.stringify(session);
-    entry.expiresAt = this.clock.now().getTime() + this.ttlMs;
+    entry.expiresAt = this.clock.now().getTime() + this.limits.idleTtlMs;
   }
 
   async end(sid: string) {
     const entry = this.live(sid);
-    this.sessions.delete(sid);
-    return entry ? upstreamsOf(entry.fields) : null;
+    return entry ? this.drop(sid, entry).upstreams : null;
   }
 
   async close() {
     this.sessions.clear();
+    this.owners.clear();
   }
 
-  /** Drops expired sessions now and then, so abandoned ones do not pile up. */
-  private sweep() {
-    if (this.sessions.size < 10_000) return;
-    const now = this.clock.now().getTime();
-    for (const [sid, entry] of this.sessions) if (entry.expiresAt <= now) this.sessions.delete(sid);
+  /** Drops expired sessions (only when the store is full, at most once per SWEEP_INTERVAL_MS). */
+  private sweep(now: number) {
+    this.sweptAt = now;
+    for (const [sid, entry] of this.sessions) if (entry.expiresAt <= now) this.drop(sid, entry);
   }
 }
 
-/** The shared store: one Redis hash per session (`agentgw:mcp-session:<sid>`), expiring when idle. */
+// Scripts, so a session, its owner's index and the eviction change together.
+// create: KEYS session, owner index; ARGV sid, owner, now, ttl, maxPerOwner, session key prefix.
+// Returns [sid, fields, sid, fields, …] of the evicted sessions.
+const CREATE_SCRIPT = `
+redis.call('HSET', KEYS[1], '${OPEN}', '1', '${OWNER}', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (tonumber(ARGV[3]) - tonumber(ARGV[4])))
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+local evicted = {}
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[5])
+if over > 0 then
+  for _, victim in ipairs(redis.call('ZRANGE', KEYS[2], 0, over - 1)) do
+    local key = ARGV[6] .. victim
+    table.insert(evicted, victim)
+    table.insert(evicted, redis.call('HGETALL', key))
+    redis.call('DEL', key)
+    redis.call('ZREM', KEYS[2], victim)
+  end
+end
+return evicted`;
+// get: KEYS session; ARGV sid, now, ttl, owner index prefix. Refreshes the session and its place in its owner's index.
+const GET_SCRIPT = `
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then return fields end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+for i = 1, #fields, 2 do
+  if fields[i] == '${OWNER}' then
+    local index = ARGV[4] .. fields[i + 1]
+    redis.call('ZADD', index, 'XX', ARGV[2], ARGV[1])
+    redis.call('PEXPIRE', index, ARGV[3])
+  end
+end
+return fields`;
+// end: KEYS session; ARGV sid, owner index prefix. Returns the session's fields.
+const END_SCRIPT = `
+local fields = redis.call('HGETALL', KEYS[1])
+redis.call('DEL', KEYS[1])
+for i = 1, #fields, 2 do
+  if fields[i] == '${OWNER}' then redis.call('ZREM', ARGV[2] .. fields[i + 1], ARGV[1]) end
+end
+return fields`;
+// setUpstream: KEYS session; ARGV sid, field, value, now, ttl, owner index prefix. Only while the session exists.
+const SET_UPSTREAM_SCRIPT = `
+local owner = redis.call('HGET', KEYS[1], '${OWNER}')
+if not owner then return 0 end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('ZADD', ARGV[6] .. owner, 'XX', ARGV[4], ARGV[1])
+return 1`;
+
+/** A Lua script run by its SHA (EVALSHA), sent whole only when Redis does not know it yet. */
+class RedisScript {
+  private readonly sha: string;
+
+  constructor(private readonly lua: string) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  async run(redis: Redis, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return redis.eval(this.lua, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+const createScript = new RedisScript(CREATE_SCRIPT);
+const getScript = new RedisScript(GET_SCRIPT);
+const endScript = new RedisScript(END_SCRIPT);
+const setUpstreamScript = new RedisScript(SET_UPSTREAM_SCRIPT);
+
+const SESSION_PREFIX = 'agentgw:mcp-session:';
+const OWNER_PREFIX = 'agentgw:mcp-sessions-of:';
+
+/** Redis answers a hash as a flat [field, value, …] list inside scripts. */
+function hashOf(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i]!] = flat[i + 1]!;
+  return out;
+}
+
+/**
+ * The shared store: one Redis hash per session (`agentgw:mcp-session:<sid>`, expiring when idle)
+ * and one sorted set per owner (`agentgw:mcp-sessions-of:<owner>`, sids by last use) for the cap.
+ */
 export class RedisSessionStore implements SessionStore {
+  private readonly limits: SessionLimits;
+
   constructor(
     private readonly redis: Redis,
-    private readonly ttlMs = SESSION_TTL_MS,
-  ) {}
+    limits: Partial<SessionLimits> = {},
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.limits = { ...SESSION_LIMITS, ...limits };
+  }
 
-  private key = (sid: string) => `agentgw:mcp-session:${sid}`;
-
-  async create(sid: string) {
-    await this.redis.multi().hset(this.key(sid), OPEN, '1').pexpire(this.key(sid), this.ttlMs).exec();
+  async create(sid: string, owner: string) {
+    const now = String(this.clock.now().getTime());
+    const ttl = String(this.limits.idleTtlMs);
+    const keys = [SESSION_PREFIX + sid, OWNER_PREFIX + owner];
+    const flat = (await createScript.run(this.redis, keys, [sid, owner, now, ttl, String(this.limits.maxPerOwner), SESSION_PREFIX])) as (string | string[])[];
+    const evicted: EvictedSession[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const fields = hashOf(flat[i + 1] as string[]);
+      if (fields[OPEN] !== undefined) evicted.push({ sid: flat[i] as string, upstreams: upstreamsOf(fields) });
+    }
+    return evicted;
   }
 
   async get(sid: string) {
-    const fields = await this.redis.hgetall(this.key(sid));
+    const flat = (await getScript.run(this.redis, [SESSION_PREFIX + sid], [sid, String(this.clock.now().getTime()), String(this.limits.idleTtlMs), OWNER_PREFIX])) as string[];
+    const fields = hashOf(flat);
     return fields[OPEN] === undefined ? null : upstreamsOf(fields);
   }
 
   async setUpstream(sid: string, providerId: string, session: UpstreamSession) {
     // Only while the session exists: an ended session must not come back to life.
-    const key = this.key(sid);
-    await this.redis.eval(
-      "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]); redis.call('PEXPIRE', KEYS[1], ARGV[4]) end return 1",
-      1,
-      key,
-      OPEN,
-      PROVIDER_PREFIX + providerId,
-      JSON.stringify(session),
-      String(this.ttlMs),
-    );
+    const now = String(this.clock.now().getTime());
+    await setUpstreamScript.run(this.redis, [SESSION_PREFIX + sid], [sid, PROVIDER_PREFIX + providerId, JSON.stringify(session), now, String(this.limits.idleTtlMs), OWNER_PREFIX]);
   }
 
   async end(sid: string) {
-    const [[, fields]] = (await this.redis.multi().hgetall(this.key(sid)).del(this.key(sid)).exec()) as [[Error | null, Record<string, string>]];
+    const fields = hashOf((await endScript.run(this.redis, [SESSION_PREFIX + sid], [sid, OWNER_PREFIX])) as string[]);
     return fields[OPEN] === undefined ? null : upstreamsOf(fields);
   }
 
