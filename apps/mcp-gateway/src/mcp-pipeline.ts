@@ -16,6 +16,7 @@ import {
   type UpstreamSession,
 } from '@agentgw/mcp-client';
 import { LIST_METHODS, type ListItem, type ListKind, type ProviderLists } from './provider-lists.js';
+import { addressableProvider, recheckReleasedCall, type Reauthenticate, type Release } from './released-call-check.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
 import type { SessionClaims } from './session-ids.js';
 import type { SessionStore } from './session-store.js';
@@ -42,6 +43,8 @@ export interface McpRequestContext {
   confirmationToken: string | null;
   /** The request's `_meta.progressToken`, for progress notifications while a call is held. */
   progressToken: string | number | null;
+  /** Authenticates the request's credentials again: a held call is re-checked once released. */
+  reauthenticate: Reauthenticate;
 }
 
 /** What the pipeline works with: the catalog's cached reads, the upstream client and the side effects (audit, hold, sessions). */
@@ -296,14 +299,23 @@ export class McpPipeline {
     }
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.record(() => this.deps.audit.open({ ...base, status: 'pending' }));
+    let target = { provider, ctx };
     if (decision.action === 'require_confirmation' || agent?.requireConfirmation) {
-      await this.hold(ctx, opened, { auditId, agentId: principal.agentId, userId: principal.userId, endUserId: principal.endUserId, tenantId: principal.tenantId, providerId: provider.id, toolName: name, arguments: args as Record<string, unknown>, risk: decision.risk });
+      const confirmedBy = await this.hold(ctx, opened, { auditId, agentId: principal.agentId, userId: principal.userId, endUserId: principal.endUserId, tenantId: principal.tenantId, providerId: provider.id, toolName: name, arguments: args as Record<string, unknown>, risk: decision.risk });
+      const release = await this.recheck(ctx, provider.id, name, fixed !== undefined);
+      if (!release.ok) {
+        await Promise.all([opened, this.record(() => this.deps.audit.update(auditId, { status: 'rejected', confirmedBy, error: release.reason }))]);
+        throw denied(release.reason, decision.risk, auditId);
+      }
+      void this.record(() => this.deps.audit.update(auditId, { status: 'confirmed', confirmedBy }));
+      // The signal was read by the hold already, so copying the context creates nothing new.
+      target = { provider: release.provider, ctx: { ...ctx, principal: release.principal } };
     }
     // 5. Forward and audit the outcome.
     const started = this.deps.clock.now().getTime();
     const duration = () => this.deps.clock.now().getTime() - started;
     try {
-      const result = await this.forward(provider, 'tools/call', params, ctx);
+      const result = await this.forward(target.provider, 'tools/call', params, target.ctx);
       await Promise.all([opened, this.record(() => this.deps.audit.update(auditId, { status: result.isError === true ? 'failed' : 'completed', result, duration: duration() }))]);
       return result;
     } catch (err) {
@@ -313,12 +325,24 @@ export class McpPipeline {
     }
   }
 
-  /** Holds a require_confirmation call until a human decides; returns when confirmed, throws otherwise. */
-  private async hold(ctx: McpRequestContext, opened: Promise<void>, call: HeldCall): Promise<void> {
-    if (ctx.confirmationToken !== null && (await this.deps.gate.redeem(ctx.confirmationToken, call))) {
-      void this.record(() => this.deps.audit.update(call.auditId, { status: 'confirmed' }));
-      return;
-    }
+  /**
+   * The kill switch and the policy for a call a human released: re-run against what holds now
+   * (the proxy's provider by id, else the route in the caller's routing set).
+   */
+  private recheck(ctx: McpRequestContext, providerId: string, toolName: string, fixed: boolean): Promise<Release> {
+    const { catalog } = this.deps;
+    return recheckReleasedCall(catalog, {
+      principal: ctx.principal,
+      reauthenticate: ctx.reauthenticate,
+      providerId,
+      toolName,
+      locate: async (principal) => (fixed ? addressableProvider(catalog, principal, providerId) : catalog.providers.route(toolName, await this.routingSet(principal, ctx.endpoint))),
+    });
+  }
+
+  /** Holds a require_confirmation call until a human decides; returns who confirmed (null for a redeemed token), throws otherwise. */
+  private async hold(ctx: McpRequestContext, opened: Promise<void>, call: HeldCall): Promise<string | null> {
+    if (ctx.confirmationToken !== null && (await this.deps.gate.redeem(ctx.confirmationToken, call))) return null;
     const { progressToken } = ctx;
     const outcome = await this.deps.gate.hold(call, {
       signal: ctx.signal,
@@ -332,8 +356,7 @@ export class McpPipeline {
     });
     switch (outcome.decision) {
       case 'confirmed':
-        void this.record(() => this.deps.audit.update(call.auditId, { status: 'confirmed', confirmedBy: outcome.confirmedBy }));
-        return;
+        return outcome.confirmedBy;
       case 'expired':
         throw new ClientGone();
       default:

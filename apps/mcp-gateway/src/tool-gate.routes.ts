@@ -72,7 +72,11 @@ export function toolGateRoutes(deps: { auth: AuthService; toolGate: ToolGate }):
   app.openapi(evaluateRoute, async (c) => {
     const connection = clientGoneSignal(c);
     const answer = await deps.toolGate
-      .evaluate(c.var.principal, c.req.valid('json'), { signal: connection.signal, confirmationToken: c.req.header('x-confirmation-token') ?? null })
+      .evaluate(c.var.principal, c.req.valid('json'), {
+        signal: connection.signal,
+        confirmationToken: c.req.header('x-confirmation-token') ?? null,
+        reauthenticate: () => deps.auth.authenticate(c.req.raw.headers, 'flexible'),
+      })
       .finally(connection.dispose);
     // The caller left while the call was held: nobody reads this.
     if (answer === null) return c.json({ code: 'CLIENT_CLOSED', message: 'The caller went away' }, 400) as never;

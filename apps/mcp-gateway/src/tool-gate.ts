@@ -3,6 +3,7 @@ import type { AuditOpenEntry, AuditTrail } from '@agentgw/audit';
 import type { Catalog } from '@agentgw/catalog';
 import type { AuditIdSigner } from './audit-ids.js';
 import { OUTSIDE_PATTERN } from './mcp-pipeline.js';
+import { addressableProvider, recheckReleasedCall, type Reauthenticate } from './released-call-check.js';
 import { ForbiddenError, matchGlob, NotFoundError, type AuditStatus, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
 
 /** The tool gate's answer: the spec's five decisions, always with the audit id. */
@@ -35,7 +36,7 @@ export class ToolGate {
   async evaluate(
     principal: Principal,
     input: { toolName: string; providerId: string; params: Record<string, unknown> },
-    options: { signal: AbortSignal; confirmationToken: string | null },
+    options: { signal: AbortSignal; confirmationToken: string | null; reauthenticate: Reauthenticate },
   ): Promise<GateAnswer | null> {
     const { catalog } = this.deps;
     let requireConfirmation = false;
@@ -96,15 +97,25 @@ export class ToolGate {
       arguments: input.params,
       risk: decision.risk,
     };
-    if (options.confirmationToken !== null && (await this.deps.gate.redeem(options.confirmationToken, held))) {
-      await this.update(auditId, { status: 'confirmed' });
-      return { auditId, decision: 'confirmed', risk: decision.risk, confirmedBy: null };
-    }
-    const outcome = await this.deps.gate.hold(held, { signal: options.signal });
+    const redeemed = options.confirmationToken !== null && (await this.deps.gate.redeem(options.confirmationToken, held));
+    const outcome = redeemed ? ({ decision: 'confirmed', confirmedBy: null } as const) : await this.deps.gate.hold(held, { signal: options.signal });
     switch (outcome.decision) {
-      case 'confirmed':
+      case 'confirmed': {
+        // Released: the kill switch and the policy again, as they stand now.
+        const release = await recheckReleasedCall(catalog, {
+          principal,
+          reauthenticate: options.reauthenticate,
+          providerId: provider.id,
+          toolName: input.toolName,
+          locate: (fresh) => addressableProvider(catalog, fresh, provider.id),
+        });
+        if (!release.ok) {
+          await this.update(auditId, { status: 'rejected', confirmedBy: outcome.confirmedBy, error: release.reason });
+          return { auditId, decision: 'denied', risk: decision.risk, reason: release.reason };
+        }
         await this.update(auditId, { status: 'confirmed', confirmedBy: outcome.confirmedBy });
         return { auditId, decision: 'confirmed', risk: decision.risk, confirmedBy: outcome.confirmedBy };
+      }
       case 'expired':
         return null;
       default:
