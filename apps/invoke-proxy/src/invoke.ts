@@ -51,11 +51,8 @@ export async function invokeAgent(deps: InvokeDeps, req: InvokeRequest): Promise
   // Bound to this agent and end user: the runtime presents it (with X-Agent-Id) when it calls
   // the gateway back, so its tool calls run as the real end user.
   const sessionToken = await deps.sessionTokens.tokenFor({
-    endUserId: user.endUserId,
-    email: principal.email,
-    roles: principal.roles,
-    tenantId: user.tenantId,
-    agentId: agent.id,
+    endUser: { id: user.endUserId, email: principal.email, roles: principal.roles, tenantId: user.tenantId },
+    agent,
     requestId,
   });
   const headers = upstreamHeaders(req.headers, {

@@ -31,7 +31,9 @@ export {
 export type { TenantFilter } from './tenancy.js';
 export { ASYMMETRIC_ALGORITHMS, parseDuration, type TokenType } from './jwt.js';
 export {
+  ADMIN_CLASS_ROLES,
   SESSION_TOKEN_LIFETIME_SECONDS,
+  sessionRoles,
   type SessionClaims,
   type SessionTokenInput,
 } from './session-token.js';

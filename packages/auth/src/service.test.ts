@@ -495,6 +495,24 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       ).toBe('401 UNAUTHORIZED');
     });
 
+    it('never lends admin-class roles: stripped when issued, and from tokens signed before that rule', async () => {
+      const input = { endUserId: users.rootA.id, email: users.rootA.email, tenantId: 'A', agentId: agents.a.id, requestId: 'req_admin' };
+      const issued = await auth.issueSessionToken({ ...input, roles: ['admin', 'tenant_admin', 'agent_creator'] });
+      const principal = await flexible({ 'x-gateway-session-token': issued.token, 'x-agent-id': agents.a.id });
+      expect(principal).toMatchObject({ via: 'session_token', userId: users.rootA.id, roles: ['agent_creator'], tenantId: 'A' });
+      expect(principal.permissions.has('provider:update')).toBe(false);
+      // A token carrying `admin`, signed the old way straight with the gateway's key.
+      const { endUserId, ...claims } = { ...input, roles: ['admin'] };
+      const legacy = await new SignJWT({ ...claims, tt: 'session' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(endUserId)
+        .setIssuer(testConfig().JWT_ISSUER)
+        .setIssuedAt(Math.floor(clock.now().getTime() / 1000))
+        .setExpirationTime(Math.floor(clock.now().getTime() / 1000) + 600)
+        .sign(new TextEncoder().encode(testConfig().JWT_SECRET));
+      expect(await flexible({ 'x-gateway-session-token': legacy, 'x-agent-id': agents.a.id })).toMatchObject({ roles: [], tenantId: 'A' });
+    });
+
     it('refuses a login token presented as a session token, and an expired one', async () => {
       const login = await loginToken(users.alice);
       expect(await rejection(flexible({ 'x-gateway-session-token': login, 'x-agent-id': agents.a.id }))).toBe('401 INVALID_TOKEN');

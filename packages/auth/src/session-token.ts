@@ -18,6 +18,12 @@ export interface SessionTokenInput {
 
 export type SessionClaims = SessionTokenInput;
 
+/** Roles that manage other people's resources: an agent acting for its end user never borrows them. */
+export const ADMIN_CLASS_ROLES: readonly RoleName[] = ['admin', 'tenant_admin'];
+
+/** The end user's roles a session token may carry (admin-class roles removed). */
+export const sessionRoles = (roles: readonly RoleName[]): RoleName[] => roles.filter((role) => !ADMIN_CLASS_ROLES.includes(role));
+
 const claimsSchema = z.object({
   sub: z.string().min(1),
   email: z.string().nullable(),
@@ -31,8 +37,8 @@ export async function issueSessionToken(
   codec: JwtCodec,
   input: SessionTokenInput,
 ): Promise<{ token: string; expiresIn: number }> {
-  const { endUserId, ...rest } = input;
-  const token = await codec.sign('session', { sub: endUserId, ...rest }, SESSION_TOKEN_LIFETIME_SECONDS);
+  const { endUserId, roles, ...rest } = input;
+  const token = await codec.sign('session', { sub: endUserId, roles: sessionRoles(roles), ...rest }, SESSION_TOKEN_LIFETIME_SECONDS);
   return { token, expiresIn: SESSION_TOKEN_LIFETIME_SECONDS };
 }
 
@@ -48,5 +54,6 @@ export async function verifySessionToken(
   if (claims.agentId !== presenter.agentId) {
     throw new UnauthorizedError('Session token was issued for another agent', 'INVALID_TOKEN');
   }
-  return { endUserId: sub, ...claims };
+  // Tokens signed before admin-class roles were left out still lend none of them.
+  return { endUserId: sub, ...claims, roles: sessionRoles(claims.roles) };
 }
