@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanEnv, GATEWAY_BIN, run, startServer, type Server } from './test-cli-process.js';
 
@@ -97,6 +98,35 @@ describe('gateway start', () => {
     expect(result.stderr).not.toMatch(NO_STACK);
     expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
   }, 60_000);
+});
+
+describe('pnpm start', () => {
+  const APP_DIR = fileURLToPath(new URL('..', import.meta.url));
+  const pnpmStart = () =>
+    startServer(['start', '--data-dir', join(dir, 'data'), '--port', '0'], {
+      command: 'pnpm',
+      detached: true,
+      cwd: APP_DIR,
+      env: cleanEnv(),
+      ready: LISTENING,
+      timeoutMs: 120_000,
+    });
+
+  // The script used to run the gateway under `sh -c '… && node …'`: the shell died of the signal
+  // (pnpm: ELIFECYCLE, exit 130/143) and on a SIGTERM to pnpm alone the gateway was left running.
+  it.each([
+    ['Ctrl-C (SIGINT to the process group)', 'SIGINT', true],
+    ['SIGTERM to pnpm alone', 'SIGTERM', false],
+  ] as const)('ends quietly with exit 0 on %s, the gateway stopped with it', async (_name, signal, group) => {
+    server = await pnpmStart();
+    const health = `http://127.0.0.1:${server.port}/health`;
+    expect((await fetch(health)).status).toBe(200);
+    const stopped = await server.stop(signal, { group });
+    server = undefined;
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).not.toMatch(/ELIFECYCLE|Command failed/);
+    await expect(fetch(health)).rejects.toThrow();
+  }, 180_000);
 });
 
 describe('gateway init', () => {

@@ -41,16 +41,27 @@ function finished(child: ChildProcess, timeoutMs: number): Promise<Finished> {
 export interface Server {
   port: number;
   output(): string;
-  /** SIGTERM, then the exit result (graceful shutdown exits 0). */
-  stop(): Promise<Finished>;
+  /**
+   * `signal` (SIGTERM by default) to the process, or with `group` to its whole process group as
+   * a terminal's Ctrl-C does (needs `detached`), then the exit result (graceful shutdown exits 0).
+   */
+  stop(signal?: NodeJS.Signals, options?: { group?: boolean }): Promise<Finished>;
 }
 
-/** Starts a long-running process and waits until `ready` matches its stdout; the first group is the port. */
+/**
+ * Starts a long-running process (node with `args`, or `command`) and waits until `ready` matches
+ * its stdout; the first group is the port. `detached` puts it in a process group of its own.
+ */
 export function startServer(
   args: string[],
-  options: { cwd: string; env: Record<string, string>; ready: RegExp; timeoutMs?: number },
+  options: { cwd: string; env: Record<string, string>; ready: RegExp; timeoutMs?: number; command?: string; detached?: boolean },
 ): Promise<Server> {
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(options.command ?? process.execPath, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached,
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -70,8 +81,11 @@ export function startServer(
       resolve({
         port: Number(match[1]),
         output: () => out,
-        stop: async () => {
-          if (child.exitCode === null) child.kill('SIGTERM');
+        stop: async (signal = 'SIGTERM', { group = false } = {}) => {
+          if (child.exitCode === null) {
+            if (group) process.kill(-child.pid!, signal);
+            else child.kill(signal);
+          }
           return exited;
         },
       });

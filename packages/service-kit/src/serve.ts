@@ -38,7 +38,7 @@ export async function serve(app: { fetch(request: Request): Response | Promise<R
     s.once('error', reject);
   });
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port, hostname: options.hostname ?? '0.0.0.0' }, 'listening');
+  logger.info({ port, address: options.hostname ?? '0.0.0.0' }, 'listening'); // pino's own `hostname` is the machine's
 
   let stopping: Promise<void> | undefined;
   const shutdown = (): Promise<void> => {
@@ -68,7 +68,12 @@ export async function serve(app: { fetch(request: Request): Response | Promise<R
   };
 
   if (options.handleSignals ?? true) {
+    let received = false;
     const onSignal = (signal: NodeJS.Signals) => {
+      // Ctrl-C under `pnpm start` arrives twice (the terminal's, then pnpm's forwarded copy): a
+      // repeat must not kill the shutdown under way with the default handler (exit 130).
+      if (received) return void logger.debug({ signal }, 'signal received again; already shutting down');
+      received = true;
       logger.info({ signal }, 'signal received');
       shutdown().then(
         () => process.exit(0),
@@ -78,8 +83,8 @@ export async function serve(app: { fetch(request: Request): Response | Promise<R
         },
       );
     };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   }
   return { port, server, shutdown };
 }
