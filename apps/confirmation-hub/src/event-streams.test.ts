@@ -14,6 +14,9 @@ const viewers: Record<string, Viewer> = {
   creator: { userId: 'creator', roles: ['agent_creator'], tenantId: 'acme' },
 };
 
+/** An expiry far enough away not to matter in a test. */
+const later = () => new Date(Date.now() + 3_600_000);
+
 const payload = (parties: Pick<ConfirmationPayload, 'userId' | 'endUserId' | 'tenantId'>, id: string): ConfirmationPayload => ({
   id,
   tool: { name: 't', arguments: {} },
@@ -41,7 +44,7 @@ async function drain(stream: ReadableStream<Uint8Array>): Promise<string> {
 describe('EventStreams', () => {
   it('delivers each event to exactly the viewers the visibility rule lets see it', async () => {
     const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger() });
-    const open = Object.entries(viewers).map(([name, viewer]) => ({ name, viewer, stream: streams.open(viewer, new AbortController().signal).stream }));
+    const open = Object.entries(viewers).map(([name, viewer]) => ({ name, viewer, stream: streams.open(viewer, new AbortController().signal, later()).stream }));
     const cases = [
       { userId: 'bob', endUserId: 'alice', tenantId: 'acme' },
       { userId: 'alice', endUserId: 'alice', tenantId: null },
@@ -67,9 +70,9 @@ describe('EventStreams', () => {
 
   it('cuts off a client that does not read, and forgets streams whose request ended', async () => {
     const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger(), maxBufferedBytes: 4_096 });
-    const stalled = streams.open(viewers.alice!, new AbortController().signal);
+    const stalled = streams.open(viewers.alice!, new AbortController().signal, later());
     const leaving = new AbortController();
-    streams.open(viewers.bob!, leaving.signal);
+    streams.open(viewers.bob!, leaving.signal, later());
     expect(streams.size).toBe(2);
     leaving.abort();
     expect(streams.size).toBe(1);
@@ -77,6 +80,30 @@ describe('EventStreams', () => {
     for (let i = 0; i < 100; i++) streams.deliverRequired({ ...payload(big, `c${i}`), tool: { name: 't', arguments: { pad: 'x'.repeat(500) } } });
     expect(streams.size).toBe(0);
     await expect(stalled.stream.getReader().read()).rejects.toThrow(/too slow/);
+    streams.stop();
+  });
+
+  it("ends a user's streams on closeUser (others stay), and a stream when its token expires", async () => {
+    const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger() });
+    const alice = [streams.open(viewers.alice!, new AbortController().signal, later()), streams.open(viewers.alice!, new AbortController().signal, later())];
+    const bob = streams.open(viewers.bob!, new AbortController().signal, later());
+    streams.closeUser('alice');
+    expect(streams.size).toBe(1);
+    streams.deliverRequired(payload({ userId: 'alice', endUserId: 'alice', tenantId: 'acme' }, 'after'));
+    for (const { stream } of alice) {
+      const text = await drain(stream);
+      expect(text).toContain('event: connected');
+      expect(text).not.toContain('after');
+    }
+    const short = streams.open(viewers.carol!, new AbortController().signal, new Date(Date.now() + 150));
+    expect(streams.size).toBe(2);
+    const reader = short.stream.getReader();
+    expect((await reader.read()).done).toBe(false);
+    const started = Date.now();
+    expect((await reader.read()).done).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(streams.size).toBe(1);
+    await bob.stream.cancel();
     streams.stop();
   });
 

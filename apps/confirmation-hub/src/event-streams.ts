@@ -17,9 +17,14 @@ interface Connection {
   viewer: Viewer;
   controller: ReadableStreamDefaultController<Uint8Array>;
   closed: boolean;
+  /** Ends the stream when the token it was opened with expires. */
+  expiry: NodeJS.Timeout | undefined;
 }
 
 const DEFAULT_MAX_STREAMS_PER_USER = 16;
+
+/** Longest delay setTimeout honours (about 24.8 days); a later expiry is re-armed from there. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const encoder = new TextEncoder();
 
@@ -72,10 +77,11 @@ export class EventStreams {
   }
 
   /**
-   * Opens a stream for `viewer`; `connected` is its first event. `signal` (the request's) and
-   * the client closing the response both end it.
+   * Opens a stream for `viewer`; `connected` is its first event. `signal` (the request's), the
+   * client closing the response, `until` (the expiry of the token it was opened with) and
+   * `closeUser` end it: a stream never outlives the credential that opened it.
    */
-  open(viewer: Viewer, signal: AbortSignal): { stream: ReadableStream<Uint8Array>; send: (frame: Uint8Array) => void } {
+  open(viewer: Viewer, signal: AbortSignal, until: Date): { stream: ReadableStream<Uint8Array>; send: (frame: Uint8Array) => void } {
     if (this.stopped) throw new Error('event streams are stopped');
     const limit = this.options.maxStreamsPerUser ?? DEFAULT_MAX_STREAMS_PER_USER;
     if (viewer.userId !== null && (this.byUser.get(viewer.userId)?.size ?? 0) >= limit) {
@@ -85,7 +91,7 @@ export class EventStreams {
     const stream = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
-          connection = { viewer, controller, closed: false };
+          connection = { viewer, controller, closed: false, expiry: undefined };
         },
         cancel: () => this.remove(connection),
       },
@@ -93,6 +99,7 @@ export class EventStreams {
     );
     this.add(connection);
     signal.addEventListener('abort', () => this.remove(connection), { once: true });
+    this.endAt(connection, until);
     this.write(connection, sseFrame('connected', this.nextId(), { userId: viewer.userId, timestamp: this.options.clock.now().toISOString() }));
     return { stream, send: (frame) => this.write(connection, frame) };
   }
@@ -108,6 +115,14 @@ export class EventStreams {
     this.broadcast(event, sseFrame('CONFIRMATION_RESOLVED', this.nextId(), data));
   }
 
+  /**
+   * Ends every stream `userId` holds on this replica (its roles, tenant, password or existence
+   * changed): what it may see is decided again when the client reconnects and authenticates.
+   */
+  closeUser(userId: string): void {
+    for (const connection of [...(this.byUser.get(userId) ?? [])]) this.end(connection);
+  }
+
   /** Starts the heartbeat timer. */
   start(): void {
     this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs);
@@ -118,14 +133,28 @@ export class EventStreams {
     this.stopped = true;
     clearInterval(this.heartbeat);
     this.heartbeat = undefined;
-    for (const connection of [...this.all]) {
-      this.remove(connection);
-      try {
-        connection.controller.close();
-      } catch {
-        // Already errored or cancelled by its client.
-      }
+    for (const connection of [...this.all]) this.end(connection);
+  }
+
+  /** Closes a stream from this side: the client sees the end of the response. */
+  private end(connection: Connection): void {
+    this.remove(connection);
+    try {
+      connection.controller.close();
+    } catch {
+      // Already errored or cancelled by its client.
     }
+  }
+
+  /** Arms the stream's end at `until` (re-armed past setTimeout's limit). */
+  private endAt(connection: Connection, until: Date): void {
+    const delay = until.getTime() - this.options.clock.now().getTime();
+    if (delay <= 0) {
+      this.end(connection);
+      return;
+    }
+    connection.expiry = setTimeout(() => this.endAt(connection, until), Math.min(delay, MAX_TIMER_MS));
+    connection.expiry.unref();
   }
 
   private beat(): void {
@@ -171,6 +200,7 @@ export class EventStreams {
   private remove(connection: Connection): void {
     if (connection.closed) return;
     connection.closed = true;
+    clearTimeout(connection.expiry);
     const { viewer } = connection;
     this.all.delete(connection);
     this.admins.delete(connection);

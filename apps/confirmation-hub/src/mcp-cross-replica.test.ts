@@ -34,6 +34,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   let providerId: string;
   let adminId: string;
   let gateways: [ReplicaProcess, ReplicaProcess];
+  let adminUrl: string;
   /** POST to admin-api as the admin. */
   let post: (path: string, body: unknown) => Promise<Json>;
   let shortDeadlineGateway: ReplicaProcess;
@@ -68,6 +69,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     gateways = [g1!, g2!];
     shortDeadlineGateway = g3!;
     hubs = [h1!, h2!];
+    adminUrl = admin!.url;
 
     auth = await createAuth({ config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }), db: database.handle.db, bus: new MemoryEventBus() });
     const adminUser = await createUser({ db: database.handle.db }, { email: `admin-${Date.now()}@example.test`, roles: ['admin'] });
@@ -274,6 +276,25 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
       expect(((await res.json()) as Json).data).toMatchObject({ status: 'rejected', reason: 'The agent that made this call is disabled.' });
       expect((await answer(hub, pending.id, 'confirm')).status).toBe(409);
     }
+  });
+
+  it('a user deleted through admin-api: their streams on both hubs end, and reconnecting is refused', async () => {
+    const user = await createUser({ db: database.handle.db }, { email: `doomed-${Date.now()}@example.test`, roles: ['tenant_admin'], tenantId: null });
+    const token = await auth.signUserToken(user);
+    const open = async (hub: ReplicaProcess) => {
+      const reader = new SseEventReader(await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${token}` } }));
+      expect((await reader.next())?.event).toBe('connected');
+      return reader;
+    };
+    const readers = await Promise.all(hubs.map(open));
+    const res = await fetch(`${adminUrl}/api/v1/admin/users/${user.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${adminToken}` } });
+    expect(res.status).toBe(200);
+    for (const reader of readers) {
+      let event;
+      do event = await reader.next(5_000);
+      while (event !== null);
+    }
+    for (const hub of hubs) expect((await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
   });
 
   it('held on gateway 2, rejected through hub A: a JSON-RPC error with HTTP 403', async () => {

@@ -1,7 +1,9 @@
+import { createAuth } from '@agentgw/auth';
+import { MemoryEventBus } from '@agentgw/core';
 import { serve, type RunningServer } from '@agentgw/service-kit';
+import { createUser, SseEventReader, tokenFor, type SseEvent } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHub, type Caller, type HubFixture } from './hub-fixture.js';
-import { SseEventReader, type SseEvent } from '@agentgw/testkit';
 
 // Event payloads are whatever JSON the stream sent; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -128,6 +130,62 @@ describe('SSE stream over a real HTTP server', () => {
     expect(body.data.find((p: Json) => p.id === id)).toMatchObject({ tool: { name: 'polled_tool', arguments: expect.any(Object) }, risk: { level: 'high' } });
     const other = (await (await fetch(`${base}/api/v1/stream/pending`, { headers: { authorization: `Bearer ${hub.globexAdmin.token}` } })).json()) as Json;
     expect(other.data.map((p: Json) => p.id)).not.toContain(id);
+  });
+
+  /** Every event until the server ends the stream; throws when it is still open after `withinMs`. */
+  async function untilEnd(reader: SseEventReader, withinMs: number): Promise<SseEvent[]> {
+    const seen: SseEvent[] = [];
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      const event = await reader.next(Math.max(1, deadline - Date.now()));
+      if (event === null) return seen;
+      seen.push(event);
+    }
+  }
+
+  /** A fresh tenant admin of acme (sees every acme confirmation), with a login token. */
+  async function acmeTenantAdmin(): Promise<Caller> {
+    const user = await createUser(hub.deps, { email: `revoked-${Date.now()}-${Math.random()}@example.test`, roles: ['tenant_admin'], tenantId: 'acme' });
+    return { id: user.id, token: await tokenFor(hub.deps, user) };
+  }
+
+  it.each([
+    ['demoted', (id: string) => hub.deps.db.updateTable('users').set({ roles: [] }).where('id', '=', id).execute()],
+    ['deleted', (id: string) => hub.deps.db.deleteFrom('users').where('id', '=', id).execute()],
+  ] as const)('a %s user: their open streams end at user.changed and deliver nothing after it', async (_what, change) => {
+    const victim = await acmeTenantAdmin();
+    const streams = [(await connect(victim)).reader, (await connect(victim)).reader];
+    const bystander = (await connect(hub.acmeAdmin)).reader;
+    const before = await hub.hold({ toolName: 'before_change' });
+    for (const reader of streams) expect((await reader.nextOf('CONFIRMATION_REQUIRED')).data).toMatchObject({ id: before.id });
+
+    await change(victim.id);
+    await hub.deps.bus.publish('user.changed', { userId: victim.id });
+    const after = await hub.hold({ toolName: 'after_change' });
+    for (const reader of streams) {
+      const rest = await untilEnd(reader, 2_000);
+      expect(rest.map((e) => (e.data as Json).id)).not.toContain(after.id);
+    }
+    // Others keep their streams and hear it.
+    expect((await bystander.nextOf('CONFIRMATION_REQUIRED', 5_000, (d) => (d as Json).id === after.id)).data).toMatchObject({ tool: { name: 'after_change' } });
+    // Reconnecting authenticates again: the deleted user is refused, the demoted one sees no acme call.
+    const res = await fetch(`${base}/api/v1/stream/pending`, { headers: { authorization: `Bearer ${victim.token}` } });
+    if (_what === 'deleted') expect(res.status).toBe(401);
+    else expect(((await res.json()) as Json).data.map((p: Json) => p.id)).not.toContain(after.id);
+  });
+
+  it('ends a stream when the token that opened it expires', async () => {
+    const shortLived = await createAuth({ config: { ...hub.deps.config, JWT_EXPIRES_IN: '2' }, db: hub.deps.db, bus: new MemoryEventBus() });
+    try {
+      const user = await createUser(hub.deps, { email: `short-${Date.now()}@example.test`, tenantId: 'acme' });
+      const { reader } = await connect({ id: user.id, token: await shortLived.signUserToken(user) });
+      const opened = Date.now();
+      await untilEnd(reader, 4_000);
+      // exp has whole seconds: the stream ends between one and three seconds after it opened.
+      expect(Date.now() - opened).toBeLessThan(3_500);
+    } finally {
+      await shortLived.close();
+    }
   });
 
   it('ends open streams when the service stops', async () => {

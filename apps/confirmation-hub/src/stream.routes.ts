@@ -2,6 +2,7 @@ import { jwtAuth } from '@agentgw/auth';
 import { listPendingVisible, toPayload } from '@agentgw/confirmations';
 import { errorResponses, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { decodeJwt } from 'jose';
 import { parseLastEventId, requiredEventId, sseFrame, type EventStreams } from './event-streams.js';
 
 /** A reconnect's catch-up starts this long before its Last-Event-ID, for clock skew between replicas (clients dedupe by id). */
@@ -14,7 +15,7 @@ const streamRoute = createRoute({
   path: '/',
   summary: 'Server-Sent Events: connected, CONFIRMATION_REQUIRED, CONFIRMATION_RESOLVED, heartbeat',
   description:
-    'Every event has an `id:`. Reconnecting with `Last-Event-ID` first replays the confirmations still pending that were raised since then.',
+    'Every event has an `id:`. Reconnecting with `Last-Event-ID` first replays the confirmations still pending that were raised since then. The stream ends when the token that opened it expires, and when its user is changed or deleted (reconnect to authenticate again).',
   responses: {
     200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } },
     ...errorResponses(401, 403),
@@ -33,13 +34,23 @@ const pendingRoute = createRoute({
   },
 });
 
+/**
+ * When the bearer JWT that authenticated this request expires. jwtAuth has verified it (and
+ * verification requires `exp`), so decoding is enough; a stream must not outlive it.
+ */
+function tokenExpiry(authorization: string | undefined): Date {
+  const exp = decodeJwt(authorization?.replace(/^Bearer\s+/i, '').trim() ?? '').exp;
+  if (typeof exp !== 'number') throw new Error('a verified user JWT without exp');
+  return new Date(exp * 1000);
+}
+
 /** `/api/v1/stream` (SSE) and `/api/v1/stream/pending`; user JWT only. */
 export function streamRoutes(deps: ServiceDeps, streams: EventStreams): OpenAPIHono {
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(streamRoute, async (c) => {
     const viewer = c.var.principal;
-    const { stream, send } = streams.open(viewer, c.req.raw.signal);
+    const { stream, send } = streams.open(viewer, c.req.raw.signal, tokenExpiry(c.req.header('authorization')));
     const last = parseLastEventId(c.req.header('last-event-id'));
     if (last) {
       // Registered first, then caught up: an event raised meanwhile may arrive twice, never not at all.
