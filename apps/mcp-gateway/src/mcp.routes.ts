@@ -1,6 +1,6 @@
 import { flexibleAuth, tenantScope, type AuthService, type Principal } from '@agentgw/auth';
 import type { Catalog } from '@agentgw/catalog';
-import { RateLimitedError, type CallQuota, type Clock, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
+import { RateLimitedError, type CallQuota, type Clock, type EventBus, type GatewayEvents, type Logger, type Unsubscribe } from '@agentgw/core';
 import {
   BATCH_PROTOCOL_VERSION,
   DEFAULT_ASSUMED_VERSION,
@@ -29,6 +29,7 @@ import {
   type McpPipeline,
   type McpRequestContext,
 } from './mcp-pipeline.js';
+import { credentialExpiry } from './credential-expiry.js';
 import type { OriginPolicy } from './origins.js';
 import { GATEWAY_RPC } from './rpc-errors.js';
 import { sessionBelongsTo, sessionOwner, type SessionClaims, type SessionIdCodec } from './session-ids.js';
@@ -57,6 +58,10 @@ const SESSION_HEADER = 'mcp-session-id';
 const HEARTBEAT_MS = 25_000;
 /** Server streams (GET) one caller (user, else agent) may hold open on a replica; one more is a 429, so nobody exhausts sockets or bus subscriptions. */
 const MAX_SERVER_STREAMS_PER_CALLER = 16;
+/** Agent changes after which a stream opened by the agent must not go on (the client reconnects if it still may). */
+const REVOKING_AGENT_CHANGES: ReadonlySet<GatewayEvents['agent.changed']['change']> = new Set(['disabled', 'deleted', 'token_rotated']);
+/** The longest delay setTimeout takes (2^31 - 1 ms, ~24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Messages one JSON-RPC batch (2025-03-26) may hold; a longer one is refused whole (400, -32600). */
 export const MAX_BATCH_MESSAGES = 20;
 
@@ -372,16 +377,23 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
       const message = `At most ${MAX_SERVER_STREAMS_PER_CALLER} open server streams per caller`;
       return json(c, { body: rpcError(null, GATEWAY_RPC.RATE_LIMITED, message, { code: 'RATE_LIMITED', message, retryAfter: 5 }), status: 429 }, { 'retry-after': '5' });
     }
-    return serverStream(c, resolved.session.claims, caller);
+    return serverStream(c, principal, resolved.session.claims, caller);
   }
 
   /** Open server streams per caller on this replica (see MAX_SERVER_STREAMS_PER_CALLER). */
   const openStreams = new Map<string, number>();
 
-  function serverStream(c: Context, claims: SessionClaims, caller: string): Response {
+  /**
+   * The stream outlives no credential: it ends when the caller's user or end user changes (roles,
+   * tenant, deletion), its agent is disabled, deleted or re-keyed, its API key changes, or the
+   * JWT it was opened with expires. The client reconnects and authenticates again.
+   */
+  function serverStream(c: Context, principal: Principal, claims: SessionClaims, caller: string): Response {
     const encoder = new TextEncoder();
     const unsubscribes: Promise<Unsubscribe>[] = [];
+    const expiresAt = credentialExpiry(c.req.raw.headers);
     let timer: NodeJS.Timeout | undefined;
+    let expiry: NodeJS.Timeout | undefined;
     let end = () => undefined as void;
     const stream = new ReadableStream<Uint8Array>({
       start(sink) {
@@ -398,6 +410,15 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
         unsubscribes.push(
           deps.bus.subscribe('providers.changed', changed(['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'])),
           deps.bus.subscribe('rules.changed', changed(['notifications/tools/list_changed'])),
+          deps.bus.subscribe('user.changed', ({ userId }) => {
+            if (userId === claims.userId || userId === claims.endUserId) end();
+          }),
+          deps.bus.subscribe('agent.changed', ({ agentId, change }) => {
+            if (agentId === claims.agentId && REVOKING_AGENT_CHANGES.has(change)) end();
+          }),
+          deps.bus.subscribe('apikey.changed', ({ keyId }) => {
+            if (keyId === principal.apiKey?.id) end();
+          }),
         );
         timer = setInterval(() => send(': keep-alive\n\n'), HEARTBEAT_MS);
         timer.unref();
@@ -408,6 +429,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
           if (left > 0) openStreams.set(caller, left);
           else openStreams.delete(caller);
           clearInterval(timer);
+          clearTimeout(expiry);
           deps.streams.delete(end);
           for (const u of unsubscribes) void u.then((off) => off()).catch(() => undefined);
           try {
@@ -421,6 +443,14 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
         const connection = clientGoneSignal(c);
         connection.signal.addEventListener('abort', () => end(), { once: true });
         send(': stream open\n\n');
+        // Re-armed in steps: a timer longer than MAX_TIMER_MS would fire at once.
+        const expire = () => {
+          const left = expiresAt! - deps.clock.now().getTime();
+          if (left <= 0) return end();
+          expiry = setTimeout(expire, Math.min(left, MAX_TIMER_MS));
+          expiry.unref();
+        };
+        if (expiresAt !== null) expire();
       },
       cancel() {
         end();
