@@ -119,7 +119,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(JSON.stringify(list.body)).not.toMatch(/authSecret|auth_secret/);
 
     const got = await call('GET', `${BASE}/${low.id}`, { token: creator.token });
-    expect(got).toMatchObject({ status: 200, body: { provider: low } });
+    expect(got).toMatchObject({ status: 200, body: { provider: { ...low, endpoint: null } } });
 
     const updated = await call('PUT', `${BASE}/${high.id}`, { token: admin.token, body: { description: 'd', priority: 7, authSecret: null } });
     expect(updated.status).toBe(200);
@@ -132,6 +132,25 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(deleted).toMatchObject({ status: 200, body: { success: true } });
     expect((await call('GET', `${BASE}/${low.id}`, { token: admin.token })).status).toBe(404);
     expect(providerEvents).toContainEqual({ providerId: low.id });
+  });
+
+  it('shows the endpoint (often keyed) only to callers who may update the provider', async () => {
+    const keyedUrl = 'https://mcp.saas.example.test/mcp?key=sk-live-secret';
+    const global = (await create(admin, { name: 'saas_global', pattern: 'sg_*', endpoint: keyedUrl })).body.provider;
+    const acme = (await create(acmeAdmin, { name: 'saas_acme', pattern: 'sa_*', endpoint: keyedUrl })).body.provider;
+    expect(acme.endpoint, 'the tenant admin who created it sees it').toBe(keyedUrl);
+    const seen = async (caller: Caller, id: string) => {
+      const one = await call('GET', `${BASE}/${id}`, { token: caller.token });
+      const all = await call('GET', BASE, { token: caller.token });
+      const listed = all.body.providers.find((p: { id: string }) => p.id === id);
+      expect(listed.endpoint).toEqual(one.body.provider.endpoint);
+      return one.body.provider.endpoint;
+    };
+    // admin: every provider; tenant_admin: its tenant's, not the global one it cannot change; agent_creator: none.
+    expect([await seen(admin, global.id), await seen(admin, acme.id)]).toEqual([keyedUrl, keyedUrl]);
+    expect([await seen(acmeAdmin, global.id), await seen(acmeAdmin, acme.id)]).toEqual([null, keyedUrl]);
+    expect([await seen(creator, global.id), await seen(creator, acme.id)]).toEqual([null, null]);
+    expect(JSON.stringify((await call('GET', BASE, { token: creator.token })).body)).not.toContain('sk-live-secret');
   });
 
   it('answers 400 naming the field for malformed or invalid bodies', async () => {

@@ -3,7 +3,7 @@ import { createCatalog } from '@agentgw/catalog';
 import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
 import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { fetchProviderTools } from './tool-providers.js';
+import { fetchProviderTools, providerView } from './tool-providers.js';
 import { createUpstreamToolLister } from './upstream-tools.js';
 import { TenantIdSchema } from './users.routes.js';
 
@@ -16,7 +16,7 @@ const ToolProviderSchema = z
     id: z.string(),
     name: z.string(),
     pattern: z.string(),
-    endpoint: z.string(),
+    endpoint: z.string().nullable().openapi({ description: 'The upstream MCP URL; null for callers who may not update the provider (such URLs often embed a key)' }),
     authType: AuthTypeSchema,
     hasAuthSecret: z.boolean(),
     priority: z.number().int(),
@@ -136,20 +136,26 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
   const listTools = createUpstreamToolLister(egress);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
-  app.openapi(listRoute, async (c) => c.json({ providers: await providers.list(c.var.principal) }, 200));
+  app.openapi(listRoute, async (c) => {
+    const visible = await providers.list(c.var.principal);
+    return c.json({ providers: visible.map((provider) => providerView(c.var.principal, provider)) }, 200);
+  });
   app.openapi(createProviderRoute, async (c) => {
     const body = c.req.valid('json');
     // Write-time egress check (metadata names, forbidden literal IPs → 400); connect time is the guarantee.
     assertStoredUrlAllowed(egress, body.endpoint, 'endpoint');
     const provider = await providers.create(c.var.principal, body);
-    return c.json({ success: true as const, provider }, 201);
+    return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 201);
   });
-  app.openapi(getRoute, async (c) => c.json({ provider: await providers.show(c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(getRoute, async (c) => {
+    const provider = await providers.show(c.var.principal, c.req.valid('param').id);
+    return c.json({ provider: providerView(c.var.principal, provider) }, 200);
+  });
   app.openapi(updateRoute, async (c) => {
     const patch = c.req.valid('json');
     if (patch.endpoint !== undefined) assertStoredUrlAllowed(egress, patch.endpoint, 'endpoint');
     const provider = await providers.update(c.var.principal, c.req.valid('param').id, patch);
-    return c.json({ success: true as const, provider }, 200);
+    return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
     await providers.delete(c.var.principal, c.req.valid('param').id);

@@ -1,5 +1,5 @@
-import type { Principal } from '@agentgw/auth';
-import type { ProviderCatalog } from '@agentgw/catalog';
+import { isWritableBy, type Principal } from '@agentgw/auth';
+import type { ProviderCatalog, ToolProvider } from '@agentgw/catalog';
 import type { UpstreamTool, UpstreamToolLister } from './upstream-tools.js';
 
 /** The upstream's tool list, fetched live with the provider's opened credentials (404 for providers the principal cannot see). */
@@ -12,4 +12,17 @@ export async function fetchProviderTools(
 ): Promise<UpstreamTool[]> {
   const provider = await providers.getFor(principal, id);
   return listUpstreamTools({ endpoint: provider.endpoint, authType: provider.authType, secret: providers.authSecret(provider) }, timeoutMs);
+}
+
+/** A provider as one caller sees it: `endpoint` is null for callers who may not change the provider. */
+export type ToolProviderView = Omit<ToolProvider, 'endpoint'> & { endpoint: string | null };
+
+/**
+ * SaaS MCP URLs often embed a key, so the endpoint is shown only to callers who may update the
+ * provider (`provider:update` and the provider writable by them: admins any, tenant admins their
+ * tenant's); everyone else, who can only list and read, gets `endpoint: null`.
+ */
+export function providerView(principal: Principal, provider: ToolProvider): ToolProviderView {
+  const mayUpdate = principal.permissions.has('provider:update') && isWritableBy(principal, provider.tenantId);
+  return mayUpdate ? provider : { ...provider, endpoint: null };
 }

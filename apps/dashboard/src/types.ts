@@ -36,7 +36,8 @@ export interface ToolProvider {
   id: string;
   name: string;
   pattern: string;
-  endpoint: string;
+  /** Null for callers who may not update the provider (the URL may embed a key). */
+  endpoint: string | null;
   authType: ToolProviderAuthType;
   hasAuthSecret: boolean;
   priority: number;

@@ -35,7 +35,7 @@ export function ToolProvidersPage() {
                 <dt>Tools matching</dt>
                 <dd className="mono">{p.pattern}</dd>
                 <dt>Endpoint</dt>
-                <dd className="mono wrap">{p.endpoint}</dd>
+                <dd className="mono wrap">{p.endpoint ?? 'hidden (only those who may edit the provider see it)'}</dd>
                 <dt>Upstream auth</dt>
                 <dd>{p.authType === 'none' ? 'none' : `${p.authType}${p.hasAuthSecret ? ' (secret set)' : ' (no secret)'}`}</dd>
                 <dt>Priority</dt>
