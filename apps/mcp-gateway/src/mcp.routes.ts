@@ -18,7 +18,7 @@ import {
   type UpstreamSession,
 } from '@agentgw/mcp-client';
 import { Hono, type Context } from 'hono';
-import { clientGoneSignal } from '@agentgw/service-kit';
+import { annotateAccessLog, clientGoneSignal } from '@agentgw/service-kit';
 import { classify, metaOf, type Incoming } from './json-rpc-messages.js';
 import {
   CONFIRMATION_TOKEN_META,
@@ -154,6 +154,11 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
       return json(c, { body: rpcError(bad.id, bad.code, bad.message), status: 400 });
     }
     const first = items.find((i): i is Extract<Incoming, { kind: 'request' | 'notification' }> => i.kind === 'request' || i.kind === 'notification');
+    // The access-log line names the method and tool (a batch: its first, and its length); only built when the line is written.
+    if (first && c.var.accessLog) {
+      const tool = first.message.method === 'tools/call' ? first.message.params?.name : undefined;
+      annotateAccessLog(c, { rpcMethod: first.message.method, ...(typeof tool === 'string' ? { toolName: tool } : {}), ...(batch ? { rpcBatch: items.length } : {}) });
+    }
 
     // initialize opens a session (alone: it may not be batched).
     if (first?.kind === 'request' && first.message.method === 'initialize') {
