@@ -1,4 +1,4 @@
-import { JobBatchFailures, type Clock, type Consumer, type JobQueue, type Logger } from '@agentgw/core';
+import { JobBatchFailures, type Clock, type Consumer, type JobName, type JobQueue, type Logger } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { validateJob, type ValidJob } from './audit-job.js';
@@ -17,6 +17,9 @@ export interface AuditConsumerOptions {
   /** Batches written at once (default 1): the next batch's upsert overlaps the previous one's commit. */
   concurrency?: number;
 }
+
+/** The queues whose jobs become audit rows: one record per `audit` job, a producer's group per `audit-bulk` job. */
+export const AUDIT_QUEUES = ['audit', 'audit-bulk'] as const satisfies readonly JobName[];
 
 /** Retention runs once an hour; each run's job id names its hour, so replicas enqueue it once. */
 export const RETENTION_INTERVAL_MS = 3_600_000;

@@ -2,6 +2,8 @@ import { jwtAuth, requireRole } from '@agentgw/auth';
 import { NotFoundError, ValidationError } from '@agentgw/core';
 import { errorResponses, IdParams, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { AUDIT_QUEUES } from './audit-consumer.js';
 import { auditStats, exportEntries, getEntry, listEntries, visibleFilter, type AuditFilter } from './audit-query.js';
 
 /** Page size when `limit` is absent, and the largest accepted. */
@@ -9,6 +11,14 @@ export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 1000;
 /** Deeper pages cost a scan of everything before them: use filters or the export beyond this. */
 export const MAX_OFFSET = 100_000;
+
+/**
+ * Read-your-writes bound: how long a query waits for the audit records enqueued before it began
+ * (every call acknowledged before it) to be written. Past it, or at once when such a record is
+ * retrying after a failed write, it answers with what is written and says so in STALE_HEADER.
+ */
+export const READ_BARRIER_MS = 1500;
+export const STALE_HEADER = 'X-Audit-Stale';
 
 const DAY_MS = 86_400_000;
 const isoDateTime = z.iso.datetime({ offset: true });
@@ -80,7 +90,9 @@ const AuditStats = z.object({
 });
 
 const common = { tags: ['Audit'], security: jwtSecurity };
-const visibility = 'Admins see every entry; tenant admins every entry of their tenant; everyone else only their own.';
+const visibility =
+  'Admins see every entry; tenant admins every entry of their tenant; everyone else only their own. ' +
+  `Every call acknowledged before the query is included (read-your-writes); when that could not be made sure within ${READ_BARRIER_MS} ms, the answer carries \`${STALE_HEADER}: true\`.`;
 
 const listRoute = createRoute({
   ...common,
@@ -105,7 +117,7 @@ const statsRoute = createRoute({
   method: 'get',
   path: '/api/v1/audit/stats',
   summary: 'Aggregate statistics of the (filtered) audit log',
-  description: 'Requires the admin role.',
+  description: `Requires the admin role. Read-your-writes as the logs (\`${STALE_HEADER}: true\` when not made sure).`,
   middleware: requireRole('admin'),
   request: { query: FilterQuery },
   responses: { 200: jsonResponse(AuditStats, 'Statistics'), ...errorResponses(400, 401, 403) },
@@ -142,6 +154,16 @@ function toFilter(q: FilterParams): AuditFilter {
   };
 }
 
+/** Waits (bounded) until the calls acknowledged before this query are written; marks the answer when some may be missing. */
+async function awaitAcknowledgedCalls(c: Context, deps: Pick<ServiceDeps, 'queue' | 'logger'>): Promise<void> {
+  const written = await deps.queue.barrier(AUDIT_QUEUES, READ_BARRIER_MS).catch((err: unknown) => {
+    // The queue unreachable: what is written is still worth answering, marked as possibly incomplete.
+    deps.logger.warn({ reason: err instanceof Error ? err.message : String(err) }, 'audit read barrier failed');
+    return false;
+  });
+  if (!written) c.header(STALE_HEADER, 'true');
+}
+
 /** GET /api/v1/audit/logs, /logs/:id, /stats and /export, behind a user JWT. */
 export function auditRoutes(deps: ServiceDeps): OpenAPIHono {
   const app = openApiApp();
@@ -150,11 +172,14 @@ export function auditRoutes(deps: ServiceDeps): OpenAPIHono {
   app.openapi(listRoute, async (c) => {
     const q = c.req.valid('query');
     const page = { limit: q.limit, offset: q.offset };
-    const { data, total } = await listEntries(deps.db, visibleFilter(c.var.principal, toFilter(q)), page);
+    const filter = visibleFilter(c.var.principal, toFilter(q));
+    await awaitAcknowledgedCalls(c, deps);
+    const { data, total } = await listEntries(deps.db, filter, page);
     return c.json({ data, pagination: { ...page, total } }, 200);
   });
 
   app.openapi(getRoute, async (c) => {
+    await awaitAcknowledgedCalls(c, deps);
     const entry = await getEntry(deps.db, visibleFilter(c.var.principal, {}), c.req.valid('param').id);
     if (!entry) throw new NotFoundError('Audit entry');
     return c.json({ data: entry }, 200);
@@ -162,11 +187,14 @@ export function auditRoutes(deps: ServiceDeps): OpenAPIHono {
 
   app.openapi(statsRoute, async (c) => {
     const filter = visibleFilter(c.var.principal, toFilter(c.req.valid('query')));
+    await awaitAcknowledgedCalls(c, deps);
     return c.json({ data: await auditStats(deps.db, filter) }, 200);
   });
 
   app.openapi(exportRoute, async (c) => {
-    const entries = exportEntries(deps.db, visibleFilter(c.var.principal, toFilter(c.req.valid('query'))));
+    const filter = visibleFilter(c.var.principal, toFilter(c.req.valid('query')));
+    await awaitAcknowledgedCalls(c, deps);
+    const entries = exportEntries(deps.db, filter);
     const encoder = new TextEncoder();
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
