@@ -45,7 +45,7 @@ describe('shared upstream sessions', () => {
     const sessions = usersBySession();
     expect(sessions.get(a1.session.sessionId!)).toEqual(new Set(['alice']));
     expect(sessions.get(b1.session.sessionId!)).toEqual(new Set(['bob']));
-    expect((a2.response as { result: { content: { text: string }[] } }).result.content[0]!.text).toBe('alice');
+    expect((a2.response as unknown as { result: { content: { text: string }[] } }).result.content[0]!.text).toBe('alice');
   });
 
   it('keeps at most maxSharedSessions: the least recently used is dropped and ended upstream (DELETE)', async () => {
