@@ -52,12 +52,19 @@ describe.each(testBackends())('devices API (%s)', (backend) => {
     expect(JSON.stringify(list.body)).not.toContain('mac-token-alice');
   });
 
-  it("moves a push token to its new owner: the previous user's registration goes inactive", async () => {
-    const old = await register(alice, { platform: 'android', pushToken: 'handed-over-token', deviceName: 'Tablet' });
-    const taken = await register(bob, { platform: 'android', pushToken: 'handed-over-token', deviceName: 'Tablet' });
-    expect(taken.status).toBe(201);
+  it("refuses another user's active push token (409): their device stays active and theirs alone", async () => {
+    const victims = await register(alice, { platform: 'android', pushToken: 'handed-over-token', deviceName: 'Tablet' });
+    const taken = await register(bob, { platform: 'android', pushToken: 'handed-over-token', deviceName: 'Attacker' });
+    expect(taken.status).toBe(409);
+    expect(taken.body).toEqual({ code: 'PUSH_TOKEN_IN_USE', message: 'This push token is registered to another account; remove the device there first' });
     const list = await call('GET', base, { token: alice.token });
-    expect(list.body.devices.map((d: { id: string }) => d.id)).not.toContain(old.body.device.id);
+    expect(list.body.devices.find((d: { id: string }) => d.id === victims.body.device.id)).toMatchObject({ isActive: true, deviceName: 'Tablet' });
+    const holders = await deps.db.selectFrom('devices').select(['user_id', 'is_active']).where('push_token', '=', 'handed-over-token').execute();
+    expect(holders).toEqual([{ user_id: alice.id, is_active: true }]);
+
+    // Once the owner removes it, the device may change hands.
+    expect((await call('DELETE', `${base}/${victims.body.device.id}`, { token: alice.token })).status).toBe(200);
+    expect((await register(bob, { platform: 'android', pushToken: 'handed-over-token', deviceName: 'Tablet' })).status).toBe(201);
   });
 
   it("removes the caller's own device; another user's answers 404", async () => {

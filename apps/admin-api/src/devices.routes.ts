@@ -36,7 +36,7 @@ const registerRoute = createRoute({
   responses: {
     201: jsonResponse(DeviceWritten, 'Registered'),
     200: jsonResponse(DeviceWritten, 'Already registered by this user; reactivated and updated'),
-    ...errorResponses(400, 401, 403),
+    ...errorResponses(400, 401, 403, 409),
   },
 });
 const listRoute = createRoute({

@@ -1,5 +1,5 @@
 import type { Principal } from '@agentgw/auth';
-import { ForbiddenError, NotFoundError, newId, type Clock } from '@agentgw/core';
+import { ConflictError, ForbiddenError, NotFoundError, newId, type Clock } from '@agentgw/core';
 import type { Database, DevicePlatform, DeviceRow } from '@agentgw/db';
 import { sql, type Kysely } from 'kysely';
 
@@ -36,8 +36,10 @@ function ownerOf(principal: Principal): string {
 
 /**
  * Registers the caller's device, or reactivates it when the caller already registered this
- * push token. A push token reaches one physical device, so any other user's registration of
- * the same token is deactivated: notifications must not follow a device to its next owner.
+ * push token. A token another user holds an active registration of is refused (409
+ * PUSH_TOKEN_IN_USE): nothing proves who holds the device, so a caller who learned someone's
+ * token must neither silence their device nor have their own notifications pushed to it. The
+ * device changes hands when the previous user removes it (or push delivery deactivates it).
  */
 export async function registerDevice(
   deps: DevicesDeps,
@@ -50,13 +52,16 @@ export async function registerDevice(
     // A caller from an external issuer may have no local account; devices hang off users.
     const user = await trx.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
     if (!user) throw new ForbiddenError('Devices can only be registered for users registered with the gateway', 'USER_NOT_REGISTERED');
-    await trx
-      .updateTable('devices')
-      .set({ is_active: false, updated_at: now })
+    const heldByOther = await trx
+      .selectFrom('devices')
+      .select('id')
       .where('push_token', '=', input.pushToken)
       .where('user_id', '!=', userId)
       .where('is_active', '=', true)
-      .execute();
+      .executeTakeFirst();
+    if (heldByOther) {
+      throw new ConflictError('This push token is registered to another account; remove the device there first', 'PUSH_TOKEN_IN_USE');
+    }
     const fields = { platform: input.platform, device_name: input.deviceName ?? null, tenant_id: principal.tenantId, is_active: true, updated_at: now };
     // One statement, so two concurrent registrations of one token cannot both insert.
     const { inserted, ...row } = await trx
