@@ -1,7 +1,7 @@
 import { tenantScope, type Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import { egressRefusalOf, matchGlob, MAX_TOOL_NAME_LENGTH, newId, type EgressRefusedError, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
+import { egressRefusalOf, matchGlob, newId, toolNameProblem, type EgressRefusedError, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
 import {
   isMcpUpstreamError,
   JSON_RPC,
@@ -258,8 +258,9 @@ export class McpPipeline {
   /** tools/call, the spec's five steps in order. */
   private async callTool(params: Result, ctx: McpRequestContext, agent: AgentInfo, fixed?: ProviderRecord): Promise<Result> {
     const name = params.name;
-    if (typeof name !== 'string' || name === '') throw invalidParams('params.name must be a non-empty string');
-    if (name.length > MAX_TOOL_NAME_LENGTH) throw invalidParams(`params.name is longer than ${MAX_TOOL_NAME_LENGTH} characters`);
+    if (typeof name !== 'string') throw invalidParams('params.name must be a non-empty string');
+    const problem = toolNameProblem(name);
+    if (problem !== null) throw invalidParams(`params.name ${problem}`);
     const args = params.arguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidParams('params.arguments must be an object');
     const { principal } = ctx;
@@ -297,6 +298,7 @@ export class McpPipeline {
       await this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: reason }));
       throw denied(reason, decision.risk, auditId);
     }
+    await this.assertListed(provider, name);
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.record(() => this.deps.audit.open({ ...base, status: 'pending' }));
     let target = { provider, ctx };
@@ -323,6 +325,19 @@ export class McpPipeline {
       await Promise.all([opened, this.record(() => this.deps.audit.update(auditId, { status: 'failed', error, duration: duration() }))]);
       throw err;
     }
+  }
+
+  /**
+   * Only a name the provider listed goes out: a variant of a denied name (case, look-alike) that
+   * no rule matched never reaches an upstream that matches names loosely. Answered from the
+   * cached list; a provider whose list cannot be had is not called unchecked (502).
+   */
+  private async assertListed(provider: ProviderRecord, name: string): Promise<void> {
+    const listing = await this.deps.lists.listed(provider, () => this.listTarget(provider), name);
+    if (listing.kind === 'listed') return;
+    if (listing.kind === 'unlisted') throw invalidParams(`Unknown tool: ${name}`);
+    if (listing.refusal) throw egressRefused(listing.refusal, provider.id);
+    throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools, so the call cannot be checked', 502, { providerId: provider.id, reason: listing.failure });
   }
 
   /**
@@ -451,10 +466,10 @@ const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
 
 const stringOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
-/** A listed tool's name, or null for one no rule could match (an upstream's name over the glob cap would fail the whole list). */
+/** A listed tool's name, or null for one tools/call refuses (over the glob cap, which would fail the whole list; hidden characters; surrounding spaces). */
 const toolNameOf = (tool: ListItem): string | null => {
   const name = stringOf(tool.name);
-  return name !== null && name.length <= MAX_TOOL_NAME_LENGTH ? name : null;
+  return name !== null && toolNameProblem(name) === null ? name : null;
 };
 
 /** The params sent upstream: the client's own, without the gateway-facing `_meta` keys (the client adds its envelope). */

@@ -215,13 +215,16 @@ describe('per-provider proxy', () => {
     await client.ping();
     await client.close();
     const modern = await modernClient(`/api/v1/mcp-proxy/${ids.beta}/mcp`);
-    expect(textOf(await modern.callTool({ name: 'shared', arguments: {} }))).toBe('beta shared');
+    expect(textOf(await modern.callTool({ name: 'beta_echo', arguments: {} }))).toBe('beta:{}');
+    // beta's pattern is beta_*: its `shared` is no more beta's through the proxy than through routing.
+    await expect(modern.callTool({ name: 'shared', arguments: {} })).rejects.toThrow(/outside the provider's pattern/);
     await modern.close();
   });
 
   it('passes an upstream JSON-RPC error on unchanged', async () => {
     const { client } = await legacyClient(`/api/v1/mcp-proxy/${ids.alpha}/mcp`);
-    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).resolves.toMatchObject({ isError: true });
+    // A name the provider never listed is not forwarded at all.
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool: no_such_tool/);
     await expect(client.complete({ ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'a', value: 'b' } })).rejects.toThrow(/-32601|not found|Method/i);
     await client.close();
   });
@@ -376,7 +379,23 @@ describe('transport behaviour', () => {
 describe('tool lists', () => {
   it('a silent upstream does not stall the list: it is left out after MCP_LIST_TIMEOUT_MS', async () => {
     const { createServer } = await import('node:http');
-    const silent = createServer(() => undefined);
+    // Lists its one tool (a call is forwarded only for a listed name), then never answers the call.
+    const silent = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(raw || '{}') as { id?: number; method?: string };
+        if (message.method === 'tools/call') return;
+        if (message.id === undefined) return void res.writeHead(202).end();
+        const answer =
+          message.method === 'initialize'
+            ? { result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'silent', version: '1' } } }
+            : message.method === 'tools/list'
+              ? { result: { tools: [{ name: 'silent_tool', inputSchema: { type: 'object' } }] } }
+              : { error: { code: -32601, message: 'Method not found' } };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...answer }));
+      });
+    });
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const p = await gw.catalog.providers.create(gw.admin, { name: 'silent', pattern: 'silent_*', endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}/mcp`, authType: 'none', priority: 2 });
     try {
@@ -519,7 +538,23 @@ describe('upstream failures on tools/call', () => {
   it('answers 502 for an unreachable upstream and 504 past MCP_UPSTREAM_TIMEOUT_MS', async () => {
     const quick = await startGatewayUnderTest({ env: { MCP_UPSTREAM_TIMEOUT_MS: '300' } });
     const { createServer } = await import('node:http');
-    const silent = createServer(() => undefined);
+    // Lists its one tool (a call is forwarded only for a listed name), then never answers the call.
+    const silent = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(raw || '{}') as { id?: number; method?: string };
+        if (message.method === 'tools/call') return;
+        if (message.id === undefined) return void res.writeHead(202).end();
+        const answer =
+          message.method === 'initialize'
+            ? { result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'silent', version: '1' } } }
+            : message.method === 'tools/list'
+              ? { result: { tools: [{ name: 'silent_tool', inputSchema: { type: 'object' } }] } }
+              : { error: { code: -32601, message: 'Method not found' } };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...answer }));
+      });
+    });
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
       await quick.catalog.providers.create(quick.admin, { name: 'dead', pattern: 'dead_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 0 });

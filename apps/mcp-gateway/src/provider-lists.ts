@@ -20,10 +20,17 @@ export type ListItem = Record<string, unknown> & { name?: unknown; uri?: unknown
 const LIST_TTL_MS = 60_000;
 /** A failed fetch is not retried for this long, so a dead upstream does not cost every list a timeout. */
 const FAILURE_TTL_MS = 5_000;
+/** A call of a name the cached list lacks fetches the list again at most this often (a tool added upstream shows up within it). */
+const UNLISTED_REFETCH_MS = 5_000;
+
+/** Whether a provider offers a tool name, by its list: listed, not listed, or no list to tell (the fetch failed or was refused). */
+export type ToolListing = { kind: 'listed' } | { kind: 'unlisted' } | { kind: 'unavailable'; failure: string; refusal: EgressRefusedError | null };
 
 interface Entry {
   at: number;
   items: ListItem[] | null;
+  /** The tool names of a tools list, for the per-call check. */
+  names: ReadonlySet<unknown> | null;
   failure: string | null;
   /** Set when the egress policy refused the upstream's address (the proxy answers 403, not 502). */
   refusal: EgressRefusedError | null;
@@ -87,11 +94,38 @@ export class ProviderLists {
   }
 
   /** The provider's list, or a failure reason; never throws and never waits longer than the deadline. */
-  async get(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<Omit<Entry, 'at'>> {
+  async get(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<Omit<Entry, 'at' | 'names'>> {
+    const cached = this.entries.get(`${provider.id}\n${kind}`);
+    if (cached && this.deps.clock.now().getTime() - cached.at < (cached.failure === null ? LIST_TTL_MS : FAILURE_TTL_MS)) return cached;
+    return this.fetchOnce(provider, target, kind);
+  }
+
+  /**
+   * Whether the provider listed `name`, for tools/call, without an upstream round trip on the hot
+   * path: a known name is answered from the cached list even past its TTL (refreshed behind the
+   * call); the list is fetched while the call waits only when there is none yet, or the name is
+   * missing from one older than UNLISTED_REFETCH_MS (so a new tool is callable within seconds
+   * and made-up names cannot make every call refetch). `targetOf` is only called to fetch.
+   */
+  async listed(provider: ProviderRecord, targetOf: () => UpstreamTarget, name: string): Promise<ToolListing> {
+    const cached = this.entries.get(`${provider.id}\ntools`);
+    const age = cached ? this.deps.clock.now().getTime() - cached.at : Infinity;
+    if (cached?.names) {
+      if (cached.names.has(name)) {
+        if (age >= LIST_TTL_MS) void this.get(provider, targetOf(), 'tools');
+        return { kind: 'listed' };
+      }
+      if (age < UNLISTED_REFETCH_MS) return { kind: 'unlisted' };
+    }
+    // No list yet, a failure due for a retry, or a name an older list lacks: fetch (or join the fetch under way).
+    const entry = cached && cached.names === null && age < FAILURE_TTL_MS ? cached : await this.fetchOnce(provider, targetOf(), 'tools');
+    if (entry.names === null) return { kind: 'unavailable', failure: entry.failure ?? 'no tool list', refusal: entry.refusal };
+    return entry.names.has(name) ? { kind: 'listed' } : { kind: 'unlisted' };
+  }
+
+  /** Fetches the list, or joins the fetch already under way; the cached entry is replaced when it ends. */
+  private fetchOnce(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<Entry> {
     const key = `${provider.id}\n${kind}`;
-    const now = this.deps.clock.now().getTime();
-    const cached = this.entries.get(key);
-    if (cached && now - cached.at < (cached.failure === null ? LIST_TTL_MS : FAILURE_TTL_MS)) return cached;
     let pending = this.inflight.get(key);
     if (!pending) {
       pending = this.fetch(provider, target, kind).finally(() => this.inflight.delete(key));
@@ -108,13 +142,14 @@ export class ProviderLists {
         timeoutMs: this.timeoutMs,
         onNotification: (n) => this.noticed(provider.id, n.method),
       });
-      entry = { at: this.deps.clock.now().getTime(), items, failure: null, refusal: null };
+      const names = kind === 'tools' ? new Set(items.map((item) => item.name)) : null;
+      entry = { at: this.deps.clock.now().getTime(), items, names, failure: null, refusal: null };
       this.listen(provider, target, session);
     } catch (err) {
       const reason = err instanceof Error ? err.message : 'unknown failure';
       // Tools are what providers are for; a provider without resources or prompts simply has none.
       if (kind === 'tools') this.deps.logger.warn({ providerId: provider.id, kind, reason }, 'upstream list unavailable');
-      entry = { at: this.deps.clock.now().getTime(), items: kind === 'tools' ? null : [], failure: reason, refusal: egressRefusalOf(err) ?? null };
+      entry = { at: this.deps.clock.now().getTime(), items: kind === 'tools' ? null : [], names: null, failure: reason, refusal: egressRefusalOf(err) ?? null };
     }
     this.entries.set(key, entry);
     return entry;

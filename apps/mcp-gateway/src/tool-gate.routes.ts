@@ -1,13 +1,23 @@
 import { flexibleAuth, type AuthService } from '@agentgw/auth';
 import { clientGoneSignal, errorResponses, flexibleSecurity, jsonBody, jsonResponse, openApiApp } from '@agentgw/service-kit';
+import { toolNameProblem } from '@agentgw/core';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ToolGate } from './tool-gate.js';
 
 const Risk = z.enum(['low', 'medium', 'high', 'critical']);
 
+/** A tool name the policy can decide: no hidden characters or surrounding whitespace (see `toolNameProblem`). */
+const ToolName = z
+  .string()
+  .max(512)
+  .superRefine((name, ctx) => {
+    const problem = toolNameProblem(name);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
 const EvaluateBody = z
   .object({
-    toolName: z.string().min(1).max(512),
+    toolName: ToolName,
     providerId: z.string().min(1).max(200),
     params: z.record(z.string(), z.unknown()).optional().default({}),
   })
@@ -26,7 +36,7 @@ const EvaluateAnswer = z
 const AuditBody = z
   .object({
     auditId: z.string().min(1).max(200).optional().openapi({ description: 'From evaluate; omitted → a new record (then toolName and providerId are required)' }),
-    toolName: z.string().min(1).max(512).optional(),
+    toolName: ToolName.optional(),
     providerId: z.string().min(1).max(200).optional(),
     result: z.record(z.string(), z.unknown()).optional(),
     durationMs: z.number().int().min(0).max(86_400_000).optional(),

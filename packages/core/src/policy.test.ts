@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluatePolicy, resolveProvider, type PolicyRule } from './policy.js';
+import { evaluatePolicy, resolveProvider, toolNameProblem, type PolicyRule } from './policy.js';
 
 let seq = 0;
 function rule(partial: Partial<PolicyRule> & Pick<PolicyRule, 'subjectType' | 'action'>): PolicyRule {
@@ -189,5 +189,20 @@ describe('resolveProvider', () => {
     const a = { name: 'a', pattern: '*1', priority: 1 };
     expect(resolveProvider([b, a], 'x1')).toBe(a);
     expect(resolveProvider([a, b], 'x1')).toBe(a);
+  });
+});
+
+describe('toolNameProblem', () => {
+  it('accepts ordinary names, unicode letters included', () => {
+    for (const name of ['read_file', 'fs.read-file', 'Lire_fichier_é', 'a'.repeat(256)]) expect(toolNameProblem(name)).toBeNull();
+  });
+
+  it('refuses empty and over-long names, control and invisible characters, surrounding whitespace', () => {
+    expect(toolNameProblem('')).toMatch(/non-empty/);
+    expect(toolNameProblem('a'.repeat(257))).toMatch(/longer than 256/);
+    for (const name of ['delete\u0000all', 'delete_all\n', 'del\u007fete', 'delete\u200ball', '\u202edelete', 'x\u0085y', '\ufeffdelete']) {
+      expect(toolNameProblem(name)).toMatch(/control characters/);
+    }
+    for (const name of [' delete_all', 'delete_all ', '\u00a0delete_all', 'delete_all\u3000']) expect(toolNameProblem(name)).toMatch(/whitespace/);
   });
 });

@@ -1,5 +1,5 @@
 import type { RiskLevel } from './events.js';
-import { globSpecificity, matchGlob } from './glob.js';
+import { globSpecificity, matchGlob, MAX_TOOL_NAME_LENGTH } from './glob.js';
 
 /**
  * The tool policy: which access rule decides a tool call, and what it decides. Pure: callers
@@ -124,4 +124,20 @@ export function resolveProvider<P extends RoutableProvider>(providers: readonly 
       (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
   );
   return matching[0] ?? null;
+}
+
+/** Control and invisible format characters (C0, DEL, C1, zero-width and bidi marks, BOM). */
+const HIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}]/u;
+
+/**
+ * Why a tool name cannot be decided, or null when it can. Rules match names exactly, so a name
+ * differing from a denied one only by hidden characters or surrounding spaces would slip past a
+ * deny rule to an upstream that trims or ignores them: such names are refused before any rule.
+ */
+export function toolNameProblem(name: string): string | null {
+  if (name === '') return 'must be a non-empty string';
+  if (name.length > MAX_TOOL_NAME_LENGTH) return `is longer than ${MAX_TOOL_NAME_LENGTH} characters`;
+  if (HIDDEN_CHARACTERS.test(name)) return 'must not contain control characters';
+  if (name.trim() !== name) return 'must not start or end with whitespace';
+  return null;
 }
