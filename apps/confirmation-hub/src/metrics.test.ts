@@ -29,7 +29,8 @@ describe("the hub's series on /metrics", () => {
     await hub.close();
   });
 
-  const scrape = async (): Promise<string> => (await hub.host.request('/metrics')).text();
+  // Without METRICS_TOKEN the public /metrics answers 404: scrape what the loopback METRICS_PORT listener serves.
+  const scrape = async (): Promise<string> => (await hub.host.metricsApp.request('/metrics')).text();
 
   it('counts open SSE clients and held confirmations as they come and go', async () => {
     let text = await scrape();

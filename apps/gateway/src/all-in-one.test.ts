@@ -37,6 +37,21 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     expect(gatewayServices.map((s) => s.name)).toEqual(['admin-api', 'invoke-proxy', 'vault', 'mcp-gateway', 'confirmation-hub', 'audit-writer']);
   });
 
+  it('refuses an anonymous GET /metrics on its public listener without METRICS_TOKEN, and answers the token with it', async () => {
+    const anonymous = await app.request('/metrics');
+    expect(anonymous.status).toBe(404);
+    expect(await anonymous.json()).toMatchObject({ code: 'NOT_FOUND' });
+    // The loopback listener's app (METRICS_PORT) has the series, upstream origins included.
+    expect(await (await host.metricsApp.request('/metrics')).text()).toContain('agentgw_http_requests_total');
+
+    const token = 'metrics-token-0123456789';
+    const guarded = await createGatewayHost({ ...deps, config: { ...deps.config, METRICS_TOKEN: token } });
+    expect((await guarded.app.request('/metrics')).status).toBe(401);
+    const scraped = await guarded.app.request('/metrics', { headers: { authorization: `Bearer ${token}` } });
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('agentgw_http_requests_total');
+  });
+
   it('answers one /health for the whole process', async () => {
     const res = await app.request('/health');
     expect(res.status).toBe(200);

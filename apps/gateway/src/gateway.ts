@@ -42,6 +42,7 @@ export async function startGateway(config: Config, options: GatewayOptions): Pro
         shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
         onDrain: host.drain,
         stopServices: host.stop,
+        metrics: { app: host.metricsApp, port: config.METRICS_PORT },
       });
       return { ...running, deps };
     } catch (err) {

@@ -83,8 +83,10 @@ export const configSchema = z.object({
   RATE_LIMIT_AGENT: z.coerce.number().int().min(0, 'must be 0 (unlimited) or more').max(10_000_000, 'must be at most 10000000').default(0),
   /** Invoke and MCP calls one tenant (or a tenant-less user's private scope) may make per RATE_LIMIT_WINDOW_MS; 0 (default) is unlimited. */
   RATE_LIMIT_TENANT: z.coerce.number().int().min(0, 'must be 0 (unlimited) or more').max(10_000_000, 'must be at most 10000000').default(0),
-  /** When set, `GET /metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open to whoever reaches the port (never the router). */
+  /** When set, `GET /metrics` on the public port answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers 404 there. */
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  /** When set, `GET /metrics` is also served, without a token, on 127.0.0.1:METRICS_PORT only. */
+  METRICS_PORT: z.coerce.number().int().min(1, 'must be a port from 1 to 65535').max(65535, 'must be a port from 1 to 65535').optional(),
   /** Bound of a graceful shutdown: in-flight calls and streams get this long after SIGTERM, then their connections are cut. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0, 'must be 0 or more').max(600_000, 'must be at most 10 minutes').default(10_000),
   /** The fixed window of RATE_LIMIT_AGENT and RATE_LIMIT_TENANT. */

@@ -1,10 +1,11 @@
 import { errorHandler, notFoundHandler, requestId } from '@agentgw/core';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Hono } from 'hono';
 import { accessLog } from './access-log.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 import type { ServiceDeps } from './deps.js';
 import { healthRoute, probeRoutes } from './health.js';
-import { createMetrics, httpMetrics, metricsRoute, observeUpstreams, type ServiceMetrics } from './metrics.js';
+import { createMetrics, httpMetrics, metricsApp, metricsRoute, observeUpstreams, type ServiceMetrics } from './metrics.js';
 import { mountOpenApi } from './openapi.js';
 import { requestBody } from './request-body.js';
 import { openApiApp } from './route-kit.js';
@@ -31,6 +32,8 @@ export interface Host {
   drain(): void;
   /** The registry `/metrics` serves (the deps' own when they carry one). */
   metrics: ServiceMetrics;
+  /** `GET /metrics` without a token, for `serve`'s loopback-only `METRICS_PORT` listener. */
+  metricsApp: Hono;
 }
 
 /**
@@ -90,6 +93,7 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
   return {
     app,
     metrics,
+    metricsApp: metricsApp(metrics),
     drain: () => void (draining = true),
     async start() {
       stopObserving ??= observeUpstreams(metrics);

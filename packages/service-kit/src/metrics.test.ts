@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serve } from './serve.js';
 import { defineService } from './service-definition.js';
 import { createTestDeps, testHost, type TestDeps, type TestHost } from './testing.js';
 
@@ -42,8 +44,9 @@ describe('/metrics', () => {
     await new Promise((resolve) => upstream.close(resolve));
   });
 
+  // Without METRICS_TOKEN the series are served only by the loopback listener's app.
   const scrape = async (): Promise<string> => {
-    const res = await host.request('/metrics');
+    const res = await host.metricsApp.request('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     return res.text();
@@ -76,6 +79,38 @@ describe('/metrics', () => {
     expect(sample(text, 'agentgw_sse_clients')).toBe(0);
     clients = 3;
     expect(sample(await scrape(), 'agentgw_sse_clients')).toBe(3);
+  });
+
+  it('refuses /metrics on the public listener without METRICS_TOKEN, and serves it on 127.0.0.1:METRICS_PORT only', async () => {
+    const running = await serve(host.app, {
+      port: 0,
+      hostname: '127.0.0.1',
+      deps: { close: async () => {} },
+      logger: deps.logger,
+      handleSignals: false,
+      metrics: { app: host.metricsApp, port: 0 },
+    });
+    try {
+      const anonymous = await fetch(`http://127.0.0.1:${running.port}/metrics`);
+      expect(anonymous.status).toBe(404);
+      const body = await anonymous.text();
+      expect(JSON.parse(body)).toMatchObject({ code: 'NOT_FOUND' });
+      expect(body).not.toContain('agentgw_');
+      expect(running.metricsPort).toEqual(expect.any(Number));
+      const local = await fetch(`http://127.0.0.1:${running.metricsPort}/metrics`);
+      expect(local.status).toBe(200);
+      expect(await local.text()).toContain('agentgw_http_requests_total');
+      // Bound to loopback only: not reachable on the machine's other addresses.
+      const external = Object.values(networkInterfaces())
+        .flat()
+        .find((a) => a && a.family === 'IPv4' && !a.internal);
+      if (external) await expect(fetch(`http://${external.address}:${running.metricsPort}/metrics`)).rejects.toThrow();
+      // Only /metrics there: the API is not served on the private port.
+      expect((await fetch(`http://127.0.0.1:${running.metricsPort}/api/v1/things/1`)).status).toBe(404);
+    } finally {
+      await running.shutdown();
+    }
+    await expect(fetch(`http://127.0.0.1:${running.metricsPort}/metrics`)).rejects.toThrow();
   });
 
   it('answers only the bearer token when METRICS_TOKEN is set', async () => {

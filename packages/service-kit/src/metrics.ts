@@ -1,7 +1,7 @@
-import { UnauthorizedError } from '@agentgw/core';
+import { notFoundHandler, UnauthorizedError } from '@agentgw/core';
 import { timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 import { onUpstreamResponse } from './upstream-channel.js';
 
@@ -92,20 +92,30 @@ export function observeUpstreams(metrics: ServiceMetrics): () => void {
   return onUpstreamResponse(({ origin, status, seconds }) => metrics.upstreamDuration.observe({ origin, status: String(status) }, seconds));
 }
 
+const scrape = (metrics: ServiceMetrics) => async (c: Context) => {
+  c.header('Content-Type', metrics.registry.contentType);
+  return c.body(await metrics.registry.metrics());
+};
+
+/** `GET /metrics` in Prometheus' text format, to whoever reaches it: the loopback-only `METRICS_PORT` listener. */
+export function metricsApp(metrics: ServiceMetrics): Hono {
+  return new Hono().get(METRICS_PATH, scrape(metrics));
+}
+
 /**
- * `GET /metrics` in Prometheus' text format. With `token` set, only `Authorization: Bearer <token>`
- * is answered (401 otherwise); the router never routes it publicly either way.
+ * `GET /metrics` on the public listener. The series name every tenant's upstream origins, so
+ * without `token` it answers the JSON 404 of any unknown path (scrape `METRICS_PORT` on
+ * loopback instead); with it, only `Authorization: Bearer <token>` (401 otherwise).
  */
 export function metricsRoute(metrics: ServiceMetrics, token: string | undefined): Hono {
   const expected = token ? Buffer.from(`Bearer ${token}`) : undefined;
+  const answer = scrape(metrics);
   return new Hono().get(METRICS_PATH, async (c) => {
-    if (expected) {
-      const given = Buffer.from(c.req.header('authorization') ?? '');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        throw new UnauthorizedError('A valid metrics token is required');
-      }
+    if (!expected) return notFoundHandler(c);
+    const given = Buffer.from(c.req.header('authorization') ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw new UnauthorizedError('A valid metrics token is required');
     }
-    c.header('Content-Type', metrics.registry.contentType);
-    return c.body(await metrics.registry.metrics());
+    return answer(c);
   });
 }

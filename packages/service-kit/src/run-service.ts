@@ -41,6 +41,7 @@ export async function runService(definition: ServiceDefinition, options: RunServ
         shutdownTimeoutMs: deps.config.SHUTDOWN_TIMEOUT_MS,
         onDrain: host.drain,
         stopServices: host.stop,
+        metrics: { app: host.metricsApp, port: deps.config.METRICS_PORT },
       });
     } catch (err) {
       await host.stop({ deadlineMs: 5_000 });

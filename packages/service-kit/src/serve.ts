@@ -20,25 +20,38 @@ export interface ServeOptions {
   onDrain?(): void;
   /** Install SIGTERM/SIGINT handlers that shut down and exit 0 (default true). */
   handleSignals?: boolean;
+  /** `METRICS_PORT`: the host's `metricsApp` on 127.0.0.1 only, closed with the server; none when `port` is undefined. */
+  metrics?: { app: FetchApp; port: number | undefined };
 }
+
+type FetchApp = { fetch(request: Request): Response | Promise<Response> };
 
 export interface RunningServer {
   /** The bound port (useful with port 0). */
   port: number;
+  /** The loopback metrics listener's port, when one was asked for. */
+  metricsPort?: number;
   server: ServerType;
   /** Stop accepting, stop the services, wait for in-flight requests up to the bound, then close deps. Idempotent. */
   shutdown(): Promise<void>;
 }
 
 /** Listens with `app` on Node's HTTP server and shuts down gracefully (see `RunningServer.shutdown`). */
-export async function serve(app: { fetch(request: Request): Response | Promise<Response> }, options: ServeOptions): Promise<RunningServer> {
+export async function serve(app: FetchApp, options: ServeOptions): Promise<RunningServer> {
   const { logger } = options;
-  const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = nodeServe({ fetch: app.fetch, port: options.port, hostname: options.hostname }, () => resolve(s));
-    s.once('error', reject);
-  });
+  const server = await listen(app, options.port, options.hostname);
   const port = (server.address() as AddressInfo).port;
   logger.info({ port, address: options.hostname ?? '0.0.0.0' }, 'listening'); // pino's own `hostname` is the machine's
+  let metricsServer: ServerType | undefined;
+  if (options.metrics?.port !== undefined) {
+    try {
+      metricsServer = await listen(options.metrics.app, options.metrics.port, '127.0.0.1');
+    } catch (err) {
+      await closeNow(server);
+      throw err;
+    }
+    logger.info({ port: (metricsServer.address() as AddressInfo).port, address: '127.0.0.1' }, 'metrics listening');
+  }
 
   let stopping: Promise<void> | undefined;
   const shutdown = (): Promise<void> => {
@@ -59,6 +72,7 @@ export async function serve(app: { fetch(request: Request): Response | Promise<R
       }, deadlineMs);
       await options.stopServices?.({ deadlineMs }).catch((err: unknown) => logger.warn({ err }, 'error while stopping services'));
       await closed;
+      if (metricsServer) await closeNow(metricsServer);
       clearInterval(sweep);
       clearTimeout(timer);
       await options.deps.close();
@@ -86,5 +100,20 @@ export async function serve(app: { fetch(request: Request): Response | Promise<R
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   }
-  return { port, server, shutdown };
+  return { port, metricsPort: metricsServer && (metricsServer.address() as AddressInfo).port, server, shutdown };
+}
+
+/** Closes a listener and its connections (a scraper's kept-alive one included) at once. */
+function closeNow(server: ServerType): Promise<void> {
+  const http = server as Server;
+  const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+  http.closeAllConnections();
+  return closed;
+}
+
+function listen(app: FetchApp, port: number, hostname: string | undefined): Promise<ServerType> {
+  return new Promise<ServerType>((resolve, reject) => {
+    const s = nodeServe({ fetch: app.fetch, port, hostname }, () => resolve(s));
+    s.once('error', reject);
+  });
 }
