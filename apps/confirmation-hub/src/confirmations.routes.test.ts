@@ -183,6 +183,29 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
     expect((await call('GET', '/list?status=consumed', hub.alice)).body.data.map((c: Json) => c.id)).toContain(id);
   });
 
+  it('masks secret-named arguments wherever a confirmation is shown and stored; the token still binds to the raw call', async () => {
+    const raw = { repo: 'acme/masked', password: 'hunter2', nested: { apiKey: 'sk-live-123', list: [{ token: 'tok-9' }] } };
+    const client = new AbortController();
+    const { id, outcome } = await hub.hold({ arguments: raw }, client.signal);
+    const masked = { repo: 'acme/masked', password: '********', nested: { apiKey: '********', list: [{ token: '********' }] } };
+    const shown = [
+      (await call('GET', `/${id}`, hub.alice)).body.data,
+      (await call('GET', '/list', hub.alice)).body.data.find((c: Json) => c.id === id),
+      (await call('GET', '/pending', hub.alice)).body.data.find((c: Json) => c.id === id),
+      ((await (await hub.host.request('/api/v1/stream/pending', { headers: { authorization: `Bearer ${hub.alice.token}` } })).json()) as Json).data.find((c: Json) => c.id === id),
+    ];
+    for (const confirmation of shown) expect(confirmation.tool.arguments).toEqual(masked);
+    const row = await hub.deps.db.selectFrom('confirmations').select('arguments').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(JSON.stringify(row.arguments)).not.toMatch(/hunter2|sk-live|tok-9/);
+
+    client.abort();
+    await outcome;
+    const token = (await call('POST', `/${id}/confirm`, hub.alice)).body.confirmation_token;
+    const held = { auditId: 'a', agentId: hub.agentId, userId: hub.bob.id, endUserId: hub.alice.id, tenantId: 'acme', providerId: 'github', toolName: 'delete_repo', risk: 'high' as const };
+    expect(await hub.gate.redeem(token, { ...held, arguments: masked })).toBe(false);
+    expect(await hub.gate.redeem(token, { ...held, arguments: raw })).toBe(true);
+  });
+
   describe('an agent disabled or deleted while its calls are held', () => {
     const pendingIds = async () => (await call('GET', '/pending', hub.alice)).body.data.map((c: Json) => c.id);
 

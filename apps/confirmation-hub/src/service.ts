@@ -1,4 +1,4 @@
-import { consumeConfirmationTimeouts, rejectIfAgentInactive } from '@agentgw/confirmations';
+import { consumeConfirmationRetention, consumeConfirmationTimeouts, rejectIfAgentInactive } from '@agentgw/confirmations';
 import type { Consumer, Unsubscribe } from '@agentgw/core';
 import { defineService, openApiApp } from '@agentgw/service-kit';
 import { confirmationRoutes } from './confirmations.routes.js';
@@ -42,6 +42,8 @@ export const confirmationHubService = defineService({
           await deps.bus.subscribe('agent.changed', async ({ agentId }) => void (await rejectIfAgentInactive(deps, agentId))),
         );
         consumers.push(await consumeConfirmationTimeouts(deps), await consumePushJobs(deps, senders));
+        const retention = await consumeConfirmationRetention(deps, deps.config.CONFIRMATION_RETENTION_DAYS);
+        if (retention) consumers.push(retention);
         streams.start();
       },
       async stop({ deadlineMs }) {

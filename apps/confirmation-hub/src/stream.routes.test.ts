@@ -85,6 +85,19 @@ describe('SSE stream over a real HTTP server', () => {
     }
   });
 
+  it('masks secret-named arguments in CONFIRMATION_REQUIRED and in a Last-Event-ID replay', async () => {
+    const { reader } = await connect(hub.alice);
+    const { id } = await hub.hold({ toolName: 'masked_tool', arguments: { repo: 'acme/site', clientSecret: 'shh-123', headers: { Authorization: 'Bearer abc' } } });
+    const live = await reader.nextOf('CONFIRMATION_REQUIRED', 5_000, (d) => (d as Json).id === id);
+    const expected = { repo: 'acme/site', clientSecret: '********', headers: { Authorization: '********' } };
+    expect((live.data as Json).tool.arguments).toEqual(expected);
+    const replay = await connect(hub.alice, `${Date.parse((live.data as Json).timestamp) - 1}-1`);
+    const replayed = await replay.reader.nextOf('CONFIRMATION_REQUIRED', 5_000, (d) => (d as Json).id === id);
+    expect((replayed.data as Json).tool.arguments).toEqual(expected);
+    // Decided, so later replays do not carry it.
+    await fetch(`${base}/api/v1/confirmation/${id}/reject`, { method: 'POST', headers: { authorization: `Bearer ${hub.alice.token}` } });
+  });
+
   it('sends a heartbeat every SSE_HEARTBEAT_MS, each with an id', async () => {
     const { reader } = await connect(hub.bob);
     const beats: { at: number; id: string | null }[] = [];

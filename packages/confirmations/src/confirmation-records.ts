@@ -1,3 +1,4 @@
+import { maskBody } from '@agentgw/audit';
 import type { ConfirmationPayload, HeldCall } from '@agentgw/core';
 import { json, type ConfirmationRow, type ConfirmationStatus, type Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
@@ -12,11 +13,17 @@ export interface Confirmation extends ConfirmationPayload {
   decidedAt: string | null;
 }
 
-/** The CONFIRMATION_REQUIRED payload of a stored confirmation. */
+/**
+ * A held call's arguments as stored and shown (API, stream, events): masked like the audit log
+ * (secret-named fields, oversized bodies), since every viewer of the confirmation reads them.
+ */
+const shownArguments = (args: unknown): Record<string, unknown> => maskBody(args ?? {}) as Record<string, unknown>;
+
+/** The CONFIRMATION_REQUIRED payload of a stored confirmation (arguments masked, rows stored before masking too). */
 export function toPayload(row: ConfirmationRow): ConfirmationPayload {
   return {
     id: row.id,
-    tool: { name: row.tool_name, arguments: (row.arguments ?? {}) as Record<string, unknown> },
+    tool: { name: row.tool_name, arguments: shownArguments(row.arguments) },
     risk: { level: row.risk_level },
     providerId: row.provider_id,
     agentId: row.agent_id,
@@ -39,7 +46,10 @@ export function toConfirmation(row: ConfirmationRow): Confirmation {
   };
 }
 
-/** Stores a new pending confirmation for `call`, due to time out at `expiresAt`. */
+/**
+ * Stores a new pending confirmation for `call`, due to time out at `expiresAt`: its arguments
+ * masked, its call hash over the raw ones (a token still binds to the exact call).
+ */
 export async function insertPending(
   db: Kysely<Database>,
   input: { id: string; call: HeldCall; createdAt: Date; expiresAt: Date },
@@ -56,7 +66,7 @@ export async function insertPending(
       provider_id: call.providerId,
       tenant_id: call.tenantId,
       tool_name: call.toolName,
-      arguments: json(call.arguments),
+      arguments: json(shownArguments(call.arguments)),
       risk_level: call.risk,
       audit_id: call.auditId,
       call_hash: callHash(call),

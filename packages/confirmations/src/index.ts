@@ -35,3 +35,4 @@ export { recordAuditOutcome } from './audit-outcome.js';
 export { createConfirmationGate } from './confirmation-gate.js';
 export type { ConfirmationGateHandle, ConfirmationGateOptions } from './confirmation-gate.js';
 export { consumeConfirmationTimeouts } from './timeouts.js';
+export { consumeConfirmationRetention, CONFIRMATION_RETENTION_INTERVAL_MS, pruneConfirmations } from './retention.js';

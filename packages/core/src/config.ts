@@ -129,6 +129,11 @@ export const configSchema = z.object({
     .transform((v) => v === 'true'),
   /** How long a tool call is held for a confirmation before it is rejected as timed out (spec: 5 minutes). */
   CONFIRMATION_TIMEOUT_MS: z.coerce.number().int().min(100, 'must be at least 100').max(86_400_000, 'must be at most a day').default(300_000),
+  /** Decided confirmations older than this many days are deleted hourly by the confirmation hub; 0 keeps them forever. */
+  CONFIRMATION_RETENTION_DAYS: z.coerce.number().int().min(0, 'must be 0 (keep forever) or more').max(36_500, 'must be at most 36500').default(30),
+  /** Pending confirmations one agent, and one end user, may have at once; one more hold is refused with 429. */
+  CONFIRMATION_MAX_PENDING_PER_AGENT: z.coerce.number().int().min(1, 'must be at least 1').max(10_000, 'must be at most 10000').default(20),
+  CONFIRMATION_MAX_PENDING_PER_USER: z.coerce.number().int().min(1, 'must be at least 1').max(10_000, 'must be at most 10000').default(20),
   /** Interval of `heartbeat` events on the SSE stream (spec: 30 seconds). */
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100, 'must be at least 100').max(3_600_000, 'must be at most an hour').default(30_000),
   /** APNs push (iOS/macOS devices): off unless team id, key id, key and topic are all set. */

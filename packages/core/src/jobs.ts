@@ -38,6 +38,8 @@ export interface GatewayJobs {
   'audit-bulk': { records: AuditRecordJob[] };
   /** Deletes audit entries past AUDIT_RETENTION_DAYS; `slot` (hour number) names one run so replicas schedule it once. */
   'audit-retention': { slot: number };
+  /** Deletes decided confirmations past CONFIRMATION_RETENTION_DAYS; `slot` (hour number) names one run so replicas schedule it once. */
+  'confirmation-retention': { slot: number };
   /** Fires when a pending confirmation's hold time has run out. */
   'confirmation-timeout': { confirmationId: string };
   /** Notifies a user's active devices; with `deviceId`, that one device only (how a failed delivery is retried alone). */
