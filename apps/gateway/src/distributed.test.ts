@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authHeaders, startRecordingUpstream } from '@agentgw/testkit';
+import { authHeaders, freePort, startRecordingUpstream } from '@agentgw/testkit';
 import { cleanEnv, run, startServer, type Server } from './test-cli-process.js';
 
 const SERVICES = ['admin-api', 'invoke-proxy', 'mcp-gateway', 'vault', 'confirmation-hub', 'audit-writer'] as const;
@@ -64,12 +64,16 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
   const env = () =>
     cleanEnv({ ...SECRETS, LOG_LEVEL: 'info', PORT: '0', DATABASE_URL: databaseUrl, REDIS_URL: redisUrl!, VAULT_URL: 'http://127.0.0.1:7604' });
 
-  it.each(SERVICES)('%s boots, reports healthy PostgreSQL and Redis, and stops gracefully on SIGTERM', async (service) => {
-    const server = await startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: env(), ready: LISTENING });
+  it.each(SERVICES)('%s boots, reports healthy PostgreSQL and Redis, keeps /metrics on loopback, and stops gracefully on SIGTERM', async (service) => {
+    const metricsPort = await freePort();
+    const server = await startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: { ...env(), METRICS_PORT: String(metricsPort) }, ready: LISTENING });
     try {
       const res = await fetch(`http://127.0.0.1:${server.port}/health`);
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ status: 'ok', service, checks: { database: 'ok', redis: 'ok' } });
+      // No METRICS_TOKEN: refused on the service's port, served on 127.0.0.1:METRICS_PORT.
+      expect((await fetch(`http://127.0.0.1:${server.port}/metrics`)).status).toBe(404);
+      expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain('agentgw_http_requests_total');
     } finally {
       const stopped = await server.stop();
       expect(stopped.code).toBe(0);
