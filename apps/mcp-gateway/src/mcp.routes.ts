@@ -20,15 +20,8 @@ import {
 import { Hono, type Context } from 'hono';
 import { annotateAccessLog, clientGoneSignal } from '@agentgw/service-kit';
 import { classify, metaOf, type Incoming } from './json-rpc-messages.js';
-import {
-  CONFIRMATION_TOKEN_META,
-  resultForClient,
-  SERVER_INFO,
-  serverCapabilities,
-  type McpEndpoint,
-  type McpPipeline,
-  type McpRequestContext,
-} from './mcp-pipeline.js';
+import type { McpEndpoint, McpPipeline, McpRequestContext } from './mcp-pipeline.js';
+import { CONFIRMATION_TOKEN_META, resultForClient, SERVER_INFO, serverCapabilities } from './revision-shapes.js';
 import { credentialExpiry } from './credential-expiry.js';
 import type { OriginPolicy } from './origins.js';
 import { GATEWAY_RPC } from './rpc-errors.js';

@@ -1,6 +1,6 @@
 import { MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
 import { describe, expect, it } from 'vitest';
-import { resultForClient, SERVER_INFO } from './mcp-pipeline.js';
+import { resultForClient, SERVER_INFO } from './revision-shapes.js';
 
 describe('resultForClient', () => {
   it('gives a 2026-07-28 list its result type, cache fields and the gateway in _meta, tools without execution', () => {
