@@ -2,13 +2,12 @@ import { PayloadTooLargeError } from '@agentgw/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit as honoBodyLimit } from 'hono/body-limit';
 import { matchedRoutes } from 'hono/route';
+import { composedHandlerOf } from './hono-internals.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /** The middlewares made by `bodyLimit`, with their limits, so the host's reader applies theirs instead of its default. */
 const OWN_LIMITS = new WeakMap<object, number>();
-/** Hono's key for the handler it wraps when a sub-app has an error handler of its own. */
-const COMPOSED_HANDLER = '__COMPOSED_HANDLER';
 /** Requests whose body the host has read from Node's stream, under the limit that applies to them. */
 const READ = new WeakSet<object>();
 
@@ -29,11 +28,10 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler {
 }
 
 function limitOf(handler: unknown): number | undefined {
-  let current = handler as (object & { [COMPOSED_HANDLER]?: unknown }) | undefined;
-  while (current) {
+  // A sub-app with its own error handler wraps its handlers: the limit is on the wrapped one.
+  for (let current = handler; typeof current === 'function'; current = composedHandlerOf(current)) {
     const limit = OWN_LIMITS.get(current);
     if (limit !== undefined) return limit;
-    current = current[COMPOSED_HANDLER] as typeof current;
   }
   return undefined;
 }

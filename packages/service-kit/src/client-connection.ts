@@ -1,5 +1,5 @@
-import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
+import { nodeOutgoing } from './hono-internals.js';
 
 /** Whether the client of one request is still there, and a signal for the work done on its behalf. */
 export interface ClientConnection {
@@ -36,8 +36,8 @@ export function clientGoneSignal(c: Context): ClientConnection {
     abort,
     dispose,
   });
-  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-  if (outgoing && typeof outgoing.once === 'function') {
+  const outgoing = nodeOutgoing(c);
+  if (outgoing) {
     const onClose = () => {
       if (!outgoing.writableFinished) abort();
     };

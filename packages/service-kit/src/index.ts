@@ -19,6 +19,8 @@ export { defineService } from './service-definition.js';
 export type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
 export { clientGoneSignal } from './client-connection.js';
 export type { ClientConnection } from './client-connection.js';
+export { DEFAULT_MAX_BUFFERED_BYTES, SSE_HEADERS, sseComment, sseFrame, SseStream, sseText } from './sse.js';
+export type { SseEnd, SseEvent, SseStreamOptions } from './sse.js';
 export { createHost } from './host.js';
 export type { Host, HostOptions } from './host.js';
 export { DOCS_PATH, mountOpenApi, OPENAPI_PATH } from './openapi.js';

@@ -1,14 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { assertJsonDepth, jsonDepthLimit, ValidationError } from '@agentgw/core';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import { bodyLimit as honoBodyLimit } from 'hono/body-limit';
 import { markBodyRead, ownBodyLimit, payloadTooLarge } from './body-limit.js';
-
-/** Node's request behind hono's node adapter; absent under `app.request` in tests. */
-function nodeIncoming(c: Context): (IncomingMessage & { rawBody?: Buffer }) | undefined {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  return incoming && typeof incoming.on === 'function' ? incoming : undefined;
-}
+import { nodeIncoming, provideBody } from './hono-internals.js';
 
 const isJson = (contentType: string | undefined) => contentType !== undefined && /json/i.test(contentType);
 // As Request.text() decodes: UTF-8 with replacement characters, a leading BOM dropped.
@@ -46,12 +41,10 @@ export function requestBody(options: { defaultMaxBytes: number; maxDepth?: numbe
     const body = await readIncoming(incoming, limit);
     if (body === 'too-large') return payloadTooLarge(c);
     if (body === 'closed') return c.json(new ValidationError('Request body ended early', { field: '(body)' }).toBody(), 400);
-    // Anything that still asks the web Request for its body gets these bytes (node adapter hook).
-    incoming.rawBody = body;
     markBodyRead(c);
     const text = utf8.decode(body);
-    // Hono answers text()/json() (and converts for the other readers) from this cache.
-    (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+    // c.req.text()/json() and anything that still asks the web Request for its body get these bytes.
+    provideBody(c, incoming, body, text);
     if (isJson(incoming.headers['content-type'])) assertJsonDepth(text, options.maxDepth);
     return next();
   };

@@ -1,5 +1,5 @@
-import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
+import { nodeOutgoing } from './hono-internals.js';
 
 /** Policy of every non-HTML answer (JSON, event streams): nothing may load, frame or submit anything. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -49,8 +49,8 @@ export const securityHeaders = (options: SecurityHeaderOptions): MiddlewareHandl
   const pageHeaders = headersFor(PAGE_CSP);
   const pageOnly = pageHeaders.filter(([name, value]) => apiHeaders.some(([n, v]) => n === name && v !== value));
   return async (c, next) => {
-    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-    if (outgoing && typeof outgoing.setHeader === 'function') {
+    const outgoing = nodeOutgoing(c);
+    if (outgoing) {
       // On Node's server the API set goes on the response before the route runs: the answer's own
       // headers, written with it, take precedence (as "only where the route set none" wants), and no
       // web Response is copied to add them afterwards.

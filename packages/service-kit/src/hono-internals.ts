@@ -1,0 +1,44 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context } from 'hono';
+
+/*
+ * Every place the kit reaches past Hono's public API, in one module. Each assumption is checked
+ * through a real `@hono/node-server` request by hono-internals.test.ts, so a Hono or adapter
+ * upgrade that breaks one fails there, not in production.
+ */
+
+/** Node's request behind the node adapter (`c.env.incoming`), with the adapter's body hook; absent under `app.request`. */
+export type NodeIncoming = IncomingMessage & { rawBody?: Buffer };
+
+/** Node's request behind `@hono/node-server`; undefined elsewhere (`app.request` in tests). */
+export function nodeIncoming(c: Context): NodeIncoming | undefined {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  return incoming && typeof incoming.on === 'function' ? incoming : undefined;
+}
+
+/**
+ * Node's response behind `@hono/node-server`; undefined elsewhere. Headers set on it before the
+ * route answers are sent with the answer, under the answer's own headers of the same name.
+ */
+export function nodeOutgoing(c: Context): ServerResponse | undefined {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  return outgoing && typeof outgoing.setHeader === 'function' ? outgoing : undefined;
+}
+
+/**
+ * Hands a body already read from Node's stream to Hono and the adapter: `c.req.text()`/`json()`
+ * answer from Hono's body cache, and a web Request built later (`c.req.raw.*()`) reads these bytes
+ * through the adapter's `rawBody` hook instead of the drained stream.
+ */
+export function provideBody(c: Context, incoming: NodeIncoming, body: Buffer, text: string): void {
+  incoming.rawBody = body;
+  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+}
+
+/** Hono's key for the handler it wraps when a sub-app with its own error handler is mounted. */
+const COMPOSED_HANDLER = '__COMPOSED_HANDLER';
+
+/** The handler a matched route's handler wraps (sub-app with `onError`), or undefined. */
+export function composedHandlerOf(handler: unknown): unknown {
+  return typeof handler === 'function' ? (handler as unknown as Record<string, unknown>)[COMPOSED_HANDLER] : undefined;
+}
