@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createConfirmationGate } from '@agentgw/confirmations';
+import { createConfirmationGate, maxPendingOf } from '@agentgw/confirmations';
 import { loadConfig, type HeldCall } from '@agentgw/core';
 import { buildDeps } from '@agentgw/service-kit';
 
@@ -16,6 +16,7 @@ const config = loadConfig();
 const deps = await buildDeps(config, { service: 'held-call-server', mode: 'distributed' });
 const gate = createConfirmationGate(deps, {
   timeoutMs: config.CONFIRMATION_TIMEOUT_MS,
+  maxPending: maxPendingOf(config),
   deadlineGraceMs: Number(process.env.HELD_CALL_GRACE_MS ?? 2_000),
 });
 

@@ -1,5 +1,5 @@
 import { generateRuntimeToken } from '@agentgw/auth';
-import { createConfirmationGate, type ConfirmationGateHandle } from '@agentgw/confirmations';
+import { createConfirmationGate, maxPendingOf, type ConfirmationGateHandle } from '@agentgw/confirmations';
 import { newId, type HeldCall, type HoldOutcome } from '@agentgw/core';
 import type { Database, RoleName } from '@agentgw/db';
 import type { TestBackend } from '@agentgw/db/testing';
@@ -69,7 +69,7 @@ export async function openHub(options: { backend?: TestBackend; env?: Record<str
     return { id: user.id, token: await tokenFor(deps, user) };
   };
   const host = await testHost(confirmationHubService, deps);
-  const gate = createConfirmationGate(deps, { timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS, statusIntervalMs: 60_000 });
+  const gate = createConfirmationGate(deps, { timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS, statusIntervalMs: 60_000, maxPending: maxPendingOf(deps.config) });
   const [alice, bob, carol, acmeAdmin, globexAdmin, admin] = [
     await caller([], 'acme'),
     await caller([], 'acme'),

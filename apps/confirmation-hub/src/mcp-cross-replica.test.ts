@@ -297,6 +297,28 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     for (const hub of hubs) expect((await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
   });
 
+  it('21 concurrent held calls of one agent across both gateways: one is refused with 429, the first 20 stay pending', async () => {
+    const created = await post('/admin/agents', { name: `busy-bot-${Date.now()}`, upstreamUrl: 'http://127.0.0.1:9/agent', requireConfirmation: true });
+    await post('/admin/provider-access', { subjectType: 'agent', subjectId: created.agent.id, providerId, action: 'allow' });
+    const calls = Array.from({ length: 21 }, (_, i) => toolsCall(gateways[i % 2]!, { amount: 5_000 + i }, { bearer: created.runtime_token }));
+    const refused = await Promise.race(calls.map((c, i) => c.then((r) => ({ i, r }))));
+    expect(refused.r.status).toBe(429);
+    expect(refused.r.body.error).toMatchObject({ data: { code: 'RATE_LIMITED' } });
+    const ofAgent = async () => {
+      const res = await fetch(`${hubs[1].url}/api/v1/confirmation/pending`, { headers: { authorization: `Bearer ${adminToken}` } });
+      return ((await res.json()) as Json).data.filter((c: Json) => c.agentId === created.agent.id);
+    };
+    const pending = await vi.waitFor(async () => {
+      const found = await ofAgent();
+      expect(found).toHaveLength(20);
+      return found as { id: string }[];
+    });
+    for (const c of pending) expect((await answer(hubs[0], c.id, 'reject', { reason: 'cleanup' })).status).toBe(200);
+    const answers = await Promise.all(calls);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 403)).toHaveLength(20);
+  });
+
   it('held on gateway 2, rejected through hub A: a JSON-RPC error with HTTP 403', async () => {
     const args = { amount: 5 };
     const call = toolsCall(gateways[1], args);

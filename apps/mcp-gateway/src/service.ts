@@ -1,6 +1,6 @@
 import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
 import { createCatalog, type Catalog } from '@agentgw/catalog';
-import { createConfirmationGate } from '@agentgw/confirmations';
+import { createConfirmationGate, maxPendingOf } from '@agentgw/confirmations';
 import { CallQuota, callQuotaLimitsFrom, createEgressDispatcher, egressPolicyFromConfig, type ConfirmationGate } from '@agentgw/core';
 import { McpUpstreamClient } from '@agentgw/mcp-client';
 import { defineService, openApiApp, type ServiceDeps, type ServiceRuntime } from '@agentgw/service-kit';
@@ -90,7 +90,7 @@ export const mcpGatewayService = defineService({
   defaultPort: 7603,
   create: (deps) => {
     // Held calls wait on the confirmation hub's decisions over the bus (any replica decides).
-    const confirmationGate = createConfirmationGate(deps, { timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS });
+    const confirmationGate = createConfirmationGate(deps, { timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS, maxPending: maxPendingOf(deps.config) });
     const runtime = createMcpGateway(deps, { confirmationGate });
     return {
       ...runtime,

@@ -51,7 +51,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     update: async (id, patch) => void audits.push({ id, ...patch }),
   };
   const open = (timeoutMs = 60_000, deadlineGraceMs = 2_000) =>
-    (gate = createConfirmationGate(deps, { timeoutMs, deadlineGraceMs, statusIntervalMs: 50 }));
+    (gate = createConfirmationGate(deps, { timeoutMs, deadlineGraceMs, statusIntervalMs: 50, maxPending: { perAgent: 20, perUser: 20 } }));
 
   /** Holds a call and returns its outcome promise once the pending confirmation is announced. */
   async function startHold(call = heldCall(), signal = new AbortController().signal, onStatus?: () => void) {
@@ -228,6 +228,34 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     const third = await startHold();
     await expect(answerConfirmation(deps, person('alice'), third.id, { confirmed: true })).rejects.toMatchObject({ status: 403, code: 'AGENT_DISABLED' });
     expect((await third.outcome).decision).toBe('rejected');
+  });
+
+  describe('pending caps', () => {
+    const pendingCount = async () => Number((await deps.db.selectFrom('confirmations').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow()).n);
+
+    it.each([
+      ['one agent', (i: number) => heldCall({ endUserId: `user-${i}` })],
+      ['one end user', (i: number) => heldCall({ agentId: `agent-x${i}` })],
+    ])('the 21st concurrent hold for %s is refused with 429 RATE_LIMITED; the 20 others stay pending, and a decision frees a slot', async (_who, make) => {
+      const calls = Array.from({ length: 21 }, (_, i) => make(i));
+      const settled = calls.map((call) => gate.hold(call, { signal: new AbortController().signal }).then(
+        (outcome) => ({ outcome }),
+        (err: unknown) => ({ err: err as { status: number; code: string } }),
+      ));
+      await vi.waitFor(async () => expect((await pendingCount()) + audits.filter((a) => a.status === 'rejected').length).toBe(21));
+      expect(await pendingCount()).toBe(20);
+      const refusedAudit = audits.filter((a) => a.status === 'rejected');
+      expect(refusedAudit).toHaveLength(1);
+      expect(refusedAudit[0]!.error).toMatch(/Too many calls waiting/);
+      const refused = calls.findIndex((c) => c.auditId === refusedAudit[0]!.id);
+      expect(await settled[refused]).toMatchObject({ err: { status: 429, code: 'RATE_LIMITED' } });
+      expect(required).toHaveLength(20);
+
+      await decideConfirmation(deps, required[0]!.id, { confirmed: false, decidedBy: 'alice' });
+      const again = await startHold(calls[refused]);
+      await decideConfirmation(deps, again.id, { confirmed: false, decidedBy: 'alice' });
+      expect((await again.outcome).decision).toBe('rejected');
+    });
   });
 
   describe('exact-call token', () => {

@@ -1,8 +1,9 @@
 import type { AuthService } from '@agentgw/auth';
-import { newId, type ConfirmationGate, type GatewayEvents, type HeldCall, type HoldOptions, type HoldOutcome, type Unsubscribe } from '@agentgw/core';
+import { isAppError, newId, type ConfirmationGate, type GatewayEvents, type HeldCall, type HoldOptions, type HoldOutcome, type Unsubscribe } from '@agentgw/core';
 import type { ConfirmationRow } from '@agentgw/db';
 import { callHash } from './call-hash.js';
-import { findConfirmation, insertPending, toPayload } from './confirmation-records.js';
+import { auditTrailOf } from './audit-outcome.js';
+import { findConfirmation, toPayload } from './confirmation-records.js';
 import {
   consumeConfirmation,
   expireConfirmation,
@@ -13,10 +14,13 @@ import {
   timeoutJobId,
   type ConfirmationDeps,
 } from './decisions.js';
+import { insertPendingWithinCaps, type PendingCaps } from './pending-caps.js';
 
 export interface ConfirmationGateOptions {
   /** How long a call is held (CONFIRMATION_TIMEOUT_MS; the spec's 5 minutes). */
   timeoutMs: number;
+  /** Pending confirmations per agent and per confirmer; one more hold is refused with 429 RATE_LIMITED. */
+  maxPending: PendingCaps;
   /** How often `onStatus` hears from a waiting hold (default 5 s). */
   statusIntervalMs?: number;
   /**
@@ -139,6 +143,20 @@ export function createConfirmationGate(
       .catch((err: unknown) => deps.logger.warn({ err, confirmationId: row.id }, 'push job not enqueued'));
   }
 
+  /** Stores the pending confirmation; a hold past the pending caps is refused (429) and its call audited as rejected. */
+  async function store(input: Parameters<typeof insertPendingWithinCaps>[1]): Promise<ConfirmationRow> {
+    try {
+      return await insertPendingWithinCaps(deps.db, input, options.maxPending);
+    } catch (err) {
+      if (isAppError(err) && err.status === 429) {
+        await auditTrailOf(deps)
+          .update(input.call.auditId, { status: 'rejected', confirmedBy: null, error: err.message })
+          .catch((auditErr: unknown) => deps.logger.error({ err: auditErr, auditId: input.call.auditId }, 'audit of a refused hold failed'));
+      }
+      throw err;
+    }
+  }
+
   /** One hold, from storing the confirmation to its outcome (see the factory's comment). */
   async function hold(call: HeldCall, { signal, onStatus }: HoldOptions): Promise<HoldOutcome> {
     await listening();
@@ -153,12 +171,7 @@ export function createConfirmationGate(
     let deadline: NodeJS.Timeout | undefined;
     let ticker: NodeJS.Timeout | undefined;
     try {
-      const row = await insertPending(deps.db, {
-        id,
-        call,
-        createdAt,
-        expiresAt: new Date(createdAt.getTime() + options.timeoutMs),
-      });
+      const row = await store({ id, call, createdAt, expiresAt: new Date(createdAt.getTime() + options.timeoutMs) });
       await announce(row, call);
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });

@@ -35,4 +35,6 @@ export { recordAuditOutcome } from './audit-outcome.js';
 export { createConfirmationGate } from './confirmation-gate.js';
 export type { ConfirmationGateHandle, ConfirmationGateOptions } from './confirmation-gate.js';
 export { consumeConfirmationTimeouts } from './timeouts.js';
+export { insertPendingWithinCaps, maxPendingOf } from './pending-caps.js';
+export type { PendingCaps } from './pending-caps.js';
 export { consumeConfirmationRetention, CONFIRMATION_RETENTION_INTERVAL_MS, pruneConfirmations } from './retention.js';

@@ -1,4 +1,4 @@
-import { createConfirmationGate } from '@agentgw/confirmations';
+import { createConfirmationGate, maxPendingOf } from '@agentgw/confirmations';
 import type { DevicePlatform } from '@agentgw/db';
 import { createTestDeps, testHost, type TestDeps, type TestHost } from '@agentgw/service-kit/testing';
 import { createUser } from '@agentgw/testkit';
@@ -159,7 +159,7 @@ describe('push end to end: a held call notifies the confirmer through APNs and F
     const phone = await addDevice(deps, alice, 'ios', 'a1b2c3d4');
     const gone = await addDevice(deps, alice, 'ios', 'gone');
     await addDevice(deps, alice, 'android', 'android-token');
-    const gate = createConfirmationGate(deps, { timeoutMs: 60_000 });
+    const gate = createConfirmationGate(deps, { timeoutMs: 60_000, maxPending: maxPendingOf(deps.config) });
     const held = gate.hold(
       { auditId: 'a', agentId: 'agent', userId: alice, endUserId: alice, tenantId: null, providerId: 'p', toolName: 'wire_money', arguments: { amount: 5 }, risk: 'critical' },
       { signal: AbortSignal.timeout(30_000) },
