@@ -45,5 +45,6 @@ export {
   SERVICE_TOKEN_LIFETIME_SECONDS,
 } from './service.js';
 export type { AuthMode, AuthService, ConfirmationClaims, CreateAuthOptions } from './service.js';
-export { flexibleAuth, jwtAuth, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
+export { flexibleAuth, jwtAuth, requestUserToken, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
+export { assertSameOrigin, clearConsoleSession, CONSOLE_COOKIE, consoleSessionToken, isHttpsRequest, setConsoleSession } from './console-session.js';
 export type { FlexibleAuthOptions } from './middleware.js';

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler, MemoryEventBus, newId, newRequestId } from '@agentgw/core';
 import { json } from '@agentgw/db';
 import { openTestDatabase, testBackends } from '@agentgw/db/testing';
-import { flexibleAuth, jwtAuth, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
+import { CONSOLE_COOKIE } from './console-session.js';
+import { flexibleAuth, jwtAuth, requestUserToken, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
 import { createAuth, type AuthService } from './service.js';
 import { testConfig } from './test-fixtures.js';
 import { generateApiKey, generateRuntimeToken } from './tokens.js';
@@ -55,6 +56,7 @@ describe.each(testBackends())('auth middlewares (%s)', (backend) => {
     app.post('/resolve', flexibleAuth(auth), requireApiKeyScope('credentials:resolve'), (c) => c.json({ via: c.var.principal.via }));
     app.post('/write', flexibleAuth(auth), requireApiKeyScope('credentials:write'), (c) => c.json({ via: c.var.principal.via }));
     app.get('/mcp', flexibleAuth(auth, { sessionTokens: 'accept' }), (c) => c.json({ via: c.var.principal.via }));
+    app.get('/token', jwtAuth(auth), (c) => c.json({ token: requestUserToken(c) }));
     app.get('/unguarded', requirePermission('agent:read'), (c) => c.json({ ok: true }));
   });
 
@@ -141,5 +143,54 @@ describe.each(testBackends())('auth middlewares (%s)', (backend) => {
 
   it('fails closed when a guard runs without authentication', async () => {
     expect((await call('GET', '/unguarded')).status).toBe(401);
+  });
+
+  describe('the console cookie', () => {
+    const cookie = async (user: typeof admin | typeof creator, name = CONSOLE_COOKIE) => ({ cookie: `${name}=${await auth.signUserToken(user)}` });
+    const csrfRejected = { status: 403, body: { code: 'CSRF_REJECTED', message: expect.stringContaining('Sec-Fetch-Site') } };
+
+    it('authenticates a GET as the user JWT it holds, on jwt and flexible routes', async () => {
+      expect(await call('GET', '/me', await cookie(creator))).toEqual({ status: 200, body: { userId: creator.id, via: 'jwt' } });
+      expect(await call('POST', '/resolve', { ...(await cookie(creator)), 'sec-fetch-site': 'same-origin' })).toEqual({ status: 200, body: { via: 'jwt' } });
+      expect(await call('GET', '/me', { cookie: `${CONSOLE_COOKIE}=nope.nope.nope` })).toMatchObject({ status: 401, body: { code: 'INVALID_TOKEN' } });
+    });
+
+    it('refuses a state-changing request without proof that it comes from the console origin (CSRF)', async () => {
+      const c = await cookie(creator);
+      expect(await call('POST', '/agents', c)).toEqual(csrfRejected);
+      expect(await call('POST', '/agents', { ...c, 'sec-fetch-site': 'cross-site' })).toEqual(csrfRejected);
+      // A sibling subdomain is same-site: SameSite lets the cookie through, this check does not.
+      expect(await call('POST', '/agents', { ...c, 'sec-fetch-site': 'same-site' })).toEqual(csrfRejected);
+      expect(await call('POST', '/agents', { ...c, origin: 'https://evil.example' })).toEqual(csrfRejected);
+      expect(await call('POST', '/agents', { ...c, origin: 'null' })).toEqual(csrfRejected);
+      // Fetch Metadata wins over Origin when both are sent.
+      expect(await call('POST', '/agents', { ...c, 'sec-fetch-site': 'cross-site', origin: 'http://localhost' })).toEqual(csrfRejected);
+      expect(await call('POST', '/agents', { ...c, 'sec-fetch-site': 'same-origin' })).toEqual({ status: 200, body: { ok: true } });
+      expect(await call('POST', '/agents', { ...c, origin: 'http://localhost' })).toEqual({ status: 200, body: { ok: true } });
+    });
+
+    it('is never accepted by runtime endpoints (MCP, tool gate), and never as a runtime token', async () => {
+      expect(await call('GET', '/mcp', await cookie(admin))).toMatchObject({ status: 401 });
+      expect(await call('POST', '/resolve', { cookie: `${CONSOLE_COOKIE}=${runtimeToken.token}`, 'sec-fetch-site': 'same-origin' })).toMatchObject({ status: 401 });
+    });
+
+    it('steps aside for explicit credentials: bearer clients work exactly as before', async () => {
+      const both = { ...(await cookie(admin)), ...(await as(creator)) };
+      expect(await call('POST', '/agents', both)).toEqual({ status: 200, body: { ok: true } });
+      expect(await call('GET', '/me', both)).toEqual({ status: 200, body: { userId: creator.id, via: 'jwt' } });
+      expect(await call('POST', '/resolve', { ...(await cookie(admin)), 'x-api-key': apiKey.token, 'x-user-id': creator.id })).toEqual({ status: 200, body: { via: 'api_key' } });
+    });
+
+    it('over HTTPS takes only the __Host- cookie, which no sibling host can set', async () => {
+      const https = { 'x-forwarded-proto': 'https' };
+      expect(await call('GET', '/me', { ...https, ...(await cookie(creator)) })).toMatchObject({ status: 401 });
+      expect(await call('GET', '/me', { ...https, ...(await cookie(creator, `__Host-${CONSOLE_COOKIE}`)) })).toEqual({ status: 200, body: { userId: creator.id, via: 'jwt' } });
+    });
+
+    it('requestUserToken names the JWT that authenticated the request', async () => {
+      const token = await auth.signUserToken(creator);
+      expect(await call('GET', '/token', { cookie: `${CONSOLE_COOKIE}=${token}` })).toEqual({ status: 200, body: { token } });
+      expect(await call('GET', '/token', { authorization: `Bearer ${token}` })).toEqual({ status: 200, body: { token } });
+    });
   });
 });

@@ -1,22 +1,46 @@
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { ForbiddenError, UnauthorizedError } from '@agentgw/core';
 import type { ApiKeyScope, RoleName } from '@agentgw/db';
 import type { Permission } from './permissions.js';
 import type { Principal } from './principal.js';
 import type { AuthMode, AuthService } from './service.js';
+import { assertSameOrigin, changesState, consoleSessionToken } from './console-session.js';
 
 export interface FlexibleAuthOptions {
   /**
    * Session tokens reach the agent's upstream, whose URL its registrant controls, so they are
    * limited to what they exist for (MCP calls as the end user): only the MCP and tool-gate
-   * endpoints pass `'accept'`. Default `'reject'`.
+   * endpoints pass `'accept'`. Default `'reject'`. Those endpoints are for runtimes, so they
+   * also never take the console cookie.
    */
   sessionTokens?: 'accept' | 'reject';
 }
 
+/** Headers that carry credentials of their own: when one is present the console cookie is ignored. */
+const EXPLICIT_CREDENTIALS = ['authorization', 'x-api-key', 'x-gateway-session-token'] as const;
+
+/**
+ * The console cookie, where it may stand in for `Authorization: Bearer <user JWT>`: the request
+ * brings no credentials of its own, the endpoint is not a runtime one, and a state-changing
+ * request proves it comes from the console's origin (CSRF). Null: authenticate the headers as sent.
+ */
+function consoleCookieHeaders(c: Context, runtimeEndpoint: boolean): Headers | null {
+  const headers = c.req.raw.headers;
+  if (runtimeEndpoint || EXPLICIT_CREDENTIALS.some((name) => headers.has(name))) return null;
+  const token = consoleSessionToken(c);
+  if (token === null) return null;
+  if (changesState(c)) assertSameOrigin(c);
+  const withBearer = new Headers(headers);
+  withBearer.set('authorization', `Bearer ${token}`);
+  return withBearer;
+}
+
 const authMiddleware = (auth: AuthService, mode: AuthMode, { sessionTokens = 'reject' }: FlexibleAuthOptions = {}) =>
   createMiddleware(async (c, next) => {
-    const principal = await auth.authenticate(c.req.raw.headers, mode);
+    const fromCookie = consoleCookieHeaders(c, sessionTokens === 'accept');
+    // The cookie only ever holds a user login: authenticated as one ('jwt'), whatever the endpoint's mode.
+    const principal = fromCookie ? await auth.authenticate(fromCookie, 'jwt') : await auth.authenticate(c.req.raw.headers, mode);
     if (principal.via === 'session_token' && sessionTokens === 'reject') {
       throw new ForbiddenError(
         'Session tokens are only accepted by the MCP and tool-gate endpoints',
@@ -27,10 +51,19 @@ const authMiddleware = (auth: AuthService, mode: AuthMode, { sessionTokens = 're
     await next();
   });
 
-/** A user JWT only (`Authorization: Bearer <jwt>`). */
+/**
+ * The user JWT that authenticated this request, as jwtAuth found it: the bearer token, else the
+ * console cookie (e.g. to end an SSE stream when it expires). Only meaningful after jwtAuth.
+ */
+export function requestUserToken(c: Context): string | null {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')?.[1];
+  return bearer ?? consoleSessionToken(c);
+}
+
+/** A user JWT only (`Authorization: Bearer <jwt>`, or the console cookie). */
 export const jwtAuth = (auth: AuthService) => authMiddleware(auth, 'jwt');
 
-/** Any flexible-auth form: user JWT, API key + user, runtime token; session tokens only when `options` accept them. */
+/** Any flexible-auth form: user JWT (or the console cookie), API key + user, runtime token; session tokens only when `options` accept them (and then never the cookie). */
 export const flexibleAuth = (auth: AuthService, options?: FlexibleAuthOptions) => authMiddleware(auth, 'flexible', options);
 
 function principalOf(c: { get(key: 'principal'): Principal | undefined }): Principal {
