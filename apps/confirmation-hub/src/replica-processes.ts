@@ -16,6 +16,7 @@ const HOLDER_MAIN = fileURLToPath(new URL('./held-call-server.ts', import.meta.u
 export const TEST_SECRETS = {
   JWT_SECRET: 'cross-replica-jwt-secret-that-is-long-enough-0123',
   CREDENTIAL_ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
+  PLATFORM_SECRETS_KEY: '8899aabbccddeeff00112233445566778899aabbccddeeff0011223344556677',
 };
 
 export interface ScratchDatabase {

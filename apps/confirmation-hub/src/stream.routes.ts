@@ -1,7 +1,8 @@
-import { jwtAuth } from '@agentgw/auth';
+import { jwtAuth, requestUserToken } from '@agentgw/auth';
 import { listPendingVisible, toPayload } from '@agentgw/confirmations';
 import { errorResponses, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { decodeJwt } from 'jose';
 import { parseLastEventId, requiredEventId, sseFrame, type EventStreams } from './event-streams.js';
 
@@ -35,11 +36,12 @@ const pendingRoute = createRoute({
 });
 
 /**
- * When the bearer JWT that authenticated this request expires. jwtAuth has verified it (and
- * verification requires `exp`), so decoding is enough; a stream must not outlive it.
+ * When the user JWT that authenticated this request (bearer or console cookie) expires. jwtAuth
+ * has verified it (and verification requires `exp`), so decoding is enough; a stream must not
+ * outlive it.
  */
-function tokenExpiry(authorization: string | undefined): Date {
-  const exp = decodeJwt(authorization?.replace(/^Bearer\s+/i, '').trim() ?? '').exp;
+function tokenExpiry(c: Context): Date {
+  const exp = decodeJwt(requestUserToken(c) ?? '').exp;
   if (typeof exp !== 'number') throw new Error('a verified user JWT without exp');
   return new Date(exp * 1000);
 }
@@ -50,7 +52,7 @@ export function streamRoutes(deps: ServiceDeps, streams: EventStreams): OpenAPIH
   app.use('*', jwtAuth(deps.auth));
   app.openapi(streamRoute, async (c) => {
     const viewer = c.var.principal;
-    const { stream, send } = streams.open(viewer, c.req.raw.signal, tokenExpiry(c.req.header('authorization')));
+    const { stream, send } = streams.open(viewer, c.req.raw.signal, tokenExpiry(c));
     const last = parseLastEventId(c.req.header('last-event-id'));
     if (last) {
       // Registered first, then caught up: an event raised meanwhile may arrive twice, never not at all.
