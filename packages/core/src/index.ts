@@ -47,7 +47,7 @@ export { MemoryCache } from './cache/index.js';
 export type { MemoryCacheOptions } from './cache/index.js';
 export { CallQuota, callQuotaLimitsFrom, MemoryRateLimiter, RedisRateLimiter } from './rate-limit/index.js';
 export type { CallQuotaLimits, CallSubject, RateLimit, RateLimiter, RateLimitState } from './rate-limit/index.js';
-export { DEFAULT_RISK, evaluatePolicy, resolveProvider, toolNameProblem } from './policy.js';
+export { compareRouting, DEFAULT_RISK, evaluatePolicy, resolveProvider, toolNameProblem } from './policy.js';
 export type { PolicyAction, PolicyDecision, PolicyInput, PolicyRule, RoutableProvider } from './policy.js';
 export type { ConfirmationGate, HeldCall, HoldOptions, HoldOutcome } from './confirmation-gate.js';
 export {

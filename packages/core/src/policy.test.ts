@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluatePolicy, resolveProvider, toolNameProblem, type PolicyRule } from './policy.js';
+import { compareRouting, evaluatePolicy, resolveProvider, toolNameProblem, type PolicyRule } from './policy.js';
 
 let seq = 0;
 function rule(partial: Partial<PolicyRule> & Pick<PolicyRule, 'subjectType' | 'action'>): PolicyRule {
@@ -166,9 +166,9 @@ describe('evaluatePolicy: risk', () => {
 });
 
 describe('resolveProvider', () => {
-  const github = { name: 'github', pattern: 'github_*', priority: 0 };
-  const catchAll = { name: 'default', pattern: '*', priority: 0 };
-  const override = { name: 'override', pattern: '*', priority: 10 };
+  const github = { id: 'p-github', name: 'github', pattern: 'github_*', priority: 0 };
+  const catchAll = { id: 'p-default', name: 'default', pattern: '*', priority: 0 };
+  const override = { id: 'p-override', name: 'override', pattern: '*', priority: 10 };
 
   it('returns the only matching provider, or null', () => {
     expect(resolveProvider([github], 'github_list')).toBe(github);
@@ -185,10 +185,18 @@ describe('resolveProvider', () => {
   });
 
   it('on equal priority and specificity prefers the name', () => {
-    const b = { name: 'b', pattern: 'x*', priority: 1 };
-    const a = { name: 'a', pattern: '*1', priority: 1 };
+    const b = { id: 'p-b', name: 'b', pattern: 'x*', priority: 1 };
+    const a = { id: 'p-a', name: 'a', pattern: '*1', priority: 1 };
     expect(resolveProvider([b, a], 'x1')).toBe(a);
     expect(resolveProvider([a, b], 'x1')).toBe(a);
+  });
+
+  it('on equal names too prefers the smaller id, whatever the input order (one order for routing and listings)', () => {
+    const second = { id: 'p-2', name: 'twin', pattern: '*', priority: 0 };
+    const first = { id: 'p-1', name: 'twin', pattern: '*', priority: 0 };
+    expect(resolveProvider([second, first], 'anything')).toBe(first);
+    expect(resolveProvider([first, second], 'anything')).toBe(first);
+    expect([second, catchAll, override, github, first].sort(compareRouting).map((p) => p.id)).toEqual(['p-override', 'p-github', 'p-default', 'p-1', 'p-2']);
   });
 });
 

@@ -106,24 +106,29 @@ const actionRank = (rule: PolicyRule): number => (rule.action === 'require_confi
 
 /** The fields of a tool provider that routing looks at. */
 export interface RoutableProvider {
+  id: string;
   name: string;
   pattern: string;
   priority: number;
 }
 
 /**
- * The provider that owns a tool name: among providers whose pattern matches, the highest
- * priority, then the most specific pattern, then the name (alphabetical) for a stable answer.
+ * The routing order, declared once: the highest priority, then the most specific pattern, then
+ * the name (alphabetical), then the id, so no two providers tie. The catalog keeps its providers
+ * in this order and `resolveProvider` picks by it, so a listing and a call always agree.
  */
-export function resolveProvider<P extends RoutableProvider>(providers: readonly P[], toolName: string): P | null {
-  const matching = providers.filter((p) => matchGlob(p.pattern, toolName));
-  matching.sort(
-    (a, b) =>
-      b.priority - a.priority ||
-      globSpecificity(b.pattern) - globSpecificity(a.pattern) ||
-      (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+export function compareRouting(a: RoutableProvider, b: RoutableProvider): number {
+  return (
+    b.priority - a.priority ||
+    globSpecificity(b.pattern) - globSpecificity(a.pattern) ||
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
   );
-  return matching[0] ?? null;
+}
+
+/** The provider that owns a tool name: the first provider whose pattern matches, in routing order (`compareRouting`). */
+export function resolveProvider<P extends RoutableProvider>(providers: readonly P[], toolName: string): P | null {
+  return providers.filter((p) => matchGlob(p.pattern, toolName)).sort(compareRouting)[0] ?? null;
 }
 
 /** Control and invisible format characters (C0, DEL, C1, zero-width and bidi marks, BOM). */
