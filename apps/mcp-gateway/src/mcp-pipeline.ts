@@ -1,7 +1,7 @@
-import { tenantScope, type Principal } from '@agentgw/auth';
+import type { Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import { egressRefusalOf, matchGlob, newId, toolNameProblem, type EgressRefusedError, type Clock, type ConfirmationGate, type HeldCall, type Logger, type RiskLevel } from '@agentgw/core';
+import { egressRefusalOf, matchGlob, newId, toolNameProblem, type EgressRefusedError, type Clock, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
 import {
   isMcpUpstreamError,
   JSON_RPC,
@@ -14,12 +14,15 @@ import {
   type UpstreamSession,
 } from '@agentgw/mcp-client';
 import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
-import { addressableProvider, recheckReleasedCall, type Reauthenticate, type Release } from './released-call-check.js';
 import { serverCapabilities, upstreamParams } from './revision-shapes.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
 import type { SessionClaims } from './session-ids.js';
 import type { SessionStore } from './session-store.js';
 import type { ShadowReport } from './shadowed-tools.js';
+import type { Reauthenticate } from './tool-call/released-call-check.js';
+import { agentStanding, mayReach, NO_PROVIDER_ACCESS, routingSet, toolPolicy } from './tool-call/tool-access.js';
+import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call/tool-call.command.js';
+import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
 import { upstreamTarget } from './upstream-targets.js';
 
 /** Which endpoint a message arrived on. */
@@ -64,12 +67,16 @@ type Result = Record<string, unknown>;
 
 /**
  * The MCP method layer shared by the unified endpoint and the per-provider proxy: tools/list
- * merging, the five-step tools/call (route → provider access → policy as the end user →
- * decision → audit), resources and prompts, and forwarding. Transport concerns (HTTP, SSE,
+ * merging, tools/call (decided by the tool-call use case, then forwarded and its outcome
+ * recorded here), resources and prompts, and forwarding. Transport concerns (HTTP, SSE,
  * sessions ids, versions) stay in the routes.
  */
 export class McpPipeline {
-  constructor(private readonly deps: McpPipelineDeps) {}
+  private readonly calls: ToolCallUseCase;
+
+  constructor(private readonly deps: McpPipelineDeps) {
+    this.calls = new ToolCallUseCase(deps);
+  }
 
   /** Answers one request; null when the client went away and there is nobody to answer. */
   async handle(request: JsonRpcRequest, ctx: McpRequestContext): Promise<{ response: JsonRpcResponse; status: number } | null> {
@@ -92,18 +99,19 @@ export class McpPipeline {
       case 'server/discover':
         return { supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS], capabilities: serverCapabilities(ctx.endpoint) };
     }
-    const agent = await this.activeAgent(ctx.principal);
+    // The kill switch answers 403 at once on every replica, whatever the method.
+    const agent = await agentStanding(this.deps.catalog, ctx.principal);
     if (ctx.endpoint.kind === 'proxy') {
       const provider = await this.deps.catalog.providers.getFor(ctx.principal, ctx.endpoint.providerId);
       // The proxy checks provider-level access before anything reaches the provider.
-      if (!(await this.mayReach(ctx.principal, provider))) throw denied('The agent has no access to this provider', 'high');
+      if (!(await mayReach(this.deps.catalog, ctx.principal, provider.id))) throw denied(NO_PROVIDER_ACCESS, 'high');
       return this.dispatchProxy(request.method, params, ctx, provider, agent);
     }
     switch (request.method) {
       case 'tools/list':
         return { tools: await this.mergedTools(ctx) };
       case 'tools/call':
-        return this.callTool(params, ctx, agent);
+        return this.callTool(params, ctx, agent, { kind: 'routed', providerFilter: ctx.endpoint.providerFilter });
       case 'resources/list':
         return { resources: await this.mergedList(ctx, 'resources', (item) => stringOf(item.uri)) };
       case 'resources/templates/list':
@@ -119,47 +127,12 @@ export class McpPipeline {
     }
   }
 
-  private async dispatchProxy(method: string, params: Result, ctx: McpRequestContext, provider: ProviderRecord, agent: AgentInfo): Promise<Result> {
+  private async dispatchProxy(method: string, params: Result, ctx: McpRequestContext, provider: ProviderRecord, agent: AgentStanding): Promise<Result> {
     if (method === 'tools/list') return { tools: await this.providerTools(ctx, provider) };
-    if (method === 'tools/call') return this.callTool(params, ctx, agent, provider);
+    if (method === 'tools/call') return this.callTool(params, ctx, agent, { kind: 'proxied', provider });
     // Only the two tool methods above go through the policy, so no spelling of one is forwarded.
     if (method.trim().toLowerCase().startsWith('tools/')) throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
     return this.forward(provider, method, params, ctx);
-  }
-
-  /** The agent acting, which must exist and be enabled; the kill switch answers 403 at once on every replica. */
-  private async activeAgent(principal: Principal): Promise<AgentInfo> {
-    if (principal.agentId === null) return null;
-    const agent = await this.deps.catalog.agents.get(principal.agentId);
-    if (!agent || !agent.isActive) throw new RpcError(GATEWAY_RPC.DENIED, 'Agent is disabled', 403, { code: 'AGENT_DISABLED' });
-    return { requireConfirmation: agent.requireConfirmation };
-  }
-
-  /**
-   * Providers a tool name may route to: global and the acting tenant's (an admin's calls too), or
-   * exactly those `providers=` names among the ones the caller may address (an admin may name
-   * another tenant's provider explicitly; anyone else never sees it).
-   */
-  private async routingSet(principal: Principal, endpoint: McpEndpoint): Promise<ProviderRecord[]> {
-    const filter = endpoint.kind === 'unified' ? endpoint.providerFilter : null;
-    if (filter === null) return this.deps.catalog.providers.routableFor(principal);
-    return (await this.deps.catalog.providers.visibleTo(principal)).filter((p) => filter.includes(p.id));
-  }
-
-  /** Provider-level access: an agent needs an allow-class rule naming the provider (or `*`); a user alone is decided per tool. */
-  private async mayReach(principal: Principal, provider: ProviderRecord): Promise<boolean> {
-    if (principal.agentId === null) return true;
-    return this.deps.catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId: tenantScope(principal), providerId: provider.id });
-  }
-
-  private decide(principal: Principal, providerId: string, toolName: string) {
-    return this.deps.catalog.rules.decide({
-      agentId: principal.agentId,
-      userId: principal.endUserId ?? principal.userId,
-      tenantId: tenantScope(principal),
-      providerId,
-      toolName,
-    });
   }
 
   private listTarget(provider: ProviderRecord) {
@@ -172,7 +145,7 @@ export class McpPipeline {
    * it to, denied tools removed. Tools a routing decision hides are reported as shadowed.
    */
   private async mergedTools(ctx: McpRequestContext): Promise<ListItem[]> {
-    const providers = await this.routingSet(ctx.principal, ctx.endpoint);
+    const providers = await this.routingSet(ctx);
     const reachable = await this.reachable(ctx.principal, providers);
     const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), 'tools')));
     const tools: ListItem[] = [];
@@ -186,7 +159,7 @@ export class McpPipeline {
           this.deps.shadows.report(name, provider, owner);
           continue;
         }
-        if ((await this.decide(ctx.principal, provider.id, name)).action === 'deny') continue;
+        if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, name)).action === 'deny') continue;
         seen.add(name);
         tools.push(tool);
       }
@@ -203,19 +176,19 @@ export class McpPipeline {
     for (const tool of list.items) {
       const name = toolNameOf(tool);
       if (name === null || !matchGlob(provider.pattern, name)) continue;
-      if ((await this.decide(ctx.principal, provider.id, name)).action !== 'deny') tools.push(tool);
+      if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, name)).action !== 'deny') tools.push(tool);
     }
     return tools;
   }
 
   private async reachable(principal: Principal, providers: ProviderRecord[]): Promise<ProviderRecord[]> {
-    const allowed = await Promise.all(providers.map((p) => this.mayReach(principal, p)));
+    const allowed = await Promise.all(providers.map((p) => mayReach(this.deps.catalog, principal, p.id)));
     return providers.filter((_, i) => allowed[i]);
   }
 
   /** Resources, templates or prompts of every reachable provider, first in routing order winning a key. */
   private async mergedList(ctx: McpRequestContext, kind: ListKind, keyOf: (item: ListItem) => string | null): Promise<ListItem[]> {
-    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx.principal, ctx.endpoint));
+    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
     const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), kind)));
     const merged: ListItem[] = [];
     const seen = new Set<string>();
@@ -234,7 +207,7 @@ export class McpPipeline {
   private async forwardToOwner(ctx: McpRequestContext, kind: ListKind, field: 'uri' | 'name', method: string, params: Result): Promise<Result> {
     const key = params[field];
     if (typeof key !== 'string') throw invalidParams(`params.${field} must be a string`);
-    for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx.principal, ctx.endpoint))) {
+    for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
       const list = await this.deps.lists.get(provider, this.listTarget(provider), kind);
       if ((list.items ?? []).some((item) => item[field] === key)) return this.forward(provider, method, params, ctx);
     }
@@ -242,76 +215,67 @@ export class McpPipeline {
     throw invalidParams(`Unknown prompt: ${key}`);
   }
 
-  /** tools/call, the spec's five steps in order. */
-  private async callTool(params: Result, ctx: McpRequestContext, agent: AgentInfo, fixed?: ProviderRecord): Promise<Result> {
+  /** tools/call: decided (and refusals recorded) by the use case, then forwarded here and its outcome recorded. */
+  private async callTool(params: Result, ctx: McpRequestContext, agent: AgentStanding, target: ToolCallTarget): Promise<Result> {
     const name = params.name;
     if (typeof name !== 'string') throw invalidParams('params.name must be a non-empty string');
     const problem = toolNameProblem(name);
     if (problem !== null) throw invalidParams(`params.name ${problem}`);
     const args = params.arguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidParams('params.arguments must be an object');
-    const { principal } = ctx;
-
-    // 1. The provider that owns the tool (pattern, then priority).
-    const provider = fixed ?? this.deps.catalog.providers.route(name, await this.routingSet(ctx.principal, ctx.endpoint));
-    if (!provider) throw invalidParams(`Unknown tool: ${name}`);
-
-    const auditId = newId();
-    const base = {
-      id: auditId,
-      userId: principal.userId,
-      agentId: principal.agentId,
-      endUserId: principal.endUserId,
-      providerId: provider.id,
-      tenantId: principal.tenantId,
-      toolName: name,
-      arguments: args,
-    };
-    // The proxy's provider owns only the names its pattern matches, as routing on the unified endpoint.
-    if (fixed && !matchGlob(fixed.pattern, name)) {
-      await this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: OUTSIDE_PATTERN }));
-      throw denied(OUTSIDE_PATTERN, 'high', auditId);
-    }
-    // 2. Provider-level access for the agent (the proxy checked it before dispatching here).
-    if (!fixed && !(await this.mayReach(principal, provider))) {
-      await this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: 'no provider access' }));
-      throw denied('The agent has no access to this provider', 'high', auditId);
-    }
-    // 3. The tool policy, as the real end user.
-    const decision = await this.decide(principal, provider.id, name);
-    // 4. The decision.
-    if (decision.action === 'deny') {
-      const reason = decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool';
-      await this.record(() => this.deps.audit.open({ ...base, status: 'rejected' }), () => this.deps.audit.update(auditId, { error: reason }));
-      throw denied(reason, decision.risk, auditId);
-    }
-    await this.assertListed(provider, name);
+    const call: ToolCallCommand = { principal: ctx.principal, toolName: name, arguments: args as Record<string, unknown>, target, alwaysConfirm: agent.alwaysConfirm, auditId: newId() };
+    const decision = await this.calls.decide(call);
+    if (decision.kind === 'unknown') throw invalidParams(`Unknown tool: ${name}`);
+    if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
+    await this.assertListed(decision.provider, name);
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
-    const opened = this.record(() => this.deps.audit.open({ ...base, status: 'pending' }));
-    let target = { provider, ctx };
-    if (decision.action === 'require_confirmation' || agent?.requireConfirmation) {
-      const confirmedBy = await this.hold(ctx, opened, { auditId, agentId: principal.agentId, userId: principal.userId, endUserId: principal.endUserId, tenantId: principal.tenantId, providerId: provider.id, toolName: name, arguments: args as Record<string, unknown>, risk: decision.risk });
-      const release = await this.recheck(ctx, provider.id, name, fixed !== undefined);
-      if (!release.ok) {
-        await Promise.all([opened, this.record(() => this.deps.audit.update(auditId, { status: 'rejected', confirmedBy, error: release.reason }))]);
-        throw denied(release.reason, decision.risk, auditId);
+    const opened = this.calls.open(call, decision);
+    let provider = decision.provider;
+    let forwardCtx = ctx;
+    if (decision.hold) {
+      const released = await this.calls.hold(call, decision, this.holdOptions(ctx));
+      if (released.kind !== 'confirmed') {
+        if (released.kind === 'gone') throw new ClientGone();
+        await opened;
+        throw refusal(released);
       }
-      void this.record(() => this.deps.audit.update(auditId, { status: 'confirmed', confirmedBy }));
+      provider = released.provider;
       // The signal was read by the hold already, so copying the context creates nothing new.
-      target = { provider: release.provider, ctx: { ...ctx, principal: release.principal } };
+      forwardCtx = { ...ctx, principal: released.principal };
     }
-    // 5. Forward and audit the outcome.
+    // 5. Forward and record the outcome.
+    const { auditId } = decision;
     const started = this.deps.clock.now().getTime();
-    const duration = () => this.deps.clock.now().getTime() - started;
     try {
-      const result = await this.forward(target.provider, 'tools/call', params, target.ctx);
-      await Promise.all([opened, this.record(() => this.deps.audit.update(auditId, { status: result.isError === true ? 'failed' : 'completed', result, duration: duration() }))]);
+      const result = await this.forward(provider, 'tools/call', params, forwardCtx);
+      const status = result.isError === true ? 'failed' : 'completed';
+      await Promise.all([opened, this.calls.record.finished(auditId, { status, result, duration: this.deps.clock.now().getTime() - started })]);
       return result;
     } catch (err) {
       const error = err instanceof UpstreamAnswer && 'error' in err.response ? err.response.error.message : err instanceof Error ? err.message : 'failed';
-      await Promise.all([opened, this.record(() => this.deps.audit.update(auditId, { status: 'failed', error, duration: duration() }))]);
+      await Promise.all([opened, this.calls.record.finished(auditId, { status: 'failed', error, duration: this.deps.clock.now().getTime() - started })]);
       throw err;
     }
+  }
+
+  /** A held call waits with the request's signal, reporting its status on the response stream (when there is one). */
+  private holdOptions(ctx: McpRequestContext) {
+    const { progressToken, notify } = ctx;
+    return {
+      signal: ctx.signal,
+      confirmationToken: ctx.confirmationToken,
+      reauthenticate: ctx.reauthenticate,
+      onStatus: ({ confirmationId, message, elapsedMs }: { confirmationId: string; message: string; elapsedMs: number }) => {
+        if (!notify) return;
+        if (progressToken !== null) notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: elapsedMs, message } });
+        notify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'agentgw/confirmation', data: { confirmationId, message, elapsedMs } } });
+      },
+    };
+  }
+
+  /** The caller's routing set on this endpoint (a `providers=` filter narrows the unified one). */
+  private routingSet(ctx: McpRequestContext): Promise<ProviderRecord[]> {
+    return routingSet(this.deps.catalog, ctx.principal, ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null);
   }
 
   /**
@@ -325,51 +289,6 @@ export class McpPipeline {
     if (listing.kind === 'unlisted') throw invalidParams(`Unknown tool: ${name}`);
     if (listing.refusal) throw egressRefused(listing.refusal, provider.id);
     throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools, so the call cannot be checked', 502, { providerId: provider.id, reason: listing.failure });
-  }
-
-  /**
-   * The kill switch and the policy for a call a human released: re-run against what holds now
-   * (the proxy's provider by id, else the route in the caller's routing set).
-   */
-  private recheck(ctx: McpRequestContext, providerId: string, toolName: string, fixed: boolean): Promise<Release> {
-    const { catalog } = this.deps;
-    return recheckReleasedCall(catalog, {
-      principal: ctx.principal,
-      reauthenticate: ctx.reauthenticate,
-      providerId,
-      toolName,
-      locate: async (principal) => (fixed ? addressableProvider(catalog, principal, providerId) : catalog.providers.route(toolName, await this.routingSet(principal, ctx.endpoint))),
-    });
-  }
-
-  /** Holds a require_confirmation call until a human decides; returns who confirmed (null for a redeemed token), throws otherwise. */
-  private async hold(ctx: McpRequestContext, opened: Promise<void>, call: HeldCall): Promise<string | null> {
-    if (ctx.confirmationToken !== null && (await this.deps.gate.redeem(ctx.confirmationToken, call))) return null;
-    const { progressToken } = ctx;
-    const outcome = await this.deps.gate.hold(call, {
-      signal: ctx.signal,
-      onStatus: ({ confirmationId, message, elapsedMs }) => {
-        if (!ctx.notify) return;
-        if (progressToken !== null) {
-          ctx.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: elapsedMs, message } });
-        }
-        ctx.notify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'agentgw/confirmation', data: { confirmationId, message, elapsedMs } } });
-      },
-    });
-    switch (outcome.decision) {
-      case 'confirmed':
-        return outcome.confirmedBy;
-      case 'expired':
-        throw new ClientGone();
-      default:
-        await Promise.all([opened, this.record(() => this.deps.audit.update(call.auditId, { status: 'rejected', error: outcome.reason }))]);
-        throw new RpcError(GATEWAY_RPC.CONFIRMATION_REJECTED, outcome.reason, 403, {
-          decision: outcome.decision,
-          reason: outcome.reason,
-          confirmationId: outcome.confirmationId,
-          auditId: call.auditId,
-        });
-    }
   }
 
   /**
@@ -417,22 +336,9 @@ export class McpPipeline {
     ctx.session.upstreams[providerId] = session;
     await this.deps.sessions.setUpstream(ctx.session.claims.sid, providerId, session);
   }
-
-  /** Audit jobs are enqueued beside the call, never awaited on its path; a failure is logged. */
-  /**
-   * Enqueues audit records in order. The caller awaits it before answering, so an acknowledged
-   * call's records are in the queue; a queue failure is logged, not turned into a failed call.
-   */
-  private async record(...steps: (() => Promise<unknown>)[]): Promise<void> {
-    try {
-      for (const step of steps) await step();
-    } catch (err) {
-      this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit record');
-    }
-  }
 }
 
-type AgentInfo = { requireConfirmation: boolean } | null;
+type AgentStanding = Awaited<ReturnType<typeof agentStanding>>;
 
 /** An upstream's JSON-RPC error, passed on to the client unchanged. */
 class UpstreamAnswer extends Error {
@@ -445,11 +351,19 @@ class UpstreamAnswer extends Error {
 const egressRefused = (refused: EgressRefusedError, providerId: string) =>
   new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });
 
-/** The refusal of a tool name the provider's pattern does not claim (proxy and tool gate). */
-export const OUTSIDE_PATTERN = "The tool name is outside the provider's pattern";
-
 const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
   new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
+
+/** A held call that is not released: refused by the re-check (as a denial) or by the confirmation (rejected, timed out). */
+const refusal = (held: Exclude<HeldCallResult, { kind: 'confirmed' | 'gone' }>): RpcError =>
+  held.kind === 'denied'
+    ? denied(held.reason, held.risk, held.auditId)
+    : new RpcError(GATEWAY_RPC.CONFIRMATION_REJECTED, held.reason, 403, {
+        decision: held.kind,
+        reason: held.reason,
+        confirmationId: held.confirmationId,
+        auditId: held.auditId,
+      });
 
 const stringOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 

@@ -157,7 +157,8 @@ describe('unified endpoint with the 1.x SDK client (session revisions)', () => {
     expect(held.at(-1)).toMatchObject({ toolName: 'risky', providerId: ids.alpha, agentId: ids.agent });
     gateAnswer = 'rejected';
     await expect(client.callTool({ name: 'risky', arguments: {} })).rejects.toThrow(/not today/);
-    await expect.poll(() => audits.some((j) => j.op === 'update' && j.confirmedBy === 'boss')).toBe(true);
+    // How the confirmation ended is the hub's to record (the fake gate stands in for it): the waiting call never writes it again.
+    expect(audits.filter((j) => j.op === 'update' && (j.confirmedBy === 'boss' || j.error === 'not today'))).toEqual([]);
     await client.close();
   });
 

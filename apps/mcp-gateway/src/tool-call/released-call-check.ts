@@ -1,6 +1,7 @@
-import { tenantScope, type Principal } from '@agentgw/auth';
-import type { Catalog, ProviderRecord } from '@agentgw/catalog';
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
 import { isAppError, matchGlob } from '@agentgw/core';
+import { denialReason, mayReach, NO_PROVIDER_ACCESS, toolPolicy, type ToolCallCatalog } from './tool-access.js';
 
 /** Proves again who is calling: the request's own credentials, authenticated anew. */
 export type Reauthenticate = () => Promise<Principal>;
@@ -26,7 +27,7 @@ export interface ReleasedCall {
  * agent must still reach it, and the policy must not deny it now. Reads are the catalog's caches,
  * dropped by the admin writes' events, so nothing older than the last change decides.
  */
-export async function recheckReleasedCall(catalog: Catalog, call: ReleasedCall): Promise<Release> {
+export async function recheckReleasedCall(catalog: ToolCallCatalog, call: ReleasedCall): Promise<Release> {
   let principal: Principal;
   try {
     principal = await call.reauthenticate();
@@ -47,17 +48,14 @@ export async function recheckReleasedCall(catalog: Catalog, call: ReleasedCall):
   if (!provider || provider.id !== call.providerId || !matchGlob(provider.pattern, call.toolName)) {
     return { ok: false, reason: 'The tool no longer goes to this provider' };
   }
-  const tenantId = tenantScope(principal);
-  if (principal.agentId !== null && !(await catalog.rules.providerAllowed({ agentId: principal.agentId, tenantId, providerId: provider.id }))) {
-    return { ok: false, reason: 'The agent has no access to this provider' };
-  }
-  const decision = await catalog.rules.decide({ agentId: principal.agentId, userId: principal.endUserId ?? principal.userId, tenantId, providerId: provider.id, toolName: call.toolName });
-  if (decision.action === 'deny') return { ok: false, reason: decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool' };
+  if (!(await mayReach(catalog, principal, provider.id))) return { ok: false, reason: NO_PROVIDER_ACCESS };
+  const decision = await toolPolicy(catalog, principal, provider.id, call.toolName);
+  if (decision.action === 'deny') return { ok: false, reason: denialReason(decision) };
   return { ok: true, principal, provider };
 }
 
 /** The provider the principal may address by id, or null (unknown, deleted, another tenant's). */
-export async function addressableProvider(catalog: Catalog, principal: Principal, providerId: string): Promise<ProviderRecord | null> {
+export async function addressableProvider(catalog: ToolCallCatalog, principal: Principal, providerId: string): Promise<ProviderRecord | null> {
   try {
     return await catalog.providers.getFor(principal, providerId);
   } catch (err) {

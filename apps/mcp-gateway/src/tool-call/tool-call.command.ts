@@ -1,0 +1,49 @@
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import type { RiskLevel } from '@agentgw/core';
+
+/**
+ * Where a call goes: `routed` by its name among the caller's providers (the unified endpoint,
+ * narrowed by `providers=`), or to one provider named explicitly — `proxied` (the MCP proxy,
+ * which checked provider access before dispatching) or `named` (the tool gate) — which owns only
+ * the names its pattern matches.
+ */
+export type ToolCallTarget =
+  | { kind: 'routed'; providerFilter: readonly string[] | null }
+  | { kind: 'proxied'; provider: ProviderRecord }
+  | { kind: 'named'; provider: ProviderRecord };
+
+/** One tool call to decide: who makes it, what it calls, where it goes and the audit id it is recorded under. */
+export interface ToolCallCommand {
+  principal: Principal;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  target: ToolCallTarget;
+  /** The acting agent wants every call confirmed by a human (`requireConfirmation`). */
+  alwaysConfirm: boolean;
+  /** The record's id (the tool gate's are bound to their owner, see audit-ids.ts). */
+  auditId: string;
+}
+
+/**
+ * Everything a tool call can come to; the MCP pipeline and the tool gate only translate it.
+ * `unknown`: no provider takes the name (nothing recorded). `denied`: refused by pattern, provider
+ * access, policy or the re-check after release. `allowed`: may run now, `hold` says whether a
+ * human must confirm first. `confirmed`: released (by a human, or a redeemed exact-call token,
+ * `confirmedBy` null) and re-checked: it runs as `principal` against `provider`, both read anew.
+ * `rejected` / `timeout`: the confirmation ended so. `gone`: the caller left while it was held.
+ */
+export type ToolCallResult =
+  | { kind: 'unknown' }
+  | { kind: 'denied'; auditId: string; risk: RiskLevel; reason: string }
+  | { kind: 'allowed'; auditId: string; risk: RiskLevel; provider: ProviderRecord; hold: boolean }
+  | { kind: 'confirmed'; auditId: string; risk: RiskLevel; confirmedBy: string | null; principal: Principal; provider: ProviderRecord }
+  | { kind: 'rejected' | 'timeout'; auditId: string; risk: RiskLevel; reason: string; confirmationId: string }
+  | { kind: 'gone' };
+
+/** What `decide` answers. */
+export type ToolCallDecision = Extract<ToolCallResult, { kind: 'unknown' | 'denied' | 'allowed' }>;
+/** What `hold` answers for an allowed call that must be confirmed. */
+export type HeldCallResult = Exclude<ToolCallResult, { kind: 'unknown' | 'allowed' }>;
+/** An allowed call, ready to be opened, held or forwarded. */
+export type AllowedCall = Extract<ToolCallResult, { kind: 'allowed' }>;

@@ -1,0 +1,109 @@
+import type { AuditOpenEntry, AuditPatch, AuditTrail } from '@agentgw/audit';
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import { NotFoundError, resolveProvider, type ConfirmationGate, type HeldCall, type HoldOutcome, type PolicyAction, type RiskLevel } from '@agentgw/core';
+import type { ToolCallCatalog } from './tool-access.js';
+
+// In-memory fakes for the tool-call use case's unit tests: no database, queue or HTTP.
+
+/** A principal acting as `agentId` for `userId` (tenant t1). */
+export function principalOf(over: Partial<Principal> = {}): Principal {
+  return {
+    via: 'runtime_token',
+    userId: 'u1',
+    email: null,
+    roles: [],
+    tenantId: 't1',
+    agentId: 'a1',
+    endUserId: 'e1',
+    apiKey: null,
+    permissions: new Set(),
+    ...over,
+  };
+}
+
+/** A provider record owning `pattern`. */
+export function providerOf(id: string, pattern: string, priority = 0): ProviderRecord {
+  return { id, name: id, pattern, endpoint: `http://127.0.0.1:9/${id}`, authType: 'none', priority, description: null, tenantId: null, authSecretSealed: null };
+}
+
+/** A catalog the test edits directly: providers in routing order, agents, provider access and per-tool policy. */
+export class FakeCatalog implements ToolCallCatalog {
+  providerList: ProviderRecord[] = [];
+  agentStates = new Map<string, { isActive: boolean; requireConfirmation: boolean }>();
+  /** `${agentId}:${providerId}` pairs with provider-level access. */
+  reach = new Set<string>();
+  /** Tool name → decision; anything else is denied by default (no rule matched). */
+  policy = new Map<string, { action: PolicyAction; risk: RiskLevel; rule: boolean }>();
+  readonly reads: string[] = [];
+
+  agents: ToolCallCatalog['agents'] = {
+    get: async (id) => {
+      const state = this.agentStates.get(id);
+      return state ? ({ id, ...state } as Awaited<ReturnType<ToolCallCatalog['agents']['get']>>) : null;
+    },
+  };
+
+  providers: ToolCallCatalog['providers'] = {
+    routableFor: async () => this.providerList,
+    visibleTo: async () => this.providerList,
+    getFor: async (_principal, id) => {
+      const found = this.providerList.find((p) => p.id === id);
+      if (!found) throw new NotFoundError('Tool provider');
+      return found;
+    },
+    route: (toolName, providers) => resolveProvider(providers, toolName),
+  };
+
+  rules: ToolCallCatalog['rules'] = {
+    providerAllowed: async ({ agentId, providerId }) => {
+      this.reads.push(`reach ${providerId}`);
+      return this.reach.has(`${agentId}:${providerId}`);
+    },
+    decide: async ({ toolName }) => {
+      this.reads.push(`policy ${toolName}`);
+      const set = this.policy.get(toolName);
+      if (!set) return { action: 'deny', risk: 'high', matchedRule: null };
+      return { action: set.action, risk: set.risk, matchedRule: set.rule ? ({ id: 'r1' } as never) : null };
+    },
+  };
+}
+
+/** Every job the use case asked the trail for, in order. */
+export type TrailJob = ({ op: 'open' } & AuditOpenEntry) | ({ op: 'update'; id: string } & AuditPatch);
+
+/** An audit trail that remembers its jobs (and can be made to fail, as a queue outage). */
+export function recordingTrail(): AuditTrail & { jobs: TrailJob[]; failing: boolean } {
+  const trail = {
+    jobs: [] as TrailJob[],
+    failing: false,
+    async open(entry: AuditOpenEntry) {
+      if (trail.failing) throw new Error('queue down');
+      trail.jobs.push({ op: 'open', ...entry });
+      return entry.id ?? '';
+    },
+    async update(id: string, patch: AuditPatch) {
+      if (trail.failing) throw new Error('queue down');
+      trail.jobs.push({ op: 'update', id, ...patch });
+    },
+  };
+  return trail;
+}
+
+/** A confirmation gate answering every hold with `outcome` and redeeming only `token`. */
+export function scriptedGate(outcome: HoldOutcome, token = 'good-token'): ConfirmationGate & { held: HeldCall[]; redeemed: HeldCall[] } {
+  const gate = {
+    held: [] as HeldCall[],
+    redeemed: [] as HeldCall[],
+    async hold(call: HeldCall) {
+      gate.held.push(call);
+      return outcome;
+    },
+    async redeem(given: string, call: HeldCall) {
+      if (given !== token) return false;
+      gate.redeemed.push(call);
+      return true;
+    },
+  };
+  return gate;
+}

@@ -1,0 +1,131 @@
+import type { AuditTrail } from '@agentgw/audit';
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import { matchGlob, type ConfirmationGate, type HeldCall, type HoldOptions, type Logger, type RiskLevel } from '@agentgw/core';
+import { addressableProvider, recheckReleasedCall, type Reauthenticate } from './released-call-check.js';
+import { denialReason, mayReach, NO_PROVIDER_ACCESS, OUTSIDE_PATTERN, routingSet, toolPolicy, type ToolCallCatalog } from './tool-access.js';
+import type { AllowedCall, HeldCallResult, ToolCallCommand, ToolCallDecision } from './tool-call.command.js';
+import { ToolCallRecord } from './tool-call-record.js';
+
+/** What deciding a tool call needs: the catalog's cached reads, the audit trail and the confirmation gate. */
+export interface ToolCallDeps {
+  catalog: ToolCallCatalog;
+  audit: AuditTrail;
+  gate: ConfirmationGate;
+  logger: Logger;
+}
+
+/** A call to a provider named explicitly: never `unknown`. */
+export type NamedCall = ToolCallCommand & { target: Exclude<ToolCallCommand['target'], { kind: 'routed' }> };
+
+/** How a held call waits: the gate's options, the approval token the caller presented, and how to prove the caller again. */
+export interface HoldCallOptions extends HoldOptions {
+  confirmationToken: string | null;
+  reauthenticate: Reauthenticate;
+}
+
+/**
+ * "Decide a tool call", the one use case behind the unified MCP endpoint, the MCP proxy and the
+ * tool gate: `decide` (route, pattern, provider access, policy as the end user), `open` (the
+ * pending record), `hold` (hold or redeem a token, then re-check what holds now). Callers
+ * check the kill switch first (`agentStanding`) and forward an allowed or confirmed call
+ * themselves; every record write goes through `record` (tool-call-record.ts).
+ */
+export class ToolCallUseCase {
+  readonly record: ToolCallRecord;
+
+  constructor(private readonly deps: ToolCallDeps) {
+    this.record = new ToolCallRecord(deps);
+  }
+
+  /** Steps 1–4 of the spec's tools/call: a refusal is recorded (one rejected record) before it is answered. */
+  decide(call: NamedCall): Promise<Exclude<ToolCallDecision, { kind: 'unknown' }>>;
+  decide(call: ToolCallCommand): Promise<ToolCallDecision>;
+  async decide(call: ToolCallCommand): Promise<ToolCallDecision> {
+    const { catalog } = this.deps;
+    const { principal, target, toolName } = call;
+    let provider: ProviderRecord;
+    if (target.kind === 'routed') {
+      // The provider that owns the name (pattern, then priority) among the caller's.
+      const routed = catalog.providers.route(toolName, await routingSet(catalog, principal, target.providerFilter));
+      if (routed === null) return UNKNOWN;
+      provider = routed;
+    } else {
+      provider = target.provider;
+      // A provider named explicitly owns only what its pattern matches, as routing would.
+      if (!matchGlob(provider.pattern, toolName)) return this.refuse(call, provider.id, OUTSIDE_PATTERN, OUTSIDE_PATTERN, 'high');
+    }
+    if (target.kind !== 'proxied' && !(await mayReach(catalog, principal, provider.id))) {
+      return this.refuse(call, provider.id, 'no provider access', NO_PROVIDER_ACCESS, 'high');
+    }
+    const policy = await toolPolicy(catalog, principal, provider.id, toolName);
+    if (policy.action === 'deny') {
+      const reason = denialReason(policy);
+      return this.refuse(call, provider.id, reason, reason, policy.risk);
+    }
+    return { kind: 'allowed', auditId: call.auditId, risk: policy.risk, provider, hold: call.alwaysConfirm || policy.action === 'require_confirmation' };
+  }
+
+  /** Opens the record of an allowed call as pending; the caller awaits it before it answers, not before it forwards. */
+  open(call: ToolCallCommand, allowed: AllowedCall): Promise<void> {
+    return this.record.opened(call, allowed.provider.id);
+  }
+
+  /**
+   * Holds an allowed call until a human decides (or spends the exact-call token it carries),
+   * then re-checks it against what holds now. The confirmation's outcome is recorded by the
+   * confirmation state machine, not here (see ToolCallRecord).
+   */
+  async hold(call: ToolCallCommand, allowed: AllowedCall, options: HoldCallOptions): Promise<HeldCallResult> {
+    const { principal, toolName } = call;
+    const { auditId, risk, provider } = allowed;
+    const held: HeldCall = {
+      auditId,
+      agentId: principal.agentId,
+      userId: principal.userId,
+      endUserId: principal.endUserId,
+      tenantId: principal.tenantId,
+      providerId: provider.id,
+      toolName,
+      arguments: call.arguments,
+      risk,
+    };
+    const redeemed = options.confirmationToken !== null && (await this.deps.gate.redeem(options.confirmationToken, held));
+    let confirmedBy: string | null = null;
+    if (!redeemed) {
+      const outcome = await this.deps.gate.hold(held, { signal: options.signal, onStatus: options.onStatus });
+      if (outcome.decision === 'expired') return GONE;
+      if (outcome.decision !== 'confirmed') return { kind: outcome.decision, auditId, risk, reason: outcome.reason, confirmationId: outcome.confirmationId };
+      confirmedBy = outcome.confirmedBy;
+    }
+    const release = await recheckReleasedCall(this.deps.catalog, {
+      principal,
+      reauthenticate: options.reauthenticate,
+      providerId: provider.id,
+      toolName,
+      locate: (fresh) => this.locate(call, fresh),
+    });
+    if (!release.ok) {
+      await this.record.refusedAfterRelease(auditId, release.reason);
+      return { kind: 'denied', auditId, risk, reason: release.reason };
+    }
+    if (redeemed) await this.record.redeemed(auditId);
+    return { kind: 'confirmed', auditId, risk, confirmedBy, principal: release.principal, provider: release.provider };
+  }
+
+  /** Where the name goes now for `principal`: the named provider by id, else the route in its routing set. */
+  private async locate(call: ToolCallCommand, principal: Principal): Promise<ProviderRecord | null> {
+    const { catalog } = this.deps;
+    const { target } = call;
+    if (target.kind !== 'routed') return addressableProvider(catalog, principal, target.provider.id);
+    return catalog.providers.route(call.toolName, await routingSet(catalog, principal, target.providerFilter));
+  }
+
+  private async refuse(call: ToolCallCommand, providerId: string, error: string, reason: string, risk: RiskLevel): Promise<ToolCallDecision> {
+    await this.record.refused(call, providerId, error);
+    return { kind: 'denied', auditId: call.auditId, risk, reason };
+  }
+}
+
+const UNKNOWN: ToolCallDecision = Object.freeze({ kind: 'unknown' });
+const GONE: HeldCallResult = Object.freeze({ kind: 'gone' });
