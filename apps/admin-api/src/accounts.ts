@@ -1,4 +1,4 @@
-import { verifyPasswordOrDummy } from '@agentgw/auth';
+import { verifyPasswordOrDummy, type Principal } from '@agentgw/auth';
 import { ForbiddenError, UnauthorizedError } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import type { LoginThrottle } from './login-throttle.js';
@@ -54,4 +54,16 @@ export async function login(
   const user: AccountUser = { id: row.id, email: row.email, name: row.name, roles: row.roles, tenantId: row.tenant_id };
   const token = await deps.auth.signUserToken({ id: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId });
   return { token, user };
+}
+
+/**
+ * The caller's own account, for the web console restoring its session from the cookie after a
+ * reload. A caller with no local account (an external issuer's unmapped user) is 403.
+ */
+export async function currentAccount(deps: Pick<ServiceDeps, 'db'>, principal: Principal): Promise<AccountUser> {
+  const row = principal.userId
+    ? await deps.db.selectFrom('users').select(['id', 'email', 'name', 'roles', 'tenant_id']).where('id', '=', principal.userId).executeTakeFirst()
+    : undefined;
+  if (!row) throw new ForbiddenError('This sign-in has no account registered with the gateway', 'USER_NOT_REGISTERED');
+  return { id: row.id, email: row.email, name: row.name, roles: row.roles, tenantId: row.tenant_id };
 }

@@ -219,6 +219,82 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
       expect(refused.status).toBe(429);
     });
   });
+
+  describe('the console session (cookie)', () => {
+    const email = 'console@example.test';
+    const password = 'console-pass-1';
+    const from = { 'x-forwarded-for': '198.51.100.60' };
+    const sameOrigin = { ...from, 'sec-fetch-site': 'same-origin' };
+    /** `name=value` of the Set-Cookie for the console cookie, and its attributes. */
+    const consoleCookie = (headers: Headers) => {
+      const line = headers.getSetCookie().find((c) => /^(__Host-)?agentgw_session=/.test(c)) ?? '';
+      return { pair: line.split(';')[0] ?? '', attributes: line.split(';').slice(1).map((a) => a.trim()) };
+    };
+    const signIn = async (headers: Record<string, string> = sameOrigin) => call('POST', '/api/v1/auth/login', { body: { email, password, session: 'cookie' }, headers });
+
+    beforeAll(async () => {
+      expect((await call('POST', '/api/v1/auth/register', { body: { email, password, name: 'Console' }, headers: from })).status).toBe(201);
+    });
+
+    it('sets an httpOnly SameSite=Strict cookie and leaves the token out of the body', async () => {
+      const res = await signIn();
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ user: { id: expect.any(String), email, name: 'Console', roles: ['agent_creator'], tenantId: null } });
+      const { pair, attributes } = consoleCookie(res.headers);
+      expect(pair).toMatch(/^agentgw_session=ey[\w-]+\.[\w-]+\.[\w-]+$/);
+      expect(attributes).toEqual(expect.arrayContaining(['Max-Age=86400', 'Path=/', 'HttpOnly', 'SameSite=Strict']));
+      expect(attributes).not.toContain('Secure');
+      // The cookie authenticates reads, and the console restores its session with it.
+      expect(await call('GET', '/api/v1/notifications/devices', { headers: { cookie: pair } })).toMatchObject({ status: 200, body: { devices: [] } });
+      expect(await call('GET', '/api/v1/auth/session', { headers: { cookie: pair } })).toMatchObject({ status: 200, body: { user: res.body.user } });
+    });
+
+    it('over HTTPS (a proxy saying so) names the cookie __Host- and makes it Secure', async () => {
+      const res = await signIn({ ...sameOrigin, 'x-forwarded-proto': 'https' });
+      const { pair, attributes } = consoleCookie(res.headers);
+      expect(pair).toMatch(/^__Host-agentgw_session=ey/);
+      expect(attributes).toEqual(expect.arrayContaining(['Secure', 'HttpOnly', 'SameSite=Strict', 'Path=/']));
+      expect(attributes.some((a) => /^Domain=/i.test(a))).toBe(false);
+    });
+
+    it('refuses a cookie login from another origin (login CSRF) before checking the password', async () => {
+      for (const headers of [from, { ...from, 'sec-fetch-site': 'cross-site' }, { ...from, origin: 'https://evil.example' }]) {
+        const res = await signIn(headers);
+        expect(res.status).toBe(403);
+        expect(res.body).toMatchObject({ code: 'CSRF_REJECTED' });
+        expect(res.headers.getSetCookie()).toEqual([]);
+      }
+    });
+
+    it('guards state-changing cookie requests: no same-origin proof or a cross-site Origin is 403, the console itself passes', async () => {
+      const { pair } = consoleCookie((await signIn()).headers);
+      const device = { platform: 'android', pushToken: `push-${Date.now()}` };
+      const post = (headers: Record<string, string>) => call('POST', '/api/v1/notifications/devices', { body: device, headers: { cookie: pair, ...headers } });
+      expect(await post({})).toMatchObject({ status: 403, body: { code: 'CSRF_REJECTED' } });
+      expect(await post({ origin: 'https://evil.example' })).toMatchObject({ status: 403, body: { code: 'CSRF_REJECTED' } });
+      expect(await post({ 'sec-fetch-site': 'same-site' })).toMatchObject({ status: 403, body: { code: 'CSRF_REJECTED' } });
+      expect((await post({ 'sec-fetch-site': 'same-origin' })).status).toBe(201);
+    });
+
+    it('logout expires the cookie; it needs the same-origin proof when a cookie is sent', async () => {
+      const { pair } = consoleCookie((await signIn()).headers);
+      expect(await call('POST', '/api/v1/auth/logout', { headers: { cookie: pair } })).toMatchObject({ status: 403, body: { code: 'CSRF_REJECTED' } });
+      const res = await call('POST', '/api/v1/auth/logout', { headers: { cookie: pair, 'sec-fetch-site': 'same-origin' } });
+      expect(res).toMatchObject({ status: 200, body: { success: true } });
+      const cleared = res.headers.getSetCookie();
+      expect(cleared).toEqual(expect.arrayContaining([expect.stringMatching(/^agentgw_session=;.*Max-Age=0/), expect.stringMatching(/^__Host-agentgw_session=;.*Max-Age=0/)]));
+      expect((await call('POST', '/api/v1/auth/logout')).status).toBe(200);
+    });
+
+    it('leaves bearer clients as they were: the token in the body, no cookie', async () => {
+      const res = await call('POST', '/api/v1/auth/login', { body: { email, password }, headers: from });
+      expect(res.body).toEqual({ token: expect.any(String), user: expect.objectContaining({ email }) });
+      expect(res.headers.getSetCookie()).toEqual([]);
+      expect(await call('GET', '/api/v1/auth/session', { token: res.body.token })).toMatchObject({ status: 200, body: { user: { email } } });
+      expect((await call('GET', '/api/v1/auth/session')).status).toBe(401);
+      expect(await call('POST', '/api/v1/auth/login', { body: { email, password, session: 'jar' }, headers: from })).toMatchObject({ status: 400, body: { field: 'session' } });
+    });
+  });
 });
 
 describe('self-registration disabled', () => {
