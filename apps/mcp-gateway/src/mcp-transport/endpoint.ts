@@ -1,0 +1,14 @@
+import type { Context } from 'hono';
+import type { McpEndpoint } from '../mcp-pipeline.js';
+
+/** Which endpoint a request reached: the per-provider proxy, or the unified one with its `?providers=` filter. */
+export function endpointOf(c: Context): McpEndpoint {
+  const providerId = c.req.param('providerId');
+  if (providerId !== undefined) return { kind: 'proxy', providerId };
+  const raw = c.req.query('providers');
+  const ids = raw === undefined ? [] : raw.split(',').map((s) => s.trim()).filter(Boolean);
+  return { kind: 'unified', providerFilter: ids.length > 0 ? ids : null };
+}
+
+/** The scope sealed into a session id: a session opened on one endpoint is not found on another. */
+export const scopeOf = (endpoint: McpEndpoint): string => (endpoint.kind === 'proxy' ? `proxy:${endpoint.providerId}` : 'unified');

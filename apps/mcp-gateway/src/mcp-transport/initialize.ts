@@ -1,0 +1,36 @@
+import type { Principal } from '@agentgw/auth';
+import { JSON_RPC, LATEST_LEGACY_VERSION, LEGACY_PROTOCOL_VERSIONS, type JsonRpcRequest } from '@agentgw/mcp-client';
+import { SSE_HEADERS, sseText } from '@agentgw/service-kit';
+import type { Context } from 'hono';
+import type { McpEndpoint } from '../mcp-pipeline.js';
+import { SERVER_INFO, serverCapabilities } from '../revision-shapes.js';
+import { sessionOwner } from '../session-ids.js';
+import { scopeOf } from './endpoint.js';
+import { jsonResponse, rpcError, SESSION_HEADER } from './replies.js';
+import { closeUpstreams } from './session-end.js';
+import type { McpTransportDeps } from './transport-deps.js';
+
+type InitializeDeps = Pick<McpTransportDeps, 'catalog' | 'client' | 'codec' | 'sessions' | 'clock'>;
+
+/**
+ * `initialize` opens a session at the client's revision when the gateway speaks it, else at its
+ * newest session revision; the id is sealed into `Mcp-Session-Id`. Past the caller's cap the
+ * least recently used sessions go, and their upstream sessions are ended behind the answer.
+ */
+export async function initialize(deps: InitializeDeps, c: Context, principal: Principal, endpoint: McpEndpoint, request: JsonRpcRequest): Promise<Response> {
+  const requested = request.params?.protocolVersion;
+  if (typeof requested !== 'string' || typeof request.params?.clientInfo !== 'object' || request.params.clientInfo === null) {
+    return jsonResponse(rpcError(request.id, JSON_RPC.INVALID_PARAMS, 'initialize needs params.protocolVersion and params.clientInfo'), 200);
+  }
+  const version = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_LEGACY_VERSION;
+  if (endpoint.kind === 'proxy') await deps.catalog.providers.getFor(principal, endpoint.providerId);
+  const { id, claims } = deps.codec.issue(principal, version, scopeOf(endpoint), deps.clock.now());
+  const evicted = await deps.sessions.create(claims.sid, sessionOwner(claims));
+  for (const old of evicted) void closeUpstreams(deps, old.upstreams);
+  const response = { jsonrpc: '2.0', id: request.id, result: { protocolVersion: version, capabilities: serverCapabilities(endpoint), serverInfo: SERVER_INFO } };
+  const accept = c.req.header('accept') ?? '';
+  if (accept.includes('text/event-stream') && !accept.includes('application/json')) {
+    return new Response(sseText({ event: 'message', data: response }), { status: 200, headers: { ...SSE_HEADERS, [SESSION_HEADER]: id } });
+  }
+  return jsonResponse(response, 200, { [SESSION_HEADER]: id });
+}

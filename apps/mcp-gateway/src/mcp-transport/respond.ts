@@ -1,0 +1,125 @@
+import type { Principal } from '@agentgw/auth';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '@agentgw/mcp-client';
+import { SseStream, type ClientConnection } from '@agentgw/service-kit';
+import type { Context } from 'hono';
+import { metaOf } from '../json-rpc-messages.js';
+import type { McpEndpoint, McpRequestContext } from '../mcp-pipeline.js';
+import { CONFIRMATION_TOKEN_META, resultForClient } from '../revision-shapes.js';
+import type { Invalid, RequestItem } from './parse-and-negotiate.js';
+import { jsonResponse, rpcError } from './replies.js';
+import type { McpTransportDeps } from './transport-deps.js';
+
+/** One POST's requests, once parsed, its revision and session settled and its quota taken: what answering them needs. */
+export interface Exchange {
+  c: Context;
+  principal: Principal;
+  endpoint: McpEndpoint;
+  protocolVersion: string;
+  session: McpRequestContext['session'];
+  batch: boolean;
+  requests: RequestItem[];
+  invalid: Invalid[];
+  /** `Mcp-Session-Id` echoed on answers in a session; NO_HEADERS outside one. */
+  sessionHeaders: Readonly<Record<string, string>>;
+  /** The client's connection: a call going upstream reads its signal, the answer checks it is still there. */
+  connection: ClientConnection;
+}
+
+type RespondDeps = Pick<McpTransportDeps, 'pipeline' | 'auth'>;
+type Answer = { response: JsonRpcResponse; status: number };
+
+/**
+ * Answers the requests as JSON, or as SSE when the client asks for it (Accept) and would
+ * take it: a client accepting both gets SSE only for tools/call, and only once there is
+ * something to stream (see `answerStreamed`).
+ */
+export function respond(deps: RespondDeps, x: Exchange): Promise<Response> {
+  const accept = x.c.req.header('accept') ?? '';
+  const wantsSse = accept.includes('text/event-stream');
+  const takesJson = accept === '' || accept.includes('application/json') || accept.includes('*/*');
+  const streamed = wantsSse && (!takesJson || x.requests.some((r) => r.message.method === 'tools/call'));
+  return streamed ? answerStreamed(deps, x) : answerAsJson(deps, x);
+}
+
+/** The JSON answer: one response (with its HTTP status), or a batch's array; 499 when the client left meanwhile. */
+async function answerAsJson(deps: RespondDeps, x: Exchange): Promise<Response> {
+  try {
+    const answers = await Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, null))));
+    if (x.connection.gone()) return new Response(null, { status: 499 });
+    if (!x.batch) {
+      const answer = answers[0];
+      return jsonResponse(answer ? shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion) : undefined, answer?.status ?? 200, x.sessionHeaders);
+    }
+    const responses = x.invalid.map(invalidReply);
+    answers.forEach((a, i) => a && responses.push(shaped(x.requests[i]!.message.method, a.response, x.protocolVersion)));
+    return jsonResponse(responses, 200, x.sessionHeaders);
+  } finally {
+    x.connection.dispose();
+  }
+}
+
+/**
+ * The SSE answer. It is only committed to once there is something to stream (progress, a held
+ * call's status; a batch at once): an answer that is ready first goes out as JSON with its HTTP
+ * status (403, 502, …). Notifications, then the answers, go through the one SSE writer.
+ */
+async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response> {
+  let stream: SseStream | null = null;
+  let startStreaming!: (value: null) => void;
+  const started = new Promise<null>((resolve) => (startStreaming = resolve));
+  // The writes are bounded by the requests' own answers: no slow-reader cut-off; the client leaving aborts the calls.
+  const open = () => (stream = new SseStream({ maxBufferedBytes: Infinity, onEnd: (why) => why !== 'closed' && x.connection.abort() }));
+  const notify = (notification: JsonRpcNotification) => {
+    if (stream === null) startStreaming(null);
+    (stream ?? open()).send({ event: 'message', data: notification });
+  };
+  if (x.batch) {
+    const batchStream = open();
+    for (const bad of x.invalid) batchStream.send({ event: 'message', data: invalidReply(bad) });
+  }
+  const work = Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, notify))));
+  const settled = x.batch ? null : await Promise.race([work, started]);
+  if (settled !== null && stream === null) {
+    x.connection.dispose();
+    const answer = settled[0];
+    if (!answer) return new Response(null, { status: 499 });
+    return jsonResponse(shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion), answer.status, x.sessionHeaders);
+  }
+  const sse: SseStream = stream ?? open();
+  void work
+    .then((answers: (Answer | null)[]) => answers.forEach((a, i) => a && sse.send({ event: 'message', data: shaped(x.requests[i]!.message.method, a.response, x.protocolVersion) })))
+    .finally(() => {
+      x.connection.dispose();
+      sse.close();
+    });
+  return sse.response(x.sessionHeaders);
+}
+
+/** Everything the pipeline handles one request with: the exchange's caller, revision and session, and this request's `_meta`. */
+function requestContext(deps: RespondDeps, x: Exchange, request: JsonRpcRequest, notify: McpRequestContext['notify']): McpRequestContext {
+  const meta = metaOf(request.params);
+  const metaToken = meta[CONFIRMATION_TOKEN_META];
+  const progress = meta.progressToken;
+  const { c, connection } = x;
+  return {
+    principal: x.principal,
+    requestId: c.get('requestId') ?? 'req_unknown',
+    endpoint: x.endpoint,
+    protocolVersion: x.protocolVersion,
+    session: x.session,
+    // Made only if a call going upstream reads it; a cached tools/list never does.
+    get signal() {
+      return connection.signal;
+    },
+    notify,
+    confirmationToken: c.req.header('x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
+    progressToken: typeof progress === 'string' || typeof progress === 'number' ? progress : null,
+    reauthenticate: () => deps.auth.authenticate(c.req.raw.headers, 'flexible'),
+  };
+}
+
+/** A result shaped for the client's revision (errors go as they are). */
+const shaped = (method: string, response: JsonRpcResponse, protocolVersion: string): JsonRpcResponse =>
+  'result' in response ? { ...response, result: resultForClient(method, response.result, protocolVersion) } : response;
+
+const invalidReply = (bad: Invalid): JsonRpcResponse => rpcError(bad.id, bad.code, bad.message);

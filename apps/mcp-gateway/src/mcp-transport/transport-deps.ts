@@ -1,0 +1,26 @@
+import type { AuthService } from '@agentgw/auth';
+import type { Catalog } from '@agentgw/catalog';
+import type { CallQuota, Clock, EventBus, Logger } from '@agentgw/core';
+import type { McpUpstreamClient } from '@agentgw/mcp-client';
+import type { McpPipeline } from '../mcp-pipeline.js';
+import type { OriginPolicy } from '../origins.js';
+import type { SessionIdCodec } from '../session-ids.js';
+import type { SessionStore } from '../session-store.js';
+
+/** What the MCP transport needs beside the pipeline: auth, sessions, Origin policy, the bus for server streams. */
+export interface McpTransportDeps {
+  auth: AuthService;
+  catalog: Catalog;
+  client: McpUpstreamClient;
+  pipeline: McpPipeline;
+  sessions: SessionStore;
+  codec: SessionIdCodec;
+  origins: OriginPolicy;
+  bus: EventBus;
+  clock: Clock;
+  logger: Logger;
+  /** Open server streams (GET), ended on shutdown. */
+  streams: Set<() => void>;
+  /** Per-agent and per-tenant call quotas (shared with invoke). */
+  quota: CallQuota;
+}
