@@ -7,7 +7,7 @@ import { writeChainFixture } from './chain.fixtures.js';
 import { verifyAll } from './verify.js';
 
 const record = (id: string, over: Record<string, unknown> = {}) => ({
-  op: 'create', id, key: `c:${id}`, at: '2026-01-01T00:00:00.000Z', userId: 'u', agentId: 'a', endUserId: null, providerId: 'p',
+  op: 'create', id, key: `c:${id}`, seq: 1, at: '2026-01-01T00:00:00.000Z', userId: 'u', agentId: 'a', endUserId: null, providerId: 'p',
   tenantId: 't', toolName: 'fs.read', arguments: {}, status: 'pending', ...over,
 });
 
@@ -21,8 +21,9 @@ describe('audit consumer', () => {
 
   it('writes the good records of a batch and fails only the poison ones, with their reasons', async () => {
     deps = await createTestDeps();
+    const records = [record('good-1'), { op: 'create', id: '' }, record('nul', { toolName: 'a\u0000b' }), record('good-2'), 'junk'];
     const failure = await consumer()
-      .handle([record('good-1'), { op: 'create', id: '' }, record('nul', { toolName: 'a\u0000b' }), record('good-2'), 'junk'])
+      .handleBulk(records.map((r) => ({ records: [r] })))
       .catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(JobBatchFailures);
     const failures = (failure as JobBatchFailures).failures;

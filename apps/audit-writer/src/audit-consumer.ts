@@ -18,8 +18,8 @@ export interface AuditConsumerOptions {
   concurrency?: number;
 }
 
-/** The queues whose jobs become audit rows: one record per `audit` job, a producer's group per `audit-bulk` job. */
-export const AUDIT_QUEUES = ['audit', 'audit-bulk'] as const satisfies readonly JobName[];
+/** The queues whose jobs become audit rows (a producer's group of records per `audit-bulk` job): what the read barrier waits on. */
+export const AUDIT_QUEUES = ['audit-bulk'] as const satisfies readonly JobName[];
 
 /** Retention runs once an hour; each run's job id names its hour, so replicas enqueue it once. */
 export const RETENTION_INTERVAL_MS = 3_600_000;
@@ -100,12 +100,6 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
     return failures;
   }
 
-  /** A batch of `audit` jobs (one record each). */
-  async function handle(batch: readonly unknown[]): Promise<void> {
-    const failures = await writeRecords(batch);
-    if (failures.size > 0) throw new JobBatchFailures(failures);
-  }
-
   /** A batch of `audit-bulk` jobs: their records are written together; a job fails with its poison records. */
   async function handleBulk(batch: readonly unknown[]): Promise<void> {
     const records: unknown[] = [];
@@ -139,12 +133,10 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
   }
 
   return {
-    /** The queue handlers, exposed for the tests. */
-    handle,
+    /** The queue handler, exposed for the tests. */
     handleBulk,
     async start(): Promise<void> {
       const batching = { batchSize: options.batchSize, batchWaitMs: options.batchWaitMs, concurrency: options.concurrency ?? 1 };
-      consumers.push(await queue.consume('audit', (jobs) => handle(jobs), batching));
       // A bulk job holds up to 500 records: take fewer of them per transaction.
       consumers.push(await queue.consume('audit-bulk', (jobs) => handleBulk(jobs), { ...batching, batchSize: Math.max(1, Math.ceil(options.batchSize / 100)) }));
       if (options.retentionDays > 0) {

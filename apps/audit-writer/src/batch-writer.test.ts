@@ -11,12 +11,14 @@ const valid = (job: AuditRecordJob): ValidJob => {
   return r.value;
 };
 
-const create = (id: string, over: Partial<AuditRecordJob> = {}): AuditRecordJob => ({
+type UpdateJob = Extract<AuditRecordJob, { op: 'update' }>;
+
+const create = (id: string): AuditRecordJob => ({
   op: 'create', id, key: `c:${id}`, seq: 1, at: '2026-01-01T10:00:00.000Z', userId: 'u1', agentId: 'a1', endUserId: null,
-  providerId: 'p1', tenantId: 't1', toolName: 'fs.read', arguments: { path: '/x' }, status: 'pending', ...over,
+  providerId: 'p1', tenantId: 't1', toolName: 'fs.read', arguments: { path: '/x' }, status: 'pending',
 });
-const update = (id: string, n: number, over: Partial<AuditRecordJob>): AuditRecordJob => ({
-  op: 'update', id, key: `u:${id}:${n}`, seq: n + 1, at: `2026-01-01T10:00:0${n}.000Z`, ...over,
+const update = (id: string, n: number, patch: UpdateJob['patch'], key = `u:${id}:${n}`): AuditRecordJob => ({
+  op: 'update', id, key, seq: n + 1, at: `2026-01-01T10:00:0${n}.000Z`, patch,
 });
 
 /** Every ordering of a list (small lists only). */
@@ -60,7 +62,7 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
       update('r3', 1, { status: 'confirmed', confirmedBy: 'admin-1' }),
       update('r3', 2, { status: 'completed', result: { n: 2 }, duration: 7, error: null }),
       // A late, older duplicate-ish result must not win over the newer one.
-      update('r3', 1, { key: 'u:r3:early', result: { n: 1 } }),
+      update('r3', 1, { result: { n: 1 } }, 'u:r3:early'),
     ].map(valid);
     const outcomes = new Set<string>();
     for (const [i, order] of permutations(jobs).entries()) {

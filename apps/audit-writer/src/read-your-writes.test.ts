@@ -84,7 +84,10 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
   it('answers at once, marked stale, while an earlier record is retrying after a failed write; fresh again once it failed for good', async () => {
     const trail = createAuditTrail({ queue: deps.queue, clock: systemClock });
     const good = await acknowledgedCall(trail, 'before-poison', 0);
-    const bad = { op: 'create' as const, id: 'ryw-poison', key: 'c:ryw-poison', at: new Date().toISOString(), toolName: 't', status: 'exploded' as never };
+    const bad = {
+      op: 'create' as const, id: 'ryw-poison', key: 'c:ryw-poison', seq: 1, at: new Date().toISOString(),
+      userId: null, agentId: null, endUserId: null, providerId: null, tenantId: null, toolName: 't', arguments: {}, status: 'exploded' as never,
+    };
     // Its batch fails on every attempt (1 s, then 2 s of backoff in-process) until it is given up.
     await deps.queue.enqueue('audit-bulk', { records: [bad] }, { attempts: 2 });
     const seen = await vi.waitFor(async () => {

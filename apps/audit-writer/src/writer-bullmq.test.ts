@@ -124,7 +124,10 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
       errors.push(obj);
     }) as typeof logger.error;
     const consumer = createAuditConsumer({ db: handle.db, queue, clock: systemClock, logger, batchSize: 100, batchWaitMs: 5, retentionDays: 0 });
-    const good = { op: 'create' as const, id: 'poison-test-good', key: 'c:poison-test-good', at: new Date().toISOString(), toolName: 't', status: 'completed' as const };
+    const good = {
+      op: 'create' as const, id: 'poison-test-good', key: 'c:poison-test-good', seq: 1, at: new Date().toISOString(),
+      userId: null, agentId: null, endUserId: null, providerId: null, tenantId: null, toolName: 't', arguments: {}, status: 'completed' as const,
+    };
     await queue.enqueue('audit-bulk', { records: [good, { ...good, id: 'poison-test-bad', key: 'c:bad', status: 'exploded' as never }] }, { attempts: 2, keepFailed: true });
     await consumer.start();
     const inspect = new Queue(`${prefix}-poison-audit-bulk`, { connection: { url: redisUrl! } });

@@ -1,28 +1,16 @@
-import { newId, type AuditRecordJob, type AuditStatus, type Clock, type JobQueue } from '@agentgw/core';
+import { newId, type AuditRecordJob, type Clock, type JobQueue } from '@agentgw/core';
 import { capError, maskBodySized } from './masking.js';
 
-/** What is known about a tool call when it is first recorded. */
-export interface AuditOpenEntry {
+type CreateJob = Extract<AuditRecordJob, { op: 'create' }>;
+
+/** What is known about a tool call when it is first recorded (the create job's fields, before masking). */
+export type AuditOpenEntry = Pick<CreateJob, 'userId' | 'agentId' | 'endUserId' | 'providerId' | 'tenantId' | 'toolName' | 'arguments' | 'status'> & {
   /** Given when the caller already announced the id (e.g. in a confirmation); otherwise one is made. */
   id?: string;
-  userId: string | null;
-  agentId: string | null;
-  endUserId: string | null;
-  providerId: string | null;
-  tenantId: string | null;
-  toolName: string;
-  arguments: unknown;
-  status: AuditStatus;
-}
+};
 
-/** What later becomes known about it: the outcome, the confirmer, the duration. */
-export interface AuditPatch {
-  status?: AuditStatus;
-  result?: unknown;
-  duration?: number | null;
-  confirmedBy?: string | null;
-  error?: string | null;
-}
+/** What later becomes known about it: the outcome, the confirmer, the duration (the update job's patch, before masking). */
+export type AuditPatch = Extract<AuditRecordJob, { op: 'update' }>['patch'];
 
 /** The producer side of the audit log, used by every service that records tool calls. */
 export interface AuditTrail {
@@ -117,24 +105,23 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
     },
 
     async update(id, patch) {
-      const job: AuditRecordJob = {
-        op: 'update',
-        id,
-        key: `u:${newId()}`,
-        seq: ++seq,
-        at: deps.clock.now().toISOString(),
-      };
-      let bodyBytes = 0;
-      if (patch.status !== undefined) job.status = patch.status;
-      if (patch.result !== undefined) {
-        const result = maskBodySized(patch.result);
-        job.result = result.body;
-        bodyBytes = result.maxBytes;
-      }
-      if (patch.duration !== undefined) job.duration = patch.duration;
-      if (patch.confirmedBy !== undefined) job.confirmedBy = patch.confirmedBy;
-      if (patch.error !== undefined) job.error = capError(patch.error);
-      await enqueue(job, bodyBytes);
+      const { result, error, ...rest } = patch;
+      const masked = result === undefined ? undefined : maskBodySized(result);
+      await enqueue(
+        {
+          op: 'update',
+          id,
+          key: `u:${newId()}`,
+          seq: ++seq,
+          at: deps.clock.now().toISOString(),
+          patch: {
+            ...rest,
+            ...(masked && { result: masked.body }),
+            ...(error !== undefined && { error: capError(error) }),
+          },
+        },
+        masked?.maxBytes ?? 0,
+      );
     },
   };
 }
@@ -149,9 +136,8 @@ const ENVELOPE_BASE_BYTES = 384;
  * for the rest.
  */
 function envelopeBytes(r: AuditRecordJob): number {
-  const chars =
-    r.id.length + (r.key?.length ?? 0) + r.at.length + lengthOf(r.userId) + lengthOf(r.agentId) + lengthOf(r.endUserId) + lengthOf(r.providerId) +
-    lengthOf(r.tenantId) + lengthOf(r.toolName) + lengthOf(r.status) + lengthOf(r.confirmedBy) + lengthOf(r.error);
+  const fields = r.op === 'create' ? [r.userId, r.agentId, r.endUserId, r.providerId, r.tenantId, r.toolName, r.status] : [r.patch.status, r.patch.confirmedBy, r.patch.error];
+  const chars = r.id.length + r.key.length + r.at.length + fields.reduce((sum, text) => sum + lengthOf(text), 0);
   return ENVELOPE_BASE_BYTES + chars * 3;
 }
 

@@ -1,4 +1,4 @@
-import type { RiskLevel } from './events.js';
+import type { RiskLevel } from './enums.js';
 
 /**
  * The port between the places a tool call can be held (unified MCP, per-provider proxy,

@@ -1,8 +1,9 @@
+import type { RiskLevel } from './enums.js';
+
 /**
  * Facts every replica must hear at once, carried by the EventBus (Redis pub/sub in
  * distributed mode, in-process in the all-in-one). Payloads are plain JSON.
  */
-export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';
 
 export interface ConfirmationPayload {
   id: string;

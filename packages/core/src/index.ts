@@ -23,8 +23,12 @@ export { globSpecificity, matchGlob, MAX_GLOB_PATTERN_LENGTH, MAX_TOOL_NAME_LENG
 export { newId, newRequestId } from './ids.js';
 export { ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';
-export type { ConfirmationPayload, EventName, GatewayEvents, RiskLevel } from './events.js';
-export type { AuditRecordJob, AuditStatus, GatewayJobs, JobName } from './jobs.js';
+export { AUDIT_STATUSES, CONFIRMATION_OUTCOMES, CONFIRMATION_STATUSES, POLICY_ACTIONS, RISK_LEVELS } from './enums.js';
+export type { AuditStatus, ConfirmationOutcome, ConfirmationStatus, PolicyAction, RiskLevel } from './enums.js';
+export { auditStatusSchema, riskLevelSchema } from './enum-schemas.js';
+export type { ConfirmationPayload, EventName, GatewayEvents } from './events.js';
+export { auditRecordJobSchema, jobCatalog } from './job-catalog.js';
+export type { AuditRecordJob, GatewayJobs, JobName } from './jobs.js';
 export { createLogger, resolveLogFormat, silentLogger } from './logger.js';
 export type { LogFormat, Logger, LoggerOptions } from './logger.js';
 export {
@@ -48,7 +52,7 @@ export type { MemoryCacheOptions } from './cache/index.js';
 export { CallQuota, callQuotaLimitsFrom, MemoryRateLimiter, RedisRateLimiter } from './rate-limit/index.js';
 export type { CallQuotaLimits, CallSubject, RateLimit, RateLimiter, RateLimitState } from './rate-limit/index.js';
 export { compareRouting, DEFAULT_RISK, evaluatePolicy, resolveProvider, toolNameProblem } from './policy.js';
-export type { PolicyAction, PolicyDecision, PolicyInput, PolicyRule, RoutableProvider } from './policy.js';
+export type { PolicyDecision, PolicyInput, PolicyRule, RoutableProvider } from './policy.js';
 export type { ConfirmationGate, HeldCall, HoldOptions, HoldOutcome } from './confirmation-gate.js';
 export {
   assertStoredUrlAllowed,

@@ -1,11 +1,8 @@
-import type { RiskLevel } from './events.js';
+import type { PolicyAction, RiskLevel } from './enums.js';
 import { globSpecificity, matchGlob, MAX_TOOL_NAME_LENGTH } from './glob.js';
 
-/**
- * The tool policy: which access rule decides a tool call, and what it decides. Pure: callers
- * (admin-api's dry run, mcp-gateway, tool-gate) load the rules and pass them in.
- */
-export type PolicyAction = 'allow' | 'deny' | 'require_confirmation';
+// The tool policy: which access rule decides a tool call, and what it decides. Pure: callers
+// (admin-api's dry run, mcp-gateway, tool-gate) load the rules and pass them in.
 
 /** The fields of an access rule the policy looks at; callers may pass richer rows. */
 export interface PolicyRule {

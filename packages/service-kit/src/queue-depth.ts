@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { GaugeSample } from './metrics.js';
 
 /** The queues whose depth is worth watching (audit backlog, pending deadlines, push deliveries). */
-const WATCHED: JobName[] = ['audit', 'audit-bulk', 'confirmation-timeout', 'push'];
+const WATCHED: JobName[] = ['audit-bulk', 'confirmation-timeout', 'push'];
 
 /**
  * Reads BullMQ's own keys (`bull:agentgw-<job>:wait|paused|prioritized|delayed|active`, the

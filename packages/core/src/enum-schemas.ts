@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { AUDIT_STATUSES, RISK_LEVELS } from './enums.js';
+
+/**
+ * Zod schemas of the shared vocabularies (see `enums.ts`). A route that names one for OpenAPI
+ * derives its own from the tuple (`z.enum(RISK_LEVELS).openapi('RiskLevel')`): `.openapi()` is
+ * only on schemas built after `@hono/zod-openapi` is loaded.
+ */
+
+/** Parses a RiskLevel. */
+export const riskLevelSchema = z.enum(RISK_LEVELS);
+/** Parses an AuditStatus. */
+export const auditStatusSchema = z.enum(AUDIT_STATUSES);
