@@ -106,12 +106,30 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).last().click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/\w+/);
     await screenshot(page, 'sign-in-error');
+    // What an older console left behind (the JWT in localStorage) is removed on the next load.
+    await page.evaluate((token) => localStorage.setItem('agentgw.session', JSON.stringify({ token })), jwt);
     await page.getByLabel('Password').fill(ADMIN.password);
     await page.getByRole('button', { name: 'Sign in' }).last().click();
     await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
     expect(page.url()).toBe(`${gateway.url}/agents`);
+    // The JWT lives only in the gateway's httpOnly cookie: no script in the page can read it.
+    const [session] = (await context.cookies(gateway.url)).filter((c) => c.name === 'agentgw_session');
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/', value: expect.stringMatching(/^eyJ/) });
+    const readable = await page.evaluate(() => ({ local: JSON.stringify({ ...localStorage }), session: JSON.stringify({ ...sessionStorage }), cookie: document.cookie }));
+    for (const where of Object.values(readable)) {
+      expect(where).not.toContain(session?.value);
+      expect(where).not.toMatch(/eyJ[\w-]+\.[\w-]+\./);
+    }
+    // A reload stays signed in through the cookie.
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
+    expect(await page.evaluate(() => localStorage.getItem('agentgw.session'))).toBeNull();
     await page.goto(`${gateway.url}/`);
     await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    // Signing out expires the cookie; a reload stays signed out.
+    expect((await context.cookies(gateway.url)).filter((c) => c.name === 'agentgw_session')).toEqual([]);
+    await page.reload();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await screenshot(page, 'sign-in');
     await expectAccessible();

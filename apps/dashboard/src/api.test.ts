@@ -34,27 +34,28 @@ describe('describeError', () => {
 });
 
 describe('createApiClient', () => {
-  it('sends the JWT and JSON to /api/v1 and parses the answer', async () => {
+  it('sends JSON to /api/v1 with the session cookie, never a JWT of its own, and parses the answer', async () => {
     const fetch = vi.fn(async () => new Response(JSON.stringify({ ok: true }), { status: 200 }));
-    const api = createApiClient({ token: () => 'jwt-1', fetch });
+    const api = createApiClient({ signedIn: () => true, fetch });
     await expect(api.post('/admin/agents', { name: 'a' })).resolves.toEqual({ ok: true });
     const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
     expect(url).toBe('/api/v1/admin/agents');
     expect(init.method).toBe('POST');
     expect(init.body).toBe('{"name":"a"}');
+    expect(init.credentials).toBe('same-origin');
     const headers = new Headers(init.headers);
-    expect(headers.get('authorization')).toBe('Bearer jwt-1');
+    expect(headers.get('authorization')).toBeNull();
     expect(headers.get('content-type')).toBe('application/json');
   });
 
   it('ends the session on a 401 to an authenticated call, not on a failed sign-in', async () => {
     const onUnauthorized = vi.fn();
     const fetch = vi.fn(async () => new Response('{"code":"UNAUTHORIZED","message":"Token expired"}', { status: 401 }));
-    let token: string | null = 'old';
-    const api = createApiClient({ token: () => token, onUnauthorized, fetch });
+    let signedIn = true;
+    const api = createApiClient({ signedIn: () => signedIn, onUnauthorized, fetch });
     await expect(api.get('/admin/agents')).rejects.toMatchObject({ code: 'UNAUTHORIZED', message: 'Token expired' });
     expect(onUnauthorized).toHaveBeenCalledTimes(1);
-    token = null;
+    signedIn = false;
     await expect(api.post('/auth/login', {})).rejects.toBeInstanceOf(ApiError);
     expect(onUnauthorized).toHaveBeenCalledTimes(1);
   });

@@ -1,7 +1,8 @@
 /**
  * The dashboard's only way to the gateway: relative `/api/v1` URLs (so it works the same behind
- * the all-in-one and the distributed router), the signed-in user's JWT, and every failure turned
- * into an ApiError carrying the gateway's one error body `{ code, message, ...details }`.
+ * the all-in-one and the distributed router), signed in by the gateway's httpOnly session cookie
+ * (the page never holds the JWT), and every failure turned into an ApiError carrying the
+ * gateway's one error body `{ code, message, ...details }`.
  */
 
 /** A failed API call, with the gateway's error code and message (or ours for network trouble). */
@@ -68,9 +69,9 @@ export function describeError(err: unknown): string {
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
 export interface ApiClientOptions {
-  /** The JWT of the signed-in user, read on every call (it changes on sign-in and sign-out). */
-  token: () => string | null;
-  /** Called when the gateway answers 401 to an authenticated call: the session is over. */
+  /** Whether someone is signed in, read on every call (a 401 then means the session is over). */
+  signedIn: () => boolean;
+  /** Called when the gateway answers 401 while someone is signed in: the session is over. */
   onUnauthorized?: () => void;
   fetch?: Fetch;
 }
@@ -89,13 +90,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const doFetch: Fetch = options.fetch ?? ((input, init) => fetch(input, init));
 
   const raw = async (path: string, init: RequestInit): Promise<Response> => {
-    const headers = new Headers(init.headers);
-    const token = options.token();
-    if (token) headers.set('authorization', `Bearer ${token}`);
-    const response = await doFetch(`/api/v1${path}`, { ...init, headers });
+    const signedIn = options.signedIn();
+    // The session cookie goes with every same-origin request; the browser adds Sec-Fetch-Site, the gateway's CSRF check.
+    const response = await doFetch(`/api/v1${path}`, { ...init, credentials: 'same-origin' });
     if (!response.ok) {
       const error = errorFromResponse(response.status, await response.text().catch(() => ''));
-      if (response.status === 401 && token) options.onUnauthorized?.();
+      if (response.status === 401 && signedIn) options.onUnauthorized?.();
       throw error;
     }
     return response;

@@ -27,7 +27,7 @@ export function App() {
 }
 
 function Routes() {
-  const { user } = useSession();
+  const { user, restoring } = useSession();
   const { path, href } = useLocation();
   const target = user ? landingPath(user, href) : null;
   useEffect(() => {
@@ -37,6 +37,15 @@ function Routes() {
     document.title = `${path === '/' ? 'Console' : path.split('/')[1]?.replace('-', ' ')} · Agent Gateway`;
   }, [path]);
 
+  if (restoring) {
+    return (
+      <main id="main" className="sign-in">
+        <p className="loading" role="status">
+          Restoring your session…
+        </p>
+      </main>
+    );
+  }
   if (!user) return <SignInPage />;
   return (
     <ConfirmationsProvider>

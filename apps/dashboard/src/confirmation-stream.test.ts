@@ -18,15 +18,15 @@ describe('toConfirmation', () => {
 });
 
 describe('openConfirmationStream', () => {
-  it('reads events from a fetch stream sent with the JWT and reports required and resolved confirmations', async () => {
+  it('reads events from a fetch stream sent with the session cookie and reports required and resolved confirmations', async () => {
     const body = [
       'event: connected\ndata: {"userId":"u1","timestamp":"t"}\n\n',
       'event: CONFIRMATION_REQUIRED\ndata: {"id":"c1","tool":{"name":"echo","arguments":{"a":1}},"risk":{"level":"low"},"timestamp":"t"}\n\n',
       'event: heartbeat\ndata: {}\n\nevent: CONFIRMATION_RESOLVED\ndata: {"id":"c1","confirmed":true,"timestamp":"t"}\n\n',
     ];
-    let auth: string | null = null;
+    let credentials: RequestCredentials | undefined;
     const fetch = async (_url: string, init?: RequestInit) => {
-      auth = new Headers(init?.headers).get('authorization');
+      credentials = init?.credentials;
       const stream = new ReadableStream<Uint8Array>({
         start(controller) {
           for (const part of body) controller.enqueue(new TextEncoder().encode(part));
@@ -38,7 +38,7 @@ describe('openConfirmationStream', () => {
     const resolved: Array<[string, boolean]> = [];
     const statuses: StreamStatus['state'][] = [];
     let connected = 0;
-    const stop = openConfirmationStream(createApiClient({ token: () => 'jwt', fetch }), {
+    const stop = openConfirmationStream(createApiClient({ signedIn: () => true, fetch }), {
       onRequired: (c) => required.push(c),
       onResolved: (id, ok) => resolved.push([id, ok]),
       onStatus: (s) => statuses.push(s.state),
@@ -46,7 +46,7 @@ describe('openConfirmationStream', () => {
     });
     await expect.poll(() => resolved.length).toBe(1);
     stop();
-    expect(auth).toBe('Bearer jwt');
+    expect(credentials).toBe('same-origin');
     expect(connected).toBe(1);
     expect(required.map((c) => [c.id, c.toolName, c.risk, c.arguments])).toEqual([['c1', 'echo', 'low', { a: 1 }]]);
     expect(resolved).toEqual([['c1', true]]);

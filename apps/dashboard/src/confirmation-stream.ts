@@ -60,8 +60,9 @@ export interface StreamHandlers {
 }
 
 /**
- * Keeps `GET /api/v1/stream` open with the user's JWT (fetch streaming, since EventSource cannot
- * send an Authorization header), reconnecting with backoff. Returns the function that stops it.
+ * Keeps `GET /api/v1/stream` open with the session cookie (fetch streaming, so a failure's error
+ * body and status reach the page, which EventSource hides), reconnecting with backoff. Returns
+ * the function that stops it.
  */
 export function openConfirmationStream(api: ApiClient, handlers: StreamHandlers): () => void {
   const controller = new AbortController();

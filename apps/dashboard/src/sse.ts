@@ -1,7 +1,7 @@
 /**
- * A Server-Sent Events parser for streams read with fetch (EventSource cannot send the
- * Authorization header the gateway's stream needs). Feed it decoded text chunks as they arrive;
- * it returns every event completed so far, following the WHATWG event-stream rules.
+ * A Server-Sent Events parser for streams read with fetch (unlike EventSource, fetch shows why a
+ * connection failed: the gateway's error body and status). Feed it decoded text chunks as they
+ * arrive; it returns every event completed so far, following the WHATWG event-stream rules.
  */
 export interface SseEvent {
   event: string;

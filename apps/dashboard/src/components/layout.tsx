@@ -32,7 +32,7 @@ export function Layout({ title, children }: { title: string; children: ReactNode
             {user.tenantId ? ` · tenant ${user.tenantId}` : ''}
           </span>
         </span>
-        <button type="button" className="secondary" onClick={() => signOut()}>
+        <button type="button" className="secondary" onClick={() => void signOut()}>
           Sign out
         </button>
       </header>

@@ -27,7 +27,7 @@ export function AuditPageView() {
   const byUser = canFilterAuditByUser(user);
   const byTenant = canFilterAuditByTenant(user);
 
-  // The export needs the JWT, so it is fetched and handed to the browser as a file.
+  // Fetched (not a plain link) so a refusal is shown in words, then handed to the browser as a file.
   const download = () =>
     void exporting.run(async () => {
       const response = await api.raw(`/audit/export${filterQuery ? `?${filterQuery}` : ''}`, { headers: { accept: 'application/x-ndjson' } });
