@@ -1,13 +1,12 @@
-import type { Principal } from '@agentgw/auth';
+import type { AuthService, Principal } from '@agentgw/auth';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '@agentgw/mcp-client';
 import { SseStream, type ClientConnection } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { metaOf } from '../json-rpc-messages.js';
-import type { McpEndpoint, McpRequestContext } from '../mcp-pipeline.js';
+import type { McpEndpoint, McpPipeline, McpRequestContext } from '../mcp-pipeline.js';
 import { CONFIRMATION_TOKEN_META, resultForClient } from '../revision-shapes.js';
 import type { Invalid, RequestItem } from './parse-and-negotiate.js';
 import { jsonResponse, rpcError } from './replies.js';
-import type { McpTransportDeps } from './transport-deps.js';
 
 /** One POST's requests, once parsed, its revision and session settled and its quota taken: what answering them needs. */
 export interface Exchange {
@@ -25,7 +24,11 @@ export interface Exchange {
   connection: ClientConnection;
 }
 
-type RespondDeps = Pick<McpTransportDeps, 'pipeline' | 'auth'>;
+/** What answering reads: the pipeline that handles each request, and auth to re-check a released call's credentials. */
+export interface RespondDeps {
+  pipeline: Pick<McpPipeline, 'handle'>;
+  auth: Pick<AuthService, 'authenticate'>;
+}
 type Answer = { response: JsonRpcResponse; status: number };
 
 /**

@@ -8,7 +8,7 @@ import { GATEWAY_RPC } from '../rpc-errors.js';
 import type { SessionClaims } from '../session-ids.js';
 import { endpointOf } from './endpoint.js';
 import { jsonResponse, refusal, replyResponse, rpcError, SESSION_HEADER } from './replies.js';
-import { resolveSession } from './session-resolution.js';
+import { resolveSession, type SessionLookup } from './session-resolution.js';
 import type { McpTransportDeps } from './transport-deps.js';
 
 const HEARTBEAT_MS = 25_000;
@@ -21,7 +21,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const LIST_CHANGED = ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'];
 const TOOLS_CHANGED = ['notifications/tools/list_changed'];
 
-type StreamDeps = Pick<McpTransportDeps, 'bus' | 'clock' | 'streams' | 'codec' | 'sessions'>;
+type StreamDeps = Pick<McpTransportDeps, 'bus' | 'clock' | 'streams'> & SessionLookup;
 
 /** Open server streams per caller on this replica (see MAX_SERVER_STREAMS_PER_CALLER). */
 export class ServerStreamCounts {

@@ -3,13 +3,13 @@ import type { Context } from 'hono';
 import { upstreamTarget } from '../upstream-targets.js';
 import { endpointOf } from './endpoint.js';
 import { replyResponse, SESSION_HEADER } from './replies.js';
-import { resolveSession } from './session-resolution.js';
+import { resolveSession, type SessionLookup } from './session-resolution.js';
 import type { McpTransportDeps } from './transport-deps.js';
 
 type CloseDeps = Pick<McpTransportDeps, 'catalog' | 'client'>;
 
 /** DELETE: ends the session and closes the upstream sessions it opened. */
-export async function endSession(deps: CloseDeps & Pick<McpTransportDeps, 'codec' | 'sessions'>, c: Context): Promise<Response> {
+export async function endSession(deps: CloseDeps & SessionLookup & Pick<McpTransportDeps, 'sessions'>, c: Context): Promise<Response> {
   const resolved = await resolveSession(deps, c.get('principal'), endpointOf(c), c.req.header(SESSION_HEADER) ?? null);
   if (!resolved.ok) return replyResponse(resolved.reply);
   await closeUpstreams(deps, (await deps.sessions.end(resolved.session.claims.sid)) ?? {});

@@ -2,13 +2,19 @@ import type { Principal } from '@agentgw/auth';
 import { JSON_RPC } from '@agentgw/mcp-client';
 import type { McpEndpoint, McpRequestContext } from '../mcp-pipeline.js';
 import { GATEWAY_RPC } from '../rpc-errors.js';
-import { sessionBelongsTo } from '../session-ids.js';
+import { sessionBelongsTo, type SessionIdCodec } from '../session-ids.js';
+import type { SessionStore } from '../session-store.js';
 import { scopeOf } from './endpoint.js';
 import { refusal, type Reply } from './replies.js';
-import type { McpTransportDeps } from './transport-deps.js';
 
 /** A legacy session a request names, with the upstream sessions opened in it so far. */
 export type Session = NonNullable<McpRequestContext['session']>;
+
+/** What finding a session reads: the id codec and the store. */
+export interface SessionLookup {
+  codec: Pick<SessionIdCodec, 'open'>;
+  sessions: Pick<SessionStore, 'get'>;
+}
 
 /** The session found, or the answer explaining why the request cannot continue. */
 export type SessionResolution = { ok: true; session: Session } | { ok: false; reply: Reply };
@@ -20,12 +26,7 @@ const NOT_FOUND: SessionResolution = { ok: false, reply: refusal(404, GATEWAY_RP
  * The session `id` (the `Mcp-Session-Id` header) names. Another caller's session, one opened on
  * another endpoint, a forged or ended one all read as 404 alike, so ids cannot be probed.
  */
-export async function resolveSession(
-  deps: Pick<McpTransportDeps, 'codec' | 'sessions'>,
-  principal: Principal,
-  endpoint: McpEndpoint,
-  id: string | null,
-): Promise<SessionResolution> {
+export async function resolveSession(deps: SessionLookup, principal: Principal, endpoint: McpEndpoint, id: string | null): Promise<SessionResolution> {
   if (id === null) return MISSING;
   const claims = deps.codec.open(id);
   if (!claims || claims.scope !== scopeOf(endpoint) || !sessionBelongsTo(claims, principal)) return NOT_FOUND;

@@ -1,0 +1,97 @@
+import type { Principal } from '@agentgw/auth';
+import { parseSse, type JsonRpcRequest } from '@agentgw/mcp-client';
+import { clientGoneSignal } from '@agentgw/service-kit';
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import type { McpRequestContext } from '../mcp-pipeline.js';
+import { parsePost, type ParsedPost, type RequestItem, type Invalid } from './parse-and-negotiate.js';
+import { NO_HEADERS } from './replies.js';
+import { respond, type RespondDeps } from './respond.js';
+
+type Handler = (request: JsonRpcRequest, ctx: McpRequestContext) => ReturnType<RespondDeps['pipeline']['handle']>;
+
+/** An app whose POST answers the body's requests through `respond`, with `handle` as the pipeline. */
+function appWith(handle: Handler, protocolVersion = '2025-06-18') {
+  const deps: RespondDeps = { pipeline: { handle }, auth: { authenticate: async () => ({}) as Principal } };
+  const app = new Hono();
+  app.post('/', async (c) => {
+    const parsed = parsePost(await c.req.text(), null) as ParsedPost;
+    const requests = parsed.items.filter((i): i is RequestItem => i.kind === 'request');
+    const invalid = parsed.items.filter((i): i is Invalid => i.kind === 'invalid');
+    const principal = {} as Principal;
+    const endpoint = { kind: 'unified', providerFilter: null } as const;
+    return respond(deps, { c, principal, endpoint, protocolVersion, session: null, batch: parsed.batch, requests, invalid, sessionHeaders: NO_HEADERS, connection: clientGoneSignal(c) });
+  });
+  return (body: unknown, accept: string) => app.request('/', { method: 'POST', headers: { accept, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+const call = (id: number, method = 'tools/call') => ({ jsonrpc: '2.0', id, method, params: { name: 't' } });
+const ok = (request: JsonRpcRequest, result: Record<string, unknown> = { content: [] }) => ({ response: { jsonrpc: '2.0' as const, id: request.id, result }, status: 200 });
+const events = async (res: Response) => {
+  const out: unknown[] = [];
+  for await (const event of parseSse(res.body!)) {
+    expect(event.event).toBe('message');
+    out.push(JSON.parse(event.data));
+  }
+  return out;
+};
+const BOTH = 'application/json, text/event-stream';
+
+describe('respond', () => {
+  it("answers JSON with the answer's HTTP status, shaped for the revision", async () => {
+    const post = appWith(async (r) => ({ response: { jsonrpc: '2.0', id: r.id, error: { code: -32003, message: 'denied' } }, status: 403 }));
+    const res = await post(call(1), 'application/json');
+    expect([res.status, res.headers.get('content-type')]).toEqual([403, 'application/json']);
+    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32003, message: 'denied' } });
+    const modern = appWith(async (r) => ok(r), '2026-07-28');
+    expect(await (await modern(call(2), 'application/json')).json()).toMatchObject({ id: 2, result: { resultType: 'complete', content: [] } });
+  });
+
+  it("a client taking both gets JSON when the call's answer is ready before anything is streamed", async () => {
+    const post = appWith(async (r) => ok(r));
+    const res = await post(call(1), BOTH);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(await res.json()).toMatchObject({ id: 1, result: { content: [] } });
+  });
+
+  it('streams SSE once the call notifies: the notifications, then the answer, as `message` events', async () => {
+    const post = appWith(async (r, ctx) => {
+      ctx.notify!({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      ctx.notify!({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 2 } });
+      return ok(r);
+    });
+    const res = await post(call(7), BOTH);
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(await events(res)).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } },
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 2 } },
+      { jsonrpc: '2.0', id: 7, result: { content: [] } },
+    ]);
+  });
+
+  it("a batch: JSON holds the invalid messages' errors first, then the answers; SSE the same, in order", async () => {
+    const post = appWith(async (r) => ok(r, { n: r.id }));
+    const batch = [{ jsonrpc: '2.0', id: 'bad' }, call(1, 'tools/list'), call(2, 'tools/list')];
+    const json = (await (await post(batch, 'application/json')).json()) as { id: unknown }[];
+    expect(json.map((m) => m.id)).toEqual(['bad', 1, 2]);
+    const sse = (await events(await post([batch[0], call(1), call(2)], BOTH))) as { id: unknown }[];
+    expect(sse.map((m) => m.id)).toEqual(['bad', 1, 2]);
+  });
+
+  it("the client leaving an open SSE answer aborts the call's signal", async () => {
+    let aborted!: () => void;
+    const sawAbort = new Promise<void>((resolve) => (aborted = resolve));
+    const post = appWith(async (r, ctx) => {
+      ctx.signal.addEventListener('abort', () => aborted());
+      ctx.notify!({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } });
+      await sawAbort;
+      return null;
+    });
+    const res = await post(call(1), BOTH);
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    await sawAbort;
+  });
+});
