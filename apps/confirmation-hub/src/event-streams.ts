@@ -1,5 +1,6 @@
 import type { Viewer } from '@agentgw/confirmations';
 import { RateLimitedError, type Clock, type ConfirmationPayload, type GatewayEvents, type Logger } from '@agentgw/core';
+import { sseFrame as frame, SseStream } from '@agentgw/service-kit';
 
 export interface EventStreamsOptions {
   /** Interval of `heartbeat` events (SSE_HEARTBEAT_MS). */
@@ -15,8 +16,8 @@ export interface EventStreamsOptions {
 /** One open `GET /api/v1/stream`. */
 interface Connection {
   viewer: Viewer;
-  controller: ReadableStreamDefaultController<Uint8Array>;
-  closed: boolean;
+  /** Service-kit's SSE writer: framing, slow-client cut-off, end on cancel or the request's abort. */
+  sse: SseStream;
   /** Ends the stream when the token it was opened with expires. */
   expiry: NodeJS.Timeout | undefined;
 }
@@ -26,12 +27,8 @@ const DEFAULT_MAX_STREAMS_PER_USER = 16;
 /** Longest delay setTimeout honours (about 24.8 days); a later expiry is re-armed from there. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-const encoder = new TextEncoder();
-
-/** An SSE frame: `event:`, `id:` and one `data:` line of JSON (JSON never contains a raw newline). */
-export function sseFrame(event: string, id: string, data: unknown): Uint8Array {
-  return encoder.encode(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
-}
+/** A hub event framed once (service-kit's one SSE framing), to be written to every stream of its audience. */
+export const sseFrame = (event: string, id: string, data: unknown): Uint8Array => frame({ event, id, data });
 
 /**
  * Event ids are `<epoch ms>-<n>`, and a CONFIRMATION_REQUIRED's is `<created ms>.<confirmation
@@ -56,14 +53,11 @@ export class EventStreams {
   private readonly byTenantAdmin = new Map<string, Set<Connection>>();
   private readonly admins = new Set<Connection>();
   private readonly all = new Set<Connection>();
-  private readonly maxBufferedBytes: number;
   private heartbeat: NodeJS.Timeout | undefined;
   private sequence = 0;
   private stopped = false;
 
-  constructor(private readonly options: EventStreamsOptions) {
-    this.maxBufferedBytes = options.maxBufferedBytes ?? 256 * 1024;
-  }
+  constructor(private readonly options: EventStreamsOptions) {}
 
   /** Open connections on this replica. */
   get size(): number {
@@ -87,21 +81,22 @@ export class EventStreams {
     if (viewer.userId !== null && (this.byUser.get(viewer.userId)?.size ?? 0) >= limit) {
       throw new RateLimitedError(`At most ${limit} open event streams per user`, 5);
     }
-    let connection!: Connection;
-    const stream = new ReadableStream<Uint8Array>(
-      {
-        start: (controller) => {
-          connection = { viewer, controller, closed: false, expiry: undefined };
-        },
-        cancel: () => this.remove(connection),
+    let registered: Connection | undefined;
+    const sse = new SseStream({
+      signal,
+      maxBufferedBytes: this.options.maxBufferedBytes,
+      onEnd: (why) => {
+        if (why === 'too-slow') this.options.logger.warn({ userId: viewer.userId }, 'SSE client not reading; closing its stream');
+        if (registered) this.remove(registered);
       },
-      new ByteLengthQueuingStrategy({ highWaterMark: 16 * 1024 }),
-    );
+    });
+    // A request already aborted ends the writer at once: nothing to register.
+    if (!sse.open) return { stream: sse.body, send: () => undefined };
+    const connection: Connection = (registered = { viewer, sse, expiry: undefined });
     this.add(connection);
-    signal.addEventListener('abort', () => this.remove(connection), { once: true });
     this.endAt(connection, until);
     this.write(connection, sseFrame('connected', this.nextId(), { userId: viewer.userId, timestamp: this.options.clock.now().toISOString() }));
-    return { stream, send: (frame) => this.write(connection, frame) };
+    return { stream: sse.body, send: (bytes) => this.write(connection, bytes) };
   }
 
   /** CONFIRMATION_REQUIRED to everyone on this replica who may see it. */
@@ -136,14 +131,9 @@ export class EventStreams {
     for (const connection of [...this.all]) this.end(connection);
   }
 
-  /** Closes a stream from this side: the client sees the end of the response. */
+  /** Closes a stream from this side: the client sees the end of the response (and the writer's onEnd removes it). */
   private end(connection: Connection): void {
-    this.remove(connection);
-    try {
-      connection.controller.close();
-    } catch {
-      // Already errored or cancelled by its client.
-    }
+    connection.sse.close();
   }
 
   /** Arms the stream's end at `until` (re-armed past setTimeout's limit). */
@@ -173,20 +163,9 @@ export class EventStreams {
     for (const connection of audience) this.write(connection, frame);
   }
 
-  private write(connection: Connection, frame: Uint8Array): void {
-    if (connection.closed) return;
-    const { desiredSize } = connection.controller;
-    if (desiredSize !== null && desiredSize < -this.maxBufferedBytes) {
-      this.options.logger.warn({ userId: connection.viewer.userId }, 'SSE client not reading; closing its stream');
-      this.remove(connection);
-      connection.controller.error(new Error('client too slow'));
-      return;
-    }
-    try {
-      connection.controller.enqueue(frame);
-    } catch {
-      this.remove(connection);
-    }
+  /** One framed event to one stream; the writer cuts off (and onEnd removes) a client past maxBufferedBytes unread. */
+  private write(connection: Connection, bytes: Uint8Array): void {
+    connection.sse.write(bytes);
   }
 
   private add(connection: Connection): void {
@@ -197,9 +176,8 @@ export class EventStreams {
     if (viewer.roles.includes('tenant_admin') && viewer.tenantId !== null) addTo(this.byTenantAdmin, viewer.tenantId, connection);
   }
 
+  /** Forgets a stream that ended (called once, by its writer's onEnd). */
   private remove(connection: Connection): void {
-    if (connection.closed) return;
-    connection.closed = true;
     clearTimeout(connection.expiry);
     const { viewer } = connection;
     this.all.delete(connection);
