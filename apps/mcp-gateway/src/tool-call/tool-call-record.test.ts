@@ -1,15 +1,13 @@
-import type { Logger } from '@agentgw/core';
-import { describe, expect, it, vi } from 'vitest';
-import { principalOf, recordingTrail } from './tool-call.fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { principalOf, recordingTrail, spyLogger } from './tool-call.fixtures.js';
 import { auditEntryOf, ToolCallRecord } from './tool-call-record.js';
 
 const call = { principal: principalOf({ via: 'runtime_token', userId: null, endUserId: null }), auditId: 'audit-1', toolName: 'ops_read', arguments: { n: 1 } };
 
 function recordWith() {
   const trail = recordingTrail();
-  const error = vi.fn();
-  const logger = { error, warn: vi.fn(), info: vi.fn(), debug: vi.fn() } as unknown as Logger;
-  return { trail, error, record: new ToolCallRecord({ audit: trail, logger }) };
+  const logger = spyLogger();
+  return { trail, error: logger.error, record: new ToolCallRecord({ audit: trail, logger }) };
 }
 
 describe('ToolCallRecord', () => {

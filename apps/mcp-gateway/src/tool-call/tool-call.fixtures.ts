@@ -1,10 +1,17 @@
 import type { AuditOpenEntry, AuditPatch, AuditTrail } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
-import { NotFoundError, resolveProvider, type ConfirmationGate, type HeldCall, type HoldOutcome, type PolicyAction, type RiskLevel } from '@agentgw/core';
+import { NotFoundError, resolveProvider, type ConfirmationGate, type HeldCall, type HoldOutcome, type Logger, type PolicyAction, type RiskLevel } from '@agentgw/core';
+import { vi } from 'vitest';
 import type { ToolCallCatalog } from './tool-access.js';
 
 // In-memory fakes for the tool-call use case's unit tests: no database, queue or HTTP.
+
+/** A logger whose `error` calls the test can count. */
+export function spyLogger(): Logger & { error: ReturnType<typeof vi.fn> } {
+  const noop = () => undefined;
+  return { error: vi.fn(), warn: noop, info: noop, debug: noop, trace: noop, fatal: noop, child: () => spyLogger() } as unknown as Logger & { error: ReturnType<typeof vi.fn> };
+}
 
 /** A principal acting as `agentId` for `userId` (tenant t1). */
 export function principalOf(over: Partial<Principal> = {}): Principal {

@@ -1,6 +1,6 @@
-import { ForbiddenError, silentLogger, type HoldOutcome } from '@agentgw/core';
+import { ForbiddenError, type HoldOutcome } from '@agentgw/core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { FakeCatalog, principalOf, providerOf, recordingTrail, scriptedGate } from './tool-call.fixtures.js';
+import { FakeCatalog, principalOf, providerOf, recordingTrail, scriptedGate, spyLogger } from './tool-call.fixtures.js';
 import { NO_PROVIDER_ACCESS, OUTSIDE_PATTERN } from './tool-access.js';
 import type { AllowedCall, ToolCallCommand, ToolCallTarget } from './tool-call.command.js';
 import { ToolCallUseCase, type HoldCallOptions } from './tool-call.usecase.js';
@@ -22,7 +22,7 @@ beforeEach(() => {
 
 const useCase = (outcome: HoldOutcome = { decision: 'confirmed', confirmationId: 'c1', confirmedBy: 'boss' }) => {
   const gate = scriptedGate(outcome);
-  return { gate, calls: new ToolCallUseCase({ catalog, audit: trail, gate, logger: silentLogger }) };
+  return { gate, calls: new ToolCallUseCase({ catalog, audit: trail, gate, logger: spyLogger() }) };
 };
 
 function command(toolName: string, target: ToolCallTarget = { kind: 'routed', providerFilter: null }, over: Partial<ToolCallCommand> = {}): ToolCallCommand {
