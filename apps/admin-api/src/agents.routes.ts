@@ -1,5 +1,5 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
-import { createCatalog } from '@agentgw/catalog';
+import { createCatalogAdmin } from '@agentgw/catalog';
 import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
 import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
@@ -156,7 +156,7 @@ const regenerateRoute = createRoute({
 
 /** `/api/v1/admin/agents`: agent registration and the kill switch (admins and agent creators). */
 export function agentAdminRoutes(deps: ServiceDeps): OpenAPIHono {
-  const { agents } = createCatalog(deps);
+  const { agents } = createCatalogAdmin(deps);
   // Write-time egress check (metadata names, forbidden literal IPs → 400); connect time is the guarantee.
   const egress = egressPolicyFromConfig(deps.config);
   const app = openApiApp();

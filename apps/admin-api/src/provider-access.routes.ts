@@ -1,5 +1,5 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
-import { createCatalog } from '@agentgw/catalog';
+import { createCatalogAdmin } from '@agentgw/catalog';
 import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { TenantIdSchema } from './users.routes.js';
@@ -199,7 +199,7 @@ const replaceAgentRulesRoute = createRoute({
 });
 
 export function providerAccessRoutes(deps: ServiceDeps): OpenAPIHono {
-  const { rules } = createCatalog(deps);
+  const { rules } = createCatalogAdmin(deps);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => c.json({ rules: await rules.list(c.var.principal, c.req.valid('query')) }, 200));

@@ -1,5 +1,5 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
-import { createCatalog } from '@agentgw/catalog';
+import { createCatalogAdmin } from '@agentgw/catalog';
 import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
 import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
@@ -131,7 +131,7 @@ export interface ToolProvidersRoutesOptions {
 }
 
 export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRoutesOptions = {}): OpenAPIHono {
-  const { providers } = createCatalog(deps);
+  const { providers } = createCatalogAdmin(deps);
   const egress = egressPolicyFromConfig(deps.config);
   const listTools = createUpstreamToolLister(egress);
   const app = openApiApp();

@@ -1,17 +1,16 @@
 import { isWritableBy, type Principal } from '@agentgw/auth';
-import type { ProviderCatalog, ToolProvider } from '@agentgw/catalog';
+import type { ProviderAdmin, ToolProvider } from '@agentgw/catalog';
 import type { UpstreamTool, UpstreamToolLister } from './upstream-tools.js';
 
 /** The upstream's tool list, fetched live with the provider's opened credentials (404 for providers the principal cannot see). */
 export async function fetchProviderTools(
   listUpstreamTools: UpstreamToolLister,
-  providers: ProviderCatalog,
+  providers: Pick<ProviderAdmin, 'connection'>,
   principal: Principal,
   id: string,
   timeoutMs?: number,
 ): Promise<UpstreamTool[]> {
-  const provider = await providers.getFor(principal, id);
-  return listUpstreamTools({ endpoint: provider.endpoint, authType: provider.authType, secret: providers.authSecret(provider) }, timeoutMs);
+  return listUpstreamTools(await providers.connection(principal, id), timeoutMs);
 }
 
 /** A provider as one caller sees it: `endpoint` is null for callers who may not change the provider. */

@@ -2,8 +2,8 @@ import { newId, RedisEventBus } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import { directCredentialResolver } from '@agentgw/credentials';
 import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { testHost } from '@agentgw/service-kit/testing';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { replicaDeps, testHost } from '@agentgw/service-kit/testing';
 import { createInvokeProxyService } from './service.js';
 import { insertAgent, invokeRequest, signedInUser, startHarness, type Harness, type SignedInUser } from './test-harness.js';
 
@@ -33,10 +33,10 @@ describe.skipIf(!redisUrl).each(testBackends())('kill switch across replicas ove
   });
 
   it('replica A answers 403 after replica B disables the agent, without waiting for the cache TTL', async () => {
-    const replicaA = await testHost(
-      createInvokeProxyService({ agentCacheTtlMs: 600_000, credentials: () => directCredentialResolver(h.vault) }),
-      { ...h.deps, bus: busOfA },
-    );
+    // Replica A's process: its own catalog reader (agents cached far longer than the test) and auth, hearing busOfA.
+    const depsOfA = await replicaDeps(h.deps, busOfA, { agentTtlMs: 600_000 });
+    onTestFinished(() => depsOfA.close());
+    const replicaA = await testHost(createInvokeProxyService({ credentials: () => directCredentialResolver(h.vault) }), depsOfA);
     const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
     const invoke = () => replicaA.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(alice.token));
     expect((await invoke()).status).toBe(200); // cached on A

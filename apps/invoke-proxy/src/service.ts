@@ -1,4 +1,3 @@
-import { createCatalog } from '@agentgw/catalog';
 import { CallQuota, callQuotaLimitsFrom, egressPolicyFromConfig } from '@agentgw/core';
 import { createVault, directCredentialResolver, httpCredentialResolver, type CredentialResolver } from '@agentgw/credentials';
 import { DEFAULT_MAX_BODY_BYTES, defineService, openApiApp, type ServiceDefinition, type ServiceDeps } from '@agentgw/service-kit';
@@ -15,8 +14,6 @@ export interface InvokeProxyOptions {
   maxRequestBytes?: number;
   /** Largest non-SSE upstream answer that is wrapped; larger is 502 (default 10 MiB). */
   maxResponseBytes?: number;
-  /** How long an agent stays cached when no `agent.changed` event arrives (default 30 s). */
-  agentCacheTtlMs?: number;
   /** Where credentials come from; by default chosen from the config (see `credentialResolverFor`). */
   credentials?: (deps: ServiceDeps) => CredentialResolver;
 }
@@ -39,7 +36,6 @@ export function createInvokeProxyService(options: InvokeProxyOptions = {}): Serv
     name: 'invoke-proxy',
     defaultPort: 7602,
     create(deps) {
-      const catalog = createCatalog(deps, { agentTtlMs: options.agentCacheTtlMs });
       const upstream = new UpstreamClient(
         {
           headersTimeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
@@ -53,7 +49,7 @@ export function createInvokeProxyService(options: InvokeProxyOptions = {}): Serv
         '/api/v1/agents',
         agentInvokeRoutes(
           {
-            agents: catalog.agents,
+            agents: deps.catalog.agents,
             upstream,
             auth: deps.auth,
             credentials,
@@ -64,8 +60,8 @@ export function createInvokeProxyService(options: InvokeProxyOptions = {}): Serv
           { maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_BODY_BYTES },
         ),
       );
-      // The catalog hears `agent.changed` (the kill switch) only while started.
-      return { routes, start: () => catalog.start(), stop: () => catalog.stop() };
+      // Agents come from the process's started catalog reader (deps), which hears `agent.changed` (the kill switch).
+      return { routes };
     },
   });
 }

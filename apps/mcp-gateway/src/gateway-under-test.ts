@@ -1,6 +1,6 @@
 import type { AuditTrail } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
-import { createCatalog, type Catalog } from '@agentgw/catalog';
+import { createCatalogAdmin, type CatalogAdmin } from '@agentgw/catalog';
 import type { ConfirmationGate } from '@agentgw/core';
 import { createHost, defineService, serve, type Host, type RunningServer } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
@@ -13,7 +13,7 @@ export interface GatewayUnderTest {
   host: Host;
   server: RunningServer;
   url: string;
-  catalog: Catalog;
+  catalog: CatalogAdmin;
   admin: Principal;
   adminToken: string;
   close(): Promise<void>;
@@ -29,7 +29,7 @@ export async function startGatewayUnderTest(options: { gate?: ConfirmationGate; 
   const adminUser = await createUser(deps, { email: `admin-${Date.now()}@example.com`, roles: ['admin'] });
   const adminToken = await tokenFor(deps, adminUser);
   const admin = await deps.auth.authenticate(new Headers({ authorization: `Bearer ${adminToken}` }), 'jwt');
-  const catalog = createCatalog(deps);
+  const catalog = createCatalogAdmin(deps);
   return {
     deps,
     host,

@@ -1,4 +1,4 @@
-import { createCatalog } from '@agentgw/catalog';
+import { createCatalogAdmin } from '@agentgw/catalog';
 import { createLogger } from '@agentgw/core';
 import { createHost, defineService, type Host } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
@@ -21,7 +21,7 @@ beforeAll(async () => {
   host = await createHost([definition], { ...deps, logger }, { name: 'mcp-gateway' });
   await host.start();
   const admin = await deps.auth.authenticate(new Headers({ authorization: `Bearer ${await deps.auth.signUserToken(await createUser(deps, { email: `log-admin-${Date.now()}@example.com`, roles: ['admin'] }))}` }), 'jwt');
-  token = (await createCatalog(deps).agents.create(admin, { name: 'logged-bot', upstreamUrl: 'http://127.0.0.1:9/agent' })).runtimeToken;
+  token = (await createCatalogAdmin(deps).agents.create(admin, { name: 'logged-bot', upstreamUrl: 'http://127.0.0.1:9/agent' })).runtimeToken;
 });
 
 afterAll(async () => {

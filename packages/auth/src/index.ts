@@ -37,14 +37,14 @@ export {
   type SessionClaims,
   type SessionTokenInput,
 } from './session-token.js';
-export {
-  API_KEY_USE_RECORD_INTERVAL_MS,
-  assertAgentActive,
-  CONFIRMATION_TOKEN_LIFETIME_SECONDS,
-  createAuth,
-  SERVICE_TOKEN_LIFETIME_SECONDS,
-} from './service.js';
-export type { AuthMode, AuthService, ConfirmationClaims, CreateAuthOptions } from './service.js';
+export { createAuth } from './service.js';
+export type { AuthService, CreateAuthOptions } from './service.js';
+export { API_KEY_USE_RECORD_INTERVAL_MS, assertAgentActive } from './credential-forms.js';
+export type { AuthMode } from './credential-forms.js';
+export { databaseAgentIdentities } from './identity-cache.js';
+export type { AgentIdentities, AgentIdentity } from './identity-cache.js';
+export { CONFIRMATION_TOKEN_LIFETIME_SECONDS, SERVICE_TOKEN_LIFETIME_SECONDS } from './token-issuing.js';
+export type { ConfirmationClaims, TokenIssuing } from './token-issuing.js';
 export { flexibleAuth, jwtAuth, requestUserToken, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
 export { assertSameOrigin, clearConsoleSession, CONSOLE_COOKIE, consoleSessionToken, isHttpsRequest, setConsoleSession } from './console-session.js';
 export type { FlexibleAuthOptions } from './middleware.js';

@@ -1,9 +1,8 @@
-import { assertAgentActive, generateRuntimeToken, isVisibleTo, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
-import { DependencyUnavailableError, ForbiddenError, NotFoundError, newId, type GatewayEvents, type Unsubscribe } from '@agentgw/core';
+import { generateRuntimeToken, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
+import { ForbiddenError, NotFoundError, newId, type GatewayEvents } from '@agentgw/core';
 import { json, type AgentRow, type AgentsTable, type Database } from '@agentgw/db';
 import type { Kysely, Updateable } from 'kysely';
 import type { CatalogContext } from './catalog-context.js';
-import { LiveCache } from './live-cache.js';
 import { assertTenantWritable } from './tenant-writes.js';
 
 export interface RequiredCredential {
@@ -212,82 +211,3 @@ async function writeAgent(
 
 const changed = (ctx: CatalogContext, agentId: string, change: AgentChange): Promise<void> =>
   ctx.bus.publish('agent.changed', { agentId, change });
-
-/** An agent as the hot path needs it (invoke, MCP). The upstream secret stays sealed until asked for. */
-export interface AgentRecord {
-  id: string;
-  name: string;
-  description: string | null;
-  upstreamUrl: string;
-  upstreamSecretSealed: string | null;
-  isActive: boolean;
-  requireConfirmation: boolean;
-  requiredCredentials: RequiredCredential[];
-  tenantId: string | null;
-  ownerId: string | null;
-}
-
-/** Agents by id, cached in memory and dropped on `agent.changed` (the kill switch's speed depends on it). */
-export class AgentDirectory {
-  private readonly cache: LiveCache<AgentRecord | null>;
-
-  constructor(
-    private readonly ctx: CatalogContext,
-    ttlMs: number,
-  ) {
-    this.cache = new LiveCache({ ttlMs, max: 10_000, clock: ctx.clock });
-  }
-
-  /** Subscribes to `agent.changed`; the catalog's `start()` calls it. */
-  subscribe(): Promise<Unsubscribe> {
-    // The cache also forgets a load in flight on delete, so a read racing a disable is not kept.
-    return this.cache.listen(this.ctx.bus, 'agent.changed', ({ agentId }) => agentId);
-  }
-
-  /** The agent or null, whatever its state and tenant. Unknown ids are cached too, so probing them costs no query. */
-  get(agentId: string): Promise<AgentRecord | null> {
-    return this.cache.getOrLoad(agentId, () => this.load(agentId));
-  }
-
-  /**
-   * The agent as the principal may address it: another tenant's agent is 404 (its existence is
-   * not revealed), a disabled one 403 AGENT_DISABLED (the kill switch, `assertAgentActive`).
-   */
-  async getFor(principal: Principal, agentId: string): Promise<AgentRecord> {
-    const agent = await this.get(agentId);
-    if (!agent || !isVisibleTo(principal, agent.tenantId)) throw new NotFoundError('Agent');
-    assertAgentActive(agent);
-    return agent;
-  }
-
-  /**
-   * The plaintext upstream secret, or null when the agent has none. A secret no configured key
-   * opens is refused (503) rather than silently left out.
-   */
-  upstreamSecret(agent: AgentRecord): string | null {
-    if (agent.upstreamSecretSealed === null) return null;
-    const secret = this.ctx.secrets.open(agent.upstreamSecretSealed, agent.id);
-    if (secret === null) {
-      this.ctx.logger.error({ agentId: agent.id }, 'agent upstream secret cannot be unsealed with the configured keys');
-      throw new DependencyUnavailableError('The agent upstream secret cannot be decrypted; set it again');
-    }
-    return secret;
-  }
-
-  private async load(agentId: string): Promise<AgentRecord | null> {
-    const row = await this.ctx.db.selectFrom('agents').selectAll().where('id', '=', agentId).executeTakeFirst();
-    if (!row) return null;
-    return {
-      id: row.id,
-      name: row.name,
-      description: row.description,
-      upstreamUrl: row.upstream_url,
-      upstreamSecretSealed: row.upstream_secret_enc,
-      isActive: row.is_active,
-      requireConfirmation: row.require_confirmation,
-      requiredCredentials: Array.isArray(row.required_credentials) ? row.required_credentials : [],
-      tenantId: row.tenant_id,
-      ownerId: row.owner_id,
-    };
-  }
-}

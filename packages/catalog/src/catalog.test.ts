@@ -1,11 +1,10 @@
-import { tenantScope, type Principal } from '@agentgw/auth';
-import { AppError } from '@agentgw/core';
-import { testBackends } from '@agentgw/db/testing';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createUser, tokenFor } from '@agentgw/testkit';
+import { createAuth, generateRuntimeToken, hashToken, tenantScope, type AuthService, type Principal } from '@agentgw/auth';
+import { AppError, loadConfig, MemoryEventBus, newId, silentLogger, systemClock, type Config, type EventBus } from '@agentgw/core';
+import type { DbHandle, RoleName } from '@agentgw/db';
+import { openTestDatabase, testBackends } from '@agentgw/db/testing';
 import type { KyselyPlugin } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCatalog, type Catalog } from './index.js';
+import { createCatalog, createCatalogAdmin, type Catalog, type CatalogAdmin } from './index.js';
 
 /** Counts every statement the catalog sends, so a test can prove the hot path sends none. */
 function countingPlugin(counter: { queries: number }): KyselyPlugin {
@@ -18,9 +17,26 @@ function countingPlugin(counter: { queries: number }): KyselyPlugin {
   };
 }
 
-async function principalOf(deps: TestDeps, roles: ('admin' | 'tenant_admin' | 'agent_creator')[], tenantId: string | null): Promise<Principal> {
-  const user = await createUser(deps, { email: `${crypto.randomUUID()}@example.test`, roles, tenantId });
-  return deps.auth.authenticate(new Headers({ authorization: `Bearer ${await tokenFor(deps, user)}` }), 'jwt');
+/** What a service process holds: one database, one bus, one started reader that auth reads its agents through. */
+interface Deps {
+  config: Config;
+  handle: DbHandle;
+  bus: EventBus;
+  auth: AuthService;
+}
+
+const config = loadConfig({
+  NODE_ENV: 'test',
+  JWT_SECRET: 'catalog-test-jwt-secret-that-is-long-enough-01',
+  CREDENTIAL_ENCRYPTION_KEY: 'ab'.repeat(32),
+  PLATFORM_SECRETS_KEY: 'ba'.repeat(32),
+  LOG_LEVEL: 'silent',
+});
+
+async function principalOf(deps: Deps, roles: RoleName[], tenantId: string | null): Promise<Principal> {
+  const user = { id: newId(), email: `${newId()}@example.test`, roles, tenantId };
+  await deps.handle.db.insertInto('users').values({ id: user.id, email: user.email, roles, tenant_id: tenantId, password_hash: 'unused', name: null }).execute();
+  return deps.auth.authenticate(new Headers({ authorization: `Bearer ${await deps.auth.signUserToken(user)}` }), 'jwt');
 }
 
 async function refusal(promise: Promise<unknown>): Promise<{ status: number; code: string }> {
@@ -33,20 +49,32 @@ async function refusal(promise: Promise<unknown>): Promise<{ status: number; cod
 }
 
 describe.each(testBackends())('catalog (%s)', (backend) => {
-  let deps: TestDeps;
+  let deps: Deps;
   let counter: { queries: number };
-  let catalog: Catalog;
+  let catalog: Catalog & CatalogAdmin;
   let admin: Principal;
 
   beforeEach(async () => {
-    deps = await createTestDeps({ backend });
+    const handle = await openTestDatabase(backend);
+    const bus = new MemoryEventBus();
+    deps = { config, handle, bus, auth: await createAuth({ config, db: handle.db, bus }) };
     counter = { queries: 0 };
-    catalog = createCatalog({ ...deps, db: deps.db.withPlugin(countingPlugin(counter)) });
+    const counted = { config, db: handle.db.withPlugin(countingPlugin(counter)), bus, clock: systemClock, logger: silentLogger() };
+    const reader = createCatalog(counted);
+    const writes = createCatalogAdmin(counted);
+    // Reads and writes side by side, as a test sets them up; services only ever hold the reader.
+    catalog = {
+      ...reader,
+      agents: { ...reader.agents, ...writes.agents },
+      providers: { ...reader.providers, ...writes.providers },
+      rules: { ...reader.rules, ...writes.rules },
+    };
     admin = await principalOf(deps, ['admin'], null);
   });
   afterEach(async () => {
     await catalog.stop();
-    await deps.close();
+    await deps.auth.close();
+    await deps.handle.close();
   });
 
   /** An agent, two providers and rules, written through the catalog as an admin. */
@@ -92,6 +120,35 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     expect(afterWarmUp).toBeGreaterThan(0);
     for (let i = 0; i < 5; i += 1) expect(await hotPath()).toEqual(first);
     expect(counter.queries).toBe(afterWarmUp);
+  });
+
+  it('is where auth reads its agents: runtime tokens answered from the same cache, the kill switch and rotation at once on agent.changed', async () => {
+    const { agent, runtimeToken } = await catalog.agents.create(admin, { name: 'rt', upstreamUrl: 'http://127.0.0.1:9/', tenantId: 't1' });
+    const auth = await createAuth({ config, db: deps.handle.db, bus: deps.bus, agents: catalog.agents });
+    const asAgent = (token: string) => auth.authenticate(new Headers({ authorization: `Bearer ${token}` }), 'flexible');
+    try {
+      await catalog.start();
+      expect((await asAgent(runtimeToken)).agentId).toBe(agent.id);
+      const warm = counter.queries;
+      expect((await asAgent(runtimeToken)).agentId).toBe(agent.id);
+      expect((await catalog.agents.getFor(admin, agent.id)).id).toBe(agent.id); // the service's read: the same entry
+      expect(counter.queries).toBe(warm);
+
+      // A change nobody announced is not seen: the event is what makes the switch immediate, for both readers at once.
+      await deps.handle.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();
+      expect((await asAgent(runtimeToken)).agentId).toBe(agent.id);
+      await deps.bus.publish('agent.changed', { agentId: agent.id, change: 'disabled' });
+      expect(await refusal(asAgent(runtimeToken))).toEqual({ status: 403, code: 'AGENT_DISABLED' });
+      expect(await refusal(catalog.agents.getFor(admin, agent.id))).toEqual({ status: 403, code: 'AGENT_DISABLED' });
+
+      await catalog.agents.setActive(admin, agent.id, true);
+      const rotated = await catalog.agents.regenerateToken(admin, agent.id);
+      expect(await refusal(asAgent(runtimeToken))).toEqual({ status: 401, code: 'INVALID_TOKEN' });
+      expect((await asAgent(rotated)).agentId).toBe(agent.id);
+      expect(await catalog.agents.byTokenHash(hashToken(generateRuntimeToken().token))).toBeNull();
+    } finally {
+      await auth.close();
+    }
   });
 
   it('the kill switch and every write take effect at once through the bus events', async () => {
@@ -179,13 +236,19 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     expect(counter.queries).toBe(before + 3);
     await catalog.stop();
     // A disable published now is not heard; the stopped catalog must not answer from its old copy.
-    await deps.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();
+    await deps.handle.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();
     expect((await catalog.agents.get(agent.id))?.isActive).toBe(false);
   });
 
   it('refuses with 503 a secret no configured key opens, never garbage or a silent null', async () => {
     const { agent, github } = await seed();
-    const otherKeys = createCatalog({ ...deps, config: { ...deps.config, CREDENTIAL_ENCRYPTION_KEY: 'cd'.repeat(32) } });
+    const otherKeys = createCatalog({
+      config: { ...config, CREDENTIAL_ENCRYPTION_KEY: 'cd'.repeat(32), PLATFORM_SECRETS_KEY: 'dc'.repeat(32) },
+      db: deps.handle.db,
+      bus: deps.bus,
+      clock: systemClock,
+      logger: silentLogger(),
+    });
     const record = await otherKeys.agents.get(agent.id);
     expect(() => otherKeys.agents.upstreamSecret(record!)).toThrow(expect.objectContaining({ status: 503 }));
     const provider = await otherKeys.providers.get(github.id);

@@ -1,14 +1,19 @@
 export { createCatalog } from './catalog.js';
-export type { AgentCatalog, Catalog, CatalogDeps, CatalogOptions, ProviderCatalog, RuleCatalog } from './catalog.js';
-export type { Agent, AgentPatch, AgentRecord, AgentSummary, NewAgentInput, RequiredCredential } from './agents.js';
-export type { NewToolProviderInput, ProviderRecord, ToolProvider, ToolProviderPatch } from './tool-providers.js';
+export type { AgentCatalog, Catalog, CatalogOptions, ProviderCatalog, RuleCatalog } from './catalog.js';
+export { createCatalogAdmin } from './catalog-admin.js';
+export type { AgentAdmin, CatalogAdmin, ProviderAdmin, RuleAdmin } from './catalog-admin.js';
+export type { CatalogDeps } from './catalog-context.js';
+export type { AgentRecord } from './agent-directory.js';
+export type { ProviderRecord } from './provider-directory.js';
+export type { DecisionInput } from './rule-directory.js';
+export type { Agent, AgentPatch, AgentSummary, NewAgentInput, RequiredCredential } from './agents.js';
+export type { NewToolProviderInput, ProviderConnection, ToolProvider, ToolProviderPatch } from './tool-providers.js';
 export type {
   AccessRule,
   AccessRuleFilters,
   AccessRulePatch,
   AgentRuleInput,
   ConfirmationMode,
-  DecisionInput,
   EvaluationInput,
   NewAccessRuleInput,
   SubjectType,

@@ -28,6 +28,11 @@ export class LiveCache<V> {
     };
   }
 
+  /** Whether reads are served from memory (between `listen()` and its unsubscribe). */
+  get live(): boolean {
+    return this.listening;
+  }
+
   getOrLoad(key: string, loader: () => Promise<V>): Promise<V> {
     return this.listening ? this.cache.getOrLoad(key, loader) : loader();
   }

@@ -1,4 +1,5 @@
 import { createAuth } from '@agentgw/auth';
+import { createCatalog } from '@agentgw/catalog';
 import {
   BullJobQueue,
   ConfigError,
@@ -45,7 +46,8 @@ function assertDistributable(config: Config): void {
 
 /**
  * Opens everything a service needs: the database, the bus, queue and rate limiter (Redis/BullMQ
- * when REDIS_URL is set, in-process otherwise), auth and a logger. `close()` releases them all.
+ * when REDIS_URL is set, in-process otherwise), the started catalog reader, auth reading its agents
+ * through it, and a logger. `close()` releases them all.
  */
 export async function buildDeps(config: Config, options: BuildDepsOptions): Promise<BuiltDeps> {
   if (options.mode === 'distributed') assertDistributable(config);
@@ -89,7 +91,10 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       bus = tracedBus(bus);
       queue = tracedQueue(queue);
     }
-    const auth = await createAuth({ config, db: dbHandle.db, bus, clock: systemClock, logger });
+    const catalog = createCatalog({ config, db: dbHandle.db, bus, clock: systemClock, logger });
+    await catalog.start();
+    closers.push(() => catalog.stop());
+    const auth = await createAuth({ config, db: dbHandle.db, bus, agents: catalog.agents, clock: systemClock, logger });
     return {
       config,
       db: dbHandle.db,
@@ -100,6 +105,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       clock: systemClock,
       logger,
       auth,
+      catalog,
       pingRedis,
       metrics,
       close: closeAll,

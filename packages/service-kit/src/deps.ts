@@ -1,4 +1,5 @@
 import type { AuthService } from '@agentgw/auth';
+import type { Catalog } from '@agentgw/catalog';
 import type { Clock, Config, EventBus, JobQueue, Logger, RateLimiter } from '@agentgw/core';
 import type { Database, DbHandle } from '@agentgw/db';
 import type { Kysely } from 'kysely';
@@ -21,6 +22,11 @@ export interface ServiceDeps {
   clock: Clock;
   logger: Logger;
   auth: AuthService;
+  /**
+   * The catalog's hot-path reader (agents, providers, rules), started: one per process, shared
+   * by auth (its agents) and every service, so each fact has one cache.
+   */
+  catalog: Catalog;
   /** Set when the bus and queue run on Redis; /health reports Redis as `in-process` otherwise. */
   pingRedis?: () => Promise<boolean>;
   /** The process's Prometheus registry; services add gauges to it (`metrics.gauge`). The host makes one when absent. */

@@ -1,5 +1,6 @@
 import { createAuth } from '@agentgw/auth';
-import { loadConfig, silentLogger, systemClock, type Clock, type Config } from '@agentgw/core';
+import { createCatalog, type CatalogOptions } from '@agentgw/catalog';
+import { loadConfig, silentLogger, systemClock, type Clock, type Config, type EventBus } from '@agentgw/core';
 import { openTestDatabase } from '@agentgw/db/testing';
 import type { ServiceDeps } from './deps.js';
 import { createHost, type Host, type HostOptions } from './host.js';
@@ -29,7 +30,8 @@ export type TestDeps = ServiceDeps & { close(): Promise<void> };
 
 /**
  * Real deps for `app.request(...)` tests: a fresh migrated database of the given backend,
- * in-process bus, queue and rate limiter (on the given clock), a silent logger and real auth.
+ * in-process bus, queue and rate limiter (on the given clock), a silent logger, the started
+ * catalog reader and real auth reading its agents through it.
  * `close()` drops the database.
  */
 export async function createTestDeps(options: TestDepsOptions = {}): Promise<TestDeps> {
@@ -38,8 +40,10 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
   const logger = silentLogger();
   const clock = options.clock ?? systemClock;
   const { bus, queue, rateLimiter } = inProcessAdapters({ logger, clock });
+  const catalog = createCatalog({ config, db: dbHandle.db, bus, clock, logger });
   try {
-    const auth = await createAuth({ config, db: dbHandle.db, bus, clock, logger });
+    await catalog.start();
+    const auth = await createAuth({ config, db: dbHandle.db, bus, agents: catalog.agents, clock, logger });
     return {
       config,
       db: dbHandle.db,
@@ -50,8 +54,10 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
       clock,
       logger,
       auth,
+      catalog,
       metrics: createMetrics(),
       async close() {
+        await catalog.stop();
         await rateLimiter.close();
         await queue.close();
         await bus.close();
@@ -59,9 +65,30 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
       },
     };
   } catch (err) {
+    await catalog.stop();
     await dbHandle.close();
     throw err;
   }
+}
+
+/**
+ * Another replica of a service process on the same database: its own bus (a Redis bus of the
+ * test), with its own started catalog reader and auth hearing that bus. `close()` stops them.
+ */
+export async function replicaDeps(deps: ServiceDeps, bus: EventBus, catalogOptions: CatalogOptions = {}): Promise<ServiceDeps & { close(): Promise<void> }> {
+  const catalog = createCatalog({ ...deps, bus }, catalogOptions);
+  await catalog.start();
+  const auth = await createAuth({ config: deps.config, db: deps.db, bus, agents: catalog.agents, clock: deps.clock, logger: deps.logger });
+  return {
+    ...deps,
+    bus,
+    catalog,
+    auth,
+    async close() {
+      await auth.close();
+      await catalog.stop();
+    },
+  };
 }
 
 /** A started host for `app.request(...)` tests; `request` is the app's. */
