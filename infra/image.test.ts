@@ -37,7 +37,9 @@ describe('service image contents (admin-api)', () => {
     const r = run('main.js', {});
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('JWT_SECRET is required');
-    expect(r.stderr).toContain('CREDENTIAL_ENCRYPTION_KEY is required');
+    // admin-api holds the platform key only: the credential key is the vault's alone.
+    expect(r.stderr).toContain('PLATFORM_SECRETS_KEY is required by admin-api');
+    expect(r.stderr).not.toContain('CREDENTIAL_ENCRYPTION_KEY');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 });

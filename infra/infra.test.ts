@@ -22,6 +22,20 @@ const compose = parse(readFileSync(join(here, '..', 'docker-compose.yml'), 'utf8
   services: Record<string, { build?: { args?: { SERVICE?: string } }; environment?: Record<string, string> }>;
 };
 
+describe('compose: the key boundary (service-kit SERVICE_KEYS)', () => {
+  const sealing = (service: string) => Object.keys(compose.services[service]?.environment ?? {}).filter((k) => /^(CREDENTIAL_ENCRYPTION|PLATFORM_SECRETS)_/.test(k)).sort();
+  it('gives the credential key to the vault alone, the platform key to the services that seal or open platform secrets', () => {
+    expect(Object.fromEntries(Object.keys(ROUTES).map((service) => [service, sealing(service)]))).toEqual({
+      'admin-api': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
+      'invoke-proxy': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
+      'mcp-gateway': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
+      vault: ['CREDENTIAL_ENCRYPTION_KEY', 'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS'],
+      'confirmation-hub': [],
+      'audit-writer': [],
+    });
+  });
+});
+
 describe('path router', () => {
   const upstreams = new Map<string, string>();
   for (const m of nginx.matchAll(/upstream (\w+) \{([^}]*)\}/g)) {

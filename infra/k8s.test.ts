@@ -102,13 +102,31 @@ const SECRET_KEYS = [
   'JWT_SECRET',
   'CREDENTIAL_ENCRYPTION_KEY',
   'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS',
+  'PLATFORM_SECRETS_KEY',
+  'PLATFORM_SECRETS_PREVIOUS_KEYS',
   'ADMIN_EMAIL',
   'ADMIN_PASSWORD',
   'APNS_PRIVATE_KEY',
   'FCM_SERVICE_ACCOUNT',
 ];
-/** What a service cannot start without (packages/core/src/config.ts; distributed mode needs both stores). */
-const REQUIRED_SECRET_KEYS = ['DATABASE_URL', 'REDIS_URL', 'JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY'];
+/** What every service cannot start without (packages/core/src/config.ts; distributed mode needs both stores). */
+const REQUIRED_SECRET_KEYS = ['DATABASE_URL', 'REDIS_URL', 'JWT_SECRET'];
+/**
+ * The key boundary (service-kit's SERVICE_KEYS): the sealing keys, with their optional previous
+ * keys, each service holds. Only the vault holds the credential key.
+ */
+const SEALING_KEYS: Record<string, string[]> = {
+  vault: ['CREDENTIAL_ENCRYPTION_KEY'],
+  'admin-api': ['PLATFORM_SECRETS_KEY'],
+  'invoke-proxy': ['PLATFORM_SECRETS_KEY'],
+  'mcp-gateway': ['PLATFORM_SECRETS_KEY'],
+  'confirmation-hub': [],
+  'audit-writer': [],
+};
+const PREVIOUS_OF: Record<string, string> = {
+  CREDENTIAL_ENCRYPTION_KEY: 'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS',
+  PLATFORM_SECRETS_KEY: 'PLATFORM_SECRETS_PREVIOUS_KEYS',
+};
 
 function render(dir: string): K8sObject[] {
   const out = execFileSync('kubectl', ['kustomize', join(here, 'k8s', dir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -464,6 +482,16 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
         if (SECRET_KEYS.includes(e.name)) expect(e.value, `${e.name} must come from the Secret`).toBeUndefined();
       }
     });
+
+    it('holds only its own sealing keys: the credential key in the vault alone', () => {
+      const secretName = ofKind(example, 'Secret')[0]!.metadata.name;
+      const held = (container?.env ?? []).filter((e) => e.name in PREVIOUS_OF || Object.values(PREVIOUS_OF).includes(e.name));
+      const expected = SEALING_KEYS[service]!.flatMap((key) => [
+        { name: key, valueFrom: { secretKeyRef: { name: secretName, key } } },
+        { name: PREVIOUS_OF[key]!, valueFrom: { secretKeyRef: { name: secretName, key: PREVIOUS_OF[key]!, optional: true } } },
+      ]);
+      expect(held).toEqual(expected);
+    });
   });
 
   describe('dashboard (the web console)', () => {
@@ -627,7 +655,7 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
     expect(ofKind(base, 'Secret')).toEqual([]);
     const secret = ofKind<K8sObject & { data: Record<string, string> }>(example, 'Secret');
     expect(secret).toHaveLength(1);
-    for (const key of REQUIRED_SECRET_KEYS) expect(Object.keys(secret[0]!.data)).toContain(key);
+    for (const key of [...REQUIRED_SECRET_KEYS, 'CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY']) expect(Object.keys(secret[0]!.data)).toContain(key);
   });
 
   it('only sets configuration variables the services know, and no secret in the ConfigMap', () => {

@@ -1,4 +1,4 @@
-import { createSecretBox, hashToken } from '@agentgw/auth';
+import { secretBoxFor, hashToken } from '@agentgw/auth';
 import { newId, type GatewayEvents } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
@@ -70,7 +70,7 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
     const row = await deps.db.selectFrom('agents').selectAll().where('id', '=', agent.id).executeTakeFirstOrThrow();
     expect(row.runtime_token_hash).toBe(hashToken(token));
     expect(row.upstream_secret_enc).not.toContain('upstream-s3cret');
-    const box = createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY);
+    const box = secretBoxFor(deps.config);
     expect(box.open(row.upstream_secret_enc!, agent.id)).toBe('upstream-s3cret');
     expect(box.open(row.upstream_secret_enc!, 'another-agent')).toBeNull();
     expect(row).toMatchObject({ owner_id: creator.id, tenant_id: 'acme' });
@@ -111,7 +111,7 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
 
   it('updates fields and sets, replaces and clears the upstream secret', async () => {
     const { agent } = await createAgent(creator);
-    const box = createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY);
+    const box = secretBoxFor(deps.config);
     const sealed = async () =>
       (await deps.db.selectFrom('agents').select('upstream_secret_enc').where('id', '=', agent.id).executeTakeFirstOrThrow()).upstream_secret_enc;
 

@@ -1,4 +1,4 @@
-import { createSecretBox } from '@agentgw/auth';
+import { secretBoxFor } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,7 +50,7 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
     const id = res.body.provider.id;
     const stored = await storedConfig(id);
     expect(JSON.stringify(stored)).not.toContain('oauth-client-secret');
-    expect(createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY).open(stored.clientSecret as string, id)).toBe('oauth-client-secret');
+    expect(secretBoxFor(deps.config).open(stored.clientSecret as string, id)).toBe('oauth-client-secret');
 
     for (const path of [BASE, `${BASE}/${id}`, `${BASE}/by-service/github`]) {
       const read = await call('GET', path, { token: admin.token });
@@ -158,7 +158,7 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
     await call('PUT', `${BASE}/${created.id}`, { token: admin.token, body: { config: { ...created.config, clientSecret: 'rotated-secret' } } });
     const rotated = (await storedConfig(created.id)).clientSecret as string;
     expect(rotated).not.toBe(sealedBefore);
-    expect(createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY).open(rotated, created.id)).toBe('rotated-secret');
+    expect(secretBoxFor(deps.config).open(rotated, created.id)).toBe('rotated-secret');
 
     const invalid = await call('PUT', `${BASE}/${created.id}`, { token: admin.token, body: { config: { clientSecret: MASK } } });
     expect(invalid.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'config.clientId' });

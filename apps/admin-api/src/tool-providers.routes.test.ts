@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createSecretBox } from '@agentgw/auth';
+import { secretBoxFor } from '@agentgw/auth';
 import { errorHandler } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
@@ -103,7 +103,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(JSON.stringify(secret.body)).not.toContain('top-secret-value');
     const row = await deps.db.selectFrom('tool_providers').selectAll().where('id', '=', secret.body.provider.id).executeTakeFirstOrThrow();
     expect(row.auth_secret_enc).not.toContain('top-secret-value');
-    const box = createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY);
+    const box = secretBoxFor(deps.config);
     expect(box.open(row.auth_secret_enc!, row.id)).toBe('top-secret-value');
     expect(box.open(row.auth_secret_enc!, 'another-id')).toBeNull();
   });

@@ -1,4 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
+import { generateRuntimeToken, seal } from '@agentgw/auth';
+import { newId } from '@agentgw/core';
+import { json, migrateToLatest, openDatabase } from '@agentgw/db';
+import { authHeaders, startRecordingUpstream } from '@agentgw/testkit';
+import { hkdfSync } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,7 +34,7 @@ describe('gateway start', () => {
   it('boots with no configuration, keeps generated secrets in secrets.json (0600) and reuses them after a restart', async () => {
     const admin = { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'correct-horse-1' };
     server = await startGateway(admin);
-    expect(server.output()).toContain('Generated JWT_SECRET and CREDENTIAL_ENCRYPTION_KEY and stored them in .gateway-data/secrets.json');
+    expect(server.output()).toContain('Generated JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY and stored them in .gateway-data/secrets.json');
 
     const base = `http://127.0.0.1:${server.port}`;
     const health = await fetch(`${base}/health`);
@@ -41,6 +46,8 @@ describe('gateway start', () => {
     const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
     expect(secrets.JWT_SECRET).toHaveLength(48);
     expect(secrets.CREDENTIAL_ENCRYPTION_KEY).toMatch(/^[0-9a-f]{64}$/);
+    expect(secrets.PLATFORM_SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
+    expect(secrets.PLATFORM_SECRETS_KEY).not.toBe(secrets.CREDENTIAL_ENCRYPTION_KEY);
 
     const login = await fetch(`${base}/api/v1/auth/login`, {
       method: 'POST',
@@ -67,7 +74,7 @@ describe('gateway start', () => {
 
     // Second boot: same secrets, the first run's token still works, the admin is not created twice.
     server = await startGateway(admin);
-    expect(server.output()).toContain('Using JWT_SECRET and CREDENTIAL_ENCRYPTION_KEY from .gateway-data/secrets.json.');
+    expect(server.output()).toContain('Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.');
     expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual(secrets);
     const again = `http://127.0.0.1:${server.port}`;
     expect((await fetch(`${again}/api/v1/admin/agents`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
@@ -95,9 +102,71 @@ describe('gateway start', () => {
     expect(result.stderr).toContain('Invalid configuration');
     expect(result.stderr).toContain('JWT_SECRET is required');
     expect(result.stderr).toContain('CREDENTIAL_ENCRYPTION_KEY is required');
+    expect(result.stderr).toContain('PLATFORM_SECRETS_KEY is required');
     expect(result.stderr).not.toMatch(NO_STACK);
     expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
   }, 60_000);
+
+  it('upgrades an install whose secrets.json predates PLATFORM_SECRETS_KEY: adds one, and the secrets sealed before still open', async () => {
+    // An older install: secrets.json with the two founding secrets, an agent and a provider whose
+    // secrets were sealed under the credential key's HKDF subkey (the scheme before the platform key).
+    const dataDir = join(dir, '.gateway-data');
+    const old = { JWT_SECRET: 'j'.repeat(48), CREDENTIAL_ENCRYPTION_KEY: 'c4'.repeat(32) };
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, 'secrets.json'), JSON.stringify(old), { mode: 0o600 });
+    const legacyKey = Buffer.from(hkdfSync('sha256', Buffer.from(old.CREDENTIAL_ENCRYPTION_KEY, 'hex'), Buffer.alloc(0), 'agentgw upstream-secrets', 32));
+    const upstream = await startRecordingUpstream();
+    const agentId = newId();
+    const handle = await openDatabase({ dataDir });
+    try {
+      await migrateToLatest(handle.db);
+      const token = generateRuntimeToken();
+      await handle.db
+        .insertInto('agents')
+        .values({
+          id: agentId, name: 'old-bot', description: 'stored by an older version', upstream_url: upstream.url,
+          upstream_secret_enc: seal(legacyKey, 'old-upstream-secret', agentId), required_credentials: json([]),
+          tenant_id: null, is_active: true, runtime_token_hash: token.hash, runtime_token_prefix: token.prefix,
+        })
+        .execute();
+    } finally {
+      await handle.close();
+    }
+
+    try {
+      const admin = { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'correct-horse-1' };
+      server = await startGateway(admin);
+      expect(server.output()).toContain('Generated PLATFORM_SECRETS_KEY and stored it in .gateway-data/secrets.json');
+      expect(server.output()).toContain('Using JWT_SECRET and CREDENTIAL_ENCRYPTION_KEY from .gateway-data/secrets.json.');
+      const secretsFile = join(dataDir, 'secrets.json');
+      const upgraded = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+      expect(upgraded).toMatchObject(old);
+      expect(upgraded.PLATFORM_SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
+      expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+
+      const base = `http://127.0.0.1:${server.port}`;
+      const login = await fetch(`${base}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: admin.ADMIN_EMAIL, password: admin.ADMIN_PASSWORD }),
+      });
+      const headers = authHeaders(((await login.json()) as { token: string }).token);
+      const invoke = () => fetch(`${base}/api/v1/agents/${agentId}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) });
+      expect((await invoke()).status).toBe(200);
+      expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer old-upstream-secret');
+
+      // A restart keeps the added key (nothing generated again), and the old secret still opens.
+      await server.stop();
+      server = await startGateway(admin);
+      expect(server.output()).toContain('Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.');
+      expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual(upgraded);
+      const again = `http://127.0.0.1:${server.port}`;
+      expect((await fetch(`${again}/api/v1/agents/${agentId}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) })).status).toBe(200);
+      expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer old-upstream-secret');
+    } finally {
+      await upstream.close();
+    }
+  }, 180_000);
 });
 
 describe('pnpm start', () => {
@@ -138,6 +207,7 @@ describe('gateway init', () => {
     const jwt = /^JWT_SECRET=(.+)$/m.exec(content)?.[1];
     expect(jwt).toHaveLength(48);
     expect(content).toMatch(/^CREDENTIAL_ENCRYPTION_KEY=[0-9a-f]{64}$/m);
+    expect(content).toMatch(/^PLATFORM_SECRETS_KEY=[0-9a-f]{64}$/m);
     expect(statSync(envFile).mode & 0o777).toBe(0o600);
 
     const refused = await gateway(['init']);

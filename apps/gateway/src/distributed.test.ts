@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVICE_KEYS } from '@agentgw/service-kit';
 import { authHeaders, freePort, startRecordingUpstream } from '@agentgw/testkit';
 import { cleanEnv, run, startServer, type Server } from './test-cli-process.js';
 
@@ -12,15 +13,42 @@ const appDir = fileURLToPath(new URL('..', import.meta.url));
 /** pino's JSON line from serve(): `"port":N ... "msg":"listening"`. */
 const LISTENING = /"port":(\d+)[^\n]*"msg":"listening"/;
 
-const SECRETS = { JWT_SECRET: 'distributed-test-secret-0123456789abcdef', CREDENTIAL_ENCRYPTION_KEY: 'ab'.repeat(32) };
+const KEYS = { CREDENTIAL_ENCRYPTION_KEY: 'ab'.repeat(32), PLATFORM_SECRETS_KEY: 'cd'.repeat(32) };
+/** What compose and k8s give `service`: the JWT secret and only the sealing keys it holds (the vault alone the credential key). */
+const secretsOf = (service: string) => ({
+  JWT_SECRET: 'distributed-test-secret-0123456789abcdef',
+  ...Object.fromEntries((SERVICE_KEYS[service] ?? []).map((key) => [key, KEYS[key]])),
+});
 
 describe('distributed main.ts without PostgreSQL and Redis', () => {
-  it.each(SERVICES)('%s refuses to start and names DATABASE_URL and REDIS_URL', async (service) => {
-    const result = await run(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: cleanEnv(SECRETS) });
+  it.each(SERVICES)('%s, given only its own keys, passes the configuration and names DATABASE_URL and REDIS_URL', async (service) => {
+    const result = await run(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: cleanEnv(secretsOf(service)) });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('DATABASE_URL must be a postgres:// URL');
     expect(result.stderr).toContain('REDIS_URL is required');
     expect(result.stderr).not.toMatch(/^\s+at /m);
+  }, 60_000);
+
+  it('only the vault holds CREDENTIAL_ENCRYPTION_KEY; the vault refuses to start without it, in one line, before connecting anywhere', async () => {
+    expect(Object.entries(SERVICE_KEYS).filter(([, keys]) => keys.includes('CREDENTIAL_ENCRYPTION_KEY')).map(([name]) => name)).toEqual(['vault']);
+    const result = await run(['--import', 'tsx', mainOf('vault')], { cwd: appDir, env: cleanEnv({ ...secretsOf('mcp-gateway') }) });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      "Invalid configuration: CREDENTIAL_ENCRYPTION_KEY is required by vault (64 hex characters; it opens users' credentials)",
+    );
+  }, 60_000);
+
+  it('mcp-gateway without PLATFORM_SECRETS_KEY refuses to start, and no service accepts the credential key as the platform key', async () => {
+    const missing = await run(['--import', 'tsx', mainOf('mcp-gateway')], { cwd: appDir, env: cleanEnv(secretsOf('vault')) });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('Invalid configuration: PLATFORM_SECRETS_KEY is required by mcp-gateway');
+    const same = await run(['--import', 'tsx', mainOf('vault')], {
+      cwd: appDir,
+      env: cleanEnv({ ...secretsOf('vault'), PLATFORM_SECRETS_KEY: KEYS.CREDENTIAL_ENCRYPTION_KEY }),
+    });
+    expect(same.code).toBe(1);
+    expect(same.stderr).toContain('PLATFORM_SECRETS_KEY must differ from CREDENTIAL_ENCRYPTION_KEY');
+    expect(same.stderr).not.toContain(KEYS.CREDENTIAL_ENCRYPTION_KEY);
   }, 60_000);
 });
 
@@ -61,12 +89,12 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
     }
   });
 
-  const env = () =>
-    cleanEnv({ ...SECRETS, LOG_LEVEL: 'info', PORT: '0', DATABASE_URL: databaseUrl, REDIS_URL: redisUrl!, VAULT_URL: 'http://127.0.0.1:7604' });
+  const env = (service: string) =>
+    cleanEnv({ ...secretsOf(service), LOG_LEVEL: 'info', PORT: '0', DATABASE_URL: databaseUrl, REDIS_URL: redisUrl!, VAULT_URL: 'http://127.0.0.1:7604' });
 
   it.each(SERVICES)('%s boots, reports healthy PostgreSQL and Redis, keeps /metrics on loopback, and stops gracefully on SIGTERM', async (service) => {
     const metricsPort = await freePort();
-    const server = await startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: { ...env(), METRICS_PORT: String(metricsPort) }, ready: LISTENING });
+    const server = await startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: { ...env(service), METRICS_PORT: String(metricsPort) }, ready: LISTENING });
     try {
       const res = await fetch(`http://127.0.0.1:${server.port}/health`);
       expect(res.status).toBe(200);
@@ -80,11 +108,11 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
     }
   }, 60_000);
 
-  it('invoke-proxy resolves credentials through the vault process over HTTP', async () => {
+  it('invoke-proxy resolves credentials through the vault process over HTTP, and opens the upstream secret admin-api sealed', async () => {
     const upstream = await startRecordingUpstream();
     const admin = { ADMIN_EMAIL: 'dist-admin@example.com', ADMIN_PASSWORD: 'dist-password-1' };
     const start = (service: string, extra: Record<string, string> = {}) =>
-      startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: { ...env(), ...extra }, ready: LISTENING });
+      startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: { ...env(service), ...extra }, ready: LISTENING });
     const servers: Server[] = [];
     try {
       const adminApi = await start('admin-api', admin);
@@ -104,7 +132,7 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
       const created = await fetch(`http://127.0.0.1:${adminApi.port}/api/v1/admin/agents`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ name: 'dist-bot', upstreamUrl: upstream.url, requiredCredentials: [{ serviceType: 'erp' }] }),
+        body: JSON.stringify({ name: 'dist-bot', upstreamUrl: upstream.url, upstreamSecret: 'dist-upstream-secret', requiredCredentials: [{ serviceType: 'erp' }] }),
       });
       expect(created.status).toBe(201);
       const { agent } = (await created.json()) as { agent: { id: string } };
@@ -122,6 +150,8 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
       });
       expect(invoked.status).toBe(200);
       expect(upstream.requests[0]?.headers['x-credential-erp']).toBe('erp-key-9');
+      // Sealed by admin-api and opened by invoke-proxy under the platform key; neither holds the credential key.
+      expect(upstream.requests[0]?.headers.authorization).toBe('Bearer dist-upstream-secret');
     } finally {
       for (const server of servers) await server.stop();
       await upstream.close();
@@ -129,7 +159,7 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
   }, 120_000);
 
   it('invoke-proxy names VAULT_URL when it is missing', async () => {
-    const { VAULT_URL: _unused, ...rest } = env();
+    const { VAULT_URL: _unused, ...rest } = env('invoke-proxy');
     const result = await run(['--import', 'tsx', mainOf('invoke-proxy')], { cwd: appDir, env: rest });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('VAULT_URL is required by invoke-proxy');

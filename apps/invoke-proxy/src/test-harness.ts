@@ -1,4 +1,4 @@
-import { createSecretBox, generateRuntimeToken } from '@agentgw/auth';
+import { secretBoxFor, generateRuntimeToken } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 import { json } from '@agentgw/db';
 import { serve, type RunningServer } from '@agentgw/service-kit';
@@ -50,7 +50,7 @@ export async function insertAgent(deps: TestDeps, input: AgentInput): Promise<{ 
       upstream_secret_enc:
         input.upstreamSecret === undefined
           ? null
-          : createSecretBox(deps.config.CREDENTIAL_ENCRYPTION_KEY).seal(input.upstreamSecret, id),
+          : secretBoxFor(deps.config).seal(input.upstreamSecret, id),
       required_credentials: json(input.requiredCredentials ?? []),
       tenant_id: input.tenantId ?? null,
       is_active: input.isActive ?? true,

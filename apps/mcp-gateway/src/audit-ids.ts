@@ -1,21 +1,20 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import type { Principal } from '@agentgw/auth';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Keyring, Principal } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 
 /**
  * Audit ids the tool gate hands out, bound to the principal that opened the record:
- * `<uuid>.<mac>`, the MAC (HMAC-SHA256, 128 bits, key: HKDF of CREDENTIAL_ENCRYPTION_KEY) over the
+ * `<uuid>.<mac>`, the MAC (HMAC-SHA256, 128 bits, key: a subkey of the platform key ring, PLATFORM_SECRETS_KEY) over the
  * uuid and the owner: the acting user (a bare runtime token: its agent) and the tenant. The user,
  * not the agent, so a runtime that evaluated with `X-Agent-Id` may complete with the spec's audit
  * headers (`X-Api-Key`, `X-User-Id`) alone. `POST /tool-gate/audit` checks it without a database
  * or Redis read, on any replica; the whole string is the audit row's id.
  */
 export class AuditIdSigner {
-  private readonly keys: Buffer[];
+  private readonly keys: readonly Uint8Array[];
 
-  constructor(keyHex: string, previousKeysHex: readonly string[] = []) {
-    const derive = (hex: string) => Buffer.from(hkdfSync('sha256', Buffer.from(hex, 'hex'), Buffer.alloc(0), 'agentgw tool-gate audit-id', 32));
-    this.keys = [keyHex, ...previousKeysHex].map(derive);
+  constructor(ring: Pick<Keyring, 'subkeys'>) {
+    this.keys = ring.subkeys('agentgw tool-gate audit-id');
   }
 
   /** A new audit id owned by `principal`. */
@@ -36,7 +35,7 @@ export class AuditIdSigner {
 
 const MAC_BYTES = 16;
 
-function mac(key: Buffer, id: string, principal: Principal): Buffer {
+function mac(key: Uint8Array, id: string, principal: Principal): Buffer {
   // JSON keeps the fields apart and null distinct from "".
   const actor = principal.userId !== null ? `user:${principal.userId}` : `agent:${principal.agentId ?? ''}`;
   const owner = JSON.stringify([id, actor, principal.tenantId]);

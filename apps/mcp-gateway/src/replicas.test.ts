@@ -65,7 +65,8 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       DATABASE_URL: url.toString(),
       REDIS_URL: redisUrl!,
       JWT_SECRET: 'replica-test-jwt-secret-that-is-long-enough-0123',
-      CREDENTIAL_ENCRYPTION_KEY: 'ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100',
+      // The platform key alone: neither admin-api nor mcp-gateway holds the credential key.
+      PLATFORM_SECRETS_KEY: 'ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100',
       EGRESS_POLICY: 'allow-private',
       ADMIN_EMAIL: 'replica-admin@example.com',
       ADMIN_PASSWORD: 'replica-admin-password',

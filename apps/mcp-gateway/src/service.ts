@@ -1,4 +1,5 @@
 import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
+import { secretBoxFor } from '@agentgw/auth';
 import { createCatalog, type Catalog } from '@agentgw/catalog';
 import { createConfirmationGate, maxPendingOf } from '@agentgw/confirmations';
 import { CallQuota, callQuotaLimitsFrom, createEgressDispatcher, egressPolicyFromConfig, type ConfirmationGate } from '@agentgw/core';
@@ -61,12 +62,13 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const shadows = new ShadowReport(logger);
   const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, shadows });
   const streams = new Set<() => void>();
+  const platformKeys = secretBoxFor(config);
 
   const routes = openApiApp();
   routes.route('/api/v1/mcp/shadowed-tools', shadowedToolsRoutes({ auth: deps.auth, catalog, lists }));
-  routes.route('/', mcpRoutes({ auth: deps.auth, catalog, client, pipeline, sessions, codec: new SessionIdCodec(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS), origins: createOriginPolicy(config), bus, clock, logger, streams, quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(config)) }));
+  routes.route('/', mcpRoutes({ auth: deps.auth, catalog, client, pipeline, sessions, codec: new SessionIdCodec(platformKeys), origins: createOriginPolicy(config), bus, clock, logger, streams, quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(config)) }));
   documentMcpEndpoints(routes);
-  routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger, auditIds: new AuditIdSigner(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS) }) }));
+  routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger, auditIds: new AuditIdSigner(platformKeys) }) }));
 
   return {
     routes,

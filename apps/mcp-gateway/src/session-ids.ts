@@ -1,6 +1,6 @@
-import { hkdfSync, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { open, seal } from '@agentgw/auth';
-import type { Principal } from '@agentgw/auth';
+import type { Keyring, Principal } from '@agentgw/auth';
 
 /**
  * What a gateway MCP session is, sealed (AES-256-GCM) into its `Mcp-Session-Id`: who opened it,
@@ -23,13 +23,12 @@ export interface SessionClaims {
 
 const AAD = 'agentgw mcp-session v1';
 
-/** Seals and opens session ids with a key derived from CREDENTIAL_ENCRYPTION_KEY (never the key itself). */
+/** Seals and opens session ids with a subkey of the platform key ring (PLATFORM_SECRETS_KEY; previous keys still open). */
 export class SessionIdCodec {
-  private readonly keys: Buffer[];
+  private readonly keys: readonly Uint8Array[];
 
-  constructor(keyHex: string, previousKeysHex: readonly string[] = []) {
-    const derive = (hex: string) => Buffer.from(hkdfSync('sha256', Buffer.from(hex, 'hex'), Buffer.alloc(0), 'agentgw mcp-session-id', 32));
-    this.keys = [keyHex, ...previousKeysHex].map(derive);
+  constructor(ring: Pick<Keyring, 'subkeys'>) {
+    this.keys = ring.subkeys('agentgw mcp-session-id');
   }
 
   /** A new session for `principal`. */

@@ -1,18 +1,19 @@
-import { createLogger, loadConfig, systemClock, type Config } from '@agentgw/core';
+import { createLogger, systemClock, type Config } from '@agentgw/core';
 import { openDatabase, type DbHandle } from '@agentgw/db';
-import { exitWithStartupError } from '@agentgw/service-kit';
+import { ALL_KEYS, exitWithStartupError, loadConfigWithKeys } from '@agentgw/service-kit';
 import { reencryptAllSecrets } from '@agentgw/credentials';
 
 /**
- * `pnpm --filter @agentgw/vault reencrypt`: re-seals every sealed secret under the current
- * CREDENTIAL_ENCRYPTION_KEY (older keys come from CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS): user
- * credentials, agents' upstream secrets, tool providers' auth secrets and credential providers'
- * config secrets. Exits 1 when some value could not be opened with any configured key.
+ * `pnpm --filter @agentgw/vault reencrypt`: re-seals every sealed secret under the current key of
+ * its ring: user credentials under CREDENTIAL_ENCRYPTION_KEY; agents' upstream secrets, tool
+ * providers' auth secrets and credential providers' config secrets under PLATFORM_SECRETS_KEY
+ * (including those still under the credential key's old subkey). Older keys come from the
+ * *_PREVIOUS_KEYS variables; it needs both keys. Exits 1 when some value no configured key opens.
  */
 let handle: DbHandle;
 let config: Config;
 try {
-  config = loadConfig();
+  config = loadConfigWithKeys('reencrypt', ALL_KEYS);
   // Unset DATABASE_URL means the embedded database in the default data directory, as for `gateway start`.
   handle = await openDatabase({ url: config.DATABASE_URL });
 } catch (err) {

@@ -14,8 +14,8 @@ export {
 export type { GeneratedToken } from './tokens.js';
 export { hashPassword, verifyPassword, verifyPasswordOrDummy } from './passwords.js';
 export { keyIdOf, open, seal, sealedKeyId } from './aead.js';
-export { createKeyring, createSecretBox, credentialKeyringFor, secretBoxFor } from './keyring.js';
-export type { KeyConfig, Keyring, OpenResult, SecretBox } from './keyring.js';
+export { createKeyring, credentialKeyringFor, secretBoxFor } from './keyring.js';
+export type { CredentialKeyConfig, KeyConfig, Keyring, OpenResult, SecretBox } from './keyring.js';
 export {
   isAdmin,
   isVisibleTo,

@@ -5,8 +5,8 @@ import { keyIdOf, open, seal, sealedKeyId } from './aead.js';
 export type OpenResult = { ok: true; value: string } | { ok: false; reason: 'unknown_key' | 'unauthentic' };
 
 /**
- * The one key ring for every sealed secret (user credentials, agents' upstream secrets,
- * providers' auth secrets, credential providers' config secrets): AES-256-GCM with a random
+ * The one key ring for every sealed secret (user credentials under the credential key; agents',
+ * providers' and credential providers' secrets under the platform key): AES-256-GCM with a random
  * 96-bit nonce (`aead.ts`), the key id in the sealed value, a current key that seals and
  * previous keys that only open, and additional data binding each value to its owner row.
  */
@@ -21,13 +21,27 @@ export interface Keyring {
   openResult(sealed: string, aad: string): OpenResult;
   /** Whether the value is sealed under the current key (re-encryption skips it). */
   isCurrent(sealed: string): boolean;
+  /** HKDF-SHA256 subkey of the current key for one purpose (`info`), e.g. MCP session ids: what is issued now. */
+  subkey(info: string): Uint8Array;
+  /** The same subkey of the current key, then of each previous key: what is still accepted. */
+  subkeys(info: string): readonly Uint8Array[];
 }
 
-/** A key ring over raw 32-byte keys: `current` seals; it and every `previous` key open. */
-export function createKeyring(current: Uint8Array, previous: readonly Uint8Array[] = []): Keyring {
+/** HKDF salt of every ring subkey; changing it would void every session id and audit id in flight. */
+const SUBKEY_SALT = 'agentgw key-ring subkey v1';
+
+const deriveSubkey = (key: Uint8Array, info: string): Uint8Array =>
+  new Uint8Array(hkdfSync('sha256', key, SUBKEY_SALT, info, 32));
+
+/**
+ * A key ring over raw 32-byte keys: `current` seals; it and every `previous` key open and derive
+ * subkeys. `openOnly` keys open sealed values and nothing else (values of an older key scheme,
+ * until re-encryption moves them).
+ */
+export function createKeyring(current: Uint8Array, previous: readonly Uint8Array[] = [], openOnly: readonly Uint8Array[] = []): Keyring {
   const currentKeyId = keyIdOf(current);
   const byId = new Map<string, Uint8Array>();
-  for (const key of [current, ...previous]) if (!byId.has(keyIdOf(key))) byId.set(keyIdOf(key), key);
+  for (const key of [current, ...previous, ...openOnly]) if (!byId.has(keyIdOf(key))) byId.set(keyIdOf(key), key);
 
   const openResult = (sealed: string, aad: string): OpenResult => {
     const keyId = sealedKeyId(sealed);
@@ -45,33 +59,53 @@ export function createKeyring(current: Uint8Array, previous: readonly Uint8Array
     },
     openResult,
     isCurrent: (sealed) => sealedKeyId(sealed) === currentKeyId,
+    subkey: (info) => deriveSubkey(current, info),
+    subkeys: (info) => [current, ...previous].map((key) => deriveSubkey(key, info)),
   };
 }
 
 const HEX_KEY = /^[0-9a-fA-F]{64}$/;
-/** HKDF info of the platform-secrets subkey; changing it would make every stored platform secret unreadable. */
-const PLATFORM_INFO = 'agentgw upstream-secrets';
+/**
+ * HKDF info of the platform secrets' key before PLATFORM_SECRETS_KEY existed (a subkey of the
+ * credential key); values sealed under it open wherever the credential key is configured.
+ */
+const LEGACY_PLATFORM_INFO = 'agentgw upstream-secrets';
 
 function rawKey(hex: string): Buffer {
   if (!HEX_KEY.test(hex)) throw new Error('key must be 64 hex characters');
   return Buffer.from(hex, 'hex');
 }
 
-const platformSubkey = (hex: string): Buffer =>
-  Buffer.from(hkdfSync('sha256', rawKey(hex), Buffer.alloc(0), PLATFORM_INFO, 32));
+const legacyPlatformSubkey = (hex: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', rawKey(hex), Buffer.alloc(0), LEGACY_PLATFORM_INFO, 32));
 
-/** The key configuration both key rings are built from. */
+/**
+ * The key configuration the rings are built from. Each key is present only in the services that
+ * hold it: the credential key in the vault (and the all-in-one), the platform key in the others.
+ */
 export interface KeyConfig {
-  CREDENTIAL_ENCRYPTION_KEY: string;
+  CREDENTIAL_ENCRYPTION_KEY?: string | undefined;
   CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: readonly string[];
+  PLATFORM_SECRETS_KEY?: string | undefined;
+  PLATFORM_SECRETS_PREVIOUS_KEYS: readonly string[];
+}
+
+/** The part of the key configuration the credential ring reads. */
+export type CredentialKeyConfig = Pick<KeyConfig, 'CREDENTIAL_ENCRYPTION_KEY' | 'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS'>;
+
+function required(name: 'CREDENTIAL_ENCRYPTION_KEY' | 'PLATFORM_SECRETS_KEY', value: string | undefined): string {
+  // Services check their keys when they load their configuration; reaching this is a wiring bug.
+  if (!value) throw new Error(`${name} is not configured in this service`);
+  return value;
 }
 
 /**
  * User credentials (the vault): CREDENTIAL_ENCRYPTION_KEY itself, older keys from
  * CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS. Only the vault's code builds this ring.
  */
-export function credentialKeyringFor(config: KeyConfig): Keyring {
-  return createKeyring(rawKey(config.CREDENTIAL_ENCRYPTION_KEY), config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS.map(rawKey));
+export function credentialKeyringFor(config: CredentialKeyConfig): Keyring {
+  const key = required('CREDENTIAL_ENCRYPTION_KEY', config.CREDENTIAL_ENCRYPTION_KEY);
+  return createKeyring(rawKey(key), config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS.map(rawKey));
 }
 
 /** The platform-secrets ring, the type callers that seal agents', providers' and credential providers' secrets name. */
@@ -79,13 +113,14 @@ export type SecretBox = Keyring;
 
 /**
  * Platform secrets (agents' upstream secrets, providers' auth secrets, credential providers'
- * config secrets): an HKDF-SHA256 subkey of each credential key, so the vault's key itself
- * seals nothing but user credentials and a platform ciphertext never opens as a credential.
+ * config secrets) and the subkeys of MCP session ids and audit ids: PLATFORM_SECRETS_KEY, older
+ * keys from PLATFORM_SECRETS_PREVIOUS_KEYS. Where the credential key is configured too (the
+ * all-in-one, the vault, `reencrypt`), values sealed under its old HKDF subkey still open.
  */
-export function createSecretBox(keyHex: string, previousKeysHex: readonly string[] = []): SecretBox {
-  return createKeyring(platformSubkey(keyHex), previousKeysHex.map(platformSubkey));
+export function secretBoxFor(config: KeyConfig): SecretBox {
+  const key = required('PLATFORM_SECRETS_KEY', config.PLATFORM_SECRETS_KEY);
+  const legacy = config.CREDENTIAL_ENCRYPTION_KEY
+    ? [config.CREDENTIAL_ENCRYPTION_KEY, ...config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS].map(legacyPlatformSubkey)
+    : [];
+  return createKeyring(rawKey(key), config.PLATFORM_SECRETS_PREVIOUS_KEYS.map(rawKey), legacy);
 }
-
-/** The platform-secrets ring for a loaded configuration. */
-export const secretBoxFor = (config: KeyConfig): SecretBox =>
-  createSecretBox(config.CREDENTIAL_ENCRYPTION_KEY, config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS);

@@ -7,6 +7,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     JWT_SECRET: 'test-secret-that-is-at-least-32-characters-long',
     CREDENTIAL_ENCRYPTION_KEY: '11'.repeat(32),
+    PLATFORM_SECRETS_KEY: '22'.repeat(32),
     NODE_ENV: 'test',
     ...env,
   });

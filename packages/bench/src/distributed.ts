@@ -94,11 +94,14 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
 
   const dir = mkdtempSync(join(tmpdir(), 'agentgw-bench-router-'));
   const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<string, number>;
+  // The key boundary as infra deploys it: the credential key to the vault alone, the platform key to the others.
+  const keys = { CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'), PLATFORM_SECRETS_KEY: randomBytes(32).toString('hex') };
+  const keysOf = (service: string) =>
+    service === 'vault' ? { CREDENTIAL_ENCRYPTION_KEY: keys.CREDENTIAL_ENCRYPTION_KEY } : { PLATFORM_SECRETS_KEY: keys.PLATFORM_SECRETS_KEY };
   const env = {
     PATH: process.env.PATH ?? '',
     NODE_ENV: 'development',
     JWT_SECRET: randomBytes(32).toString('hex'),
-    CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     DATABASE_URL: withDatabase(database),
     REDIS_URL,
     VAULT_URL: `http://127.0.0.1:${ports.vault}`,
@@ -131,7 +134,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
       if (built.status !== 0) throw new Error(`bundling ${service} failed`);
       const child = spawn(process.execPath, [join(cwd, 'dist', 'main.js')], {
         cwd,
-        env: { ...env, PORT: String(ports[service]) },
+        env: { ...env, ...keysOf(service), PORT: String(ports[service]) },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       children.push(child);

@@ -68,10 +68,13 @@ describe('loadConfig', () => {
     expect(error.message).not.toContain('xyz');
   });
 
-  it('requires the two secrets', () => {
-    expect(configError({}).problems).toEqual([
-      { variable: 'JWT_SECRET', message: 'is required' },
-      { variable: 'CREDENTIAL_ENCRYPTION_KEY', message: 'is required' },
+  it('requires JWT_SECRET; the sealing keys are each required by the services that hold them (service-kit)', () => {
+    expect(configError({}).problems).toEqual([{ variable: 'JWT_SECRET', message: 'is required' }]);
+    const config = loadConfig({ JWT_SECRET: valid.JWT_SECRET });
+    expect([config.CREDENTIAL_ENCRYPTION_KEY, config.PLATFORM_SECRETS_KEY, config.PLATFORM_SECRETS_PREVIOUS_KEYS]).toEqual([undefined, undefined, []]);
+    expect(configError({ ...valid, PLATFORM_SECRETS_KEY: 'xyz', PLATFORM_SECRETS_PREVIOUS_KEYS: 'ab' }).problems).toEqual([
+      { variable: 'PLATFORM_SECRETS_KEY', message: 'must be 64 hex characters (32 bytes)' },
+      { variable: 'PLATFORM_SECRETS_PREVIOUS_KEYS', message: 'must be a comma-separated list of 64-hex-character keys' },
     ]);
   });
 

@@ -47,6 +47,16 @@ const optionalString = z
 /** A comma-separated list; blanks dropped, unset is empty. */
 const commaList = optionalString.transform((v) => (v === undefined ? [] : v.split(',').map((e) => e.trim()).filter(Boolean)));
 
+/** A 32-byte key as 64 hex characters. */
+const hexKey = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)');
+
+/** Retired keys, comma-separated; unset is none. */
+const hexKeyList = optionalString
+  .refine((v) => v === undefined || v.split(',').every((k) => /^[0-9a-fA-F]{64}$/.test(k.trim())), {
+    message: 'must be a comma-separated list of 64-hex-character keys',
+  })
+  .transform((v) => (v === undefined ? [] : v.split(',').map((k) => k.trim())));
+
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   JWT_SECRET: z.string({ error: 'is required' }).min(32, 'must be at least 32 characters'),
@@ -97,15 +107,14 @@ export const configSchema = z.object({
     (v) => v === undefined || /^(file:|postgres:\/\/|postgresql:\/\/)/.test(v),
     { message: 'must start with file:, postgres:// or postgresql://' },
   ),
-  CREDENTIAL_ENCRYPTION_KEY: z
-    .string({ error: 'is required' })
-    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)'),
+  /** The vault's key for users' credentials; only the vault (and the all-in-one) holds it (service-kit's SERVICE_KEYS). */
+  CREDENTIAL_ENCRYPTION_KEY: optionalString.pipe(hexKey.optional()),
   /** Retired vault keys, still accepted for reading until the vault has re-encrypted every row. */
-  CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: optionalString
-    .refine((v) => v === undefined || v.split(',').every((k) => /^[0-9a-fA-F]{64}$/.test(k.trim())), {
-      message: 'must be a comma-separated list of 64-hex-character keys',
-    })
-    .transform((v) => (v === undefined ? [] : v.split(',').map((k) => k.trim()))),
+  CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: hexKeyList,
+  /** Agents', providers' and credential providers' secrets, MCP session ids and audit ids; every service that uses them. */
+  PLATFORM_SECRETS_KEY: optionalString.pipe(hexKey.optional()),
+  /** Retired platform keys, still accepted until `reencrypt` has re-sealed every platform secret. */
+  PLATFORM_SECRETS_PREVIOUS_KEYS: hexKeyList,
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
   GATEWAY_PUBLIC_URL: optionalString.pipe(z.url('must be a URL').optional()),
   OAUTH_CALLBACK_BASE_URL: optionalString.pipe(z.url('must be a URL').optional()),

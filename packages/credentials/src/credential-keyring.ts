@@ -1,4 +1,4 @@
-import { credentialKeyringFor, type KeyConfig, type Keyring, type OpenResult } from '@agentgw/auth';
+import { credentialKeyringFor, type CredentialKeyConfig, type Keyring, type OpenResult } from '@agentgw/auth';
 import type { CredentialKind } from '@agentgw/db';
 
 /** What a vault entry's ciphertext is bound to: moving it to another row makes it unreadable. */
@@ -37,7 +37,7 @@ function bindingAad(b: CredentialBinding): string {
  * the one key ring implementation), with older keys kept for reading only so the key can be
  * rotated without losing stored credentials. The sealed form is split into the row's columns.
  */
-export function createCredentialKeyring(config: KeyConfig): CredentialKeyring {
+export function createCredentialKeyring(config: CredentialKeyConfig): CredentialKeyring {
   const ring: Keyring = credentialKeyringFor(config);
   return {
     currentKeyId: ring.currentKeyId,

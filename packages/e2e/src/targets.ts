@@ -146,8 +146,11 @@ async function startRedis(): Promise<PrivateRedis> {
 
 const SERVICE_SECRETS = {
   JWT_SECRET: `e2e-distributed-jwt-secret-${randomBytes(12).toString('hex')}`,
-  CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
 };
+/** The key boundary as infra deploys it: the credential key to the vault alone, the platform key to the others. */
+const SEALING_KEYS = { CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'), PLATFORM_SECRETS_KEY: randomBytes(32).toString('hex') };
+const sealingKeysOf = (app: string): Record<string, string> =>
+  app === 'vault' ? { CREDENTIAL_ENCRYPTION_KEY: SEALING_KEYS.CREDENTIAL_ENCRYPTION_KEY } : { PLATFORM_SECRETS_KEY: SEALING_KEYS.PLATFORM_SECRETS_KEY };
 
 /**
  * The distributed topology: a fresh PostgreSQL database (created, migrated, dropped on stop), a
@@ -213,7 +216,7 @@ export async function startDistributed(): Promise<DistributedTarget> {
           command: process.execPath,
           args: ['--import', 'tsx', `apps/${app}/src/main.ts`],
           cwd: ROOT,
-          env: { ...common, ...extra, PORT: String(port) },
+          env: { ...common, ...sealingKeysOf(app), ...extra, PORT: String(port) },
         });
         await waitForHealthy(`${url}/health`, proc, 120_000);
       };

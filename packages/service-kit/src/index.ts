@@ -15,6 +15,8 @@ export { serve } from './serve.js';
 export type { RunningServer, ServeOptions } from './serve.js';
 export { exitWithStartupError, runService } from './run-service.js';
 export type { RunServiceOptions } from './run-service.js';
+export { ALL_KEYS, loadConfigWithKeys, loadServiceConfig, SERVICE_KEYS } from './service-keys.js';
+export type { KeyVariable } from './service-keys.js';
 export { defineService } from './service-definition.js';
 export type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
 export { clientGoneSignal } from './client-connection.js';

@@ -15,6 +15,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     NODE_ENV: 'test',
     JWT_SECRET: 'test-jwt-secret-that-is-long-enough-0123456789',
     CREDENTIAL_ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
+    PLATFORM_SECRETS_KEY: '8899aabbccddeeff00112233445566778899aabbccddeeff0011223344556677',
     LOG_LEVEL: 'silent',
     ...env,
   });

@@ -1,27 +1,36 @@
-import { loadConfig } from '@agentgw/core';
+import { ALL_KEYS, loadConfigWithKeys } from '@agentgw/service-kit';
 import { relative } from 'node:path';
-import { loadOrCreateSecrets, missingSecrets, secretsPath } from '../dev-secrets.js';
+import { generateSecrets, loadOrCreateSecrets, missingSecrets, secretsPath } from '../dev-secrets.js';
 import { readEnvironment, type EnvironmentInput } from '../environment.js';
 import { startGateway } from '../gateway.js';
 
 /**
  * `gateway start`: outside production, missing secrets come from (or are created in)
  * `<dataDir>/secrets.json`; in production their absence is the ConfigError like any other.
+ * The all-in-one runs every service, so it holds both sealing keys.
  */
 export async function startCommand(input: EnvironmentInput): Promise<void> {
   const { env, dataDir } = readEnvironment(input);
   const missing = missingSecrets(env);
   if (missing.length > 0 && env.NODE_ENV !== 'production') {
-    const { secrets, created } = loadOrCreateSecrets(dataDir);
+    // What was given is checked before anything is written: a bad configuration leaves no secrets file behind.
+    const placeholders = generateSecrets();
+    loadConfigWithKeys('the gateway', ALL_KEYS, { ...env, ...Object.fromEntries(missing.map((name) => [name, placeholders[name]])) });
+    const { secrets, generated } = loadOrCreateSecrets(dataDir);
     for (const name of missing) env[name] = secrets[name];
     const where = relative(input.cwd, secretsPath(dataDir));
-    console.log(
-      created
-        ? `Generated ${missing.join(' and ')} and stored them in ${where} (owner-only); set them in the environment for production.`
-        : `Using ${missing.join(' and ')} from ${where}.`,
-    );
+    const created = missing.filter((name) => generated.includes(name));
+    const reused = missing.filter((name) => !generated.includes(name));
+    if (created.length > 0) {
+      const them = created.length === 1 ? 'it' : 'them';
+      console.log(`Generated ${names(created)} and stored ${them} in ${where} (owner-only); set ${them} in the environment for production.`);
+    }
+    if (reused.length > 0) console.log(`Using ${names(reused)} from ${where}.`);
   }
-  const config = loadConfig(env);
+  const config = loadConfigWithKeys('the gateway', ALL_KEYS, env);
   const gateway = await startGateway(config, { dataDir });
   console.log(`Agent Gateway listening on http://localhost:${gateway.port}`);
 }
+
+/** `A`, `A and B`, `A, B and C`. */
+const names = (list: readonly string[]): string => (list.length < 2 ? list.join('') : `${list.slice(0, -1).join(', ')} and ${list.at(-1)}`);

@@ -1,5 +1,6 @@
-import { ConfigError, loadConfig } from '@agentgw/core';
+import { ConfigError } from '@agentgw/core';
 import { openDatabase } from '@agentgw/db';
+import { ALL_KEYS, loadConfigWithKeys } from '@agentgw/service-kit';
 import { existsSync } from 'node:fs';
 import { generateSecrets, missingSecrets, readStoredSecrets, type SecretVariable, type Secrets } from '../dev-secrets.js';
 import { databaseUrlOf, DEFAULT_PORT, embeddedDatabasePath, readEnvironment, type Env, type EnvironmentInput } from '../environment.js';
@@ -16,7 +17,7 @@ export async function statusCommand(input: EnvironmentInput): Promise<number> {
 
   const secretState = (name: SecretVariable): string => {
     if (env[name]?.trim()) return 'set (hidden)';
-    if (stored) return 'from secrets.json (hidden)';
+    if (stored?.[name]) return 'from secrets.json (hidden)';
     return production ? 'MISSING (required in production)' : 'not set (generated on first start)';
   };
   const rows: [string, string][] = [
@@ -28,6 +29,7 @@ export async function statusCommand(input: EnvironmentInput): Promise<number> {
     ['REDIS_URL', env.REDIS_URL ? maskUrl(env.REDIS_URL) : '(unset: in-process events and queues)'],
     ['JWT_SECRET', secretState('JWT_SECRET')],
     ['CREDENTIAL_ENCRYPTION_KEY', secretState('CREDENTIAL_ENCRYPTION_KEY')],
+    ['PLATFORM_SECRETS_KEY', secretState('PLATFORM_SECRETS_KEY')],
     ['ADMIN_EMAIL', env.ADMIN_EMAIL ?? '(unset)'],
     ['GATEWAY_PUBLIC_URL', env.GATEWAY_PUBLIC_URL ?? '(unset)'],
   ];
@@ -39,7 +41,7 @@ export async function statusCommand(input: EnvironmentInput): Promise<number> {
   for (const name of missingSecrets(env)) checked[name] = fillIns[name];
   let port = DEFAULT_PORT;
   try {
-    port = loadConfig(checked).PORT ?? DEFAULT_PORT;
+    port = loadConfigWithKeys('the gateway', ALL_KEYS, checked).PORT ?? DEFAULT_PORT;
     rows.push(['configuration', 'valid']);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
