@@ -108,6 +108,10 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await screenshot(page, 'sign-in-error');
     // What an older console left behind (the JWT in localStorage) is removed on the next load.
     await page.evaluate((token) => localStorage.setItem('agentgw.session', JSON.stringify({ token })), jwt);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate(() => localStorage.getItem('agentgw.session'))).toBeNull();
+    await page.getByLabel('Email').fill(ADMIN.email);
     await page.getByLabel('Password').fill(ADMIN.password);
     await page.getByRole('button', { name: 'Sign in' }).last().click();
     await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
@@ -123,7 +127,6 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     // A reload stays signed in through the cookie.
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
-    expect(await page.evaluate(() => localStorage.getItem('agentgw.session'))).toBeNull();
     await page.goto(`${gateway.url}/`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
