@@ -80,6 +80,12 @@ describe('OpenAPI document and docs page', () => {
   });
 
   // The host's probes and /metrics are operational endpoints, documented in service-kit's README, not API.
+  it("documents the web console's cookie session: login's session field, logout and session", () => {
+    expect(documented()).toEqual(expect.arrayContaining(['post /api/v1/auth/logout', 'get /api/v1/auth/session']));
+    expect(JSON.stringify(doc.paths['/api/v1/auth/login'])).toContain('CSRF_REJECTED');
+    expect(doc.components.schemas).toHaveProperty('LoginRequest.properties.session.enum', ['token', 'cookie']);
+  });
+
   it('documents every route the app serves, and nothing it does not', () => {
     const served = app.routes
       .filter((r) => r.method !== 'ALL' && ![OPENAPI_PATH, DOCS_PATH, '/health', '/health/live', '/health/ready', '/metrics'].includes(r.path))
