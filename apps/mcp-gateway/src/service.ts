@@ -1,6 +1,5 @@
 import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
 import { secretBoxFor } from '@agentgw/auth';
-import { createCatalog, type Catalog } from '@agentgw/catalog';
 import { createConfirmationGate, maxPendingOf } from '@agentgw/confirmations';
 import { CallQuota, callQuotaLimitsFrom, createEgressDispatcher, egressPolicyFromConfig, type ConfirmationGate } from '@agentgw/core';
 import { McpUpstreamClient } from '@agentgw/mcp-client';
@@ -32,8 +31,6 @@ export const refusingConfirmationGate: ConfirmationGate = {
 export interface McpGatewayOptions {
   /** The confirmation hub's gate (default: refuses, see NO_CONFIRMATION_HUB). */
   confirmationGate?: ConfirmationGate;
-  /** Shared catalog (the all-in-one may pass one); default: this service's own, started with it. */
-  catalog?: Catalog;
   audit?: AuditTrail;
   sessions?: SessionStore;
   client?: McpUpstreamClient;
@@ -42,8 +39,8 @@ export interface McpGatewayOptions {
 /** Builds mcp-gateway's runtime: the MCP endpoints, the tool gate and the shadowed-tools report. */
 export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions = {}): ServiceRuntime {
   const { config, logger, clock, bus } = deps;
-  const ownCatalog = options.catalog === undefined;
-  const catalog = options.catalog ?? createCatalog(deps);
+  // The process's started catalog reader, shared with auth and every other service of the host.
+  const { catalog } = deps;
   const audit = options.audit ?? createAuditTrail({ queue: deps.queue, clock });
   const gate = options.confirmationGate ?? refusingConfirmationGate;
   const ownClient = options.client === undefined;
@@ -73,13 +70,11 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   return {
     routes,
     async start() {
-      if (ownCatalog) await catalog.start();
       await lists.start();
     },
     async stop() {
       for (const end of [...streams]) end();
       await lists.stop();
-      if (ownCatalog) await catalog.stop();
       await sessions.close();
       if (ownClient) await client.destroy();
     },
