@@ -1,12 +1,13 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalogAdmin } from '@agentgw/catalog';
+import { POLICY_ACTIONS, RISK_LEVELS } from '@agentgw/core';
 import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { TenantIdSchema } from './users.routes.js';
 
 const SubjectTypeSchema = z.enum(['user', 'agent']).openapi('SubjectType');
-const ActionSchema = z.enum(['allow', 'deny', 'require_confirmation']).openapi('PolicyAction');
-const RiskLevelSchema = z.enum(['low', 'medium', 'high', 'critical']).openapi('RiskLevel');
+const ActionSchema = z.enum(POLICY_ACTIONS).openapi('PolicyAction');
+const RiskLevelSchema = z.enum(RISK_LEVELS).openapi('RiskLevel');
 const ConfirmationModeSchema = z.enum(['always', 'never']).openapi('ConfirmationMode');
 
 const AccessRuleSchema = z

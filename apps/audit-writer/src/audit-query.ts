@@ -1,5 +1,5 @@
 import { isAdmin, type Principal } from '@agentgw/auth';
-import type { AuditStatus } from '@agentgw/core';
+import { AUDIT_STATUSES, type AuditStatus } from '@agentgw/core';
 import type { AuditLogRow, Database } from '@agentgw/db';
 import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { PLACEHOLDER_CREATED_AT } from './batch-writer.js';
@@ -116,9 +116,6 @@ export async function getEntry(db: Kysely<Database>, filter: AuditFilter, id: st
   return row && toEntry(row);
 }
 
-/** The statuses every stats answer lists, zero when absent. */
-const STATUSES: AuditStatus[] = ['pending', 'confirmed', 'rejected', 'completed', 'failed'];
-
 /** Counts per status and the mean duration (ms, of entries that have one) of the filtered set. */
 export async function auditStats(
   db: Kysely<Database>,
@@ -133,7 +130,7 @@ export async function auditStats(
     ])
     .groupBy('status')
     .execute();
-  const byStatus = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<AuditStatus, number>;
+  const byStatus = Object.fromEntries(AUDIT_STATUSES.map((s) => [s, 0])) as Record<AuditStatus, number>;
   let total = 0;
   let sum = 0;
   let timed = 0;

@@ -1,5 +1,5 @@
 import { jwtAuth, requireRole } from '@agentgw/auth';
-import { NotFoundError, ValidationError } from '@agentgw/core';
+import { AUDIT_STATUSES, NotFoundError, ValidationError } from '@agentgw/core';
 import { errorResponses, IdParams, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -39,7 +39,7 @@ const DateParam = z
   });
 
 const id = z.string().min(1).max(200);
-const Status = z.enum(['pending', 'confirmed', 'rejected', 'completed', 'failed']);
+const Status = z.enum(AUDIT_STATUSES).openapi('AuditStatus');
 
 const FilterQuery = z.object({
   user_id: id.optional().openapi({ description: 'Honoured for admins (and tenant admins within their tenant); everyone else sees only their own entries' }),

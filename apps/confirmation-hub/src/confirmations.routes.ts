@@ -1,16 +1,17 @@
 import { flexibleAuth } from '@agentgw/auth';
+import { CONFIRMATION_STATUSES, riskLevelSchema } from '@agentgw/core';
 import { answerConfirmation, getVisibleConfirmation, listPendingVisible, listVisible, toConfirmation, type AnswerResult } from '@agentgw/confirmations';
 import { errorResponses, flexibleSecurity, IdParams, jsonResponse, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 
-const Status = z.enum(['pending', 'confirmed', 'rejected', 'expired', 'consumed']).openapi('ConfirmationStatus');
+const Status = z.enum(CONFIRMATION_STATUSES).openapi('ConfirmationStatus');
 
 const ConfirmationSchema = z
   .object({
     id: z.string(),
     status: Status,
     tool: z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()) }),
-    risk: z.object({ level: z.enum(['low', 'medium', 'high', 'critical']) }),
+    risk: z.object({ level: riskLevelSchema }),
     providerId: z.string().nullable(),
     agentId: z.string().nullable(),
     userId: z.string().nullable().openapi({ description: 'The user whose call is held' }),

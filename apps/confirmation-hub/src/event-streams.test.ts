@@ -54,7 +54,7 @@ describe('EventStreams', () => {
     ];
     cases.forEach((parties, i) => {
       streams.deliverRequired(payload(parties, `c${i}`));
-      streams.deliverResolved({ id: `c${i}`, confirmed: true, status: 'confirmed', reason: null, decidedBy: 'x', timestamp: new Date().toISOString(), ...parties });
+      streams.deliverResolved({ id: `c${i}`, status: 'confirmed', confirmedBy: 'x', timestamp: new Date().toISOString(), ...parties });
     });
     for (const { name, viewer, stream } of open) {
       const text = await drain(stream);
@@ -65,6 +65,25 @@ describe('EventStreams', () => {
         expect({ name, case: i, required, resolved }).toEqual({ name, case: i, required: visible, resolved: visible });
       });
     }
+    streams.stop();
+  });
+
+  it('sends CONFIRMATION_RESOLVED as { id, confirmed, status, timestamp }, status as stored (a timeout is rejected)', async () => {
+    const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger() });
+    const { stream } = streams.open(viewers.admin!, new AbortController().signal, later());
+    const parties = { userId: 'alice', endUserId: null, tenantId: null, timestamp: '2026-01-01T00:00:00.000Z' };
+    streams.deliverResolved({ id: 'ok', status: 'confirmed', confirmedBy: 'alice', ...parties });
+    streams.deliverResolved({ id: 'no', status: 'rejected', reason: 'not today', ...parties });
+    streams.deliverResolved({ id: 'late', status: 'expired', reason: 'timeout', ...parties });
+    streams.deliverResolved({ id: 'lost', status: 'expired', reason: 'unannounced', ...parties });
+    const data = [...(await drain(stream)).matchAll(/event: CONFIRMATION_RESOLVED\nid: [^\n]+\ndata: (.+)\n/g)].map((m) => JSON.parse(m[1]!) as unknown);
+    const at = parties.timestamp;
+    expect(data).toEqual([
+      { id: 'ok', confirmed: true, status: 'confirmed', timestamp: at },
+      { id: 'no', confirmed: false, status: 'rejected', timestamp: at },
+      { id: 'late', confirmed: false, status: 'rejected', timestamp: at },
+      { id: 'lost', confirmed: false, status: 'expired', timestamp: at },
+    ]);
     streams.stop();
   });
 

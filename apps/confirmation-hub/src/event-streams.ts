@@ -104,9 +104,10 @@ export class EventStreams {
     this.broadcast(payload, sseFrame('CONFIRMATION_REQUIRED', requiredEventId(payload), payload));
   }
 
-  /** CONFIRMATION_RESOLVED `{ id, confirmed, status, timestamp }` to the same audience. */
+  /** CONFIRMATION_RESOLVED `{ id, confirmed, status, timestamp }` to the same audience; `status` as stored (a timeout is `rejected`). */
   deliverResolved(event: GatewayEvents['confirmation.resolved']): void {
-    const data = { id: event.id, confirmed: event.confirmed, status: event.status, timestamp: event.timestamp };
+    const status = event.status === 'expired' && event.reason === 'timeout' ? 'rejected' : event.status;
+    const data = { id: event.id, confirmed: event.status === 'confirmed', status, timestamp: event.timestamp };
     this.broadcast(event, sseFrame('CONFIRMATION_RESOLVED', this.nextId(), data));
   }
 

@@ -1,10 +1,8 @@
 import { flexibleAuth, type AuthService } from '@agentgw/auth';
 import { clientGoneSignal, errorResponses, flexibleSecurity, jsonBody, jsonResponse, openApiApp } from '@agentgw/service-kit';
-import { toolNameProblem } from '@agentgw/core';
+import { riskLevelSchema, toolNameProblem } from '@agentgw/core';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ToolGate } from './tool-gate.js';
-
-const Risk = z.enum(['low', 'medium', 'high', 'critical']);
 
 /** A tool name the policy can decide: no hidden characters or surrounding whitespace (see `toolNameProblem`). */
 const ToolName = z
@@ -27,7 +25,7 @@ const EvaluateAnswer = z
   .object({
     auditId: z.string(),
     decision: z.enum(['allow', 'denied', 'confirmed', 'rejected', 'timeout']),
-    risk: Risk,
+    risk: riskLevelSchema,
     reason: z.string().optional().openapi({ description: 'With `denied`, `rejected` and `timeout` (`Request timed out`)' }),
     confirmedBy: z.string().nullable().optional().openapi({ description: 'With `confirmed`: the user who approved' }),
   })

@@ -1,8 +1,8 @@
 import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
-import type { AuditStatus, Clock, JobQueue } from '@agentgw/core';
+import type { AuditStatus, Clock, ConfirmationOutcome, JobQueue } from '@agentgw/core';
 import type { ConfirmationRow } from '@agentgw/db';
 
-const AUDIT_STATUS: Record<'confirmed' | 'rejected' | 'expired', AuditStatus> = {
+const AUDIT_STATUS: Record<ConfirmationOutcome, AuditStatus> = {
   confirmed: 'confirmed',
   rejected: 'rejected',
   // The audit log has no `expired`: the call never ran because its caller went away.

@@ -103,7 +103,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect((await findConfirmation(deps.db, id))?.status).toBe('consumed');
     const forged = await deps.auth.signConfirmationToken({ confirmationId: id, userId: 'alice' });
     expect(await gate.redeem(forged.token, call)).toBe(false);
-    expect(resolved).toMatchObject([{ id, confirmed: true, status: 'confirmed', decidedBy: 'alice' }]);
+    expect(resolved).toEqual([{ id, status: 'confirmed', confirmedBy: 'alice', userId: call.userId, endUserId: call.endUserId, tenantId: call.tenantId, timestamp: expect.any(String) }]);
     await vi.waitFor(() => expect(audits).toEqual([{ id: call.auditId, status: 'confirmed', confirmedBy: 'alice', error: null }]));
   });
 
@@ -112,6 +112,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     await answerConfirmation(deps, person('alice'), id, { confirmed: false, reason: 'not today' });
     expect(await outcome).toEqual({ decision: 'rejected', confirmationId: id, reason: 'not today' });
     expect((await findConfirmation(deps.db, id))?.status).toBe('rejected');
+    expect(resolved).toMatchObject([{ id, status: 'rejected', reason: 'not today' }]);
     await vi.waitFor(() => expect(audits).toEqual([{ id: call.auditId, status: 'rejected', confirmedBy: null, error: 'not today' }]));
   });
 
@@ -123,7 +124,8 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
       const { outcome, id } = await startHold();
       expect(await outcome).toEqual({ decision: 'timeout', confirmationId: id, reason: TIMEOUT_REASON });
       expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON, decided_by: null });
-      expect(resolved).toMatchObject([{ id, confirmed: false, status: 'rejected', reason: TIMEOUT_REASON }]);
+      // Stored as the spec says; announced as what it is, so no holder compares reason strings.
+      expect(resolved).toMatchObject([{ id, status: 'expired', reason: 'timeout' }]);
       await vi.waitFor(() => expect(audits).toMatchObject([{ status: 'rejected', error: TIMEOUT_REASON }]));
     } finally {
       await consumer.close();

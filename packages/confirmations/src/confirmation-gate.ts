@@ -1,5 +1,5 @@
 import type { AuthService } from '@agentgw/auth';
-import { isAppError, newId, type ConfirmationGate, type GatewayEvents, type HeldCall, type HoldOptions, type HoldOutcome, type Unsubscribe } from '@agentgw/core';
+import { isAppError, newId, type ConfirmationGate, type ConfirmationResolution, type GatewayEvents, type HeldCall, type HoldOptions, type HoldOutcome, type Unsubscribe } from '@agentgw/core';
 import type { ConfirmationRow } from '@agentgw/db';
 import { callHash } from './call-hash.js';
 import { auditTrailOf } from './audit-outcome.js';
@@ -8,6 +8,7 @@ import {
   consumeConfirmation,
   expireConfirmation,
   markCallerGone,
+  resolutionOf,
   spendApproval,
   TIMEOUT_REASON,
   timeOutConfirmation,
@@ -41,32 +42,21 @@ type Wake = { kind: 'resolved'; event: ResolvedEvent } | { kind: 'aborted' } | {
 /** Why a held call is refused whose approval was already used (by nothing in the normal course). */
 const APPROVAL_SPENT_REASON = 'The approval was already used.';
 
-const isTimeout = (reason: string | null, decidedBy: string | null) => reason === TIMEOUT_REASON && decidedBy === null;
-
-function outcomeOfEvent(event: ResolvedEvent): HoldOutcome {
-  const confirmationId = event.id;
-  if (event.status === 'confirmed') return { decision: 'confirmed', confirmationId, confirmedBy: event.decidedBy };
-  if (event.status === 'expired') return { decision: 'expired', confirmationId };
-  if (isTimeout(event.reason, event.decidedBy)) return { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON };
-  return { decision: 'rejected', confirmationId, reason: event.reason ?? 'Rejected' };
+function outcomeOf(confirmationId: string, resolution: ConfirmationResolution): HoldOutcome {
+  switch (resolution.status) {
+    case 'confirmed':
+      return { decision: 'confirmed', confirmationId, confirmedBy: resolution.confirmedBy };
+    case 'rejected':
+      return { decision: 'rejected', confirmationId, reason: resolution.reason };
+    case 'expired':
+      return resolution.reason === 'timeout' ? { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON } : { decision: 'expired', confirmationId };
+  }
 }
 
 function outcomeOfRow(row: ConfirmationRow): HoldOutcome {
-  const confirmationId = row.id;
-  switch (row.status) {
-    case 'confirmed':
-    case 'consumed':
-      return { decision: 'confirmed', confirmationId, confirmedBy: row.decided_by };
-    case 'expired':
-      return { decision: 'expired', confirmationId };
-    case 'rejected':
-      return isTimeout(row.reason, row.decided_by)
-        ? { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON }
-        : { decision: 'rejected', confirmationId, reason: row.reason ?? 'Rejected' };
-    case 'pending':
-      // Only reachable if the row could not be moved on; the call must not run.
-      return { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON };
-  }
+  // Only reachable pending if the row could not be moved on; the call must not run.
+  if (row.status === 'pending') return { decision: 'timeout', confirmationId: row.id, reason: TIMEOUT_REASON };
+  return outcomeOf(row.id, resolutionOf(row));
 }
 
 /**
@@ -98,7 +88,7 @@ export function createConfirmationGate(
       }));
 
   async function settle(id: string, wake: Wake): Promise<HoldOutcome> {
-    if (wake.kind === 'resolved') return release(outcomeOfEvent(wake.event));
+    if (wake.kind === 'resolved') return release(outcomeOf(wake.event.id, wake.event));
     if (wake.kind === 'aborted' && (await markCallerGone(deps, id))) return { decision: 'expired', confirmationId: id };
     const moved = wake.kind === 'deadline' ? await timeOutConfirmation(deps, id) : undefined;
     const row = moved ?? (await findConfirmation(deps.db, id));

@@ -1,6 +1,6 @@
 import { maskBody } from '@agentgw/audit';
-import type { ConfirmationPayload, HeldCall } from '@agentgw/core';
-import { json, type ConfirmationRow, type ConfirmationStatus, type Database } from '@agentgw/db';
+import type { ConfirmationPayload, ConfirmationStatus, HeldCall } from '@agentgw/core';
+import { json, type ConfirmationRow, type Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { callHash } from './call-hash.js';
 import { whereConfirmationVisible, type Viewer } from './visibility.js';

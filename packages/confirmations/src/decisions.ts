@@ -1,5 +1,5 @@
 import type { AuditTrail } from '@agentgw/audit';
-import type { Clock, EventBus, GatewayEvents, JobQueue, Logger } from '@agentgw/core';
+import type { Clock, ConfirmationOutcome, ConfirmationResolution, ConfirmationResolved, EventBus, JobQueue, Logger } from '@agentgw/core';
 import type { ConfirmationRow, Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { auditTrailOf, recordAuditOutcome } from './audit-outcome.js';
@@ -33,7 +33,7 @@ export const DEFAULT_REJECT_REASON = 'Rejected by the confirmer.';
 /** Job id of a confirmation's deadline, so a decision can cancel it and a re-enqueue is a no-op. */
 export const timeoutJobId = (confirmationId: string): string => `confirmation-timeout:${confirmationId}`;
 
-type Outcome = { status: 'confirmed' | 'rejected' | 'expired'; reason: string | null; decidedBy: string | null };
+type Outcome = { status: ConfirmationOutcome; reason: string | null; decidedBy: string | null };
 
 /**
  * Who waits for a pending confirmation's answer: `held`, its call (released or refused by the
@@ -41,14 +41,31 @@ type Outcome = { status: 'confirmed' | 'rejected' | 'expired'; reason: string | 
  */
 export type Waiting = 'held' | 'caller_gone';
 
+/**
+ * How a decided row ended. The one place a stored timeout is told apart from a rejection by its
+ * reason: the spec stores it as `rejected` with `Request timed out.`; from here on it is typed.
+ */
+export function resolutionOf(row: ConfirmationRow): ConfirmationResolution {
+  switch (row.status) {
+    case 'confirmed':
+    case 'consumed':
+      return { status: 'confirmed', confirmedBy: row.decided_by };
+    case 'expired':
+      return { status: 'expired', reason: 'unannounced' };
+    case 'rejected':
+      return row.reason === TIMEOUT_REASON && row.decided_by === null
+        ? { status: 'expired', reason: 'timeout' }
+        : { status: 'rejected', reason: row.reason ?? DEFAULT_REJECT_REASON };
+    case 'pending':
+      throw new Error(`confirmation ${row.id} is still pending`);
+  }
+}
+
 /** The CONFIRMATION_RESOLVED event of a decided row. */
-export function resolvedEvent(row: ConfirmationRow, at: Date): GatewayEvents['confirmation.resolved'] {
+export function resolvedEvent(row: ConfirmationRow, at: Date): ConfirmationResolved {
   return {
+    ...resolutionOf(row),
     id: row.id,
-    confirmed: row.status === 'confirmed' || row.status === 'consumed',
-    status: row.status === 'confirmed' || row.status === 'consumed' ? 'confirmed' : row.status === 'expired' ? 'expired' : 'rejected',
-    reason: row.reason,
-    decidedBy: row.decided_by,
     userId: row.user_id,
     endUserId: row.end_user_id,
     tenantId: row.tenant_id,

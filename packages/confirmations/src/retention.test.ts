@@ -1,4 +1,4 @@
-import type { ConfirmationStatus } from '@agentgw/db';
+import type { ConfirmationStatus } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

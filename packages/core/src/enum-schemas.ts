@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIT_STATUSES, RISK_LEVELS } from './enums.js';
+import { RISK_LEVELS } from './enums.js';
 
 /**
  * Zod schemas of the shared vocabularies (see `enums.ts`). A route that names one for OpenAPI
@@ -9,5 +9,3 @@ import { AUDIT_STATUSES, RISK_LEVELS } from './enums.js';
 
 /** Parses a RiskLevel. */
 export const riskLevelSchema = z.enum(RISK_LEVELS);
-/** Parses an AuditStatus. */
-export const auditStatusSchema = z.enum(AUDIT_STATUSES);

@@ -31,18 +31,27 @@ export interface GatewayEvents {
   /** An API key was revoked or created. */
   'apikey.changed': { keyId: string };
   'confirmation.required': ConfirmationPayload;
-  /** Every way a pending confirmation ends; `expired`: it could not be announced. */
-  'confirmation.resolved': {
-    id: string;
-    confirmed: boolean;
-    status: 'confirmed' | 'rejected' | 'expired';
-    reason: string | null;
-    decidedBy: string | null;
-    userId: string | null;
-    endUserId: string | null;
-    tenantId: string | null;
-    timestamp: string;
-  };
+  'confirmation.resolved': ConfirmationResolved;
 }
+
+/**
+ * How a pending confirmation ended, by status: confirmed by someone; rejected with a reason (by
+ * a confirmer, or because its agent was disabled); or expired without a decision — its deadline
+ * passed (`timeout`, stored as `rejected` with `Request timed out.` as the spec says) or it
+ * could not be announced (`unannounced`, stored as `expired`).
+ */
+export type ConfirmationResolution =
+  | { status: 'confirmed'; confirmedBy: string | null }
+  | { status: 'rejected'; reason: string }
+  | { status: 'expired'; reason: 'timeout' | 'unannounced' };
+
+/** Every way a pending confirmation ends, with who may see it. */
+export type ConfirmationResolved = ConfirmationResolution & {
+  id: string;
+  userId: string | null;
+  endUserId: string | null;
+  tenantId: string | null;
+  timestamp: string;
+};
 
 export type EventName = keyof GatewayEvents;

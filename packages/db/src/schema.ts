@@ -1,3 +1,4 @@
+import type { AuditStatus, ConfirmationStatus, PolicyAction, RiskLevel } from '@agentgw/core';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -13,12 +14,8 @@ type JsonNullable<T> = ColumnType<T | null, string | null | undefined, string | 
 export type RoleName = 'admin' | 'tenant_admin' | 'agent_creator';
 export type ApiKeyScope = 'credentials:resolve' | 'credentials:read' | 'credentials:write';
 export type ProviderAuthType = 'bearer' | 'api_key' | 'none';
-export type RuleAction = 'allow' | 'deny' | 'require_confirmation';
-export type RiskLevelName = 'low' | 'medium' | 'high' | 'critical';
 export type CredentialAuthType = 'oauth2' | 'api_key' | 'jwt' | 'basic';
 export type CredentialKind = 'jwt' | 'api_key' | 'oauth2' | 'basic';
-export type ConfirmationStatus = 'pending' | 'confirmed' | 'rejected' | 'expired' | 'consumed';
-export type AuditStatusName = 'pending' | 'confirmed' | 'rejected' | 'completed' | 'failed';
 export type DevicePlatform = 'ios' | 'macos' | 'android';
 
 export interface UsersTable {
@@ -92,9 +89,9 @@ export interface AccessRulesTable {
   subject_type: 'user' | 'agent';
   subject_id: string;
   provider_id: string; // a tool provider id, or '*'
-  action: RuleAction;
+  action: PolicyAction;
   tool_pattern: ColumnType<string, string | undefined, string>; // default '*'
-  risk_level: RiskLevelName | null;
+  risk_level: RiskLevel | null;
   confirmation_mode: 'always' | 'never' | null;
   description: string | null;
   tenant_id: string | null;
@@ -141,7 +138,7 @@ export interface ConfirmationsTable {
   tenant_id: string | null;
   tool_name: string;
   arguments: Json<unknown>;
-  risk_level: RiskLevelName;
+  risk_level: RiskLevel;
   audit_id: string | null;
   reason: string | null;
   decided_by: string | null;
@@ -163,7 +160,7 @@ export interface AuditLogsTable {
   tool_name: string | null;
   arguments: JsonNullable<unknown>;
   result: JsonNullable<unknown>;
-  status: AuditStatusName;
+  status: AuditStatus;
   duration: number | null;
   confirmed_by: string | null;
   error: string | null;

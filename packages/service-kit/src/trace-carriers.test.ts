@@ -36,7 +36,7 @@ describe.each(backends)('trace context through events and jobs (%s)', (_name, op
     exporter.reset();
     const received: GatewayEvents['confirmation.resolved'][] = [];
     const unsubscribe = await bus.subscribe('confirmation.resolved', (payload) => void received.push(payload));
-    const payload: GatewayEvents['confirmation.resolved'] = { id: 'c1', confirmed: true, status: 'confirmed', reason: null, decidedBy: null, userId: 'u1', endUserId: null, tenantId: null, timestamp: new Date(0).toISOString() };
+    const payload: GatewayEvents['confirmation.resolved'] = { id: 'c1', status: 'confirmed', confirmedBy: null, userId: 'u1', endUserId: null, tenantId: null, timestamp: new Date(0).toISOString() };
     await withTraceHeaders('producer', undefined, () => bus.publish('confirmation.resolved', payload));
     await vi.waitFor(() => expect(exporter.getFinishedSpans().map((s) => s.name)).toContain('event confirmation.resolved'));
     expect(received).toEqual([payload]);
