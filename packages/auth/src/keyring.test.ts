@@ -47,7 +47,11 @@ describe('keyring', () => {
 
   it('names the missing key of a service that does not hold it', () => {
     expect(() => credentialKeyringFor(keys({ PLATFORM_SECRETS_KEY: P }))).toThrow('CREDENTIAL_ENCRYPTION_KEY is not configured');
-    expect(() => secretBoxFor(keys({ CREDENTIAL_ENCRYPTION_KEY: A }))).toThrow('PLATFORM_SECRETS_KEY is not configured');
+    // Built by every service's catalog, so only its use throws.
+    const absent = secretBoxFor(keys({ CREDENTIAL_ENCRYPTION_KEY: A }));
+    expect(() => absent.open('v1.x.y.z', 'agent:a1')).toThrow('PLATFORM_SECRETS_KEY is not configured');
+    expect(() => absent.seal('x', 'agent:a1')).toThrow('PLATFORM_SECRETS_KEY is not configured');
+    expect(() => absent.subkeys('sessions')).toThrow('PLATFORM_SECRETS_KEY is not configured');
   });
 });
 

@@ -93,10 +93,22 @@ export interface KeyConfig {
 /** The part of the key configuration the credential ring reads. */
 export type CredentialKeyConfig = Pick<KeyConfig, 'CREDENTIAL_ENCRYPTION_KEY' | 'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS'>;
 
-function required(name: 'CREDENTIAL_ENCRYPTION_KEY' | 'PLATFORM_SECRETS_KEY', value: string | undefined): string {
-  // Services check their keys when they load their configuration; reaching this is a wiring bug.
-  if (!value) throw new Error(`${name} is not configured in this service`);
+type KeyName = 'CREDENTIAL_ENCRYPTION_KEY' | 'PLATFORM_SECRETS_KEY';
+
+// Services check the keys they hold when they load their configuration; reaching these is a wiring bug.
+const notConfigured = (name: KeyName): Error => new Error(`${name} is not configured in this service`);
+
+function required(name: KeyName, value: string | undefined): string {
+  if (!value) throw notConfigured(name);
   return value;
+}
+
+/** The ring of a service that does not hold the key: building it is harmless, every use throws. */
+function absentRing(name: KeyName): Keyring {
+  const refuse = (): never => {
+    throw notConfigured(name);
+  };
+  return { currentKeyId: '', seal: refuse, open: refuse, openResult: refuse, isCurrent: refuse, subkey: refuse, subkeys: refuse };
 }
 
 /**
@@ -115,10 +127,13 @@ export type SecretBox = Keyring;
  * Platform secrets (agents' upstream secrets, providers' auth secrets, credential providers'
  * config secrets) and the subkeys of MCP session ids and audit ids: PLATFORM_SECRETS_KEY, older
  * keys from PLATFORM_SECRETS_PREVIOUS_KEYS. Where the credential key is configured too (the
- * all-in-one, the vault, `reencrypt`), values sealed under its old HKDF subkey still open.
+ * all-in-one, `reencrypt`), values sealed under its old HKDF subkey still open. Without the
+ * platform key (the vault, confirmation-hub, audit-writer) every use of the ring throws.
  */
 export function secretBoxFor(config: KeyConfig): SecretBox {
-  const key = required('PLATFORM_SECRETS_KEY', config.PLATFORM_SECRETS_KEY);
+  // Every service's catalog builds one (auth reads agents through it); only some open secrets.
+  const key = config.PLATFORM_SECRETS_KEY;
+  if (!key) return absentRing('PLATFORM_SECRETS_KEY');
   const legacy = config.CREDENTIAL_ENCRYPTION_KEY
     ? [config.CREDENTIAL_ENCRYPTION_KEY, ...config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS].map(legacyPlatformSubkey)
     : [];
