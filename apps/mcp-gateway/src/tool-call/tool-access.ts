@@ -1,4 +1,4 @@
-import { tenantScope, type Principal } from '@agentgw/auth';
+import { assertAgentActive, tenantScope, type Principal } from '@agentgw/auth';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import { ForbiddenError } from '@agentgw/core';
 
@@ -20,8 +20,10 @@ export const NO_PROVIDER_ACCESS = 'The agent has no access to this provider';
  */
 export async function agentStanding(catalog: ToolCallCatalog, principal: Principal): Promise<{ alwaysConfirm: boolean }> {
   if (principal.agentId === null) return NO_AGENT;
+  // The same cached record auth checked (one reader per process), under the one rule; deleted counts as disabled.
   const agent = await catalog.agents.get(principal.agentId);
-  if (!agent || !agent.isActive) throw new ForbiddenError('Agent is disabled', 'AGENT_DISABLED');
+  if (!agent) throw new ForbiddenError('Agent is disabled', 'AGENT_DISABLED');
+  assertAgentActive(agent);
   return agent.requireConfirmation ? ALWAYS_CONFIRM : NO_AGENT;
 }
 
