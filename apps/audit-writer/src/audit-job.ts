@@ -98,12 +98,12 @@ export function mergeJobs(jobs: readonly ValidJob[]): RowPatch[] {
       };
     }
     if (fields.status !== undefined) patch.status = newer(patch.status, { value: fields.status, version: statusVersion(fields.status, version) });
+    if (fields.error !== undefined) patch.error = newer(patch.error, { value: fields.error, version });
     if (job.op === 'update') {
-      const { result, duration, confirmedBy, error } = job.patch;
+      const { result, duration, confirmedBy } = job.patch;
       if (result !== undefined) patch.result = newer(patch.result, { value: result, version });
       if (duration !== undefined) patch.duration = newer(patch.duration, { value: duration, version });
       if (confirmedBy !== undefined) patch.confirmedBy = newer(patch.confirmedBy, { value: confirmedBy, version });
-      if (error !== undefined) patch.error = newer(patch.error, { value: error, version });
     }
   }
   return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

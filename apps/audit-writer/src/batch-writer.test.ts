@@ -45,6 +45,11 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
     expect(await row('r1')).toMatchObject({ tool_name: 'fs.read', tenant_id: 't1', arguments: { path: '/x' }, status: 'pending' });
   });
 
+  it('writes a refusal opened with its reason (one create job carrying error)', async () => {
+    await writeBatch(handle.db, [valid(Object.assign(create('r9'), { status: 'rejected' as const, error: 'Denied by an access rule' }))]);
+    expect(await row('r9')).toMatchObject({ status: 'rejected', error: 'Denied by an access rule' });
+  });
+
   it('keeps an update that arrives before its create as a placeholder, completed by the create', async () => {
     const done = valid(update('r2', 3, { status: 'completed', result: { ok: 1 }, duration: 40 }));
     expect(await writeBatch(handle.db, [done])).toMatchObject({ rows: 1, placeholders: 1, links: 0 });

@@ -68,6 +68,15 @@ describe('createAuditTrail', () => {
     expect(update).toEqual({ op: 'update', id: 'given-id', key: expect.stringMatching(/^u:/), seq: 2, at: expect.any(String), patch: { confirmedBy: 'admin-1' } });
   });
 
+  it('opens a refusal with its reason in the one create job', async () => {
+    queue = new MemoryJobQueue();
+    const trail = createAuditTrail({ queue, clock: new ManualClock() });
+    await trail.open({ ...entry, id: 'refused', status: 'rejected', error: 'Denied by an access rule' });
+    const jobs = await collect();
+    await vi.waitFor(() => expect(jobs).toHaveLength(1));
+    expect(jobs[0]).toMatchObject({ op: 'create', id: 'refused', status: 'rejected', error: 'Denied by an access rule' });
+  });
+
   it('gives every update a key of its own, so two updates are two jobs', async () => {
     queue = new MemoryJobQueue();
     const trail = createAuditTrail({ queue, clock: new ManualClock() });

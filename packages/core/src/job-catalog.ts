@@ -45,6 +45,8 @@ const auditCreateJob = z.object({
   toolName: text(1, 512),
   arguments: z.unknown(),
   status,
+  /** A refusal's reason, so a call refused before it ran is one job (optional). */
+  error: text(0, 10_000).nullable().optional(),
 });
 
 /** Patches an existing record (or a placeholder, when it overtakes its create); absent fields stay as they are. */

@@ -41,14 +41,11 @@ export function auditEntryOf(call: RecordedCall, providerId: string, status: Aud
 export class ToolCallRecord {
   constructor(private readonly deps: { audit: AuditTrail; logger: Logger }) {}
 
-  /** A call refused before anything ran. */
-  async refused(call: RecordedCall, providerId: string, error: string): Promise<void> {
-    try {
-      await this.deps.audit.open(auditEntryOf(call, providerId, 'rejected'));
-      await this.deps.audit.update(call.auditId, { error });
-    } catch (err) {
-      this.failed(err);
-    }
+  /** A call refused before anything ran: one job, opened as rejected with its reason. */
+  refused(call: RecordedCall, providerId: string, error: string): Promise<void> {
+    const entry = auditEntryOf(call, providerId, 'rejected');
+    entry.error = error;
+    return this.logged(this.deps.audit.open(entry));
   }
 
   /** A call that goes ahead (now, or once confirmed). */

@@ -56,7 +56,9 @@ describe('decide', () => {
     catalog.reach.clear();
     expect(await calls.decide(command('ops_read'))).toEqual({ kind: 'denied', auditId: 'audit-1', risk: 'high', reason: NO_PROVIDER_ACCESS });
     expect(catalog.reads).toEqual(['reach ops']);
-    expect(recordOf('audit-1')).toMatchObject({ status: 'rejected', error: 'no provider access', providerId: 'ops', toolName: 'ops_read' });
+    expect(trail.jobs).toEqual([
+      { op: 'open', id: 'audit-1', userId: 'u1', agentId: 'a1', endUserId: 'e1', tenantId: 't1', providerId: 'ops', toolName: 'ops_read', arguments: { n: 1 }, status: 'rejected', error: 'no provider access' },
+    ]);
   });
 
   it('refuses by policy with the reason (a rule, or nothing allowing it) and the rule’s risk', async () => {
@@ -64,8 +66,10 @@ describe('decide', () => {
     catalog.policy.set('ops_secret', { action: 'deny', risk: 'medium', rule: true });
     expect(await calls.decide(command('ops_secret'))).toMatchObject({ kind: 'denied', risk: 'medium', reason: 'Denied by an access rule' });
     expect(await calls.decide(command('ops_unruled', undefined, { auditId: 'audit-2' }))).toMatchObject({ kind: 'denied', risk: 'high', reason: 'No access rule allows this tool' });
-    expect(recordOf('audit-1')).toMatchObject({ status: 'rejected', error: 'Denied by an access rule' });
-    expect(recordOf('audit-2')).toMatchObject({ status: 'rejected', error: 'No access rule allows this tool' });
+    expect(trail.jobs).toMatchObject([
+      { op: 'open', id: 'audit-1', status: 'rejected', error: 'Denied by an access rule' },
+      { op: 'open', id: 'audit-2', status: 'rejected', error: 'No access rule allows this tool' },
+    ]);
   });
 
   it('a named provider owns only what its pattern matches; the proxy (which checked access already) is not asked again', async () => {
@@ -84,10 +88,6 @@ describe('decide', () => {
     expect(await calls.decide(command('ops_read', undefined, { principal: principalOf({ via: 'jwt', agentId: null }) }))).toMatchObject({ kind: 'allowed' });
     expect(catalog.reads).toEqual(['policy ops_read']);
   });
-
-  function recordOf(id: string) {
-    return Object.assign({}, ...trail.jobs.filter((j) => j.id === id).map(({ op: _op, ...fields }) => fields));
-  }
 });
 
 describe('open', () => {
