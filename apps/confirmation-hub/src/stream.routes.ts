@@ -1,6 +1,6 @@
 import { jwtAuth, requestUserToken } from '@agentgw/auth';
 import { listPendingVisible, toPayload } from '@agentgw/confirmations';
-import { errorResponses, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import { errorResponses, jsonResponse, jwtSecurity, openApiApp, SSE_HEADERS, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { decodeJwt } from 'jose';
@@ -69,13 +69,8 @@ export function streamRoutes(deps: ServiceDeps, streams: EventStreams): OpenAPIH
         throw err;
       }
     }
-    return c.body(stream, 200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      // nginx (infra/) must not buffer the stream.
-      'x-accel-buffering': 'no',
-    });
+    // The kit's SSE headers: no caching or transforming, and nginx (infra/) must not buffer the stream.
+    return c.body(stream, 200, SSE_HEADERS);
   });
   app.openapi(pendingRoute, async (c) => {
     const rows = await listPendingVisible(deps.db, c.var.principal, deps.clock.now());

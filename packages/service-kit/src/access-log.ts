@@ -1,7 +1,7 @@
 import type { Principal } from '@agentgw/auth';
 import type { Logger } from '@agentgw/core';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { ServerResponse } from 'node:http';
+import { nodeOutgoing } from './hono-internals.js';
 
 /** What a route adds to its request's access-log line (MCP: the JSON-RPC method, the tool, the batch size). */
 export interface AccessLogFields {
@@ -61,7 +61,7 @@ export function accessLog(logger: Logger, options: { enabled: boolean; sample: n
     const started = performance.now();
     const annotations: AccessLogFields = {};
     c.set('accessLog', annotations);
-    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    const outgoing = nodeOutgoing(c);
     const socket = outgoing?.socket;
     const writtenBefore = socket?.bytesWritten ?? 0;
     try {
