@@ -121,7 +121,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
         params: { name: 'transfer', arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
       }),
     });
-    return { status: res.status, body: (await res.json()) as Json };
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Json };
   };
 
   /** The pending confirmation for a call with these arguments, as the hub lists it. */
@@ -303,7 +303,9 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     const calls = Array.from({ length: 21 }, (_, i) => toolsCall(gateways[i % 2]!, { amount: 5_000 + i }, { bearer: created.runtime_token }));
     const refused = await Promise.race(calls.map((c, i) => c.then((r) => ({ i, r }))));
     expect(refused.r.status).toBe(429);
-    expect(refused.r.body.error).toMatchObject({ data: { code: 'RATE_LIMITED' } });
+    // The same JSON-RPC code and Retry-After as the call quotas' 429.
+    expect(refused.r.body.error).toMatchObject({ code: -32029, data: { code: 'RATE_LIMITED', retryAfter: 5 } });
+    expect(refused.r.retryAfter).toBe('5');
     const ofAgent = async () => {
       const res = await fetch(`${hubs[1].url}/api/v1/confirmation/pending`, { headers: { authorization: `Bearer ${adminToken}` } });
       return ((await res.json()) as Json).data.filter((c: Json) => c.agentId === created.agent.id);

@@ -30,3 +30,13 @@ export function jsonResponse(body: unknown, status: number, headers: Readonly<Re
 
 /** A `Reply` as its JSON answer. */
 export const replyResponse = (reply: Reply): Response => jsonResponse(reply.body, reply.status, reply.headers);
+
+/**
+ * The headers of a single answer: a 429 refusal (a quota, or too many calls held for confirmation)
+ * also says when to come back, as every other 429 of the gateway does.
+ */
+export function answerHeaders(response: JsonRpcResponse, status: number, headers: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  if (status !== 429 || !('error' in response)) return headers;
+  const retryAfter = (response.error.data as { retryAfter?: unknown } | undefined)?.retryAfter;
+  return typeof retryAfter === 'number' ? { ...headers, 'retry-after': String(retryAfter) } : headers;
+}

@@ -6,7 +6,7 @@ import { metaOf } from '../json-rpc-messages.js';
 import type { McpEndpoint, McpPipeline, McpRequestContext } from '../mcp-pipeline.js';
 import { CONFIRMATION_TOKEN_META, resultForClient } from '../revision-shapes.js';
 import type { Invalid, RequestItem } from './parse-and-negotiate.js';
-import { jsonResponse, rpcError } from './replies.js';
+import { answerHeaders, jsonResponse, rpcError } from './replies.js';
 
 /** One POST's requests, once parsed, its revision and session settled and its quota taken: what answering them needs. */
 export interface Exchange {
@@ -51,7 +51,8 @@ async function answerAsJson(deps: RespondDeps, x: Exchange): Promise<Response> {
     if (x.connection.gone()) return new Response(null, { status: 499 });
     if (!x.batch) {
       const answer = answers[0];
-      return jsonResponse(answer ? shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion) : undefined, answer?.status ?? 200, x.sessionHeaders);
+      if (!answer) return jsonResponse(undefined, 200, x.sessionHeaders);
+      return jsonResponse(shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion), answer.status, answerHeaders(answer.response, answer.status, x.sessionHeaders));
     }
     const responses = x.invalid.map(invalidReply);
     answers.forEach((a, i) => a && responses.push(shaped(x.requests[i]!.message.method, a.response, x.protocolVersion)));
@@ -86,7 +87,7 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
     x.connection.dispose();
     const answer = settled[0];
     if (!answer) return new Response(null, { status: 499 });
-    return jsonResponse(shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion), answer.status, x.sessionHeaders);
+    return jsonResponse(shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion), answer.status, answerHeaders(answer.response, answer.status, x.sessionHeaders));
   }
   const sse: SseStream = stream ?? open();
   void work
