@@ -107,6 +107,15 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     await vi.waitFor(() => expect(audits).toEqual([{ id: call.auditId, status: 'confirmed', confirmedBy: 'alice', error: null }]));
   });
 
+  it('refuses a release whose approval was spent already, and its audit record says so', async () => {
+    const { outcome, id, call } = await startHold();
+    // Another release (or a token) consumed the approval before this holder woke.
+    await deps.db.updateTable('confirmations').set({ status: 'consumed', decided_by: 'alice' }).where('id', '=', id).execute();
+    await deps.bus.publish('confirmation.resolved', { id, status: 'confirmed', confirmedBy: 'alice', userId: call.userId, endUserId: call.endUserId, tenantId: call.tenantId, timestamp: new Date().toISOString() });
+    expect(await outcome).toEqual({ decision: 'rejected', confirmationId: id, reason: 'The approval was already used.' });
+    await vi.waitFor(() => expect(audits).toContainEqual({ id: call.auditId, status: 'rejected', error: 'The approval was already used.' }));
+  });
+
   it('answers a rejection with its reason', async () => {
     const { outcome, id, call } = await startHold();
     await answerConfirmation(deps, person('alice'), id, { confirmed: false, reason: 'not today' });

@@ -87,18 +87,24 @@ export function createConfirmationGate(
         throw err;
       }));
 
-  async function settle(id: string, wake: Wake): Promise<HoldOutcome> {
-    if (wake.kind === 'resolved') return release(outcomeOf(wake.event.id, wake.event));
+  async function settle(id: string, auditId: string, wake: Wake): Promise<HoldOutcome> {
+    if (wake.kind === 'resolved') return release(outcomeOf(wake.event.id, wake.event), auditId);
     if (wake.kind === 'aborted' && (await markCallerGone(deps, id))) return { decision: 'expired', confirmationId: id };
     const moved = wake.kind === 'deadline' ? await timeOutConfirmation(deps, id) : undefined;
     const row = moved ?? (await findConfirmation(deps.db, id));
     if (!row) throw new Error(`confirmation ${id} vanished while held`);
-    return release(outcomeOfRow(row));
+    return release(outcomeOfRow(row), auditId);
   }
 
-  /** A confirmed call runs only by spending its approval (confirmed → consumed): one approval, one run. */
-  async function release(outcome: HoldOutcome): Promise<HoldOutcome> {
+  /**
+   * A confirmed call runs only by spending its approval (confirmed → consumed): one approval, one
+   * run. A spent one refuses the call, and its record (which the decision marked confirmed) says so.
+   */
+  async function release(outcome: HoldOutcome, auditId: string): Promise<HoldOutcome> {
     if (outcome.decision !== 'confirmed' || (await spendApproval(deps, outcome.confirmationId))) return outcome;
+    await auditTrailOf(deps)
+      .update(auditId, { status: 'rejected', error: APPROVAL_SPENT_REASON })
+      .catch((err: unknown) => deps.logger.error({ err, auditId }, 'audit of a spent approval failed'));
     return { decision: 'rejected', confirmationId: outcome.confirmationId, reason: APPROVAL_SPENT_REASON };
   }
 
@@ -172,7 +178,7 @@ export function createConfirmationGate(
         status();
         ticker = setInterval(status, statusIntervalMs);
       }
-      return await settle(id, await woken);
+      return await settle(id, call.auditId, await woken);
     } finally {
       clearTimeout(deadline);
       clearInterval(ticker);
