@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSseMessage, parseSse } from './sse.js';
+import { parseSse } from './sse.js';
 
 async function* chunks(...parts: string[]) {
   for (const part of parts) yield new TextEncoder().encode(part);
@@ -20,8 +20,8 @@ describe('parseSse', () => {
     ]);
   });
 
-  it('round-trips what formatSseMessage writes', async () => {
-    const [event] = await collect(chunks(formatSseMessage({ jsonrpc: '2.0', method: 'x' }, '1')));
+  it('reads a message event as MCP servers frame it (id, event, one JSON data line)', async () => {
+    const [event] = await collect(chunks('id: 1\nevent: message\ndata: {"jsonrpc":"2.0","method":"x"}\n\n'));
     expect(JSON.parse(event!.data)).toEqual({ jsonrpc: '2.0', method: 'x' });
   });
 

@@ -68,8 +68,3 @@ export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>, maxE
   const last = takeLine('');
   if (last) yield last;
 }
-
-/** Formats one SSE `message` event carrying a JSON value. */
-export function formatSseMessage(value: unknown, id?: string): string {
-  return `${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(value)}\n\n`;
-}
