@@ -1,4 +1,5 @@
 import { embeddedIpv4, inCidr, parseCidr, parseIp, RateLimitedError, type Cidr, type Config, type RateLimit, type RateLimiter } from '@agentgw/core';
+import { peerAddress } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 
 /** The login limits (LOGIN_MAX_PER_ACCOUNT, LOGIN_MAX_PER_ADDRESS, LOGIN_WINDOW_MS). */
@@ -102,8 +103,7 @@ const isTrusted = (address: string, proxies: readonly Cidr[]) => {
  * us directly can therefore never choose its address by sending X-Forwarded-For.
  */
 export function clientAddress(c: Context, proxies: readonly Cidr[]): string {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  const peer = env?.incoming?.socket?.remoteAddress ?? 'unknown';
+  const peer = peerAddress(c) ?? 'unknown';
   if (proxies.length === 0 || !isTrusted(peer, proxies)) return peer;
   const hops = (c.req.header('x-forwarded-for') ?? '').split(',').map((h) => h.trim()).filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { afterEach, describe, expect, it } from 'vitest';
-import { composedHandlerOf, nodeIncoming, nodeOutgoing, provideBody } from './hono-internals.js';
+import { composedHandlerOf, nodeIncoming, nodeOutgoing, peerAddress, provideBody } from './hono-internals.js';
 import { listening, type Transport } from './testing.js';
 
 // Each assumption the kit's shims make about Hono and @hono/node-server, through a real socket:
@@ -27,10 +27,10 @@ const readAll = (c: Parameters<MiddlewareHandler>[0]) =>
 describe('hono internals the kit relies on', () => {
   it("finds Node's request and response behind the adapter, and neither under app.request", async () => {
     const app = new Hono();
-    app.get('/', (c) => c.json({ incoming: nodeIncoming(c)?.headers['x-probe'] ?? null, outgoing: nodeOutgoing(c)?.headersSent ?? null }));
-    expect(await (await app.request('/', { headers: { 'x-probe': 'p' } })).json()).toEqual({ incoming: null, outgoing: null });
+    app.get('/', (c) => c.json({ incoming: nodeIncoming(c)?.headers['x-probe'] ?? null, outgoing: nodeOutgoing(c)?.headersSent ?? null, peer: peerAddress(c) ?? null }));
+    expect(await (await app.request('/', { headers: { 'x-probe': 'p' } })).json()).toEqual({ incoming: null, outgoing: null, peer: null });
     const transport = await serveApp(app);
-    expect(await (await transport.request('/', { headers: { 'x-probe': 'p' } })).json()).toEqual({ incoming: 'p', outgoing: false });
+    expect(await (await transport.request('/', { headers: { 'x-probe': 'p' } })).json()).toEqual({ incoming: 'p', outgoing: false, peer: '127.0.0.1' });
   });
 
   it("sends headers set on Node's response before the route, under the answer's own of the same name", async () => {

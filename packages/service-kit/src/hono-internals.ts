@@ -16,6 +16,11 @@ export function nodeIncoming(c: Context): NodeIncoming | undefined {
   return incoming && typeof incoming.on === 'function' ? incoming : undefined;
 }
 
+/** The TCP peer's address (the socket's, never a header); undefined outside the node adapter. */
+export function peerAddress(c: Context): string | undefined {
+  return nodeIncoming(c)?.socket?.remoteAddress;
+}
+
 /**
  * Node's response behind `@hono/node-server`; undefined elsewhere. Headers set on it before the
  * route answers are sent with the answer, under the answer's own headers of the same name.
