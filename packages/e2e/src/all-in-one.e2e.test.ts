@@ -1,5 +1,6 @@
+import { describeSecuritySuite } from './security.suite.js';
 import { describeGatewaySuite } from './suite.js';
 import { selected, startAllInOne } from './targets.js';
 
-// The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`.
-describeGatewaySuite('all-in-one', startAllInOne, selected('all-in-one') ? null : 'E2E_TARGET picks distributed only');
+// The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`; then issue 19's checks.
+describeGatewaySuite('all-in-one', startAllInOne, selected('all-in-one') ? null : 'E2E_TARGET picks distributed only', describeSecuritySuite);

@@ -23,6 +23,27 @@ export const textOf = (result: unknown): string => (result as { content: { text:
 let sequence = 0;
 
 /**
+ * One plain JSON-RPC POST with credentials and nothing else — no initialize, no session, no
+ * revision header or `_meta` — as the spec's examples send it (served sessionless at 2025-11-25).
+ */
+export async function sessionlessRpc(url: string, headers: Record<string, string>, method: string, params: Record<string, unknown> = {}): Promise<{ status: number; body: Json }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++sequence, method, params }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  let body: Json = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON (an SSE answer or the router's error page): keep the text for the failure message
+  }
+  return { status: res.status, body };
+}
+
+/**
  * One stateless (2026-07-28) `tools/call` as plain HTTP, for status codes and for the fault runs'
  * many concurrent calls: the HTTP status, the JSON-RPC answer, or the transport error.
  */
