@@ -45,6 +45,7 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
       await admin(201, 'POST', '/api/v1/admin/provider-access', { subjectType: 'agent', subjectId: created.agent.id, providerId, action: 'allow' });
       return { id: created.agent.id, token: created.runtime_token };
     };
+    /** A provider made with `token`, deleted again after the last test. */
     const newProvider = async (token: string, body: Record<string, unknown>): Promise<string> => {
       const id = (await c.api.must(201, 'POST', '/api/v1/admin/tool-providers', { token, body })).provider.id as string;
       cleanups.push(() => c.api.delete(`/api/v1/admin/tool-providers/${id}`, { token }));
