@@ -16,9 +16,12 @@ export function nodeIncoming(c: Context): NodeIncoming | undefined {
   return incoming && typeof incoming.on === 'function' ? incoming : undefined;
 }
 
-/** The TCP peer's address (the socket's, never a header); undefined outside the node adapter. */
+/**
+ * The TCP peer's address (the socket's, never a header); undefined outside the node adapter.
+ * Reads only `incoming.socket`, so a test may hand `app.request` an env naming just the peer.
+ */
 export function peerAddress(c: Context): string | undefined {
-  return nodeIncoming(c)?.socket?.remoteAddress;
+  return (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress;
 }
 
 /**
