@@ -5,6 +5,12 @@ import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecur
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { TenantIdSchema } from './users.routes.js';
 
+/**
+ * A named schema or null. Not `.nullable()`: that copies the name onto the nullable wrapper, so
+ * the shared component itself (RiskLevel, AccessRule) would read as nullable in the document.
+ */
+const orNull = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
+
 const SubjectTypeSchema = z.enum(['user', 'agent']).openapi('SubjectType');
 const ActionSchema = z.enum(POLICY_ACTIONS).openapi('PolicyAction');
 const RiskLevelSchema = z.enum(RISK_LEVELS).openapi('RiskLevel');
@@ -18,8 +24,8 @@ const AccessRuleSchema = z
     providerId: z.string(),
     action: ActionSchema,
     toolPattern: z.string(),
-    riskLevel: RiskLevelSchema.nullable(),
-    confirmationMode: ConfirmationModeSchema.nullable(),
+    riskLevel: orNull(RiskLevelSchema),
+    confirmationMode: orNull(ConfirmationModeSchema),
     description: z.string().nullable(),
     tenantId: z.string().nullable(),
     createdAt: z.string(),
@@ -41,8 +47,8 @@ const CreateAccessRuleBody = z
     providerId: fields.providerId,
     action: ActionSchema,
     toolPattern: fields.toolPattern.default('*'),
-    riskLevel: RiskLevelSchema.nullable().optional(),
-    confirmationMode: ConfirmationModeSchema.nullable().optional(),
+    riskLevel: orNull(RiskLevelSchema).optional(),
+    confirmationMode: orNull(ConfirmationModeSchema).optional(),
     description: fields.description.optional(),
     tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
   })
@@ -55,8 +61,8 @@ const UpdateAccessRuleBody = z
     providerId: fields.providerId.optional(),
     action: ActionSchema.optional(),
     toolPattern: fields.toolPattern.optional(),
-    riskLevel: RiskLevelSchema.nullable().optional(),
-    confirmationMode: ConfirmationModeSchema.nullable().optional(),
+    riskLevel: orNull(RiskLevelSchema).optional(),
+    confirmationMode: orNull(ConfirmationModeSchema).optional(),
     description: fields.description.optional(),
   })
   .openapi('UpdateAccessRuleRequest');
@@ -76,7 +82,7 @@ const ReplaceAgentRulesBody = z
           providerId: fields.providerId,
           action: ActionSchema,
           toolPattern: fields.toolPattern.default('*'),
-          riskLevel: RiskLevelSchema.nullable().optional(),
+          riskLevel: orNull(RiskLevelSchema).optional(),
         }),
       )
       .max(1000),
@@ -93,7 +99,7 @@ const EvaluateBody = z
   .openapi('EvaluateRequest');
 
 const Decision = z
-  .object({ action: ActionSchema, risk: RiskLevelSchema, matchedRule: AccessRuleSchema.nullable() })
+  .object({ action: ActionSchema, risk: RiskLevelSchema, matchedRule: orNull(AccessRuleSchema) })
   .openapi('PolicyDecision');
 
 const ProviderIdParams = z.object({ providerId: z.string().min(1).openapi({ param: { name: 'providerId', in: 'path' } }) });

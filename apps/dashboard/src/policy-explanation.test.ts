@@ -4,7 +4,7 @@ import type { AccessRule } from './types.js';
 
 const rule = (over: Partial<AccessRule>): AccessRule => ({
   id: 'r1', subjectType: 'agent', subjectId: 'a1', providerId: 'p1', action: 'allow', toolPattern: '*',
-  riskLevel: null, confirmationMode: null, description: null, tenantId: null, createdAt: '2026-01-01T00:00:00Z', ...over,
+  riskLevel: null, confirmationMode: null, description: null, tenantId: null, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', ...over,
 });
 
 describe('stepOf', () => {

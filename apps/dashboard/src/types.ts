@@ -1,154 +1,50 @@
-// Shapes of the public API the console reads (spec + /api/v1/openapi.json); only the fields it uses.
+// Shapes of the public API the console reads: generated from /api/v1/openapi.json into
+// api-types.gen.ts (`pnpm generate:api-types`), named here; the shared vocabularies come from
+// their one declaration in @agentgw/core/enums.
+import type { components, paths } from './api-types.gen.js';
 
-export type Role = 'admin' | 'tenant_admin' | 'agent_creator';
+type Schemas = components['schemas'];
+/** The JSON body of a GET path's 200 answer. */
+type Ok<P extends keyof paths> = paths[P] extends { get: { responses: { 200: { content: { 'application/json': infer B } } } } } ? B : never;
 
+export { AUDIT_STATUSES, CONFIRMATION_STATUSES, RISK_LEVELS } from '@agentgw/core/enums';
+export type { AuditStatus, ConfirmationStatus, PolicyAction, RiskLevel } from '@agentgw/core/enums';
+
+/** A user role. */
+export type Role = Schemas['Role'];
 /** The signed-in user, as the login response's `user`. */
-export interface SessionUser {
-  id: string;
-  email: string;
-  name: string | null;
-  roles: Role[];
-  tenantId: string | null;
-}
-
-export interface RequiredCredential {
-  serviceType: string;
-  description?: string;
-}
-
-export interface Agent {
-  id: string;
-  name: string;
-  upstreamUrl: string;
-  hasUpstreamSecret: boolean;
-  isActive: boolean;
-  requireConfirmation: boolean;
-  requiredCredentials: RequiredCredential[];
-  runtimeTokenPrefix: string;
-  createdAt: string;
-  description?: string | null;
-  tenantId?: string | null;
-}
-
-export type ToolProviderAuthType = 'bearer' | 'api_key' | 'none';
-
-export interface ToolProvider {
-  id: string;
-  name: string;
-  pattern: string;
-  /** Null for callers who may not update the provider (the URL may embed a key). */
-  endpoint: string | null;
-  authType: ToolProviderAuthType;
-  hasAuthSecret: boolean;
-  priority: number;
-  description: string | null;
-  tenantId: string | null;
-}
-
-export interface UpstreamTool {
-  name: string;
-  description: string | null;
-  inputSchema: Record<string, unknown>;
-}
-
-export type PolicyAction = 'allow' | 'deny' | 'require_confirmation';
-export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';
-export const RISK_LEVELS: RiskLevel[] = ['low', 'medium', 'high', 'critical'];
-
-export interface AccessRule {
-  id: string;
-  subjectType: 'user' | 'agent';
-  subjectId: string;
-  providerId: string;
-  action: PolicyAction;
-  toolPattern: string;
-  riskLevel: RiskLevel | null;
-  confirmationMode: 'always' | 'never' | null;
-  description: string | null;
-  tenantId: string | null;
-  createdAt: string;
-}
-
-export interface PolicyDecision {
-  action: PolicyAction;
-  risk: RiskLevel;
-  matchedRule: AccessRule | null;
-}
-
-export type ApiKeyScope = 'credentials:resolve' | 'credentials:read' | 'credentials:write';
+export type SessionUser = Schemas['AccountUser'];
+/** A credential an agent needs before it can be invoked. */
+export type RequiredCredential = Schemas['RequiredCredential'];
+/** An agent as admin-api returns it. */
+export type Agent = Schemas['Agent'];
+/** How the gateway authenticates to a tool provider. */
+export type ToolProviderAuthType = Schemas['ToolProviderAuthType'];
+/** A tool provider (an upstream MCP server). */
+export type ToolProvider = Schemas['ToolProvider'];
+/** A tool a provider lists. */
+export type UpstreamTool = Schemas['UpstreamTool'];
+/** An access rule. */
+export type AccessRule = Schemas['AccessRule'];
+/** The dry run's answer: what the policy would do with a call. */
+export type PolicyDecision = Schemas['PolicyDecision'];
+/** What an API key may do. */
+export type ApiKeyScope = Schemas['ApiKeyScope'];
+/** The scopes offered when creating a key. */
 export const API_KEY_SCOPES: ApiKeyScope[] = ['credentials:resolve', 'credentials:read', 'credentials:write'];
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  scopes: ApiKeyScope[];
-  keyPrefix: string;
-  tenantId: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-
-export type CredentialAuthType = 'oauth2' | 'api_key' | 'jwt' | 'basic';
-
-export interface CredentialProvider {
-  id: string;
-  name: string;
-  serviceType: string;
-  authType: CredentialAuthType;
-  description: string | null;
-  config: Record<string, unknown>;
-  tenantId: string | null;
-}
-
-export interface StoredCredential {
-  id: string;
-  serviceType: string;
-  kind: string;
-  expiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Device {
-  id: string;
-  platform: 'ios' | 'macos' | 'android';
-  deviceName: string | null;
-  pushTokenPrefix: string;
-  isActive: boolean;
-  createdAt: string;
-}
-
-export type AuditStatus = 'pending' | 'confirmed' | 'rejected' | 'completed' | 'failed';
-export const AUDIT_STATUSES: AuditStatus[] = ['pending', 'confirmed', 'rejected', 'completed', 'failed'];
-
-export interface AuditEntry {
-  id: string;
-  userId: string | null;
-  agentId: string | null;
-  endUserId: string | null;
-  providerId: string | null;
-  toolName: string;
-  arguments: unknown;
-  result: unknown;
-  status: AuditStatus;
-  duration: number | null;
-  confirmedBy: string | null;
-  error?: string | null;
-  tenantId?: string | null;
-  createdAt?: string;
-  timestamp?: string;
-}
-
-export interface AuditPage {
-  data: AuditEntry[];
-  pagination: { limit: number; offset: number; total: number };
-}
-
-export interface AuditStats {
-  total: number;
-  byStatus: Partial<Record<AuditStatus, number>>;
-  avgDuration: number | null;
-}
-
-export type ConfirmationStatus = 'pending' | 'confirmed' | 'rejected' | 'expired' | 'consumed';
-export const CONFIRMATION_STATUSES: ConfirmationStatus[] = ['pending', 'confirmed', 'rejected', 'expired', 'consumed'];
+/** An API key (never its secret). */
+export type ApiKey = Schemas['ApiKey'];
+/** How a credential provider authenticates. */
+export type CredentialAuthType = Schemas['CredentialAuthType'];
+/** A credential provider. */
+export type CredentialProvider = Schemas['CredentialProvider'];
+/** A stored credential's metadata (never the secret). */
+export type StoredCredential = Schemas['CredentialMetadata'];
+/** A registered push device. */
+export type Device = Schemas['Device'];
+/** One audit log entry. */
+export type AuditEntry = Schemas['AuditEntry'];
+/** A page of audit entries. */
+export type AuditPage = Ok<'/api/v1/audit/logs'>;
+/** Counts per status and the mean duration of a filtered set. */
+export type AuditStats = Ok<'/api/v1/audit/stats'>['data'];

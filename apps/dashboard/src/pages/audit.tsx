@@ -102,7 +102,7 @@ export function AuditPageView() {
           <DataTable caption="Audit entries" columns={['When', 'Tool', 'Status', 'Agent', 'End user', 'Duration', 'Details']}>
             {logs.data.data.map((e) => (
               <tr key={e.id} data-testid="audit-row">
-                <td data-label="When">{e.createdAt || e.timestamp ? new Date((e.createdAt ?? e.timestamp) as string).toLocaleString() : '—'}</td>
+                <td data-label="When">{new Date(e.createdAt).toLocaleString()}</td>
                 <td data-label="Tool" className="mono">
                   {e.toolName}
                 </td>
