@@ -40,6 +40,18 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error', 'warn'] }],
     },
   },
+  // Type-aware rules for TypeScript: each file is typed by its package's tsconfig.json (the project
+  // service finds the nearest one). Only promise and assertion rules, the ones that catch real bugs.
+  {
+    files: ['**/*.ts', '**/*.tsx'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
+    },
+  },
   {
     files: ['**/*.test.ts', '**/cli/**', '**/scripts/**', '**/bench/**'],
     rules: { 'no-console': 'off' },

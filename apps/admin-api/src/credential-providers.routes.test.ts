@@ -22,7 +22,7 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
 
   const create = (caller: Caller, body: Record<string, unknown>) => call('POST', BASE, { token: caller.token, body });
   const storedConfig = async (id: string) =>
-    (await deps.db.selectFrom('credential_providers').select('config').where('id', '=', id).executeTakeFirstOrThrow()).config as Record<string, unknown>;
+    (await deps.db.selectFrom('credential_providers').select('config').where('id', '=', id).executeTakeFirstOrThrow()).config;
   const oauth = (serviceType: string) => ({
     name: 'GitHub',
     serviceType,

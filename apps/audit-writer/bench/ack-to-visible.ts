@@ -99,7 +99,7 @@ export async function ackToVisible(options: AckToVisibleOptions): Promise<void> 
       let producing = true;
       const reads: { ms: number; firstHit: boolean }[] = [];
       const reader = (async () => {
-        while (producing) reads.push(await readBack(host!, token, trail, n++));
+        while (producing) reads.push(await readBack(host, token, trail, n++));
       })();
       const calls = options.records / 2;
       for (let i = 0; i < calls; i += 200) await Promise.all(Array.from({ length: Math.min(200, calls - i) }, () => acknowledgedCall(trail, n++)));

@@ -34,7 +34,7 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
         userId: e.user, agentId: e.agent, endUserId: null, providerId: 'p1', tenantId: e.tenant, toolName: e.tool,
         arguments: e.args ?? { n: name }, status: 'pending',
       });
-      if (e.status !== 'pending' || e.duration !== undefined) await trail.update(ids[name]!, { status: e.status, duration: e.duration ?? null });
+      if (e.status !== 'pending' || e.duration !== undefined) await trail.update(ids[name], { status: e.status, duration: e.duration ?? null });
     };
     await record('e1', '2026-01-01', { user: alice.id, agent: 'ag1', tenant: 't-a', tool: 'fs.read', status: 'completed', duration: 10 });
     await record('e2', '2026-01-02', { user: alice.id, agent: 'ag2', tenant: 't-a', tool: 'fs.write', status: 'failed', duration: 30 });

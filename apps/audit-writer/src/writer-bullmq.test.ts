@@ -51,7 +51,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     });
     children.add(child);
     await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
+      child.stdout.on('data', (chunk: Buffer) => {
         if (chunk.toString().includes('ready')) resolve();
       });
       child.on('exit', (code) => reject(new Error(`writer exited early (${code})`)));
@@ -122,7 +122,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     const logger = silentLogger();
     logger.error = ((obj: unknown) => {
       errors.push(obj);
-    }) as typeof logger.error;
+    });
     const consumer = createAuditConsumer({ db: handle.db, queue, clock: systemClock, logger, batchSize: 100, batchWaitMs: 5, retentionDays: 0 });
     const good = {
       op: 'create' as const, id: 'poison-test-good', key: 'c:poison-test-good', seq: 1, at: new Date().toISOString(),

@@ -66,17 +66,17 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     ]);
     processes.push(...started);
     const [admin, g1, g2, g3, h1, h2] = started;
-    gateways = [g1!, g2!];
+    gateways = [g1, g2];
     shortDeadlineGateway = g3!;
-    hubs = [h1!, h2!];
-    adminUrl = admin!.url;
+    hubs = [h1, h2];
+    adminUrl = admin.url;
 
     auth = await createAuth({ config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }), db: database.handle.db, bus: new MemoryEventBus() });
     const adminUser = await createUser({ db: database.handle.db }, { email: `admin-${Date.now()}@example.test`, roles: ['admin'] });
     adminToken = await auth.signUserToken(adminUser);
     adminId = adminUser.id;
     post = async (path: string, body: unknown) => {
-      const res = await fetch(`${admin!.url}/api/v1${path}`, {
+      const res = await fetch(`${admin.url}/api/v1${path}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),

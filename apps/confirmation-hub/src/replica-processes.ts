@@ -100,8 +100,8 @@ function launch(file: string, env: Record<string, string>, ready: (line: string)
         }
       }
     };
-    child.stdout!.on('data', onLine);
-    child.stderr!.on('data', onLine);
+    child.stdout.on('data', onLine);
+    child.stderr.on('data', onLine);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`${file} exited with ${code}:\n${output.slice(-2000)}`));

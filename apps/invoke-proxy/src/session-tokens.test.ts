@@ -38,7 +38,7 @@ describe('SessionTokens', () => {
       tokens.tokenFor(withUser({ email: null })),
     ]);
     for (const other of others) expect(other).not.toBe(first);
-    expect(await deps.auth.verifySessionToken(others[0]!, { agentId: 'a2' })).toMatchObject({ agentId: 'a2' });
+    expect(await deps.auth.verifySessionToken(others[0], { agentId: 'a2' })).toMatchObject({ agentId: 'a2' });
   });
 
   it('hands a token out only while enough of its lifetime is left', async () => {

@@ -15,7 +15,7 @@ export function classify(value: unknown): Incoming {
   if (!isObject(value)) return { kind: 'invalid', id: null, code: JSON_RPC.INVALID_REQUEST, message: 'A JSON-RPC message must be an object' };
   const rawId = value.id;
   const idOk = rawId === undefined || typeof rawId === 'string' || (typeof rawId === 'number' && Number.isFinite(rawId));
-  const id = idOk && rawId !== undefined ? (rawId as string | number) : null;
+  const id = idOk && rawId !== undefined ? rawId : null;
   if (value.jsonrpc !== '2.0') return { kind: 'invalid', id, code: JSON_RPC.INVALID_REQUEST, message: 'jsonrpc must be "2.0"' };
   if (!idOk) return { kind: 'invalid', id: null, code: JSON_RPC.INVALID_REQUEST, message: 'id must be a string or a number' };
   if (value.method === undefined) {
@@ -28,9 +28,9 @@ export function classify(value: unknown): Incoming {
   if (value.params !== undefined && !isObject(value.params)) {
     return { kind: 'invalid', id, code: JSON_RPC.INVALID_PARAMS, message: 'params must be an object' };
   }
-  const params = value.params as Record<string, unknown> | undefined;
+  const params = value.params;
   if (rawId === undefined) return { kind: 'notification', message: { jsonrpc: '2.0', method: value.method, ...(params ? { params } : {}) } };
-  return { kind: 'request', message: { jsonrpc: '2.0', id: rawId as string | number, method: value.method, ...(params ? { params } : {}) } };
+  return { kind: 'request', message: { jsonrpc: '2.0', id: rawId, method: value.method, ...(params ? { params } : {}) } };
 }
 
 /** The `_meta` object of a message's params, if any. */

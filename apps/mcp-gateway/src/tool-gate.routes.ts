@@ -87,7 +87,7 @@ export function toolGateRoutes(deps: { auth: AuthService; toolGate: ToolGate }):
       })
       .finally(connection.dispose);
     // The caller left while the call was held: nobody reads this.
-    if (answer === null) return c.json({ code: 'CLIENT_CLOSED', message: 'The caller went away' }, 400) as never;
+    if (answer === null) return c.json({ code: 'CLIENT_CLOSED', message: 'The caller went away' }, 400);
     return c.json(answer, 200);
   });
   app.openapi(auditRoute, async (c) => {

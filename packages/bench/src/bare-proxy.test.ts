@@ -20,7 +20,7 @@ function echoUpstream(): Server {
 
 async function startProxy(origin: string): Promise<{ child: ChildProcess; base: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./bare-proxy.ts', import.meta.url)), origin], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   return { child, base: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}` };
 }
 

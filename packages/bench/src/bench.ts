@@ -55,7 +55,7 @@ async function startUpstream(file: string, probeDir: string, args: string[] = []
     env: { ...process.env, BENCH_PROBE_DIR: probeDir },
   });
   children.push(child);
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   return { port: (JSON.parse(line) as { port: number }).port, pid: child.pid! };
 }
 
@@ -155,7 +155,7 @@ async function load(url: string, connections: number, seconds: number, headers: 
   const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'load.ts'), url, String(connections), String(seconds), JSON.stringify(headers), body], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   await once(child, 'exit');
   return JSON.parse(line) as LoadResult;
 }
@@ -427,7 +427,7 @@ try {
   console.error(err);
 } finally {
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  await Promise.all(children.map((c) => (c.exitCode !== null ? null : once(c, 'exit'))));
+  await Promise.all(children.filter((c) => c.exitCode === null).map((c) => once(c, 'exit')));
   rmSync(scratch, { recursive: true, force: true });
   rmSync(probeDir, { recursive: true, force: true });
 }

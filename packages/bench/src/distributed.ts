@@ -116,7 +116,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
   const children: ChildProcess[] = [];
   const stop = async () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode !== null ? null : once(c, 'exit'))));
+    await Promise.all(children.filter((c) => c.exitCode === null).map((c) => once(c, 'exit')));
     rmSync(dir, { recursive: true, force: true });
     const admin = await openDatabase({ url: PG_URL });
     try {

@@ -8,7 +8,7 @@ describe('process stats from /proc', () => {
     // Spins until it has used 0.3 s of CPU by its own account, then says so and idles.
     const child = spawn(process.execPath, ['-e', 'while (process.cpuUsage().user < 300000); console.log("spun"); setTimeout(() => {}, 60000)']);
     try {
-      await once(child.stdout!, 'data');
+      await once(child.stdout, 'data');
       const tree = processTree(process.pid);
       expect(tree[0]).toBe(process.pid);
       expect(tree).toContain(child.pid);

@@ -27,11 +27,11 @@ describe('CPU split per thread', () => {
     const probe = new URL('./eventloop-probe.mjs', import.meta.url).href;
     const child = spawn(process.execPath, [`--import=${probe}`, '-e', SCRIPT], { env: { ...process.env, BENCH_PROBE_DIR: probeDir } });
     try {
-      const lines = createInterface({ input: child.stdout! });
+      const lines = createInterface({ input: child.stdout });
       const next = async () => ((await once(lines, 'line')) as [string])[0];
       expect(await next()).toBe('ready');
       const before = readThreads([child.pid!]);
-      child.stdin!.write('go\n');
+      child.stdin.write('go\n');
       expect(await next()).toBe('spun');
       const after = readThreads([child.pid!]);
       const [report] = await readProbes([child.pid!], probeDir);

@@ -99,7 +99,7 @@ describe('a file: database', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     child = holder;
-    const [ready] = (await once(holder.stdout!, 'data')) as [Buffer];
+    const [ready] = (await once(holder.stdout, 'data')) as [Buffer];
     expect(ready.toString()).toContain('ready');
 
     const err = await openDatabase({ url: `file:${path}` }).catch((e: unknown) => e);

@@ -21,7 +21,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function classify(n: string, answer: Awaited<ReturnType<typeof rawToolsCall>>): Outcome {
   if ('error' in answer) return { n, kind: answer.error === 'timeout' ? 'hung' : 'error', detail: `connection: ${answer.error}` };
-  const body = answer.body as Json;
+  const body = answer.body;
   if (answer.status === 200 && body?.result && !body.result.isError) return { n, kind: 'acknowledged', detail: 'result' };
   return { n, kind: 'error', detail: `HTTP ${answer.status}${body?.error ? ` JSON-RPC ${body.error.code} ${String(body.error.message).slice(0, 80)}` : ''}` };
 }

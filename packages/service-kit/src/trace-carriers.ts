@@ -13,7 +13,7 @@ function isCarrier(value: unknown): value is Carrier {
 /** The payload with the current trace context added (unchanged when tracing is off or there is no span). */
 function attach<T>(payload: T): T {
   const headers = currentTraceHeaders();
-  return headers && isCarrier(payload) ? ({ ...payload, [TRACE_FIELD]: headers } as T) : payload;
+  return headers && isCarrier(payload) ? { ...payload, [TRACE_FIELD]: headers } : payload;
 }
 
 /** The payload without the trace field, and the context it carried. */

@@ -44,7 +44,7 @@ export async function startMcpV2Server(options: McpV2FixtureOptions): Promise<Mc
     } catch {
       parsed = body;
     }
-    requests.push({ method: request.method, headers: Object.fromEntries(request.headers) as IncomingHttpHeaders, body: parsed });
+    requests.push({ method: request.method, headers: Object.fromEntries(request.headers), body: parsed });
     const auth = options.auth;
     if (
       (auth?.bearer !== undefined && request.headers.get('authorization') !== `Bearer ${auth.bearer}`) ||
@@ -55,7 +55,8 @@ export async function startMcpV2Server(options: McpV2FixtureOptions): Promise<Mc
     return handler.fetch(request);
   });
 
-  const http = createServer(listener);
+  // Hono's listener answers a throw with a 500 itself; its promise has nothing left to report.
+  const http = createServer((req, res) => void listener(req, res));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
   return {

@@ -70,7 +70,7 @@ export async function startMcpServer(options: McpFixtureOptions): Promise<McpFix
           const call: McpToolCall = {
             tool: tool.name,
             arguments: args,
-            headers: (extra.requestInfo?.headers ?? {}) as IncomingHttpHeaders,
+            headers: extra.requestInfo?.headers ?? {},
             signal: extra.signal,
             sendProgress: async (progress, total) => {
               if (progressToken === undefined) return;

@@ -21,7 +21,7 @@ export async function startFakeApns(publicKey: CryptoKey, expect: { teamId: stri
     let raw = '';
     stream.setEncoding('utf8');
     stream.on('data', (c: string) => (raw += c));
-    stream.on('end', async () => {
+    const respond = async () => {
       const answer = (status: number, reason?: string) => {
         stream.respond({ ':status': status, 'content-type': 'application/json' });
         stream.end(reason ? JSON.stringify({ reason }) : undefined);
@@ -50,7 +50,9 @@ export async function startFakeApns(publicKey: CryptoKey, expect: { teamId: stri
       if (device === 'not-hex') return answer(400, 'BadDeviceToken');
       if (device === 'busy') return answer(503, 'ServiceUnavailable');
       return answer(200);
-    });
+    };
+    // A stream the client reset cannot be answered: close it rather than leave a rejection behind.
+    stream.on('end', () => void respond().catch(() => stream.destroy()));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, close: () => new Promise<void>((r) => server.close(() => r())) };

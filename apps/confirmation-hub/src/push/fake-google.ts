@@ -30,7 +30,7 @@ export async function startFakeGoogle(publicKey: CryptoKey, account: { email: st
   const messages: { authorization: string | undefined; body: { message?: Record<string, unknown> } }[] = [];
   let url = '';
   let revokeAll = false;
-  const server: Server = createServer(async (req, res) => {
+  const respond = async (req: IncomingMessage, res: ServerResponse) => {
     const raw = await read(req);
     if (req.method === 'POST' && req.url === '/token') {
       const form = new URLSearchParams(raw);
@@ -68,7 +68,9 @@ export async function startFakeGoogle(publicKey: CryptoKey, account: { email: st
       return reply(res, 200, { name: `projects/${account.project}/messages/1` });
     }
     reply(res, 404, { error: { code: 404, status: 'NOT_FOUND' } });
-  });
+  };
+  // A body that is not JSON drops the connection (the client sees it fail) instead of an unhandled rejection.
+  const server: Server = createServer((req, res) => void respond(req, res).catch(() => res.destroy()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -19,7 +19,7 @@ function setup() {
   });
   const counts = new ServerStreamCounts();
   app.get('/', (c) => serverStream(deps, counts, c));
-  const get = (headers: Record<string, string> = {}) => app.request('/', { headers: { accept: 'text/event-stream', 'mcp-session-id': 'good', ...headers } });
+  const get = async (headers: Record<string, string> = {}) => app.request('/', { headers: { accept: 'text/event-stream', 'mcp-session-id': 'good', ...headers } });
   return { bus, streams, get };
 }
 

@@ -53,7 +53,7 @@ export function createEgressDispatcher(policy: EgressPolicy, options: EgressDisp
       (err: NodeJS.ErrnoException) => callback(err, []),
     );
   };
-  const connector = buildConnector({ lookup, timeout: options.connectTimeoutMs } as buildConnector.BuildOptions);
+  const connector = buildConnector({ lookup, timeout: options.connectTimeoutMs });
   const connect: buildConnector.connector = (opts, callback) => {
     try {
       checkHostName(policy, opts.hostname);
@@ -82,7 +82,7 @@ export function egressRefusalOf(err: unknown): EgressRefusedError | undefined {
  * the EgressRefusedError itself.
  */
 export function egressFetch(dispatcher: Dispatcher): typeof fetch {
-  return (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+  return async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
     try {
       return await undiciFetch(input as Parameters<typeof undiciFetch>[0], {
         ...(init as Parameters<typeof undiciFetch>[1]),
@@ -92,5 +92,5 @@ export function egressFetch(dispatcher: Dispatcher): typeof fetch {
     } catch (err) {
       throw egressRefusalOf(err) ?? err;
     }
-  }) as unknown as typeof fetch;
+  };
 }
