@@ -82,7 +82,10 @@ export function egressRefusalOf(err: unknown): EgressRefusedError | undefined {
  * the EgressRefusedError itself.
  */
 export function egressFetch(dispatcher: Dispatcher): typeof fetch {
-  return async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+  // The cast is needed where the DOM lib is loaded (the dashboard's program reaches this file): there
+  // `fetch` answers the DOM's Response, not undici's; under Node's lib alone the two are the same type.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- see above
+  return (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
     try {
       return await undiciFetch(input as Parameters<typeof undiciFetch>[0], {
         ...(init as Parameters<typeof undiciFetch>[1]),
@@ -92,5 +95,5 @@ export function egressFetch(dispatcher: Dispatcher): typeof fetch {
     } catch (err) {
       throw egressRefusalOf(err) ?? err;
     }
-  };
+  }) as unknown as typeof fetch;
 }
