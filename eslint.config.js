@@ -13,16 +13,16 @@ const HOST_APP = 'gateway';
 /** The rule that keeps `app` from importing another app; apps with a config of their own (the dashboard) add it too. */
 export const crossAppImportRules = (app) => ({
   'no-restricted-imports': [
-      'error',
-      {
-        patterns: [
-          {
-            group: APPS.filter((other) => other !== app).flatMap((other) => [`@agentgw/${other}`, `@agentgw/${other}/*`, `**/apps/${other}/**`, `../../${other}/**`]),
-            message: `apps/${app} must not import another app: move what both need into packages/ (only apps/${HOST_APP}, the all-in-one host, composes apps).`,
-          },
-        ],
-      },
-    ],
+    'error',
+    {
+      patterns: [
+        {
+          group: APPS.filter((other) => other !== app).flatMap((other) => [`@agentgw/${other}`, `@agentgw/${other}/*`, `**/apps/${other}/**`, `../../${other}/**`]),
+          message: `apps/${app} must not import another app: move what both need into packages/ (only apps/${HOST_APP}, the all-in-one host, composes apps).`,
+        },
+      ],
+    },
+  ],
 });
 const noCrossAppImports = APPS.filter((app) => app !== HOST_APP).map((app) => ({
   files: [`apps/${app}/**/*.{ts,tsx,js,mjs,cjs}`],

@@ -23,7 +23,10 @@ const compose = parse(readFileSync(join(here, '..', 'docker-compose.yml'), 'utf8
 };
 
 describe('compose: the key boundary (service-kit SERVICE_KEYS)', () => {
-  const sealing = (service: string) => Object.keys(compose.services[service]?.environment ?? {}).filter((k) => /^(CREDENTIAL_ENCRYPTION|PLATFORM_SECRETS)_/.test(k)).sort();
+  const sealing = (service: string) =>
+    Object.keys(compose.services[service]?.environment ?? {})
+      .filter((k) => /^(CREDENTIAL_ENCRYPTION|PLATFORM_SECRETS)_/.test(k))
+      .sort();
   it('gives the credential key to the vault alone, the platform key to the services that seal or open platform secrets', () => {
     expect(Object.fromEntries(Object.keys(ROUTES).map((service) => [service, sealing(service)]))).toEqual({
       'admin-api': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],

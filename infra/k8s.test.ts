@@ -206,8 +206,7 @@ function unknownFieldErrors(objects: K8sObject[]): string[] {
   };
   const host = ts.createCompilerHost(options);
   const { getSourceFile, fileExists, readFile } = host;
-  host.getSourceFile = (name, version, ...rest) =>
-    name === file ? ts.createSourceFile(name, source, version) : getSourceFile.call(host, name, version, ...rest);
+  host.getSourceFile = (name, version, ...rest) => (name === file ? ts.createSourceFile(name, source, version) : getSourceFile.call(host, name, version, ...rest));
   host.fileExists = (name) => name === file || fileExists.call(host, name);
   host.readFile = (name) => (name === file ? source : readFile.call(host, name));
   const program = ts.createProgram([file], options, host);
@@ -565,7 +564,11 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       const written = [...stripComments(podConfig().text).matchAll(/^\s*(?:pid|\w+_temp_path)\s+(\S+);/gm)].map((m) => m[1]!);
       // nginx writes its pid and the five temp paths (created at start even when unused).
       expect(written).toHaveLength(6);
-      for (const path of written) expect(writable.some((dir) => path.startsWith(dir)), path).toBe(true);
+      for (const path of written)
+        expect(
+          writable.some((dir) => path.startsWith(dir)),
+          path,
+        ).toBe(true);
       expect(pod?.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(container?.lifecycle?.preStop?.exec?.command.at(-1)));
     });
 
@@ -597,7 +600,13 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       try {
         for (let i = 0; ; i++) {
           if (nginx.exitCode !== null) throw new Error(`nginx exited ${nginx.exitCode}: ${stderr}`);
-          if (await fetch(`${base}/index.html`).then(() => true, () => false)) break;
+          if (
+            await fetch(`${base}/index.html`).then(
+              () => true,
+              () => false,
+            )
+          )
+            break;
           if (i > 100) throw new Error(`nginx did not answer: ${stderr}`);
           await new Promise((r) => setTimeout(r, 50));
         }

@@ -56,9 +56,7 @@ async function bundle() {
       {
         name: 'external-third-party',
         setup(b) {
-          b.onResolve({ filter: /^[^./]/ }, (args) =>
-            args.path.startsWith('@agentgw/') ? undefined : { path: args.path, external: true },
-          );
+          b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@agentgw/') ? undefined : { path: args.path, external: true }));
         },
       },
     ],

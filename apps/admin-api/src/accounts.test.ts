@@ -30,9 +30,7 @@ describe('accounts under a throttle', () => {
     const throttle = new LoginThrottle(new MemoryRateLimiter(), loginLimitsFrom(deps.config));
     await register(deps, throttle, { email: 'owner@example.test', password: 'right-password-1', name: 'Owner' }, '198.51.100.1');
     checks.count = 0;
-    const results = await Promise.allSettled(
-      Array.from({ length: 40 }, (_, i) => login(deps, throttle, { email: 'owner@example.test', password: `wrong-${i}` }, '203.0.113.7')),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => login(deps, throttle, { email: 'owner@example.test', password: `wrong-${i}` }, '203.0.113.7')));
     expect(checks.count).toBeLessThanOrEqual(5);
     const refused = results.filter((r) => r.status === 'rejected' && r.reason instanceof RateLimitedError);
     expect(refused.length).toBeGreaterThanOrEqual(35);
@@ -45,9 +43,7 @@ describe('accounts under a throttle', () => {
     for (let i = 0; i < 2; i++) {
       await register(deps, throttle, { email: `r${i}@example.test`, password: 'a-password-1', name: 'R' }, '192.0.2.50');
     }
-    await expect(
-      register(deps, throttle, { email: 'r3@example.test', password: 'a-password-1', name: 'R' }, '192.0.2.50'),
-    ).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(register(deps, throttle, { email: 'r3@example.test', password: 'a-password-1', name: 'R' }, '192.0.2.50')).rejects.toBeInstanceOf(RateLimitedError);
     expect(await deps.db.selectFrom('users').select('id').where('email', '=', 'r3@example.test').executeTakeFirst()).toBeUndefined();
   });
 });

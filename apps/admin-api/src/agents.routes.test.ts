@@ -112,8 +112,7 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
   it('updates fields and sets, replaces and clears the upstream secret', async () => {
     const { agent } = await createAgent(creator);
     const box = secretBoxFor(deps.config);
-    const sealed = async () =>
-      (await deps.db.selectFrom('agents').select('upstream_secret_enc').where('id', '=', agent.id).executeTakeFirstOrThrow()).upstream_secret_enc;
+    const sealed = async () => (await deps.db.selectFrom('agents').select('upstream_secret_enc').where('id', '=', agent.id).executeTakeFirstOrThrow()).upstream_secret_enc;
 
     const res = await call('PUT', `${base}/${agent.id}`, {
       token: creator.token,

@@ -7,7 +7,10 @@ import { TenantIdSchema } from './users.routes.js';
 
 const RequiredCredential = z
   .object({
-    serviceType: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$').max(100),
+    serviceType: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$')
+      .max(100),
     description: z.string().max(1000).optional(),
   })
   .openapi('RequiredCredential');

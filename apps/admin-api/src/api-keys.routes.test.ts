@@ -94,7 +94,7 @@ describe.each(testBackends())('API keys API (%s)', (backend) => {
     expect(adminList.body.apiKeys.map((k: { id: string }) => k.id)).toEqual(expect.arrayContaining([own.body.apiKey.id, globex.body.apiKey.id]));
   });
 
-  it('refuses a key to a tenant_admin without a tenant: global keys are an admin\'s', async () => {
+  it("refuses a key to a tenant_admin without a tenant: global keys are an admin's", async () => {
     const homeless = await signedInUser(deps, ['tenant_admin']);
     for (const body of [{ name: 'x' }, { name: 'x', tenantId: null }]) {
       const res = await call('POST', base, { token: homeless.token, body });

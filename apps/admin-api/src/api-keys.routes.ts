@@ -42,10 +42,7 @@ const createKeyRoute = createRoute({
   summary: 'Create an API key; the full key is returned once',
   request: { body: jsonBody(CreateApiKeyBody) },
   responses: {
-    201: jsonResponse(
-      z.object({ success: z.literal(true), apiKey: ApiKeySchema, key: z.string().openapi({ description: '`gk_…`, shown only here' }) }),
-      'Created',
-    ),
+    201: jsonResponse(z.object({ success: z.literal(true), apiKey: ApiKeySchema, key: z.string().openapi({ description: '`gk_…`, shown only here' }) }), 'Created'),
     ...errorResponses(400, 401, 403),
   },
 });

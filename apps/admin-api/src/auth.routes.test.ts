@@ -161,9 +161,7 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
       // Ten at a time, as a busy office would: never more in flight than the address limit.
       for (let i = 0; i < colleagues.length; i += 10) {
         const batch = colleagues.slice(i, i + 10);
-        const answers = await Promise.all(
-          batch.map((u) => call('POST', '/api/v1/auth/login', { body: { email: u.email, password }, headers: { 'x-forwarded-for': office } })),
-        );
+        const answers = await Promise.all(batch.map((u) => call('POST', '/api/v1/auth/login', { body: { email: u.email, password }, headers: { 'x-forwarded-for': office } })));
         statuses.push(...answers.map((a) => a.status));
       }
       const seconds = (Date.now() - started) / 1000;
@@ -184,9 +182,7 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
       await call('POST', '/api/v1/auth/register', { body: { email: target, password, name: 'G' } });
       checks.count = 0;
       const answers = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          call('POST', '/api/v1/auth/login', { body: { email: target, password: `guess-${i}` }, headers: { 'x-forwarded-for': `203.0.118.${i}` } }),
-        ),
+        Array.from({ length: 40 }, (_, i) => call('POST', '/api/v1/auth/login', { body: { email: target, password: `guess-${i}` }, headers: { 'x-forwarded-for': `203.0.118.${i}` } })),
       );
       const count = (status: number) => answers.filter((a) => a.status === status).length;
       console.log(`[login throttle] 40 parallel guesses: ${checks.count} password checks, ${count(401)} x 401, ${count(429)} x 429`);
@@ -228,7 +224,13 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
     /** `name=value` of the Set-Cookie for the console cookie, and its attributes. */
     const consoleCookie = (headers: Headers) => {
       const line = headers.getSetCookie().find((c) => /^(__Host-)?agentgw_session=/.test(c)) ?? '';
-      return { pair: line.split(';')[0] ?? '', attributes: line.split(';').slice(1).map((a) => a.trim()) };
+      return {
+        pair: line.split(';')[0] ?? '',
+        attributes: line
+          .split(';')
+          .slice(1)
+          .map((a) => a.trim()),
+      };
     };
     const signIn = async (headers: Record<string, string> = sameOrigin) => call('POST', '/api/v1/auth/login', { body: { email, password, session: 'cookie' }, headers });
 

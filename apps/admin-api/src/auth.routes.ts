@@ -62,9 +62,9 @@ const logoutRoute = createRoute({
   method: 'post',
   path: '/logout',
   tags: ['Accounts'],
-  summary: "Sign the web console out: expires its session cookie",
+  summary: 'Sign the web console out: expires its session cookie',
   description:
-    'Always answers 200 (with no cookie there is nothing to clear). A request carrying the cookie must come from the console\'s own origin (403 CSRF_REJECTED otherwise). Bearer tokens are not revoked: they expire on their own.',
+    "Always answers 200 (with no cookie there is nothing to clear). A request carrying the cookie must come from the console's own origin (403 CSRF_REJECTED otherwise). Bearer tokens are not revoked: they expire on their own.",
   responses: {
     200: jsonResponse(SuccessBody, 'Signed out'),
     ...errorResponses(403),
@@ -79,7 +79,7 @@ const sessionRoute = createRoute({
   summary: 'The signed-in account (the web console restores its session from the cookie with it)',
   description: CONSOLE_COOKIE_NOTE,
   responses: {
-    200: jsonResponse(z.object({ user: AccountUser }), 'The caller\'s account'),
+    200: jsonResponse(z.object({ user: AccountUser }), "The caller's account"),
     ...errorResponses(401, 403),
   },
 });

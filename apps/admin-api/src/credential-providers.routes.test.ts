@@ -21,8 +21,7 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
   afterAll(() => deps?.close());
 
   const create = (caller: Caller, body: Record<string, unknown>) => call('POST', BASE, { token: caller.token, body });
-  const storedConfig = async (id: string) =>
-    (await deps.db.selectFrom('credential_providers').select('config').where('id', '=', id).executeTakeFirstOrThrow()).config;
+  const storedConfig = async (id: string) => (await deps.db.selectFrom('credential_providers').select('config').where('id', '=', id).executeTakeFirstOrThrow()).config;
   const oauth = (serviceType: string) => ({
     name: 'GitHub',
     serviceType,

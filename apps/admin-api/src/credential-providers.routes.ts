@@ -59,11 +59,16 @@ const UpdateCredentialProviderBody = z
     config: z
       .record(z.string(), z.unknown())
       .optional()
-      .openapi({ description: "Replaces the config, validated against the (new or current) authType; a secret sent as ******** keeps the stored one" }),
+      .openapi({ description: 'Replaces the config, validated against the (new or current) authType; a secret sent as ******** keeps the stored one' }),
   })
   .openapi('UpdateCredentialProviderRequest');
 
-const ServiceTypeParams = z.object({ serviceType: z.string().min(1).openapi({ param: { name: 'serviceType', in: 'path' } }) });
+const ServiceTypeParams = z.object({
+  serviceType: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: 'serviceType', in: 'path' } }),
+});
 
 const ProviderBody = z.object({ provider: CredentialProviderSchema });
 const ProviderWritten = z.object({ success: z.literal(true), provider: CredentialProviderSchema });

@@ -97,11 +97,7 @@ export async function getCredentialProvider(db: Kysely<Database>, principal: Pri
 }
 
 /** The provider for a service type as the caller's scope (`tenantScope`) sees it: its own first, else the global one. */
-export async function credentialProviderForService(
-  db: Kysely<Database>,
-  principal: Principal,
-  serviceType: string,
-): Promise<CredentialProvider> {
+export async function credentialProviderForService(db: Kysely<Database>, principal: Principal, serviceType: string): Promise<CredentialProvider> {
   const scope = tenantScope(principal);
   const row = await db
     .selectFrom('credential_providers')
@@ -114,11 +110,7 @@ export async function credentialProviderForService(
   return toCredentialProvider(row);
 }
 
-export async function createCredentialProvider(
-  ctx: CredentialProvidersContext,
-  principal: Principal,
-  input: NewCredentialProviderInput,
-): Promise<CredentialProvider> {
+export async function createCredentialProvider(ctx: CredentialProvidersContext, principal: Principal, input: NewCredentialProviderInput): Promise<CredentialProvider> {
   const tenantId = writeTenant(principal, input.tenantId);
   const id = newId();
   const config = sealSecrets(ctx.secrets, id, validateConfig(input.authType, input.config ?? {}), {});
@@ -147,12 +139,7 @@ export async function createCredentialProvider(
 }
 
 /** Updates; inside `config`, a secret sent as `********` keeps the stored value. */
-export async function updateCredentialProvider(
-  ctx: CredentialProvidersContext,
-  principal: Principal,
-  id: string,
-  patch: CredentialProviderPatch,
-): Promise<CredentialProvider> {
+export async function updateCredentialProvider(ctx: CredentialProvidersContext, principal: Principal, id: string, patch: CredentialProviderPatch): Promise<CredentialProvider> {
   const current = await loadVisible(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'credential provider');
   const authType = patch.authType ?? current.auth_type;
@@ -200,9 +187,7 @@ function validateConfig(authType: CredentialAuthType, config: Config): Config {
 function maskSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(maskSecrets);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, v]) => [key, SECRET_KEY.test(key) && v !== null ? SECRET_MASK : maskSecrets(v)]),
-  );
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, SECRET_KEY.test(key) && v !== null ? SECRET_MASK : maskSecrets(v)]));
 }
 
 /**
@@ -241,7 +226,10 @@ async function assertServiceTypeFree(db: Kysely<Database>, tenantId: string | nu
 }
 
 function visible(db: Kysely<Database>, principal: Principal) {
-  return db.selectFrom('credential_providers').selectAll().where((eb) => whereTenantVisible(eb, principal, 'credential_providers.tenant_id'));
+  return db
+    .selectFrom('credential_providers')
+    .selectAll()
+    .where((eb) => whereTenantVisible(eb, principal, 'credential_providers.tenant_id'));
 }
 
 async function loadVisible(db: Kysely<Database>, principal: Principal, id: string): Promise<CredentialProviderRow> {
@@ -250,5 +238,4 @@ async function loadVisible(db: Kysely<Database>, principal: Principal, id: strin
   return row;
 }
 
-const serviceTypeTaken = (): ConflictError =>
-  new ConflictError('A credential provider for this service type already exists in this tenant', 'SERVICE_TYPE_TAKEN');
+const serviceTypeTaken = (): ConflictError => new ConflictError('A credential provider for this service type already exists in this tenant', 'SERVICE_TYPE_TAKEN');

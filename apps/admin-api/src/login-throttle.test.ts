@@ -152,8 +152,7 @@ describe.skipIf(!redisUrl)('login throttle across replicas (Redis)', () => {
   });
 
   it('counts failures on either replica towards one limit, and both refuse', async () => {
-    const login = (replica: number, pw: string, address: string) =>
-      replicas[replica]!.call('POST', '/api/v1/auth/login', { body: { email, password: pw }, headers: { 'x-forwarded-for': address } });
+    const login = (replica: number, pw: string, address: string) => replicas[replica]!.call('POST', '/api/v1/auth/login', { body: { email, password: pw }, headers: { 'x-forwarded-for': address } });
     // 5 failures split 3/2: each replica alone saw fewer than 5.
     for (let i = 0; i < 5; i++) expect((await login(i % 2, `wrong-${i}`, addresses[i]!)).status).toBe(401);
     for (const replica of [0, 1]) {

@@ -57,10 +57,7 @@ export class LoginThrottle {
 
   /** Counts one login attempt; throws 429 RATE_LIMITED (with Retry-After seconds) past either limit. */
   async attempt(email: string, address: string): Promise<void> {
-    const states = await Promise.all([
-      this.limiter.hit(accountKey(email), this.perAccount),
-      this.limiter.hit(addressKey(address), this.perAddress),
-    ]);
+    const states = await Promise.all([this.limiter.hit(accountKey(email), this.perAccount), this.limiter.hit(addressKey(address), this.perAddress)]);
     if (states.some((s) => !s.allowed)) {
       const retryAfter = Math.max(...states.map((s) => s.retryAfterSeconds));
       throw new RateLimitedError('Too many login attempts; try again later', retryAfter);
@@ -105,7 +102,10 @@ const isTrusted = (address: string, proxies: readonly Cidr[]) => {
 export function clientAddress(c: Context, proxies: readonly Cidr[]): string {
   const peer = peerAddress(c) ?? 'unknown';
   if (proxies.length === 0 || !isTrusted(peer, proxies)) return peer;
-  const hops = (c.req.header('x-forwarded-for') ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+  const hops = (c.req.header('x-forwarded-for') ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     if (!isTrusted(hops[i]!, proxies)) return hops[i]!;
   }

@@ -98,9 +98,7 @@ describe('OpenAPI document and docs page', () => {
       bearerAuth: { type: 'http', scheme: 'bearer' },
       apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
     });
-    const referenced = new Set(
-      Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op.security ?? []).flatMap((s) => Object.keys(s)))),
-    );
+    const referenced = new Set(Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op.security ?? []).flatMap((s) => Object.keys(s)))));
     for (const name of referenced) expect(doc.components.securitySchemes, name).toHaveProperty(name);
     expect(doc.paths['/api/v1/admin/tool-providers']?.post?.security).toEqual([{ bearerAuth: [] }]);
   });

@@ -92,8 +92,7 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
       const listAgent = await createAgent(admin, 'lister');
       const a = (await createRule(admin, { subjectType: 'agent', subjectId: listAgent, providerId: github.id, action: 'allow' })).body.rule;
       const b = (await createRule(admin, { subjectType: 'agent', subjectId: listAgent, providerId: slack.id, action: 'deny' })).body.rule;
-      const ids = async (query: string) =>
-        (await call('GET', `${BASE}${query}`, { token: admin.token })).body.rules.map((r: { id: string }) => r.id);
+      const ids = async (query: string) => (await call('GET', `${BASE}${query}`, { token: admin.token })).body.rules.map((r: { id: string }) => r.id);
 
       expect(await ids(`?subjectType=agent&subjectId=${listAgent}`)).toEqual([a.id, b.id]);
       expect(await ids(`?subjectId=${listAgent}&providerId=${slack.id}`)).toEqual([b.id]);
@@ -107,10 +106,8 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
     it('groups a provider’s rules by tool pattern, most specific first', async () => {
       const provider = await createProvider(admin, 'grouped');
       const r1 = (await createRule(admin, { subjectType: 'agent', subjectId: agentId, providerId: provider.id, action: 'allow' })).body.rule;
-      const r2 = (await createRule(admin, { subjectType: 'user', subjectId: endUser.id, providerId: provider.id, action: 'deny', toolPattern: 'grouped_delete_*' }))
-        .body.rule;
-      const r3 = (await createRule(admin, { subjectType: 'user', subjectId: creator.id, providerId: provider.id, action: 'allow', toolPattern: 'grouped_delete_*' }))
-        .body.rule;
+      const r2 = (await createRule(admin, { subjectType: 'user', subjectId: endUser.id, providerId: provider.id, action: 'deny', toolPattern: 'grouped_delete_*' })).body.rule;
+      const r3 = (await createRule(admin, { subjectType: 'user', subjectId: creator.id, providerId: provider.id, action: 'allow', toolPattern: 'grouped_delete_*' })).body.rule;
       const res = await call('GET', `${BASE}/by-provider/${provider.id}`, { token: acmeAdmin.token });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
@@ -129,17 +126,10 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
       const provider = await createProvider(admin, 'readable');
       const ownAgent = await createAgent(creator, 'mine');
       const forRule = (subjectType: string, subjectId: string) => ({ subjectType, subjectId, providerId: provider.id, action: 'allow' });
-      const mine = [
-        (await createRule(admin, forRule('agent', ownAgent))).body.rule,
-        (await createRule(admin, { ...forRule('user', creator.id), tenantId: 'acme' })).body.rule,
-      ];
-      const others = [
-        (await createRule(admin, forRule('agent', agentId))).body.rule,
-        (await createRule(admin, { ...forRule('user', endUser.id), tenantId: 'acme' })).body.rule,
-      ];
+      const mine = [(await createRule(admin, forRule('agent', ownAgent))).body.rule, (await createRule(admin, { ...forRule('user', creator.id), tenantId: 'acme' })).body.rule];
+      const others = [(await createRule(admin, forRule('agent', agentId))).body.rule, (await createRule(admin, { ...forRule('user', endUser.id), tenantId: 'acme' })).body.rule];
       const ids = (rules: { id: string }[]) => rules.map((r) => r.id).sort();
-      const listed = async (caller: Caller, query = `?providerId=${provider.id}`) =>
-        ids((await call('GET', `${BASE}${query}`, { token: caller.token })).body.rules);
+      const listed = async (caller: Caller, query = `?providerId=${provider.id}`) => ids((await call('GET', `${BASE}${query}`, { token: caller.token })).body.rules);
 
       expect(await listed(creator), 'agent_creator lists only its own rules').toEqual(ids(mine));
       expect(await listed(creator, `?subjectType=agent&subjectId=${agentId}`)).toEqual([]);
@@ -257,17 +247,26 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
     });
 
     it('leaves the old set untouched when one rule is invalid', async () => {
-      const before = (await call('PUT', `${BASE}/agent/${agent}`, { token: admin.token, body: { rules: [{ providerId: github.id, action: 'allow' }] } })).body
-        .rules;
+      const before = (await call('PUT', `${BASE}/agent/${agent}`, { token: admin.token, body: { rules: [{ providerId: github.id, action: 'allow' }] } })).body.rules;
       const unknownProvider = await call('PUT', `${BASE}/agent/${agent}`, {
         token: admin.token,
-        body: { rules: [{ providerId: slack.id, action: 'allow' }, { providerId: 'missing', action: 'allow' }] },
+        body: {
+          rules: [
+            { providerId: slack.id, action: 'allow' },
+            { providerId: 'missing', action: 'allow' },
+          ],
+        },
       });
       expect(unknownProvider.status).toBe(400);
       expect(unknownProvider.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'rules.1.providerId' });
       const badAction = await call('PUT', `${BASE}/agent/${agent}`, {
         token: admin.token,
-        body: { rules: [{ providerId: slack.id, action: 'allow' }, { providerId: slack.id, action: 'perhaps' }] },
+        body: {
+          rules: [
+            { providerId: slack.id, action: 'allow' },
+            { providerId: slack.id, action: 'perhaps' },
+          ],
+        },
       });
       expect(badAction.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'rules.1.action' });
       expect((await call('GET', `${BASE}/agent/${agent}`, { token: admin.token })).body.rules).toEqual(before);
@@ -302,8 +301,7 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
       ).body.rule;
       expect((await evaluate(input)).body).toEqual({ action: 'require_confirmation', risk: 'critical', matchedRule: agentConfirm });
 
-      const userDeny = (await createRule(admin, { subjectType: 'user', subjectId: user.id, providerId: github.id, action: 'deny', toolPattern: 'github_delete_*' }))
-        .body.rule;
+      const userDeny = (await createRule(admin, { subjectType: 'user', subjectId: user.id, providerId: github.id, action: 'deny', toolPattern: 'github_delete_*' })).body.rule;
       expect((await evaluate(input)).body).toMatchObject({ action: 'deny', risk: 'high', matchedRule: { id: userDeny.id } });
 
       // Other tools and providers are not touched by the narrower rules.

@@ -98,12 +98,20 @@ const EvaluateBody = z
   })
   .openapi('EvaluateRequest');
 
-const Decision = z
-  .object({ action: ActionSchema, risk: RiskLevelSchema, matchedRule: orNull(AccessRuleSchema) })
-  .openapi('PolicyDecision');
+const Decision = z.object({ action: ActionSchema, risk: RiskLevelSchema, matchedRule: orNull(AccessRuleSchema) }).openapi('PolicyDecision');
 
-const ProviderIdParams = z.object({ providerId: z.string().min(1).openapi({ param: { name: 'providerId', in: 'path' } }) });
-const AgentIdParams = z.object({ agentId: z.string().min(1).openapi({ param: { name: 'agentId', in: 'path' } }) });
+const ProviderIdParams = z.object({
+  providerId: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: 'providerId', in: 'path' } }),
+});
+const AgentIdParams = z.object({
+  agentId: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: 'agentId', in: 'path' } }),
+});
 
 const RuleWritten = z.object({ success: z.literal(true), rule: AccessRuleSchema });
 const RulesBody = z.object({ rules: z.array(AccessRuleSchema) });
@@ -130,10 +138,7 @@ const byProviderRoute = createRoute({
   middleware: canRead,
   request: { params: ProviderIdParams },
   responses: {
-    200: jsonResponse(
-      z.object({ providerId: z.string(), groups: z.array(z.object({ toolPattern: z.string(), rules: z.array(AccessRuleSchema) })) }),
-      'Grouped rules',
-    ),
+    200: jsonResponse(z.object({ providerId: z.string(), groups: z.array(z.object({ toolPattern: z.string(), rules: z.array(AccessRuleSchema) })) }), 'Grouped rules'),
     ...errorResponses(401, 403, 404),
   },
 });
@@ -179,8 +184,7 @@ const evaluateRoute = createRoute({
   method: 'post',
   path: '/evaluate',
   summary: 'Dry-run the tool policy',
-  description:
-    'Order: user deny, user allow, agent deny, agent allow, wildcard-provider rules (deny first), otherwise deny. `require_confirmation` counts as an allow-class rule.',
+  description: 'Order: user deny, user allow, agent deny, agent allow, wildcard-provider rules (deny first), otherwise deny. `require_confirmation` counts as an allow-class rule.',
   middleware: canUpdate,
   request: { body: jsonBody(EvaluateBody) },
   responses: { 200: jsonResponse(Decision, 'Decision'), ...errorResponses(400, 401, 403) },

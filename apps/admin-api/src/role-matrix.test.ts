@@ -12,14 +12,35 @@ import { signedInUser, testClient, type Caller } from './test-client.js';
  */
 const EXPECTED: Record<RoleName, Permission[]> = {
   admin: [
-    'agent:create', 'agent:read', 'agent:update:own', 'agent:update:all', 'agent:delete:own', 'agent:delete:all',
-    'provider:read', 'provider:create', 'provider:update', 'provider:delete',
-    'user:manage', 'apikey:manage', 'audit:read:all', 'audit:read:tenant', 'audit:stats',
+    'agent:create',
+    'agent:read',
+    'agent:update:own',
+    'agent:update:all',
+    'agent:delete:own',
+    'agent:delete:all',
+    'provider:read',
+    'provider:create',
+    'provider:update',
+    'provider:delete',
+    'user:manage',
+    'apikey:manage',
+    'audit:read:all',
+    'audit:read:tenant',
+    'audit:stats',
   ],
   tenant_admin: [
-    'agent:create', 'agent:read', 'agent:update:own', 'agent:update:all', 'agent:delete:own', 'agent:delete:all',
-    'provider:read', 'provider:create', 'provider:update', 'provider:delete',
-    'apikey:manage', 'audit:read:tenant',
+    'agent:create',
+    'agent:read',
+    'agent:update:own',
+    'agent:update:all',
+    'agent:delete:own',
+    'agent:delete:all',
+    'provider:read',
+    'provider:create',
+    'provider:update',
+    'provider:delete',
+    'apikey:manage',
+    'audit:read:tenant',
   ],
   agent_creator: ['agent:create', 'agent:read', 'agent:update:own', 'agent:delete:own', 'provider:read'],
 };
@@ -76,17 +97,26 @@ const ENDPOINTS: Endpoint[] = [
   { method: 'PUT', path: `/api/v1/admin/provider-access/agent/${MISSING}`, anyOf: ['provider:update'], body: () => ({ rules: [] }) },
   // credential providers
   { method: 'GET', path: '/api/v1/credential-providers', anyOf: ['provider:read'] },
-  { method: 'POST', path: '/api/v1/credential-providers', anyOf: ['provider:create'], body: (who) => ({ name: 'matrix', serviceType: `matrix_${who.roles.join('_') || 'none'}`, authType: 'api_key' }) },
+  {
+    method: 'POST',
+    path: '/api/v1/credential-providers',
+    anyOf: ['provider:create'],
+    body: (who) => ({ name: 'matrix', serviceType: `matrix_${who.roles.join('_') || 'none'}`, authType: 'api_key' }),
+  },
   { method: 'GET', path: `/api/v1/credential-providers/${MISSING}`, anyOf: ['provider:read'] },
   { method: 'GET', path: '/api/v1/credential-providers/by-service/matrix_missing', anyOf: ['provider:read'] },
   { method: 'PUT', path: `/api/v1/credential-providers/${MISSING}`, anyOf: ['provider:update'], body: () => ({ name: 'x' }) },
   { method: 'DELETE', path: `/api/v1/credential-providers/${MISSING}`, anyOf: ['provider:delete'] },
 ];
 
-const CALLERS: [string, RoleName[]][] = [['admin', ['admin']], ['tenant_admin', ['tenant_admin']], ['agent_creator', ['agent_creator']], ['no role', []]];
+const CALLERS: [string, RoleName[]][] = [
+  ['admin', ['admin']],
+  ['tenant_admin', ['tenant_admin']],
+  ['agent_creator', ['agent_creator']],
+  ['no role', []],
+];
 
-const allowedFor = (roles: RoleName[], endpoint: Endpoint): boolean =>
-  endpoint.anyOf.length === 0 || endpoint.anyOf.some((p) => roles.some((r) => EXPECTED[r].includes(p)));
+const allowedFor = (roles: RoleName[], endpoint: Endpoint): boolean => endpoint.anyOf.length === 0 || endpoint.anyOf.some((p) => roles.some((r) => EXPECTED[r].includes(p)));
 
 it('the expected table mirrors the auth package role table', () => {
   for (const role of Object.keys(EXPECTED) as RoleName[]) {

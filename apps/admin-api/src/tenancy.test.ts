@@ -178,7 +178,7 @@ describe.each(testBackends())('tenancy (%s)', (backend) => {
     expect(stillThere).toContain(global.id);
   });
 
-  it('keeps a self-registered user\'s agent private: other tenant-less users and tenant users get 404', async () => {
+  it("keeps a self-registered user's agent private: other tenant-less users and tenant users get 404", async () => {
     const register = async (email: string) => {
       const res = await call('POST', '/api/v1/auth/register', { body: { email, password: 'correct horse battery staple', name: 'Self' } });
       expect(res.status, JSON.stringify(res.body)).toBe(201);

@@ -234,8 +234,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
   });
 
   it("fetches the upstream's tools with the MCP client, sending the bearer secret", async () => {
-    const provider = (await create(admin, { name: 'live', pattern: 'github_*', endpoint: mcp.url, authType: 'bearer', authSecret: 'upstream-bearer-secret' }))
-      .body.provider;
+    const provider = (await create(admin, { name: 'live', pattern: 'github_*', endpoint: mcp.url, authType: 'bearer', authSecret: 'upstream-bearer-secret' })).body.provider;
     const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: creator.token });
     expect(res.status).toBe(200);
     expect(res.body.tools).toEqual([
@@ -259,8 +258,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
   it('sends api_key secrets as X-Api-Key', async () => {
     const keyed = await startMcpServer({ auth: { apiKey: 'the-api-key' }, tools: [{ name: 'k_tool', handler: () => 'ok' }] });
     try {
-      const provider = (await create(admin, { name: 'keyed', pattern: 'k_*', endpoint: keyed.url, authType: 'api_key', authSecret: 'the-api-key' })).body
-        .provider;
+      const provider = (await create(admin, { name: 'keyed', pattern: 'k_*', endpoint: keyed.url, authType: 'api_key', authSecret: 'the-api-key' })).body.provider;
       const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
       expect(res.status).toBe(200);
       expect(res.body.tools.map((t: { name: string }) => t.name)).toEqual(['k_tool']);

@@ -61,9 +61,7 @@ const UpdateToolProviderBody = z
   })
   .openapi('UpdateToolProviderRequest');
 
-const UpstreamToolSchema = z
-  .object({ name: z.string(), description: z.string().nullable(), inputSchema: z.record(z.string(), z.unknown()) })
-  .openapi('UpstreamTool');
+const UpstreamToolSchema = z.object({ name: z.string(), description: z.string().nullable(), inputSchema: z.record(z.string(), z.unknown()) }).openapi('UpstreamTool');
 
 const ProviderWritten = z.object({ success: z.literal(true), provider: ToolProviderSchema });
 const common = { tags: ['Tool providers'], security: jwtSecurity };

@@ -104,7 +104,11 @@ export async function addRole(deps: UsersDeps, id: string, role: RoleName): Prom
 export async function removeRole(deps: UsersDeps, actor: Principal, id: string, role: RoleName): Promise<User> {
   const current = await loadUser(deps.db, id);
   if (!current.roles.includes(role)) return toUser(current);
-  guardOwnAdminRole(actor, current, current.roles.filter((r) => r !== role));
+  guardOwnAdminRole(
+    actor,
+    current,
+    current.roles.filter((r) => r !== role),
+  );
   return writeUser(deps, id, { roles: sql<RoleName[]>`array_remove(roles, ${role}::text)` });
 }
 
@@ -124,7 +128,13 @@ async function loadUser(db: Kysely<Database>, id: string): Promise<UserRow> {
 
 async function writeUser(deps: UsersDeps, id: string, changes: UpdateObject<Database, 'users'>): Promise<User> {
   const row = await conflictOnUnique(
-    () => deps.db.updateTable('users').set({ ...changes, updated_at: deps.clock.now() }).where('id', '=', id).returningAll().executeTakeFirst(),
+    () =>
+      deps.db
+        .updateTable('users')
+        .set({ ...changes, updated_at: deps.clock.now() })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst(),
     emailTaken,
   );
   if (!row) throw new NotFoundError('User');

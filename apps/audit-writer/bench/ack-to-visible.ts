@@ -32,7 +32,14 @@ const READ_BACK_DEADLINE_MS = 10_000;
 /** One call as a gateway records it: the create, then its outcome; acknowledged once both are enqueued. */
 async function acknowledgedCall(trail: AuditTrail, n: number): Promise<string> {
   const id = await trail.open({
-    userId: `u${n % 7}`, agentId: 'a1', endUserId: null, providerId: 'p1', tenantId: 't1', toolName: `tool.${n % 5}`, arguments: { n }, status: 'pending',
+    userId: `u${n % 7}`,
+    agentId: 'a1',
+    endUserId: null,
+    providerId: 'p1',
+    tenantId: 't1',
+    toolName: `tool.${n % 5}`,
+    arguments: { n },
+    status: 'pending',
   });
   await trail.update(id, { status: 'completed', duration: 3 });
   return id;
@@ -108,7 +115,11 @@ export async function ackToVisible(options: AckToVisibleOptions): Promise<void> 
       await reader;
       // Every call so far is one completed row: wait for all of them.
       for (;;) {
-        const { rows } = await deps.db.selectFrom('audit_logs').select((eb) => eb.fn.countAll<number>().as('rows')).where('status', '=', 'completed').executeTakeFirstOrThrow();
+        const { rows } = await deps.db
+          .selectFrom('audit_logs')
+          .select((eb) => eb.fn.countAll<number>().as('rows'))
+          .where('status', '=', 'completed')
+          .executeTakeFirstOrThrow();
         if (Number(rows) >= n) break;
         if (performance.now() - start > 120_000) throw new Error(`only ${rows} of ${n} rows written after 120 s`);
         await sleep(20);

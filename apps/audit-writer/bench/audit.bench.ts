@@ -77,8 +77,14 @@ async function writeThroughput(handle: DbHandle): Promise<void> {
       await Promise.all(
         Array.from({ length: Math.min(1000, JOBS - i) }, (_, k) =>
           trail.open({
-            userId: `u${(i + k) % 97}`, agentId: `a${(i + k) % 13}`, endUserId: null, providerId: 'p1', tenantId: tenants[(i + k) % 5] ?? null,
-            toolName: `tool.${(i + k) % 20}`, arguments: { path: `/data/${i + k}`, token: 'secret' }, status: 'completed',
+            userId: `u${(i + k) % 97}`,
+            agentId: `a${(i + k) % 13}`,
+            endUserId: null,
+            providerId: 'p1',
+            tenantId: tenants[(i + k) % 5] ?? null,
+            toolName: `tool.${(i + k) % 20}`,
+            arguments: { path: `/data/${i + k}`, token: 'secret' },
+            status: 'completed',
           }),
         ),
       );
@@ -87,20 +93,35 @@ async function writeThroughput(handle: DbHandle): Promise<void> {
     line(`enqueue: ${JOBS} audit records (grouped by the producer into audit-bulk jobs of up to 500) into BullMQ in ${enqueueS.toFixed(1)} s (${Math.round(JOBS / enqueueS)} records/s)`);
 
     const consumer = createAuditConsumer({
-      db: handle.db, queue, clock: systemClock, logger: silentLogger(), batchSize: 1000, batchWaitMs: 20, retentionDays: 0, concurrency: CONCURRENCY,
+      db: handle.db,
+      queue,
+      clock: systemClock,
+      logger: silentLogger(),
+      batchSize: 1000,
+      batchWaitMs: 20,
+      retentionDays: 0,
+      concurrency: CONCURRENCY,
     });
     const start = performance.now();
     await consumer.start();
     for (;;) {
-      const { n } = await handle.db.selectFrom('audit_logs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const { n } = await handle.db
+        .selectFrom('audit_logs')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       if (Number(n) >= JOBS) break;
       if (performance.now() - start > DEADLINE_MS) throw new Error(`only ${n} of ${JOBS} rows after the deadline`);
       await new Promise((r) => setTimeout(r, 20));
     }
     const seconds = (performance.now() - start) / 1000;
     await consumer.stop();
-    const links = await handle.db.selectFrom('audit_chain').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    line(`write: ${JOBS} rows (+${links.n} chain links) through BullMQ into PostgreSQL in ${seconds.toFixed(2)} s = ${Math.round(JOBS / seconds)} rows/s (batches of up to 1000 records, ${CONCURRENCY} in flight)`);
+    const links = await handle.db
+      .selectFrom('audit_chain')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    line(
+      `write: ${JOBS} rows (+${links.n} chain links) through BullMQ into PostgreSQL in ${seconds.toFixed(2)} s = ${Math.round(JOBS / seconds)} rows/s (batches of up to 1000 records, ${CONCURRENCY} in flight)`,
+    );
   } finally {
     await queue.close();
     await dropQueue(prefix);
@@ -129,7 +150,10 @@ async function queryLatency(handle: DbHandle): Promise<void> {
     ['tenant admin, own tenant', (i) => listEntries(handle.db, visibleFilter(tenantAdmin(`t${i % 20}`), {}), { limit: 50, offset: 0 })],
     ['agent_creator, own entries', (i) => listEntries(handle.db, visibleFilter(creator(`u${i % 1000}`), {}), { limit: 50, offset: 0 })],
     ['admin, agent + status', (i) => listEntries(handle.db, visibleFilter(admin, { agentId: `a${i % 50}`, status: 'failed' }), { limit: 50, offset: 0 })],
-    ['admin, tool + date range', (i) => listEntries(handle.db, visibleFilter(admin, { toolName: `tool.${i % 100}`, from: new Date('2026-01-03'), before: new Date('2026-01-06') }), { limit: 50, offset: 0 })],
+    [
+      'admin, tool + date range',
+      (i) => listEntries(handle.db, visibleFilter(admin, { toolName: `tool.${i % 100}`, from: new Date('2026-01-03'), before: new Date('2026-01-06') }), { limit: 50, offset: 0 }),
+    ],
     ['tenant admin, tenant + page 20', (i) => listEntries(handle.db, visibleFilter(tenantAdmin(`t${i % 20}`), {}), { limit: 50, offset: 1000 })],
   ];
   for (const [name, run] of shapes) {
@@ -146,11 +170,19 @@ async function queryLatency(handle: DbHandle): Promise<void> {
 
 async function main(): Promise<void> {
   // Other work on the machine skews every figure: print how busy it was.
-  line(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  line(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   if (JOBS > 0) await withScratchDatabase(writeThroughput);
   if (ROWS > 0) await withScratchDatabase(queryLatency);
   for (const mode of MODES) await ackToVisible({ mode, redisUrl, samples: SAMPLES, records: RYW_RECORDS, line, dropQueue });
-  line(`machine: load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  line(
+    `machine: load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
 }
 
 const timer = setTimeout(() => {

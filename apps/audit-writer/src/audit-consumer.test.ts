@@ -7,16 +7,27 @@ import { writeChainFixture } from './chain.fixtures.js';
 import { verifyAll } from './verify.js';
 
 const record = (id: string, over: Record<string, unknown> = {}) => ({
-  op: 'create', id, key: `c:${id}`, seq: 1, at: '2026-01-01T00:00:00.000Z', userId: 'u', agentId: 'a', endUserId: null, providerId: 'p',
-  tenantId: 't', toolName: 'fs.read', arguments: {}, status: 'pending', ...over,
+  op: 'create',
+  id,
+  key: `c:${id}`,
+  seq: 1,
+  at: '2026-01-01T00:00:00.000Z',
+  userId: 'u',
+  agentId: 'a',
+  endUserId: null,
+  providerId: 'p',
+  tenantId: 't',
+  toolName: 'fs.read',
+  arguments: {},
+  status: 'pending',
+  ...over,
 });
 
 describe('audit consumer', () => {
   let deps: TestDeps;
   afterEach(() => deps.close());
 
-  const consumer = (retentionDays = 0) =>
-    createAuditConsumer({ db: deps.db, queue: deps.queue, clock: deps.clock, logger: silentLogger(), batchSize: 100, batchWaitMs: 10, retentionDays });
+  const consumer = (retentionDays = 0) => createAuditConsumer({ db: deps.db, queue: deps.queue, clock: deps.clock, logger: silentLogger(), batchSize: 100, batchWaitMs: 10, retentionDays });
   const ids = async () => (await deps.db.selectFrom('audit_logs').select('id').orderBy('id').execute()).map((r) => r.id);
 
   it('writes the good records of a batch and fails only the poison ones, with their reasons', async () => {

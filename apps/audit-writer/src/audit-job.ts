@@ -64,8 +64,7 @@ function versionOf({ job, key }: ValidJob): string {
   return `${ms}.${String(job.seq).padStart(16, '0')}.${key}`;
 }
 
-const newer = <T>(current: Versioned<T> | undefined, candidate: Versioned<T>): Versioned<T> =>
-  current === undefined || candidate.version > current.version ? candidate : current;
+const newer = <T>(current: Versioned<T> | undefined, candidate: Versioned<T>): Versioned<T> => (current === undefined || candidate.version > current.version ? candidate : current);
 
 /**
  * Folds a batch's jobs into one patch per audit id with the writer's merge rule (last writer

@@ -70,8 +70,21 @@ function filtered(db: Kysely<Database>, f: AuditFilter): AuditQuery<object> {
 }
 
 const ENTRY_COLUMNS = [
-  'id', 'user_id', 'agent_id', 'end_user_id', 'provider_id', 'tenant_id', 'tool_name', 'arguments', 'result', 'status',
-  'duration', 'confirmed_by', 'error', 'created_at', 'updated_at',
+  'id',
+  'user_id',
+  'agent_id',
+  'end_user_id',
+  'provider_id',
+  'tenant_id',
+  'tool_name',
+  'arguments',
+  'result',
+  'status',
+  'duration',
+  'confirmed_by',
+  'error',
+  'created_at',
+  'updated_at',
 ] as const;
 
 type EntryRow = Pick<AuditLogRow, (typeof ENTRY_COLUMNS)[number]>;
@@ -98,14 +111,12 @@ export function toEntry(row: EntryRow): AuditEntry {
 }
 
 /** One page, newest first, with the exact size of the whole filtered set. */
-export async function listEntries(
-  db: Kysely<Database>,
-  filter: AuditFilter,
-  page: { limit: number; offset: number },
-): Promise<{ data: AuditEntry[]; total: number }> {
+export async function listEntries(db: Kysely<Database>, filter: AuditFilter, page: { limit: number; offset: number }): Promise<{ data: AuditEntry[]; total: number }> {
   const [rows, count] = await Promise.all([
     filtered(db, filter).select(ENTRY_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
-    filtered(db, filter).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    filtered(db, filter)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { data: rows.map(toEntry), total: Number(count.n) };
 }
@@ -117,10 +128,7 @@ export async function getEntry(db: Kysely<Database>, filter: AuditFilter, id: st
 }
 
 /** Counts per status and the mean duration (ms, of entries that have one) of the filtered set. */
-export async function auditStats(
-  db: Kysely<Database>,
-  filter: AuditFilter,
-): Promise<{ total: number; byStatus: Record<AuditStatus, number>; avgDuration: number | null }> {
+export async function auditStats(db: Kysely<Database>, filter: AuditFilter): Promise<{ total: number; byStatus: Record<AuditStatus, number>; avgDuration: number | null }> {
   const rows = await filtered(db, filter)
     .select((eb: ExpressionBuilder<Database, 'audit_logs'>) => [
       eb.ref('status').as('status'),

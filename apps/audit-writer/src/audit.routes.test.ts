@@ -28,11 +28,21 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
 
     const clock = new ManualClock();
     const trail = createAuditTrail({ queue: deps.queue, clock });
-    const record = async (name: string, day: string, e: { user: string; agent: string; tenant: string; tool: string; status: 'pending' | 'confirmed' | 'rejected' | 'completed' | 'failed'; duration?: number; args?: unknown }) => {
+    const record = async (
+      name: string,
+      day: string,
+      e: { user: string; agent: string; tenant: string; tool: string; status: 'pending' | 'confirmed' | 'rejected' | 'completed' | 'failed'; duration?: number; args?: unknown },
+    ) => {
       clock.set(new Date(`${day}T10:00:00.000Z`));
       ids[name] = await trail.open({
-        userId: e.user, agentId: e.agent, endUserId: null, providerId: 'p1', tenantId: e.tenant, toolName: e.tool,
-        arguments: e.args ?? { n: name }, status: 'pending',
+        userId: e.user,
+        agentId: e.agent,
+        endUserId: null,
+        providerId: 'p1',
+        tenantId: e.tenant,
+        toolName: e.tool,
+        arguments: e.args ?? { n: name },
+        status: 'pending',
       });
       if (e.status !== 'pending' || e.duration !== undefined) await trail.update(ids[name], { status: e.status, duration: e.duration ?? null });
     };
@@ -46,7 +56,11 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
     // Written through the real queue consumer; wait until every create and update is in.
     await vi.waitFor(
       async () => {
-        const n = await deps.db.selectFrom('audit_logs').select((eb) => eb.fn.countAll<number>().as('n')).where('tool_name', 'is not', null).executeTakeFirstOrThrow();
+        const n = await deps.db
+          .selectFrom('audit_logs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('tool_name', 'is not', null)
+          .executeTakeFirstOrThrow();
         expect(Number(n.n)).toBe(61);
         const e5 = await deps.db.selectFrom('audit_logs').select('status').where('id', '=', ids.e5!).executeTakeFirstOrThrow();
         expect(e5.status).toBe('completed');
@@ -167,7 +181,10 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
     const res = await get('admin', '/api/v1/audit/export?tenant_id=t-a');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/x-ndjson');
-    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Entry);
+    const lines = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Entry);
     expect(lines).toHaveLength(59);
     expect(new Set(lines.map((e) => e.tenantId))).toEqual(new Set(['t-a']));
     expect(new Set(lines.map((e) => e.id)).size).toBe(59);

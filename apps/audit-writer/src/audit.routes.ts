@@ -52,8 +52,20 @@ const FilterQuery = z.object({
 });
 
 const PageQuery = FilterQuery.extend({
-  limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).openapi({ description: `Default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}` }),
-  offset: z.coerce.number().int().min(0).max(MAX_OFFSET).default(0).openapi({ description: `At most ${MAX_OFFSET}` }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_LIMIT)
+    .default(DEFAULT_LIMIT)
+    .openapi({ description: `Default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}` }),
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_OFFSET)
+    .default(0)
+    .openapi({ description: `At most ${MAX_OFFSET}` }),
 });
 
 const AuditEntry = z

@@ -14,16 +14,31 @@ const valid = (job: AuditRecordJob): ValidJob => {
 type UpdateJob = Extract<AuditRecordJob, { op: 'update' }>;
 
 const create = (id: string): AuditRecordJob => ({
-  op: 'create', id, key: `c:${id}`, seq: 1, at: '2026-01-01T10:00:00.000Z', userId: 'u1', agentId: 'a1', endUserId: null,
-  providerId: 'p1', tenantId: 't1', toolName: 'fs.read', arguments: { path: '/x' }, status: 'pending',
+  op: 'create',
+  id,
+  key: `c:${id}`,
+  seq: 1,
+  at: '2026-01-01T10:00:00.000Z',
+  userId: 'u1',
+  agentId: 'a1',
+  endUserId: null,
+  providerId: 'p1',
+  tenantId: 't1',
+  toolName: 'fs.read',
+  arguments: { path: '/x' },
+  status: 'pending',
 });
 const update = (id: string, n: number, patch: UpdateJob['patch'], key = `u:${id}:${n}`): AuditRecordJob => ({
-  op: 'update', id, key, seq: n + 1, at: `2026-01-01T10:00:0${n}.000Z`, patch,
+  op: 'update',
+  id,
+  key,
+  seq: n + 1,
+  at: `2026-01-01T10:00:0${n}.000Z`,
+  patch,
 });
 
 /** Every ordering of a list (small lists only). */
-const permutations = <T>(items: T[]): T[][] =>
-  items.length <= 1 ? [items] : items.flatMap((x, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((p) => [x, ...p]));
+const permutations = <T>(items: T[]): T[][] => (items.length <= 1 ? [items] : items.flatMap((x, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((p) => [x, ...p])));
 
 describe.each(testBackends())('writeBatch on %s', (backend) => {
   let handle: DbHandle;
@@ -34,7 +49,14 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
 
   const row = (id: string) => handle.db.selectFrom('audit_logs').selectAll().where('id', '=', id).executeTakeFirst();
   const count = async (table: 'audit_logs' | 'audit_chain') =>
-    Number((await handle.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await handle.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('writes a job delivered twice (in one batch and again later) as one row and one link', async () => {
     const job = valid(create('r1'));
@@ -56,7 +78,13 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
     expect(await row('r2')).toMatchObject({ tool_name: null, status: 'completed' });
     expect(await writeBatch(handle.db, [valid(create('r2'))])).toMatchObject({ rows: 1, placeholders: 0, links: 1 });
     expect(await row('r2')).toMatchObject({
-      tool_name: 'fs.read', user_id: 'u1', tenant_id: 't1', arguments: { path: '/x' }, status: 'completed', result: { ok: 1 }, duration: 40,
+      tool_name: 'fs.read',
+      user_id: 'u1',
+      tenant_id: 't1',
+      arguments: { path: '/x' },
+      status: 'completed',
+      result: { ok: 1 },
+      duration: 40,
       created_at: new Date('2026-01-01T10:00:00.000Z'),
     });
   });
@@ -79,9 +107,7 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
       const r = await row(id);
       outcomes.add(JSON.stringify([r?.tool_name, r?.status, r?.confirmed_by, r?.result, r?.duration, r?.error, r?.created_at]));
     }
-    expect([...outcomes]).toEqual([
-      JSON.stringify(['fs.read', 'completed', 'admin-1', { n: 2 }, 7, null, new Date('2026-01-01T10:00:00.000Z')]),
-    ]);
+    expect([...outcomes]).toEqual([JSON.stringify(['fs.read', 'completed', 'admin-1', { n: 2 }, 7, null, new Date('2026-01-01T10:00:00.000Z')])]);
   });
 
   it('never lets a later stage be overtaken by an earlier status sent later', async () => {

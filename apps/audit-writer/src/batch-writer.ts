@@ -29,7 +29,6 @@ export interface BatchOutcome {
   links: number;
 }
 
-
 /**
  * Writes a batch of audit jobs in one transaction: drops jobs already written (by key), merges
  * the rest per audit id, upserts the rows with the order-independent merge rule, then appends
@@ -118,13 +117,7 @@ async function appendLinks(trx: Transaction<Database>, rows: readonly (WrittenRo
     .values(tenants.map((t) => ({ tenant_key: t, seq: 0, hash: GENESIS_HASH, pruned_hash: GENESIS_HASH })))
     .onConflict((oc) => oc.column('tenant_key').doNothing())
     .execute();
-  const heads = await trx
-    .selectFrom('audit_chain_heads')
-    .select(['tenant_key', 'seq', 'hash'])
-    .where('tenant_key', 'in', tenants)
-    .orderBy('tenant_key')
-    .forUpdate()
-    .execute();
+  const heads = await trx.selectFrom('audit_chain_heads').select(['tenant_key', 'seq', 'hash']).where('tenant_key', 'in', tenants).orderBy('tenant_key').forUpdate().execute();
   const head = new Map(heads.map((h) => [h.tenant_key, { seq: Number(h.seq), hash: h.hash }]));
   const links: Insertable<AuditChainTable>[] = [];
   for (const row of rows) {
@@ -135,8 +128,13 @@ async function appendLinks(trx: Transaction<Database>, rows: readonly (WrittenRo
       const link = { tenantKey, seq: at.seq + 1, auditId: row.id, jobKey, contentHash: hash, prevHash: at.hash };
       const own = linkHash(link);
       links.push({
-        tenant_key: tenantKey, seq: link.seq, audit_id: row.id, job_key: jobKey, content_hash: hash,
-        prev_hash: link.prevHash, hash: own,
+        tenant_key: tenantKey,
+        seq: link.seq,
+        audit_id: row.id,
+        job_key: jobKey,
+        content_hash: hash,
+        prev_hash: link.prevHash,
+        hash: own,
       });
       at.seq = link.seq;
       at.hash = own;

@@ -17,10 +17,31 @@ export async function writeChainFixture(db: Kysely<Database>, count: number): Pr
     const id = `rec-${String(i).padStart(4, '0')}`;
     ids.push(id);
     const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
-    jobs.push({ op: 'create', id, key: `c:${id}`, seq: i, at, userId: `u${i % 3}`, agentId: 'ag', endUserId: null, providerId: 'p', tenantId: tenants[i % 3] ?? null, toolName: 'fs.read', arguments: { i }, status: 'pending' });
+    jobs.push({
+      op: 'create',
+      id,
+      key: `c:${id}`,
+      seq: i,
+      at,
+      userId: `u${i % 3}`,
+      agentId: 'ag',
+      endUserId: null,
+      providerId: 'p',
+      tenantId: tenants[i % 3] ?? null,
+      toolName: 'fs.read',
+      arguments: { i },
+      status: 'pending',
+    });
   }
   for (let i = 0; i < count; i++) {
-    jobs.push({ op: 'update', id: ids[i]!, key: `u:${ids[i]}`, seq: count + i, at: new Date(Date.UTC(2026, 0, 2) + i * 1000).toISOString(), patch: { status: 'completed', result: { ok: i }, duration: i } });
+    jobs.push({
+      op: 'update',
+      id: ids[i]!,
+      key: `u:${ids[i]}`,
+      seq: count + i,
+      at: new Date(Date.UTC(2026, 0, 2) + i * 1000).toISOString(),
+      patch: { status: 'completed', result: { ok: i }, duration: i },
+    });
   }
   for (let i = 0; i < jobs.length; i += 7) {
     await writeBatch(

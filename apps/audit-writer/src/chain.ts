@@ -37,5 +37,7 @@ export interface LinkFields {
 
 /** A link's own hash: over its place in the chain, its row and job, and the previous link. */
 export function linkHash(link: LinkFields): string {
-  return createHash('sha256').update(JSON.stringify([link.prevHash, link.tenantKey, link.seq, link.auditId, link.jobKey, link.contentHash])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([link.prevHash, link.tenantKey, link.seq, link.auditId, link.jobKey, link.contentHash]))
+    .digest('hex');
 }

@@ -15,7 +15,14 @@ const producer = process.env.PRODUCER_NAME ?? 'producer';
 for await (const line of createInterface({ input: process.stdin })) {
   const n = line.trim();
   const id = await trail.open({
-    userId: 'u-ryw', agentId: producer, endUserId: null, providerId: 'p1', tenantId: 't-ryw', toolName: 'ryw.tool', arguments: { n }, status: 'pending',
+    userId: 'u-ryw',
+    agentId: producer,
+    endUserId: null,
+    providerId: 'p1',
+    tenantId: 't-ryw',
+    toolName: 'ryw.tool',
+    arguments: { n },
+    status: 'pending',
   });
   await trail.update(id, { status: 'completed', duration: 1 });
   process.stdout.write(`ack ${n} ${id}\n`);

@@ -85,16 +85,30 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
     const trail = createAuditTrail({ queue: deps.queue, clock: systemClock });
     const good = await acknowledgedCall(trail, 'before-poison', 0);
     const bad = {
-      op: 'create' as const, id: 'ryw-poison', key: 'c:ryw-poison', seq: 1, at: new Date().toISOString(),
-      userId: null, agentId: null, endUserId: null, providerId: null, tenantId: null, toolName: 't', arguments: {}, status: 'exploded' as never,
+      op: 'create' as const,
+      id: 'ryw-poison',
+      key: 'c:ryw-poison',
+      seq: 1,
+      at: new Date().toISOString(),
+      userId: null,
+      agentId: null,
+      endUserId: null,
+      providerId: null,
+      tenantId: null,
+      toolName: 't',
+      arguments: {},
+      status: 'exploded' as never,
     };
     // Its batch fails on every attempt (1 s, then 2 s of backoff in-process) until it is given up.
     await deps.queue.enqueue('audit-bulk', { records: [bad] }, { attempts: 2 });
-    const seen = await vi.waitFor(async () => {
-      const r = await readBack(host, token, good);
-      expect(r.stale).toBe('true');
-      return r;
-    }, { timeout: 5000, interval: 20 });
+    const seen = await vi.waitFor(
+      async () => {
+        const r = await readBack(host, token, good);
+        expect(r.stale).toBe('true');
+        return r;
+      },
+      { timeout: 5000, interval: 20 },
+    );
     expect(seen.status).toBe(200);
     expect(seen.ms).toBeLessThan(READ_BARRIER_MS);
     for (const path of ['/api/v1/audit/logs', '/api/v1/audit/stats', '/api/v1/audit/export']) {

@@ -69,7 +69,7 @@ describe.each(testBackends())('verify on %s', (backend) => {
     expect(outcome).toEqual({ rows: 2, links: 12, placeholders: 0 });
     const remaining = await handle.db.selectFrom('audit_logs').select('id').where('tenant_id', '=', 't-a').execute();
     expect(remaining).toHaveLength(8);
-    expect((await verifyChain(handle.db, 't-a'))).toEqual({ tenantKey: 't-a', links: 8 });
+    expect(await verifyChain(handle.db, 't-a')).toEqual({ tenantKey: 't-a', links: 8 });
     const victim = remaining[3]!.id;
     await sql`update audit_logs set status = 'failed' where id = ${victim}`.execute(handle.db);
     expect((await verifyChain(handle.db, 't-a')).broken).toMatchObject({ auditId: victim });

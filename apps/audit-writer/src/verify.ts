@@ -35,14 +35,7 @@ export async function verifyChain(db: Kysely<Database>, tenantKey: string): Prom
     let prevHash = head.pruned_hash;
     let lastAuditId = '';
     for (;;) {
-      const links = await db
-        .selectFrom('audit_chain')
-        .selectAll()
-        .where('tenant_key', '=', tenantKey)
-        .where('seq', '>=', expectSeq)
-        .orderBy('seq')
-        .limit(PAGE)
-        .execute();
+      const links = await db.selectFrom('audit_chain').selectAll().where('tenant_key', '=', tenantKey).where('seq', '>=', expectSeq).orderBy('seq').limit(PAGE).execute();
       if (links.length === 0) break;
       const ids = [...new Set(links.map((l) => l.audit_id))];
       const lastSeqs = await db
@@ -52,7 +45,11 @@ export async function verifyChain(db: Kysely<Database>, tenantKey: string): Prom
         .groupBy('audit_id')
         .execute();
       const lastSeq = new Map(lastSeqs.map((r) => [r.audit_id, Number(r.seq)]));
-      const rows = await db.selectFrom('audit_logs').select(['id', CONTENT_HASH_SQL.as('content_hash')]).where('id', 'in', ids).execute();
+      const rows = await db
+        .selectFrom('audit_logs')
+        .select(['id', CONTENT_HASH_SQL.as('content_hash')])
+        .where('id', 'in', ids)
+        .execute();
       const rowHash = new Map(rows.map((r) => [r.id, r.content_hash]));
       for (const link of links) {
         const seq = Number(link.seq);

@@ -58,8 +58,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     });
     return child;
   };
-  const count = async (where = sql`true`) =>
-    Number((await sql<{ n: number }>`select count(*)::int as n from audit_logs where ${where}`.execute(handle.db)).rows[0]!.n);
+  const count = async (where = sql`true`) => Number((await sql<{ n: number }>`select count(*)::int as n from audit_logs where ${where}`.execute(handle.db)).rows[0]!.n);
 
   // A writer process SIGKILLed while it holds jobs, then a new one: BullMQ redelivers what the
   // dead one held, and the writer's idempotency keeps every record exactly once.
@@ -116,17 +115,28 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     await failed.close();
   }, 180_000);
 
-  it('puts a poison record\'s job in the failed set with the reason, and writes the good ones', async () => {
+  it("puts a poison record's job in the failed set with the reason, and writes the good ones", async () => {
     const queue = new BullJobQueue({ url: redisUrl!, prefix: `${prefix}-poison`, backoffMs: 20 });
     const errors: unknown[] = [];
     const logger = silentLogger();
-    logger.error = ((obj: unknown) => {
+    logger.error = (obj: unknown) => {
       errors.push(obj);
-    });
+    };
     const consumer = createAuditConsumer({ db: handle.db, queue, clock: systemClock, logger, batchSize: 100, batchWaitMs: 5, retentionDays: 0 });
     const good = {
-      op: 'create' as const, id: 'poison-test-good', key: 'c:poison-test-good', seq: 1, at: new Date().toISOString(),
-      userId: null, agentId: null, endUserId: null, providerId: null, tenantId: null, toolName: 't', arguments: {}, status: 'completed' as const,
+      op: 'create' as const,
+      id: 'poison-test-good',
+      key: 'c:poison-test-good',
+      seq: 1,
+      at: new Date().toISOString(),
+      userId: null,
+      agentId: null,
+      endUserId: null,
+      providerId: null,
+      tenantId: null,
+      toolName: 't',
+      arguments: {},
+      status: 'completed' as const,
     };
     await queue.enqueue('audit-bulk', { records: [good, { ...good, id: 'poison-test-bad', key: 'c:bad', status: 'exploded' as never }] }, { attempts: 2, keepFailed: true });
     await consumer.start();

@@ -10,6 +10,15 @@ import { createAuditConsumer } from './audit-consumer.js';
 
 const handle = await openDatabase({ url: process.env.DATABASE_URL });
 const queue = new BullJobQueue({ url: process.env.REDIS_URL!, prefix: process.env.AUDIT_QUEUE_PREFIX, lockDurationMs: 1500, stalledIntervalMs: 500, backoffMs: 100 });
-const consumer = createAuditConsumer({ db: handle.db, queue, clock: systemClock, logger: silentLogger(), batchSize: 200, batchWaitMs: Number(process.env.AUDIT_BATCH_WAIT_MS ?? 5), retentionDays: 0, concurrency: 4 });
+const consumer = createAuditConsumer({
+  db: handle.db,
+  queue,
+  clock: systemClock,
+  logger: silentLogger(),
+  batchSize: 200,
+  batchWaitMs: Number(process.env.AUDIT_BATCH_WAIT_MS ?? 5),
+  retentionDays: 0,
+  concurrency: 4,
+});
 await consumer.start();
 process.stdout.write('ready\n');

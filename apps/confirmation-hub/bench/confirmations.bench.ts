@@ -31,7 +31,9 @@ const summary = (values: number[]) => {
 };
 const now = () => performance.timeOrigin + performance.now();
 const rssMiB = (pid: number) => {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!;
   return Number(/(\d+)/.exec(line)![1]) / 1024;
 };
 
@@ -58,7 +60,11 @@ try {
     roles: [] as [],
     tenant_id: 'bench',
   }));
-  for (let i = 0; i < users.length; i += 1_000) await database.handle.db.insertInto('users').values(users.slice(i, i + 1_000)).execute();
+  for (let i = 0; i < users.length; i += 1_000)
+    await database.handle.db
+      .insertInto('users')
+      .values(users.slice(i, i + 1_000))
+      .execute();
   const tokens = await Promise.all(users.map((u) => auth.signUserToken({ id: u.id, email: u.email, roles: [], tenantId: 'bench' })));
   const confirmer = { id: users[0]!.id, token: tokens[0]! };
 
@@ -99,7 +105,10 @@ try {
   await stream.close();
   console.log(`   confirm sent → held call released:  ${summary(release)}`);
   console.log(`   confirm HTTP round trip (for scale): ${summary(confirmRoundTrip)}`);
-  const p99 = percentile([...release].sort((a, b) => a - b), 99);
+  const p99 = percentile(
+    [...release].sort((a, b) => a - b),
+    99,
+  );
   console.log(`   aim p99 ≤ 50 ms: ${p99 <= 50 ? 'met' : 'NOT met'}`);
 
   // 2. idle SSE clients on one hub process.

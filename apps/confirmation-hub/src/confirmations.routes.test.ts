@@ -66,7 +66,11 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
       expect(JSON.stringify(res.body)).not.toContain(id);
       expect((await call('GET', '/list', hub[who])).body.data.map((c: Json) => c.id)).not.toContain(id);
       expect((await call('GET', '/pending', hub[who])).body.data.map((c: Json) => c.id)).not.toContain(id);
-      for (const [path, body] of [[`/${id}/respond`, { confirmed: true }], [`/${id}/confirm`, undefined], [`/${id}/reject`, undefined]] as const) {
+      for (const [path, body] of [
+        [`/${id}/respond`, { confirmed: true }],
+        [`/${id}/confirm`, undefined],
+        [`/${id}/reject`, undefined],
+      ] as const) {
         const answer = await call('POST', path, hub[who], body);
         expect(answer.status).toBe(404);
         expect(answer.body).toEqual(unknown.body);
@@ -175,7 +179,17 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
     const res = await call('POST', `/${id}/confirm`, hub.alice);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ data: { status: 'confirmed', reason: null }, confirmation_token: expect.any(String), expiresIn: expect.any(Number) });
-    const held = { auditId: 'a', agentId: hub.agentId, userId: hub.bob.id, endUserId: hub.alice.id, tenantId: 'acme', providerId: 'github', toolName: 'delete_repo', arguments: args, risk: 'high' as const };
+    const held = {
+      auditId: 'a',
+      agentId: hub.agentId,
+      userId: hub.bob.id,
+      endUserId: hub.alice.id,
+      tenantId: 'acme',
+      providerId: 'github',
+      toolName: 'delete_repo',
+      arguments: args,
+      risk: 'high' as const,
+    };
     expect(await hub.gate.redeem(res.body.confirmation_token, { ...held, arguments: { repo: 'acme/other' } })).toBe(false);
     expect(await hub.gate.redeem(res.body.confirmation_token, held)).toBe(true);
     expect(await hub.gate.redeem(res.body.confirmation_token, held)).toBe(false);
@@ -239,7 +253,7 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
       expect(await pendingIds()).toContain(held.id);
     });
 
-    it('refuses an answer to a disabled agent\'s call even when the event never arrived (403 AGENT_DISABLED), and ends the call', async () => {
+    it("refuses an answer to a disabled agent's call even when the event never arrived (403 AGENT_DISABLED), and ends the call", async () => {
       const agent = await insertAgent(hub.deps.db, { tenantId: 'acme', ownerId: hub.bob.id });
       const held = await hub.hold({ agentId: agent.id });
       await hub.deps.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();

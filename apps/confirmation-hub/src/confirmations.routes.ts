@@ -57,10 +57,7 @@ const listRoute = createRoute({
   summary: 'Confirmations the caller may see, newest first; filter by status',
   request: { query: ListQuery },
   responses: {
-    200: jsonResponse(
-      z.object({ data: z.array(ConfirmationSchema), pagination: z.object({ limit: z.number(), offset: z.number(), total: z.number() }) }),
-      'Confirmations',
-    ),
+    200: jsonResponse(z.object({ data: z.array(ConfirmationSchema), pagination: z.object({ limit: z.number(), offset: z.number(), total: z.number() }) }), 'Confirmations'),
     ...errorResponses(400, 401, 403),
   },
 });

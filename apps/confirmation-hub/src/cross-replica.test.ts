@@ -2,15 +2,7 @@ import { createAuth, type AuthService } from '@agentgw/auth';
 import { loadConfig, MemoryEventBus, type HeldCall, type HoldOutcome } from '@agentgw/core';
 import { createUser, SseEventReader } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  createScratchDatabase,
-  isolatedRedisUrl,
-  startHolder,
-  startHub,
-  TEST_SECRETS,
-  type ReplicaProcess,
-  type ScratchDatabase,
-} from './replica-processes.js';
+import { createScratchDatabase, isolatedRedisUrl, startHolder, startHub, TEST_SECRETS, type ReplicaProcess, type ScratchDatabase } from './replica-processes.js';
 import { insertAgent } from './hub-fixture.js';
 
 // Response bodies are whatever JSON the processes answered; tests assert on their shape.
@@ -82,9 +74,7 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
 
   /** Starts a hold on `holder`; resolves once the pending confirmation is stored, with its id. */
   async function hold(holder: ReplicaProcess, held = call(), signal?: AbortSignal) {
-    const answer = fetch(`${holder.url}/hold`, { method: 'POST', body: JSON.stringify({ call: held }), signal }).then(
-      async (r) => (await r.json()) as { outcome: HoldOutcome; releasedAt: number },
-    );
+    const answer = fetch(`${holder.url}/hold`, { method: 'POST', body: JSON.stringify({ call: held }), signal }).then(async (r) => (await r.json()) as { outcome: HoldOutcome; releasedAt: number });
     answer.catch(() => undefined);
     const id = await vi.waitFor(
       async () => {

@@ -12,10 +12,7 @@ import { confirmationHubService } from './service.js';
 export type Caller = { id: string; token: string };
 
 /** Stores an enabled agent (the held calls' maker) and returns its id and runtime token. */
-export async function insertAgent(
-  db: Kysely<Database>,
-  values: { id?: string; tenantId: string | null; ownerId: string | null },
-): Promise<{ id: string; runtimeToken: string }> {
+export async function insertAgent(db: Kysely<Database>, values: { id?: string; tenantId: string | null; ownerId: string | null }): Promise<{ id: string; runtimeToken: string }> {
   const runtime = generateRuntimeToken();
   const id = values.id ?? newId();
   await db
@@ -106,11 +103,7 @@ export async function openHub(options: { backend?: TestBackend; env?: Record<str
       const outcome = gate.hold(call, { signal });
       outcome.catch(() => undefined);
       const id = await vi.waitFor(async () => {
-        const row = await deps.db
-          .selectFrom('confirmations')
-          .select('id')
-          .where('audit_id', '=', call.auditId)
-          .executeTakeFirst();
+        const row = await deps.db.selectFrom('confirmations').select('id').where('audit_id', '=', call.auditId).executeTakeFirst();
         if (!row) throw new Error('not stored yet');
         return row.id;
       });

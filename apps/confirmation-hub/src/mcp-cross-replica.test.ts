@@ -3,15 +3,7 @@ import { loadConfig, MemoryEventBus } from '@agentgw/core';
 import { createUser, SseEventReader, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
-import {
-  createScratchDatabase,
-  isolatedRedisUrl,
-  startHub,
-  startService,
-  TEST_SECRETS,
-  type ReplicaProcess,
-  type ScratchDatabase,
-} from './replica-processes.js';
+import { createScratchDatabase, isolatedRedisUrl, startHub, startService, TEST_SECRETS, type ReplicaProcess, type ScratchDatabase } from './replica-processes.js';
 
 // Response bodies are whatever JSON the processes answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -99,11 +91,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   });
 
   /** A stateless (2026-07-28) tools/call; resolves with the JSON-RPC answer once the gateway answers. */
-  const toolsCall = async (
-    gateway: ReplicaProcess,
-    args: Record<string, unknown>,
-    { token, signal, bearer = agentToken }: { token?: string; signal?: AbortSignal; bearer?: string } = {},
-  ) => {
+  const toolsCall = async (gateway: ReplicaProcess, args: Record<string, unknown>, { token, signal, bearer = agentToken }: { token?: string; signal?: AbortSignal; bearer?: string } = {}) => {
     const res = await fetch(`${gateway.url}/api/v1/mcp/mcp`, {
       signal,
       method: 'POST',

@@ -21,7 +21,11 @@ export const confirmationHubService = defineService({
     const senders = pushSendersFromConfig(deps.config, deps.clock);
     deps.metrics?.gauge('agentgw_sse_clients', 'Open SSE streams on this replica', () => streams.size);
     deps.metrics?.gauge('agentgw_confirmations_held', 'Calls held for a decision (pending confirmations, all replicas)', async () => {
-      const row = await deps.db.selectFrom('confirmations').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '=', 'pending').executeTakeFirst();
+      const row = await deps.db
+        .selectFrom('confirmations')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
       return Number(row?.n ?? 0);
     });
     const routes = openApiApp();
@@ -52,10 +56,7 @@ export const confirmationHubService = defineService({
         const late = new Promise<void>((resolve) => {
           timer = setTimeout(resolve, deadlineMs);
         });
-        await Promise.race([
-          Promise.all([...unsubscribes.splice(0).map((u) => u()), ...consumers.splice(0).map((c) => c.close())]),
-          late,
-        ]);
+        await Promise.race([Promise.all([...unsubscribes.splice(0).map((u) => u()), ...consumers.splice(0).map((c) => c.close())]), late]);
         clearTimeout(timer);
         await Promise.all(senders.map((s) => s.close()));
       },

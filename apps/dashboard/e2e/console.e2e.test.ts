@@ -240,7 +240,9 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     const explanation = page.getByTestId('evaluation-explanation');
     await explanation.waitFor();
     const text = (await explanation.textContent()) ?? '';
-    expect(text).toMatch(/^delete_record would be held for confirmation \(risk high\): decided at step 4 \(Agent-level allow rules\) by rule \S+, a require confirmation rule for agent support-bot on provider e2e-tools/);
+    expect(text).toMatch(
+      /^delete_record would be held for confirmation \(risk high\): decided at step 4 \(Agent-level allow rules\) by rule \S+, a require confirmation rule for agent support-bot on provider e2e-tools/,
+    );
     expect(text).toContain('tool pattern "delete_*"');
     await screenshot(page, 'access-rules-evaluate');
     await expectAccessible();
@@ -402,7 +404,12 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await page.getByRole('img', { name: /Audit entries by status/ }).waitFor();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export (NDJSON)' }).click()]);
     const exported = readFileSync((await download.path()) ?? '', 'utf8');
-    expect(exported.trim().split('\n').map((line) => (JSON.parse(line) as { toolName: string }).toolName)).toContain('delete_record');
+    expect(
+      exported
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { toolName: string }).toolName),
+    ).toContain('delete_record');
     await screenshot(page, 'audit');
     await expectAccessible();
   });
@@ -436,7 +443,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
-  it('runs under the gateway\'s Content-Security-Policy without a violation', () => {
+  it("runs under the gateway's Content-Security-Policy without a violation", () => {
     expect(cspViolations).toEqual([]);
   });
 

@@ -4,7 +4,10 @@ import { SseParser } from '../src/sse.js';
  * A minimal MCP Streamable HTTP client for the e2e: an agent calling the gateway's unified MCP
  * endpoint with its runtime token, so a `require_confirmation` call is really held by the gateway.
  */
-export async function openMcpSession(baseUrl: string, runtimeToken: string): Promise<{ callTool(name: string, args: Record<string, unknown>): Promise<{ status: number; message: Record<string, unknown> }> }> {
+export async function openMcpSession(
+  baseUrl: string,
+  runtimeToken: string,
+): Promise<{ callTool(name: string, args: Record<string, unknown>): Promise<{ status: number; message: Record<string, unknown> }> }> {
   const endpoint = `${baseUrl}/api/v1/mcp/mcp`;
   let sessionId: string | null = null;
   let nextId = 1;

@@ -22,9 +22,7 @@ describe('errorFromResponse', () => {
 describe('describeError', () => {
   it('names the field of a validation error and the missing credentials', () => {
     expect(describeError(new ApiError(400, 'VALIDATION_ERROR', 'must be a URL', { field: 'upstreamUrl' }))).toBe('upstreamUrl: must be a URL');
-    expect(describeError(new ApiError(401, 'CREDENTIALS_REQUIRED', 'Credentials are required.', { missing: ['github', 'jira'] }))).toBe(
-      'Credentials are required. Missing: github, jira.',
-    );
+    expect(describeError(new ApiError(401, 'CREDENTIALS_REQUIRED', 'Credentials are required.', { missing: ['github', 'jira'] }))).toBe('Credentials are required. Missing: github, jira.');
   });
 
   it('says the gateway is unreachable on a network failure', () => {

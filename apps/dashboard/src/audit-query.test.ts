@@ -3,12 +3,17 @@ import { EMPTY_FILTERS, auditFilterQuery, auditLogsQuery, pageSummary } from './
 
 describe('auditLogsQuery', () => {
   it('sends every filter under the spec names with whole-day dates, and pages by offset', () => {
-    const q = new URLSearchParams(
-      auditLogsQuery({ userId: 'u1', agentId: 'a1', tenantId: 't1', toolName: ' echo ', status: 'completed', startDate: '2026-11-01', endDate: '2026-11-02' }, 2, 10),
-    );
+    const q = new URLSearchParams(auditLogsQuery({ userId: 'u1', agentId: 'a1', tenantId: 't1', toolName: ' echo ', status: 'completed', startDate: '2026-11-01', endDate: '2026-11-02' }, 2, 10));
     expect(Object.fromEntries(q)).toEqual({
-      user_id: 'u1', agent_id: 'a1', tenant_id: 't1', tool_name: 'echo', status: 'completed',
-      start_date: '2026-11-01T00:00:00.000Z', end_date: '2026-11-02T23:59:59.999Z', limit: '10', offset: '20',
+      user_id: 'u1',
+      agent_id: 'a1',
+      tenant_id: 't1',
+      tool_name: 'echo',
+      status: 'completed',
+      start_date: '2026-11-01T00:00:00.000Z',
+      end_date: '2026-11-02T23:59:59.999Z',
+      limit: '10',
+      offset: '20',
     });
   });
 

@@ -4,11 +4,38 @@ import { openConfirmationStream, toConfirmation, type PendingConfirmation, type 
 
 describe('toConfirmation', () => {
   it('reads the spec payload: id, tool.name, risk.level, timestamp and the arguments', () => {
-    expect(toConfirmation({ id: 'c1', tool: { name: 'delete_repo', arguments: { repo: 'x' } }, risk: { level: 'high' }, timestamp: '2026-11-22T10:00:00Z', agentId: 'a1', providerId: 'p1', endUserId: 'u9', expiresAt: '2026-11-22T10:05:00Z' })).toEqual({
-      id: 'c1', toolName: 'delete_repo', risk: 'high', arguments: { repo: 'x' }, timestamp: '2026-11-22T10:00:00Z', status: 'pending', agentId: 'a1', providerId: 'p1',
-      endUserId: 'u9', expiresAt: '2026-11-22T10:05:00Z', reason: null, decidedBy: null,
+    expect(
+      toConfirmation({
+        id: 'c1',
+        tool: { name: 'delete_repo', arguments: { repo: 'x' } },
+        risk: { level: 'high' },
+        timestamp: '2026-11-22T10:00:00Z',
+        agentId: 'a1',
+        providerId: 'p1',
+        endUserId: 'u9',
+        expiresAt: '2026-11-22T10:05:00Z',
+      }),
+    ).toEqual({
+      id: 'c1',
+      toolName: 'delete_repo',
+      risk: 'high',
+      arguments: { repo: 'x' },
+      timestamp: '2026-11-22T10:00:00Z',
+      status: 'pending',
+      agentId: 'a1',
+      providerId: 'p1',
+      endUserId: 'u9',
+      expiresAt: '2026-11-22T10:05:00Z',
+      reason: null,
+      decidedBy: null,
     });
-    expect(toConfirmation({ id: 'c2', toolName: 'x', arguments: { a: 1 }, status: 'rejected', reason: 'Request timed out.' })).toMatchObject({ toolName: 'x', arguments: { a: 1 }, status: 'rejected', reason: 'Request timed out.', risk: 'medium' });
+    expect(toConfirmation({ id: 'c2', toolName: 'x', arguments: { a: 1 }, status: 'rejected', reason: 'Request timed out.' })).toMatchObject({
+      toolName: 'x',
+      arguments: { a: 1 },
+      status: 'rejected',
+      reason: 'Request timed out.',
+      risk: 'medium',
+    });
   });
 
   it('rejects payloads without an id', () => {

@@ -3,8 +3,19 @@ import { explainDecision, stepOf } from './policy-explanation.js';
 import type { AccessRule } from './types.js';
 
 const rule = (over: Partial<AccessRule>): AccessRule => ({
-  id: 'r1', subjectType: 'agent', subjectId: 'a1', providerId: 'p1', action: 'allow', toolPattern: '*',
-  riskLevel: null, confirmationMode: null, description: null, tenantId: null, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', ...over,
+  id: 'r1',
+  subjectType: 'agent',
+  subjectId: 'a1',
+  providerId: 'p1',
+  action: 'allow',
+  toolPattern: '*',
+  riskLevel: null,
+  confirmationMode: null,
+  description: null,
+  tenantId: null,
+  createdAt: '2026-01-01T00:00:00Z',
+  updatedAt: '2026-01-01T00:00:00Z',
+  ...over,
 });
 
 describe('stepOf', () => {
@@ -19,7 +30,10 @@ describe('stepOf', () => {
 
 describe('explainDecision', () => {
   it('names the matched rule, its step and the outcome', () => {
-    const e = explainDecision({ action: 'require_confirmation', risk: 'high', matchedRule: rule({ id: 'rule-9', action: 'require_confirmation', toolPattern: 'delete_*' }) }, { toolName: 'delete_repo' });
+    const e = explainDecision(
+      { action: 'require_confirmation', risk: 'high', matchedRule: rule({ id: 'rule-9', action: 'require_confirmation', toolPattern: 'delete_*' }) },
+      { toolName: 'delete_repo' },
+    );
     expect(e.step).toBe(3);
     expect(e.summary).toBe(
       'delete_repo would be held for confirmation (risk high): decided at step 4 (Agent-level allow rules) by rule rule-9, a require confirmation rule for agent a1 on provider p1, tool pattern "delete_*".',

@@ -93,7 +93,11 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/internal'))).toEqual([]);
     const user = await createUser(deps, { email: 'internal-probe@example.com', roles: ['admin'] });
     const serviceToken = await deps.auth.signServiceToken('invoke-proxy', 'vault');
-    for (const [method, path] of [['POST', '/internal/v1/credentials/resolve'], ['GET', '/internal/v1/credentials/resolve'], ['GET', '/internal']]) {
+    for (const [method, path] of [
+      ['POST', '/internal/v1/credentials/resolve'],
+      ['GET', '/internal/v1/credentials/resolve'],
+      ['GET', '/internal'],
+    ]) {
       const res = await app.request(path!, {
         method,
         headers: { 'x-service-token': serviceToken, 'content-type': 'application/json' },

@@ -35,21 +35,38 @@ const MODERN = '2026-07-28';
 const toolsCall = (headers: Record<string, string>, name: string, args: Record<string, unknown>) =>
   api('POST', '/api/v1/mcp/mcp', {
     headers: { ...headers, accept: 'application/json', 'mcp-protocol-version': MODERN },
-    body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } } },
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name, arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } },
+    },
   });
 
 beforeAll(async () => {
   deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private' } });
   host = await createGatewayHost(deps);
   await host.start();
-  upstream = await startMcpServer({ name: 'login', tools: [{ name: 'login', inputSchema: { user: z.string(), password: z.string(), apiKey: z.string(), nested: z.object({ client_secret: z.string() }) }, handler: (args) => `logged in as ${String((args as { user?: string }).user)}` }] });
+  upstream = await startMcpServer({
+    name: 'login',
+    tools: [
+      {
+        name: 'login',
+        inputSchema: { user: z.string(), password: z.string(), apiKey: z.string(), nested: z.object({ client_secret: z.string() }) },
+        handler: (args) => `logged in as ${String((args as { user?: string }).user)}`,
+      },
+    ],
+  });
   const admin = await createUser(deps, { email: `attack-admin-${Date.now()}@example.com`, roles: ['admin'] });
   adminToken = await tokenFor(deps, admin);
   const provider = (await api('POST', '/api/v1/admin/tool-providers', { token: adminToken, body: { name: 'login', pattern: '*', endpoint: upstream.url, tenantId: 'tenant-a' } })).body.provider;
   const created = (await api('POST', '/api/v1/admin/agents', { token: adminToken, body: { name: 'attack-bot', upstreamUrl: 'http://127.0.0.1:9/agent', tenantId: 'tenant-a' } })).body;
   agent = { id: created.agent.id, token: created.runtime_token };
   providerId = provider.id;
-  expect((await api('POST', '/api/v1/admin/provider-access', { token: adminToken, body: { subjectType: 'agent', subjectId: agent.id, providerId: provider.id, action: 'allow', tenantId: 'tenant-a' } })).status).toBe(201);
+  expect(
+    (await api('POST', '/api/v1/admin/provider-access', { token: adminToken, body: { subjectType: 'agent', subjectId: agent.id, providerId: provider.id, action: 'allow', tenantId: 'tenant-a' } }))
+      .status,
+  ).toBe(201);
   tenantAdminB = await tokenFor(deps, await createUser(deps, { email: `tb-admin-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 'tenant-b' }));
   userB = await tokenFor(deps, await createUser(deps, { email: `tb-user-${Date.now()}@example.com`, roles: ['agent_creator'], tenantId: 'tenant-b' }));
   loner = await tokenFor(deps, await createUser(deps, { email: `loner-${Date.now()}@example.com`, roles: ['agent_creator'] }));
@@ -118,7 +135,14 @@ describe('audit of an MCP call', () => {
 
 describe('the tool gate audit trail', () => {
   it("a runtime cannot complete its own denied call into a 'completed' record", async () => {
-    expect((await api('POST', '/api/v1/admin/provider-access', { token: adminToken, body: { subjectType: 'agent', subjectId: agent.id, providerId, action: 'deny', toolPattern: 'forbidden', tenantId: 'tenant-a' } })).status).toBe(201);
+    expect(
+      (
+        await api('POST', '/api/v1/admin/provider-access', {
+          token: adminToken,
+          body: { subjectType: 'agent', subjectId: agent.id, providerId, action: 'deny', toolPattern: 'forbidden', tenantId: 'tenant-a' },
+        })
+      ).status,
+    ).toBe(201);
     const headers = { authorization: `Bearer ${agent.token}` };
     const denied = await api('POST', '/api/v1/tool-gate/evaluate', { headers, body: { toolName: 'forbidden', providerId, params: {} } });
     expect(denied.body).toMatchObject({ decision: 'denied' });

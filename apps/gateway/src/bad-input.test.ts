@@ -27,10 +27,23 @@ const BODIES = [
   '{"rules":[{}],"serviceTypes":[1]}',
   // Valid shapes carrying NUL characters, which PostgreSQL cannot store in text or jsonb.
   JSON.stringify({
-    name: 'n\u0000', email: 'nul@example.com', password: 'password\u0000', upstreamUrl: 'http://nul.example.test',
-    description: '\u0000', requiredCredentials: [{ serviceType: 'abc', description: '\u0000' }], platform: 'ios',
-    pushToken: 'p\u0000', deviceName: '\u0000', serviceType: 'abc', apiKey: 'k\u0000', token: 't\u0000',
-    expiresAt: '2099-01-01T00:00:00Z', pattern: '*', endpoint: 'http://nul.example.test', authType: 'none', message: 'm\u0000',
+    name: 'n\u0000',
+    email: 'nul@example.com',
+    password: 'password\u0000',
+    upstreamUrl: 'http://nul.example.test',
+    description: '\u0000',
+    requiredCredentials: [{ serviceType: 'abc', description: '\u0000' }],
+    platform: 'ios',
+    pushToken: 'p\u0000',
+    deviceName: '\u0000',
+    serviceType: 'abc',
+    apiKey: 'k\u0000',
+    token: 't\u0000',
+    expiresAt: '2099-01-01T00:00:00Z',
+    pattern: '*',
+    endpoint: 'http://nul.example.test',
+    authType: 'none',
+    message: 'm\u0000',
   }),
 ];
 const IDS = ['nope', "'; drop table users;--", 'a'.repeat(2000)];
@@ -70,13 +83,16 @@ describe('bad input never yields a 5xx', () => {
     const failures: string[] = [];
     for (const [method, template] of routes) {
       const bodies = method === 'GET' || method === 'DELETE' ? [undefined] : BODIES;
-      for (const id of IDS) for (const query of QUERIES) for (const body of bodies) for (const headers of credentials) {
-        const path = template.replace(/\{[^}]+\}/g, encodeURIComponent(id)) + query;
-        const res = await app.request(path, { method, headers: { 'content-type': 'application/json', ...headers }, body });
-        // 501 NOT_IMPLEMENTED is the deliberate answer of the OAuth connection routes (documented, so fuzzed too).
-        if (res.status >= 500 && res.status !== 501) failures.push(`${res.status} ${method} ${path.slice(0, 80)} ${String(body).slice(0, 40)}`);
-        else if (res.status >= 400) expect(await res.json()).toMatchObject(errorShapeFor(path));
-      }
+      for (const id of IDS)
+        for (const query of QUERIES)
+          for (const body of bodies)
+            for (const headers of credentials) {
+              const path = template.replace(/\{[^}]+\}/g, encodeURIComponent(id)) + query;
+              const res = await app.request(path, { method, headers: { 'content-type': 'application/json', ...headers }, body });
+              // 501 NOT_IMPLEMENTED is the deliberate answer of the OAuth connection routes (documented, so fuzzed too).
+              if (res.status >= 500 && res.status !== 501) failures.push(`${res.status} ${method} ${path.slice(0, 80)} ${String(body).slice(0, 40)}`);
+              else if (res.status >= 400) expect(await res.json()).toMatchObject(errorShapeFor(path));
+            }
     }
     expect(failures).toEqual([]);
   });

@@ -25,10 +25,8 @@ afterEach(async () => {
 });
 
 // PORT=1: status and admin look for a running gateway on PORT; nothing listens on port 1.
-const gateway = (args: string[], env: Record<string, string> = {}) =>
-  run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }) });
-const startGateway = (env: Record<string, string> = {}, args: string[] = []) =>
-  startServer([GATEWAY_BIN, 'start', '--port', '0', ...args], { cwd: dir, env: cleanEnv(env), ready: LISTENING });
+const gateway = (args: string[], env: Record<string, string> = {}) => run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }) });
+const startGateway = (env: Record<string, string> = {}, args: string[] = []) => startServer([GATEWAY_BIN, 'start', '--port', '0', ...args], { cwd: dir, env: cleanEnv(env), ready: LISTENING });
 
 describe('gateway start', () => {
   it('boots with no configuration, keeps generated secrets in secrets.json (0600) and reuses them after a restart', async () => {
@@ -124,9 +122,16 @@ describe('gateway start', () => {
       await handle.db
         .insertInto('agents')
         .values({
-          id: agentId, name: 'old-bot', description: 'stored by an older version', upstream_url: upstream.url,
-          upstream_secret_enc: seal(legacyKey, 'old-upstream-secret', agentId), required_credentials: json([]),
-          tenant_id: null, is_active: true, runtime_token_hash: token.hash, runtime_token_prefix: token.prefix,
+          id: agentId,
+          name: 'old-bot',
+          description: 'stored by an older version',
+          upstream_url: upstream.url,
+          upstream_secret_enc: seal(legacyKey, 'old-upstream-secret', agentId),
+          required_credentials: json([]),
+          tenant_id: null,
+          is_active: true,
+          runtime_token_hash: token.hash,
+          runtime_token_prefix: token.prefix,
         })
         .execute();
     } finally {
@@ -186,16 +191,20 @@ describe('pnpm start', () => {
   it.each([
     ['Ctrl-C (SIGINT to the process group)', 'SIGINT', true],
     ['SIGTERM to pnpm alone', 'SIGTERM', false],
-  ] as const)('ends quietly with exit 0 on %s, the gateway stopped with it', async (_name, signal, group) => {
-    server = await pnpmStart();
-    const health = `http://127.0.0.1:${server.port}/health`;
-    expect((await fetch(health)).status).toBe(200);
-    const stopped = await server.stop(signal, { group });
-    server = undefined;
-    expect(stopped.code).toBe(0);
-    expect(stopped.stdout).not.toMatch(/ELIFECYCLE|Command failed/);
-    await expect(fetch(health)).rejects.toThrow();
-  }, 180_000);
+  ] as const)(
+    'ends quietly with exit 0 on %s, the gateway stopped with it',
+    async (_name, signal, group) => {
+      server = await pnpmStart();
+      const health = `http://127.0.0.1:${server.port}/health`;
+      expect((await fetch(health)).status).toBe(200);
+      const stopped = await server.stop(signal, { group });
+      server = undefined;
+      expect(stopped.code).toBe(0);
+      expect(stopped.stdout).not.toMatch(/ELIFECYCLE|Command failed/);
+      await expect(fetch(health)).rejects.toThrow();
+    },
+    180_000,
+  );
 });
 
 describe('gateway init', () => {

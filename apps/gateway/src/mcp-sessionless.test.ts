@@ -30,8 +30,7 @@ async function api(method: string, path: string, options: { token?: string; head
 }
 
 /** A plain JSON-RPC POST exactly as the spec shows it: no session, no version. */
-const rpc = (path: string, message: unknown, headers: Record<string, string> = {}) =>
-  api('POST', path, { token: agent.token, headers: { accept: 'application/json', ...headers }, body: message });
+const rpc = (path: string, message: unknown, headers: Record<string, string> = {}) => api('POST', path, { token: agent.token, headers: { accept: 'application/json', ...headers }, body: message });
 
 beforeAll(async () => {
   deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private' } });
@@ -49,7 +48,11 @@ beforeAll(async () => {
   providerId = (await api('POST', '/api/v1/admin/tool-providers', { token: adminToken, body: { name: 'tools', pattern: '*', endpoint: upstream.url } })).body.provider.id;
   const created = (await api('POST', '/api/v1/admin/agents', { token: adminToken, body: { name: 'sessionless-bot', upstreamUrl: 'http://127.0.0.1:9/agent' } })).body;
   agent = { id: created.agent.id, token: created.runtime_token };
-  for (const [action, toolPattern] of [['allow', '*'], ['deny', 'secret'], ['require_confirmation', 'risky']] as const) {
+  for (const [action, toolPattern] of [
+    ['allow', '*'],
+    ['deny', 'secret'],
+    ['require_confirmation', 'risky'],
+  ] as const) {
     const rule = await api('POST', '/api/v1/admin/provider-access', { token: adminToken, body: { subjectType: 'agent', subjectId: agent.id, providerId, action, toolPattern } });
     expect(rule.status, JSON.stringify(rule.body)).toBe(201);
   }
@@ -61,10 +64,11 @@ afterAll(async () => {
   await deps?.close();
 });
 
-const paths = () => [
-  ['unified', '/api/v1/mcp/mcp'],
-  ['proxy', `/api/v1/mcp-proxy/${providerId}/mcp`],
-] as const;
+const paths = () =>
+  [
+    ['unified', '/api/v1/mcp/mcp'],
+    ['proxy', `/api/v1/mcp-proxy/${providerId}/mcp`],
+  ] as const;
 
 describe.each([0, 1])('sessionless JSON-RPC (%s: 0 unified, 1 proxy)', (which) => {
   const path = () => paths()[which]![1];

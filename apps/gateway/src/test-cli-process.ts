@@ -52,10 +52,7 @@ export interface Server {
  * Starts a long-running process (node with `args`, or `command`) and waits until `ready` matches
  * its stdout; the first group is the port. `detached` puts it in a process group of its own.
  */
-export function startServer(
-  args: string[],
-  options: { cwd: string; env: Record<string, string>; ready: RegExp; timeoutMs?: number; command?: string; detached?: boolean },
-): Promise<Server> {
+export function startServer(args: string[], options: { cwd: string; env: Record<string, string>; ready: RegExp; timeoutMs?: number; command?: string; detached?: boolean }): Promise<Server> {
   const child = spawn(options.command ?? process.execPath, args, {
     cwd: options.cwd,
     env: options.env,

@@ -25,11 +25,7 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
 
   const get = (path: string, token: string) => h.app.request(path, { headers: { authorization: `Bearer ${token}` } });
   const allThree = (agentId: string, token: string) =>
-    Promise.all([
-      get(`/api/v1/agents/${agentId}`, token),
-      get(`/api/v1/agents/${agentId}/credentials-check`, token),
-      h.app.request(`/api/v1/agents/${agentId}/invoke`, invokeRequest(token)),
-    ]);
+    Promise.all([get(`/api/v1/agents/${agentId}`, token), get(`/api/v1/agents/${agentId}/credentials-check`, token), h.app.request(`/api/v1/agents/${agentId}/invoke`, invokeRequest(token))]);
 
   it('shows public agent info without upstream URL, secret or token data', async () => {
     const agent = await insertAgent(h.deps, {
@@ -92,7 +88,7 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
     expect(up.requests.at(-1)?.headers['x-end-user-roles']).toBe('admin');
   });
 
-  it('keeps a tenant-less user\'s agent private: tenant users and other tenant-less users get 404 and nothing goes upstream', async () => {
+  it("keeps a tenant-less user's agent private: tenant users and other tenant-less users get 404 and nothing goes upstream", async () => {
     const mallory = await signedInUser(h.deps, { email: 'mallory@example.com', roles: ['agent_creator'], tenantId: null });
     const trudy = await signedInUser(h.deps, { email: 'trudy@example.com', roles: ['agent_creator'], tenantId: null });
     await h.vault.store({ userId: alice.id, tenantId: 'tenant-a', serviceType: 'github', kind: 'api_key', secret: 'gh-alice', expiresAt: null });
@@ -180,7 +176,7 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
     }
   });
 
-  it("refuses the session token an upstream receives (403): it cannot invoke another agent or read agents as the user", async () => {
+  it('refuses the session token an upstream receives (403): it cannot invoke another agent or read agents as the user', async () => {
     const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
     const other = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
     expect((await h.app.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(alice.token))).status).toBe(200);
@@ -197,10 +193,7 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify({ message: 'hello' }),
       });
-      const reads = await Promise.all([
-        h.app.request(`/api/v1/agents/${other.id}`, { headers }),
-        h.app.request(`/api/v1/agents/${agent.id}/credentials-check`, { headers }),
-      ]);
+      const reads = await Promise.all([h.app.request(`/api/v1/agents/${other.id}`, { headers }), h.app.request(`/api/v1/agents/${agent.id}/credentials-check`, { headers })]);
       for (const res of [invokeOther, ...reads]) {
         expect(res.status).toBe(403);
         expect(await res.json()).toMatchObject({ code: 'SESSION_TOKEN_NOT_ALLOWED' });

@@ -110,28 +110,32 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a', requiredCredentials: [{ serviceType: 'github' }] });
     const res = await invoke(
       agent.id,
-      invokeRequest(alice.token, { message: 'hi' }, {
-        'x-user-id': 'mallory',
-        'x-end-user-id': 'mallory',
-        'x-end-user-email': 'mallory@evil.test',
-        'x-end-user-roles': 'admin',
-        'x-tenant-id': 'tenant-b',
-        'x-gateway-agent-id': 'other-agent',
-        'x-gateway-request-id': 'req_forged',
-        'x-credential-github': 'forged-github',
-        'x-credential-aws': 'forged-aws',
-        cookie: 'session=stolen',
-        connection: 'keep-alive, x-hop',
-        'x-hop': 'named in Connection',
-        'keep-alive': 'timeout=5',
-        'proxy-authorization': 'Basic Zm9v',
-        'x-trace': 'not on the list',
-        'metadata-flavor': 'Google',
-        'x-aws-ec2-metadata-token': 'stolen',
-        'x-forwarded-for': '10.0.0.1',
-        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
-        'accept-language': 'fr',
-      }),
+      invokeRequest(
+        alice.token,
+        { message: 'hi' },
+        {
+          'x-user-id': 'mallory',
+          'x-end-user-id': 'mallory',
+          'x-end-user-email': 'mallory@evil.test',
+          'x-end-user-roles': 'admin',
+          'x-tenant-id': 'tenant-b',
+          'x-gateway-agent-id': 'other-agent',
+          'x-gateway-request-id': 'req_forged',
+          'x-credential-github': 'forged-github',
+          'x-credential-aws': 'forged-aws',
+          cookie: 'session=stolen',
+          connection: 'keep-alive, x-hop',
+          'x-hop': 'named in Connection',
+          'keep-alive': 'timeout=5',
+          'proxy-authorization': 'Basic Zm9v',
+          'x-trace': 'not on the list',
+          'metadata-flavor': 'Google',
+          'x-aws-ec2-metadata-token': 'stolen',
+          'x-forwarded-for': '10.0.0.1',
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+          'accept-language': 'fr',
+        },
+      ),
     );
     expect(res.status).toBe(200);
     const seen = up.requests[0]!.headers;
@@ -203,9 +207,7 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
       tenantId: 'tenant-a',
       agentId: agent.id,
     });
-    await expect(
-      h.deps.auth.authenticate(new Headers({ 'x-gateway-session-token': sessionToken, 'x-agent-id': other.id }), 'flexible'),
-    ).rejects.toMatchObject({ status: 401 });
+    await expect(h.deps.auth.authenticate(new Headers({ 'x-gateway-session-token': sessionToken, 'x-agent-id': other.id }), 'flexible')).rejects.toMatchObject({ status: 401 });
     await expect(h.deps.auth.authenticate(new Headers({ 'x-gateway-session-token': sessionToken }), 'flexible')).rejects.toMatchObject({
       status: 401,
     });

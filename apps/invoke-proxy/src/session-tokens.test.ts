@@ -84,9 +84,7 @@ describe.each(testBackends())('session tokens handed out by invoke (%s)', (backe
       expect(principal).toMatchObject({ via: 'session_token', userId: admin.id, roles: [], tenantId: 'tenant-a', agentId: agent.id });
       expect(principal.permissions.size).toBe(0);
       // Presented by the runtime of another tenant's agent it is refused (bound to the agent invoked).
-      await expect(
-        h.deps.auth.authenticate(new Headers({ 'x-gateway-session-token': token, 'x-agent-id': otherTenantAgent.id }), 'flexible'),
-      ).rejects.toMatchObject({ status: 401 });
+      await expect(h.deps.auth.authenticate(new Headers({ 'x-gateway-session-token': token, 'x-agent-id': otherTenantAgent.id }), 'flexible')).rejects.toMatchObject({ status: 401 });
       // Tenancy as every MCP and tool-gate query applies it: tenant-a and global only.
       expect(tenantScope(principal)).toBe('tenant-a');
       expect([isVisibleTo(principal, 'tenant-a'), isVisibleTo(principal, null), isVisibleTo(principal, 'tenant-b')]).toEqual([true, true, false]);

@@ -22,8 +22,7 @@ export interface Harness {
 export async function startHarness(backend: 'pglite' | 'postgres', options: InvokeProxyOptions = {}): Promise<Harness> {
   const deps = await createTestDeps({ backend });
   const vault = createVault(deps);
-  const newApp = (opts: InvokeProxyOptions = options) =>
-    testHost(createInvokeProxyService({ credentials: () => directCredentialResolver(vault), ...opts }), deps);
+  const newApp = (opts: InvokeProxyOptions = options) => testHost(createInvokeProxyService({ credentials: () => directCredentialResolver(vault), ...opts }), deps);
   return { deps, vault, app: await newApp(), newApp, close: () => deps.close() };
 }
 
@@ -47,10 +46,7 @@ export async function insertAgent(deps: TestDeps, input: AgentInput): Promise<{ 
       name: input.name ?? 'Test agent',
       description: 'An agent under test',
       upstream_url: input.upstreamUrl,
-      upstream_secret_enc:
-        input.upstreamSecret === undefined
-          ? null
-          : secretBoxFor(deps.config).seal(input.upstreamSecret, id),
+      upstream_secret_enc: input.upstreamSecret === undefined ? null : secretBoxFor(deps.config).seal(input.upstreamSecret, id),
       required_credentials: json(input.requiredCredentials ?? []),
       tenant_id: input.tenantId ?? null,
       is_active: input.isActive ?? true,
@@ -65,10 +61,7 @@ export interface SignedInUser extends TestUser {
   token: string;
 }
 
-export async function signedInUser(
-  deps: TestDeps,
-  input: { email: string; roles?: RoleName[]; tenantId?: string | null },
-): Promise<SignedInUser> {
+export async function signedInUser(deps: TestDeps, input: { email: string; roles?: RoleName[]; tenantId?: string | null }): Promise<SignedInUser> {
   const user = await createUser(deps, input);
   return { ...user, token: await tokenFor(deps, user) };
 }

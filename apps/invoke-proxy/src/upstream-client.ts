@@ -1,12 +1,4 @@
-import {
-  createEgressDispatcher,
-  egressRefusalOf,
-  UpstreamError,
-  UpstreamTimeoutError,
-  type AppError,
-  type EgressPolicy,
-  type Logger,
-} from '@agentgw/core';
+import { createEgressDispatcher, egressRefusalOf, UpstreamError, UpstreamTimeoutError, type AppError, type EgressPolicy, type Logger } from '@agentgw/core';
 import { request, type Dispatcher } from 'undici';
 
 export interface UpstreamLimits {
@@ -18,9 +10,7 @@ export interface UpstreamLimits {
   maxResponseBytes: number;
 }
 
-export type UpstreamAnswer =
-  | { kind: 'stream'; status: number; contentType: string; body: ReadableStream<Uint8Array> }
-  | { kind: 'buffered'; status: number; contentType: string; body: Buffer };
+export type UpstreamAnswer = { kind: 'stream'; status: number; contentType: string; body: ReadableStream<Uint8Array> } | { kind: 'buffered'; status: number; contentType: string; body: Buffer };
 
 /**
  * POSTs to agents' runtimes over one keep-alive connection pool per app. Event streams are
@@ -39,10 +29,7 @@ export class UpstreamClient {
   }
 
   /** `signal` is the client's: a caller that goes away aborts the upstream request. */
-  async post(
-    url: string,
-    init: { headers: Record<string, string>; body: string; signal: AbortSignal; log: Logger },
-  ): Promise<UpstreamAnswer> {
+  async post(url: string, init: { headers: Record<string, string>; body: string; signal: AbortSignal; log: Logger }): Promise<UpstreamAnswer> {
     const { headers, body, signal, log } = init;
     let response: Dispatcher.ResponseData;
     try {

@@ -58,7 +58,10 @@ async function rpc(headers: Record<string, string>, method: string, params: Reco
     headers: { ...headers, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: modernMeta } }),
   });
-  return { status: res.status, body: (await res.json()) as { result?: { tools?: { name: string }[]; content?: { text: string }[] }; error?: { code: number; message: string; data?: Record<string, unknown> }; code?: string } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { result?: { tools?: { name: string }[]; content?: { text: string }[] }; error?: { code: number; message: string; data?: Record<string, unknown> }; code?: string },
+  };
 }
 
 /** A legacy session opened by `headers`; returns its id. */
@@ -179,7 +182,10 @@ describe('MCP sessions are bound to their opener', () => {
     const sid = await openSession(auth(b.token));
     const open = async () => {
       const controller = new AbortController();
-      const res = await fetch(`${gw.url}/api/v1/mcp/mcp`, { headers: { ...auth(b.token), accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': SESSION_VERSION }, signal: controller.signal });
+      const res = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
+        headers: { ...auth(b.token), accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': SESSION_VERSION },
+        signal: controller.signal,
+      });
       return { res, close: () => controller.abort() };
     };
     const streams = [];
@@ -193,20 +199,24 @@ describe('MCP sessions are bound to their opener', () => {
     expect(refused.res.headers.get('retry-after')).toBe('5');
     expect(await refused.res.json()).toMatchObject({ error: { code: -32029, data: { code: 'RATE_LIMITED' } } });
     // Another caller is not affected.
-    const other = await fetch(`${gw.url}/api/v1/mcp/mcp`, { headers: { ...auth(a.token), accept: 'text/event-stream', 'mcp-session-id': await openSession(auth(a.token)), 'mcp-protocol-version': SESSION_VERSION } });
+    const other = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
+      headers: { ...auth(a.token), accept: 'text/event-stream', 'mcp-session-id': await openSession(auth(a.token)), 'mcp-protocol-version': SESSION_VERSION },
+    });
     expect(other.status).toBe(200);
     await other.body?.cancel();
     streams.pop()!.close();
-    await expect.poll(async () => {
-      const s = await open();
-      if (s.res.status === 200) streams.push(s);
-      else await s.res.body?.cancel();
-      return s.res.status;
-    }).toBe(200);
+    await expect
+      .poll(async () => {
+        const s = await open();
+        if (s.res.status === 200) streams.push(s);
+        else await s.res.body?.cancel();
+        return s.res.status;
+      })
+      .toBe(200);
     for (const s of streams) s.close();
   });
 
-  it("a unified session cannot be continued on the proxy (or the other way round)", async () => {
+  it('a unified session cannot be continued on the proxy (or the other way round)', async () => {
     const sid = await openSession(auth(a.token));
     expect((await inSession(auth(a.token), sid, 'tools/list', 'POST', `/api/v1/mcp-proxy/${a.provider}/mcp`)).status).toBe(404);
     const proxied = await openSession(auth(a.token), `/api/v1/mcp-proxy/${a.provider}/mcp`);
@@ -235,7 +245,13 @@ describe('hostile upstreams and oversized input', () => {
   let agentToken: string;
 
   beforeAll(async () => {
-    hostile = await startMcpServer({ name: 'hostile', tools: [{ name: 'long_ok', handler: () => 'fine' }, { name: longName, handler: () => 'should not matter' }] });
+    hostile = await startMcpServer({
+      name: 'hostile',
+      tools: [
+        { name: 'long_ok', handler: () => 'fine' },
+        { name: longName, handler: () => 'should not matter' },
+      ],
+    });
     await gw.catalog.providers.create(gw.admin, { name: 'hostile', pattern: 'long_*', endpoint: hostile.url, authType: 'none', priority: 0 });
     const { agent, runtimeToken } = await gw.catalog.agents.create(gw.admin, { name: 'long-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
     await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: agent.id, providerId: '*', action: 'allow', toolPattern: 'long_*' });
@@ -247,7 +263,11 @@ describe('hostile upstreams and oversized input', () => {
     const list = await rpc(auth(agentToken), 'tools/list');
     expect(list.status).toBe(200);
     expect(list.body.result?.tools?.map((t) => t.name)).toEqual(['long_ok']);
-    const proxied = await fetch(`${gw.url}/api/v1/mcp/mcp`, { method: 'POST', headers: { ...auth(agentToken), 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: longName, arguments: {}, _meta: modernMeta } }) });
+    const proxied = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
+      method: 'POST',
+      headers: { ...auth(agentToken), 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: longName, arguments: {}, _meta: modernMeta } }),
+    });
     expect(proxied.status).toBeLessThan(500);
     expect(((await proxied.json()) as { error?: { code: number } }).error?.code).toBeDefined();
   });
@@ -298,10 +318,14 @@ describe('hostile upstreams and oversized input', () => {
     // node:http rather than fetch: a server may answer 413 and close while the body is still being sent.
     const post = (body: string) =>
       new Promise<{ status: number }>((resolve, reject) => {
-        const req = httpRequest(`${gw.url}/api/v1/mcp/mcp`, { method: 'POST', agent: false, headers: { ...auth(a.token), 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN } }, (res) => {
-          res.resume();
-          resolve({ status: res.statusCode ?? 0 });
-        });
+        const req = httpRequest(
+          `${gw.url}/api/v1/mcp/mcp`,
+          { method: 'POST', agent: false, headers: { ...auth(a.token), 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN } },
+          (res) => {
+            res.resume();
+            resolve({ status: res.statusCode ?? 0 });
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });

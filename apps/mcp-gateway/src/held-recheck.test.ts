@@ -86,7 +86,10 @@ beforeEach(() => {
 
 describe('a held call is re-checked once approved (MCP)', () => {
   it('forwards an approved call when nothing changed', async () => {
-    const reply = await approveAfter(() => statelessRpc(unified(), bearer(), 'tools/call', { name: 'risky', arguments: {} }), async () => undefined);
+    const reply = await approveAfter(
+      () => statelessRpc(unified(), bearer(), 'tools/call', { name: 'risky', arguments: {} }),
+      async () => undefined,
+    );
     expect(reply.body.result).toMatchObject({ content: [{ text: 'risky done' }] });
     expect(upstream.calls).toHaveLength(1);
   });

@@ -20,7 +20,10 @@ beforeAll(async () => {
   const definition = defineService({ name: 'mcp-gateway', defaultPort: 0, create: (d) => createMcpGateway(d) });
   host = await createHost([definition], { ...deps, logger }, { name: 'mcp-gateway' });
   await host.start();
-  const admin = await deps.auth.authenticate(new Headers({ authorization: `Bearer ${await deps.auth.signUserToken(await createUser(deps, { email: `log-admin-${Date.now()}@example.com`, roles: ['admin'] }))}` }), 'jwt');
+  const admin = await deps.auth.authenticate(
+    new Headers({ authorization: `Bearer ${await deps.auth.signUserToken(await createUser(deps, { email: `log-admin-${Date.now()}@example.com`, roles: ['admin'] }))}` }),
+    'jwt',
+  );
   token = (await createCatalogAdmin(deps).agents.create(admin, { name: 'logged-bot', upstreamUrl: 'http://127.0.0.1:9/agent' })).runtimeToken;
 });
 
@@ -32,7 +35,11 @@ afterAll(async () => {
 /** POSTs and returns the request's access-log line (requests here run one at a time). */
 async function post(body: unknown, headers: Record<string, string> = {}): Promise<Line> {
   const before = lines.length;
-  const res = await host.app.request('/api/v1/mcp/mcp', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await host.app.request('/api/v1/mcp/mcp', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   await res.text();
   return vi.waitFor(() => {
     const line = lines.slice(before).find((l) => l.path === '/api/v1/mcp/mcp');
@@ -47,7 +54,13 @@ describe('MCP access-log fields', () => {
     expect(list).toMatchObject({ rpcMethod: 'tools/list' });
     expect(list.toolName).toBeUndefined();
     expect(await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: {} } })).toMatchObject({ rpcMethod: 'tools/call', toolName: 'echo' });
-    const batch = await post([{ jsonrpc: '2.0', id: 3, method: 'ping' }, { jsonrpc: '2.0', id: 4, method: 'tools/list' }], { 'mcp-protocol-version': '2025-03-26' });
+    const batch = await post(
+      [
+        { jsonrpc: '2.0', id: 3, method: 'ping' },
+        { jsonrpc: '2.0', id: 4, method: 'tools/list' },
+      ],
+      { 'mcp-protocol-version': '2025-03-26' },
+    );
     expect(batch).toMatchObject({ rpcMethod: 'ping', rpcBatch: 2 });
     // Never the arguments.
     expect(JSON.stringify(lines)).not.toContain('"arguments"');

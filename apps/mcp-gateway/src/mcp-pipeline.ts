@@ -348,11 +348,9 @@ class UpstreamAnswer extends Error {
 }
 
 /** The egress policy refused the provider's address: a refusal (403, never contacted), not an upstream failure. */
-const egressRefused = (refused: EgressRefusedError, providerId: string) =>
-  new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });
+const egressRefused = (refused: EgressRefusedError, providerId: string) => new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });
 
-const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
-  new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
+const denied = (reason: string, risk: RiskLevel, auditId?: string) => new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
 
 /** A held call that is not released: refused by the re-check (as a denial) or by the confirmation (rejected, timed out). */
 const refusal = (held: Exclude<HeldCallResult, { kind: 'confirmed' | 'gone' }>): RpcError =>

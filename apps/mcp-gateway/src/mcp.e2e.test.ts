@@ -17,7 +17,7 @@ let beta: McpFixture;
 let ids: { alpha: string; beta: string; dead: string; agent: string };
 let runtimeToken: string;
 /** What the gateway asked the audit trail to record (the real trail enqueues it too). */
-const audits: ({ op: 'create'; id: string } & AuditOpenEntry | { op: 'update'; id: string } & AuditPatch)[] = [];
+const audits: (({ op: 'create'; id: string } & AuditOpenEntry) | ({ op: 'update'; id: string } & AuditPatch))[] = [];
 const held: HeldCall[] = [];
 let gateAnswer: 'confirmed' | 'rejected' | 'timeout' = 'confirmed';
 
@@ -118,7 +118,7 @@ async function modernClient(path = '/api/v1/mcp/mcp') {
 }
 
 const names = (tools: { name: string }[]) => tools.map((t) => t.name).sort();
-const textOf = (result: unknown) => ((result as { content: { text: string }[] }).content[0]!.text);
+const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
 
 describe('unified endpoint with the 1.x SDK client (session revisions)', () => {
   it('lists the merged tools: denied removed, require_confirmation kept, each name once from its route, the dead upstream left out', async () => {
@@ -274,7 +274,14 @@ describe('transport behaviour', () => {
   it('negotiates every session revision and answers batches only on 2025-03-26', async () => {
     for (const v of ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25']) await init(v);
     const old = await init('2025-03-26');
-    const batch = await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { jsonrpc: '2.0', method: 'notifications/initialized' }], { 'mcp-session-id': old, 'mcp-protocol-version': '2025-03-26' });
+    const batch = await post(
+      [
+        { jsonrpc: '2.0', id: 1, method: 'ping' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+      ],
+      { 'mcp-session-id': old, 'mcp-protocol-version': '2025-03-26' },
+    );
     expect(batch.status).toBe(200);
     const answers = (await batch.json()) as { id: number }[];
     expect(answers.map((a) => a.id).sort()).toEqual([1, 2]);
@@ -285,7 +292,10 @@ describe('transport behaviour', () => {
 
   it('streams progress notifications before the result when the client accepts SSE', async () => {
     const sid = await init('2025-11-25');
-    const res = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { progressToken: 'tok' } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+    const res = await post(
+      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { progressToken: 'tok' } } },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+    );
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const text = await res.text();
     const progressAt = text.indexOf('notifications/progress');
@@ -331,7 +341,17 @@ describe('transport behaviour', () => {
 
   it('answers malformed JSON-RPC on every route with 4xx, never 5xx', async () => {
     const sid = await init('2025-11-25');
-    const bodies: unknown[] = ['{not json', '[]', '42', 'null', { jsonrpc: '1.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: { x: 1 }, method: 'ping' }, { jsonrpc: '2.0', id: 1, method: 7 }, { jsonrpc: '2.0', id: 1 }, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: [1, 2] }];
+    const bodies: unknown[] = [
+      '{not json',
+      '[]',
+      '42',
+      'null',
+      { jsonrpc: '1.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: { x: 1 }, method: 'ping' },
+      { jsonrpc: '2.0', id: 1, method: 7 },
+      { jsonrpc: '2.0', id: 1 },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: [1, 2] },
+    ];
     for (const path of ['/api/v1/mcp/mcp', `/api/v1/mcp-proxy/${ids.alpha}/mcp`, '/api/v1/mcp-proxy/no-such-provider/mcp']) {
       for (const body of bodies) {
         const res = await post(body, { 'mcp-session-id': sid }, path);
@@ -364,7 +384,9 @@ describe('transport behaviour', () => {
         signal: controller.signal,
         headers: { ...bearer(), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hang_forever', arguments: {} } }),
-      }).then((r) => r.text()).catch(() => 'aborted');
+      })
+        .then((r) => r.text())
+        .catch(() => 'aborted');
       await expect.poll(() => hang.calls.length).toBe(1);
       controller.abort();
       await pending;
@@ -398,7 +420,13 @@ describe('tool lists', () => {
       });
     });
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-    const p = await gw.catalog.providers.create(gw.admin, { name: 'silent', pattern: 'silent_*', endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}/mcp`, authType: 'none', priority: 2 });
+    const p = await gw.catalog.providers.create(gw.admin, {
+      name: 'silent',
+      pattern: 'silent_*',
+      endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}/mcp`,
+      authType: 'none',
+      priority: 2,
+    });
     try {
       const client = await modernClient();
       const started = Date.now();
@@ -496,7 +524,12 @@ describe('flexible auth', () => {
       const mismatch = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
         method: 'POST',
         headers: { 'x-gateway-session-token': token, 'x-agent-id': 'another-agent', 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'ping',
+          params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+        }),
       });
       expect(mismatch.status).toBe(401);
     } finally {
@@ -526,7 +559,11 @@ describe('kill switch', () => {
     await gw.catalog.agents.setActive(gw.admin, ids.agent, false);
     try {
       await expect(client.listTools()).rejects.toMatchObject({ code: 403, message: expect.stringMatching(/AGENT_DISABLED/) });
-      const res = await fetch(`${gw.url}/api/v1/tool-gate/evaluate`, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/json' }, body: JSON.stringify({ toolName: 'echo', providerId: ids.alpha }) });
+      const res = await fetch(`${gw.url}/api/v1/tool-gate/evaluate`, {
+        method: 'POST',
+        headers: { ...bearer(), 'content-type': 'application/json' },
+        body: JSON.stringify({ toolName: 'echo', providerId: ids.alpha }),
+      });
       expect(res.status).toBe(403);
     } finally {
       await gw.catalog.agents.setActive(gw.admin, ids.agent, true);
@@ -559,14 +596,25 @@ describe('upstream failures on tools/call', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
       await quick.catalog.providers.create(quick.admin, { name: 'dead', pattern: 'dead_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 0 });
-      await quick.catalog.providers.create(quick.admin, { name: 'silent', pattern: 'silent_*', endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}/mcp`, authType: 'none', priority: 0 });
+      await quick.catalog.providers.create(quick.admin, {
+        name: 'silent',
+        pattern: 'silent_*',
+        endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}/mcp`,
+        authType: 'none',
+        priority: 0,
+      });
       const agent = await quick.catalog.agents.create(quick.admin, { name: 'x', upstreamUrl: 'http://127.0.0.1:9/a' });
       await quick.catalog.rules.create(quick.admin, { subjectType: 'agent', subjectId: agent.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
       const call = (name: string) =>
         fetch(`${quick.url}/api/v1/mcp/mcp`, {
           method: 'POST',
           headers: { authorization: `Bearer ${agent.runtimeToken}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name, arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+          }),
         });
       const dead = await call('dead_tool');
       expect(dead.status).toBe(502);
@@ -593,7 +641,12 @@ describe('egress policy', () => {
       const res = await fetch(`${strict.url}/api/v1/mcp/mcp`, {
         method: 'POST',
         headers: { authorization: `Bearer ${agent.runtimeToken}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+        }),
       });
       expect(res.status).toBe(403);
       expect(await res.json()).toMatchObject({ error: { code: -32003, data: { code: 'EGRESS_REFUSED', reason: 'private-address' } } });

@@ -23,7 +23,10 @@ const JsonRpcAnswer = z
   .openapi('JsonRpcResponse');
 
 const headers = z.object({
-  'mcp-session-id': z.string().optional().openapi({ description: 'Session revisions: the id `initialize` answered with (sealed; any replica continues it). Without it a legacy request is served statelessly' }),
+  'mcp-session-id': z
+    .string()
+    .optional()
+    .openapi({ description: 'Session revisions: the id `initialize` answered with (sealed; any replica continues it). Without it a legacy request is served statelessly' }),
   'mcp-protocol-version': z.string().optional().openapi({ description: '2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 or 2026-07-28; another → 400' }),
   'x-confirmation-token': z.string().optional().openapi({ description: 'Exact-call approval token from a confirming answer' }),
 });
@@ -69,7 +72,13 @@ export function documentMcpEndpoints(app: OpenAPIHono): void {
       method: 'get',
       path,
       summary: `${label}: the session's server stream (SSE)`,
-      responses: { 200: { description: 'text/event-stream with list_changed notifications' }, 400: error('No session'), 404: error('Unknown session'), 405: error('2026-07-28 has no GET stream'), 406: error('Accept lacks text/event-stream') },
+      responses: {
+        200: { description: 'text/event-stream with list_changed notifications' },
+        400: error('No session'),
+        404: error('Unknown session'),
+        405: error('2026-07-28 has no GET stream'),
+        406: error('Accept lacks text/event-stream'),
+      },
     });
     app.openAPIRegistry.registerPath({
       ...common,

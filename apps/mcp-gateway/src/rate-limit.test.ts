@@ -18,8 +18,7 @@ describe('MCP rate limits per agent and per tenant (real HTTP)', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN },
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: meta }),
     });
-  const agentOf = async (tenantId: string) =>
-    (await gw.catalog.agents.create(gw.admin, { name: `bot-${tenantId}`, upstreamUrl: 'http://127.0.0.1:9/agent', tenantId })).runtimeToken;
+  const agentOf = async (tenantId: string) => (await gw.catalog.agents.create(gw.admin, { name: `bot-${tenantId}`, upstreamUrl: 'http://127.0.0.1:9/agent', tenantId })).runtimeToken;
 
   it('answers HTTP 429 with Retry-After and a JSON-RPC error past the agent quota, then the tenant quota covers its other agents', async () => {
     const first = await agentOf('t-rl');

@@ -123,9 +123,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     const second = await post(replicas[1], { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { on: 'b' } } }, session);
     expect(await second.json()).toMatchObject({ result: { content: [{ text: 'echo:{"on":"b"}' }] } });
     // Both calls reached the upstream on the one upstream session the gateway session opened.
-    const upstreamSessions = upstream.requests
-      .filter((r) => (r.body as { method?: string })?.method === 'tools/call')
-      .map((r) => r.headers['mcp-session-id']);
+    const upstreamSessions = upstream.requests.filter((r) => (r.body as { method?: string })?.method === 'tools/call').map((r) => r.headers['mcp-session-id']);
     expect(upstreamSessions).toHaveLength(2);
     expect(new Set(upstreamSessions).size).toBe(1);
     // Ended on the second replica, unknown to the first.

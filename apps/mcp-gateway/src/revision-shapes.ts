@@ -20,9 +20,7 @@ type Result = Record<string, unknown>;
 export function upstreamParams(params: Result): Result {
   const meta = params._meta;
   if (typeof meta !== 'object' || meta === null) return params;
-  const kept = Object.fromEntries(
-    Object.entries(meta).filter(([key]) => !key.startsWith('io.modelcontextprotocol/') && key !== CONFIRMATION_TOKEN_META),
-  );
+  const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => !key.startsWith('io.modelcontextprotocol/') && key !== CONFIRMATION_TOKEN_META));
   const { _meta: _dropped, ...rest } = params;
   return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
 }

@@ -52,9 +52,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       // One keep-alive pool per upstream origin, behind the egress policy.
       dispatcher: createEgressDispatcher(egressPolicyFromConfig(config), { agent: { keepAliveTimeout: 30_000, connections: 256 } }),
     });
-  const sessions =
-    options.sessions ??
-    (config.REDIS_URL ? new RedisSessionStore(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false })) : new MemorySessionStore(clock));
+  const sessions = options.sessions ?? (config.REDIS_URL ? new RedisSessionStore(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false })) : new MemorySessionStore(clock));
   const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
   const shadows = new ShadowReport(logger);
   const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, shadows });
@@ -63,7 +61,23 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
 
   const routes = openApiApp();
   routes.route('/api/v1/mcp/shadowed-tools', shadowedToolsRoutes({ auth: deps.auth, catalog, lists }));
-  routes.route('/', mcpRoutes({ auth: deps.auth, catalog, client, pipeline, sessions, codec: new SessionIdCodec(platformKeys), origins: createOriginPolicy(config), bus, clock, logger, streams, quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(config)) }));
+  routes.route(
+    '/',
+    mcpRoutes({
+      auth: deps.auth,
+      catalog,
+      client,
+      pipeline,
+      sessions,
+      codec: new SessionIdCodec(platformKeys),
+      origins: createOriginPolicy(config),
+      bus,
+      clock,
+      logger,
+      streams,
+      quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(config)),
+    }),
+  );
   documentMcpEndpoints(routes);
   routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger, auditIds: new AuditIdSigner(platformKeys) }) }));
 

@@ -35,7 +35,11 @@ describe.each(stores)('sessions bounded per caller (%s store)', (store) => {
   });
 
   const post = (token: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${gw.url}/api/v1/mcp/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${gw.url}/api/v1/mcp/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   const initialize = async (token: string) => {
     const res = await post(token, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     expect(res.status).toBe(200);

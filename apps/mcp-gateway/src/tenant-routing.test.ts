@@ -82,7 +82,7 @@ describe('routing stays in the tenant a call acts in', () => {
     expect(tenantUpstream.calls.at(-1)?.headers['x-tenant-id']).toBe('t1');
   });
 
-  it('lets an admin name another tenant\'s provider explicitly (proxy, providers=), and nobody else', async () => {
+  it("lets an admin name another tenant's provider explicitly (proxy, providers=), and nobody else", async () => {
     const before = tenantUpstream.calls.length;
     const viaProxy = await statelessRpc(proxy(ids.tenant), as(gw.adminToken), 'tools/call', { name: 'read_file', arguments: {} });
     expect(viaProxy.body.result).toMatchObject({ content: [{ text: 'tenant:{}' }] });

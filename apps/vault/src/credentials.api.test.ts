@@ -291,7 +291,11 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
       const { user, row } = await storedRow(f);
       const bytes = Buffer.from(row.ciphertext, 'base64url');
       bytes[0] = bytes[0]! ^ 0xff;
-      await f.deps.db.updateTable('user_credentials').set({ ciphertext: bytes.toString('base64url') }).where('id', '=', row.id).execute();
+      await f.deps.db
+        .updateTable('user_credentials')
+        .set({ ciphertext: bytes.toString('base64url') })
+        .where('id', '=', row.id)
+        .execute();
       const res = await f.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github'] });
       expect(res).toEqual({
         status: 200,

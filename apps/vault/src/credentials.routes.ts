@@ -1,16 +1,7 @@
 import { flexibleAuth, requireApiKeyScope, type Principal } from '@agentgw/auth';
 import type { Vault } from '@agentgw/credentials';
 import { ForbiddenError, NotImplementedError, parseJson, ValidationError } from '@agentgw/core';
-import {
-  documentedJsonBody,
-  errorResponses,
-  flexibleSecurity,
-  IdParams,
-  jsonResponse,
-  openApiApp,
-  SuccessBody,
-  type ServiceDeps,
-} from '@agentgw/service-kit';
+import { documentedJsonBody, errorResponses, flexibleSecurity, IdParams, jsonResponse, openApiApp, SuccessBody, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 
@@ -39,14 +30,9 @@ const CredentialMetadata = z
     updatedAt: z.string(),
   })
   .openapi('CredentialMetadata');
-const Resolution = z
-  .object({ credentials: z.record(z.string(), z.string()), missing: z.array(z.string()), authUrls: z.record(z.string(), z.string()) })
-  .openapi('CredentialResolution');
+const Resolution = z.object({ credentials: z.record(z.string(), z.string()), missing: z.array(z.string()), authUrls: z.record(z.string(), z.string()) }).openapi('CredentialResolution');
 const CheckResult = z
-  .union([
-    z.object({ hasCredential: z.literal(true), credential: CredentialMetadata }),
-    z.object({ hasCredential: z.literal(false), authUrl: z.string() }),
-  ])
+  .union([z.object({ hasCredential: z.literal(true), credential: CredentialMetadata }), z.object({ hasCredential: z.literal(false), authUrl: z.string() })])
   .openapi('CredentialCheck');
 /** Any string: the handler checks it after the caller (see `pathServiceType`), so refusals keep their order. */
 const ServiceTypeParams = z.object({ serviceType: z.string().openapi({ param: { name: 'serviceType', in: 'path' }, example: 'github' }) });
@@ -55,10 +41,7 @@ const ServiceTypeParams = z.object({ serviceType: z.string().openapi({ param: { 
 function actingUser(c: Context): { userId: string; tenantId: string | null } {
   const principal: Principal = c.get('principal');
   if (!principal.userId) {
-    throw new ForbiddenError(
-      'Credentials belong to a user: send a user JWT or an API key with X-User-Id',
-      'USER_REQUIRED',
-    );
+    throw new ForbiddenError('Credentials belong to a user: send a user JWT or an API key with X-User-Id', 'USER_REQUIRED');
   }
   return { userId: principal.userId, tenantId: principal.tenantId };
 }

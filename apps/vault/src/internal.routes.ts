@@ -28,10 +28,7 @@ const internalResolveRoute = createRoute({
   security: serviceSecurity,
   request: { body: documentedJsonBody(internalResolveBody) },
   responses: {
-    200: jsonResponse(
-      z.object({ credentials: z.record(z.string(), z.string()), missing: z.array(z.string()), authUrls: z.record(z.string(), z.string()) }),
-      'Resolved',
-    ),
+    200: jsonResponse(z.object({ credentials: z.record(z.string(), z.string()), missing: z.array(z.string()), authUrls: z.record(z.string(), z.string()) }), 'Resolved'),
     ...errorResponses(400, 401),
   },
 });

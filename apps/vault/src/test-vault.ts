@@ -71,10 +71,7 @@ export async function startVault(backend: 'pglite' | 'postgres', env: Record<str
       const key = generateApiKey();
       // Auth refuses a key without a live creator; an admin's key may act for any user.
       const creator = await createUser(deps, { email: `${newId()}@example.test`, roles: ['admin'], tenantId: null });
-      await deps.db
-        .insertInto('api_keys')
-        .values({ id: newId(), name: 'test key', key_hash: key.hash, key_prefix: key.prefix, scopes, user_id: creator.id, tenant_id: tenantId })
-        .execute();
+      await deps.db.insertInto('api_keys').values({ id: newId(), name: 'test key', key_hash: key.hash, key_prefix: key.prefix, scopes, user_id: creator.id, tenant_id: tenantId }).execute();
       return key.token;
     },
     async agent({ tenantId = null } = {}) {

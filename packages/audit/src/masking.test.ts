@@ -3,15 +3,34 @@ import { MASK, MAX_BODY_BYTES, MAX_DEPTH, MAX_ERROR_CHARS, capError, isSecretNam
 
 describe('isSecretName', () => {
   it.each([
-    'password', 'Password', 'db_password', 'passwd', 'passphrase', 'clientSecret', 'client-secret', 'token',
-    'access_token', 'refreshToken', 'apiKey', 'api_key', 'X-API-Key', 'APIKEY', 'aws_access_key_id',
-    'Authorization', 'proxy-authorization', 'credentials', 'private_key', 'privateKey', 'Cookie', 'set-cookie',
-    'sessionId', 'session_id', 'signature',
+    'password',
+    'Password',
+    'db_password',
+    'passwd',
+    'passphrase',
+    'clientSecret',
+    'client-secret',
+    'token',
+    'access_token',
+    'refreshToken',
+    'apiKey',
+    'api_key',
+    'X-API-Key',
+    'APIKEY',
+    'aws_access_key_id',
+    'Authorization',
+    'proxy-authorization',
+    'credentials',
+    'private_key',
+    'privateKey',
+    'Cookie',
+    'set-cookie',
+    'sessionId',
+    'session_id',
+    'signature',
   ])('treats %s as secret', (name) => expect(isSecretName(name)).toBe(true));
 
-  it.each(['path', 'query', 'user', 'name', 'keyword', 'author', 'session', 'id'])('leaves %s alone', (name) =>
-    expect(isSecretName(name)).toBe(false),
-  );
+  it.each(['path', 'query', 'user', 'name', 'keyword', 'author', 'session', 'id'])('leaves %s alone', (name) => expect(isSecretName(name)).toBe(false));
 });
 
 describe('maskBody', () => {
@@ -90,7 +109,7 @@ describe('maskBody', () => {
 });
 
 describe('maskBodySized', () => {
-  it('reports at least the UTF-8 size of the JSON it keeps, and the marker\'s size for a truncated body', () => {
+  it("reports at least the UTF-8 size of the JSON it keeps, and the marker's size for a truncated body", () => {
     for (const value of [{ a: 1 }, { text: 'é€😀'.repeat(1_000) }, { text: 'é'.repeat(5_000) }, { text: 'x'.repeat(MAX_BODY_BYTES - 20) }]) {
       const { body, maxBytes } = maskBodySized(value);
       expect(body).toEqual(maskBody(value));

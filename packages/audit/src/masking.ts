@@ -20,8 +20,19 @@ export const MAX_DEPTH = 32;
  * contains one of these ("apiKey", "api_key" and "X-API-Key" all become "apikey").
  */
 export const SECRET_NAME_PARTS = [
-  'password', 'passwd', 'passphrase', 'secret', 'token', 'apikey', 'accesskey', 'authorization',
-  'credential', 'privatekey', 'cookie', 'sessionid', 'signature',
+  'password',
+  'passwd',
+  'passphrase',
+  'secret',
+  'token',
+  'apikey',
+  'accesskey',
+  'authorization',
+  'credential',
+  'privatekey',
+  'cookie',
+  'sessionid',
+  'signature',
 ] as const;
 
 /** Whether a field with this name holds a secret (see SECRET_NAME_PARTS). */

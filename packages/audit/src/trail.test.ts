@@ -45,12 +45,25 @@ describe('createAuditTrail', () => {
     await vi.waitFor(() => expect(jobs).toHaveLength(2));
     const [create, update] = jobs as [AuditRecordJob, AuditRecordJob];
     expect(create).toEqual({
-      op: 'create', id, key: `c:${id}`, seq: 1, at: '2026-01-01T10:00:00.000Z',
-      userId: 'u1', agentId: 'a1', endUserId: null, providerId: 'p1', tenantId: 't1', toolName: 'fs.read',
-      arguments: { path: '/x', password: MASK }, status: 'pending',
+      op: 'create',
+      id,
+      key: `c:${id}`,
+      seq: 1,
+      at: '2026-01-01T10:00:00.000Z',
+      userId: 'u1',
+      agentId: 'a1',
+      endUserId: null,
+      providerId: 'p1',
+      tenantId: 't1',
+      toolName: 'fs.read',
+      arguments: { path: '/x', password: MASK },
+      status: 'pending',
     });
     expect(update).toMatchObject({
-      op: 'update', id, seq: 2, at: '2026-01-01T10:00:00.005Z',
+      op: 'update',
+      id,
+      seq: 2,
+      at: '2026-01-01T10:00:00.005Z',
       patch: { status: 'completed', result: { ok: true, token: MASK }, duration: 12, error: null },
     });
     expect(update.key).toMatch(/^u:/);

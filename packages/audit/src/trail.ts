@@ -86,22 +86,25 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
     async open(entry) {
       const id = entry.id ?? newId();
       const args = maskBodySized(entry.arguments);
-      await enqueue({
-        op: 'create',
-        id,
-        key: `c:${id}`,
-        seq: ++seq,
-        at: deps.clock.now().toISOString(),
-        userId: entry.userId,
-        agentId: entry.agentId,
-        endUserId: entry.endUserId,
-        providerId: entry.providerId,
-        tenantId: entry.tenantId,
-        toolName: entry.toolName,
-        arguments: args.body,
-        status: entry.status,
-        ...(entry.error !== undefined && { error: capError(entry.error) }),
-      }, args.maxBytes);
+      await enqueue(
+        {
+          op: 'create',
+          id,
+          key: `c:${id}`,
+          seq: ++seq,
+          at: deps.clock.now().toISOString(),
+          userId: entry.userId,
+          agentId: entry.agentId,
+          endUserId: entry.endUserId,
+          providerId: entry.providerId,
+          tenantId: entry.tenantId,
+          toolName: entry.toolName,
+          arguments: args.body,
+          status: entry.status,
+          ...(entry.error !== undefined && { error: capError(entry.error) }),
+        },
+        args.maxBytes,
+      );
       return id;
     },
 

@@ -134,20 +134,14 @@ export class CredentialForms {
       // Naming an agent would borrow its rules: only the agent's own credentials (an API key the
       // runtime holds, a session token issued to it) may do that, never a user's login alone.
       if (agentHeader !== null) {
-        throw new ForbiddenError(
-          'X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent',
-          'AGENT_ID_NOT_ALLOWED',
-        );
+        throw new ForbiddenError('X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent', 'AGENT_ID_NOT_ALLOWED');
       }
       return principalOf(user, 'jwt');
     }
     throw unauthorized('Authentication required');
   }
 
-  private async sessionPrincipal(
-    sessionToken: string,
-    others: { runtimeToken: string | null; userJwt: string | null; agentHeader: string | null; apiKey: CheckedApiKey | null },
-  ): Promise<Principal> {
+  private async sessionPrincipal(sessionToken: string, others: { runtimeToken: string | null; userJwt: string | null; agentHeader: string | null; apiKey: CheckedApiKey | null }): Promise<Principal> {
     const { runtimeToken, userJwt, agentHeader, apiKey } = others;
     if (userJwt !== null) throw unauthorized('Send either a user JWT or a session token, not both');
     const tokenAgent = runtimeToken === null ? null : await this.agentByRuntimeToken(runtimeToken);

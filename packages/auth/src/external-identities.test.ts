@@ -19,12 +19,21 @@ describe('external identities', () => {
   /** The codec's answer per token: the test names the identity a token carries. */
   const identities = new Map<string, UserTokenIdentity>();
   const identity = (over: Partial<UserTokenIdentity>): UserTokenIdentity => ({
-    source: 'external', issuer: 'https://partner.example', sub: 'p-1', email: null, emailVerified: false, passwordStamp: 0, ...over,
+    source: 'external',
+    issuer: 'https://partner.example',
+    sub: 'p-1',
+    email: null,
+    emailVerified: false,
+    passwordStamp: 0,
+    ...over,
   });
 
   beforeAll(async () => {
     handle = await openTestDatabase('pglite');
-    await handle.db.insertInto('users').values({ id: local.id, email: local.email, roles: ['agent_creator'], tenant_id: 'P', password_hash: 'unused', name: null }).execute();
+    await handle.db
+      .insertInto('users')
+      .values({ id: local.id, email: local.email, roles: ['agent_creator'], tenant_id: 'P', password_hash: 'unused', name: null })
+      .execute();
     const users = new IdentityCache(handle.db, systemClock);
     const codec = { verifyUserToken: async (token: string) => identities.get(token)! };
     external = new ExternalIdentities({ db: handle.db, codec, users, clock: systemClock });

@@ -12,9 +12,7 @@ export class ExternalIdentities {
   // (issuer, subject) → linked local user id; dropped with any user change (links die with users).
   private readonly links: MemoryCache<string | null>;
 
-  constructor(
-    private readonly deps: { db: Kysely<Database>; codec: Pick<JwtCodec, 'verifyUserToken'>; users: Pick<IdentityCache, 'userById' | 'userByEmail'>; clock: Clock },
-  ) {
+  constructor(private readonly deps: { db: Kysely<Database>; codec: Pick<JwtCodec, 'verifyUserToken'>; users: Pick<IdentityCache, 'userById' | 'userByEmail'>; clock: Clock }) {
     this.links = new MemoryCache({ ...IDENTITY_CACHE, clock: deps.clock });
   }
 
@@ -65,12 +63,7 @@ export class ExternalIdentities {
 
   private linkedUserId(issuer: string, subject: string): Promise<string | null> {
     return this.links.getOrLoad(linkKey(issuer, subject), async () => {
-      const row = await this.deps.db
-        .selectFrom('external_identities')
-        .select('user_id')
-        .where('issuer', '=', issuer)
-        .where('subject', '=', subject)
-        .executeTakeFirst();
+      const row = await this.deps.db.selectFrom('external_identities').select('user_id').where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst();
       return row?.user_id ?? null;
     });
   }

@@ -15,7 +15,10 @@ describe('identity cache', () => {
 
   beforeAll(async () => {
     handle = await openTestDatabase('pglite');
-    await handle.db.insertInto('users').values({ id: userId, email: 'Ann@A.io', roles: ['tenant_admin'], tenant_id: 'A', password_hash: 'unused', name: null }).execute();
+    await handle.db
+      .insertInto('users')
+      .values({ id: userId, email: 'Ann@A.io', roles: ['tenant_admin'], tenant_id: 'A', password_hash: 'unused', name: null })
+      .execute();
     cache = new IdentityCache(handle.db, clock);
     stop = await cache.listen(bus);
   });
@@ -26,9 +29,17 @@ describe('identity cache', () => {
 
   it('serves users from memory until user.changed drops them', async () => {
     expect(await cache.userByEmail('ann@a.io')).toMatchObject({ id: userId, roles: ['tenant_admin'] });
-    await handle.db.updateTable('users').set({ roles: ['agent_creator'] }).where('id', '=', userId).execute();
+    await handle.db
+      .updateTable('users')
+      .set({ roles: ['agent_creator'] })
+      .where('id', '=', userId)
+      .execute();
     expect((await cache.userById(userId))?.roles).toEqual(['agent_creator']); // first read by id
-    await handle.db.updateTable('users').set({ roles: ['admin'] }).where('id', '=', userId).execute();
+    await handle.db
+      .updateTable('users')
+      .set({ roles: ['admin'] })
+      .where('id', '=', userId)
+      .execute();
     expect((await cache.userById(userId))?.roles).toEqual(['agent_creator']);
     await bus.publish('user.changed', { userId });
     expect((await cache.userById(userId))?.roles).toEqual(['admin']);
@@ -70,7 +81,18 @@ describe('identity cache', () => {
     const now = new Date();
     await handle.db
       .insertInto('agents')
-      .values({ id, name: 'a', upstream_url: 'http://127.0.0.1:9/', runtime_token_hash: token.hash, runtime_token_prefix: token.prefix, required_credentials: json([]), tenant_id: 'A', is_active: true, created_at: now, updated_at: now })
+      .values({
+        id,
+        name: 'a',
+        upstream_url: 'http://127.0.0.1:9/',
+        runtime_token_hash: token.hash,
+        runtime_token_prefix: token.prefix,
+        required_credentials: json([]),
+        tenant_id: 'A',
+        is_active: true,
+        created_at: now,
+        updated_at: now,
+      })
       .execute();
     expect(await agents.byTokenHash(token.hash)).toEqual({ id, tenantId: 'A', isActive: true, runtimeTokenHash: token.hash });
     await handle.db.updateTable('agents').set({ is_active: false }).where('id', '=', id).execute();

@@ -118,7 +118,11 @@ export class IdentityCache {
   /** By email, case-insensitively (pass it lower-cased). */
   userByEmail(email: string): Promise<UserIdentity | null> {
     return this.usersByEmail.getOrLoad(email, async () =>
-      toUser(await this.userQuery().where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst()),
+      toUser(
+        await this.userQuery()
+          .where((eb) => eb(eb.fn('lower', ['email']), '=', email))
+          .executeTakeFirst(),
+      ),
     );
   }
 
@@ -152,14 +156,8 @@ export class IdentityCache {
 
   private apiKeyById(id: string): Promise<ApiKeyIdentity | null> {
     return this.apiKeysById.getOrLoad(id, async () => {
-      const row = await this.db
-        .selectFrom('api_keys')
-        .select(['id', 'key_hash', 'scopes', 'tenant_id', 'revoked_at', 'user_id'])
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return row
-        ? { id: row.id, keyHash: row.key_hash, scopes: row.scopes, tenantId: row.tenant_id, revoked: row.revoked_at !== null, creatorId: row.user_id }
-        : null;
+      const row = await this.db.selectFrom('api_keys').select(['id', 'key_hash', 'scopes', 'tenant_id', 'revoked_at', 'user_id']).where('id', '=', id).executeTakeFirst();
+      return row ? { id: row.id, keyHash: row.key_hash, scopes: row.scopes, tenantId: row.tenant_id, revoked: row.revoked_at !== null, creatorId: row.user_id } : null;
     });
   }
 
@@ -169,7 +167,5 @@ export class IdentityCache {
 }
 
 function toUser(row: UserRow | undefined): UserIdentity | null {
-  return row
-    ? { id: row.id, email: row.email, roles: row.roles, tenantId: row.tenant_id, passwordStamp: row.password_changed_at?.getTime() ?? 0 }
-    : null;
+  return row ? { id: row.id, email: row.email, roles: row.roles, tenantId: row.tenant_id, passwordStamp: row.password_changed_at?.getTime() ?? 0 } : null;
 }

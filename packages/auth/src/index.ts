@@ -2,41 +2,16 @@
 export type { Principal } from './principal.js';
 export { PERMISSIONS, permissionsOf, ROLE_PERMISSIONS, ROLES } from './permissions.js';
 export type { Permission } from './permissions.js';
-export {
-  API_KEY_PREFIX,
-  generateApiKey,
-  generateRuntimeToken,
-  hashToken,
-  RUNTIME_TOKEN_PREFIX,
-  sameHash,
-  tokenKind,
-} from './tokens.js';
+export { API_KEY_PREFIX, generateApiKey, generateRuntimeToken, hashToken, RUNTIME_TOKEN_PREFIX, sameHash, tokenKind } from './tokens.js';
 export type { GeneratedToken } from './tokens.js';
 export { hashPassword, verifyPassword, verifyPasswordOrDummy } from './passwords.js';
 export { keyIdOf, open, seal, sealedKeyId } from './aead.js';
 export { createKeyring, credentialKeyringFor, secretBoxFor } from './keyring.js';
 export type { CredentialKeyConfig, KeyConfig, Keyring, OpenResult, SecretBox } from './keyring.js';
-export {
-  isAdmin,
-  isVisibleTo,
-  isWritableBy,
-  PRIVATE_SCOPE_PREFIX,
-  privateScope,
-  tenantScope,
-  visibleTenantFilter,
-  whereTenantOwned,
-  whereTenantVisible,
-  writeTenant,
-} from './tenancy.js';
+export { isAdmin, isVisibleTo, isWritableBy, PRIVATE_SCOPE_PREFIX, privateScope, tenantScope, visibleTenantFilter, whereTenantOwned, whereTenantVisible, writeTenant } from './tenancy.js';
 export type { TenantFilter } from './tenancy.js';
 export { ASYMMETRIC_ALGORITHMS, parseDuration, type TokenType } from './jwt.js';
-export {
-  ADMIN_CLASS_ROLES,
-  SESSION_TOKEN_LIFETIME_SECONDS,
-  sessionRoles,
-  type SessionClaims,
-  type SessionTokenInput,
-} from './session-token.js';
+export { ADMIN_CLASS_ROLES, SESSION_TOKEN_LIFETIME_SECONDS, sessionRoles, type SessionClaims, type SessionTokenInput } from './session-token.js';
 export { createAuth } from './service.js';
 export type { AuthService, CreateAuthOptions } from './service.js';
 export { API_KEY_USE_RECORD_INTERVAL_MS, assertAgentActive } from './credential-forms.js';

@@ -58,7 +58,9 @@ describe('gateway tokens (HS256)', () => {
   });
 
   it('rejects a forged signature', async () => {
-    const forged = await foreignToken(clock).setProtectedHeader({ alg: 'HS256' }).sign(encode('x'.repeat(48)));
+    const forged = await foreignToken(clock)
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(encode('x'.repeat(48)));
     expect(await rejection(codec.verifyUserToken(forged))).toBe('401 INVALID_TOKEN');
     const token = await codec.sign('login', { sub: 'user-1' }, 60);
     const [h, , s] = token.split('.');
@@ -74,9 +76,7 @@ describe('gateway tokens (HS256)', () => {
 
   it('rejects alg none', async () => {
     const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
-    const payload = Buffer.from(
-      JSON.stringify({ sub: 'user-1', iss: ISSUER, tt: 'login', exp: nowSeconds(clock) + 600 }),
-    ).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ sub: 'user-1', iss: ISSUER, tt: 'login', exp: nowSeconds(clock) + 600 })).toString('base64url');
     expect(await rejection(codec.verifyUserToken(`${header}.${payload}.`))).toBe('401 INVALID_TOKEN');
     expect(await rejection(codec.verify(`${header}.${payload}.`, 'login'))).toBe('401 INVALID_TOKEN');
   });
@@ -188,10 +188,7 @@ describe('external issuers', () => {
   afterAll(() => jwks.close());
 
   const idpToken = (audience = 'gateway') =>
-    foreignToken(clock, { tt: undefined, email: 'Ext@Idp.example' }, 'https://idp.example')
-      .setAudience(audience)
-      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
-      .sign(signingKey);
+    foreignToken(clock, { tt: undefined, email: 'Ext@Idp.example' }, 'https://idp.example').setAudience(audience).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(signingKey);
 
   it('verifies a JWKS issuer by its key set', async () => {
     expect(await codec.verifyUserToken(await idpToken())).toEqual({

@@ -1,26 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import {
-  createRemoteJWKSet,
-  customFetch,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors as joseErrors,
-  jwtVerify,
-  SignJWT,
-  type CryptoKey,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from 'jose';
-import {
-  createEgressDispatcher,
-  DependencyUnavailableError,
-  egressFetch,
-  egressPolicyFromConfig,
-  EgressRefusedError,
-  UnauthorizedError,
-  type Clock,
-  type Config,
-} from '@agentgw/core';
+import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { createEgressDispatcher, DependencyUnavailableError, egressFetch, egressPolicyFromConfig, EgressRefusedError, UnauthorizedError, type Clock, type Config } from '@agentgw/core';
 
 /**
  * Every token the gateway signs says what it is for in the `tt` claim, so one kind can never be
@@ -95,8 +75,7 @@ function algorithmsFor(key: KeyObject): string[] {
  */
 function hs256Key(secret: string): () => Promise<CryptoKey> {
   let key: Promise<CryptoKey> | undefined;
-  return () =>
-    (key ??= crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']));
+  return () => (key ??= crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']));
 }
 
 const invalid = () => new UnauthorizedError('Invalid token', 'INVALID_TOKEN');
@@ -123,9 +102,7 @@ export function createJwtCodec({ config, clock }: { config: Config; clock: Clock
   }
 
   // Key sets are fetched through the egress policy (after DNS resolution, no redirects followed).
-  const jwksFetch = config.JWT_EXTERNAL_ISSUERS.some((i) => i.jwksUri)
-    ? egressFetch(createEgressDispatcher(egressPolicyFromConfig(config)))
-    : undefined;
+  const jwksFetch = config.JWT_EXTERNAL_ISSUERS.some((i) => i.jwksUri) ? egressFetch(createEgressDispatcher(egressPolicyFromConfig(config))) : undefined;
   const external = new Map<string, Verifier>();
   for (const item of config.JWT_EXTERNAL_ISSUERS) {
     external.set(item.issuer, {
@@ -145,10 +122,7 @@ export function createJwtCodec({ config, clock }: { config: Config; clock: Clock
         currentDate: clock.now(),
         requiredClaims: ['exp', 'sub'],
       };
-      const { payload } =
-        typeof verifier.key === 'function'
-          ? await jwtVerify(token, verifier.key, options)
-          : await jwtVerify(token, verifier.key, options);
+      const { payload } = typeof verifier.key === 'function' ? await jwtVerify(token, verifier.key, options) : await jwtVerify(token, verifier.key, options);
       return payload as VerifiedClaims;
     } catch (err) {
       throw toAuthError(err);

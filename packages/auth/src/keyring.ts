@@ -30,8 +30,7 @@ export interface Keyring {
 /** HKDF salt of every ring subkey; changing it would void every session id and audit id in flight. */
 const SUBKEY_SALT = 'agentgw key-ring subkey v1';
 
-const deriveSubkey = (key: Uint8Array, info: string): Uint8Array =>
-  new Uint8Array(hkdfSync('sha256', key, SUBKEY_SALT, info, 32));
+const deriveSubkey = (key: Uint8Array, info: string): Uint8Array => new Uint8Array(hkdfSync('sha256', key, SUBKEY_SALT, info, 32));
 
 /**
  * A key ring over raw 32-byte keys: `current` seals; it and every `previous` key open and derive
@@ -76,8 +75,7 @@ function rawKey(hex: string): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
-const legacyPlatformSubkey = (hex: string): Buffer =>
-  Buffer.from(hkdfSync('sha256', rawKey(hex), Buffer.alloc(0), LEGACY_PLATFORM_INFO, 32));
+const legacyPlatformSubkey = (hex: string): Buffer => Buffer.from(hkdfSync('sha256', rawKey(hex), Buffer.alloc(0), LEGACY_PLATFORM_INFO, 32));
 
 /**
  * The key configuration the rings are built from. Each key is present only in the services that
@@ -134,8 +132,6 @@ export function secretBoxFor(config: KeyConfig): SecretBox {
   // Every service's catalog builds one (auth reads agents through it); only some open secrets.
   const key = config.PLATFORM_SECRETS_KEY;
   if (!key) return absentRing('PLATFORM_SECRETS_KEY');
-  const legacy = config.CREDENTIAL_ENCRYPTION_KEY
-    ? [config.CREDENTIAL_ENCRYPTION_KEY, ...config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS].map(legacyPlatformSubkey)
-    : [];
+  const legacy = config.CREDENTIAL_ENCRYPTION_KEY ? [config.CREDENTIAL_ENCRYPTION_KEY, ...config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS].map(legacyPlatformSubkey) : [];
   return createKeyring(rawKey(key), config.PLATFORM_SECRETS_PREVIOUS_KEYS.map(rawKey), legacy);
 }

@@ -42,10 +42,7 @@ const authMiddleware = (auth: AuthService, mode: AuthMode, { sessionTokens = 're
     // The cookie only ever holds a user login: authenticated as one ('jwt'), whatever the endpoint's mode.
     const principal = fromCookie ? await auth.authenticate(fromCookie, 'jwt') : await auth.authenticate(c.req.raw.headers, mode);
     if (principal.via === 'session_token' && sessionTokens === 'reject') {
-      throw new ForbiddenError(
-        'Session tokens are only accepted by the MCP and tool-gate endpoints',
-        'SESSION_TOKEN_NOT_ALLOWED',
-      );
+      throw new ForbiddenError('Session tokens are only accepted by the MCP and tool-gate endpoints', 'SESSION_TOKEN_NOT_ALLOWED');
     }
     c.set('principal', principal);
     await next();

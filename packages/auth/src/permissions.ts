@@ -28,9 +28,18 @@ export type Permission = (typeof PERMISSIONS)[number];
 export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
   admin: PERMISSIONS,
   tenant_admin: [
-    'agent:create', 'agent:read', 'agent:update:own', 'agent:update:all', 'agent:delete:own', 'agent:delete:all',
-    'provider:read', 'provider:create', 'provider:update', 'provider:delete',
-    'apikey:manage', 'audit:read:tenant',
+    'agent:create',
+    'agent:read',
+    'agent:update:own',
+    'agent:update:all',
+    'agent:delete:own',
+    'agent:delete:all',
+    'provider:read',
+    'provider:create',
+    'provider:update',
+    'provider:delete',
+    'apikey:manage',
+    'audit:read:tenant',
   ],
   agent_creator: ['agent:create', 'agent:read', 'agent:update:own', 'agent:delete:own', 'provider:read'],
 };

@@ -56,7 +56,10 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
   };
   const insertUser = async (roles: RoleName[], tenantId: string | null) => {
     const id = newId();
-    await db().insertInto('users').values({ id, email: `${id}@x.io`, roles, tenant_id: tenantId, password_hash: 'unused', name: null }).execute();
+    await db()
+      .insertInto('users')
+      .values({ id, email: `${id}@x.io`, roles, tenant_id: tenantId, password_hash: 'unused', name: null })
+      .execute();
     return id;
   };
 
@@ -152,9 +155,7 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       expect(await rejection(auth.authenticate(headers({}), 'jwt'))).toBe('401 UNAUTHORIZED');
       expect(await rejection(auth.authenticate(headers({ authorization: 'Basic Zm9vOmJhcg==' }), 'jwt'))).toBe('401 UNAUTHORIZED');
       expect(await rejection(auth.authenticate(headers(bearer(agents.a.token.token)), 'jwt'))).toBe('401 UNAUTHORIZED');
-      expect(await rejection(auth.authenticate(headers({ 'x-api-key': keys.global.key.token, 'x-user-id': users.admin.id }), 'jwt'))).toBe(
-        '401 UNAUTHORIZED',
-      );
+      expect(await rejection(auth.authenticate(headers({ 'x-api-key': keys.global.key.token, 'x-user-id': users.admin.id }), 'jwt'))).toBe('401 UNAUTHORIZED');
     });
 
     it('refuses an expired token', async () => {
@@ -184,21 +185,26 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     it('applies a role change on the next request, without a new login', async () => {
       const token = await loginToken(users.bob);
       expect((await auth.authenticate(headers(bearer(token)), 'jwt')).roles).toEqual(['tenant_admin']);
-      await db().updateTable('users').set({ roles: ['agent_creator'] }).where('id', '=', users.bob.id).execute();
+      await db()
+        .updateTable('users')
+        .set({ roles: ['agent_creator'] })
+        .where('id', '=', users.bob.id)
+        .execute();
       await bus.publish('user.changed', { userId: users.bob.id });
       const principal = await auth.authenticate(headers(bearer(token)), 'jwt');
       expect(principal.roles).toEqual(['agent_creator']);
       expect(principal.permissions.has('provider:create')).toBe(false);
-      await db().updateTable('users').set({ roles: ['tenant_admin'] }).where('id', '=', users.bob.id).execute();
+      await db()
+        .updateTable('users')
+        .set({ roles: ['tenant_admin'] })
+        .where('id', '=', users.bob.id)
+        .execute();
       await bus.publish('user.changed', { userId: users.bob.id });
     });
 
     it('refuses a deleted user', async () => {
       const carol = { id: newId(), email: 'carol@a.io', roles: ['agent_creator'] as RoleName[], tenantId: 'A' };
-      await db()
-        .insertInto('users')
-        .values({ id: carol.id, email: carol.email, roles: carol.roles, tenant_id: 'A', password_hash: 'unused', name: null })
-        .execute();
+      await db().insertInto('users').values({ id: carol.id, email: carol.email, roles: carol.roles, tenant_id: 'A', password_hash: 'unused', name: null }).execute();
       const token = await loginToken(carol);
       expect((await auth.authenticate(headers(bearer(token)), 'jwt')).userId).toBe(carol.id);
       await db().deleteFrom('users').where('id', '=', carol.id).execute();
@@ -208,7 +214,12 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
 
     it('never takes a session or service token as a login', async () => {
       const session = await auth.issueSessionToken({
-        endUserId: users.alice.id, email: users.alice.email, roles: ['admin'], tenantId: 'A', agentId: agents.a.id, requestId: 'r1',
+        endUserId: users.alice.id,
+        email: users.alice.email,
+        roles: ['admin'],
+        tenantId: 'A',
+        agentId: agents.a.id,
+        requestId: 'r1',
       });
       const service = await auth.signServiceToken('invoke-proxy', 'vault');
       for (const token of [session.token, service]) {
@@ -280,16 +291,12 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     it('needs an acting user that exists and matches', async () => {
       expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token }))).toBe('401 UNAUTHORIZED');
       expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': newId() }))).toBe('401 UNAUTHORIZED');
-      expect(
-        await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.admin.id, ...bearer(await loginToken(users.alice)) })),
-      ).toBe('401 UNAUTHORIZED');
+      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.admin.id, ...bearer(await loginToken(users.alice)) }))).toBe('401 UNAUTHORIZED');
     });
 
     it("refuses a user outside the key's tenant; a global key serves any tenant", async () => {
       expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.bob.id }))).toBe('403 TENANT_FORBIDDEN');
-      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.bob)) }))).toBe(
-        '403 TENANT_FORBIDDEN',
-      );
+      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.bob)) }))).toBe('403 TENANT_FORBIDDEN');
       expect((await flexible({ 'x-api-key': keys.global.key.token, 'x-user-id': users.bob.id })).tenantId).toBe('B');
     });
 
@@ -300,12 +307,8 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     });
 
     it("refuses a tenant_admin's key acting for a user holding a role its creator lacks", async () => {
-      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.rootA.id }))).toBe(
-        '403 KEY_CANNOT_ACT_FOR_USER',
-      );
-      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.rootA)) }))).toBe(
-        '403 KEY_CANNOT_ACT_FOR_USER',
-      );
+      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.rootA.id }))).toBe('403 KEY_CANNOT_ACT_FOR_USER');
+      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.rootA)) }))).toBe('403 KEY_CANNOT_ACT_FOR_USER');
       expect((await flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.ann.id })).roles).toEqual(['tenant_admin']);
     });
 
@@ -321,11 +324,19 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       const use = () => flexible({ 'x-api-key': key.key.token, 'x-user-id': users.alice.id });
       expect((await use()).apiKey?.id).toBe(key.id);
 
-      await db().updateTable('users').set({ roles: ['agent_creator'] }).where('id', '=', creator).execute();
+      await db()
+        .updateTable('users')
+        .set({ roles: ['agent_creator'] })
+        .where('id', '=', creator)
+        .execute();
       await bus.publish('user.changed', { userId: creator });
       expect(await rejection(use())).toBe('401 INVALID_API_KEY');
 
-      await db().updateTable('users').set({ roles: ['tenant_admin'], tenant_id: 'B' }).where('id', '=', creator).execute();
+      await db()
+        .updateTable('users')
+        .set({ roles: ['tenant_admin'], tenant_id: 'B' })
+        .where('id', '=', creator)
+        .execute();
       await bus.publish('user.changed', { userId: creator });
       expect(await rejection(use())).toBe('401 INVALID_API_KEY');
 
@@ -342,9 +353,7 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       const orphan = await insertKey(null, null);
       expect(await rejection(flexible({ 'x-api-key': orphan.key.token, 'x-user-id': users.alice.id }))).toBe('401 INVALID_API_KEY');
       const globalOfTenantAdmin = await insertKey(await insertUser(['tenant_admin'], null), null);
-      expect(await rejection(flexible({ 'x-api-key': globalOfTenantAdmin.key.token, 'x-user-id': users.alice.id }))).toBe(
-        '401 INVALID_API_KEY',
-      );
+      expect(await rejection(flexible({ 'x-api-key': globalOfTenantAdmin.key.token, 'x-user-id': users.alice.id }))).toBe('401 INVALID_API_KEY');
     });
 
     it('refuses a key once revoked or deleted', async () => {
@@ -359,10 +368,9 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       expect(await rejection(use())).toBe('401 INVALID_API_KEY');
     });
 
-    it('records a key\'s last use off the request path, at most once a minute', async () => {
+    it("records a key's last use off the request path, at most once a minute", async () => {
       const key = await insertKey(users.admin.id, null);
-      const lastUsedAt = async () =>
-        (await db().selectFrom('api_keys').select('last_used_at').where('id', '=', key.id).executeTakeFirstOrThrow()).last_used_at;
+      const lastUsedAt = async () => (await db().selectFrom('api_keys').select('last_used_at').where('id', '=', key.id).executeTakeFirstOrThrow()).last_used_at;
       const use = () => flexible({ 'x-api-key': key.key.token, 'x-user-id': users.alice.id });
       const recorded = () => vi.waitFor(async () => expect((await lastUsedAt())?.getTime()).toBe(clock.now().getTime()), { timeout: 2_000 });
 
@@ -389,7 +397,7 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       expect(await rejection(flexible({ ...base, 'x-agent-id': newId() }))).toBe('401 UNAUTHORIZED');
     });
 
-    it('refuses X-Agent-Id beside a user JWT alone (it would lend the agent\'s rules to any user), before any agent lookup', async () => {
+    it("refuses X-Agent-Id beside a user JWT alone (it would lend the agent's rules to any user), before any agent lookup", async () => {
       const jwt = bearer(await loginToken(users.alice));
       for (const agentId of [agents.a.id, agents.global.id, agents.b.id, newId()]) {
         const err = await flexible({ ...jwt, 'x-agent-id': agentId }).catch((e: { status: number; code: string; message: string }) => e);
@@ -428,20 +436,21 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       const old = agents.global.token;
       expect((await flexible(bearer(old.token))).agentId).toBe(agents.global.id);
       const fresh = generateRuntimeToken();
-      await db()
-        .updateTable('agents')
-        .set({ runtime_token_hash: fresh.hash, runtime_token_prefix: fresh.prefix })
-        .where('id', '=', agents.global.id)
-        .execute();
+      await db().updateTable('agents').set({ runtime_token_hash: fresh.hash, runtime_token_prefix: fresh.prefix }).where('id', '=', agents.global.id).execute();
       await bus.publish('agent.changed', { agentId: agents.global.id, change: 'token_rotated' });
       expect(await rejection(flexible(bearer(old.token)))).toBe('401 INVALID_TOKEN');
       expect((await flexible(bearer(fresh.token))).agentId).toBe(agents.global.id);
       agents.global.token = fresh;
     });
 
-    it('answers 403 AGENT_DISABLED for every form once the agent is disabled (the cache is the catalog reader\'s: see its tests)', async () => {
+    it("answers 403 AGENT_DISABLED for every form once the agent is disabled (the cache is the catalog reader's: see its tests)", async () => {
       const session = await auth.issueSessionToken({
-        endUserId: users.alice.id, email: users.alice.email, roles: users.alice.roles, tenantId: 'A', agentId: agents.a.id, requestId: 'r2',
+        endUserId: users.alice.id,
+        email: users.alice.email,
+        roles: users.alice.roles,
+        tenantId: 'A',
+        agentId: agents.a.id,
+        requestId: 'r2',
       });
       const forms: Record<string, string>[] = [
         bearer(agents.a.token.token),
@@ -461,7 +470,12 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
   describe('flexible mode: session tokens', () => {
     const issue = () =>
       auth.issueSessionToken({
-        endUserId: users.alice.id, email: users.alice.email, roles: ['agent_creator'], tenantId: 'A', agentId: agents.a.id, requestId: 'req_1',
+        endUserId: users.alice.id,
+        email: users.alice.email,
+        roles: ['agent_creator'],
+        tenantId: 'A',
+        agentId: agents.a.id,
+        requestId: 'req_1',
       });
 
     it('acts as the end user with X-Agent-Id or the runtime token', async () => {
@@ -479,9 +493,7 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       };
       expect(await flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id })).toMatchObject(expected);
       expect(await flexible({ 'x-gateway-session-token': token, ...bearer(agents.a.token.token) })).toMatchObject(expected);
-      expect(
-        await flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id, 'x-api-key': keys.tenantA.key.token }),
-      ).toMatchObject({ ...expected, apiKey: { id: keys.tenantA.id } });
+      expect(await flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id, 'x-api-key': keys.tenantA.key.token })).toMatchObject({ ...expected, apiKey: { id: keys.tenantA.id } });
     });
 
     it('refuses the wrong agent, no agent, or a user JWT beside it', async () => {
@@ -489,9 +501,7 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       expect(await rejection(flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.b.id }))).toBe('401 INVALID_TOKEN');
       expect(await rejection(flexible({ 'x-gateway-session-token': token, ...bearer(agents.b.token.token) }))).toBe('401 INVALID_TOKEN');
       expect(await rejection(flexible({ 'x-gateway-session-token': token }))).toBe('401 UNAUTHORIZED');
-      expect(
-        await rejection(flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id, ...bearer(await loginToken(users.alice)) })),
-      ).toBe('401 UNAUTHORIZED');
+      expect(await rejection(flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id, ...bearer(await loginToken(users.alice)) }))).toBe('401 UNAUTHORIZED');
     });
 
     it('never lends admin-class roles: stripped when issued, and from tokens signed before that rule', async () => {
@@ -532,7 +542,12 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
 
     it('never takes a user or session token as a service token', async () => {
       const session = await auth.issueSessionToken({
-        endUserId: users.alice.id, email: null, roles: [], tenantId: 'A', agentId: agents.a.id, requestId: 'r',
+        endUserId: users.alice.id,
+        email: null,
+        roles: [],
+        tenantId: 'A',
+        agentId: agents.a.id,
+        requestId: 'r',
       });
       expect(await rejection(auth.verifyServiceToken(await loginToken(users.admin), 'vault'))).toBe('401 INVALID_TOKEN');
       expect(await rejection(auth.verifyServiceToken(session.token, 'vault'))).toBe('401 INVALID_TOKEN');

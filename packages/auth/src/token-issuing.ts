@@ -37,11 +37,7 @@ export function tokenIssuing(deps: { db: Kysely<Database>; codec: JwtCodec; logi
     async signUserToken(user) {
       const row = await db.selectFrom('users').select('password_changed_at').where('id', '=', user.id).executeTakeFirst();
       const stamp = row?.password_changed_at?.getTime() ?? 0;
-      return codec.sign(
-        'login',
-        { sub: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId, [PASSWORD_STAMP_CLAIM]: stamp },
-        loginTokenLifetime,
-      );
+      return codec.sign('login', { sub: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId, [PASSWORD_STAMP_CLAIM]: stamp }, loginTokenLifetime);
     },
 
     issueSessionToken: (input) => issueSessionToken(codec, input),

@@ -99,7 +99,7 @@ async function startAllInOne(dataDir: string, probeDir: string): Promise<Gateway
       const tree = pids();
       for (const pid of serverOf(tree)) process.kill(pid, 'SIGTERM');
       const gone = async (ms: number) => {
-        for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+        for (const deadline = Date.now() + ms; Date.now() < deadline;) {
           if (tree.every((pid) => residentBytes(pid) === 0)) return true;
           await new Promise((r) => setTimeout(r, 100));
         }
@@ -290,7 +290,7 @@ function memoryLine(reports: readonly ProbeReport[]): string {
   return (
     `idle memory of the gateway's node process(es), from the main thread's process.memoryUsage(): RSS ${fmt(rss)} MB = main-thread V8 heap ${fmt(heap)} MB ` +
     `(${fmt(sum((r) => r.memory.heapUsed))} MB used) + its external/array buffers ${fmt(external)} MB + the rest ${fmt(rss - heap - external)} MB ` +
-    '(worker threads\' heaps, the embedded database\'s WebAssembly memory, code, native allocations)'
+    "(worker threads' heaps, the embedded database's WebAssembly memory, code, native allocations)"
   );
 }
 
@@ -313,7 +313,12 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   const idleReports = await readProbes(g.servers(), probeDir);
   const workerThreads = new Set(idleReports.flatMap((r) => r.workerThreads));
   console.log(`\n== ${g.name}: ${CONNECTIONS} connections, ${SECONDS}s per case after a ${WARM_SECONDS}s warm-up (1 connection: ${ONE_CONNECTION_SECONDS}s)`);
-  console.log(row('case', COLUMNS.map(([title]) => title)));
+  console.log(
+    row(
+      'case',
+      COLUMNS.map(([title]) => title),
+    ),
+  );
   const rps: Record<string, number> = {};
   let loadedRss = 0;
   const delays: string[] = [];
@@ -333,7 +338,10 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     const cpu = cpuSeconds(pids) - cpuBefore;
     threads.push(threadLine(c.name, splitThreadCpu(threadsBefore, readThreads(g.servers()), workerThreads), many.total));
     const delay = worstDelay(await readProbes(g.servers(), probeDir));
-    loadedRss = Math.max(loadedRss, g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0));
+    loadedRss = Math.max(
+      loadedRss,
+      g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0),
+    );
     const one = await load(target.url, 1, ONE_CONNECTION_SECONDS, target.headers, target.body);
     rps[c.name] = many.rps;
     delays.push(`${c.name}: p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
@@ -357,9 +365,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   }
   console.log(`CPU-s per 1,000 calls by thread of the gateway's node process(es) (the wrappers' share of the table's figure is not in them):\n  ${threads.join('\n  ')}`);
   console.log(`event-loop delay beyond the 1 ms sampling interval, under load (${CONNECTIONS} connections):\n  ${delays.join('\n  ')}`);
-  console.log(
-    `resident memory: gateway process idle ${fmt(idleRss / MB)} MB, loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`,
-  );
+  console.log(`resident memory: gateway process idle ${fmt(idleRss / MB)} MB, loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`);
   console.log(memoryLine(idleReports));
   return rps;
 }

@@ -28,7 +28,10 @@ if (dir) {
   process.on('worker', () => workerThreads.push(Math.max(...readdirSync('/proc/self/task').map(Number))));
   process.on('SIGUSR2', () => {
     const delay = { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), mean: ms(histogram.mean) };
-    writeFileSync(join(dir, `probe-${process.pid}.json`), JSON.stringify({ pid: process.pid, argv: process.argv, rss: process.memoryUsage.rss(), memory: process.memoryUsage(), workerThreads, delay }));
+    writeFileSync(
+      join(dir, `probe-${process.pid}.json`),
+      JSON.stringify({ pid: process.pid, argv: process.argv, rss: process.memoryUsage.rss(), memory: process.memoryUsage(), workerThreads, delay }),
+    );
     histogram.reset();
     if (profileDir && !session) {
       session = new Session();

@@ -1,12 +1,5 @@
 import { isAdmin, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
-import {
-  NotFoundError,
-  evaluatePolicy,
-  globSpecificity,
-  newId,
-  type PolicyAction,
-  type RiskLevel,
-} from '@agentgw/core';
+import { NotFoundError, evaluatePolicy, globSpecificity, newId, type PolicyAction, type RiskLevel } from '@agentgw/core';
 import type { AccessRuleRow, Database } from '@agentgw/db';
 import type { Kysely, Transaction } from 'kysely';
 import { getAgent } from './agents.js';
@@ -106,11 +99,7 @@ export async function getAccessRule(db: Kysely<Database>, principal: Principal, 
 }
 
 /** A provider's rules grouped by toolPattern, most specific pattern first (the order evaluation prefers). */
-export async function accessRulesByProvider(
-  db: Kysely<Database>,
-  principal: Principal,
-  providerId: string,
-): Promise<{ providerId: string; groups: { toolPattern: string; rules: AccessRule[] }[] }> {
+export async function accessRulesByProvider(db: Kysely<Database>, principal: Principal, providerId: string): Promise<{ providerId: string; groups: { toolPattern: string; rules: AccessRule[] }[] }> {
   if (providerId !== '*') await loadVisibleProvider(db, principal, providerId);
   const rules = await listAccessRules(db, principal, { providerId });
   const groups = new Map<string, AccessRule[]>();
@@ -148,12 +137,7 @@ export async function createAccessRule(ctx: CatalogContext, principal: Principal
   return toAccessRule(row);
 }
 
-export async function updateAccessRule(
-  ctx: CatalogContext,
-  principal: Principal,
-  id: string,
-  patch: AccessRulePatch,
-): Promise<AccessRule> {
+export async function updateAccessRule(ctx: CatalogContext, principal: Principal, id: string, patch: AccessRulePatch): Promise<AccessRule> {
   const current = await loadVisibleRule(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'access rule');
   if (patch.subjectType !== undefined || patch.subjectId !== undefined) {
@@ -200,12 +184,7 @@ export async function listAgentRules(db: Kysely<Database>, principal: Principal,
  * Replaces all of the agent's rules in one transaction: every rule is checked first, so one
  * bad rule is a 400 and the old set stays untouched. New rules take the agent's tenant.
  */
-export async function replaceAgentRules(
-  ctx: CatalogContext,
-  principal: Principal,
-  agentId: string,
-  rules: AgentRuleInput[],
-): Promise<AccessRule[]> {
+export async function replaceAgentRules(ctx: CatalogContext, principal: Principal, agentId: string, rules: AgentRuleInput[]): Promise<AccessRule[]> {
   const agent = await getAgent(ctx.db, principal, agentId);
   assertTenantWritable(principal, agent.tenantId, 'agent');
   const now = ctx.clock.now();
@@ -238,11 +217,7 @@ export async function replaceAgentRules(
 }
 
 /** Dry run of the tool policy over the visible rules of the user and the agent. */
-export async function evaluateAccess(
-  db: Kysely<Database>,
-  principal: Principal,
-  input: EvaluationInput,
-): Promise<{ action: PolicyAction; risk: RiskLevel; matchedRule: AccessRule | null }> {
+export async function evaluateAccess(db: Kysely<Database>, principal: Principal, input: EvaluationInput): Promise<{ action: PolicyAction; risk: RiskLevel; matchedRule: AccessRule | null }> {
   const subjects: { type: SubjectType; id: string }[] = [];
   if (input.userId !== undefined) subjects.push({ type: 'user', id: input.userId });
   if (input.agentId !== undefined) subjects.push({ type: 'agent', id: input.agentId });
@@ -278,10 +253,7 @@ function visibleRules(db: Db, principal: Principal) {
       qb.where((eb) =>
         eb.or([
           eb.and([eb('subject_type', '=', 'user'), eb('subject_id', '=', userId)]),
-          eb.and([
-            eb('subject_type', '=', 'agent'),
-            eb('subject_id', 'in', eb.selectFrom('agents').select('agents.id').where('agents.owner_id', '=', userId)),
-          ]),
+          eb.and([eb('subject_type', '=', 'agent'), eb('subject_id', 'in', eb.selectFrom('agents').select('agents.id').where('agents.owner_id', '=', userId))]),
         ]),
       ),
     );
@@ -322,7 +294,12 @@ async function assertSubjectUsable(db: Kysely<Database>, principal: Principal, t
   if (isAdmin(principal)) return;
   // Without a tenant, the only user in the caller's (private) scope is the caller.
   if (principal.tenantId === null && subjectId === principal.userId) return;
-  const user = await db.selectFrom('users').select('id').where('id', '=', subjectId).where('tenant_id', '=', principal.tenantId ?? '').executeTakeFirst();
+  const user = await db
+    .selectFrom('users')
+    .select('id')
+    .where('id', '=', subjectId)
+    .where('tenant_id', '=', principal.tenantId ?? '')
+    .executeTakeFirst();
   if (!user) throw invalidField(field, 'unknown user');
 }
 

@@ -78,11 +78,7 @@ export function toAgent(row: AgentRow): Agent {
 }
 
 /** Creates an active agent owned by the caller; the runtime token is returned once and stored only as its hash. */
-export async function createAgent(
-  ctx: CatalogContext,
-  principal: Principal,
-  input: NewAgentInput,
-): Promise<{ agent: AgentSummary; runtimeToken: string }> {
+export async function createAgent(ctx: CatalogContext, principal: Principal, input: NewAgentInput): Promise<{ agent: AgentSummary; runtimeToken: string }> {
   const tenantId = writeTenant(principal, input.tenantId);
   const id = newId();
   const token = generateRuntimeToken();
@@ -192,12 +188,7 @@ async function assertWritable(db: Kysely<Database>, principal: Principal, id: st
   assertTenantWritable(principal, row.tenant_id, 'agent');
 }
 
-async function writeAgent(
-  ctx: CatalogContext,
-  id: string,
-  change: AgentChange,
-  changes: Updateable<AgentsTable>,
-): Promise<AgentRow> {
+async function writeAgent(ctx: CatalogContext, id: string, change: AgentChange, changes: Updateable<AgentsTable>): Promise<AgentRow> {
   const row = await ctx.db
     .updateTable('agents')
     .set({ ...changes, updated_at: ctx.clock.now() })
@@ -209,5 +200,4 @@ async function writeAgent(
   return row;
 }
 
-const changed = (ctx: CatalogContext, agentId: string, change: AgentChange): Promise<void> =>
-  ctx.bus.publish('agent.changed', { agentId, change });
+const changed = (ctx: CatalogContext, agentId: string, change: AgentChange): Promise<void> => ctx.bus.publish('agent.changed', { agentId, change });

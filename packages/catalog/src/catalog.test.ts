@@ -81,7 +81,13 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
   async function seed() {
     const { agent } = await catalog.agents.create(admin, { name: 'a', upstreamUrl: 'http://127.0.0.1:9/', upstreamSecret: 'agent-secret', tenantId: 't1' });
     const github = await catalog.providers.create(admin, {
-      name: 'github', pattern: 'github_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'bearer', authSecret: 'gh-secret', priority: 0, tenantId: 't1',
+      name: 'github',
+      pattern: 'github_*',
+      endpoint: 'http://127.0.0.1:9/mcp',
+      authType: 'bearer',
+      authSecret: 'gh-secret',
+      priority: 0,
+      tenantId: 't1',
     });
     const fallback = await catalog.providers.create(admin, { name: 'all', pattern: '*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: -1 });
     const other = await catalog.providers.create(admin, { name: 'other', pattern: '*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 5, tenantId: 't2' });

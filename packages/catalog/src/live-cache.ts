@@ -14,11 +14,7 @@ export class LiveCache<V> {
   }
 
   /** Starts caching; `keysOf` names the keys an event drops (null: all). */
-  async listen<E extends EventName>(
-    bus: EventBus,
-    event: E,
-    keysOf: (payload: GatewayEvents[E]) => string | string[] | null,
-  ): Promise<Unsubscribe> {
+  async listen<E extends EventName>(bus: EventBus, event: E, keysOf: (payload: GatewayEvents[E]) => string | string[] | null): Promise<Unsubscribe> {
     const unsubscribe = await this.cache.invalidateOn(bus, event, keysOf);
     this.listening = true;
     return async () => {

@@ -30,9 +30,7 @@ export class RuleDirectory {
 
   /** Subscribes to `rules.changed`; the reader's `start()` calls it. */
   subscribe(): Promise<Unsubscribe> {
-    return this.cache.listen(this.ctx.bus, 'rules.changed', ({ subjectType, subjectId }) =>
-      subjectType === null || subjectId === null ? null : subjectKey(subjectType, subjectId),
-    );
+    return this.cache.listen(this.ctx.bus, 'rules.changed', ({ subjectType, subjectId }) => (subjectType === null || subjectId === null ? null : subjectKey(subjectType, subjectId)));
   }
 
   /** The tool policy's answer (`evaluatePolicy`) over the rules of the user and the agent in the tenant. */
@@ -65,12 +63,7 @@ export class RuleDirectory {
   }
 
   private async load(type: SubjectType, id: string): Promise<AccessRule[]> {
-    const rows = await this.ctx.db
-      .selectFrom('access_rules')
-      .selectAll()
-      .where('subject_type', '=', type)
-      .where('subject_id', '=', id)
-      .execute();
+    const rows = await this.ctx.db.selectFrom('access_rules').selectAll().where('subject_type', '=', type).where('subject_id', '=', id).execute();
     return rows.map(toAccessRule);
   }
 }

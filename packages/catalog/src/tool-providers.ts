@@ -73,11 +73,7 @@ export async function getToolProvider(db: Kysely<Database>, principal: Principal
   return toToolProvider(await loadVisibleProvider(db, principal, id));
 }
 
-export async function createToolProvider(
-  ctx: CatalogContext,
-  principal: Principal,
-  input: NewToolProviderInput,
-): Promise<ToolProvider> {
+export async function createToolProvider(ctx: CatalogContext, principal: Principal, input: NewToolProviderInput): Promise<ToolProvider> {
   const id = newId();
   const now = ctx.clock.now();
   const row = await ctx.db
@@ -101,12 +97,7 @@ export async function createToolProvider(
   return toToolProvider(row);
 }
 
-export async function updateToolProvider(
-  ctx: CatalogContext,
-  principal: Principal,
-  id: string,
-  patch: ToolProviderPatch,
-): Promise<ToolProvider> {
+export async function updateToolProvider(ctx: CatalogContext, principal: Principal, id: string, patch: ToolProviderPatch): Promise<ToolProvider> {
   const current = await loadVisibleProvider(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'tool provider');
   const changes = {

@@ -50,8 +50,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     open: async () => 'unused',
     update: async (id, patch) => void audits.push({ id, ...patch }),
   };
-  const open = (timeoutMs = 60_000, deadlineGraceMs = 2_000) =>
-    (gate = createConfirmationGate(deps, { timeoutMs, deadlineGraceMs, statusIntervalMs: 50, maxPending: { perAgent: 20, perUser: 20 } }));
+  const open = (timeoutMs = 60_000, deadlineGraceMs = 2_000) => (gate = createConfirmationGate(deps, { timeoutMs, deadlineGraceMs, statusIntervalMs: 50, maxPending: { perAgent: 20, perUser: 20 } }));
 
   /** Holds a call and returns its outcome promise once the pending confirmation is announced. */
   async function startHold(call = heldCall(), signal = new AbortController().signal, onStatus?: () => void) {
@@ -66,7 +65,20 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     // The agent the held calls come from: answers need it enabled.
     await deps.db
       .insertInto('agents')
-      .values({ id: 'agent-1', name: 'agent-1', description: null, upstream_url: 'http://127.0.0.1:9/a', upstream_secret_enc: null, required_credentials: JSON.stringify([]), tenant_id: 'acme', owner_id: 'owner-1', runtime_token_hash: `hash-${++seq}`, runtime_token_prefix: 'art_x', created_at: new Date(), updated_at: new Date() })
+      .values({
+        id: 'agent-1',
+        name: 'agent-1',
+        description: null,
+        upstream_url: 'http://127.0.0.1:9/a',
+        upstream_secret_enc: null,
+        required_credentials: JSON.stringify([]),
+        tenant_id: 'acme',
+        owner_id: 'owner-1',
+        runtime_token_hash: `hash-${++seq}`,
+        runtime_token_prefix: 'art_x',
+        created_at: new Date(),
+        updated_at: new Date(),
+      })
       .execute();
     required = [];
     resolved = [];
@@ -111,7 +123,15 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     const { outcome, id, call } = await startHold();
     // Another release (or a token) consumed the approval before this holder woke.
     await deps.db.updateTable('confirmations').set({ status: 'consumed', decided_by: 'alice' }).where('id', '=', id).execute();
-    await deps.bus.publish('confirmation.resolved', { id, status: 'confirmed', confirmedBy: 'alice', userId: call.userId, endUserId: call.endUserId, tenantId: call.tenantId, timestamp: new Date().toISOString() });
+    await deps.bus.publish('confirmation.resolved', {
+      id,
+      status: 'confirmed',
+      confirmedBy: 'alice',
+      userId: call.userId,
+      endUserId: call.endUserId,
+      tenantId: call.tenantId,
+      timestamp: new Date().toISOString(),
+    });
     expect(await outcome).toEqual({ decision: 'rejected', confirmationId: id, reason: 'The approval was already used.' });
     await vi.waitFor(() => expect(audits).toContainEqual({ id: call.auditId, status: 'rejected', error: 'The approval was already used.' }));
   });
@@ -201,7 +221,11 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
 
   it('refuses an answer after the deadline and times the confirmation out on the spot', async () => {
     const { outcome, id } = await startHold();
-    await deps.db.updateTable('confirmations').set({ expires_at: new Date(Date.now() - 1) }).where('id', '=', id).execute();
+    await deps.db
+      .updateTable('confirmations')
+      .set({ expires_at: new Date(Date.now() - 1) })
+      .where('id', '=', id)
+      .execute();
     const late = await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' });
     expect(late.applied).toBe(false);
     expect(late.row).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON });
@@ -242,17 +266,28 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
   });
 
   describe('pending caps', () => {
-    const pendingCount = async () => Number((await deps.db.selectFrom('confirmations').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow()).n);
+    const pendingCount = async () =>
+      Number(
+        (
+          await deps.db
+            .selectFrom('confirmations')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('status', '=', 'pending')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     it.each([
       ['one agent', (i: number) => heldCall({ endUserId: `user-${i}` })],
       ['one end user', (i: number) => heldCall({ agentId: `agent-x${i}` })],
     ])('the 21st concurrent hold for %s is refused with 429 RATE_LIMITED; the 20 others stay pending, and a decision frees a slot', async (_who, make) => {
       const calls = Array.from({ length: 21 }, (_, i) => make(i));
-      const settled = calls.map((call) => gate.hold(call, { signal: new AbortController().signal }).then(
-        (outcome) => ({ outcome }),
-        (err: unknown) => ({ err: err as { status: number; code: string } }),
-      ));
+      const settled = calls.map((call) =>
+        gate.hold(call, { signal: new AbortController().signal }).then(
+          (outcome) => ({ outcome }),
+          (err: unknown) => ({ err: err as { status: number; code: string } }),
+        ),
+      );
       await vi.waitFor(async () => expect((await pendingCount()) + audits.filter((a) => a.status === 'rejected').length).toBe(21));
       expect(await pendingCount()).toBe(20);
       const refusedAudit = audits.filter((a) => a.status === 'rejected');
@@ -290,13 +325,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
 
     it('refuses a changed argument, another tool, agent, provider or end user, and stays usable for its call', async () => {
       const { token, call } = await confirmedToken();
-      for (const change of [
-        { arguments: { repo: 'acme/other' } },
-        { toolName: 'archive_repo' },
-        { agentId: 'agent-2' },
-        { providerId: 'gitlab' },
-        { endUserId: 'mallory' },
-      ]) {
+      for (const change of [{ arguments: { repo: 'acme/other' } }, { toolName: 'archive_repo' }, { agentId: 'agent-2' }, { providerId: 'gitlab' }, { endUserId: 'mallory' }]) {
         expect(await gate.redeem(token, { ...call, ...change })).toBe(false);
       }
       expect(await gate.redeem(token, call)).toBe(true);

@@ -4,17 +4,7 @@ import type { ConfirmationRow } from '@agentgw/db';
 import { callHash } from './call-hash.js';
 import { auditTrailOf } from './audit-outcome.js';
 import { findConfirmation, toPayload } from './confirmation-records.js';
-import {
-  consumeConfirmation,
-  expireConfirmation,
-  markCallerGone,
-  resolutionOf,
-  spendApproval,
-  TIMEOUT_REASON,
-  timeOutConfirmation,
-  timeoutJobId,
-  type ConfirmationDeps,
-} from './decisions.js';
+import { consumeConfirmation, expireConfirmation, markCallerGone, resolutionOf, spendApproval, TIMEOUT_REASON, timeOutConfirmation, timeoutJobId, type ConfirmationDeps } from './decisions.js';
 import { insertPendingWithinCaps, type PendingCaps } from './pending-caps.js';
 
 export interface ConfirmationGateOptions {
@@ -66,10 +56,7 @@ function outcomeOfRow(row: ConfirmationRow): HoldOutcome {
  * so no restart loses it) and waits for `confirmation.resolved` from whichever replica decides:
  * no polling. Its caller aborting `signal` (the client went away) leaves it `expired`.
  */
-export function createConfirmationGate(
-  deps: ConfirmationDeps & { auth: Pick<AuthService, 'verifyConfirmationToken'> },
-  options: ConfirmationGateOptions,
-): ConfirmationGateHandle {
+export function createConfirmationGate(deps: ConfirmationDeps & { auth: Pick<AuthService, 'verifyConfirmationToken'> }, options: ConfirmationGateOptions): ConfirmationGateHandle {
   const statusIntervalMs = options.statusIntervalMs ?? 5_000;
   const deadlineGraceMs = options.deadlineGraceMs ?? 2_000;
   // One bus subscription per gate; each hold waits on its own entry.
@@ -112,11 +99,7 @@ export function createConfirmationGate(
   async function announce(row: ConfirmationRow, call: HeldCall): Promise<void> {
     try {
       await deps.bus.publish('confirmation.required', toPayload(row));
-      await deps.queue.enqueue(
-        'confirmation-timeout',
-        { confirmationId: row.id },
-        { delayMs: options.timeoutMs, jobId: timeoutJobId(row.id) },
-      );
+      await deps.queue.enqueue('confirmation-timeout', { confirmationId: row.id }, { delayMs: options.timeoutMs, jobId: timeoutJobId(row.id) });
     } catch (err) {
       await expireConfirmation(deps, row.id).catch(() => undefined);
       throw err;

@@ -53,9 +53,7 @@ export function resolutionOf(row: ConfirmationRow): ConfirmationResolution {
     case 'expired':
       return { status: 'expired', reason: 'unannounced' };
     case 'rejected':
-      return row.reason === TIMEOUT_REASON && row.decided_by === null
-        ? { status: 'expired', reason: 'timeout' }
-        : { status: 'rejected', reason: row.reason ?? DEFAULT_REJECT_REASON };
+      return row.reason === TIMEOUT_REASON && row.decided_by === null ? { status: 'expired', reason: 'timeout' } : { status: 'rejected', reason: row.reason ?? DEFAULT_REJECT_REASON };
     case 'pending':
       throw new Error(`confirmation ${row.id} is still pending`);
   }
@@ -80,12 +78,7 @@ export function resolvedEvent(row: ConfirmationRow, at: Date): ConfirmationResol
  * `caller_gone`: each try is atomic, and a row only ever moves from the first to the second,
  * so the winner knows whether a call was waiting for it.
  */
-async function leavePending(
-  deps: ConfirmationDeps,
-  id: string,
-  outcome: Outcome,
-  options: { beforeDeadline: boolean },
-): Promise<{ row: ConfirmationRow; waiting: Waiting } | undefined> {
+async function leavePending(deps: ConfirmationDeps, id: string, outcome: Outcome, options: { beforeDeadline: boolean }): Promise<{ row: ConfirmationRow; waiting: Waiting } | undefined> {
   for (const waiting of ['held', 'caller_gone'] as const) {
     const now = deps.clock.now();
     let update = deps.db
@@ -117,26 +110,16 @@ async function announce(deps: ConfirmationDeps, row: ConfirmationRow, at: Date, 
     ['cancel deadline', () => deps.queue.cancel('confirmation-timeout', timeoutJobId(row.id))],
   ];
   if (waiting === 'held') steps.push(['audit', () => recordAuditOutcome(auditTrailOf(deps), row)]);
-  await Promise.all(
-    steps.map(([step, run]) =>
-      run().catch((err: unknown) => deps.logger.error({ err, confirmationId: row.id, step }, 'confirmation announcement failed')),
-    ),
-  );
+  await Promise.all(steps.map(([step, run]) => run().catch((err: unknown) => deps.logger.error({ err, confirmationId: row.id, step }, 'confirmation announcement failed'))));
 }
 
-export type DecisionResult =
-  | { applied: true; row: ConfirmationRow; waiting: Waiting }
-  | { applied: false; row: ConfirmationRow | undefined };
+export type DecisionResult = { applied: true; row: ConfirmationRow; waiting: Waiting } | { applied: false; row: ConfirmationRow | undefined };
 
 /**
  * A confirmer's answer. Not applied when the confirmation is unknown, already decided, or past
  * its deadline (then it is timed out on the spot, as the deadline job would have done).
  */
-export async function decideConfirmation(
-  deps: ConfirmationDeps,
-  id: string,
-  answer: { confirmed: boolean; reason?: string | null; decidedBy: string | null },
-): Promise<DecisionResult> {
+export async function decideConfirmation(deps: ConfirmationDeps, id: string, answer: { confirmed: boolean; reason?: string | null; decidedBy: string | null }): Promise<DecisionResult> {
   const outcome: Outcome = answer.confirmed
     ? { status: 'confirmed', reason: answer.reason ?? null, decidedBy: answer.decidedBy }
     : { status: 'rejected', reason: answer.reason ?? DEFAULT_REJECT_REASON, decidedBy: answer.decidedBy };
@@ -210,13 +193,7 @@ export async function markCallerGone(deps: ConfirmationDeps, id: string): Promis
  * a second time. False when it was spent already (the call must not run).
  */
 export async function spendApproval(deps: Pick<ConfirmationDeps, 'db'>, id: string): Promise<boolean> {
-  const row = await deps.db
-    .updateTable('confirmations')
-    .set({ status: 'consumed' })
-    .where('id', '=', id)
-    .where('status', '=', 'confirmed')
-    .returning('id')
-    .executeTakeFirst();
+  const row = await deps.db.updateTable('confirmations').set({ status: 'consumed' }).where('id', '=', id).where('status', '=', 'confirmed').returning('id').executeTakeFirst();
   return row !== undefined;
 }
 

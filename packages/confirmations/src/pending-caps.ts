@@ -26,15 +26,15 @@ const RETRY_AFTER_SECONDS = 5;
  * so two holds never wait on each other in a cycle): concurrent holds on any replicas can
  * never together pass a cap.
  */
-export async function insertPendingWithinCaps(
-  db: Kysely<Database>,
-  input: { id: string; call: HeldCall; createdAt: Date; expiresAt: Date },
-  caps: PendingCaps,
-): Promise<ConfirmationRow> {
+export async function insertPendingWithinCaps(db: Kysely<Database>, input: { id: string; call: HeldCall; createdAt: Date; expiresAt: Date }, caps: PendingCaps): Promise<ConfirmationRow> {
   const { call, createdAt } = input;
   const confirmer = call.endUserId ?? call.userId;
   return db.transaction().execute(async (trx) => {
-    const live = trx.selectFrom('confirmations').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '=', 'pending').where('expires_at', '>', createdAt);
+    const live = trx
+      .selectFrom('confirmations')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', createdAt);
     if (call.agentId !== null) {
       await sql`select pg_advisory_xact_lock(hashtext(${`confirmations:agent:${call.agentId}`}))`.execute(trx);
       const { n } = await live.where('agent_id', '=', call.agentId).executeTakeFirstOrThrow();
@@ -49,5 +49,4 @@ export async function insertPendingWithinCaps(
   });
 }
 
-const refused = (whose: string) =>
-  new RateLimitedError(`Too many calls waiting for confirmation for ${whose}; answer or wait for some first`, RETRY_AFTER_SECONDS);
+const refused = (whose: string) => new RateLimitedError(`Too many calls waiting for confirmation for ${whose}; answer or wait for some first`, RETRY_AFTER_SECONDS);

@@ -79,9 +79,7 @@ describe('loadConfig', () => {
   });
 
   it('rejects malformed JWT_EXTERNAL_ISSUERS', () => {
-    expect(configError({ ...valid, JWT_EXTERNAL_ISSUERS: '[{"issuer":' }).problems).toEqual([
-      { variable: 'JWT_EXTERNAL_ISSUERS', message: 'is not valid JSON' },
-    ]);
+    expect(configError({ ...valid, JWT_EXTERNAL_ISSUERS: '[{"issuer":' }).problems).toEqual([{ variable: 'JWT_EXTERNAL_ISSUERS', message: 'is not valid JSON' }]);
     const notAnArray = configError({ ...valid, JWT_EXTERNAL_ISSUERS: '{"issuer":"x"}' }).problems[0];
     expect(notAnArray?.variable).toBe('JWT_EXTERNAL_ISSUERS');
     const both = configError({
@@ -93,9 +91,7 @@ describe('loadConfig', () => {
   });
 
   it('rejects an unknown DATABASE_URL scheme', () => {
-    expect(configError({ ...valid, DATABASE_URL: 'mysql://db/app' }).problems).toEqual([
-      { variable: 'DATABASE_URL', message: 'must start with file:, postgres:// or postgresql://' },
-    ]);
+    expect(configError({ ...valid, DATABASE_URL: 'mysql://db/app' }).problems).toEqual([{ variable: 'DATABASE_URL', message: 'must start with file:, postgres:// or postgresql://' }]);
     expect(loadConfig({ ...valid, DATABASE_URL: 'file:./data/gateway' }).DATABASE_URL).toBe('file:./data/gateway');
   });
 

@@ -45,7 +45,14 @@ const optionalString = z
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
 
 /** A comma-separated list; blanks dropped, unset is empty. */
-const commaList = optionalString.transform((v) => (v === undefined ? [] : v.split(',').map((e) => e.trim()).filter(Boolean)));
+const commaList = optionalString.transform((v) =>
+  v === undefined
+    ? []
+    : v
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean),
+);
 
 /** A 32-byte key as 64 hex characters. */
 const hexKey = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)');
@@ -103,10 +110,7 @@ export const configSchema = z.object({
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1_000, 'must be at least 1000').max(86_400_000, 'must be at most a day').default(60_000),
   ADMIN_EMAIL: optionalString.pipe(z.email('must be an email address').optional()),
   ADMIN_PASSWORD: optionalString.pipe(z.string().min(8, 'must be at least 8 characters').optional()),
-  DATABASE_URL: optionalString.refine(
-    (v) => v === undefined || /^(file:|postgres:\/\/|postgresql:\/\/)/.test(v),
-    { message: 'must start with file:, postgres:// or postgresql://' },
-  ),
+  DATABASE_URL: optionalString.refine((v) => v === undefined || /^(file:|postgres:\/\/|postgresql:\/\/)/.test(v), { message: 'must start with file:, postgres:// or postgresql://' }),
   /** The vault's key for users' credentials; only the vault (and the all-in-one) holds it (service-kit's SERVICE_KEYS). */
   CREDENTIAL_ENCRYPTION_KEY: optionalString.pipe(hexKey.optional()),
   /** Retired vault keys, still accepted for reading until the vault has re-encrypted every row. */
@@ -180,9 +184,7 @@ export type Config = z.infer<typeof configSchema>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: { variable: string; message: string }[]) {
-    super(
-      'Invalid configuration:\n' + problems.map((p) => `  - ${p.variable} ${p.message}`).join('\n'),
-    );
+    super('Invalid configuration:\n' + problems.map((p) => `  - ${p.variable} ${p.message}`).join('\n'));
     this.name = 'ConfigError';
   }
 }

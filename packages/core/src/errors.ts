@@ -57,7 +57,10 @@ export class PayloadTooLargeError extends AppError {
 }
 
 export class RateLimitedError extends AppError {
-  constructor(message = 'Too many requests', readonly retryAfterSeconds?: number) {
+  constructor(
+    message = 'Too many requests',
+    readonly retryAfterSeconds?: number,
+  ) {
     super(429, 'RATE_LIMITED', message, retryAfterSeconds ? { retryAfter: retryAfterSeconds } : {});
   }
 }
@@ -73,7 +76,10 @@ export class NotImplementedError extends AppError {
  * (metadata, link-local, private-address, …); the resolved address is never included.
  */
 export class EgressRefusedError extends AppError {
-  constructor(readonly reason: string, detail: string) {
+  constructor(
+    readonly reason: string,
+    detail: string,
+  ) {
     super(403, 'EGRESS_REFUSED', `Outbound connection refused by the egress policy: ${detail}`, { reason });
   }
 }

@@ -40,10 +40,7 @@ export interface GatewayEvents {
  * passed (`timeout`, stored as `rejected` with `Request timed out.` as the spec says) or it
  * could not be announced (`unannounced`, stored as `expired`).
  */
-export type ConfirmationResolution =
-  | { status: 'confirmed'; confirmedBy: string | null }
-  | { status: 'rejected'; reason: string }
-  | { status: 'expired'; reason: 'timeout' | 'unannounced' };
+export type ConfirmationResolution = { status: 'confirmed'; confirmedBy: string | null } | { status: 'rejected'; reason: string } | { status: 'expired'; reason: 'timeout' | 'unannounced' };
 
 /** Every way a pending confirmation ends, with who may see it. */
 export type ConfirmationResolved = ConfirmationResolution & {

@@ -31,18 +31,7 @@ export { auditRecordJobSchema, jobCatalog } from './job-catalog.js';
 export type { AuditRecordJob, GatewayJobs, JobName } from './jobs.js';
 export { createLogger, resolveLogFormat, silentLogger } from './logger.js';
 export type { LogFormat, Logger, LoggerOptions } from './logger.js';
-export {
-  assertJsonDepth,
-  errorHandler,
-  jsonDepthLimit,
-  MAX_JSON_DEPTH,
-  notFoundHandler,
-  parseJson,
-  parseQuery,
-  requestId,
-  validationErrorFrom,
-  zodIssues,
-} from './http/index.js';
+export { assertJsonDepth, errorHandler, jsonDepthLimit, MAX_JSON_DEPTH, notFoundHandler, parseJson, parseQuery, requestId, validationErrorFrom, zodIssues } from './http/index.js';
 export { MemoryEventBus, RedisEventBus } from './bus/index.js';
 export type { EventBus, EventHandler, Unsubscribe } from './bus/index.js';
 export { BullJobQueue, JobBatchFailures, MemoryJobQueue } from './queue/index.js';
@@ -78,12 +67,4 @@ export {
   parseIp,
   withAllowedHosts,
 } from './egress/index.js';
-export type {
-  AddressClass,
-  Cidr,
-  EgressDispatcherOptions,
-  EgressMode,
-  EgressPolicy,
-  EgressResolver,
-  IpBytes,
-} from './egress/index.js';
+export type { AddressClass, Cidr, EgressDispatcherOptions, EgressMode, EgressPolicy, EgressResolver, IpBytes } from './egress/index.js';

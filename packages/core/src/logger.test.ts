@@ -32,7 +32,10 @@ describe('log format', () => {
   });
 
   it('writes JSON lines when stdout is a pipe', () => {
-    const lines = logFrom({}).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = logFrom({})
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toMatchObject([
       { level: 30, name: 'svc', msg: 'request', method: 'POST', status: 201 },
       { level: 40, msg: 'careful', token: '[redacted]' },

@@ -9,9 +9,26 @@ export type LogFormat = 'json' | 'pretty';
 
 /** Field names whose values never reach a log line. */
 const REDACT = [
-  'password', 'passwordHash', 'token', 'apiKey', 'key', 'secret', 'authSecret', 'upstreamSecret',
-  'clientSecret', 'runtime_token', 'authorization', 'headers.authorization', 'headers["x-api-key"]',
-  '*.password', '*.token', '*.apiKey', '*.secret', '*.authSecret', '*.upstreamSecret', '*.clientSecret',
+  'password',
+  'passwordHash',
+  'token',
+  'apiKey',
+  'key',
+  'secret',
+  'authSecret',
+  'upstreamSecret',
+  'clientSecret',
+  'runtime_token',
+  'authorization',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  '*.password',
+  '*.token',
+  '*.apiKey',
+  '*.secret',
+  '*.authSecret',
+  '*.upstreamSecret',
+  '*.clientSecret',
 ];
 
 export interface LoggerOptions {

@@ -16,8 +16,7 @@ function rule(partial: Partial<PolicyRule> & Pick<PolicyRule, 'subjectType' | 'a
 }
 
 const call = { userId: 'u1', agentId: 'a1', providerId: 'p1', toolName: 'github_create_issue' };
-const decide = (rules: PolicyRule[], overrides: Partial<typeof call> = {}) =>
-  evaluatePolicy({ rules, ...call, ...overrides });
+const decide = (rules: PolicyRule[], overrides: Partial<typeof call> = {}) => evaluatePolicy({ rules, ...call, ...overrides });
 
 describe('evaluatePolicy: evaluation order', () => {
   const userDeny = rule({ subjectType: 'user', action: 'deny' });
@@ -143,7 +142,7 @@ describe('evaluatePolicy: tool patterns and ties', () => {
     expect(decide([a, b]).matchedRule).toBe(a);
   });
 
-  it('does not reorder the caller\'s array', () => {
+  it("does not reorder the caller's array", () => {
     const rules = [rule({ subjectType: 'agent', action: 'allow', toolPattern: '*' }), rule({ subjectType: 'agent', action: 'allow', toolPattern: 'github_*' })];
     const before = [...rules];
     decide(rules);

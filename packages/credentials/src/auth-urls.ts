@@ -32,11 +32,7 @@ export function authUrlFor(config: UrlConfig, serviceType: string, provider: Cre
 }
 
 /** Credential providers for the service types, the tenant's own taking precedence over the global one. */
-export async function findCredentialProviders(
-  db: Kysely<Database>,
-  tenantId: string | null,
-  serviceTypes: readonly string[],
-): Promise<Map<string, CredentialProviderRow>> {
+export async function findCredentialProviders(db: Kysely<Database>, tenantId: string | null, serviceTypes: readonly string[]): Promise<Map<string, CredentialProviderRow>> {
   const found = new Map<string, CredentialProviderRow>();
   if (serviceTypes.length === 0) return found;
   const rows = await db
@@ -52,12 +48,7 @@ export async function findCredentialProviders(
   return found;
 }
 
-export async function authUrlsFor(
-  db: Kysely<Database>,
-  config: UrlConfig,
-  tenantId: string | null,
-  serviceTypes: readonly string[],
-): Promise<Record<string, string>> {
+export async function authUrlsFor(db: Kysely<Database>, config: UrlConfig, tenantId: string | null, serviceTypes: readonly string[]): Promise<Record<string, string>> {
   const providers = await findCredentialProviders(db, tenantId, serviceTypes);
   return Object.fromEntries(serviceTypes.map((t) => [t, authUrlFor(config, t, providers.get(t))]));
 }

@@ -80,9 +80,7 @@ describe('httpCredentialResolver through the egress policy', () => {
   }
 
   it('reaches the operator-configured vault on a private address even under public-only', async () => {
-    const url = await vault((_req, res) =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ credentials: { github: 'x' }, missing: [], authUrls: {} })),
-    );
+    const url = await vault((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ credentials: { github: 'x' }, missing: [], authUrls: {} })));
     await expect(httpCredentialResolver({ baseUrl: url, auth, egress: strict }).resolve(input)).resolves.toEqual({
       credentials: { github: 'x' },
       missing: [],

@@ -36,13 +36,23 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     const catalog = createCatalogAdmin(deps);
     const { agent } = await catalog.agents.create(admin, { name: 'a', upstreamUrl: 'http://127.0.0.1:9/', upstreamSecret: 'agent-upstream-secret' });
     const provider = await catalog.providers.create(admin, {
-      name: 'p', pattern: '*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'bearer', authSecret: 'provider-auth-secret', priority: 0,
+      name: 'p',
+      pattern: '*',
+      endpoint: 'http://127.0.0.1:9/mcp',
+      authType: 'bearer',
+      authSecret: 'provider-auth-secret',
+      priority: 0,
     });
     const credentialProviderId = 'cp-1';
     await deps.db
       .insertInto('credential_providers')
       .values({
-        id: credentialProviderId, name: 'oauth', service_type: 'gdrive', auth_type: 'oauth2', description: null, tenant_id: null,
+        id: credentialProviderId,
+        name: 'oauth',
+        service_type: 'gdrive',
+        auth_type: 'oauth2',
+        description: null,
+        tenant_id: null,
         config: json({ clientId: 'public-id', clientSecret: secretBoxFor(deps.config).seal('oauth-client-secret', credentialProviderId) }),
       })
       .execute();
@@ -93,7 +103,10 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
 
     // Only user credentials are under the credential key: the platform secrets are already current.
     expect(await reencryptAllSecrets(withKeys(rotated))).toEqual({
-      userCredentials: one, agentUpstreamSecrets: none, providerAuthSecrets: none, credentialProviderSecrets: none,
+      userCredentials: one,
+      agentUpstreamSecrets: none,
+      providerAuthSecrets: none,
+      credentialProviderSecrets: none,
     });
     expect(await openAll(newOnly, ids)).toEqual(everyValue);
     const credentialRow = await deps.db.selectFrom('user_credentials').select('key_id').executeTakeFirstOrThrow();
@@ -110,10 +123,16 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     expect(await openAll(newOnly, ids)).toEqual({ ...everyValue, ...noPlatformSecret });
 
     expect(await reencryptAllSecrets(withKeys(rotated))).toEqual({
-      userCredentials: none, agentUpstreamSecrets: one, providerAuthSecrets: one, credentialProviderSecrets: one,
+      userCredentials: none,
+      agentUpstreamSecrets: one,
+      providerAuthSecrets: one,
+      credentialProviderSecrets: one,
     });
     expect(await reencryptAllSecrets(withKeys(rotated))).toEqual({
-      userCredentials: none, agentUpstreamSecrets: none, providerAuthSecrets: none, credentialProviderSecrets: none,
+      userCredentials: none,
+      agentUpstreamSecrets: none,
+      providerAuthSecrets: none,
+      credentialProviderSecrets: none,
     });
 
     expect(await openAll(newOnly, ids)).toEqual(everyValue);
@@ -127,8 +146,16 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     const ids = await seed();
     // What the gateway stored before PLATFORM_SECRETS_KEY existed: the secret under HKDF(credential key, "agentgw upstream-secrets").
     const legacyKey = Buffer.from(hkdfSync('sha256', Buffer.from(KEY_A, 'hex'), Buffer.alloc(0), 'agentgw upstream-secrets', 32));
-    await deps.db.updateTable('agents').set({ upstream_secret_enc: seal(legacyKey, 'agent-upstream-secret', ids.agent.id) }).where('id', '=', ids.agent.id).execute();
-    await deps.db.updateTable('tool_providers').set({ auth_secret_enc: seal(legacyKey, 'provider-auth-secret', ids.provider.id) }).where('id', '=', ids.provider.id).execute();
+    await deps.db
+      .updateTable('agents')
+      .set({ upstream_secret_enc: seal(legacyKey, 'agent-upstream-secret', ids.agent.id) })
+      .where('id', '=', ids.agent.id)
+      .execute();
+    await deps.db
+      .updateTable('tool_providers')
+      .set({ auth_secret_enc: seal(legacyKey, 'provider-auth-secret', ids.provider.id) })
+      .where('id', '=', ids.provider.id)
+      .execute();
     const platformOnly = { PLATFORM_SECRETS_KEY: PLAT_A, CREDENTIAL_ENCRYPTION_KEY: '' }; // blank is unset
     const agentSecret = async (env: Record<string, string>) => {
       const catalog = createCatalog(withKeys(env));
@@ -142,7 +169,10 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     await expect(agentSecret(platformOnly)).rejects.toMatchObject({ status: 503 });
 
     expect(await reencryptAllSecrets(withKeys({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A }))).toEqual({
-      userCredentials: none, agentUpstreamSecrets: one, providerAuthSecrets: one, credentialProviderSecrets: none,
+      userCredentials: none,
+      agentUpstreamSecrets: one,
+      providerAuthSecrets: one,
+      credentialProviderSecrets: none,
     });
     expect(await agentSecret(platformOnly)).toEqual(['agent-upstream-secret', 'provider-auth-secret']);
   });
@@ -153,7 +183,10 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     const unreadable = { reencrypted: 0, unreadable: 1 };
     const wrongKeys = { CREDENTIAL_ENCRYPTION_KEY: KEY_C, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_B, PLATFORM_SECRETS_KEY: PLAT_C, PLATFORM_SECRETS_PREVIOUS_KEYS: PLAT_B };
     expect(await reencryptAllSecrets(withKeys(wrongKeys))).toEqual({
-      userCredentials: unreadable, agentUpstreamSecrets: unreadable, providerAuthSecrets: unreadable, credentialProviderSecrets: unreadable,
+      userCredentials: unreadable,
+      agentUpstreamSecrets: unreadable,
+      providerAuthSecrets: unreadable,
+      credentialProviderSecrets: unreadable,
     });
     const after = await deps.db.selectFrom('agents').select('upstream_secret_enc').where('id', '=', ids.agent.id).executeTakeFirstOrThrow();
     expect(after).toEqual(before);

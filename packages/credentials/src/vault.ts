@@ -99,9 +99,7 @@ export function createVault(deps: VaultDeps): Vault {
   }
 
   const rowsFor = (userId: string, serviceTypes: readonly string[]) =>
-    serviceTypes.length === 0
-      ? Promise.resolve([])
-      : db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).where('service_type', 'in', serviceTypes).execute();
+    serviceTypes.length === 0 ? Promise.resolve([]) : db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).where('service_type', 'in', serviceTypes).execute();
 
   // The invoke hot path: every sealed row of a user (a handful), kept until an event or the TTL.
   const { bus } = deps;
@@ -109,10 +107,7 @@ export function createVault(deps: VaultDeps): Vault {
   let subscribed: Promise<unknown> | null = null;
   async function cachedRowsFor(userId: string, serviceTypes: readonly string[]): Promise<UserCredentialRow[]> {
     if (!bus) return rowsFor(userId, serviceTypes);
-    subscribed ??= Promise.all([
-      sealedRows.invalidateOn(bus, 'credential.changed', ({ userId: changed }) => changed),
-      sealedRows.invalidateOn(bus, 'user.changed', ({ userId: changed }) => changed),
-    ]);
+    subscribed ??= Promise.all([sealedRows.invalidateOn(bus, 'credential.changed', ({ userId: changed }) => changed), sealedRows.invalidateOn(bus, 'user.changed', ({ userId: changed }) => changed)]);
     await subscribed;
     const rows = await sealedRows.getOrLoad(userId, () => db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).execute());
     return rows.filter((row) => serviceTypes.includes(row.service_type));
@@ -189,14 +184,7 @@ export function createVault(deps: VaultDeps): Vault {
       const report: ReencryptReport = { reencrypted: 0, unreadable: 0 };
       let after = '';
       for (;;) {
-        const batch = await db
-          .selectFrom('user_credentials')
-          .selectAll()
-          .where('key_id', '!=', keyring.currentKeyId)
-          .where('id', '>', after)
-          .orderBy('id')
-          .limit(REENCRYPT_BATCH)
-          .execute();
+        const batch = await db.selectFrom('user_credentials').selectAll().where('key_id', '!=', keyring.currentKeyId).where('id', '>', after).orderBy('id').limit(REENCRYPT_BATCH).execute();
         for (const row of batch) {
           const binding = bindingOf(row);
           const opened = keyring.open(binding, { ciphertext: row.ciphertext, nonce: row.nonce, keyId: row.key_id });

@@ -72,9 +72,7 @@ describe('a file: database', () => {
     expect(existsSync(join(dir, 'pgdata', 'gateway.lock'))).toBe(true);
     const second = await openDatabase({ dataDir: dir }).catch((e: unknown) => e);
     expect(second).toBeInstanceOf(DatabaseLockedError);
-    expect((second as Error).message).toContain(
-      `The database at ${join(dir, 'pgdata')} is in use by another process (PID ${process.pid})`,
-    );
+    expect((second as Error).message).toContain(`The database at ${join(dir, 'pgdata')} is in use by another process (PID ${process.pid})`);
     await first.close();
     expect(existsSync(join(dir, 'pgdata', 'gateway.lock'))).toBe(false);
 

@@ -52,9 +52,7 @@ export async function openDatabase({ url, dataDir }: OpenDatabaseOptions = {}): 
  */
 const pgTypes: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 && format !== 'binary'
-      ? Number
-      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === pg.types.builtins.INT8 && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /**
@@ -104,10 +102,7 @@ async function initialiseInWorker(path: string): Promise<void> {
      });`,
     { eval: true, workerData: { pglite: import.meta.resolve('@electric-sql/pglite'), path, extraStartParams: SETTING_PARAMS } },
   );
-  const [code] = await Promise.race([
-    new Promise<[number]>((done) => worker.once('exit', (exitCode: number) => done([exitCode]))),
-    new Promise<never>((_, fail) => worker.once('error', fail)),
-  ]);
+  const [code] = await Promise.race([new Promise<[number]>((done) => worker.once('exit', (exitCode: number) => done([exitCode]))), new Promise<never>((_, fail) => worker.once('error', fail))]);
   if (code !== 0) throw new Error(`initialising the embedded database in ${path} failed (worker exit ${code})`);
 }
 

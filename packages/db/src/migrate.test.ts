@@ -202,12 +202,7 @@ describe.each(testBackends())('migrations on %s', (backend) => {
   it('create exactly the tables and columns of schema.ts', async () => {
     await migrateToLatest(handle.db);
     const tables = await handle.db.introspection.getTables();
-    const actual = Object.fromEntries(
-      tables.map((t) => [
-        t.name,
-        Object.fromEntries(t.columns.map((c) => [c.name, c.isNullable ? 'null' : 'not null'])),
-      ]),
-    );
+    const actual = Object.fromEntries(tables.map((t) => [t.name, Object.fromEntries(t.columns.map((c) => [c.name, c.isNullable ? 'null' : 'not null']))]));
     expect(actual).toEqual(expectedColumns);
   });
 

@@ -72,7 +72,15 @@ async function expectAudited(ctx: FaultContext, agentId: string, acknowledged: O
         rows = await ctx.auditRowsOf(agentId);
         const written = new Set(rows.filter((r) => r.status === 'completed').map((r) => String(r.arguments?.n)));
         const missing = acknowledged.filter((o) => !written.has(o.n)).map((o) => o.n);
-        const seen = missing.map((n) => `${n}: ${rows.filter((r) => String(r.arguments?.n) === n).map((r) => r.status).join('/') || 'no row'}`);
+        const seen = missing.map(
+          (n) =>
+            `${n}: ${
+              rows
+                .filter((r) => String(r.arguments?.n) === n)
+                .map((r) => r.status)
+                .join('/') || 'no row'
+            }`,
+        );
         expect(seen, `acknowledged calls without a completed audit row (${rows.length} rows)`).toEqual([]);
       },
       { timeout: timeoutMs, interval: 250 },
@@ -161,10 +169,12 @@ export function describeFaultRuns(context: () => FaultContext): void {
     const last = pending.at(-1)!.id;
     const fates = await Promise.all(
       streams.map((s) =>
-        s.nextOf('CONFIRMATION_RESOLVED', 10_000, (d) => (d as Json).id === last).then(
-          () => 'alive',
-          () => 'ended',
-        ),
+        s
+          .nextOf('CONFIRMATION_RESOLVED', 10_000, (d) => (d as Json).id === last)
+          .then(
+            () => 'alive',
+            () => 'ended',
+          ),
       ),
     );
     await Promise.all(streams.map((s) => s.close()));
@@ -214,7 +224,15 @@ export function describeFaultRuns(context: () => FaultContext): void {
     const completed = new Set((await ctx.auditRowsOf(fast.id)).filter((r) => r.status === 'completed').map((r) => String(r.arguments?.n)));
     const lost = exposed.filter((o) => !completed.has(o.n));
     const lostWhileDown = lost.filter((o) => o.endedAt! >= goneAt).length;
-    const enqueueErrors = target.services['mcp-gateway'].reduce((sum, s) => sum + (s.current().output().match(/could not enqueue audit record/g)?.length ?? 0), 0);
+    const enqueueErrors = target.services['mcp-gateway'].reduce(
+      (sum, s) =>
+        sum +
+        (s
+          .current()
+          .output()
+          .match(/could not enqueue audit record/g)?.length ?? 0),
+      0,
+    );
     ctx.summary.push(
       `fault redis: restarted ${target.redis.url} (pid ${oldPid} → ${target.redis.pid()}, no persistence) at t+${restartAt} ms, down ${backAt - goneAt} ms, 4 callers flowing; ` +
         `${outcomes.length} calls: ${acknowledged.length} acknowledged, ${outcomes.length - acknowledged.length} failed cleanly (${tally(outcomes)}), 0 hung; ` +
@@ -247,7 +265,10 @@ export function describeFaultRuns(context: () => FaultContext): void {
     // Exactly once: no call's row written twice by the restarted writer.
     const rowsByCall = new Map<string, number>();
     for (const row of await ctx.auditRowsOf(fast.id)) rowsByCall.set(String(row.arguments?.n), (rowsByCall.get(String(row.arguments?.n)) ?? 0) + 1);
-    expect([...rowsByCall].filter(([, count]) => count > 1), 'calls with more than one audit row').toEqual([]);
+    expect(
+      [...rowsByCall].filter(([, count]) => count > 1),
+      'calls with more than one audit row',
+    ).toEqual([]);
     const rows = [...rowsByCall.values()].reduce((a, b) => a + b, 0);
     ctx.summary.push(
       `fault audit-writer: SIGKILL (pid ${pid}) at t+${killedAt} ms, restarted at t+${restartAt} ms (pid ${writer.current().pid}), 4 callers flowing; ` +

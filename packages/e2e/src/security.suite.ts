@@ -56,7 +56,14 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
       c = ctx();
       // Straight to stdout like the suite's summary, so the transcript carries the lines as is.
       report = (line) => process.stdout.write(`[security e2e ${c.target.name}] ${line}\n`);
-      const twoTools = (name: string) => startMcpServer({ name, tools: [{ name: 'read_file', handler: (args) => `${name}:${JSON.stringify(args)}` }, { name: `${name}_only`, handler: () => `${name} only` }] });
+      const twoTools = (name: string) =>
+        startMcpServer({
+          name,
+          tools: [
+            { name: 'read_file', handler: (args) => `${name}:${JSON.stringify(args)}` },
+            { name: `${name}_only`, handler: () => `${name} only` },
+          ],
+        });
       [globalUp, tenantUp, statefulUp, fsUp] = await Promise.all([
         twoTools('global'),
         twoTools('tenant'),
@@ -67,7 +74,13 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
             { name: 'sess_transfer', inputSchema: { marker: z.string() }, handler: (args) => `sent:${args.marker as string}` },
           ],
         }),
-        startMcpV2Server({ name: 'fs', tools: [{ name: 'fs_read_file', handler: () => 'file contents' }, { name: 'fs_wipe_disk', handler: () => 'disk wiped' }] }),
+        startMcpV2Server({
+          name: 'fs',
+          tools: [
+            { name: 'fs_read_file', handler: () => 'file contents' },
+            { name: 'fs_wipe_disk', handler: () => 'disk wiped' },
+          ],
+        }),
       ]);
       tenantAdmin = await newUser('sec-tenant-admin', { tenantId: `sec-tenant-${stamp}`, roles: ['tenant_admin'] });
       statefulId = await newProvider(c.adminToken, { name: `sec-stateful-${stamp}`, pattern: 'sess_*', endpoint: statefulUp.url });
@@ -131,7 +144,9 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
       const opened = statefulUp.requests.filter((r) => (r.body as Json)?.method === 'initialize' && r.headers['x-gateway-agent-id'] !== undefined).map((r) => String(r.headers['x-gateway-agent-id']));
       expect(new Set(opened)).toEqual(new Set(agents.map((x) => x.id)));
       const short = (sid: string) => sid.slice(0, 8);
-      report(`19.3: agent A upstream sessions = [${a.map(short).join(', ')}], agent B = [${b.map(short).join(', ')}]; shared = 0; every session's requests name one x-gateway-agent-id; initialize per agent = A×${opened.filter((id) => id === agents[0]!.id).length}, B×${opened.filter((id) => id === agents[1]!.id).length}`);
+      report(
+        `19.3: agent A upstream sessions = [${a.map(short).join(', ')}], agent B = [${b.map(short).join(', ')}]; shared = 0; every session's requests name one x-gateway-agent-id; initialize per agent = A×${opened.filter((id) => id === agents[0]!.id).length}, B×${opened.filter((id) => id === agents[1]!.id).length}`,
+      );
     });
 
     it('19.4: disabling an agent ends its held call with 403 and drops the confirmation; the upstream never runs', async () => {
@@ -154,7 +169,9 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
         },
         { timeout: 5_000, interval: 50 },
       );
-      report(`19.4: held call → HTTP ${answer.status} ${answer.body.error.code} "${answer.body.error.data?.reason ?? answer.body.error.message}" ${endedMs} ms after disable; upstream calls = 0; confirmation ${pending.id.slice(0, 8)} no longer pending`);
+      report(
+        `19.4: held call → HTTP ${answer.status} ${answer.body.error.code} "${answer.body.error.data?.reason ?? answer.body.error.message}" ${endedMs} ms after disable; upstream calls = 0; confirmation ${pending.id.slice(0, 8)} no longer pending`,
+      );
     });
 
     it('19.5: open SSE streams end when their user is demoted or deleted, on whichever hub replica', async () => {
@@ -215,7 +232,9 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
       expect(wipe.status).toBe(403);
       expect(wipe.body.error.code).toBe(-32003);
       expect(fsUp.calls.map((call) => call.tool)).toEqual(['fs_read_file']);
-      report(`19.6: proxy tools/list = [${toolNames(list).join(', ')}]; fs_wipe_disk → HTTP ${wipe.status} ${wipe.body.error.code} "${wipe.body.error.data?.reason ?? wipe.body.error.message}"; upstream calls = [${fsUp.calls.map((call) => call.tool).join(', ')}]`);
+      report(
+        `19.6: proxy tools/list = [${toolNames(list).join(', ')}]; fs_wipe_disk → HTTP ${wipe.status} ${wipe.body.error.code} "${wipe.body.error.data?.reason ?? wipe.body.error.message}"; upstream calls = [${fsUp.calls.map((call) => call.tool).join(', ')}]`,
+      );
     });
   });
 }

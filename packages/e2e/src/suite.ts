@@ -77,7 +77,16 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       beta = await startMcpV2Server({ name: 'beta', tools: [{ name: 'b_ping', handler: () => 'pong' }] });
       runtime = await startRecordingUpstream((req, res) => {
         const body = req.body as { message?: string } | undefined;
-        if (body?.message === 'stream') return replySse(res, [{ event: 'token', data: { text: 'hel' } }, { event: 'token', data: { text: 'lo' } }, { event: 'done', data: {} }], 10);
+        if (body?.message === 'stream')
+          return replySse(
+            res,
+            [
+              { event: 'token', data: { text: 'hel' } },
+              { event: 'token', data: { text: 'lo' } },
+              { event: 'done', data: {} },
+            ],
+            10,
+          );
         replyJson(res, 200, { reply: `got ${body?.message ?? ''}` });
       });
       const login = await api.login(ADMIN.email, ADMIN.password);
@@ -192,7 +201,17 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
         body: { name: 'e2e-bot', upstreamUrl: runtime.url, upstreamSecret: 'runtime-secret-1', requiredCredentials: [{ serviceType: 'erp', description: 'ERP key' }] },
       });
       expect(created.status).toBe(201);
-      expect(Object.keys(created.body.agent).sort()).toEqual(['createdAt', 'hasUpstreamSecret', 'id', 'isActive', 'name', 'requireConfirmation', 'requiredCredentials', 'runtimeTokenPrefix', 'upstreamUrl']);
+      expect(Object.keys(created.body.agent).sort()).toEqual([
+        'createdAt',
+        'hasUpstreamSecret',
+        'id',
+        'isActive',
+        'name',
+        'requireConfirmation',
+        'requiredCredentials',
+        'runtimeTokenPrefix',
+        'upstreamUrl',
+      ]);
       expect(created.body.agent).toMatchObject({ hasUpstreamSecret: true, isActive: true, requireConfirmation: false });
       expect(created.body.runtime_token).toMatch(/^art_/);
       agent = { id: created.body.agent.id, token: created.body.runtime_token };
@@ -209,10 +228,16 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       expect((await rawToolsCall(mcp, { authorization: `Bearer ${agent.token}` }, 'a_echo', { n: 'before' })) as Json).toMatchObject({ status: 200 });
       expect((await api.post(`/api/v1/admin/agents/${agent.id}/disable`, { token: adminToken })).status).toBe(200);
       expect((await api.get(`/api/v1/admin/agents/${agent.id}`, { token: adminToken })).body.agent.isActive).toBe(false);
-      await vi.waitFor(async () => expect((await rawToolsCall(mcp, { authorization: `Bearer ${agent.token}` }, 'a_echo', { n: 'off' })) as Json).toMatchObject({ status: 403 }), { timeout: 3_000, interval: 25 });
+      await vi.waitFor(async () => expect((await rawToolsCall(mcp, { authorization: `Bearer ${agent.token}` }, 'a_echo', { n: 'off' })) as Json).toMatchObject({ status: 403 }), {
+        timeout: 3_000,
+        interval: 25,
+      });
       expect((await api.post(`/api/v1/agents/${agent.id}/invoke`, { token: adminToken, body: { message: 'hi' } })).status).toBe(403);
       expect((await api.post(`/api/v1/admin/agents/${agent.id}/enable`, { token: adminToken })).status).toBe(200);
-      await vi.waitFor(async () => expect((await rawToolsCall(mcp, { authorization: `Bearer ${agent.token}` }, 'a_echo', { n: 'on' })) as Json).toMatchObject({ status: 200 }), { timeout: 3_000, interval: 25 });
+      await vi.waitFor(async () => expect((await rawToolsCall(mcp, { authorization: `Bearer ${agent.token}` }, 'a_echo', { n: 'on' })) as Json).toMatchObject({ status: 200 }), {
+        timeout: 3_000,
+        interval: 25,
+      });
 
       // Regenerate: the new token works, the old one fails at once.
       const rotated = await api.post(`/api/v1/admin/agents/${agent.id}/regenerate-token`, { token: adminToken });
@@ -220,7 +245,10 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       expect(rotated.body.runtime_token).toMatch(/^art_/);
       const old = agent.token;
       agent.token = rotated.body.runtime_token;
-      await vi.waitFor(async () => expect((await rawToolsCall(mcp, { authorization: `Bearer ${old}` }, 'a_echo', { n: 'old' })) as Json).toMatchObject({ status: 401 }), { timeout: 3_000, interval: 25 });
+      await vi.waitFor(async () => expect((await rawToolsCall(mcp, { authorization: `Bearer ${old}` }, 'a_echo', { n: 'old' })) as Json).toMatchObject({ status: 401 }), {
+        timeout: 3_000,
+        interval: 25,
+      });
       expect((await rawToolsCall(mcp, { authorization: `Bearer ${agent.token}` }, 'a_echo', { n: 'new' })) as Json).toMatchObject({ status: 200 });
 
       const doomed = (await api.must(201, 'POST', '/api/v1/admin/agents', { token: adminToken, body: { name: 'doomed', upstreamUrl: runtime.url } })).agent.id;
@@ -231,7 +259,9 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
 
     it('vault: store, list, resolve, check, delete; OAuth placeholders answer 501', async () => {
       expect((await api.post('/api/v1/credentials/apikey', { token: adminToken, body: { serviceType: 'scratch', apiKey: 'scratch-key-1' } })).status).toBe(201);
-      expect((await api.post('/api/v1/credentials/jwt', { token: adminToken, body: { serviceType: 'jwtsvc', token: 'eyJ.jwt.value', expiresAt: new Date(Date.now() + 3_600_000).toISOString() } })).status).toBe(201);
+      expect(
+        (await api.post('/api/v1/credentials/jwt', { token: adminToken, body: { serviceType: 'jwtsvc', token: 'eyJ.jwt.value', expiresAt: new Date(Date.now() + 3_600_000).toISOString() } })).status,
+      ).toBe(201);
       const listed = await api.get('/api/v1/credentials', { token: adminToken });
       expect(listed.status).toBe(200);
       expect(JSON.stringify(listed.body)).not.toContain('scratch-key-1');
@@ -310,7 +340,10 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       expect((await api.get('/api/v1/credentials/check/erp', { headers: asUser })).body.hasCredential).toBe(true);
       const doomed = await api.must(201, 'POST', '/api/v1/admin/api-keys', { token: adminToken, body: { name: 'doomed' } });
       expect((await api.delete(`/api/v1/admin/api-keys/${doomed.apiKey.id}`, { token: adminToken })).status).toBe(200);
-      await vi.waitFor(async () => expect((await api.post('/api/v1/credentials/resolve', { headers: { 'x-api-key': doomed.key, 'x-user-id': adminId }, body: { serviceTypes: ['erp'] } })).status).toBe(401), { timeout: 3_000, interval: 25 });
+      await vi.waitFor(
+        async () => expect((await api.post('/api/v1/credentials/resolve', { headers: { 'x-api-key': doomed.key, 'x-user-id': adminId }, body: { serviceTypes: ['erp'] } })).status).toBe(401),
+        { timeout: 3_000, interval: 25 },
+      );
       passed('API keys');
     });
 
@@ -325,7 +358,10 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       const read = await api.get(`/api/v1/credential-providers/${id}`, { token: adminToken });
       expect(JSON.stringify(read.body)).not.toContain('very-secret-value');
       expect(JSON.stringify(read.body)).toContain('********');
-      const updated = await api.put(`/api/v1/credential-providers/${id}`, { token: adminToken, body: { name: 'ERP OAuth 2', config: { clientId: 'client-2', clientSecret: '********', scopes: ['read', 'write'] } } });
+      const updated = await api.put(`/api/v1/credential-providers/${id}`, {
+        token: adminToken,
+        body: { name: 'ERP OAuth 2', config: { clientId: 'client-2', clientSecret: '********', scopes: ['read', 'write'] } },
+      });
       expect(updated.status).toBe(200);
       const byService = await api.get('/api/v1/credential-providers/by-service/erp_oauth', { token: adminToken });
       expect(byService.status).toBe(200);
@@ -339,7 +375,10 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
     });
 
     it('provider access rules: create, get, list, by-provider, update, evaluate, agent rules replaced atomically', async () => {
-      const deny = await api.post('/api/v1/admin/provider-access', { token: adminToken, body: { subjectType: 'agent', subjectId: agent.id, providerId: alphaId, action: 'deny', toolPattern: 'a_secret', riskLevel: 'high' } });
+      const deny = await api.post('/api/v1/admin/provider-access', {
+        token: adminToken,
+        body: { subjectType: 'agent', subjectId: agent.id, providerId: alphaId, action: 'deny', toolPattern: 'a_secret', riskLevel: 'high' },
+      });
       expect(deny.status).toBe(201);
       const denyId = deny.body.rule.id;
       expect((await api.get(`/api/v1/admin/provider-access/${denyId}`, { token: adminToken })).body.rule).toMatchObject({ action: 'deny', toolPattern: 'a_secret' });
@@ -349,7 +388,9 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       const evaluated = await api.post('/api/v1/admin/provider-access/evaluate', { token: adminToken, body: { userId: adminId, providerId: alphaId, toolName: 'a_secret', agentId: agent.id } });
       expect(evaluated.status).toBe(200);
       expect(evaluated.body).toMatchObject({ action: 'deny', matchedRule: { id: denyId } });
-      expect((await api.post('/api/v1/admin/provider-access/evaluate', { token: adminToken, body: { userId: adminId, providerId: alphaId, toolName: 'a_echo', agentId: agent.id } })).body.action).toBe('allow');
+      expect((await api.post('/api/v1/admin/provider-access/evaluate', { token: adminToken, body: { userId: adminId, providerId: alphaId, toolName: 'a_echo', agentId: agent.id } })).body.action).toBe(
+        'allow',
+      );
 
       const replaced = await api.put(`/api/v1/admin/provider-access/agent/${agent.id}`, {
         token: adminToken,
@@ -416,7 +457,9 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       expect(typeof allowed.body.risk).toBe('string');
       const denied = await api.post('/api/v1/tool-gate/evaluate', { headers, body: { toolName: 'a_secret', providerId: alphaId, params: {} } });
       expect(denied.body).toMatchObject({ decision: 'denied' });
-      expect((await api.post('/api/v1/tool-gate/audit', { headers: { 'x-api-key': apiKey, 'x-user-id': adminId }, body: { auditId: allowed.body.auditId, result: { ok: true }, durationMs: 12 } })).status).toBe(200);
+      expect(
+        (await api.post('/api/v1/tool-gate/audit', { headers: { 'x-api-key': apiKey, 'x-user-id': adminId }, body: { auditId: allowed.body.auditId, result: { ok: true }, durationMs: 12 } })).status,
+      ).toBe(200);
       await vi.waitFor(
         async () => {
           const row = await api.get(`/api/v1/audit/logs/${allowed.body.auditId}`, { token: adminToken });
@@ -460,7 +503,10 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       expect(alpha.calls.some((c) => c.arguments.marker === 'reject-me')).toBe(false);
       expect((await events.nextOf('CONFIRMATION_RESOLVED', 10_000, (d) => (d as Json).id === pending.id)).data).toMatchObject({ confirmed: false });
       // The tool gate holds the same way: its evaluate answers `confirmed` with the confirmer.
-      const gate = api.post('/api/v1/tool-gate/evaluate', { headers: { 'x-api-key': apiKey, 'x-agent-id': careful.id, 'x-user-id': adminId }, body: { toolName: 'a_transfer', providerId: alphaId, params: { marker: 'gate-hold' } } });
+      const gate = api.post('/api/v1/tool-gate/evaluate', {
+        headers: { 'x-api-key': apiKey, 'x-agent-id': careful.id, 'x-user-id': adminId },
+        body: { toolName: 'a_transfer', providerId: alphaId, params: { marker: 'gate-hold' } },
+      });
       const gatePending = await ctx.pendingWith('gate-hold');
       expect((await api.post(`/api/v1/confirmation/${gatePending.id}/confirm`, { token: adminToken })).status).toBe(200);
       expect((await gate).body).toMatchObject({ decision: 'confirmed', confirmedBy: adminId });
@@ -473,7 +519,10 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
 
     it('audit: one row per call with filters, exact totals and admin-only stats', async () => {
       const audited = await ctx.agentOnAlpha('audited-bot', false);
-      await api.must(201, 'POST', '/api/v1/admin/provider-access', { token: adminToken, body: { subjectType: 'agent', subjectId: audited.id, providerId: alphaId, action: 'deny', toolPattern: 'a_secret' } });
+      await api.must(201, 'POST', '/api/v1/admin/provider-access', {
+        token: adminToken,
+        body: { subjectType: 'agent', subjectId: audited.id, providerId: alphaId, action: 'deny', toolPattern: 'a_secret' },
+      });
       const headers = { authorization: `Bearer ${audited.token}` };
       for (let i = 0; i < 5; i++) expect((await rawToolsCall(`${target.baseUrl}/api/v1/mcp/mcp`, headers, 'a_echo', { n: i })) as Json).toMatchObject({ status: 200 });
       expect((await rawToolsCall(`${target.baseUrl}/api/v1/mcp/mcp`, headers, 'a_secret', {})) as Json).toMatchObject({ status: 403 });
@@ -501,7 +550,10 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       const users = await Promise.all(
         ['ta', 'tb'].map(async (tenant) => {
           const email = `${tenant}-${stamp}@example.com`;
-          await api.must(201, 'POST', '/api/v1/admin/users', { token: adminToken, body: { email, password: 'tenant-password-1', name: tenant, tenantId: `tenant-${tenant}-${stamp}`, roles: ['tenant_admin'] } });
+          await api.must(201, 'POST', '/api/v1/admin/users', {
+            token: adminToken,
+            body: { email, password: 'tenant-password-1', name: tenant, tenantId: `tenant-${tenant}-${stamp}`, roles: ['tenant_admin'] },
+          });
           return api.login(email, 'tenant-password-1');
         }),
       );

@@ -28,14 +28,7 @@ export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilit
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** Methods whose 2026-07-28 results must carry `ttlMs` and `cacheScope`. */
-export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
-  'tools/list',
-  'prompts/list',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'server/discover',
-]);
+export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
 
 /** True for 2026-07-28 and later (stateless) revisions. */
 export const isModernVersion = (version: string): boolean => version >= MODERN_PROTOCOL_VERSION;
@@ -65,9 +58,7 @@ export interface JsonRpcErrorObject {
   data?: unknown;
 }
 
-export type JsonRpcResponse =
-  | { jsonrpc: '2.0'; id: JsonRpcId | null; result: Record<string, unknown> }
-  | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcErrorObject };
+export type JsonRpcResponse = { jsonrpc: '2.0'; id: JsonRpcId | null; result: Record<string, unknown> } | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcErrorObject };
 
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
@@ -83,8 +74,7 @@ export const JSON_RPC = {
   UNSUPPORTED_PROTOCOL_VERSION: -32022,
 } as const;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A JSON-RPC response (result or error) to one of our requests. */
 export function isJsonRpcResponse(value: unknown): value is JsonRpcResponse {

@@ -80,9 +80,14 @@ describe('McpUpstreamClient against a 1.x (session) SDK server', () => {
     );
     const client = newClient();
     const seen: unknown[] = [];
-    const { response } = await client.request({ endpoint: fx.url }, 'tools/call', { name: 'slow', arguments: {}, _meta: { progressToken: 'p1' } }, {
-      onNotification: (n) => seen.push(n.params),
-    });
+    const { response } = await client.request(
+      { endpoint: fx.url },
+      'tools/call',
+      { name: 'slow', arguments: {}, _meta: { progressToken: 'p1' } },
+      {
+        onNotification: (n) => seen.push(n.params),
+      },
+    );
     expect(response).toMatchObject({ result: { content: [{ text: 'done' }] } });
     expect(seen).toEqual([
       { progressToken: 'p1', progress: 1, total: 2 },
@@ -103,9 +108,7 @@ describe('McpUpstreamClient against a 1.x (session) SDK server', () => {
     await expect.poll(() => fx.calls.length).toBe(1);
     controller.abort();
     await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
-    await expect
-      .poll(() => fx.requests.some((r) => (r.body as { method?: string })?.method === 'notifications/cancelled'))
-      .toBe(true);
+    await expect.poll(() => fx.requests.some((r) => (r.body as { method?: string })?.method === 'notifications/cancelled')).toBe(true);
     release();
   });
 });

@@ -141,12 +141,7 @@ export class McpUpstreamClient {
    * Sends one request and waits for its response. Upstream JSON-RPC errors come back as
    * responses; transport failures throw McpUpstreamError.
    */
-  async request(
-    target: UpstreamTarget,
-    method: string,
-    params: Record<string, unknown> | undefined,
-    options: UpstreamCallOptions = {},
-  ): Promise<UpstreamCallResult> {
+  async request(target: UpstreamTarget, method: string, params: Record<string, unknown> | undefined, options: UpstreamCallOptions = {}): Promise<UpstreamCallResult> {
     const deadline = this.deadline(options);
     try {
       let session = options.session ?? (await this.sharedSession(target, deadline, options));
@@ -227,12 +222,7 @@ export class McpUpstreamClient {
    * `signal` aborts. `unsupported`: the upstream has no such stream (stateless, or it answered
    * without one); `ended`: it was open and has ended. An event larger than the response cap ends it.
    */
-  async listen(
-    target: UpstreamTarget,
-    session: UpstreamSession,
-    onNotification: (notification: JsonRpcNotification) => void,
-    signal: AbortSignal,
-  ): Promise<'unsupported' | 'ended'> {
+  async listen(target: UpstreamTarget, session: UpstreamSession, onNotification: (notification: JsonRpcNotification) => void, signal: AbortSignal): Promise<'unsupported' | 'ended'> {
     if (session.sessionId === null) return 'unsupported';
     let res: Dispatcher.ResponseData;
     try {
@@ -507,11 +497,7 @@ const keyOf = (target: UpstreamTarget): string => target.key ?? target.endpoint;
 const slotOf = (key: string, target: UpstreamTarget): string => (target.principal === undefined ? key : `${key}\u0000${target.principal}`);
 
 /** The 2026-07-28 request envelope, with any caller-supplied `_meta` keys kept. */
-function withEnvelope(
-  params: Record<string, unknown> | undefined,
-  clientInfo: { name: string; version: string },
-  capabilities: Record<string, unknown> = {},
-): Record<string, unknown> {
+function withEnvelope(params: Record<string, unknown> | undefined, clientInfo: { name: string; version: string }, capabilities: Record<string, unknown> = {}): Record<string, unknown> {
   const meta = (params?._meta ?? {}) as Record<string, unknown>;
   // `_meta` named before the spread: adding a key to a spread copy afterwards costs V8 several times more.
   const enveloped: Record<string, unknown> = { _meta: null, ...params };

@@ -89,8 +89,7 @@ export function accessLog(logger: Logger, options: { enabled: boolean; sample: n
       if (outgoing && socket && typeof outgoing.once === 'function') {
         // Node's server: the line waits for the answer to be written (a stream until it ends).
         // Bytes are those written to the connection for this answer, status line and headers included.
-        const finish = () =>
-          line(outgoing.headersSent ? outgoing.statusCode : c.res.status, socket.bytesWritten - writtenBefore, outgoing.writableFinished ? undefined : { aborted: true });
+        const finish = () => line(outgoing.headersSent ? outgoing.statusCode : c.res.status, socket.bytesWritten - writtenBefore, outgoing.writableFinished ? undefined : { aborted: true });
         if (outgoing.closed) finish();
         else outgoing.once('close', finish);
       } else {

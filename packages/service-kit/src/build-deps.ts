@@ -1,17 +1,6 @@
 import { createAuth } from '@agentgw/auth';
 import { createCatalog } from '@agentgw/catalog';
-import {
-  BullJobQueue,
-  ConfigError,
-  createLogger,
-  RedisEventBus,
-  RedisRateLimiter,
-  systemClock,
-  type Config,
-  type EventBus,
-  type JobQueue,
-  type RateLimiter,
-} from '@agentgw/core';
+import { BullJobQueue, ConfigError, createLogger, RedisEventBus, RedisRateLimiter, systemClock, type Config, type EventBus, type JobQueue, type RateLimiter } from '@agentgw/core';
 import { openDatabase, type DbHandle } from '@agentgw/db';
 import { Redis } from 'ioredis';
 import type { ServiceDeps } from './deps.js';
@@ -83,7 +72,11 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       closers.push(() => rateLimiter.close());
     } else {
       ({ bus, queue, rateLimiter } = inProcessAdapters({ logger }));
-      closers.push(() => bus.close(), () => queue.close(), () => rateLimiter.close());
+      closers.push(
+        () => bus.close(),
+        () => queue.close(),
+        () => rateLimiter.close(),
+      );
     }
 
     if (tracingActive()) {

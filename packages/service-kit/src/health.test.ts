@@ -20,7 +20,12 @@ describe.each(testBackends())('healthRoute (%s)', (backend) => {
 
   it('is degraded (503) when Redis does not answer', async () => {
     deps = await createTestDeps({ backend });
-    const app = healthRoute('audit-writer', { ...deps, pingRedis: async () => { throw new Error('ECONNREFUSED'); } });
+    const app = healthRoute('audit-writer', {
+      ...deps,
+      pingRedis: async () => {
+        throw new Error('ECONNREFUSED');
+      },
+    });
     const res = await app.request('/health');
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ status: 'degraded', service: 'audit-writer', checks: { database: 'ok', redis: 'down' } });

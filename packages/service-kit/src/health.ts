@@ -28,10 +28,7 @@ async function probe(check: () => Promise<boolean>): Promise<HealthState> {
 
 /** Probes the database and Redis (each bounded), the body of `/health`. */
 export async function checkHealth(service: string, deps: Pick<ServiceDeps, 'dbHandle' | 'pingRedis'>): Promise<HealthBody> {
-  const [database, redis] = await Promise.all([
-    probe(() => deps.dbHandle.ping()),
-    deps.pingRedis ? probe(deps.pingRedis) : Promise.resolve('in-process' as const),
-  ]);
+  const [database, redis] = await Promise.all([probe(() => deps.dbHandle.ping()), deps.pingRedis ? probe(deps.pingRedis) : Promise.resolve('in-process' as const)]);
   const status = database === 'ok' && redis !== 'down' ? 'ok' : 'degraded';
   return { status, service, checks: { database, redis } };
 }

@@ -124,8 +124,7 @@ describe('createHost', () => {
             controller.close();
           },
         });
-      const post = (path: string, size: number) =>
-        fetch(`http://127.0.0.1:${running.port}${path}`, { method: 'POST', body: chunked(size), duplex: 'half' });
+      const post = (path: string, size: number) => fetch(`http://127.0.0.1:${running.port}${path}`, { method: 'POST', body: chunked(size), duplex: 'half' });
       expect((await post('/api/v1/big/upload', 1.5 * MiB)).status).toBe(200);
       expect((await post('/api/v1/small/upload', 1.5 * MiB)).status).toBe(413);
     } finally {

@@ -57,7 +57,10 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
   app.route('/', healthRoute(options.name, deps));
-  app.route('/', probeRoutes(options.name, deps, () => draining));
+  app.route(
+    '/',
+    probeRoutes(options.name, deps, () => draining),
+  );
   app.route('/', metricsRoute(metrics, deps.config.METRICS_TOKEN));
 
   const runtimes: { name: string; runtime: ServiceRuntime }[] = [];

@@ -17,10 +17,7 @@ export function openApiApp(): OpenAPIHono {
 }
 
 /** The one error body (`{ code, message, ...details }`), documented once for every route. */
-export const ErrorBody = z
-  .object({ code: z.string(), message: z.string() })
-  .catchall(z.unknown())
-  .openapi('Error');
+export const ErrorBody = z.object({ code: z.string(), message: z.string() }).catchall(z.unknown()).openapi('Error');
 
 const errorDescriptions = {
   400: 'Invalid input; `field` names the offending field',
@@ -50,12 +47,15 @@ export function errorResponses<S extends ErrorStatus>(...statuses: S[]): Record<
  * An http(s) URL. Not `z.httpUrl()`: that one demands a domain name and refuses `localhost` and
  * IP addresses, which internal upstreams (and test fixtures) use.
  */
-export const HttpUrl = z
-  .url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? undefined : 'must be an http(s) URL') })
-  .max(2048);
+export const HttpUrl = z.url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? undefined : 'must be an http(s) URL') }).max(2048);
 
 /** `/:id` path parameter. */
-export const IdParams = z.object({ id: z.string().min(1).openapi({ param: { name: 'id', in: 'path' } }) });
+export const IdParams = z.object({
+  id: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 /** `{ success: true }`, the body of deletes. */
 export const SuccessBody = z.object({ success: z.literal(true) }).openapi('Success');
@@ -85,4 +85,3 @@ export function documentedJsonBody<T extends z.ZodType>(schema: T): RequestBody 
   const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
   return { required: true, content: { 'application/json': { schema: jsonSchema as Extract<RequestBody['content'][string], { schema?: unknown }>['schema'] } } };
 }
-

@@ -34,9 +34,7 @@ describe('loadServiceConfig: the key boundary', () => {
   });
 
   it('names every problem at once, and refuses one key for both rings', () => {
-    expect(problems(() => loadConfigWithKeys('the gateway', ALL_KEYS, {})).map((p) => p.variable)).toEqual([
-      'JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY',
-    ]);
+    expect(problems(() => loadConfigWithKeys('the gateway', ALL_KEYS, {})).map((p) => p.variable)).toEqual(['JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY']);
     expect(problems(() => loadConfigWithKeys('the gateway', ALL_KEYS, { JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY: CREDENTIAL, PLATFORM_SECRETS_KEY: CREDENTIAL.toUpperCase() }))).toEqual([
       { variable: 'PLATFORM_SECRETS_KEY', message: 'must differ from CREDENTIAL_ENCRYPTION_KEY' },
     ]);

@@ -52,5 +52,4 @@ export function loadConfigWithKeys(holder: string, keys: readonly KeyVariable[],
 }
 
 /** A distributed service's configuration: the keys SERVICE_KEYS gives it. */
-export const loadServiceConfig = (service: string, env: Record<string, string | undefined> = process.env): Config =>
-  loadConfigWithKeys(service, SERVICE_KEYS[service] ?? [], env);
+export const loadServiceConfig = (service: string, env: Record<string, string | undefined> = process.env): Config => loadConfigWithKeys(service, SERVICE_KEYS[service] ?? [], env);

@@ -38,7 +38,12 @@ describe('graceful shutdown of a real process', () => {
     await new Promise((r) => setTimeout(r, 150));
     // A new connection is refused; a kept-alive one is either closed already or told not ready.
     await expect(freshConnection(`${base}/health/live`)).rejects.toThrow(/ECONNREFUSED/);
-    expect([503, 'closed']).toContain(await fetch(`${base}/health/ready`).then((r) => r.status, () => 'closed'));
+    expect([503, 'closed']).toContain(
+      await fetch(`${base}/health/ready`).then(
+        (r) => r.status,
+        () => 'closed',
+      ),
+    );
 
     expect(await slow).toEqual({ status: 200, text: 'slow done' });
     expect(await streamEnded).toContain('event: shutdown'); // ended cleanly by the service's stop()

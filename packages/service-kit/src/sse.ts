@@ -67,10 +67,7 @@ export class SseStream {
 
   constructor(private readonly options: SseStreamOptions = {}) {
     this.maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
-    this.body = new ReadableStream<Uint8Array>(
-      { start: (controller) => void (this.controller = controller), cancel: this.clientGone },
-      new ByteLengthQueuingStrategy({ highWaterMark: 16 * 1024 }),
-    );
+    this.body = new ReadableStream<Uint8Array>({ start: (controller) => void (this.controller = controller), cancel: this.clientGone }, new ByteLengthQueuingStrategy({ highWaterMark: 16 * 1024 }));
     if (options.heartbeatMs !== undefined) {
       this.heartbeat = setInterval(() => this.write(KEEP_ALIVE), options.heartbeatMs);
       this.heartbeat.unref();

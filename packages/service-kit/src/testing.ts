@@ -99,11 +99,7 @@ export type TestHost = Host & { request: Host['app']['request'] };
  * The production shell (request id, body limit, error body, `/health`, OpenAPI) around one or
  * more definitions on the given deps, already started. Call `stop` (or close the deps) when done.
  */
-export async function testHost(
-  definitions: ServiceDefinition | readonly ServiceDefinition[],
-  deps: ServiceDeps,
-  options: Partial<HostOptions> = {},
-): Promise<TestHost> {
+export async function testHost(definitions: ServiceDefinition | readonly ServiceDefinition[], deps: ServiceDeps, options: Partial<HostOptions> = {}): Promise<TestHost> {
   const list = Array.isArray(definitions) ? (definitions as readonly ServiceDefinition[]) : [definitions as ServiceDefinition];
   const host = await createHost(list, deps, { name: options.name ?? list.map((d) => d.name).join('+'), maxBodyBytes: options.maxBodyBytes });
   await host.start();

@@ -133,21 +133,16 @@ export function tracingMiddleware(serviceName: string): MiddlewareHandler {
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((value, key) => (headers[key] = value));
     const parent = propagation.extract(context.active(), headers);
-    await tracer.startActiveSpan(
-      `${c.req.method}`,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'agentgw.service': serviceName } },
-      parent,
-      async (span) => {
-        try {
-          await next();
-        } finally {
-          span.updateName(`${c.req.method} ${c.req.routePath}`);
-          span.setAttribute('http.route', c.req.routePath);
-          span.setAttribute('http.response.status_code', c.res.status);
-          if (c.res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-          span.end();
-        }
-      },
-    );
+    await tracer.startActiveSpan(`${c.req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'agentgw.service': serviceName } }, parent, async (span) => {
+      try {
+        await next();
+      } finally {
+        span.updateName(`${c.req.method} ${c.req.routePath}`);
+        span.setAttribute('http.route', c.req.routePath);
+        span.setAttribute('http.response.status_code', c.res.status);
+        if (c.res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      }
+    });
   };
 }

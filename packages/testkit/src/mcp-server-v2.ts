@@ -46,10 +46,7 @@ export async function startMcpV2Server(options: McpV2FixtureOptions): Promise<Mc
     }
     requests.push({ method: request.method, headers: Object.fromEntries(request.headers), body: parsed });
     const auth = options.auth;
-    if (
-      (auth?.bearer !== undefined && request.headers.get('authorization') !== `Bearer ${auth.bearer}`) ||
-      (auth?.apiKey !== undefined && request.headers.get('x-api-key') !== auth.apiKey)
-    ) {
+    if ((auth?.bearer !== undefined && request.headers.get('authorization') !== `Bearer ${auth.bearer}`) || (auth?.apiKey !== undefined && request.headers.get('x-api-key') !== auth.apiKey)) {
       return Response.json({ jsonrpc: '2.0', error: { code: -32001, message: 'Unauthorized' }, id: null }, { status: 401 });
     }
     return handler.fetch(request);

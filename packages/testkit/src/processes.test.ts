@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { freePort, startProcess, waitForHealthy } from './processes.js';
 
-const server = (port: number) =>
-  `require('node:http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1', () => console.log('up ${port}'))`;
+const server = (port: number) => `require('node:http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1', () => console.log('up ${port}'))`;
 
 describe('process fixtures', () => {
   it('starts a process on a free port, waits for it to be healthy, and kills it by its PID', async () => {

@@ -71,11 +71,7 @@ export function replyJson(res: ServerResponse, status: number, body: unknown): v
 }
 
 /** Streams the events as `text/event-stream`, `delayMs` apart, then ends the response. */
-export async function replySse(
-  res: ServerResponse,
-  events: { event?: string; data: unknown }[],
-  delayMs = 0,
-): Promise<void> {
+export async function replySse(res: ServerResponse, events: { event?: string; data: unknown }[], delayMs = 0): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   for (const e of events) {
     const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);

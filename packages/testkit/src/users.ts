@@ -13,10 +13,7 @@ export interface TestUser {
 }
 
 /** Inserts a user straight into the database (no HTTP), so tests can set any roles and tenant. */
-export async function createUser(
-  deps: Pick<ServiceDeps, 'db'>,
-  input: { email: string; password?: string; name?: string; roles?: RoleName[]; tenantId?: string | null },
-): Promise<TestUser> {
+export async function createUser(deps: Pick<ServiceDeps, 'db'>, input: { email: string; password?: string; name?: string; roles?: RoleName[]; tenantId?: string | null }): Promise<TestUser> {
   const user: TestUser = {
     id: newId(),
     email: input.email.toLowerCase(),

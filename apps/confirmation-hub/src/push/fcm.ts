@@ -54,17 +54,14 @@ function invalidTokenReason(body: FcmErrorBody): string | null {
   if (codes.has('UNREGISTERED')) return 'UNREGISTERED';
   if (codes.has('INVALID_ARGUMENT')) {
     // INVALID_ARGUMENT also covers a malformed message; only one about the token retires the device.
-    const aboutToken =
-      (error?.details ?? []).some((d) => (d.fieldViolations ?? []).some((v) => v.field === 'message.token')) ||
-      /registration token/i.test(error?.message ?? '');
+    const aboutToken = (error?.details ?? []).some((d) => (d.fieldViolations ?? []).some((v) => v.field === 'message.token')) || /registration token/i.test(error?.message ?? '');
     if (aboutToken) return 'INVALID_ARGUMENT';
   }
   return null;
 }
 
 /** FCM `data` values must be strings. */
-const stringData = (data: Record<string, unknown>): Record<string, string> =>
-  Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+const stringData = (data: Record<string, unknown>): Record<string, string> => Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
 
 /**
  * FCM HTTP v1 with a service account: an RS256 JWT assertion (iss = client_email, aud =

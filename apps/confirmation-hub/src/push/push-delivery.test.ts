@@ -18,8 +18,7 @@ async function addDevice(deps: TestDeps, userId: string, platform: DevicePlatfor
   return id;
 }
 
-const isActive = async (deps: TestDeps, id: string) =>
-  (await deps.db.selectFrom('devices').select('is_active').where('id', '=', id).executeTakeFirstOrThrow()).is_active;
+const isActive = async (deps: TestDeps, id: string) => (await deps.db.selectFrom('devices').select('is_active').where('id', '=', id).executeTakeFirstOrThrow()).is_active;
 
 /** A sender whose answers the test scripts per token: a result, or a transient failure (thrown) for the first N tries. */
 function scriptedSender(platforms: DevicePlatform[], script: Record<string, DeliveryResult | { failTimes: number }>) {

@@ -38,7 +38,16 @@ export function AccessRulesPage() {
       <section aria-labelledby="rules-list">
         <h2 id="rules-list">Rules</h2>
         <form className="filters" aria-label="Filter rules" onSubmit={(e) => e.preventDefault()}>
-          <SelectField label="Subject" value={filter.subjectType} onChange={(e) => setFilter({ ...filter, subjectType: e.target.value })} options={[{ value: '', label: 'Any' }, { value: 'agent', label: 'Agents' }, { value: 'user', label: 'Users' }]} />
+          <SelectField
+            label="Subject"
+            value={filter.subjectType}
+            onChange={(e) => setFilter({ ...filter, subjectType: e.target.value })}
+            options={[
+              { value: '', label: 'Any' },
+              { value: 'agent', label: 'Agents' },
+              { value: 'user', label: 'Users' },
+            ]}
+          />
           <SelectField label="Action" value={filter.action} onChange={(e) => setFilter({ ...filter, action: e.target.value })} options={[{ value: '', label: 'Any' }, ...ACTIONS]} />
           <SelectField label="Provider" value={filter.providerId} onChange={(e) => setFilter({ ...filter, providerId: e.target.value })} options={[{ value: '', label: 'Any' }, ...providerOptions]} />
         </form>
@@ -65,7 +74,12 @@ export function AccessRulesPage() {
                   {r.id}
                 </td>
                 <td data-label="Actions">
-                  <ConfirmButton label="Delete" confirmLabel="Delete rule" disabled={action.busy} onConfirm={() => void action.run(() => api.del(`/admin/provider-access/${r.id}`)).then(rules.reload)} />
+                  <ConfirmButton
+                    label="Delete"
+                    confirmLabel="Delete rule"
+                    disabled={action.busy}
+                    onConfirm={() => void action.run(() => api.del(`/admin/provider-access/${r.id}`)).then(rules.reload)}
+                  />
                 </td>
               </tr>
             ))}
@@ -105,7 +119,15 @@ function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOption
     <section className="card" aria-labelledby="add-rule">
       <h2 id="add-rule">Add a rule</h2>
       <form onSubmit={submit} className="grid-form" aria-label="Add a rule">
-        <SelectField label="Subject type" value={form.subjectType} onChange={(e) => set({ subjectType: e.target.value, subjectId: '' })} options={[{ value: 'agent', label: 'Agent' }, { value: 'user', label: 'User' }]} />
+        <SelectField
+          label="Subject type"
+          value={form.subjectType}
+          onChange={(e) => set({ subjectType: e.target.value, subjectId: '' })}
+          options={[
+            { value: 'agent', label: 'Agent' },
+            { value: 'user', label: 'User' },
+          ]}
+        />
         {form.subjectType === 'agent' && agents.length > 0 ? (
           <SelectField label="Agent" value={subjectId} onChange={(e) => set({ subjectId: e.target.value })} options={agents.map((a) => ({ value: a.id, label: a.name }))} />
         ) : (
@@ -114,8 +136,22 @@ function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOption
         <SelectField label="Provider" value={form.providerId} onChange={(e) => set({ providerId: e.target.value })} options={providerOptions} />
         <SelectField label="Action" value={form.action} onChange={(e) => set({ action: e.target.value })} options={ACTIONS} />
         <TextField label="Tool pattern" hint="A glob over tool names; * for all." value={form.toolPattern} onChange={(e) => set({ toolPattern: e.target.value })} />
-        <SelectField label="Risk level" value={form.riskLevel} onChange={(e) => set({ riskLevel: e.target.value })} options={[{ value: '', label: 'Default for the action' }, ...RISK_LEVELS.map((r) => ({ value: r, label: r }))]} />
-        <SelectField label="Confirmation mode" value={form.confirmationMode} onChange={(e) => set({ confirmationMode: e.target.value })} options={[{ value: '', label: 'Not set' }, { value: 'always', label: 'always' }, { value: 'never', label: 'never' }]} />
+        <SelectField
+          label="Risk level"
+          value={form.riskLevel}
+          onChange={(e) => set({ riskLevel: e.target.value })}
+          options={[{ value: '', label: 'Default for the action' }, ...RISK_LEVELS.map((r) => ({ value: r, label: r }))]}
+        />
+        <SelectField
+          label="Confirmation mode"
+          value={form.confirmationMode}
+          onChange={(e) => set({ confirmationMode: e.target.value })}
+          options={[
+            { value: '', label: 'Not set' },
+            { value: 'always', label: 'always' },
+            { value: 'never', label: 'never' },
+          ]}
+        />
         <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
         {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}
         <ErrorNotice error={action.error} title="The rule was not added" />
@@ -157,7 +193,12 @@ function EvaluatePanel({ providerOptions, agents }: { providerOptions: Option[];
       <h2 id="evaluate">Evaluate a call</h2>
       <p className="hint">A dry run of the policy: which rule would decide this tool call, and what it decides.</p>
       <form onSubmit={submit} className="grid-form" aria-label="Evaluate a call">
-        <SelectField label="Agent" value={agentId} onChange={(e) => setForm({ ...form, agentId: e.target.value })} options={[...agents.map((a) => ({ value: a.id, label: a.name })), { value: 'none', label: 'No agent' }]} />
+        <SelectField
+          label="Agent"
+          value={agentId}
+          onChange={(e) => setForm({ ...form, agentId: e.target.value })}
+          options={[...agents.map((a) => ({ value: a.id, label: a.name })), { value: 'none', label: 'No agent' }]}
+        />
         <TextField label="End user ID (optional)" value={form.userId} onChange={(e) => setForm({ ...form, userId: e.target.value })} />
         <SelectField label="Provider" value={providerId} onChange={(e) => setForm({ ...form, providerId: e.target.value })} options={providerOptions} />
         <TextField label="Tool name" required value={form.toolName} onChange={(e) => setForm({ ...form, toolName: e.target.value })} />

@@ -123,7 +123,13 @@ function AgentEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
           {creds.map((c, i) => (
             <fieldset key={i} className="row-fieldset">
               <legend className="sr-only">Credential {i + 1}</legend>
-              <TextField label="Service type" required pattern="[a-z][a-z0-9_]*" value={c.serviceType} onChange={(e) => setCreds(creds.map((x, j) => (j === i ? { ...x, serviceType: e.target.value } : x)))} />
+              <TextField
+                label="Service type"
+                required
+                pattern="[a-z][a-z0-9_]*"
+                value={c.serviceType}
+                onChange={(e) => setCreds(creds.map((x, j) => (j === i ? { ...x, serviceType: e.target.value } : x)))}
+              />
               <TextField label="Description" value={c.description ?? ''} onChange={(e) => setCreds(creds.map((x, j) => (j === i ? { ...x, description: e.target.value } : x)))} />
               <button type="button" className="danger-outline" onClick={() => setCreds(creds.filter((_, j) => j !== i))}>
                 Remove<span className="sr-only"> {c.serviceType || `credential ${i + 1}`}</span>

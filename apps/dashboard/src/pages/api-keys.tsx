@@ -77,7 +77,12 @@ export function ApiKeysPage() {
                 <td data-label="Scopes">{k.scopes.join(', ')}</td>
                 <td data-label="Last used">{k.lastUsedAt ? new Date(k.lastUsedAt).toLocaleString() : 'never'}</td>
                 <td data-label="Actions">
-                  <ConfirmButton label="Revoke" confirmLabel={`Revoke ${k.name}`} disabled={revoke.busy} onConfirm={() => void revoke.run(() => api.del(`/admin/api-keys/${k.id}`)).then(keys.reload)} />
+                  <ConfirmButton
+                    label="Revoke"
+                    confirmLabel={`Revoke ${k.name}`}
+                    disabled={revoke.busy}
+                    onConfirm={() => void revoke.run(() => api.del(`/admin/api-keys/${k.id}`)).then(keys.reload)}
+                  />
                 </td>
               </tr>
             ))}

@@ -64,7 +64,12 @@ export function AuditPageView() {
         <TextField label="Agent ID" value={draft.agentId} onChange={(e) => set({ agentId: e.target.value })} />
         {byTenant ? <TextField label="Tenant ID" value={draft.tenantId} onChange={(e) => set({ tenantId: e.target.value })} /> : null}
         <TextField label="Tool name" value={draft.toolName} onChange={(e) => set({ toolName: e.target.value })} />
-        <SelectField label="Status" value={draft.status} onChange={(e) => set({ status: e.target.value as AuditFilters['status'] })} options={[{ value: '', label: 'Any' }, ...AUDIT_STATUSES.map((s) => ({ value: s, label: s }))]} />
+        <SelectField
+          label="Status"
+          value={draft.status}
+          onChange={(e) => set({ status: e.target.value as AuditFilters['status'] })}
+          options={[{ value: '', label: 'Any' }, ...AUDIT_STATUSES.map((s) => ({ value: s, label: s }))]}
+        />
         <TextField label="From" type="date" value={draft.startDate} onChange={(e) => set({ startDate: e.target.value })} />
         <TextField label="To" type="date" value={draft.endDate} onChange={(e) => set({ endDate: e.target.value })} />
         <div className="form-actions">

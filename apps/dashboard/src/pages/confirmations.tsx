@@ -107,7 +107,9 @@ function ConfirmationCard({ confirmation: c, agentName }: { confirmation: Pendin
         ) : null}
       </dl>
       <h4>Arguments</h4>
-      <pre className="json" data-testid="confirmation-arguments">{JSON.stringify(c.arguments ?? {}, null, 2)}</pre>
+      <pre className="json" data-testid="confirmation-arguments">
+        {JSON.stringify(c.arguments ?? {}, null, 2)}
+      </pre>
       <TextField label="Reason (sent with a rejection)" value={reason} onChange={(e) => setReason(e.target.value)} />
       <ErrorNotice error={action.error} title="Not answered" />
       <div className="actions">

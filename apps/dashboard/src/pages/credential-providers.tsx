@@ -59,7 +59,12 @@ export function CredentialProvidersPage() {
                   Connect {p.name}
                 </Link>
                 {manage ? (
-                  <ConfirmButton label="Delete" confirmLabel={`Delete ${p.name}`} disabled={action.busy} onConfirm={() => void action.run(() => api.del(`/credential-providers/${p.id}`)).then(providers.reload)} />
+                  <ConfirmButton
+                    label="Delete"
+                    confirmLabel={`Delete ${p.name}`}
+                    disabled={action.busy}
+                    onConfirm={() => void action.run(() => api.del(`/credential-providers/${p.id}`)).then(providers.reload)}
+                  />
                 ) : null}
               </div>
             </li>
@@ -73,7 +78,19 @@ export function CredentialProvidersPage() {
 function CreateCredentialProviderForm({ onCreated }: { onCreated: () => void }) {
   const { api } = useSession();
   const admin = hasRole(useUser(), 'admin');
-  const empty = { tenantId: '', name: '', serviceType: '', authType: 'api_key' as CredentialAuthType, description: '', connectUrl: '', clientId: '', clientSecret: '', scopes: '', headerName: '', prefix: '' };
+  const empty = {
+    tenantId: '',
+    name: '',
+    serviceType: '',
+    authType: 'api_key' as CredentialAuthType,
+    description: '',
+    connectUrl: '',
+    clientId: '',
+    clientSecret: '',
+    scopes: '',
+    headerName: '',
+    prefix: '',
+  };
   const [form, setForm] = useState(empty);
   const action = useAction();
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
@@ -103,7 +120,14 @@ function CreateCredentialProviderForm({ onCreated }: { onCreated: () => void }) 
       <h2 id="add-cp">Define a credential type</h2>
       <form onSubmit={submit} className="grid-form" aria-label="Define a credential type">
         <TextField label="Name" required value={form.name} onChange={(e) => set({ name: e.target.value })} />
-        <TextField label="Service type" required pattern="[a-z][a-z0-9_]*" hint="Lowercase letters, digits and _, starting with a letter (e.g. github)." value={form.serviceType} onChange={(e) => set({ serviceType: e.target.value })} />
+        <TextField
+          label="Service type"
+          required
+          pattern="[a-z][a-z0-9_]*"
+          hint="Lowercase letters, digits and _, starting with a letter (e.g. github)."
+          value={form.serviceType}
+          onChange={(e) => set({ serviceType: e.target.value })}
+        />
         <SelectField label="Kind" options={AUTH_TYPES} value={form.authType} onChange={(e) => set({ authType: e.target.value as CredentialAuthType })} />
         <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
         <TextField label="Connect URL (optional)" type="url" hint="Where users obtain this credential." value={form.connectUrl} onChange={(e) => set({ connectUrl: e.target.value })} />

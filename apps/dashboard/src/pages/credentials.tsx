@@ -23,8 +23,16 @@ export function CredentialsPage() {
 
   return (
     <Layout title={serviceType ? `Connect ${serviceType}` : 'My credentials'}>
-      {wanted && !serviceType ? <p className="notice notice-error" role="alert">"{wanted}" is not a valid service type.</p> : null}
-      {serviceType ? <ConnectPanel serviceType={serviceType} existing={credentials.data?.credentials.find((c) => c.serviceType === serviceType) ?? null} onStored={credentials.reload} /> : <ChooseService />}
+      {wanted && !serviceType ? (
+        <p className="notice notice-error" role="alert">
+          "{wanted}" is not a valid service type.
+        </p>
+      ) : null}
+      {serviceType ? (
+        <ConnectPanel serviceType={serviceType} existing={credentials.data?.credentials.find((c) => c.serviceType === serviceType) ?? null} onStored={credentials.reload} />
+      ) : (
+        <ChooseService />
+      )}
       <section aria-labelledby="my-credentials">
         <h2 id="my-credentials">Stored credentials</h2>
         <p className="hint">Encrypted in the vault; the secrets themselves are never shown again.</p>
@@ -46,7 +54,12 @@ export function CredentialsPage() {
                   <button type="button" className="secondary" onClick={() => navigate(`/credentials?serviceType=${c.serviceType}`)}>
                     Replace<span className="sr-only"> {c.serviceType}</span>
                   </button>
-                  <ConfirmButton label="Delete" confirmLabel={`Delete ${c.serviceType}`} disabled={remove.busy} onConfirm={() => void remove.run(() => api.del(`/credentials/${c.id}`)).then(credentials.reload)} />
+                  <ConfirmButton
+                    label="Delete"
+                    confirmLabel={`Delete ${c.serviceType}`}
+                    disabled={remove.busy}
+                    onConfirm={() => void remove.run(() => api.del(`/credentials/${c.id}`)).then(credentials.reload)}
+                  />
                 </td>
               </tr>
             ))}
@@ -131,7 +144,11 @@ function ConnectPanel({ serviceType, existing, onStored }: { serviceType: string
           .
         </p>
       ) : null}
-      {existing ? <p className="notice">You already have {existing.kind === 'jwt' ? 'a JWT' : existing.kind === 'api_key' ? 'an API key' : `a ${existing.kind} credential`} for {serviceType}; storing a new one replaces it.</p> : null}
+      {existing ? (
+        <p className="notice">
+          You already have {existing.kind === 'jwt' ? 'a JWT' : existing.kind === 'api_key' ? 'an API key' : `a ${existing.kind} credential`} for {serviceType}; storing a new one replaces it.
+        </p>
+      ) : null}
       {stored ? <Success>Stored {serviceType}. Agents that need it can now use it.</Success> : null}
 
       {known?.authType === 'oauth2' ? (

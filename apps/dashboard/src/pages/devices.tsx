@@ -31,7 +31,16 @@ export function DevicesPage() {
         <h2 id="add-device">Register a device</h2>
         <p className="hint">Usually the mobile or desktop app does this; here you can add or re-activate one by its push token.</p>
         <form onSubmit={submit} className="grid-form" aria-label="Register a device">
-          <SelectField label="Platform" value={form.platform} onChange={(e) => setForm({ ...form, platform: e.target.value })} options={[{ value: 'ios', label: 'iOS' }, { value: 'macos', label: 'macOS' }, { value: 'android', label: 'Android' }]} />
+          <SelectField
+            label="Platform"
+            value={form.platform}
+            onChange={(e) => setForm({ ...form, platform: e.target.value })}
+            options={[
+              { value: 'ios', label: 'iOS' },
+              { value: 'macos', label: 'macOS' },
+              { value: 'android', label: 'Android' },
+            ]}
+          />
           <TextField label="Push token" required autoComplete="off" value={form.pushToken} onChange={(e) => setForm({ ...form, pushToken: e.target.value })} />
           <TextField label="Device name (optional)" value={form.deviceName} onChange={(e) => setForm({ ...form, deviceName: e.target.value })} />
           <ErrorNotice error={add.error} title="Not registered" />
@@ -59,7 +68,12 @@ export function DevicesPage() {
                 </td>
                 <td data-label="Registered">{new Date(d.createdAt).toLocaleString()}</td>
                 <td data-label="Actions">
-                  <ConfirmButton label="Remove" confirmLabel={`Remove ${d.deviceName ?? d.platform}`} disabled={remove.busy} onConfirm={() => void remove.run(() => api.del(`/notifications/devices/${d.id}`)).then(devices.reload)} />
+                  <ConfirmButton
+                    label="Remove"
+                    confirmLabel={`Remove ${d.deviceName ?? d.platform}`}
+                    disabled={remove.busy}
+                    onConfirm={() => void remove.run(() => api.del(`/notifications/devices/${d.id}`)).then(devices.reload)}
+                  />
                 </td>
               </tr>
             ))}

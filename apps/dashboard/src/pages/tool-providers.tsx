@@ -47,7 +47,12 @@ export function ToolProvidersPage() {
               <ProviderTools provider={p} />
               {manage ? (
                 <div className="actions">
-                  <ConfirmButton label="Delete" confirmLabel={`Delete ${p.name}`} disabled={action.busy} onConfirm={() => void action.run(() => api.del(`/admin/tool-providers/${p.id}`)).then(providers.reload)} />
+                  <ConfirmButton
+                    label="Delete"
+                    confirmLabel={`Delete ${p.name}`}
+                    disabled={action.busy}
+                    onConfirm={() => void action.run(() => api.del(`/admin/tool-providers/${p.id}`)).then(providers.reload)}
+                  />
                 </div>
               ) : null}
             </li>
@@ -123,9 +128,7 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
         <TextField label="Tool name pattern" required hint="A glob: * matches every tool, github_* a prefix." value={form.pattern} onChange={(e) => set({ pattern: e.target.value })} />
         <TextField label="MCP endpoint URL" type="url" required placeholder="https://mcp.example.com/mcp" value={form.endpoint} onChange={(e) => set({ endpoint: e.target.value })} />
         <SelectField label="Upstream authentication" options={AUTH_TYPES} value={form.authType} onChange={(e) => set({ authType: e.target.value as ToolProviderAuthType })} />
-        {form.authType !== 'none' ? (
-          <TextField label="Upstream secret" type="password" autoComplete="off" value={form.authSecret} onChange={(e) => set({ authSecret: e.target.value })} />
-        ) : null}
+        {form.authType !== 'none' ? <TextField label="Upstream secret" type="password" autoComplete="off" value={form.authSecret} onChange={(e) => set({ authSecret: e.target.value })} /> : null}
         <TextField label="Priority" type="number" step={1} hint="Higher is checked first when several patterns match." value={form.priority} onChange={(e) => set({ priority: e.target.value })} />
         <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
         {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}

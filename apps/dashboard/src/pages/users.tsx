@@ -27,9 +27,7 @@ export function UsersPage() {
   const users = useResource<{ users: UserRecord[] }>('/admin/users');
   const action = useAction();
   const toggle = (u: UserRecord, role: Role, on: boolean) =>
-    void action
-      .run(() => (on ? api.post(`/admin/users/${u.id}/roles`, { role }) : api.del(`/admin/users/${u.id}/roles/${role}`)))
-      .then(users.reload);
+    void action.run(() => (on ? api.post(`/admin/users/${u.id}/roles`, { role }) : api.del(`/admin/users/${u.id}/roles/${role}`))).then(users.reload);
 
   return (
     <Layout title="Users">
@@ -51,13 +49,7 @@ export function UsersPage() {
                   <fieldset className="roles-set">
                     <legend className="sr-only">Roles of {u.email}</legend>
                     {ROLES.map((r) => (
-                      <CheckboxField
-                        key={r}
-                        label={r}
-                        checked={u.roles.includes(r)}
-                        disabled={action.busy || (u.id === me.id && r === 'admin')}
-                        onChange={(e) => toggle(u, r, e.target.checked)}
-                      />
+                      <CheckboxField key={r} label={r} checked={u.roles.includes(r)} disabled={action.busy || (u.id === me.id && r === 'admin')} onChange={(e) => toggle(u, r, e.target.checked)} />
                     ))}
                   </fieldset>
                 </td>
@@ -65,7 +57,12 @@ export function UsersPage() {
                   {u.id === me.id ? (
                     <span className="hint">you</span>
                   ) : (
-                    <ConfirmButton label="Delete" confirmLabel={`Delete ${u.email}`} disabled={action.busy} onConfirm={() => void action.run(() => api.del(`/admin/users/${u.id}`)).then(users.reload)} />
+                    <ConfirmButton
+                      label="Delete"
+                      confirmLabel={`Delete ${u.email}`}
+                      disabled={action.busy}
+                      onConfirm={() => void action.run(() => api.del(`/admin/users/${u.id}`)).then(users.reload)}
+                    />
                   )}
                 </td>
               </tr>
@@ -106,7 +103,12 @@ function CreateUserForm({ onCreated }: { onCreated: () => void }) {
         <fieldset>
           <legend>Roles</legend>
           {ROLES.map((r) => (
-            <CheckboxField key={r} label={r} checked={form.roles.includes(r)} onChange={(e) => setForm({ ...form, roles: e.target.checked ? [...form.roles, r] : form.roles.filter((x) => x !== r) })} />
+            <CheckboxField
+              key={r}
+              label={r}
+              checked={form.roles.includes(r)}
+              onChange={(e) => setForm({ ...form, roles: e.target.checked ? [...form.roles, r] : form.roles.filter((x) => x !== r) })}
+            />
           ))}
         </fieldset>
         <ErrorNotice error={action.error} title="The user was not created" />

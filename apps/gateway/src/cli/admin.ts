@@ -27,10 +27,7 @@ async function withDatabase<T>(input: EnvironmentInput, work: (handle: DbHandle)
   }
 }
 
-export async function adminCreateCommand(
-  input: EnvironmentInput,
-  args: { email?: string; password?: string; name?: string },
-): Promise<number> {
+export async function adminCreateCommand(input: EnvironmentInput, args: { email?: string; password?: string; name?: string }): Promise<number> {
   const parsed = newAdmin.safeParse(args);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) console.error(`--${String(issue.path[0])} ${issue.message}`);

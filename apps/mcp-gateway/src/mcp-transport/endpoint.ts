@@ -6,7 +6,13 @@ export function endpointOf(c: Context): McpEndpoint {
   const providerId = c.req.param('providerId');
   if (providerId !== undefined) return { kind: 'proxy', providerId };
   const raw = c.req.query('providers');
-  const ids = raw === undefined ? [] : raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const ids =
+    raw === undefined
+      ? []
+      : raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
   return { kind: 'unified', providerFilter: ids.length > 0 ? ids : null };
 }
 

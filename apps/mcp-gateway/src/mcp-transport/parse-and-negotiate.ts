@@ -29,11 +29,7 @@ export interface ParsedPost {
 }
 
 /** How a parsed POST goes on: answered already, `initialize`, a stateless revision, or the session its header names. */
-export type Negotiated =
-  | { kind: 'reply'; reply: Reply }
-  | { kind: 'initialize'; request: JsonRpcRequest }
-  | { kind: 'stateless'; protocolVersion: string }
-  | { kind: 'session'; id: string };
+export type Negotiated = { kind: 'reply'; reply: Reply } | { kind: 'initialize'; request: JsonRpcRequest } | { kind: 'stateless'; protocolVersion: string } | { kind: 'session'; id: string };
 
 const badRequest = (message: string, data?: Record<string, unknown>) => refusal(400, JSON_RPC.INVALID_REQUEST, message, data);
 

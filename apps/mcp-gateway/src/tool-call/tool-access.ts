@@ -60,5 +60,4 @@ export function toolPolicy(catalog: ToolCallCatalog, principal: Principal, provi
 }
 
 /** Why the policy denied: a rule said so, or nothing allowed it (default deny). */
-export const denialReason = (decision: ToolPolicy): string =>
-  decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool';
+export const denialReason = (decision: ToolPolicy): string => (decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool');

@@ -8,10 +8,7 @@ import type { RiskLevel } from '@agentgw/core';
  * which checked provider access before dispatching) or `named` (the tool gate) — which owns only
  * the names its pattern matches.
  */
-export type ToolCallTarget =
-  | { kind: 'routed'; providerFilter: readonly string[] | null }
-  | { kind: 'proxied'; provider: ProviderRecord }
-  | { kind: 'named'; provider: ProviderRecord };
+export type ToolCallTarget = { kind: 'routed'; providerFilter: readonly string[] | null } | { kind: 'proxied'; provider: ProviderRecord } | { kind: 'named'; provider: ProviderRecord };
 
 /** One tool call to decide: who makes it, what it calls, where it goes and the audit id it is recorded under. */
 export interface ToolCallCommand {

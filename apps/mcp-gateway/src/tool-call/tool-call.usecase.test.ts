@@ -57,7 +57,19 @@ describe('decide', () => {
     expect(await calls.decide(command('ops_read'))).toEqual({ kind: 'denied', auditId: 'audit-1', risk: 'high', reason: NO_PROVIDER_ACCESS });
     expect(catalog.reads).toEqual(['reach ops']);
     expect(trail.jobs).toEqual([
-      { op: 'open', id: 'audit-1', userId: 'u1', agentId: 'a1', endUserId: 'e1', tenantId: 't1', providerId: 'ops', toolName: 'ops_read', arguments: { n: 1 }, status: 'rejected', error: 'no provider access' },
+      {
+        op: 'open',
+        id: 'audit-1',
+        userId: 'u1',
+        agentId: 'a1',
+        endUserId: 'e1',
+        tenantId: 't1',
+        providerId: 'ops',
+        toolName: 'ops_read',
+        arguments: { n: 1 },
+        status: 'rejected',
+        error: 'no provider access',
+      },
     ]);
   });
 
@@ -128,15 +140,19 @@ describe('hold', () => {
       principal: fresh,
       provider: ops,
     });
-    expect(gate.held).toEqual([
-      { auditId: 'audit-1', agentId: 'a1', userId: 'u1', endUserId: 'e1', tenantId: 't1', providerId: 'ops', toolName: 'ops_drop', arguments: { n: 1 }, risk: 'critical' },
-    ]);
+    expect(gate.held).toEqual([{ auditId: 'audit-1', agentId: 'a1', userId: 'u1', endUserId: 'e1', tenantId: 't1', providerId: 'ops', toolName: 'ops_drop', arguments: { n: 1 }, risk: 'critical' }]);
     expect(trail.jobs).toEqual([]);
   });
 
   it.each([
-    [{ decision: 'rejected', confirmationId: 'c1', reason: 'not today' }, { kind: 'rejected', reason: 'not today', confirmationId: 'c1' }],
-    [{ decision: 'timeout', confirmationId: 'c1', reason: 'Request timed out.' }, { kind: 'timeout', reason: 'Request timed out.', confirmationId: 'c1' }],
+    [
+      { decision: 'rejected', confirmationId: 'c1', reason: 'not today' },
+      { kind: 'rejected', reason: 'not today', confirmationId: 'c1' },
+    ],
+    [
+      { decision: 'timeout', confirmationId: 'c1', reason: 'Request timed out.' },
+      { kind: 'timeout', reason: 'Request timed out.', confirmationId: 'c1' },
+    ],
     [{ decision: 'expired', confirmationId: 'c1' }, { kind: 'gone' }],
   ] as const)('%o ends as %o, recorded by the confirmation hub alone', async (outcome, expected) => {
     const { calls } = useCase(outcome);

@@ -28,7 +28,10 @@ export class RedisEventBus implements EventBus {
     this.subscribers = new Subscribers(options.logger);
     this.pub = new Redis(options.url);
     this.sub = new Redis(options.url);
-    for (const [role, connection] of [['publisher', this.pub], ['subscriber', this.sub]] as const) {
+    for (const [role, connection] of [
+      ['publisher', this.pub],
+      ['subscriber', this.sub],
+    ] as const) {
       // Without a listener ioredis prints errors itself; reconnecting is automatic.
       connection.on('error', (err: Error) => options.logger?.warn({ err: err.message, role }, 'redis event bus connection error'));
     }

@@ -37,14 +37,14 @@ export function isHostName(text: string): boolean {
   return /^(?=.{1,253}\.?$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i.test(text);
 }
 
-const normaliseHost = (host: string) => host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+const normaliseHost = (host: string) =>
+  host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 
 /** Builds the policy from EGRESS_POLICY / EGRESS_ALLOW / NODE_ENV as loaded by loadConfig. */
-export function egressPolicyFromConfig(config: {
-  NODE_ENV?: string;
-  EGRESS_POLICY?: EgressMode;
-  EGRESS_ALLOW?: readonly string[];
-}): EgressPolicy {
+export function egressPolicyFromConfig(config: { NODE_ENV?: string; EGRESS_POLICY?: EgressMode; EGRESS_ALLOW?: readonly string[] }): EgressPolicy {
   const allow = parseEgressAllow(config.EGRESS_ALLOW);
   return { mode: config.EGRESS_POLICY ?? defaultEgressMode(config.NODE_ENV), allowCidrs: allow.cidrs, allowHosts: allow.hosts };
 }

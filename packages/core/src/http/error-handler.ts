@@ -69,5 +69,4 @@ function isDataException(err: Error): boolean {
   return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
 
-export const notFoundHandler: NotFoundHandler = (c) =>
-  c.json({ code: 'NOT_FOUND', message: `No route for ${c.req.method} ${c.req.path}` }, 404);
+export const notFoundHandler: NotFoundHandler = (c) => c.json({ code: 'NOT_FOUND', message: `No route for ${c.req.method} ${c.req.path}` }, 404);

@@ -107,7 +107,10 @@ export class BullJobQueue implements JobQueue {
     this.url = options.url;
     this.producerConnection = new Redis(options.url);
     this.workerConnection = new Redis(options.url, { maxRetriesPerRequest: null });
-    for (const [role, connection] of [['producer', this.producerConnection], ['worker', this.workerConnection]] as const) {
+    for (const [role, connection] of [
+      ['producer', this.producerConnection],
+      ['worker', this.workerConnection],
+    ] as const) {
       connection.on('error', (err: Error) => this.logger?.warn({ err: err.message, role }, 'redis job queue connection error'));
     }
   }
@@ -149,9 +152,11 @@ export class BullJobQueue implements JobQueue {
       // Asked again each round: a job that reached a consumer after the last request would otherwise wait out batchWaitMs.
       await Promise.all(pending.map((q) => this.producerConnection.publish(flushChannel(this.queueName(q.name)), '')));
       await new Promise((resolve) => setTimeout(resolve, Math.min(left, barrierPause(attempt))));
-      await Promise.all(pending.map(async (q) => {
-        q.state = (await this.check(q.name, String(q.mark))).state;
-      }));
+      await Promise.all(
+        pending.map(async (q) => {
+          q.state = (await this.check(q.name, String(q.mark))).state;
+        }),
+      );
     }
     return queues.every((q) => q.state === Progress.settled);
   }
@@ -164,9 +169,7 @@ export class BullJobQueue implements JobQueue {
     this.subscriber = undefined;
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
-    await Promise.all(
-      [this.producerConnection, this.workerConnection].map((c) => c.quit().catch(() => c.disconnect())),
-    );
+    await Promise.all([this.producerConnection, this.workerConnection].map((c) => c.quit().catch(() => c.disconnect())));
   }
 
   /** One barrier check of a queue (see BARRIER_CHECK); `mark` '' takes the mark now. */
@@ -175,7 +178,13 @@ export class BullJobQueue implements JobQueue {
     const [at, state] = (await this.producerConnection.eval(
       BARRIER_CHECK,
       7,
-      keys.id!, keys.active!, keys.wait!, keys.paused!, keys.prioritized!, keys['waiting-children']!, keys.delayed!,
+      keys.id!,
+      keys.active!,
+      keys.wait!,
+      keys.paused!,
+      keys.prioritized!,
+      keys['waiting-children']!,
+      keys.delayed!,
       mark,
       BARRIER_SCAN_LIMIT,
     )) as [number, (typeof Progress)[keyof typeof Progress]];

@@ -109,13 +109,16 @@ export class MemoryJobQueue implements JobQueue {
     let timer: NodeJS.Timeout | undefined;
     const barriers: [Lane, Barrier][] = [];
     const released = Promise.all(
-      waits.map(({ lane, seq }) => new Promise<true>((resolve) => {
-        const barrier = { seq, release: () => resolve(true) };
-        lane.barriers.add(barrier);
-        barriers.push([lane, barrier]);
-        // Consumers now see a waiting barrier and hand over what they hold.
-        for (const consumer of lane.consumers) consumer.pump();
-      })),
+      waits.map(
+        ({ lane, seq }) =>
+          new Promise<true>((resolve) => {
+            const barrier = { seq, release: () => resolve(true) };
+            lane.barriers.add(barrier);
+            barriers.push([lane, barrier]);
+            // Consumers now see a waiting barrier and hand over what they hold.
+            for (const consumer of lane.consumers) consumer.pump();
+          }),
+      ),
     ).then(settled);
     const late = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);

@@ -42,7 +42,11 @@ describe.each(stores)('CallQuota (%s)', (_name, make) => {
   afterEach(async () => {
     for (const pair of opened.splice(0)) await Promise.all([...new Set([pair.a, pair.b])].map((l) => l.close()));
   });
-  const refusal = (promise: Promise<void>) => promise.then(() => null, (err: unknown) => err);
+  const refusal = (promise: Promise<void>) =>
+    promise.then(
+      () => null,
+      (err: unknown) => err,
+    );
 
   it('refuses the agent past its quota on any replica with a 429, Retry-After and the error body, then allows again after the window', async () => {
     const { a, b, pass } = open();
