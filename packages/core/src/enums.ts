@@ -29,3 +29,18 @@ export type ConfirmationStatus = (typeof CONFIRMATION_STATUSES)[number];
 export const CONFIRMATION_OUTCOMES = ['confirmed', 'rejected', 'expired'] as const satisfies readonly ConfirmationStatus[];
 /** One of CONFIRMATION_OUTCOMES. */
 export type ConfirmationOutcome = (typeof CONFIRMATION_OUTCOMES)[number];
+
+/** How a provider's tool definitions are pinned: not at all, automatically the first time each is seen, or only when an admin approves it. */
+export const TOOL_PINNING_MODES = ['off', 'first_sight', 'approval'] as const;
+/** One of TOOL_PINNING_MODES. */
+export type ToolPinningMode = (typeof TOOL_PINNING_MODES)[number];
+
+/** Where a tool's pin stands (tool_pins.status): served as pinned; quarantined as never approved, as changed since its pin, or kept blocked by an admin. */
+export const TOOL_PIN_STATUSES = ['pinned', 'new', 'changed', 'blocked'] as const;
+/** One of TOOL_PIN_STATUSES. */
+export type ToolPinStatus = (typeof TOOL_PIN_STATUSES)[number];
+
+/** What happened to a tool pin (the `tool_pins.changed` event): pinned on first sight, a definition quarantined, approved, kept blocked, the upstream went back to the pin, a provider's mode changed. */
+export const TOOL_PIN_CHANGES = ['pinned', 'quarantined', 'approved', 'blocked', 'reverted', 'mode'] as const;
+/** One of TOOL_PIN_CHANGES. */
+export type ToolPinChange = (typeof TOOL_PIN_CHANGES)[number];

@@ -1,4 +1,4 @@
-import type { RiskLevel } from './enums.js';
+import type { RiskLevel, ToolPinChange } from './enums.js';
 
 /**
  * Facts every replica must hear at once, carried by the EventBus (Redis pub/sub in
@@ -32,6 +32,19 @@ export interface GatewayEvents {
   'apikey.changed': { keyId: string };
   'confirmation.required': ConfirmationPayload;
   'confirmation.resolved': ConfirmationResolved;
+  /** A tool definition was pinned, quarantined, approved or kept blocked (or a provider's pinning mode changed): drop cached pins, tell MCP clients their list changed, show admins. */
+  'tool_pins.changed': ToolPinEvent;
+}
+
+/** One tool pin's change, for every replica and the admins' event stream; `toolName` null for a provider-wide change (its mode). */
+export interface ToolPinEvent {
+  providerId: string;
+  tenantId: string | null;
+  toolName: string | null;
+  change: ToolPinChange;
+  /** A quarantined or pinned name that replaced a pinned tool of the same definition. */
+  renamedFrom: string | null;
+  timestamp: string;
 }
 
 /**

@@ -23,10 +23,11 @@ export { globSpecificity, matchGlob, MAX_GLOB_PATTERN_LENGTH, MAX_TOOL_NAME_LENG
 export { newId, newRequestId } from './ids.js';
 export { ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';
-export { AUDIT_STATUSES, CONFIRMATION_OUTCOMES, CONFIRMATION_STATUSES, POLICY_ACTIONS, RISK_LEVELS } from './enums.js';
-export type { AuditStatus, ConfirmationOutcome, ConfirmationStatus, PolicyAction, RiskLevel } from './enums.js';
+export { AUDIT_STATUSES, CONFIRMATION_OUTCOMES, CONFIRMATION_STATUSES, POLICY_ACTIONS, RISK_LEVELS, TOOL_PIN_CHANGES, TOOL_PIN_STATUSES, TOOL_PINNING_MODES } from './enums.js';
+export type { AuditStatus, ConfirmationOutcome, ConfirmationStatus, PolicyAction, RiskLevel, ToolPinChange, ToolPinningMode, ToolPinStatus } from './enums.js';
+export { canonicalJson } from './canonical-json.js';
 export { riskLevelSchema } from './enum-schemas.js';
-export type { ConfirmationPayload, ConfirmationResolution, ConfirmationResolved, EventName, GatewayEvents } from './events.js';
+export type { ConfirmationPayload, ConfirmationResolution, ConfirmationResolved, EventName, GatewayEvents, ToolPinEvent } from './events.js';
 export { auditRecordJobSchema, jobCatalog } from './job-catalog.js';
 export type { AuditRecordJob, GatewayJobs, JobName } from './jobs.js';
 export { createLogger, resolveLogFormat, silentLogger } from './logger.js';

@@ -1,4 +1,4 @@
-import type { AuditStatus, ConfirmationStatus, PolicyAction, RiskLevel } from '@agentgw/core';
+import type { AuditStatus, ConfirmationStatus, PolicyAction, RiskLevel, ToolPinningMode, ToolPinStatus } from '@agentgw/core';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -80,6 +80,29 @@ export interface ToolProvidersTable {
   priority: ColumnType<number, number | undefined, number>;
   description: string | null;
   tenant_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  /** How its tool definitions are pinned (0006). */
+  tool_pinning: ColumnType<ToolPinningMode, ToolPinningMode | undefined, ToolPinningMode>;
+}
+
+/** One tool's pinned definition and the quarantined one waiting for review, per provider (0006). */
+export interface ToolPinsTable {
+  provider_id: string;
+  tool_name: string;
+  status: ToolPinStatus;
+  /** SHA-256 of the canonical JSON of the approved definition; null until one is approved. */
+  pinned_hash: string | null;
+  /** The same hash with the name left out: an identical tool under another name is a rename. */
+  pinned_body_hash: string | null;
+  pinned_definition: JsonNullable<Record<string, unknown>>;
+  pending_hash: string | null;
+  pending_definition: JsonNullable<Record<string, unknown>>;
+  /** When the quarantined definition was first seen. */
+  pending_since: TimestampNullable;
+  renamed_from: string | null;
+  approved_by: string | null;
+  approved_at: TimestampNullable;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -214,6 +237,7 @@ export interface Database {
   agents: AgentsTable;
   api_keys: ApiKeysTable;
   tool_providers: ToolProvidersTable;
+  tool_pins: ToolPinsTable;
   access_rules: AccessRulesTable;
   credential_providers: CredentialProvidersTable;
   user_credentials: UserCredentialsTable;
@@ -230,6 +254,7 @@ export type UserUpdate = Updateable<UsersTable>;
 export type AgentRow = Selectable<AgentsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ToolProviderRow = Selectable<ToolProvidersTable>;
+export type ToolPinRow = Selectable<ToolPinsTable>;
 export type AccessRuleRow = Selectable<AccessRulesTable>;
 export type CredentialProviderRow = Selectable<CredentialProvidersTable>;
 export type UserCredentialRow = Selectable<UserCredentialsTable>;
