@@ -180,6 +180,17 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     created_at: 'not null',
     updated_at: 'not null',
   },
+  oauth_flows: {
+    state_hash: 'not null',
+    user_id: 'not null',
+    tenant_id: 'null',
+    provider_id: 'not null',
+    service_type: 'not null',
+    code_verifier: 'not null',
+    redirect_uri: 'not null',
+    expires_at: 'not null',
+    created_at: 'not null',
+  },
 };
 
 const allMigrations = MIGRATION_NAMES;

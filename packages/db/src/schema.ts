@@ -151,6 +151,21 @@ export interface UserCredentialsTable {
   updated_at: Timestamp;
 }
 
+/** An OAuth connection in flight (0007): single use, bound to its user, provider and expiry. */
+export interface OAuthFlowsTable {
+  /** SHA-256 (base64url) of the `state` sent to the authorization server; the state itself is not stored. */
+  state_hash: string;
+  user_id: string;
+  tenant_id: string | null;
+  provider_id: string;
+  service_type: string;
+  /** PKCE verifier: useless without the authorization code, which only the callback receives. */
+  code_verifier: string;
+  redirect_uri: string;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
 export interface ConfirmationsTable {
   id: string;
   status: ConfirmationStatus;
@@ -241,6 +256,7 @@ export interface Database {
   access_rules: AccessRulesTable;
   credential_providers: CredentialProvidersTable;
   user_credentials: UserCredentialsTable;
+  oauth_flows: OAuthFlowsTable;
   confirmations: ConfirmationsTable;
   audit_logs: AuditLogsTable;
   audit_chain: AuditChainTable;
@@ -258,6 +274,7 @@ export type ToolPinRow = Selectable<ToolPinsTable>;
 export type AccessRuleRow = Selectable<AccessRulesTable>;
 export type CredentialProviderRow = Selectable<CredentialProvidersTable>;
 export type UserCredentialRow = Selectable<UserCredentialsTable>;
+export type OAuthFlowRow = Selectable<OAuthFlowsTable>;
 export type ConfirmationRow = Selectable<ConfirmationsTable>;
 export type AuditLogRow = Selectable<AuditLogsTable>;
 export type DeviceRow = Selectable<DevicesTable>;
