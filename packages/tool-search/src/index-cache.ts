@@ -1,0 +1,35 @@
+import { ToolIndex } from './tool-index.js';
+import type { ListedTool } from './tool-fields.js';
+
+/**
+ * Built indexes by key (the caller's fingerprint of a visible tool set), least recently used
+ * evicted past `maxEntries`: callers whose policies differ see different sets, and each set is
+ * indexed once while it is in use.
+ */
+export class ToolIndexCache<T extends ListedTool> {
+  private readonly entries = new Map<string, ToolIndex<T>>();
+
+  constructor(private readonly maxEntries: number) {
+    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
+  }
+
+  /** The index cached under `key`, else the one `tools()` gives, built and cached. */
+  get(key: string, tools: () => readonly T[]): ToolIndex<T> {
+    const cached = this.entries.get(key);
+    if (cached) {
+      // Re-inserted so the Map's insertion order is the recency order.
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached;
+    }
+    const built = ToolIndex.build(tools());
+    this.entries.set(key, built);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    return built;
+  }
+
+  /** How many indexes are held. */
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,55 @@
+/** Longest token kept: longer runs (hashes, base64) carry no meaning and would only grow the index. */
+const MAX_TOKEN_CHARS = 40;
+
+/** Words that say nothing about which tool is meant ("please", "a", "the", …): dropped from documents and queries alike. */
+const STOP_WORDS = new Set(
+  (
+    'a an and are as at be been but by can could do does for from has have how i if in into is it its me my of on or our please should so some than that the ' +
+    'their them then there these this those to too us was we what when where which while who will with would you your want need like just also via using use ' +
+    'any each every given one'
+  ).split(' '),
+);
+
+// camelCase and acronym boundaries ("getHTTPStatus" → "get HTTP Status"), letters next to digits.
+const LOWER_UPPER = /(\p{Ll})(\p{Lu})/gu;
+const ACRONYM_WORD = /(\p{Lu})(\p{Lu}\p{Ll})/gu;
+const LETTER_DIGIT = /(\p{L})(\p{N})|(\p{N})(\p{L})/gu;
+const SEPARATORS = /[^\p{L}\p{N}]+/u;
+
+/**
+ * Splits text into the terms the index and the queries share: camelCase, snake_case, kebab-case
+ * and punctuation split, lower-cased, stop words dropped, each term reduced by `stem`. At most
+ * `maxChars` of the text are read, so a hostile input costs a bounded amount of work.
+ */
+export function terms(text: string, maxChars: number): string[] {
+  const bounded = text.length > maxChars ? text.slice(0, maxChars) : text;
+  const spaced = bounded
+    .replace(LOWER_UPPER, '$1 $2')
+    .replace(ACRONYM_WORD, '$1 $2')
+    .replace(LETTER_DIGIT, (_m, a, b, c, d) => (a === undefined ? `${c} ${d}` : `${a} ${b}`));
+  const out: string[] = [];
+  for (const raw of spaced.toLowerCase().split(SEPARATORS)) {
+    if (raw.length < 2 || raw.length > MAX_TOKEN_CHARS || STOP_WORDS.has(raw)) continue;
+    out.push(stem(raw));
+  }
+  return out;
+}
+
+/**
+ * A light English stemmer, so "issues", "issue" and "issuing" meet on one term: plural and
+ * -ing/-ed endings go (-ies/-ied → -y), then a final "e", then a doubled final consonant ("stopped" → "stop").
+ * Deliberately small: it only has to be the same on both sides, not linguistically right.
+ */
+export function stem(word: string): string {
+  if (word.length <= 3 || !/^\p{Ll}+$/u.test(word)) return word;
+  let w = word;
+  if (/ie[sd]$/.test(w) && w.length > 4) w = `${w.slice(0, -3)}y`;
+  else if (w.endsWith('sses')) w = w.slice(0, -2);
+  else if (/(?:x|z|ch|sh)es$/.test(w)) w = w.slice(0, -2);
+  else if (w.endsWith('s') && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3);
+  else if (w.endsWith('ed') && w.length > 4) w = w.slice(0, -2);
+  if (w.endsWith('e') && w.length > 3) w = w.slice(0, -1);
+  if (w.length > 3 && w.at(-1) === w.at(-2) && !'lsz'.includes(w.at(-1)!)) w = w.slice(0, -1);
+  return w;
+}

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { ToolIndexCache } from './index-cache.js';
+import { stem, terms } from './terms.js';
+import { FIELD_LIMITS, fieldsOf } from './tool-fields.js';
+import { SEARCH_LIMITS, ToolIndex } from './tool-index.js';
+
+const tool = (name: string, description: string, properties: Record<string, unknown> = {}) => ({ name, description, inputSchema: { type: 'object', properties } });
+
+const TOOLS = [
+  tool('github_create_issue', 'Open a new issue in a GitHub repository.', { repo: { type: 'string', description: 'owner/name' }, title: { type: 'string' }, body: { type: 'string' } }),
+  tool('github_list_pull_requests', 'List pull requests of a repository, optionally filtered by state.', { state: { type: 'string', enum: ['open', 'closed', 'merged'] } }),
+  tool('slack_send_message', 'Post a message to a Slack channel or a direct conversation.', { channel: { type: 'string' }, text: { type: 'string' } }),
+  tool('calendar_create_event', 'Schedule a meeting on a calendar and invite attendees.', { attendees: { type: 'array', items: { type: 'object', properties: { email: { type: 'string' } } } } }),
+  tool('drive_delete_file', 'Move a file in the drive to the trash.', { fileId: { type: 'string' } }),
+  tool('weatherForecast', 'Daily forecast for a city: temperature, rain and wind.', { city: { type: 'string' } }),
+];
+
+describe('terms', () => {
+  it('splits snake, kebab and camel case and acronyms, drops stop words, stems plurals and verb endings', () => {
+    expect(terms('getHTTPStatus github_list-pullRequests', 100)).toEqual(['get', 'http', 'status', 'github', 'list', 'pull', 'request']);
+    expect(terms('please delete the issues', 100)).toEqual(['delet', 'issu']);
+    expect(['issue', 'issues', 'issuing', 'issued'].map(stem)).toEqual(['issu', 'issu', 'issu', 'issu']);
+    expect(['stopped', 'stop', 'entries', 'entry', 'copied'].map(stem)).toEqual(['stop', 'stop', 'entry', 'entry', 'copy']);
+  });
+
+  it('reads at most maxChars of its input', () => {
+    expect(terms(`${'word '.repeat(10)}tail`, 20)).not.toContain('tail');
+  });
+});
+
+describe('ToolIndex', () => {
+  const index = ToolIndex.build(TOOLS);
+
+  it('ranks the tool whose name and description carry the query first', () => {
+    expect(index.search('open a bug in the repo', 3)[0]?.name).toBe('github_create_issue');
+    expect(index.search('remove a document from my drive', 3)[0]?.name).toBe('drive_delete_file');
+    expect(index.search('post to a slack channel', 3)[0]?.name).toBe('slack_send_message');
+    expect(index.search('will it rain in Paris tomorrow', 3)[0]?.name).toBe('weatherForecast');
+    expect(index.search('book a meeting with Ana', 3)[0]?.name).toBe('calendar_create_event');
+  });
+
+  it('finds a tool by its schema: property names, descriptions, enum values and nested items', () => {
+    expect(index.search('merged', 5).map((h) => h.name)).toEqual(['github_list_pull_requests']);
+    expect(index.search('attendees email', 5)[0]?.name).toBe('calendar_create_event');
+  });
+
+  it('returns only matching tools, never more than the limit, nothing for an empty or stop-word-only query', () => {
+    expect(index.search('slack', 10).map((h) => h.name)).toEqual(['slack_send_message']);
+    expect(index.search('issue pull message file forecast event', 2)).toHaveLength(2);
+    expect(index.search('', 5)).toEqual([]);
+    expect(index.search('the of and', 5)).toEqual([]);
+    expect(index.search('slack', 0)).toEqual([]);
+    expect(index.search('slack', Number.NaN)).toEqual([]);
+  });
+
+  it('caps the limit at SEARCH_LIMITS.results', () => {
+    const many = ToolIndex.build(Array.from({ length: 80 }, (_, i) => tool(`report_${i}`, 'Build a report')));
+    expect(many.search('report', 1_000)).toHaveLength(SEARCH_LIMITS.results);
+  });
+
+  it('is deterministic: equal scores are ordered by name, whatever the input order', () => {
+    const twins = [tool('b_ping', 'Ping a host'), tool('a_ping', 'Ping a host'), tool('c_ping', 'Ping a host')];
+    const forward = ToolIndex.build(twins).search('ping', 5);
+    const backward = ToolIndex.build([...twins].reverse()).search('ping', 5);
+    expect(forward.map((h) => h.name)).toEqual(['a_ping', 'b_ping', 'c_ping']);
+    expect(backward).toEqual(forward);
+  });
+
+  it('treats regex and JSON syntax in a query as plain text', () => {
+    expect(index.search('.* (a+)+$ [slack] \\d{1000}', 5).map((h) => h.name)).toEqual(['slack_send_message']);
+    expect(index.search('{"$where": "1"} __proto__ constructor', 5)).toEqual([]);
+  });
+
+  it('truncates a huge query: only its first SEARCH_LIMITS.queryChars characters are read', () => {
+    const padding = 'zz '.repeat(SEARCH_LIMITS.queryChars);
+    expect(index.search(`${padding}slack`, 5)).toEqual([]);
+    expect(index.search(`slack ${'x'.repeat(5_000_000)}`, 5).map((h) => h.name)).toEqual(['slack_send_message']);
+  });
+
+  it('skips tools without a string name and repeats of a name', () => {
+    const odd = ToolIndex.build([{ description: 'no name' }, { name: 42, description: 'number' }, tool('dup', 'first copy'), tool('dup', 'second copy')]);
+    expect(odd.size).toBe(1);
+    expect(odd.search('copy', 5).map((h) => h.tool.description)).toEqual(['first copy']);
+  });
+});
+
+describe('fieldsOf', () => {
+  it('bounds what a hostile schema contributes (properties, depth, text)', () => {
+    const properties = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`p${i}`, { description: 'x'.repeat(1_000) }]));
+    const fields = fieldsOf({ name: 't', description: 'd'.repeat(100_000), inputSchema: { properties } })!;
+    expect(fields.description).toHaveLength(FIELD_LIMITS.textChars);
+    expect(fields.parameters.length).toBeLessThanOrEqual(FIELD_LIMITS.textChars + FIELD_LIMITS.schemaProperties);
+    let deep: Record<string, unknown> = { properties: { bottom: {} } };
+    for (let i = 0; i < 50; i++) deep = { properties: { [`level${i}`]: deep } };
+    expect(fieldsOf({ name: 't', inputSchema: deep })!.parameters.split(' ')).toHaveLength(FIELD_LIMITS.schemaDepth);
+  });
+
+  it('takes the title from annotations when there is no top-level one', () => {
+    expect(fieldsOf({ name: 't', annotations: { title: 'Pretty' } })!.title).toBe('Pretty');
+    expect(fieldsOf({ name: 't', title: 'Own', annotations: { title: 'Pretty' } })!.title).toBe('Own');
+  });
+});
+
+describe('ToolIndexCache', () => {
+  it('builds once per key and evicts the least recently used past its bound', () => {
+    const cache = new ToolIndexCache(2);
+    let builds = 0;
+    const tools = () => {
+      builds += 1;
+      return TOOLS;
+    };
+    const a = cache.get('a', tools);
+    expect(cache.get('a', tools)).toBe(a);
+    cache.get('b', tools);
+    cache.get('a', tools); // a is now the most recent
+    cache.get('c', tools); // evicts b
+    expect(cache.size).toBe(2);
+    expect(builds).toBe(3);
+    expect(cache.get('a', tools)).toBe(a);
+    cache.get('b', tools);
+    expect(builds).toBe(4);
+  });
+
+  it('refuses a bound that is not a positive integer', () => {
+    expect(() => new ToolIndexCache(0)).toThrow(RangeError);
+  });
+});
