@@ -11,16 +11,17 @@ export interface HttpAnswer {
   body: Buffer | Readable | null;
 }
 
-/** One POST: the endpoint split once, the headers as undici's flat name/value list, the JSON text. */
+/** One POST (or the GET that resumes a stream): the endpoint split once, the headers as undici's flat name/value list, the JSON text. */
 export interface HttpPost {
   origin: string;
   path: string;
   headers: string[];
-  body: string;
+  /** The JSON text of a POST; null for a GET. */
+  body: string | null;
 }
 
 /**
- * Sends one POST through undici's dispatcher handler API rather than `request()`: no body
+ * Sends one POST (a GET when `body` is null) through undici's dispatcher handler API rather than `request()`: no body
  * stream, async iterator or AbortSignal per call for a JSON answer (its bytes are collected
  * under `maxBytes`), a Readable only for an SSE answer. The deadline aborts it. Resolves at the
  * response head for SSE, at its end otherwise. A failure before the head is `unreachable` (with
@@ -94,7 +95,7 @@ export function postOver(dispatcher: Dispatcher, post: HttpPost, deadline: Deadl
         fail(err);
       },
     };
-    dispatcher.dispatch({ origin: post.origin, path: post.path, method: 'POST', headers: post.headers, body: post.body }, handler);
+    dispatcher.dispatch({ origin: post.origin, path: post.path, method: post.body === null ? 'GET' : 'POST', headers: post.headers, body: post.body }, handler);
   });
 }
 

@@ -81,7 +81,12 @@ export function isJsonRpcResponse(value: unknown): value is JsonRpcResponse {
   return isObject(value) && value.jsonrpc === '2.0' && 'id' in value && ('result' in value || 'error' in value) && !('method' in value);
 }
 
-/** A notification or server-to-client request carried on a response stream. */
+/** A notification carried on a response stream (no id). */
 export function isJsonRpcNotification(value: unknown): value is JsonRpcNotification {
   return isObject(value) && value.jsonrpc === '2.0' && typeof value.method === 'string' && !('id' in value);
+}
+
+/** A request (an id and a method): on a response stream, one the server sends the client (sampling, elicitation, roots). */
+export function isJsonRpcRequest(value: unknown): value is JsonRpcRequest {
+  return isObject(value) && value.jsonrpc === '2.0' && typeof value.method === 'string' && (typeof value.id === 'string' || (typeof value.id === 'number' && Number.isFinite(value.id)));
 }

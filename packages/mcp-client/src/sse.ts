@@ -1,8 +1,13 @@
-/** One Server-Sent Event: its `event` name (default `message`), joined `data` lines and `id`. */
+/**
+ * One Server-Sent Event: its `event` name (default `message`), joined `data` lines, the last
+ * event id so far (it carries over events, as the HTML grammar says) and the `retry` it set.
+ */
 export interface SseEvent {
   event: string;
   data: string;
   id: string | null;
+  /** The reconnection delay (ms) this event set, or null. */
+  retry: number | null;
 }
 
 /**
@@ -10,6 +15,8 @@ export interface SseEvent {
  * arrives, so progress notifications pass through while a call is still running. Handles
  * CRLF/CR/LF line ends, comments and multi-line data, per the HTML SSE grammar. An event longer
  * than `maxEventChars` throws, so a long-lived stream cannot grow one event without bound.
+ * An event with an `id` or `retry` but no data (an MCP priming event, SEP-1699) is yielded too,
+ * with empty data, so a reader learns where to resume from.
  */
 export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>, maxEventChars = Infinity): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
@@ -18,14 +25,18 @@ export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>, maxE
   let data: string[] = [];
   let id: string | null = null;
   let sawData = false;
+  let sawCursor = false;
+  let retry: number | null = null;
   let dataChars = 0;
 
   const takeLine = (line: string): SseEvent | null => {
     if (line === '') {
-      const done = sawData ? { event, data: data.join('\n'), id } : null;
+      const done = sawData || sawCursor ? { event, data: data.join('\n'), id, retry } : null;
       event = 'message';
       data = [];
       sawData = false;
+      sawCursor = false;
+      retry = null;
       dataChars = 0;
       return done;
     }
@@ -39,7 +50,13 @@ export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>, maxE
       dataChars += value.length;
       sawData = true;
     } else if (field === 'event') event = value;
-    else if (field === 'id') id = value;
+    else if (field === 'id' && !value.includes('\0')) {
+      id = value;
+      sawCursor = true;
+    } else if (field === 'retry' && /^\d+$/.test(value)) {
+      retry = Number(value);
+      sawCursor = true;
+    }
     return null;
   };
 

@@ -1,11 +1,13 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { Deadline } from './deadline.js';
 import { McpUpstreamError } from './errors.js';
-import { postOver } from './http-exchange.js';
+import { postOver, type HttpAnswer } from './http-exchange.js';
 import {
   isJsonRpcNotification,
+  isJsonRpcRequest,
   isJsonRpcResponse,
+  JSON_RPC,
   LATEST_LEGACY_VERSION,
   LEGACY_PROTOCOL_VERSIONS,
   META_CLIENT_CAPABILITIES,
@@ -13,9 +15,11 @@ import {
   META_PROTOCOL_VERSION,
   MODERN_PROTOCOL_VERSION,
   type JsonRpcNotification,
+  type JsonRpcRequest,
   type JsonRpcResponse,
 } from './protocol.js';
-import { parseSse } from './sse.js';
+import { clientCapabilitiesKey } from './client-capabilities.js';
+import { parseSse, type SseEvent } from './sse.js';
 
 /** Where a call goes and what extra headers (auth, identity) it carries. */
 export interface UpstreamTarget {
@@ -57,8 +61,29 @@ export interface UpstreamCallOptions {
   session?: UpstreamSession;
   /** Notifications the upstream sends while answering (progress, logging), in order. */
   onNotification?: (notification: JsonRpcNotification) => void;
-  /** The client capabilities to declare on 2026-07-28 requests (their `_meta` envelope). */
+  /**
+   * The client capabilities to declare: in the 2026-07-28 `_meta` envelope, and in `initialize`
+   * when a session is opened (a shared session is kept per capability set).
+   */
   clientCapabilities?: Record<string, unknown>;
+  /**
+   * A request the upstream sends while answering (sampling, elicitation, roots, on a session
+   * revision), with the session it came on: the caller answers it with `respond`. Without it,
+   * the client answers `Method not found` itself so the upstream does not wait.
+   */
+  onRequest?: ServerRequestHandler;
+}
+
+/** Receives a server-to-client request and the upstream session to `respond` on. */
+export type ServerRequestHandler = (request: JsonRpcRequest, session: UpstreamSession) => void;
+
+/** Where an answer stream is read from: what a resumption (GET + Last-Event-ID) and an answer to a server request need. */
+interface StreamContext {
+  target: UpstreamTarget;
+  session: UpstreamSession;
+  deadline: Deadline;
+  onNotification: ((notification: JsonRpcNotification) => void) | undefined;
+  onRequest: ServerRequestHandler | undefined;
 }
 
 /** The upstream's answer and the session it was given on. */
@@ -86,6 +111,11 @@ export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 /** Default bound of the shared sessions one client keeps (see McpUpstreamClientOptions.maxSharedSessions). */
 export const DEFAULT_MAX_SHARED_SESSIONS = 1_000;
+
+/** How many times one answer stream is resumed (GET + Last-Event-ID) before the call fails; the deadline bounds it too. */
+export const MAX_STREAM_RESUMPTIONS = 50;
+/** The wait before resuming a stream whose upstream gave no `retry`. */
+export const DEFAULT_RESUME_DELAY_MS = 1_000;
 
 /** How many endpoints' parsed form is kept (see endpointParts). */
 const MAX_REMEMBERED_ENDPOINTS = 1_000;
@@ -183,6 +213,23 @@ export class McpUpstreamClient {
   }
 
   /**
+   * Answers a request the upstream sent (see `onRequest`): a POST of the JSON-RPC response on
+   * the session it came on, from any process (the session is a value). Throws McpUpstreamError
+   * when the upstream does not accept it (HTTP status outside 2xx, unreachable, 5 s deadline).
+   */
+  async respond(target: UpstreamTarget, session: UpstreamSession, response: JsonRpcResponse): Promise<void> {
+    const deadline = this.deadline({ timeoutMs: 5_000 });
+    try {
+      const { status } = await this.post(target, session, response, deadline, undefined, {});
+      if (status < 200 || status >= 300) throw new McpUpstreamError('http', `upstream answered HTTP ${status} to a response`, status);
+    } catch (err) {
+      throw deadline.translate(err);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /**
    * Opens a conversation: `server/discover` first (a 2026-07-28 upstream answers it), else the
    * session handshake (initialize + notifications/initialized). The era is remembered per target.
    */
@@ -221,8 +268,15 @@ export class McpUpstreamClient {
    * (e.g. `notifications/tools/list_changed`) to `onNotification`, until the stream ends or
    * `signal` aborts. `unsupported`: the upstream has no such stream (stateless, or it answered
    * without one); `ended`: it was open and has ended. An event larger than the response cap ends it.
+   * Requests on it (sampling, elicitation, roots) go to `onRequest`, else are answered `Method not found`.
    */
-  async listen(target: UpstreamTarget, session: UpstreamSession, onNotification: (notification: JsonRpcNotification) => void, signal: AbortSignal): Promise<'unsupported' | 'ended'> {
+  async listen(
+    target: UpstreamTarget,
+    session: UpstreamSession,
+    onNotification: (notification: JsonRpcNotification) => void,
+    signal: AbortSignal,
+    onRequest?: ServerRequestHandler,
+  ): Promise<'unsupported' | 'ended'> {
     if (session.sessionId === null) return 'unsupported';
     let res: Dispatcher.ResponseData;
     try {
@@ -249,6 +303,7 @@ export class McpUpstreamClient {
           continue;
         }
         if (isJsonRpcNotification(message)) onNotification(message);
+        else if (isJsonRpcRequest(message)) this.serverRequest(target, session, message, onRequest);
       }
     } catch {
       res.body.destroy();
@@ -309,7 +364,7 @@ export class McpUpstreamClient {
     const key = keyOf(target);
     const era = this.eras.get(key);
     if (era?.kind === 'modern') return { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
-    const slot = slotOf(key, target);
+    const slot = slotOf(key, target, options.clientCapabilities);
     const shared = this.sharedSessions.get(slot);
     if (shared) {
       // Most recently used last: eviction takes the first.
@@ -343,7 +398,7 @@ export class McpUpstreamClient {
   private async renegotiate(target: UpstreamTarget, stale: UpstreamSession, options: UpstreamCallOptions, deadline: Deadline): Promise<UpstreamSession> {
     const key = keyOf(target);
     if (stale.sessionId === null) this.eras.delete(key);
-    const slot = slotOf(key, target);
+    const slot = slotOf(key, target, options.clientCapabilities);
     const shared = this.sharedSessions.get(slot);
     if (shared && (await shared.session.catch(() => null))?.sessionId === stale.sessionId) this.sharedSessions.delete(slot);
     if (options.session === undefined) return this.sharedSession(target, deadline, options);
@@ -362,13 +417,13 @@ export class McpUpstreamClient {
         return modern;
       }
     }
-    return this.initialize(target, deadline);
+    return this.initialize(target, deadline, options.clientCapabilities ?? {});
   }
 
-  private async initialize(target: UpstreamTarget, deadline: Deadline): Promise<UpstreamSession> {
+  private async initialize(target: UpstreamTarget, deadline: Deadline, capabilities: Record<string, unknown>): Promise<UpstreamSession> {
     const key = keyOf(target);
     const bootstrap = { protocolVersion: LATEST_LEGACY_VERSION, sessionId: null };
-    const params = { protocolVersion: LATEST_LEGACY_VERSION, capabilities: {}, clientInfo: this.clientInfo };
+    const params = { protocolVersion: LATEST_LEGACY_VERSION, capabilities, clientInfo: this.clientInfo };
     const init = await this.exchange(target, bootstrap, 'initialize', params, deadline, {}, { initializing: true });
     if (!init.response || init.status >= 300) throw new McpUpstreamError('http', `upstream answered initialize with HTTP ${init.status}`, init.status);
     if ('error' in init.response) throw new McpUpstreamError('protocol', `upstream refused initialize (${init.response.error.code})`);
@@ -388,14 +443,14 @@ export class McpUpstreamClient {
     method: string,
     params: Record<string, unknown> | undefined,
     deadline: Deadline,
-    options: Pick<UpstreamCallOptions, 'onNotification' | 'clientCapabilities'>,
+    options: Pick<UpstreamCallOptions, 'onNotification' | 'clientCapabilities' | 'onRequest'>,
     flags: { initializing?: boolean } = {},
   ): Promise<RawExchange> {
     const id = this.nextId++;
     const modern = session.sessionId === null && session.protocolVersion === MODERN_PROTOCOL_VERSION && !flags.initializing;
     const finalParams = modern ? withEnvelope(params, this.clientInfo, options.clientCapabilities) : params;
     const message = { jsonrpc: '2.0', id, method, ...(finalParams ? { params: finalParams } : {}) };
-    const postOptions = { onNotification: options.onNotification, initializing: flags.initializing, modern };
+    const postOptions = { onNotification: options.onNotification, onRequest: options.onRequest, initializing: flags.initializing, modern };
     const sessionId = session.sessionId;
     if (modern || sessionId === null) return this.post(target, session, message, deadline, id, postOptions);
     // Session protocols learn of a dropped call through notifications/cancelled.
@@ -416,7 +471,7 @@ export class McpUpstreamClient {
     message: Record<string, unknown>,
     deadline: Deadline,
     id: number | undefined,
-    options: Pick<UpstreamCallOptions, 'onNotification'> & { initializing?: boolean; modern?: boolean },
+    options: Pick<UpstreamCallOptions, 'onNotification' | 'onRequest'> & { initializing?: boolean; modern?: boolean },
   ): Promise<RawExchange> {
     const headers: string[] = [];
     if (target.headers) for (const name in target.headers) headers.push(name, target.headers[name]!);
@@ -436,7 +491,10 @@ export class McpUpstreamClient {
     const sessionId = answer.sessionId ?? session.sessionId ?? null;
     const body = answer.body;
     if (id === undefined || body === null) return { status: answer.status, sessionId, response: null };
-    if (!Buffer.isBuffer(body)) return { status: answer.status, sessionId, response: await this.readSse(body, id, options.onNotification) };
+    if (!Buffer.isBuffer(body)) {
+      const stream = { target, session: { protocolVersion: session.protocolVersion, sessionId }, deadline, onNotification: options.onNotification, onRequest: options.onRequest };
+      return { status: answer.status, sessionId, response: await this.readStream(body, id, stream) };
+    }
     let parsed: unknown;
     try {
       parsed = body.length === 0 ? null : JSON.parse(body.toString('utf8'));
@@ -459,17 +517,38 @@ export class McpUpstreamClient {
     return parts;
   }
 
-  private async readSse(body: Readable, id: number, onNotification?: (n: JsonRpcNotification) => void): Promise<JsonRpcResponse | null> {
-    let size = 0;
+  /**
+   * Reads an SSE answer until the response to `id` arrives. On a session revision a stream that
+   * ends without it but gave an event id (SEP-1699 polling: a priming event, then the upstream
+   * closes) is resumed as a client does: after its `retry` (else DEFAULT_RESUME_DELAY_MS), a GET
+   * with `Last-Event-ID`, read on; at most MAX_STREAM_RESUMPTIONS times, within the deadline. The
+   * size cap counts every byte read over all of them.
+   */
+  private async readStream(first: Readable, id: number, ctx: StreamContext): Promise<JsonRpcResponse> {
+    const cursor = { lastEventId: null as string | null, retryMs: DEFAULT_RESUME_DELAY_MS, bytes: 0 };
+    let body = first;
+    for (let resumed = 0; ; resumed++) {
+      const response = await this.readEvents(body, id, ctx, cursor);
+      if (response) return response;
+      const resumable = ctx.session.protocolVersion !== MODERN_PROTOCOL_VERSION && cursor.lastEventId !== null;
+      if (!resumable || resumed >= MAX_STREAM_RESUMPTIONS) throw new McpUpstreamError('protocol', 'upstream stream ended without a response');
+      await pause(cursor.retryMs, ctx.deadline);
+      body = await this.resumeStream(ctx, cursor.lastEventId!);
+    }
+  }
+
+  /** One connection's events: notifications and server requests handed on, the cursor kept; the response when it comes, else null at its end. */
+  private async readEvents(body: Readable, id: number, ctx: StreamContext, cursor: { lastEventId: string | null; retryMs: number; bytes: number }): Promise<JsonRpcResponse | null> {
     const cap = this.maxResponseBytes;
     async function* capped() {
       for await (const chunk of body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > cap) throw new McpUpstreamError('too_large', `upstream stream exceeds ${cap} bytes`);
+        cursor.bytes += chunk.length;
+        if (cursor.bytes > cap) throw new McpUpstreamError('too_large', `upstream stream exceeds ${cap} bytes`);
         yield chunk;
       }
     }
     for await (const event of parseSse(capped())) {
+      takeCursor(cursor, event);
       if (event.event !== 'message' || event.data === '') continue;
       let message: unknown;
       try {
@@ -481,9 +560,30 @@ export class McpUpstreamClient {
         body.destroy();
         return message;
       }
-      if (isJsonRpcNotification(message)) onNotification?.(message);
+      if (isJsonRpcNotification(message)) ctx.onNotification?.(message);
+      else if (isJsonRpcRequest(message)) this.serverRequest(ctx.target, ctx.session, message, ctx.onRequest);
     }
-    throw new McpUpstreamError('protocol', 'upstream stream ended without a response');
+    return null;
+  }
+
+  /** The GET that resumes a session's stream after `lastEventId`; anything but an SSE answer fails the call. */
+  private async resumeStream(ctx: StreamContext, lastEventId: string): Promise<Readable> {
+    const { target, session } = ctx;
+    const headers: string[] = [];
+    if (target.headers) for (const name in target.headers) headers.push(name, target.headers[name]!);
+    headers.push('accept', 'text/event-stream', 'mcp-protocol-version', session.protocolVersion, 'last-event-id', lastEventId);
+    if (session.sessionId !== null) headers.push('mcp-session-id', session.sessionId);
+    const { origin, path } = this.endpointParts(target.endpoint);
+    const answer: HttpAnswer = await postOver(this.dispatcher, { origin, path, headers, body: null }, ctx.deadline, { wantBody: true, maxBytes: this.maxResponseBytes });
+    if (answer.status === 200 && answer.body instanceof Readable) return answer.body;
+    throw new McpUpstreamError('protocol', `upstream did not resume its stream (HTTP ${answer.status})`);
+  }
+
+  /** A request from the upstream: to the caller's handler, else answered `Method not found` (in the background). */
+  private serverRequest(target: UpstreamTarget, session: UpstreamSession, request: JsonRpcRequest, onRequest: ServerRequestHandler | undefined): void {
+    if (onRequest) return onRequest(request, session);
+    const refusal: JsonRpcResponse = { jsonrpc: '2.0', id: request.id, error: { code: JSON_RPC.METHOD_NOT_FOUND, message: `Method not found: ${request.method.slice(0, 100)}` } };
+    this.respond(target, session, refusal).catch(() => undefined);
   }
 
   private deadline(options: { signal?: AbortSignal; timeoutMs?: number }): Deadline {
@@ -493,8 +593,32 @@ export class McpUpstreamClient {
 
 const keyOf = (target: UpstreamTarget): string => target.key ?? target.endpoint;
 
-/** Where a target's shared session is kept: its key, and its principal when it has one. */
-const slotOf = (key: string, target: UpstreamTarget): string => (target.principal === undefined ? key : `${key}\u0000${target.principal}`);
+/** Where a target's shared session is kept: its key, its principal when it has one, and the client capabilities it was opened with. */
+const slotOf = (key: string, target: UpstreamTarget, capabilities: Record<string, unknown> | undefined): string => {
+  const slot = target.principal === undefined ? key : `${key}\u0000${target.principal}`;
+  return capabilities === undefined ? slot : `${slot}\u0000${clientCapabilitiesKey(capabilities)}`;
+};
+
+/** Keeps the resumption cursor of a stream: the last event id and the reconnection delay it asked for. */
+function takeCursor(cursor: { lastEventId: string | null; retryMs: number }, event: SseEvent): void {
+  if (event.id !== null) cursor.lastEventId = event.id;
+  if (event.retry !== null) cursor.retryMs = event.retry;
+}
+
+/** Waits `ms`, or fails when the call's deadline ends first. */
+function pause(ms: number, deadline: Deadline): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stop = (): void => undefined;
+    const timer = setTimeout(() => {
+      stop();
+      resolve();
+    }, ms);
+    stop = deadline.onEnd((err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
 
 /** The 2026-07-28 request envelope, with any caller-supplied `_meta` keys kept. */
 function withEnvelope(params: Record<string, unknown> | undefined, clientInfo: { name: string; version: string }, capabilities: Record<string, unknown> = {}): Record<string, unknown> {
