@@ -14,6 +14,8 @@ export interface ProviderRecord {
   authType: ProviderAuthType;
   priority: number;
   description: string | null;
+  /** Prepended with `__` to its tools' exposed names; null: none. */
+  namePrefix: string | null;
   tenantId: string | null;
   authSecretSealed: string | null;
 }
@@ -97,6 +99,7 @@ export function toProviderRecord(row: ToolProviderRow): ProviderRecord {
     authType: row.auth_type,
     priority: row.priority,
     description: row.description,
+    namePrefix: row.name_prefix,
     tenantId: row.tenant_id,
     authSecretSealed: row.auth_secret_enc,
   };

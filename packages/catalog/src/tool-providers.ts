@@ -6,6 +6,9 @@ import type { CatalogContext } from './catalog-context.js';
 import { openSealed } from './sealed-secrets.js';
 import { assertTenantWritable } from './tenant-writes.js';
 
+/** A provider's tool-name prefix: short and in MCP's tool-name charset, so `<prefix>__<tool>` stays within 64 characters for most tools. */
+export const NAME_PREFIX_RULE = { pattern: /^[a-z0-9][a-z0-9_-]*$/, maxLength: 16 } as const;
+
 export interface ToolProvider {
   id: string;
   name: string;
@@ -15,6 +18,8 @@ export interface ToolProvider {
   hasAuthSecret: boolean;
   priority: number;
   description: string | null;
+  /** Prepended with `__` to the names of its tools on the unified endpoint; null: names are kept (a collision is disambiguated). */
+  namePrefix: string | null;
   tenantId: string | null;
   createdAt: string;
   updatedAt: string;
@@ -28,6 +33,7 @@ export interface NewToolProviderInput {
   authSecret?: string;
   priority: number;
   description?: string | null;
+  namePrefix?: string | null;
   tenantId?: string | null;
 }
 
@@ -40,6 +46,8 @@ export interface ToolProviderPatch {
   authSecret?: string | null;
   priority?: number;
   description?: string | null;
+  /** A changed prefix renames the provider's exposed tools (its stored names are dropped). */
+  namePrefix?: string | null;
 }
 
 /** The only way a provider row leaves the service: the sealed secret becomes `hasAuthSecret`. */
@@ -53,6 +61,7 @@ export function toToolProvider(row: ToolProviderRow): ToolProvider {
     hasAuthSecret: row.auth_secret_enc !== null,
     priority: row.priority,
     description: row.description,
+    namePrefix: row.name_prefix,
     tenantId: row.tenant_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -87,6 +96,7 @@ export async function createToolProvider(ctx: CatalogContext, principal: Princip
       auth_secret_enc: input.authSecret ? ctx.secrets.seal(input.authSecret, id) : null,
       priority: input.priority,
       description: input.description ?? null,
+      name_prefix: input.namePrefix ?? null,
       tenant_id: writeTenant(principal, input.tenantId),
       created_at: now,
       updated_at: now,
@@ -108,13 +118,20 @@ export async function updateToolProvider(ctx: CatalogContext, principal: Princip
     ...(patch.authSecret !== undefined && { auth_secret_enc: patch.authSecret ? ctx.secrets.seal(patch.authSecret, id) : null }),
     ...(patch.priority !== undefined && { priority: patch.priority }),
     ...(patch.description !== undefined && { description: patch.description }),
+    ...(patch.namePrefix !== undefined && { name_prefix: patch.namePrefix }),
   };
-  const row = await ctx.db
-    .updateTable('tool_providers')
-    .set({ ...changes, updated_at: ctx.clock.now() })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
+  const renamed = patch.namePrefix !== undefined && patch.namePrefix !== current.name_prefix;
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('tool_providers')
+      .set({ ...changes, updated_at: ctx.clock.now() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    // The names it exposed were made with the old prefix: they are chosen again with the new one.
+    if (updated && renamed) await trx.deleteFrom('tool_names').where('provider_id', '=', id).execute();
+    return updated;
+  });
   if (!row) throw new NotFoundError('Tool provider');
   await ctx.bus.publish('providers.changed', { providerId: id });
   return toToolProvider(row);

@@ -1,4 +1,5 @@
 import type { AuditStatus, ConfirmationStatus, PolicyAction, RiskLevel, ToolPinningMode, ToolPinStatus } from '@agentgw/core';
+import type { ToolSurface } from '@agentgw/core';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -47,6 +48,8 @@ export interface AgentsTable {
   /** Sealed with the upstream-secrets key (never returned by the API). */
   upstream_secret_enc: string | null;
   require_confirmation: Generated<boolean>;
+  /** What the unified MCP endpoint lists for it: every tool, or only the search meta-tools (0008). */
+  tool_surface: ColumnType<ToolSurface, ToolSurface | undefined, ToolSurface>;
   required_credentials: Json<{ serviceType: string; description?: string }[]>;
   tenant_id: string | null;
   owner_id: string | null; // user that created it
@@ -82,8 +85,20 @@ export interface ToolProvidersTable {
   tenant_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Prepended (with `__`) to every tool name it exposes on the unified endpoint; null: none (0005). */
+  name_prefix: ColumnType<string | null, string | null | undefined, string | null>;
   /** How its tool definitions are pinned (0006). */
   tool_pinning: ColumnType<ToolPinningMode, ToolPinningMode | undefined, ToolPinningMode>;
+}
+
+/** The name a tool is exposed under on the unified endpoint, chosen once per scope (0005). */
+export interface ToolNamesTable {
+  /** The tenant the calls act in; '' for none. */
+  scope: string;
+  provider_id: string;
+  upstream_name: string;
+  exposed_name: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
 }
 
 /** One tool's pinned definition and the quarantined one waiting for review, per provider (0006). */
@@ -253,6 +268,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   tool_providers: ToolProvidersTable;
   tool_pins: ToolPinsTable;
+  tool_names: ToolNamesTable;
   access_rules: AccessRulesTable;
   credential_providers: CredentialProvidersTable;
   user_credentials: UserCredentialsTable;
@@ -271,6 +287,7 @@ export type AgentRow = Selectable<AgentsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ToolProviderRow = Selectable<ToolProvidersTable>;
 export type ToolPinRow = Selectable<ToolPinsTable>;
+export type ToolNameRow = Selectable<ToolNamesTable>;
 export type AccessRuleRow = Selectable<AccessRulesTable>;
 export type CredentialProviderRow = Selectable<CredentialProvidersTable>;
 export type UserCredentialRow = Selectable<UserCredentialsTable>;

@@ -3,6 +3,7 @@ import * as initial from './0001_initial.js';
 import * as audit from './0002_audit.js';
 import * as externalIdentities from './0003_external_identities.js';
 import * as confirmationCallHash from './0004_confirmation_call_hash.js';
+import * as toolNames from './0005_tool_names.js';
 import * as oauthFlows from './0007_oauth_flows.js';
 import * as toolPins from './0006_tool_pins.js';
 
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0002_audit': audit,
   '0003_external_identities': externalIdentities,
   '0004_confirmation_call_hash': confirmationCallHash,
+  '0005_tool_names': toolNames,
   '0007_oauth_flows': oauthFlows,
   '0006_tool_pins': toolPins,
 };
