@@ -4,7 +4,7 @@ import type { Database } from '@agentgw/db';
 import type { ExternalIdentities } from './external-identities.js';
 import { IDENTITY_CACHE, type AgentIdentities, type AgentIdentity, type ApiKeyIdentity, type IdentityCache, type UserIdentity } from './identity-cache.js';
 import { permissionsOf } from './permissions.js';
-import type { Principal } from './principal.js';
+import type { ApiKeyPrincipal, Principal, RuntimeTokenPrincipal, SessionTokenPrincipal, UserJwtPrincipal } from './principal.js';
 import type { TokenIssuing } from './token-issuing.js';
 import { isVisibleTo } from './tenancy.js';
 import { hashToken, sameHash, tokenKind } from './tokens.js';
@@ -44,19 +44,13 @@ export function bearerToken(header: string | null): string | null {
   return match[1]!;
 }
 
-function principalOf(user: UserIdentity, via: Principal['via'], extra: Partial<Pick<Principal, 'agentId' | 'apiKey'>> = {}): Principal {
-  return {
-    via,
-    userId: user.id,
-    email: user.email,
-    roles: user.roles,
-    tenantId: user.tenantId,
-    agentId: extra.agentId ?? null,
-    endUserId: user.id,
-    apiKey: extra.apiKey ?? null,
-    permissions: permissionsOf(user.roles),
-  };
+/** What a user's identity gives every form that carries one: the user acts for themselves. */
+function userStanding(user: UserIdentity) {
+  return { userId: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId, endUserId: user.id, permissions: permissionsOf(user.roles) };
 }
+
+/** A person signed in with their own JWT. */
+const jwtPrincipal = (user: UserIdentity): UserJwtPrincipal => ({ via: 'jwt', ...userStanding(user), agentId: null, apiKey: null });
 
 /**
  * A key is only as good as its creator's current standing (users are cached and dropped by
@@ -106,7 +100,7 @@ export class CredentialForms {
     const bearer = bearerToken(headers.get('authorization'));
     if (mode === 'jwt') {
       if (bearer === null || tokenKind(bearer) !== null) throw unauthorized('A user JWT is required');
-      return principalOf(await this.deps.external.userFromToken(bearer), 'jwt');
+      return jwtPrincipal(await this.deps.external.userFromToken(bearer));
     }
     return this.flexible({
       bearer,
@@ -136,12 +130,15 @@ export class CredentialForms {
       if (agentHeader !== null) {
         throw new ForbiddenError('X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent', 'AGENT_ID_NOT_ALLOWED');
       }
-      return principalOf(user, 'jwt');
+      return jwtPrincipal(user);
     }
     throw unauthorized('Authentication required');
   }
 
-  private async sessionPrincipal(sessionToken: string, others: { runtimeToken: string | null; userJwt: string | null; agentHeader: string | null; apiKey: CheckedApiKey | null }): Promise<Principal> {
+  private async sessionPrincipal(
+    sessionToken: string,
+    others: { runtimeToken: string | null; userJwt: string | null; agentHeader: string | null; apiKey: CheckedApiKey | null },
+  ): Promise<SessionTokenPrincipal> {
     const { runtimeToken, userJwt, agentHeader, apiKey } = others;
     if (userJwt !== null) throw unauthorized('Send either a user JWT or a session token, not both');
     const tokenAgent = runtimeToken === null ? null : await this.agentByRuntimeToken(runtimeToken);
@@ -156,7 +153,7 @@ export class CredentialForms {
     if (!agent) throw unauthorized('Unknown agent');
     assertAgentActive(agent);
     assertKeyTenant(apiKey, claims.tenantId);
-    const principal: Principal = {
+    const principal: SessionTokenPrincipal = {
       via: 'session_token',
       userId: claims.endUserId,
       email: claims.email,
@@ -172,7 +169,7 @@ export class CredentialForms {
     return principal;
   }
 
-  private async apiKeyPrincipal(apiKey: CheckedApiKey, userJwt: string | null, presented: Presented): Promise<Principal> {
+  private async apiKeyPrincipal(apiKey: CheckedApiKey, userJwt: string | null, presented: Presented): Promise<ApiKeyPrincipal> {
     const { userHeader, agentHeader } = presented;
     let user: UserIdentity | null;
     if (userJwt !== null) {
@@ -186,10 +183,10 @@ export class CredentialForms {
     }
     assertKeyTenant(apiKey, user.tenantId);
     assertKeyMayActFor(apiKey.creator, user);
-    return this.withAgent(principalOf(user, 'api_key', { apiKey: { id: apiKey.id, scopes: apiKey.scopes } }), agentHeader);
+    return this.withAgent({ via: 'api_key', ...userStanding(user), agentId: null, apiKey: { id: apiKey.id, scopes: apiKey.scopes } }, agentHeader);
   }
 
-  private async runtimePrincipal(runtimeToken: string, agentHeader: string | null): Promise<Principal> {
+  private async runtimePrincipal(runtimeToken: string, agentHeader: string | null): Promise<RuntimeTokenPrincipal> {
     const agent = await this.agentByRuntimeToken(runtimeToken);
     if (agentHeader !== null && agentHeader !== agent.id) throw unauthorized('X-Agent-Id does not match the runtime token');
     assertAgentActive(agent);
@@ -207,7 +204,7 @@ export class CredentialForms {
   }
 
   /** Optional X-Agent-Id beside an API key: the agent must exist, be visible and be active. */
-  private async withAgent(principal: Principal, agentId: string | null): Promise<Principal> {
+  private async withAgent(principal: ApiKeyPrincipal, agentId: string | null): Promise<ApiKeyPrincipal> {
     if (agentId === null) return principal;
     const agent = await this.deps.agents.get(agentId);
     if (!agent) throw unauthorized('Unknown agent');

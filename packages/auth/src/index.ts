@@ -1,5 +1,6 @@
 // Every name is exported explicitly, so the package's surface is visible here and a module's internals stay internal.
-export type { Principal } from './principal.js';
+export { actingUserOf, hasActingUser, isPersonSignedIn } from './principal.js';
+export type { ApiKeyPrincipal, PresentedApiKey, Principal, RuntimeTokenPrincipal, SessionTokenPrincipal, UserJwtPrincipal, UserPrincipal } from './principal.js';
 export { PERMISSIONS, permissionsOf, ROLE_PERMISSIONS, ROLES } from './permissions.js';
 export type { Permission } from './permissions.js';
 export { API_KEY_PREFIX, generateApiKey, generateRuntimeToken, hashToken, RUNTIME_TOKEN_PREFIX, sameHash, tokenKind } from './tokens.js';

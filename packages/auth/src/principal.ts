@@ -1,21 +1,76 @@
+import type { PrincipalVia } from '@agentgw/core';
 import type { ApiKeyScope, RoleName } from '@agentgw/db';
 import type { Permission } from './permissions.js';
 
-/** Who is calling, however they proved it. Set by the auth middlewares as `c.var.principal`. */
-export interface Principal {
-  via: 'jwt' | 'api_key' | 'runtime_token' | 'session_token';
-  /** Acting user: the JWT's user, X-User-Id with an API key, or a session token's end user. Null for a bare runtime token. */
-  userId: string | null;
+/** The API key a request presented, as the principal carries it (its scopes limit the request). */
+export interface PresentedApiKey {
+  id: string;
+  scopes: ApiKeyScope[];
+}
+
+/** What every credential form says about the caller: the form, its standing and where it acts. */
+interface Standing<V extends PrincipalVia> {
+  via: V;
   email: string | null;
   roles: RoleName[];
   tenantId: string | null;
-  /** Agent acting: the runtime token's agent, the session token's agent, or X-Agent-Id with an API key. */
-  agentId: string | null;
-  /** The real end user an agent acts for (session token); equals userId for direct user calls. */
-  endUserId: string | null;
-  apiKey: { id: string; scopes: ApiKeyScope[] } | null;
   permissions: ReadonlySet<Permission>;
 }
+
+/** A user's JWT (or the console cookie): a person signed in, with no agent between. */
+export interface UserJwtPrincipal extends Standing<'jwt'> {
+  userId: string;
+  /** The same user: they act for themselves. */
+  endUserId: string;
+  agentId: null;
+  apiKey: null;
+}
+
+/** An API key acting for a user (X-User-Id or a user JWT), optionally as an agent (X-Agent-Id). */
+export interface ApiKeyPrincipal extends Standing<'api_key'> {
+  userId: string;
+  /** The same user the key acts for. */
+  endUserId: string;
+  agentId: string | null;
+  apiKey: PresentedApiKey;
+}
+
+/** An agent's runtime token alone: an agent, no user, no roles. */
+export interface RuntimeTokenPrincipal extends Standing<'runtime_token'> {
+  userId: null;
+  email: null;
+  endUserId: null;
+  agentId: string;
+  apiKey: null;
+}
+
+/** A session token: an agent acting for the end user the token names (an API key may come beside it). */
+export interface SessionTokenPrincipal extends Standing<'session_token'> {
+  /** The end user the agent acts for. */
+  userId: string;
+  endUserId: string;
+  agentId: string;
+  apiKey: PresentedApiKey | null;
+}
+
+/**
+ * Who is calling, however they proved it, one variant per credential form (`via`), so a state
+ * no form produces (a runtime token with a user, a JWT with an agent) does not compile. Set by
+ * the auth middlewares as `c.var.principal`.
+ */
+export type Principal = UserJwtPrincipal | ApiKeyPrincipal | RuntimeTokenPrincipal | SessionTokenPrincipal;
+
+/** The forms that carry a user: every one but a bare runtime token. */
+export type UserPrincipal = Exclude<Principal, RuntimeTokenPrincipal>;
+
+/** Whether a user is acting (directly, through an API key, or as a session's end user): narrows to UserPrincipal. */
+export const hasActingUser = (principal: Principal): principal is UserPrincipal => principal.via !== 'runtime_token';
+
+/** The user a call acts for (the decider of its confirmations, the owner of what it creates); null for a bare runtime token. */
+export const actingUserOf = (principal: Principal): string | null => (hasActingUser(principal) ? principal.userId : null);
+
+/** Whether a person signed in themselves (user JWT or console cookie), not an agent or a key acting for them. */
+export const isPersonSignedIn = (principal: Principal): principal is UserJwtPrincipal => principal.via === 'jwt';
 
 declare module 'hono' {
   interface ContextVariableMap {

@@ -4,16 +4,29 @@ import { permissionsOf } from './permissions.js';
 import type { Principal } from './principal.js';
 import { isVisibleTo, isWritableBy, tenantScope, visibleTenantFilter, writeTenant } from './tenancy.js';
 
-const principal = (roles: RoleName[], tenantId: string | null, userId: string | null = 'u'): Principal => ({
+const principal = (roles: RoleName[], tenantId: string | null, userId = 'u'): Principal => ({
   via: 'jwt',
   userId,
   email: null,
   roles,
   tenantId,
   agentId: null,
-  endUserId: 'u',
+  endUserId: userId,
   apiKey: null,
   permissions: permissionsOf(roles),
+});
+
+/** A runtime token alone: no user, so no private scope either. */
+const bareAgent = (tenantId: string | null): Principal => ({
+  via: 'runtime_token',
+  userId: null,
+  email: null,
+  roles: [],
+  tenantId,
+  agentId: 'agent-1',
+  endUserId: null,
+  apiKey: null,
+  permissions: permissionsOf([]),
 });
 
 describe('tenancy', () => {
@@ -49,7 +62,7 @@ describe('tenancy', () => {
     expect(writeTenant(tenantlessAdmin, undefined)).toBe('private:ta');
     expect(() => writeTenant(tenantlessAdmin, 'private:u')).toThrow(expect.objectContaining({ status: 403 }));
     // A caller with neither user nor tenant (a bare runtime token of a global agent) creates nothing.
-    expect(() => writeTenant(principal([], null, null), undefined)).toThrow(expect.objectContaining({ code: 'TENANT_FORBIDDEN' }));
+    expect(() => writeTenant(bareAgent(null), undefined)).toThrow(expect.objectContaining({ code: 'TENANT_FORBIDDEN' }));
     expect(tenantScope(admin)).toBeNull();
   });
 
@@ -72,6 +85,6 @@ describe('tenancy', () => {
     expect(visibleTenantFilter(admin)).toEqual({ all: true });
     expect(visibleTenantFilter(creator)).toEqual({ all: false, tenants: ['A'], includeGlobal: true });
     expect(visibleTenantFilter(globalCreator)).toEqual({ all: false, tenants: ['private:u'], includeGlobal: true });
-    expect(visibleTenantFilter(principal([], null, null))).toEqual({ all: false, tenants: [], includeGlobal: true });
+    expect(visibleTenantFilter(bareAgent(null))).toEqual({ all: false, tenants: [], includeGlobal: true });
   });
 });

@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool, type StringReference } from 'kysely';
 import { ForbiddenError } from '@agentgw/core';
-import type { Principal } from './principal.js';
+import { hasActingUser, type Principal } from './principal.js';
 
 /**
  * Tenancy rules, decided here and nowhere else:
@@ -26,7 +26,7 @@ export const privateScope = (userId: string): string => `${PRIVATE_SCOPE_PREFIX}
  */
 export function tenantScope(principal: Principal): string | null {
   if (principal.tenantId !== null) return principal.tenantId;
-  if (isAdmin(principal) || principal.userId === null) return null;
+  if (isAdmin(principal) || !hasActingUser(principal)) return null;
   return privateScope(principal.userId);
 }
 
