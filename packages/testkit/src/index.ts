@@ -10,3 +10,7 @@ export { freePort, startProcess, waitForHealthy } from './processes.js';
 export type { ManagedProcess, StartProcessOptions } from './processes.js';
 export { SseEventReader } from './sse-reader.js';
 export type { SseEvent } from './sse-reader.js';
+export { startConformanceServer } from './conformance-server/http-server.js';
+export type { ConformanceServer } from './conformance-server/http-server.js';
+export { startOidcServer } from './oidc-server.js';
+export type { OidcServer, OidcServerOptions, OidcTestClient } from './oidc-server.js';
