@@ -35,10 +35,10 @@ export interface FixtureHooks {
 
 /** Client capabilities of the request: the 2026-07-28 envelope, else the session's initialize. */
 function clientCapabilities(server: McpServer, ctx: ServerContext): Record<string, unknown> {
-  const meta = ctx.mcpReq._meta as Record<string, unknown> | undefined;
+  const meta = ctx.mcpReq._meta;
   const fromEnvelope = meta?.['io.modelcontextprotocol/clientCapabilities'];
   if (fromEnvelope && typeof fromEnvelope === 'object') return fromEnvelope as Record<string, unknown>;
-  return (server.server.getClientCapabilities() ?? {}) as Record<string, unknown>;
+  return server.server.getClientCapabilities() ?? {};
 }
 
 /**
