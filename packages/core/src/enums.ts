@@ -49,3 +49,8 @@ export type ToolPinChange = (typeof TOOL_PIN_CHANGES)[number];
 export const PRINCIPAL_VIAS = ['jwt', 'api_key', 'runtime_token', 'session_token'] as const;
 /** One of PRINCIPAL_VIAS. */
 export type PrincipalVia = (typeof PRINCIPAL_VIAS)[number];
+
+/** Where a user's stored credential stands: usable, past its expiry (and not refreshable), or refused by its server (reconnect). */
+export const CREDENTIAL_STATUSES = ['connected', 'expired', 'needs_reconnect'] as const;
+/** One of CREDENTIAL_STATUSES. */
+export type CredentialStatus = (typeof CREDENTIAL_STATUSES)[number];

@@ -23,6 +23,7 @@ export { globSpecificity, matchGlob, MAX_GLOB_PATTERN_LENGTH, MAX_TOOL_NAME_LENG
 export { newId, newRequestId } from './ids.js';
 export { ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';
+export { CREDENTIAL_STATUSES, type CredentialStatus } from './enums.js';
 export { AUDIT_STATUSES, CONFIRMATION_OUTCOMES, CONFIRMATION_STATUSES, POLICY_ACTIONS, PRINCIPAL_VIAS, RISK_LEVELS, TOOL_PIN_CHANGES, TOOL_PIN_STATUSES, TOOL_PINNING_MODES } from './enums.js';
 export type { AuditStatus, ConfirmationOutcome, ConfirmationStatus, PolicyAction, PrincipalVia, RiskLevel, ToolPinChange, ToolPinningMode, ToolPinStatus } from './enums.js';
 export { canonicalJson } from './canonical-json.js';
