@@ -19,6 +19,7 @@ import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './
 import type { SessionClaims } from './session-ids.js';
 import type { SessionStore } from './session-store.js';
 import type { ShadowReport } from './shadowed-tools.js';
+import { QUARANTINE_REASONS, type ToolPins } from './tool-pins/tool-pins.js';
 import type { Reauthenticate } from './tool-call/released-call-check.js';
 import { agentStanding, mayReach, NO_PROVIDER_ACCESS, routingSet, toolPolicy } from './tool-call/tool-access.js';
 import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call/tool-call.command.js';
@@ -61,6 +62,8 @@ export interface McpPipelineDeps {
   logger: Logger;
   upstreamTimeoutMs: number;
   shadows: ShadowReport;
+  /** Pinned definitions: a quarantined tool is neither listed nor called. */
+  pins: ToolPins;
 }
 
 type Result = Record<string, unknown>;
@@ -151,7 +154,7 @@ export class McpPipeline {
     const tools: ListItem[] = [];
     const seen = new Set<string>();
     for (const [i, provider] of reachable.entries()) {
-      for (const tool of lists[i]!.items ?? []) {
+      for (const tool of (await this.deps.pins.apply(provider, lists[i]!.items ?? [])).visible) {
         const name = toolNameOf(tool);
         if (name === null || seen.has(name)) continue;
         const owner = this.deps.catalog.providers.route(name, providers);
@@ -173,7 +176,7 @@ export class McpPipeline {
     if (list.refusal) throw egressRefused(list.refusal, provider.id);
     if (list.items === null) throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools', 502, { reason: list.failure });
     const tools: ListItem[] = [];
-    for (const tool of list.items) {
+    for (const tool of (await this.deps.pins.apply(provider, list.items)).visible) {
       const name = toolNameOf(tool);
       if (name === null || !matchGlob(provider.pattern, name)) continue;
       if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, name)).action !== 'deny') tools.push(tool);
@@ -228,6 +231,7 @@ export class McpPipeline {
     if (decision.kind === 'unknown') throw invalidParams(`Unknown tool: ${name}`);
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
     await this.assertListed(decision.provider, name);
+    await this.assertNotQuarantined(call, decision.provider, name);
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.calls.open(call, decision);
     let provider = decision.provider;
@@ -283,6 +287,15 @@ export class McpPipeline {
    * no rule matched never reaches an upstream that matches names loosely. Answered from the
    * cached list; a provider whose list cannot be had is not called unchecked (502).
    */
+  /** A tool whose definition is quarantined (pinning) is not called: refused before it is forwarded, audited as rejected with the reason. */
+  private async assertNotQuarantined(call: ToolCallCommand, provider: ProviderRecord, name: string): Promise<void> {
+    const status = await this.deps.pins.quarantineOf(provider, this.deps.lists.cachedTools(provider.id), name);
+    if (status === null) return;
+    const reason = QUARANTINE_REASONS[status];
+    await this.calls.record.refused(call, provider.id, reason);
+    throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code: 'TOOL_QUARANTINED', status, providerId: provider.id, auditId: call.auditId });
+  }
+
   private async assertListed(provider: ProviderRecord, name: string): Promise<void> {
     const listing = await this.deps.lists.listed(provider, () => this.listTarget(provider), name);
     if (listing.kind === 'listed') return;

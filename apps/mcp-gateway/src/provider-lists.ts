@@ -123,6 +123,11 @@ export class ProviderLists {
     return entry.names.has(name) ? { kind: 'listed' } : { kind: 'unlisted' };
   }
 
+  /** The provider's cached tool list as it is (empty when there is none): what a call was just checked against (`listed`). */
+  cachedTools(providerId: string): ListItem[] {
+    return this.entries.get(`${providerId}\ntools`)?.items ?? [];
+  }
+
   /** Fetches the list, or joins the fetch already under way; the cached entry is replaced when it ends. */
   private fetchOnce(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<Entry> {
     const key = `${provider.id}\n${kind}`;

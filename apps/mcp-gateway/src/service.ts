@@ -17,6 +17,8 @@ import { ShadowReport } from './shadowed-tools.js';
 import { shadowedToolsRoutes } from './shadowed-tools.routes.js';
 import { ToolGate } from './tool-gate.js';
 import { toolGateRoutes } from './tool-gate.routes.js';
+import { ToolPinStore } from './tool-pins/tool-pin-store.js';
+import { ToolPins } from './tool-pins/tool-pins.js';
 
 /** Until the confirmation hub is wired in, a call that needs a human is refused with this reason. */
 export const NO_CONFIRMATION_HUB = 'confirmation hub unavailable';
@@ -55,7 +57,8 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const sessions = options.sessions ?? (config.REDIS_URL ? new RedisSessionStore(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false })) : new MemorySessionStore(clock));
   const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
   const shadows = new ShadowReport(logger);
-  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, shadows });
+  const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
+  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, shadows, pins });
   const streams = new Set<() => void>();
   const platformKeys = secretBoxFor(config);
 
@@ -85,10 +88,12 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     routes,
     async start() {
       await lists.start();
+      await pins.start();
     },
     async stop() {
       for (const end of [...streams]) end();
       await lists.stop();
+      await pins.stop();
       await sessions.close();
       if (ownClient) await client.destroy();
     },

@@ -12,8 +12,12 @@ const oneOf = (column: string, values: readonly string[]) => sql`${sql.ref(colum
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('tool_providers')
-    .addColumn('tool_pinning', 'text', (c) => c.notNull().defaultTo('off'))
-    .addCheckConstraint('tool_providers_tool_pinning_check', oneOf('tool_pinning', ['off', 'first_sight', 'approval']))
+    .addColumn('tool_pinning', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('off')
+        .check(oneOf('tool_pinning', ['off', 'first_sight', 'approval'])),
+    )
     .execute();
   await db.schema
     .createTable('tool_pins')
