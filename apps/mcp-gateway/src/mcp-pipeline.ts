@@ -4,6 +4,7 @@ import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import { egressRefusalOf, matchGlob, newId, toolNameProblem, type EgressRefusedError, type Clock, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
 import {
   isMcpUpstreamError,
+  isModernVersion,
   JSON_RPC,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JsonRpcNotification,
@@ -13,8 +14,9 @@ import {
   type UpstreamCallOptions,
   type UpstreamSession,
 } from '@agentgw/mcp-client';
+import { OwnedMethods, OWNED_METHODS } from './methods/owned-methods.js';
 import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
-import { serverCapabilities, upstreamParams } from './revision-shapes.js';
+import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
 import type { SessionClaims } from './session-ids.js';
 import type { SessionStore } from './session-store.js';
@@ -76,9 +78,15 @@ type Result = Record<string, unknown>;
  */
 export class McpPipeline {
   private readonly calls: ToolCallUseCase;
+  private readonly owned: OwnedMethods;
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
+    this.owned = new OwnedMethods({
+      reachable: async (ctx) => this.reachable(ctx.principal, await this.routingSet(ctx)),
+      list: async (provider, kind) => (await this.deps.lists.get(provider, this.listTarget(provider), kind)).items ?? [],
+      forward: (provider, method, params, ctx) => this.forward(provider, method, params, ctx),
+    });
   }
 
   /** Answers one request; null when the client went away and there is nobody to answer. */
@@ -88,9 +96,9 @@ export class McpPipeline {
       return { response: { jsonrpc: '2.0', id: request.id, result }, status: 200 };
     } catch (err) {
       if (err instanceof ClientGone || ctx.signal.aborted) return null;
-      if (err instanceof UpstreamAnswer) return { response: { ...err.response, id: request.id }, status: 200 };
+      if (err instanceof UpstreamAnswer) return { response: { ...err.response, id: request.id }, status: err.status };
       const rpc = toRpcError(err, this.deps.logger);
-      return { response: { jsonrpc: '2.0', id: request.id, error: rpc.toObject() }, status: rpc.status };
+      return { response: { jsonrpc: '2.0', id: request.id, error: rpc.toObject() }, status: errorStatus(rpc, ctx.protocolVersion) };
     }
   }
 
@@ -100,7 +108,7 @@ export class McpPipeline {
       case 'ping':
         return {};
       case 'server/discover':
-        return { supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS], capabilities: serverCapabilities(ctx.endpoint) };
+        return { supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS], capabilities: SERVER_CAPABILITIES };
     }
     // The kill switch answers 403 at once on every replica, whatever the method.
     const agent = await agentStanding(this.deps.catalog, ctx.principal);
@@ -121,11 +129,10 @@ export class McpPipeline {
         return { resourceTemplates: await this.mergedList(ctx, 'resourceTemplates', (item) => stringOf(item.uriTemplate)) };
       case 'prompts/list':
         return { prompts: await this.mergedList(ctx, 'prompts', (item) => stringOf(item.name)) };
-      case 'resources/read':
-        return this.forwardToOwner(ctx, 'resources', 'uri', request.method, params);
       case 'prompts/get':
-        return this.forwardToOwner(ctx, 'prompts', 'name', request.method, params);
+        return this.forwardPrompt(ctx, params);
       default:
+        if (OWNED_METHODS.has(request.method)) return this.owned.handle(request.method, params, ctx);
         throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
   }
@@ -206,16 +213,15 @@ export class McpPipeline {
     return merged;
   }
 
-  /** resources/read and prompts/get on the unified endpoint: to the first reachable provider listing that uri or name. */
-  private async forwardToOwner(ctx: McpRequestContext, kind: ListKind, field: 'uri' | 'name', method: string, params: Result): Promise<Result> {
-    const key = params[field];
-    if (typeof key !== 'string') throw invalidParams(`params.${field} must be a string`);
+  /** prompts/get on the unified endpoint: to the first reachable provider listing that name. */
+  private async forwardPrompt(ctx: McpRequestContext, params: Result): Promise<Result> {
+    const name = params.name;
+    if (typeof name !== 'string') throw invalidParams('params.name must be a string');
     for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
-      const list = await this.deps.lists.get(provider, this.listTarget(provider), kind);
-      if ((list.items ?? []).some((item) => item[field] === key)) return this.forward(provider, method, params, ctx);
+      const list = await this.deps.lists.get(provider, this.listTarget(provider), 'prompts');
+      if ((list.items ?? []).some((item) => item.name === name)) return this.forward(provider, 'prompts/get', params, ctx);
     }
-    if (kind === 'resources') throw new RpcError(GATEWAY_RPC.RESOURCE_NOT_FOUND, 'Resource not found', 200, { uri: key });
-    throw invalidParams(`Unknown prompt: ${key}`);
+    throw invalidParams(`Unknown prompt: ${name}`);
   }
 
   /** tools/call: decided (and refusals recorded) by the use case, then forwarded here and its outcome recorded. */
@@ -316,7 +322,7 @@ export class McpPipeline {
       timeoutMs: this.deps.upstreamTimeoutMs,
       onNotification: (n: JsonRpcNotification) => {
         this.deps.lists.noticed(provider.id, n.method);
-        if (n.method === 'notifications/progress' || n.method === 'notifications/message') ctx.notify?.(n);
+        if (n.method === 'notifications/progress' || n.method === 'notifications/message' || n.method === 'notifications/resources/updated') ctx.notify?.(n);
       },
       session: undefined,
     };
@@ -330,9 +336,9 @@ export class McpPipeline {
         }
       }
       options.session = session;
-      const { response, session: used } = await this.deps.client.request(target, method, upstreamParams(params), options);
+      const { response, session: used, status } = await this.deps.client.request(target, method, upstreamParams(params), options);
       if (ctx.session && session && used.sessionId !== session.sessionId) await this.rememberUpstream(ctx, provider.id, used);
-      if ('error' in response) throw new UpstreamAnswer(response);
+      if ('error' in response) throw new UpstreamAnswer(response, status);
       return response.result;
     } catch (err) {
       if (!isMcpUpstreamError(err)) throw err;
@@ -355,10 +361,21 @@ type AgentStanding = Awaited<ReturnType<typeof agentStanding>>;
 
 /** An upstream's JSON-RPC error, passed on to the client unchanged. */
 class UpstreamAnswer extends Error {
-  constructor(readonly response: Extract<JsonRpcResponse, { error: unknown }>) {
+  constructor(
+    readonly response: Extract<JsonRpcResponse, { error: unknown }>,
+    /** The upstream's HTTP status: a 4xx stays a 4xx (2026-07-28 gives 400 and 404 a meaning), anything else is 200. */
+    readonly upstreamStatus: number,
+  ) {
     super(response.error.message);
   }
+
+  get status(): number {
+    return this.upstreamStatus >= 400 && this.upstreamStatus < 500 ? this.upstreamStatus : 200;
+  }
 }
+
+/** A gateway error's HTTP status; on the 2026-07-28 wire an unknown method is 404 (its transport says so). */
+const errorStatus = (rpc: RpcError, protocolVersion: string): number => (rpc.code === JSON_RPC.METHOD_NOT_FOUND && isModernVersion(protocolVersion) ? 404 : rpc.status);
 
 /** The egress policy refused the provider's address: a refusal (403, never contacted), not an upstream failure. */
 const egressRefused = (refused: EgressRefusedError, providerId: string) => new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });

@@ -1,5 +1,4 @@
 import { META_SERVER_INFO, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
-import type { McpEndpoint } from './mcp-pipeline.js';
 import { LIST_METHODS, type ListItem } from './provider-lists.js';
 
 /** The `_meta` key a client may carry an approval token in. */
@@ -8,11 +7,18 @@ export const CONFIRMATION_TOKEN_META = 'agentgw/confirmationToken';
 /** How the gateway names itself to MCP clients (initialize, 2026-07-28 result `_meta`). */
 export const SERVER_INFO = { name: 'agentgw-mcp-gateway', version: '1.0.0' };
 
-/** What the gateway can do, per endpoint: the unified one merges, the proxy also forwards completion and logging. */
-export function serverCapabilities(endpoint: McpEndpoint): Record<string, unknown> {
-  const merged = { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } };
-  return endpoint.kind === 'proxy' ? { ...merged, completions: {}, logging: {} } : merged;
-}
+/**
+ * What the gateway can do, on either endpoint: the unified one merges lists and routes
+ * completion, subscriptions and log levels to their providers (`src/methods/`); the proxy
+ * forwards them to its one provider.
+ */
+export const SERVER_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({
+  tools: { listChanged: true },
+  resources: { listChanged: true, subscribe: true },
+  prompts: { listChanged: true },
+  completions: {},
+  logging: {},
+});
 
 type Result = Record<string, unknown>;
 

@@ -71,8 +71,18 @@ export const JSON_RPC = {
   INTERNAL_ERROR: -32603,
   /** Implementation-defined server errors (-32000..-32099). */
   SERVER_ERROR: -32000,
+  /** 2026-07-28: the `Mcp-*` headers disagree with the body (HTTP 400). */
+  HEADER_MISMATCH: -32020,
+  /** 2026-07-28: the request needs a client capability its `_meta` did not declare (HTTP 400). */
+  MISSING_REQUIRED_CLIENT_CAPABILITY: -32021,
   UNSUPPORTED_PROTOCOL_VERSION: -32022,
 } as const;
+
+/** Methods 2026-07-28 removed (the session handshake, and what `_meta` and `subscriptions/listen` replaced): on that wire, 404 `-32601`. */
+export const REMOVED_MODERN_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+
+/** The `_meta` key a 2026-07-28 request names its log level in (no level: no `notifications/message`). */
+export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

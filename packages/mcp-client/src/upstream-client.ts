@@ -91,6 +91,8 @@ export interface UpstreamCallResult {
   response: JsonRpcResponse;
   /** The session used, which differs from the one passed in when the upstream's had expired and a new one was opened. */
   session: UpstreamSession;
+  /** The upstream's HTTP status: 2xx, or the 4xx a JSON-RPC error came with (a gateway keeps it: 2026-07-28 gives 400/404 meaning). */
+  status: number;
 }
 
 /** How a client identifies itself, connects and bounds what it reads. */
@@ -178,7 +180,7 @@ export class McpUpstreamClient {
       let retried = false;
       for (;;) {
         const exchange = await this.exchange(target, session, method, params, deadline, options);
-        if (exchange.response && exchange.status < 300) return { response: exchange.response, session };
+        if (exchange.response && exchange.status < 300) return { response: exchange.response, session, status: exchange.status };
         // 404 on a session means it expired upstream; a stateless upstream answering like a
         // session server was replaced by one: renegotiate once, then report.
         const answeredUs = exchange.response !== null && exchange.response.id !== null;
@@ -189,7 +191,7 @@ export class McpUpstreamClient {
           continue;
         }
         if (exchange.response && exchange.status >= 400 && exchange.status < 500 && 'error' in exchange.response) {
-          return { response: exchange.response, session };
+          return { response: exchange.response, session, status: exchange.status };
         }
         throw new McpUpstreamError('http', `upstream answered HTTP ${exchange.status}`, exchange.status);
       }

@@ -3,7 +3,7 @@ import { JSON_RPC, LATEST_LEGACY_VERSION, LEGACY_PROTOCOL_VERSIONS, type JsonRpc
 import { SSE_HEADERS, sseText } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import type { McpEndpoint } from '../mcp-pipeline.js';
-import { SERVER_INFO, serverCapabilities } from '../revision-shapes.js';
+import { SERVER_CAPABILITIES, SERVER_INFO } from '../revision-shapes.js';
 import { sessionOwner } from '../session-ids.js';
 import { scopeOf } from './endpoint.js';
 import { jsonResponse, rpcError, SESSION_HEADER } from './replies.js';
@@ -27,7 +27,7 @@ export async function initialize(deps: InitializeDeps, c: Context, principal: Pr
   const { id, claims } = deps.codec.issue(principal, version, scopeOf(endpoint), deps.clock.now());
   const evicted = await deps.sessions.create(claims.sid, sessionOwner(claims));
   for (const old of evicted) void closeUpstreams(deps, old.upstreams);
-  const response = { jsonrpc: '2.0', id: request.id, result: { protocolVersion: version, capabilities: serverCapabilities(endpoint), serverInfo: SERVER_INFO } };
+  const response = { jsonrpc: '2.0', id: request.id, result: { protocolVersion: version, capabilities: SERVER_CAPABILITIES, serverInfo: SERVER_INFO } };
   const accept = c.req.header('accept') ?? '';
   if (accept.includes('text/event-stream') && !accept.includes('application/json')) {
     return new Response(sseText({ event: 'message', data: response }), { status: 200, headers: { ...SSE_HEADERS, [SESSION_HEADER]: id } });

@@ -17,13 +17,13 @@ import type { McpTransportDeps } from './transport-deps.js';
  */
 export async function post(deps: McpTransportDeps, c: Context): Promise<Response> {
   const headerVersion = c.req.header('mcp-protocol-version') ?? null;
-  const parsed = parsePost(await c.req.text(), headerVersion);
+  const parsed = parsePost(await c.req.text());
   if (isReply(parsed)) return replyResponse(parsed);
   annotate(c, parsed);
   const principal: Principal = c.get('principal');
   const endpoint = endpointOf(c);
   const sessionHeader = c.req.header(SESSION_HEADER) ?? null;
-  const negotiated = negotiateRevision(parsed, headerVersion, sessionHeader);
+  const negotiated = negotiateRevision(parsed, headerVersion, sessionHeader, (name) => c.req.header(name) ?? null);
   if (negotiated.kind === 'reply') return replyResponse(negotiated.reply);
   if (negotiated.kind === 'initialize') return initialize(deps, c, principal, endpoint, negotiated.request);
   let protocolVersion: string;

@@ -15,7 +15,7 @@ function appWith(handle: Handler, protocolVersion = '2025-06-18') {
   const deps: RespondDeps = { pipeline: { handle }, auth: { authenticate: async () => ({}) as Principal } };
   const app = new Hono();
   app.post('/', async (c) => {
-    const parsed = parsePost(await c.req.text(), null) as ParsedPost;
+    const parsed = parsePost(await c.req.text()) as ParsedPost;
     const requests = parsed.items.filter((i): i is RequestItem => i.kind === 'request');
     const invalid = parsed.items.filter((i): i is Invalid => i.kind === 'invalid');
     const principal = {} as Principal;
