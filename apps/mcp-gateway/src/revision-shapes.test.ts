@@ -19,7 +19,13 @@ describe('resultForClient', () => {
   it('keeps what a 2026-07-28 upstream already said, and adds no cache fields to a call result', () => {
     const shaped = resultForClient('tools/call', { content: [], resultType: 'incomplete' }, MODERN_PROTOCOL_VERSION);
     expect(shaped).toEqual({ content: [], resultType: 'incomplete', _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO } });
-    expect(resultForClient('tools/list', { tools: [], ttlMs: 5, cacheScope: 'public' }, MODERN_PROTOCOL_VERSION)).toMatchObject({ ttlMs: 5, cacheScope: 'public' });
+  });
+
+  it("makes cache hints right for a shared gateway: private always, never longer than the upstream's TTL, none on an interim result", () => {
+    expect(resultForClient('resources/read', { contents: [], ttlMs: 5, cacheScope: 'public' }, MODERN_PROTOCOL_VERSION)).toMatchObject({ ttlMs: 5, cacheScope: 'private' });
+    for (const ttlMs of [-1, 1.5, '60000', undefined]) expect(resultForClient('tools/list', { tools: [], ttlMs }, MODERN_PROTOCOL_VERSION)).toMatchObject({ ttlMs: 0, cacheScope: 'private' });
+    const interim = resultForClient('resources/read', { resultType: 'input_required', inputRequests: {}, requestState: 'opaque' }, MODERN_PROTOCOL_VERSION);
+    expect(interim).toEqual({ resultType: 'input_required', inputRequests: {}, requestState: 'opaque', _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO } });
   });
 
   it('removes the 2026-07-28 fields for a session revision and passes anything else unchanged', () => {

@@ -1,4 +1,4 @@
-import { META_SERVER_INFO, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
+import { META_LOG_LEVEL, META_SERVER_INFO, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
 import { LIST_METHODS, type ListItem } from './provider-lists.js';
 
 /** The `_meta` key a client may carry an approval token in. */
@@ -26,7 +26,8 @@ type Result = Record<string, unknown>;
 export function upstreamParams(params: Result): Result {
   const meta = params._meta;
   if (typeof meta !== 'object' || meta === null) return params;
-  const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => !key.startsWith('io.modelcontextprotocol/') && key !== CONFIRMATION_TOKEN_META));
+  // The log level travels on: a 2026-07-28 upstream logs to a request only when it names one.
+  const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => key === META_LOG_LEVEL || (!key.startsWith('io.modelcontextprotocol/') && key !== CONFIRMATION_TOKEN_META)));
   const { _meta: _dropped, ...rest } = params;
   return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
 }
@@ -35,12 +36,15 @@ export function upstreamParams(params: Result): Result {
 export function resultForClient(method: string, result: Result, protocolVersion: string): Result {
   if (protocolVersion === MODERN_PROTOCOL_VERSION) {
     // The added keys come before the spread: adding keys to a spread copy afterwards costs V8 several times more.
-    const cacheable = LIST_RESULT_METHODS.has(method) || method === 'resources/read' || method === 'server/discover';
+    // An interim (input_required) result is never cacheable and carries no hints.
+    const cacheable = (LIST_RESULT_METHODS.has(method) || method === 'resources/read' || method === 'server/discover') && result.resultType !== 'input_required';
     const out: Result = cacheable ? { resultType: null, ttlMs: null, cacheScope: null, _meta: null, ...result } : { resultType: null, _meta: null, ...result };
     out.resultType ??= 'complete';
     if (cacheable) {
-      out.ttlMs ??= 0;
-      out.cacheScope ??= 'private';
+      // A shared gateway answers per identity (policy filters lists, reads go out as the caller):
+      // private always, and never fresher than the upstream said (a merged list has no upstream TTL: 0).
+      out.ttlMs = typeof out.ttlMs === 'number' && Number.isSafeInteger(out.ttlMs) && out.ttlMs > 0 ? out.ttlMs : 0;
+      out.cacheScope = 'private';
     }
     if (method === 'tools/list' && Array.isArray(out.tools)) out.tools = (out.tools as ListItem[]).map(withoutExecution);
     const meta = result._meta;
