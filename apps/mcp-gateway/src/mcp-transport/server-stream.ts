@@ -92,6 +92,8 @@ function openServerStream(deps: StreamDeps, c: Context, principal: Principal, cl
   unsubscribes.push(
     deps.bus.subscribe('providers.changed', changed(LIST_CHANGED)),
     deps.bus.subscribe('rules.changed', changed(TOOLS_CHANGED)),
+    // A first-sight pin changes nothing a client sees; a quarantine, an approval or a block does.
+    deps.bus.subscribe('tool_pins.changed', ({ change }) => void (change !== 'pinned' && changed(TOOLS_CHANGED)())),
     deps.bus.subscribe('user.changed', ({ userId }) => void ((userId === claims.userId || userId === claims.endUserId) && end())),
     deps.bus.subscribe('agent.changed', ({ agentId, change }) => void (agentId === claims.agentId && REVOKING_AGENT_CHANGES.has(change) && end())),
     deps.bus.subscribe('apikey.changed', ({ keyId }) => void (keyId === principal.apiKey?.id && end())),

@@ -1,5 +1,4 @@
-import type { ToolPinningMode, ToolPinStatus } from '@agentgw/core';
-import type { DefinitionHashes, ToolDefinition } from './tool-definitions.js';
+import type { DefinitionHashes, ToolDefinition, ToolPinningMode, ToolPinStatus } from '@agentgw/core';
 
 /** What the gateway knows of one tool's pin (a tool_pins row). */
 export interface PinState {

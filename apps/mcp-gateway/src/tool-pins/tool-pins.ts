@@ -1,9 +1,8 @@
 import type { AuditTrail } from '@agentgw/audit';
 import type { ProviderRecord } from '@agentgw/catalog';
-import type { Clock, EventBus, Logger, ToolPinChange, Unsubscribe } from '@agentgw/core';
+import { definitionHashes, definitionOf, type Clock, type EventBus, type Logger, type ToolPinChange, type Unsubscribe } from '@agentgw/core';
 import type { ListItem } from '../provider-lists.js';
 import { decidePin, missingPinnedBodies, type PinWrite, type SeenTool } from './pin-decisions.js';
-import { definitionHashes, definitionOf } from './tool-definitions.js';
 import type { ProviderPins, ToolPinStore } from './tool-pin-store.js';
 
 /** Why a listed tool is not served: never approved, changed since its pin, or kept blocked by an admin. */

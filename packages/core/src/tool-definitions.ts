@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '@agentgw/core';
+import { canonicalJson } from './canonical-json.js';
 
 /** The parts of a listed tool a pin covers: what a model reads and what a call sends (title and `_meta` are left out). */
 export interface ToolDefinition {
