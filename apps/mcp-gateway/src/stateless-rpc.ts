@@ -13,7 +13,7 @@ export interface RpcReply {
 export async function statelessRpc(url: string, headers: Record<string, string>, method: string, params: Record<string, unknown> = {}): Promise<RpcReply> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_PROTOCOL_VERSION, 'mcp-method': method, ...headers },
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_PROTOCOL_VERSION, ...headers },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} } } }),
   });
   return { status: res.status, body: (await res.json()) as RpcReply['body'] };
