@@ -1,6 +1,8 @@
 export { createCatalog } from './catalog.js';
 export type { AgentCatalog, Catalog, CatalogOptions, ProviderCatalog, RuleCatalog } from './catalog.js';
 export { createCatalogAdmin } from './catalog-admin.js';
+export { createToolPinAdmin } from './tool-pin-admin.js';
+export type { PinnedDefinition, ProviderPinning, ToolPin, ToolPinAdmin, ToolPinFilter, ToolPinReview } from './tool-pin-admin.js';
 export type { AgentAdmin, CatalogAdmin, ProviderAdmin, RuleAdmin } from './catalog-admin.js';
 export type { CatalogDeps } from './catalog-context.js';
 export type { AgentRecord } from './agent-directory.js';
