@@ -1,6 +1,6 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalogAdmin } from '@agentgw/catalog';
-import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
+import { assertStoredUrlAllowed, egressPolicyFromConfig, TOOL_SURFACES } from '@agentgw/core';
 import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { TenantIdSchema } from './users.routes.js';
@@ -34,8 +34,14 @@ const AgentSummary = z
   })
   .openapi('AgentSummary');
 
+const ToolSurface = z.enum(TOOL_SURFACES).openapi('ToolSurface', {
+  description:
+    'What the unified MCP endpoint lists for the agent: every tool it may call (`all`), or only the meta-tools `search_tools` and `call_tool` (`search`). `?tools=` on the endpoint URL overrides it.',
+});
+
 const Agent = AgentSummary.extend({
   description: z.string().nullable(),
+  toolSurface: ToolSurface,
   tenantId: z.string().nullable(),
   ownerId: z.string().nullable(),
   updatedAt: z.string(),
@@ -53,6 +59,7 @@ const CreateAgentBody = z
     upstreamSecret: upstreamSecret.optional().openapi({ description: 'Write-only; sent upstream as a bearer token' }),
     description: description.optional(),
     requireConfirmation: z.boolean().optional(),
+    toolSurface: ToolSurface.optional(),
     requiredCredentials: RequiredCredentials.optional(),
     tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
   })
@@ -65,6 +72,7 @@ const UpdateAgentBody = z
     upstreamSecret: upstreamSecret.nullable().optional().openapi({ description: 'A string sets or replaces the secret, null clears it, absent keeps it' }),
     description: description.optional(),
     requireConfirmation: z.boolean().optional(),
+    toolSurface: ToolSurface.optional(),
     requiredCredentials: RequiredCredentials.optional(),
   })
   .openapi('UpdateAgentRequest');

@@ -5384,6 +5384,7 @@ export interface components {
             description: string | null;
             ownerId: string | null;
             tenantId: string | null;
+            toolSurface: components["schemas"]["ToolSurface"];
             updatedAt: string;
         };
         AgentSummary: {
@@ -5524,6 +5525,7 @@ export interface components {
             requiredCredentials?: components["schemas"]["RequiredCredential"][];
             /** @description Admin only; others are pinned to their own tenant */
             tenantId?: string | null;
+            toolSurface?: components["schemas"]["ToolSurface"];
             /** @description Write-only; sent upstream as a bearer token */
             upstreamSecret?: string;
             /** Format: uri */
@@ -5876,6 +5878,11 @@ export interface components {
          * @enum {string}
          */
         ToolProviderAuthType: "bearer" | "api_key" | "none";
+        /**
+         * @description What the unified MCP endpoint lists for the agent: every tool it may call (`all`), or only the meta-tools `search_tools` and `call_tool` (`search`). `?tools=` on the endpoint URL overrides it.
+         * @enum {string}
+         */
+        ToolSurface: "all" | "search";
         UpdateAccessRuleRequest: {
             action?: components["schemas"]["PolicyAction"];
             confirmationMode?: components["schemas"]["ConfirmationMode"] | null;
@@ -5897,6 +5904,7 @@ export interface components {
             name?: string;
             requireConfirmation?: boolean;
             requiredCredentials?: components["schemas"]["RequiredCredential"][];
+            toolSurface?: components["schemas"]["ToolSurface"];
             /** @description A string sets or replaces the secret, null clears it, absent keeps it */
             upstreamSecret?: string | null;
             /** Format: uri */

@@ -26,10 +26,11 @@ import type { Reauthenticate } from './tool-call/released-call-check.js';
 import { agentStanding, mayReach, NO_PROVIDER_ACCESS, routingSet, toolPolicy } from './tool-call/tool-access.js';
 import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call/tool-call.command.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
+import { ToolSearch, type SearchSurfaceHooks } from './tool-search/tool-search.js';
 import { upstreamTarget } from './upstream-targets.js';
 
-/** Which endpoint a message arrived on. */
-export type McpEndpoint = { kind: 'unified'; providerFilter: readonly string[] | null } | { kind: 'proxy'; providerId: string };
+/** Which endpoint a message arrived on; the unified one with its `?providers=` filter and its `?tools=` surface as given (checked by tool-search/tool-surface.ts). */
+export type McpEndpoint = { kind: 'unified'; providerFilter: readonly string[] | null; toolsParam: string | null } | { kind: 'proxy'; providerId: string };
 
 /** Everything one JSON-RPC request is handled with. */
 export interface McpRequestContext {
@@ -78,10 +79,12 @@ type Result = Record<string, unknown>;
  */
 export class McpPipeline {
   private readonly calls: ToolCallUseCase;
+  private readonly search: ToolSearch;
   private readonly owned: OwnedMethods;
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
+    this.search = new ToolSearch(deps.catalog);
     this.owned = new OwnedMethods({
       reachable: async (ctx) => this.reachable(ctx.principal, await this.routingSet(ctx)),
       list: async (provider, kind) => (await this.deps.lists.get(provider, this.listTarget(provider), kind)).items ?? [],
@@ -118,6 +121,9 @@ export class McpPipeline {
       if (!(await mayReach(this.deps.catalog, ctx.principal, provider.id))) throw denied(NO_PROVIDER_ACCESS, 'high');
       return this.dispatchProxy(request.method, params, ctx, provider, agent);
     }
+    // The search surface (tool-search/): the meta-tools instead of the list, when the URL or the agent asks for it.
+    const searched = await this.search.handle(request.method, params, ctx, this.searchHooks(ctx, agent));
+    if (searched !== null) return searched;
     switch (request.method) {
       case 'tools/list':
         return { tools: await this.mergedTools(ctx) };
@@ -143,6 +149,20 @@ export class McpPipeline {
     // Only the two tool methods above go through the policy, so no spelling of one is forwarded.
     if (method.trim().toLowerCase().startsWith('tools/')) throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
     return this.forward(provider, method, params, ctx);
+  }
+
+  /** What the search surface re-enters: the merged list, the name resolution and the unified tools/call path. */
+  private searchHooks(ctx: McpRequestContext, agent: AgentStanding): SearchSurfaceHooks {
+    const providerFilter = ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null;
+    return {
+      visible: () => this.mergedTools(ctx),
+      resolve: async (name) => {
+        const provider = this.deps.catalog.providers.route(name, await this.routingSet(ctx));
+        return provider && { providerId: provider.id, upstreamName: name };
+      },
+      call: (params) => this.callTool(params, ctx, agent, { kind: 'routed', providerFilter }),
+      alwaysConfirm: agent.alwaysConfirm,
+    };
   }
 
   private listTarget(provider: ProviderRecord) {

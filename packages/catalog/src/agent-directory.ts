@@ -1,5 +1,5 @@
 import { assertAgentActive, isVisibleTo, type Principal } from '@agentgw/auth';
-import { MemoryCache, NotFoundError, type Unsubscribe } from '@agentgw/core';
+import { MemoryCache, NotFoundError, type ToolSurface, type Unsubscribe } from '@agentgw/core';
 import type { AgentRow } from '@agentgw/db';
 import type { RequiredCredential } from './agents.js';
 import type { CatalogContext } from './catalog-context.js';
@@ -18,6 +18,8 @@ export interface AgentRecord {
   upstreamSecretSealed: string | null;
   isActive: boolean;
   requireConfirmation: boolean;
+  /** What the unified MCP endpoint lists for it (`?tools=` on the URL overrides it). */
+  toolSurface: ToolSurface;
   requiredCredentials: RequiredCredential[];
   tenantId: string | null;
   ownerId: string | null;
@@ -105,6 +107,7 @@ function toAgentRecord(row: AgentRow): AgentRecord {
     upstreamSecretSealed: row.upstream_secret_enc,
     isActive: row.is_active,
     requireConfirmation: row.require_confirmation,
+    toolSurface: row.tool_surface,
     requiredCredentials: Array.isArray(row.required_credentials) ? row.required_credentials : [],
     tenantId: row.tenant_id,
     ownerId: row.owner_id,

@@ -1,5 +1,5 @@
 import { generateRuntimeToken, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
-import { ForbiddenError, NotFoundError, newId, type GatewayEvents } from '@agentgw/core';
+import { ForbiddenError, NotFoundError, newId, type GatewayEvents, type ToolSurface } from '@agentgw/core';
 import { json, type AgentRow, type AgentsTable, type Database } from '@agentgw/db';
 import type { Kysely, Updateable } from 'kysely';
 import type { CatalogContext } from './catalog-context.js';
@@ -26,6 +26,8 @@ export interface AgentSummary {
 /** The agent as list, get and update return it. */
 export interface Agent extends AgentSummary {
   description: string | null;
+  /** What the unified MCP endpoint lists for it: every tool it may call, or only the search meta-tools. */
+  toolSurface: ToolSurface;
   tenantId: string | null;
   ownerId: string | null;
   updatedAt: string;
@@ -37,6 +39,7 @@ export interface NewAgentInput {
   upstreamSecret?: string;
   description?: string | null;
   requireConfirmation?: boolean;
+  toolSurface?: ToolSurface;
   requiredCredentials?: RequiredCredential[];
   tenantId?: string | null;
 }
@@ -48,6 +51,7 @@ export interface AgentPatch {
   upstreamSecret?: string | null;
   description?: string | null;
   requireConfirmation?: boolean;
+  toolSurface?: ToolSurface;
   requiredCredentials?: RequiredCredential[];
 }
 
@@ -71,6 +75,7 @@ export function toAgent(row: AgentRow): Agent {
   return {
     ...toAgentSummary(row),
     description: row.description,
+    toolSurface: row.tool_surface,
     tenantId: row.tenant_id,
     ownerId: row.owner_id,
     updatedAt: row.updated_at.toISOString(),
@@ -92,6 +97,7 @@ export async function createAgent(ctx: CatalogContext, principal: Principal, inp
       upstream_url: input.upstreamUrl,
       upstream_secret_enc: input.upstreamSecret === undefined ? null : ctx.secrets.seal(input.upstreamSecret, id),
       require_confirmation: input.requireConfirmation ?? false,
+      tool_surface: input.toolSurface ?? 'all',
       required_credentials: json(input.requiredCredentials ?? []),
       tenant_id: tenantId,
       owner_id: principal.userId,
@@ -126,6 +132,7 @@ export async function updateAgent(ctx: CatalogContext, principal: Principal, id:
     }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.requireConfirmation !== undefined && { require_confirmation: patch.requireConfirmation }),
+    ...(patch.toolSurface !== undefined && { tool_surface: patch.toolSurface }),
     ...(patch.requiredCredentials !== undefined && { required_credentials: json(patch.requiredCredentials) }),
   });
   return toAgent(row);

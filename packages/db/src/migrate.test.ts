@@ -38,6 +38,7 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     upstream_url: 'not null',
     upstream_secret_enc: 'null',
     require_confirmation: 'not null',
+    tool_surface: 'not null',
     required_credentials: 'not null',
     tenant_id: 'null',
     owner_id: 'null',

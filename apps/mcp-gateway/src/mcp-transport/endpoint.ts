@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { McpEndpoint } from '../mcp-pipeline.js';
 
-/** Which endpoint a request reached: the per-provider proxy, or the unified one with its `?providers=` filter. */
+/** Which endpoint a request reached: the per-provider proxy, or the unified one with its `?providers=` filter and `?tools=` surface. */
 export function endpointOf(c: Context): McpEndpoint {
   const providerId = c.req.param('providerId');
   if (providerId !== undefined) return { kind: 'proxy', providerId };
@@ -13,7 +13,7 @@ export function endpointOf(c: Context): McpEndpoint {
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean);
-  return { kind: 'unified', providerFilter: ids.length > 0 ? ids : null };
+  return { kind: 'unified', providerFilter: ids.length > 0 ? ids : null, toolsParam: c.req.query('tools') ?? null };
 }
 
 /** The scope sealed into a session id: a session opened on one endpoint is not found on another. */

@@ -19,7 +19,7 @@ function appWith(handle: Handler, protocolVersion = '2025-06-18') {
     const requests = parsed.items.filter((i): i is RequestItem => i.kind === 'request');
     const invalid = parsed.items.filter((i): i is Invalid => i.kind === 'invalid');
     const principal = {} as Principal;
-    const endpoint = { kind: 'unified', providerFilter: null } as const;
+    const endpoint = { kind: 'unified', providerFilter: null, toolsParam: null } as const;
     return respond(deps, { c, principal, endpoint, protocolVersion, session: null, batch: parsed.batch, requests, invalid, sessionHeaders: NO_HEADERS, connection: clientGoneSignal(c) });
   });
   return (body: unknown, accept: string) => app.request('/', { method: 'POST', headers: { accept, 'content-type': 'application/json' }, body: JSON.stringify(body) });

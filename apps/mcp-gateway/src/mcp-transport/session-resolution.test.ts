@@ -18,7 +18,7 @@ const lookup = (sealed: Record<string, SessionClaims>, stored: Record<string, ob
   codec: { open: (id) => sealed[id] ?? null },
   sessions: { get: async (sid) => (stored[sid] as never) ?? null },
 });
-const unified = { kind: 'unified', providerFilter: null } as const;
+const unified = { kind: 'unified', providerFilter: null, toolsParam: null } as const;
 const statusOf = async (deps: SessionLookup, id: string | null, endpoint: Parameters<typeof resolveSession>[2] = unified) => {
   const resolved = await resolveSession(deps, principal, endpoint, id);
   return resolved.ok ? 'ok' : resolved.reply.status;

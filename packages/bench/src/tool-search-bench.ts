@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { META_TOOLS, visibleSetKey } from '@agentgw/mcp-gateway/tool-search';
+import { ToolIndex, ToolIndexCache } from '@agentgw/tool-search';
+import { ALL_TOOLS, CATALOG } from './tool-catalog/catalog.js';
+import type { CatalogTool } from './tool-catalog/catalog-schema.js';
+
+// The tool-search benchmark (issue 24, "Measured, not asserted"): context size of the full
+// tools/list against the search surface, recall of the needed tool in the top 1 and top 5 over
+// queries.json, and search latency. Not a test: it prints numbers. `pnpm --filter @agentgw/bench tool-search`.
+
+interface Query {
+  task: string;
+  tool: string;
+}
+
+const QUERIES: Query[] = JSON.parse(readFileSync(new URL('./tool-catalog/queries.json', import.meta.url), 'utf8')) as Query[];
+const LATENCY_ROUNDS = Number(process.env.TOOL_SEARCH_ROUNDS ?? 200);
+const RESULT_LIMIT = 5;
+
+/** ~tokens as chars/4, the usual rule of thumb for English and JSON. */
+const tokens = (chars: number) => Math.round(chars / 4);
+const size = (value: unknown) => JSON.stringify(value).length;
+const line = (label: string, value: string) => console.log(`${label.padEnd(44)} ${value}`);
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** The search_tools answer a client reads for a query (what the gateway returns: name, description, schema). */
+function searchAnswer(index: ToolIndex<CatalogTool>, task: string) {
+  const tools = index.search(task, RESULT_LIMIT).map(({ tool }) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+  return { content: [{ type: 'text', text: JSON.stringify({ tools }) }], structuredContent: { tools } };
+}
+
+function contextSizes(index: ToolIndex<CatalogTool>) {
+  const full = size({ tools: ALL_TOOLS });
+  const surface = size({ tools: META_TOOLS });
+  const answers = QUERIES.map((q) => size(searchAnswer(index, q.task)));
+  const meanAnswer = answers.reduce((a, b) => a + b, 0) / answers.length;
+  console.log(`\nContext (JSON characters, ~tokens = chars/4), ${ALL_TOOLS.length} tools from ${CATALOG.length} providers`);
+  line('full tools/list', `${full} chars  ~${tokens(full)} tokens`);
+  line('search surface tools/list (2 meta-tools)', `${surface} chars  ~${tokens(surface)} tokens`);
+  line(`one search_tools answer (limit ${RESULT_LIMIT}), mean`, `${Math.round(meanAnswer)} chars  ~${tokens(meanAnswer)} tokens`);
+}
+
+function recall(index: ToolIndex<CatalogTool>) {
+  let top1 = 0;
+  let top5 = 0;
+  const misses: string[] = [];
+  for (const { task, tool } of QUERIES) {
+    if (!ALL_TOOLS.some((t) => t.name === tool)) throw new Error(`queries.json names an unknown tool: ${tool}`);
+    const names = index.search(task, 5).map((h) => h.name);
+    if (names[0] === tool) top1 += 1;
+    if (names.includes(tool)) top5 += 1;
+    else misses.push(`  "${task}" → wanted ${tool}, got ${names.join(', ') || '(nothing)'}`);
+  }
+  console.log(`\nRecall over ${QUERIES.length} tasks (${ALL_TOOLS.length} tools)`);
+  line('recall@1', `${((100 * top1) / QUERIES.length).toFixed(1)}% (${top1}/${QUERIES.length})`);
+  line('recall@5', `${((100 * top5) / QUERIES.length).toFixed(1)}% (${top5}/${QUERIES.length})`);
+  if (misses.length > 0) console.log(`not in the top 5:\n${misses.join('\n')}`);
+}
+
+/** Per-search latency: the engine alone, and as the gateway does it per request (set key over fresh tool copies, cached index, search). */
+function latency(tools: readonly CatalogTool[]) {
+  const started = performance.now();
+  const index = ToolIndex.build(tools);
+  const buildMs = performance.now() - started;
+  const cache = new ToolIndexCache<CatalogTool>(16);
+  const measure = (run: (task: string) => unknown) => {
+    for (const q of QUERIES) run(q.task); // warm-up
+    const samples: number[] = [];
+    for (let round = 0; round < LATENCY_ROUNDS; round++) {
+      for (const q of QUERIES) {
+        const t0 = performance.now();
+        run(q.task);
+        samples.push(performance.now() - t0);
+      }
+    }
+    return samples.sort((a, b) => a - b);
+  };
+  const engine = measure((task) => index.search(task, RESULT_LIMIT));
+  const perRequest = measure((task) => {
+    // The gateway's merged list gives fresh objects per request (exposed names), so each one is digested again.
+    const visible = tools.map((tool) => ({ ...tool }));
+    return cache.get(visibleSetKey(visible), () => visible).search(task, RESULT_LIMIT);
+  });
+  console.log(`\nLatency at ${tools.length} tools (${engine.length} searches each, ms)`);
+  line('index build (once per visible set)', buildMs.toFixed(2));
+  line('search (engine)', `p50 ${percentile(engine, 50).toFixed(3)}  p99 ${percentile(engine, 99).toFixed(3)}`);
+  line('search + visible-set key (per request)', `p50 ${percentile(perRequest, 50).toFixed(3)}  p99 ${percentile(perRequest, 99).toFixed(3)}`);
+}
+
+const index = ToolIndex.build(ALL_TOOLS);
+contextSizes(index);
+recall(index);
+latency(ALL_TOOLS.slice(0, 300));
+latency(ALL_TOOLS);
