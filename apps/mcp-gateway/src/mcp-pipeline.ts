@@ -20,13 +20,14 @@ import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
 import type { SessionClaims } from './session-ids.js';
 import type { SessionStore } from './session-store.js';
-import type { ShadowReport } from './shadowed-tools.js';
 import { QUARANTINE_REASONS, type ToolPins } from './tool-pins/tool-pins.js';
 import type { Reauthenticate } from './tool-call/released-call-check.js';
 import { agentStanding, mayReach, NO_PROVIDER_ACCESS, routingSet, toolPolicy } from './tool-call/tool-access.js';
 import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call/tool-call.command.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
 import { ToolSearch, type SearchSurfaceHooks } from './tool-search/tool-search.js';
+import { listedTools, offeredTools } from './tool-names/offered-tools.js';
+import { nameScope, type ToolNaming } from './tool-names/tool-naming.js';
 import { upstreamTarget } from './upstream-targets.js';
 
 /** Which endpoint a message arrived on; the unified one with its `?providers=` filter and its `?tools=` surface as given (checked by tool-search/tool-surface.ts). */
@@ -64,7 +65,8 @@ export interface McpPipelineDeps {
   clock: Clock;
   logger: Logger;
   upstreamTimeoutMs: number;
-  shadows: ShadowReport;
+  /** Exposed tool names on the unified endpoint (tool-names/). */
+  names: ToolNaming;
   /** Pinned definitions: a quarantined tool is neither listed nor called. */
   pins: ToolPins;
 }
@@ -128,7 +130,7 @@ export class McpPipeline {
       case 'tools/list':
         return { tools: await this.mergedTools(ctx) };
       case 'tools/call':
-        return this.callTool(params, ctx, agent, { kind: 'routed', providerFilter: ctx.endpoint.providerFilter });
+        return this.callExposed(params, ctx, agent, ctx.endpoint.providerFilter);
       case 'resources/list':
         return { resources: await this.mergedList(ctx, 'resources', (item) => stringOf(item.uri)) };
       case 'resources/templates/list':
@@ -170,31 +172,24 @@ export class McpPipeline {
   }
 
   /**
-   * The merged tools/list: every reachable provider's list in parallel (each with its own
-   * deadline; a failed one is left out), each name once and from the provider tools/call routes
-   * it to, denied tools removed. Tools a routing decision hides are reported as shadowed.
+   * The merged tools/list: every reachable provider's tools (lists fetched in parallel, each with
+   * its own deadline; a failed one is left out) under their exposed names (tool-names/: chosen
+   * once, never changed), sorted by exposed name; denied tools removed, the policy deciding on
+   * the provider and the upstream name.
    */
   private async mergedTools(ctx: McpRequestContext): Promise<ListItem[]> {
-    const providers = await this.routingSet(ctx);
-    const reachable = await this.reachable(ctx.principal, providers);
-    const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), 'tools')));
+    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
+    const lists = await Promise.all(reachable.map(async (provider) => ({ provider, tools: offeredTools(provider, (await this.deps.pins.apply(provider, await this.toolItems(provider))).visible) })));
     const tools: ListItem[] = [];
-    const seen = new Set<string>();
-    for (const [i, provider] of reachable.entries()) {
-      for (const tool of (await this.deps.pins.apply(provider, lists[i]!.items ?? [])).visible) {
-        const name = toolNameOf(tool);
-        if (name === null || seen.has(name)) continue;
-        const owner = this.deps.catalog.providers.route(name, providers);
-        if (owner?.id !== provider.id) {
-          this.deps.shadows.report(name, provider, owner);
-          continue;
-        }
-        if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, name)).action === 'deny') continue;
-        seen.add(name);
-        tools.push(tool);
-      }
+    for (const { exposedName, provider, upstreamName, tool } of await this.deps.names.expose(nameScope(ctx.principal), lists)) {
+      if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, upstreamName)).action !== 'deny') tools.push({ ...tool, name: exposedName });
     }
     return tools;
+  }
+
+  /** A provider's cached tool list as the upstream gave it (empty when it cannot be had). */
+  private async toolItems(provider: ProviderRecord): Promise<ListItem[]> {
+    return (await this.deps.lists.get(provider, this.listTarget(provider), 'tools')).items ?? [];
   }
 
   /** One provider's tools for the proxy: those its pattern claims (as on the unified endpoint), denied tools removed. */
@@ -244,17 +239,25 @@ export class McpPipeline {
     throw invalidParams(`Unknown prompt: ${name}`);
   }
 
-  /** tools/call: decided (and refusals recorded) by the use case, then forwarded here and its outcome recorded. */
+  /**
+   * tools/call on the unified endpoint: the exposed name resolves to (provider, upstream name)
+   * among the caller's providers, then the call goes on under the upstream name, as on the proxy.
+   */
+  private async callExposed(params: Result, ctx: McpRequestContext, agent: AgentStanding, providerFilter: readonly string[] | null): Promise<Result> {
+    const name = toolNameParam(params);
+    const offeredOf = async (provider: ProviderRecord) => listedTools(provider, await this.deps.lists.get(provider, this.listTarget(provider), 'tools'));
+    const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), await this.routingSet(ctx), name, offeredOf);
+    if (resolved === null) throw invalidParams(`Unknown tool: ${name}`);
+    return this.callTool({ ...params, name: resolved.upstreamName }, ctx, agent, { kind: 'routed', providerFilter, provider: resolved.provider });
+  }
+
+  /** tools/call of an upstream name: decided (and refusals recorded) by the use case, then forwarded here and its outcome recorded. */
   private async callTool(params: Result, ctx: McpRequestContext, agent: AgentStanding, target: ToolCallTarget): Promise<Result> {
-    const name = params.name;
-    if (typeof name !== 'string') throw invalidParams('params.name must be a non-empty string');
-    const problem = toolNameProblem(name);
-    if (problem !== null) throw invalidParams(`params.name ${problem}`);
+    const name = toolNameParam(params);
     const args = params.arguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidParams('params.arguments must be an object');
     const call: ToolCallCommand = { principal: ctx.principal, toolName: name, arguments: args as Record<string, unknown>, target, alwaysConfirm: agent.alwaysConfirm, auditId: newId() };
     const decision = await this.calls.decide(call);
-    if (decision.kind === 'unknown') throw invalidParams(`Unknown tool: ${name}`);
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
     await this.assertListed(decision.provider, name);
     await this.assertNotQuarantined(call, decision.provider, name);
@@ -414,6 +417,15 @@ const refusal = (held: Exclude<HeldCallResult, { kind: 'confirmed' | 'gone' }>):
       });
 
 const stringOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** tools/call's `params.name`, refused (-32602) when missing or one no rule could decide (`toolNameProblem`). */
+const toolNameParam = (params: Result): string => {
+  const name = params.name;
+  if (typeof name !== 'string') throw invalidParams('params.name must be a non-empty string');
+  const problem = toolNameProblem(name);
+  if (problem !== null) throw invalidParams(`params.name ${problem}`);
+  return name;
+};
 
 /** A listed tool's name, or null for one tools/call refuses (over the glob cap, which would fail the whole list; hidden characters; surrounding spaces). */
 const toolNameOf = (tool: ListItem): string | null => {

@@ -238,22 +238,22 @@ describe('per-provider proxy', () => {
 });
 
 describe('OpenAPI document', () => {
-  it('documents the MCP endpoints, the tool gate and the shadowed-tools report', async () => {
+  it('documents the MCP endpoints, the tool gate and the tool-collisions report', async () => {
     const doc = (await (await fetch(`${gw.url}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     expect(Object.keys(doc.paths['/api/v1/mcp/mcp'] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
     expect(Object.keys(doc.paths['/api/v1/mcp-proxy/{providerId}/mcp'] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
     expect(doc.paths['/api/v1/tool-gate/evaluate']).toHaveProperty('post');
     expect(doc.paths['/api/v1/tool-gate/audit']).toHaveProperty('post');
-    expect(doc.paths['/api/v1/mcp/shadowed-tools']).toHaveProperty('get');
+    expect(doc.paths['/api/v1/mcp/tool-collisions']).toHaveProperty('get');
   });
 });
 
-describe('shadowed tools', () => {
-  it('reports a name hidden by routing to admins', async () => {
-    const res = await fetch(`${gw.url}/api/v1/mcp/shadowed-tools`, { headers: { authorization: `Bearer ${gw.adminToken}` } });
+describe('tool collisions', () => {
+  it("reports no collision for a name outside a provider's pattern (beta's `shared` is not beta's to offer), and needs provider:read", async () => {
+    const res = await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: { authorization: `Bearer ${gw.adminToken}` } });
     expect(res.status).toBe(200);
-    const { data } = (await res.json()) as { data: { toolName: string; providerId: string; routedTo: { id: string } | null }[] };
-    expect(data).toContainEqual(expect.objectContaining({ toolName: 'shared', providerId: ids.beta, routedTo: expect.objectContaining({ id: ids.alpha }) }));
+    expect(await res.json()).toEqual({ data: [] });
+    expect((await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: { authorization: `Bearer ${runtimeToken}` } })).status).toBe(401);
   });
 });
 

@@ -13,10 +13,12 @@ import { createOriginPolicy } from './origins.js';
 import { ProviderLists } from './provider-lists.js';
 import { SessionIdCodec } from './session-ids.js';
 import { MemorySessionStore, RedisSessionStore, type SessionStore } from './session-store.js';
-import { ShadowReport } from './shadowed-tools.js';
-import { shadowedToolsRoutes } from './shadowed-tools.routes.js';
 import { ToolGate } from './tool-gate.js';
 import { toolGateRoutes } from './tool-gate.routes.js';
+import { ExposedNames } from './tool-names/exposed-names.js';
+import { toolCollisionsRoutes } from './tool-names/tool-collisions.routes.js';
+import { KyselyToolNameStore } from './tool-names/tool-name-store.js';
+import { ToolNaming } from './tool-names/tool-naming.js';
 import { ToolPinStore } from './tool-pins/tool-pin-store.js';
 import { ToolPins } from './tool-pins/tool-pins.js';
 
@@ -38,7 +40,7 @@ export interface McpGatewayOptions {
   client?: McpUpstreamClient;
 }
 
-/** Builds mcp-gateway's runtime: the MCP endpoints, the tool gate and the shadowed-tools report. */
+/** Builds mcp-gateway's runtime: the MCP endpoints, the tool gate and the tool-collisions report. */
 export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions = {}): ServiceRuntime {
   const { config, logger, clock, bus } = deps;
   // The process's started catalog reader, shared with auth and every other service of the host.
@@ -56,14 +58,15 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     });
   const sessions = options.sessions ?? (config.REDIS_URL ? new RedisSessionStore(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false })) : new MemorySessionStore(clock));
   const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
-  const shadows = new ShadowReport(logger);
+  const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
+  const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
-  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, shadows, pins });
+  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, names, pins });
   const streams = new Set<() => void>();
   const platformKeys = secretBoxFor(config);
 
   const routes = openApiApp();
-  routes.route('/api/v1/mcp/shadowed-tools', shadowedToolsRoutes({ auth: deps.auth, catalog, lists }));
+  routes.route('/api/v1/mcp/tool-collisions', toolCollisionsRoutes({ auth: deps.auth, catalog, lists, names }));
   routes.route(
     '/',
     mcpRoutes({
@@ -88,11 +91,13 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     routes,
     async start() {
       await lists.start();
+      await exposedNames.start();
       await pins.start();
     },
     async stop() {
       for (const end of [...streams]) end();
       await lists.stop();
+      await exposedNames.stop();
       await pins.stop();
       await sessions.close();
       if (ownClient) await client.destroy();

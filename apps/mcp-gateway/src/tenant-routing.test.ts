@@ -87,7 +87,8 @@ describe('routing stays in the tenant a call acts in', () => {
     const viaProxy = await statelessRpc(proxy(ids.tenant), as(gw.adminToken), 'tools/call', { name: 'read_file', arguments: {} });
     expect(viaProxy.body.result).toMatchObject({ content: [{ text: 'tenant:{}' }] });
     const named = await statelessRpc(`${unified()}?providers=${ids.tenant}`, as(gw.adminToken), 'tools/list');
-    expect(toolNames(named)).toEqual(['read_file', 'tenant_only']);
+    // Names live in the scope the call acts in: the admin's `read_file` is the global one's already.
+    expect(toolNames(named)).toEqual(['tenant__read_file', 'tenant_only']);
     expect(tenantUpstream.calls.length).toBe(before + 1);
 
     // Another tenant's admin: 404 on the proxy, and `providers=` naming it narrows to nothing.
@@ -96,9 +97,13 @@ describe('routing stays in the tenant a call acts in', () => {
     expect(toolNames(await statelessRpc(`${unified()}?providers=${ids.tenant}`, as(strangerToken), 'tools/list'))).toEqual([]);
   });
 
-  it("reports shadowed tools over the caller's own routing set", async () => {
-    const res = await fetch(`${gw.url}/api/v1/mcp/shadowed-tools`, { headers: as(gw.adminToken) });
-    const { data } = (await res.json()) as { data: { providerId: string }[] };
-    expect(data.every((s) => s.providerId === ids.global)).toBe(true);
+  it("reports colliding names over the caller's own routing set, as named in the tenant it acts in", async () => {
+    const collisions = async (token: string) => ((await (await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: as(token) })).json()) as { data: { exposedName: string; providerId: string }[] }).data;
+    // The tenant admin routes over both (its provider came first there: it keeps the bare name); the platform admin over the global one alone.
+    expect(await collisions(tenantAdminToken)).toEqual([
+      expect.objectContaining({ exposedName: 'global__read_file', providerId: ids.global }),
+      expect.objectContaining({ exposedName: 'read_file', providerId: ids.tenant }),
+    ]);
+    expect(await collisions(gw.adminToken)).toEqual([]);
   });
 });

@@ -84,7 +84,7 @@ export class ToolGate {
 }
 
 /** The use case's result in the gate's words; null when nobody is left to answer. */
-function answerOf(result: Exclude<ToolCallDecision, { kind: 'unknown' | 'allowed' }> | HeldCallResult): GateAnswer | null {
+function answerOf(result: Exclude<ToolCallDecision, { kind: 'allowed' }> | HeldCallResult): GateAnswer | null {
   switch (result.kind) {
     case 'denied':
       return { auditId: result.auditId, decision: 'denied', risk: result.risk, reason: result.reason };

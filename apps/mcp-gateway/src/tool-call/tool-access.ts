@@ -5,7 +5,7 @@ import { ForbiddenError } from '@agentgw/core';
 /** The catalog reads a tool call is decided with (all cached; the tests give in-memory fakes). */
 export interface ToolCallCatalog {
   agents: Pick<Catalog['agents'], 'get'>;
-  providers: Pick<Catalog['providers'], 'routableFor' | 'visibleTo' | 'getFor' | 'route'>;
+  providers: Pick<Catalog['providers'], 'routableFor' | 'visibleTo' | 'getFor'>;
   rules: Pick<Catalog['rules'], 'decide' | 'providerAllowed'>;
 }
 

@@ -3,16 +3,21 @@ import type { ProviderRecord } from '@agentgw/catalog';
 import type { RiskLevel } from '@agentgw/core';
 
 /**
- * Where a call goes: `routed` by its name among the caller's providers (the unified endpoint,
- * narrowed by `providers=`), or to one provider named explicitly — `proxied` (the MCP proxy,
- * which checked provider access before dispatching) or `named` (the tool gate) — which owns only
- * the names its pattern matches.
+ * Where a call goes: `routed` — the unified endpoint resolved the exposed name the client called
+ * to `provider` among the caller's providers (narrowed by `providers=`; see tool-names/) and the
+ * command carries the upstream name —, or to one provider named explicitly — `proxied` (the MCP
+ * proxy, which checked provider access before dispatching) or `named` (the tool gate). A provider
+ * owns only the names its pattern matches.
  */
-export type ToolCallTarget = { kind: 'routed'; providerFilter: readonly string[] | null } | { kind: 'proxied'; provider: ProviderRecord } | { kind: 'named'; provider: ProviderRecord };
+export type ToolCallTarget =
+  | { kind: 'routed'; providerFilter: readonly string[] | null; provider: ProviderRecord }
+  | { kind: 'proxied'; provider: ProviderRecord }
+  | { kind: 'named'; provider: ProviderRecord };
 
 /** One tool call to decide: who makes it, what it calls, where it goes and the audit id it is recorded under. */
 export interface ToolCallCommand {
   principal: Principal;
+  /** The upstream's name of the tool: what policy, audit and confirmations see. */
   toolName: string;
   arguments: Record<string, unknown>;
   target: ToolCallTarget;
@@ -24,14 +29,13 @@ export interface ToolCallCommand {
 
 /**
  * Everything a tool call can come to; the MCP pipeline and the tool gate only translate it.
- * `unknown`: no provider takes the name (nothing recorded). `denied`: refused by pattern, provider
+ * `denied`: refused by pattern, provider
  * access, policy or the re-check after release. `allowed`: may run now, `hold` says whether a
  * human must confirm first. `confirmed`: released (by a human, or a redeemed exact-call token,
  * `confirmedBy` null) and re-checked: it runs as `principal` against `provider`, both read anew.
  * `rejected` / `timeout`: the confirmation ended so. `gone`: the caller left while it was held.
  */
 export type ToolCallResult =
-  | { kind: 'unknown' }
   | { kind: 'denied'; auditId: string; risk: RiskLevel; reason: string }
   | { kind: 'allowed'; auditId: string; risk: RiskLevel; provider: ProviderRecord; hold: boolean }
   | { kind: 'confirmed'; auditId: string; risk: RiskLevel; confirmedBy: string | null; principal: Principal; provider: ProviderRecord }
@@ -39,8 +43,8 @@ export type ToolCallResult =
   | { kind: 'gone' };
 
 /** What `decide` answers. */
-export type ToolCallDecision = Extract<ToolCallResult, { kind: 'unknown' | 'denied' | 'allowed' }>;
+export type ToolCallDecision = Extract<ToolCallResult, { kind: 'denied' | 'allowed' }>;
 /** What `hold` answers for an allowed call that must be confirmed. */
-export type HeldCallResult = Exclude<ToolCallResult, { kind: 'unknown' | 'allowed' }>;
+export type HeldCallResult = Exclude<ToolCallResult, { kind: 'allowed' }>;
 /** An allowed call, ready to be opened, held or forwarded. */
 export type AllowedCall = Extract<ToolCallResult, { kind: 'allowed' }>;

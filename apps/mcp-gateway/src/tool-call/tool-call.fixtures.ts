@@ -1,7 +1,7 @@
 import type { AuditOpenEntry, AuditPatch, AuditTrail } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
-import { NotFoundError, resolveProvider, type ConfirmationGate, type HeldCall, type HoldOutcome, type Logger, type PolicyAction, type RiskLevel } from '@agentgw/core';
+import { NotFoundError, type ConfirmationGate, type HeldCall, type HoldOutcome, type Logger, type PolicyAction, type RiskLevel } from '@agentgw/core';
 import { vi } from 'vitest';
 import type { ToolCallCatalog } from './tool-access.js';
 
@@ -59,7 +59,6 @@ export class FakeCatalog implements ToolCallCatalog {
       if (!found) throw new NotFoundError('Tool provider');
       return found;
     },
-    route: (toolName, providers) => resolveProvider(providers, toolName),
   };
 
   rules: ToolCallCatalog['rules'] = {

@@ -25,12 +25,12 @@ const useCase = (outcome: HoldOutcome = { decision: 'confirmed', confirmationId:
   return { gate, calls: new ToolCallUseCase({ catalog, audit: trail, gate, logger: spyLogger() }) };
 };
 
-function command(toolName: string, target: ToolCallTarget = { kind: 'routed', providerFilter: null }, over: Partial<ToolCallCommand> = {}): ToolCallCommand {
+function command(toolName: string, target: ToolCallTarget = { kind: 'routed', providerFilter: null, provider: ops }, over: Partial<ToolCallCommand> = {}): ToolCallCommand {
   return { principal: principalOf(), toolName, arguments: { n: 1 }, target, alwaysConfirm: false, auditId: 'audit-1', ...over };
 }
 
 describe('decide', () => {
-  it('routes by pattern and priority, checks provider access and the policy, and records nothing for an allowed call', async () => {
+  it('checks provider access and the policy of the provider the name resolved to, and records nothing for an allowed call', async () => {
     const { calls } = useCase();
     expect(await calls.decide(command('ops_read'))).toEqual({ kind: 'allowed', auditId: 'audit-1', risk: 'low', provider: ops, hold: false });
     expect(catalog.reads).toEqual(['reach ops', 'policy ops_read']);
@@ -43,12 +43,12 @@ describe('decide', () => {
     expect(await calls.decide(command('ops_read', undefined, { alwaysConfirm: true }))).toMatchObject({ kind: 'allowed', hold: true });
   });
 
-  it('answers unknown when no provider takes the name (nothing recorded); providers= narrows the routing set', async () => {
+  it('a routed call goes to the provider its exposed name resolved to, even where another matches the name first (routing order no longer decides)', async () => {
     const { calls } = useCase();
-    catalog.providerList = [ops];
-    expect(await calls.decide(command('other'))).toEqual({ kind: 'unknown' });
-    expect(await calls.decide(command('ops_read', { kind: 'routed', providerFilter: ['elsewhere'] }))).toEqual({ kind: 'unknown' });
-    expect(trail.jobs).toEqual([]);
+    catalog.providerList = [providerOf('ops2', 'ops_*', 5), ops, fallback];
+    catalog.reach.add('a1:any');
+    expect(await calls.decide(command('ops_read', { kind: 'routed', providerFilter: null, provider: fallback }))).toMatchObject({ kind: 'allowed', provider: fallback });
+    expect(catalog.reads).toEqual(['reach any', 'policy ops_read']);
   });
 
   it('refuses an agent without provider access: one rejected record with the reason, the policy never asked', async () => {
@@ -185,12 +185,14 @@ describe('hold', () => {
     expect(trail.jobs).toEqual([{ op: 'update', id: 'audit-1', status: 'rejected', error: 'Agent is disabled' }]);
   });
 
-  it('refuses when the credentials no longer authenticate, or the name now routes elsewhere', async () => {
+  it('refuses when the credentials no longer authenticate, or the provider left the routing set; a provider added in front changes nothing', async () => {
     const { calls } = useCase();
     const { call, decision } = await held(calls);
     const revoked = options({ reauthenticate: () => Promise.reject(new ForbiddenError('API key revoked')) });
     expect(await calls.hold(call, decision, revoked)).toMatchObject({ kind: 'denied', reason: "The caller's credentials no longer hold: API key revoked" });
     catalog.providerList = [providerOf('ops2', 'ops_*', 5), ops];
+    expect(await calls.hold(call, decision, options())).toMatchObject({ kind: 'confirmed', provider: ops });
+    catalog.providerList = [fallback];
     expect(await calls.hold(call, decision, options())).toMatchObject({ kind: 'denied', reason: 'The tool no longer goes to this provider' });
   });
 

@@ -15,7 +15,7 @@ export interface ToolCallDeps {
   logger: Logger;
 }
 
-/** A call to a provider named explicitly: never `unknown`. */
+/** A call to a provider named explicitly (the tool gate's). */
 export type NamedCall = ToolCallCommand & { target: Exclude<ToolCallCommand['target'], { kind: 'routed' }> };
 
 /** How a held call waits: the gate's options, the approval token the caller presented, and how to prove the caller again. */
@@ -38,23 +38,13 @@ export class ToolCallUseCase {
     this.record = new ToolCallRecord(deps);
   }
 
-  /** Steps 1–4 of the spec's tools/call: a refusal is recorded (one rejected record) before it is answered. */
-  decide(call: NamedCall): Promise<Exclude<ToolCallDecision, { kind: 'unknown' }>>;
-  decide(call: ToolCallCommand): Promise<ToolCallDecision>;
+  /** Steps 2–4 of the spec's tools/call (the caller found the provider): a refusal is recorded (one rejected record) before it is answered. */
   async decide(call: ToolCallCommand): Promise<ToolCallDecision> {
     const { catalog } = this.deps;
     const { principal, target, toolName } = call;
-    let provider: ProviderRecord;
-    if (target.kind === 'routed') {
-      // The provider that owns the name (pattern, then priority) among the caller's.
-      const routed = catalog.providers.route(toolName, await routingSet(catalog, principal, target.providerFilter));
-      if (routed === null) return UNKNOWN;
-      provider = routed;
-    } else {
-      provider = target.provider;
-      // A provider named explicitly owns only what its pattern matches, as routing would.
-      if (!matchGlob(provider.pattern, toolName)) return this.refuse(call, provider.id, OUTSIDE_PATTERN, OUTSIDE_PATTERN, 'high');
-    }
+    const { provider } = target;
+    // A provider owns only what its pattern matches (a routed name was resolved so already).
+    if (!matchGlob(provider.pattern, toolName)) return this.refuse(call, provider.id, OUTSIDE_PATTERN, OUTSIDE_PATTERN, 'high');
     if (target.kind !== 'proxied' && !(await mayReach(catalog, principal, provider.id))) {
       return this.refuse(call, provider.id, 'no provider access', NO_PROVIDER_ACCESS, 'high');
     }
@@ -113,12 +103,12 @@ export class ToolCallUseCase {
     return { kind: 'confirmed', auditId, risk, confirmedBy, principal: release.principal, provider: release.provider };
   }
 
-  /** Where the name goes now for `principal`: the named provider by id, else the route in its routing set. */
+  /** The call's provider as `principal` may reach it now: by id when named, else in its routing set (an exposed name never moves to another provider). */
   private async locate(call: ToolCallCommand, principal: Principal): Promise<ProviderRecord | null> {
     const { catalog } = this.deps;
     const { target } = call;
     if (target.kind !== 'routed') return addressableProvider(catalog, principal, target.provider.id);
-    return catalog.providers.route(call.toolName, await routingSet(catalog, principal, target.providerFilter));
+    return (await routingSet(catalog, principal, target.providerFilter)).find((p) => p.id === target.provider.id) ?? null;
   }
 
   private async refuse(call: ToolCallCommand, providerId: string, error: string, reason: string, risk: RiskLevel): Promise<ToolCallDecision> {
@@ -127,5 +117,4 @@ export class ToolCallUseCase {
   }
 }
 
-const UNKNOWN: ToolCallDecision = Object.freeze({ kind: 'unknown' });
 const GONE: HeldCallResult = Object.freeze({ kind: 'gone' });

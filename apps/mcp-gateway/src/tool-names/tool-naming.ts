@@ -1,6 +1,6 @@
 import { tenantScope, type Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
-import { matchGlob } from '@agentgw/core';
+import { matchGlob, resolveProvider } from '@agentgw/core';
 import type { ListItem } from '../provider-lists.js';
 import { toolKey, type OfferedTool, type ScopeNames } from './exposed-name-rule.js';
 import type { ExposedNames } from './exposed-names.js';
@@ -52,13 +52,23 @@ export class ToolNaming {
    * Where a call of `exposedName` goes among `providers` (the caller's routing set), or null: no
    * such name here, or its provider is outside the set or no longer claims the tool by its
    * pattern. A name this process has not seen names what the providers offer first (so a
-   * client may call without listing, and another replica's names are read).
+   * client may call without listing, and another replica's names are read). A name still
+   * unknown goes to the provider whose pattern claims it among those whose list cannot be had
+   * now, under that name: the call is then refused as unavailable (502, egress 403) when its
+   * listing is checked, never forwarded unchecked.
    */
   async resolveExposedName(scope: string, providers: readonly ProviderRecord[], exposedName: string, offeredOf: OfferedToolsOf): Promise<ResolvedTool | null> {
     const cached = await this.names.cached(scope);
     if (cached.byExposed.has(exposedName)) return resolveIn(cached, providers, exposedName);
     const lists = await Promise.all(providers.map(async (provider) => ({ provider, tools: await offeredOf(provider) })));
-    return resolveIn(await this.names.name(scope, offeredTools(lists)), providers, exposedName);
+    const listed = lists.flatMap(({ provider, tools }) => (tools === null ? [] : [{ provider, tools }]));
+    const resolved = resolveIn(await this.names.name(scope, offeredTools(listed)), providers, exposedName);
+    if (resolved !== null) return resolved;
+    const claimant = resolveProvider(
+      lists.filter((l) => l.tools === null).map((l) => l.provider),
+      exposedName,
+    );
+    return claimant && { provider: claimant, upstreamName: exposedName };
   }
 }
 
