@@ -29,6 +29,7 @@ import { ToolSearch, type SearchSurfaceHooks } from './tool-search/tool-search.j
 import { listedTools, offeredTools } from './tool-names/offered-tools.js';
 import { nameScope, type ToolNaming } from './tool-names/tool-naming.js';
 import { upstreamTarget } from './upstream-targets.js';
+import type { ClientChannel, ServerRequestRelay } from './relay/server-request-relay.js';
 
 /** Which endpoint a message arrived on; the unified one with its `?providers=` filter and its `?tools=` surface as given (checked by tool-search/tool-surface.ts). */
 export type McpEndpoint = { kind: 'unified'; providerFilter: readonly string[] | null; toolsParam: string | null } | { kind: 'proxy'; providerId: string };
@@ -52,6 +53,10 @@ export interface McpRequestContext {
   progressToken: string | number | null;
   /** Authenticates the request's credentials again: a held call is re-checked once released. */
   reauthenticate: Reauthenticate;
+  /** The relayable capabilities the client declared (a session's in initialize, else the 2026-07-28 `_meta`): passed on upstream, lists kept per set. */
+  clientCapabilities: Readonly<Record<string, unknown>>;
+  /** Where a server request (sampling, elicitation, roots) an upstream sends while answering goes: the SSE answer; null when it cannot take one. */
+  channel: ClientChannel | null;
 }
 
 /** What the pipeline works with: the catalog's cached reads, the upstream client and the side effects (audit, hold, sessions). */
@@ -65,6 +70,8 @@ export interface McpPipelineDeps {
   clock: Clock;
   logger: Logger;
   upstreamTimeoutMs: number;
+  /** Passes upstream server requests to the client and its answers back (`relay/`). */
+  relay: ServerRequestRelay;
   /** Exposed tool names on the unified endpoint (tool-names/). */
   names: ToolNaming;
   /** Pinned definitions: a quarantined tool is neither listed nor called. */
@@ -179,7 +186,7 @@ export class McpPipeline {
    */
   private async mergedTools(ctx: McpRequestContext): Promise<ListItem[]> {
     const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
-    const lists = await Promise.all(reachable.map(async (provider) => ({ provider, tools: offeredTools(provider, (await this.deps.pins.apply(provider, await this.toolItems(provider))).visible) })));
+    const lists = await Promise.all(reachable.map(async (provider) => ({ provider, tools: offeredTools(provider, (await this.deps.pins.apply(provider, await this.toolItems(provider, ctx.clientCapabilities))).visible) })));
     const tools: ListItem[] = [];
     for (const { exposedName, provider, upstreamName, tool } of await this.deps.names.expose(nameScope(ctx.principal), lists)) {
       if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, upstreamName)).action !== 'deny') tools.push({ ...tool, name: exposedName });
@@ -188,13 +195,13 @@ export class McpPipeline {
   }
 
   /** A provider's cached tool list as the upstream gave it (empty when it cannot be had). */
-  private async toolItems(provider: ProviderRecord): Promise<ListItem[]> {
-    return (await this.deps.lists.get(provider, this.listTarget(provider), 'tools')).items ?? [];
+  private async toolItems(provider: ProviderRecord, capabilities: Readonly<Record<string, unknown>>): Promise<ListItem[]> {
+    return (await this.deps.lists.get(provider, this.listTarget(provider), 'tools', capabilities)).items ?? [];
   }
 
   /** One provider's tools for the proxy: those its pattern claims (as on the unified endpoint), denied tools removed. */
   private async providerTools(ctx: McpRequestContext, provider: ProviderRecord): Promise<ListItem[]> {
-    const list = await this.deps.lists.get(provider, this.listTarget(provider), 'tools');
+    const list = await this.deps.lists.get(provider, this.listTarget(provider), 'tools', ctx.clientCapabilities);
     if (list.refusal) throw egressRefused(list.refusal, provider.id);
     if (list.items === null) throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools', 502, { reason: list.failure });
     const tools: ListItem[] = [];
@@ -259,7 +266,7 @@ export class McpPipeline {
     const call: ToolCallCommand = { principal: ctx.principal, toolName: name, arguments: args as Record<string, unknown>, target, alwaysConfirm: agent.alwaysConfirm, auditId: newId() };
     const decision = await this.calls.decide(call);
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
-    await this.assertListed(decision.provider, name);
+    await this.assertListed(decision.provider, name, ctx.clientCapabilities);
     await this.assertNotQuarantined(call, decision.provider, name);
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.calls.open(call, decision);
@@ -280,7 +287,7 @@ export class McpPipeline {
     const { auditId } = decision;
     const started = this.deps.clock.now().getTime();
     try {
-      const result = await this.forward(provider, 'tools/call', params, forwardCtx);
+      const result = await this.forward(provider, 'tools/call', params, forwardCtx, { auditId, toolName: name });
       const status = result.isError === true ? 'failed' : 'completed';
       await Promise.all([opened, this.calls.record.finished(auditId, { status, result, duration: this.deps.clock.now().getTime() - started })]);
       return result;
@@ -325,8 +332,8 @@ export class McpPipeline {
     throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code: 'TOOL_QUARANTINED', status, providerId: provider.id, auditId: call.auditId });
   }
 
-  private async assertListed(provider: ProviderRecord, name: string): Promise<void> {
-    const listing = await this.deps.lists.listed(provider, () => this.listTarget(provider), name);
+  private async assertListed(provider: ProviderRecord, name: string, capabilities: Readonly<Record<string, unknown>>): Promise<void> {
+    const listing = await this.deps.lists.listed(provider, () => this.listTarget(provider), name, capabilities);
     if (listing.kind === 'listed') return;
     if (listing.kind === 'unlisted') throw invalidParams(`Unknown tool: ${name}`);
     if (listing.refusal) throw egressRefused(listing.refusal, provider.id);
@@ -338,7 +345,7 @@ export class McpPipeline {
    * upstream session for that provider (opened and stored on first use) or the shared one.
    * An upstream JSON-RPC error is passed on as it is.
    */
-  private async forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext): Promise<Result> {
+  private async forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext, call: { auditId: string; toolName: string } | null = null): Promise<Result> {
     const target = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId });
     const options: UpstreamCallOptions = {
       signal: ctx.signal,
@@ -348,6 +355,11 @@ export class McpPipeline {
         if (n.method === 'notifications/progress' || n.method === 'notifications/message' || n.method === 'notifications/resources/updated') ctx.notify?.(n);
       },
       session: undefined,
+      clientCapabilities: ctx.clientCapabilities,
+      // Called only when the upstream sends a request: nothing is awaited for it on a plain call.
+      onRequest: (request, session) => {
+        this.deps.relay.relay({ provider, target, principal: ctx.principal, channel: ctx.channel, capabilities: ctx.clientCapabilities, call }, request, session);
+      },
     };
     try {
       let session: UpstreamSession | undefined;

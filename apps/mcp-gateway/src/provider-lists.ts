@@ -1,6 +1,6 @@
 import type { ProviderRecord } from '@agentgw/catalog';
 import { egressRefusalOf, type Clock, type EgressRefusedError, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
-import type { McpUpstreamClient, UpstreamSession, UpstreamTarget } from '@agentgw/mcp-client';
+import { clientCapabilitiesKey, NO_CLIENT_CAPABILITIES, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
 
 /** The lists an upstream offers that the unified endpoint merges. */
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
@@ -37,7 +37,17 @@ interface Entry {
 }
 
 /**
- * Each provider's upstream lists, fetched with a deadline and cached per provider and kind.
+ * The cache key of a provider's list of one kind, fetched for clients of one capability set:
+ * servers may offer a capable client more (a tool that samples). Capability sets are the few
+ * canonical ones `relayableCapabilities` yields, so the cache stays bounded by providers × kinds × sets.
+ */
+const listKey = (providerId: string, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): string => {
+  const set = clientCapabilitiesKey(capabilities);
+  return set === '' ? `${providerId}\n${kind}` : `${providerId}\n${kind}\n${set}`;
+};
+
+/**
+ * Each provider's upstream lists, fetched with a deadline and cached per provider, kind and client capability set.
  * Dropped on `providers.changed` (that provider, or all), on an upstream's
  * `notifications/<kind>/list_changed`, and after a minute at most.
  */
@@ -93,11 +103,11 @@ export class ProviderLists {
     }
   }
 
-  /** The provider's list, or a failure reason; never throws and never waits longer than the deadline. */
-  async get(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<Omit<Entry, 'at' | 'names'>> {
-    const cached = this.entries.get(`${provider.id}\n${kind}`);
+  /** The provider's list (as it shows it to clients with `capabilities`), or a failure reason; never throws and never waits longer than the deadline. */
+  async get(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind, capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES): Promise<Omit<Entry, 'at' | 'names'>> {
+    const cached = this.entries.get(listKey(provider.id, kind, capabilities));
     if (cached && this.deps.clock.now().getTime() - cached.at < (cached.failure === null ? LIST_TTL_MS : FAILURE_TTL_MS)) return cached;
-    return this.fetchOnce(provider, target, kind);
+    return this.fetchOnce(provider, target, kind, capabilities);
   }
 
   /**
@@ -107,18 +117,18 @@ export class ProviderLists {
    * missing from one older than UNLISTED_REFETCH_MS (so a new tool is callable within seconds
    * and made-up names cannot make every call refetch). `targetOf` is only called to fetch.
    */
-  async listed(provider: ProviderRecord, targetOf: () => UpstreamTarget, name: string): Promise<ToolListing> {
-    const cached = this.entries.get(`${provider.id}\ntools`);
+  async listed(provider: ProviderRecord, targetOf: () => UpstreamTarget, name: string, capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES): Promise<ToolListing> {
+    const cached = this.entries.get(listKey(provider.id, 'tools', capabilities));
     const age = cached ? this.deps.clock.now().getTime() - cached.at : Infinity;
     if (cached?.names) {
       if (cached.names.has(name)) {
-        if (age >= LIST_TTL_MS) void this.get(provider, targetOf(), 'tools');
+        if (age >= LIST_TTL_MS) void this.get(provider, targetOf(), 'tools', capabilities);
         return { kind: 'listed' };
       }
       if (age < UNLISTED_REFETCH_MS) return { kind: 'unlisted' };
     }
     // No list yet, a failure due for a retry, or a name an older list lacks: fetch (or join the fetch under way).
-    const entry = cached && cached.names === null && age < FAILURE_TTL_MS ? cached : await this.fetchOnce(provider, targetOf(), 'tools');
+    const entry = cached && cached.names === null && age < FAILURE_TTL_MS ? cached : await this.fetchOnce(provider, targetOf(), 'tools', capabilities);
     if (entry.names === null) return { kind: 'unavailable', failure: entry.failure ?? 'no tool list', refusal: entry.refusal };
     return entry.names.has(name) ? { kind: 'listed' } : { kind: 'unlisted' };
   }
@@ -129,22 +139,23 @@ export class ProviderLists {
   }
 
   /** Fetches the list, or joins the fetch already under way; the cached entry is replaced when it ends. */
-  private fetchOnce(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<Entry> {
-    const key = `${provider.id}\n${kind}`;
+  private fetchOnce(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): Promise<Entry> {
+    const key = listKey(provider.id, kind, capabilities);
     let pending = this.inflight.get(key);
     if (!pending) {
-      pending = this.fetch(provider, target, kind).finally(() => this.inflight.delete(key));
+      pending = this.fetch(provider, target, kind, capabilities).finally(() => this.inflight.delete(key));
       this.inflight.set(key, pending);
     }
     return pending;
   }
 
-  private async fetch(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind): Promise<Entry> {
-    const key = `${provider.id}\n${kind}`;
+  private async fetch(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): Promise<Entry> {
+    const key = listKey(provider.id, kind, capabilities);
     let entry: Entry;
     try {
       const { items, session } = await this.deps.client.listAll(target, LIST_METHODS[kind], kind, {
         timeoutMs: this.timeoutMs,
+        clientCapabilities: capabilities,
         onNotification: (n) => this.noticed(provider.id, n.method),
       });
       const names = kind === 'tools' ? new Set(items.map((item) => item.name)) : null;

@@ -13,6 +13,8 @@ import { createOriginPolicy } from './origins.js';
 import { ProviderLists } from './provider-lists.js';
 import { SessionIdCodec } from './session-ids.js';
 import { MemorySessionStore, RedisSessionStore, type SessionStore } from './session-store.js';
+import { MemoryRelayStore, RedisRelayStore } from './relay/relay-store.js';
+import { ServerRequestRelay } from './relay/server-request-relay.js';
 import { ToolGate } from './tool-gate.js';
 import { toolGateRoutes } from './tool-gate.routes.js';
 import { ExposedNames } from './tool-names/exposed-names.js';
@@ -58,10 +60,13 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     });
   const sessions = options.sessions ?? (config.REDIS_URL ? new RedisSessionStore(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false })) : new MemorySessionStore(clock));
   const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
+  // Relayed server requests live beside the sessions: in Redis (any replica routes a client's answer) when the sessions are.
+  const relayStore = sessions instanceof RedisSessionStore ? new RedisRelayStore(sessions.redis, clock) : new MemoryRelayStore(clock);
+  const relay = new ServerRequestRelay({ store: relayStore, client, catalog, audit, logger });
   const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
   const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
-  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, names, pins });
+  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, relay, names, pins });
   const streams = new Set<() => void>();
   const platformKeys = secretBoxFor(config);
 
@@ -82,6 +87,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       logger,
       streams,
       quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(config)),
+      relay,
     }),
   );
   documentMcpEndpoints(routes);
@@ -96,6 +102,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     },
     async stop() {
       for (const end of [...streams]) end();
+      relay.stop();
       await lists.stop();
       await exposedNames.stop();
       await pins.stop();

@@ -19,6 +19,8 @@ export interface SessionClaims {
   endUserId: string | null;
   /** Seconds since the epoch. */
   iat: number;
+  /** The relayable client capabilities it declared in `initialize` (`relayableCapabilities`); absent on sessions sealed before them and when none. */
+  caps?: Record<string, unknown>;
 }
 
 const AAD = 'agentgw mcp-session v1';
@@ -32,7 +34,7 @@ export class SessionIdCodec {
   }
 
   /** A new session for `principal`. */
-  issue(principal: Principal, protocolVersion: string, scope: string, now: Date): { id: string; claims: SessionClaims } {
+  issue(principal: Principal, protocolVersion: string, scope: string, now: Date, caps: Record<string, unknown> = {}): { id: string; claims: SessionClaims } {
     const claims: SessionClaims = {
       sid: randomUUID(),
       protocolVersion,
@@ -41,6 +43,7 @@ export class SessionIdCodec {
       agentId: principal.agentId,
       endUserId: principal.endUserId,
       iat: Math.floor(now.getTime() / 1000),
+      ...(Object.keys(caps).length > 0 ? { caps } : {}),
     };
     return { id: seal(this.keys[0]!, JSON.stringify(claims), AAD), claims };
   }

@@ -207,8 +207,8 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('ZADD', ARGV[6] .. owner, 'XX', ARGV[4], ARGV[1])
 return 1`;
 
-/** A Lua script run by its SHA (EVALSHA), sent whole only when Redis does not know it yet. */
-class RedisScript {
+/** A Lua script run by its SHA (EVALSHA), sent whole only when Redis does not know it yet (the relay store runs its own too). */
+export class RedisScript {
   private readonly sha: string;
 
   constructor(private readonly lua: string) {
@@ -248,7 +248,8 @@ export class RedisSessionStore implements SessionStore {
   private readonly limits: SessionLimits;
 
   constructor(
-    private readonly redis: Redis,
+    /** Its connection, which the relay store (`relay/relay-store.ts`) shares. */
+    readonly redis: Redis,
     limits: Partial<SessionLimits> = {},
     private readonly clock: Clock = systemClock,
   ) {

@@ -598,7 +598,8 @@ const keyOf = (target: UpstreamTarget): string => target.key ?? target.endpoint;
 /** Where a target's shared session is kept: its key, its principal when it has one, and the client capabilities it was opened with. */
 const slotOf = (key: string, target: UpstreamTarget, capabilities: Record<string, unknown> | undefined): string => {
   const slot = target.principal === undefined ? key : `${key}\u0000${target.principal}`;
-  return capabilities === undefined ? slot : `${slot}\u0000${clientCapabilitiesKey(capabilities)}`;
+  const set = capabilities === undefined ? '' : clientCapabilitiesKey(capabilities);
+  return set === '' ? slot : `${slot}\u0000${set}`;
 };
 
 /** Keeps the resumption cursor of a stream: the last event id and the reconnection delay it asked for. */

@@ -1,4 +1,5 @@
 export { startMcpServer } from './mcp-server.js';
+export { registerClientFeatureTools } from './client-feature-tools.js';
 export { startMcpV2Server } from './mcp-server-v2.js';
 export type { McpV2FixtureOptions } from './mcp-server-v2.js';
 export type { McpFixture, McpFixtureOptions, McpFixtureRequest, McpFixtureTool, McpToolCall } from './mcp-server.js';

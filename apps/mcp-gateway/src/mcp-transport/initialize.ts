@@ -1,5 +1,5 @@
 import type { Principal } from '@agentgw/auth';
-import { JSON_RPC, LATEST_LEGACY_VERSION, LEGACY_PROTOCOL_VERSIONS, type JsonRpcRequest } from '@agentgw/mcp-client';
+import { JSON_RPC, LATEST_LEGACY_VERSION, LEGACY_PROTOCOL_VERSIONS, relayableCapabilities, type JsonRpcRequest } from '@agentgw/mcp-client';
 import { SSE_HEADERS, sseText } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import type { McpEndpoint } from '../mcp-pipeline.js';
@@ -24,7 +24,7 @@ export async function initialize(deps: InitializeDeps, c: Context, principal: Pr
   }
   const version = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_LEGACY_VERSION;
   if (endpoint.kind === 'proxy') await deps.catalog.providers.getFor(principal, endpoint.providerId);
-  const { id, claims } = deps.codec.issue(principal, version, scopeOf(endpoint), deps.clock.now());
+  const { id, claims } = deps.codec.issue(principal, version, scopeOf(endpoint), deps.clock.now(), relayableCapabilities(request.params.capabilities));
   const evicted = await deps.sessions.create(claims.sid, sessionOwner(claims));
   for (const old of evicted) void closeUpstreams(deps, old.upstreams);
   const response = { jsonrpc: '2.0', id: request.id, result: { protocolVersion: version, capabilities: SERVER_CAPABILITIES, serverInfo: SERVER_INFO } };

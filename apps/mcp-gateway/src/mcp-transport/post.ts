@@ -7,6 +7,7 @@ import { endpointOf } from './endpoint.js';
 import { initialize } from './initialize.js';
 import { negotiateRevision, parsePost, sessionRevision, type Invalid, type ParsedPost, type RequestItem } from './parse-and-negotiate.js';
 import { NO_HEADERS, replyResponse, rpcError, SESSION_HEADER, type Reply } from './replies.js';
+import { deliverAnswers } from '../relay/client-answers.js';
 import { respond, type Exchange } from './respond.js';
 import { resolveSession, type Session } from './session-resolution.js';
 import type { McpTransportDeps } from './transport-deps.js';
@@ -40,6 +41,8 @@ export async function post(deps: McpTransportDeps, c: Context): Promise<Response
   const sessionHeaders = session ? { [SESSION_HEADER]: sessionHeader! } : NO_HEADERS;
   const requests = parsed.items.filter((i): i is RequestItem => i.kind === 'request');
   const invalid = parsed.items.filter((i): i is Invalid => i.kind === 'invalid');
+  const refusedAnswer = await deliverAnswers(deps, c, principal, session, parsed);
+  if (refusedAnswer) return replyResponse({ ...refusedAnswer, headers: sessionHeaders });
   if (requests.length === 0 && invalid.length === 0) return new Response(null, { status: 202, headers: sessionHeaders });
   const limited = await overQuota(deps, principal, requests.length);
   if (limited) return replyResponse(rateLimited(limited, parsed.batch ? null : (requests[0]?.message.id ?? null), sessionHeaders));

@@ -1,10 +1,11 @@
 import type { AuthService, Principal } from '@agentgw/auth';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '@agentgw/mcp-client';
+import { isModernVersion, META_CLIENT_CAPABILITIES, NO_CLIENT_CAPABILITIES, relayableCapabilities, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '@agentgw/mcp-client';
 import { SseStream, type ClientConnection } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { metaOf } from '../json-rpc-messages.js';
 import type { McpEndpoint, McpPipeline, McpRequestContext } from '../mcp-pipeline.js';
 import { CONFIRMATION_TOKEN_META, resultForClient } from '../revision-shapes.js';
+import { clientOwner, type ClientChannel } from '../relay/server-request-relay.js';
 import type { Invalid, RequestItem } from './parse-and-negotiate.js';
 import { answerHeaders, jsonResponse, rpcError } from './replies.js';
 
@@ -47,7 +48,7 @@ export function respond(deps: RespondDeps, x: Exchange): Promise<Response> {
 /** The JSON answer: one response (with its HTTP status), or a batch's array; 499 when the client left meanwhile. */
 async function answerAsJson(deps: RespondDeps, x: Exchange): Promise<Response> {
   try {
-    const answers = await Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, null))));
+    const answers = await Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, null, null))));
     if (x.connection.gone()) return new Response(null, { status: 499 });
     if (!x.batch) {
       const answer = answers[0];
@@ -73,15 +74,17 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   const started = new Promise<null>((resolve) => (startStreaming = resolve));
   // The writes are bounded by the requests' own answers: no slow-reader cut-off; the client leaving aborts the calls.
   const open = () => (stream = new SseStream({ maxBufferedBytes: Infinity, onEnd: (why) => why !== 'closed' && x.connection.abort() }));
-  const notify = (notification: JsonRpcNotification) => {
+  const notify = (notification: JsonRpcNotification | JsonRpcRequest) => {
     if (stream === null) startStreaming(null);
     (stream ?? open()).send({ event: 'message', data: notification });
   };
+  // A server request an upstream sends goes out on this answer (which it switches to SSE); 2026-07-28 clients take none on a stream.
+  const channel: ClientChannel | null = isModernVersion(x.protocolVersion) ? null : { owner: clientOwner(x.session?.claims.sid ?? null, x.principal), send: notify };
   if (x.batch) {
     const batchStream = open();
     for (const bad of x.invalid) batchStream.send({ event: 'message', data: invalidReply(bad) });
   }
-  const work = Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, notify))));
+  const work = Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, notify, channel))));
   const settled = x.batch ? null : await Promise.race([work, started]);
   if (settled !== null && stream === null) {
     x.connection.dispose();
@@ -100,7 +103,7 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
 }
 
 /** Everything the pipeline handles one request with: the exchange's caller, revision and session, and this request's `_meta`. */
-function requestContext(deps: RespondDeps, x: Exchange, request: JsonRpcRequest, notify: McpRequestContext['notify']): McpRequestContext {
+function requestContext(deps: RespondDeps, x: Exchange, request: JsonRpcRequest, notify: McpRequestContext['notify'], channel: ClientChannel | null): McpRequestContext {
   const meta = metaOf(request.params);
   const metaToken = meta[CONFIRMATION_TOKEN_META];
   const progress = meta.progressToken;
@@ -119,6 +122,8 @@ function requestContext(deps: RespondDeps, x: Exchange, request: JsonRpcRequest,
     confirmationToken: c.req.header('x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
     progressToken: typeof progress === 'string' || typeof progress === 'number' ? progress : null,
     reauthenticate: () => deps.auth.authenticate(c.req.raw.headers, 'flexible'),
+    clientCapabilities: x.session ? (x.session.claims.caps ?? NO_CLIENT_CAPABILITIES) : relayableCapabilities(meta[META_CLIENT_CAPABILITIES]),
+    channel,
   };
 }
 

@@ -1,0 +1,181 @@
+import type { AuditTrail } from '@agentgw/audit';
+import type { Principal } from '@agentgw/auth';
+import type { Catalog, ProviderRecord } from '@agentgw/catalog';
+import { newId, type Logger } from '@agentgw/core';
+import { JSON_RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
+import { auditEntryOf } from '../tool-call/tool-call-record.js';
+import { upstreamTarget } from '../upstream-targets.js';
+import type { RelayedRequest, RelayStore } from './relay-store.js';
+
+/** The client end of one exchange a relayed request can be written to (the call's SSE answer). */
+export interface ClientChannel {
+  /** Whose answers may come back (see `clientOwner`). */
+  owner: string;
+  /** Writes the request on the client's stream (an answer not yet streaming switches to SSE). */
+  send(request: JsonRpcRequest): void;
+}
+
+/** The call a server request arrived during: where to send it, and what it is attributed to. */
+export interface RelayOrigin {
+  provider: ProviderRecord;
+  target: UpstreamTarget;
+  principal: Principal;
+  /** Null when the client cannot take a request now (a plain JSON answer, a 2026-07-28 client). */
+  channel: ClientChannel | null;
+  /** The relayable capabilities the client declared. */
+  capabilities: Readonly<Record<string, unknown>>;
+  /** The tools/call it happened in (its audit id and tool), when it did. */
+  call: { auditId: string; toolName: string } | null;
+}
+
+/** How many relayed requests one client may have unanswered, and how long one waits for its answer. */
+export interface RelayLimits {
+  maxPendingPerClient: number;
+  timeoutMs: number;
+}
+
+/** Defaults: 16 pending per client, 5 minutes (a human may be answering an elicitation). */
+export const RELAY_LIMITS: Readonly<RelayLimits> = Object.freeze({ maxPendingPerClient: 16, timeoutMs: 5 * 60_000 });
+
+/** Every id the gateway mints for a relayed request starts so (anything else is not one of ours). */
+export const RELAY_ID_PREFIX = 'agentgw-relay-';
+
+/** MCP's request-timeout error code (the SDKs' RequestTimeout). */
+const REQUEST_TIMEOUT = -32001;
+/** The store keeps an entry this much past the timeout, so the replica that armed the timer still finds it to answer the upstream. */
+const EXPIRY_GRACE_MS = 30_000;
+
+/** The client capability each relayable server request needs. */
+const CAPABILITY_OF: Readonly<Record<string, string>> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
+/** Server requests that act for the user (a model call, a question to them): audited and attributed to their call. */
+const AUDITED: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create']);
+
+/** Who a client is for routing its answers: its session, else (sessionless) its identity. */
+export const clientOwner = (sid: string | null, principal: Principal): string => (sid !== null ? `s:${sid}` : `p:${JSON.stringify([principal.userId, principal.agentId, principal.endUserId])}`);
+
+const refusal = (id: JsonRpcId, code: number, message: string): JsonRpcResponse => ({ jsonrpc: '2.0', id, error: { code, message } });
+
+interface RelayDeps {
+  store: RelayStore;
+  client: Pick<McpUpstreamClient, 'respond'>;
+  catalog: Pick<Catalog, 'providers'>;
+  audit: AuditTrail;
+  logger: Logger;
+}
+
+/**
+ * Server-to-client requests (sampling, elicitation, roots) relayed both ways. An upstream's
+ * request is sent to the client under a gateway-minted id, the mapping (id → provider, upstream
+ * session, upstream id, client) kept in the relay store; the client's answer, POSTed to any
+ * replica, is taken from the store there and POSTed to the upstream on its session. A client
+ * that did not declare the capability, cannot take a request now, or has too many pending gets
+ * none: the upstream is answered with an error at once. Unanswered ones are answered with a
+ * timeout error by the replica that relayed them.
+ */
+export class ServerRequestRelay {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly deps: RelayDeps,
+    private readonly limits: RelayLimits = RELAY_LIMITS,
+  ) {}
+
+  /** An upstream's request during a call: passed on to the client, or answered at once. Never throws. */
+  relay(origin: RelayOrigin, request: JsonRpcRequest, session: UpstreamSession): void {
+    this.relayed(origin, request, session).catch((err: unknown) => this.failed(origin.provider.id, request.method, err));
+  }
+
+  /**
+   * A client's answers to relayed requests (the responses of a POST), each sent to the upstream
+   * that asked. Returns how many were not pending for this client (unknown, answered, expired).
+   */
+  async deliver(owner: string, principal: Principal, requestId: string, responses: readonly JsonRpcResponse[]): Promise<number> {
+    const outcomes = await Promise.all(responses.map((response) => this.deliverOne(owner, principal, requestId, response)));
+    return outcomes.filter((delivered) => !delivered).length;
+  }
+
+  /** Stops the timeouts of this replica (shutdown); their upstreams time out on their own. */
+  stop(): void {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private async relayed(origin: RelayOrigin, request: JsonRpcRequest, session: UpstreamSession): Promise<void> {
+    const answer = (response: JsonRpcResponse) => this.deps.client.respond(origin.target, session, response);
+    if (request.method === 'ping') return answer({ jsonrpc: '2.0', id: request.id, result: {} });
+    const capability = CAPABILITY_OF[request.method];
+    if (capability === undefined) return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method.slice(0, 100)}`));
+    if (origin.channel === null || !(capability in origin.capabilities)) {
+      return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `The client cannot take ${request.method} here (it did not declare ${capability}, or its answer is not a stream)`));
+    }
+    const id = RELAY_ID_PREFIX + newId();
+    const auditId = AUDITED.has(request.method) ? await this.auditOpened(origin, request) : null;
+    const entry: RelayedRequest = { owner: origin.channel.owner, providerId: origin.provider.id, upstream: session, upstreamId: request.id, method: request.method, auditId };
+    if (!(await this.deps.store.put(id, entry, this.limits.timeoutMs + EXPIRY_GRACE_MS, this.limits.maxPendingPerClient))) {
+      const message = `The client has ${this.limits.maxPendingPerClient} server requests pending already`;
+      await Promise.all([answer(refusal(request.id, JSON_RPC.INTERNAL_ERROR, message)), this.auditFinished(auditId, { status: 'failed', error: message })]);
+      return;
+    }
+    this.arm(id, entry, origin.target);
+    origin.channel.send({ jsonrpc: '2.0', id, method: request.method, ...(request.params ? { params: request.params } : {}) });
+  }
+
+  private async deliverOne(owner: string, principal: Principal, requestId: string, response: JsonRpcResponse): Promise<boolean> {
+    if (typeof response.id !== 'string' || !response.id.startsWith(RELAY_ID_PREFIX)) return false;
+    const entry = await this.deps.store.take(owner, response.id);
+    if (!entry) return false;
+    this.disarm(response.id);
+    const upstream: JsonRpcResponse = 'result' in response ? { jsonrpc: '2.0', id: entry.upstreamId, result: response.result } : { jsonrpc: '2.0', id: entry.upstreamId, error: response.error };
+    const outcome = 'result' in response ? { status: 'completed' as const, result: response.result } : { status: 'failed' as const, error: response.error.message };
+    await Promise.all([this.answerUpstream(entry, principal, requestId, upstream), this.auditFinished(entry.auditId, outcome)]);
+    return true;
+  }
+
+  /** Sends the client's answer to the upstream that asked, from this replica (any may: the upstream session is a value). */
+  private async answerUpstream(entry: RelayedRequest, principal: Principal, requestId: string, response: JsonRpcResponse): Promise<void> {
+    try {
+      const provider = await this.deps.catalog.providers.get(entry.providerId);
+      if (!provider) return;
+      const target = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal, requestId });
+      await this.deps.client.respond(target, entry.upstream, response);
+    } catch (err) {
+      this.failed(entry.providerId, entry.method, err);
+    }
+  }
+
+  /** Answers the upstream with a timeout error when the client has not answered in time (unless another replica delivered it). */
+  private arm(id: string, entry: RelayedRequest, target: UpstreamTarget): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(id);
+      void this.expire(id, entry, target).catch((err: unknown) => this.failed(entry.providerId, entry.method, err));
+    }, this.limits.timeoutMs);
+    timer.unref();
+    this.timers.set(id, timer);
+  }
+
+  private disarm(id: string): void {
+    clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
+  }
+
+  private async expire(id: string, entry: RelayedRequest, target: UpstreamTarget): Promise<void> {
+    if (!(await this.deps.store.take(entry.owner, id))) return;
+    const message = 'The client did not answer in time';
+    await Promise.all([this.deps.client.respond(target, entry.upstream, refusal(entry.upstreamId, REQUEST_TIMEOUT, message)), this.auditFinished(entry.auditId, { status: 'failed', error: message })]);
+  }
+
+  /** The relayed request's own audit record: who, which provider, what it asked, and the call it belongs to. */
+  private auditOpened(origin: RelayOrigin, request: JsonRpcRequest): Promise<string> {
+    const args = { relayedFor: origin.call?.auditId ?? null, tool: origin.call?.toolName ?? null, params: request.params ?? {} };
+    return this.deps.audit.open(auditEntryOf({ principal: origin.principal, auditId: newId(), toolName: request.method, arguments: args }, origin.provider.id, 'pending'));
+  }
+
+  private async auditFinished(auditId: string | null, outcome: { status: 'completed' | 'failed'; result?: unknown; error?: string }): Promise<void> {
+    if (auditId === null) return;
+    await this.deps.audit.update(auditId, outcome).catch((err: unknown) => this.deps.logger.error({ err, auditId }, 'relayed request audit update failed'));
+  }
+
+  private failed(providerId: string, method: string, err: unknown): void {
+    this.deps.logger.warn({ providerId, method, reason: err instanceof Error ? err.message : 'unknown' }, 'server request relay failed');
+  }
+}
