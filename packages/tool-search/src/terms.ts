@@ -37,7 +37,7 @@ export function terms(text: string, maxChars: number): string[] {
 
 /**
  * A light English stemmer, so "issues", "issue" and "issuing" meet on one term: plural and
- * -ing/-ed endings go (-ies/-ied → -y), then a final "e", then a doubled final consonant ("stopped" → "stop").
+ * -ing/-ed/-ation/-ion endings go (-ies/-ied → -y), then a final "e", then a doubled final consonant ("stopped" → "stop").
  * Deliberately small: it only has to be the same on both sides, not linguistically right.
  */
 export function stem(word: string): string {
@@ -49,6 +49,8 @@ export function stem(word: string): string {
   else if (w.endsWith('s') && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
   if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3);
   else if (w.endsWith('ed') && w.length > 4) w = w.slice(0, -2);
+  else if (w.endsWith('ation') && w.length > 7) w = w.slice(0, -5);
+  else if (w.endsWith('ion') && w.length > 6) w = w.slice(0, -3);
   if (w.endsWith('e') && w.length > 3) w = w.slice(0, -1);
   if (w.length > 3 && w.at(-1) === w.at(-2) && !'lsz'.includes(w.at(-1)!)) w = w.slice(0, -1);
   return w;

@@ -56,6 +56,8 @@ const GROUPS: readonly string[] = [
   'container pod',
   'secret credential password token',
   'permission access role',
+  'share grant',
+  'free available',
   'address location place',
   'weather forecast',
   'translate translation',
