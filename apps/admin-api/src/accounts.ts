@@ -1,4 +1,4 @@
-import { verifyPasswordOrDummy, type Principal } from '@agentgw/auth';
+import { hasActingUser, verifyPasswordOrDummy, type Principal } from '@agentgw/auth';
 import { ForbiddenError, UnauthorizedError } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import type { LoginThrottle } from './login-throttle.js';
@@ -61,7 +61,7 @@ export async function login(
  * reload. A caller with no local account (an external issuer's unmapped user) is 403.
  */
 export async function currentAccount(deps: Pick<ServiceDeps, 'db'>, principal: Principal): Promise<AccountUser> {
-  const row = principal.userId ? await deps.db.selectFrom('users').select(['id', 'email', 'name', 'roles', 'tenant_id']).where('id', '=', principal.userId).executeTakeFirst() : undefined;
+  const row = hasActingUser(principal) ? await deps.db.selectFrom('users').select(['id', 'email', 'name', 'roles', 'tenant_id']).where('id', '=', principal.userId).executeTakeFirst() : undefined;
   if (!row) throw new ForbiddenError('This sign-in has no account registered with the gateway', 'USER_NOT_REGISTERED');
   return { id: row.id, email: row.email, name: row.name, roles: row.roles, tenantId: row.tenant_id };
 }

@@ -1,4 +1,4 @@
-import type { Principal } from '@agentgw/auth';
+import { hasActingUser, type Principal } from '@agentgw/auth';
 import { ConflictError, ForbiddenError, NotFoundError, newId, type Clock } from '@agentgw/core';
 import type { Database, DevicePlatform, DeviceRow } from '@agentgw/db';
 import { sql, type Kysely } from 'kysely';
@@ -30,7 +30,7 @@ export function toDevice(row: DeviceRow): Device {
 
 /** Devices belong to a user; a bare agent runtime token has none. */
 function ownerOf(principal: Principal): string {
-  if (principal.userId === null) throw new ForbiddenError('Devices belong to a user; this credential carries no user');
+  if (!hasActingUser(principal)) throw new ForbiddenError('Devices belong to a user; this credential carries no user');
   return principal.userId;
 }
 

@@ -1,4 +1,4 @@
-import { isAdmin, type Principal } from '@agentgw/auth';
+import { actingUserOf, isAdmin, type Principal } from '@agentgw/auth';
 import { AUDIT_STATUSES, type AuditStatus } from '@agentgw/core';
 import type { AuditLogRow, Database } from '@agentgw/db';
 import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
@@ -48,7 +48,7 @@ export function visibleFilter(principal: Principal, requested: AuditFilter): Aud
     return { ...requested, tenantId: principal.tenantId };
   }
   // A principal without a user (not possible with a user JWT) matches no user at all.
-  return { ...requested, userId: principal.userId ?? '' };
+  return { ...requested, userId: actingUserOf(principal) ?? '' };
 }
 
 type AuditQuery<O> = SelectQueryBuilder<Database, 'audit_logs', O>;

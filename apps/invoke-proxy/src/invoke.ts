@@ -1,4 +1,4 @@
-import type { AuthService, Principal } from '@agentgw/auth';
+import { hasActingUser, type AuthService, type Principal } from '@agentgw/auth';
 import type { AgentCatalog, AgentRecord } from '@agentgw/catalog';
 import { UnauthorizedError, type CallQuota, type Logger } from '@agentgw/core';
 import type { CredentialResolver } from '@agentgw/credentials';
@@ -37,10 +37,10 @@ export interface InvokeRequest {
  * bare runtime token (an agent with no user) cannot invoke.
  */
 export function actingUser(principal: Principal): { userId: string; endUserId: string; tenantId: string | null } {
-  if (!principal.userId) {
+  if (!hasActingUser(principal)) {
     throw new UnauthorizedError('Invoking an agent needs a user: a user JWT, a session token, or an API key with X-User-Id');
   }
-  return { userId: principal.userId, endUserId: principal.endUserId ?? principal.userId, tenantId: principal.tenantId };
+  return { userId: principal.userId, endUserId: principal.endUserId, tenantId: principal.tenantId };
 }
 
 /** Steps 3–6 of invoke: credentials, identity headers, session token, forward. */

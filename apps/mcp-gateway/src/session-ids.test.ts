@@ -1,4 +1,4 @@
-import { secretBoxFor, type Principal } from '@agentgw/auth';
+import { secretBoxFor, type SessionTokenPrincipal } from '@agentgw/auth';
 import { testConfig } from '@agentgw/service-kit/testing';
 import { describe, expect, it } from 'vitest';
 import { AuditIdSigner } from './audit-ids.js';
@@ -8,7 +8,7 @@ const PLAT_A = 'a1'.repeat(32);
 const PLAT_B = 'b2'.repeat(32);
 /** The platform ring as mcp-gateway builds it from its configuration (no credential key: distributed). */
 const ring = (env: Record<string, string>) => secretBoxFor(testConfig({ CREDENTIAL_ENCRYPTION_KEY: '', ...env }));
-const principal = { userId: 'u1', agentId: 'a1', endUserId: null, tenantId: 't1' } as Principal;
+const principal = { via: 'session_token', userId: 'u1', agentId: 'a1', endUserId: 'u1', tenantId: 't1' } as SessionTokenPrincipal;
 const now = new Date('2026-01-01T00:00:00Z');
 
 describe('session ids and audit ids under the platform key', () => {

@@ -6,7 +6,7 @@ import { upstreamTarget } from './upstream-targets.js';
 describe('upstreamTarget', () => {
   it('leaves out an identity header whose value would split the request (CR/LF, NUL), keeping the others', () => {
     const principal = {
-      via: 'jwt',
+      via: 'session_token',
       userId: 'external:https://idp.example:eve',
       email: 'eve@example.com\r\nX-Injected: 1',
       roles: [],

@@ -1,4 +1,4 @@
-import { flexibleAuth, requireApiKeyScope, type Principal } from '@agentgw/auth';
+import { flexibleAuth, hasActingUser, requireApiKeyScope, type Principal } from '@agentgw/auth';
 import type { Vault } from '@agentgw/credentials';
 import { ForbiddenError, NotImplementedError, parseJson, ValidationError } from '@agentgw/core';
 import { documentedJsonBody, errorResponses, flexibleSecurity, IdParams, jsonResponse, openApiApp, SuccessBody, type ServiceDeps } from '@agentgw/service-kit';
@@ -40,7 +40,7 @@ const ServiceTypeParams = z.object({ serviceType: z.string().openapi({ param: { 
 /** The user the request acts for; a bare runtime token speaks for an agent, not a user. */
 function actingUser(c: Context): { userId: string; tenantId: string | null } {
   const principal: Principal = c.get('principal');
-  if (!principal.userId) {
+  if (!hasActingUser(principal)) {
     throw new ForbiddenError('Credentials belong to a user: send a user JWT or an API key with X-User-Id', 'USER_REQUIRED');
   }
   return { userId: principal.userId, tenantId: principal.tenantId };

@@ -1,4 +1,4 @@
-import { isAdmin, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
+import { actingUserOf, isAdmin, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
 import { NotFoundError, evaluatePolicy, globSpecificity, newId, type PolicyAction, type RiskLevel } from '@agentgw/core';
 import type { AccessRuleRow, Database } from '@agentgw/db';
 import type { Kysely, Transaction } from 'kysely';
@@ -244,7 +244,7 @@ export async function evaluateAccess(db: Kysely<Database>, principal: Principal,
  */
 function visibleRules(db: Db, principal: Principal) {
   const ownOnly = !principal.permissions.has('provider:update');
-  const userId = principal.userId ?? '';
+  const userId = actingUserOf(principal) ?? '';
   return db
     .selectFrom('access_rules')
     .selectAll()

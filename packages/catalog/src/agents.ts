@@ -1,4 +1,4 @@
-import { generateRuntimeToken, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
+import { actingUserOf, generateRuntimeToken, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
 import { ForbiddenError, NotFoundError, newId, type GatewayEvents, type ToolSurface } from '@agentgw/core';
 import { json, type AgentRow, type AgentsTable, type Database } from '@agentgw/db';
 import type { Kysely, Updateable } from 'kysely';
@@ -174,7 +174,7 @@ function visibleAgents(db: Kysely<Database>, principal: Principal) {
     .selectFrom('agents')
     .selectAll()
     .where((eb) => whereTenantVisible(eb, principal, 'tenant_id'))
-    .$if(ownOnly, (qb) => qb.where('owner_id', '=', principal.userId ?? ''));
+    .$if(ownOnly, (qb) => qb.where('owner_id', '=', actingUserOf(principal) ?? ''));
 }
 
 async function loadAgent(db: Kysely<Database>, principal: Principal, id: string): Promise<AgentRow> {

@@ -1,4 +1,4 @@
-import type { AuthService, Principal } from '@agentgw/auth';
+import { isPersonSignedIn, type AuthService, type Principal } from '@agentgw/auth';
 import { AppError, ForbiddenError, NotFoundError } from '@agentgw/core';
 import type { ConfirmationRow, Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
@@ -44,7 +44,7 @@ export async function answerConfirmation(
   const row = await visibleRow(deps.db, principal, id);
   // A person signed in decides: an agent credential, a session token, or an API key (which the
   // runtime holding the call has, with X-User-Id naming that very user) would approve its own call.
-  if (principal.agentId !== null || principal.userId === null || principal.via !== 'jwt') {
+  if (!isPersonSignedIn(principal)) {
     throw new ForbiddenError('Confirmations are answered by a person signed in, not by an agent credential or API key', 'AGENT_CANNOT_CONFIRM');
   }
   // Backstop of the kill switch (a replica that missed `agent.changed`): a disabled or deleted

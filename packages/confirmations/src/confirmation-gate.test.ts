@@ -8,7 +8,7 @@ import { createConfirmationGate, type ConfirmationGateHandle } from './confirmat
 import { findConfirmation } from './confirmation-records.js';
 import { AGENT_DISABLED_REASON, CALLER_GONE_REASON, decideConfirmation, rejectIfAgentInactive, TIMEOUT_REASON } from './decisions.js';
 import { consumeConfirmationTimeouts } from './timeouts.js';
-import type { Principal } from '@agentgw/auth';
+import type { Principal, UserJwtPrincipal } from '@agentgw/auth';
 import { permissionsOf } from '@agentgw/auth';
 
 let seq = 0;
@@ -25,7 +25,7 @@ const heldCall = (overrides: Partial<HeldCall> = {}): HeldCall => ({
   ...overrides,
 });
 
-const person = (userId: string, roles: Principal['roles'] = [], tenantId: string | null = 'acme'): Principal => ({
+const person = (userId: string, roles: Principal['roles'] = [], tenantId: string | null = 'acme'): UserJwtPrincipal => ({
   via: 'jwt',
   userId,
   email: null,
@@ -245,7 +245,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
 
   it('refuses answers from an agent credential, even one naming the user', async () => {
     const { id } = await startHold();
-    const agentActing = { ...person('alice'), via: 'api_key' as const, agentId: 'agent-1' };
+    const agentActing = { ...person('alice'), via: 'api_key' as const, agentId: 'agent-1', apiKey: { id: 'key-1', scopes: [] } };
     await expect(answerConfirmation(deps, agentActing, id, { confirmed: true })).rejects.toMatchObject({ status: 403, code: 'AGENT_CANNOT_CONFIRM' });
     expect((await findConfirmation(deps.db, id))?.status).toBe('pending');
   });

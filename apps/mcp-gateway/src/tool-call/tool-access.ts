@@ -1,4 +1,4 @@
-import { assertAgentActive, tenantScope, type Principal } from '@agentgw/auth';
+import { actingUserOf, assertAgentActive, tenantScope, type Principal } from '@agentgw/auth';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import { ForbiddenError } from '@agentgw/core';
 
@@ -56,7 +56,7 @@ export type ToolPolicy = Awaited<ReturnType<ToolCallCatalog['rules']['decide']>>
 
 /** The tool policy, decided as the real end user (else the user) in the tenant the call acts in. */
 export function toolPolicy(catalog: ToolCallCatalog, principal: Principal, providerId: string, toolName: string): Promise<ToolPolicy> {
-  return catalog.rules.decide({ agentId: principal.agentId, userId: principal.endUserId ?? principal.userId, tenantId: tenantScope(principal), providerId, toolName });
+  return catalog.rules.decide({ agentId: principal.agentId, userId: actingUserOf(principal), tenantId: tenantScope(principal), providerId, toolName });
 }
 
 /** Why the policy denied: a rule said so, or nothing allowed it (default deny). */

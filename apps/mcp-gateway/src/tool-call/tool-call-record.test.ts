@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { principalOf, recordingTrail, spyLogger } from './tool-call.fixtures.js';
+import { bareAgentOf, recordingTrail, spyLogger } from './tool-call.fixtures.js';
 import { auditEntryOf, ToolCallRecord } from './tool-call-record.js';
 
-const call = { principal: principalOf({ via: 'runtime_token', userId: null, endUserId: null }), auditId: 'audit-1', toolName: 'ops_read', arguments: { n: 1 } };
+const call = { principal: bareAgentOf(), auditId: 'audit-1', toolName: 'ops_read', arguments: { n: 1 } };
 
 function recordWith() {
   const trail = recordingTrail();

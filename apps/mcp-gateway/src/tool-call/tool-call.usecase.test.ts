@@ -1,6 +1,6 @@
 import { ForbiddenError, type HoldOutcome } from '@agentgw/core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { FakeCatalog, principalOf, providerOf, recordingTrail, scriptedGate, spyLogger } from './tool-call.fixtures.js';
+import { FakeCatalog, personOf, principalOf, providerOf, recordingTrail, scriptedGate, spyLogger } from './tool-call.fixtures.js';
 import { NO_PROVIDER_ACCESS, OUTSIDE_PATTERN } from './tool-access.js';
 import type { AllowedCall, ToolCallCommand, ToolCallTarget } from './tool-call.command.js';
 import { ToolCallUseCase, type HoldCallOptions } from './tool-call.usecase.js';
@@ -97,7 +97,7 @@ describe('decide', () => {
   it('a user without an agent needs no provider access, only the policy', async () => {
     const { calls } = useCase();
     catalog.reach.clear();
-    expect(await calls.decide(command('ops_read', undefined, { principal: principalOf({ via: 'jwt', agentId: null }) }))).toMatchObject({ kind: 'allowed' });
+    expect(await calls.decide(command('ops_read', undefined, { principal: personOf() }))).toMatchObject({ kind: 'allowed' });
     expect(catalog.reads).toEqual(['policy ops_read']);
   });
 });
