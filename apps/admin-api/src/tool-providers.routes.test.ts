@@ -90,6 +90,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
         hasAuthSecret: false,
         priority: 0,
         description: null,
+        namePrefix: null,
         tenantId: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
@@ -166,6 +167,11 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
       [{ ...minimal('x'), authType: 'oauth' }, 'authType'],
       [{ ...minimal('x'), priority: 'high' }, 'priority'],
       [{ ...minimal('x'), priority: 1.5 }, 'priority'],
+      [{ ...minimal('x'), namePrefix: 'GitHub' }, 'namePrefix'],
+      [{ ...minimal('x'), namePrefix: 'git hub' }, 'namePrefix'],
+      [{ ...minimal('x'), namePrefix: '_gh' }, 'namePrefix'],
+      [{ ...minimal('x'), namePrefix: '' }, 'namePrefix'],
+      [{ ...minimal('x'), namePrefix: 'a'.repeat(17) }, 'namePrefix'],
     ];
     for (const [body, field] of cases) {
       const res = await create(admin, body);
@@ -174,6 +180,21 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     }
     const badUpdate = await call('PUT', `${BASE}/whatever`, { token: admin.token, body: { priority: 'x' } });
     expect(badUpdate.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'priority' });
+  });
+
+  it('keeps a name prefix; changing it drops the names its tools were exposed under (they are chosen again)', async () => {
+    const created = await create(admin, { ...minimal('prefixed'), namePrefix: 'gh-2_x' });
+    expect(created.status).toBe(201);
+    expect(created.body.provider.namePrefix).toBe('gh-2_x');
+    const id = created.body.provider.id as string;
+    await deps.db.insertInto('tool_names').values({ scope: '', provider_id: id, upstream_name: 'search', exposed_name: 'gh-2_x__search' }).execute();
+    const names = () => deps.db.selectFrom('tool_names').select('exposed_name').where('provider_id', '=', id).execute();
+
+    expect((await call('PUT', `${BASE}/${id}`, { token: admin.token, body: { description: 'same prefix' } })).status).toBe(200);
+    expect(await names()).toEqual([{ exposed_name: 'gh-2_x__search' }]);
+    const renamed = await call('PUT', `${BASE}/${id}`, { token: admin.token, body: { namePrefix: null } });
+    expect(renamed.body.provider.namePrefix).toBeNull();
+    expect(await names()).toEqual([]);
   });
 
   it('answers 404 for unknown ids', async () => {

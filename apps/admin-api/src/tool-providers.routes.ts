@@ -1,5 +1,5 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
-import { createCatalogAdmin } from '@agentgw/catalog';
+import { createCatalogAdmin, NAME_PREFIX_RULE } from '@agentgw/catalog';
 import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
 import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
@@ -21,6 +21,7 @@ const ToolProviderSchema = z
     hasAuthSecret: z.boolean(),
     priority: z.number().int(),
     description: z.string().nullable(),
+    namePrefix: z.string().nullable(),
     tenantId: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -32,8 +33,17 @@ const fields = {
   pattern: z.string().trim().min(1).max(200).openapi({ description: 'Tool-name glob: `*` any run, `?` one character', example: 'github_*' }),
   endpoint: HttpUrl.openapi({ description: 'Upstream MCP server (Streamable HTTP)' }),
   authSecret: z.string().min(1).max(8192).openapi({ description: 'Write-only; responses carry `hasAuthSecret`' }),
-  priority: z.number().int().min(-1_000_000).max(1_000_000).openapi({ description: 'Higher is checked first when several patterns match' }),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).openapi({ description: 'When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept)' }),
   description: z.string().max(2000).nullable(),
+  namePrefix: z
+    .string()
+    .max(NAME_PREFIX_RULE.maxLength)
+    .regex(NAME_PREFIX_RULE.pattern, 'lowercase letters, digits, `_` and `-`, starting with a letter or digit')
+    .nullable()
+    .openapi({
+      description: `Exposes its tools on the unified endpoint as \`<namePrefix>__<tool>\` (at most ${NAME_PREFIX_RULE.maxLength} characters: a-z, 0-9, _ and -); null keeps the upstream names (a collision is disambiguated). Changing it renames the provider's exposed tools`,
+      example: 'github',
+    }),
 };
 
 const CreateToolProviderBody = z
@@ -45,6 +55,7 @@ const CreateToolProviderBody = z
     authSecret: fields.authSecret.optional(),
     priority: fields.priority.default(0),
     description: fields.description.optional(),
+    namePrefix: fields.namePrefix.optional(),
     tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
   })
   .openapi('CreateToolProviderRequest');
@@ -58,6 +69,7 @@ const UpdateToolProviderBody = z
     authSecret: fields.authSecret.nullable().optional().openapi({ description: 'A string replaces the secret, null removes it, absent keeps it' }),
     priority: fields.priority.optional(),
     description: fields.description.optional(),
+    namePrefix: fields.namePrefix.optional(),
   })
   .openapi('UpdateToolProviderRequest');
 

@@ -1281,6 +1281,388 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/tool-pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pinned and quarantined tool definitions
+         * @description Tools of visible providers whose definition waits for review (default), or every pin, each with the pinned and the quarantined definition and their diff.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    providerId?: string;
+                    /** @description Quarantined pins only (new, changed, blocked), or every pin */
+                    state?: "quarantined" | "all";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Tool pins */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            pins: components["schemas"]["ToolPin"][];
+                        };
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tool-pins/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve a quarantined definition (pin it: listed and callable again) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ToolPinReview"];
+                };
+            };
+            responses: {
+                /** @description Approved */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            pin: components["schemas"]["ToolPin"];
+                        };
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id, or a resource of another tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with an existing resource */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tool-pins/block": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Keep a quarantined definition blocked */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ToolPinReview"];
+                };
+            };
+            responses: {
+                /** @description Blocked */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            pin: components["schemas"]["ToolPin"];
+                        };
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id, or a resource of another tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with an existing resource */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tool-pins/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each visible provider's pinning mode */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Pinning modes */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            providers: components["schemas"]["ProviderPinning"][];
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tool-pins/providers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set a provider's pinning mode */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SetToolPinningRequest"];
+                };
+            };
+            responses: {
+                /** @description Updated */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            provider: components["schemas"]["ProviderPinning"];
+                        };
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id, or a resource of another tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/tool-providers": {
         parameters: {
             query?: never;
@@ -4203,7 +4585,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Start an OAuth connection (not implemented yet: 501) */
+        /**
+         * Start connecting the caller's account at the service (authorization code + PKCE); 501 when its provider names no authorization server
+         * @description Answers `{ authUrl }`, or redirects there (302) when the request accepts text/html (a browser following a link).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4215,6 +4600,34 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description Where to send the user */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            authUrl: string;
+                        };
+                    };
+                };
+                /** @description To the authorization server (browsers) */
+                302: {
+                    headers: {
+                        location: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -4235,6 +4648,15 @@ export interface paths {
                 };
                 /** @description Not implemented yet */
                 501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The upstream failed or could not be reached */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4259,7 +4681,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** OAuth callback (not implemented yet: 501) */
+        /**
+         * Where the authorization server returns the user: checks state (single use, same user, not expired) and iss (RFC 9207), exchanges the code, seals the tokens
+         * @description Redirects (302) to the console's credentials page when the request accepts text/html, else answers JSON. A browser arriving from the authorization server's site without credentials gets a page that reloads the same URL from this origin, so the console's SameSite=Strict cookie comes along.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4271,6 +4696,37 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description Connected */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            credential: components["schemas"]["CredentialMetadata"];
+                            returnTo: string;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description To the console's credentials page (browsers) */
+                302: {
+                    headers: {
+                        location: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Missing or invalid credentials */
                 401: {
                     headers: {
@@ -4291,6 +4747,15 @@ export interface paths {
                 };
                 /** @description Not implemented yet */
                 501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The upstream failed or could not be reached */
+                502: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4371,6 +4836,65 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/credentials/users/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which services a user has connected and their status (admins; metadata only, never a token) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Credentials */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            credentials: components["schemas"]["CredentialMetadata"][];
+                            userId: string;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4824,7 +5348,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/mcp/shadowed-tools": {
+    "/api/v1/mcp/tool-collisions": {
         parameters: {
             query?: never;
             header?: never;
@@ -4832,8 +5356,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Tools the unified MCP endpoint hides because their name routes to another provider
-         * @description Each upstream tool whose name a higher-priority (or more specific) provider pattern claims, or that no provider pattern matches, among the providers the caller's calls route over (global and its tenant's). Fix with provider patterns or priorities. Needs provider:read.
+         * Tool names several providers offer, and the name each is exposed under on the unified MCP endpoint
+         * @description Over the providers the caller's calls route over (global and its tenant's): every upstream tool name offered by more than one provider, one entry per provider with the exposed name that reaches it (chosen once and kept: the first keeps the bare name, later ones get `<provider>__<name>`; a provider's `namePrefix` gives `<prefix>__<name>`). Unreachable upstreams are left out. Needs provider:read.
          */
         get: {
             parameters: {
@@ -4844,14 +5368,14 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Shadowed tools */
+                /** @description Colliding tool names */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": {
-                            data: components["schemas"]["ShadowedTool"][];
+                            data: components["schemas"]["ToolCollision"][];
                         };
                     };
                 };
@@ -5591,12 +6115,17 @@ export interface components {
             endpoint: string;
             name: string;
             /**
+             * @description Exposes its tools on the unified endpoint as `<namePrefix>__<tool>` (at most 16 characters: a-z, 0-9, _ and -); null keeps the upstream names (a collision is disambiguated). Changing it renames the provider's exposed tools
+             * @example github
+             */
+            namePrefix?: string | null;
+            /**
              * @description Tool-name glob: `*` any run, `?` one character
              * @example github_*
              */
             pattern: string;
             /**
-             * @description Higher is checked first when several patterns match
+             * @description When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept)
              * @default 0
              */
             priority: number;
@@ -5630,6 +6159,11 @@ export interface components {
             /** @enum {string} */
             kind: "jwt" | "api_key" | "oauth2" | "basic";
             serviceType: string;
+            /**
+             * @description needs_reconnect: the server refused the refresh; expired: past expiresAt with nothing to refresh it
+             * @enum {string}
+             */
+            status: "connected" | "expired" | "needs_reconnect";
             updatedAt: string;
         };
         CredentialProvider: {
@@ -5654,6 +6188,11 @@ export interface components {
                 [key: string]: string;
             };
             missing: string[];
+        };
+        DefinitionDiffLine: {
+            /** @enum {string} */
+            op: "same" | "removed" | "added";
+            text: string;
         };
         Device: {
             createdAt: string;
@@ -5755,12 +6294,22 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        PinnedToolDefinition: {
+            definition: components["schemas"]["ToolDefinition"];
+            hash: string;
+        };
         /** @enum {string} */
         PolicyAction: "allow" | "deny" | "require_confirmation";
         PolicyDecision: {
             action: components["schemas"]["PolicyAction"];
             matchedRule: components["schemas"]["AccessRule"] | null;
             risk: components["schemas"]["RiskLevel"];
+        };
+        ProviderPinning: {
+            pinning: components["schemas"]["ToolPinningMode"];
+            providerId: string;
+            providerName: string;
+            tenantId: string | null;
         };
         PublicAgent: {
             description: string | null;
@@ -5808,21 +6357,26 @@ export interface components {
         RiskLevel: "low" | "medium" | "high" | "critical";
         /** @enum {string} */
         Role: "admin" | "tenant_admin" | "agent_creator";
-        ShadowedTool: {
-            providerId: string;
-            providerName: string;
-            /** @description Where tools/call for this name goes; null when no provider's pattern matches it */
-            routedTo: {
-                id: string;
-                name: string;
-            } | null;
-            toolName: string;
+        SetToolPinningRequest: {
+            pinning: components["schemas"]["ToolPinningMode"];
         };
         /** @enum {string} */
         SubjectType: "user" | "agent";
         Success: {
             /** @enum {boolean} */
             success: true;
+        };
+        ToolCollision: {
+            /** @description The name clients list and call; it reaches `toolName` on this provider */
+            exposedName: string;
+            providerId: string;
+            providerName: string;
+            /** @description The upstream tool name several providers offer */
+            toolName: string;
+        };
+        /** @description name, description, inputSchema, outputSchema, annotations as the upstream listed them */
+        ToolDefinition: {
+            [key: string]: unknown;
         };
         ToolGateAuditRequest: {
             /** @description From evaluate; omitted → a new record (then toolName and providerId are required) */
@@ -5859,6 +6413,40 @@ export interface components {
             providerId: string;
             toolName: string;
         };
+        ToolPin: {
+            approvedAt: string | null;
+            approvedBy: string | null;
+            /** @description Line diff of the pinned definition (empty if none) against the quarantined one (canonical JSON, keys sorted); empty when nothing is pending */
+            diff: components["schemas"]["DefinitionDiffLine"][];
+            pending: (components["schemas"]["PinnedToolDefinition"] & {
+                firstSeenAt: string;
+            }) | null;
+            pinned: components["schemas"]["PinnedToolDefinition"] | null;
+            providerId: string;
+            providerName: string;
+            /** @description A pinned tool of the same definition (minus the name) that the provider no longer lists */
+            renamedFrom: string | null;
+            status: components["schemas"]["ToolPinStatus"];
+            tenantId: string | null;
+            toolName: string;
+            updatedAt: string;
+        };
+        /**
+         * @description `off`: no pins; `first_sight`: a tool is pinned the first time it is listed; `approval`: a new tool is quarantined until an admin approves it. A changed definition is quarantined in both pinning modes.
+         * @enum {string}
+         */
+        ToolPinningMode: "off" | "first_sight" | "approval";
+        ToolPinReview: {
+            /** @description The `pending.hash` the reviewer saw: a definition that changed again since is a 409 */
+            hash: string;
+            providerId: string;
+            toolName: string;
+        };
+        /**
+         * @description `pinned`: served; `new`: never approved; `changed`: differs from its pin; `blocked`: kept quarantined by an admin
+         * @enum {string}
+         */
+        ToolPinStatus: "pinned" | "new" | "changed" | "blocked";
         ToolProvider: {
             authType: components["schemas"]["ToolProviderAuthType"];
             createdAt: string;
@@ -5868,6 +6456,7 @@ export interface components {
             hasAuthSecret: boolean;
             id: string;
             name: string;
+            namePrefix: string | null;
             pattern: string;
             priority: number;
             tenantId: string | null;
@@ -5933,11 +6522,16 @@ export interface components {
             endpoint?: string;
             name?: string;
             /**
+             * @description Exposes its tools on the unified endpoint as `<namePrefix>__<tool>` (at most 16 characters: a-z, 0-9, _ and -); null keeps the upstream names (a collision is disambiguated). Changing it renames the provider's exposed tools
+             * @example github
+             */
+            namePrefix?: string | null;
+            /**
              * @description Tool-name glob: `*` any run, `?` one character
              * @example github_*
              */
             pattern?: string;
-            /** @description Higher is checked first when several patterns match */
+            /** @description When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept) */
             priority?: number;
         };
         UpdateUserRequest: {

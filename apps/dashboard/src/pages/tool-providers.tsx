@@ -40,6 +40,8 @@ export function ToolProvidersPage() {
                 <dd>{p.authType === 'none' ? 'none' : `${p.authType}${p.hasAuthSecret ? ' (secret set)' : ' (no secret)'}`}</dd>
                 <dt>Priority</dt>
                 <dd>{p.priority}</dd>
+                <dt>Tools exposed as</dt>
+                <dd className="mono">{p.namePrefix ? `${p.namePrefix}__<tool>` : '<tool> (a name another provider had first: <provider>__<tool>)'}</dd>
                 <dt>Scope</dt>
                 <dd>{describeScope(p.tenantId)}</dd>
               </dl>
@@ -102,7 +104,7 @@ const AUTH_TYPES: Array<{ value: ToolProviderAuthType; label: string }> = [
 function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
   const { api } = useSession();
   const admin = hasRole(useUser(), 'admin');
-  const empty = { name: '', pattern: '*', endpoint: '', authType: 'none' as ToolProviderAuthType, authSecret: '', priority: '0', description: '', tenantId: '' };
+  const empty = { name: '', pattern: '*', endpoint: '', authType: 'none' as ToolProviderAuthType, authSecret: '', priority: '0', description: '', namePrefix: '', tenantId: '' };
   const [form, setForm] = useState(empty);
   const action = useAction();
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
@@ -113,6 +115,7 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
       const body: Record<string, unknown> = { name: form.name, pattern: form.pattern, endpoint: form.endpoint, authType: form.authType, priority: Number(form.priority) };
       if (form.authType !== 'none' && form.authSecret) body.authSecret = form.authSecret;
       if (form.description) body.description = form.description;
+      if (form.namePrefix) body.namePrefix = form.namePrefix;
       if (form.tenantId.trim()) body.tenantId = form.tenantId.trim();
       await api.post('/admin/tool-providers', body);
       setForm(empty);
@@ -129,7 +132,23 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
         <TextField label="MCP endpoint URL" type="url" required placeholder="https://mcp.example.com/mcp" value={form.endpoint} onChange={(e) => set({ endpoint: e.target.value })} />
         <SelectField label="Upstream authentication" options={AUTH_TYPES} value={form.authType} onChange={(e) => set({ authType: e.target.value as ToolProviderAuthType })} />
         {form.authType !== 'none' ? <TextField label="Upstream secret" type="password" autoComplete="off" value={form.authSecret} onChange={(e) => set({ authSecret: e.target.value })} /> : null}
-        <TextField label="Priority" type="number" step={1} hint="Higher is checked first when several patterns match." value={form.priority} onChange={(e) => set({ priority: e.target.value })} />
+        <TextField
+          label="Priority"
+          type="number"
+          step={1}
+          hint="When providers first offer the same tool name together, the higher keeps the bare name."
+          value={form.priority}
+          onChange={(e) => set({ priority: e.target.value })}
+        />
+        <TextField
+          label="Tool name prefix (optional)"
+          pattern="[a-z0-9][a-z0-9_\-]*"
+          maxLength={16}
+          placeholder="github"
+          hint="Exposes its tools as <prefix>__<tool> on the unified endpoint: up to 16 of a-z, 0-9, _ and -."
+          value={form.namePrefix}
+          onChange={(e) => set({ namePrefix: e.target.value })}
+        />
         <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
         {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}
         <ErrorNotice error={action.error} title="The provider was not added" />
