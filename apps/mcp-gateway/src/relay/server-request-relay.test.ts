@@ -1,0 +1,121 @@
+import type { AuditTrail } from '@agentgw/audit';
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import { ManualClock, type Logger } from '@agentgw/core';
+import { McpUpstreamClient, type JsonRpcRequest } from '@agentgw/mcp-client';
+import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upstreamTarget } from '../upstream-targets.js';
+import { MemoryRelayStore, RedisRelayStore, type RelayStore } from './relay-store.js';
+import { clientOwner, RELAY_ID_PREFIX, ServerRequestRelay, type RelayOrigin } from './server-request-relay.js';
+
+/**
+ * The relay as two replicas run it: one relays an upstream's request to its client, the other
+ * receives the client's answer and posts it to the upstream itself, through the shared store
+ * (Redis when TEST_REDIS_URL is set, else one in-process store standing in for it).
+ */
+const redisUrl = process.env.TEST_REDIS_URL;
+let upstream: RecordingUpstream;
+let client: McpUpstreamClient;
+let redis: Redis | null = null;
+const provider = { id: 'prov-1', endpoint: '', authType: 'bearer', pattern: '*' } as unknown as ProviderRecord;
+const principal = { userId: 'u1', agentId: 'a1', endUserId: null, tenantId: null, email: null, roles: [] } as unknown as Principal;
+const silent = { warn: () => undefined, error: () => undefined } as unknown as Logger;
+const session = { protocolVersion: '2025-11-25', sessionId: 'up-session' };
+
+beforeAll(async () => {
+  upstream = await startRecordingUpstream((_req, res) => replyJson(res, 202, {}));
+  (provider as { endpoint: string }).endpoint = `${upstream.url}/mcp`;
+  client = new McpUpstreamClient();
+  if (redisUrl) redis = new Redis(redisUrl);
+});
+afterAll(async () => {
+  await client.destroy();
+  await upstream.close();
+  await redis?.quit();
+});
+
+function replicas(limits = { maxPendingPerClient: 2, timeoutMs: 60_000 }) {
+  const clock = new ManualClock();
+  const store: RelayStore = redis ? new RedisRelayStore(redis, clock) : new MemoryRelayStore(clock);
+  const audits: unknown[] = [];
+  const audit: AuditTrail = {
+    open: async (e) => (audits.push({ open: e }), `audit-${audits.length}`),
+    update: async (id, patch) => void audits.push({ update: id, ...patch }),
+  };
+  const catalog = { providers: { get: async () => provider, authSecret: () => 'secret' } } as never;
+  const make = () => new ServerRequestRelay({ store, client, catalog, audit, logger: silent }, limits);
+  return { a: make(), b: make(), audits };
+}
+
+const sent: JsonRpcRequest[] = [];
+const origin = (owner: string, capabilities: Record<string, unknown> = { sampling: {} }): RelayOrigin => ({
+  provider,
+  target: upstreamTarget(provider, 'secret', null),
+  principal,
+  channel: { owner, send: (r) => sent.push(r) },
+  capabilities,
+  call: { auditId: 'call-audit', toolName: 'ask_model' },
+});
+const postedTo = (id: unknown) =>
+  upstream.requests.filter((r) => (r.body as { id?: unknown }).id === id).map((r) => ({ body: r.body, session: r.headers['mcp-session-id'], auth: r.headers.authorization }));
+const until = async (check: () => boolean) => {
+  while (!check()) await new Promise((r) => setTimeout(r, 5));
+};
+
+describe('ServerRequestRelay across replicas', () => {
+  it('relays on replica A under a minted id; the answer reaching replica B goes to the upstream session with the upstream id, audited once', async () => {
+    const { a, b, audits } = replicas();
+    const owner = clientOwner(`sid-${Date.now()}`, principal);
+    const before = sent.length;
+    a.relay(origin(owner), { jsonrpc: '2.0', id: 'up-7', method: 'sampling/createMessage', params: { maxTokens: 3 } }, session);
+    await until(() => sent.length > before);
+    const relayed = sent.at(-1)!;
+    expect(relayed).toMatchObject({ jsonrpc: '2.0', method: 'sampling/createMessage', params: { maxTokens: 3 } });
+    expect(String(relayed.id).startsWith(RELAY_ID_PREFIX)).toBe(true);
+    // Another client cannot answer it; its own answer (to replica B) is delivered once.
+    expect(await b.deliver(clientOwner('someone-else', principal), principal, 'req-1', [{ jsonrpc: '2.0', id: relayed.id, result: { forged: true } }])).toBe(1);
+    expect(await b.deliver(owner, principal, 'req-2', [{ jsonrpc: '2.0', id: relayed.id, result: { role: 'assistant' } }])).toBe(0);
+    expect(await b.deliver(owner, principal, 'req-3', [{ jsonrpc: '2.0', id: relayed.id, result: { role: 'again' } }])).toBe(1);
+    expect(postedTo('up-7')).toEqual([{ body: { jsonrpc: '2.0', id: 'up-7', result: { role: 'assistant' } }, session: 'up-session', auth: 'Bearer secret' }]);
+    expect(audits).toEqual([
+      {
+        open: expect.objectContaining({
+          toolName: 'sampling/createMessage',
+          providerId: 'prov-1',
+          status: 'pending',
+          arguments: { relayedFor: 'call-audit', tool: 'ask_model', params: { maxTokens: 3 } },
+        }),
+      },
+      { update: 'audit-1', status: 'completed', result: { role: 'assistant' } },
+    ]);
+    a.stop();
+  });
+
+  it('answers the upstream at once when the client did not declare the capability, asked for something unknown, or has too many pending; pings itself', async () => {
+    const { a } = replicas({ maxPendingPerClient: 1, timeoutMs: 60_000 });
+    const owner = clientOwner(`sid-${Date.now()}-b`, principal);
+    a.relay(origin(owner, {}), { jsonrpc: '2.0', id: 'no-cap', method: 'elicitation/create', params: {} }, session);
+    a.relay(origin(owner), { jsonrpc: '2.0', id: 'odd', method: 'tools/call', params: {} }, session);
+    a.relay(origin(owner), { jsonrpc: '2.0', id: 'ping-1', method: 'ping' }, session);
+    const roots = { roots: { listChanged: true } };
+    a.relay(origin(owner, roots), { jsonrpc: '2.0', id: 'first', method: 'roots/list' }, session);
+    await until(() => sent.some((r) => r.method === 'roots/list'));
+    a.relay(origin(owner, roots), { jsonrpc: '2.0', id: 'second', method: 'roots/list' }, session);
+    await until(() => ['no-cap', 'odd', 'ping-1', 'second'].every((id) => postedTo(id).length === 1));
+    expect(postedTo('no-cap')[0]!.body).toMatchObject({ error: { code: -32601 } });
+    expect(postedTo('odd')[0]!.body).toMatchObject({ error: { code: -32601, message: 'Method not found: tools/call' } });
+    expect(postedTo('ping-1')[0]!.body).toEqual({ jsonrpc: '2.0', id: 'ping-1', result: {} });
+    expect(postedTo('second')[0]!.body).toMatchObject({ error: { message: 'The client has 1 server requests pending already' } });
+    a.stop();
+  });
+
+  it('answers the upstream with a timeout error when the client never answers', async () => {
+    const { a } = replicas({ maxPendingPerClient: 2, timeoutMs: 20 });
+    const owner = clientOwner(`sid-${Date.now()}-c`, principal);
+    a.relay(origin(owner), { jsonrpc: '2.0', id: 'slow-1', method: 'sampling/createMessage', params: {} }, session);
+    await until(() => postedTo('slow-1').length === 1);
+    expect(postedTo('slow-1')[0]!.body).toMatchObject({ id: 'slow-1', error: { code: -32001, message: 'The client did not answer in time' } });
+  });
+});
