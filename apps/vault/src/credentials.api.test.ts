@@ -63,6 +63,7 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
           id: expect.any(String),
           serviceType: 'github',
           kind: 'jwt',
+          status: 'connected',
           expiresAt,
           createdAt: f.clock.now().toISOString(),
           updatedAt: f.clock.now().toISOString(),
@@ -367,12 +368,19 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
     });
   });
 
-  describe('OAuth placeholders', () => {
-    it.each(['auth', 'callback'])('GET oauth/:serviceType/%s answers 501 NOT_IMPLEMENTED', async (step) => {
+  describe('OAuth without an authorization server (the flow itself: oauth-connect.test.ts)', () => {
+    it('GET oauth/:serviceType/auth answers 501 NOT_IMPLEMENTED when no provider names an authorization server', async () => {
       const user = await f.user();
-      const res = await f.call('GET', `${BASE}/oauth/google/${step}`, user.headers);
+      const res = await f.call('GET', `${BASE}/oauth/google/auth`, user.headers);
       expect(res.status).toBe(501);
       expect(res.body).toEqual({ code: 'NOT_IMPLEMENTED', message: expect.any(String) });
+    });
+
+    it('GET oauth/:serviceType/callback without a flow in progress answers 400 OAUTH_STATE_INVALID', async () => {
+      const user = await f.user();
+      const res = await f.call('GET', `${BASE}/oauth/google/callback?code=c&state=s`, user.headers);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ code: 'OAUTH_STATE_INVALID', message: expect.any(String) });
     });
   });
 });

@@ -1,9 +1,10 @@
-import { flexibleAuth, hasActingUser, requireApiKeyScope, type Principal } from '@agentgw/auth';
-import type { Vault } from '@agentgw/credentials';
-import { ForbiddenError, NotImplementedError, parseJson, ValidationError } from '@agentgw/core';
+import { flexibleAuth, hasActingUser, requireApiKeyScope, requirePermission, type Principal } from '@agentgw/auth';
+import type { OAuthConnect, Vault } from '@agentgw/credentials';
+import { CREDENTIAL_STATUSES, ForbiddenError, parseJson, ValidationError } from '@agentgw/core';
 import { documentedJsonBody, errorResponses, flexibleSecurity, IdParams, jsonResponse, openApiApp, SuccessBody, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { createMiddleware } from 'hono/factory';
 
 export const SERVICE_TYPE_PATTERN = /^[a-z][a-z0-9_]*$/;
 export const serviceTypeSchema = z.string().max(64).regex(SERVICE_TYPE_PATTERN, 'must match ^[a-z][a-z0-9_]*$');
@@ -25,6 +26,7 @@ const CredentialMetadata = z
     id: z.string(),
     serviceType: z.string(),
     kind: z.enum(['jwt', 'api_key', 'oauth2', 'basic']),
+    status: z.enum(CREDENTIAL_STATUSES).openapi({ description: 'needs_reconnect: the server refused the refresh; expired: past expiresAt with nothing to refresh it' }),
     expiresAt: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -54,6 +56,7 @@ function pathServiceType(c: Context): string {
 
 const base = { tags: ['Credentials'], security: flexibleSecurity };
 const oauthNotImplemented = { 501: errorResponses(501)[501] };
+const redirect = (what: string) => ({ description: what, headers: z.object({ location: z.string() }) });
 
 const listRoute = createRoute({
   ...base,
@@ -109,17 +112,41 @@ const oauthAuthRoute = createRoute({
   ...base,
   method: 'get',
   path: '/oauth/{serviceType}/auth',
-  summary: 'Start an OAuth connection (not implemented yet: 501)',
+  summary: "Start connecting the caller's account at the service (authorization code + PKCE); 501 when its provider names no authorization server",
+  description: 'Answers `{ authUrl }`, or redirects there (302) when the request accepts text/html (a browser following a link).',
+  middleware: [requireApiKeyScope('credentials:write')] as const,
   request: { params: ServiceTypeParams },
-  responses: { ...oauthNotImplemented, ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ authUrl: z.string() }), 'Where to send the user'),
+    302: redirect('To the authorization server (browsers)'),
+    ...oauthNotImplemented,
+    ...errorResponses(400, 401, 403, 502),
+  },
 });
 const oauthCallbackRoute = createRoute({
   ...base,
   method: 'get',
   path: '/oauth/{serviceType}/callback',
-  summary: 'OAuth callback (not implemented yet: 501)',
+  summary: 'Where the authorization server returns the user: checks state (single use, same user, not expired) and iss (RFC 9207), exchanges the code, seals the tokens',
+  description:
+    "Redirects (302) to the console's credentials page when the request accepts text/html, else answers JSON. A browser arriving from the authorization server's site without credentials gets a page that reloads the same URL from this origin, so the console's SameSite=Strict cookie comes along.",
+  middleware: [requireApiKeyScope('credentials:write')] as const,
   request: { params: ServiceTypeParams },
-  responses: { ...oauthNotImplemented, ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ success: z.literal(true), credential: CredentialMetadata, returnTo: z.string() }), 'Connected'),
+    302: redirect("To the console's credentials page (browsers)"),
+    ...oauthNotImplemented,
+    ...errorResponses(400, 401, 403, 502),
+  },
+});
+const userCredentialsRoute = createRoute({
+  ...base,
+  method: 'get',
+  path: '/users/{userId}',
+  summary: 'Which services a user has connected and their status (admins; metadata only, never a token)',
+  middleware: [requirePermission('user:manage')] as const,
+  request: { params: z.object({ userId: z.string().openapi({ param: { name: 'userId', in: 'path' } }) }) },
+  responses: { 200: jsonResponse(z.object({ userId: z.string(), credentials: z.array(CredentialMetadata) }), 'Credentials'), ...errorResponses(401, 403) },
 });
 const deleteRoute = createRoute({
   ...base,
@@ -131,9 +158,27 @@ const deleteRoute = createRoute({
   responses: { 200: jsonResponse(SuccessBody, 'Deleted'), ...errorResponses(401, 403, 404) },
 });
 
-const notImplemented = (): never => {
-  throw new NotImplementedError('OAuth credential connection is not implemented yet; store a JWT or API key instead');
-};
+/** A browser navigation (link, redirect), as opposed to an API client or the console's fetch. */
+const wantsHtml = (c: Context): boolean => /\btext\/html\b/.test(c.req.header('accept') ?? '');
+
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/**
+ * The authorization server's redirect is a cross-site navigation: the browser withholds the
+ * console's SameSite=Strict cookie. Such a request (no credentials of its own) gets a page that
+ * reloads the same URL from this origin, which the browser treats as same-site. Everything else
+ * goes on to authentication.
+ */
+const sameSiteBounce = createMiddleware(async (c, next) => {
+  const headers = c.req.raw.headers;
+  const bringsCredentials = ['authorization', 'x-api-key', 'x-gateway-session-token'].some((name) => headers.has(name));
+  if (bringsCredentials || c.req.header('sec-fetch-site') !== 'cross-site' || !wantsHtml(c)) return next();
+  const url = new URL(c.req.url);
+  const target = escapeHtml(`${url.pathname}${url.search}`);
+  c.header('cache-control', 'no-store');
+  c.header('referrer-policy', 'no-referrer');
+  return c.html(`<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${target}"><title>Connecting…</title><p>Connecting… <a href="${target}">continue</a></p>`, 200);
+});
 
 /**
  * `/api/v1/credentials/*`: the caller's own vault entries (flexible auth; API keys need the
@@ -141,8 +186,9 @@ const notImplemented = (): never => {
  * read or change the end user's credentials. Bodies are parsed in the handlers, after the
  * caller is known to act for a user.
  */
-export function credentialsRoutes(deps: ServiceDeps, vault: Vault): OpenAPIHono {
+export function credentialsRoutes(deps: ServiceDeps, vault: Vault, connect: OAuthConnect): OpenAPIHono {
   const app = openApiApp();
+  app.use('/oauth/:serviceType/callback', sameSiteBounce);
   app.use('*', flexibleAuth(deps.auth));
 
   app.openapi(listRoute, async (c) => {
@@ -189,8 +235,22 @@ export function credentialsRoutes(deps: ServiceDeps, vault: Vault): OpenAPIHono 
     return c.json(await vault.check({ userId, tenantId, serviceType: pathServiceType(c) }), 200);
   });
 
-  app.openapi(oauthAuthRoute, notImplemented);
-  app.openapi(oauthCallbackRoute, notImplemented);
+  app.openapi(oauthAuthRoute, async (c) => {
+    const { userId, tenantId } = actingUser(c);
+    const { authUrl } = await connect.start({ userId, tenantId, serviceType: pathServiceType(c) });
+    return wantsHtml(c) ? c.redirect(authUrl, 302) : c.json({ authUrl }, 200);
+  });
+
+  app.openapi(oauthCallbackRoute, async (c) => {
+    const { userId } = actingUser(c);
+    const { credential, returnTo } = await connect.complete({ userId, serviceType: pathServiceType(c), callback: new URL(c.req.url) });
+    return wantsHtml(c) ? c.redirect(returnTo, 302) : c.json({ success: true as const, credential, returnTo }, 200);
+  });
+
+  app.openapi(userCredentialsRoute, async (c) => {
+    const { userId } = c.req.valid('param');
+    return c.json({ userId, credentials: await vault.list(userId) }, 200);
+  });
 
   app.openapi(deleteRoute, async (c) => {
     const { userId } = actingUser(c);

@@ -1,4 +1,4 @@
-import { createVault } from '@agentgw/credentials';
+import { createOAuthConnect, createVault, createVaultOAuth } from '@agentgw/credentials';
 import { defineService, openApiApp, type ServiceDefinition } from '@agentgw/service-kit';
 import { credentialsRoutes } from './credentials.routes.js';
 import { internalRoutes } from './internal.routes.js';
@@ -12,11 +12,13 @@ function defineVault(internalApi: boolean): ServiceDefinition {
     name: 'vault',
     defaultPort: 7604,
     create(deps) {
-      const vault = createVault(deps);
+      const oauth = createVaultOAuth(deps);
+      const vault = createVault({ ...deps, oauth });
+      const connect = createOAuthConnect({ db: deps.db, config: deps.config, clock: deps.clock, vault, oauth });
       const routes = openApiApp();
-      routes.route('/api/v1/credentials', credentialsRoutes(deps, vault));
+      routes.route('/api/v1/credentials', credentialsRoutes(deps, vault, connect));
       if (internalApi) routes.route('/internal/v1', internalRoutes(deps, vault));
-      return { routes };
+      return { routes, stop: () => oauth.close() };
     },
   });
 }

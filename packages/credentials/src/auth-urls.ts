@@ -16,6 +16,16 @@ function oauthBase(config: UrlConfig): string {
   return config.OAUTH_CALLBACK_BASE_URL ? trimSlash(config.OAUTH_CALLBACK_BASE_URL) : publicBase(config);
 }
 
+/** Where the authorization server sends the user back to: the vault's callback for the service type (registered as the client's redirect URI). */
+export function oauthCallbackUrl(config: UrlConfig, serviceType: string): string {
+  return `${oauthBase(config)}/api/v1/credentials/oauth/${encodeURIComponent(serviceType)}/callback`;
+}
+
+/** The console's credentials page, where a finished connection lands (`?connected=<type>`). */
+export function consoleCredentialsUrl(config: UrlConfig, params: Record<string, string>): string {
+  return `${publicBase(config)}/credentials?${new URLSearchParams(params).toString()}`;
+}
+
 /**
  * Where a user goes to connect a missing credential:
  * - provider `oauth2` → the gateway's OAuth start URL `<oauth base>/api/v1/credentials/oauth/<type>/auth`;

@@ -1,6 +1,13 @@
 export { createVault, SEALED_ROWS_TTL_MS } from './vault.js';
-export type { CheckResult, CredentialMetadata, ReencryptReport, StoreCredentialInput, Vault, VaultDeps } from './vault.js';
+export type { CheckResult, CredentialMetadata, ReencryptReport, StoreCredentialInput, StoreOAuthInput, Vault, VaultDeps, VaultOAuth } from './vault.js';
 export { directCredentialResolver, httpCredentialResolver, SERVICE_TOKEN_HEADER, VAULT_AUDIENCE } from './credential-resolvers.js';
 export type { CredentialResolution, CredentialResolver, HttpCredentialResolverOptions } from './credential-resolvers.js';
 export { reencryptAllSecrets } from './reencrypt.js';
 export type { ReencryptSummary } from './reencrypt.js';
+export { createVaultOAuth } from './oauth/vault-oauth.js';
+export { createOAuthConnect } from './oauth/oauth-connect.js';
+export type { OAuthConnect, OAuthConnectDeps } from './oauth/oauth-connect.js';
+export { MemoryRefreshLock, RedisRefreshLock } from './oauth/refresh-lock.js';
+export type { RefreshLock, RedisRefreshLockOptions } from './oauth/refresh-lock.js';
+export { REFRESH_BEFORE_EXPIRY_MS } from './oauth/oauth-credentials.js';
+export { OAUTH_FLOW_TTL_MS } from './oauth/oauth-flows.js';

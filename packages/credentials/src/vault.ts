@@ -1,9 +1,14 @@
-import { ForbiddenError, MemoryCache, newId, NotFoundError, ValidationError, type Clock, type Config, type EventBus, type Logger } from '@agentgw/core';
+import type { SecretBox } from '@agentgw/auth';
+import { ForbiddenError, MemoryCache, newId, NotFoundError, ValidationError, type Clock, type Config, type CredentialStatus, type EventBus, type Logger } from '@agentgw/core';
 import { json, type CredentialKind, type Database, type UserCredentialRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { authUrlFor, authUrlsFor, findCredentialProviders } from './auth-urls.js';
 import { createCredentialKeyring, type CredentialBinding, type CredentialKeyring } from './credential-keyring.js';
 import type { CredentialResolution } from './credential-resolvers.js';
+import type { OAuthClient, TokenSet } from './oauth/oauth-client.js';
+import { freshOAuthRow, oauthColumns, openOAuthRow, revokeOAuthRow, type OAuthCredentialsContext } from './oauth/oauth-credentials.js';
+import { isOAuthRow, oauthMetadataOf } from './oauth/oauth-tokens.js';
+import type { RefreshLock } from './oauth/refresh-lock.js';
 
 /** What the vault needs from a service's deps (a `ServiceDeps` fits). */
 export interface VaultDeps {
@@ -16,6 +21,16 @@ export interface VaultDeps {
    * `credential.changed`/`user.changed`, and this vault's writes publish `credential.changed`.
    */
   bus?: EventBus;
+  /** OAuth connections: refresh before expiry and revocation on delete. Without it, OAuth rows are served until they expire. */
+  oauth?: VaultOAuth;
+}
+
+/** What the vault needs to keep OAuth tokens fresh: the client, the key that opens providers' client secrets, the refresh lock. */
+export interface VaultOAuth {
+  client: OAuthClient;
+  /** PLATFORM_SECRETS_KEY's ring: credential providers' client secrets are sealed under it by admin-api. */
+  secrets: SecretBox;
+  lock: RefreshLock;
 }
 
 /** What the API shows about a stored credential; never the secret. */
@@ -23,6 +38,8 @@ export interface CredentialMetadata {
   id: string;
   serviceType: string;
   kind: CredentialKind;
+  /** `needs_reconnect`: the server refused the refresh (or the token was revoked); `expired`: past expiresAt with nothing to refresh it. */
+  status: CredentialStatus;
   expiresAt: string | null;
   createdAt: string;
   updatedAt: string;
@@ -35,6 +52,15 @@ export interface StoreCredentialInput {
   kind: Extract<CredentialKind, 'jwt' | 'api_key'>;
   secret: string;
   expiresAt: Date | null;
+}
+
+/** Tokens an OAuth connection obtained, for the user and the provider it was started with. */
+export interface StoreOAuthInput {
+  userId: string;
+  tenantId: string | null;
+  serviceType: string;
+  providerId: string;
+  tokens: TokenSet;
 }
 
 export type CheckResult = { hasCredential: true; credential: CredentialMetadata } | { hasCredential: false; authUrl: string };
@@ -50,17 +76,27 @@ export interface ReencryptReport {
 export interface Vault {
   list(userId: string): Promise<CredentialMetadata[]>;
   store(input: StoreCredentialInput): Promise<CredentialMetadata>;
-  /** Deletes the user's own credential; another user's id is indistinguishable from an unknown one. */
+  /** Seals an OAuth connection's tokens (replacing any credential of that service type). */
+  storeOAuth(input: StoreOAuthInput): Promise<CredentialMetadata>;
+  /** Deletes the user's own credential (an OAuth one is revoked at its server first, where supported); another user's id is indistinguishable from an unknown one. */
   remove(userId: string, id: string): Promise<void>;
   resolve(input: { userId: string; tenantId: string | null; serviceTypes: string[] }): Promise<CredentialResolution>;
   check(input: { userId: string; tenantId: string | null; serviceType: string }): Promise<CheckResult>;
   reencryptAll(): Promise<ReencryptReport>;
 }
 
-const toMetadata = (row: UserCredentialRow): CredentialMetadata => ({
+function statusOf(row: UserCredentialRow, now: Date): CredentialStatus {
+  const oauth = isOAuthRow(row) ? oauthMetadataOf(row) : null;
+  if (oauth?.status === 'needs_reconnect') return 'needs_reconnect';
+  const expired = row.expires_at !== null && new Date(row.expires_at).getTime() <= now.getTime();
+  return expired && !oauth?.refreshable ? 'expired' : 'connected';
+}
+
+const toMetadata = (row: UserCredentialRow, now: Date): CredentialMetadata => ({
   id: row.id,
   serviceType: row.service_type,
   kind: row.kind,
+  status: statusOf(row, now),
   expiresAt: row.expires_at ? new Date(row.expires_at).toISOString() : null,
   createdAt: new Date(row.created_at).toISOString(),
   updatedAt: new Date(row.updated_at).toISOString(),
@@ -86,9 +122,11 @@ export function createVault(deps: VaultDeps): Vault {
   const { db, config, clock, logger } = deps;
   const keyring: CredentialKeyring = createCredentialKeyring(config);
 
-  /** The plaintext of a usable credential, or null when it is expired or cannot be decrypted. */
+  /** The plaintext of a usable credential (an OAuth one's access token), or null when it is expired, needs reconnecting or cannot be decrypted. */
   function usableValue(row: UserCredentialRow): string | null {
+    if (statusOf(row, clock.now()) !== 'connected') return null;
     if (row.expires_at && new Date(row.expires_at).getTime() <= clock.now().getTime()) return null;
+    if (isOAuthRow(row)) return openOAuthRow({ keyring, logger }, row)?.accessToken ?? null;
     const opened = keyring.open(bindingOf(row), { ciphertext: row.ciphertext, nonce: row.nonce, keyId: row.key_id });
     if (opened.ok) return opened.value;
     logger.warn(
@@ -117,51 +155,62 @@ export function createVault(deps: VaultDeps): Vault {
     await bus?.publish('credential.changed', { userId });
   };
 
+  const oauthCtx: OAuthCredentialsContext | null = deps.oauth ? { db, clock, logger, keyring, oauth: deps.oauth, changed } : null;
+  /** The row with its OAuth access token refreshed when due (no-op without OAuth deps or for other kinds). */
+  const fresh = (row: UserCredentialRow): Promise<UserCredentialRow> => (oauthCtx ? freshOAuthRow(oauthCtx, row) : Promise.resolve(row));
+
+  /** Inserts or replaces the user's credential of a service type; the user must have an account here. */
+  async function upsert(
+    input: { userId: string; tenantId: string | null; serviceType: string; kind: CredentialKind },
+    columns: Pick<UserCredentialRow, 'ciphertext' | 'nonce' | 'key_id'> & { metadata: string; expires_at: Date | null },
+  ): Promise<CredentialMetadata> {
+    const now = clock.now();
+    // External-issuer users may have no account here; credentials hang off an account (FK, cascade on delete).
+    const user = await db.selectFrom('users').select('id').where('id', '=', input.userId).executeTakeFirst();
+    if (!user) throw new ForbiddenError('Credentials can only be stored for users registered with the gateway', 'USER_NOT_REGISTERED');
+    const values = { tenant_id: input.tenantId, kind: input.kind, ...columns, updated_at: now };
+    const row = await db
+      .insertInto('user_credentials')
+      .values({ id: newId(), user_id: input.userId, service_type: input.serviceType, created_at: now, ...values })
+      .onConflict((oc) => oc.columns(['user_id', 'service_type']).doUpdateSet(values))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await changed(input.userId);
+    return toMetadata(row, now);
+  }
+
   return {
     async list(userId) {
       const rows = await db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).orderBy('service_type').execute();
-      return rows.map(toMetadata);
+      const now = clock.now();
+      return rows.map((row) => toMetadata(row, now));
     },
 
     async store(input) {
-      const now = clock.now();
-      if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
+      if (input.expiresAt && input.expiresAt.getTime() <= clock.now().getTime()) {
         throw new ValidationError('expiresAt: must be in the future', { field: 'expiresAt' });
       }
-      // External-issuer users may have no account here; credentials hang off an account (FK, cascade on delete).
-      const user = await db.selectFrom('users').select('id').where('id', '=', input.userId).executeTakeFirst();
-      if (!user) throw new ForbiddenError('Credentials can only be stored for users registered with the gateway', 'USER_NOT_REGISTERED');
-
       const sealed = keyring.seal({ userId: input.userId, serviceType: input.serviceType, kind: input.kind }, input.secret);
-      const values = {
-        tenant_id: input.tenantId,
-        kind: input.kind,
-        ciphertext: sealed.ciphertext,
-        nonce: sealed.nonce,
-        key_id: sealed.keyId,
-        metadata: json({}),
-        expires_at: input.expiresAt,
-        updated_at: now,
-      };
-      const row = await db
-        .insertInto('user_credentials')
-        .values({ id: newId(), user_id: input.userId, service_type: input.serviceType, created_at: now, ...values })
-        .onConflict((oc) => oc.columns(['user_id', 'service_type']).doUpdateSet(values))
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await changed(input.userId);
-      return toMetadata(row);
+      return upsert(input, { ciphertext: sealed.ciphertext, nonce: sealed.nonce, key_id: sealed.keyId, metadata: json({}), expires_at: input.expiresAt });
+    },
+
+    async storeOAuth({ tokens, providerId, ...input }) {
+      const binding = { userId: input.userId, serviceType: input.serviceType, kind: 'oauth2' as const };
+      const meta = { providerId, refreshable: tokens.refreshToken !== null, status: 'connected' as const, scope: tokens.scope };
+      return upsert({ ...input, kind: 'oauth2' }, oauthColumns(keyring, binding, { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }, tokens.expiresAt, meta));
     },
 
     async remove(userId, id) {
-      const result = await db.deleteFrom('user_credentials').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-      if (result.numDeletedRows === 0n) throw new NotFoundError('Credential');
+      const row = await db.selectFrom('user_credentials').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+      if (!row) throw new NotFoundError('Credential');
+      if (oauthCtx && isOAuthRow(row)) await revokeOAuthRow(oauthCtx, row);
+      await db.deleteFrom('user_credentials').where('id', '=', id).where('user_id', '=', userId).execute();
       await changed(userId);
     },
 
     async resolve({ userId, tenantId, serviceTypes }) {
       const wanted = [...new Set(serviceTypes)];
-      const rows = await cachedRowsFor(userId, wanted);
+      const rows = await Promise.all((await cachedRowsFor(userId, wanted)).map(fresh));
       const credentials: Record<string, string> = {};
       for (const row of rows) {
         const value = usableValue(row);
@@ -174,8 +223,9 @@ export function createVault(deps: VaultDeps): Vault {
     },
 
     async check({ userId, tenantId, serviceType }) {
-      const [row] = await rowsFor(userId, [serviceType]);
-      if (row && usableValue(row) !== null) return { hasCredential: true, credential: toMetadata(row) };
+      const [stored] = await rowsFor(userId, [serviceType]);
+      const row = stored && (await fresh(stored));
+      if (row && usableValue(row) !== null) return { hasCredential: true, credential: toMetadata(row, clock.now()) };
       const providers = await findCredentialProviders(db, tenantId, [serviceType]);
       return { hasCredential: false, authUrl: authUrlFor(config, serviceType, providers.get(serviceType)) };
     },

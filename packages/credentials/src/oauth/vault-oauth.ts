@@ -1,0 +1,24 @@
+import { secretBoxFor } from '@agentgw/auth';
+import { createEgressDispatcher, egressFetch, egressPolicyFromConfig, type Clock, type Config, type Logger } from '@agentgw/core';
+import { Redis } from 'ioredis';
+import type { VaultOAuth } from '../vault.js';
+import { OAuthClient } from './oauth-client.js';
+import { MemoryRefreshLock, RedisRefreshLock, type RefreshLock } from './refresh-lock.js';
+
+/**
+ * The vault's OAuth runtime for one process: the client (its calls to authorization servers go
+ * through the egress policy: a provider's issuer or token URL may point anywhere), the platform
+ * key ring that opens providers' client secrets, and the refresh lock (Redis when REDIS_URL is
+ * set, so replicas refresh a token once; in-process otherwise). `close()` releases the lock's connection.
+ */
+export function createVaultOAuth(deps: { config: Config; clock: Clock; logger: Logger; lock?: RefreshLock }): VaultOAuth & { close(): Promise<void> } {
+  const { config, clock, logger } = deps;
+  const fetch = egressFetch(createEgressDispatcher(egressPolicyFromConfig(config)));
+  const lock = deps.lock ?? (config.REDIS_URL ? new RedisRefreshLock(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 })) : new MemoryRefreshLock());
+  return {
+    client: new OAuthClient(fetch, clock, logger),
+    secrets: secretBoxFor(config),
+    lock,
+    close: () => lock.close(),
+  };
+}
