@@ -1,9 +1,9 @@
-/** A tool as the benchmark's providers list it (MCP `tools/list` item). */
-export interface CatalogTool {
+/** A tool as the benchmark's providers list it (MCP `tools/list` item); a type, not an interface, so it is a plain record to the index. */
+export type CatalogTool = {
   name: string;
   description: string;
   inputSchema: { type: 'object'; properties: Record<string, Record<string, unknown>>; required: string[]; additionalProperties: false };
-}
+};
 
 /**
  * One tool written compactly: name, description, then one parameter per string,
