@@ -39,14 +39,8 @@ const ToolSurface = z.enum(TOOL_SURFACES).openapi('ToolSurface', {
     'What the unified MCP endpoint lists for the agent: every tool it may call (`all`), or only the meta-tools `search_tools` and `call_tool` (`search`). `?tools=` on the endpoint URL overrides it.',
 });
 
-const ToolSurface = z.enum(TOOL_SURFACES).openapi('ToolSurface', {
-  description:
-    'What the unified MCP endpoint lists for the agent: every tool it may call (`all`), or only the meta-tools `search_tools` and `call_tool` (`search`). `?tools=` on the endpoint URL overrides it.',
-});
-
 const Agent = AgentSummary.extend({
   description: z.string().nullable(),
-  toolSurface: ToolSurface,
   toolSurface: ToolSurface,
   tenantId: z.string().nullable(),
   ownerId: z.string().nullable(),

@@ -6472,11 +6472,6 @@ export interface components {
          * @enum {string}
          */
         ToolSurface: "all" | "search";
-        /**
-         * @description What the unified MCP endpoint lists for the agent: every tool it may call (`all`), or only the meta-tools `search_tools` and `call_tool` (`search`). `?tools=` on the endpoint URL overrides it.
-         * @enum {string}
-         */
-        ToolSurface: "all" | "search";
         UpdateAccessRuleRequest: {
             action?: components["schemas"]["PolicyAction"];
             confirmationMode?: components["schemas"]["ConfirmationMode"] | null;

@@ -26,7 +26,6 @@ import { agentStanding, mayReach, NO_PROVIDER_ACCESS, routingSet, toolPolicy } f
 import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call/tool-call.command.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
 import { ToolSearch, type SearchSurfaceHooks } from './tool-search/tool-search.js';
-import { ToolSearch, type SearchSurfaceHooks } from './tool-search/tool-search.js';
 import { listedTools, offeredTools } from './tool-names/offered-tools.js';
 import { nameScope, type ToolNaming } from './tool-names/tool-naming.js';
 import { upstreamTarget } from './upstream-targets.js';
@@ -90,12 +89,10 @@ type Result = Record<string, unknown>;
 export class McpPipeline {
   private readonly calls: ToolCallUseCase;
   private readonly search: ToolSearch;
-  private readonly search: ToolSearch;
   private readonly owned: OwnedMethods;
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
-    this.search = new ToolSearch(deps.catalog);
     this.search = new ToolSearch(deps.catalog);
     this.owned = new OwnedMethods({
       reachable: async (ctx) => this.reachable(ctx.principal, await this.routingSet(ctx)),
@@ -136,9 +133,6 @@ export class McpPipeline {
     // The search surface (tool-search/): the meta-tools instead of the list, when the URL or the agent asks for it.
     const searched = await this.search.handle(request.method, params, ctx, this.searchHooks(ctx, agent));
     if (searched !== null) return searched;
-    // The search surface (tool-search/): the meta-tools instead of the list, when the URL or the agent asks for it.
-    const searched = await this.search.handle(request.method, params, ctx, this.searchHooks(ctx, agent));
-    if (searched !== null) return searched;
     switch (request.method) {
       case 'tools/list':
         return { tools: await this.mergedTools(ctx) };
@@ -164,20 +158,6 @@ export class McpPipeline {
     // Only the two tool methods above go through the policy, so no spelling of one is forwarded.
     if (method.trim().toLowerCase().startsWith('tools/')) throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
     return this.forward(provider, method, params, ctx);
-  }
-
-  /** What the search surface re-enters: the merged list, the name resolution and the unified tools/call path. */
-  private searchHooks(ctx: McpRequestContext, agent: AgentStanding): SearchSurfaceHooks {
-    const providerFilter = ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null;
-    return {
-      visible: () => this.mergedTools(ctx),
-      resolve: async (name) => {
-        const provider = this.deps.catalog.providers.route(name, await this.routingSet(ctx));
-        return provider && { providerId: provider.id, upstreamName: name };
-      },
-      call: (params) => this.callTool(params, ctx, agent, { kind: 'routed', providerFilter }),
-      alwaysConfirm: agent.alwaysConfirm,
-    };
   }
 
   /** What the search surface re-enters: the merged list, the name resolution and the unified tools/call path. */

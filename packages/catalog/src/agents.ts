@@ -28,8 +28,6 @@ export interface Agent extends AgentSummary {
   description: string | null;
   /** What the unified MCP endpoint lists for it: every tool it may call, or only the search meta-tools. */
   toolSurface: ToolSurface;
-  /** What the unified MCP endpoint lists for it: every tool it may call, or only the search meta-tools. */
-  toolSurface: ToolSurface;
   tenantId: string | null;
   ownerId: string | null;
   updatedAt: string;
@@ -100,7 +98,6 @@ export async function createAgent(ctx: CatalogContext, principal: Principal, inp
       upstream_secret_enc: input.upstreamSecret === undefined ? null : ctx.secrets.seal(input.upstreamSecret, id),
       require_confirmation: input.requireConfirmation ?? false,
       tool_surface: input.toolSurface ?? 'all',
-      tool_surface: input.toolSurface ?? 'all',
       required_credentials: json(input.requiredCredentials ?? []),
       tenant_id: tenantId,
       owner_id: principal.userId,
@@ -135,7 +132,6 @@ export async function updateAgent(ctx: CatalogContext, principal: Principal, id:
     }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.requireConfirmation !== undefined && { require_confirmation: patch.requireConfirmation }),
-    ...(patch.toolSurface !== undefined && { tool_surface: patch.toolSurface }),
     ...(patch.toolSurface !== undefined && { tool_surface: patch.toolSurface }),
     ...(patch.requiredCredentials !== undefined && { required_credentials: json(patch.requiredCredentials) }),
   });

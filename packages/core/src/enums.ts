@@ -35,11 +35,6 @@ export const TOOL_SURFACES = ['all', 'search'] as const;
 /** One of TOOL_SURFACES. */
 export type ToolSurface = (typeof TOOL_SURFACES)[number];
 
-/** What the unified MCP endpoint lists for an agent: every tool it may call, or only the search meta-tools (`search_tools`, `call_tool`). */
-export const TOOL_SURFACES = ['all', 'search'] as const;
-/** One of TOOL_SURFACES. */
-export type ToolSurface = (typeof TOOL_SURFACES)[number];
-
 /** How a provider's tool definitions are pinned: not at all, automatically the first time each is seen, or only when an admin approves it. */
 export const TOOL_PINNING_MODES = ['off', 'first_sight', 'approval'] as const;
 /** One of TOOL_PINNING_MODES. */

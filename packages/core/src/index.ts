@@ -27,7 +27,6 @@ export { CREDENTIAL_STATUSES, type CredentialStatus } from './enums.js';
 export { AUDIT_STATUSES, CONFIRMATION_OUTCOMES, CONFIRMATION_STATUSES, POLICY_ACTIONS, PRINCIPAL_VIAS, RISK_LEVELS, TOOL_PIN_CHANGES, TOOL_PIN_STATUSES, TOOL_PINNING_MODES } from './enums.js';
 export type { AuditStatus, ConfirmationOutcome, ConfirmationStatus, PolicyAction, PrincipalVia, RiskLevel, ToolPinChange, ToolPinningMode, ToolPinStatus } from './enums.js';
 export { TOOL_SURFACES, type ToolSurface } from './enums.js';
-export { TOOL_SURFACES, type ToolSurface } from './enums.js';
 export { canonicalJson } from './canonical-json.js';
 export { definitionHashes, definitionOf } from './tool-definitions.js';
 export type { DefinitionHashes, ToolDefinition } from './tool-definitions.js';

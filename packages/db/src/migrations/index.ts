@@ -7,7 +7,6 @@ import * as toolNames from './0005_tool_names.js';
 import * as oauthFlows from './0007_oauth_flows.js';
 import * as toolPins from './0006_tool_pins.js';
 import * as agentToolSurface from './0008_agent_tool_surface.js';
-import * as agentToolSurface from './0008_agent_tool_surface.js';
 
 /**
  * Listed in code rather than read from a folder, so a bundled build carries its migrations.
@@ -20,7 +19,6 @@ const migrations: Record<string, Migration> = {
   '0004_confirmation_call_hash': confirmationCallHash,
   '0005_tool_names': toolNames,
   '0007_oauth_flows': oauthFlows,
-  '0008_agent_tool_surface': agentToolSurface,
   '0008_agent_tool_surface': agentToolSurface,
   '0006_tool_pins': toolPins,
 };
