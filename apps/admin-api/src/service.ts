@@ -6,6 +6,7 @@ import { authRoutes } from './auth.routes.js';
 import { credentialProvidersRoutes } from './credential-providers.routes.js';
 import { devicesRoutes } from './devices.routes.js';
 import { providerAccessRoutes } from './provider-access.routes.js';
+import { toolPinsRoutes } from './tool-pins.routes.js';
 import { toolProvidersRoutes } from './tool-providers.routes.js';
 import { usersRoutes } from './users.routes.js';
 
@@ -17,6 +18,7 @@ function adminApiRoutes(deps: ServiceDeps): OpenAPIHono {
   app.route('/api/v1/admin/agents', agentAdminRoutes(deps));
   app.route('/api/v1/admin/api-keys', apiKeysRoutes(deps));
   app.route('/api/v1/admin/tool-providers', toolProvidersRoutes(deps));
+  app.route('/api/v1/admin/tool-pins', toolPinsRoutes(deps));
   app.route('/api/v1/admin/provider-access', providerAccessRoutes(deps));
   app.route('/api/v1/credential-providers', credentialProvidersRoutes(deps));
   app.route('/api/v1/notifications/devices', devicesRoutes(deps));

@@ -18,9 +18,12 @@ export interface DefinitionHashes {
 
 /** The pinned fields of a listed tool, absent ones left out (so an absent and an undefined field hash alike). */
 export function definitionOf(tool: Record<string, unknown> & { name: string }): ToolDefinition {
-  const { name, description, inputSchema, outputSchema, annotations } = tool;
-  return { name, description, inputSchema, outputSchema, annotations };
+  const definition: ToolDefinition = { name: tool.name };
+  for (const field of PINNED_FIELDS) if (tool[field] !== undefined) definition[field] = tool[field];
+  return definition;
 }
+
+const PINNED_FIELDS = ['description', 'inputSchema', 'outputSchema', 'annotations'] as const;
 
 /** SHA-256 (hex) of the definition's canonical JSON, with and without its name; stable under key order. */
 export function definitionHashes(definition: ToolDefinition): DefinitionHashes {
