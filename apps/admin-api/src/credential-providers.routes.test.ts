@@ -86,6 +86,22 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
     expect(JSON.stringify(stored)).not.toMatch(/pw-1|s-1|ak-1|at-1|pk-1/);
   });
 
+  it('keeps the authorization server settings of an oauth2 provider (issuer, revocation, extra parameters, resource) in clear', async () => {
+    const config = {
+      clientId: 'client-1',
+      clientSecret: 'oauth-client-secret',
+      scopes: ['openid'],
+      issuer: 'https://as.example',
+      revocationUrl: 'https://as.example/revoke',
+      clientAuthMethod: 'client_secret_post',
+      authorizationParams: { prompt: 'consent', access_type: 'offline' },
+      resource: 'https://api.example',
+    };
+    const res = await create(admin, { name: 'AS', serviceType: 'as_settings', authType: 'oauth2', config });
+    expect(res.status).toBe(201);
+    expect((res.body.provider as { config: unknown }).config).toEqual({ ...config, clientSecret: MASK });
+  });
+
   it('accepts jwt and api_key configs, config being optional for them', async () => {
     const jwt = await create(admin, {
       name: 'Linear',
@@ -114,6 +130,10 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
       [{ ...oauth('x'), config: { clientSecret: 's', scopes: [] } }, 'config.clientId'],
       [{ ...oauth('x'), config: { clientId: 'c', clientSecret: 's', scopes: 'repo' } }, 'config.scopes'],
       [{ ...oauth('x'), config: { clientId: 'c', clientSecret: MASK } }, 'config.clientSecret'],
+      [{ ...oauth('x'), config: { clientId: 'c', clientSecret: 's', issuer: 'ftp://as.example' } }, 'config.issuer'],
+      [{ ...oauth('x'), config: { clientId: 'c', clientSecret: 's', resource: 'not a url' } }, 'config.resource'],
+      [{ ...oauth('x'), config: { clientId: 'c', clientSecret: 's', authorizationParams: { prompt: 7 } } }, 'config.authorizationParams.prompt'],
+      [{ ...oauth('x'), config: { clientId: 'c', clientSecret: 's', clientAuthMethod: 'private_key_jwt' } }, 'config.clientAuthMethod'],
       [{ name: 'J', serviceType: 'j', authType: 'jwt', config: { jwt: { prefix: 'Bearer ' } } }, 'config.jwt.headerName'],
       [{ name: 'J', serviceType: 'j', authType: 'api_key', config: { connectUrl: 'javascript:alert(1)' } }, 'config.connectUrl'],
       [{ name: 'J', serviceType: 'j', authType: 'basic', config: { password: 12 } }, 'config.password'],

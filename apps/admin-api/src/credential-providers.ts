@@ -22,8 +22,17 @@ export const credentialConfigSchemas = {
       clientId: z.string().min(1),
       clientSecret: z.string().min(1).openapi({ description: 'Masked as ******** on read' }),
       scopes: z.array(z.string().min(1)).default([]),
+      issuer: HttpUrl.optional().openapi({ description: "The authorization server's issuer: its endpoints are discovered (OpenID Connect / RFC 8414 metadata). Or give authorizeUrl and tokenUrl" }),
       authorizeUrl: HttpUrl.optional(),
       tokenUrl: HttpUrl.optional(),
+      revocationUrl: HttpUrl.optional().openapi({ description: 'RFC 7009 revocation endpoint (with explicit endpoints; discovery finds it otherwise)' }),
+      clientAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).optional().openapi({ description: 'How the client authenticates at the token endpoint (default client_secret_basic)' }),
+      authorizationParams: z
+        .record(z.string().min(1).max(100), z.string().max(2000))
+        .refine((params) => Object.keys(params).length <= 20, 'at most 20 parameters')
+        .optional()
+        .openapi({ description: 'Extra authorization request parameters (e.g. prompt, access_type); the flow sets client_id, redirect_uri, response_type, scope, state, PKCE and resource itself' }),
+      resource: HttpUrl.optional().openapi({ description: 'RFC 8707 resource indicator sent in the authorization and token requests' }),
       connectUrl,
     })
     .openapi('OAuth2CredentialConfig'),

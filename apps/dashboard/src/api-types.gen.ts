@@ -6277,8 +6277,17 @@ export interface components {
             session: "token" | "cookie";
         };
         OAuth2CredentialConfig: {
+            /** @description Extra authorization request parameters (e.g. prompt, access_type); the flow sets client_id, redirect_uri, response_type, scope, state, PKCE and resource itself */
+            authorizationParams?: {
+                [key: string]: string;
+            };
             /** Format: uri */
             authorizeUrl?: string;
+            /**
+             * @description How the client authenticates at the token endpoint (default client_secret_basic)
+             * @enum {string}
+             */
+            clientAuthMethod?: "client_secret_basic" | "client_secret_post";
             clientId: string;
             /** @description Masked as ******** on read */
             clientSecret: string;
@@ -6287,6 +6296,21 @@ export interface components {
              * @description Where a user connects this credential (used for authUrls)
              */
             connectUrl?: string;
+            /**
+             * Format: uri
+             * @description The authorization server's issuer: its endpoints are discovered (OpenID Connect / RFC 8414 metadata). Or give authorizeUrl and tokenUrl
+             */
+            issuer?: string;
+            /**
+             * Format: uri
+             * @description RFC 8707 resource indicator sent in the authorization and token requests
+             */
+            resource?: string;
+            /**
+             * Format: uri
+             * @description RFC 7009 revocation endpoint (with explicit endpoints; discovery finds it otherwise)
+             */
+            revocationUrl?: string;
             /** @default [] */
             scopes: string[];
             /** Format: uri */
