@@ -1,5 +1,5 @@
 import { createAuth, generateRuntimeToken, hashToken, tenantScope, type AuthService, type Principal } from '@agentgw/auth';
-import { AppError, loadConfig, MemoryEventBus, newId, silentLogger, systemClock, type Config, type EventBus } from '@agentgw/core';
+import { AppError, loadConfig, MemoryEventBus, newId, resolveProvider, silentLogger, systemClock, type Config, type EventBus } from '@agentgw/core';
 import type { DbHandle, RoleName } from '@agentgw/db';
 import { openTestDatabase, testBackends } from '@agentgw/db/testing';
 import type { KyselyPlugin } from 'kysely';
@@ -105,7 +105,7 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     const hotPath = async () => {
       const found = await catalog.agents.getFor(member, agent.id);
       const providers = await catalog.providers.visibleTo(member);
-      const routed = catalog.providers.route('github_list_repos', providers);
+      const routed = resolveProvider(providers, 'github_list_repos');
       return {
         secret: catalog.agents.upstreamSecret(found),
         provider: routed?.id,
@@ -166,9 +166,9 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     await catalog.agents.setActive(admin, agent.id, true);
     expect((await catalog.agents.getFor(admin, agent.id)).isActive).toBe(true);
 
-    expect(catalog.providers.route('github_x', await catalog.providers.visibleTo(admin))?.id).not.toBe(github.id); // t2's priority 5 wins for an admin
+    expect(resolveProvider(await catalog.providers.visibleTo(admin), 'github_x')?.id).not.toBe(github.id); // t2's priority 5 wins for an admin
     await catalog.providers.update(admin, github.id, { priority: 10, authSecret: 'rotated' });
-    const routed = catalog.providers.route('github_x', await catalog.providers.visibleTo(admin));
+    const routed = resolveProvider(await catalog.providers.visibleTo(admin), 'github_x');
     expect(routed?.id).toBe(github.id);
     expect(catalog.providers.authSecret(routed!)).toBe('rotated');
 

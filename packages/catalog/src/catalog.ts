@@ -34,8 +34,6 @@ export interface ProviderCatalog {
   get(providerId: string): Promise<ProviderRecord | null>;
   /** The provider the principal may address; invisible or unknown → 404 (cached). */
   getFor(principal: Principal, providerId: string): Promise<ProviderRecord>;
-  /** The provider that owns a tool name among `providers` (pattern, then routing order). */
-  route<P extends ProviderRecord>(toolName: string, providers: readonly P[]): P | null;
   /** The opened auth secret or null, opened once per cached record; unopenable → 503. */
   authSecret(provider: ProviderRecord): string | null;
 }
@@ -83,7 +81,6 @@ export function createCatalog(deps: CatalogDeps, options: CatalogOptions = {}): 
       routableFor: (principal) => providers.routableFor(principal),
       get: (id) => providers.get(id),
       getFor: (principal, id) => providers.getFor(principal, id),
-      route: (toolName, list) => providers.route(toolName, list),
       authSecret: (provider) => providers.authSecret(provider),
     },
     rules: {

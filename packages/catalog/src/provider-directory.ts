@@ -1,5 +1,5 @@
 import { isVisibleTo, tenantScope, type Principal } from '@agentgw/auth';
-import { compareRouting, NotFoundError, resolveProvider, type Unsubscribe } from '@agentgw/core';
+import { compareRouting, NotFoundError, type Unsubscribe } from '@agentgw/core';
 import type { ProviderAuthType, ToolProviderRow } from '@agentgw/db';
 import type { CatalogContext } from './catalog-context.js';
 import { LiveCache } from './live-cache.js';
@@ -69,11 +69,6 @@ export class ProviderDirectory {
     const provider = await this.get(providerId);
     if (!provider || !isVisibleTo(principal, provider.tenantId)) throw new NotFoundError('Tool provider');
     return provider;
-  }
-
-  /** The provider that owns `toolName` among `providers`, in routing order (`resolveProvider`). */
-  route<P extends ProviderRecord>(toolName: string, providers: readonly P[]): P | null {
-    return resolveProvider(providers, toolName);
   }
 
   /** The plaintext auth secret (opened once per cached record), or null; unopenable → 503. */

@@ -93,8 +93,7 @@ describe('stable, collision-safe tool names', () => {
   it('adding a third colliding provider first in routing order renames nothing; removing it leaves every name as it was', async () => {
     const { catalog, admin } = gw;
     const g = await catalog.providers.create(admin, { name: 'gamma', pattern: '*', endpoint: gamma.url, authType: 'none', priority: 100 });
-    const during = await expect.poll(listed).toContain('gamma__search');
-    void during;
+    await expect.poll(listed).toContain('gamma__search');
     const withGamma = await listed();
     expect(withGamma).toEqual(['alpha_only', 'beta__search', 'delete_all', 'gamma__search', 'read', 'search']);
     expect(await callText('search')).toEqual([{ type: 'text', text: 'alpha:search' }]);
