@@ -32,7 +32,7 @@ describe('compose: the key boundary (service-kit SERVICE_KEYS)', () => {
       'admin-api': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
       'invoke-proxy': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
       'mcp-gateway': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
-      vault: ['CREDENTIAL_ENCRYPTION_KEY', 'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS'],
+      vault: ['CREDENTIAL_ENCRYPTION_KEY', 'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS', 'PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
       'confirmation-hub': [],
       'audit-writer': [],
     });

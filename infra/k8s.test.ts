@@ -116,7 +116,7 @@ const REQUIRED_SECRET_KEYS = ['DATABASE_URL', 'REDIS_URL', 'JWT_SECRET'];
  * keys, each service holds. Only the vault holds the credential key.
  */
 const SEALING_KEYS: Record<string, string[]> = {
-  vault: ['CREDENTIAL_ENCRYPTION_KEY'],
+  vault: ['CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY'],
   'admin-api': ['PLATFORM_SECRETS_KEY'],
   'invoke-proxy': ['PLATFORM_SECRETS_KEY'],
   'mcp-gateway': ['PLATFORM_SECRETS_KEY'],

@@ -96,7 +96,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
   const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<string, number>;
   // The key boundary as infra deploys it: the credential key to the vault alone, the platform key to the others.
   const keys = { CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'), PLATFORM_SECRETS_KEY: randomBytes(32).toString('hex') };
-  const keysOf = (service: string) => (service === 'vault' ? { CREDENTIAL_ENCRYPTION_KEY: keys.CREDENTIAL_ENCRYPTION_KEY } : { PLATFORM_SECRETS_KEY: keys.PLATFORM_SECRETS_KEY });
+  const keysOf = (service: string) => (service === 'vault' ? keys : { PLATFORM_SECRETS_KEY: keys.PLATFORM_SECRETS_KEY });
   const env = {
     PATH: process.env.PATH ?? '',
     NODE_ENV: 'development',

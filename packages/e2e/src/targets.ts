@@ -147,10 +147,9 @@ async function startRedis(): Promise<PrivateRedis> {
 const SERVICE_SECRETS = {
   JWT_SECRET: `e2e-distributed-jwt-secret-${randomBytes(12).toString('hex')}`,
 };
-/** The key boundary as infra deploys it: the credential key to the vault alone, the platform key to the others. */
+/** The key boundary as infra deploys it: the credential key to the vault alone, the platform key to the others and the vault (OAuth client secrets). */
 const SEALING_KEYS = { CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'), PLATFORM_SECRETS_KEY: randomBytes(32).toString('hex') };
-const sealingKeysOf = (app: string): Record<string, string> =>
-  app === 'vault' ? { CREDENTIAL_ENCRYPTION_KEY: SEALING_KEYS.CREDENTIAL_ENCRYPTION_KEY } : { PLATFORM_SECRETS_KEY: SEALING_KEYS.PLATFORM_SECRETS_KEY };
+const sealingKeysOf = (app: string): Record<string, string> => (app === 'vault' ? SEALING_KEYS : { PLATFORM_SECRETS_KEY: SEALING_KEYS.PLATFORM_SECRETS_KEY });
 
 /**
  * The distributed topology: a fresh PostgreSQL database (created, migrated, dropped on stop), a

@@ -28,6 +28,8 @@ describe('loadServiceConfig: the key boundary', () => {
     expect(problems(() => loadServiceConfig('vault', { JWT_SECRET, PLATFORM_SECRETS_KEY: PLATFORM }))).toEqual([
       { variable: 'CREDENTIAL_ENCRYPTION_KEY', message: "is required by vault (64 hex characters; it opens users' credentials)" },
     ]);
+    // The vault opens OAuth client secrets of credential providers, sealed under the platform key.
+    expect(problems(() => loadServiceConfig('vault', { JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY: CREDENTIAL })).map((p) => p.variable)).toEqual(['PLATFORM_SECRETS_KEY']);
     expect(problems(() => loadServiceConfig('admin-api', { JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY: CREDENTIAL }))).toEqual([
       { variable: 'PLATFORM_SECRETS_KEY', message: "is required by admin-api (64 hex characters; it seals agents' and providers' secrets, MCP session ids and audit ids)" },
     ]);

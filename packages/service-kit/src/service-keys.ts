@@ -9,7 +9,8 @@ export type KeyVariable = 'CREDENTIAL_ENCRYPTION_KEY' | 'PLATFORM_SECRETS_KEY';
  * runs every service and holds both. A service not listed holds none.
  */
 export const SERVICE_KEYS: Readonly<Record<string, readonly KeyVariable[]>> = {
-  vault: ['CREDENTIAL_ENCRYPTION_KEY'],
+  // The vault also opens credential providers' OAuth client secrets (sealed by admin-api under the platform key).
+  vault: ['CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY'],
   'admin-api': ['PLATFORM_SECRETS_KEY'],
   'invoke-proxy': ['PLATFORM_SECRETS_KEY'],
   'mcp-gateway': ['PLATFORM_SECRETS_KEY'],
