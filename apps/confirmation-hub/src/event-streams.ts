@@ -112,6 +112,16 @@ export class EventStreams {
   }
 
   /**
+   * TOOL_DEFINITION_CHANGED (issue 24.3) to admins and the provider's tenant admins: a definition
+   * quarantined, approved, kept blocked or back to its pin, a rename, a provider's pinning mode.
+   * A plain first-sight pin is not news.
+   */
+  deliverToolPin(event: GatewayEvents['tool_pins.changed']): void {
+    if (event.change === 'pinned' && event.renamedFrom === null) return;
+    this.broadcast({ userId: null, endUserId: null, tenantId: event.tenantId }, sseFrame('TOOL_DEFINITION_CHANGED', this.nextId(), event));
+  }
+
+  /**
    * Ends every stream `userId` holds on this replica (its roles, tenant, password or existence
    * changed): what it may see is decided again when the client reconnects and authenticates.
    */

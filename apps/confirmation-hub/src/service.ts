@@ -40,6 +40,7 @@ export const confirmationHubService = defineService({
         unsubscribes.push(
           await deps.bus.subscribe('confirmation.required', (payload) => streams.deliverRequired(payload)),
           await deps.bus.subscribe('confirmation.resolved', (event) => streams.deliverResolved(event)),
+          await deps.bus.subscribe('tool_pins.changed', (event) => streams.deliverToolPin(event)),
           // A changed or deleted user's streams end at once; a reconnect authenticates again.
           await deps.bus.subscribe('user.changed', ({ userId }) => streams.closeUser(userId)),
           // The kill switch reaches held calls: a disabled or deleted agent's confirmations are rejected.
