@@ -1,1 +1,2 @@
-export { createMcpGateway, mcpGatewayService, NO_CONFIRMATION_HUB, refusingConfirmationGate, type McpGatewayOptions } from './service.js';
+export { createMcpGateway, mcpGatewayService, type McpGatewayOptions } from './service.js';
+export { NO_CONFIRMATION_HUB, refusingConfirmationGate } from './refusing-confirmation-gate.js';

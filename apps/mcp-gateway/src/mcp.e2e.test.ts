@@ -9,7 +9,7 @@ import { createUser, startMcpServer, startMcpV2Server, type McpFixture } from '@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
-import { NO_CONFIRMATION_HUB } from './service.js';
+import { NO_CONFIRMATION_HUB } from './refusing-confirmation-gate.js';
 
 let gw: GatewayUnderTest;
 let alpha: McpFixture;
@@ -668,8 +668,20 @@ describe('egress policy', () => {
 });
 
 describe('without the confirmation hub', () => {
-  it('refuses calls that need a human with a clear reason', async () => {
-    const plain = await startGatewayUnderTest();
+  it('refuses calls that need a human with a clear reason, and ends their audit record rejected with it, once', async () => {
+    const written: ({ id: string } & AuditPatch)[] = [];
+    const plain = await startGatewayUnderTest({
+      audit: (deps) => {
+        const real = createAuditTrail({ queue: deps.queue, clock: deps.clock });
+        return {
+          open: (entry) => real.open(entry),
+          async update(id, patch) {
+            written.push({ id, ...patch });
+            await real.update(id, patch);
+          },
+        };
+      },
+    });
     try {
       const p = await plain.catalog.providers.create(plain.admin, { name: 'alpha', pattern: '*', endpoint: alpha.url, authType: 'bearer', authSecret: 'alpha-secret', priority: 0 });
       const agent = await plain.catalog.agents.create(plain.admin, { name: 'careful', upstreamUrl: 'http://127.0.0.1:9/a', requireConfirmation: true });
@@ -677,6 +689,8 @@ describe('without the confirmation hub', () => {
       const client = new ClientV2({ name: 'c', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
       await client.connect(new TransportV2(new URL(`${plain.url}/api/v1/mcp/mcp`), { requestInit: { headers: { authorization: `Bearer ${agent.runtimeToken}` } } }));
       await expect(client.callTool({ name: 'echo', arguments: {} })).rejects.toThrow(new RegExp(NO_CONFIRMATION_HUB));
+      // Before this gate wrote it, the record stayed pending: nothing else ends a held call's record.
+      expect(written).toEqual([{ id: expect.any(String), status: 'rejected', error: NO_CONFIRMATION_HUB }]);
       await client.close();
     } finally {
       await plain.close();

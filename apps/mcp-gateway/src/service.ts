@@ -11,6 +11,7 @@ import { mcpRoutes } from './mcp.routes.js';
 import { McpPipeline } from './mcp-pipeline.js';
 import { createOriginPolicy } from './origins.js';
 import { ProviderLists } from './provider-lists.js';
+import { refusingConfirmationGate } from './refusing-confirmation-gate.js';
 import { SessionIdCodec } from './session-ids.js';
 import { MemorySessionStore, RedisSessionStore, type SessionStore } from './session-store.js';
 import { MemoryRelayStore, RedisRelayStore } from './relay/relay-store.js';
@@ -23,15 +24,6 @@ import { KyselyToolNameStore } from './tool-names/tool-name-store.js';
 import { ToolNaming } from './tool-names/tool-naming.js';
 import { ToolPinStore } from './tool-pins/tool-pin-store.js';
 import { ToolPins } from './tool-pins/tool-pins.js';
-
-/** Until the confirmation hub is wired in, a call that needs a human is refused with this reason. */
-export const NO_CONFIRMATION_HUB = 'confirmation hub unavailable';
-
-/** The gate used when none is given: every hold is rejected, no token redeems. */
-export const refusingConfirmationGate: ConfirmationGate = {
-  hold: async () => ({ decision: 'rejected', confirmationId: '', reason: NO_CONFIRMATION_HUB }),
-  redeem: async () => false,
-};
 
 /** Collaborators a host may supply (tests, the all-in-one); each defaults to this service's own. */
 export interface McpGatewayOptions {
@@ -48,7 +40,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   // The process's started catalog reader, shared with auth and every other service of the host.
   const { catalog } = deps;
   const audit = options.audit ?? createAuditTrail({ queue: deps.queue, clock });
-  const gate = options.confirmationGate ?? refusingConfirmationGate;
+  const gate = options.confirmationGate ?? refusingConfirmationGate({ audit, logger });
   const ownClient = options.client === undefined;
   const client =
     options.client ??
