@@ -52,12 +52,15 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
   let admin: string;
   let adminToken: string;
   let agent: { id: string; token: string };
+  let call: (path: string, body: unknown) => Promise<Record<string, unknown>>;
+  let twin: McpFixture;
 
   beforeAll(async () => {
     db = await openTestDatabase('postgres');
     const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(db.db);
     const url = new URL(databaseUrl!);
     url.pathname = `/${rows[0]!.name}`;
+    twin = await startMcpServer({ name: 'twin-upstream', tools: [{ name: 'echo', handler: () => 'twin echo' }] });
     upstream = await startMcpServer({ name: 'shared-upstream', tools: [{ name: 'echo', inputSchema: { on: z.string().optional() }, handler: (args) => `echo:${JSON.stringify(args)}` }] });
     const env = {
       NODE_ENV: 'test',
@@ -80,7 +83,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       body: JSON.stringify({ email: env.ADMIN_EMAIL, password: env.ADMIN_PASSWORD }),
     });
     adminToken = ((await login.json()) as { token: string }).token;
-    const call = async (path: string, body: unknown) => {
+    call = async (path: string, body: unknown) => {
       const res = await fetch(`${admin}/api/v1${path}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
@@ -99,6 +102,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
     await upstream?.close();
+    await twin?.close();
     await db?.close();
   });
 
@@ -130,6 +134,30 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     expect((await fetch(`${replicas[1]}/api/v1/mcp/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${agent.token}`, 'mcp-session-id': session } })).status).toBe(204);
     expect(upstream.requests.some((r) => r.method === 'DELETE' && r.headers['mcp-session-id'] === upstreamSessions[0])).toBe(true);
     expect((await post(replicas[0], { jsonrpc: '2.0', id: 3, method: 'tools/list' }, session)).status).toBe(404);
+  });
+
+  it('agrees on exposed names across replicas: a colliding provider added through admin-api is named once, both replicas list and route alike', async () => {
+    const rpc = async (base: string, method: string, params: Record<string, unknown> = {}) =>
+      (await (await post(base, { jsonrpc: '2.0', id: 1, method, params })).json()) as { result?: { tools?: { name: string }[]; content?: { text: string }[] } };
+    const names = async (base: string) => (await rpc(base, 'tools/list')).result?.tools?.map((t) => t.name);
+    expect(await names(replicas[0])).toEqual(['echo']);
+    const other = (await call('/admin/tool-providers', { name: 'Twin Server', pattern: '*', endpoint: twin.url })).provider as { id: string };
+    await call('/admin/provider-access', { subjectType: 'agent', subjectId: agent.id, providerId: other.id, action: 'allow' });
+    // Both replicas list at once; whichever names first, they answer the same names.
+    await expect
+      .poll(() => Promise.all(replicas.map(names)), { timeout: 5_000 })
+      .toEqual([
+        ['echo', 'twin_server__echo'],
+        ['echo', 'twin_server__echo'],
+      ]);
+    for (const base of replicas) {
+      expect((await rpc(base, 'tools/call', { name: 'twin_server__echo', arguments: {} })).result?.content?.[0]?.text).toBe('twin echo');
+      expect((await rpc(base, 'tools/call', { name: 'echo', arguments: {} })).result?.content?.[0]?.text).toBe('echo:{}');
+    }
+    expect(await db.db.selectFrom('tool_names').select(['exposed_name', 'provider_id']).orderBy('exposed_name').execute()).toEqual([
+      { exposed_name: 'echo', provider_id: expect.any(String) },
+      { exposed_name: 'twin_server__echo', provider_id: other.id },
+    ]);
   });
 
   it('stops the agent on both replicas at once when the kill switch is flipped through admin-api', async () => {
