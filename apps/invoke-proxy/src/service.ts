@@ -1,5 +1,5 @@
 import { CallQuota, callQuotaLimitsFrom, egressPolicyFromConfig } from '@agentgw/core';
-import { createVault, directCredentialResolver, httpCredentialResolver, type CredentialResolver } from '@agentgw/credentials';
+import { createVault, createVaultOAuth, directCredentialResolver, httpCredentialResolver, type CredentialResolver } from '@agentgw/credentials';
 import { DEFAULT_MAX_BODY_BYTES, defineService, openApiApp, type ServiceDefinition, type ServiceDeps } from '@agentgw/service-kit';
 import { agentInvokeRoutes } from './agents.routes.js';
 import { SessionTokens } from './session-tokens.js';
@@ -22,12 +22,12 @@ export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
 
 /**
  * The vault over its internal API when VAULT_URL is set (distributed: only the vault decrypts),
- * otherwise the vault in this process (the all-in-one).
+ * otherwise the vault in this process (the all-in-one), refreshing OAuth tokens as the vault app does.
  */
 function credentialResolverFor(deps: ServiceDeps): CredentialResolver {
   const vaultUrl = deps.config.VAULT_URL;
   if (vaultUrl) return httpCredentialResolver({ baseUrl: vaultUrl, auth: deps.auth, egress: egressPolicyFromConfig(deps.config) });
-  return directCredentialResolver(createVault(deps));
+  return directCredentialResolver(createVault({ ...deps, oauth: createVaultOAuth(deps) }));
 }
 
 /** invoke-proxy with non-default options (tests, benches); `invokeProxyService` is the default. */

@@ -9,12 +9,13 @@ import { MemoryRefreshLock, RedisRefreshLock, type RefreshLock } from './refresh
  * The vault's OAuth runtime for one process: the client (its calls to authorization servers go
  * through the egress policy: a provider's issuer or token URL may point anywhere), the platform
  * key ring that opens providers' client secrets, and the refresh lock (Redis when REDIS_URL is
- * set, so replicas refresh a token once; in-process otherwise). `close()` releases the lock's connection.
+ * set, so replicas refresh a token once; in-process otherwise; its connection opens at the first
+ * refresh). `close()` releases it.
  */
 export function createVaultOAuth(deps: { config: Config; clock: Clock; logger: Logger; lock?: RefreshLock }): VaultOAuth & { close(): Promise<void> } {
   const { config, clock, logger } = deps;
   const fetch = egressFetch(createEgressDispatcher(egressPolicyFromConfig(config)));
-  const lock = deps.lock ?? (config.REDIS_URL ? new RedisRefreshLock(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 })) : new MemoryRefreshLock());
+  const lock = deps.lock ?? (config.REDIS_URL ? new RedisRefreshLock(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true })) : new MemoryRefreshLock());
   return {
     client: new OAuthClient(fetch, clock, logger),
     secrets: secretBoxFor(config),
