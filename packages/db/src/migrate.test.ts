@@ -72,7 +72,15 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     tenant_id: 'null',
     created_at: 'not null',
     updated_at: 'not null',
+    name_prefix: 'null',
     tool_pinning: 'not null',
+  },
+  tool_names: {
+    scope: 'not null',
+    provider_id: 'not null',
+    upstream_name: 'not null',
+    exposed_name: 'not null',
+    created_at: 'not null',
   },
   tool_pins: {
     provider_id: 'not null',
