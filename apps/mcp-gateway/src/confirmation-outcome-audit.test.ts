@@ -64,13 +64,13 @@ describe('the outcome of a held call’s confirmation has one writer', () => {
     expect(reply.body.result).toMatchObject({ content: [{ text: 'risky done' }] });
     await expect.poll(() => updatesOf(auditId).some((u) => u.status === 'completed')).toBe(true);
     expect(jobs.filter((j) => j.op === 'open' && j.id === auditId)).toMatchObject([{ status: 'pending', toolName: 'risky' }]);
-    expect(updatesOf(auditId).filter((u) => u.confirmedBy !== undefined)).toEqual([{ id: auditId, status: 'confirmed', confirmedBy: gw.admin.userId, error: null }]);
+    expect(updatesOf(auditId).filter((u) => u.confirmedBy !== undefined)).toStrictEqual([{ id: auditId, status: 'confirmed', confirmedBy: gw.admin.userId }]);
   });
 
   it('rejected: the rejection and its reason are written once, and the call is answered 403 with them', async () => {
     const { reply, auditId } = await heldCall({ confirmed: false, reason: 'not today' });
     expect(reply.status).toBe(403);
     expect(reply.body.error).toMatchObject({ data: { decision: 'rejected', reason: 'not today', auditId } });
-    expect(updatesOf(auditId)).toEqual([{ id: auditId, status: 'rejected', confirmedBy: null, error: 'not today' }]);
+    expect(updatesOf(auditId)).toStrictEqual([{ id: auditId, status: 'rejected', error: 'not today' }]);
   });
 });

@@ -1,4 +1,4 @@
-import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
+import { createAuditTrail, type AuditPatch, type AuditTrail } from '@agentgw/audit';
 import type { AuditStatus, Clock, ConfirmationOutcome, JobQueue } from '@agentgw/core';
 import type { ConfirmationRow } from '@agentgw/db';
 
@@ -21,15 +21,30 @@ export function auditTrailOf(deps: { queue: JobQueue; clock: Clock; audit?: Audi
 }
 
 /**
- * Patches the held call's audit record with how its confirmation ended (status, confirmedBy,
- * the reason as `error`). Called once per confirmation: only the transition that wins the
- * conditional UPDATE gets here.
+ * The part of the audit record a confirmation's end owns, and nothing else: confirmed → the
+ * status and who confirmed; rejected or expired → the status and the reason as `error`. A field
+ * it does not own is left out, never written as null, so the patch erases nothing another writer
+ * set. Null for a row that has not ended (pending) or was ended before (consumed).
+ */
+function auditPatchOf(row: ConfirmationRow): AuditPatch | null {
+  switch (row.status) {
+    case 'confirmed':
+      return { status: 'confirmed', confirmedBy: row.decided_by };
+    case 'rejected':
+    case 'expired':
+      return { status: AUDIT_STATUS[row.status], ...(row.reason !== null && { error: row.reason }) };
+    case 'pending':
+    case 'consumed':
+      return null;
+  }
+}
+
+/**
+ * Patches the held call's audit record with how its confirmation ended (see auditPatchOf).
+ * Called once per confirmation: only the transition that wins the conditional UPDATE gets here.
  */
 export async function recordAuditOutcome(trail: AuditTrail, row: ConfirmationRow): Promise<void> {
-  if (row.audit_id === null || (row.status !== 'confirmed' && row.status !== 'rejected' && row.status !== 'expired')) return;
-  await trail.update(row.audit_id, {
-    status: AUDIT_STATUS[row.status],
-    confirmedBy: row.status === 'confirmed' ? row.decided_by : null,
-    error: row.status === 'confirmed' ? null : row.reason,
-  });
+  const patch = auditPatchOf(row);
+  if (row.audit_id === null || patch === null) return;
+  await trail.update(row.audit_id, patch);
 }

@@ -43,12 +43,6 @@ function outcomeOf(confirmationId: string, resolution: ConfirmationResolution): 
   }
 }
 
-function outcomeOfRow(row: ConfirmationRow): HoldOutcome {
-  // Only reachable pending if the row could not be moved on; the call must not run.
-  if (row.status === 'pending') return { decision: 'timeout', confirmationId: row.id, reason: TIMEOUT_REASON };
-  return outcomeOf(row.id, resolutionOf(row));
-}
-
 /**
  * The ConfirmationGate of every place a call is held (unified MCP, per-provider proxy, tool
  * gate), on any replica. A hold stores the pending confirmation, announces it
@@ -80,7 +74,22 @@ export function createConfirmationGate(deps: ConfirmationDeps & { auth: Pick<Aut
     const moved = wake.kind === 'deadline' ? await timeOutConfirmation(deps, id) : undefined;
     const row = moved ?? (await findConfirmation(deps.db, id));
     if (!row) throw new Error(`confirmation ${id} vanished while held`);
-    return release(outcomeOfRow(row), auditId);
+    if (row.status === 'pending') return stillPending(id, auditId);
+    return release(outcomeOf(id, resolutionOf(row)), auditId);
+  }
+
+  /**
+   * The holder stopped waiting (deadline or caller gone) and no transition moved its confirmation
+   * on: only a row changed behind the state machine's back gets here, and no transition will ever
+   * record its call. So the holder does, once: the call does not run, it is answered as timed out
+   * and its record ends as the timeout would have ended it (rejected, `Request timed out.`).
+   */
+  async function stillPending(id: string, auditId: string): Promise<HoldOutcome> {
+    deps.logger.error({ confirmationId: id }, 'held call still pending after its hold ended; refused as timed out');
+    await auditTrailOf(deps)
+      .update(auditId, { status: 'rejected', error: TIMEOUT_REASON })
+      .catch((err: unknown) => deps.logger.error({ err, auditId }, 'audit of a confirmation left pending failed'));
+    return { decision: 'timeout', confirmationId: id, reason: TIMEOUT_REASON };
   }
 
   /**
@@ -129,7 +138,7 @@ export function createConfirmationGate(deps: ConfirmationDeps & { auth: Pick<Aut
     } catch (err) {
       if (isAppError(err) && err.status === 429) {
         await auditTrailOf(deps)
-          .update(input.call.auditId, { status: 'rejected', confirmedBy: null, error: err.message })
+          .update(input.call.auditId, { status: 'rejected', error: err.message })
           .catch((auditErr: unknown) => deps.logger.error({ err: auditErr, auditId: input.call.auditId }, 'audit of a refused hold failed'));
       }
       throw err;

@@ -182,7 +182,7 @@ export async function markCallerGone(deps: ConfirmationDeps, id: string): Promis
   if (!row) return false;
   if (row.audit_id !== null) {
     await auditTrailOf(deps)
-      .update(row.audit_id, { status: 'failed', confirmedBy: null, error: CALLER_GONE_REASON })
+      .update(row.audit_id, { status: 'failed', error: CALLER_GONE_REASON })
       .catch((err: unknown) => deps.logger.error({ err, confirmationId: id }, 'audit of a gone caller failed'));
   }
   return true;
