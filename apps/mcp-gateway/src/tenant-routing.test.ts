@@ -98,7 +98,8 @@ describe('routing stays in the tenant a call acts in', () => {
   });
 
   it("reports colliding names over the caller's own routing set, as named in the tenant it acts in", async () => {
-    const collisions = async (token: string) => ((await (await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: as(token) })).json()) as { data: { exposedName: string; providerId: string }[] }).data;
+    const collisions = async (token: string) =>
+      ((await (await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: as(token) })).json()) as { data: { exposedName: string; providerId: string }[] }).data;
     // The tenant admin routes over both (its provider came first there: it keeps the bare name); the platform admin over the global one alone.
     expect(await collisions(tenantAdminToken)).toEqual([
       expect.objectContaining({ exposedName: 'global__read_file', providerId: ids.global }),

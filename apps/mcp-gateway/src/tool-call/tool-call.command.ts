@@ -10,9 +10,7 @@ import type { RiskLevel } from '@agentgw/core';
  * owns only the names its pattern matches.
  */
 export type ToolCallTarget =
-  | { kind: 'routed'; providerFilter: readonly string[] | null; provider: ProviderRecord }
-  | { kind: 'proxied'; provider: ProviderRecord }
-  | { kind: 'named'; provider: ProviderRecord };
+  { kind: 'routed'; providerFilter: readonly string[] | null; provider: ProviderRecord } | { kind: 'proxied'; provider: ProviderRecord } | { kind: 'named'; provider: ProviderRecord };
 
 /** One tool call to decide: who makes it, what it calls, where it goes and the audit id it is recorded under. */
 export interface ToolCallCommand {
