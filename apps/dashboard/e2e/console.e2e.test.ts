@@ -252,7 +252,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await expect.poll(() => explanation.textContent()).toMatch(/^echo would be allowed \(risk low\): decided at step 4/);
   });
 
-  it('creates an API key shown once, a credential type, stores a credential on the connect page, and says OAuth is not supported yet', async () => {
+  it('creates an API key shown once, a credential type, stores a credential on the connect page, and says OAuth needs an authorization server configured', async () => {
     await open('/api-keys', 'API keys');
     await page.getByLabel('Name', { exact: true }).fill('runtime key');
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -296,7 +296,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
 
     await open('/credentials?serviceType=gdrive', 'Connect gdrive');
     await page.getByRole('button', { name: 'Connect with OAuth' }).click();
-    await page.getByText('This gateway does not support OAuth connections yet (it answered 501 Not Implemented).', { exact: false }).waitFor();
+    await page.getByText('No OAuth authorization server is configured for this service (it answered 501 Not Implemented).', { exact: false }).waitFor();
     await screenshot(page, 'credentials-oauth-501');
   });
 
