@@ -14,12 +14,14 @@ const SERVICE_TYPE = /^[a-z][a-z0-9_]*$/;
 
 /** My credentials, and the connect page the vault links to: `/credentials?serviceType=…`. */
 export function CredentialsPage() {
-  const { api } = useSession();
+  const { api, user } = useSession();
   const { search } = useLocation();
   const wanted = search.get('serviceType');
   const serviceType = wanted && SERVICE_TYPE.test(wanted) ? wanted : null;
   const credentials = useResource<{ credentials: StoredCredential[] }>('/credentials');
   const remove = useAction();
+  const reconnect = useAction();
+  const justConnected = search.get('connected');
 
   return (
     <Layout title={serviceType ? `Connect ${serviceType}` : 'My credentials'}>
@@ -28,6 +30,7 @@ export function CredentialsPage() {
           "{wanted}" is not a valid service type.
         </p>
       ) : null}
+      {justConnected && SERVICE_TYPE.test(justConnected) ? <Success>Connected {justConnected}. Agents that need it can now use it.</Success> : null}
       {serviceType ? (
         <ConnectPanel serviceType={serviceType} existing={credentials.data?.credentials.find((c) => c.serviceType === serviceType) ?? null} onStored={credentials.reload} />
       ) : (
@@ -37,26 +40,41 @@ export function CredentialsPage() {
         <h2 id="my-credentials">Stored credentials</h2>
         <p className="hint">Encrypted in the vault; the secrets themselves are never shown again.</p>
         <ErrorNotice error={remove.error} />
+        <ErrorNotice error={reconnect.error} title="Could not start the connection" />
         {credentials.loading && !credentials.data ? <Loading what="your credentials" /> : null}
         <ErrorNotice error={credentials.error} title="Could not load your credentials" />
         {credentials.data?.credentials.length === 0 ? <Empty>You have not connected any service yet.</Empty> : null}
         {credentials.data && credentials.data.credentials.length > 0 ? (
-          <DataTable caption="Stored credentials" columns={['Service', 'Kind', 'Expires', 'Updated', 'Actions']}>
+          <DataTable caption="Stored credentials" columns={['Service', 'Kind', 'Status', 'Expires', 'Updated', 'Actions']}>
             {credentials.data.credentials.map((c) => (
               <tr key={c.id}>
                 <td data-label="Service" className="mono">
                   {c.serviceType}
                 </td>
-                <td data-label="Kind">{c.kind}</td>
-                <td data-label="Expires">{c.expiresAt ? new Date(c.expiresAt).toLocaleString() : 'never'}</td>
+                <td data-label="Kind">{c.kind === 'oauth2' ? 'OAuth' : c.kind}</td>
+                <td data-label="Status">
+                  <CredentialStatusBadge status={c.status} />
+                </td>
+                <td data-label="Expires">{expiryText(c)}</td>
                 <td data-label="Updated">{new Date(c.updatedAt).toLocaleString()}</td>
                 <td data-label="Actions" className="actions">
-                  <button type="button" className="secondary" onClick={() => navigate(`/credentials?serviceType=${c.serviceType}`)}>
-                    Replace<span className="sr-only"> {c.serviceType}</span>
-                  </button>
+                  {c.kind === 'oauth2' ? (
+                    <button
+                      type="button"
+                      className={c.status === 'connected' ? 'secondary' : undefined}
+                      disabled={reconnect.busy}
+                      onClick={() => void reconnect.run(() => startOAuthConnection(api, c.serviceType))}
+                    >
+                      Reconnect<span className="sr-only"> {c.serviceType}</span>
+                    </button>
+                  ) : (
+                    <button type="button" className="secondary" onClick={() => navigate(`/credentials?serviceType=${c.serviceType}`)}>
+                      Replace<span className="sr-only"> {c.serviceType}</span>
+                    </button>
+                  )}
                   <ConfirmButton
-                    label="Delete"
-                    confirmLabel={`Delete ${c.serviceType}`}
+                    label={c.kind === 'oauth2' ? 'Disconnect' : 'Delete'}
+                    confirmLabel={`${c.kind === 'oauth2' ? 'Disconnect' : 'Delete'} ${c.serviceType}`}
                     disabled={remove.busy}
                     onConfirm={() => void remove.run(() => api.del(`/credentials/${c.id}`)).then(credentials.reload)}
                   />
@@ -66,8 +84,72 @@ export function CredentialsPage() {
           </DataTable>
         ) : null}
       </section>
+      {user?.roles.includes('admin') ? <UserConnections /> : null}
     </Layout>
   );
+}
+
+/** Admins: which services a user has connected, and their status; the vault never hands out the tokens. */
+function UserConnections() {
+  const users = useResource<{ users: { id: string; email: string }[] }>('/admin/users');
+  const [userId, setUserId] = useState('');
+  const connections = useResource<{ credentials: StoredCredential[] }>(userId ? `/credentials/users/${encodeURIComponent(userId)}` : null);
+  return (
+    <section aria-labelledby="user-connections">
+      <h2 id="user-connections">A user's connected services</h2>
+      <ErrorNotice error={users.error} title="Could not load the users" />
+      <SelectField
+        label="User"
+        value={userId}
+        onChange={(e) => setUserId(e.target.value)}
+        options={[{ value: '', label: 'Choose a user' }, ...(users.data?.users ?? []).map((u) => ({ value: u.id, label: u.email }))]}
+      />
+      {connections.loading ? <Loading what="the user's connections" /> : null}
+      <ErrorNotice error={connections.error} title="Could not load the user's connections" />
+      {connections.data?.credentials.length === 0 ? <Empty>This user has not connected any service.</Empty> : null}
+      {connections.data && connections.data.credentials.length > 0 ? (
+        <DataTable caption="The user's connected services" columns={['Service', 'Kind', 'Status', 'Expires']}>
+          {connections.data.credentials.map((c) => (
+            <tr key={c.id}>
+              <td data-label="Service" className="mono">
+                {c.serviceType}
+              </td>
+              <td data-label="Kind">{c.kind === 'oauth2' ? 'OAuth' : c.kind}</td>
+              <td data-label="Status">
+                <CredentialStatusBadge status={c.status} />
+              </td>
+              <td data-label="Expires">{expiryText(c)}</td>
+            </tr>
+          ))}
+        </DataTable>
+      ) : null}
+    </section>
+  );
+}
+
+const STATUS_TEXT: Record<StoredCredential['status'], { text: string; tone: 'ok' | 'off' }> = {
+  connected: { text: 'Connected', tone: 'ok' },
+  expired: { text: 'Expired', tone: 'off' },
+  needs_reconnect: { text: 'Reconnect needed', tone: 'off' },
+};
+
+/** The credential's status in words (the colour only repeats it). */
+function CredentialStatusBadge({ status }: { status: StoredCredential['status'] }) {
+  const { text, tone } = STATUS_TEXT[status];
+  return <span className={`status ${tone}`}>{text}</span>;
+}
+
+/** An OAuth token is renewed by the vault before it expires: its expiry is the current token's. */
+function expiryText(c: StoredCredential): string {
+  if (!c.expiresAt) return 'never';
+  const when = new Date(c.expiresAt).toLocaleString();
+  return c.kind === 'oauth2' && c.status === 'connected' ? `${when} (renewed automatically)` : when;
+}
+
+/** Asks the vault to start an OAuth connection and sends the browser to the authorization server. */
+async function startOAuthConnection(api: ReturnType<typeof useSession>['api'], serviceType: string): Promise<void> {
+  const { authUrl } = await api.get<{ authUrl: string }>(`/credentials/oauth/${serviceType}/auth`);
+  window.location.assign(authUrl);
 }
 
 function ChooseService() {
@@ -121,12 +203,7 @@ function ConnectPanel({ serviceType, existing, onStored }: { serviceType: string
     });
   };
 
-  const startOAuth = () =>
-    void oauth.run(async () => {
-      const answer = await api.get<{ url?: string; authUrl?: string }>(`/credentials/oauth/${serviceType}/auth`);
-      const url = answer.url ?? answer.authUrl;
-      if (url) window.location.assign(url);
-    });
+  const startOAuth = () => void oauth.run(() => startOAuthConnection(api, serviceType));
 
   return (
     <section className="card" aria-labelledby="connect">
@@ -153,13 +230,13 @@ function ConnectPanel({ serviceType, existing, onStored }: { serviceType: string
 
       {known?.authType === 'oauth2' ? (
         <div className="oauth">
-          <p>This service connects with OAuth.</p>
+          <p>This service connects with OAuth: you sign in at the service and the vault keeps the tokens (renewed automatically).</p>
           <button type="button" onClick={startOAuth} disabled={oauth.busy}>
-            Connect with OAuth
+            {existing?.kind === 'oauth2' ? 'Reconnect with OAuth' : 'Connect with OAuth'}
           </button>
           {oauth.error instanceof ApiError && oauth.error.status === 501 ? (
             <p className="notice notice-error" role="alert">
-              This gateway does not support OAuth connections yet (it answered 501 Not Implemented). Store a token or API key below instead.
+              No OAuth authorization server is configured for this service (it answered 501 Not Implemented). Ask an administrator to set its issuer, or store a token or API key below instead.
             </p>
           ) : (
             <ErrorNotice error={oauth.error} title="OAuth failed" />
