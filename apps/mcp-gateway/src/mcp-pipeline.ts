@@ -26,6 +26,7 @@ import { agentStanding, mayReach, NO_PROVIDER_ACCESS, routingSet, toolPolicy } f
 import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call/tool-call.command.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
 import { ToolSearch, type SearchSurfaceHooks } from './tool-search/tool-search.js';
+import { exposedTool } from './tool-search/visible-set-key.js';
 import { listedTools, offeredTools } from './tool-names/offered-tools.js';
 import { nameScope, type ToolNaming } from './tool-names/tool-naming.js';
 import { upstreamTarget } from './upstream-targets.js';
@@ -189,7 +190,7 @@ export class McpPipeline {
     const lists = await Promise.all(reachable.map(async (provider) => ({ provider, tools: offeredTools(provider, (await this.deps.pins.apply(provider, await this.toolItems(provider, ctx.clientCapabilities))).visible) })));
     const tools: ListItem[] = [];
     for (const { exposedName, provider, upstreamName, tool } of await this.deps.names.expose(nameScope(ctx.principal), lists)) {
-      if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, upstreamName)).action !== 'deny') tools.push({ ...tool, name: exposedName });
+      if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, upstreamName)).action !== 'deny') tools.push(exposedTool(tool, exposedName));
     }
     return tools;
   }
