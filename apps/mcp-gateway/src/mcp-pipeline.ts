@@ -15,6 +15,8 @@ import {
   type UpstreamSession,
 } from '@agentgw/mcp-client';
 import { OwnedMethods, OWNED_METHODS } from './methods/owned-methods.js';
+import { honourClientCapabilities } from './methods/input-required.js';
+import { toolParamHeaders } from './methods/param-headers.js';
 import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
 import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
@@ -58,6 +60,8 @@ export interface McpRequestContext {
   clientCapabilities: Readonly<Record<string, unknown>>;
   /** Where a server request (sampling, elicitation, roots) an upstream sends while answering goes: the SSE answer; null when it cannot take one. */
   channel: ClientChannel | null;
+  /** The request's HTTP headers (read for the 2026-07-28 `Mcp-Param-*` check, methods/param-headers.ts). */
+  headers: Pick<Headers, 'get'>;
 }
 
 /** What the pipeline works with: the catalog's cached reads, the upstream client and the side effects (audit, hold, sessions). */
@@ -269,6 +273,7 @@ export class McpPipeline {
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
     await this.assertListed(decision.provider, name, ctx.clientCapabilities);
     await this.assertNotQuarantined(call, decision.provider, name);
+    const paramHeaders = toolParamHeaders(this.deps.lists.cachedTools(decision.provider.id), name, call.arguments, ctx);
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.calls.open(call, decision);
     let provider = decision.provider;
@@ -288,7 +293,7 @@ export class McpPipeline {
     const { auditId } = decision;
     const started = this.deps.clock.now().getTime();
     try {
-      const result = await this.forward(provider, 'tools/call', params, forwardCtx, { auditId, toolName: name });
+      const result = await this.forward(provider, 'tools/call', params, forwardCtx, { auditId, toolName: name, paramHeaders });
       const status = result.isError === true ? 'failed' : 'completed';
       await Promise.all([opened, this.calls.record.finished(auditId, { status, result, duration: this.deps.clock.now().getTime() - started })]);
       return result;
@@ -346,8 +351,16 @@ export class McpPipeline {
    * upstream session for that provider (opened and stored on first use) or the shared one.
    * An upstream JSON-RPC error is passed on as it is.
    */
-  private async forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext, call: { auditId: string; toolName: string } | null = null): Promise<Result> {
-    const target = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId });
+  private async forward(
+    provider: ProviderRecord,
+    method: string,
+    params: Result,
+    ctx: McpRequestContext,
+    call: { auditId: string; toolName: string; paramHeaders: Record<string, string> | null } | null = null,
+  ): Promise<Result> {
+    const identified = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId });
+    // A tool's `Mcp-Param-*` headers go upstream with the call (a 2026-07-28 server checks them against the body).
+    const target = call?.paramHeaders ? { ...identified, headers: { ...identified.headers, ...call.paramHeaders } } : identified;
     const options: UpstreamCallOptions = {
       signal: ctx.signal,
       timeoutMs: this.deps.upstreamTimeoutMs,
@@ -375,7 +388,8 @@ export class McpPipeline {
       const { response, session: used, status } = await this.deps.client.request(target, method, upstreamParams(params), options);
       if (ctx.session && session && used.sessionId !== session.sessionId) await this.rememberUpstream(ctx, provider.id, used);
       if ('error' in response) throw new UpstreamAnswer(response, status);
-      return response.result;
+      // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
+      return response.result.resultType === 'input_required' ? honourClientCapabilities(response.result, ctx.clientCapabilities) : response.result;
     } catch (err) {
       if (!isMcpUpstreamError(err)) throw err;
       if (err.kind === 'aborted') throw new ClientGone();

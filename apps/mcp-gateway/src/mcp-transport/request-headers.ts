@@ -10,8 +10,8 @@ export function decodeHeaderValue(raw: string): string | null {
   const encoded = SENTINEL.exec(value);
   if (!encoded) return value;
   const bytes = Buffer.from(encoded[1]!, 'base64');
-  // A lenient decoder skips bad characters; the round trip tells an exact encoding.
-  if (bytes.toString('base64').replace(/=+$/, '') !== encoded[1]!.replace(/=+$/, '')) return null;
+  // A lenient decoder skips bad characters and missing padding; the exact round trip tells a valid encoding.
+  if (bytes.toString('base64') !== encoded[1]) return null;
   const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
   return text.includes('\uFFFD') ? null : text;
 }

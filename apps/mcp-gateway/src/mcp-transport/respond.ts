@@ -124,6 +124,7 @@ function requestContext(deps: RespondDeps, x: Exchange, request: JsonRpcRequest,
     reauthenticate: () => deps.auth.authenticate(c.req.raw.headers, 'flexible'),
     clientCapabilities: x.session ? (x.session.claims.caps ?? NO_CLIENT_CAPABILITIES) : relayableCapabilities(meta[META_CLIENT_CAPABILITIES]),
     channel,
+    headers: c.req.raw.headers,
   };
 }
 
