@@ -226,9 +226,13 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
   });
 
   it('revokes at the server on disconnect', async () => {
+    // Without a resource the server issues opaque tokens it keeps, so their revocation is visible there.
+    await oauthProvider('other', { issuer: oidc.issuer, scopes: ['openid', 'offline_access'] });
     const user = await f.user();
-    await connect(user.headers, 'carol');
-    const token = (await resolve(user.headers)).credentials.acme!;
+    const callback = await authorize(await start(user.headers, 'other'), 'carol', 'other');
+    expect((await get(callback.href, user.headers)).status).toBe(200);
+    const token = (await resolve(user.headers, 'other')).credentials.other!;
+    expect(await oidc.provider.AccessToken.find(token)).toBeDefined();
     const { body } = await f.call('GET', '/api/v1/credentials', user.headers);
     const [credential] = body.credentials as { id: string }[];
     expect((await f.call('DELETE', `/api/v1/credentials/${credential!.id}`, user.headers)).status).toBe(200);

@@ -12,7 +12,7 @@ export interface OidcTestClient {
 
 export interface OidcServerOptions {
   clients: OidcTestClient[];
-  /** The resource server (RFC 8707) whose access tokens are JWTs signed with the fixture's key; its scopes are `api:read`. */
+  /** The resource server (RFC 8707) whose access tokens are JWTs signed with the fixture's key (when a request names it; other tokens are opaque); its scope is `api:read`. */
   resource?: string;
   /** Access token lifetime in seconds (default 3600). */
   accessTokenTtlSeconds?: number;
@@ -80,7 +80,6 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
       introspection: { enabled: true },
       resourceIndicators: {
         enabled: resource !== undefined,
-        defaultResource: () => resource,
         useGrantedResource: () => true,
         getResourceServerInfo: () => ({ scope: 'api:read', audience: resource, accessTokenTTL: ttl, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
       },
