@@ -1,17 +1,24 @@
 import type { Principal } from '@agentgw/auth';
-import { MemoryEventBus, systemClock } from '@agentgw/core';
+import { createLogger, MemoryEventBus, systemClock } from '@agentgw/core';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import type { SessionClaims } from '../session-ids.js';
 import { MAX_SERVER_STREAMS_PER_CALLER, ServerStreamCounts, serverStream } from './server-stream.js';
 
 const claims: SessionClaims = { sid: 's1', protocolVersion: '2025-06-18', scope: 'unified', userId: 'u1', agentId: null, endUserId: 'u1', iat: 0 };
+/** Nothing upstream: the session has opened no upstream session, so there is no upstream stream to follow. */
+const NO_UPSTREAM_STREAMS = {
+  client: { listen: async () => 'unsupported' as const },
+  catalog: { providers: {} as never },
+  relay: { relay: () => undefined },
+  logger: createLogger({ level: 'silent' }),
+};
 const principal = { userId: 'u1', agentId: null, endUserId: 'u1', apiKey: null } as Principal;
 
 function setup() {
   const bus = new MemoryEventBus();
   const streams = new Set<() => void>();
-  const deps = { bus, clock: systemClock, streams, codec: { open: (id: string) => (id === 'good' ? claims : null) }, sessions: { get: async () => ({}) } };
+  const deps = { bus, clock: systemClock, streams, codec: { open: (id: string) => (id === 'good' ? claims : null) }, sessions: { get: async () => ({}) }, ...NO_UPSTREAM_STREAMS };
   const app = new Hono();
   app.use(async (c, next) => {
     c.set('principal', principal);

@@ -9,6 +9,7 @@ import type { SessionClaims } from '../session-ids.js';
 import { endpointOf } from './endpoint.js';
 import { jsonResponse, refusal, replyResponse, rpcError, SESSION_HEADER } from './replies.js';
 import { resolveSession, type SessionLookup } from './session-resolution.js';
+import { followUpstreamStreams, type UpstreamStreamDeps } from '../relay/upstream-server-streams.js';
 import type { McpTransportDeps } from './transport-deps.js';
 
 const HEARTBEAT_MS = 25_000;
@@ -21,7 +22,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const LIST_CHANGED = ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'];
 const TOOLS_CHANGED = ['notifications/tools/list_changed'];
 
-type StreamDeps = Pick<McpTransportDeps, 'bus' | 'clock' | 'streams'> & SessionLookup;
+type StreamDeps = Pick<McpTransportDeps, 'bus' | 'clock' | 'streams'> & SessionLookup & UpstreamStreamDeps;
 
 /** Open server streams per caller on this replica (see MAX_SERVER_STREAMS_PER_CALLER). */
 export class ServerStreamCounts {
@@ -75,6 +76,7 @@ function openServerStream(deps: StreamDeps, c: Context, principal: Principal, cl
   const end = () => stream.close();
   let expiry: NodeJS.Timeout | undefined;
   const unsubscribes: Promise<Unsubscribe>[] = [];
+  let stopUpstreams = (): void => undefined;
   const stream = new SseStream({
     heartbeatMs: HEARTBEAT_MS,
     signal: connection.signal,
@@ -83,6 +85,7 @@ function openServerStream(deps: StreamDeps, c: Context, principal: Principal, cl
       clearTimeout(expiry);
       connection.dispose();
       deps.streams.delete(end);
+      stopUpstreams();
       for (const u of unsubscribes) void u.then((off) => off()).catch(() => undefined);
     },
   });
@@ -100,6 +103,8 @@ function openServerStream(deps: StreamDeps, c: Context, principal: Principal, cl
   );
   deps.streams.add(end);
   stream.write(sseComment('stream open'));
+  // What upstreams send on their own streams in this session (logs, resource updates, roots/sampling/elicitation requests) comes out here.
+  stopUpstreams = followUpstreamStreams(deps, { sid: claims.sid, principal, capabilities: claims.caps ?? {}, send: (message) => stream.send({ event: 'message', data: message }) });
   const expiresAt = credentialExpiry(c.req.raw.headers);
   // Re-armed in steps: a timer longer than MAX_TIMER_MS would fire at once.
   const expire = (): void => {

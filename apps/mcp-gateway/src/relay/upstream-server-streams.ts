@@ -1,0 +1,89 @@
+import type { Principal } from '@agentgw/auth';
+import type { Catalog } from '@agentgw/catalog';
+import type { Logger } from '@agentgw/core';
+import type { JsonRpcMessage, JsonRpcNotification, McpUpstreamClient, UpstreamSession } from '@agentgw/mcp-client';
+import type { SessionStore } from '../session-store.js';
+import { upstreamTarget } from '../upstream-targets.js';
+import { clientOwner, type ServerRequestRelay } from './server-request-relay.js';
+
+/** How often a client's server stream looks for upstream sessions opened since (by a POST on any replica). */
+export const UPSTREAM_SYNC_MS = 1_000;
+
+/** Notifications an upstream sends on its own stream that the client sees as they are (list changes are the gateway's own). */
+const PASSED_ON: ReadonlySet<string> = new Set(['notifications/message', 'notifications/resources/updated', 'notifications/progress']);
+
+/** What following a session's upstream streams needs. */
+export interface UpstreamStreamDeps {
+  client: Pick<McpUpstreamClient, 'listen'>;
+  catalog: Pick<Catalog, 'providers'>;
+  sessions: Pick<SessionStore, 'get'>;
+  relay: Pick<ServerRequestRelay, 'relay'>;
+  logger: Logger;
+}
+
+/** The client session a server stream (GET) belongs to, and how to write on that stream. */
+export interface ClientStreamEnd {
+  sid: string;
+  principal: Principal;
+  /** The relayable capabilities the client declared in initialize. */
+  capabilities: Readonly<Record<string, unknown>>;
+  send(message: JsonRpcMessage): void;
+}
+
+interface Listening {
+  sessionId: string;
+  abort: AbortController;
+}
+
+/**
+ * While a client holds its server stream (GET), the replica holding it holds the server stream
+ * of every upstream session opened in that client session (a POST on any replica may open one:
+ * the session store is read every UPSTREAM_SYNC_MS). What an upstream sends there reaches the
+ * client's stream: log and resource-update notifications as they are, requests (roots, sampling,
+ * elicitation) through the relay under a gateway id, answered by the client from any replica.
+ * Returns the function that stops it all (the client's stream ended).
+ */
+export function followUpstreamStreams(deps: UpstreamStreamDeps, client: ClientStreamEnd): () => void {
+  const listening = new Map<string, Listening>();
+  /** Upstream sessions that have no server stream: not asked again (one whose stream ended is followed again). */
+  const done = new Set<string>();
+  let stopped = false;
+  const sync = async (): Promise<void> => {
+    const upstreams = await deps.sessions.get(client.sid);
+    if (stopped || upstreams === null) return;
+    for (const [providerId, session] of Object.entries(upstreams)) {
+      const current = listening.get(providerId);
+      if (session.sessionId === null || done.has(session.sessionId) || current?.sessionId === session.sessionId) continue;
+      current?.abort.abort();
+      const entry: Listening = { sessionId: session.sessionId, abort: new AbortController() };
+      listening.set(providerId, entry);
+      void follow(deps, client, providerId, session, entry.abort.signal)
+        .then((outcome) => void (outcome === 'unsupported' && done.add(entry.sessionId)))
+        .catch(() => done.add(entry.sessionId))
+        .finally(() => void (listening.get(providerId) === entry && listening.delete(providerId)));
+    }
+  };
+  const tick = () => void sync().catch((err: unknown) => deps.logger.warn({ reason: err instanceof Error ? err.message : 'unknown' }, 'upstream stream sync failed'));
+  const timer = setInterval(tick, UPSTREAM_SYNC_MS);
+  timer.unref();
+  tick();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+    for (const entry of listening.values()) entry.abort.abort();
+    listening.clear();
+  };
+}
+
+/** Holds one upstream session's server stream until it ends or the client's does. */
+async function follow(deps: UpstreamStreamDeps, client: ClientStreamEnd, providerId: string, session: UpstreamSession, signal: AbortSignal): Promise<'unsupported' | 'ended'> {
+  const provider = await deps.catalog.providers.get(providerId);
+  if (!provider) return 'unsupported';
+  if (signal.aborted) return 'ended';
+  const target = upstreamTarget(provider, deps.catalog.providers.authSecret(provider), { principal: client.principal, requestId: `stream_${client.sid.slice(0, 16)}` });
+  const channel = { owner: clientOwner(client.sid, client.principal), send: client.send };
+  const onNotification = (n: JsonRpcNotification) => void (PASSED_ON.has(n.method) && client.send(n));
+  return deps.client.listen(target, session, onNotification, signal, (request, on) =>
+    deps.relay.relay({ provider, target, principal: client.principal, channel, capabilities: client.capabilities, call: null }, request, on),
+  );
+}
