@@ -1,8 +1,8 @@
-import { flexibleAuth } from '@agentgw/auth';
 import { JSON_RPC } from '@agentgw/mcp-client';
 import { Hono, type Context, type Next } from 'hono';
 import type { OriginPolicy } from './origins.js';
 import { post } from './mcp-transport/post.js';
+import { mcpCallerAuth } from './protected-resource/protected-resource.js';
 import { rpcError } from './mcp-transport/replies.js';
 import { ServerStreamCounts, serverStream } from './mcp-transport/server-stream.js';
 import { endSession } from './mcp-transport/session-end.js';
@@ -22,7 +22,7 @@ export type McpRoutesDeps = McpTransportDeps;
  */
 export function mcpRoutes(deps: McpRoutesDeps): Hono {
   const app = new Hono();
-  const auth = flexibleAuth(deps.auth, { sessionTokens: 'accept' });
+  const auth = mcpCallerAuth(deps.auth, deps.resources);
   const checkOrigin = originCheck(deps.origins);
   const counts = new ServerStreamCounts();
   const onPost = (c: Context) => post(deps, c);

@@ -10,9 +10,12 @@ import { documentMcpEndpoints } from './mcp.openapi.js';
 import { mcpRoutes } from './mcp.routes.js';
 import { McpPipeline } from './mcp-pipeline.js';
 import { createOriginPolicy } from './origins.js';
+import { ProtectedResources } from './protected-resource/protected-resource.js';
+import { protectedResourceRoutes } from './protected-resource/protected-resource.routes.js';
 import { ProviderLists } from './provider-lists.js';
 import { refusingConfirmationGate } from './refusing-confirmation-gate.js';
 import { SessionIdCodec } from './session-ids.js';
+import { TaskIdCodec } from './extensions/task-ids.js';
 import { MemorySessionStore, RedisSessionStore, type SessionStore } from './session-store.js';
 import { MemoryRelayStore, RedisRelayStore } from './relay/relay-store.js';
 import { ServerRequestRelay } from './relay/server-request-relay.js';
@@ -58,11 +61,13 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
   const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
-  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, relay, names, pins });
+  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, relay, names, pins, taskIds: new TaskIdCodec(secretBoxFor(config)) });
   const streams = new Set<() => void>();
   const platformKeys = secretBoxFor(config);
 
+  const resources = new ProtectedResources(config);
   const routes = openApiApp();
+  routes.route('/', protectedResourceRoutes(resources));
   routes.route('/api/v1/mcp/tool-collisions', toolCollisionsRoutes({ auth: deps.auth, catalog, lists, names }));
   routes.route(
     '/',
@@ -80,6 +85,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       streams,
       quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(config)),
       relay,
+      resources,
     }),
   );
   documentMcpEndpoints(routes);

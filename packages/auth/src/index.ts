@@ -1,6 +1,6 @@
 // Every name is exported explicitly, so the package's surface is visible here and a module's internals stay internal.
 export { actingUserOf, hasActingUser, isPersonSignedIn } from './principal.js';
-export type { ApiKeyPrincipal, PresentedApiKey, Principal, RuntimeTokenPrincipal, SessionTokenPrincipal, UserJwtPrincipal, UserPrincipal } from './principal.js';
+export type { ApiKeyPrincipal, OAuthGrantClaims, OAuthPrincipal, PresentedApiKey, Principal, RuntimeTokenPrincipal, SessionTokenPrincipal, UserJwtPrincipal, UserPrincipal } from './principal.js';
 export { PERMISSIONS, permissionsOf, ROLE_PERMISSIONS, ROLES } from './permissions.js';
 export type { Permission } from './permissions.js';
 export { API_KEY_PREFIX, generateApiKey, generateRuntimeToken, hashToken, RUNTIME_TOKEN_PREFIX, sameHash, tokenKind } from './tokens.js';
@@ -15,7 +15,7 @@ export { ASYMMETRIC_ALGORITHMS, parseDuration, type TokenType } from './jwt.js';
 export { ADMIN_CLASS_ROLES, SESSION_TOKEN_LIFETIME_SECONDS, sessionRoles, type SessionClaims, type SessionTokenInput } from './session-token.js';
 export { createAuth } from './service.js';
 export type { AuthService, CreateAuthOptions } from './service.js';
-export { API_KEY_USE_RECORD_INTERVAL_MS, assertAgentActive } from './credential-forms.js';
+export { API_KEY_USE_RECORD_INTERVAL_MS, assertAgentActive, bearerToken } from './credential-forms.js';
 export type { AuthMode } from './credential-forms.js';
 export { databaseAgentIdentities } from './identity-cache.js';
 export type { AgentIdentities, AgentIdentity } from './identity-cache.js';
@@ -24,3 +24,4 @@ export type { ConfirmationClaims, TokenIssuing } from './token-issuing.js';
 export { flexibleAuth, jwtAuth, requestUserToken, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
 export { assertSameOrigin, clearConsoleSession, CONSOLE_COOKIE, consoleSessionToken, isHttpsRequest, setConsoleSession } from './console-session.js';
 export type { FlexibleAuthOptions } from './middleware.js';
+export { isOAuthAccessToken, OAUTH_ACCESS_TOKEN_TYP, OAUTH_SIGNING_ALG, oauthIssuerOf, storedOAuthPublicKeys } from './oauth-access-tokens.js';

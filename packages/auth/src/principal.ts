@@ -53,12 +53,32 @@ export interface SessionTokenPrincipal extends Standing<'session_token'> {
   apiKey: PresentedApiKey | null;
 }
 
+/** What an OAuth access token says beside its user: the client, the endpoint it was issued for (RFC 8707), its scopes and grant. */
+export interface OAuthGrantClaims {
+  clientId: string;
+  /** The MCP endpoint URL the token's audience names; checked against the endpoint called. */
+  audience: string;
+  scopes: string[];
+  /** The grant (a user's connection of the client) the token belongs to: revoking it ends the token. */
+  grantId: string;
+}
+
+/** An MCP client's OAuth access token: a user who signed in through that client, no agent, no key. */
+export interface OAuthPrincipal extends Standing<'oauth'> {
+  userId: string;
+  /** The same user: they act for themselves through the client. */
+  endUserId: string;
+  agentId: null;
+  apiKey: null;
+  oauth: OAuthGrantClaims;
+}
+
 /**
  * Who is calling, however they proved it, one variant per credential form (`via`), so a state
  * no form produces (a runtime token with a user, a JWT with an agent) does not compile. Set by
  * the auth middlewares as `c.var.principal`.
  */
-export type Principal = UserJwtPrincipal | ApiKeyPrincipal | RuntimeTokenPrincipal | SessionTokenPrincipal;
+export type Principal = UserJwtPrincipal | ApiKeyPrincipal | RuntimeTokenPrincipal | SessionTokenPrincipal | OAuthPrincipal;
 
 /** The forms that carry a user: every one but a bare runtime token. */
 export type UserPrincipal = Exclude<Principal, RuntimeTokenPrincipal>;

@@ -5,7 +5,8 @@ import { CredentialForms, type AuthMode } from './credential-forms.js';
 import { ExternalIdentities } from './external-identities.js';
 import { databaseAgentIdentities, IdentityCache, type AgentIdentities } from './identity-cache.js';
 import { createJwtCodec, parseDuration, type JwtCodec } from './jwt.js';
-import type { Principal } from './principal.js';
+import { OAuthAccessTokens, oauthIssuerOf } from './oauth-access-tokens.js';
+import type { OAuthPrincipal, Principal } from './principal.js';
 import { tokenIssuing, type TokenIssuing } from './token-issuing.js';
 
 export type { AuthMode };
@@ -13,6 +14,8 @@ export type { AuthMode };
 export interface AuthService extends TokenIssuing {
   /** The caller's Principal; throws UnauthorizedError (401) or ForbiddenError (403). */
   authenticate(headers: Headers, mode: AuthMode): Promise<Principal>;
+  /** An MCP client's OAuth access token, checked for the endpoint it calls (`audience`); throws 401 INVALID_TOKEN. */
+  authenticateOAuth(token: string, audience: string): Promise<OAuthPrincipal>;
   /** Stops listening to cache-invalidation events. */
   close(): Promise<void>;
 }
@@ -46,7 +49,8 @@ export async function createAuth({ config, db, bus, agents, clock = systemClock,
   const external = new ExternalIdentities({ db, codec, users: identities, clock });
   const tokens = tokenIssuing({ db, codec, loginTokenLifetime: parseDuration(config.JWT_EXPIRES_IN) });
   const forms = new CredentialForms({ db, clock, logger, identities, agents: agents ?? databaseAgentIdentities(db), external, sessions: tokens });
-  const unsubscribes = await Promise.all([identities.listen(bus), external.listen(bus)]);
+  const oauth = new OAuthAccessTokens({ db, clock, identities, issuer: oauthIssuerOf(config) });
+  const unsubscribes = await Promise.all([identities.listen(bus), external.listen(bus), oauth.listen(bus)]);
 
   return {
     ...tokens,
@@ -55,6 +59,14 @@ export async function createAuth({ config, db, bus, agents, clock = systemClock,
         return await forms.authenticate(headers, mode);
       } catch (err) {
         if (err instanceof AppError) logger?.debug({ code: err.code, mode }, 'authentication refused');
+        throw err;
+      }
+    },
+    async authenticateOAuth(token, audience) {
+      try {
+        return await oauth.authenticate(token, audience);
+      } catch (err) {
+        if (err instanceof AppError) logger?.debug({ code: err.code, reason: err.message }, 'OAuth access token refused');
         throw err;
       }
     },

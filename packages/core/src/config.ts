@@ -88,6 +88,10 @@ export const configSchema = z.object({
   TRUSTED_PROXIES: commaList.refine((list) => list.every((c) => parseCidr(c) !== undefined), {
     message: 'must be a comma-separated list of CIDR blocks or IP addresses',
   }),
+  /** Lifetime of the access tokens the gateway's OAuth authorization server issues to MCP clients (seconds; refresh tokens renew them). */
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(5, 'must be at least 5').max(86_400, 'must be at most 86400').default(600),
+  /** Requests one client address may make to the OAuth authorization endpoints (/oauth/*) per minute. */
+  OAUTH_MAX_PER_ADDRESS: z.coerce.number().int().min(1, 'must be at least 1').max(100_000, 'must be at most 100000').default(120),
   /** Login attempts one account (email) may make per LOGIN_WINDOW_MS; a successful login clears them. */
   LOGIN_MAX_PER_ACCOUNT: z.coerce.number().int().min(1, 'must be at least 1').max(1_000, 'must be at most 1000').default(5),
   /** Failed logins one client address may make per LOGIN_WINDOW_MS (successful ones are given back). */

@@ -51,7 +51,7 @@ export const TOOL_PIN_CHANGES = ['pinned', 'quarantined', 'approved', 'blocked',
 export type ToolPinChange = (typeof TOOL_PIN_CHANGES)[number];
 
 /** How a caller proved who it is: user JWT (or console cookie), API key, agent runtime token, session token. */
-export const PRINCIPAL_VIAS = ['jwt', 'api_key', 'runtime_token', 'session_token'] as const;
+export const PRINCIPAL_VIAS = ['jwt', 'api_key', 'runtime_token', 'session_token', 'oauth'] as const;
 /** One of PRINCIPAL_VIAS. */
 export type PrincipalVia = (typeof PRINCIPAL_VIAS)[number];
 

@@ -34,6 +34,8 @@ export interface GatewayEvents {
   'confirmation.resolved': ConfirmationResolved;
   /** A tool definition was pinned, quarantined, approved or kept blocked (or a provider's pinning mode changed): drop cached pins, tell MCP clients their list changed, show admins. */
   'tool_pins.changed': ToolPinEvent;
+  /** An OAuth grant (a user's connection of an MCP client) was revoked: its access tokens stop working at once on every replica. */
+  'oauth.grant_revoked': { grantId: string };
 }
 
 /** One tool pin's change, for every replica and the admins' event stream; `toolName` null for a provider-wide change (its mode). */

@@ -228,6 +228,37 @@ export interface AuditLogsTable {
   duration_v: string | null;
   confirmed_by_v: string | null;
   error_v: string | null;
+  /** The OAuth client a call came through (0009), null for every other credential form. */
+  oauth_client_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** The authorization server's signing keys (0009): the public JWK in clear, the private one sealed under the platform key. */
+export interface OAuthSigningKeysTable {
+  kid: string;
+  public_jwk: Json<Record<string, unknown>>;
+  private_jwk_sealed: string;
+  created_at: Timestamp;
+}
+
+/** oidc-provider's stored models (0009): one row per model name and id, with the lookup columns its adapter needs. */
+export interface OAuthModelsTable {
+  model: string;
+  id: string;
+  payload: Json<Record<string, unknown>>;
+  grant_id: string | null;
+  uid: string | null;
+  account_id: string | null;
+  expires_at: TimestampNullable;
+}
+
+/** A user's consent for an OAuth client to call one MCP endpoint with these scopes (0009), remembered for the next sign-in. */
+export interface OAuthConsentsTable {
+  user_id: string;
+  client_id: string;
+  resource: string;
+  /** Space-separated, as OAuth writes scopes. */
+  scopes: string;
+  created_at: Timestamp;
 }
 
 /** One link of an audit hash chain (0002): a job written, the row's content hash after it, the previous link. */
@@ -276,6 +307,9 @@ export interface Database {
   credential_providers: CredentialProvidersTable;
   user_credentials: UserCredentialsTable;
   oauth_flows: OAuthFlowsTable;
+  oauth_signing_keys: OAuthSigningKeysTable;
+  oauth_models: OAuthModelsTable;
+  oauth_consents: OAuthConsentsTable;
   confirmations: ConfirmationsTable;
   audit_logs: AuditLogsTable;
   audit_chain: AuditChainTable;

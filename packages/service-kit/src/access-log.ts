@@ -32,7 +32,7 @@ type Caller = { principal: 'user' | 'api_key' | 'agent' | 'session'; principalId
 function callerOf(p: Principal | undefined): Caller | undefined {
   if (!p) return undefined;
   const caller: Caller =
-    p.via === 'jwt'
+    p.via === 'jwt' || p.via === 'oauth'
       ? { principal: 'user', principalId: p.userId }
       : p.via === 'api_key'
         ? { principal: 'api_key', principalId: p.apiKey?.id ?? null }

@@ -20,7 +20,7 @@ export type { KeyVariable } from './service-keys.js';
 export { defineService } from './service-definition.js';
 export type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
 export { clientGoneSignal } from './client-connection.js';
-export { peerAddress } from './hono-internals.js';
+export { nodeIncoming, nodeOutgoing, peerAddress } from './hono-internals.js';
 export type { ClientConnection } from './client-connection.js';
 export { DEFAULT_MAX_BUFFERED_BYTES, SSE_HEADERS, sseComment, sseFrame, SseStream, sseText } from './sse.js';
 export type { SseEnd, SseEvent, SseStreamOptions } from './sse.js';

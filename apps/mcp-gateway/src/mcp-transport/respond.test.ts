@@ -6,13 +6,18 @@ import { describe, expect, it } from 'vitest';
 import type { McpRequestContext } from '../mcp-pipeline.js';
 import { parsePost, type ParsedPost, type RequestItem, type Invalid } from './parse-and-negotiate.js';
 import { NO_HEADERS } from './replies.js';
+import { ProtectedResources } from '../protected-resource/protected-resource.js';
 import { respond, type RespondDeps } from './respond.js';
 
 type Handler = (request: JsonRpcRequest, ctx: McpRequestContext) => ReturnType<RespondDeps['pipeline']['handle']>;
 
 /** An app whose POST answers the body's requests through `respond`, with `handle` as the pipeline. */
 function appWith(handle: Handler, protocolVersion = '2025-06-18') {
-  const deps: RespondDeps = { pipeline: { handle }, auth: { authenticate: async () => ({}) as Principal } };
+  const deps: RespondDeps = {
+    pipeline: { handle },
+    auth: { authenticate: async () => ({}) as Principal, authenticateOAuth: () => Promise.reject(new Error('no OAuth here')) },
+    resources: new ProtectedResources({}),
+  };
   const app = new Hono();
   app.post('/', async (c) => {
     const parsed = parsePost(await c.req.text()) as ParsedPost;

@@ -4,6 +4,7 @@ import { SseStream, type ClientConnection } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { metaOf } from '../json-rpc-messages.js';
 import type { McpEndpoint, McpPipeline, McpRequestContext } from '../mcp-pipeline.js';
+import { authenticateMcpCaller, type ProtectedResources } from '../protected-resource/protected-resource.js';
 import { CONFIRMATION_TOKEN_META, resultForClient } from '../revision-shapes.js';
 import { clientOwner, type ClientChannel } from '../relay/server-request-relay.js';
 import type { Invalid, RequestItem } from './parse-and-negotiate.js';
@@ -28,7 +29,8 @@ export interface Exchange {
 /** What answering reads: the pipeline that handles each request, and auth to re-check a released call's credentials. */
 export interface RespondDeps {
   pipeline: Pick<McpPipeline, 'handle'>;
-  auth: Pick<AuthService, 'authenticate'>;
+  auth: Pick<AuthService, 'authenticate' | 'authenticateOAuth'>;
+  resources: ProtectedResources;
 }
 type Answer = { response: JsonRpcResponse; status: number };
 
@@ -121,7 +123,7 @@ function requestContext(deps: RespondDeps, x: Exchange, request: JsonRpcRequest,
     notify,
     confirmationToken: c.req.header('x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
     progressToken: typeof progress === 'string' || typeof progress === 'number' ? progress : null,
-    reauthenticate: () => deps.auth.authenticate(c.req.raw.headers, 'flexible'),
+    reauthenticate: () => authenticateMcpCaller(deps.auth, deps.resources, c),
     clientCapabilities: x.session ? (x.session.claims.caps ?? NO_CLIENT_CAPABILITIES) : relayableCapabilities(meta[META_CLIENT_CAPABILITIES]),
     channel,
     headers: c.req.raw.headers,

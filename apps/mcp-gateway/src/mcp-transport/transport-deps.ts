@@ -4,6 +4,7 @@ import type { CallQuota, Clock, EventBus, Logger } from '@agentgw/core';
 import type { McpUpstreamClient } from '@agentgw/mcp-client';
 import type { McpPipeline } from '../mcp-pipeline.js';
 import type { OriginPolicy } from '../origins.js';
+import type { ProtectedResources } from '../protected-resource/protected-resource.js';
 import type { ServerRequestRelay } from '../relay/server-request-relay.js';
 import type { SessionIdCodec } from '../session-ids.js';
 import type { SessionStore } from '../session-store.js';
@@ -26,4 +27,6 @@ export interface McpTransportDeps {
   quota: CallQuota;
   /** Routes a client's answers to relayed server requests back to their upstreams. */
   relay: ServerRequestRelay;
+  /** The endpoints as OAuth protected resources: token audiences and 401 challenges. */
+  resources: ProtectedResources;
 }

@@ -5,6 +5,7 @@ import * as externalIdentities from './0003_external_identities.js';
 import * as confirmationCallHash from './0004_confirmation_call_hash.js';
 import * as toolNames from './0005_tool_names.js';
 import * as oauthFlows from './0007_oauth_flows.js';
+import * as oauthServer from './0009_oauth_server.js';
 import * as toolPins from './0006_tool_pins.js';
 import * as agentToolSurface from './0008_agent_tool_surface.js';
 
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0005_tool_names': toolNames,
   '0007_oauth_flows': oauthFlows,
   '0008_agent_tool_surface': agentToolSurface,
+  '0009_oauth_server': oauthServer,
   '0006_tool_pins': toolPins,
 };
 

@@ -1,0 +1,115 @@
+import { createHmac } from 'node:crypto';
+import { oauthIssuerOf, secretBoxFor } from '@agentgw/auth';
+import { createEgressDispatcher, egressFetch, egressPolicyFromConfig } from '@agentgw/core';
+import type { ServiceDeps } from '@agentgw/service-kit';
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { ClientMetadataDocuments } from './client-metadata-documents.js';
+import { KyselyOidcAdapter, type OidcAdapterDeps } from './kysely-oidc-adapter.js';
+import { loadSigningKeys } from './signing-keys.js';
+
+/** The scope MCP clients ask for (the protected resource's only one). */
+export const MCP_SCOPE = 'mcp';
+
+/** Where the console shows sign-in and consent for an interaction (a console page, not an API route). */
+export const CONSENT_PAGE_PATH = '/connect';
+
+/** The authorization server's endpoints, all under /oauth/ (discovery stays at the well-known paths). */
+export const OAUTH_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  registration: '/oauth/register',
+  revocation: '/oauth/revoke',
+  jwks: '/oauth/jwks',
+  end_session: '/oauth/session/end',
+  userinfo: '/oauth/userinfo',
+  introspection: '/oauth/introspect',
+  pushed_authorization_request: '/oauth/par',
+  code_verification: '/oauth/device',
+  device_authorization: '/oauth/device/auth',
+  backchannel_authentication: '/oauth/backchannel',
+  challenge: '/oauth/challenge',
+} as const;
+
+/** The MCP endpoints a token may be issued for: the unified endpoint and each provider's proxy, under the issuer. */
+const RESOURCE_PATH = /^\/api\/v1\/(mcp\/mcp|mcp-proxy\/[A-Za-z0-9_-]{1,100}\/mcp)$/;
+
+/** Whether `resource` names one of this gateway's MCP endpoints (RFC 8707 `resource`). */
+export function isMcpResource(issuer: string, resource: string): boolean {
+  return resource.startsWith(issuer) && RESOURCE_PATH.test(resource.slice(issuer.length));
+}
+
+/**
+ * oidc-provider configured as the MCP authorization server: authorization code with PKCE S256
+ * only, dynamic client registration and client ID metadata documents, `resource` required and
+ * bound into a short JWT access token (ES256, key in the database), rotating refresh tokens
+ * whose reuse revokes the grant, revocation; every model in the database (any replica serves
+ * any step). Sign-in and consent happen on the console's /connect page.
+ */
+export async function createAuthorizationServer(deps: ServiceDeps): Promise<Provider | null> {
+  const issuer = oauthIssuerOf(deps.config);
+  if (issuer === undefined) return null;
+  const keys = await loadSigningKeys(deps.db, secretBoxFor(deps.config));
+  const documents = new ClientMetadataDocuments(egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))));
+  const adapterDeps: OidcAdapterDeps = { db: deps.db, bus: deps.bus, externalClient: (id) => documents.clientOf(id) };
+  const ttl = deps.config.OAUTH_ACCESS_TOKEN_TTL_SECONDS;
+  // Cookies are signed with a key every replica derives from the shared signing key.
+  const cookieKey = createHmac('sha256', String(keys[0]!.d)).update('agentgw oauth cookies').digest('base64url');
+
+  const resourceServer = (resource: string) => ({
+    scope: MCP_SCOPE,
+    audience: resource,
+    accessTokenTTL: ttl,
+    accessTokenFormat: 'jwt' as const,
+    jwt: { sign: { alg: 'ES256' as const } },
+  });
+
+  const configuration: Configuration = {
+    adapter: (name: string) => new KyselyOidcAdapter(name, adapterDeps),
+    jwks: { keys: keys as never },
+    cookies: { keys: [cookieKey] },
+    routes: OAUTH_ROUTES,
+    scopes: ['openid', 'offline_access', MCP_SCOPE],
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    discovery: { client_id_metadata_document_supported: true },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true },
+      revocation: { enabled: true },
+      userinfo: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        // MCP clients must name the endpoint (RFC 8707): a request without `resource` is refused.
+        defaultResource: () => {
+          throw new errors.InvalidTarget('the resource parameter is required');
+        },
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: KoaContextWithOIDC, resource: string) => {
+          if (!isMcpResource(issuer, resource)) throw new errors.InvalidTarget('resource is not an MCP endpoint of this gateway');
+          return resourceServer(resource);
+        },
+      },
+    },
+    extraTokenClaims: (_ctx, token) => ('grantId' in token && typeof token.grantId === 'string' ? { gid: token.grantId } : undefined),
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    ttl: { AccessToken: ttl, AuthorizationCode: 60, Interaction: 900, Session: 14 * 86_400, Grant: 90 * 86_400, RefreshToken: 30 * 86_400 },
+    interactions: { url: (_ctx, interaction) => `${CONSENT_PAGE_PATH}/${interaction.uid}` },
+    findAccount: async (_ctx, sub) => {
+      const user = await deps.db.selectFrom('users').select(['id']).where('id', '=', sub).executeTakeFirst();
+      return user ? { accountId: user.id, claims: () => ({ sub: user.id }) } : undefined;
+    },
+    clientBasedCORS: () => true,
+    renderError: (ctx, out) => {
+      ctx.type = 'json';
+      ctx.body = out;
+    },
+  };
+  const provider = new Provider(issuer, configuration);
+  // Behind the router's TLS the public URL says https; trust its X-Forwarded-Proto for secure cookies.
+  provider.proxy = issuer.startsWith('https:');
+  provider.on('server_error', (_ctx, err) => deps.logger.error({ reason: err.message }, 'OAuth authorization server error'));
+  return provider;
+}

@@ -1,0 +1,68 @@
+import { MemoryCache } from '@agentgw/core';
+import type { AdapterPayload } from 'oidc-provider';
+
+/** A metadata document larger than this is refused (the draft suggests a few kilobytes). */
+const MAX_DOCUMENT_BYTES = 16 * 1024;
+const FETCH_TIMEOUT_MS = 5_000;
+const CACHE_TTL_MS = 5 * 60_000;
+const CACHE_MAX = 500;
+
+/** Whether `id` is a client ID metadata document URL: https with a path, or http on a loopback host (development). */
+export function isClientMetadataUrl(id: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(id);
+  } catch {
+    return false;
+  }
+  if (url.hash !== '' || url.username !== '' || url.password !== '' || url.pathname === '/') return false;
+  return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname));
+}
+
+/**
+ * Clients identified by the URL of their metadata document (OAuth Client ID Metadata Document
+ * draft, MCP 2025-11-25): fetched through the egress policy (every address may point inward),
+ * bounded in size and time, its `client_id` must equal the URL, and it becomes a public client
+ * (no secret, PKCE) with exactly the redirect URIs it lists. Cached for five minutes.
+ */
+export class ClientMetadataDocuments {
+  private readonly cache = new MemoryCache<AdapterPayload | null>({ max: CACHE_MAX, ttlMs: CACHE_TTL_MS });
+
+  constructor(private readonly fetchOut: typeof fetch) {}
+
+  /** The client a metadata URL describes, or null when `id` is no such URL or its document is unusable. */
+  async clientOf(id: string): Promise<AdapterPayload | null> {
+    if (!isClientMetadataUrl(id)) return null;
+    return this.cache.getOrLoad(id, () => this.fetchClient(id));
+  }
+
+  private async fetchClient(id: string): Promise<AdapterPayload | null> {
+    try {
+      const response = await this.fetchOut(id, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+      if (response.status !== 200) return null;
+      const text = await response.text();
+      if (text.length > MAX_DOCUMENT_BYTES) return null;
+      return toClient(id, JSON.parse(text) as unknown);
+    } catch {
+      return null;
+    }
+  }
+}
+
+/** The oidc-provider client a document describes, or null when it does not describe `id` well enough. */
+function toClient(id: string, doc: unknown): AdapterPayload | null {
+  if (typeof doc !== 'object' || doc === null) return null;
+  const d = doc as Record<string, unknown>;
+  if (d.client_id !== id) return null;
+  const redirectUris = d.redirect_uris;
+  if (!Array.isArray(redirectUris) || redirectUris.length === 0 || redirectUris.length > 20 || !redirectUris.every((u) => typeof u === 'string')) return null;
+  return {
+    client_id: id,
+    ...(typeof d.client_name === 'string' && { client_name: d.client_name.slice(0, 200) }),
+    ...(typeof d.client_uri === 'string' && { client_uri: d.client_uri }),
+    redirect_uris: redirectUris as string[],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
+}

@@ -1,0 +1,56 @@
+import { isVisibleTo, type Principal } from '@agentgw/auth';
+import { ForbiddenError, NotFoundError, type EventBus } from '@agentgw/core';
+import type { Database } from '@agentgw/db';
+import type { Kysely } from 'kysely';
+import { revokeGrant } from './kysely-oidc-adapter.js';
+
+/** A user's connection of an MCP client: one OAuth grant, the endpoints it covers, when it was made. */
+export interface OAuthConnection {
+  grantId: string;
+  userId: string;
+  clientId: string;
+  resources: string[];
+  createdAt: string;
+}
+
+/** Whether the caller may see and revoke `userId`'s connections: their own, or as a user manager who sees that user. */
+async function assertMayManage(db: Kysely<Database>, caller: Principal & { userId: string }, userId: string): Promise<void> {
+  if (caller.userId === userId) return;
+  if (!caller.permissions.has('user:manage')) throw new ForbiddenError("Only user managers see other users' connected clients");
+  const user = await db.selectFrom('users').select(['tenant_id']).where('id', '=', userId).executeTakeFirst();
+  if (!user || !isVisibleTo(caller, user.tenant_id)) throw new NotFoundError('User not found');
+}
+
+/** The MCP clients `userId` connected (live grants), newest first. */
+export async function listConnections(db: Kysely<Database>, caller: Principal & { userId: string }, userId: string): Promise<OAuthConnection[]> {
+  await assertMayManage(db, caller, userId);
+  const rows = await db
+    .selectFrom('oauth_models')
+    .select(['id', 'payload'])
+    .where('model', '=', 'Grant')
+    .where('account_id', '=', userId)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date())]))
+    .execute();
+  return rows
+    .map((row) => {
+      const payload = row.payload as { clientId?: string; resources?: Record<string, string>; iat?: number };
+      return {
+        grantId: row.id,
+        userId,
+        clientId: String(payload.clientId ?? ''),
+        resources: Object.keys(payload.resources ?? {}),
+        createdAt: new Date((payload.iat ?? 0) * 1000).toISOString(),
+      };
+    })
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}
+
+/** Revokes a connection: its grant, refresh and access tokens (at once on every replica) and the remembered consent. */
+export async function revokeConnection(deps: { db: Kysely<Database>; bus: EventBus }, caller: Principal & { userId: string }, grantId: string): Promise<void> {
+  const row = await deps.db.selectFrom('oauth_models').select(['account_id', 'payload']).where('model', '=', 'Grant').where('id', '=', grantId).executeTakeFirst();
+  if (!row || row.account_id === null) throw new NotFoundError('Connection not found');
+  await assertMayManage(deps.db, caller, row.account_id);
+  const clientId = (row.payload as { clientId?: string }).clientId;
+  await revokeGrant(deps, grantId);
+  if (clientId !== undefined) await deps.db.deleteFrom('oauth_consents').where('user_id', '=', row.account_id).where('client_id', '=', clientId).execute();
+}

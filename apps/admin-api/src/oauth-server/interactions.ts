@@ -1,0 +1,85 @@
+import type { Principal } from '@agentgw/auth';
+import { NotFoundError, ValidationError } from '@agentgw/core';
+import type { Database } from '@agentgw/db';
+import type { Kysely } from 'kysely';
+import type Provider from 'oidc-provider';
+import { isMcpResource } from './authorization-server.js';
+
+/** What the consent screen shows: who asks (the client), for which endpoint (resource) and which scopes. */
+export interface InteractionView {
+  uid: string;
+  client: { id: string; name: string | null; uri: string | null };
+  resource: string;
+  scopes: string[];
+  /** The user consented to this client, endpoint and scopes before: the console may go on without asking. */
+  remembered: boolean;
+}
+
+const notFound = () => new NotFoundError('This sign-in request is unknown or has expired; start again from your MCP client', 'INTERACTION_NOT_FOUND');
+
+async function interactionOf(provider: Provider, issuer: string, uid: string) {
+  const interaction = await provider.Interaction.find(uid);
+  if (!interaction) throw notFound();
+  const clientId = interaction.params.client_id;
+  const resource = interaction.params.resource;
+  if (typeof clientId !== 'string' || typeof resource !== 'string' || !isMcpResource(issuer, resource)) throw notFound();
+  const client = await provider.Client.find(clientId);
+  if (!client) throw notFound();
+  const scope = typeof interaction.params.scope === 'string' ? interaction.params.scope : '';
+  const scopes = [...new Set(scope.split(' ').filter((s) => s !== ''))].sort();
+  return { interaction, client, resource, scopes };
+}
+
+/** The pending sign-in `uid` as the signed-in user's consent screen shows it. */
+export async function viewInteraction(db: Kysely<Database>, provider: Provider, issuer: string, user: Principal & { userId: string }, uid: string): Promise<InteractionView> {
+  const { client, resource, scopes } = await interactionOf(provider, issuer, uid);
+  const consent = await db
+    .selectFrom('oauth_consents')
+    .select(['scopes'])
+    .where('user_id', '=', user.userId)
+    .where('client_id', '=', client.clientId)
+    .where('resource', '=', resource)
+    .executeTakeFirst();
+  const granted = new Set(consent?.scopes.split(' ') ?? []);
+  return {
+    uid,
+    client: { id: client.clientId, name: typeof client.clientName === 'string' ? client.clientName : null, uri: typeof client.clientUri === 'string' ? client.clientUri : null },
+    resource,
+    scopes,
+    remembered: consent !== undefined && scopes.every((s) => granted.has(s)),
+  };
+}
+
+/**
+ * The user's answer to a pending sign-in: approving signs them in, grants the client the
+ * endpoint and scopes (remembered for next time), denying answers the client `access_denied`.
+ * Answers where the browser goes next: the authorization endpoint's resume URL.
+ */
+export async function answerInteraction(
+  db: Kysely<Database>,
+  provider: Provider,
+  issuer: string,
+  user: Principal & { userId: string },
+  uid: string,
+  decision: 'approve' | 'deny',
+): Promise<{ redirectTo: string }> {
+  const { interaction, client, resource, scopes } = await interactionOf(provider, issuer, uid);
+  if (decision === 'deny') {
+    interaction.result = { error: 'access_denied', error_description: 'The user did not allow this client' };
+  } else {
+    if (scopes.length === 0) throw new ValidationError('The client asked for no scope');
+    const grant = new provider.Grant({ accountId: user.userId, clientId: client.clientId });
+    const oidcScopes = scopes.filter((s) => s === 'openid' || s === 'offline_access');
+    if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
+    grant.addResourceScope(resource, scopes.filter((s) => s !== 'openid' && s !== 'offline_access').join(' '));
+    const grantId = await grant.save();
+    interaction.result = { login: { accountId: user.userId }, consent: { grantId } };
+    await db
+      .insertInto('oauth_consents')
+      .values({ user_id: user.userId, client_id: client.clientId, resource, scopes: scopes.join(' ') })
+      .onConflict((oc) => oc.columns(['user_id', 'client_id', 'resource']).doUpdateSet({ scopes: scopes.join(' ') }))
+      .execute();
+  }
+  await interaction.save(Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
+  return { redirectTo: interaction.returnTo };
+}

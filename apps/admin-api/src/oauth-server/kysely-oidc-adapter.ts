@@ -1,0 +1,97 @@
+import type { EventBus } from '@agentgw/core';
+import type { Database } from '@agentgw/db';
+import type { Kysely } from 'kysely';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { withLoopbackAsNative } from './loopback-redirects.js';
+
+/** What the adapter reads and writes beside the rows: the bus that tells every replica a grant was revoked. */
+export interface OidcAdapterDeps {
+  db: Kysely<Database>;
+  bus: EventBus;
+  /** Looks up clients that are not stored (client ID metadata documents); null when `id` is not one. */
+  externalClient: (id: string) => Promise<AdapterPayload | null>;
+}
+
+/** The models whose rows carry a grant id: revoking a grant deletes them all. */
+const GRANT_BOUND = new Set(['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'Grant']);
+
+/**
+ * oidc-provider's storage over Kysely: one `oauth_models` row per model and id, so any replica
+ * answers any step of a flow. Revoking a grant (refresh-token reuse, a user's revocation)
+ * deletes its rows and announces `oauth.grant_revoked`, which every mcp-gateway replica hears.
+ */
+export class KyselyOidcAdapter implements Adapter {
+  constructor(
+    private readonly model: string,
+    private readonly deps: OidcAdapterDeps,
+  ) {}
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    const row = {
+      payload: JSON.stringify(payload),
+      grant_id: payload.grantId ?? null,
+      uid: payload.uid ?? null,
+      account_id: payload.accountId ?? null,
+      expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
+    };
+    await this.deps.db
+      .insertInto('oauth_models')
+      .values({ model: this.model, id, ...row })
+      .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(row))
+      .execute();
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    const row = await this.live().where('id', '=', id).executeTakeFirst();
+    const payload = (row?.payload as AdapterPayload | undefined) ?? (this.model === 'Client' ? await this.deps.externalClient(id) : null);
+    if (!payload) return undefined;
+    return this.model === 'Client' ? withLoopbackAsNative(payload) : payload;
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    return (await this.live().where('uid', '=', uid).executeTakeFirst())?.payload as AdapterPayload | undefined;
+  }
+
+  async findByUserCode(): Promise<AdapterPayload | undefined> {
+    // The device flow is not enabled: no model is ever stored under a user code.
+    return undefined;
+  }
+
+  async consume(id: string): Promise<void> {
+    const row = await this.live().where('id', '=', id).executeTakeFirst();
+    if (!row) return;
+    const payload = { ...(row.payload as AdapterPayload), consumed: Math.floor(Date.now() / 1000) };
+    await this.deps.db
+      .updateTable('oauth_models')
+      .set({ payload: JSON.stringify(payload) })
+      .where('model', '=', this.model)
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.deps.db.deleteFrom('oauth_models').where('model', '=', this.model).where('id', '=', id).execute();
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await revokeGrant(this.deps, grantId);
+  }
+
+  private live() {
+    return this.deps.db
+      .selectFrom('oauth_models')
+      .select(['payload'])
+      .where('model', '=', this.model)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date())]));
+  }
+}
+
+/** Deletes every token, code and the grant itself of `grantId`, and tells every replica its access tokens are dead. */
+export async function revokeGrant(deps: Pick<OidcAdapterDeps, 'db' | 'bus'>, grantId: string): Promise<void> {
+  await deps.db
+    .deleteFrom('oauth_models')
+    .where('model', 'in', [...GRANT_BOUND])
+    .where((eb) => eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id', '=', grantId)])]))
+    .execute();
+  await deps.bus.publish('oauth.grant_revoked', { grantId });
+}

@@ -1,0 +1,145 @@
+import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWK } from 'jose';
+import type { Kysely } from 'kysely';
+import { UnauthorizedError, type Clock, type EventBus } from '@agentgw/core';
+import type { Database } from '@agentgw/db';
+import type { IdentityCache } from './identity-cache.js';
+import { permissionsOf } from './permissions.js';
+import type { OAuthPrincipal } from './principal.js';
+
+/** The JWT `typ` of an OAuth access token (RFC 9068); oidc-provider writes it on every JWT access token. */
+export const OAUTH_ACCESS_TOKEN_TYP = 'at+jwt';
+
+/** The one algorithm the authorization server signs access tokens with (ES256, P-256 keys kept in the database). */
+export const OAUTH_SIGNING_ALG = 'ES256';
+
+/** How often, at most, an unknown key id sends the verifier back to the database for the key set. */
+const KEY_RELOAD_INTERVAL_MS = 30_000;
+
+/** How long a revoked grant is remembered: longer than any access token lives (tokens of a revoked grant die with it). */
+const REVOKED_GRANT_MEMORY_MS = 24 * 60 * 60_000;
+/** Bound on remembered revocations per process; the oldest are forgotten first. */
+const MAX_REVOKED_GRANTS = 100_000;
+
+/** The authorization server's issuer: GATEWAY_PUBLIC_URL without a trailing slash; undefined (OAuth off) without one. */
+export function oauthIssuerOf(config: { GATEWAY_PUBLIC_URL?: string | undefined }): string | undefined {
+  return config.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '');
+}
+
+/** Whether a bearer token looks like an OAuth access token (a JWT whose header says `typ: at+jwt`), without verifying it. */
+export function isOAuthAccessToken(token: string): boolean {
+  try {
+    return decodeProtectedHeader(token).typ?.toLowerCase() === OAUTH_ACCESS_TOKEN_TYP;
+  } catch {
+    return false;
+  }
+}
+
+/** The public keys the authorization server signs with, as stored in `oauth_signing_keys`. */
+export async function storedOAuthPublicKeys(db: Kysely<Database>): Promise<JWK[]> {
+  const rows = await db.selectFrom('oauth_signing_keys').select(['public_jwk']).orderBy('created_at').execute();
+  return rows.map((row) => row.public_jwk as JWK);
+}
+
+export interface OAuthAccessTokensDeps {
+  db: Kysely<Database>;
+  clock: Clock;
+  identities: Pick<IdentityCache, 'userById'>;
+  /** The authorization server's issuer (GATEWAY_PUBLIC_URL); undefined: OAuth is off and every such token is refused. */
+  issuer: string | undefined;
+}
+
+const invalidToken = (message: string) => new UnauthorizedError(message, 'INVALID_TOKEN');
+
+/**
+ * Verifies the access tokens the gateway's authorization server issues to MCP clients: the
+ * signature against the keys in the database (cached; reloaded at most every 30 s when a token
+ * names an unknown key), issuer, expiry, `typ`, and the audience against the endpoint called
+ * (RFC 8707). No database read per call: users come from the identity cache, revoked grants
+ * from the bus (`oauth.grant_revoked`).
+ */
+export class OAuthAccessTokens {
+  private keySet: { jwks: ReturnType<typeof createLocalJWKSet>; loadedAt: number } | null = null;
+  private readonly revokedGrants = new Map<string, number>();
+
+  constructor(private readonly deps: OAuthAccessTokensDeps) {}
+
+  /** The principal an access token speaks for when it was issued for `audience`; 401 INVALID_TOKEN otherwise. */
+  async authenticate(token: string, audience: string): Promise<OAuthPrincipal> {
+    const issuer = this.deps.issuer;
+    if (issuer === undefined) throw invalidToken('OAuth access tokens are not accepted: GATEWAY_PUBLIC_URL is not set');
+    const payload = await this.verify(token, issuer, audience);
+    const userId = typeof payload.sub === 'string' ? payload.sub : null;
+    const clientId = typeof payload.client_id === 'string' ? payload.client_id : null;
+    const grantId = typeof payload.gid === 'string' ? payload.gid : null;
+    if (userId === null || clientId === null || grantId === null) throw invalidToken('Access token lacks sub, client_id or gid');
+    if (this.isRevoked(grantId)) throw invalidToken('Access token was revoked');
+    const user = await this.deps.identities.userById(userId);
+    if (!user) throw invalidToken('Unknown user');
+    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
+    return {
+      via: 'oauth',
+      userId: user.id,
+      endUserId: user.id,
+      email: user.email,
+      roles: user.roles,
+      tenantId: user.tenantId,
+      permissions: permissionsOf(user.roles),
+      agentId: null,
+      apiKey: null,
+      oauth: { clientId, audience, scopes, grantId },
+    };
+  }
+
+  /** Remembers a revoked grant (its tokens are refused from now on). */
+  revokeGrant(grantId: string): void {
+    const now = this.deps.clock.now().getTime();
+    if (this.revokedGrants.size >= MAX_REVOKED_GRANTS) {
+      for (const [id, at] of this.revokedGrants) {
+        if (now - at < REVOKED_GRANT_MEMORY_MS && this.revokedGrants.size < MAX_REVOKED_GRANTS) break;
+        this.revokedGrants.delete(id);
+      }
+    }
+    this.revokedGrants.set(grantId, now);
+  }
+
+  /** Listens for revocations from every replica; answers the unsubscribe. */
+  listen(bus: EventBus): Promise<() => Promise<void>> {
+    return bus.subscribe('oauth.grant_revoked', ({ grantId }) => this.revokeGrant(grantId));
+  }
+
+  private isRevoked(grantId: string): boolean {
+    const at = this.revokedGrants.get(grantId);
+    return at !== undefined && this.deps.clock.now().getTime() - at < REVOKED_GRANT_MEMORY_MS;
+  }
+
+  private async verify(token: string, issuer: string, audience: string) {
+    const options = { issuer, audience, typ: OAUTH_ACCESS_TOKEN_TYP, algorithms: [OAUTH_SIGNING_ALG], currentDate: this.deps.clock.now() };
+    try {
+      return (await jwtVerify(token, await this.keys(false), options)).payload;
+    } catch (err) {
+      if (err instanceof errors.JWKSNoMatchingKey) {
+        try {
+          return (await jwtVerify(token, await this.keys(true), options)).payload;
+        } catch (again) {
+          throw refusal(again);
+        }
+      }
+      throw refusal(err);
+    }
+  }
+
+  private async keys(reload: boolean): Promise<ReturnType<typeof createLocalJWKSet>> {
+    const now = this.deps.clock.now().getTime();
+    if (this.keySet && !(reload && now - this.keySet.loadedAt >= KEY_RELOAD_INTERVAL_MS)) return this.keySet.jwks;
+    const set: JSONWebKeySet = { keys: await storedOAuthPublicKeys(this.deps.db) };
+    this.keySet = { jwks: createLocalJWKSet(set), loadedAt: now };
+    return this.keySet.jwks;
+  }
+}
+
+/** Why a token failed, in words that name no part of it. */
+function refusal(err: unknown): UnauthorizedError {
+  if (err instanceof errors.JWTExpired) return invalidToken('Access token expired');
+  if (err instanceof errors.JWTClaimValidationFailed && err.claim === 'aud') return invalidToken('Access token was issued for another resource');
+  return invalidToken('Invalid access token');
+}
