@@ -12,6 +12,7 @@ import { CredentialProvidersPage } from './pages/credential-providers.js';
 import { CredentialsPage } from './pages/credentials.js';
 import { DevicesPage } from './pages/devices.js';
 import { SignInPage } from './pages/sign-in.js';
+import { ToolPinsPage } from './pages/tool-pins.js';
 import { ToolProvidersPage } from './pages/tool-providers.js';
 import { UsersPage } from './pages/users.js';
 import { Link, navigate, useLocation } from './router.js';
@@ -64,6 +65,8 @@ function Page({ path }: { path: string }) {
       return <ToolProvidersPage />;
     case '/access-rules':
       return <AccessRulesPage />;
+    case '/tool-pins':
+      return <ToolPinsPage />;
     case '/api-keys':
       return <ApiKeysPage />;
     case '/credential-providers':

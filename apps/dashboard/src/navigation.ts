@@ -18,6 +18,7 @@ export const PAGES: PageEntry[] = [
   { path: '/agents', label: 'Agents', roles: null },
   { path: '/tool-providers', label: 'Tool providers', roles: null },
   { path: '/access-rules', label: 'Access rules', roles: MANAGERS },
+  { path: '/tool-pins', label: 'Tool pins', roles: MANAGERS },
   { path: '/confirmations', label: 'Confirmations', roles: null },
   { path: '/audit', label: 'Audit log', roles: null },
   { path: '/credentials', label: 'My credentials', roles: null },

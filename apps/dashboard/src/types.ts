@@ -48,3 +48,9 @@ export type AuditEntry = Schemas['AuditEntry'];
 export type AuditPage = Ok<'/api/v1/audit/logs'>;
 /** Counts per status and the mean duration of a filtered set. */
 export type AuditStats = Ok<'/api/v1/audit/stats'>['data'];
+
+/** A tool's pinned and quarantined definitions with their diff (admin API, issue 24.3). */
+export type ToolPin = Schemas['ToolPin'];
+/** A provider's pinning mode. */
+export type ProviderPinning = Schemas['ProviderPinning'];
+export type ToolPinningMode = Schemas['ToolPinningMode'];
