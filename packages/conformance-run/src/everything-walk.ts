@@ -30,7 +30,13 @@ export function argumentsFor(schema: JsonSchema | undefined): Record<string, unk
 /** Tools whose call needs the tasks extension or a browser (task-augmented, URL elicitation): their step is the listing. */
 const LISTED_ONLY = /async|url-elicitation|simulate-research-query/;
 /** Arguments the schema cannot give: gzip's default input is a URL on the internet; a data URI keeps the walk offline. */
-const OVERRIDES: Record<string, Record<string, unknown>> = { 'gzip-file-as-resource': { name: 'walk.txt.gz', data: 'data:text/plain;base64,d2FsayB0aGUgZ2F0ZXdheQ==' } };
+/** trigger-long-running-operation's default (10 s) is the per-call limit: two 1 s steps show its progress as well. */
+const OVERRIDES: Record<string, Record<string, unknown>> = {
+  'gzip-file-as-resource': { name: 'walk.txt.gz', data: 'data:text/plain;base64,d2FsayB0aGUgZ2F0ZXdheQ==' },
+  'trigger-long-running-operation': { duration: 2, steps: 2 },
+};
+/** server-everything logs every 5 s once simulated logging is on; the walk waits up to two periods for one. */
+const LOG_WAIT_MS = 11_000;
 
 /**
  * Drives server-everything at `url` with the 1.x SDK client declaring sampling, elicitation and
@@ -75,6 +81,7 @@ export async function walkEverything(url: string, token: string | null): Promise
       });
     }
     await step('notifications/message delivered', async () => {
+      for (let waited = 0; logs === 0 && waited < LOG_WAIT_MS; waited += 250) await new Promise((resolve) => setTimeout(resolve, 250));
       if (logs === 0) throw new Error('no log notification reached the client');
       return `${logs} log notification(s)`;
     });

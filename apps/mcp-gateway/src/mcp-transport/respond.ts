@@ -34,16 +34,19 @@ export interface RespondDeps {
 }
 type Answer = { response: JsonRpcResponse; status: number };
 
+/** Requests whose upstream may send something while answering (progress, logs, a sampling, elicitation or roots request). */
+const MAY_STREAM: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
+
 /**
  * Answers the requests as JSON, or as SSE when the client asks for it (Accept) and would
- * take it: a client accepting both gets SSE only for tools/call, and only once there is
+ * take it: a client accepting both gets SSE only for a request in MAY_STREAM, and only once there is
  * something to stream (see `answerStreamed`).
  */
 export function respond(deps: RespondDeps, x: Exchange): Promise<Response> {
   const accept = x.c.req.header('accept') ?? '';
   const wantsSse = accept.includes('text/event-stream');
   const takesJson = accept === '' || accept.includes('application/json') || accept.includes('*/*');
-  const streamed = wantsSse && (!takesJson || x.requests.some((r) => r.message.method === 'tools/call'));
+  const streamed = wantsSse && (!takesJson || x.requests.some((r) => MAY_STREAM.has(r.message.method)));
   return streamed ? answerStreamed(deps, x) : answerAsJson(deps, x);
 }
 

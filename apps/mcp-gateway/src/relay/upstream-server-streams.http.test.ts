@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ListRootsRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ListRootsRequestSchema, ListRootsResultSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
@@ -8,7 +8,8 @@ import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-t
 /**
  * What an upstream sends on its own server stream (GET), outside any call: a log notification
  * and a roots/list request. Through the gateway they reach the client's server stream, and the
- * client's roots answer reaches the upstream, on both endpoints.
+ * client's roots answer reaches the upstream, on both endpoints. A request asked within a
+ * prompts/get goes on that request's answer, switched to SSE.
  */
 let gw: GatewayUnderTest;
 let upstream: McpFixture;
@@ -29,6 +30,11 @@ beforeAll(async () => {
       server.registerTool('roots_aside', { inputSchema: {} }, async () => {
         const { roots } = await server.server.listRoots();
         return { content: [{ type: 'text', text: roots.map((root) => root.uri).join(',') }] };
+      });
+      // This one asks within its own request: the question goes on the prompts/get answer stream.
+      server.registerPrompt('roots_prompt', {}, async (extra) => {
+        const { roots } = await extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema);
+        return { messages: [{ role: 'user', content: { type: 'text', text: roots.map((root: { uri: string }) => root.uri).join(',') } }] };
       });
     },
   });
@@ -58,7 +64,7 @@ describe.each([
   ['unified', () => '/api/v1/mcp/mcp'],
   ['proxy', () => `/api/v1/mcp-proxy/${providerId}/mcp`],
 ])("an upstream's own server stream through the %s endpoint", (_name, path) => {
-  it('delivers its log notification and relays its roots request both ways', async () => {
+  it('delivers its log notification and relays its roots requests both ways (server stream and a prompts/get answer)', async () => {
     const { client, logs } = await connect(path());
     try {
       // The first call opens the upstream session; the gateway then follows its server stream.
@@ -70,6 +76,8 @@ describe.each([
       expect(logs).toContain('said aside');
       const roots = await client.callTool({ name: 'roots_aside', arguments: {} });
       expect(roots.content).toEqual([{ type: 'text', text: 'file:///aside-root' }]);
+      const prompt = await client.getPrompt({ name: 'roots_prompt' });
+      expect(prompt.messages[0]!.content).toEqual({ type: 'text', text: 'file:///aside-root' });
     } finally {
       await client.close();
     }
