@@ -21,7 +21,10 @@ const SEPARATORS = /[^\p{L}\p{N}]+/u;
  * and punctuation split, lower-cased, stop words dropped, each term reduced by `stem`. At most
  * `maxChars` of the text are read, so a hostile input costs a bounded amount of work.
  */
-export function terms(text: string, maxChars: number): string[] {
+export const terms = (text: string, maxChars: number): string[] => words(text, maxChars).map(stem);
+
+/** The words `terms` stems: split, lower-cased, stop words and overlong runs dropped (at most `maxChars` read). */
+export function words(text: string, maxChars: number): string[] {
   const bounded = text.length > maxChars ? text.slice(0, maxChars) : text;
   const spaced = bounded
     .replace(LOWER_UPPER, '$1 $2')
@@ -30,7 +33,7 @@ export function terms(text: string, maxChars: number): string[] {
   const out: string[] = [];
   for (const raw of spaced.toLowerCase().split(SEPARATORS)) {
     if (raw.length < 2 || raw.length > MAX_TOKEN_CHARS || STOP_WORDS.has(raw)) continue;
-    out.push(stem(raw));
+    out.push(raw);
   }
   return out;
 }

@@ -1,5 +1,6 @@
-import { terms } from './terms.js';
+import { stem, terms, words } from './terms.js';
 import { relatedTerms } from './thesaurus.js';
+import { verbSynonyms } from './wordnet.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool, type ToolFields } from './tool-fields.js';
 
 /** One ranked result: the tool as it was indexed and its score (higher is better). */
@@ -22,12 +23,13 @@ type Field = keyof ToolFields;
 export const RANKING = {
   k1: 1.2,
   fields: {
-    name: { weight: 3, b: 0.5 },
+    name: { weight: 2, b: 0.5 },
     title: { weight: 2, b: 0.5 },
     description: { weight: 1, b: 0.75 },
-    parameters: { weight: 0.4, b: 0.75 },
+    parameters: { weight: 0.6, b: 0.75 },
   } satisfies Record<Field, { weight: number; b: number }>,
-  relatedWeight: 0.4,
+  relatedWeight: 0.6,
+  wordnetWeight: 0.3,
 } as const;
 
 const FIELDS = Object.keys(RANKING.fields) as Field[];
@@ -123,11 +125,21 @@ function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
   return postings;
 }
 
-/** The query's distinct terms (at most SEARCH_LIMITS.queryTerms) at weight 1, and their related terms at RANKING.relatedWeight. */
+/**
+ * The query's distinct terms (at most SEARCH_LIMITS.queryTerms) at weight 1, their thesaurus
+ * terms at RANKING.relatedWeight, and the WordNet verb synonyms of its words and adjacent word
+ * pairs ("bring back", "spin up") at RANKING.wordnetWeight; a term keeps its highest weight.
+ */
 function queryTerms(query: string): Map<string, number> {
-  const own = [...new Set(terms(query, SEARCH_LIMITS.queryChars))].slice(0, SEARCH_LIMITS.queryTerms);
+  const raw = [...new Set(words(query, SEARCH_LIMITS.queryChars))].slice(0, SEARCH_LIMITS.queryTerms);
+  const own = [...new Set(raw.map(stem))];
   const weights = new Map<string, number>(own.map((term) => [term, 1]));
-  for (const term of own) for (const related of relatedTerms(term)) if (!weights.has(related)) weights.set(related, RANKING.relatedWeight);
+  const add = (term: string, weight: number) => {
+    if ((weights.get(term) ?? 0) < weight) weights.set(term, weight);
+  };
+  for (const term of own) for (const related of relatedTerms(term)) add(related, RANKING.relatedWeight);
+  const phrases = [...raw, ...raw.slice(1).map((word, i) => `${raw[i]}_${word}`)];
+  for (const phrase of phrases) for (const synonym of verbSynonyms(phrase)) for (const term of terms(synonym, SEARCH_LIMITS.queryChars)) add(term, RANKING.wordnetWeight);
   return weights;
 }
 
