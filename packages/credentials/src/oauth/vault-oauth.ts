@@ -2,8 +2,12 @@ import { secretBoxFor } from '@agentgw/auth';
 import { createEgressDispatcher, egressFetch, egressPolicyFromConfig, type Clock, type Config, type Logger } from '@agentgw/core';
 import { Redis } from 'ioredis';
 import type { VaultOAuth } from '../vault.js';
+import { boundedFetch } from './bounded-fetch.js';
 import { OAuthClient } from './oauth-client.js';
 import { MemoryRefreshLock, RedisRefreshLock, type RefreshLock } from './refresh-lock.js';
+
+/** The largest answer read from an authorization server (metadata and token answers are a few KiB). */
+const MAX_ANSWER_BYTES = 256 * 1024;
 
 /**
  * The vault's OAuth runtime for one process: the client (its calls to authorization servers go
@@ -14,7 +18,7 @@ import { MemoryRefreshLock, RedisRefreshLock, type RefreshLock } from './refresh
  */
 export function createVaultOAuth(deps: { config: Config; clock: Clock; logger: Logger; lock?: RefreshLock }): VaultOAuth & { close(): Promise<void> } {
   const { config, clock, logger } = deps;
-  const fetch = egressFetch(createEgressDispatcher(egressPolicyFromConfig(config)));
+  const fetch = boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(config))), MAX_ANSWER_BYTES);
   const lock = deps.lock ?? (config.REDIS_URL ? new RedisRefreshLock(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true })) : new MemoryRefreshLock());
   return {
     client: new OAuthClient(fetch, clock, logger),
