@@ -15,6 +15,8 @@ import {
   type UpstreamSession,
 } from '@agentgw/mcp-client';
 import { OwnedMethods, OWNED_METHODS } from './methods/owned-methods.js';
+import { EXTENSION_METHODS, ExtensionMethods } from './extensions/extension-methods.js';
+import type { TaskIdCodec } from './extensions/task-ids.js';
 import { honourClientCapabilities } from './methods/input-required.js';
 import { toolParamHeaders } from './methods/param-headers.js';
 import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
@@ -81,6 +83,8 @@ export interface McpPipelineDeps {
   names: ToolNaming;
   /** Pinned definitions: a quarantined tool is neither listed nor called. */
   pins: ToolPins;
+  /** Seals the tasks extension's task ids to their provider and principal (extensions/task-ids.ts). */
+  taskIds: TaskIdCodec;
 }
 
 type Result = Record<string, unknown>;
@@ -95,6 +99,7 @@ export class McpPipeline {
   private readonly calls: ToolCallUseCase;
   private readonly search: ToolSearch;
   private readonly owned: OwnedMethods;
+  private readonly extensions: ExtensionMethods;
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
@@ -104,6 +109,14 @@ export class McpPipeline {
       list: async (provider, kind) => (await this.deps.lists.get(provider, this.listTarget(provider), kind)).items ?? [],
       forward: (provider, method, params, ctx) => this.forward(provider, method, params, ctx),
     });
+    this.extensions = new ExtensionMethods(
+      {
+        forward: (provider, method, params, ctx) => this.forward(provider, method, params, ctx),
+        // A skill is decided by the access rules as the tool name `skill:<name>` (README: "Skills").
+        skillAllowed: async (ctx, provider, name) => (await toolPolicy(this.deps.catalog, ctx.principal, provider.id, `skill:${name}`)).action !== 'deny',
+      },
+      deps.taskIds,
+    );
   }
 
   /** Answers one request; null when the client went away and there is nobody to answer. */
@@ -153,6 +166,7 @@ export class McpPipeline {
         return this.forwardPrompt(ctx, params);
       default:
         if (OWNED_METHODS.has(request.method)) return this.owned.handle(request.method, params, ctx);
+        if (EXTENSION_METHODS.has(request.method)) return this.extensions.handle(request.method, params, ctx, await this.reachable(ctx.principal, await this.routingSet(ctx)));
         throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
   }
@@ -162,6 +176,7 @@ export class McpPipeline {
     if (method === 'tools/call') return this.callTool(params, ctx, agent, { kind: 'proxied', provider });
     // Only the two tool methods above go through the policy, so no spelling of one is forwarded.
     if (method.trim().toLowerCase().startsWith('tools/')) throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
+    if (EXTENSION_METHODS.has(method)) return this.extensions.handle(method, params, ctx, [provider]);
     return this.forward(provider, method, params, ctx);
   }
 
@@ -388,8 +403,16 @@ export class McpPipeline {
       const { response, session: used, status } = await this.deps.client.request(target, method, upstreamParams(params), options);
       if (ctx.session && session && used.sessionId !== session.sessionId) await this.rememberUpstream(ctx, provider.id, used);
       if ('error' in response) throw new UpstreamAnswer(response, status);
-      // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
-      return response.result.resultType === 'input_required' ? honourClientCapabilities(response.result, ctx.clientCapabilities) : response.result;
+      switch (response.result.resultType) {
+        // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
+        case 'input_required':
+          return honourClientCapabilities(response.result, ctx.clientCapabilities);
+        // A task is known to the client by the gateway's id (extensions/task-ids.ts).
+        case 'task':
+          return this.extensions.sealTask(provider, response.result, ctx.principal);
+        default:
+          return response.result;
+      }
     } catch (err) {
       if (!isMcpUpstreamError(err)) throw err;
       if (err.kind === 'aborted') throw new ClientGone();

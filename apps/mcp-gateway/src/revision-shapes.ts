@@ -1,4 +1,5 @@
 import { META_LOG_LEVEL, META_SERVER_INFO, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
+import { SKILLS_EXTENSION, TASKS_EXTENSION } from './extensions/extension-methods.js';
 import { LIST_METHODS, type ListItem } from './provider-lists.js';
 
 /** The `_meta` key a client may carry an approval token in. */
@@ -18,6 +19,7 @@ export const SERVER_CAPABILITIES: Readonly<Record<string, unknown>> = Object.fre
   prompts: { listChanged: true },
   completions: {},
   logging: {},
+  extensions: { [TASKS_EXTENSION]: {}, [SKILLS_EXTENSION]: {} },
 });
 
 type Result = Record<string, unknown>;

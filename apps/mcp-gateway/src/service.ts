@@ -61,7 +61,8 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
   const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
-  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, relay, names, pins, taskIds: new TaskIdCodec(secretBoxFor(config)) });
+  const taskIds = new TaskIdCodec(secretBoxFor(config));
+  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, relay, names, pins, taskIds });
   const streams = new Set<() => void>();
   const platformKeys = secretBoxFor(config);
 

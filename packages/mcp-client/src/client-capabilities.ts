@@ -10,6 +10,8 @@ const RELAYED: Readonly<Record<string, readonly string[]>> = {
   sampling: ['context', 'tools'],
   elicitation: ['form', 'url'],
   roots: ['listChanged'],
+  // The tasks extension (SEP-2663): a gateway that routes tasks/* lets its upstreams answer with tasks.
+  extensions: ['io.modelcontextprotocol/tasks'],
 };
 
 /** No relayed capability: what a client that declared none (or nothing relayable) is passed on as. */

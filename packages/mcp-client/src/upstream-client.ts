@@ -639,6 +639,6 @@ function withEnvelope(params: Record<string, unknown> | undefined, clientInfo: {
 
 /** The `Mcp-Name` header a 2026-07-28 request mirrors from its params. */
 export function mcpNameOf(method: string, params: Record<string, unknown> | undefined): string | undefined {
-  const source = method === 'tools/call' || method === 'prompts/get' ? params?.name : method.startsWith('resources/') ? params?.uri : undefined;
+  const source = method === 'tools/call' || method === 'prompts/get' ? params?.name : method.startsWith('resources/') ? params?.uri : method.startsWith('tasks/') ? params?.taskId : undefined;
   return typeof source === 'string' ? source : undefined;
 }

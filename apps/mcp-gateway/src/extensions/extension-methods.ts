@@ -1,0 +1,123 @@
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import type { McpRequestContext } from '../mcp-pipeline.js';
+import { invalidParams } from '../rpc-errors.js';
+import type { TaskIdCodec } from './task-ids.js';
+
+type Result = Record<string, unknown>;
+
+/** What the extension methods need from the pipeline: forwarding as the caller, and the access rule for a skill. */
+export interface ExtensionAccess {
+  /** Sends a request to a provider for the caller (an upstream JSON-RPC error is passed on as it is). */
+  forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext): Promise<Result>;
+  /** Whether the caller may see and load the provider's skill of this name (README: "Skills"). */
+  skillAllowed(ctx: McpRequestContext, provider: ProviderRecord, name: string): Promise<boolean>;
+}
+
+/** The extension methods the gateway answers on both endpoints: the tasks extension (SEP-2663) and skills (SEP-2640). */
+export const EXTENSION_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel', 'skills/list', 'skills/get']);
+
+/** The extension ids the gateway advertises in its capabilities. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
+
+/** Pages of one provider's skills/list followed, and skills kept in all (a hostile upstream cannot make a list unbounded). */
+const MAX_SKILL_PAGES = 20;
+const MAX_SKILLS = 2_000;
+
+/**
+ * Tasks and skills through the gateway. Task ids are multiplexed: a provider's task id goes to the
+ * client sealed with the provider and the principal (`TaskIdCodec`), so `tasks/*` reach the
+ * provider that made the task, under its own id, and only for the principal it was made for
+ * (anyone else: `-32602` Unknown task, as for a forged id). Skills are merged like tools: each
+ * provider's list in routing order (the first provider with a skill uri wins it), a skill the
+ * access rules deny is neither listed nor got.
+ */
+export class ExtensionMethods {
+  constructor(
+    private readonly access: ExtensionAccess,
+    private readonly taskIds: TaskIdCodec,
+  ) {}
+
+  /** Answers one of EXTENSION_METHODS among `providers` (the caller's reachable ones on the unified endpoint; the proxy's one provider). */
+  handle(method: string, params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+    switch (method) {
+      case 'skills/list':
+        return this.listSkills(ctx, providers);
+      case 'skills/get':
+        return this.getSkill(params, ctx, providers);
+      default:
+        return this.toTask(method, params, ctx, providers);
+    }
+  }
+
+  /** A provider's `CreateTaskResult` as the client gets it: its `taskId` replaced by the gateway's sealed one. */
+  sealTask(provider: ProviderRecord, result: Result, principal: Principal): Result {
+    if (typeof result.taskId !== 'string') return result;
+    return { ...result, taskId: this.taskIds.issue({ providerId: provider.id, upstreamTaskId: result.taskId }, principal) };
+  }
+
+  private async toTask(method: string, params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+    const taskId = params.taskId;
+    if (typeof taskId !== 'string') throw invalidParams('params.taskId must be a string');
+    const ref = this.taskIds.open(taskId, ctx.principal);
+    const provider = ref && providers.find((p) => p.id === ref.providerId);
+    if (!ref || !provider) throw invalidParams('Unknown task');
+    const result = await this.access.forward(provider, method, { ...params, taskId: ref.upstreamTaskId }, ctx);
+    // The state of the task names it by the id the client knows.
+    return typeof result.taskId === 'string' ? { ...result, taskId } : result;
+  }
+
+  /** skills/list: every provider's skills the caller may see, merged by uri in routing order (one page; cache hints private, 0). */
+  private async listSkills(ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+    const owned = await this.ownedSkills(ctx, providers);
+    return { skills: owned.map((o) => o.skill), ttlMs: 0, cacheScope: 'private' };
+  }
+
+  /** skills/get: forwarded to the provider whose list holds the uri, when the caller may see that skill; else -32602 (unknown and denied alike). */
+  private async getSkill(params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+    const uri = params.uri;
+    if (typeof uri !== 'string') throw invalidParams('params.uri must be a string');
+    const owner = (await this.ownedSkills(ctx, providers)).find((o) => o.skill.uri === uri);
+    if (!owner) throw invalidParams(`Unknown skill: ${uri.slice(0, 200)}`);
+    const result = await this.access.forward(owner.provider, 'skills/get', params, ctx);
+    return { ...result, ttlMs: 0, cacheScope: 'private' };
+  }
+
+  private async ownedSkills(ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<{ provider: ProviderRecord; skill: Result }[]> {
+    const lists = await Promise.all(providers.map((p) => this.providerSkills(p, ctx).catch(() => [])));
+    const seen = new Set<string>();
+    const owned: { provider: ProviderRecord; skill: Result }[] = [];
+    for (const [i, skills] of lists.entries()) {
+      for (const skill of skills) {
+        const uri = skill.uri;
+        if (typeof uri !== 'string' || seen.has(uri) || owned.length >= MAX_SKILLS) continue;
+        if (!(await this.access.skillAllowed(ctx, providers[i]!, skillName(skill, uri)))) continue;
+        seen.add(uri);
+        owned.push({ provider: providers[i]!, skill });
+      }
+    }
+    return owned;
+  }
+
+  /** One provider's skills, every page (bounded); a provider without the extension refuses and has none. */
+  private async providerSkills(provider: ProviderRecord, ctx: McpRequestContext): Promise<Result[]> {
+    const skills: Result[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_SKILL_PAGES && skills.length < MAX_SKILLS; page++) {
+      const result = await this.access.forward(provider, 'skills/list', cursor === undefined ? {} : { cursor }, ctx);
+      if (Array.isArray(result.skills)) for (const skill of result.skills) if (typeof skill === 'object' && skill !== null) skills.push(skill as Result);
+      if (typeof result.nextCursor !== 'string' || result.nextCursor === '') break;
+      cursor = result.nextCursor;
+    }
+    return skills;
+  }
+}
+
+/** A skill's name as rules match it: its frontmatter `name`, else the uri's segment before `SKILL.md`. */
+function skillName(skill: Result, uri: string): string {
+  const frontmatter = skill.frontmatter;
+  if (typeof frontmatter === 'object' && frontmatter !== null && typeof (frontmatter as Result).name === 'string') return (frontmatter as Result).name as string;
+  const segments = uri.split('/').filter(Boolean);
+  return segments.length >= 2 ? segments[segments.length - 2]! : uri;
+}
