@@ -105,7 +105,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await server?.shutdown();
+  await server?.shutdown({ deadlineMs: 5_000 });
   await host?.stop();
   await upstream?.close();
   await deps?.close();
