@@ -105,8 +105,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await server?.shutdown({ deadlineMs: 5_000 });
-  await host?.stop();
+  await server?.shutdown();
+  await host?.stop({ deadlineMs: 5_000 });
   await upstream?.close();
   await deps?.close();
 });
