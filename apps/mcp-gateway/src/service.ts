@@ -18,6 +18,7 @@ import { SessionIdCodec } from './session-ids.js';
 import { TaskIdCodec } from './extensions/task-ids.js';
 import { MemorySessionStore, RedisSessionStore, type SessionStore } from './session-store.js';
 import { MemoryRelayStore, RedisRelayStore } from './relay/relay-store.js';
+import { announcingUpstreams } from './relay/upstream-server-streams.js';
 import { ServerRequestRelay } from './relay/server-request-relay.js';
 import { ToolGate } from './tool-gate.js';
 import { toolGateRoutes } from './tool-gate.routes.js';
@@ -62,7 +63,21 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
   const taskIds = new TaskIdCodec(secretBoxFor(config));
-  const pipeline = new McpPipeline({ catalog, client, lists, sessions, audit, gate, clock, logger, upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS, relay, names, pins, taskIds });
+  const pipeline = new McpPipeline({
+    catalog,
+    client,
+    lists,
+    sessions: announcingUpstreams(sessions),
+    audit,
+    gate,
+    clock,
+    logger,
+    upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS,
+    relay,
+    names,
+    pins,
+    taskIds,
+  });
   const streams = new Set<() => void>();
   const platformKeys = secretBoxFor(config);
 

@@ -30,6 +30,27 @@ export interface ClientStreamEnd {
   send(message: JsonRpcMessage): void;
 }
 
+/** The server streams on this process waiting for news of their session (sid → syncs): the in-process nudge beside the poll. */
+const localFollowers = new Map<string, Set<() => void>>();
+
+/**
+ * The session store the pipeline records opened upstream sessions in, with a nudge: a server
+ * stream of that session held by this process starts following the new upstream session at once
+ * (an upstream may send its first request right after the handshake). Other replicas' streams
+ * find it on their next read of the store.
+ */
+export function announcingUpstreams(sessions: SessionStore): SessionStore {
+  return new Proxy(sessions, {
+    get(target, property, receiver) {
+      if (property !== 'setUpstream') return Reflect.get(target, property, receiver) as unknown;
+      return async (sid: string, providerId: string, session: UpstreamSession) => {
+        await target.setUpstream(sid, providerId, session);
+        for (const nudge of localFollowers.get(sid) ?? []) nudge();
+      };
+    },
+  });
+}
+
 interface Listening {
   sessionId: string;
   abort: AbortController;
@@ -38,7 +59,8 @@ interface Listening {
 /**
  * While a client holds its server stream (GET), the replica holding it holds the server stream
  * of every upstream session opened in that client session (a POST on any replica may open one:
- * the session store is read every UPSTREAM_SYNC_MS). What an upstream sends there reaches the
+ * the session store is read every UPSTREAM_SYNC_MS, and at once when this process records one,
+ * see `announcingUpstreams`). What an upstream sends there reaches the
  * client's stream: log and resource-update notifications as they are, requests (roots, sampling,
  * elicitation) through the relay under a gateway id, answered by the client from any replica.
  * Returns the function that stops it all (the client's stream ended).
@@ -66,10 +88,14 @@ export function followUpstreamStreams(deps: UpstreamStreamDeps, client: ClientSt
   const tick = () => void sync().catch((err: unknown) => deps.logger.warn({ reason: err instanceof Error ? err.message : 'unknown' }, 'upstream stream sync failed'));
   const timer = setInterval(tick, UPSTREAM_SYNC_MS);
   timer.unref();
+  const nudges = localFollowers.get(client.sid) ?? new Set<() => void>();
+  localFollowers.set(client.sid, nudges.add(tick));
   tick();
   return () => {
     stopped = true;
     clearInterval(timer);
+    nudges.delete(tick);
+    if (nudges.size === 0 && localFollowers.get(client.sid) === nudges) localFollowers.delete(client.sid);
     for (const entry of listening.values()) entry.abort.abort();
     listening.clear();
   };
