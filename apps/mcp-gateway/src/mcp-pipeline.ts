@@ -19,6 +19,7 @@ import { EXTENSION_METHODS, ExtensionMethods } from './extensions/extension-meth
 import type { TaskIdCodec } from './extensions/task-ids.js';
 import { honourClientCapabilities } from './methods/input-required.js';
 import { toolParamHeaders } from './methods/param-headers.js';
+import { SubscriptionsListen } from './methods/subscriptions-listen.js';
 import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
 import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
@@ -100,6 +101,7 @@ export class McpPipeline {
   private readonly search: ToolSearch;
   private readonly owned: OwnedMethods;
   private readonly extensions: ExtensionMethods;
+  private readonly listens: SubscriptionsListen;
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
@@ -117,6 +119,12 @@ export class McpPipeline {
       },
       deps.taskIds,
     );
+    this.listens = new SubscriptionsListen({
+      client: deps.client,
+      targetOf: (provider, ctx) => upstreamTarget(provider, deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId }),
+      openTask: (taskId, principal) => deps.taskIds.open(taskId, principal),
+      noticed: (providerId, method) => deps.lists.noticed(providerId, method),
+    });
   }
 
   /** Answers one request; null when the client went away and there is nobody to answer. */
@@ -146,6 +154,7 @@ export class McpPipeline {
       const provider = await this.deps.catalog.providers.getFor(ctx.principal, ctx.endpoint.providerId);
       // The proxy checks provider-level access before anything reaches the provider.
       if (!(await mayReach(this.deps.catalog, ctx.principal, provider.id))) throw denied(NO_PROVIDER_ACCESS, 'high');
+      if (request.method === 'subscriptions/listen' && isModernVersion(ctx.protocolVersion)) return this.listens.handle(request.id, params, ctx, [provider]);
       return this.dispatchProxy(request.method, params, ctx, provider, agent);
     }
     // The search surface (tool-search/): the meta-tools instead of the list, when the URL or the agent asks for it.
@@ -167,6 +176,8 @@ export class McpPipeline {
       default:
         if (OWNED_METHODS.has(request.method)) return this.owned.handle(request.method, params, ctx);
         if (EXTENSION_METHODS.has(request.method)) return this.extensions.handle(request.method, params, ctx, await this.reachable(ctx.principal, await this.routingSet(ctx)));
+        if (request.method === 'subscriptions/listen' && isModernVersion(ctx.protocolVersion))
+          return this.listens.handle(request.id, params, ctx, await this.reachable(ctx.principal, await this.routingSet(ctx)));
         throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
   }

@@ -35,7 +35,9 @@ export interface RespondDeps {
 type Answer = { response: JsonRpcResponse; status: number };
 
 /** Requests whose upstream may send something while answering (progress, logs, a sampling, elicitation or roots request). */
-const MAY_STREAM: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
+const MAY_STREAM: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete', 'subscriptions/listen']);
+/** The most bytes a listen's stream may leave unread before the client is cut off (its notifications are not bounded by an answer). */
+const LISTEN_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 /**
  * Answers the requests as JSON, or as SSE when the client asks for it (Accept) and would
@@ -78,7 +80,8 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   let startStreaming!: (value: null) => void;
   const started = new Promise<null>((resolve) => (startStreaming = resolve));
   // The writes are bounded by the requests' own answers: no slow-reader cut-off; the client leaving aborts the calls.
-  const open = () => (stream = new SseStream({ maxBufferedBytes: Infinity, onEnd: (why) => why !== 'closed' && x.connection.abort() }));
+  const maxBufferedBytes = x.requests.some((r) => r.message.method === 'subscriptions/listen') ? LISTEN_MAX_BUFFERED_BYTES : Infinity;
+  const open = () => (stream = new SseStream({ maxBufferedBytes, onEnd: (why) => why !== 'closed' && x.connection.abort() }));
   const notify = (notification: JsonRpcNotification | JsonRpcRequest) => {
     if (stream === null) startStreaming(null);
     (stream ?? open()).send({ event: 'message', data: notification });

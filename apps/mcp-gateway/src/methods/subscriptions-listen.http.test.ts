@@ -1,0 +1,131 @@
+import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
+import { replyJson, SseEventReader, startRecordingUpstream, type RecordedRequest, type RecordingUpstream } from '@agentgw/testkit';
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+
+// subscriptions/listen on the 2026-07-28 wire: one stream for the client, fed by a listen on a
+// stateless upstream and by the GET stream of a session upstream; only what the filter asked for
+// passes, under the client's subscription id; the upstream listens end when the client goes.
+let gw: GatewayUnderTest;
+let modern: RecordingUpstream;
+let legacy: RecordingUpstream;
+let runtimeToken: string;
+const closed = { modernListen: 0 };
+
+const sse = (res: ServerResponse, messages: unknown[]) => {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const m of messages) res.write(`event: message\ndata: ${JSON.stringify(m)}\n\n`);
+};
+const note = (method: string, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', method, params });
+const bodyOf = (req: RecordedRequest) => req.body as { id?: number; method?: string; params?: Record<string, unknown> };
+
+beforeAll(async () => {
+  modern = await startRecordingUpstream((req, res) => {
+    const body = bodyOf(req);
+    if (body?.id === undefined) return void res.writeHead(202).end();
+    if (body.method === 'server/discover') {
+      return replyJson(res, 200, {
+        jsonrpc: '2.0',
+        id: body.id,
+        result: { resultType: 'complete', supportedVersions: [MODERN_PROTOCOL_VERSION], capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'm', version: '1' } },
+      });
+    }
+    if (body.method === 'subscriptions/listen') {
+      const sub = { 'io.modelcontextprotocol/subscriptionId': body.id };
+      // Held open until the gateway goes; what the client did not ask for comes first.
+      res.on('close', () => closed.modernListen++);
+      return sse(res, [
+        note('notifications/subscriptions/acknowledged', { _meta: sub, notifications: body.params?.notifications }),
+        note('notifications/prompts/list_changed', { _meta: sub }),
+        note('notifications/resources/updated', { _meta: sub, uri: 'file:///other' }),
+        note('notifications/tools/list_changed', { _meta: sub }),
+        note('notifications/resources/updated', { _meta: sub, uri: 'file:///a' }),
+      ]);
+    }
+    return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [] } });
+  });
+  legacy = await startRecordingUpstream((req, res) => {
+    if (req.method === 'GET') return sse(res, [note('notifications/resources/updated', { uri: 'file:///b' })]);
+    if (req.method === 'DELETE') return void res.writeHead(200).end();
+    const body = bodyOf(req);
+    if (body?.id === undefined) return void res.writeHead(202).end();
+    if (body.method === 'initialize') {
+      res.setHeader('mcp-session-id', 'legacy-session');
+      return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: { resources: { subscribe: true } }, serverInfo: { name: 'l', version: '1' } } });
+    }
+    if (body.method === 'server/discover') return replyJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Bad Request' } });
+    return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: {} });
+  });
+  gw = await startGatewayUnderTest();
+  const { catalog, admin } = gw;
+  await catalog.providers.create(admin, { name: 'modern', pattern: 'm_*', endpoint: modern.url, authType: 'none', priority: 0 });
+  await catalog.providers.create(admin, { name: 'legacy', pattern: 'l_*', endpoint: legacy.url, authType: 'none', priority: 0 });
+  const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
+  runtimeToken = created.runtimeToken;
+  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await modern?.close();
+  await legacy?.close();
+});
+
+const listen = (notifications: unknown, signal?: AbortSignal) =>
+  fetch(`${gw.url}/api/v1/mcp/mcp`, {
+    method: 'POST',
+    signal,
+    headers: { authorization: `Bearer ${runtimeToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_PROTOCOL_VERSION },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'sub-1',
+      method: 'subscriptions/listen',
+      params: { notifications, _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} } },
+    }),
+  });
+
+describe('subscriptions/listen', () => {
+  it('acknowledges first, then merges what every provider sends that the filter asked for, and ends the upstream listens when the client goes', async () => {
+    const client = new AbortController();
+    const res = await listen({ toolsListChanged: true, resourceSubscriptions: ['file:///a', 'file:///b'] }, client.signal);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = new SseEventReader(res);
+    const first = await reader.next();
+    expect(first?.data).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' }, notifications: { toolsListChanged: true, resourceSubscriptions: ['file:///a', 'file:///b'] } },
+    });
+    const seen: unknown[] = [];
+    while (seen.length < 3) seen.push((await reader.next(10_000))?.data);
+    const sub = { 'io.modelcontextprotocol/subscriptionId': 'sub-1' };
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: sub } },
+        { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///a', _meta: sub } },
+        { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///b', _meta: sub } },
+      ]),
+    );
+    // The session upstream was asked for the uris on a session of the listen's own.
+    const subscribed = legacy.requests.filter((r) => bodyOf(r)?.method === 'resources/subscribe').map((r) => bodyOf(r).params?.uri);
+    expect(subscribed).toEqual(['file:///a', 'file:///b']);
+    client.abort();
+    await reader.close();
+    await expect.poll(() => closed.modernListen, { timeout: 5_000 }).toBe(1);
+    await expect.poll(() => legacy.requests.some((r) => r.method === 'DELETE'), { timeout: 5_000 }).toBe(true);
+  });
+
+  it('refuses a malformed filter with -32602, and is an unknown method (-32601) on a legacy wire', async () => {
+    const bad = await listen({ resourceSubscriptions: 'file:///a' });
+    expect(bad.status).toBe(200);
+    expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32602);
+    const res = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${runtimeToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: {} } }),
+    });
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32601);
+  });
+});

@@ -1,0 +1,163 @@
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import { JSON_RPC, type JsonRpcId, type JsonRpcNotification, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
+import type { TaskRef } from '../extensions/task-ids.js';
+import type { McpRequestContext } from '../mcp-pipeline.js';
+import { ClientGone, GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
+
+type Result = Record<string, unknown>;
+
+/** How long one listen stays open before it ends gracefully (the client listens again, authenticated and checked anew). */
+export const LISTEN_LIFETIME_MS = 15 * 60_000;
+/** Listens one caller (user, else agent) may hold open on a replica; one more is 429 -32029. */
+export const MAX_LISTENS_PER_CALLER = 16;
+/** Resource uris and task ids one filter may name, and the longest uri taken. */
+const MAX_FILTER_ITEMS = 100;
+const MAX_URI_LENGTH = 2_048;
+
+const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+/** The filter flags and the notification each one lets through. */
+const LIST_FLAGS = {
+  toolsListChanged: 'notifications/tools/list_changed',
+  promptsListChanged: 'notifications/prompts/list_changed',
+  resourcesListChanged: 'notifications/resources/list_changed',
+} as const;
+
+/** A `subscriptions/listen` filter, checked and bounded. */
+export interface ListenFilter {
+  flags: Partial<Record<keyof typeof LIST_FLAGS, true>>;
+  resourceSubscriptions: readonly string[];
+  /** Gateway task ids (tasks extension), by the provider task each names. */
+  tasks: readonly { clientId: string; ref: TaskRef }[];
+}
+
+/** What a listen needs from the pipeline: the upstream client, a provider's target for the caller, task ids, and the list caches to tell. */
+export interface ListenAccess {
+  client: McpUpstreamClient;
+  targetOf(provider: ProviderRecord, ctx: McpRequestContext): UpstreamTarget;
+  openTask(taskId: string, principal: Principal): TaskRef | null;
+  /** A notification an upstream sent (the list caches drop what it says changed). */
+  noticed(providerId: string, method: string): void;
+}
+
+/**
+ * `subscriptions/listen` (2026-07-28) as a fan-in: acknowledged at once on the client's SSE answer,
+ * then a listen is opened on every provider given (a 2026-07-28 upstream: its own
+ * `subscriptions/listen`; a session upstream: a session of its own, `resources/subscribe` for the
+ * uris and its GET stream) and what they send that the filter asked for is passed on under the
+ * client's subscription id (task ids as the client knows them). It ends when the client goes
+ * (upstream listens aborted, sessions closed) or after LISTEN_LIFETIME_MS with a complete result.
+ */
+export class SubscriptionsListen {
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly access: ListenAccess) {}
+
+  async handle(id: JsonRpcId, params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+    const filter = this.parseFilter(params.notifications, ctx.principal);
+    const notify = ctx.notify;
+    if (notify === null) throw new RpcError(JSON_RPC.INVALID_REQUEST, 'subscriptions/listen is answered as a stream: the client must accept text/event-stream', 406);
+    const caller = ctx.principal.userId !== null ? `user:${ctx.principal.userId}` : `agent:${ctx.principal.agentId ?? ''}`;
+    const held = this.open.get(caller) ?? 0;
+    if (held >= MAX_LISTENS_PER_CALLER) {
+      const message = `At most ${MAX_LISTENS_PER_CALLER} open subscriptions per caller`;
+      throw new RpcError(GATEWAY_RPC.RATE_LIMITED, message, 429, { code: 'RATE_LIMITED', message, retryAfter: 5 });
+    }
+    this.open.set(caller, held + 1);
+    const meta = { [META_SUBSCRIPTION_ID]: id };
+    const send = (method: string, rest: Result = {}) => notify({ jsonrpc: '2.0', method, params: { ...rest, _meta: meta } });
+    send('notifications/subscriptions/acknowledged', { notifications: agreedFilter(filter) });
+    const stop = new AbortController();
+    const ended = new Promise<'client' | 'lifetime'>((resolve) => {
+      const timer = setTimeout(() => resolve('lifetime'), LISTEN_LIFETIME_MS);
+      const gone = () => resolve('client');
+      if (ctx.signal.aborted) gone();
+      ctx.signal.addEventListener('abort', gone, { once: true });
+      stop.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+    });
+    const listeners = providers.map((provider) => this.listenOn(provider, filter, ctx, stop.signal, (n) => this.pass(provider, n, filter, send)).catch(() => undefined));
+    try {
+      const why = await ended;
+      if (why === 'client') throw new ClientGone();
+      return { _meta: meta };
+    } finally {
+      stop.abort();
+      await Promise.all(listeners);
+      const left = (this.open.get(caller) ?? 1) - 1;
+      if (left > 0) this.open.set(caller, left);
+      else this.open.delete(caller);
+    }
+  }
+
+  /** The client's filter: known flags set to true, at most MAX_FILTER_ITEMS uris and task ids (a task id not the caller's is dropped, not told apart). */
+  private parseFilter(raw: unknown, principal: Principal): ListenFilter {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidParams('params.notifications must be an object');
+    const given = raw as Result;
+    const flags: ListenFilter['flags'] = {};
+    for (const flag of Object.keys(LIST_FLAGS) as (keyof typeof LIST_FLAGS)[]) if (given[flag] === true) flags[flag] = true;
+    const uris = stringList(given.resourceSubscriptions, 'resourceSubscriptions');
+    const tasks: { clientId: string; ref: TaskRef }[] = [];
+    for (const clientId of stringList(given.taskIds, 'taskIds')) {
+      const ref = this.access.openTask(clientId, principal);
+      if (ref) tasks.push({ clientId, ref });
+    }
+    return { flags, resourceSubscriptions: uris, tasks };
+  }
+
+  /** One provider's notifications, until `signal`: its own subscriptions/listen, else (a session upstream) subscriptions and its GET stream. */
+  private async listenOn(provider: ProviderRecord, filter: ListenFilter, ctx: McpRequestContext, signal: AbortSignal, onNotification: (n: JsonRpcNotification) => void): Promise<void> {
+    const { client } = this.access;
+    const target = this.access.targetOf(provider, ctx);
+    const session = await client.open(target, { signal, clientCapabilities: ctx.clientCapabilities });
+    if (session.sessionId === null) {
+      const taskIds = filter.tasks.filter((t) => t.ref.providerId === provider.id).map((t) => t.ref.upstreamTaskId);
+      const notifications = {
+        ...filter.flags,
+        ...(filter.resourceSubscriptions.length > 0 ? { resourceSubscriptions: filter.resourceSubscriptions } : {}),
+        ...(taskIds.length > 0 ? { taskIds } : {}),
+      };
+      await client.request(target, 'subscriptions/listen', { notifications }, { signal, session, timeoutMs: LISTEN_LIFETIME_MS, onNotification });
+      return;
+    }
+    await this.listenOnSession(target, session, filter, signal, onNotification);
+  }
+
+  private async listenOnSession(target: UpstreamTarget, session: UpstreamSession, filter: ListenFilter, signal: AbortSignal, onNotification: (n: JsonRpcNotification) => void): Promise<void> {
+    const { client } = this.access;
+    try {
+      for (const uri of filter.resourceSubscriptions) await client.request(target, 'resources/subscribe', { uri }, { signal, session }).catch(() => undefined);
+      await client.listen(target, session, onNotification, signal);
+    } finally {
+      void client.close(target, session);
+    }
+  }
+
+  /** A provider's notification on to the client when the filter asked for it, under the client's subscription id. */
+  private pass(provider: ProviderRecord, n: JsonRpcNotification, filter: ListenFilter, send: (method: string, rest?: Result) => void): void {
+    this.access.noticed(provider.id, n.method);
+    const { _meta: _upstreamMeta, ...rest } = n.params ?? {};
+    for (const [flag, method] of Object.entries(LIST_FLAGS)) if (n.method === method && filter.flags[flag as keyof typeof LIST_FLAGS]) return send(method);
+    if (n.method === 'notifications/resources/updated' && typeof rest.uri === 'string' && filter.resourceSubscriptions.includes(rest.uri)) return send(n.method, rest);
+    if (n.method === 'notifications/tasks') {
+      const task = filter.tasks.find((t) => t.ref.providerId === provider.id && t.ref.upstreamTaskId === rest.taskId);
+      if (task) send(n.method, { ...rest, taskId: task.clientId });
+    }
+  }
+}
+
+/** What the gateway agrees to pass on (the ack's `notifications`): the flags, the uris and the task ids it could open. */
+function agreedFilter(filter: ListenFilter): Result {
+  return {
+    ...filter.flags,
+    ...(filter.resourceSubscriptions.length > 0 ? { resourceSubscriptions: filter.resourceSubscriptions } : {}),
+    ...(filter.tasks.length > 0 ? { taskIds: filter.tasks.map((t) => t.clientId) } : {}),
+  };
+}
+
+function stringList(value: unknown, field: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > MAX_FILTER_ITEMS || !value.every((v) => typeof v === 'string' && v.length > 0 && v.length <= MAX_URI_LENGTH)) {
+    throw invalidParams(`params.notifications.${field} must be at most ${MAX_FILTER_ITEMS} non-empty strings of at most ${MAX_URI_LENGTH} characters`);
+  }
+  return value as string[];
+}
