@@ -24,18 +24,19 @@ const SEPARATORS = /[^\p{L}\p{N}]+/u;
 export const terms = (text: string, maxChars: number): string[] => words(text, maxChars).map(stem);
 
 /** The words `terms` stems: split, lower-cased, stop words and overlong runs dropped (at most `maxChars` read). */
-export function words(text: string, maxChars: number): string[] {
+export const words = (text: string, maxChars: number): string[] => allWords(text, maxChars).filter((word) => word.length >= 2 && !STOP_WORDS.has(word));
+
+/** Every word of the text, stop words kept (phrases like "who can see" need them): split, lower-cased, overlong runs dropped (at most `maxChars` read). */
+export function allWords(text: string, maxChars: number): string[] {
   const bounded = text.length > maxChars ? text.slice(0, maxChars) : text;
   const spaced = bounded
     .replace(LOWER_UPPER, '$1 $2')
     .replace(ACRONYM_WORD, '$1 $2')
     .replace(LETTER_DIGIT, (_m, a, b, c, d) => (a === undefined ? `${c} ${d}` : `${a} ${b}`));
-  const out: string[] = [];
-  for (const raw of spaced.toLowerCase().split(SEPARATORS)) {
-    if (raw.length < 2 || raw.length > MAX_TOKEN_CHARS || STOP_WORDS.has(raw)) continue;
-    out.push(raw);
-  }
-  return out;
+  return spaced
+    .toLowerCase()
+    .split(SEPARATORS)
+    .filter((word) => word.length > 0 && word.length <= MAX_TOKEN_CHARS);
 }
 
 /**

@@ -37,7 +37,7 @@ describe('ToolIndex with WordNet query expansion', () => {
 
   it('weighs a synonym below the word itself', () => {
     const [hit] = index.search('cancel', 1);
-    const [viaSynonym] = index.search('call off', 1);
+    const [viaSynonym] = index.search('scrub', 1); // a WordNet synonym the software vocabulary does not list
     expect(viaSynonym?.name).toBe('calendar_cancel_event');
     expect(viaSynonym!.score).toBeLessThan(hit!.score);
   });
