@@ -298,7 +298,7 @@ export class McpPipeline {
     const decision = await this.calls.decide(call);
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
     await this.assertListed(decision.provider, name, ctx.clientCapabilities);
-    await this.assertNotQuarantined(call, decision.provider, name);
+    await this.assertNotQuarantined(call, decision.provider, name, ctx.clientCapabilities);
     const paramHeaders = toolParamHeaders(this.deps.lists.cachedTools(decision.provider.id), name, call.arguments, ctx);
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.calls.open(call, decision);
@@ -356,8 +356,8 @@ export class McpPipeline {
    * cached list; a provider whose list cannot be had is not called unchecked (502).
    */
   /** A tool whose definition is quarantined (pinning) is not called: refused before it is forwarded, audited as rejected with the reason. */
-  private async assertNotQuarantined(call: ToolCallCommand, provider: ProviderRecord, name: string): Promise<void> {
-    const status = await this.deps.pins.quarantineOf(provider, this.deps.lists.cachedTools(provider.id), name);
+  private async assertNotQuarantined(call: ToolCallCommand, provider: ProviderRecord, name: string, capabilities: Readonly<Record<string, unknown>>): Promise<void> {
+    const status = await this.deps.pins.quarantineOf(provider, this.deps.lists.cachedTools(provider.id, capabilities), name);
     if (status === null) return;
     const reason = QUARANTINE_REASONS[status];
     await this.calls.record.refused(call, provider.id, reason);

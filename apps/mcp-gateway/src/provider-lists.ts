@@ -134,8 +134,8 @@ export class ProviderLists {
   }
 
   /** The provider's cached tool list as it is (empty when there is none): what a call was just checked against (`listed`). */
-  cachedTools(providerId: string): ListItem[] {
-    return this.entries.get(`${providerId}\ntools`)?.items ?? [];
+  cachedTools(providerId: string, capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES): ListItem[] {
+    return this.entries.get(listKey(providerId, 'tools', capabilities))?.items ?? [];
   }
 
   /** Fetches the list, or joins the fetch already under way; the cached entry is replaced when it ends. */
