@@ -1,7 +1,7 @@
 import { stem, terms, words } from './terms.js';
 import { relatedTerms } from './thesaurus.js';
 import { verbSynonyms } from './wordnet.js';
-import { ACTION_TERMS, vocabularyMatch } from './vocabulary-expansion.js';
+import { vocabularyTerms } from './vocabulary-expansion.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool, type ToolFields } from './tool-fields.js';
 
 /** One ranked result: the tool as it was indexed and its score (higher is better). */
@@ -21,9 +21,8 @@ type Field = keyof ToolFields;
  * name is short and says the most; parameter text is long and says the least. Related terms
  * (thesaurus.ts) count at `relatedWeight` of the query's own words, WordNet verb synonyms
  * (wordnet.ts) at `wordnetWeight`, the software-tools vocabulary's tool words
- * (software-vocabulary.ts) at `vocabularyWeight`; a tool whose action (the first action word of
- * its name) is one the query asks for scores `intentBonus` more. Chosen on the benchmark's
- * development queries only.
+ * (software-vocabulary.ts) at `vocabularyWeight`. Chosen on the benchmark's development queries
+ * only.
  */
 export const RANKING = {
   k1: 1.2,
@@ -36,7 +35,6 @@ export const RANKING = {
   relatedWeight: 0.6,
   wordnetWeight: 0.3,
   vocabularyWeight: 0.7,
-  intentBonus: 0.2,
 } as const;
 
 const FIELDS = Object.keys(RANKING.fields) as Field[];
@@ -56,7 +54,6 @@ export class ToolIndex<T extends ListedTool> {
   private constructor(
     private readonly tools: readonly T[],
     private readonly names: readonly string[],
-    private readonly actions: readonly (string | undefined)[],
     private readonly postings: ReadonlyMap<string, Posting>,
   ) {}
 
@@ -73,8 +70,7 @@ export class ToolIndex<T extends ListedTool> {
       kept.push(tool);
       docs.push(FIELDS.map((field) => counts(terms(fields[field], FIELD_LIMITS.textChars))));
     }
-    const names = [...seen];
-    return new ToolIndex(kept, names, names.map(actionOf), postingsOf(docs));
+    return new ToolIndex(kept, [...seen], postingsOf(docs));
   }
 
   /** How many tools were indexed. */
@@ -91,8 +87,7 @@ export class ToolIndex<T extends ListedTool> {
     if (wanted === 0) return [];
     const scores = new Float64Array(this.tools.length);
     const touched: number[] = [];
-    const { weights, intents } = queryTerms(query);
-    for (const [term, queryWeight] of weights) {
+    for (const [term, queryWeight] of queryTerms(query)) {
       const posting = this.postings.get(term);
       if (!posting) continue;
       for (let i = 0; i < posting.docs.length; i++) {
@@ -101,7 +96,6 @@ export class ToolIndex<T extends ListedTool> {
         scores[doc]! += queryWeight * posting.weights[i]!;
       }
     }
-    if (intents.size > 0) for (const doc of touched) if (intents.has(this.actions[doc] ?? '')) scores[doc]! *= 1 + RANKING.intentBonus;
     touched.sort((a, b) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!));
     return touched.slice(0, wanted).map((doc) => ({ tool: this.tools[doc]!, name: this.names[doc]!, score: scores[doc]! }));
   }
@@ -136,17 +130,13 @@ function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
   return postings;
 }
 
-/** A tool's action: the first word of its name the vocabulary knows as one ("github_create_issue" → create). */
-const actionOf = (name: string): string | undefined => terms(name, FIELD_LIMITS.textChars).find((term) => ACTION_TERMS.has(term));
-
 /**
  * The query's distinct terms (at most SEARCH_LIMITS.queryTerms) at weight 1, their thesaurus
  * terms at RANKING.relatedWeight, the software-tools vocabulary's tool words for its phrases at
  * RANKING.vocabularyWeight, and the WordNet verb synonyms of its words and adjacent word pairs
- * ("bring back", "spin up") at RANKING.wordnetWeight; a term keeps its highest weight. The
- * intents: the actions the query names or its phrases stand for.
+ * ("bring back", "spin up") at RANKING.wordnetWeight; a term keeps its highest weight.
  */
-function queryTerms(query: string): { weights: Map<string, number>; intents: Set<string> } {
+function queryTerms(query: string): Map<string, number> {
   const raw = [...new Set(words(query, SEARCH_LIMITS.queryChars))].slice(0, SEARCH_LIMITS.queryTerms);
   const own = [...new Set(raw.map(stem))];
   const weights = new Map<string, number>(own.map((term) => [term, 1]));
@@ -154,12 +144,10 @@ function queryTerms(query: string): { weights: Map<string, number>; intents: Set
     if ((weights.get(term) ?? 0) < weight) weights.set(term, weight);
   };
   for (const term of own) for (const related of relatedTerms(term)) add(related, RANKING.relatedWeight);
-  const vocabulary = vocabularyMatch(query, SEARCH_LIMITS.queryChars);
-  for (const term of vocabulary.terms) add(term, RANKING.vocabularyWeight);
-  const intents = new Set([...own.filter((term) => ACTION_TERMS.has(term)), ...vocabulary.actions]);
+  for (const term of vocabularyTerms(query, SEARCH_LIMITS.queryChars)) add(term, RANKING.vocabularyWeight);
   const phrases = [...raw, ...raw.slice(1).map((word, i) => `${raw[i]}_${word}`)];
   for (const phrase of phrases) for (const synonym of verbSynonyms(phrase)) for (const term of terms(synonym, SEARCH_LIMITS.queryChars)) add(term, RANKING.wordnetWeight);
-  return { weights, intents };
+  return weights;
 }
 
 function counts(list: string[]): Map<string, number> {

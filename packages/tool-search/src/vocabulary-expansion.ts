@@ -8,15 +8,9 @@ interface Phrase {
 }
 
 const GAP = '…';
-const MAX_GAP_WORDS = 3;
+const MAX_GAP_WORDS = 4;
 /** Vocabulary lines are trusted data, but a phrase longer than this is a typo, not a phrase. */
 const MAX_PHRASE_WORDS = 8;
-
-/** What a query's phrases say: the tool terms to look for, and the actions among them (for the intent bonus). */
-export interface VocabularyMatch {
-  terms: ReadonlySet<string>;
-  actions: ReadonlySet<string>;
-}
 
 /** Parses `tool words: phrase | phrase` lines into phrases keyed by their first stemmed word. */
 function phrasesOf(lines: readonly string[]): Map<string, Phrase[]> {
@@ -39,11 +33,8 @@ function phrasesOf(lines: readonly string[]): Map<string, Phrase[]> {
   return byFirst;
 }
 
-const ACTION_PHRASES = phrasesOf(ACTION_VOCABULARY);
-const OBJECT_PHRASES = phrasesOf(OBJECT_VOCABULARY);
-
-/** Every tool term the action lines name ("create", "delet", "list", …): a tool's action is the first of them in its name. */
-export const ACTION_TERMS: ReadonlySet<string> = new Set(ACTION_VOCABULARY.flatMap((line) => terms(line.slice(0, line.indexOf(':')), line.length)));
+/** Every vocabulary phrase, action and object lines alike, by its first stemmed word. */
+const PHRASES = phrasesOf([...ACTION_VOCABULARY, ...OBJECT_VOCABULARY]);
 
 /** Whether `phrase` (from its index `p`) matches `query` at `q`; a GAP takes 0 to MAX_GAP_WORDS words, tried shortest first. */
 function matchesAt(phrase: readonly string[], p: number, query: readonly string[], q: number): boolean {
@@ -56,26 +47,16 @@ function matchesAt(phrase: readonly string[], p: number, query: readonly string[
 }
 
 /**
- * The software-tools vocabulary's reading of a query (at most `maxChars` read): the tool terms its
- * phrases stand for ("spin up the boxes" → start, instance) and which of them are actions.
+ * The tool terms a query's phrases stand for in the software-tools vocabulary ("spin up the boxes"
+ * → start, instance), at most `maxChars` of the query read.
  */
-export function vocabularyMatch(query: string, maxChars: number): VocabularyMatch {
+export function vocabularyTerms(query: string, maxChars: number): Set<string> {
   const queryWords = allWords(query, maxChars).map(stem);
   const found = new Set<string>();
-  const actions = new Set<string>();
   for (let q = 0; q < queryWords.length; q++) {
-    for (const [phrases, isAction] of [
-      [ACTION_PHRASES, true],
-      [OBJECT_PHRASES, false],
-    ] as const) {
-      for (const phrase of phrases.get(queryWords[q]!) ?? []) {
-        if (!matchesAt(phrase.words, 0, queryWords, q)) continue;
-        for (const target of phrase.targets) {
-          found.add(target);
-          if (isAction) actions.add(target);
-        }
-      }
+    for (const phrase of PHRASES.get(queryWords[q]!) ?? []) {
+      if (matchesAt(phrase.words, 0, queryWords, q)) for (const target of phrase.targets) found.add(target);
     }
   }
-  return { terms: found, actions };
+  return found;
 }

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { terms } from './terms.js';
+import { ToolIndex } from './tool-index.js';
+import { vocabularyTerms } from './vocabulary-expansion.js';
+
+const term = (word: string) => terms(word, 100)[0]!;
+
+describe('vocabularyTerms', () => {
+  it("reads users' phrases as the tool words they stand for, multi-word phrases included", () => {
+    const found = vocabularyTerms('spin up the staging boxes', 1_000);
+    expect(found).toContain(term('start'));
+    expect(found).toContain(term('instance'));
+    expect(vocabularyTerms('bill the client for March', 1_000)).toContain(term('invoice'));
+  });
+
+  it('keeps stop words, so phrases made of them match ("who can see")', () => {
+    expect(vocabularyTerms('who can see the budget file', 1_000)).toContain(term('permission'));
+    expect(vocabularyTerms('see the budget', 1_000)).not.toContain(term('permission'));
+  });
+
+  it('lets a gap take up to four words and no more', () => {
+    expect(vocabularyTerms('let the whole ops team know', 1_000)).toContain(term('send'));
+    expect(vocabularyTerms('let the whole ops team of mine know', 1_000)).not.toContain(term('send'));
+  });
+
+  it('matches whole words only and reads at most maxChars', () => {
+    expect(vocabularyTerms('boxer billiards', 1_000).size).toBe(0);
+    expect(vocabularyTerms(`${'zz '.repeat(100)} bill`, 100).size).toBe(0);
+  });
+});
+
+describe('ToolIndex with the software-tools vocabulary', () => {
+  const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: 'object' } });
+  const index = ToolIndex.build([
+    tool('cloud_start_instances', 'Start stopped instances.'),
+    tool('cloud_stop_instances', 'Stop running instances.'),
+    tool('cloud_list_buckets', 'List storage buckets.'),
+    tool('billing_create_invoice', 'Create a draft invoice for a customer.'),
+    tool('billing_list_payments', 'List recent payments.'),
+  ]);
+
+  it("finds the tool for a user's everyday words", () => {
+    expect(index.search('spin up the boxes', 3)[0]?.name).toBe('cloud_start_instances');
+    expect(index.search('shut down the servers', 3)[0]?.name).toBe('cloud_stop_instances');
+    expect(index.search('bill Acme for the March work', 3)[0]?.name).toBe('billing_create_invoice');
+  });
+
+  it("weighs the vocabulary's words below the query's own", () => {
+    const [own] = index.search('start instances', 1);
+    const [viaVocabulary] = index.search('spin up boxes', 1);
+    expect(viaVocabulary?.name).toBe(own?.name);
+    expect(viaVocabulary!.score).toBeLessThan(own!.score);
+  });
+});
