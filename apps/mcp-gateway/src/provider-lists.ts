@@ -57,6 +57,8 @@ export class ProviderLists {
   /** Upstream server streams held open per provider (session upstreams announce list changes there). */
   private readonly listeners = new Map<string, AbortController>();
   private unsubscribe: Unsubscribe | null = null;
+  /** Told (after the cached lists are dropped) when an upstream announces its tools changed. */
+  private readonly toolChanges = new Set<(providerId: string) => void>();
 
   constructor(
     private readonly deps: { client: McpUpstreamClient; clock: Clock; bus: EventBus; logger: Logger },
@@ -93,9 +95,18 @@ export class ProviderLists {
     }
   }
 
+  /** Calls `listener` with a provider's id each time its upstream says its tools changed; returns the unsubscribe. */
+  onUpstreamToolsChanged(listener: (providerId: string) => void): () => void {
+    this.toolChanges.add(listener);
+    return () => void this.toolChanges.delete(listener);
+  }
+
   /** Reacts to a notification an upstream sent on any answer. */
   noticed(providerId: string, method: string): void {
-    if (method === 'notifications/tools/list_changed') this.drop(providerId, 'tools');
+    if (method === 'notifications/tools/list_changed') {
+      this.drop(providerId, 'tools');
+      for (const listener of this.toolChanges) listener(providerId);
+    }
     else if (method === 'notifications/prompts/list_changed') this.drop(providerId, 'prompts');
     else if (method === 'notifications/resources/list_changed') {
       this.drop(providerId, 'resources');

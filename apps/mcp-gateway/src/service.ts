@@ -28,6 +28,7 @@ import { KyselyToolNameStore } from './tool-names/tool-name-store.js';
 import { ToolNaming } from './tool-names/tool-naming.js';
 import { ToolPinStore } from './tool-pins/tool-pin-store.js';
 import { ToolPins } from './tool-pins/tool-pins.js';
+import { recheckPinsOnUpstreamChange } from './tool-pins/pin-recheck.js';
 
 /** Collaborators a host may supply (tests, the all-in-one); each defaults to this service's own. */
 export interface McpGatewayOptions {
@@ -62,6 +63,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
   const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
+  const stopPinRecheck = recheckPinsOnUpstreamChange({ lists, pins, catalog, logger });
   const taskIds = new TaskIdCodec(secretBoxFor(config));
   const pipeline = new McpPipeline({
     catalog,
@@ -119,6 +121,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       relay.stop();
       await lists.stop();
       await exposedNames.stop();
+      stopPinRecheck();
       await pins.stop();
       await sessions.close();
       if (ownClient) await client.destroy();

@@ -84,6 +84,11 @@ export class ToolPins {
     return list;
   }
 
+  /** Whether the provider's definitions are pinned at all (its mode is not `off`). */
+  async enabledFor(providerId: string): Promise<boolean> {
+    return (await this.pinsOf(providerId)).mode !== 'off';
+  }
+
   /** Why a call of `name` must be refused (its definition is quarantined), or null. */
   async quarantineOf(provider: ProviderRecord, items: ListItem[], name: string): Promise<QuarantineStatus | null> {
     return (await this.apply(provider, items)).quarantined.get(name) ?? null;
