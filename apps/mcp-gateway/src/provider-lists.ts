@@ -106,8 +106,7 @@ export class ProviderLists {
     if (method === 'notifications/tools/list_changed') {
       this.drop(providerId, 'tools');
       for (const listener of this.toolChanges) listener(providerId);
-    }
-    else if (method === 'notifications/prompts/list_changed') this.drop(providerId, 'prompts');
+    } else if (method === 'notifications/prompts/list_changed') this.drop(providerId, 'prompts');
     else if (method === 'notifications/resources/list_changed') {
       this.drop(providerId, 'resources');
       this.drop(providerId, 'resourceTemplates');
