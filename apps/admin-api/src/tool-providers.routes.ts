@@ -7,9 +7,16 @@ import { fetchProviderTools, providerView } from './tool-providers.js';
 import { createUpstreamToolLister } from './upstream-tools.js';
 import { TenantIdSchema } from './users.routes.js';
 
-const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none']).openapi('ToolProviderAuthType', {
-  description: '`bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`',
+const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none', 'user_oauth', 'user_key']).openapi('ToolProviderAuthType', {
+  description:
+    "`bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL)",
 });
+const CredentialServiceTypeSchema = z
+  .string()
+  .max(64)
+  .regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$')
+  .nullable()
+  .openapi({ description: 'With user_oauth / user_key: the service type of the user credential each call carries', example: 'github' });
 
 const ToolProviderSchema = z
   .object({
@@ -19,6 +26,7 @@ const ToolProviderSchema = z
     endpoint: z.string().nullable().openapi({ description: 'The upstream MCP URL; null for callers who may not update the provider (such URLs often embed a key)' }),
     authType: AuthTypeSchema,
     hasAuthSecret: z.boolean(),
+    credentialServiceType: z.string().nullable(),
     priority: z.number().int(),
     description: z.string().nullable(),
     namePrefix: z.string().nullable(),
@@ -33,7 +41,12 @@ const fields = {
   pattern: z.string().trim().min(1).max(200).openapi({ description: 'Tool-name glob: `*` any run, `?` one character', example: 'github_*' }),
   endpoint: HttpUrl.openapi({ description: 'Upstream MCP server (Streamable HTTP)' }),
   authSecret: z.string().min(1).max(8192).openapi({ description: 'Write-only; responses carry `hasAuthSecret`' }),
-  priority: z.number().int().min(-1_000_000).max(1_000_000).openapi({ description: 'When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept)' }),
+  priority: z
+    .number()
+    .int()
+    .min(-1_000_000)
+    .max(1_000_000)
+    .openapi({ description: 'When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept)' }),
   description: z.string().max(2000).nullable(),
   namePrefix: z
     .string()
@@ -53,6 +66,7 @@ const CreateToolProviderBody = z
     endpoint: fields.endpoint,
     authType: AuthTypeSchema.default('none'),
     authSecret: fields.authSecret.optional(),
+    credentialServiceType: CredentialServiceTypeSchema.optional(),
     priority: fields.priority.default(0),
     description: fields.description.optional(),
     namePrefix: fields.namePrefix.optional(),
@@ -66,6 +80,7 @@ const UpdateToolProviderBody = z
     pattern: fields.pattern.optional(),
     endpoint: fields.endpoint.optional(),
     authType: AuthTypeSchema.optional(),
+    credentialServiceType: CredentialServiceTypeSchema.optional(),
     authSecret: fields.authSecret.nullable().optional().openapi({ description: 'A string replaces the secret, null removes it, absent keeps it' }),
     priority: fields.priority.optional(),
     description: fields.description.optional(),

@@ -19,6 +19,8 @@ import { EXTENSION_METHODS, ExtensionMethods } from './extensions/extension-meth
 import type { TaskIdCodec } from './extensions/task-ids.js';
 import { honourClientCapabilities } from './methods/input-required.js';
 import { toolParamHeaders } from './methods/param-headers.js';
+import { userAuthHeadersOrRefuse, withUserAuth } from './upstream-auth/user-auth-refusal.js';
+import type { UserCredentials } from './upstream-auth/user-credentials.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
 import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
 import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
@@ -86,6 +88,8 @@ export interface McpPipelineDeps {
   pins: ToolPins;
   /** Seals the tasks extension's task ids to their provider and principal (extensions/task-ids.ts). */
   taskIds: TaskIdCodec;
+  /** The calling user's own credential for providers with `user_oauth` / `user_key` (upstream-auth/). */
+  userCredentials: UserCredentials;
 }
 
 type Result = Record<string, unknown>;
@@ -299,7 +303,8 @@ export class McpPipeline {
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
     await this.assertListed(decision.provider, name, ctx.clientCapabilities);
     await this.assertNotQuarantined(call, decision.provider, name, ctx.clientCapabilities);
-    const paramHeaders = toolParamHeaders(this.deps.lists.cachedTools(decision.provider.id), name, call.arguments, ctx);
+    const userAuth = await userAuthHeadersOrRefuse({ userCredentials: this.deps.userCredentials, refused: (c, p, r) => this.calls.record.refused(c, p, r) }, call, decision.provider);
+    const paramHeaders = withUserAuth(toolParamHeaders(this.deps.lists.cachedTools(decision.provider.id), name, call.arguments, ctx), userAuth);
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.calls.open(call, decision);
     let provider = decision.provider;

@@ -28,6 +28,7 @@ import { KyselyToolNameStore } from './tool-names/tool-name-store.js';
 import { ToolNaming } from './tool-names/tool-naming.js';
 import { ToolPinStore } from './tool-pins/tool-pin-store.js';
 import { ToolPins } from './tool-pins/tool-pins.js';
+import { userCredentialsFor } from './upstream-auth/user-credentials.js';
 import { recheckPinsOnUpstreamChange } from './tool-pins/pin-recheck.js';
 
 /** Collaborators a host may supply (tests, the all-in-one); each defaults to this service's own. */
@@ -79,6 +80,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     names,
     pins,
     taskIds,
+    userCredentials: userCredentialsFor(deps),
   });
   const streams = new Set<() => void>();
   const platformKeys = secretBoxFor(config);

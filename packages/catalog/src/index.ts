@@ -10,7 +10,7 @@ export type { ProviderRecord } from './provider-directory.js';
 export type { DecisionInput } from './rule-directory.js';
 export type { Agent, AgentPatch, AgentSummary, NewAgentInput, RequiredCredential } from './agents.js';
 export type { NewToolProviderInput, ProviderConnection, ToolProvider, ToolProviderPatch } from './tool-providers.js';
-export { NAME_PREFIX_RULE } from './tool-providers.js';
+export { isPerUserAuth, NAME_PREFIX_RULE } from './tool-providers.js';
 export type { AccessRule, AccessRuleFilters, AccessRulePatch, AgentRuleInput, ConfirmationMode, EvaluationInput, NewAccessRuleInput, SubjectType } from './access-rules.js';
 export { assertTenantWritable } from './tenant-writes.js';
 export { invalidField } from './invalid-field.js';

@@ -12,6 +12,8 @@ export interface ProviderRecord {
   pattern: string;
   endpoint: string;
   authType: ProviderAuthType;
+  /** With `user_oauth`/`user_key`: the service type of the calling user's credential each call carries. */
+  credentialServiceType: string | null;
   priority: number;
   description: string | null;
   /** Prepended with `__` to its tools' exposed names; null: none. */
@@ -92,6 +94,7 @@ export function toProviderRecord(row: ToolProviderRow): ProviderRecord {
     pattern: row.pattern,
     endpoint: row.endpoint,
     authType: row.auth_type,
+    credentialServiceType: row.credential_service_type,
     priority: row.priority,
     description: row.description,
     namePrefix: row.name_prefix,

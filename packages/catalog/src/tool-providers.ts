@@ -4,6 +4,7 @@ import type { Database, ProviderAuthType, ToolProviderRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import type { CatalogContext } from './catalog-context.js';
 import { openSealed } from './sealed-secrets.js';
+import { invalidField } from './invalid-field.js';
 import { assertTenantWritable } from './tenant-writes.js';
 
 /** A provider's tool-name prefix: short and in MCP's tool-name charset, so `<prefix>__<tool>` stays within 64 characters for most tools. */
@@ -16,6 +17,8 @@ export interface ToolProvider {
   endpoint: string;
   authType: ProviderAuthType;
   hasAuthSecret: boolean;
+  /** With `user_oauth`/`user_key`: whose credential of which service type each call carries (the calling user's). */
+  credentialServiceType: string | null;
   priority: number;
   description: string | null;
   /** Prepended with `__` to the names of its tools on the unified endpoint; null: names are kept (a collision is disambiguated). */
@@ -31,6 +34,7 @@ export interface NewToolProviderInput {
   endpoint: string;
   authType: ProviderAuthType;
   authSecret?: string;
+  credentialServiceType?: string | null;
   priority: number;
   description?: string | null;
   namePrefix?: string | null;
@@ -44,6 +48,7 @@ export interface ToolProviderPatch {
   endpoint?: string;
   authType?: ProviderAuthType;
   authSecret?: string | null;
+  credentialServiceType?: string | null;
   priority?: number;
   description?: string | null;
   /** A changed prefix renames the provider's exposed tools (its stored names are dropped). */
@@ -59,6 +64,7 @@ export function toToolProvider(row: ToolProviderRow): ToolProvider {
     endpoint: row.endpoint,
     authType: row.auth_type,
     hasAuthSecret: row.auth_secret_enc !== null,
+    credentialServiceType: row.credential_service_type,
     priority: row.priority,
     description: row.description,
     namePrefix: row.name_prefix,
@@ -82,7 +88,16 @@ export async function getToolProvider(db: Kysely<Database>, principal: Principal
   return toToolProvider(await loadVisibleProvider(db, principal, id));
 }
 
+/** Whether the auth type sends the calling user's own credential (from the vault) rather than the provider's secret. */
+export const isPerUserAuth = (authType: ProviderAuthType): authType is 'user_oauth' | 'user_key' => authType === 'user_oauth' || authType === 'user_key';
+
+/** A per-user auth type needs the service type of the credential it sends. */
+function assertUserAuthNamed(authType: ProviderAuthType, credentialServiceType: string | null): void {
+  if (isPerUserAuth(authType) && credentialServiceType === null) throw invalidField('credentialServiceType', `required with authType ${authType}`);
+}
+
 export async function createToolProvider(ctx: CatalogContext, principal: Principal, input: NewToolProviderInput): Promise<ToolProvider> {
+  assertUserAuthNamed(input.authType, input.credentialServiceType ?? null);
   const id = newId();
   const now = ctx.clock.now();
   const row = await ctx.db
@@ -94,6 +109,7 @@ export async function createToolProvider(ctx: CatalogContext, principal: Princip
       endpoint: input.endpoint,
       auth_type: input.authType,
       auth_secret_enc: input.authSecret ? ctx.secrets.seal(input.authSecret, id) : null,
+      credential_service_type: input.credentialServiceType ?? null,
       priority: input.priority,
       description: input.description ?? null,
       name_prefix: input.namePrefix ?? null,
@@ -110,12 +126,14 @@ export async function createToolProvider(ctx: CatalogContext, principal: Princip
 export async function updateToolProvider(ctx: CatalogContext, principal: Principal, id: string, patch: ToolProviderPatch): Promise<ToolProvider> {
   const current = await loadVisibleProvider(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'tool provider');
+  assertUserAuthNamed(patch.authType ?? current.auth_type, patch.credentialServiceType !== undefined ? patch.credentialServiceType : current.credential_service_type);
   const changes = {
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.pattern !== undefined && { pattern: patch.pattern }),
     ...(patch.endpoint !== undefined && { endpoint: patch.endpoint }),
     ...(patch.authType !== undefined && { auth_type: patch.authType }),
     ...(patch.authSecret !== undefined && { auth_secret_enc: patch.authSecret ? ctx.secrets.seal(patch.authSecret, id) : null }),
+    ...(patch.credentialServiceType !== undefined && { credential_service_type: patch.credentialServiceType }),
     ...(patch.priority !== undefined && { priority: patch.priority }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.namePrefix !== undefined && { name_prefix: patch.namePrefix }),

@@ -67,6 +67,7 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     endpoint: 'not null',
     auth_type: 'not null',
     auth_secret_enc: 'null',
+    credential_service_type: 'null',
     priority: 'not null',
     description: 'null',
     tenant_id: 'null',

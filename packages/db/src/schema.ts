@@ -15,7 +15,8 @@ type JsonNullable<T> = ColumnType<T | null, string | null | undefined, string | 
 
 export type RoleName = 'admin' | 'tenant_admin' | 'agent_creator';
 export type ApiKeyScope = 'credentials:resolve' | 'credentials:read' | 'credentials:write';
-export type ProviderAuthType = 'bearer' | 'api_key' | 'none';
+/** `user_oauth` / `user_key`: each call carries the calling user's own credential of the provider's `credential_service_type` (0010). */
+export type ProviderAuthType = 'bearer' | 'api_key' | 'none' | 'user_oauth' | 'user_key';
 export type CredentialAuthType = 'oauth2' | 'api_key' | 'jwt' | 'basic';
 export type CredentialKind = 'jwt' | 'api_key' | 'oauth2' | 'basic';
 export type DevicePlatform = 'ios' | 'macos' | 'android';
@@ -83,6 +84,8 @@ export interface ToolProvidersTable {
   endpoint: string;
   auth_type: ColumnType<ProviderAuthType, ProviderAuthType | undefined, ProviderAuthType>;
   auth_secret_enc: string | null;
+  /** With `user_oauth`/`user_key`: the service type of the user's credential sent upstream (0010). */
+  credential_service_type: ColumnType<string | null, string | null | undefined, string | null>;
   priority: ColumnType<number, number | undefined, number>;
   description: string | null;
   tenant_id: string | null;

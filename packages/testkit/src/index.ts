@@ -15,3 +15,5 @@ export { startConformanceServer } from './conformance-server/http-server.js';
 export type { ConformanceServer } from './conformance-server/http-server.js';
 export { startOidcServer } from './oidc-server.js';
 export type { OidcServer, OidcServerOptions, OidcTestClient } from './oidc-server.js';
+export { startProtectedMcpServer } from './protected-mcp-server.js';
+export type { ProtectedMcpServer, ProtectedMcpServerOptions } from './protected-mcp-server.js';

@@ -30,7 +30,19 @@ export function bareAgentOf(): RuntimeTokenPrincipal {
 
 /** A provider record owning `pattern`. */
 export function providerOf(id: string, pattern: string, priority = 0): ProviderRecord {
-  return { id, name: id, pattern, endpoint: `http://127.0.0.1:9/${id}`, authType: 'none', priority, description: null, namePrefix: null, tenantId: null, authSecretSealed: null };
+  return {
+    id,
+    name: id,
+    pattern,
+    endpoint: `http://127.0.0.1:9/${id}`,
+    authType: 'none',
+    credentialServiceType: null,
+    priority,
+    description: null,
+    namePrefix: null,
+    tenantId: null,
+    authSecretSealed: null,
+  };
 }
 
 /** A catalog the test edits directly: providers in routing order, agents, provider access and per-tool policy. */

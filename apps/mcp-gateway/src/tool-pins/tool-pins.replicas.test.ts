@@ -14,6 +14,7 @@ const provider: ProviderRecord = {
   pattern: '*',
   endpoint: 'http://127.0.0.1:9/mcp',
   authType: 'none',
+  credentialServiceType: null,
   priority: 0,
   description: null,
   namePrefix: null,

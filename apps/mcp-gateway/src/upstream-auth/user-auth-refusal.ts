@@ -1,0 +1,40 @@
+import type { ProviderRecord } from '@agentgw/catalog';
+import type { RecordedCall } from '../tool-call/tool-call-record.js';
+import { GATEWAY_RPC, RpcError } from '../rpc-errors.js';
+import type { UserCredentials } from './user-credentials.js';
+
+/**
+ * The headers a tools/call to `provider` carries for its user (null: none of theirs), or the
+ * refusal, audited as rejected with its reason: a user who has not connected the service gets
+ * `CREDENTIALS_REQUIRED` with the connect URL in the error's data (JSON-RPC -32003, HTTP 403).
+ */
+export async function userAuthHeadersOrRefuse(
+  deps: { userCredentials: UserCredentials; refused(call: RecordedCall, providerId: string, reason: string): Promise<void> },
+  call: RecordedCall,
+  provider: ProviderRecord,
+): Promise<Record<string, string> | null> {
+  const auth = await deps.userCredentials.forCall(provider, call.principal);
+  if (auth.kind === 'none') return null;
+  if (auth.kind === 'headers') return auth.headers;
+  if (auth.kind === 'no_user') {
+    const reason = `This tool calls its provider as the user (${auth.serviceType}): the caller acts for no user`;
+    await deps.refused(call, provider.id, reason);
+    throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code: 'USER_REQUIRED', providerId: provider.id, auditId: call.auditId });
+  }
+  const reason = `Connect ${auth.serviceType} first: this tool calls its provider with your own ${auth.serviceType} account`;
+  await deps.refused(call, provider.id, reason);
+  throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, {
+    decision: 'denied',
+    reason,
+    code: 'CREDENTIALS_REQUIRED',
+    missing: [auth.serviceType],
+    authUrls: { [auth.serviceType]: auth.authUrl },
+    authUrl: auth.authUrl,
+    providerId: provider.id,
+    auditId: call.auditId,
+  });
+}
+
+/** The tool's own headers with the user's auth added (the user's auth wins a clash). */
+export const withUserAuth = (headers: Record<string, string> | null, userAuth: Record<string, string> | null): Record<string, string> | null =>
+  userAuth === null ? headers : { ...(headers ?? {}), ...userAuth };

@@ -1,0 +1,109 @@
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startMcpServer } from './mcp-server.js';
+import { readBody } from './read-body.js';
+
+export interface ProtectedMcpServerOptions {
+  /** The authorization server whose access tokens are accepted (their signature checked against its JWKS). */
+  issuer: string;
+  jwksUri: string;
+  /** This server's resource identifier: the tokens' required audience (RFC 8707), published in its metadata. */
+  resource: string;
+  /**
+   * Methods answered without a token. Default: initialize, notifications/initialized and
+   * tools/list (the gateway lists a provider's tools once for everyone); tools/call always needs one.
+   */
+  publicMethods?: readonly string[];
+}
+
+export interface ProtectedMcpServer {
+  /** The Streamable HTTP endpoint. */
+  url: string;
+  /** `sub` of every verified token that called a tool, in order: the server's own log of who called. */
+  identities: string[];
+  /** Requests refused with 401 (no token, a bad signature, wrong audience or issuer). */
+  refused: number;
+  close(): Promise<void>;
+}
+
+const DEFAULT_PUBLIC = ['initialize', 'notifications/initialized', 'tools/list'];
+
+/**
+ * An MCP server (the official SDK, via startMcpServer) protected per the MCP authorization
+ * spec: tools/call needs `Authorization: Bearer <access token>` issued by `issuer` for
+ * `resource` (verified with jose against its JWKS); otherwise 401 with a WWW-Authenticate
+ * naming its protected-resource metadata (RFC 9728, published at
+ * `/.well-known/oauth-protected-resource`). Its tool `whoami` answers the caller's `sub`.
+ */
+export async function startProtectedMcpServer(options: ProtectedMcpServerOptions): Promise<ProtectedMcpServer> {
+  const jwks = createRemoteJWKSet(new URL(options.jwksUri));
+  const publicMethods = new Set(options.publicMethods ?? DEFAULT_PUBLIC);
+  const identities: string[] = [];
+  const state = { refused: 0 };
+  const subjectOf = (authorization: string | undefined) => /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
+  const inner = await startMcpServer({
+    name: 'protected',
+    tools: [{ name: 'whoami', description: "Answers the caller's identity at this server", handler: (_args, call) => `you are ${String(call.headers['x-verified-subject'])}` }],
+  });
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const base = `http://${req.headers.host ?? '127.0.0.1'}`;
+      const metadataUrl = `${base}/.well-known/oauth-protected-resource`;
+      if (req.method === 'GET' && req.url === '/.well-known/oauth-protected-resource') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: options.resource, authorization_servers: [options.issuer], bearer_methods_supported: ['header'] }));
+        return;
+      }
+      const body = await readBody(req);
+      const messages = (() => {
+        try {
+          const parsed: unknown = JSON.parse(body || 'null');
+          return (Array.isArray(parsed) ? parsed : [parsed]) as { method?: unknown }[];
+        } catch {
+          return [];
+        }
+      })();
+      const needsToken = req.method !== 'POST' || messages.some((m) => typeof m?.method !== 'string' || !publicMethods.has(m.method));
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
+      delete headers['x-verified-subject'];
+      const token = subjectOf(req.headers.authorization);
+      if (token) {
+        try {
+          const { payload } = await jwtVerify(token, jwks, { issuer: options.issuer, audience: options.resource });
+          headers['x-verified-subject'] = String(payload.sub);
+          if (messages.some((m) => m?.method === 'tools/call')) identities.push(String(payload.sub));
+        } catch {
+          // An invalid token is refused below when the request needs one.
+        }
+      }
+      if (needsToken && !headers['x-verified-subject']) {
+        state.refused += 1;
+        res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${metadataUrl}"`, 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_token' }));
+        return;
+      }
+      const answer = await fetch(inner.url, { method: req.method, headers, body: req.method === 'POST' ? body : undefined });
+      const out: Record<string, string> = {};
+      answer.headers.forEach((value, name) => {
+        if (name !== 'content-length' && name !== 'transfer-encoding') out[name] = value;
+      });
+      res.writeHead(answer.status, out);
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(err));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    identities,
+    get refused() {
+      return state.refused;
+    },
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await inner.close();
+    },
+  };
+}
