@@ -6107,6 +6107,11 @@ export interface components {
             /** @description Write-only; responses carry `hasAuthSecret` */
             authSecret?: string;
             authType?: components["schemas"]["ToolProviderAuthType"];
+            /**
+             * @description With user_oauth / user_key: the service type of the user credential each call carries
+             * @example github
+             */
+            credentialServiceType?: string | null;
             description?: string | null;
             /**
              * Format: uri
@@ -6474,6 +6479,7 @@ export interface components {
         ToolProvider: {
             authType: components["schemas"]["ToolProviderAuthType"];
             createdAt: string;
+            credentialServiceType: string | null;
             description: string | null;
             /** @description The upstream MCP URL; null for callers who may not update the provider (such URLs often embed a key) */
             endpoint: string | null;
@@ -6487,10 +6493,10 @@ export interface components {
             updatedAt: string;
         };
         /**
-         * @description `bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`
+         * @description `bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL)
          * @enum {string}
          */
-        ToolProviderAuthType: "bearer" | "api_key" | "none";
+        ToolProviderAuthType: "bearer" | "api_key" | "none" | "user_oauth" | "user_key";
         /**
          * @description What the unified MCP endpoint lists for the agent: every tool it may call (`all`), or only the meta-tools `search_tools` and `call_tool` (`search`). `?tools=` on the endpoint URL overrides it.
          * @enum {string}
@@ -6538,6 +6544,11 @@ export interface components {
             /** @description A string replaces the secret, null removes it, absent keeps it */
             authSecret?: string | null;
             authType?: components["schemas"]["ToolProviderAuthType"];
+            /**
+             * @description With user_oauth / user_key: the service type of the user credential each call carries
+             * @example github
+             */
+            credentialServiceType?: string | null;
             description?: string | null;
             /**
              * Format: uri
