@@ -17,3 +17,5 @@ export { startOidcServer } from './oidc-server.js';
 export type { OidcServer, OidcServerOptions, OidcTestClient } from './oidc-server.js';
 export { startProtectedMcpServer } from './protected-mcp-server.js';
 export type { ProtectedMcpServer, ProtectedMcpServerOptions } from './protected-mcp-server.js';
+export { startMutableToolServer } from './mutable-tool-server.js';
+export type { MutableToolServer, MutableToolServerOptions } from './mutable-tool-server.js';
