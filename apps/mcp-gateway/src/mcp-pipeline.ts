@@ -18,6 +18,7 @@ import { OwnedMethods, OWNED_METHODS } from './methods/owned-methods.js';
 import { EXTENSION_METHODS, ExtensionMethods } from './extensions/extension-methods.js';
 import type { TaskIdCodec } from './extensions/task-ids.js';
 import { honourClientCapabilities } from './methods/input-required.js';
+import { leftOutOf, LeftOutProviders, type LeftOut } from './methods/left-out.js';
 import { toolParamHeaders } from './methods/param-headers.js';
 import { userAuthHeadersOrRefuse, withUserAuth } from './upstream-auth/user-auth-refusal.js';
 import type { UserCredentials } from './upstream-auth/user-credentials.js';
@@ -106,6 +107,7 @@ export class McpPipeline {
   private readonly owned: OwnedMethods;
   private readonly extensions: ExtensionMethods;
   private readonly listens: SubscriptionsListen;
+  private readonly leftOut: LeftOutProviders;
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
@@ -123,9 +125,10 @@ export class McpPipeline {
       },
       deps.taskIds,
     );
+    this.leftOut = new LeftOutProviders(deps.logger);
     this.listens = new SubscriptionsListen({
       client: deps.client,
-      targetOf: (provider, ctx) => upstreamTarget(provider, deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId }),
+      targetOf: (provider, ctx) => upstreamTarget(provider, deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId, clientVersion: ctx.protocolVersion }),
       openTask: (taskId, principal) => deps.taskIds.open(taskId, principal),
       noticed: (providerId, method) => deps.lists.noticed(providerId, method),
     });
@@ -166,7 +169,7 @@ export class McpPipeline {
     if (searched !== null) return searched;
     switch (request.method) {
       case 'tools/list':
-        return { tools: await this.mergedTools(ctx) };
+        return this.leftOut.named({ tools: await this.mergedTools(ctx) }, await this.unlistedProviders(ctx));
       case 'tools/call':
         return this.callExposed(params, ctx, agent, ctx.endpoint.providerFilter);
       case 'resources/list':
@@ -227,6 +230,13 @@ export class McpPipeline {
       if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, upstreamName)).action !== 'deny') tools.push(exposedTool(tool, exposedName));
     }
     return tools;
+  }
+
+  /** The reachable providers whose tool list could not be had, from the lists just used (no upstream call): named in the answer, never dropped silently. */
+  private async unlistedProviders(ctx: McpRequestContext): Promise<LeftOut[]> {
+    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
+    const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), 'tools', ctx.clientCapabilities)));
+    return reachable.flatMap((p, i) => (lists[i]!.items === null ? [leftOutOf(p, lists[i]!.failure ?? 'no tool list')] : []));
   }
 
   /** A provider's cached tool list as the upstream gave it (empty when it cannot be had). */
@@ -389,7 +399,7 @@ export class McpPipeline {
     ctx: McpRequestContext,
     call: { auditId: string; toolName: string; paramHeaders: Record<string, string> | null } | null = null,
   ): Promise<Result> {
-    const identified = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId });
+    const identified = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId, clientVersion: ctx.protocolVersion });
     // A tool's `Mcp-Param-*` headers go upstream with the call (a 2026-07-28 server checks them against the body).
     const target = call?.paramHeaders ? { ...identified, headers: { ...identified.headers, ...call.paramHeaders } } : identified;
     const options: UpstreamCallOptions = {

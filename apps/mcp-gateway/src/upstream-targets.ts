@@ -1,6 +1,6 @@
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
-import type { UpstreamTarget } from '@agentgw/mcp-client';
+import { upstreamEraFor, type UpstreamTarget } from '@agentgw/mcp-client';
 
 /** RFC 9110 field-value characters: visible ASCII, space, tab and obs-text; no CR, LF or NUL. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -9,6 +9,8 @@ const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 export interface CallIdentity {
   principal: Principal;
   requestId: string;
+  /** The revision the client speaks: a legacy client is served by the upstream's session era where it has one (README: "Protocol eras"). Absent: the upstream's newest. */
+  clientVersion?: string;
 }
 
 /**
@@ -38,6 +40,10 @@ export function upstreamTarget(provider: ProviderRecord, secret: string | null, 
   }
   // The key names the credentials too, so a shared upstream session never crosses an auth change;
   // the principal keeps a stateless caller's shared upstream session its own (never another's).
-  const key = `${provider.id}|${provider.endpoint}|${provider.authType}|${secret ?? ''}`;
-  return principalKey === undefined ? { endpoint: provider.endpoint, key, headers } : { endpoint: provider.endpoint, key, headers, principal: principalKey };
+  // A legacy client's conversations have their own key: the era chosen for them is remembered apart.
+  const legacy = identity?.clientVersion !== undefined && upstreamEraFor(identity.clientVersion) === 'legacy';
+  const key = `${provider.id}|${provider.endpoint}|${provider.authType}|${secret ?? ''}${legacy ? '|legacy' : ''}`;
+  const target: UpstreamTarget = principalKey === undefined ? { endpoint: provider.endpoint, key, headers } : { endpoint: provider.endpoint, key, headers, principal: principalKey };
+  if (legacy) target.era = 'legacy';
+  return target;
 }

@@ -30,6 +30,16 @@ export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 /** Methods whose 2026-07-28 results must carry `ttlMs` and `cacheScope`. */
 export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
 
+/**
+ * Which era a conversation with an upstream prefers where the upstream speaks both: `modern`
+ * (2026-07-28, stateless; the default) or `legacy` (a session revision: what a legacy client's
+ * features — logging/setLevel, resources/subscribe, server requests on streams — need).
+ */
+export type UpstreamEra = 'modern' | 'legacy';
+
+/** The upstream era that serves a client of `clientVersion` without losing features. */
+export const upstreamEraFor = (clientVersion: string): UpstreamEra => (isModernVersion(clientVersion) ? 'modern' : 'legacy');
+
 /** True for 2026-07-28 and later (stateless) revisions. */
 export const isModernVersion = (version: string): boolean => version >= MODERN_PROTOCOL_VERSION;
 

@@ -17,6 +17,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
+  type UpstreamEra,
 } from './protocol.js';
 import { clientCapabilitiesKey } from './client-capabilities.js';
 import { parseSse, type SseEvent } from './sse.js';
@@ -37,6 +38,8 @@ export interface UpstreamTarget {
    * that principal's headers, so one upstream session never carries two principals' calls.
    */
   principal?: string;
+  /** The era to prefer where the upstream offers both (`legacy`: a session is tried first, else its 2026-07-28 wire). Default: modern first. Give such a target its own `key`. */
+  era?: UpstreamEra;
 }
 
 /**
@@ -410,6 +413,14 @@ export class McpUpstreamClient {
   private async openWithin(target: UpstreamTarget, deadline: Deadline, options: Pick<UpstreamCallOptions, 'clientCapabilities'>): Promise<UpstreamSession> {
     const key = keyOf(target);
     const known = this.eras.get(key);
+    if (known === undefined && target.era === 'legacy') {
+      // A session where the upstream offers one; a 2026-07-28-only upstream refuses initialize, and is spoken to on its own wire.
+      const session = await this.initialize(target, deadline, options.clientCapabilities ?? {}).catch((err: unknown) => {
+        if (err instanceof McpUpstreamError && (err.kind === 'http' || err.kind === 'protocol')) return null;
+        throw err;
+      });
+      if (session) return session;
+    }
     if (known?.kind !== 'legacy') {
       const modern = { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
       const probe = await this.exchange(target, modern, 'server/discover', undefined, deadline, options);
