@@ -76,6 +76,19 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(update).toMatchObject({ status: 400, body: { field: 'endpoint' } });
   });
 
+  it('takes a per-user auth type only with the service type of the credential it sends (400 naming credentialServiceType otherwise)', async () => {
+    const missing = await create(admin, { ...minimal('peruser'), authType: 'user_oauth' });
+    expect(missing).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', field: 'credentialServiceType' } });
+    const bad = await create(admin, { ...minimal('peruser'), authType: 'user_key', credentialServiceType: 'Not-A-Type' });
+    expect(bad).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+    const ok = await create(admin, { ...minimal('peruser'), authType: 'user_oauth', credentialServiceType: 'github' });
+    expect(ok.body.provider).toMatchObject({ authType: 'user_oauth', credentialServiceType: 'github', hasAuthSecret: false });
+    const cleared = await call('PUT', `${BASE}/${ok.body.provider.id}`, { token: admin.token, body: { credentialServiceType: null } });
+    expect(cleared).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+    const switched = await call('PUT', `${BASE}/${ok.body.provider.id}`, { token: admin.token, body: { authType: 'none', credentialServiceType: null } });
+    expect(switched.body.provider).toMatchObject({ authType: 'none', credentialServiceType: null });
+  });
+
   it('creates a provider with defaults; the secret is write-only and sealed at rest', async () => {
     const plain = await create(admin, minimal('plain'));
     expect(plain.status).toBe(201);
@@ -88,6 +101,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
         endpoint: 'https://mcp.example.test/mcp',
         authType: 'none',
         hasAuthSecret: false,
+        credentialServiceType: null,
         priority: 0,
         description: null,
         namePrefix: null,
