@@ -234,8 +234,8 @@ export async function startDistributed(): Promise<DistributedTarget> {
     // admin-api first: it runs the bootstrap admin; then the rest two at a time (two cores).
     const adminApi = await service('admin-api', { ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
     const [vault, auditWriter] = await Promise.all([service('vault'), service('audit-writer')]);
-    const [invokeProxy, mcp1] = await Promise.all([service('invoke-proxy', { VAULT_URL: vault.url }), service('mcp-gateway')]);
-    const [mcp2, hub1] = await Promise.all([service('mcp-gateway'), service('confirmation-hub')]);
+    const [invokeProxy, mcp1] = await Promise.all([service('invoke-proxy', { VAULT_URL: vault.url }), service('mcp-gateway', { VAULT_URL: vault.url })]);
+    const [mcp2, hub1] = await Promise.all([service('mcp-gateway', { VAULT_URL: vault.url }), service('confirmation-hub')]);
     const hub2 = await service('confirmation-hub');
 
     const address = (s: ServiceProcess) => `127.0.0.1:${s.port}`;
