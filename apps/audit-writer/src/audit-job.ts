@@ -20,6 +20,7 @@ export interface CreateFields {
   endUserId: string | null;
   providerId: string | null;
   tenantId: string | null;
+  oauthClientId: string | null;
   toolName: string;
   arguments: unknown;
   createdAt: string;
@@ -91,6 +92,7 @@ export function mergeJobs(jobs: readonly ValidJob[]): RowPatch[] {
         endUserId: job.endUserId,
         providerId: job.providerId,
         tenantId: job.tenantId,
+        oauthClientId: job.oauthClientId ?? null,
         toolName: job.toolName,
         arguments: job.arguments ?? null,
         createdAt: job.at,

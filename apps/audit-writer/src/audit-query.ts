@@ -25,6 +25,8 @@ export interface AuditEntry {
   endUserId: string | null;
   providerId: string | null;
   tenantId: string | null;
+  /** The OAuth client (MCP app) the user signed in with; null for any other credential. */
+  oauthClientId: string | null;
   toolName: string;
   arguments: unknown;
   result: unknown;
@@ -76,6 +78,7 @@ const ENTRY_COLUMNS = [
   'end_user_id',
   'provider_id',
   'tenant_id',
+  'oauth_client_id',
   'tool_name',
   'arguments',
   'result',
@@ -98,6 +101,7 @@ export function toEntry(row: EntryRow): AuditEntry {
     endUserId: row.end_user_id,
     providerId: row.provider_id,
     tenantId: row.tenant_id,
+    oauthClientId: row.oauth_client_id,
     toolName: row.tool_name ?? '',
     arguments: row.arguments,
     result: row.result,

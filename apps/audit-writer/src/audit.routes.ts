@@ -76,6 +76,7 @@ const AuditEntry = z
     endUserId: z.string().nullable(),
     providerId: z.string().nullable(),
     tenantId: z.string().nullable(),
+    oauthClientId: z.string().nullable().openapi({ description: 'The OAuth client (MCP app) the user signed in with; null for any other credential' }),
     toolName: z.string(),
     arguments: z.unknown().openapi({ description: 'Secret-named fields masked, capped at 16 KiB' }),
     result: z.unknown(),

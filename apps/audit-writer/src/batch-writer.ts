@@ -79,24 +79,24 @@ const column = <T>(patches: readonly RowPatch[], pick: (p: RowPatch) => T) => pa
 async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch[]): Promise<WrittenRow[]> {
   const col = <T>(pick: (p: RowPatch) => T) => column(patches, pick);
   const result = await sql<WrittenRow>`
-    insert into audit_logs (id, user_id, agent_id, end_user_id, provider_id, tenant_id, tool_name, arguments, created_at,
+    insert into audit_logs (id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments, created_at,
       status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v, updated_at)
-    select id, user_id, agent_id, end_user_id, provider_id, tenant_id, tool_name, arguments::jsonb, created_at,
+    select id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments::jsonb, created_at,
       status, status_v, result::jsonb, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v, now()
     from unnest(
       ${col((p) => p.id)}::text[], ${col((p) => p.create?.userId ?? null)}::text[], ${col((p) => p.create?.agentId ?? null)}::text[],
       ${col((p) => p.create?.endUserId ?? null)}::text[], ${col((p) => p.create?.providerId ?? null)}::text[],
-      ${col((p) => p.create?.tenantId ?? null)}::text[], ${col((p) => p.create?.toolName ?? null)}::text[],
+      ${col((p) => p.create?.tenantId ?? null)}::text[], ${col((p) => p.create?.oauthClientId ?? null)}::text[], ${col((p) => p.create?.toolName ?? null)}::text[],
       ${col((p) => (p.create ? json(p.create.arguments) : null))}::text[], ${col((p) => p.create?.createdAt ?? PLACEHOLDER_CREATED_AT)}::timestamptz[],
       ${col((p) => p.status?.value ?? 'pending')}::text[], ${col((p) => p.status?.version ?? null)}::text[],
       ${col((p) => (p.result ? json(p.result.value) : null))}::text[], ${col((p) => p.result?.version ?? null)}::text[],
       ${col((p) => p.duration?.value ?? null)}::integer[], ${col((p) => p.duration?.version ?? null)}::text[],
       ${col((p) => p.confirmedBy?.value ?? null)}::text[], ${col((p) => p.confirmedBy?.version ?? null)}::text[],
       ${col((p) => p.error?.value ?? null)}::text[], ${col((p) => p.error?.version ?? null)}::text[]
-    ) as t(id, user_id, agent_id, end_user_id, provider_id, tenant_id, tool_name, arguments, created_at,
+    ) as t(id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments, created_at,
       status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v)
     on conflict (id) do update set
-      ${sql.join(['user_id', 'agent_id', 'end_user_id', 'provider_id', 'tenant_id', 'arguments', 'created_at'].map(fromCreate))},
+      ${sql.join(['user_id', 'agent_id', 'end_user_id', 'provider_id', 'tenant_id', 'oauth_client_id', 'arguments', 'created_at'].map(fromCreate))},
       tool_name = coalesce(audit_logs.tool_name, excluded.tool_name),
       ${sql.join(['status', 'result', 'duration', 'confirmed_by', 'error'].map(newerWins))},
       updated_at = excluded.updated_at

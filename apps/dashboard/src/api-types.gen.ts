@@ -5956,6 +5956,8 @@ export interface components {
             endUserId: string | null;
             error: string | null;
             id: string;
+            /** @description The OAuth client (MCP app) the user signed in with; null for any other credential */
+            oauthClientId: string | null;
             providerId: string | null;
             result?: unknown;
             status: components["schemas"]["AuditStatus"];

@@ -6,7 +6,7 @@ import type { Host, RunningServer } from '@agentgw/service-kit';
 import { serve } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { createUser, freePort, startMcpServer, tokenFor, type McpFixture, type TestUser } from '@agentgw/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { createGatewayHost } from './all-in-one.js';
 
@@ -19,6 +19,7 @@ let server: RunningServer;
 let base: string;
 let upstream: McpFixture;
 let user: TestUser;
+let adminToken: string;
 const REDIRECT = 'http://127.0.0.1:53682/callback';
 
 /** An OAuth client provider as an MCP client app keeps one: in memory, the browser step left to the test. */
@@ -63,7 +64,7 @@ async function browserApproves(authorizationUrl: URL, as: TestUser): Promise<str
   expect(consentPath).toMatch(/^\/connect\/[A-Za-z0-9_-]+$/);
   const uid = consentPath.split('/').pop()!;
   const json = { 'content-type': 'application/json', origin: base };
-  expect((await go(`${base}/api/v1/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: as.email, password: as.password }) })).status).toBe(200);
+  expect((await go(`${base}/api/v1/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: as.email, password: as.password, session: 'cookie' }) })).status).toBe(200);
   const view = await go(`${base}/api/v1/oauth/interactions/${uid}`);
   expect(view.status).toBe(200);
   expect(await view.json()).toMatchObject({ client: { name: 'SDK test client' }, resource: `${base}/api/v1/mcp/mcp`, scopes: ['mcp'] });
@@ -80,6 +81,14 @@ async function browserApproves(authorizationUrl: URL, as: TestUser): Promise<str
   throw new Error('the authorization never reached the redirect URI');
 }
 
+/** tools/list on the unified endpoint with a bearer token, by hand. */
+const listWith = (token: string) =>
+  fetch(`${base}/api/v1/mcp/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+
 async function connect(provider: TestOAuthClient): Promise<Client> {
   const client = new Client({ name: 'oauth-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/v1/mcp/mcp`), { authProvider: provider }));
@@ -93,15 +102,21 @@ beforeAll(async () => {
   host = await createGatewayHost(deps);
   await host.start();
   server = await serve(host.app, { port, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger });
-  upstream = await startMcpServer({ name: 'tools', tools: [{ name: 'echo', inputSchema: { text: z.string() }, handler: (args) => `echo:${String(args.text)}` }] });
-  const admin = await tokenFor(deps, await createUser(deps, { email: `oauth-admin-${Date.now()}@example.com`, roles: ['admin'] }));
+  upstream = await startMcpServer({
+    name: 'tools',
+    tools: [
+      { name: 'echo', inputSchema: { text: z.string() }, handler: (args) => `echo:${String(args.text)}` },
+      { name: 'secret', inputSchema: {}, handler: () => 'not for this user' },
+    ],
+  });
+  const admin = (adminToken = await tokenFor(deps, await createUser(deps, { email: `oauth-admin-${Date.now()}@example.com`, roles: ['admin'] })));
   user = await createUser(deps, { email: `oauth-user-${Date.now()}@example.com` });
   const call = (path: string, body: unknown) =>
     fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
       (r) => r.json() as Promise<{ provider: { id: string } }>,
     );
   const provider = await call('/api/v1/admin/tool-providers', { name: 'tools', pattern: '*', endpoint: upstream.url });
-  await call('/api/v1/admin/provider-access', { subjectType: 'user', subjectId: user.id, providerId: provider.provider.id, action: 'allow', toolPattern: '*' });
+  await call('/api/v1/admin/provider-access', { subjectType: 'user', subjectId: user.id, providerId: provider.provider.id, action: 'allow', toolPattern: 'echo' });
 }, 60_000);
 
 afterAll(async () => {
@@ -128,24 +143,67 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
     expect(refused.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/api/v1/mcp/mcp", scope="mcp"`);
   });
 
-  // Not passing yet: the SDK's dynamic registration gets an error answer from /oauth/register (under investigation).
-  it.skip('discovers, registers, signs the user in, calls tools as that user, refreshes, and is refused once revoked', async () => {
+  it('discovers, registers, signs the user in, calls tools as that user, refreshes, and is refused once revoked', async () => {
     const provider = new TestOAuthClient();
     const first = await connect(provider).catch((err: unknown) => err);
     expect(first, String(first)).toBeInstanceOf(UnauthorizedError);
     expect(provider.client?.client_id).toBeTruthy();
     expect(provider.authorizationUrl?.searchParams.get('resource')).toBe(`${base}/api/v1/mcp/mcp`);
+    expect(provider.authorizationUrl?.searchParams.get('code_challenge_method')).toBe('S256');
     const code = await browserApproves(provider.authorizationUrl!, user);
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/v1/mcp/mcp`), { authProvider: provider });
     await transport.finishAuth(code);
-    expect(provider.saved?.refresh_token).toBeTruthy();
+    const firstTokens = provider.saved!;
+    expect(firstTokens.refresh_token).toBeTruthy();
 
+    // Calls as that user: the user's provider-access rules hold (echo only), and the audit row names the client.
     const client = await connect(provider);
-    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
     expect(await client.callTool({ name: 'echo', arguments: { text: 'hi' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:hi' }] });
-    await client.close();
+    const row = await vi.waitFor(
+      async () => {
+        const res = await fetch(`${base}/api/v1/audit/logs?user_id=${user.id}`, { headers: { authorization: `Bearer ${adminToken}` } });
+        const entry = ((await res.json()) as { data: Record<string, unknown>[] }).data.find((e) => e.toolName === 'echo');
+        if (!entry) throw new Error('no audit row yet');
+        return entry;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    expect(row).toMatchObject({ userId: user.id, endUserId: user.id, agentId: null, oauthClientId: provider.client!.client_id, status: 'completed' });
 
-    // The upstream never sees the client's access token.
-    expect(JSON.stringify(upstream.requests)).not.toContain(provider.saved!.access_token);
+    // The access token expires (5 s, the shortest allowed): once the gateway refuses it, the client refreshes and the refresh token rotates.
+    await vi.waitFor(
+      async () => {
+        if ((await listWith(firstTokens.access_token)).status !== 401) throw new Error('not expired yet');
+      },
+      { timeout: 20_000, interval: 250 },
+    );
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'again' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:again' }] });
+    expect(provider.saved!.access_token).not.toBe(firstTokens.access_token);
+    expect(provider.saved!.refresh_token).not.toBe(firstTokens.refresh_token);
+
+    // The upstream never sees the client's tokens (no token passthrough).
+    const seen = JSON.stringify(upstream.requests);
+    for (const token of [firstTokens.access_token, provider.saved!.access_token]) expect(seen).not.toContain(token);
+
+    // The user revokes the client from their connected clients: its tokens and refresh token are refused.
+    const userToken = await tokenFor(deps, user);
+    const listed = (await fetch(`${base}/api/v1/oauth/connections`, { headers: { authorization: `Bearer ${userToken}` } }).then((r) => r.json())) as {
+      connections: { grantId: string; clientId: string; resources: string[] }[];
+    };
+    expect(listed.connections).toEqual([expect.objectContaining({ clientId: provider.client!.client_id, resources: [`${base}/api/v1/mcp/mcp`] })]);
+    const revoked = await fetch(`${base}/api/v1/oauth/connections/${listed.connections[0]!.grantId}`, { method: 'DELETE', headers: { authorization: `Bearer ${userToken}` } });
+    expect(revoked.status).toBe(200);
+    const afterRevoke = await listWith(provider.saved!.access_token);
+    expect(afterRevoke.status).toBe(401);
+    expect(afterRevoke.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    const refresh = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.client!.client_id }),
+    });
+    expect(refresh.status).toBe(400);
+    expect(await refresh.json()).toMatchObject({ error: 'invalid_grant' });
+    await client.close().catch(() => undefined);
   });
 });

@@ -4,7 +4,7 @@ import { capError, maskBodySized } from './masking.js';
 type CreateJob = Extract<AuditRecordJob, { op: 'create' }>;
 
 /** What is known about a tool call when it is first recorded (the create job's fields, before masking). */
-export type AuditOpenEntry = Pick<CreateJob, 'userId' | 'agentId' | 'endUserId' | 'providerId' | 'tenantId' | 'toolName' | 'arguments' | 'status' | 'error'> & {
+export type AuditOpenEntry = Pick<CreateJob, 'userId' | 'agentId' | 'endUserId' | 'providerId' | 'tenantId' | 'oauthClientId' | 'toolName' | 'arguments' | 'status' | 'error'> & {
   /** Given when the caller already announced the id (e.g. in a confirmation); otherwise one is made. */
   id?: string;
 };
@@ -98,6 +98,7 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
           endUserId: entry.endUserId,
           providerId: entry.providerId,
           tenantId: entry.tenantId,
+          ...(entry.oauthClientId != null && { oauthClientId: entry.oauthClientId }),
           toolName: entry.toolName,
           arguments: args.body,
           status: entry.status,

@@ -42,6 +42,8 @@ const auditCreateJob = z.object({
   endUserId: ref,
   providerId: ref,
   tenantId: ref,
+  /** The OAuth client (MCP app) the user signed in with, when the call came with an OAuth access token (optional). */
+  oauthClientId: ref.optional(),
   toolName: text(1, 512),
   arguments: z.unknown(),
   status,

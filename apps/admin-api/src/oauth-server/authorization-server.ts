@@ -65,13 +65,19 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
 
   const configuration: Configuration = {
     adapter: (name: string) => new KyselyOidcAdapter(name, adapterDeps),
-    jwks: { keys: keys as never },
+    jwks: { keys: keys },
     cookies: { keys: [cookieKey] },
     routes: OAUTH_ROUTES,
     scopes: ['openid', 'offline_access', MCP_SCOPE],
     responseTypes: ['code'],
     pkce: { required: () => true },
-    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      // The only key is ES256: without this default a registration is refused for asking RS256 ID tokens.
+      id_token_signed_response_alg: 'ES256',
+    },
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
     discovery: { client_id_metadata_document_supported: true },
     features: {

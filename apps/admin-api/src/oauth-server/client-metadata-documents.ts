@@ -60,7 +60,7 @@ function toClient(id: string, doc: unknown): AdapterPayload | null {
     client_id: id,
     ...(typeof d.client_name === 'string' && { client_name: d.client_name.slice(0, 200) }),
     ...(typeof d.client_uri === 'string' && { client_uri: d.client_uri }),
-    redirect_uris: redirectUris as string[],
+    redirect_uris: redirectUris,
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     token_endpoint_auth_method: 'none',

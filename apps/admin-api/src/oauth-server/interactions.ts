@@ -69,8 +69,9 @@ export async function answerInteraction(
   } else {
     if (scopes.length === 0) throw new ValidationError('The client asked for no scope');
     const grant = new provider.Grant({ accountId: user.userId, clientId: client.clientId });
-    const oidcScopes = scopes.filter((s) => s === 'openid' || s === 'offline_access');
-    if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
+    // oidc-provider checks the requested scopes against the grant's OP scopes (every configured
+    // scope, `mcp` included) and the resource's scopes against its resource scopes: grant both.
+    grant.addOIDCScope(scopes.join(' '));
     grant.addResourceScope(resource, scopes.filter((s) => s !== 'openid' && s !== 'offline_access').join(' '));
     const grantId = await grant.save();
     interaction.result = { login: { accountId: user.userId }, consent: { grantId } };

@@ -43,13 +43,13 @@ export class KyselyOidcAdapter implements Adapter {
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     const row = await this.live().where('id', '=', id).executeTakeFirst();
-    const payload = (row?.payload as AdapterPayload | undefined) ?? (this.model === 'Client' ? await this.deps.externalClient(id) : null);
+    const payload = row?.payload ?? (this.model === 'Client' ? await this.deps.externalClient(id) : null);
     if (!payload) return undefined;
     return this.model === 'Client' ? withLoopbackAsNative(payload) : payload;
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-    return (await this.live().where('uid', '=', uid).executeTakeFirst())?.payload as AdapterPayload | undefined;
+    return (await this.live().where('uid', '=', uid).executeTakeFirst())?.payload;
   }
 
   async findByUserCode(): Promise<AdapterPayload | undefined> {

@@ -18,6 +18,7 @@ export function auditEntryOf(call: RecordedCall, providerId: string, status: Aud
     endUserId: principal.endUserId,
     providerId,
     tenantId: principal.tenantId,
+    ...(principal.via === 'oauth' && { oauthClientId: principal.oauth.clientId }),
     toolName: call.toolName,
     arguments: call.arguments,
     status,
