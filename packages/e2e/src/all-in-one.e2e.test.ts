@@ -1,6 +1,10 @@
 import { describeSecuritySuite } from './security.suite.js';
 import { describeGatewaySuite } from './suite.js';
 import { selected, startAllInOne } from './targets.js';
+import { describeToolCatalogSuite } from './tool-catalog.suite.js';
 
-// The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`; then issue 19's checks.
-describeGatewaySuite('all-in-one', startAllInOne, selected('all-in-one') ? null : 'E2E_TARGET picks distributed only', describeSecuritySuite);
+// The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`; then issue 19's checks, then issue 24's.
+describeGatewaySuite('all-in-one', startAllInOne, selected('all-in-one') ? null : 'E2E_TARGET picks distributed only', (ctx) => {
+  describeSecuritySuite(ctx);
+  describeToolCatalogSuite(ctx);
+});
