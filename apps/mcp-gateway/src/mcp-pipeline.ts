@@ -68,6 +68,8 @@ export interface McpRequestContext {
   channel: ClientChannel | null;
   /** The request's HTTP headers (read for the 2026-07-28 `Mcp-Param-*` check, methods/param-headers.ts). */
   headers: Pick<Headers, 'get'>;
+  /** Told when an upstream pauses its answer stream (SEP-1699): the SSE answer pauses the client's too (stream-resumption/). */
+  onUpstreamPaused?: (retryMs: number) => void;
 }
 
 /** What the pipeline works with: the catalog's cached reads, the upstream client and the side effects (audit, hold, sessions). */
@@ -410,6 +412,7 @@ export class McpPipeline {
         if (n.method === 'notifications/progress' || n.method === 'notifications/message' || n.method === 'notifications/resources/updated') ctx.notify?.(n);
       },
       session: undefined,
+      onStreamPaused: ctx.onUpstreamPaused,
       clientCapabilities: ctx.clientCapabilities,
       // Called only when the upstream sends a request: nothing is awaited for it on a plain call.
       onRequest: (request, session) => {

@@ -17,6 +17,7 @@ import { refusingConfirmationGate } from './refusing-confirmation-gate.js';
 import { SessionIdCodec } from './session-ids.js';
 import { TaskIdCodec } from './extensions/task-ids.js';
 import { MemorySessionStore, RedisSessionStore, type SessionStore } from './session-store.js';
+import { MemoryResumptionStore, RedisResumptionStore } from './stream-resumption/resumption-store.js';
 import { MemoryRelayStore, RedisRelayStore } from './relay/relay-store.js';
 import { announcingUpstreams } from './relay/upstream-server-streams.js';
 import { ServerRequestRelay } from './relay/server-request-relay.js';
@@ -60,6 +61,8 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
   // Relayed server requests live beside the sessions: in Redis (any replica routes a client's answer) when the sessions are.
   const relayStore = sessions instanceof RedisSessionStore ? new RedisRelayStore(sessions.redis, clock) : new MemoryRelayStore(clock);
+  // Paused answer streams (SEP-1699) beside them too: a client's resume may reach any replica.
+  const resumption = sessions instanceof RedisSessionStore ? new RedisResumptionStore(sessions.redis) : new MemoryResumptionStore(clock);
   const relay = new ServerRequestRelay({ store: relayStore, client, catalog, audit, logger });
   const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
   const names = new ToolNaming(exposedNames);
@@ -106,6 +109,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       quota: new CallQuota(deps.rateLimiter, callQuotaLimitsFrom(config)),
       relay,
       resources,
+      resumption,
     }),
   );
   documentMcpEndpoints(routes);

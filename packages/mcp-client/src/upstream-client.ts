@@ -64,6 +64,8 @@ export interface UpstreamCallOptions {
   session?: UpstreamSession;
   /** Notifications the upstream sends while answering (progress, logging), in order. */
   onNotification?: (notification: JsonRpcNotification) => void;
+  /** The upstream closed its answer stream before the response (SEP-1699 polling) and it is resumed after `retryMs`: a proxy may pause its own client's stream likewise. */
+  onStreamPaused?: (retryMs: number) => void;
   /**
    * The client capabilities to declare: in the 2026-07-28 `_meta` envelope, and in `initialize`
    * when a session is opened (a shared session is kept per capability set).
@@ -87,6 +89,7 @@ interface StreamContext {
   deadline: Deadline;
   onNotification: ((notification: JsonRpcNotification) => void) | undefined;
   onRequest: ServerRequestHandler | undefined;
+  onStreamPaused: ((retryMs: number) => void) | undefined;
 }
 
 /** The upstream's answer and the session it was given on. */
@@ -456,14 +459,14 @@ export class McpUpstreamClient {
     method: string,
     params: Record<string, unknown> | undefined,
     deadline: Deadline,
-    options: Pick<UpstreamCallOptions, 'onNotification' | 'clientCapabilities' | 'onRequest'>,
+    options: Pick<UpstreamCallOptions, 'onNotification' | 'clientCapabilities' | 'onRequest' | 'onStreamPaused'>,
     flags: { initializing?: boolean } = {},
   ): Promise<RawExchange> {
     const id = this.nextId++;
     const modern = session.sessionId === null && session.protocolVersion === MODERN_PROTOCOL_VERSION && !flags.initializing;
     const finalParams = modern ? withEnvelope(params, this.clientInfo, options.clientCapabilities) : params;
     const message = { jsonrpc: '2.0', id, method, ...(finalParams ? { params: finalParams } : {}) };
-    const postOptions = { onNotification: options.onNotification, onRequest: options.onRequest, initializing: flags.initializing, modern };
+    const postOptions = { onNotification: options.onNotification, onRequest: options.onRequest, onStreamPaused: options.onStreamPaused, initializing: flags.initializing, modern };
     const sessionId = session.sessionId;
     if (modern || sessionId === null) return this.post(target, session, message, deadline, id, postOptions);
     // Session protocols learn of a dropped call through notifications/cancelled.
@@ -484,7 +487,7 @@ export class McpUpstreamClient {
     message: Record<string, unknown>,
     deadline: Deadline,
     id: number | undefined,
-    options: Pick<UpstreamCallOptions, 'onNotification' | 'onRequest'> & { initializing?: boolean; modern?: boolean },
+    options: Pick<UpstreamCallOptions, 'onNotification' | 'onRequest' | 'onStreamPaused'> & { initializing?: boolean; modern?: boolean },
   ): Promise<RawExchange> {
     const headers: string[] = [];
     if (target.headers) for (const name in target.headers) headers.push(name, target.headers[name]!);
@@ -505,7 +508,7 @@ export class McpUpstreamClient {
     const body = answer.body;
     if (id === undefined || body === null) return { status: answer.status, sessionId, response: null };
     if (!Buffer.isBuffer(body)) {
-      const stream = { target, session: { protocolVersion: session.protocolVersion, sessionId }, deadline, onNotification: options.onNotification, onRequest: options.onRequest };
+      const stream = { target, session: { protocolVersion: session.protocolVersion, sessionId }, deadline, onNotification: options.onNotification, onRequest: options.onRequest, onStreamPaused: options.onStreamPaused };
       return { status: answer.status, sessionId, response: await this.readStream(body, id, stream) };
     }
     let parsed: unknown;
@@ -545,6 +548,7 @@ export class McpUpstreamClient {
       if (response) return response;
       const resumable = ctx.session.protocolVersion !== MODERN_PROTOCOL_VERSION && cursor.lastEventId !== null;
       if (!resumable || resumed >= MAX_STREAM_RESUMPTIONS) throw new McpUpstreamError('protocol', 'upstream stream ended without a response');
+      ctx.onStreamPaused?.(cursor.retryMs);
       await pause(cursor.retryMs, ctx.deadline);
       body = await this.resumeStream(ctx, cursor.lastEventId!);
     }

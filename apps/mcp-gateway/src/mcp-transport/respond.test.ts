@@ -8,6 +8,8 @@ import { parsePost, type ParsedPost, type RequestItem, type Invalid } from './pa
 import { NO_HEADERS } from './replies.js';
 import { ProtectedResources } from '../protected-resource/protected-resource.js';
 import { respond, type RespondDeps } from './respond.js';
+import { MemoryResumptionStore } from '../stream-resumption/resumption-store.js';
+import { systemClock } from '@agentgw/core';
 
 type Handler = (request: JsonRpcRequest, ctx: McpRequestContext) => ReturnType<RespondDeps['pipeline']['handle']>;
 
@@ -17,6 +19,7 @@ function appWith(handle: Handler, protocolVersion = '2025-06-18') {
     pipeline: { handle },
     auth: { authenticate: async () => ({}) as Principal, authenticateOAuth: () => Promise.reject(new Error('no OAuth here')) },
     resources: new ProtectedResources({}),
+    resumption: new MemoryResumptionStore(systemClock),
   };
   const app = new Hono();
   app.post('/', async (c) => {

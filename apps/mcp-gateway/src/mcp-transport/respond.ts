@@ -9,6 +9,8 @@ import { CONFIRMATION_TOKEN_META, resultForClient } from '../revision-shapes.js'
 import { clientOwner, type ClientChannel } from '../relay/server-request-relay.js';
 import type { Invalid, RequestItem } from './parse-and-negotiate.js';
 import { answerHeaders, jsonResponse, rpcError } from './replies.js';
+import { PausableAnswer, pausable } from '../stream-resumption/pausable-answer.js';
+import type { ResumptionStore } from '../stream-resumption/resumption-store.js';
 
 /** One POST's requests, once parsed, its revision and session settled and its quota taken: what answering them needs. */
 export interface Exchange {
@@ -31,6 +33,8 @@ export interface RespondDeps {
   pipeline: Pick<McpPipeline, 'handle'>;
   auth: Pick<AuthService, 'authenticate' | 'authenticateOAuth'>;
   resources: ProtectedResources;
+  /** Where a paused answer's events wait for the client's resume (stream-resumption/). */
+  resumption: ResumptionStore;
 }
 type Answer = { response: JsonRpcResponse; status: number };
 
@@ -82,7 +86,22 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   // The writes are bounded by the requests' own answers: no slow-reader cut-off; the client leaving aborts the calls.
   const maxBufferedBytes = x.requests.some((r) => r.message.method === 'subscriptions/listen') ? LISTEN_MAX_BUFFERED_BYTES : Infinity;
   const open = () => (stream = new SseStream({ maxBufferedBytes, onEnd: (why) => why !== 'closed' && x.connection.abort() }));
+  let answeredAsJson = false;
+  const pausing = pausableAnswer(deps, x, {
+    send: (message) => (stream ?? open()).send({ event: 'message', data: message }),
+    write: (frame) => {
+      if (answeredAsJson) return;
+      if (stream === null) startStreaming(null);
+      (stream ?? open()).write(frame);
+    },
+    // The client resumes with a GET: its leaving this connection no longer cancels the call.
+    close: () => {
+      x.connection.dispose();
+      stream?.close();
+    },
+  });
   const notify = (notification: JsonRpcNotification | JsonRpcRequest) => {
+    if (pausing?.emit(notification, false)) return;
     if (stream === null) startStreaming(null);
     (stream ?? open()).send({ event: 'message', data: notification });
   };
@@ -92,9 +111,11 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
     const batchStream = open();
     for (const bad of x.invalid) batchStream.send({ event: 'message', data: invalidReply(bad) });
   }
-  const work = Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, notify, channel))));
+  const onUpstreamPaused = pausing ? (retryMs: number) => pausing.pause(retryMs) : null;
+  const work = Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, notify, channel, onUpstreamPaused))));
   const settled = x.batch ? null : await Promise.race([work, started]);
   if (settled !== null && stream === null) {
+    answeredAsJson = true;
     x.connection.dispose();
     const answer = settled[0];
     if (!answer) return new Response(null, { status: 499 });
@@ -102,7 +123,13 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   }
   const sse: SseStream = stream ?? open();
   void work
-    .then((answers: (Answer | null)[]) => answers.forEach((a, i) => a && sse.send({ event: 'message', data: shaped(x.requests[i]!.message.method, a.response, x.protocolVersion) })))
+    .then(async (answers: (Answer | null)[]) => {
+      for (const [i, a] of answers.entries()) {
+        const message = a && shaped(x.requests[i]!.message.method, a.response, x.protocolVersion);
+        if (message && !pausing?.emit(message, true)) sse.send({ event: 'message', data: message });
+      }
+      await pausing?.settled();
+    })
     .finally(() => {
       x.connection.dispose();
       sse.close();
@@ -111,7 +138,14 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
 }
 
 /** Everything the pipeline handles one request with: the exchange's caller, revision and session, and this request's `_meta`. */
-function requestContext(deps: RespondDeps, x: Exchange, request: JsonRpcRequest, notify: McpRequestContext['notify'], channel: ClientChannel | null): McpRequestContext {
+function requestContext(
+  deps: RespondDeps,
+  x: Exchange,
+  request: JsonRpcRequest,
+  notify: McpRequestContext['notify'],
+  channel: ClientChannel | null,
+  onUpstreamPaused: ((retryMs: number) => void) | null = null,
+): McpRequestContext {
   const meta = metaOf(request.params);
   const metaToken = meta[CONFIRMATION_TOKEN_META];
   const progress = meta.progressToken;
@@ -133,7 +167,14 @@ function requestContext(deps: RespondDeps, x: Exchange, request: JsonRpcRequest,
     clientCapabilities: x.session ? (x.session.claims.caps ?? NO_CLIENT_CAPABILITIES) : relayableCapabilities(meta[META_CLIENT_CAPABILITIES]),
     channel,
     headers: c.req.raw.headers,
+    ...(onUpstreamPaused ? { onUpstreamPaused } : {}),
   };
+}
+
+/** The pause of a session answer of 2025-11-25 or later that mirrors an upstream's SEP-1699 pause; null for other answers. */
+function pausableAnswer(deps: RespondDeps, x: Exchange, live: ConstructorParameters<typeof PausableAnswer>[2]): PausableAnswer | null {
+  const sid = x.session?.claims.sid ?? null;
+  return pausable(x.protocolVersion, sid, x.batch) ? new PausableAnswer(deps.resumption, sid, live) : null;
 }
 
 /** A result shaped for the client's revision (errors go as they are). */

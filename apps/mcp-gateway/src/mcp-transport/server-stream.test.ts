@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import type { SessionClaims } from '../session-ids.js';
 import { MAX_SERVER_STREAMS_PER_CALLER, ServerStreamCounts, serverStream } from './server-stream.js';
+import { MemoryResumptionStore } from '../stream-resumption/resumption-store.js';
 
 const claims: SessionClaims = { sid: 's1', protocolVersion: '2025-06-18', scope: 'unified', userId: 'u1', agentId: null, endUserId: 'u1', iat: 0 };
 /** Nothing upstream: the session has opened no upstream session, so there is no upstream stream to follow. */
@@ -18,7 +19,15 @@ const principal = { userId: 'u1', agentId: null, endUserId: 'u1', apiKey: null }
 function setup() {
   const bus = new MemoryEventBus();
   const streams = new Set<() => void>();
-  const deps = { bus, clock: systemClock, streams, codec: { open: (id: string) => (id === 'good' ? claims : null) }, sessions: { get: async () => ({}) }, ...NO_UPSTREAM_STREAMS };
+  const deps = {
+    bus,
+    clock: systemClock,
+    streams,
+    codec: { open: (id: string) => (id === 'good' ? claims : null) },
+    sessions: { get: async () => ({}) },
+    resumption: new MemoryResumptionStore(systemClock),
+    ...NO_UPSTREAM_STREAMS,
+  };
   const app = new Hono();
   app.use(async (c, next) => {
     c.set('principal', principal);

@@ -11,6 +11,7 @@ import { jsonResponse, refusal, replyResponse, rpcError, SESSION_HEADER } from '
 import { resolveSession, type SessionLookup } from './session-resolution.js';
 import { followUpstreamStreams, type UpstreamStreamDeps } from '../relay/upstream-server-streams.js';
 import type { McpTransportDeps } from './transport-deps.js';
+import { resumeFromLastEventId } from '../stream-resumption/resumed-stream.js';
 
 const HEARTBEAT_MS = 25_000;
 /** Server streams (GET) one caller (user, else agent) may hold open on a replica; one more is a 429, so nobody exhausts sockets or bus subscriptions. */
@@ -22,7 +23,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const LIST_CHANGED = ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'];
 const TOOLS_CHANGED = ['notifications/tools/list_changed'];
 
-type StreamDeps = Pick<McpTransportDeps, 'bus' | 'clock' | 'streams'> & SessionLookup & UpstreamStreamDeps;
+type StreamDeps = Pick<McpTransportDeps, 'bus' | 'clock' | 'streams' | 'resumption'> & SessionLookup & UpstreamStreamDeps;
 
 /** Open server streams per caller on this replica (see MAX_SERVER_STREAMS_PER_CALLER). */
 export class ServerStreamCounts {
@@ -62,8 +63,11 @@ export async function serverStream(deps: StreamDeps, counts: ServerStreamCounts,
     const message = `At most ${MAX_SERVER_STREAMS_PER_CALLER} open server streams per caller`;
     return jsonResponse(rpcError(null, GATEWAY_RPC.RATE_LIMITED, message, { code: 'RATE_LIMITED', message, retryAfter: 5 }), 429, { 'retry-after': '5' });
   }
+  const headers = { [SESSION_HEADER]: c.req.header(SESSION_HEADER) ?? claims.sid };
+  const resumed = await resumeFromLastEventId(deps.resumption, c, claims.sid, headers, () => counts.release(caller));
+  if (resumed) return resumed;
   const stream = openServerStream(deps, c, principal, claims, () => counts.release(caller));
-  return stream.response({ [SESSION_HEADER]: c.req.header(SESSION_HEADER) ?? claims.sid });
+  return stream.response(headers);
 }
 
 /**

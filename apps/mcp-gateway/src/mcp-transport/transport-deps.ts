@@ -8,6 +8,7 @@ import type { ProtectedResources } from '../protected-resource/protected-resourc
 import type { ServerRequestRelay } from '../relay/server-request-relay.js';
 import type { SessionIdCodec } from '../session-ids.js';
 import type { SessionStore } from '../session-store.js';
+import type { ResumptionStore } from '../stream-resumption/resumption-store.js';
 
 /** What the MCP transport needs beside the pipeline: auth, sessions, Origin policy, the bus for server streams. */
 export interface McpTransportDeps {
@@ -29,4 +30,6 @@ export interface McpTransportDeps {
   relay: ServerRequestRelay;
   /** The endpoints as OAuth protected resources: token audiences and 401 challenges. */
   resources: ProtectedResources;
+  /** Paused answer streams' events, for resumes with Last-Event-ID (stream-resumption/). */
+  resumption: ResumptionStore;
 }
