@@ -1,3 +1,13 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+  UnauthorizedError as V2UnauthorizedError,
+  type OAuthClientInformationMixed as V2ClientInformation,
+  type OAuthClientProvider as V2OAuthClientProvider,
+  type OAuthTokens as V2Tokens,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -45,8 +55,8 @@ class TestOAuthClient implements OAuthClientProvider {
   codeVerifier = () => this.verifier;
 }
 
-/** A browser: follows the authorization URL, signs in on the console's API, approves, and answers the code the client gets back. */
-async function browserApproves(authorizationUrl: URL, as: TestUser): Promise<string> {
+/** A browser: follows the authorization URL, signs in on the console's API, approves, and answers the parameters the redirect URI gets. */
+async function browserApproves(authorizationUrl: URL, as: TestUser, clientName = 'SDK test client'): Promise<URLSearchParams> {
   const jar = new Map<string, string>();
   const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
   const go = async (url: string, init: RequestInit = {}) => {
@@ -67,7 +77,7 @@ async function browserApproves(authorizationUrl: URL, as: TestUser): Promise<str
   expect((await go(`${base}/api/v1/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: as.email, password: as.password, session: 'cookie' }) })).status).toBe(200);
   const view = await go(`${base}/api/v1/oauth/interactions/${uid}`);
   expect(view.status).toBe(200);
-  expect(await view.json()).toMatchObject({ client: { name: 'SDK test client' }, resource: `${base}/api/v1/mcp/mcp`, scopes: ['mcp'] });
+  expect(await view.json()).toMatchObject({ client: { name: clientName }, resource: `${base}/api/v1/mcp/mcp`, scopes: ['mcp'] });
   const answer = await go(`${base}/api/v1/oauth/interactions/${uid}`, { method: 'POST', headers: json, body: JSON.stringify({ decision: 'approve' }) });
   expect(answer.status).toBe(200);
   let next = ((await answer.json()) as { redirectTo: string }).redirectTo;
@@ -75,7 +85,7 @@ async function browserApproves(authorizationUrl: URL, as: TestUser): Promise<str
     const res = await go(new URL(next, base).href);
     const location = res.headers.get('location');
     expect(location, `hop ${hop} answered ${res.status}`).not.toBeNull();
-    if (location!.startsWith(REDIRECT)) return new URL(location!).searchParams.get('code')!;
+    if (location!.startsWith(REDIRECT)) return new URL(location!).searchParams;
     next = location!;
   }
   throw new Error('the authorization never reached the redirect URI');
@@ -150,7 +160,7 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
     expect(provider.client?.client_id).toBeTruthy();
     expect(provider.authorizationUrl?.searchParams.get('resource')).toBe(`${base}/api/v1/mcp/mcp`);
     expect(provider.authorizationUrl?.searchParams.get('code_challenge_method')).toBe('S256');
-    const code = await browserApproves(provider.authorizationUrl!, user);
+    const code = (await browserApproves(provider.authorizationUrl!, user)).get('code')!;
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/v1/mcp/mcp`), { authProvider: provider });
     await transport.finishAuth(code);
     const firstTokens = provider.saved!;
@@ -205,5 +215,65 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
     expect(refresh.status).toBe(400);
     expect(await refresh.json()).toMatchObject({ error: 'invalid_grant' });
     await client.close().catch(() => undefined);
+  });
+});
+
+/** The same client for the 2.x SDK (`@modelcontextprotocol/client`), whose provider interface differs in its stored types. */
+class TestOAuthClientV2 implements V2OAuthClientProvider {
+  client: V2ClientInformation | undefined;
+  saved: V2Tokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | null = null;
+  readonly redirectUrl = REDIRECT;
+  readonly clientMetadata = { client_name: 'SDK 2 test client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
+  clientInformation = () => this.client;
+  saveClientInformation = (info: V2ClientInformation) => void (this.client = info);
+  tokens = () => this.saved;
+  saveTokens = (tokens: V2Tokens) => void (this.saved = tokens);
+  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
+  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
+  codeVerifier = () => this.verifier;
+}
+
+describe('MCP clients sign in with OAuth (SDK 2.x, all-in-one)', () => {
+  it('discovers, registers dynamically, signs the user in and calls tools as that user', async () => {
+    const provider = new TestOAuthClientV2();
+    const endpoint = new URL(`${base}/api/v1/mcp/mcp`);
+    const first = await new V2Client({ name: 'oauth-test-2', version: '1.0.0' }).connect(new V2Transport(endpoint, { authProvider: provider })).catch((err: unknown) => err);
+    expect(first, String(first)).toBeInstanceOf(V2UnauthorizedError);
+    expect(provider.client?.client_id).toBeTruthy();
+    expect(provider.authorizationUrl?.searchParams.get('resource')).toBe(endpoint.href);
+    const callback = await browserApproves(provider.authorizationUrl!, user, 'SDK 2 test client');
+    await new V2Transport(endpoint, { authProvider: provider }).finishAuth(callback);
+    const client = new V2Client({ name: 'oauth-test-2', version: '1.0.0' });
+    await client.connect(new V2Transport(endpoint, { authProvider: provider }));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'v2' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:v2' }] });
+    await client.close();
+  });
+});
+
+describe('a client identified by its client ID metadata document', () => {
+  it('is fetched by the authorization server from its URL (loopback here), named on the consent screen, and gets tokens', async () => {
+    // Both SDKs only offer a metadata URL over https; a client that knows its id presents it as its client information.
+    const documentServer = createServer((req, res) => {
+      if (req.url !== '/client.json') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: clientId, client_name: 'Metadata document client', redirect_uris: [REDIRECT] }));
+    });
+    await new Promise<void>((resolve) => documentServer.listen(0, '127.0.0.1', resolve));
+    const clientId = `http://127.0.0.1:${(documentServer.address() as AddressInfo).port}/client.json`;
+    try {
+      const provider = new TestOAuthClient();
+      provider.client = { client_id: clientId };
+      expect(await connect(provider).catch((err: unknown) => err)).toBeInstanceOf(UnauthorizedError);
+      expect(provider.authorizationUrl?.searchParams.get('client_id')).toBe(clientId);
+      const code = (await browserApproves(provider.authorizationUrl!, user, 'Metadata document client')).get('code')!;
+      await new StreamableHTTPClientTransport(new URL(`${base}/api/v1/mcp/mcp`), { authProvider: provider }).finishAuth(code);
+      const client = await connect(provider);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+      await client.close();
+    } finally {
+      documentServer.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
-import { UnauthorizedError, type Clock, type EventBus } from '@agentgw/core';
+import { MemoryCache, UnauthorizedError, type Clock, type EventBus } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
 import type { IdentityCache } from './identity-cache.js';
 import { permissionsOf } from './permissions.js';
@@ -19,6 +19,12 @@ const KEY_RELOAD_INTERVAL_MS = 30_000;
 const REVOKED_GRANT_MEMORY_MS = 24 * 60 * 60_000;
 /** Bound on remembered revocations per process; the oldest are forgotten first. */
 const MAX_REVOKED_GRANTS = 100_000;
+/**
+ * A grant seen alive in the database is trusted this long without another read (revocations
+ * reach a running replica over the bus; this only covers one that started after a revocation).
+ */
+const LIVE_GRANT_MEMORY_MS = 5 * 60_000;
+const MAX_LIVE_GRANTS = 100_000;
 
 /** The authorization server's issuer: GATEWAY_PUBLIC_URL without a trailing slash; undefined (OAuth off) without one. */
 export function oauthIssuerOf(config: { GATEWAY_PUBLIC_URL?: string | undefined }): string | undefined {
@@ -55,13 +61,17 @@ const invalidToken = (message: string) => new UnauthorizedError(message, 'INVALI
  * signature against the keys in the database (cached; reloaded at most every 30 s when a token
  * names an unknown key), issuer, expiry, `typ`, and the audience against the endpoint called
  * (RFC 8707). No database read per call: users come from the identity cache, revoked grants
- * from the bus (`oauth.grant_revoked`).
+ * from the bus (`oauth.grant_revoked`); a grant is read once per process (then every five
+ * minutes) so a replica started after a revocation refuses its tokens too.
  */
 export class OAuthAccessTokens {
   private keySet: { jwks: ReturnType<typeof createLocalJWKSet>; loadedAt: number } | null = null;
   private readonly revokedGrants = new Map<string, number>();
+  private readonly liveGrants: MemoryCache<boolean>;
 
-  constructor(private readonly deps: OAuthAccessTokensDeps) {}
+  constructor(private readonly deps: OAuthAccessTokensDeps) {
+    this.liveGrants = new MemoryCache<boolean>({ max: MAX_LIVE_GRANTS, ttlMs: LIVE_GRANT_MEMORY_MS, clock: deps.clock });
+  }
 
   /** The principal an access token speaks for when it was issued for `audience`; 401 INVALID_TOKEN otherwise. */
   async authenticate(token: string, audience: string): Promise<OAuthPrincipal> {
@@ -72,7 +82,7 @@ export class OAuthAccessTokens {
     const clientId = typeof payload.client_id === 'string' ? payload.client_id : null;
     const grantId = typeof payload.gid === 'string' ? payload.gid : null;
     if (userId === null || clientId === null || grantId === null) throw invalidToken('Access token lacks sub, client_id or gid');
-    if (this.isRevoked(grantId)) throw invalidToken('Access token was revoked');
+    if (this.isRevoked(grantId) || !(await this.grantIsLive(grantId))) throw invalidToken('Access token was revoked');
     const user = await this.deps.identities.userById(userId);
     if (!user) throw invalidToken('Unknown user');
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
@@ -100,11 +110,20 @@ export class OAuthAccessTokens {
       }
     }
     this.revokedGrants.set(grantId, now);
+    this.liveGrants.delete(grantId);
   }
 
   /** Listens for revocations from every replica; answers the unsubscribe. */
   listen(bus: EventBus): Promise<() => Promise<void>> {
     return bus.subscribe('oauth.grant_revoked', ({ grantId }) => this.revokeGrant(grantId));
+  }
+
+  /** Whether the grant's row still exists (revoking deletes it): read once per grant and process, then cached. */
+  private grantIsLive(grantId: string): Promise<boolean> {
+    return this.liveGrants.getOrLoad(grantId, async () => {
+      const row = await this.deps.db.selectFrom('oauth_models').select(['id']).where('model', '=', 'Grant').where('id', '=', grantId).executeTakeFirst();
+      return row !== undefined;
+    });
   }
 
   private isRevoked(grantId: string): boolean {
