@@ -1,10 +1,12 @@
+import { describeMcpInteropSuite } from './mcp-interop.suite.js';
 import { describeSecuritySuite } from './security.suite.js';
 import { describeGatewaySuite } from './suite.js';
 import { selected, startAllInOne } from './targets.js';
 import { describeToolCatalogSuite } from './tool-catalog.suite.js';
 
-// The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`; then issue 19's checks, then issue 24's.
+// The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`; then issue 19's checks, then issue 24's and 21's.
 describeGatewaySuite('all-in-one', startAllInOne, selected('all-in-one') ? null : 'E2E_TARGET picks distributed only', (ctx) => {
   describeSecuritySuite(ctx);
   describeToolCatalogSuite(ctx);
+  describeMcpInteropSuite(ctx);
 });
