@@ -114,6 +114,36 @@ describe('an MCP upstream called as the user (all-in-one)', () => {
     expect(record).toMatchObject({ status: 'rejected', error: expect.stringContaining('Connect acme_tools first') });
   });
 
+  it('asks a client that declared URL-mode elicitation to open the connect URL (URLElicitationRequiredError)', async () => {
+    const dave = await user(null);
+    const post = (body: unknown, session?: string) =>
+      host.app.request('/api/v1/mcp/mcp', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${dave}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2025-11-25',
+          ...(session ? { 'mcp-session-id': session } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: { elicitation: { url: {} } }, clientInfo: { name: 't', version: '1' } },
+    });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    expect(session).not.toBe('');
+    const res = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, session);
+    const body = (await res.json()) as Json;
+    expect(body.error).toMatchObject({
+      code: -32042,
+      data: { elicitations: [{ mode: 'url', url: `${PUBLIC}/api/v1/credentials/oauth/acme_tools/auth`, elicitationId: expect.any(String) }], code: 'CREDENTIALS_REQUIRED' },
+    });
+  });
+
   it('refuses an upstream request carrying no token or one not issued for it (the fixture is really protected)', async () => {
     const bare = await fetch(upstream.url, {
       method: 'POST',

@@ -1,17 +1,30 @@
 import type { ProviderRecord } from '@agentgw/catalog';
+import { newId } from '@agentgw/core';
 import type { RecordedCall } from '../tool-call/tool-call-record.js';
 import { GATEWAY_RPC, RpcError } from '../rpc-errors.js';
 import type { UserCredentials } from './user-credentials.js';
 
+/** MCP's URLElicitationRequiredError (2025-11-25): the request needs the user to open a URL first. */
+export const URL_ELICITATION_REQUIRED = -32042;
+
+/** Whether the client declared URL-mode elicitation (`capabilities.elicitation.url`). */
+const acceptsUrlElicitation = (capabilities: Readonly<Record<string, unknown>>): boolean => {
+  const elicitation = capabilities.elicitation;
+  return typeof elicitation === 'object' && elicitation !== null && 'url' in elicitation;
+};
+
 /**
  * The headers a tools/call to `provider` carries for its user (null: none of theirs), or the
  * refusal, audited as rejected with its reason: a user who has not connected the service gets
- * `CREDENTIALS_REQUIRED` with the connect URL in the error's data (JSON-RPC -32003, HTTP 403).
+ * `CREDENTIALS_REQUIRED` with the connect URL in the error's data (JSON-RPC -32003, HTTP 403);
+ * a client that declared URL-mode elicitation gets it as MCP's URLElicitationRequiredError
+ * (-32042, `data.elicitations: [{ mode: 'url', elicitationId, url, message }]`) with the same data beside.
  */
 export async function userAuthHeadersOrRefuse(
   deps: { userCredentials: UserCredentials; refused(call: RecordedCall, providerId: string, reason: string): Promise<void> },
   call: RecordedCall,
   provider: ProviderRecord,
+  capabilities: Readonly<Record<string, unknown>>,
 ): Promise<Record<string, string> | null> {
   const auth = await deps.userCredentials.forCall(provider, call.principal);
   if (auth.kind === 'none') return null;
@@ -23,7 +36,9 @@ export async function userAuthHeadersOrRefuse(
   }
   const reason = `Connect ${auth.serviceType} first: this tool calls its provider with your own ${auth.serviceType} account`;
   await deps.refused(call, provider.id, reason);
-  throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, {
+  const elicitations = acceptsUrlElicitation(capabilities) ? { elicitations: [{ mode: 'url', elicitationId: newId(), url: auth.authUrl, message: reason }] } : null;
+  throw new RpcError(elicitations ? URL_ELICITATION_REQUIRED : GATEWAY_RPC.DENIED, reason, 403, {
+    ...elicitations,
     decision: 'denied',
     reason,
     code: 'CREDENTIALS_REQUIRED',
