@@ -113,7 +113,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     }),
   );
   documentMcpEndpoints(routes);
-  routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger, auditIds: new AuditIdSigner(platformKeys) }) }));
+  routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger, auditIds: new AuditIdSigner(platformKeys), pins }) }));
 
   return {
     routes,

@@ -5,6 +5,7 @@ import { NotFoundError, type ConfirmationGate, type Logger, type RiskLevel } fro
 import type { AuditIdSigner } from './audit-ids.js';
 import type { Reauthenticate } from './tool-call/released-call-check.js';
 import { agentStanding } from './tool-call/tool-access.js';
+import { QUARANTINE_REASONS, type ToolPins } from './tool-pins/tool-pins.js';
 import type { HeldCallResult, ToolCallDecision } from './tool-call/tool-call.command.js';
 import { ToolCallUseCase, type NamedCall } from './tool-call/tool-call.usecase.js';
 
@@ -24,6 +25,8 @@ export interface ToolGateDeps {
   logger: Logger;
   /** Audit ids bound to their owner, so only the caller that evaluated may complete the record. */
   auditIds: AuditIdSigner;
+  /** Pinned definitions: a tool the gateway holds quarantined is denied here too. */
+  pins: ToolPins;
 }
 
 /**
@@ -57,6 +60,13 @@ export class ToolGate {
     };
     const decision = await this.calls.decide(call);
     if (decision.kind === 'denied') return answerOf(decision);
+    // The runtime lists and calls upstream itself, so only a quarantine the gateway already recorded is known here.
+    const quarantined = await this.deps.pins.recordedQuarantine(provider.id, input.toolName);
+    if (quarantined !== null) {
+      const reason = QUARANTINE_REASONS[quarantined];
+      await this.calls.record.refused(call, provider.id, reason);
+      return { auditId: call.auditId, decision: 'denied', risk: decision.risk, reason };
+    }
     await this.calls.open(call, decision);
     if (!decision.hold) return { auditId: decision.auditId, decision: 'allow', risk: decision.risk };
     return answerOf(await this.calls.hold(call, decision, { signal: options.signal, confirmationToken: options.confirmationToken, reauthenticate: options.reauthenticate }));

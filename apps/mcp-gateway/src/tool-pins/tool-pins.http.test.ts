@@ -109,6 +109,13 @@ describe('pinned tool definitions over HTTP', () => {
     expect(refused.body.error).toMatchObject({ code: -32003, data: { code: 'TOOL_QUARANTINED', status: 'changed', reason: expect.stringContaining('changed since it was approved') } });
     expect(lookups).toBe(1);
     expect(opened.some((e) => e.toolName === 'pin_lookup' && e.status === 'rejected' && e.error?.includes('changed since it was approved') && e.agentId !== null)).toBe(true);
+    // The tool gate knows the recorded quarantine too (its runtime calls upstream itself).
+    const gate = await fetch(`${gw.url}/api/v1/tool-gate/evaluate`, {
+      method: 'POST',
+      headers: { ...bearer(), 'content-type': 'application/json' },
+      body: JSON.stringify({ toolName: 'pin_lookup', providerId, params: {} }),
+    });
+    expect(await gate.json()).toMatchObject({ decision: 'denied', reason: expect.stringContaining('changed since it was approved') });
     // The detection itself is audited once (whichever replica wrote it).
     expect(opened.filter((e) => (e.arguments as { event?: string } | null)?.event === 'tool_definition_quarantined')).toHaveLength(1);
 
@@ -126,6 +133,12 @@ describe('pinned tool definitions over HTTP', () => {
     await expect.poll(() => listChanged).toBeGreaterThan(seenBeforeApproval);
     expect(toolNames(await statelessRpc(unified(), bearer(), 'tools/list'))).toEqual(['pin_lookup', 'pin_other']);
     expect((await callLookup()).body.result).toMatchObject({ content: [{ text: 'found' }] });
+    const allowed = await fetch(`${gw.url}/api/v1/tool-gate/evaluate`, {
+      method: 'POST',
+      headers: { ...bearer(), 'content-type': 'application/json' },
+      body: JSON.stringify({ toolName: 'pin_lookup', providerId, params: {} }),
+    });
+    expect(await allowed.json()).toMatchObject({ decision: 'allow' });
     expect(await pins.list(gw.admin, { state: 'quarantined', providerId })).toEqual([]);
     await client.close();
   });

@@ -89,6 +89,13 @@ export class ToolPins {
     return (await this.pinsOf(providerId)).mode !== 'off';
   }
 
+  /** The quarantine the store holds for `name` (without a list to compare: the tool gate), or null. */
+  async recordedQuarantine(providerId: string, name: string): Promise<QuarantineStatus | null> {
+    const pins = await this.pinsOf(providerId);
+    const status = pins.mode === 'off' ? undefined : pins.pins.get(name)?.status;
+    return status === undefined || status === 'pinned' ? null : status;
+  }
+
   /** Why a call of `name` must be refused (its definition is quarantined), or null. */
   async quarantineOf(provider: ProviderRecord, items: ListItem[], name: string): Promise<QuarantineStatus | null> {
     return (await this.apply(provider, items)).quarantined.get(name) ?? null;
