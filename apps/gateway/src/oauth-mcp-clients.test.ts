@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -56,7 +57,7 @@ class TestOAuthClient implements OAuthClientProvider {
 }
 
 /** A browser: follows the authorization URL, signs in on the console's API, approves, and answers the parameters the redirect URI gets. */
-async function browserApproves(authorizationUrl: URL, as: TestUser, clientName = 'SDK test client'): Promise<URLSearchParams> {
+async function browserApproves(authorizationUrl: URL, as: TestUser, clientName = 'SDK test client', resource = `${base}/api/v1/mcp/mcp`): Promise<URLSearchParams> {
   const jar = new Map<string, string>();
   const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
   const go = async (url: string, init: RequestInit = {}) => {
@@ -77,7 +78,7 @@ async function browserApproves(authorizationUrl: URL, as: TestUser, clientName =
   expect((await go(`${base}/api/v1/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: as.email, password: as.password, session: 'cookie' }) })).status).toBe(200);
   const view = await go(`${base}/api/v1/oauth/interactions/${uid}`);
   expect(view.status).toBe(200);
-  expect(await view.json()).toMatchObject({ client: { name: clientName }, resource: `${base}/api/v1/mcp/mcp`, scopes: ['mcp'] });
+  expect(await view.json()).toMatchObject({ client: { name: clientName }, resource, scopes: ['mcp'] });
   const answer = await go(`${base}/api/v1/oauth/interactions/${uid}`, { method: 'POST', headers: json, body: JSON.stringify({ decision: 'approve' }) });
   expect(answer.status).toBe(200);
   let next = ((await answer.json()) as { redirectTo: string }).redirectTo;
@@ -275,5 +276,133 @@ describe('a client identified by its client ID metadata document', () => {
     } finally {
       documentServer.close();
     }
+  });
+});
+
+/** A hand-driven OAuth client for the refusals: one DCR registration, PKCE pairs, authorize and token calls by fetch. */
+describe('the authorization server refuses what it must (RFC 6749 errors)', () => {
+  let clientId: string;
+  const unified = () => `${base}/api/v1/mcp/mcp`;
+  const pkce = () => {
+    const verifier = randomBytes(32).toString('base64url');
+    return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+  };
+  const authorizeUrl = (params: Record<string, string>) =>
+    `${base}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'mcp', resource: unified(), state: 'st-1', ...params })}`;
+  const token = (params: Record<string, string>) =>
+    fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId, ...params }) });
+  /** A full consent for `resource`: answers the code and its verifier. */
+  const codeFor = async (resource: string) => {
+    const { verifier, challenge } = pkce();
+    const url = new URL(authorizeUrl({ resource, code_challenge: challenge, code_challenge_method: 'S256' }));
+    const callback = await browserApproves(url, user, 'Refusals client', resource);
+    expect(callback.get('state')).toBe('st-1');
+    return { code: callback.get('code')!, verifier };
+  };
+  const tokensFor = async (resource: string) => {
+    const { code, verifier } = await codeFor(resource);
+    const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, resource });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { access_token: string; refresh_token: string };
+  };
+  /** Where the authorization endpoint sends the browser (no redirect followed). */
+  const authorize = (params: Record<string, string>) => fetch(authorizeUrl(params), { redirect: 'manual' });
+
+  beforeAll(async () => {
+    const res = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Refusals client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    });
+    expect(res.status).toBe(201);
+    clientId = ((await res.json()) as { client_id: string }).client_id;
+  });
+
+  it('refuses a token issued for another endpoint (audience), and a resource that is no MCP endpoint of the gateway', async () => {
+    const proxy = `${base}/api/v1/mcp-proxy/tools/mcp`;
+    const { access_token } = await tokensFor(proxy);
+    const wrong = await listWith(access_token);
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    const { challenge } = pkce();
+    for (const resource of ['https://elsewhere.example/api/v1/mcp/mcp', `${base}/api/v1/admin/users`]) {
+      const res = await authorize({ resource, code_challenge: challenge, code_challenge_method: 'S256' });
+      const location = new URL(res.headers.get('location')!);
+      expect(location.origin + location.pathname).toBe(REDIRECT);
+      expect(location.searchParams.get('error')).toBe('invalid_target');
+      expect(location.searchParams.get('state')).toBe('st-1');
+    }
+  });
+
+  it('revokes the whole family when a rotated refresh token is used again', async () => {
+    const first = await tokensFor(unified());
+    const rotated = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
+    expect(rotated.status).toBe(200);
+    const second = (await rotated.json()) as { access_token: string; refresh_token: string };
+    expect((await listWith(second.access_token)).status).toBe(200);
+    const reused = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
+    expect(reused.status).toBe(400);
+    expect(await reused.json()).toMatchObject({ error: 'invalid_grant' });
+    const descendant = await token({ grant_type: 'refresh_token', refresh_token: second.refresh_token });
+    expect(await descendant.json()).toMatchObject({ error: 'invalid_grant' });
+    expect((await listWith(second.access_token)).status).toBe(401);
+  });
+
+  it('refuses redirect URIs it does not hold (no redirect: open redirects impossible), but lets a loopback client pick its port', async () => {
+    const { challenge } = pkce();
+    for (const redirect_uri of ['https://evil.example/callback', 'http://127.0.0.1:53682/other', 'http://127.0.0.1.evil.example:53682/callback', 'http://localhost:53682/callback']) {
+      const res = await authorize({ redirect_uri, code_challenge: challenge, code_challenge_method: 'S256' });
+      expect(res.status, redirect_uri).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(await res.json()).toMatchObject({ error: 'invalid_redirect_uri' });
+    }
+    const otherPort = await authorize({ redirect_uri: 'http://127.0.0.1:40000/callback', code_challenge: challenge, code_challenge_method: 'S256' });
+    expect(otherPort.status).toBe(303);
+    expect(otherPort.headers.get('location')).toMatch(/^\/connect\//);
+  });
+
+  it('requires PKCE with S256: none and plain are refused at the redirect URI, a wrong verifier and a replayed code at the token endpoint', async () => {
+    for (const params of [{}, { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }] as Record<string, string>[]) {
+      const res = await authorize(params);
+      const location = new URL(res.headers.get('location')!);
+      expect(location.origin + location.pathname).toBe(REDIRECT);
+      expect(location.searchParams.get('error')).toBe('invalid_request');
+      expect(location.searchParams.get('state')).toBe('st-1');
+    }
+    const { code, verifier } = await codeFor(unified());
+    const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: pkce().verifier, redirect_uri: REDIRECT, resource: unified() });
+    expect(wrong.status).toBe(400);
+    expect(await wrong.json()).toMatchObject({ error: 'invalid_grant' });
+    const right = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, resource: unified() });
+    expect(right.status).toBe(200);
+    const { access_token } = (await right.json()) as { access_token: string };
+    // A replayed code is refused, and the tokens it bought are revoked with their grant (RFC 6749 section 4.1.2).
+    const again = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, resource: unified() });
+    expect(again.status).toBe(400);
+    expect(await again.json()).toMatchObject({ error: 'invalid_grant' });
+    expect((await listWith(access_token)).status).toBe(401);
+  });
+
+  it('refuses a forged or unknown interaction, and an authorization resumed without its browser cookie', async () => {
+    const userToken = await tokenFor(deps, user);
+    const forged = await fetch(`${base}/api/v1/oauth/interactions/forged-uid`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(forged.status).toBe(404);
+    const { challenge } = pkce();
+    const started = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
+    const uid = started.headers.get('location')!.split('/').pop()!;
+    const answer = await fetch(`${base}/api/v1/oauth/interactions/${uid}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(answer.status).toBe(200);
+    // Another browser (without the interaction cookie set by /oauth/authorize) cannot collect the code.
+    const resumed = await fetch(new URL(((await answer.json()) as { redirectTo: string }).redirectTo, base), { redirect: 'manual' });
+    expect(resumed.headers.get('location') ?? '').not.toContain('code=');
+    expect(resumed.status).toBe(400);
   });
 });
