@@ -12,6 +12,6 @@ const skip = selected('distributed') ? unavailable('distributed') : 'E2E_TARGET 
 describeGatewaySuite('distributed', startDistributed, skip, (ctx) => {
   describeSecuritySuite(ctx);
   describeToolCatalogSuite(ctx);
-  describeMcpInteropSuite(ctx);
+  describeMcpInteropSuite(ctx, { replicas: () => (ctx().target as DistributedTarget).services['mcp-gateway'].map((s) => s.url) as [string, string] });
   describeFaultRuns(() => ({ ...ctx(), target: ctx().target as DistributedTarget }));
 });

@@ -1,4 +1,4 @@
-import { registerClientFeatureTools, startMcpServer, type McpFixture } from '@agentgw/testkit';
+import { registerClientFeatureTools, SseEventReader, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,6 +13,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Json } from './gateway-api.js';
 import { sessionlessRpc, textOf } from './mcp-clients.js';
 import { SuiteResources, type SuiteAgent } from './suite-resources.js';
 import type { SuiteContext } from './suite.js';
@@ -57,8 +58,9 @@ function interopFeatures(seen: Seen): (server: McpServer) => void {
  * back (21.1 — on the distributed target the answer POST goes through the router's round robin to
  * either mcp-gateway replica, the relay store being Redis), and the unified endpoint's templated
  * `resources/read`, `completion/complete`, `logging/setLevel` and `resources/subscribe` (21.3).
+ * With `replicas` (the two mcp-gateway base URLs), the relay is also driven replica by replica.
  */
-export function describeMcpInteropSuite(ctx: () => SuiteContext): void {
+export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { replicas?: () => [string, string] } = {}): void {
   describe('MCP interop (issue 21)', () => {
     let c: SuiteContext;
     let made: SuiteResources;
@@ -153,6 +155,57 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext): void {
       }
     });
 
+    if (options.replicas) {
+      const replicas = options.replicas;
+      it('21.1: a relayed request a call on one mcp-gateway replica sent is answered by a POST to the other (relay store in Redis), both ways', async () => {
+        const post = (base: string, body: unknown, session?: string) =>
+          fetch(`${base}/api/v1/mcp/mcp`, {
+            method: 'POST',
+            headers: {
+              ...headers(),
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              'mcp-protocol-version': '2025-11-25',
+              ...(session ? { 'mcp-session-id': session } : {}),
+            },
+            body: JSON.stringify(body),
+            signal: AbortSignal.timeout(30_000),
+          });
+        const init = await post(c.target.baseUrl, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: CAPABLE, clientInfo: { name: 'e2e-raw', version: '1' } },
+        });
+        const session = init.headers.get('mcp-session-id')!;
+        expect(session).toBeTruthy();
+        expect((await post(c.target.baseUrl, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+        const seenPaths: string[] = [];
+        for (const [from, to] of [
+          [0, 1],
+          [1, 0],
+        ] as const) {
+          const callId = 100 + from;
+          const call = await post(replicas()[from], { jsonrpc: '2.0', id: callId, method: 'tools/call', params: { name: 'ask_model', arguments: { prompt: `from replica ${from}` } } }, session);
+          expect(call.headers.get('content-type')).toContain('text/event-stream');
+          const reader = new SseEventReader(call);
+          try {
+            const asked = await nextMessage(reader, (m) => m.method === 'sampling/createMessage');
+            expect(String(asked.id)).toMatch(/^agentgw-relay-/);
+            const answer = { role: 'assistant', model: 'e2e-model', content: { type: 'text', text: `answered on replica ${to}` } };
+            expect((await post(replicas()[to], { jsonrpc: '2.0', id: asked.id, result: answer }, session)).status).toBe(202);
+            const done = await nextMessage(reader, (m) => m.id === callId);
+            expect(done.result?.content?.[0]?.text, JSON.stringify(done)).toBe(`model said: answered on replica ${to}`);
+            seenPaths.push(`call on ${from}, answer on ${to} → "${done.result.content[0].text}"`);
+          } finally {
+            await reader.close();
+          }
+        }
+        await fetch(`${c.target.baseUrl}/api/v1/mcp/mcp`, { method: 'DELETE', headers: { ...headers(), 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } });
+        report(`21.1 (replicas): ${seenPaths.join('; ')}`);
+      });
+    }
+
     it('21.3: templated resources/read, completion/complete, logging/setLevel and resources/subscribe on the unified endpoint', async () => {
       const client = await v1Client();
       const updated: string[] = [];
@@ -186,4 +239,13 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext): void {
       );
     });
   });
+}
+
+/** The next JSON-RPC message on an SSE answer that `match` accepts (others skipped). */
+async function nextMessage(reader: SseEventReader, match: (message: Json) => boolean): Promise<Json> {
+  for (;;) {
+    const event = await reader.next(20_000);
+    if (event === null) throw new Error('the answer stream ended first');
+    if (match(event.data)) return event.data as Json;
+  }
 }
