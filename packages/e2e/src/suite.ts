@@ -257,7 +257,7 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       passed('agents');
     });
 
-    it('vault: store, list, resolve, check, delete; OAuth placeholders answer 501', async () => {
+    it('vault: store, list, resolve, check, delete; OAuth auth without a server 501, a callback without state 400', async () => {
       expect((await api.post('/api/v1/credentials/apikey', { token: adminToken, body: { serviceType: 'scratch', apiKey: 'scratch-key-1' } })).status).toBe(201);
       expect(
         (await api.post('/api/v1/credentials/jwt', { token: adminToken, body: { serviceType: 'jwtsvc', token: 'eyJ.jwt.value', expiresAt: new Date(Date.now() + 3_600_000).toISOString() } })).status,
@@ -278,7 +278,9 @@ export function describeGatewaySuite(name: string, start: () => Promise<GatewayT
       expect(gone.body.hasCredential).toBe(false);
       expect(typeof gone.body.authUrl).toBe('string');
       expect((await api.get('/api/v1/credentials/oauth/scratch/auth', { token: adminToken })).status).toBe(501);
-      expect((await api.get('/api/v1/credentials/oauth/scratch/callback', { token: adminToken })).status).toBe(501);
+      // Since OAuth connect is real (vault e0529af): a callback without a state is refused, not a placeholder.
+      const callback = await api.get('/api/v1/credentials/oauth/scratch/callback', { token: adminToken });
+      expect([callback.status, callback.body.code]).toEqual([400, 'OAUTH_STATE_INVALID']);
       passed('vault');
     });
 
