@@ -262,7 +262,7 @@ function sharedRefreshLocks(): RefreshLock[] {
   return [new RedisRefreshLock(new Redis(url), { prefix }), new RedisRefreshLock(new Redis(url), { prefix })];
 }
 
-async function errorOf(pending: Promise<Response>): Promise<[number, string]> {
+async function errorOf(pending: Response | Promise<Response>): Promise<[number, string]> {
   const res = await pending;
   const body = (await res.json()) as { code: string };
   return [res.status, body.code];
