@@ -17,6 +17,7 @@ import {
 import { OwnedMethods, OWNED_METHODS } from './methods/owned-methods.js';
 import { EXTENSION_METHODS, ExtensionMethods } from './extensions/extension-methods.js';
 import type { TaskIdCodec } from './extensions/task-ids.js';
+import { isSkillResourceRequest } from './extensions/skill-files.js';
 import { honourClientCapabilities } from './methods/input-required.js';
 import { leftOutOf, LeftOutProviders, type LeftOut } from './methods/left-out.js';
 import { toolParamHeaders } from './methods/param-headers.js';
@@ -183,6 +184,7 @@ export class McpPipeline {
       case 'prompts/get':
         return this.forwardPrompt(ctx, params);
       default:
+        if (isSkillResourceRequest(request.method, params)) return this.extensions.skillResource(request.method, params, ctx, await this.reachable(ctx.principal, await this.routingSet(ctx)));
         if (OWNED_METHODS.has(request.method)) return this.owned.handle(request.method, params, ctx);
         if (EXTENSION_METHODS.has(request.method)) return this.extensions.handle(request.method, params, ctx, await this.reachable(ctx.principal, await this.routingSet(ctx)));
         if (request.method === 'subscriptions/listen' && isModernVersion(ctx.protocolVersion))
@@ -197,6 +199,7 @@ export class McpPipeline {
     // Only the two tool methods above go through the policy, so no spelling of one is forwarded.
     if (method.trim().toLowerCase().startsWith('tools/')) throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
     if (EXTENSION_METHODS.has(method)) return this.extensions.handle(method, params, ctx, [provider]);
+    if (isSkillResourceRequest(method, params)) return this.extensions.skillResource(method, params, ctx, [provider]);
     return this.forward(provider, method, params, ctx);
   }
 

@@ -1,7 +1,8 @@
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import type { McpRequestContext } from '../mcp-pipeline.js';
-import { invalidParams } from '../rpc-errors.js';
+import { GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
+import { escapesDirectory, skillDirectory } from './skill-files.js';
 import type { TaskIdCodec } from './task-ids.js';
 
 type Result = Record<string, unknown>;
@@ -51,6 +52,27 @@ export class ExtensionMethods {
     }
   }
 
+  /**
+   * resources/read (and subscribe, unsubscribe) of a `skill://` uri: served only as a file of a
+   * skill the caller may see, by that skill's owner. The skill is the one whose directory is the
+   * longest prefix of the uri among every provider's skills (so a denied skill nested under an
+   * allowed one keeps its files); denied, unclaimed or a uri with dot segments → `-32002`
+   * Resource not found, as for a file nobody has, so a denied skill is not confirmed.
+   */
+  async skillResource(method: string, params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+    const uri = params.uri as string;
+    const notFound = new RpcError(GATEWAY_RPC.RESOURCE_NOT_FOUND, 'Resource not found', 200, { uri: uri.slice(0, 200) });
+    if (escapesDirectory(uri)) throw notFound;
+    let owner: OwnedSkill | null = null;
+    let ownerDirectory = '';
+    for (const candidate of await this.mergedSkills(ctx, providers)) {
+      const directory = skillDirectory(candidate.skill.uri as string);
+      if (directory !== null && uri.startsWith(directory) && directory.length > ownerDirectory.length) [owner, ownerDirectory] = [candidate, directory];
+    }
+    if (!owner?.allowed) throw notFound;
+    return this.access.forward(owner.provider, method, params, ctx);
+  }
+
   /** A provider's `CreateTaskResult` as the client gets it: its `taskId` replaced by the gateway's sealed one. */
   sealTask(provider: ProviderRecord, result: Result, principal: Principal): Result {
     if (typeof result.taskId !== 'string') return result;
@@ -70,7 +92,7 @@ export class ExtensionMethods {
 
   /** skills/list: every provider's skills the caller may see, merged by uri in routing order (one page; cache hints private, 0). */
   private async listSkills(ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
-    const owned = await this.ownedSkills(ctx, providers);
+    const owned = (await this.mergedSkills(ctx, providers)).filter((o) => o.allowed);
     return { skills: owned.map((o) => o.skill), ttlMs: 0, cacheScope: 'private' };
   }
 
@@ -78,23 +100,23 @@ export class ExtensionMethods {
   private async getSkill(params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
     const uri = params.uri;
     if (typeof uri !== 'string') throw invalidParams('params.uri must be a string');
-    const owner = (await this.ownedSkills(ctx, providers)).find((o) => o.skill.uri === uri);
-    if (!owner) throw invalidParams(`Unknown skill: ${uri.slice(0, 200)}`);
+    const owner = (await this.mergedSkills(ctx, providers)).find((o) => o.skill.uri === uri);
+    if (!owner?.allowed) throw invalidParams(`Unknown skill: ${uri.slice(0, 200)}`);
     const result = await this.access.forward(owner.provider, 'skills/get', params, ctx);
     return { ...result, ttlMs: 0, cacheScope: 'private' };
   }
 
-  private async ownedSkills(ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<{ provider: ProviderRecord; skill: Result }[]> {
+  /** Every provider's skills merged by uri in routing order (the first provider listing a uri owns it), each with whether the caller may see it. */
+  private async mergedSkills(ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<OwnedSkill[]> {
     const lists = await Promise.all(providers.map((p) => this.providerSkills(p, ctx).catch(() => [])));
     const seen = new Set<string>();
-    const owned: { provider: ProviderRecord; skill: Result }[] = [];
+    const owned: OwnedSkill[] = [];
     for (const [i, skills] of lists.entries()) {
       for (const skill of skills) {
         const uri = skill.uri;
         if (typeof uri !== 'string' || seen.has(uri) || owned.length >= MAX_SKILLS) continue;
-        if (!(await this.access.skillAllowed(ctx, providers[i]!, skillName(skill, uri)))) continue;
         seen.add(uri);
-        owned.push({ provider: providers[i]!, skill });
+        owned.push({ provider: providers[i]!, skill, allowed: await this.access.skillAllowed(ctx, providers[i]!, skillName(skill, uri)) });
       }
     }
     return owned;
@@ -113,6 +135,9 @@ export class ExtensionMethods {
     return skills;
   }
 }
+
+/** A skill as merged: the provider that owns its uri, what it listed, and whether the access rules let the caller see it. */
+type OwnedSkill = { provider: ProviderRecord; skill: Result; allowed: boolean };
 
 /** A skill's name as rules match it: its frontmatter `name`, else the uri's segment before `SKILL.md`. */
 function skillName(skill: Result, uri: string): string {
