@@ -36,7 +36,7 @@ export interface RunningGateway {
  * The all-in-one as a real process (`gateway start`, as `pnpm start` runs it) on a free port,
  * with a fresh embedded database in a temp directory and an admin from ADMIN_EMAIL/PASSWORD.
  */
-export async function startGateway(admin: { email: string; password: string }): Promise<RunningGateway> {
+export async function startGateway(admin: { email: string; password: string }, options: { publicUrl?: boolean } = {}): Promise<RunningGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentgw-dashboard-e2e-'));
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -49,6 +49,8 @@ export async function startGateway(admin: { email: string; password: string }): 
     // The MCP fixture listens on 127.0.0.1, which the default egress policy refuses.
     EGRESS_POLICY: 'allow-private',
   });
+  // The gateway as MCP clients' authorization server needs its public URL (the issuer).
+  if (options.publicUrl) env.GATEWAY_PUBLIC_URL = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(
     join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
     [join(REPO_ROOT, 'apps', 'gateway', 'src', 'cli.ts'), 'start', '--port', String(port), '--data-dir', join(dataDir, 'data')],

@@ -7,6 +7,8 @@ import { AgentDetailPage } from './pages/agent-detail.js';
 import { AgentsPage } from './pages/agents.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { AuditPageView } from './pages/audit.js';
+import { ConnectPage } from './pages/connect.js';
+import { ConnectedClientsPage } from './pages/connected-clients.js';
 import { ConfirmationsPage } from './pages/confirmations.js';
 import { CredentialProvidersPage } from './pages/credential-providers.js';
 import { CredentialsPage } from './pages/credentials.js';
@@ -56,6 +58,8 @@ function Routes() {
 }
 
 function Page({ path }: { path: string }) {
+  const connect = /^\/connect\/([A-Za-z0-9_-]{1,64})$/.exec(path);
+  if (connect?.[1]) return <ConnectPage uid={connect[1]} />;
   const agent = /^\/agents\/([^/]+)$/.exec(path);
   if (agent?.[1]) return <AgentDetailPage id={decodeURIComponent(agent[1])} />;
   switch (path) {
@@ -81,6 +85,8 @@ function Page({ path }: { path: string }) {
       return <DevicesPage />;
     case '/users':
       return <UsersPage />;
+    case '/connected-clients':
+      return <ConnectedClientsPage />;
     default:
       return (
         <Layout title="Page not found">

@@ -25,6 +25,7 @@ export const PAGES: PageEntry[] = [
   { path: '/credential-providers', label: 'Credential providers', roles: null },
   { path: '/api-keys', label: 'API keys', roles: MANAGERS },
   { path: '/devices', label: 'Devices', roles: null },
+  { path: '/connected-clients', label: 'Connected clients', roles: null },
   { path: '/users', label: 'Users', roles: ['admin'] },
 ];
 
@@ -61,6 +62,8 @@ export function describeScope(tenantId: string | null | undefined): string {
 export function landingPath(user: SessionUser, wanted: string): string {
   const pages = pagesFor(user);
   const base = wanted.split('?')[0] ?? '';
+  // The consent step of an MCP client's sign-in (not a menu page): any signed-in user answers it.
+  if (/^\/connect\/[A-Za-z0-9_-]+$/.test(base)) return wanted;
   const allowed = pages.some((p) => base === p.path || base.startsWith(`${p.path}/`));
   return allowed ? wanted : (pages[0]?.path ?? '/agents');
 }

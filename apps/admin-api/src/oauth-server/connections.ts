@@ -9,6 +9,8 @@ export interface OAuthConnection {
   grantId: string;
   userId: string;
   clientId: string;
+  /** The name the client registered with (dynamic registration); null for a metadata-document client (its id is its URL). */
+  clientName: string | null;
   resources: string[];
   createdAt: string;
 }
@@ -31,18 +33,37 @@ export async function listConnections(db: Kysely<Database>, caller: Principal & 
     .where('account_id', '=', userId)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date())]))
     .execute();
+  const names = await clientNames(
+    db,
+    rows.map((row) => String((row.payload as { clientId?: string }).clientId ?? '')),
+  );
   return rows
     .map((row) => {
       const payload = row.payload as { clientId?: string; resources?: Record<string, string>; iat?: number };
+      const clientId = String(payload.clientId ?? '');
       return {
         grantId: row.id,
         userId,
-        clientId: String(payload.clientId ?? ''),
+        clientId,
+        clientName: names.get(clientId) ?? null,
         resources: Object.keys(payload.resources ?? {}),
         createdAt: new Date((payload.iat ?? 0) * 1000).toISOString(),
       };
     })
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}
+
+/** The registered names of stored clients, by client id. */
+async function clientNames(db: Kysely<Database>, clientIds: string[]): Promise<Map<string, string>> {
+  const ids = [...new Set(clientIds.filter((id) => id !== ''))];
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('oauth_models').select(['id', 'payload']).where('model', '=', 'Client').where('id', 'in', ids).execute();
+  const names = new Map<string, string>();
+  for (const row of rows) {
+    const name = (row.payload as { client_name?: unknown }).client_name;
+    if (typeof name === 'string') names.set(row.id, name);
+  }
+  return names;
 }
 
 /** Revokes a connection: its grant, refresh and access tokens (at once on every replica) and the remembered consent. */

@@ -1,0 +1,126 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { startMcpServer, type McpFixture } from '@agentgw/testkit';
+import type { Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, DASHBOARD_DIR, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
+
+// An MCP client signing a person in with OAuth, the browser step in Debian's Chromium against
+// the console's own sign-in and consent pages: the official SDK client (1.x) given only the
+// unified endpoint's URL, then the person's Connected clients page revoking it.
+if (!chromiumAvailable) console.warn(`[dashboard e2e] SKIPPED: ${CHROMIUM} is missing.`);
+
+const ADMIN = { email: 'mcp-oauth-admin@example.com', password: 'e2e-mcp-oauth-password' };
+const REDIRECT = 'http://127.0.0.1:53682/callback';
+
+/** The MCP app's side: an OAuthClientProvider kept in memory; the browser step is the test's. */
+class AppOAuthClient implements OAuthClientProvider {
+  client: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | null = null;
+  readonly redirectUrl = REDIRECT;
+  readonly clientMetadata = { client_name: 'Desk Assistant', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
+  clientInformation = () => this.client;
+  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.client = info);
+  tokens = () => this.saved;
+  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
+  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
+  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
+  codeVerifier = () => this.verifier;
+}
+
+describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console', () => {
+  let gateway: RunningGateway;
+  let fixture: McpFixture;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let page: Page;
+  const app = new AppOAuthClient();
+  const endpoint = () => new URL(`${gateway.url}/api/v1/mcp/mcp`);
+
+  beforeAll(async () => {
+    await build({ root: DASHBOARD_DIR, logLevel: 'warn' });
+    fixture = await startMcpServer({ name: 'desk-tools', tools: [{ name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` }] });
+    gateway = await startGateway(ADMIN, { publicUrl: true });
+    const login = await fetch(`${gateway.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const { token: jwt, user } = (await login.json()) as { token: string; user: { id: string } };
+    const created = await fetch(`${gateway.url}/api/v1/admin/tool-providers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+      body: JSON.stringify({ name: 'desk-tools', pattern: '*', endpoint: fixture.url }),
+    });
+    expect(created.status).toBe(201);
+    const providerId = ((await created.json()) as { provider: { id: string } }).provider.id;
+    const access = await fetch(`${gateway.url}/api/v1/admin/provider-access`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+      body: JSON.stringify({ subjectType: 'user', subjectId: user.id, providerId, action: 'allow', toolPattern: '*' }),
+    });
+    expect(access.status).toBe(201);
+    browser = await launchBrowser();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.stop();
+    await fixture?.close();
+  });
+
+  it('signs in on the console, names the client, endpoint and scopes on consent, and the client calls tools', async () => {
+    const refused = await new Client({ name: 'desk', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: app })).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(UnauthorizedError);
+
+    // The redirect back to the app: the browser lands on the app's loopback address, which the test answers.
+    let callback: URL | null = null;
+    await browser.context.route(`${REDIRECT}**`, async (route) => {
+      callback = new URL(route.request().url());
+      await route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Done</title><p>You may close this window.</p>' });
+    });
+    await page.goto(app.authorizationUrl!.href);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(new URL(page.url()).pathname).toMatch(/^\/connect\/[A-Za-z0-9_-]+$/);
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).last().click();
+
+    await page.getByRole('heading', { name: 'Desk Assistant wants to use the gateway as you' }).waitFor();
+    await expect.poll(() => page.locator('.consent-facts').innerText()).toContain(endpoint().href);
+    expect(await page.locator('.consent-facts').innerText()).toContain('mcp');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'mcp-client-consent');
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await expect.poll(() => callback !== null, { timeout: 15_000 }).toBe(true);
+    expect(callback!.searchParams.get('error')).toBeNull();
+
+    await new StreamableHTTPClientTransport(endpoint(), { authProvider: app }).finishAuth(callback!.searchParams.get('code')!);
+    const client = new Client({ name: 'desk', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: app }));
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'from the desk' } })).toMatchObject({ content: [{ type: 'text' }] });
+    await client.close();
+  });
+
+  it('lists the client under Connected clients and revokes it there', async () => {
+    await page.goto(`${gateway.url}/connected-clients`);
+    await page.getByRole('heading', { level: 1, name: 'Connected clients' }).waitFor();
+    const row = page.getByRole('row', { name: /Desk Assistant/ });
+    await row.waitFor();
+    expect(await row.innerText()).toContain(endpoint().href);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'mcp-connected-clients');
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('button', { name: 'Revoke Desk Assistant' }).click();
+    await page.getByText('No connected clients.').waitFor();
+
+    const after = await fetch(endpoint(), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.saved!.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(after.status).toBe(401);
+  });
+});

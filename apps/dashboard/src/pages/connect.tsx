@@ -1,0 +1,116 @@
+import { useEffect, useRef } from 'react';
+import { ErrorNotice, Loading } from '../components/feedback.js';
+import { useSession } from '../session.js';
+import { useAction, useResource } from '../use-resource.js';
+
+/** A pending MCP client sign-in as the gateway describes it (GET /oauth/interactions/:uid). */
+interface InteractionView {
+  uid: string;
+  client: { id: string; name: string | null; uri: string | null };
+  resource: string;
+  scopes: string[];
+  remembered: boolean;
+}
+
+/** What each scope lets the client do, in words. */
+const SCOPE_WORDS: Record<string, string> = {
+  mcp: 'Use the tools of this endpoint as you: every call goes through your access rules, confirmations and the audit log',
+  offline_access: 'Stay connected when you are away (a refresh token) until you revoke it',
+  openid: 'Know who you are (your user id)',
+};
+
+/** Where the browser may be sent after an answer: only the gateway's own authorization endpoint (never an address from elsewhere). */
+export function isResumeUrl(redirectTo: string, origin: string): boolean {
+  try {
+    const url = new URL(redirectTo, origin);
+    return url.origin === origin && url.pathname.startsWith('/oauth/authorize/');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The consent screen of the MCP authorization flow (/connect/:uid; the sign-in page comes first
+ * when nobody is signed in): names the client, the endpoint and the scopes, and sends the
+ * answer. A consent given before for the same client, endpoint and scopes goes on by itself.
+ */
+export function ConnectPage({ uid }: { uid: string }) {
+  const { api, user } = useSession();
+  const view = useResource<InteractionView>(`/oauth/interactions/${encodeURIComponent(uid)}`);
+  const answer = useAction();
+  const answered = useRef(false);
+
+  const decide = (decision: 'approve' | 'deny') => {
+    if (answered.current) return;
+    answered.current = true;
+    void answer
+      .run(async () => {
+        const { redirectTo } = await api.post<{ redirectTo: string }>(`/oauth/interactions/${encodeURIComponent(uid)}`, { decision });
+        if (!isResumeUrl(redirectTo, window.location.origin)) throw new Error('The gateway answered an unexpected address; not following it');
+        window.location.assign(redirectTo);
+      })
+      .finally(() => (answered.current = false));
+  };
+
+  useEffect(() => {
+    // A remembered consent answers itself once (decide only reads the uid and the session's api).
+    if (view.data?.remembered) decide('approve');
+    // Runs when the view arrives, not on every render's new `decide` (the ref guards a second answer).
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [view.data?.remembered]);
+
+  const data = view.data;
+  const clientName = data ? (data.client.name ?? data.client.id) : '';
+  return (
+    <main id="main" className="sign-in">
+      <h1>Connect an MCP client</h1>
+      <div className="card">
+        {view.loading && !data ? <Loading what="the sign-in request" /> : null}
+        <ErrorNotice error={view.error} title="This sign-in request cannot be shown" />
+        {data ? (
+          <section aria-labelledby="consent-title">
+            <h2 id="consent-title">{clientName} wants to use the gateway as you</h2>
+            <p>
+              Signed in as <strong>{user?.email}</strong>.
+            </p>
+            <dl className="consent-facts">
+              <dt>Client</dt>
+              <dd>
+                {clientName}
+                {data.client.name ? <span className="hint mono"> ({data.client.id})</span> : null}
+                {data.client.uri ? <span className="hint"> · {data.client.uri}</span> : null}
+              </dd>
+              <dt>Endpoint</dt>
+              <dd className="mono">{data.resource}</dd>
+              <dt>Permissions</dt>
+              <dd>
+                <ul>
+                  {data.scopes.map((scope) => (
+                    <li key={scope}>
+                      <span className="mono">{scope}</span>: {SCOPE_WORDS[scope] ?? 'A permission this gateway does not describe'}
+                    </li>
+                  ))}
+                </ul>
+              </dd>
+            </dl>
+            {data.remembered ? (
+              <p className="notice" role="status">
+                You allowed this client before; continuing…
+              </p>
+            ) : null}
+            <ErrorNotice error={answer.error} title="Your answer was not recorded" />
+            <div className="form-actions">
+              <button type="button" disabled={answer.busy} onClick={() => decide('approve')}>
+                Allow
+              </button>
+              <button type="button" className="secondary" disabled={answer.busy} onClick={() => decide('deny')}>
+                Deny
+              </button>
+            </div>
+            <p className="hint">You can revoke this client at any time under Connected clients.</p>
+          </section>
+        ) : null}
+      </div>
+    </main>
+  );
+}
