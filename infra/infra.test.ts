@@ -7,9 +7,18 @@ import { parse } from 'yaml';
 
 /** The route table of DESIGN.md: which service owns which path prefix. */
 const ROUTES: Record<string, string[]> = {
-  'admin-api': ['/api/v1/auth/', '/api/v1/admin/', '/api/v1/credential-providers', '/api/v1/notifications/'],
+  'admin-api': [
+    '/api/v1/auth/',
+    '/api/v1/admin/',
+    '/api/v1/credential-providers',
+    '/api/v1/notifications/',
+    '/oauth/',
+    '/api/v1/oauth/',
+    '/.well-known/oauth-authorization-server',
+    '/.well-known/openid-configuration',
+  ],
   'invoke-proxy': ['/api/v1/agents/'],
-  'mcp-gateway': ['/api/v1/mcp/', '/api/v1/mcp-proxy/', '/api/v1/tool-gate/'],
+  'mcp-gateway': ['/api/v1/mcp/', '/api/v1/mcp-proxy/', '/api/v1/tool-gate/', '/.well-known/oauth-protected-resource'],
   vault: ['/api/v1/credentials'],
   'confirmation-hub': ['/api/v1/confirmation/', '/api/v1/stream'],
   'audit-writer': ['/api/v1/audit/'],
