@@ -37,7 +37,13 @@ export function ToolProvidersPage() {
                 <dt>Endpoint</dt>
                 <dd className="mono wrap">{p.endpoint ?? 'hidden (only those who may edit the provider see it)'}</dd>
                 <dt>Upstream auth</dt>
-                <dd>{p.authType === 'none' ? 'none' : `${p.authType}${p.hasAuthSecret ? ' (secret set)' : ' (no secret)'}`}</dd>
+                <dd>
+                  {p.authType === 'none'
+                    ? 'none'
+                    : PER_USER.has(p.authType)
+                      ? `${p.authType}: each user's own ${p.credentialServiceType ?? '?'} credential`
+                      : `${p.authType}${p.hasAuthSecret ? ' (secret set)' : ' (no secret)'}`}
+                </dd>
                 <dt>Priority</dt>
                 <dd>{p.priority}</dd>
                 <dt>Tools exposed as</dt>
@@ -99,12 +105,28 @@ const AUTH_TYPES: Array<{ value: ToolProviderAuthType; label: string }> = [
   { value: 'none', label: 'None' },
   { value: 'bearer', label: 'Bearer token' },
   { value: 'api_key', label: 'API key (X-API-Key)' },
+  { value: 'user_oauth', label: "The user's own OAuth token (Bearer)" },
+  { value: 'user_key', label: "The user's own key (X-API-Key)" },
 ];
+
+/** Auth types that send the calling user's credential of a service type rather than a provider secret. */
+const PER_USER: ReadonlySet<ToolProviderAuthType> = new Set(['user_oauth', 'user_key']);
 
 function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
   const { api } = useSession();
   const admin = hasRole(useUser(), 'admin');
-  const empty = { name: '', pattern: '*', endpoint: '', authType: 'none' as ToolProviderAuthType, authSecret: '', priority: '0', description: '', namePrefix: '', tenantId: '' };
+  const empty = {
+    name: '',
+    pattern: '*',
+    endpoint: '',
+    authType: 'none' as ToolProviderAuthType,
+    authSecret: '',
+    credentialServiceType: '',
+    priority: '0',
+    description: '',
+    namePrefix: '',
+    tenantId: '',
+  };
   const [form, setForm] = useState(empty);
   const action = useAction();
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
@@ -113,7 +135,8 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
     e.preventDefault();
     void action.run(async () => {
       const body: Record<string, unknown> = { name: form.name, pattern: form.pattern, endpoint: form.endpoint, authType: form.authType, priority: Number(form.priority) };
-      if (form.authType !== 'none' && form.authSecret) body.authSecret = form.authSecret;
+      if (PER_USER.has(form.authType)) body.credentialServiceType = form.credentialServiceType.trim();
+      else if (form.authType !== 'none' && form.authSecret) body.authSecret = form.authSecret;
       if (form.description) body.description = form.description;
       if (form.namePrefix) body.namePrefix = form.namePrefix;
       if (form.tenantId.trim()) body.tenantId = form.tenantId.trim();
@@ -131,7 +154,18 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
         <TextField label="Tool name pattern" required hint="A glob: * matches every tool, github_* a prefix." value={form.pattern} onChange={(e) => set({ pattern: e.target.value })} />
         <TextField label="MCP endpoint URL" type="url" required placeholder="https://mcp.example.com/mcp" value={form.endpoint} onChange={(e) => set({ endpoint: e.target.value })} />
         <SelectField label="Upstream authentication" options={AUTH_TYPES} value={form.authType} onChange={(e) => set({ authType: e.target.value as ToolProviderAuthType })} />
-        {form.authType !== 'none' ? <TextField label="Upstream secret" type="password" autoComplete="off" value={form.authSecret} onChange={(e) => set({ authSecret: e.target.value })} /> : null}
+        {PER_USER.has(form.authType) ? (
+          <TextField
+            label="Credential service type"
+            required
+            pattern="[a-z][a-z0-9_]*"
+            hint="Each call carries the calling user's own credential of this service type (users connect it on their credentials page)."
+            value={form.credentialServiceType}
+            onChange={(e) => set({ credentialServiceType: e.target.value })}
+          />
+        ) : form.authType !== 'none' ? (
+          <TextField label="Upstream secret" type="password" autoComplete="off" value={form.authSecret} onChange={(e) => set({ authSecret: e.target.value })} />
+        ) : null}
         <TextField
           label="Priority"
           type="number"
