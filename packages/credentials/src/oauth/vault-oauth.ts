@@ -6,6 +6,12 @@ import { boundedFetch } from './bounded-fetch.js';
 import { OAuthClient } from './oauth-client.js';
 import { MemoryRefreshLock, RedisRefreshLock, type RefreshLock } from './refresh-lock.js';
 
+/**
+ * One in-process lock for every vault instance of the process: the all-in-one builds several (the
+ * vault's routes, invoke-proxy, mcp-gateway) over one database, and they must refresh a token once.
+ */
+const PROCESS_LOCK = new MemoryRefreshLock();
+
 /** The largest answer read from an authorization server (metadata and token answers are a few KiB). */
 const MAX_ANSWER_BYTES = 256 * 1024;
 
@@ -19,11 +25,11 @@ const MAX_ANSWER_BYTES = 256 * 1024;
 export function createVaultOAuth(deps: { config: Config; clock: Clock; logger: Logger; lock?: RefreshLock }): VaultOAuth & { close(): Promise<void> } {
   const { config, clock, logger } = deps;
   const fetch = boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(config))), MAX_ANSWER_BYTES);
-  const lock = deps.lock ?? (config.REDIS_URL ? new RedisRefreshLock(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true })) : new MemoryRefreshLock());
+  const lock = deps.lock ?? (config.REDIS_URL ? new RedisRefreshLock(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true })) : PROCESS_LOCK);
   return {
     client: new OAuthClient(fetch, clock, logger),
     secrets: secretBoxFor(config),
     lock,
-    close: () => lock.close(),
+    close: () => (lock === PROCESS_LOCK ? Promise.resolve() : lock.close()),
   };
 }
