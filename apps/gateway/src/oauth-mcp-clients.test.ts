@@ -15,7 +15,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Host, RunningServer } from '@agentgw/service-kit';
 import { serve } from '@agentgw/service-kit';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { adminApiService } from '@agentgw/admin-api';
+import { createTestDeps, replicaDeps, testHost, type TestDeps, type TestHost } from '@agentgw/service-kit/testing';
 import { createUser, freePort, startMcpServer, tokenFor, type McpFixture, type TestUser } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
@@ -404,5 +405,79 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
     const resumed = await fetch(new URL(((await answer.json()) as { redirectTo: string }).redirectTo, base), { redirect: 'manual' });
     expect(resumed.headers.get('location') ?? '').not.toContain('code=');
     expect(resumed.status).toBe(400);
+  });
+});
+
+describe('any admin-api replica answers any step of the flow', () => {
+  let replica: Awaited<ReturnType<typeof replicaDeps>>;
+  let replicaHost: TestHost;
+  let replicaServer: RunningServer;
+  let replicaBase: string;
+
+  beforeAll(async () => {
+    replica = await replicaDeps(deps, deps.bus);
+    replicaHost = await testHost(adminApiService, replica);
+    const port = await freePort();
+    replicaBase = `http://127.0.0.1:${port}`;
+    replicaServer = await serve(replicaHost.app, { port, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger });
+  });
+  afterAll(async () => {
+    await replicaServer?.shutdown();
+    await replicaHost?.stop({ deadlineMs: 5_000 });
+    await replica?.close();
+  });
+
+  it('registers and authorizes on one replica, signs in, consents and exchanges the code on another; the token works and refreshes on the first', async () => {
+    const jar = new Map<string, string>();
+    const go = async (url: string, init: RequestInit = {}) => {
+      const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+      const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie } });
+      for (const line of res.headers.getSetCookie()) {
+        const [name, ...value] = line.split(';')[0]!.split('=');
+        jar.set(name!.trim(), value.join('='));
+      }
+      return res;
+    };
+    const registered = await go(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Replicas client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    });
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const verifier = randomBytes(32).toString('base64url');
+    const params = { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'mcp', resource: `${base}/api/v1/mcp/mcp`, state: 'st-r' };
+    const started = await go(`${base}/oauth/authorize?${new URLSearchParams({ ...params, code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' })}`);
+    expect(started.status).toBe(303);
+    const uid = started.headers.get('location')!.split('/').pop()!;
+
+    // The second replica: sign-in, consent, the resumed authorization and the token exchange.
+    const json = { 'content-type': 'application/json', origin: replicaBase };
+    expect((await go(`${replicaBase}/api/v1/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: user.email, password: user.password, session: 'cookie' }) })).status).toBe(200);
+    const answer = await go(`${replicaBase}/api/v1/oauth/interactions/${uid}`, { method: 'POST', headers: json, body: JSON.stringify({ decision: 'approve' }) });
+    expect(answer.status).toBe(200);
+    let next = new URL(((await answer.json()) as { redirectTo: string }).redirectTo, replicaBase).href;
+    let code: string | null = null;
+    for (let hop = 0; hop < 5 && code === null; hop++) {
+      const location = (await go(next)).headers.get('location');
+      expect(location).not.toBeNull();
+      if (location!.startsWith(REDIRECT)) code = new URL(location!).searchParams.get('code');
+      else next = new URL(location!, replicaBase).href;
+    }
+    const exchanged = await fetch(`${replicaBase}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: clientId, code: code!, code_verifier: verifier, redirect_uri: REDIRECT, resource: params.resource }),
+    });
+    expect(exchanged.status).toBe(200);
+    const tokens = (await exchanged.json()) as { access_token: string; refresh_token: string };
+
+    expect((await listWith(tokens.access_token)).status).toBe(200);
+    const refreshed = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: tokens.refresh_token }),
+    });
+    expect(refreshed.status).toBe(200);
+    expect((await listWith(((await refreshed.json()) as { access_token: string }).access_token)).status).toBe(200);
   });
 });
