@@ -8,14 +8,30 @@ import { startHeaderForwarder } from './forwarder.js';
 import { compare, readBaseline, writeBaseline, type Cell } from './ratchet.js';
 import { COLUMNS, runColumn, scenariosOf, type ScenarioVerdict, type SuiteColumn } from './suite-cli.js';
 
-// `node --import tsx src/main.ts [--ratchet] [--update-baseline] [--topology all-in-one|distributed] [--concurrency N]`
+const USAGE = `usage: node --import tsx src/main.ts [--ratchet | --update-baseline] [--topology all-in-one|distributed] [--concurrency N]
+  --ratchet             exit 1 when a baseline cell fails (after one retry of that scenario)
+  --update-baseline     two runs; cells passing in both become conformance-baseline.json
+  --topology NAME       one topology only (the baseline keeps the other's cells)
+  --concurrency N       suite runs at once (default 3)`;
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
 const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+/** Rejects an unknown option or value before anything starts (a typo must not cost a full run). */
+function usageError(): string | null {
+  const known = new Set(['--ratchet', '--update-baseline', '--topology', '--concurrency']);
+  const values = new Set([option('--topology'), option('--concurrency')].filter((value) => value !== undefined));
+  const unknown = argv.find((arg) => !known.has(arg) && !values.has(arg));
+  if (unknown) return `unknown argument ${unknown}`;
+  if (argv.includes('--topology') && !['all-in-one', 'distributed'].includes(option('--topology') ?? '')) return '--topology takes all-in-one or distributed';
+  if (argv.includes('--concurrency') && !(Number(option('--concurrency')) >= 1)) return '--concurrency takes a positive number';
+  return null;
+}
+if (flag('--help') || usageError()) {
+  process.stderr.write(`${flag('--help') ? '' : `${usageError()}\n`}${USAGE}\n`);
+  process.exit(flag('--help') ? 0 : 2);
+}
 const CONCURRENCY = Number(option('--concurrency') ?? 3);
 const TOPOLOGIES = (option('--topology') ? [option('--topology')] : ['all-in-one', 'distributed']) as ('all-in-one' | 'distributed')[];
-/** CI time: the distributed topology runs the 2026-07-28 column (and the server-everything walk) only, unless `--full`. */
-const columnsFor = (topology: string): SuiteColumn[] => (topology === 'distributed' && !flag('--full') ? COLUMNS.filter((column) => column.label === 'alpha 2026-07-28') : COLUMNS);
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
 type Endpoint = 'direct' | 'unified' | 'proxy';
@@ -66,19 +82,22 @@ const cellOf = (target: Pick<Target, 'topology' | 'endpoint'>, column: string, r
 
 async function measure(targets: Target[], scenarios: Map<SuiteColumn, string[]>, outcome: Outcome): Promise<void> {
   const jobs = targets.flatMap((target) =>
-    columnsFor(target.topology).map((column) => async () => {
+    COLUMNS.map((column) => async () => {
       const verdicts = await runColumn(column, target.conformanceUrl, scenarios.get(column)!);
       for (const [scenario, verdict] of verdicts) record(outcome, cellOf(target, column.label, scenario), verdict);
     }),
   );
-  await pool(jobs, CONCURRENCY);
-  for (const target of targets) {
-    const steps: WalkStep[] = await walkEverything(target.everythingUrl, target.token);
-    for (const step of steps) {
-      outcome.cells.set(cellOf(target, 'everything', step.step), step.pass);
-      outcome.notes.set(cellOf(target, 'everything', step.step), step.note);
+  // The walks mostly wait (log period, long-running steps): they run one after another beside the suite pool.
+  const walks = async () => {
+    for (const target of targets) {
+      const steps: WalkStep[] = await walkEverything(target.everythingUrl, target.token);
+      for (const step of steps) {
+        outcome.cells.set(cellOf(target, 'everything', step.step), step.pass);
+        outcome.notes.set(cellOf(target, 'everything', step.step), step.note);
+      }
     }
-  }
+  };
+  await Promise.all([pool(jobs, CONCURRENCY), walks()]);
 }
 
 function record(outcome: Outcome, cell: Cell, verdict: ScenarioVerdict): void {
@@ -88,6 +107,7 @@ function record(outcome: Outcome, cell: Cell, verdict: ScenarioVerdict): void {
 
 function printTable(outcome: Outcome): void {
   const byTopology = new Map<string, Map<string, Map<string, boolean>>>();
+  const summary: string[] = [];
   for (const [cell, passed] of outcome.cells) {
     const [topology, endpoint, column, row] = cell.split(' | ') as [string, string, string, string];
     const columns = byTopology.get(topology) ?? new Map<string, Map<string, boolean>>();
@@ -107,11 +127,13 @@ function printTable(outcome: Outcome): void {
     for (const key of keys) {
       const cells = [...columns.get(key)!.values()];
       const [column, endpoint] = key.split(' · ');
-      out(`${endpoint} ${column} ${topology}: ${cells.filter(Boolean).length}/${cells.length}`);
+      summary.push(`${endpoint} ${column} ${topology}: ${cells.filter(Boolean).length}/${cells.length}`);
     }
   }
   out('\n## failures (first checks that failed)');
   for (const [cell, note] of outcome.notes) if (!outcome.cells.get(cell)) out(`- ${cell}: ${note}`);
+  out('\n## summary (passing/cells per endpoint, column, topology)');
+  for (const line of summary) out(line);
 }
 
 async function runOnce(): Promise<Outcome> {
@@ -124,7 +146,7 @@ async function runOnce(): Promise<Outcome> {
   const reruns = new Map<Cell, () => Promise<boolean>>();
   const remember = (targets: Target[]) => {
     for (const target of targets)
-      for (const column of columnsFor(target.topology))
+      for (const column of COLUMNS)
         for (const scenario of scenarios.get(column)!)
           reruns.set(cellOf(target, column.label, scenario), async () => (await runColumn(column, target.conformanceUrl, [scenario], scenario)).get(scenario)!.pass);
   };
