@@ -171,6 +171,7 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     duration: 'null',
     confirmed_by: 'null',
     error: 'null',
+    oauth_client_id: 'null',
     created_at: 'not null',
     updated_at: 'not null',
     status_v: 'null',
@@ -218,6 +219,10 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     expires_at: 'not null',
     created_at: 'not null',
   },
+  oauth_signing_keys: { kid: 'not null', public_jwk: 'not null', private_jwk_sealed: 'not null', created_at: 'not null' },
+  oauth_models: { model: 'not null', id: 'not null', payload: 'not null', grant_id: 'null', uid: 'null', account_id: 'null', expires_at: 'null' },
+  oauth_consents: { user_id: 'not null', client_id: 'not null', resource: 'not null', scopes: 'not null', created_at: 'not null' },
+  oauth_client_agents: { user_id: 'not null', client_id: 'not null', agent_id: 'not null', created_by: 'null', created_at: 'not null' },
 };
 
 const allMigrations = MIGRATION_NAMES;

@@ -264,6 +264,15 @@ export interface OAuthConsentsTable {
   created_at: Timestamp;
 }
 
+/** An admin's binding of a user's MCP client (client_id `*`: all of that user's clients) to an agent (0011): the agent's rules apply, the user is end user. */
+export interface OAuthClientAgentsTable {
+  user_id: string;
+  client_id: string;
+  agent_id: string;
+  created_by: string | null;
+  created_at: Timestamp;
+}
+
 /** One link of an audit hash chain (0002): a job written, the row's content hash after it, the previous link. */
 export interface AuditChainTable {
   /** The row's tenant id, '' for rows without one: one chain per tenant. */
@@ -313,6 +322,7 @@ export interface Database {
   oauth_signing_keys: OAuthSigningKeysTable;
   oauth_models: OAuthModelsTable;
   oauth_consents: OAuthConsentsTable;
+  oauth_client_agents: OAuthClientAgentsTable;
   confirmations: ConfirmationsTable;
   audit_logs: AuditLogsTable;
   audit_chain: AuditChainTable;

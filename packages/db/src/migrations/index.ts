@@ -9,6 +9,7 @@ import * as oauthServer from './0009_oauth_server.js';
 import * as toolPins from './0006_tool_pins.js';
 import * as agentToolSurface from './0008_agent_tool_surface.js';
 import * as toolProviderUserAuth from './0010_tool_provider_user_auth.js';
+import * as oauthClientAgents from './0011_oauth_client_agents.js';
 
 /**
  * Listed in code rather than read from a folder, so a bundled build carries its migrations.
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0009_oauth_server': oauthServer,
   '0006_tool_pins': toolPins,
   '0010_tool_provider_user_auth': toolProviderUserAuth,
+  '0011_oauth_client_agents': oauthClientAgents,
 };
 
 /** Names of every registered migration, in the order they apply. */
