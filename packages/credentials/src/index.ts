@@ -11,3 +11,5 @@ export { MemoryRefreshLock, RedisRefreshLock } from './oauth/refresh-lock.js';
 export type { RefreshLock, RedisRefreshLockOptions } from './oauth/refresh-lock.js';
 export { REFRESH_BEFORE_EXPIRY_MS } from './oauth/oauth-credentials.js';
 export { OAUTH_FLOW_TTL_MS } from './oauth/oauth-flows.js';
+export { TOKEN_EXCHANGE_GRANT, TokenExchange } from './oauth/token-exchange.js';
+export type { SubjectToken, SubjectTokenType, TokenExchangeConfig } from './oauth/token-exchange.js';

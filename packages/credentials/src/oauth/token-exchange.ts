@@ -1,0 +1,105 @@
+import { AppError, MemoryCache, type Clock } from '@agentgw/core';
+import { createHash } from 'node:crypto';
+import * as oauth from 'oauth4webapi';
+import { assertSecureUrl, AuthorizationServers, requestOptions } from './authorization-server.js';
+import { oauthErrors } from './oauth-errors.js';
+
+/** RFC 8693 §2.1: the grant type of a token exchange request. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+
+/** RFC 8693 §3 token type identifiers the gateway can present as the subject token. */
+export type SubjectTokenType = 'urn:ietf:params:oauth:token-type:jwt' | 'urn:ietf:params:oauth:token-type:id_token' | 'urn:ietf:params:oauth:token-type:access_token';
+
+/** The caller's own sign-in token, exchanged for an upstream one. */
+export interface SubjectToken {
+  token: string;
+  type: SubjectTokenType;
+}
+
+/** Where and for what a provider exchanges tokens: the token endpoint (explicit or discovered), the gateway's client there, and the target. */
+export interface TokenExchangeConfig {
+  server: { kind: 'token_url'; tokenUrl: string } | { kind: 'issuer'; issuer: string };
+  client: { clientId: string; clientSecret: string } | { clientId: string; clientSecret: null };
+  /** RFC 8693 `audience` (a logical name of the target service). */
+  audience: string | null;
+  /** RFC 8693 / RFC 8707 `resource` (the target service's URI). */
+  resource: string | null;
+  scope: string | null;
+}
+
+/** An exchanged token is reused until this long before its expiry. */
+const EXPIRY_SKEW_MS = 30_000;
+/** A token issued without `expires_in` is reused this long at most. */
+const UNDATED_REUSE_MS = 60_000;
+/** No exchanged token is reused longer than this, whatever its lifetime. */
+const MAX_REUSE_MS = 60 * 60_000;
+/** Exchanged tokens held at once (least recently used go first). */
+const MAX_CACHED = 1_000;
+
+interface Exchanged {
+  accessToken: string;
+  reuseUntil: number;
+}
+
+const refused = (error: string) => new AppError(403, 'TOKEN_EXCHANGE_REFUSED', `The authorization server refused to exchange the caller's token: ${error}`, { error });
+const fingerprint = (token: string) => createHash('sha256').update(token).digest('base64url');
+
+/**
+ * RFC 8693 token exchange for tool providers that call as the user without a stored token:
+ * the caller's sign-in token goes to the provider's token endpoint (oauth4webapi's generic
+ * grant request over the egress-checked fetch) and the issued access token is sent upstream.
+ * Each result is cached per provider, user and subject token until shortly before it expires
+ * (bounded); a refusal by the server is a 403, a server that fails a 502.
+ */
+export class TokenExchange {
+  private readonly cache: MemoryCache<Exchanged>;
+  private readonly servers: AuthorizationServers;
+
+  constructor(
+    private readonly fetch: typeof globalThis.fetch,
+    private readonly clock: Clock,
+  ) {
+    this.cache = new MemoryCache({ ttlMs: MAX_REUSE_MS, max: MAX_CACHED, clock });
+    this.servers = new AuthorizationServers(fetch, clock);
+  }
+
+  /** The upstream access token for `userId` at provider `providerId`: cached, or exchanged now. */
+  async accessTokenFor(providerId: string, userId: string, cfg: TokenExchangeConfig, subject: SubjectToken): Promise<string> {
+    const key = `${providerId}\u0000${userId}\u0000${fingerprint(subject.token)}`;
+    const cached = this.cache.get(key);
+    if (cached && cached.reuseUntil > this.clock.now().getTime()) return cached.accessToken;
+    const exchanged = await this.exchange(cfg, subject);
+    this.cache.set(key, exchanged);
+    return exchanged.accessToken;
+  }
+
+  private async exchange(cfg: TokenExchangeConfig, subject: SubjectToken): Promise<Exchanged> {
+    const as = await this.serverOf(cfg);
+    const client: oauth.Client = { client_id: cfg.client.clientId };
+    const auth = cfg.client.clientSecret === null ? oauth.None() : oauth.ClientSecretBasic(cfg.client.clientSecret);
+    const params = new URLSearchParams({ subject_token: subject.token, subject_token_type: subject.type, requested_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
+    if (cfg.audience) params.set('audience', cfg.audience);
+    if (cfg.resource) params.set('resource', cfg.resource);
+    if (cfg.scope) params.set('scope', cfg.scope);
+    let response: oauth.TokenEndpointResponse;
+    try {
+      response = await oauth.processGenericTokenEndpointResponse(as, client, await oauth.genericTokenEndpointRequest(as, client, auth, TOKEN_EXCHANGE_GRANT, params, requestOptions(this.fetch)));
+    } catch (err) {
+      if (err instanceof oauth.ResponseBodyError && err.status >= 400 && err.status < 500) throw refused(err.error);
+      throw oauthErrors.tokenExchangeFailed(err instanceof Error ? err.message : 'unknown error');
+    }
+    const now = this.clock.now().getTime();
+    const lifetimeMs = typeof response.expires_in === 'number' && response.expires_in > 0 ? response.expires_in * 1000 - EXPIRY_SKEW_MS : UNDATED_REUSE_MS;
+    return { accessToken: response.access_token, reuseUntil: now + Math.min(lifetimeMs, MAX_REUSE_MS) };
+  }
+
+  private async serverOf(cfg: TokenExchangeConfig): Promise<oauth.AuthorizationServer> {
+    if (cfg.server.kind === 'issuer') {
+      const as = await this.servers.resolve({ kind: 'issuer', issuer: cfg.server.issuer });
+      if (!as.token_endpoint) throw oauthErrors.serverUnreachable('the issuer publishes no token endpoint');
+      return as;
+    }
+    const tokenUrl = assertSecureUrl(cfg.server.tokenUrl, 'tokenUrl');
+    return { issuer: tokenUrl.origin, token_endpoint: tokenUrl.href };
+  }
+}
