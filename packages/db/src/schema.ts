@@ -1,6 +1,5 @@
 import type { AuditStatus, ConfirmationStatus, PolicyAction, RiskLevel, ToolPinningMode, ToolPinStatus } from '@agentgw/core';
 import type { ToolSurface } from '@agentgw/core';
-import type { ToolSurface } from '@agentgw/core';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -50,8 +49,6 @@ export interface AgentsTable {
   /** Sealed with the upstream-secrets key (never returned by the API). */
   upstream_secret_enc: string | null;
   require_confirmation: Generated<boolean>;
-  /** What the unified MCP endpoint lists for it: every tool, or only the search meta-tools (0008). */
-  tool_surface: ColumnType<ToolSurface, ToolSurface | undefined, ToolSurface>;
   /** What the unified MCP endpoint lists for it: every tool, or only the search meta-tools (0008). */
   tool_surface: ColumnType<ToolSurface, ToolSurface | undefined, ToolSurface>;
   required_credentials: Json<{ serviceType: string; description?: string }[]>;

@@ -64,7 +64,7 @@ describe('requests the upstream sends while answering', () => {
         { protocolVersion: '2025-11-25', sessionId: 's-1' },
       ],
     ]);
-    const echoed = JSON.parse((response as { result: { content: { text: string }[] } }).result.content[0]!.text) as unknown;
+    const echoed = JSON.parse((response as unknown as { result: { content: { text: string }[] } }).result.content[0]!.text) as unknown;
     expect(echoed).toEqual({ jsonrpc: '2.0', id: 'srv-1', result: { role: 'assistant', content: { type: 'text', text: 'hi' } } });
     const post = upstream.seen.find((r) => r.body?.id === 'srv-1')!;
     expect(post.headers).toMatchObject({ 'mcp-session-id': 's-1', 'mcp-protocol-version': '2025-11-25' });
@@ -76,7 +76,7 @@ describe('requests the upstream sends while answering', () => {
     const call = client.request({ endpoint: upstream.url }, 'tools/call', { name: 'sample' });
     while (!answered()) await new Promise((r) => setTimeout(r, 10));
     const { response } = await call;
-    const echoed = JSON.parse((response as { result: { content: { text: string }[] } }).result.content[0]!.text) as { error: { code: number } };
+    const echoed = JSON.parse((response as unknown as { result: { content: { text: string }[] } }).result.content[0]!.text) as { error: { code: number } };
     expect(echoed).toMatchObject({ id: 'srv-1', error: { code: -32601, message: 'Method not found: sampling/createMessage' } });
   });
 

@@ -4,12 +4,12 @@ import * as audit from './0002_audit.js';
 import * as externalIdentities from './0003_external_identities.js';
 import * as confirmationCallHash from './0004_confirmation_call_hash.js';
 import * as toolNames from './0005_tool_names.js';
-import * as oauthFlows from './0007_oauth_flows.js';
-import * as oauthServer from './0009_oauth_server.js';
 import * as toolPins from './0006_tool_pins.js';
 import * as agentToolSurface from './0008_agent_tool_surface.js';
 import * as toolProviderUserAuth from './0010_tool_provider_user_auth.js';
 import * as oauthClientAgents from './0011_oauth_client_agents.js';
+import * as oauthFlows from './0007_oauth_flows.js';
+import * as oauthServer from './0009_oauth_server.js';
 
 /**
  * Listed in code rather than read from a folder, so a bundled build carries its migrations.
@@ -21,10 +21,10 @@ const migrations: Record<string, Migration> = {
   '0003_external_identities': externalIdentities,
   '0004_confirmation_call_hash': confirmationCallHash,
   '0005_tool_names': toolNames,
+  '0006_tool_pins': toolPins,
   '0007_oauth_flows': oauthFlows,
   '0008_agent_tool_surface': agentToolSurface,
   '0009_oauth_server': oauthServer,
-  '0006_tool_pins': toolPins,
   '0010_tool_provider_user_auth': toolProviderUserAuth,
   '0011_oauth_client_agents': oauthClientAgents,
 };
