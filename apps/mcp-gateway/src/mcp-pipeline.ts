@@ -209,10 +209,11 @@ export class McpPipeline {
     return {
       visible: () => this.mergedTools(ctx),
       resolve: async (name) => {
-        const provider = this.deps.catalog.providers.route(name, await this.routingSet(ctx));
-        return provider && { providerId: provider.id, upstreamName: name };
+        const offeredOf = async (provider: ProviderRecord) => offeredTools(provider, await this.toolItems(provider, ctx.clientCapabilities));
+        const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), await this.routingSet(ctx), name, offeredOf);
+        return resolved && { providerId: resolved.provider.id, upstreamName: resolved.upstreamName };
       },
-      call: (params) => this.callTool(params, ctx, agent, { kind: 'routed', providerFilter }),
+      call: (params) => this.callExposed(params, ctx, agent, providerFilter),
       alwaysConfirm: agent.alwaysConfirm,
     };
   }
