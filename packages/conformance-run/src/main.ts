@@ -195,6 +195,7 @@ if (flag('--update-baseline')) {
   out('\n[conformance] second run for the baseline (only cells passing twice are recorded)');
   const second = await runOnce();
   const next = await writeBaseline(baseline, first.cells, second.cells);
+  for (const [cell, passed] of second.cells) if (first.cells.get(cell) !== passed) out(`[conformance] flaky: ${cell}: ${(passed ? first : second).notes.get(cell) ?? ''}`);
   out(`[conformance] baseline written: ${next.passing.length} passing cells, ${next.flaky.length} flaky`);
 } else {
   const failedBaselineCells = baseline.passing.filter((cell) => first.cells.get(cell) === false && !baseline.flaky.includes(cell));
