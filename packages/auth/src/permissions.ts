@@ -21,26 +21,16 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
+/** Every permission except the named ones: a tenant admin is an admin without the platform-wide powers. */
+const allBut = (...excluded: Permission[]): readonly Permission[] => PERMISSIONS.filter((p) => !excluded.includes(p));
+
 /**
  * Role → permissions. `:all` permissions still stop at the caller's tenant unless the caller is
  * `admin`; tenancy is applied by the tenant-scope helpers, not here.
  */
 export const ROLE_PERMISSIONS: Record<RoleName, readonly Permission[]> = {
   admin: PERMISSIONS,
-  tenant_admin: [
-    'agent:create',
-    'agent:read',
-    'agent:update:own',
-    'agent:update:all',
-    'agent:delete:own',
-    'agent:delete:all',
-    'provider:read',
-    'provider:create',
-    'provider:update',
-    'provider:delete',
-    'apikey:manage',
-    'audit:read:tenant',
-  ],
+  tenant_admin: allBut('user:manage', 'audit:read:all', 'audit:stats'),
   agent_creator: ['agent:create', 'agent:read', 'agent:update:own', 'agent:delete:own', 'provider:read'],
 };
 
