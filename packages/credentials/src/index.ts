@@ -13,3 +13,6 @@ export { REFRESH_BEFORE_EXPIRY_MS } from './oauth/oauth-credentials.js';
 export { OAUTH_FLOW_TTL_MS } from './oauth/oauth-flows.js';
 export { TOKEN_EXCHANGE_GRANT, TokenExchange } from './oauth/token-exchange.js';
 export type { SubjectToken, SubjectTokenType, TokenExchangeConfig } from './oauth/token-exchange.js';
+export { discoverMcpUpstream, registerGatewayClient, resourceMetadataUrlOf, upstreamProviderConfig } from './oauth/mcp-upstream-discovery.js';
+export type { DiscoveredUpstream, UpstreamClient, UpstreamProviderConfig } from './oauth/mcp-upstream-discovery.js';
+export { AuthorizationServers } from './oauth/authorization-server.js';

@@ -22,6 +22,8 @@ export interface OidcServerOptions {
    * own login and consent pages (any login name is accepted), for browser tests.
    */
   interactions?: 'auto' | 'pages';
+  /** Open dynamic client registration (RFC 7591) at `/reg`, for clients that register themselves (default off). */
+  registration?: boolean;
 }
 
 /** A real OpenID provider (oidc-provider) on loopback: discovery, PKCE, refresh rotation, revocation, iss in responses. */
@@ -77,6 +79,7 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
     features: {
       devInteractions: { enabled: mode === 'pages' },
       revocation: { enabled: true },
+      registration: { enabled: options.registration ?? false },
       introspection: { enabled: true },
       resourceIndicators: {
         enabled: resource !== undefined,

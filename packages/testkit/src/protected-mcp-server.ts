@@ -15,6 +15,8 @@ export interface ProtectedMcpServerOptions {
    * tools/list (the gateway lists a provider's tools once for everyone); tools/call always needs one.
    */
   publicMethods?: readonly string[];
+  /** The port to listen on (default: any free one), so `resource` can be this server's own URL. */
+  port?: number;
 }
 
 export interface ProtectedMcpServer {
@@ -94,7 +96,7 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     identities,
