@@ -5,6 +5,7 @@ import { apiKeysRoutes } from './api-keys.routes.js';
 import { authRoutes } from './auth.routes.js';
 import { credentialProvidersRoutes } from './credential-providers.routes.js';
 import { devicesRoutes } from './devices.routes.js';
+import { clientAgentsRoutes } from './oauth-server/client-agents.routes.js';
 import { oauthServerRoutes } from './oauth-server/oauth-server.routes.js';
 import { providerAccessRoutes } from './provider-access.routes.js';
 import { toolPinsRoutes } from './tool-pins.routes.js';
@@ -21,6 +22,7 @@ function adminApiRoutes(deps: ServiceDeps): OpenAPIHono {
   app.route('/api/v1/admin/tool-providers', toolProvidersRoutes(deps));
   app.route('/api/v1/admin/tool-pins', toolPinsRoutes(deps));
   app.route('/api/v1/admin/provider-access', providerAccessRoutes(deps));
+  app.route('/api/v1/admin/oauth-client-agents', clientAgentsRoutes(deps));
   app.route('/api/v1/credential-providers', credentialProvidersRoutes(deps));
   app.route('/api/v1/notifications/devices', devicesRoutes(deps));
   app.route('/', oauthServerRoutes(deps));

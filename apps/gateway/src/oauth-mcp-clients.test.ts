@@ -481,3 +481,67 @@ describe('any admin-api replica answers any step of the flow', () => {
     expect((await listWith(((await refreshed.json()) as { access_token: string }).access_token)).status).toBe(200);
   });
 });
+
+describe("an admin binds a user's MCP clients to an agent", () => {
+  const admin = (method: string, path: string, body?: unknown) =>
+    fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+
+  it("applies the agent's rules with the user as end user while bound, the user's own once unbound; audit rows name agent, user and client", async () => {
+    const agentRes = await admin('POST', '/api/v1/admin/agents', { name: `desk-agent-${Date.now()}`, upstreamUrl: 'http://127.0.0.1:9/agent' });
+    expect(agentRes.status).toBe(201);
+    const agentId = ((await agentRes.json()) as { agent: { id: string } }).agent.id;
+    const providers = (await (await admin('GET', '/api/v1/admin/tool-providers')).json()) as { providers: { id: string; name: string }[] };
+    const providerId = providers.providers.find((p) => p.name === 'tools')!.id;
+    expect((await admin('POST', '/api/v1/admin/provider-access', { subjectType: 'agent', subjectId: agentId, providerId, action: 'allow', toolPattern: 'secret' })).status).toBe(201);
+
+    const provider = new TestOAuthClient();
+    expect(await connect(provider).catch((err: unknown) => err)).toBeInstanceOf(UnauthorizedError);
+    const code = (await browserApproves(provider.authorizationUrl!, user)).get('code')!;
+    await new StreamableHTTPClientTransport(new URL(`${base}/api/v1/mcp/mcp`), { authProvider: provider }).finishAuth(code);
+    const names = async () => {
+      const client = await connect(provider);
+      try {
+        return (await client.listTools()).tools.map((t) => t.name).sort();
+      } finally {
+        await client.close();
+      }
+    };
+    expect(await names()).toEqual(['echo']);
+
+    // Refused: an unknown agent, a body with stray fields; then all of the user's clients bound to the agent.
+    expect((await admin('PUT', '/api/v1/admin/oauth-client-agents', { userId: user.id, clientId: '*', agentId: 'no-such-agent' })).status).toBe(404);
+    expect((await admin('PUT', '/api/v1/admin/oauth-client-agents', { userId: user.id, clientId: '*', agentId, extra: 1 })).status).toBe(400);
+    const userToken = await tokenFor(deps, user);
+    const asUser = await fetch(`${base}/api/v1/admin/oauth-client-agents`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: user.id, clientId: '*', agentId }),
+    });
+    expect(asUser.status).toBe(403);
+    expect((await admin('PUT', '/api/v1/admin/oauth-client-agents', { userId: user.id, clientId: '*', agentId })).status).toBe(200);
+    expect(await (await admin('GET', `/api/v1/admin/oauth-client-agents?userId=${user.id}`)).json()).toMatchObject({ bindings: [{ userId: user.id, clientId: '*', agentId }] });
+
+    // Now the agent's rules apply (its allow on secret) with the user as end user (their rules still take part, as for any agent session).
+    expect(await names()).toEqual(['echo', 'secret']);
+    const client = await connect(provider);
+    expect(await client.callTool({ name: 'secret', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'not for this user' }] });
+    await client.close();
+    const row = await vi.waitFor(
+      async () => {
+        const res = await admin('GET', `/api/v1/audit/logs?agent_id=${agentId}`);
+        const entry = ((await res.json()) as { data: Record<string, unknown>[] }).data.find((e) => e.toolName === 'secret');
+        if (!entry) throw new Error('no audit row yet');
+        return entry;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    expect(row).toMatchObject({ agentId, userId: user.id, endUserId: user.id, oauthClientId: provider.client!.client_id });
+
+    expect((await admin('DELETE', `/api/v1/admin/oauth-client-agents?userId=${user.id}&clientId=*`)).status).toBe(200);
+    expect(await names()).toEqual(['echo']);
+  });
+});

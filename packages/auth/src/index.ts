@@ -24,4 +24,4 @@ export type { ConfirmationClaims, TokenIssuing } from './token-issuing.js';
 export { flexibleAuth, jwtAuth, requestUserToken, requireApiKeyScope, requirePermission, requireRole } from './middleware.js';
 export { assertSameOrigin, clearConsoleSession, CONSOLE_COOKIE, consoleSessionToken, isHttpsRequest, setConsoleSession } from './console-session.js';
 export type { FlexibleAuthOptions } from './middleware.js';
-export { isOAuthAccessToken, OAUTH_ACCESS_TOKEN_TYP, OAUTH_SIGNING_ALG, oauthIssuerOf, storedOAuthPublicKeys } from './oauth-access-tokens.js';
+export { ALL_CLIENTS, isOAuthAccessToken, OAUTH_ACCESS_TOKEN_TYP, OAUTH_SIGNING_ALG, oauthIssuerOf, storedOAuthPublicKeys } from './oauth-access-tokens.js';

@@ -25,6 +25,12 @@ const MAX_REVOKED_GRANTS = 100_000;
  */
 const LIVE_GRANT_MEMORY_MS = 5 * 60_000;
 const MAX_LIVE_GRANTS = 100_000;
+/** A user's client-to-agent binding is re-read after this long, or at once when an admin changes one (bus). */
+const BINDING_MEMORY_MS = 60_000;
+const MAX_BINDINGS = 100_000;
+
+/** The binding that applies to a user's client: the client's own, else the user's `*` (all clients) one. */
+export const ALL_CLIENTS = '*';
 
 /** The authorization server's issuer: GATEWAY_PUBLIC_URL without a trailing slash; undefined (OAuth off) without one. */
 export function oauthIssuerOf(config: { GATEWAY_PUBLIC_URL?: string | undefined }): string | undefined {
@@ -68,9 +74,11 @@ export class OAuthAccessTokens {
   private keySet: { jwks: ReturnType<typeof createLocalJWKSet>; loadedAt: number } | null = null;
   private readonly revokedGrants = new Map<string, number>();
   private readonly liveGrants: MemoryCache<boolean>;
+  private readonly boundAgents: MemoryCache<string | null>;
 
   constructor(private readonly deps: OAuthAccessTokensDeps) {
     this.liveGrants = new MemoryCache<boolean>({ max: MAX_LIVE_GRANTS, ttlMs: LIVE_GRANT_MEMORY_MS, clock: deps.clock });
+    this.boundAgents = new MemoryCache<string | null>({ max: MAX_BINDINGS, ttlMs: BINDING_MEMORY_MS, clock: deps.clock });
   }
 
   /** The principal an access token speaks for when it was issued for `audience`; 401 INVALID_TOKEN otherwise. */
@@ -94,7 +102,7 @@ export class OAuthAccessTokens {
       roles: user.roles,
       tenantId: user.tenantId,
       permissions: permissionsOf(user.roles),
-      agentId: null,
+      agentId: await this.boundAgent(user.id, clientId),
       apiKey: null,
       oauth: { clientId, audience, scopes, grantId },
     };
@@ -113,9 +121,22 @@ export class OAuthAccessTokens {
     this.liveGrants.delete(grantId);
   }
 
-  /** Listens for revocations from every replica; answers the unsubscribe. */
-  listen(bus: EventBus): Promise<() => Promise<void>> {
-    return bus.subscribe('oauth.grant_revoked', ({ grantId }) => this.revokeGrant(grantId));
+  /** Listens for revocations and binding changes from every replica; answers the unsubscribe. */
+  async listen(bus: EventBus): Promise<() => Promise<void>> {
+    const revoked = await bus.subscribe('oauth.grant_revoked', ({ grantId }) => this.revokeGrant(grantId));
+    const bindings = await bus.subscribe('oauth.client_agents_changed', () => this.boundAgents.clear());
+    return async () => {
+      await revoked();
+      await bindings();
+    };
+  }
+
+  /** The agent `clientId` of `userId` is bound to (its own binding first, then the user's all-clients one), or null. */
+  private boundAgent(userId: string, clientId: string): Promise<string | null> {
+    return this.boundAgents.getOrLoad(`${userId}\n${clientId}`, async () => {
+      const rows = await this.deps.db.selectFrom('oauth_client_agents').select(['client_id', 'agent_id']).where('user_id', '=', userId).where('client_id', 'in', [clientId, ALL_CLIENTS]).execute();
+      return (rows.find((r) => r.client_id === clientId) ?? rows.find((r) => r.client_id === ALL_CLIENTS))?.agent_id ?? null;
+    });
   }
 
   /** Whether the grant's row still exists (revoking deletes it): read once per grant and process, then cached. */

@@ -63,12 +63,13 @@ export interface OAuthGrantClaims {
   grantId: string;
 }
 
-/** An MCP client's OAuth access token: a user who signed in through that client, no agent, no key. */
+/** An MCP client's OAuth access token: a user who signed in through that client, no key; an agent when an admin bound the client to one. */
 export interface OAuthPrincipal extends Standing<'oauth'> {
   userId: string;
   /** The same user: they act for themselves through the client. */
   endUserId: string;
-  agentId: null;
+  /** The agent an admin bound this client (or all of the user's clients) to: its rules apply, the user as end user; null: the user's own rules. */
+  agentId: string | null;
   apiKey: null;
   oauth: OAuthGrantClaims;
 }

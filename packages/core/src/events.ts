@@ -36,6 +36,10 @@ export interface GatewayEvents {
   'tool_pins.changed': ToolPinEvent;
   /** An OAuth grant (a user's connection of an MCP client) was revoked: its access tokens stop working at once on every replica. */
   'oauth.grant_revoked': { grantId: string };
+  /** An admin bound or unbound a user's MCP client(s) to an agent: every replica forgets its cached bindings. */
+  'oauth.client_agents_changed': { userId: string };
+  /** A legacy MCP session ended (DELETE) or was evicted past its caller's cap: its open server stream ends on whichever replica holds it. */
+  'mcp_session.ended': { sid: string };
 }
 
 /** One tool pin's change, for every replica and the admins' event stream; `toolName` null for a provider-wide change (its mode). */
