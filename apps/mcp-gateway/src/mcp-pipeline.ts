@@ -39,7 +39,8 @@ import { exposedTool } from './tool-search/visible-set-key.js';
 import { listedTools, offeredTools } from './tool-names/offered-tools.js';
 import { nameScope, type ToolNaming } from './tool-names/tool-naming.js';
 import { upstreamTarget } from './upstream-targets.js';
-import type { ClientChannel, ServerRequestRelay } from './relay/server-request-relay.js';
+import { bridgeInputRequired } from './relay/mrtr-bridge.js';
+import type { ClientChannel, RelayOrigin, ServerRequestRelay } from './relay/server-request-relay.js';
 
 /** Which endpoint a message arrived on; the unified one with its `?providers=` filter and its `?tools=` surface as given (checked by tool-search/tool-surface.ts). */
 export type McpEndpoint = { kind: 'unified'; providerFilter: readonly string[] | null; toolsParam: string | null } | { kind: 'proxy'; providerId: string };
@@ -436,15 +437,27 @@ export class McpPipeline {
       const { response, session: used, status } = await this.deps.client.request(target, method, upstreamParams(params), options);
       if (ctx.session && session && used.sessionId !== session.sessionId) await this.rememberUpstream(ctx, provider.id, used);
       if ('error' in response) throw new UpstreamAnswer(response, status);
-      switch (response.result.resultType) {
+      // MRTR for a legacy client (it has a stream): the gateway asks it and retries upstream (relay/mrtr-bridge.ts).
+      const result =
+        response.result.resultType === 'input_required' && ctx.channel
+          ? await this.bridged(
+              response.result,
+              { provider, target, principal: ctx.principal, channel: ctx.channel, capabilities: ctx.clientCapabilities, call },
+              method,
+              params,
+              { ...options, session: used },
+              ctx.signal,
+            )
+          : response.result;
+      switch (result.resultType) {
         // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
         case 'input_required':
-          return honourClientCapabilities(response.result, ctx.clientCapabilities);
+          return honourClientCapabilities(result, ctx.clientCapabilities);
         // A task is known to the client by the gateway's id (extensions/task-ids.ts).
         case 'task':
-          return this.extensions.sealTask(provider, response.result, ctx.principal);
+          return this.extensions.sealTask(provider, result, ctx.principal);
         default:
-          return response.result;
+          return result;
       }
     } catch (err) {
       if (!isMcpUpstreamError(err)) throw err;
@@ -454,6 +467,15 @@ export class McpPipeline {
       if (refused) throw egressRefused(refused, provider.id);
       throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider could not be reached', 502, { providerId: provider.id, reason: err.message });
     }
+  }
+
+  /** An input_required result bridged for a legacy client: each retry is the same request with the client's answers, on the same upstream session. */
+  private bridged(first: Result, origin: RelayOrigin & { channel: ClientChannel }, method: string, params: Result, options: UpstreamCallOptions, signal: AbortSignal): Promise<Result> {
+    return bridgeInputRequired(this.deps.relay, { origin, signal }, first, async (answers) => {
+      const { response, status } = await this.deps.client.request(origin.target, method, upstreamParams({ ...params, ...answers }), options);
+      if ('error' in response) throw new UpstreamAnswer(response, status);
+      return response.result;
+    });
   }
 
   private async rememberUpstream(ctx: McpRequestContext, providerId: string, session: UpstreamSession): Promise<void> {

@@ -7,6 +7,7 @@ import { MemoryRelayStore, RedisRelayStore, type RelayedRequest, type RelayStore
 const redisUrl = process.env.TEST_REDIS_URL;
 const entry = (owner: string, upstreamId: string | number = 1): RelayedRequest => ({
   owner,
+  destination: 'upstream',
   providerId: 'p1',
   upstream: { protocolVersion: '2025-11-25', sessionId: 'up-1' },
   upstreamId,
@@ -40,6 +41,21 @@ function contract(name: string, make: (clock: ManualClock) => RelayStore) {
       expect(await store.take(owner, 'a')).toBeNull();
       expect(await store.put('d', entry(owner), 1_000, 2)).toBe(true);
       expect(await store.take(owner, 'd')).toEqual(entry(owner));
+    });
+
+    it('keeps a bridged answer for the waiting call once, until it expires', async () => {
+      const clock = new ManualClock();
+      const store = make(clock);
+      const id = `agentgw-relay-${randomUUID()}`;
+      const answer = { jsonrpc: '2.0' as const, id, result: { action: 'accept', content: { name: 'Ada' } } };
+      expect(await store.answerOf(id)).toBeNull();
+      await store.settle(id, answer, 1_000);
+      expect(await store.answerOf(id)).toEqual(answer);
+      expect(await store.answerOf(id)).toBeNull();
+      await store.settle(id, answer, 1_000);
+      clock.advance(1_000);
+      // The Redis key expires on Redis's own clock; the in-process one on the store's.
+      if (store instanceof MemoryRelayStore) expect(await store.answerOf(id)).toBeNull();
     });
   });
 }

@@ -1,22 +1,25 @@
 import type { Clock } from '@agentgw/core';
-import type { JsonRpcId, UpstreamSession } from '@agentgw/mcp-client';
+import type { JsonRpcId, JsonRpcResponse, UpstreamSession } from '@agentgw/mcp-client';
 import type { Redis } from 'ioredis';
 import { RedisScript } from '../session-store.js';
 
+/** Where a client's answer to a relayed request goes. */
+export type RelayDestination =
+  /** An upstream's own request: the answer is POSTed to it (provider, upstream session, the upstream's own id). */
+  | { destination: 'upstream'; providerId: string; upstream: UpstreamSession; upstreamId: JsonRpcId }
+  /** A request the gateway asked itself (an input_required result bridged for a legacy client): the answer is kept for the waiting call (`settle`). */
+  | { destination: 'bridged' };
+
 /**
- * A request an upstream sent that was passed on to a client under a gateway-minted id: where the
- * client's answer goes (provider, upstream session, the upstream's own id) and who may give it.
+ * A request sent to a client under a gateway-minted id: who may answer it, and where the answer goes.
  */
-export interface RelayedRequest {
+export type RelayedRequest = {
   /** The client it was sent to (see `clientOwner`): only that client's POST may answer it. */
   owner: string;
-  providerId: string;
-  upstream: UpstreamSession;
-  upstreamId: JsonRpcId;
   method: string;
   /** The audit record of the relayed request itself (sampling, elicitation), or null (roots). */
   auditId: string | null;
-}
+} & RelayDestination;
 
 /**
  * Pending relayed requests, by gateway id. Redis in distributed mode, so the client's answer is
@@ -28,6 +31,10 @@ export interface RelayStore {
   put(id: string, entry: RelayedRequest, ttlMs: number, maxPerOwner: number): Promise<boolean>;
   /** Removes and returns the pending request `id` of `owner`; null when unknown, answered, expired or another owner's. */
   take(owner: string, id: string): Promise<RelayedRequest | null>;
+  /** Keeps the client's answer to the bridged request `id` for `ttlMs`, for the replica whose call waits on it. */
+  settle(id: string, response: JsonRpcResponse, ttlMs: number): Promise<void>;
+  /** Removes and returns the answer kept for `id`; null while there is none. */
+  answerOf(id: string): Promise<JsonRpcResponse | null>;
 }
 
 /** Pending relayed requests one process keeps in all (past it a relay is refused, as past the per-owner bound). */
@@ -36,6 +43,7 @@ export const MAX_RELAYED_IN_PROCESS = 10_000;
 /** The single-process store: per owner, id → entry and its deadline. */
 export class MemoryRelayStore implements RelayStore {
   private readonly owners = new Map<string, Map<string, { entry: RelayedRequest; expiresAt: number }>>();
+  private readonly answers = new Map<string, { response: JsonRpcResponse; expiresAt: number }>();
   private size = 0;
 
   constructor(private readonly clock: Clock) {}
@@ -57,6 +65,20 @@ export class MemoryRelayStore implements RelayStore {
     if (!pending || !held) return null;
     this.remove(pending, owner, id);
     return held.expiresAt > this.clock.now().getTime() ? held.entry : null;
+  }
+
+  async settle(id: string, response: JsonRpcResponse, ttlMs: number): Promise<void> {
+    const now = this.clock.now().getTime();
+    for (const [other, held] of this.answers) if (held.expiresAt <= now) this.answers.delete(other);
+    // Each answer settles one pending request, so the pending bound bounds these too.
+    if (this.answers.size < MAX_RELAYED_IN_PROCESS) this.answers.set(id, { response, expiresAt: now + ttlMs });
+  }
+
+  async answerOf(id: string): Promise<JsonRpcResponse | null> {
+    const held = this.answers.get(id);
+    if (!held) return null;
+    this.answers.delete(id);
+    return held.expiresAt > this.clock.now().getTime() ? held.response : null;
   }
 
   private remove(pending: Map<string, unknown>, owner: string, id: string): void {
@@ -85,8 +107,9 @@ return value`;
 const takeScript = new RedisScript(TAKE_SCRIPT);
 
 const RELAY_PREFIX = 'agentgw:mcp-relay:';
+const ANSWER_PREFIX = 'agentgw:mcp-relay-answer:';
 
-/** The shared store: one Redis hash per owner (`agentgw:mcp-relay:<owner>`), id → `<expiresAt>|<entry JSON>`. */
+/** The shared store: one Redis hash per owner (`agentgw:mcp-relay:<owner>`), id → `<expiresAt>|<entry JSON>`; a bridged answer under `agentgw:mcp-relay-answer:<id>`. */
 export class RedisRelayStore implements RelayStore {
   constructor(
     private readonly redis: Redis,
@@ -107,6 +130,20 @@ export class RedisRelayStore implements RelayStore {
     try {
       const entry = JSON.parse(value.slice(bar + 1)) as RelayedRequest;
       return entry.owner === owner ? entry : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async settle(id: string, response: JsonRpcResponse, ttlMs: number): Promise<void> {
+    await this.redis.set(ANSWER_PREFIX + id, JSON.stringify(response), 'PX', ttlMs);
+  }
+
+  async answerOf(id: string): Promise<JsonRpcResponse | null> {
+    const value = await this.redis.getdel(ANSWER_PREFIX + id);
+    if (value === null) return null;
+    try {
+      return JSON.parse(value) as JsonRpcResponse;
     } catch {
       return null;
     }

@@ -7,6 +7,8 @@ import { auditEntryOf } from '../tool-call/tool-call-record.js';
 import { upstreamTarget } from '../upstream-targets.js';
 import type { RelayedRequest, RelayStore } from './relay-store.js';
 
+type UpstreamRelayed = Extract<RelayedRequest, { destination: 'upstream' }>;
+
 /** The client end of one exchange a relayed request can be written to (the call's SSE answer). */
 export interface ClientChannel {
   /** Whose answers may come back (see `clientOwner`). */
@@ -44,6 +46,12 @@ export const RELAY_ID_PREFIX = 'agentgw-relay-';
 const REQUEST_TIMEOUT = -32001;
 /** The store keeps an entry this much past the timeout, so the replica that armed the timer still finds it to answer the upstream. */
 const EXPIRY_GRACE_MS = 30_000;
+
+/** How often a call waiting on a bridged request looks for the client's answer (it may reach any replica). */
+const ANSWER_POLL_MS = 100;
+
+/** What asking the client came to: its answer, a refusal (too many pending), no answer in time, or the client went away. */
+export type AskOutcome = { kind: 'answered'; response: JsonRpcResponse } | { kind: 'refused'; message: string } | { kind: 'timeout' } | { kind: 'gone' };
 
 /** The client capability each relayable server request needs. */
 const CAPABILITY_OF: Readonly<Record<string, string>> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
@@ -94,6 +102,37 @@ export class ServerRequestRelay {
     return outcomes.filter((delivered) => !delivered).length;
   }
 
+  /**
+   * A request the gateway asks the client itself (bridging an upstream's input_required result):
+   * sent on the client's stream under a minted id, audited like a relayed one, and the client's
+   * answer (POSTed to any replica, kept in the store by `deliver`) awaited here until the timeout.
+   */
+  async ask(origin: RelayOrigin & { channel: ClientChannel }, request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<AskOutcome> {
+    const id = RELAY_ID_PREFIX + newId();
+    const auditId = AUDITED.has(request.method) ? await this.auditOpened(origin, { jsonrpc: '2.0', id, ...request }) : null;
+    const entry: RelayedRequest = { owner: origin.channel.owner, destination: 'bridged', method: request.method, auditId };
+    if (!(await this.deps.store.put(id, entry, this.limits.timeoutMs + EXPIRY_GRACE_MS, this.limits.maxPendingPerClient))) {
+      const message = `The client has ${this.limits.maxPendingPerClient} server requests pending already`;
+      await this.auditFinished(auditId, { status: 'failed', error: message });
+      return { kind: 'refused', message };
+    }
+    origin.channel.send({ jsonrpc: '2.0', id, method: request.method, ...(request.params ? { params: request.params } : {}) });
+    const deadline = Date.now() + this.limits.timeoutMs;
+    while (Date.now() < deadline && !signal.aborted) {
+      const response = await this.deps.store.answerOf(id);
+      if (response !== null) {
+        const outcome = 'result' in response ? { status: 'completed' as const, result: response.result } : { status: 'failed' as const, error: response.error.message };
+        await this.auditFinished(auditId, outcome);
+        return { kind: 'answered', response };
+      }
+      await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
+    }
+    // Unanswered: the entry goes, so a late answer finds nothing.
+    await this.deps.store.take(origin.channel.owner, id);
+    await this.auditFinished(auditId, { status: 'failed', error: 'The client did not answer in time' });
+    return signal.aborted ? { kind: 'gone' } : { kind: 'timeout' };
+  }
+
   /** Stops the timeouts of this replica (shutdown); their upstreams time out on their own. */
   stop(): void {
     for (const timer of this.timers.values()) clearTimeout(timer);
@@ -110,7 +149,7 @@ export class ServerRequestRelay {
     }
     const id = RELAY_ID_PREFIX + newId();
     const auditId = AUDITED.has(request.method) ? await this.auditOpened(origin, request) : null;
-    const entry: RelayedRequest = { owner: origin.channel.owner, providerId: origin.provider.id, upstream: session, upstreamId: request.id, method: request.method, auditId };
+    const entry: UpstreamRelayed = { owner: origin.channel.owner, destination: 'upstream', providerId: origin.provider.id, upstream: session, upstreamId: request.id, method: request.method, auditId };
     if (!(await this.deps.store.put(id, entry, this.limits.timeoutMs + EXPIRY_GRACE_MS, this.limits.maxPendingPerClient))) {
       const message = `The client has ${this.limits.maxPendingPerClient} server requests pending already`;
       await Promise.all([answer(refusal(request.id, JSON_RPC.INTERNAL_ERROR, message)), this.auditFinished(auditId, { status: 'failed', error: message })]);
@@ -124,6 +163,10 @@ export class ServerRequestRelay {
     if (typeof response.id !== 'string' || !response.id.startsWith(RELAY_ID_PREFIX)) return false;
     const entry = await this.deps.store.take(owner, response.id);
     if (!entry) return false;
+    if (entry.destination === 'bridged') {
+      await this.deps.store.settle(response.id, response, EXPIRY_GRACE_MS);
+      return true;
+    }
     this.disarm(response.id);
     const upstream: JsonRpcResponse = 'result' in response ? { jsonrpc: '2.0', id: entry.upstreamId, result: response.result } : { jsonrpc: '2.0', id: entry.upstreamId, error: response.error };
     const outcome = 'result' in response ? { status: 'completed' as const, result: response.result } : { status: 'failed' as const, error: response.error.message };
@@ -132,7 +175,7 @@ export class ServerRequestRelay {
   }
 
   /** Sends the client's answer to the upstream that asked, from this replica (any may: the upstream session is a value). */
-  private async answerUpstream(entry: RelayedRequest, principal: Principal, requestId: string, response: JsonRpcResponse): Promise<void> {
+  private async answerUpstream(entry: UpstreamRelayed, principal: Principal, requestId: string, response: JsonRpcResponse): Promise<void> {
     try {
       const provider = await this.deps.catalog.providers.get(entry.providerId);
       if (!provider) return;
@@ -144,7 +187,7 @@ export class ServerRequestRelay {
   }
 
   /** Answers the upstream with a timeout error when the client has not answered in time (unless another replica delivered it). */
-  private arm(id: string, entry: RelayedRequest, target: UpstreamTarget): void {
+  private arm(id: string, entry: UpstreamRelayed, target: UpstreamTarget): void {
     const timer = setTimeout(() => {
       this.timers.delete(id);
       void this.expire(id, entry, target).catch((err: unknown) => this.failed(entry.providerId, entry.method, err));
@@ -158,7 +201,7 @@ export class ServerRequestRelay {
     this.timers.delete(id);
   }
 
-  private async expire(id: string, entry: RelayedRequest, target: UpstreamTarget): Promise<void> {
+  private async expire(id: string, entry: UpstreamRelayed, target: UpstreamTarget): Promise<void> {
     if (!(await this.deps.store.take(entry.owner, id))) return;
     const message = 'The client did not answer in time';
     await Promise.all([this.deps.client.respond(target, entry.upstream, refusal(entry.upstreamId, REQUEST_TIMEOUT, message)), this.auditFinished(entry.auditId, { status: 'failed', error: message })]);
