@@ -2,11 +2,12 @@ import { createUser, tokenFor } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialExpiry } from './credential-expiry.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+import { SESSION_LIMITS } from './session-store.js';
 
 // An open MCP server stream (GET) used to outlive everything that authorised it: a demoted or
 // deleted user, a disabled agent, an expired login token kept it open until the client left.
 
-type Stream = { ended: (withinMs: number) => Promise<boolean>; close: () => void };
+type Stream = { sid: string; ended: (withinMs: number) => Promise<boolean>; close: () => void };
 
 async function openStream(gw: GatewayUnderTest, headers: Record<string, string>): Promise<Stream> {
   const init = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
@@ -15,9 +16,10 @@ async function openStream(gw: GatewayUnderTest, headers: Record<string, string>)
     body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
   });
   expect(init.status).toBe(200);
+  const sid = init.headers.get('mcp-session-id')!;
   const controller = new AbortController();
   const res = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
-    headers: { ...headers, accept: 'text/event-stream', 'mcp-session-id': init.headers.get('mcp-session-id')! },
+    headers: { ...headers, accept: 'text/event-stream', 'mcp-session-id': sid },
     signal: controller.signal,
   });
   expect(res.status).toBe(200);
@@ -32,6 +34,7 @@ async function openStream(gw: GatewayUnderTest, headers: Record<string, string>)
     }
   })();
   return {
+    sid,
     ended: (withinMs) => Promise.race([done, new Promise<boolean>((r) => setTimeout(() => r(false), withinMs))]),
     close: () => controller.abort(),
   };
@@ -59,6 +62,47 @@ describe('MCP server streams end with the credentials that opened them', () => {
     await gw.deps.bus.publish('agent.changed', { agentId: created.agent.id, change: 'updated' });
     expect(await stream.ended(300)).toBe(false);
     await gw.catalog.agents.setActive(gw.admin, created.agent.id, false);
+    expect(await stream.ended(3_000)).toBe(true);
+  });
+});
+
+// Evicting a session (past its caller's cap) or ending it (DELETE) made its requests 404 while
+// its server stream went on carrying the session's notifications.
+describe('MCP server streams end with their session', () => {
+  let gw: GatewayUnderTest;
+  beforeAll(async () => {
+    gw = await startGatewayUnderTest();
+  });
+  afterAll(() => gw?.close());
+
+  const initialize = async (auth: Record<string, string>) => {
+    const init = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    });
+    expect(init.status).toBe(200);
+  };
+
+  it('ends when its session is ended with DELETE, not when another session is', async () => {
+    const user = await createUser(gw.deps, { email: `deleter-${Date.now()}@example.com`, roles: ['agent_creator'] });
+    const auth = { authorization: `Bearer ${await tokenFor(gw.deps, user)}` };
+    const stream = await openStream(gw, auth);
+    const other = await openStream(gw, auth);
+    const del = await fetch(`${gw.url}/api/v1/mcp/mcp`, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': other.sid, 'mcp-protocol-version': '2025-11-25' } });
+    expect(del.status).toBe(204);
+    expect(await other.ended(3_000)).toBe(true);
+    expect(await stream.ended(300)).toBe(false);
+    stream.close();
+  });
+
+  it("ends when its session is evicted by the caller's initialize past the per-caller cap", async () => {
+    const user = await createUser(gw.deps, { email: `evicted-${Date.now()}@example.com`, roles: ['agent_creator'] });
+    const auth = { authorization: `Bearer ${await tokenFor(gw.deps, user)}` };
+    const stream = await openStream(gw, auth);
+    for (let i = 1; i < SESSION_LIMITS.maxPerOwner; i++) await initialize(auth);
+    expect(await stream.ended(300)).toBe(false);
+    await initialize(auth);
     expect(await stream.ended(3_000)).toBe(true);
   });
 });

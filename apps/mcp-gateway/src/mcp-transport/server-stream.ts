@@ -71,9 +71,10 @@ export async function serverStream(deps: StreamDeps, counts: ServerStreamCounts,
 }
 
 /**
- * The stream outlives no credential: it ends when the caller's user or end user changes (roles,
- * tenant, deletion), its agent is disabled, deleted or re-keyed, its API key changes, or the
- * JWT it was opened with expires. The client reconnects and authenticates again.
+ * The stream outlives no credential and no session: it ends when the caller's user or end user
+ * changes (roles, tenant, deletion), its agent is disabled, deleted or re-keyed, its API key
+ * changes, the JWT it was opened with expires, or its session is ended or evicted (on any
+ * replica). The client reconnects and authenticates again.
  */
 function openServerStream(deps: StreamDeps, c: Context, principal: Principal, claims: SessionClaims, released: () => void): SseStream {
   const connection = clientGoneSignal(c);
@@ -104,6 +105,7 @@ function openServerStream(deps: StreamDeps, c: Context, principal: Principal, cl
     deps.bus.subscribe('user.changed', ({ userId }) => void ((userId === claims.userId || userId === claims.endUserId) && end())),
     deps.bus.subscribe('agent.changed', ({ agentId, change }) => void (agentId === claims.agentId && REVOKING_AGENT_CHANGES.has(change) && end())),
     deps.bus.subscribe('apikey.changed', ({ keyId }) => void (keyId === principal.apiKey?.id && end())),
+    deps.bus.subscribe('mcp_session.ended', ({ sid }) => void (sid === claims.sid && end())),
   );
   deps.streams.add(end);
   stream.write(sseComment('stream open'));

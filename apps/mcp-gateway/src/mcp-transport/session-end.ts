@@ -1,5 +1,6 @@
 import type { UpstreamSession } from '@agentgw/mcp-client';
 import type { Context } from 'hono';
+import type { EvictedSession } from '../session-store.js';
 import { upstreamTarget } from '../upstream-targets.js';
 import { endpointOf } from './endpoint.js';
 import { replyResponse, SESSION_HEADER } from './replies.js';
@@ -8,12 +9,23 @@ import type { McpTransportDeps } from './transport-deps.js';
 
 type CloseDeps = Pick<McpTransportDeps, 'catalog' | 'client'>;
 
-/** DELETE: ends the session and closes the upstream sessions it opened. */
-export async function endSession(deps: CloseDeps & SessionLookup & Pick<McpTransportDeps, 'sessions'>, c: Context): Promise<Response> {
+/** DELETE: ends the session, its server stream (on whichever replica holds it) and the upstream sessions it opened. */
+export async function endSession(deps: CloseDeps & SessionLookup & Pick<McpTransportDeps, 'sessions' | 'bus'>, c: Context): Promise<Response> {
   const resolved = await resolveSession(deps, c.get('principal'), endpointOf(c), c.req.header(SESSION_HEADER) ?? null);
   if (!resolved.ok) return replyResponse(resolved.reply);
-  await closeUpstreams(deps, (await deps.sessions.end(resolved.session.claims.sid)) ?? {});
+  const { sid } = resolved.session.claims;
+  const upstreams = await deps.sessions.end(sid);
+  await deps.bus.publish('mcp_session.ended', { sid });
+  await closeUpstreams(deps, upstreams ?? {});
   return new Response(null, { status: 204 });
+}
+
+/** A session dropped by the store (evicted past its caller's cap): its server stream ends, its upstream sessions close (behind the caller's answer; never throws). */
+export function dropEvicted(deps: CloseDeps & Pick<McpTransportDeps, 'bus'>, evicted: readonly EvictedSession[]): void {
+  for (const old of evicted) {
+    void deps.bus.publish('mcp_session.ended', { sid: old.sid }).catch(() => undefined);
+    void closeUpstreams(deps, old.upstreams);
+  }
 }
 
 /** Ends a gateway session's upstream sessions (DELETE to each provider; never throws). */
