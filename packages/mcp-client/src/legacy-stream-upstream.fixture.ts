@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
+import { McpUpstreamClient } from './upstream-client.js';
 
 /** One message a fixture upstream received: the HTTP method, its headers and (for a POST) the parsed body. */
 export interface SeenRequest {
@@ -51,3 +53,26 @@ export const sseHead = (res: ServerResponse): void => void res.writeHead(200, { 
 
 /** One SSE event carrying a JSON-RPC message, with an optional id. */
 export const sseMessage = (message: unknown, id?: string): string => `${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(message)}\n\n`;
+
+/**
+ * Clients and fixture upstreams a test file opens, each closed after every test (so a failing test
+ * leaves no socket behind): call once at the top of the file, then open them through what it returns.
+ */
+export function closedAfterEachTest(): { newClient(): McpUpstreamClient; start(handler: StreamHandler): ReturnType<typeof startLegacyStreamUpstream> } {
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    await Promise.all(closers.splice(0).map((close) => close()));
+  });
+  return {
+    newClient() {
+      const client = new McpUpstreamClient();
+      closers.push(() => client.destroy());
+      return client;
+    },
+    async start(handler) {
+      const upstream = await startLegacyStreamUpstream(handler);
+      closers.push(upstream.close);
+      return upstream;
+    },
+  };
+}

@@ -1,19 +1,11 @@
 import type { ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { relayableCapabilities } from './client-capabilities.js';
-import { sseHead, sseMessage, startLegacyStreamUpstream } from './legacy-stream-upstream.fixture.js';
+import { closedAfterEachTest, sseHead, sseMessage } from './legacy-stream-upstream.fixture.js';
 import type { JsonRpcRequest } from './protocol.js';
-import { McpUpstreamClient, type UpstreamSession } from './upstream-client.js';
+import type { UpstreamSession } from './upstream-client.js';
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(closers.splice(0).map((close) => close()));
-});
-const newClient = () => {
-  const client = new McpUpstreamClient();
-  closers.push(() => client.destroy());
-  return client;
-};
+const { newClient, start } = closedAfterEachTest();
 
 /**
  * An upstream whose tools/call asks the client for a sampling on the call's own stream and
@@ -21,7 +13,7 @@ const newClient = () => {
  */
 async function samplingUpstream() {
   let held: { res: ServerResponse; callId: unknown } | null = null;
-  const upstream = await startLegacyStreamUpstream((req, res, body) => {
+  const upstream = await start((req, res, body) => {
     if (req.method === 'GET') return void res.writeHead(405).end();
     if (body?.method === 'tools/call') {
       sseHead(res);
@@ -29,7 +21,6 @@ async function samplingUpstream() {
       held = { res, callId: body.id };
     }
   });
-  closers.push(upstream.close);
   // A response POST (202 from the fixture) ends the held call with what it carried.
   const answered = () => {
     const response = upstream.seen.find((r) => r.body?.id === 'srv-1' && r.body.method === undefined);
@@ -81,10 +72,9 @@ describe('requests the upstream sends while answering', () => {
   });
 
   it('declares the capabilities it is given in initialize, and keeps one shared session per capability set', async () => {
-    const upstream = await startLegacyStreamUpstream((_req, res, body) => {
+    const upstream = await start((_req, res, body) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body!.id, result: { tools: [] } }));
     });
-    closers.push(upstream.close);
     const client = newClient();
     const target = { endpoint: upstream.url };
     const sampling = relayableCapabilities({ sampling: {}, elicitation: { form: {}, extra: 1 }, experimental: { x: {} } });

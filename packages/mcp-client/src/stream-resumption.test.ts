@@ -1,22 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { McpUpstreamError } from './errors.js';
-import { sseHead, sseMessage, startLegacyStreamUpstream } from './legacy-stream-upstream.fixture.js';
-import { MAX_STREAM_RESUMPTIONS, McpUpstreamClient } from './upstream-client.js';
+import { closedAfterEachTest, sseHead, sseMessage } from './legacy-stream-upstream.fixture.js';
+import { MAX_STREAM_RESUMPTIONS } from './upstream-client.js';
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(closers.splice(0).map((close) => close()));
-});
-const newClient = () => {
-  const client = new McpUpstreamClient();
-  closers.push(() => client.destroy());
-  return client;
-};
-const start = async (handler: Parameters<typeof startLegacyStreamUpstream>[0]) => {
-  const upstream = await startLegacyStreamUpstream(handler);
-  closers.push(upstream.close);
-  return upstream;
-};
+const { newClient, start } = closedAfterEachTest();
 
 describe('SEP-1699 stream polling: resuming an answer stream the upstream closed', () => {
   it('waits the retry, resumes with GET + Last-Event-ID on the session, and reads the response there', async () => {
