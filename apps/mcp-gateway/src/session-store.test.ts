@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ManualClock } from '@agentgw/core';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemorySessionStore, RedisSessionStore, type SessionLimits, type SessionStore } from './session-store.js';
+import { MemorySessionStore, RedisSessionStore, SESSION_SCRIPTS, type SessionLimits, type SessionStore } from './session-store.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const up = (sessionId: string) => ({ protocolVersion: '2025-11-25', sessionId });
@@ -83,6 +83,18 @@ describe('MemorySessionStore lifetime and global bound', () => {
     // b, c, d have expired: swept, nothing live evicted.
     expect(await store.create('e', 'e')).toEqual([]);
     expect(await store.get('e')).toEqual({});
+  });
+});
+
+// The eviction script used to DEL victims' hashes and ZADD owner indexes it built from ARGV
+// prefixes: undeclared keys, refused (or wrong) on Redis Cluster. Every call now names KEYS[1].
+describe('RedisSessionStore scripts', () => {
+  it('touch only the key declared in KEYS[1]', () => {
+    for (const lua of SESSION_SCRIPTS) {
+      const targets = [...lua.matchAll(/redis\.call\('[A-Z]+', ([^,)]+)/g)].map((m) => m[1]);
+      expect(targets.length, lua).toBeGreaterThan(0);
+      expect(new Set(targets), lua).toEqual(new Set(['KEYS[1]']));
+    }
   });
 });
 

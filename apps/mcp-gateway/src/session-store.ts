@@ -156,56 +156,41 @@ export class MemorySessionStore implements SessionStore {
   }
 }
 
-// Scripts, so a session, its owner's index and the eviction change together.
-// create: KEYS session, owner index; ARGV sid, owner, now, ttl, maxPerOwner, session key prefix.
-// Returns [sid, fields, sid, fields, …] of the evicted sessions.
-const CREATE_SCRIPT = `
-redis.call('HSET', KEYS[1], '${OPEN}', '1', '${OWNER}', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (tonumber(ARGV[3]) - tonumber(ARGV[4])))
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-local evicted = {}
-local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[5])
-if over > 0 then
-  for _, victim in ipairs(redis.call('ZRANGE', KEYS[2], 0, over - 1)) do
-    local key = ARGV[6] .. victim
-    table.insert(evicted, victim)
-    table.insert(evicted, redis.call('HGETALL', key))
-    redis.call('DEL', key)
-    redis.call('ZREM', KEYS[2], victim)
-  end
-end
-return evicted`;
-// get: KEYS session; ARGV sid, now, ttl, owner index prefix. Refreshes the session and its place in its owner's index.
+// Each script touches one key, the one it is given in KEYS[1], so the store works on Redis
+// Cluster (a script may only touch declared keys of one slot). A session's hash and its owner's
+// index are kept in step by two calls; the index only serves the cap, so a crash between them
+// leaves at most a stale sid in it, which the next eviction passes over (its hash is gone).
+// index: KEYS owner index; ARGV sid, now, ttl, maxPerOwner. Adds the sid, drops expired entries and
+// removes (and returns) the least recently used sids past the cap.
+const INDEX_SCRIPT = `
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (tonumber(ARGV[2]) - tonumber(ARGV[3])))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
+if over <= 0 then return {} end
+local victims = redis.call('ZRANGE', KEYS[1], 0, over - 1)
+redis.call('ZREM', KEYS[1], unpack(victims))
+return victims`;
+// get: KEYS session; ARGV ttl. Refreshes the session; returns its fields.
 const GET_SCRIPT = `
 local fields = redis.call('HGETALL', KEYS[1])
-if #fields == 0 then return fields end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-for i = 1, #fields, 2 do
-  if fields[i] == '${OWNER}' then
-    local index = ARGV[4] .. fields[i + 1]
-    redis.call('ZADD', index, 'XX', ARGV[2], ARGV[1])
-    redis.call('PEXPIRE', index, ARGV[3])
-  end
-end
+if #fields > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return fields`;
-// end: KEYS session; ARGV sid, owner index prefix. Returns the session's fields.
+// end: KEYS session. Deletes it; returns its fields.
 const END_SCRIPT = `
 local fields = redis.call('HGETALL', KEYS[1])
 redis.call('DEL', KEYS[1])
-for i = 1, #fields, 2 do
-  if fields[i] == '${OWNER}' then redis.call('ZREM', ARGV[2] .. fields[i + 1], ARGV[1]) end
-end
 return fields`;
-// setUpstream: KEYS session; ARGV sid, field, value, now, ttl, owner index prefix. Only while the session exists.
+// setUpstream: KEYS session; ARGV field, value, ttl. Only while the session exists; returns its owner (false when gone).
 const SET_UPSTREAM_SCRIPT = `
 local owner = redis.call('HGET', KEYS[1], '${OWNER}')
-if not owner then return 0 end
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-redis.call('ZADD', ARGV[6] .. owner, 'XX', ARGV[4], ARGV[1])
-return 1`;
+if not owner then return false end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return owner`;
+
+/** Every script the session store runs (each touches only KEYS[1]); exported for the test that checks it. */
+export const SESSION_SCRIPTS: readonly string[] = [INDEX_SCRIPT, GET_SCRIPT, END_SCRIPT, SET_UPSTREAM_SCRIPT];
 
 /** A Lua script run by its SHA (EVALSHA), sent whole only when Redis does not know it yet (the relay store runs its own too). */
 export class RedisScript {
@@ -225,7 +210,7 @@ export class RedisScript {
   }
 }
 
-const createScript = new RedisScript(CREATE_SCRIPT);
+const indexScript = new RedisScript(INDEX_SCRIPT);
 const getScript = new RedisScript(GET_SCRIPT);
 const endScript = new RedisScript(END_SCRIPT);
 const setUpstreamScript = new RedisScript(SET_UPSTREAM_SCRIPT);
@@ -243,6 +228,7 @@ function hashOf(flat: string[]): Record<string, string> {
 /**
  * The shared store: one Redis hash per session (`agentgw:mcp-session:<sid>`, expiring when idle)
  * and one sorted set per owner (`agentgw:mcp-sessions-of:<owner>`, sids by last use) for the cap.
+ * Every command and script names the one key it touches (Redis Cluster safe).
  */
 export class RedisSessionStore implements SessionStore {
   private readonly limits: SessionLimits;
@@ -259,34 +245,48 @@ export class RedisSessionStore implements SessionStore {
   async create(sid: string, owner: string) {
     const now = String(this.clock.now().getTime());
     const ttl = String(this.limits.idleTtlMs);
-    const keys = [SESSION_PREFIX + sid, OWNER_PREFIX + owner];
-    const flat = (await createScript.run(this.redis, keys, [sid, owner, now, ttl, String(this.limits.maxPerOwner), SESSION_PREFIX])) as (string | string[])[];
+    await this.redis
+      .multi()
+      .hset(SESSION_PREFIX + sid, OPEN, '1', OWNER, owner)
+      .pexpire(SESSION_PREFIX + sid, ttl)
+      .exec();
+    const victims = (await indexScript.run(this.redis, [OWNER_PREFIX + owner], [sid, now, ttl, String(this.limits.maxPerOwner)])) as string[];
     const evicted: EvictedSession[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const fields = hashOf(flat[i + 1] as string[]);
-      if (fields[OPEN] !== undefined) evicted.push({ sid: flat[i] as string, upstreams: upstreamsOf(fields) });
+    for (const victim of victims) {
+      const fields = hashOf((await endScript.run(this.redis, [SESSION_PREFIX + victim], [])) as string[]);
+      if (fields[OPEN] !== undefined) evicted.push({ sid: victim, upstreams: upstreamsOf(fields) });
     }
     return evicted;
   }
 
   async get(sid: string) {
-    const flat = (await getScript.run(this.redis, [SESSION_PREFIX + sid], [sid, String(this.clock.now().getTime()), String(this.limits.idleTtlMs), OWNER_PREFIX])) as string[];
-    const fields = hashOf(flat);
-    return fields[OPEN] === undefined ? null : upstreamsOf(fields);
+    const fields = hashOf((await getScript.run(this.redis, [SESSION_PREFIX + sid], [String(this.limits.idleTtlMs)])) as string[]);
+    if (fields[OPEN] === undefined) return null;
+    await this.touchIndex(sid, fields[OWNER]);
+    return upstreamsOf(fields);
   }
 
   async setUpstream(sid: string, providerId: string, session: UpstreamSession) {
     // Only while the session exists: an ended session must not come back to life.
-    const now = String(this.clock.now().getTime());
-    await setUpstreamScript.run(this.redis, [SESSION_PREFIX + sid], [sid, PROVIDER_PREFIX + providerId, JSON.stringify(session), now, String(this.limits.idleTtlMs), OWNER_PREFIX]);
+    const args = [PROVIDER_PREFIX + providerId, JSON.stringify(session), String(this.limits.idleTtlMs)];
+    const owner = (await setUpstreamScript.run(this.redis, [SESSION_PREFIX + sid], args)) as string | null;
+    if (owner !== null) await this.touchIndex(sid, owner);
   }
 
   async end(sid: string) {
-    const fields = hashOf((await endScript.run(this.redis, [SESSION_PREFIX + sid], [sid, OWNER_PREFIX])) as string[]);
+    const fields = hashOf((await endScript.run(this.redis, [SESSION_PREFIX + sid], [])) as string[]);
+    if (fields[OWNER] !== undefined) await this.redis.zrem(OWNER_PREFIX + fields[OWNER], sid);
     return fields[OPEN] === undefined ? null : upstreamsOf(fields);
   }
 
   async close() {
     await this.redis.quit().catch(() => undefined);
+  }
+
+  /** Moves a used session to the recent end of its owner's index (only if still listed: an evicted one stays out). */
+  private async touchIndex(sid: string, owner: string | undefined): Promise<void> {
+    if (owner === undefined) return;
+    const index = OWNER_PREFIX + owner;
+    await this.redis.pipeline().zadd(index, 'XX', this.clock.now().getTime(), sid).pexpire(index, this.limits.idleTtlMs).exec();
   }
 }
