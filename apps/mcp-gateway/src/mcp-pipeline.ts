@@ -1,7 +1,7 @@
 import type { Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import { egressRefusalOf, matchGlob, newId, toolNameProblem, type EgressRefusedError, type Clock, type ConfirmationGate, type Logger, type RiskLevel } from '@agentgw/core';
+import { egressRefusalOf, matchGlob, newId, toolNameProblem, type EgressRefusedError, type Clock, type ConfirmationGate, type EventBus, type Logger, type RiskLevel } from '@agentgw/core';
 import {
   isMcpUpstreamError,
   isModernVersion,
@@ -24,6 +24,7 @@ import { toolParamHeaders } from './methods/param-headers.js';
 import { userAuthHeadersOrRefuse, withUserAuth } from './upstream-auth/user-auth-refusal.js';
 import type { UserCredentials } from './upstream-auth/user-credentials.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
+import { followListChanges } from './gateway-list-changes.js';
 import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
 import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
@@ -95,6 +96,8 @@ export interface McpPipelineDeps {
   taskIds: TaskIdCodec;
   /** The calling user's own credential for providers with `user_oauth` / `user_key` (upstream-auth/). */
   userCredentials: UserCredentials;
+  /** Where provider, rule and pin changes arrive: a `subscriptions/listen` tells its client of them. */
+  bus: EventBus;
 }
 
 type Result = Record<string, unknown>;
@@ -135,6 +138,7 @@ export class McpPipeline {
       targetOf: (provider, ctx) => upstreamTarget(provider, deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId, clientVersion: ctx.protocolVersion }),
       openTask: (taskId, principal) => deps.taskIds.open(taskId, principal),
       noticed: (providerId, method) => deps.lists.noticed(providerId, method),
+      listChanges: (announce) => followListChanges(deps.bus, announce),
     });
   }
 

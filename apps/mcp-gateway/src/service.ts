@@ -84,6 +84,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     pins,
     taskIds,
     userCredentials: userCredentialsFor(deps),
+    bus,
   });
   const streams = new Set<() => void>();
   const platformKeys = secretBoxFor(config);
@@ -110,6 +111,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       relay,
       resources,
       resumption,
+      listenHeartbeatMs: config.SSE_HEARTBEAT_MS,
     }),
   );
   documentMcpEndpoints(routes);

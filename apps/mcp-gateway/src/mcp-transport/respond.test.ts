@@ -20,6 +20,7 @@ function appWith(handle: Handler, protocolVersion = '2025-06-18') {
     auth: { authenticate: async () => ({}) as Principal, authenticateOAuth: () => Promise.reject(new Error('no OAuth here')) },
     resources: new ProtectedResources({}),
     resumption: new MemoryResumptionStore(systemClock),
+    listenHeartbeatMs: 30_000,
   };
   const app = new Hono();
   app.post('/', async (c) => {

@@ -35,6 +35,8 @@ export interface RespondDeps {
   resources: ProtectedResources;
   /** Where a paused answer's events wait for the client's resume (stream-resumption/). */
   resumption: ResumptionStore;
+  /** A listen's stream has no answer for a long while: a keep-alive comment this often keeps proxies from closing it. */
+  listenHeartbeatMs: number;
 }
 type Answer = { response: JsonRpcResponse; status: number };
 
@@ -84,8 +86,10 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   let startStreaming!: (value: null) => void;
   const started = new Promise<null>((resolve) => (startStreaming = resolve));
   // The writes are bounded by the requests' own answers: no slow-reader cut-off; the client leaving aborts the calls.
-  const maxBufferedBytes = x.requests.some((r) => r.message.method === 'subscriptions/listen') ? LISTEN_MAX_BUFFERED_BYTES : Infinity;
-  const open = () => (stream = new SseStream({ maxBufferedBytes, onEnd: (why) => why !== 'closed' && x.connection.abort() }));
+  const listens = x.requests.some((r) => r.message.method === 'subscriptions/listen');
+  const maxBufferedBytes = listens ? LISTEN_MAX_BUFFERED_BYTES : Infinity;
+  const heartbeat = listens ? { heartbeatMs: deps.listenHeartbeatMs } : {};
+  const open = () => (stream = new SseStream({ maxBufferedBytes, ...heartbeat, onEnd: (why) => why !== 'closed' && x.connection.abort() }));
   let answeredAsJson = false;
   const pausing = pausableAnswer(deps, x, {
     send: (message) => (stream ?? open()).send({ event: 'message', data: message }),

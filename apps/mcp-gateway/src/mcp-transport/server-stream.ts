@@ -4,6 +4,7 @@ import { isModernVersion, JSON_RPC } from '@agentgw/mcp-client';
 import { clientGoneSignal, sseComment, SseStream } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { credentialExpiry } from '../credential-expiry.js';
+import { followListChanges } from '../gateway-list-changes.js';
 import { GATEWAY_RPC } from '../rpc-errors.js';
 import type { SessionClaims } from '../session-ids.js';
 import { endpointOf } from './endpoint.js';
@@ -20,8 +21,6 @@ export const MAX_SERVER_STREAMS_PER_CALLER = 16;
 const REVOKING_AGENT_CHANGES: ReadonlySet<GatewayEvents['agent.changed']['change']> = new Set(['disabled', 'deleted', 'token_rotated']);
 /** The longest delay setTimeout takes (2^31 - 1 ms, ~24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-const LIST_CHANGED = ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'];
-const TOOLS_CHANGED = ['notifications/tools/list_changed'];
 
 type StreamDeps = Pick<McpTransportDeps, 'bus' | 'clock' | 'streams' | 'resumption'> & SessionLookup & UpstreamStreamDeps;
 
@@ -82,6 +81,7 @@ function openServerStream(deps: StreamDeps, c: Context, principal: Principal, cl
   let expiry: NodeJS.Timeout | undefined;
   const unsubscribes: Promise<Unsubscribe>[] = [];
   let stopUpstreams = (): void => undefined;
+  let stopListChanges = (): void => undefined;
   const stream = new SseStream({
     heartbeatMs: HEARTBEAT_MS,
     signal: connection.signal,
@@ -91,17 +91,14 @@ function openServerStream(deps: StreamDeps, c: Context, principal: Principal, cl
       connection.dispose();
       deps.streams.delete(end);
       stopUpstreams();
+      stopListChanges();
       for (const u of unsubscribes) void u.then((off) => off()).catch(() => undefined);
     },
   });
   // Gone before it opened: nothing to subscribe for.
   if (!stream.open) return stream;
-  const changed = (methods: string[]) => () => methods.forEach((method) => stream.send({ event: 'message', data: { jsonrpc: '2.0', method } }));
+  stopListChanges = followListChanges(deps.bus, (method) => stream.send({ event: 'message', data: { jsonrpc: '2.0', method } })).stop;
   unsubscribes.push(
-    deps.bus.subscribe('providers.changed', changed(LIST_CHANGED)),
-    deps.bus.subscribe('rules.changed', changed(TOOLS_CHANGED)),
-    // A first-sight pin changes nothing a client sees; a quarantine, an approval or a block does.
-    deps.bus.subscribe('tool_pins.changed', ({ change }) => void (change !== 'pinned' && changed(TOOLS_CHANGED)())),
     deps.bus.subscribe('user.changed', ({ userId }) => void ((userId === claims.userId || userId === claims.endUserId) && end())),
     deps.bus.subscribe('agent.changed', ({ agentId, change }) => void (agentId === claims.agentId && REVOKING_AGENT_CHANGES.has(change) && end())),
     deps.bus.subscribe('apikey.changed', ({ keyId }) => void (keyId === principal.apiKey?.id && end())),

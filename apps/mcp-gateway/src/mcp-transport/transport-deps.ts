@@ -32,4 +32,6 @@ export interface McpTransportDeps {
   resources: ProtectedResources;
   /** Paused answer streams' events, for resumes with Last-Event-ID (stream-resumption/). */
   resumption: ResumptionStore;
+  /** The keep-alive comment interval of a `subscriptions/listen` stream (SSE_HEARTBEAT_MS). */
+  listenHeartbeatMs: number;
 }

@@ -6,11 +6,17 @@ import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-t
 
 // subscriptions/listen on the 2026-07-28 wire: one stream for the client, fed by a listen on a
 // stateless upstream and by the GET stream of a session upstream; only what the filter asked for
-// passes, under the client's subscription id; the upstream listens end when the client goes.
+// passes, under the client's subscription id; the upstream listens end when the client goes. The
+// gateway's own list changes (providers, rules, pins) come out on it too, an upstream listen that
+// ends is opened again, and the stream carries keep-alive comments (SSE_HEARTBEAT_MS).
 let gw: GatewayUnderTest;
 let modern: RecordingUpstream;
 let legacy: RecordingUpstream;
+let flaky: RecordingUpstream;
 let runtimeToken: string;
+let agentId: string;
+let legacyId: string;
+let flakyId: string;
 const closed = { modernListen: 0 };
 
 const sse = (res: ServerResponse, messages: unknown[]) => {
@@ -57,12 +63,31 @@ beforeAll(async () => {
     if (body.method === 'server/discover') return replyJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Bad Request' } });
     return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: {} });
   });
-  gw = await startGatewayUnderTest();
+  // A 2026-07-28 upstream whose listen ends right after its acknowledgement (a restart, a lifetime).
+  flaky = await startRecordingUpstream((req, res) => {
+    const body = bodyOf(req);
+    if (body?.id === undefined) return void res.writeHead(202).end();
+    if (body.method === 'server/discover') {
+      return replyJson(res, 200, {
+        jsonrpc: '2.0',
+        id: body.id,
+        result: { resultType: 'complete', supportedVersions: [MODERN_PROTOCOL_VERSION], capabilities: {}, serverInfo: { name: 'f', version: '1' } },
+      });
+    }
+    if (body.method === 'subscriptions/listen') {
+      sse(res, [note('notifications/subscriptions/acknowledged', { _meta: { 'io.modelcontextprotocol/subscriptionId': body.id }, notifications: {} })]);
+      return void res.end();
+    }
+    return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [] } });
+  });
+  gw = await startGatewayUnderTest({ env: { SSE_HEARTBEAT_MS: '200' } });
   const { catalog, admin } = gw;
   await catalog.providers.create(admin, { name: 'modern', pattern: 'm_*', endpoint: modern.url, authType: 'none', priority: 0 });
-  await catalog.providers.create(admin, { name: 'legacy', pattern: 'l_*', endpoint: legacy.url, authType: 'none', priority: 0 });
+  legacyId = (await catalog.providers.create(admin, { name: 'legacy', pattern: 'l_*', endpoint: legacy.url, authType: 'none', priority: 0 })).id;
+  flakyId = (await catalog.providers.create(admin, { name: 'flaky', pattern: 'f_*', endpoint: flaky.url, authType: 'none', priority: 0 })).id;
   const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
   runtimeToken = created.runtimeToken;
+  agentId = created.agent.id;
   await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
 });
 
@@ -70,10 +95,11 @@ afterAll(async () => {
   await gw?.close();
   await modern?.close();
   await legacy?.close();
+  await flaky?.close();
 });
 
-const listen = (notifications: unknown, signal?: AbortSignal) =>
-  fetch(`${gw.url}/api/v1/mcp/mcp`, {
+const listen = (notifications: unknown, signal?: AbortSignal, path = '/api/v1/mcp/mcp') =>
+  fetch(`${gw.url}${path}`, {
     method: 'POST',
     signal,
     headers: { authorization: `Bearer ${runtimeToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_PROTOCOL_VERSION },
@@ -127,5 +153,43 @@ describe('subscriptions/listen', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: {} } }),
     });
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32601);
+  });
+
+  it("tells an open listen of the gateway's own list changes (tool pin, access rule, provider), as its filter asked", async () => {
+    const client = new AbortController();
+    // The proxy to the session upstream: its GET stream sends only a resource update nobody asked for.
+    const res = await listen({ toolsListChanged: true }, client.signal, `/api/v1/mcp-proxy/${legacyId}/mcp`);
+    const reader = new SseEventReader(res);
+    expect((await reader.next())?.data).toMatchObject({ method: 'notifications/subscriptions/acknowledged' });
+    const toolsChanged = { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } };
+    const pin = { providerId: legacyId, tenantId: null, toolName: 'l_read', renamedFrom: null, timestamp: new Date().toISOString() };
+    await gw.deps.bus.publish('tool_pins.changed', { ...pin, change: 'quarantined' });
+    expect((await reader.next(10_000))?.data).toEqual(toolsChanged);
+    await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: agentId, providerId: '*', action: 'allow', toolPattern: 'l_more' });
+    expect((await reader.next(10_000))?.data).toEqual(toolsChanged);
+    // A provider change touches every list; only the tools were asked for.
+    await gw.catalog.providers.create(gw.admin, { name: 'later', pattern: 'x_*', endpoint: legacy.url, authType: 'none', priority: 0 });
+    expect((await reader.next(10_000))?.data).toEqual(toolsChanged);
+    client.abort();
+    await reader.close();
+  });
+
+  it('opens an upstream listen again when it ends while the client still listens, and keeps the stream alive with comments', async () => {
+    const client = new AbortController();
+    const listens = () => flaky.requests.filter((r) => bodyOf(r)?.method === 'subscriptions/listen').length;
+    const before = listens();
+    const res = await listen({ toolsListChanged: true }, client.signal, `/api/v1/mcp-proxy/${flakyId}/mcp`);
+    expect(res.status).toBe(200);
+    await expect.poll(listens, { timeout: 10_000 }).toBeGreaterThanOrEqual(before + 3);
+    const body = res.body!.getReader();
+    let text = '';
+    while (!text.includes(': keep-alive\n\n')) {
+      const chunk = await body.read();
+      if (chunk.done) throw new Error('listen stream ended');
+      text += new TextDecoder().decode(chunk.value);
+    }
+    expect(text).toContain('notifications/subscriptions/acknowledged');
+    client.abort();
+    await body.cancel().catch(() => undefined);
   });
 });

@@ -2,6 +2,7 @@ import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import { JSON_RPC, type JsonRpcId, type JsonRpcNotification, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
 import type { TaskRef } from '../extensions/task-ids.js';
+import type { ListChangedMethod, ListChangeFollowing } from '../gateway-list-changes.js';
 import type { McpRequestContext } from '../mcp-pipeline.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
 
@@ -14,6 +15,9 @@ export const MAX_LISTENS_PER_CALLER = 16;
 /** Resource uris and task ids one filter may name, and the longest uri taken. */
 const MAX_FILTER_ITEMS = 100;
 const MAX_URI_LENGTH = 2_048;
+/** The first wait before an upstream listen that ended is opened again; it doubles up to REOPEN_MAX_MS, and starts over after a listen that lasted that long. */
+export const REOPEN_FIRST_MS = 250;
+export const REOPEN_MAX_MS = 30_000;
 
 const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 /** The filter flags and the notification each one lets through. */
@@ -38,15 +42,19 @@ export interface ListenAccess {
   openTask(taskId: string, principal: Principal): TaskRef | null;
   /** A notification an upstream sent (the list caches drop what it says changed). */
   noticed(providerId: string, method: string): void;
+  /** The gateway's own list changes (providers, access rules, tool pins), as a session's GET stream is told of them. */
+  listChanges(announce: (method: ListChangedMethod) => void): ListChangeFollowing;
 }
 
 /**
- * `subscriptions/listen` (2026-07-28) as a fan-in: acknowledged at once on the client's SSE answer,
- * then a listen is opened on every provider given (a 2026-07-28 upstream: its own
- * `subscriptions/listen`; a session upstream: a session of its own, `resources/subscribe` for the
- * uris and its GET stream) and what they send that the filter asked for is passed on under the
- * client's subscription id (task ids as the client knows them). It ends when the client goes
- * (upstream listens aborted, sessions closed) or after LISTEN_LIFETIME_MS with a complete result.
+ * `subscriptions/listen` (2026-07-28) as a fan-in: acknowledged on the client's SSE answer once
+ * the gateway's own list changes are followed, then a listen is opened on every provider given (a
+ * 2026-07-28 upstream: its own `subscriptions/listen`; a session upstream: a session of its own,
+ * `resources/subscribe` for the uris and its GET stream) and reopened with bounded backoff when it
+ * ends early; what they send that the filter asked for is passed on under the client's
+ * subscription id (task ids as the client knows them), and so are the gateway's own list changes.
+ * It ends when the client goes (upstream listens aborted, sessions closed) or after
+ * LISTEN_LIFETIME_MS with a complete result.
  */
 export class SubscriptionsListen {
   private readonly open = new Map<string, number>();
@@ -66,6 +74,9 @@ export class SubscriptionsListen {
     this.open.set(caller, held + 1);
     const meta = { [META_SUBSCRIPTION_ID]: id };
     const send = (method: string, rest: Result = {}) => notify({ jsonrpc: '2.0', method, params: { ...rest, _meta: meta } });
+    const asked = new Set(Object.entries(LIST_FLAGS).flatMap(([flag, method]) => (filter.flags[flag as keyof typeof LIST_FLAGS] ? [method] : [])));
+    const own = asked.size > 0 ? this.access.listChanges((method) => void (asked.has(method) && send(method))) : null;
+    await own?.ready;
     send('notifications/subscriptions/acknowledged', { notifications: agreedFilter(filter) });
     const stop = new AbortController();
     const ended = new Promise<'client' | 'lifetime'>((resolve) => {
@@ -75,12 +86,13 @@ export class SubscriptionsListen {
       ctx.signal.addEventListener('abort', gone, { once: true });
       stop.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
     });
-    const listeners = providers.map((provider) => this.listenOn(provider, filter, ctx, stop.signal, (n) => this.pass(provider, n, filter, send)).catch(() => undefined));
+    const listeners = providers.map((provider) => this.keepListening(provider, filter, ctx, stop.signal, (n) => this.pass(provider, n, filter, send)));
     try {
       const why = await ended;
       if (why === 'client') throw new ClientGone();
       return { _meta: meta };
     } finally {
+      own?.stop();
       stop.abort();
       await Promise.all(listeners);
       const left = (this.open.get(caller) ?? 1) - 1;
@@ -104,8 +116,25 @@ export class SubscriptionsListen {
     return { flags, resourceSubscriptions: uris, tasks };
   }
 
-  /** One provider's notifications, until `signal`: its own subscriptions/listen, else (a session upstream) subscriptions and its GET stream. */
-  private async listenOn(provider: ProviderRecord, filter: ListenFilter, ctx: McpRequestContext, signal: AbortSignal, onNotification: (n: JsonRpcNotification) => void): Promise<void> {
+  /**
+   * One provider's listen, opened again whenever it ends or fails before `signal` (its lifetime,
+   * a dropped connection, a restart), after REOPEN_FIRST_MS doubling up to REOPEN_MAX_MS; not
+   * after the upstream refused it (a JSON-RPC error, a session upstream without a GET stream).
+   */
+  private async keepListening(provider: ProviderRecord, filter: ListenFilter, ctx: McpRequestContext, signal: AbortSignal, onNotification: (n: JsonRpcNotification) => void): Promise<void> {
+    let wait = REOPEN_FIRST_MS;
+    while (!signal.aborted) {
+      const began = Date.now();
+      const ended = await this.listenOn(provider, filter, ctx, signal, onNotification).catch(() => 'failed' as const);
+      if (ended === 'refused') return;
+      if (Date.now() - began >= REOPEN_MAX_MS) wait = REOPEN_FIRST_MS;
+      await pause(wait, signal);
+      wait = Math.min(wait * 2, REOPEN_MAX_MS);
+    }
+  }
+
+  /** One provider's notifications, until `signal` or its end: its own subscriptions/listen, else (a session upstream) subscriptions and its GET stream. */
+  private async listenOn(provider: ProviderRecord, filter: ListenFilter, ctx: McpRequestContext, signal: AbortSignal, onNotification: (n: JsonRpcNotification) => void): Promise<'ended' | 'refused'> {
     const { client } = this.access;
     const target = this.access.targetOf(provider, ctx);
     const session = await client.open(target, { signal, clientCapabilities: ctx.clientCapabilities });
@@ -116,17 +145,23 @@ export class SubscriptionsListen {
         ...(filter.resourceSubscriptions.length > 0 ? { resourceSubscriptions: filter.resourceSubscriptions } : {}),
         ...(taskIds.length > 0 ? { taskIds } : {}),
       };
-      await client.request(target, 'subscriptions/listen', { notifications }, { signal, session, timeoutMs: LISTEN_LIFETIME_MS, onNotification });
-      return;
+      const { response } = await client.request(target, 'subscriptions/listen', { notifications }, { signal, session, timeoutMs: LISTEN_LIFETIME_MS, onNotification });
+      return 'error' in response ? 'refused' : 'ended';
     }
-    await this.listenOnSession(target, session, filter, signal, onNotification);
+    return this.listenOnSession(target, session, filter, signal, onNotification);
   }
 
-  private async listenOnSession(target: UpstreamTarget, session: UpstreamSession, filter: ListenFilter, signal: AbortSignal, onNotification: (n: JsonRpcNotification) => void): Promise<void> {
+  private async listenOnSession(
+    target: UpstreamTarget,
+    session: UpstreamSession,
+    filter: ListenFilter,
+    signal: AbortSignal,
+    onNotification: (n: JsonRpcNotification) => void,
+  ): Promise<'ended' | 'refused'> {
     const { client } = this.access;
     try {
       for (const uri of filter.resourceSubscriptions) await client.request(target, 'resources/subscribe', { uri }, { signal, session }).catch(() => undefined);
-      await client.listen(target, session, onNotification, signal);
+      return (await client.listen(target, session, onNotification, signal)) === 'unsupported' ? 'refused' : 'ended';
     } finally {
       void client.close(target, session);
     }
@@ -152,6 +187,19 @@ function agreedFilter(filter: ListenFilter): Result {
     ...(filter.resourceSubscriptions.length > 0 ? { resourceSubscriptions: filter.resourceSubscriptions } : {}),
     ...(filter.tasks.length > 0 ? { taskIds: filter.tasks.map((t) => t.clientId) } : {}),
   };
+}
+
+/** Waits `ms`, or less when `signal` aborts first. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 function stringList(value: unknown, field: string): string[] {
