@@ -25,7 +25,9 @@ function adminApiRoutes(deps: ServiceDeps): OpenAPIHono {
   app.route('/api/v1/admin/oauth-client-agents', clientAgentsRoutes(deps));
   app.route('/api/v1/credential-providers', credentialProvidersRoutes(deps));
   app.route('/api/v1/notifications/devices', devicesRoutes(deps));
-  app.route('/', oauthServerRoutes(deps));
+  const oauth = oauthServerRoutes(deps);
+  app.route('/api/v1/oauth', oauth.console);
+  app.route('/', oauth.protocol);
   return app;
 }
 
