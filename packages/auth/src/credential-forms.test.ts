@@ -35,12 +35,12 @@ function readerOf(agents: Map<string, AgentIdentity>): { reader: AgentIdentities
 
 const refused = () => Object.assign(new Error('bad token'), { status: 401, code: 'INVALID_TOKEN' });
 
-/** Credential forms over in-memory parts: one user (alice, JWT `alice-jwt`) and agent-a's session token. */
-function formsWith(agents: AgentIdentities): CredentialForms {
+/** Credential forms over in-memory parts: the users in `users` (alice, JWT `alice-jwt`) and agent-a's session token for alice. */
+function formsWith(agents: AgentIdentities, users: Map<string, UserIdentity> = new Map([[alice.id, alice]])): CredentialForms {
   return new CredentialForms({
     db: {} as Kysely<Database>,
     clock: systemClock,
-    identities: { userById: async (id) => (id === alice.id ? alice : null), apiKeyByHash: async () => null },
+    identities: { userById: async (id) => users.get(id) ?? null, apiKeyByHash: async () => null },
     agents,
     external: { userFromToken: async (token) => (token === 'alice-jwt' ? alice : Promise.reject(refused())) },
     sessions: {
@@ -69,6 +69,16 @@ describe('credential forms', () => {
     agents.set('agent-a', agentA(false));
     expect(await rejection(forms.authenticate(runtime, 'flexible'))).toBe('403 AGENT_DISABLED');
     expect(await rejection(forms.authenticate(session, 'flexible'))).toBe('403 AGENT_DISABLED');
+  });
+
+  // A session token used to stand for its end user after that user was deleted (auth never looked them up).
+  it("refuses a session token whose end user was deleted (401 TOKEN_REVOKED), as the next call or a held call's re-check sees it", async () => {
+    const users = new Map([[alice.id, alice]]);
+    const forms = formsWith(readerOf(new Map([['agent-a', agentA(true)]])).reader, users);
+    const session = new Headers({ 'x-gateway-session-token': 'session-of-agent-a', 'x-agent-id': 'agent-a' });
+    expect(await forms.authenticate(session, 'flexible')).toMatchObject({ via: 'session_token', endUserId: alice.id });
+    users.delete(alice.id);
+    expect(await rejection(forms.authenticate(session, 'flexible'))).toBe('401 TOKEN_REVOKED');
   });
 
   it('refuses a runtime token whose hash the reader maps to an agent holding another one (a rotated token)', async () => {

@@ -149,6 +149,8 @@ export class CredentialForms {
     if (agentId === null) throw unauthorized('A session token needs X-Agent-Id or the agent runtime token');
     // The signature is checked before X-Agent-Id costs a lookup.
     const claims = await this.deps.sessions.verifySessionToken(sessionToken, { agentId });
+    // The end user must still exist (users are cached and dropped by `user.changed`): a deleted one lends nothing.
+    if (!(await this.deps.identities.userById(claims.endUserId))) throw unauthorized("The session token's end user no longer exists", 'TOKEN_REVOKED');
     const agent = tokenAgent ?? (await this.deps.agents.get(agentId));
     if (!agent) throw unauthorized('Unknown agent');
     assertAgentActive(agent);
