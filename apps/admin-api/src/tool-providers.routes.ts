@@ -3,14 +3,20 @@ import { createCatalogAdmin, NAME_PREFIX_RULE } from '@agentgw/catalog';
 import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
 import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createMcpUpstreamAuth } from './mcp-upstream-auth.js';
 import { fetchProviderTools, providerView } from './tool-providers.js';
 import { createUpstreamToolLister } from './upstream-tools.js';
 import { TenantIdSchema } from './users.routes.js';
 
-const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none', 'user_oauth', 'user_key']).openapi('ToolProviderAuthType', {
+const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none', 'user_oauth', 'user_key', 'mcp_oauth']).openapi('ToolProviderAuthType', {
   description:
-    "`bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL)",
+    "`bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL); `mcp_oauth`: the endpoint is an MCP server protected by the MCP authorization spec — on create (or `POST /{id}/discover-auth`) the gateway discovers its authorization server, registers itself there (RFC 7591; else `upstreamClient` must be entered) and saves an oauth2 credential provider under `credentialServiceType` (derived when absent), then calls behave as `user_oauth`",
 });
+const UpstreamClientSchema = z
+  .object({ clientId: z.string().min(1).max(500), clientSecret: z.string().min(1).max(8192).openapi({ description: 'Write-only; sealed in the credential provider' }) })
+  .openapi('McpUpstreamClient', {
+    description: "With mcp_oauth: the gateway's client registered by hand at the upstream's authorization server (needed when it offers no registration: 400 CLIENT_ID_REQUIRED)",
+  });
 const CredentialServiceTypeSchema = z
   .string()
   .max(64)
@@ -67,6 +73,7 @@ const CreateToolProviderBody = z
     authType: AuthTypeSchema.default('none'),
     authSecret: fields.authSecret.optional(),
     credentialServiceType: CredentialServiceTypeSchema.optional(),
+    upstreamClient: UpstreamClientSchema.optional(),
     priority: fields.priority.default(0),
     description: fields.description.optional(),
     namePrefix: fields.namePrefix.optional(),
@@ -88,6 +95,8 @@ const UpdateToolProviderBody = z
   })
   .openapi('UpdateToolProviderRequest');
 
+const DiscoverAuthBody = z.object({ upstreamClient: UpstreamClientSchema.optional() }).openapi('DiscoverToolProviderAuthRequest');
+
 const UpstreamToolSchema = z.object({ name: z.string(), description: z.string().nullable(), inputSchema: z.record(z.string(), z.unknown()) }).openapi('UpstreamTool');
 
 const ProviderWritten = z.object({ success: z.literal(true), provider: ToolProviderSchema });
@@ -108,7 +117,7 @@ const createProviderRoute = createRoute({
   summary: 'Create a tool provider',
   middleware: requirePermission('provider:create'),
   request: { body: jsonBody(CreateToolProviderBody) },
-  responses: { 201: jsonResponse(ProviderWritten, 'Created'), ...errorResponses(400, 401, 403) },
+  responses: { 201: jsonResponse(ProviderWritten, 'Created'), ...errorResponses(400, 401, 403, 502) },
 });
 const getRoute = createRoute({
   ...common,
@@ -137,6 +146,17 @@ const deleteRoute = createRoute({
   request: { params: IdParams },
   responses: { 200: jsonResponse(SuccessBody, 'Deleted'), ...errorResponses(401, 403, 404) },
 });
+const discoverAuthRoute = createRoute({
+  ...common,
+  method: 'post',
+  path: '/{id}/discover-auth',
+  summary: "Discover the MCP upstream's authorization and register the gateway there",
+  description:
+    "Switches the provider to `mcp_oauth`: discovery (the upstream's 401 / RFC 9728 metadata, then its authorization server's metadata), RFC 7591 registration or the given `upstreamClient`, saved as the oauth2 credential provider of its service type. 400 CLIENT_ID_REQUIRED when the server would not register the gateway; 502 when discovery fails.",
+  middleware: requirePermission('provider:update'),
+  request: { params: IdParams, body: jsonBody(DiscoverAuthBody) },
+  responses: { 200: jsonResponse(ProviderWritten, 'Discovered and saved'), ...errorResponses(400, 401, 403, 404, 502) },
+});
 const toolsRoute = createRoute({
   ...common,
   method: 'get',
@@ -159,6 +179,7 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
   const { providers } = createCatalogAdmin(deps);
   const egress = egressPolicyFromConfig(deps.config);
   const listTools = createUpstreamToolLister(egress);
+  const mcpUpstreamAuth = createMcpUpstreamAuth(deps);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => {
@@ -169,7 +190,9 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
     const body = c.req.valid('json');
     // Write-time egress check (metadata names, forbidden literal IPs → 400); connect time is the guarantee.
     assertStoredUrlAllowed(egress, body.endpoint, 'endpoint');
-    const provider = await providers.create(c.var.principal, body);
+    const { upstreamClient, ...fields } = body;
+    const provider =
+      body.authType === 'mcp_oauth' ? await mcpUpstreamAuth.create(c.var.principal, { ...fields, ...(upstreamClient && { upstreamClient }) }) : await providers.create(c.var.principal, fields);
     return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 201);
   });
   app.openapi(getRoute, async (c) => {
@@ -185,6 +208,10 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
   app.openapi(deleteRoute, async (c) => {
     await providers.delete(c.var.principal, c.req.valid('param').id);
     return c.json({ success: true as const }, 200);
+  });
+  app.openapi(discoverAuthRoute, async (c) => {
+    const provider = await mcpUpstreamAuth.rediscover(c.var.principal, c.req.valid('param').id, c.req.valid('json').upstreamClient ?? null);
+    return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 200);
   });
   app.openapi(toolsRoute, async (c) => {
     const tools = await fetchProviderTools(listTools, providers, c.var.principal, c.req.valid('param').id, options.toolListTimeoutMs);

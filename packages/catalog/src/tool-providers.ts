@@ -89,7 +89,7 @@ export async function getToolProvider(db: Kysely<Database>, principal: Principal
 }
 
 /** Whether the auth type sends the calling user's own credential (from the vault) rather than the provider's secret. */
-export const isPerUserAuth = (authType: ProviderAuthType): authType is 'user_oauth' | 'user_key' => authType === 'user_oauth' || authType === 'user_key';
+export const isPerUserAuth = (authType: ProviderAuthType): authType is 'user_oauth' | 'user_key' | 'mcp_oauth' => authType === 'user_oauth' || authType === 'user_key' || authType === 'mcp_oauth';
 
 /** A per-user auth type needs the service type of the credential it sends. */
 function assertUserAuthNamed(authType: ProviderAuthType, credentialServiceType: string | null): void {

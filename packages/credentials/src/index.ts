@@ -15,4 +15,6 @@ export { TOKEN_EXCHANGE_GRANT, TokenExchange } from './oauth/token-exchange.js';
 export type { SubjectToken, SubjectTokenType, TokenExchangeConfig } from './oauth/token-exchange.js';
 export { discoverMcpUpstream, registerGatewayClient, resourceMetadataUrlOf, upstreamProviderConfig } from './oauth/mcp-upstream-discovery.js';
 export type { DiscoveredUpstream, UpstreamClient, UpstreamProviderConfig } from './oauth/mcp-upstream-discovery.js';
+export { setUpMcpUpstreamAuth } from './oauth/mcp-upstream-setup.js';
+export type { ManualUpstreamClient } from './oauth/mcp-upstream-setup.js';
 export { AuthorizationServers } from './oauth/authorization-server.js';

@@ -15,7 +15,7 @@ type JsonNullable<T> = ColumnType<T | null, string | null | undefined, string | 
 export type RoleName = 'admin' | 'tenant_admin' | 'agent_creator';
 export type ApiKeyScope = 'credentials:resolve' | 'credentials:read' | 'credentials:write';
 /** `user_oauth` / `user_key`: each call carries the calling user's own credential of the provider's `credential_service_type` (0010). */
-export type ProviderAuthType = 'bearer' | 'api_key' | 'none' | 'user_oauth' | 'user_key';
+export type ProviderAuthType = 'bearer' | 'api_key' | 'none' | 'user_oauth' | 'user_key' | 'mcp_oauth';
 export type CredentialAuthType = 'oauth2' | 'api_key' | 'jwt' | 'basic';
 export type CredentialKind = 'jwt' | 'api_key' | 'oauth2' | 'basic';
 export type DevicePlatform = 'ios' | 'macos' | 'android';

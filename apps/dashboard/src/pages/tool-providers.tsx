@@ -107,6 +107,7 @@ const AUTH_TYPES: Array<{ value: ToolProviderAuthType; label: string }> = [
   { value: 'api_key', label: 'API key (X-API-Key)' },
   { value: 'user_oauth', label: "The user's own OAuth token (Bearer)" },
   { value: 'user_key', label: "The user's own key (X-API-Key)" },
+  { value: 'mcp_oauth', label: "MCP authorization: each user's own token (discovered)" },
 ];
 
 /** Auth types that send the calling user's credential of a service type rather than a provider secret. */
@@ -122,6 +123,8 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
     authType: 'none' as ToolProviderAuthType,
     authSecret: '',
     credentialServiceType: '',
+    clientId: '',
+    clientSecret: '',
     priority: '0',
     description: '',
     namePrefix: '',
@@ -135,7 +138,10 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
     e.preventDefault();
     void action.run(async () => {
       const body: Record<string, unknown> = { name: form.name, pattern: form.pattern, endpoint: form.endpoint, authType: form.authType, priority: Number(form.priority) };
-      if (PER_USER.has(form.authType)) body.credentialServiceType = form.credentialServiceType.trim();
+      if (form.authType === 'mcp_oauth') {
+        // The gateway registers itself at the upstream's authorization server; an entered client is for servers that refuse (400 CLIENT_ID_REQUIRED).
+        if (form.clientId.trim() && form.clientSecret) body.upstreamClient = { clientId: form.clientId.trim(), clientSecret: form.clientSecret };
+      } else if (PER_USER.has(form.authType)) body.credentialServiceType = form.credentialServiceType.trim();
       else if (form.authType !== 'none' && form.authSecret) body.authSecret = form.authSecret;
       if (form.description) body.description = form.description;
       if (form.namePrefix) body.namePrefix = form.namePrefix;
@@ -154,7 +160,17 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
         <TextField label="Tool name pattern" required hint="A glob: * matches every tool, github_* a prefix." value={form.pattern} onChange={(e) => set({ pattern: e.target.value })} />
         <TextField label="MCP endpoint URL" type="url" required placeholder="https://mcp.example.com/mcp" value={form.endpoint} onChange={(e) => set({ endpoint: e.target.value })} />
         <SelectField label="Upstream authentication" options={AUTH_TYPES} value={form.authType} onChange={(e) => set({ authType: e.target.value as ToolProviderAuthType })} />
-        {PER_USER.has(form.authType) ? (
+        {form.authType === 'mcp_oauth' ? (
+          <>
+            <TextField
+              label="Client ID (optional)"
+              hint="Only when the server's authorization server does not register the gateway by itself; users connect once on their credentials page."
+              value={form.clientId}
+              onChange={(e) => set({ clientId: e.target.value })}
+            />
+            <TextField label="Client secret (optional)" type="password" autoComplete="off" value={form.clientSecret} onChange={(e) => set({ clientSecret: e.target.value })} />
+          </>
+        ) : PER_USER.has(form.authType) ? (
           <TextField
             label="Credential service type"
             required

@@ -11,8 +11,8 @@ export type UserAuth = { kind: 'none' } | { kind: 'headers'; headers: Record<str
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]+$/;
 
 /**
- * Per-user upstream auth (tool providers with `user_oauth` / `user_key`): the calling user's
- * own credential of the provider's service type, resolved through the vault (which refreshes
+ * Per-user upstream auth (tool providers with `user_oauth` / `mcp_oauth` / `user_key`): the calling
+ * user's own credential of the provider's service type, resolved through the vault (which refreshes
  * OAuth tokens first), sent as `Authorization: Bearer` (OAuth) or `X-Api-Key` (a key).
  */
 export class UserCredentials {
@@ -27,7 +27,7 @@ export class UserCredentials {
     const { credentials, authUrls } = await this.resolver().resolve({ userId, tenantId: principal.tenantId, serviceTypes: [serviceType] });
     const value = credentials[serviceType];
     if (value === undefined || !HEADER_VALUE.test(value)) return { kind: 'missing', serviceType, authUrl: authUrls[serviceType] ?? '' };
-    return { kind: 'headers', headers: provider.authType === 'user_oauth' ? { authorization: `Bearer ${value}` } : { 'x-api-key': value } };
+    return { kind: 'headers', headers: provider.authType === 'user_key' ? { 'x-api-key': value } : { authorization: `Bearer ${value}` } };
   }
 }
 
