@@ -208,7 +208,7 @@ export class McpPipeline {
     return this.forward(provider, method, params, ctx);
   }
 
-  /** What the search surface re-enters: the merged list, the name resolution and the unified tools/call path. */
+  /** What the search surface re-enters: the merged list, the exposed-name resolution and the unified tools/call path. */
   private searchHooks(ctx: McpRequestContext, agent: AgentStanding): SearchSurfaceHooks {
     const providerFilter = ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null;
     return {
@@ -235,7 +235,9 @@ export class McpPipeline {
    */
   private async mergedTools(ctx: McpRequestContext): Promise<ListItem[]> {
     const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
-    const lists = await Promise.all(reachable.map(async (provider) => ({ provider, tools: offeredTools(provider, (await this.deps.pins.apply(provider, await this.toolItems(provider, ctx.clientCapabilities))).visible) })));
+    const lists = await Promise.all(
+      reachable.map(async (provider) => ({ provider, tools: offeredTools(provider, (await this.deps.pins.apply(provider, await this.toolItems(provider, ctx.clientCapabilities))).visible) })),
+    );
     const tools: ListItem[] = [];
     for (const { exposedName, provider, upstreamName, tool } of await this.deps.names.expose(nameScope(ctx.principal), lists)) {
       if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, upstreamName)).action !== 'deny') tools.push(exposedTool(tool, exposedName));
@@ -308,7 +310,7 @@ export class McpPipeline {
    */
   private async callExposed(params: Result, ctx: McpRequestContext, agent: AgentStanding, providerFilter: readonly string[] | null): Promise<Result> {
     const name = toolNameParam(params);
-    const offeredOf = async (provider: ProviderRecord) => listedTools(provider, await this.deps.lists.get(provider, this.listTarget(provider), 'tools'));
+    const offeredOf = async (provider: ProviderRecord) => listedTools(provider, await this.deps.lists.get(provider, this.listTarget(provider), 'tools', ctx.clientCapabilities));
     const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), await this.routingSet(ctx), name, offeredOf);
     if (resolved === null) throw invalidParams(`Unknown tool: ${name}`);
     return this.callTool({ ...params, name: resolved.upstreamName }, ctx, agent, { kind: 'routed', providerFilter, provider: resolved.provider });
