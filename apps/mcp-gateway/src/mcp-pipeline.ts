@@ -326,7 +326,12 @@ export class McpPipeline {
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
     await this.assertListed(decision.provider, name, ctx.clientCapabilities);
     await this.assertNotQuarantined(call, decision.provider, name, ctx.clientCapabilities);
-    const userAuth = await userAuthHeadersOrRefuse({ userCredentials: this.deps.userCredentials, refused: (c, p, r) => this.calls.record.refused(c, p, r) }, call, decision.provider, ctx.clientCapabilities);
+    const userAuth = await userAuthHeadersOrRefuse(
+      { userCredentials: this.deps.userCredentials, refused: (c, p, r) => this.calls.record.refused(c, p, r) },
+      call,
+      decision.provider,
+      ctx.clientCapabilities,
+    );
     const paramHeaders = withUserAuth(toolParamHeaders(this.deps.lists.cachedTools(decision.provider.id), name, call.arguments, ctx), userAuth);
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.calls.open(call, decision);
