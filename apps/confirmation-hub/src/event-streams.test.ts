@@ -1,18 +1,8 @@
-import { canSeeConfirmation, type Viewer } from '@agentgw/confirmations';
+import { canSeeConfirmation } from '@agentgw/confirmations';
 import { silentLogger, systemClock, type ConfirmationPayload } from '@agentgw/core';
 import { describe, expect, it } from 'vitest';
 import { EventStreams, parseLastEventId, requiredEventId } from './event-streams.js';
-
-const viewers: Record<string, Viewer> = {
-  alice: { userId: 'alice', roles: [], tenantId: 'acme' },
-  bob: { userId: 'bob', roles: [], tenantId: 'acme' },
-  carol: { userId: 'carol', roles: [], tenantId: 'globex' },
-  acmeAdmin: { userId: 'acme-admin', roles: ['tenant_admin'], tenantId: 'acme' },
-  globexAdmin: { userId: 'globex-admin', roles: ['tenant_admin'], tenantId: 'globex' },
-  tenantlessTenantAdmin: { userId: 'tta', roles: ['tenant_admin'], tenantId: null },
-  admin: { userId: 'root', roles: ['admin'], tenantId: null },
-  creator: { userId: 'creator', roles: ['agent_creator'], tenantId: 'acme' },
-};
+import { drain, viewers } from './event-streams.fixture.js';
 
 /** An expiry far enough away not to matter in a test. */
 const later = () => new Date(Date.now() + 3_600_000);
@@ -27,19 +17,6 @@ const payload = (parties: Pick<ConfirmationPayload, 'userId' | 'endUserId' | 'te
   expiresAt: new Date().toISOString(),
   ...parties,
 });
-
-/** Everything already enqueued on a stream, as text. */
-async function drain(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  let text = '';
-  for (;;) {
-    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 20))]);
-    if (next === null || next.done) break;
-    text += new TextDecoder().decode(next.value);
-  }
-  reader.releaseLock();
-  return text;
-}
 
 describe('EventStreams', () => {
   it('delivers each event to exactly the viewers the visibility rule lets see it', async () => {
@@ -70,7 +47,7 @@ describe('EventStreams', () => {
 
   it('sends CONFIRMATION_RESOLVED as { id, confirmed, status, timestamp }, status as stored (a timeout is rejected)', async () => {
     const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger() });
-    const { stream } = streams.open(viewers.admin!, new AbortController().signal, later());
+    const { stream } = streams.open(viewers.admin, new AbortController().signal, later());
     const parties = { userId: 'alice', endUserId: null, tenantId: null, timestamp: '2026-01-01T00:00:00.000Z' };
     streams.deliverResolved({ id: 'ok', status: 'confirmed', confirmedBy: 'alice', ...parties });
     streams.deliverResolved({ id: 'no', status: 'rejected', reason: 'not today', ...parties });
@@ -89,9 +66,9 @@ describe('EventStreams', () => {
 
   it('cuts off a client that does not read, and forgets streams whose request ended', async () => {
     const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger(), maxBufferedBytes: 4_096 });
-    const stalled = streams.open(viewers.alice!, new AbortController().signal, later());
+    const stalled = streams.open(viewers.alice, new AbortController().signal, later());
     const leaving = new AbortController();
-    streams.open(viewers.bob!, leaving.signal, later());
+    streams.open(viewers.bob, leaving.signal, later());
     expect(streams.size).toBe(2);
     leaving.abort();
     expect(streams.size).toBe(1);
@@ -104,8 +81,8 @@ describe('EventStreams', () => {
 
   it("ends a user's streams on closeUser (others stay), and a stream when its token expires", async () => {
     const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger() });
-    const alice = [streams.open(viewers.alice!, new AbortController().signal, later()), streams.open(viewers.alice!, new AbortController().signal, later())];
-    const bob = streams.open(viewers.bob!, new AbortController().signal, later());
+    const alice = [streams.open(viewers.alice, new AbortController().signal, later()), streams.open(viewers.alice, new AbortController().signal, later())];
+    const bob = streams.open(viewers.bob, new AbortController().signal, later());
     streams.closeUser('alice');
     expect(streams.size).toBe(1);
     streams.deliverRequired(payload({ userId: 'alice', endUserId: 'alice', tenantId: 'acme' }, 'after'));
@@ -114,7 +91,7 @@ describe('EventStreams', () => {
       expect(text).toContain('event: connected');
       expect(text).not.toContain('after');
     }
-    const short = streams.open(viewers.carol!, new AbortController().signal, new Date(Date.now() + 150));
+    const short = streams.open(viewers.carol, new AbortController().signal, new Date(Date.now() + 150));
     expect(streams.size).toBe(2);
     const reader = short.stream.getReader();
     expect((await reader.read()).done).toBe(false);

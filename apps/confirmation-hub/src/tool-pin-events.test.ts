@@ -1,27 +1,7 @@
-import type { Viewer } from '@agentgw/confirmations';
 import { silentLogger, systemClock, type ToolPinEvent } from '@agentgw/core';
 import { describe, expect, it } from 'vitest';
 import { EventStreams } from './event-streams.js';
-
-const viewers: Record<string, Viewer> = {
-  admin: { userId: 'root', roles: ['admin'], tenantId: null },
-  acmeAdmin: { userId: 'acme-admin', roles: ['tenant_admin'], tenantId: 'acme' },
-  globexAdmin: { userId: 'globex-admin', roles: ['tenant_admin'], tenantId: 'globex' },
-  alice: { userId: 'alice', roles: [], tenantId: 'acme' },
-};
-
-/** Everything already enqueued on a stream, as text. */
-async function drain(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  let text = '';
-  for (;;) {
-    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 20))]);
-    if (next === null || next.done) break;
-    text += new TextDecoder().decode(next.value);
-  }
-  reader.releaseLock();
-  return text;
-}
+import { drain, viewers } from './event-streams.fixture.js';
 
 const event = (change: ToolPinEvent['change'], toolName: string, renamedFrom: string | null = null): ToolPinEvent => ({
   providerId: 'p1',
@@ -35,7 +15,11 @@ const event = (change: ToolPinEvent['change'], toolName: string, renamedFrom: st
 describe('TOOL_DEFINITION_CHANGED on the event stream', () => {
   it("reaches admins and the provider's tenant admins only, and leaves plain first-sight pins out", async () => {
     const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger() });
-    const open = Object.entries(viewers).map(([name, viewer]) => ({ name, stream: streams.open(viewer, new AbortController().signal, new Date(Date.now() + 3_600_000)).stream }));
+    const { admin, acmeAdmin, globexAdmin, alice } = viewers;
+    const open = Object.entries({ admin, acmeAdmin, globexAdmin, alice }).map(([name, viewer]) => ({
+      name,
+      stream: streams.open(viewer, new AbortController().signal, new Date(Date.now() + 3_600_000)).stream,
+    }));
     streams.deliverToolPin(event('pinned', 'first_seen'));
     streams.deliverToolPin(event('quarantined', 'lookup'));
     streams.deliverToolPin(event('pinned', 'lookup_v2', 'lookup'));
