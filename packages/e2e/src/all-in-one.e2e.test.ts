@@ -1,4 +1,5 @@
 import { describeMcpInteropSuite } from './mcp-interop.suite.js';
+import { describeOAuthClientsSuite } from './oauth-clients.suite.js';
 import { describeSecuritySuite } from './security.suite.js';
 import { describeGatewaySuite } from './suite.js';
 import { selected, startAllInOne } from './targets.js';
@@ -8,5 +9,6 @@ import { describeToolCatalogSuite } from './tool-catalog.suite.js';
 describeGatewaySuite('all-in-one', startAllInOne, selected('all-in-one') ? null : 'E2E_TARGET picks distributed only', (ctx) => {
   describeSecuritySuite(ctx);
   describeToolCatalogSuite(ctx);
+  describeOAuthClientsSuite(ctx);
   describeMcpInteropSuite(ctx);
 });

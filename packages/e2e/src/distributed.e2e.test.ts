@@ -1,5 +1,6 @@
 import { describeFaultRuns } from './faults.js';
 import { describeMcpInteropSuite } from './mcp-interop.suite.js';
+import { describeOAuthClientsSuite } from './oauth-clients.suite.js';
 import { describeSecuritySuite } from './security.suite.js';
 import { describeGatewaySuite } from './suite.js';
 import { selected, startDistributed, unavailable, type DistributedTarget } from './targets.js';
@@ -12,6 +13,7 @@ const skip = selected('distributed') ? unavailable('distributed') : 'E2E_TARGET 
 describeGatewaySuite('distributed', startDistributed, skip, (ctx) => {
   describeSecuritySuite(ctx);
   describeToolCatalogSuite(ctx);
+  describeOAuthClientsSuite(ctx);
   describeMcpInteropSuite(ctx, { replicas: () => (ctx().target as DistributedTarget).services['mcp-gateway'].map((s) => s.url) as [string, string] });
   describeFaultRuns(() => ({ ...ctx(), target: ctx().target as DistributedTarget }));
 });
