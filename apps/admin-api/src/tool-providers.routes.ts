@@ -4,13 +4,14 @@ import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
 import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createMcpUpstreamAuth } from './mcp-upstream-auth.js';
+import { TokenExchangeInputSchema, TokenExchangeSchema, tokenExchangeWrite } from './token-exchange-settings.js';
 import { fetchProviderTools, providerView } from './tool-providers.js';
 import { createUpstreamToolLister } from './upstream-tools.js';
 import { TenantIdSchema } from './users.routes.js';
 
-const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none', 'user_oauth', 'user_key', 'mcp_oauth']).openapi('ToolProviderAuthType', {
+const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none', 'user_oauth', 'user_key', 'mcp_oauth', 'token_exchange']).openapi('ToolProviderAuthType', {
   description:
-    "`bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL); `mcp_oauth`: the endpoint is an MCP server protected by the MCP authorization spec — on create (or `POST /{id}/discover-auth`) the gateway discovers its authorization server, registers itself there (RFC 7591; else `upstreamClient` must be entered) and saves an oauth2 credential provider under `credentialServiceType` (derived when absent), then calls behave as `user_oauth`",
+    "`bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL); `mcp_oauth`: the endpoint is an MCP server protected by the MCP authorization spec — on create (or `POST /{id}/discover-auth`) the gateway discovers its authorization server, registers itself there (RFC 7591; else `upstreamClient` must be entered) and saves an oauth2 credential provider under `credentialServiceType` (derived when absent), then calls behave as `user_oauth`; `token_exchange` (RFC 8693): each call exchanges the caller's own sign-in token (a user JWT or a gateway OAuth access token) at `tokenExchange`'s authorization server for an upstream token sent as `Authorization: Bearer` (the caller's token never goes upstream; callers without a sign-in token are refused)",
 });
 const UpstreamClientSchema = z
   .object({ clientId: z.string().min(1).max(500), clientSecret: z.string().min(1).max(8192).openapi({ description: 'Write-only; sealed in the credential provider' }) })
@@ -33,6 +34,7 @@ const ToolProviderSchema = z
     authType: AuthTypeSchema,
     hasAuthSecret: z.boolean(),
     credentialServiceType: z.string().nullable(),
+    tokenExchange: TokenExchangeSchema,
     priority: z.number().int(),
     description: z.string().nullable(),
     namePrefix: z.string().nullable(),
@@ -74,6 +76,7 @@ const CreateToolProviderBody = z
     authSecret: fields.authSecret.optional(),
     credentialServiceType: CredentialServiceTypeSchema.optional(),
     upstreamClient: UpstreamClientSchema.optional(),
+    tokenExchange: TokenExchangeInputSchema.optional().openapi({ description: 'Required with token_exchange' }),
     priority: fields.priority.default(0),
     description: fields.description.optional(),
     namePrefix: fields.namePrefix.optional(),
@@ -88,6 +91,7 @@ const UpdateToolProviderBody = z
     endpoint: fields.endpoint.optional(),
     authType: AuthTypeSchema.optional(),
     credentialServiceType: CredentialServiceTypeSchema.optional(),
+    tokenExchange: TokenExchangeInputSchema.nullable().optional().openapi({ description: 'Replaces the exchange settings (a `clientSecret` replaces the sealed secret); null removes them' }),
     authSecret: fields.authSecret.nullable().optional().openapi({ description: 'A string replaces the secret, null removes it, absent keeps it' }),
     priority: fields.priority.optional(),
     description: fields.description.optional(),
@@ -190,7 +194,8 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
     const body = c.req.valid('json');
     // Write-time egress check (metadata names, forbidden literal IPs → 400); connect time is the guarantee.
     assertStoredUrlAllowed(egress, body.endpoint, 'endpoint');
-    const { upstreamClient, ...fields } = body;
+    const { upstreamClient, tokenExchange, ...rest } = body;
+    const fields = tokenExchange ? { ...rest, ...tokenExchangeWrite(egress, tokenExchange) } : rest;
     const provider =
       body.authType === 'mcp_oauth' ? await mcpUpstreamAuth.create(c.var.principal, { ...fields, ...(upstreamClient && { upstreamClient }) }) : await providers.create(c.var.principal, fields);
     return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 201);
@@ -200,9 +205,10 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
     return c.json({ provider: providerView(c.var.principal, provider) }, 200);
   });
   app.openapi(updateRoute, async (c) => {
-    const patch = c.req.valid('json');
+    const { tokenExchange, ...patch } = c.req.valid('json');
     if (patch.endpoint !== undefined) assertStoredUrlAllowed(egress, patch.endpoint, 'endpoint');
-    const provider = await providers.update(c.var.principal, c.req.valid('param').id, patch);
+    const exchange = tokenExchange === undefined ? {} : tokenExchange === null ? { tokenExchange: null } : tokenExchangeWrite(egress, tokenExchange);
+    const provider = await providers.update(c.var.principal, c.req.valid('param').id, { ...patch, ...exchange });
     return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 200);
   });
   app.openapi(deleteRoute, async (c) => {

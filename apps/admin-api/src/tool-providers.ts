@@ -1,5 +1,6 @@
 import { isWritableBy, type Principal } from '@agentgw/auth';
 import type { ProviderAdmin, ToolProvider } from '@agentgw/catalog';
+import { tokenExchangeView } from './token-exchange-settings.js';
 import type { UpstreamTool, UpstreamToolLister } from './upstream-tools.js';
 
 /** The upstream's tool list, fetched live with the provider's opened credentials (404 for providers the principal cannot see). */
@@ -14,7 +15,7 @@ export async function fetchProviderTools(
 }
 
 /** A provider as one caller sees it: `endpoint` is null for callers who may not change the provider. */
-export type ToolProviderView = Omit<ToolProvider, 'endpoint'> & { endpoint: string | null };
+export type ToolProviderView = Omit<ToolProvider, 'endpoint' | 'tokenExchange'> & { endpoint: string | null; tokenExchange: ReturnType<typeof tokenExchangeView> };
 
 /**
  * SaaS MCP URLs often embed a key, so the endpoint is shown only to callers who may update the
@@ -23,5 +24,6 @@ export type ToolProviderView = Omit<ToolProvider, 'endpoint'> & { endpoint: stri
  */
 export function providerView(principal: Principal, provider: ToolProvider): ToolProviderView {
   const mayUpdate = principal.permissions.has('provider:update') && isWritableBy(principal, provider.tenantId);
-  return mayUpdate ? provider : { ...provider, endpoint: null };
+  const shown = { ...provider, tokenExchange: tokenExchangeView(provider) };
+  return mayUpdate ? shown : { ...shown, endpoint: null };
 }

@@ -1,6 +1,6 @@
 import { isVisibleTo, tenantScope, type Principal } from '@agentgw/auth';
 import { compareRouting, NotFoundError, type Unsubscribe } from '@agentgw/core';
-import type { ProviderAuthType, ToolProviderRow } from '@agentgw/db';
+import type { ProviderAuthType, ProviderTokenExchangeSettings, ToolProviderRow } from '@agentgw/db';
 import type { CatalogContext } from './catalog-context.js';
 import { LiveCache } from './live-cache.js';
 import { OpenedSecrets } from './sealed-secrets.js';
@@ -14,6 +14,8 @@ export interface ProviderRecord {
   authType: ProviderAuthType;
   /** With `user_oauth`/`user_key`: the service type of the calling user's credential each call carries. */
   credentialServiceType: string | null;
+  /** With `token_exchange`: where the caller's sign-in token is exchanged (its client secret is the sealed auth secret). */
+  tokenExchange: ProviderTokenExchangeSettings | null;
   priority: number;
   description: string | null;
   /** Prepended with `__` to its tools' exposed names; null: none. */
@@ -95,6 +97,7 @@ export function toProviderRecord(row: ToolProviderRow): ProviderRecord {
     endpoint: row.endpoint,
     authType: row.auth_type,
     credentialServiceType: row.credential_service_type,
+    tokenExchange: row.token_exchange,
     priority: row.priority,
     description: row.description,
     namePrefix: row.name_prefix,

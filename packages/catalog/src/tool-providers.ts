@@ -1,6 +1,6 @@
 import { whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
 import { compareRouting, NotFoundError, newId } from '@agentgw/core';
-import type { Database, ProviderAuthType, ToolProviderRow } from '@agentgw/db';
+import { json, type Database, type ProviderAuthType, type ProviderTokenExchangeSettings, type ToolProviderRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import type { CatalogContext } from './catalog-context.js';
 import { openSealed } from './sealed-secrets.js';
@@ -19,6 +19,8 @@ export interface ToolProvider {
   hasAuthSecret: boolean;
   /** With `user_oauth`/`user_key`: whose credential of which service type each call carries (the calling user's). */
   credentialServiceType: string | null;
+  /** With `token_exchange`: where the caller's sign-in token is exchanged and for what (the client secret is `hasAuthSecret`). */
+  tokenExchange: ProviderTokenExchangeSettings | null;
   priority: number;
   description: string | null;
   /** Prepended with `__` to the names of its tools on the unified endpoint; null: names are kept (a collision is disambiguated). */
@@ -35,6 +37,7 @@ export interface NewToolProviderInput {
   authType: ProviderAuthType;
   authSecret?: string;
   credentialServiceType?: string | null;
+  tokenExchange?: ProviderTokenExchangeSettings | null;
   priority: number;
   description?: string | null;
   namePrefix?: string | null;
@@ -49,6 +52,7 @@ export interface ToolProviderPatch {
   authType?: ProviderAuthType;
   authSecret?: string | null;
   credentialServiceType?: string | null;
+  tokenExchange?: ProviderTokenExchangeSettings | null;
   priority?: number;
   description?: string | null;
   /** A changed prefix renames the provider's exposed tools (its stored names are dropped). */
@@ -65,6 +69,7 @@ export function toToolProvider(row: ToolProviderRow): ToolProvider {
     authType: row.auth_type,
     hasAuthSecret: row.auth_secret_enc !== null,
     credentialServiceType: row.credential_service_type,
+    tokenExchange: row.token_exchange,
     priority: row.priority,
     description: row.description,
     namePrefix: row.name_prefix,
@@ -96,8 +101,14 @@ function assertUserAuthNamed(authType: ProviderAuthType, credentialServiceType: 
   if (isPerUserAuth(authType) && credentialServiceType === null) throw invalidField('credentialServiceType', `required with authType ${authType}`);
 }
 
+/** `token_exchange` needs its exchange settings. */
+function assertTokenExchangeSet(authType: ProviderAuthType, tokenExchange: ProviderTokenExchangeSettings | null): void {
+  if (authType === 'token_exchange' && tokenExchange === null) throw invalidField('tokenExchange', 'required with authType token_exchange');
+}
+
 export async function createToolProvider(ctx: CatalogContext, principal: Principal, input: NewToolProviderInput): Promise<ToolProvider> {
   assertUserAuthNamed(input.authType, input.credentialServiceType ?? null);
+  assertTokenExchangeSet(input.authType, input.tokenExchange ?? null);
   const id = newId();
   const now = ctx.clock.now();
   const row = await ctx.db
@@ -110,6 +121,7 @@ export async function createToolProvider(ctx: CatalogContext, principal: Princip
       auth_type: input.authType,
       auth_secret_enc: input.authSecret ? ctx.secrets.seal(input.authSecret, id) : null,
       credential_service_type: input.credentialServiceType ?? null,
+      token_exchange: input.tokenExchange ? json(input.tokenExchange) : null,
       priority: input.priority,
       description: input.description ?? null,
       name_prefix: input.namePrefix ?? null,
@@ -127,6 +139,7 @@ export async function updateToolProvider(ctx: CatalogContext, principal: Princip
   const current = await loadVisibleProvider(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'tool provider');
   assertUserAuthNamed(patch.authType ?? current.auth_type, patch.credentialServiceType !== undefined ? patch.credentialServiceType : current.credential_service_type);
+  assertTokenExchangeSet(patch.authType ?? current.auth_type, patch.tokenExchange !== undefined ? patch.tokenExchange : current.token_exchange);
   const changes = {
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.pattern !== undefined && { pattern: patch.pattern }),
@@ -134,6 +147,7 @@ export async function updateToolProvider(ctx: CatalogContext, principal: Princip
     ...(patch.authType !== undefined && { auth_type: patch.authType }),
     ...(patch.authSecret !== undefined && { auth_secret_enc: patch.authSecret ? ctx.secrets.seal(patch.authSecret, id) : null }),
     ...(patch.credentialServiceType !== undefined && { credential_service_type: patch.credentialServiceType }),
+    ...(patch.tokenExchange !== undefined && { token_exchange: patch.tokenExchange ? json(patch.tokenExchange) : null }),
     ...(patch.priority !== undefined && { priority: patch.priority }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.namePrefix !== undefined && { name_prefix: patch.namePrefix }),

@@ -15,7 +15,15 @@ type JsonNullable<T> = ColumnType<T | null, string | null | undefined, string | 
 export type RoleName = 'admin' | 'tenant_admin' | 'agent_creator';
 export type ApiKeyScope = 'credentials:resolve' | 'credentials:read' | 'credentials:write';
 /** `user_oauth` / `user_key`: each call carries the calling user's own credential of the provider's `credential_service_type` (0010). */
-export type ProviderAuthType = 'bearer' | 'api_key' | 'none' | 'user_oauth' | 'user_key' | 'mcp_oauth';
+export type ProviderAuthType = 'bearer' | 'api_key' | 'none' | 'user_oauth' | 'user_key' | 'mcp_oauth' | 'token_exchange';
+/** With `token_exchange` (0013): where the caller's sign-in token is exchanged (RFC 8693) and for what; the client secret is sealed in `auth_secret_enc`. */
+export interface ProviderTokenExchangeSettings {
+  server: { kind: 'token_url'; tokenUrl: string } | { kind: 'issuer'; issuer: string };
+  clientId: string;
+  audience: string | null;
+  resource: string | null;
+  scope: string | null;
+}
 export type CredentialAuthType = 'oauth2' | 'api_key' | 'jwt' | 'basic';
 export type CredentialKind = 'jwt' | 'api_key' | 'oauth2' | 'basic';
 export type DevicePlatform = 'ios' | 'macos' | 'android';
@@ -92,6 +100,8 @@ export interface ToolProvidersTable {
   name_prefix: ColumnType<string | null, string | null | undefined, string | null>;
   /** How its tool definitions are pinned (0006). */
   tool_pinning: ColumnType<ToolPinningMode, ToolPinningMode | undefined, ToolPinningMode>;
+  /** With `token_exchange`: the exchange settings (0013). */
+  token_exchange: JsonNullable<ProviderTokenExchangeSettings>;
 }
 
 /** The name a tool is exposed under on the unified endpoint, chosen once per scope (0005). */
