@@ -2,6 +2,7 @@ import type { ConfirmationGate, HeldCall } from '@agentgw/core';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+import { createRuleBoundAgent } from './testing/rule-bound-agents.js';
 import { MAX_BATCH_MESSAGES } from './mcp.routes.js';
 
 // One 2025-03-26 batch used to fan out into any number of calls (120 held confirmations in one POST).
@@ -22,9 +23,7 @@ beforeAll(async () => {
   upstream = await startMcpServer({ name: 'risky', tools: [{ name: 'risky', handler: () => 'done' }] });
   gw = await startGatewayUnderTest({ gate });
   const provider = await gw.catalog.providers.create(gw.admin, { name: 'risky', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
-  const created = await gw.catalog.agents.create(gw.admin, { name: 'batcher', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  token = created.runtimeToken;
-  await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'require_confirmation', toolPattern: '*' });
+  token = (await createRuleBoundAgent(gw, { name: 'batcher', rules: [{ providerId: provider.id, action: 'require_confirmation', toolPattern: '*' }] })).runtimeToken;
 });
 
 afterAll(async () => {

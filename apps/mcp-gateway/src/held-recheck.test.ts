@@ -1,9 +1,10 @@
-import type { AuditOpenEntry, AuditPatch, AuditTrail } from '@agentgw/audit';
 import type { ConfirmationGate, HeldCall, HoldOutcome } from '@agentgw/core';
 import { createUser, startMcpServer, tokenFor, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 import { statelessRpc, type RpcReply } from './stateless-rpc.js';
+import { recordingAuditTrail, type RecordedAudit } from './testing/recorded-audits.js';
+import { createRuleBoundAgent } from './testing/rule-bound-agents.js';
 
 // Issue 19.4: a held call is forwarded only if, once a human approves it, the caller and the
 // policy still allow it (kill switch, rule changes, revoked users, rotated runtime tokens).
@@ -11,7 +12,7 @@ let gw: GatewayUnderTest;
 let upstream: McpFixture;
 let ids: { provider: string; agent: string; riskyRule: string };
 let runtimeToken: string;
-const audits: { id: string; entry?: AuditOpenEntry; patch?: AuditPatch }[] = [];
+const audits: RecordedAudit[] = [];
 /** Held calls waiting for the test to decide them. */
 const waiting: { call: HeldCall; decide: (outcome: HoldOutcome) => void }[] = [];
 /** Runs inside `redeem` before it answers true: something that changes while a token is redeemed. */
@@ -25,16 +26,6 @@ const gate: ConfirmationGate = {
     return true;
   },
 };
-
-const recordingAudit = (): AuditTrail => ({
-  async open(entry) {
-    audits.push({ id: entry.id ?? '', entry });
-    return entry.id ?? '';
-  },
-  async update(id, patch) {
-    audits.push({ id, patch });
-  },
-});
 
 const unified = () => `${gw.url}/api/v1/mcp/mcp`;
 const bearer = () => ({ authorization: `Bearer ${runtimeToken}` });
@@ -62,15 +53,18 @@ function expectRefusedAfterApproval(reply: RpcReply, expected: string | RegExp) 
 
 beforeAll(async () => {
   upstream = await startMcpServer({ name: 'ops', tools: [{ name: 'risky', handler: () => 'risky done' }] });
-  gw = await startGatewayUnderTest({ gate, audit: recordingAudit });
+  gw = await startGatewayUnderTest({ gate, audit: () => recordingAuditTrail(audits) });
   const { catalog, admin } = gw;
   const provider = await catalog.providers.create(admin, { name: 'ops', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
-  const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  runtimeToken = created.runtimeToken;
-  const rule = await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'require_confirmation', toolPattern: 'risky' });
-  // Another allow-class rule keeps the agent's access to the provider when the risky one turns to deny.
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'allow', toolPattern: 'safe_*' });
-  ids = { provider: provider.id, agent: created.agent.id, riskyRule: rule.id };
+  const agent = await createRuleBoundAgent(gw, {
+    rules: [
+      { providerId: provider.id, action: 'require_confirmation', toolPattern: 'risky' },
+      // Another allow-class rule keeps the agent's access to the provider when the risky one turns to deny.
+      { providerId: provider.id, action: 'allow', toolPattern: 'safe_*' },
+    ],
+  });
+  runtimeToken = agent.runtimeToken;
+  ids = { provider: provider.id, agent: agent.agentId, riskyRule: agent.ruleIds[0]! };
 });
 
 afterAll(async () => {

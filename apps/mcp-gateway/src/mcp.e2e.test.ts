@@ -1,4 +1,4 @@
-import { createAuditTrail, type AuditOpenEntry, type AuditPatch } from '@agentgw/audit';
+import { createAuditTrail, type AuditPatch } from '@agentgw/audit';
 import type { ConfirmationGate, HeldCall } from '@agentgw/core';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 import { NO_CONFIRMATION_HUB } from './refusing-confirmation-gate.js';
+import { recordingRealAuditTrail, type RecordedAuditWrite } from './testing/recorded-audits.js';
 
 let gw: GatewayUnderTest;
 let alpha: McpFixture;
@@ -17,7 +18,7 @@ let beta: McpFixture;
 let ids: { alpha: string; beta: string; dead: string; agent: string };
 let runtimeToken: string;
 /** What the gateway asked the audit trail to record (the real trail enqueues it too). */
-const audits: (({ op: 'create'; id: string } & AuditOpenEntry) | ({ op: 'update'; id: string } & AuditPatch))[] = [];
+const audits: RecordedAuditWrite[] = [];
 const held: HeldCall[] = [];
 let gateAnswer: 'confirmed' | 'rejected' | 'timeout' = 'confirmed';
 
@@ -65,23 +66,7 @@ beforeAll(async () => {
       { name: 'shared', handler: () => 'beta shared' },
     ],
   });
-  gw = await startGatewayUnderTest({
-    gate,
-    audit: (deps) => {
-      const real = createAuditTrail({ queue: deps.queue, clock: deps.clock });
-      return {
-        async open(entry) {
-          const id = await real.open(entry);
-          audits.push({ op: 'create', ...entry, id });
-          return id;
-        },
-        async update(id, patch) {
-          audits.push({ op: 'update', ...patch, id });
-          await real.update(id, patch);
-        },
-      };
-    },
-  });
+  gw = await startGatewayUnderTest({ gate, audit: recordingRealAuditTrail(audits) });
   const { catalog, admin } = gw;
   const a = await catalog.providers.create(admin, { name: 'alpha', pattern: '*', endpoint: alpha.url, authType: 'bearer', authSecret: 'alpha-secret', priority: 0 });
   const b = await catalog.providers.create(admin, { name: 'beta', pattern: 'beta_*', endpoint: beta.url, authType: 'api_key', authSecret: 'beta-key', priority: 10 });

@@ -1,8 +1,9 @@
-import type { AuditOpenEntry, AuditPatch, AuditTrail } from '@agentgw/audit';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 import { statelessRpc, toolNames } from './stateless-rpc.js';
+import { recordingAuditTrail, type RecordedAudit } from './testing/recorded-audits.js';
+import { createRuleBoundAgent } from './testing/rule-bound-agents.js';
 
 // Issue 19.6: the per-provider proxy answers the policy question the unified endpoint answers:
 // a provider with pattern `fs_read*` owns fs_read_file, not fs_wipe_disk, whichever door is used.
@@ -10,17 +11,7 @@ let gw: GatewayUnderTest;
 let upstream: McpFixture;
 let providerId: string;
 let runtimeToken: string;
-const audits: { entry?: AuditOpenEntry; patch?: AuditPatch; id: string }[] = [];
-
-const recordingAudit = (): AuditTrail => ({
-  async open(entry) {
-    audits.push({ entry, id: entry.id ?? '' });
-    return entry.id ?? '';
-  },
-  async update(id, patch) {
-    audits.push({ patch, id });
-  },
-});
+const audits: RecordedAudit[] = [];
 
 const bearer = () => ({ authorization: `Bearer ${runtimeToken}` });
 const proxy = () => `${gw.url}/api/v1/mcp-proxy/${providerId}/mcp`;
@@ -34,12 +25,10 @@ beforeAll(async () => {
       { name: 'fs_wipe_disk', handler: () => 'wiped' },
     ],
   });
-  gw = await startGatewayUnderTest({ audit: recordingAudit });
+  gw = await startGatewayUnderTest({ audit: () => recordingAuditTrail(audits) });
   const { catalog, admin } = gw;
   providerId = (await catalog.providers.create(admin, { name: 'fs', pattern: 'fs_read*', endpoint: upstream.url, authType: 'none', priority: 0 })).id;
-  const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  runtimeToken = created.runtimeToken;
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+  runtimeToken = (await createRuleBoundAgent(gw)).runtimeToken;
 });
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
 import { replyJson, startMcpServer, startRecordingUpstream, type McpFixture, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+import { ALLOW_EVERY_TOOL, createRuleBoundAgent } from './testing/rule-bound-agents.js';
 import { statelessRpc } from './stateless-rpc.js';
 
 // Rules match tool names exactly. A name that differs from a denied one only by case, spaces or
@@ -41,10 +42,7 @@ beforeAll(async () => {
   const ops = await catalog.providers.create(admin, { name: 'ops', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
   const broken = await catalog.providers.create(admin, { name: 'unlisting', pattern: 'nolist_*', endpoint: unlisting.url, authType: 'none', priority: 0 });
   ids = { ops: ops.id, unlisting: broken.id };
-  const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  runtimeToken = created.runtimeToken;
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: ops.id, action: 'deny', toolPattern: 'delete_all' });
+  runtimeToken = (await createRuleBoundAgent(gw, { rules: [ALLOW_EVERY_TOOL, { providerId: ops.id, action: 'deny', toolPattern: 'delete_all' }] })).runtimeToken;
 });
 
 afterAll(async () => {

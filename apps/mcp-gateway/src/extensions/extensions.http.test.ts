@@ -2,6 +2,7 @@ import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIO
 import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { ALLOW_EVERY_TOOL, createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 // The tasks extension and skills through both endpoints, for two agents: task ids are the
 // gateway's, bound to provider and principal; skills are filtered by the access rules.
@@ -61,12 +62,8 @@ beforeAll(async () => {
   gw = await startGatewayUnderTest();
   const { catalog, admin } = gw;
   providerId = (await catalog.providers.create(admin, { name: 'tasks', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 })).id;
-  for (const who of ['alice', 'bob'] as const) {
-    const created = await catalog.agents.create(admin, { name: who, upstreamUrl: 'http://127.0.0.1:9/agent' });
-    tokens[who] = created.runtimeToken;
-    await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
-    if (who === 'bob') await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'deny', toolPattern: 'skill:secret-*' });
-  }
+  tokens.alice = (await createRuleBoundAgent(gw, { name: 'alice' })).runtimeToken;
+  tokens.bob = (await createRuleBoundAgent(gw, { name: 'bob', rules: [ALLOW_EVERY_TOOL, { providerId: '*', action: 'deny', toolPattern: 'skill:secret-*' }] })).runtimeToken;
 });
 
 afterAll(async () => {

@@ -7,6 +7,7 @@ import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 import { statelessRpc } from '../stateless-rpc.js';
 
 // Issue 21.3: the unified endpoint routes completion, subscriptions, templated reads and log
@@ -61,9 +62,7 @@ beforeAll(async () => {
   const { catalog, admin } = gw;
   await catalog.providers.create(admin, { name: 'docs', pattern: 'docs_*', endpoint: docs.url, authType: 'none', priority: 0 });
   await catalog.providers.create(admin, { name: 'notes', pattern: 'notes_*', endpoint: notes.url, authType: 'none', priority: 1 });
-  const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  runtimeToken = created.runtimeToken;
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+  runtimeToken = (await createRuleBoundAgent(gw)).runtimeToken;
 });
 
 afterAll(async () => {

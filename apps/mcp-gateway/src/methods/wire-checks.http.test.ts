@@ -2,6 +2,7 @@ import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIO
 import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 // 2026-07-28 wire checks over HTTP, in front of a stateless upstream: Mcp-Param-* headers
 // (SEP-2243) checked against the arguments and sent on, and input_required results (SEP-2322)
@@ -56,9 +57,7 @@ beforeAll(async () => {
   const { catalog, admin } = gw;
   const provider = await catalog.providers.create(admin, { name: 'modern', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
   providerId = provider.id;
-  const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  runtimeToken = created.runtimeToken;
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+  runtimeToken = (await createRuleBoundAgent(gw)).runtimeToken;
 });
 
 afterAll(async () => {

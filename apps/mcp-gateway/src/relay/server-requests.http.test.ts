@@ -1,4 +1,3 @@
-import { createAuditTrail, type AuditOpenEntry, type AuditPatch } from '@agentgw/audit';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -6,6 +5,8 @@ import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema
 import { registerClientFeatureTools, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { recordingRealAuditTrail, type RecordedAuditWrite } from '../testing/recorded-audits.js';
+import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 /**
  * Server-to-client requests through the gateway, over HTTP with real SDK clients (1.x, and 2.x on
@@ -17,33 +18,16 @@ import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-t
 let gw: GatewayUnderTest;
 let upstream: McpFixture;
 let token: string;
-const audits: (({ op: 'create'; id: string } & AuditOpenEntry) | ({ op: 'update'; id: string } & AuditPatch))[] = [];
+const audits: RecordedAuditWrite[] = [];
 
 const CAPABLE = { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } };
 const ENDPOINT = '/api/v1/mcp/mcp';
 
 beforeAll(async () => {
   upstream = await startMcpServer({ name: 'asks-back', tools: [{ name: 'plain', handler: () => 'plain done' }], setup: registerClientFeatureTools });
-  gw = await startGatewayUnderTest({
-    audit: (deps) => {
-      const real = createAuditTrail({ queue: deps.queue, clock: deps.clock });
-      return {
-        async open(entry) {
-          const id = await real.open(entry);
-          audits.push({ op: 'create', ...entry, id });
-          return id;
-        },
-        async update(id, patch) {
-          audits.push({ op: 'update', ...patch, id });
-          await real.update(id, patch);
-        },
-      };
-    },
-  });
+  gw = await startGatewayUnderTest({ audit: recordingRealAuditTrail(audits) });
   const provider = await gw.catalog.providers.create(gw.admin, { name: 'asks-back', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
-  const created = await gw.catalog.agents.create(gw.admin, { name: 'relay-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  token = created.runtimeToken;
-  await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'allow', toolPattern: '*' });
+  token = (await createRuleBoundAgent(gw, { name: 'relay-bot', rules: [{ providerId: provider.id, action: 'allow', toolPattern: '*' }] })).runtimeToken;
 });
 
 afterAll(async () => {
@@ -119,7 +103,7 @@ describe('server-to-client requests relayed through the gateway', () => {
     const before = audits.length;
     await client.callTool({ name: 'ask_model', arguments: { prompt: 'audit me' } });
     await client.close();
-    const created = audits.slice(before).filter((a): a is { op: 'create'; id: string } & AuditOpenEntry => a.op === 'create');
+    const created = audits.slice(before).filter((a): a is Extract<RecordedAuditWrite, { op: 'create' }> => a.op === 'create');
     const call = created.find((a) => a.toolName === 'ask_model')!;
     const sampling = created.find((a) => a.toolName === 'sampling/createMessage')!;
     expect(sampling).toMatchObject({ status: 'pending', arguments: { relayedFor: call.id, tool: 'ask_model', params: { maxTokens: 20 } } });

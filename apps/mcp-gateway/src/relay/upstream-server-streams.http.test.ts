@@ -4,6 +4,7 @@ import { ListRootsRequestSchema, ListRootsResultSchema, LoggingMessageNotificati
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 /**
  * What an upstream sends on its own server stream (GET), outside any call: a log notification
@@ -41,9 +42,7 @@ beforeAll(async () => {
   gw = await startGatewayUnderTest();
   const provider = await gw.catalog.providers.create(gw.admin, { name: 'aside', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
   providerId = provider.id;
-  const created = await gw.catalog.agents.create(gw.admin, { name: 'aside-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  token = created.runtimeToken;
-  await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'allow', toolPattern: '*' });
+  token = (await createRuleBoundAgent(gw, { name: 'aside-bot', rules: [{ providerId: provider.id, action: 'allow', toolPattern: '*' }] })).runtimeToken;
 });
 
 afterAll(async () => {

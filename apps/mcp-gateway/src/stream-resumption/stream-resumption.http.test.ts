@@ -4,6 +4,7 @@ import { parseSse, type SseEvent } from '@agentgw/mcp-client';
 import { startConformanceServer, type ConformanceServer } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 /**
  * SEP-1699 through the gateway's own endpoints: the conformance fixture's `test_reconnection`
@@ -20,10 +21,11 @@ beforeAll(async () => {
   gw = await startGatewayUnderTest();
   const provider = await gw.catalog.providers.create(gw.admin, { name: 'conformance', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
   providerId = provider.id;
-  const created = await gw.catalog.agents.create(gw.admin, { name: 'resume-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  token = created.runtimeToken;
-  await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'allow', toolPattern: 'test_*' });
-  await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'deny', toolPattern: 'denied_*' });
+  const rules = [
+    { providerId: provider.id, action: 'allow' as const, toolPattern: 'test_*' },
+    { providerId: provider.id, action: 'deny' as const, toolPattern: 'denied_*' },
+  ];
+  token = (await createRuleBoundAgent(gw, { name: 'resume-bot', rules })).runtimeToken;
 });
 
 afterAll(async () => {

@@ -2,6 +2,7 @@ import { createAuditTrail, type AuditOpenEntry } from '@agentgw/audit';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { ALLOW_EVERY_TOOL, createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 // Issue 24.1 through the real HTTP interface: two providers offering the same tool name are both
 // reachable, under names chosen once; adding and removing a third leaves every name as it was;
@@ -47,11 +48,8 @@ beforeAll(async () => {
   const a = await catalog.providers.create(admin, { name: 'alpha', pattern: '*', endpoint: alpha.url, authType: 'none', priority: 0 });
   const b = await catalog.providers.create(admin, { name: 'beta', pattern: '*', endpoint: beta.url, authType: 'none', priority: 0 });
   ids = { alpha: a.id, beta: b.id };
-  const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  runtimeToken = created.runtimeToken;
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
   // A rule written on the upstream name, for beta only: it must keep deciding beta's tool under any exposed name.
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: b.id, action: 'deny', toolPattern: 'delete_all' });
+  runtimeToken = (await createRuleBoundAgent(gw, { rules: [ALLOW_EVERY_TOOL, { providerId: b.id, action: 'deny', toolPattern: 'delete_all' }] })).runtimeToken;
 });
 
 afterAll(async () => {

@@ -1,4 +1,3 @@
-import type { AuditOpenEntry, AuditTrail } from '@agentgw/audit';
 import { createToolPinAdmin, type ToolPinAdmin } from '@agentgw/catalog';
 import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
@@ -9,6 +8,8 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
 import { statelessRpc, toolNames } from '../stateless-rpc.js';
+import { recordingAuditTrail, type RecordedAudit } from '../testing/recorded-audits.js';
+import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 // Issue 24.3 over the real endpoint: a pinned tool whose upstream description changes is hidden
 // and refused until an admin approves the new definition; a connected client hears of both.
@@ -17,7 +18,9 @@ let upstream: McpFixture;
 let pins: ToolPinAdmin;
 let providerId: string;
 let runtimeToken: string;
-const opened: AuditOpenEntry[] = [];
+const audits: RecordedAudit[] = [];
+/** The audit entries the gateway opened. */
+const opened = () => audits.flatMap((a) => (a.entry ? [a.entry] : []));
 /** The tool as registered on each upstream session's server (one server per session), so its definition can change at runtime. */
 const registered: RegisteredTool[] = [];
 /** The tool's current name and description: servers of upstream sessions opened later register it as it is now. */
@@ -25,14 +28,6 @@ let lookupName = 'pin_lookup';
 let lookupDescription = 'Looks a word up';
 /** Calls of pin_lookup that reached the upstream. */
 let lookups = 0;
-
-const recordingAudit = (): AuditTrail => ({
-  async open(entry) {
-    opened.push(entry);
-    return entry.id ?? '';
-  },
-  async update() {},
-});
 
 const bearer = () => ({ authorization: `Bearer ${runtimeToken}` });
 const unified = () => `${gw.url}/api/v1/mcp/mcp`;
@@ -65,14 +60,12 @@ beforeAll(async () => {
       );
     },
   });
-  gw = await startGatewayUnderTest({ audit: recordingAudit });
+  gw = await startGatewayUnderTest({ audit: () => recordingAuditTrail(audits) });
   const { catalog, admin } = gw;
   pins = createToolPinAdmin(gw.deps);
   providerId = (await catalog.providers.create(admin, { name: 'pinned', pattern: 'pin_*', endpoint: upstream.url, authType: 'none', priority: 0 })).id;
   await pins.setMode(admin, providerId, 'first_sight');
-  const created = await catalog.agents.create(admin, { name: 'pin-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  runtimeToken = created.runtimeToken;
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+  runtimeToken = (await createRuleBoundAgent(gw, { name: 'pin-bot' })).runtimeToken;
 });
 
 afterAll(async () => {
@@ -108,7 +101,7 @@ describe('pinned tool definitions over HTTP', () => {
     expect(capable.error).toMatchObject({ code: -32003, data: { code: 'TOOL_QUARANTINED' } });
     expect(refused.body.error).toMatchObject({ code: -32003, data: { code: 'TOOL_QUARANTINED', status: 'changed', reason: expect.stringContaining('changed since it was approved') } });
     expect(lookups).toBe(1);
-    expect(opened.some((e) => e.toolName === 'pin_lookup' && e.status === 'rejected' && e.error?.includes('changed since it was approved') && e.agentId !== null)).toBe(true);
+    expect(opened().some((e) => e.toolName === 'pin_lookup' && e.status === 'rejected' && e.error?.includes('changed since it was approved') && e.agentId !== null)).toBe(true);
     // The tool gate knows the recorded quarantine too (its runtime calls upstream itself).
     const gate = await fetch(`${gw.url}/api/v1/tool-gate/evaluate`, {
       method: 'POST',
@@ -117,7 +110,7 @@ describe('pinned tool definitions over HTTP', () => {
     });
     expect(await gate.json()).toMatchObject({ decision: 'denied', reason: expect.stringContaining('changed since it was approved') });
     // The detection itself is audited once (whichever replica wrote it).
-    expect(opened.filter((e) => (e.arguments as { event?: string } | null)?.event === 'tool_definition_quarantined')).toHaveLength(1);
+    expect(opened().filter((e) => (e.arguments as { event?: string } | null)?.event === 'tool_definition_quarantined')).toHaveLength(1);
 
     // The admin sees both definitions, approves the one reviewed (an older hash is a 409).
     const [quarantined] = await pins.list(gw.admin, { state: 'quarantined', providerId });

@@ -1,4 +1,3 @@
-import type { AuditOpenEntry, AuditPatch, AuditTrail } from '@agentgw/audit';
 import type { ConfirmationGate, HeldCall, HoldOutcome } from '@agentgw/core';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -7,28 +6,21 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
 import { statelessRpc, toolNames, type RpcReply } from '../stateless-rpc.js';
+import { recordingAuditTrail, type RecordedAudit } from '../testing/recorded-audits.js';
+import { createRuleBoundAgent, type AgentRule } from '../testing/rule-bound-agents.js';
 
 // Issue 24.2: the search surface through the real endpoint, on both protocol eras.
 let gw: GatewayUnderTest;
 let upstream: McpFixture;
 let searchAgentToken: string;
 let listAgentToken: string;
-const audits: { id: string; entry?: AuditOpenEntry; patch?: AuditPatch }[] = [];
+const audits: RecordedAudit[] = [];
 const held: { call: HeldCall; decide: (outcome: HoldOutcome) => void }[] = [];
 
 const gate: ConfirmationGate = {
   hold: (call) => new Promise((decide) => held.push({ call, decide })),
   redeem: async () => false,
 };
-const recordingAudit = (): AuditTrail => ({
-  async open(entry) {
-    audits.push({ id: entry.id ?? '', entry });
-    return entry.id ?? '';
-  },
-  async update(id, patch) {
-    audits.push({ id, patch });
-  },
-});
 
 const unified = (query = '') => `${gw.url}/api/v1/mcp/mcp${query}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -46,19 +38,16 @@ beforeAll(async () => {
       { name: 'close_issue', description: 'Close an issue in the tracker', handler: () => 'closed' },
     ],
   });
-  gw = await startGatewayUnderTest({ gate, audit: recordingAudit });
+  gw = await startGatewayUnderTest({ gate, audit: () => recordingAuditTrail(audits) });
   const { catalog, admin } = gw;
   const provider = await catalog.providers.create(admin, { name: 'tracker', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
-  const rules = [
-    { providerId: provider.id, action: 'allow' as const, toolPattern: '*' },
-    { providerId: provider.id, action: 'deny' as const, toolPattern: 'delete_*' },
-    { providerId: provider.id, action: 'require_confirmation' as const, toolPattern: 'close_issue' },
+  const rules: AgentRule[] = [
+    { providerId: provider.id, action: 'allow', toolPattern: '*' },
+    { providerId: provider.id, action: 'deny', toolPattern: 'delete_*' },
+    { providerId: provider.id, action: 'require_confirmation', toolPattern: 'close_issue' },
   ];
-  const searching = await catalog.agents.create(admin, { name: 'searching', upstreamUrl: 'http://127.0.0.1:9/agent', toolSurface: 'search' });
-  const listing = await catalog.agents.create(admin, { name: 'listing', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  for (const agent of [searching.agent, listing.agent]) await catalog.rules.replaceForAgent(admin, agent.id, rules);
-  searchAgentToken = searching.runtimeToken;
-  listAgentToken = listing.runtimeToken;
+  searchAgentToken = (await createRuleBoundAgent(gw, { name: 'searching', toolSurface: 'search', rules })).runtimeToken;
+  listAgentToken = (await createRuleBoundAgent(gw, { name: 'listing', rules })).runtimeToken;
 });
 
 afterAll(async () => {
