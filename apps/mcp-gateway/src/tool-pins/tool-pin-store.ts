@@ -1,6 +1,6 @@
 import type { ToolPinningMode } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { PinState, PinWrite } from './pin-decisions.js';
 
 /** A provider's pinning mode and its tools' pins, as read together. */
@@ -34,26 +34,11 @@ export class ToolPinStore {
     switch (write.kind) {
       case 'pin': {
         const { tool } = write;
-        const row = await this.db
-          .insertInto('tool_pins')
-          .values({
-            provider_id: providerId,
-            tool_name: write.toolName,
-            status: 'pinned',
-            pinned_hash: tool.hash,
-            pinned_body_hash: tool.bodyHash,
-            pinned_definition: JSON.stringify(tool.definition),
-            renamed_from: write.renamedFrom,
-            created_at: at,
-            updated_at: at,
-          })
-          .onConflict((oc) => oc.columns(['provider_id', 'tool_name']).doNothing())
-          .returning('tool_name')
-          .executeTakeFirst();
-        return row !== undefined;
+        return this.insertFirstRow(providerId, write, at, { status: 'pinned', pinned_hash: tool.hash, pinned_body_hash: tool.bodyHash, pinned_definition: JSON.stringify(tool.definition) });
       }
       case 'quarantine':
-        return write.exists ? this.quarantineExisting(providerId, write, at) : this.quarantineNew(providerId, write, at);
+        if (write.exists) return this.quarantineExisting(providerId, write, at);
+        return this.insertFirstRow(providerId, write, at, { status: 'new', pending_hash: write.tool.hash, pending_definition: JSON.stringify(write.tool.definition), pending_since: at });
       case 'revert': {
         const row = await this.db
           .updateTable('tool_pins')
@@ -69,20 +54,16 @@ export class ToolPinStore {
     }
   }
 
-  private async quarantineNew(providerId: string, write: Extract<PinWrite, { kind: 'quarantine' }>, at: Date): Promise<boolean> {
+  /** Inserts a tool's first row in `state` (pinned or new); false when the row is already there (another replica wrote it first). */
+  private async insertFirstRow(
+    providerId: string,
+    write: { toolName: string; renamedFrom: string | null },
+    at: Date,
+    state: Omit<Insertable<Database['tool_pins']>, 'provider_id' | 'tool_name' | 'renamed_from' | 'created_at' | 'updated_at'>,
+  ): Promise<boolean> {
     const row = await this.db
       .insertInto('tool_pins')
-      .values({
-        provider_id: providerId,
-        tool_name: write.toolName,
-        status: 'new',
-        pending_hash: write.tool.hash,
-        pending_definition: JSON.stringify(write.tool.definition),
-        pending_since: at,
-        renamed_from: write.renamedFrom,
-        created_at: at,
-        updated_at: at,
-      })
+      .values({ provider_id: providerId, tool_name: write.toolName, renamed_from: write.renamedFrom, created_at: at, updated_at: at, ...state })
       .onConflict((oc) => oc.columns(['provider_id', 'tool_name']).doNothing())
       .returning('tool_name')
       .executeTakeFirst();
