@@ -48,14 +48,7 @@ export function CredentialsPage() {
           <DataTable caption="Stored credentials" columns={['Service', 'Kind', 'Status', 'Expires', 'Updated', 'Actions']}>
             {credentials.data.credentials.map((c) => (
               <tr key={c.id}>
-                <td data-label="Service" className="mono">
-                  {c.serviceType}
-                </td>
-                <td data-label="Kind">{c.kind === 'oauth2' ? 'OAuth' : c.kind}</td>
-                <td data-label="Status">
-                  <CredentialStatusBadge status={c.status} />
-                </td>
-                <td data-label="Expires">{expiryText(c)}</td>
+                <CredentialCells credential={c} />
                 <td data-label="Updated">{new Date(c.updatedAt).toLocaleString()}</td>
                 <td data-label="Actions" className="actions">
                   {c.kind === 'oauth2' ? (
@@ -89,6 +82,22 @@ export function CredentialsPage() {
   );
 }
 
+/** The cells both credential tables start with: service, kind, status and expiry. */
+function CredentialCells({ credential: c }: { credential: StoredCredential }) {
+  return (
+    <>
+      <td data-label="Service" className="mono">
+        {c.serviceType}
+      </td>
+      <td data-label="Kind">{c.kind === 'oauth2' ? 'OAuth' : c.kind}</td>
+      <td data-label="Status">
+        <CredentialStatusBadge status={c.status} />
+      </td>
+      <td data-label="Expires">{expiryText(c)}</td>
+    </>
+  );
+}
+
 /** Admins: which services a user has connected, and their status; the vault never hands out the tokens. */
 function UserConnections() {
   const users = useResource<{ users: { id: string; email: string }[] }>('/admin/users');
@@ -111,14 +120,7 @@ function UserConnections() {
         <DataTable caption="The user's connected services" columns={['Service', 'Kind', 'Status', 'Expires']}>
           {connections.data.credentials.map((c) => (
             <tr key={c.id}>
-              <td data-label="Service" className="mono">
-                {c.serviceType}
-              </td>
-              <td data-label="Kind">{c.kind === 'oauth2' ? 'OAuth' : c.kind}</td>
-              <td data-label="Status">
-                <CredentialStatusBadge status={c.status} />
-              </td>
-              <td data-label="Expires">{expiryText(c)}</td>
+              <CredentialCells credential={c} />
             </tr>
           ))}
         </DataTable>
