@@ -41,7 +41,8 @@ async function approveInBrowser(baseUrl: string, authorizationUrl: URL, user: { 
   const started = await go(authorizationUrl.href);
   expect(started.status).toBe(303);
   const uid = started.headers.get('location')!.split('/').pop()!;
-  const json = { 'content-type': 'application/json', origin: baseUrl };
+  // What a browser sends from the console's own page (the router passes Host without the port, so Origin alone would not match).
+  const json = { 'content-type': 'application/json', origin: baseUrl, 'sec-fetch-site': 'same-origin' };
   expect((await go('/api/v1/auth/login', { method: 'POST', headers: json, body: JSON.stringify({ ...user, session: 'cookie' }) })).status).toBe(200);
   const answer = await go(`/api/v1/oauth/interactions/${uid}`, { method: 'POST', headers: json, body: JSON.stringify({ decision: 'approve' }) });
   expect(answer.status).toBe(200);

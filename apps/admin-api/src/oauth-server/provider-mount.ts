@@ -1,3 +1,5 @@
+import { oauthIssuerOf } from '@agentgw/auth';
+import type { IncomingHttpHeaders } from 'node:http';
 import { nodeIncoming, nodeOutgoing, peerAddress, type ServiceDeps } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import type Provider from 'oidc-provider';
@@ -8,6 +10,19 @@ const ALREADY_SENT = () => new Response(null, { headers: { 'x-hono-already-sent'
 /** RFC 6749 section 5.2 shaped error, for what is answered before the provider runs. */
 const oauthError = (status: number, error: string, description: string, headers: Record<string, string> = {}) =>
   Response.json({ error, error_description: description }, { status, headers: { 'cache-control': 'no-store', ...headers } });
+
+/**
+ * oidc-provider builds every URL it answers (metadata endpoints, redirects) from the request's
+ * host and scheme; behind a router those are its own (nginx passes `Host` without the port), so
+ * the request is made to name the public URL, the issuer, whatever replica or hop it came by.
+ */
+function pinToIssuer(headers: IncomingHttpHeaders, issuer: string | undefined): void {
+  if (issuer === undefined) return;
+  const url = new URL(issuer);
+  headers.host = url.host;
+  headers['x-forwarded-host'] = url.host;
+  headers['x-forwarded-proto'] = url.protocol.slice(0, -1);
+}
 
 /**
  * Hands a request to oidc-provider's Node callback on the raw Node request and response (the
@@ -24,6 +39,7 @@ export async function toProvider(deps: ServiceDeps, provider: Provider | null, c
   if (!limit.allowed) return oauthError(429, 'temporarily_unavailable', 'Too many requests', { 'retry-after': String(limit.retryAfterSeconds) });
   if (req.rawBody !== undefined) (req as { body?: unknown }).body = req.rawBody;
   if (path !== undefined) req.url = path;
+  pinToIssuer(req.headers, oauthIssuerOf(deps.config));
   await new Promise<void>((resolve) => {
     res.once('close', resolve);
     res.once('finish', resolve);
