@@ -102,6 +102,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
         authType: 'none',
         hasAuthSecret: false,
         credentialServiceType: null,
+        tokenExchange: null,
         priority: 0,
         description: null,
         namePrefix: null,

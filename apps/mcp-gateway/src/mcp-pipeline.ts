@@ -21,6 +21,8 @@ import { isSkillResourceRequest } from './extensions/skill-files.js';
 import { honourClientCapabilities } from './methods/input-required.js';
 import { leftOutOf, LeftOutProviders, type LeftOut } from './methods/left-out.js';
 import { toolParamHeaders } from './methods/param-headers.js';
+import { exchangedAuthOrRefuse } from './upstream-auth/exchanged-tokens.js';
+import type { TokenExchange } from '@agentgw/credentials';
 import { userAuthHeadersOrRefuse, withUserAuth } from './upstream-auth/user-auth-refusal.js';
 import type { UserCredentials } from './upstream-auth/user-credentials.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
@@ -96,6 +98,8 @@ export interface McpPipelineDeps {
   taskIds: TaskIdCodec;
   /** The calling user's own credential for providers with `user_oauth` / `user_key` (upstream-auth/). */
   userCredentials: UserCredentials;
+  /** RFC 8693 exchange of the caller's sign-in token for providers with `token_exchange` (upstream-auth/exchanged-tokens.ts). */
+  tokenExchange: () => TokenExchange;
   /** Where provider, rule and pin changes arrive: a `subscriptions/listen` tells its client of them. */
   bus: EventBus;
 }
@@ -332,7 +336,13 @@ export class McpPipeline {
       decision.provider,
       ctx.clientCapabilities,
     );
-    const paramHeaders = withUserAuth(toolParamHeaders(this.deps.lists.cachedTools(decision.provider.id), name, call.arguments, ctx), userAuth);
+    const exchanged = await exchangedAuthOrRefuse(
+      { exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused: (c, p, r) => this.calls.record.refused(c, p, r) },
+      call,
+      decision.provider,
+      ctx.headers,
+    );
+    const paramHeaders = withUserAuth(toolParamHeaders(this.deps.lists.cachedTools(decision.provider.id), name, call.arguments, ctx), userAuth ?? exchanged);
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.calls.open(call, decision);
     let provider = decision.provider;

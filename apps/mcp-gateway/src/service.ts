@@ -29,8 +29,9 @@ import { KyselyToolNameStore } from './tool-names/tool-name-store.js';
 import { ToolNaming } from './tool-names/tool-naming.js';
 import { ToolPinStore } from './tool-pins/tool-pin-store.js';
 import { ToolPins } from './tool-pins/tool-pins.js';
-import { userCredentialsFor } from './upstream-auth/user-credentials.js';
 import { recheckPinsOnUpstreamChange } from './tool-pins/pin-recheck.js';
+import { tokenExchangeFor } from './upstream-auth/exchanged-tokens.js';
+import { userCredentialsFor } from './upstream-auth/user-credentials.js';
 
 /** Collaborators a host may supply (tests, the all-in-one); each defaults to this service's own. */
 export interface McpGatewayOptions {
@@ -84,6 +85,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     pins,
     taskIds,
     userCredentials: userCredentialsFor(deps),
+    tokenExchange: tokenExchangeFor(deps),
     bus,
   });
   const streams = new Set<() => void>();

@@ -11,7 +11,7 @@ export { MemoryRefreshLock, RedisRefreshLock } from './oauth/refresh-lock.js';
 export type { RefreshLock, RedisRefreshLockOptions } from './oauth/refresh-lock.js';
 export { REFRESH_BEFORE_EXPIRY_MS } from './oauth/oauth-credentials.js';
 export { OAUTH_FLOW_TTL_MS } from './oauth/oauth-flows.js';
-export { TOKEN_EXCHANGE_GRANT, TokenExchange } from './oauth/token-exchange.js';
+export { createTokenExchange, TOKEN_EXCHANGE_GRANT, TokenExchange } from './oauth/token-exchange.js';
 export type { SubjectToken, SubjectTokenType, TokenExchangeConfig } from './oauth/token-exchange.js';
 export { discoverMcpUpstream, registerGatewayClient, resourceMetadataUrlOf, upstreamProviderConfig } from './oauth/mcp-upstream-discovery.js';
 export type { DiscoveredUpstream, UpstreamClient, UpstreamProviderConfig } from './oauth/mcp-upstream-discovery.js';

@@ -37,6 +37,7 @@ export function providerOf(id: string, pattern: string, priority = 0): ProviderR
     endpoint: `http://127.0.0.1:9/${id}`,
     authType: 'none',
     credentialServiceType: null,
+    tokenExchange: null,
     priority,
     description: null,
     namePrefix: null,

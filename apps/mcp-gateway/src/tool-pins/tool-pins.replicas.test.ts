@@ -15,6 +15,7 @@ const provider: ProviderRecord = {
   endpoint: 'http://127.0.0.1:9/mcp',
   authType: 'none',
   credentialServiceType: null,
+  tokenExchange: null,
   priority: 0,
   description: null,
   namePrefix: null,

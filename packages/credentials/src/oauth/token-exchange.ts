@@ -1,7 +1,8 @@
-import { AppError, MemoryCache, type Clock } from '@agentgw/core';
+import { AppError, createEgressDispatcher, egressFetch, egressPolicyFromConfig, MemoryCache, type Clock, type Config } from '@agentgw/core';
 import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import { assertSecureUrl, AuthorizationServers, requestOptions } from './authorization-server.js';
+import { boundedFetch } from './bounded-fetch.js';
 import { oauthErrors } from './oauth-errors.js';
 
 /** RFC 8693 §2.1: the grant type of a token exchange request. */
@@ -102,4 +103,12 @@ export class TokenExchange {
     const tokenUrl = assertSecureUrl(cfg.server.tokenUrl, 'tokenUrl');
     return { issuer: tokenUrl.origin, token_endpoint: tokenUrl.href };
   }
+}
+
+/** The largest token endpoint answer read (a token response is a few KiB). */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** A TokenExchange over the configured egress policy's fetch, answers bounded: what a gateway process holds. */
+export function createTokenExchange(deps: { config: Config; clock: Clock }): TokenExchange {
+  return new TokenExchange(boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))), MAX_ANSWER_BYTES), deps.clock);
 }

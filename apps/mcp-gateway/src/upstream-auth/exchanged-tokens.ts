@@ -1,0 +1,78 @@
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import { AppError } from '@agentgw/core';
+import { createTokenExchange, type SubjectToken, type TokenExchange, type TokenExchangeConfig } from '@agentgw/credentials';
+import type { ServiceDeps } from '@agentgw/service-kit';
+import type { RecordedCall } from '../tool-call/tool-call-record.js';
+import { GATEWAY_RPC, RpcError } from '../rpc-errors.js';
+
+/** The caller's sign-in token to exchange, or why the call has none. */
+export type SubjectOrRefusal = { kind: 'subject'; subject: SubjectToken } | { kind: 'refused'; reason: string };
+
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/**
+ * RFC 8693's subject token of a call: the bearer the caller presented, when it is a user's
+ * sign-in token: a user JWT (the gateway's login or an external IdP's; `via: 'jwt'`) or a gateway
+ * OAuth access token (`via: 'oauth'`). An agent runtime token, an API key, a session token or the
+ * console cookie is no token of the user's to exchange.
+ */
+export function subjectTokenOf(principal: Principal, headers: Pick<Headers, 'get'>): SubjectOrRefusal {
+  const bearer = BEARER.exec(headers.get('authorization') ?? '')?.[1];
+  if (principal.via === 'jwt' && bearer) return { kind: 'subject', subject: { token: bearer, type: 'urn:ietf:params:oauth:token-type:jwt' } };
+  if (principal.via === 'oauth' && bearer) return { kind: 'subject', subject: { token: bearer, type: 'urn:ietf:params:oauth:token-type:access_token' } };
+  const presented = principal.via === 'jwt' ? 'a console cookie' : principal.via === 'oauth' ? 'no bearer token' : `a ${principal.via.replace('_', ' ')}`;
+  return { kind: 'refused', reason: `This tool's provider exchanges the caller's sign-in token (RFC 8693): call with a user's JWT or OAuth access token, not ${presented}` };
+}
+
+/** What exchanging for `provider` needs beside the caller's token: its settings and its opened client secret. */
+function exchangeConfigOf(provider: ProviderRecord, clientSecret: string | null): TokenExchangeConfig | null {
+  const settings = provider.tokenExchange;
+  if (provider.authType !== 'token_exchange' || settings === null) return null;
+  return { server: settings.server, client: { clientId: settings.clientId, clientSecret }, audience: settings.audience, resource: settings.resource, scope: settings.scope };
+}
+
+/**
+ * The upstream headers of a call to a `token_exchange` provider (null for other providers): the
+ * exchanged token as `Authorization: Bearer`; the caller's own token never goes upstream. A caller
+ * with no sign-in token, or whose token the authorization server refuses, is refused (-32003 with
+ * the reason) and audited as rejected.
+ */
+export async function exchangedAuthOrRefuse(
+  deps: { exchange: () => TokenExchange; clientSecret(provider: ProviderRecord): string | null; refused(call: RecordedCall, providerId: string, reason: string): Promise<void> },
+  call: RecordedCall,
+  provider: ProviderRecord,
+  headers: Pick<Headers, 'get'>,
+): Promise<Record<string, string> | null> {
+  const cfg = exchangeConfigOf(provider, deps.clientSecret(provider));
+  if (cfg === null) return null;
+  const subject = subjectTokenOf(call.principal, headers);
+  const userId = call.principal.endUserId;
+  if (subject.kind === 'refused' || userId === null) {
+    const reason = subject.kind === 'refused' ? subject.reason : 'This tool calls its provider as the user: the caller acts for no user';
+    return refuse(deps, call, provider, reason, 'SIGN_IN_TOKEN_REQUIRED');
+  }
+  try {
+    return { authorization: `Bearer ${await deps.exchange().accessTokenFor(provider.id, userId, cfg, subject.subject)}` };
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'TOKEN_EXCHANGE_REFUSED') return refuse(deps, call, provider, err.message, 'TOKEN_EXCHANGE_REFUSED');
+    throw err;
+  }
+}
+
+async function refuse(
+  deps: { refused(call: RecordedCall, providerId: string, reason: string): Promise<void> },
+  call: RecordedCall,
+  provider: ProviderRecord,
+  reason: string,
+  code: string,
+): Promise<never> {
+  await deps.refused(call, provider.id, reason);
+  throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code, providerId: provider.id, auditId: call.auditId });
+}
+
+/** The process's token exchanger, built at first use (a gateway without such providers never builds it). */
+export function tokenExchangeFor(deps: Pick<ServiceDeps, 'config' | 'clock'>): () => TokenExchange {
+  let exchange: TokenExchange | null = null;
+  return () => (exchange ??= createTokenExchange(deps));
+}
