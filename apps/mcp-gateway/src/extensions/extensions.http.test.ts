@@ -1,7 +1,8 @@
 import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
-import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
+import type { RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { startModernUpstream } from '../testing/modern-upstream.js';
 import { ALLOW_EVERY_TOOL, createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 // The tasks extension and skills through both endpoints, for two agents: task ids are the
@@ -35,28 +36,23 @@ const proxy = () => `${gw.url}/api/v1/mcp-proxy/${providerId}/mcp`;
 const taskRequests = () => upstream.requests.filter((r) => String((r.body as { method?: string })?.method).startsWith('tasks/'));
 
 beforeAll(async () => {
-  upstream = await startRecordingUpstream((req, res) => {
-    const body = req.body as { id?: number; method?: string; params?: Record<string, unknown> };
-    if (body?.id === undefined) return void res.writeHead(202).end();
-    const answer = (result: Record<string, unknown>) => replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', ...result } });
-    const taskId = body.params?.taskId;
-    switch (body.method) {
-      case 'server/discover':
-        return answer({ supportedVersions: [MODERN_PROTOCOL_VERSION], capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'tasks', version: '1' } });
+  upstream = await startModernUpstream({ name: 'tasks', capabilities: { tools: {}, resources: {} } }, (method, params) => {
+    const taskId = params?.taskId;
+    switch (method) {
       case 'tools/list':
-        return answer({ tools: [{ name: 'long_job', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'private' });
+        return { result: { tools: [{ name: 'long_job', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'private' } };
       case 'tools/call':
-        return answer({ resultType: 'task', taskId: 't-1', status: 'working', ttlMs: 60_000, pollIntervalMs: 1_000 });
+        return { result: { resultType: 'task', taskId: 't-1', status: 'working', ttlMs: 60_000, pollIntervalMs: 1_000 } };
       case 'tasks/get':
       case 'tasks/cancel':
-        if (taskId !== 't-1') return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, error: { code: -32602, message: 'Unknown task' } });
-        return body.method === 'tasks/get' ? answer({ resultType: 'task', taskId, status: 'completed', result: { content: [{ type: 'text', text: 'done' }] } }) : answer({});
+        if (taskId !== 't-1') return { error: { code: -32602, message: 'Unknown task' } };
+        return { result: method === 'tasks/get' ? { resultType: 'task', taskId, status: 'completed', result: { content: [{ type: 'text', text: 'done' }] } } : {} };
       case 'skills/list':
-        return answer({ skills: SKILLS });
+        return { result: { skills: SKILLS } };
       case 'skills/get':
-        return answer({ skill: SKILLS.find((s) => s.uri === body.params?.uri) });
+        return { result: { skill: SKILLS.find((s) => s.uri === params?.uri) } };
       default:
-        return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, error: { code: -32601, message: 'Method not found' } });
+        return undefined;
     }
   });
   gw = await startGatewayUnderTest();

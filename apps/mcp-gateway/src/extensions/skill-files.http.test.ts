@@ -1,7 +1,8 @@
 import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
-import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
+import type { RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { startModernUpstream } from '../testing/modern-upstream.js';
 import { ALLOW_EVERY_TOOL, createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 // A skill's files read as resources, from the side of an agent a rule denies `skill:secret-*`:
@@ -33,25 +34,21 @@ const proxy = () => `${gw.url}/api/v1/mcp-proxy/${providerId}/mcp`;
 const readsSent = () => upstream.requests.filter((r) => (r.body as { method?: string })?.method === 'resources/read').map((r) => (r.body as { params: { uri: string } }).params.uri);
 
 beforeAll(async () => {
-  upstream = await startRecordingUpstream((req, res) => {
-    const body = req.body as { id?: number; method?: string; params?: Record<string, unknown> };
-    if (body?.id === undefined) return void res.writeHead(202).end();
-    const answer = (result: Record<string, unknown>) => replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', ...result } });
-    switch (body.method) {
-      case 'server/discover':
-        return answer({ supportedVersions: [MODERN_PROTOCOL_VERSION], capabilities: { resources: {} }, serverInfo: { name: 'skills', version: '1' } });
+  upstream = await startModernUpstream({ name: 'skills', capabilities: { resources: {} } }, (method, params) => {
+    switch (method) {
       case 'skills/list':
-        return answer({ skills: SKILLS });
+        return { result: { skills: SKILLS } };
       case 'resources/list':
-        return answer({ resources: FILES.map((uri) => ({ uri, name: uri })) });
+        return { result: { resources: FILES.map((uri) => ({ uri, name: uri })) } };
       case 'resources/templates/list':
+        return { result: { resourceTemplates: [] } };
       case 'tools/list':
-        return answer(body.method === 'tools/list' ? { tools: [] } : { resourceTemplates: [] });
+        return { result: { tools: [] } };
       case 'resources/read':
         // Like a server that normalizes what it is given: every uri reads as some file.
-        return answer({ contents: [{ uri: body.params?.uri, text: `content of ${String(body.params?.uri)}` }] });
+        return { result: { contents: [{ uri: params?.uri, text: `content of ${String(params?.uri)}` }] } };
       default:
-        return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, error: { code: -32601, message: 'Method not found' } });
+        return undefined;
     }
   });
   gw = await startGatewayUnderTest();

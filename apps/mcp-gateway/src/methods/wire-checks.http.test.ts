@@ -1,7 +1,8 @@
 import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
-import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
+import type { RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { startModernUpstream } from '../testing/modern-upstream.js';
 import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 // 2026-07-28 wire checks over HTTP, in front of a stateless upstream: Mcp-Param-* headers
@@ -31,26 +32,21 @@ const endpoints = () => [`${gw.url}/api/v1/mcp/mcp`, `${gw.url}/api/v1/mcp-proxy
 const upstreamCalls = () => upstream.requests.filter((r) => (r.body as { method?: string })?.method === 'tools/call');
 
 beforeAll(async () => {
-  upstream = await startRecordingUpstream((req, res) => {
-    const body = req.body as { id?: number; method?: string; params?: Record<string, unknown> };
-    if (body?.id === undefined) return void res.writeHead(202).end();
-    const answer = (result: Record<string, unknown>) => replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', ...result } });
-    switch (body.method) {
-      case 'server/discover':
-        return answer({ supportedVersions: [MODERN_PROTOCOL_VERSION], capabilities: { tools: {} }, serverInfo: { name: 'modern', version: '1' } });
+  upstream = await startModernUpstream({ name: 'modern', capabilities: { tools: {} } }, (method, params) => {
+    switch (method) {
       case 'tools/list':
-        return answer({ tools: TOOLS, ttlMs: 0, cacheScope: 'private' });
+        return { result: { tools: TOOLS, ttlMs: 0, cacheScope: 'private' } };
       case 'tools/call':
-        if (body.params?.name === 'ask') {
+        if (params?.name === 'ask') {
           const inputRequests = {
             name: { method: 'elicitation/create', params: { mode: 'form', message: 'Your name?', requestedSchema: { type: 'object', properties: {} } } },
             summary: { method: 'sampling/createMessage', params: { messages: [], maxTokens: 10 } },
           };
-          return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'input_required', inputRequests, requestState: 'opaque-state' } });
+          return { result: { resultType: 'input_required', inputRequests, requestState: 'opaque-state' } };
         }
-        return answer({ content: [{ type: 'text', text: 'ok' }] });
+        return { result: { content: [{ type: 'text', text: 'ok' }] } };
       default:
-        return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, error: { code: -32601, message: 'Method not found' } });
+        return undefined;
     }
   });
   gw = await startGatewayUnderTest();
