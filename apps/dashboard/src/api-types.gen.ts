@@ -6846,6 +6846,7 @@ export interface components {
             priority: number;
             /** @description Admin only; others are pinned to their own tenant */
             tenantId?: string | null;
+            tokenExchange?: components["schemas"]["ToolProviderTokenExchangeInput"];
             upstreamClient?: components["schemas"]["McpUpstreamClient"];
         };
         CreateUserRequest: {
@@ -7244,13 +7245,45 @@ export interface components {
             pattern: string;
             priority: number;
             tenantId: string | null;
+            tokenExchange: components["schemas"]["ToolProviderTokenExchange"];
             updatedAt: string;
         };
         /**
-         * @description `bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL); `mcp_oauth`: the endpoint is an MCP server protected by the MCP authorization spec — on create (or `POST /{id}/discover-auth`) the gateway discovers its authorization server, registers itself there (RFC 7591; else `upstreamClient` must be entered) and saves an oauth2 credential provider under `credentialServiceType` (derived when absent), then calls behave as `user_oauth`
+         * @description `bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL); `mcp_oauth`: the endpoint is an MCP server protected by the MCP authorization spec — on create (or `POST /{id}/discover-auth`) the gateway discovers its authorization server, registers itself there (RFC 7591; else `upstreamClient` must be entered) and saves an oauth2 credential provider under `credentialServiceType` (derived when absent), then calls behave as `user_oauth`; `token_exchange` (RFC 8693): each call exchanges the caller's own sign-in token (a user JWT or a gateway OAuth access token) at `tokenExchange`'s authorization server for an upstream token sent as `Authorization: Bearer` (the caller's token never goes upstream; callers without a sign-in token are refused)
          * @enum {string}
          */
-        ToolProviderAuthType: "bearer" | "api_key" | "none" | "user_oauth" | "user_key" | "mcp_oauth";
+        ToolProviderAuthType: "bearer" | "api_key" | "none" | "user_oauth" | "user_key" | "mcp_oauth" | "token_exchange";
+        /** @description With token_exchange: where the caller's sign-in token is exchanged and for what */
+        ToolProviderTokenExchange: {
+            audience: string | null;
+            clientId: string;
+            issuer: string | null;
+            resource: string | null;
+            scope: string | null;
+            tokenUrl: string | null;
+        } | null;
+        /** @description Required with token_exchange */
+        ToolProviderTokenExchangeInput: {
+            /** @description RFC 8693 `audience`: the logical name of the target service */
+            audience?: string | null;
+            clientId: string;
+            /** @description Write-only; sealed as the provider secret (responses carry `hasAuthSecret`); absent on update keeps it, absent on create: a public client */
+            clientSecret?: string;
+            /**
+             * Format: uri
+             * @description The authorization server, its token endpoint discovered from its metadata (or give `tokenUrl`)
+             */
+            issuer?: string;
+            /** @description RFC 8693 / RFC 8707 `resource`: the URI of the target service */
+            resource?: string | null;
+            /** @description Space-separated scopes requested for the upstream token */
+            scope?: string | null;
+            /**
+             * Format: uri
+             * @description The authorization server's token endpoint (or give `issuer`)
+             */
+            tokenUrl?: string;
+        };
         /**
          * @description What the unified MCP endpoint lists for the agent: every tool it may call (`all`), or only the meta-tools `search_tools` and `call_tool` (`search`). `?tools=` on the endpoint URL overrides it.
          * @enum {string}
@@ -7322,6 +7355,28 @@ export interface components {
             pattern?: string;
             /** @description When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept) */
             priority?: number;
+            /** @description Replaces the exchange settings (a `clientSecret` replaces the sealed secret); null removes them */
+            tokenExchange?: {
+                /** @description RFC 8693 `audience`: the logical name of the target service */
+                audience?: string | null;
+                clientId: string;
+                /** @description Write-only; sealed as the provider secret (responses carry `hasAuthSecret`); absent on update keeps it, absent on create: a public client */
+                clientSecret?: string;
+                /**
+                 * Format: uri
+                 * @description The authorization server, its token endpoint discovered from its metadata (or give `tokenUrl`)
+                 */
+                issuer?: string;
+                /** @description RFC 8693 / RFC 8707 `resource`: the URI of the target service */
+                resource?: string | null;
+                /** @description Space-separated scopes requested for the upstream token */
+                scope?: string | null;
+                /**
+                 * Format: uri
+                 * @description The authorization server's token endpoint (or give `issuer`)
+                 */
+                tokenUrl?: string;
+            } | null;
         };
         UpdateUserRequest: {
             /** Format: email */
