@@ -153,8 +153,8 @@ const sealingKeysOf = (app: string): Record<string, string> => (app === 'vault' 
 
 /**
  * The distributed topology: a fresh PostgreSQL database (created, migrated, dropped on stop), a
- * private Redis, every service its own `main.ts` process (two mcp-gateway and two
- * confirmation-hub replicas), behind Debian's nginx running a runtime copy of
+ * private Redis, every service its own `main.ts` process (two mcp-gateway, two
+ * confirmation-hub and two admin-api replicas), behind Debian's nginx running a runtime copy of
  * infra/nginx/nginx.conf.
  */
 export async function startDistributed(): Promise<DistributedTarget> {
@@ -237,10 +237,12 @@ export async function startDistributed(): Promise<DistributedTarget> {
     const [invokeProxy, mcp1] = await Promise.all([service('invoke-proxy', { VAULT_URL: vault.url }), service('mcp-gateway', { VAULT_URL: vault.url })]);
     const [mcp2, hub1] = await Promise.all([service('mcp-gateway', { VAULT_URL: vault.url }), service('confirmation-hub')]);
     const hub2 = await service('confirmation-hub');
+    // A second admin-api behind the router: the steps of an MCP client's OAuth sign-in (issue 23) land on either.
+    const adminApi2 = await service('admin-api');
 
     const address = (s: ServiceProcess) => `127.0.0.1:${s.port}`;
     const upstreams: Record<RouterUpstream, string[]> = {
-      admin_api: [address(adminApi)],
+      admin_api: [address(adminApi), address(adminApi2)],
       invoke_proxy: [address(invokeProxy)],
       vault: [address(vault)],
       audit_writer: [address(auditWriter)],
