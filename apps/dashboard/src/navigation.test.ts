@@ -41,3 +41,10 @@ describe('landingPath', () => {
     expect(landingPath(user('admin'), '/')).toBe('/agents');
   });
 });
+
+describe('landingPath for an MCP client sign-in', () => {
+  it('keeps the consent page /connect/<uid> for any signed-in user (it is no menu page)', () => {
+    expect(landingPath(user('agent_creator'), '/connect/abc_DEF-123')).toBe('/connect/abc_DEF-123');
+    expect(landingPath(user('agent_creator'), '/connect/../users')).not.toBe('/connect/../users');
+  });
+});

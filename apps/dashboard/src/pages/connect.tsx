@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'react';
 import { ErrorNotice, Loading } from '../components/feedback.js';
+import { isResumeUrl } from '../oauth-consent.js';
 import { useSession } from '../session.js';
 import { useAction, useResource } from '../use-resource.js';
 
@@ -18,16 +19,6 @@ const SCOPE_WORDS: Record<string, string> = {
   offline_access: 'Stay connected when you are away (a refresh token) until you revoke it',
   openid: 'Know who you are (your user id)',
 };
-
-/** Where the browser may be sent after an answer: only the gateway's own authorization endpoint (never an address from elsewhere). */
-export function isResumeUrl(redirectTo: string, origin: string): boolean {
-  try {
-    const url = new URL(redirectTo, origin);
-    return url.origin === origin && url.pathname.startsWith('/oauth/authorize/');
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The consent screen of the MCP authorization flow (/connect/:uid; the sign-in page comes first
