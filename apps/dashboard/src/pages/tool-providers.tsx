@@ -3,10 +3,12 @@ import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
 import { SelectField, TenantField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
+import { TokenExchangeFields } from '../components/token-exchange-fields.js';
 import { canManageProviders, describeScope, hasRole } from '../navigation.js';
 import { useSession, useUser } from '../session.js';
 import type { ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
+import { describeTokenExchange, EMPTY_TOKEN_EXCHANGE, tokenExchangeBody, tokenExchangeFieldError } from './token-exchange-form.js';
 
 /** Tool providers (MCP servers behind the gateway) and, on demand, the tools each one serves. */
 export function ToolProvidersPage() {
@@ -40,9 +42,11 @@ export function ToolProvidersPage() {
                 <dd>
                   {p.authType === 'none'
                     ? 'none'
-                    : PER_USER.has(p.authType)
-                      ? `${p.authType}: each user's own ${p.credentialServiceType ?? '?'} credential`
-                      : `${p.authType}${p.hasAuthSecret ? ' (secret set)' : ' (no secret)'}`}
+                    : p.authType === 'token_exchange'
+                      ? describeTokenExchange(p)
+                      : PER_USER.has(p.authType)
+                        ? `${p.authType}: each user's own ${p.credentialServiceType ?? '?'} credential`
+                        : `${p.authType}${p.hasAuthSecret ? ' (secret set)' : ' (no secret)'}`}
                 </dd>
                 <dt>Priority</dt>
                 <dd>{p.priority}</dd>
@@ -108,6 +112,7 @@ const AUTH_TYPES: Array<{ value: ToolProviderAuthType; label: string }> = [
   { value: 'user_oauth', label: "The user's own OAuth token (Bearer)" },
   { value: 'user_key', label: "The user's own key (X-API-Key)" },
   { value: 'mcp_oauth', label: "MCP authorization: each user's own token (discovered)" },
+  { value: 'token_exchange', label: "Token exchange: the caller's sign-in token exchanged (RFC 8693)" },
 ];
 
 /** Auth types that send the calling user's credential of a service type rather than a provider secret. */
@@ -129,6 +134,7 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
     description: '',
     namePrefix: '',
     tenantId: '',
+    tokenExchange: EMPTY_TOKEN_EXCHANGE,
   };
   const [form, setForm] = useState(empty);
   const action = useAction();
@@ -141,7 +147,8 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
       if (form.authType === 'mcp_oauth') {
         // The gateway registers itself at the upstream's authorization server; an entered client is for servers that refuse (400 CLIENT_ID_REQUIRED).
         if (form.clientId.trim() && form.clientSecret) body.upstreamClient = { clientId: form.clientId.trim(), clientSecret: form.clientSecret };
-      } else if (PER_USER.has(form.authType)) body.credentialServiceType = form.credentialServiceType.trim();
+      } else if (form.authType === 'token_exchange') body.tokenExchange = tokenExchangeBody(form.tokenExchange);
+      else if (PER_USER.has(form.authType)) body.credentialServiceType = form.credentialServiceType.trim();
       else if (form.authType !== 'none' && form.authSecret) body.authSecret = form.authSecret;
       if (form.description) body.description = form.description;
       if (form.namePrefix) body.namePrefix = form.namePrefix;
@@ -170,6 +177,8 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
             />
             <TextField label="Client secret (optional)" type="password" autoComplete="off" value={form.clientSecret} onChange={(e) => set({ clientSecret: e.target.value })} />
           </>
+        ) : form.authType === 'token_exchange' ? (
+          <TokenExchangeFields value={form.tokenExchange} onChange={(patch) => set({ tokenExchange: { ...form.tokenExchange, ...patch } })} error={tokenExchangeFieldError(action.error)} />
         ) : PER_USER.has(form.authType) ? (
           <TextField
             label="Credential service type"
