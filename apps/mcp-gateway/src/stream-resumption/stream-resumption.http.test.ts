@@ -105,9 +105,9 @@ describe.each([
     expect(plain.headers.get('content-type')).toContain('application/json');
     const denied = await callTool(path, sid, 'denied_tool');
     expect(denied.headers.get('content-type')).toContain('application/json');
-    // The proxy's deny rule is a 403; on the unified endpoint the denied name routes nowhere, also a 4xx.
+    // The proxy's deny rule is a 403; the unified endpoint exposes no such name (no provider offers it): -32602 Unknown tool.
     if (path.includes('mcp-proxy')) expect(denied.status).toBe(403);
-    else expect(denied.status).toBeGreaterThanOrEqual(400);
+    else expect(await denied.json()).toMatchObject({ id: 1, error: { code: -32602, message: 'Unknown tool: denied_tool' } });
     await close();
   });
 });
