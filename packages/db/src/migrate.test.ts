@@ -75,6 +75,7 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     updated_at: 'not null',
     name_prefix: 'null',
     tool_pinning: 'not null',
+    token_exchange: 'null',
   },
   tool_names: {
     scope: 'not null',
