@@ -508,7 +508,14 @@ export class McpUpstreamClient {
     const body = answer.body;
     if (id === undefined || body === null) return { status: answer.status, sessionId, response: null };
     if (!Buffer.isBuffer(body)) {
-      const stream = { target, session: { protocolVersion: session.protocolVersion, sessionId }, deadline, onNotification: options.onNotification, onRequest: options.onRequest, onStreamPaused: options.onStreamPaused };
+      const stream = {
+        target,
+        session: { protocolVersion: session.protocolVersion, sessionId },
+        deadline,
+        onNotification: options.onNotification,
+        onRequest: options.onRequest,
+        onStreamPaused: options.onStreamPaused,
+      };
       return { status: answer.status, sessionId, response: await this.readStream(body, id, stream) };
     }
     let parsed: unknown;
