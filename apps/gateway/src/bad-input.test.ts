@@ -50,16 +50,22 @@ const IDS = ['nope', "'; drop table users;--", 'a'.repeat(2000)];
 const QUERIES = ['', '?limit=abc&offset=-1&status=zzz&subjectType=1'];
 
 const MCP_ROUTE = /^\/api\/v1\/(mcp\/mcp|mcp-proxy\/[^/]+\/mcp)(\?|$)/;
-type Body = { code?: unknown; message?: unknown; jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } } | null;
+type Body = { code?: unknown; message?: unknown; jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } | string; error_description?: unknown } | null;
 const isErrorBody = (b: Body) => typeof b?.code === 'string' && typeof b.message === 'string';
-const isRpcError = (b: Body) => b?.jsonrpc === '2.0' && typeof b.error?.code === 'number' && typeof b.error.message === 'string';
+const isRpcError = (b: Body) => b?.jsonrpc === '2.0' && typeof b.error === 'object' && typeof b.error.code === 'number' && typeof b.error.message === 'string';
+/** The authorization server's own endpoints answer errors in RFC 6749's shape (`error`, `error_description`), as OAuth clients expect. */
+const OAUTH_ROUTE = /^\/(oauth\/|\.well-known\/(oauth-authorization-server|openid-configuration))/;
+const isOAuthError = (b: Body) => typeof b?.error === 'string' && (b.error_description === undefined || typeof b.error_description === 'string');
 
 /**
  * The one error body everywhere; on the MCP endpoints a message the transport accepted is
- * answered as JSON-RPC 2.0 (spec: MCP endpoints), so there a JSON-RPC error object is right too.
+ * answered as JSON-RPC 2.0 (spec: MCP endpoints), so there a JSON-RPC error object is right too;
+ * the OAuth authorization server's endpoints answer RFC 6749 errors.
  */
 const errorShapeFor = (path: string) =>
-  expect.toSatisfy((b: Body) => isErrorBody(b) || (MCP_ROUTE.test(path) && isRpcError(b)), MCP_ROUTE.test(path) ? 'the error body or a JSON-RPC error' : 'the error body');
+  OAUTH_ROUTE.test(path)
+    ? expect.toSatisfy(isOAuthError, 'an RFC 6749 error')
+    : expect.toSatisfy((b: Body) => isErrorBody(b) || (MCP_ROUTE.test(path) && isRpcError(b)), MCP_ROUTE.test(path) ? 'the error body or a JSON-RPC error' : 'the error body');
 
 describe('bad input never yields a 5xx', () => {
   let deps: TestDeps;

@@ -45,7 +45,8 @@ describe('distributed main.ts without PostgreSQL and Redis', () => {
   }, 60_000);
 
   it('mcp-gateway without PLATFORM_SECRETS_KEY refuses to start, and no service accepts the credential key as the platform key', async () => {
-    const missing = await run(['--import', 'tsx', mainOf('mcp-gateway')], { cwd: appDir, env: cleanEnv(secretsOf('vault')) });
+    // Given the vault's credential key alone (the vault now holds the platform key too, for OAuth client secrets).
+    const missing = await run(['--import', 'tsx', mainOf('mcp-gateway')], { cwd: appDir, env: cleanEnv({ ...secretsOf('audit-writer'), CREDENTIAL_ENCRYPTION_KEY: KEYS.CREDENTIAL_ENCRYPTION_KEY }) });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('Invalid configuration: PLATFORM_SECRETS_KEY is required by mcp-gateway');
     const same = await run(['--import', 'tsx', mainOf('vault')], {
