@@ -93,6 +93,7 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
       description: 'd',
       tenantId: 'acme',
       ownerId: creator.id,
+      toolSurface: 'all',
       updatedAt: expect.any(String),
     });
     expect(JSON.stringify(list.body)).not.toContain('hidden-value');
