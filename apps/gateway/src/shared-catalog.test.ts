@@ -43,8 +43,9 @@ describe('the all-in-one shares one started catalog reader', () => {
 
   it('starts no reader of its own in any service: nothing subscribes to rules.changed or a second providers.changed', () => {
     expect(bus.subscriptions.get('rules.changed') ?? 0).toBe(0);
-    // mcp-gateway's tool-list cache is the one other listener of providers.changed.
-    expect(bus.subscriptions.get('providers.changed') ?? 0).toBe(1);
+    // Besides the shared reader, mcp-gateway's three per-process caches keyed by provider listen:
+    // the upstream tool lists, the exposed tool names and the tool pins. No service adds a catalog.
+    expect(bus.subscriptions.get('providers.changed') ?? 0).toBe(3);
   });
 
   it('applies the kill switch to invoke and to the agent’s own token at once, through the one reader', async () => {
