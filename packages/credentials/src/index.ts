@@ -6,6 +6,7 @@ export { reencryptAllSecrets } from './reencrypt.js';
 export type { ReencryptSummary } from './reencrypt.js';
 export { createVaultOAuth } from './oauth/vault-oauth.js';
 export { createOAuthConnect } from './oauth/oauth-connect.js';
+export { boundedFetch } from './oauth/bounded-fetch.js';
 export type { OAuthConnect, OAuthConnectDeps } from './oauth/oauth-connect.js';
 export { MemoryRefreshLock, RedisRefreshLock } from './oauth/refresh-lock.js';
 export type { RefreshLock, RedisRefreshLockOptions } from './oauth/refresh-lock.js';

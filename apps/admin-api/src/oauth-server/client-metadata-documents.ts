@@ -1,4 +1,5 @@
 import { MemoryCache } from '@agentgw/core';
+import { boundedFetch } from '@agentgw/credentials';
 import type { AdapterPayload } from 'oidc-provider';
 
 /** A metadata document larger than this is refused (the draft suggests a few kilobytes). */
@@ -28,7 +29,12 @@ export function isClientMetadataUrl(id: string): boolean {
 export class ClientMetadataDocuments {
   private readonly cache = new MemoryCache<AdapterPayload | null>({ max: CACHE_MAX, ttlMs: CACHE_TTL_MS });
 
-  constructor(private readonly fetchOut: typeof fetch) {}
+  private readonly fetchOut: typeof fetch;
+
+  /** `fetchOut` goes through the egress policy; its answers are read at most MAX_DOCUMENT_BYTES deep (a larger one is refused while streaming, not after). */
+  constructor(fetchOut: typeof fetch) {
+    this.fetchOut = boundedFetch(fetchOut, MAX_DOCUMENT_BYTES);
+  }
 
   /** The client a metadata URL describes, or null when `id` is no such URL or its document is unusable. */
   async clientOf(id: string): Promise<AdapterPayload | null> {
@@ -40,9 +46,7 @@ export class ClientMetadataDocuments {
     try {
       const response = await this.fetchOut(id, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
       if (response.status !== 200) return null;
-      const text = await response.text();
-      if (text.length > MAX_DOCUMENT_BYTES) return null;
-      return toClient(id, JSON.parse(text) as unknown);
+      return toClient(id, JSON.parse(await response.text()) as unknown);
     } catch {
       return null;
     }
