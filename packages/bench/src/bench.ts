@@ -9,7 +9,8 @@
  * process of its own.
  *
  * Options: --quick (short cases), --profile DIR (CPU profile of the gateway processes, summarised
- * at the end), --no-distributed. Env: BENCH_SECONDS, BENCH_WARM_SECONDS, BENCH_CONNECTIONS.
+ * at the end), --no-distributed, --case NAME (only the cases whose name contains NAME; repeatable).
+ * Env: BENCH_SECONDS, BENCH_WARM_SECONDS, BENCH_CONNECTIONS.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -27,7 +28,7 @@ import { commandOf, cpuSeconds, processTree, residentBytes } from './process-sta
 import { readThreads, splitThreadCpu, type ThreadCpu } from './thread-cpu-split.js';
 
 const { values: options } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, profile: { type: 'string' }, 'no-distributed': { type: 'boolean', default: false } },
+  options: { quick: { type: 'boolean', default: false }, profile: { type: 'string' }, 'no-distributed': { type: 'boolean', default: false }, case: { type: 'string', multiple: true } },
 });
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (options.quick ? 3 : 8));
 const ONE_CONNECTION_SECONDS = Math.max(2, Math.round(SECONDS / 2));
@@ -183,7 +184,13 @@ const mcpHeaders = (method: string, name?: string): Record<string, string> => ({
   ...(name ? { 'mcp-name': name } : {}),
 });
 
+/** The cases `--case` selects (all without it): profiling one path keeps the others out of its profile. */
 function casesFor(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
+  const wanted = options.case;
+  return allCases(agentUrl, mcpUrl, seeded).filter((c) => wanted === undefined || wanted.some((w) => c.name.includes(w)));
+}
+
+function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
   const invokeBody = JSON.stringify({ message: 'benchmark', context: { n: 1 } });
   const json = { 'content-type': 'application/json' };
   const user = { ...json, authorization: `Bearer ${seeded.userToken}` };
