@@ -47,18 +47,26 @@ export class ExternalIdentities {
       const user = await users.userById(identity.sub);
       if (user) return user;
     }
+    const local = await this.localUserOf(identity);
+    if (local) return local;
+    const id = identity.source === 'public_key' ? identity.sub : `external:${identity.issuer}:${identity.sub}`;
+    return { id, email: identity.email, roles: [], tenantId: null, passwordStamp: 0 };
+  }
+
+  /**
+   * The local user an external person is (the one rule for tokens and for "continue with"
+   * logins): the user linked to `(issuer, subject)`, else the user with the verified email
+   * (then linked); null when there is none (no account is created).
+   */
+  async localUserOf(identity: Pick<UserTokenIdentity, 'issuer' | 'sub' | 'email' | 'emailVerified'>): Promise<UserIdentity | null> {
+    const { users } = this.deps;
     const linked = await this.linkedUserId(identity.issuer, identity.sub);
     const linkedUser = linked === null ? null : await users.userById(linked);
     if (linkedUser) return linkedUser;
-    if (identity.email && identity.emailVerified) {
-      const byEmail = await users.userByEmail(identity.email);
-      if (byEmail) {
-        await this.link(identity, byEmail.id);
-        return byEmail;
-      }
-    }
-    const id = identity.source === 'public_key' ? identity.sub : `external:${identity.issuer}:${identity.sub}`;
-    return { id, email: identity.email, roles: [], tenantId: null, passwordStamp: 0 };
+    if (!identity.email || !identity.emailVerified) return null;
+    const byEmail = await users.userByEmail(identity.email);
+    if (byEmail) await this.link(identity, byEmail.id);
+    return byEmail ?? null;
   }
 
   private linkedUserId(issuer: string, subject: string): Promise<string | null> {
@@ -68,7 +76,7 @@ export class ExternalIdentities {
     });
   }
 
-  private async link(identity: UserTokenIdentity, userId: string): Promise<void> {
+  private async link(identity: Pick<UserTokenIdentity, 'issuer' | 'sub'>, userId: string): Promise<void> {
     await this.deps.db
       .insertInto('external_identities')
       .values({ issuer: identity.issuer, subject: identity.sub, user_id: userId })

@@ -14,7 +14,7 @@ export type { TenantFilter } from './tenancy.js';
 export { ASYMMETRIC_ALGORITHMS, parseDuration, type TokenType } from './jwt.js';
 export { ADMIN_CLASS_ROLES, SESSION_TOKEN_LIFETIME_SECONDS, sessionRoles, type SessionClaims, type SessionTokenInput } from './session-token.js';
 export { createAuth } from './service.js';
-export type { AuthService, CreateAuthOptions } from './service.js';
+export type { AuthService, CreateAuthOptions, ExternalPerson } from './service.js';
 export { API_KEY_USE_RECORD_INTERVAL_MS, assertAgentActive, bearerToken } from './credential-forms.js';
 export type { AuthMode } from './credential-forms.js';
 export { databaseAgentIdentities } from './identity-cache.js';

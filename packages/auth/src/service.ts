@@ -3,8 +3,8 @@ import { AppError, systemClock, type Clock, type Config, type EventBus, type Log
 import type { Database } from '@agentgw/db';
 import { CredentialForms, type AuthMode } from './credential-forms.js';
 import { ExternalIdentities } from './external-identities.js';
-import { databaseAgentIdentities, IdentityCache, type AgentIdentities } from './identity-cache.js';
-import { createJwtCodec, parseDuration, type JwtCodec } from './jwt.js';
+import { databaseAgentIdentities, IdentityCache, type AgentIdentities, type UserIdentity } from './identity-cache.js';
+import { createJwtCodec, parseDuration, type JwtCodec, type UserTokenIdentity } from './jwt.js';
 import { OAuthAccessTokens, oauthIssuerOf } from './oauth-access-tokens.js';
 import type { OAuthPrincipal, Principal } from './principal.js';
 import { tokenIssuing, type TokenIssuing } from './token-issuing.js';
@@ -16,9 +16,14 @@ export interface AuthService extends TokenIssuing {
   authenticate(headers: Headers, mode: AuthMode): Promise<Principal>;
   /** An MCP client's OAuth access token, checked for the endpoint it calls (`audience`); throws 401 INVALID_TOKEN. */
   authenticateOAuth(token: string, audience: string): Promise<OAuthPrincipal>;
+  /** The local user an external issuer's person is (linked subject or verified email), null if none: the rule bearer tokens follow. */
+  externalUser(identity: ExternalPerson): Promise<UserIdentity | null>;
   /** Stops listening to cache-invalidation events. */
   close(): Promise<void>;
 }
+
+/** Who an external issuer says a person is (from a verified token of that issuer). */
+export type ExternalPerson = Pick<UserTokenIdentity, 'issuer' | 'sub' | 'email' | 'emailVerified'>;
 
 export interface CreateAuthOptions {
   config: Config;
@@ -70,6 +75,7 @@ export async function createAuth({ config, db, bus, agents, clock = systemClock,
         throw err;
       }
     },
+    externalUser: (identity) => external.localUserOf(identity),
     async close() {
       await Promise.all(unsubscribes.map((unsubscribe) => unsubscribe()));
     },

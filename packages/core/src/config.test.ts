@@ -109,6 +109,22 @@ describe('loadConfig', () => {
     expect(missing?.message).toContain('audience is required');
   });
 
+  it("reads an external issuer's interactive login and refuses a malformed one without echoing its secret", () => {
+    const login = { id: 'corp-sso', name: 'Corp SSO', clientId: 'gateway', clientSecret: 'very-secret-value', scopes: ['openid', 'email'] };
+    const item = { issuer: 'https://idp.example', jwksUri: 'https://idp.example/jwks', audience: 'gw', login };
+    expect(loadConfig({ ...valid, JWT_EXTERNAL_ISSUERS: JSON.stringify([item]) }).JWT_EXTERNAL_ISSUERS).toEqual([item]);
+    const problem = (items: unknown[]) => configError({ ...valid, JWT_EXTERNAL_ISSUERS: JSON.stringify(items) }).problems[0];
+    const badId = problem([{ ...item, login: { ...login, id: 'Corp SSO/../x' } }]);
+    expect(badId?.message).toContain('login.id must be a lowercase slug');
+    expect(problem([{ ...item, login: { ...login, clientSecret: '' } }])?.message).toContain('login.clientSecret is required');
+    expect(problem([{ ...item, login: { ...login, extra: 1 } }])?.variable).toBe('JWT_EXTERNAL_ISSUERS');
+    expect(problem([{ issuer: 'https://idp.example', secret: 'k'.repeat(32), audience: 'gw', login }])?.message).toContain('login needs an issuer URL with jwksUri');
+    expect(problem([item, { ...item, issuer: 'https://other.example' }])?.message).toBe('must not repeat a login.id');
+    for (const items of [[{ ...item, login: { ...login, id: 'BAD ID' } }], [item, item]]) {
+      expect(JSON.stringify(configError({ ...valid, JWT_EXTERNAL_ISSUERS: JSON.stringify(items) }))).not.toContain('very-secret-value');
+    }
+  });
+
   it('parses EGRESS_POLICY, EGRESS_ALLOW and TRUSTED_PROXIES', () => {
     const config = loadConfig({ ...valid, EGRESS_POLICY: 'public-only', EGRESS_ALLOW: '10.0.0.0/8, vault.internal,', TRUSTED_PROXIES: '10.0.0.1,fd00::/8' });
     expect(config.EGRESS_POLICY).toBe('public-only');

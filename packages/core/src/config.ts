@@ -7,6 +7,18 @@ export const DEFAULT_JWT_ISSUER = 'agentgw-gateway';
 
 const duration = /^\d+\s*(ms|s|m|h|d|w|y)?$/i;
 
+/** The gateway's client registration at an external issuer, for "continue with" on the sign-in page (OIDC code + PKCE). */
+const externalLogin = z
+  .object({
+    // In the console's URLs (/interactions/<uid>/external/<id>), so a short slug.
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'login.id must be a lowercase slug (a-z, 0-9, -; at most 40)'),
+    name: z.string().min(1).max(60).optional(),
+    clientId: z.string().min(1),
+    clientSecret: z.string().min(1, 'login.clientSecret is required'),
+    scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'login.scopes items must be scope tokens')).optional(),
+  })
+  .strict();
+
 const externalIssuer = z
   .object({
     issuer: z.string().min(1),
@@ -14,11 +26,22 @@ const externalIssuer = z
     audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], { error: 'audience is required for every external issuer' }),
     jwksUri: z.url().optional(),
     secret: z.string().min(32, 'secret must be at least 32 characters').optional(),
+    login: externalLogin.optional(),
   })
   .refine((v) => Boolean(v.jwksUri) !== Boolean(v.secret), {
     message: 'each item needs exactly one of jwksUri or secret',
+  })
+  // An interactive login discovers the issuer's metadata at its URL: a shared-secret issuer is no OpenID provider.
+  .refine((v) => v.login === undefined || (v.jwksUri !== undefined && URL.canParse(v.issuer)), {
+    message: 'login needs an issuer URL with jwksUri (an OpenID provider)',
   });
 export type ExternalIssuer = z.infer<typeof externalIssuer>;
+
+/** Two logins with one id would make the console's "continue with" ambiguous. */
+const uniqueLoginIds = (items: ExternalIssuer[], ctx: z.RefinementCtx) => {
+  const ids = items.flatMap((i) => (i.login ? [i.login.id] : []));
+  if (new Set(ids).size !== ids.length) ctx.addIssue({ code: 'custom', message: 'must not repeat a login.id' });
+};
 
 const jsonArrayOf = <T extends z.ZodType>(item: T) =>
   z.string().transform((raw, ctx) => {
@@ -73,7 +96,10 @@ export const configSchema = z.object({
   JWT_ISSUER: optionalString.transform((v) => v ?? DEFAULT_JWT_ISSUER),
   JWT_AUDIENCE: optionalString,
   JWT_EXPIRES_IN: z.string().regex(duration, 'must be a duration such as 3600, 15m, 24h or 7d').default('24h'),
-  JWT_EXTERNAL_ISSUERS: optionalString.pipe(jsonArrayOf(externalIssuer).optional()).transform((v) => v ?? []),
+  JWT_EXTERNAL_ISSUERS: optionalString
+    .pipe(jsonArrayOf(externalIssuer).optional())
+    .transform((v) => v ?? [])
+    .superRefine(uniqueLoginIds),
   /** Outbound connections: `public-only` refuses private/loopback; unset means public-only in production only. */
   EGRESS_POLICY: z.enum(['public-only', 'allow-private'], { error: 'must be public-only or allow-private' }).optional(),
   /** Comma-separated CIDRs, addresses and host names always reachable (link-local and metadata included). */
@@ -126,6 +152,8 @@ export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
   GATEWAY_PUBLIC_URL: optionalString.pipe(z.url('must be a URL').optional()),
   OAUTH_CALLBACK_BASE_URL: optionalString.pipe(z.url('must be a URL').optional()),
+  /** How long a started OAuth connection (login, consent at the service) may take before its state is refused. */
+  OAUTH_FLOW_TTL_MS: z.coerce.number().int().min(1_000, 'must be at least 1000').max(3_600_000, 'must be at most an hour').default(600_000),
   MCP_SERVER_URL: z.url('must be a URL').default('http://localhost:8080'),
   /** Browser origins the MCP endpoints accept (DNS-rebinding protection); `*` for any. Unset: loopback and GATEWAY_PUBLIC_URL. */
   MCP_ALLOWED_ORIGINS: commaList.refine((list) => list.every((o) => o === '*' || /^https?:\/\/[^/]+$/.test(o)), {
