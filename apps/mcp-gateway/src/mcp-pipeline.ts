@@ -105,6 +105,8 @@ export interface McpPipelineDeps {
 }
 
 type Result = Record<string, unknown>;
+/** Records a call refused for its user's auth: before it was opened (`refused`), or after its hold released it. */
+type RefusalRecorder = (call: ToolCallCommand, providerId: string, reason: string) => Promise<void>;
 
 /**
  * The MCP method layer shared by the unified endpoint and the per-provider proxy: tools/list
@@ -330,19 +332,7 @@ export class McpPipeline {
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
     await this.assertListed(decision.provider, name, ctx.clientCapabilities);
     await this.assertNotQuarantined(call, decision.provider, name, ctx.clientCapabilities);
-    const userAuth = await userAuthHeadersOrRefuse(
-      { userCredentials: this.deps.userCredentials, refused: (c, p, r) => this.calls.record.refused(c, p, r) },
-      call,
-      decision.provider,
-      ctx.clientCapabilities,
-    );
-    const exchanged = await exchangedAuthOrRefuse(
-      { exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused: (c, p, r) => this.calls.record.refused(c, p, r) },
-      call,
-      decision.provider,
-      ctx.headers,
-    );
-    const paramHeaders = withUserAuth(toolParamHeaders(this.deps.lists.cachedTools(decision.provider.id), name, call.arguments, ctx), userAuth ?? exchanged);
+    let paramHeaders = await this.callHeaders(call, decision.provider, ctx, (c, p, r) => this.calls.record.refused(c, p, r));
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.calls.open(call, decision);
     let provider = decision.provider;
@@ -357,6 +347,11 @@ export class McpPipeline {
       provider = released.provider;
       // The signal was read by the hold already, so copying the context creates nothing new.
       forwardCtx = { ...ctx, principal: released.principal };
+      // A user's token read before a long hold may have expired (or been revoked) meanwhile: read it again.
+      paramHeaders = await this.callHeaders({ ...call, principal: released.principal }, provider, forwardCtx, async (c, _p, reason) => {
+        await opened;
+        await this.calls.record.refusedAfterRelease(c.auditId, reason);
+      });
     }
     // 5. Forward and record the outcome.
     const { auditId } = decision;
@@ -371,6 +366,17 @@ export class McpPipeline {
       await Promise.all([opened, this.calls.record.finished(auditId, { status: 'failed', error, duration: this.deps.clock.now().getTime() - started })]);
       throw err;
     }
+  }
+
+  /**
+   * The headers a call carries upstream: the tool's `Mcp-Param-*` and, for a provider that is called
+   * as the user, that user's own auth (a stored token, refreshed when near expiry, or an exchanged
+   * one). A user without it is refused with the connect URL, recorded through `refused`.
+   */
+  private async callHeaders(call: ToolCallCommand, provider: ProviderRecord, ctx: McpRequestContext, refused: RefusalRecorder): Promise<Record<string, string> | null> {
+    const userAuth = await userAuthHeadersOrRefuse({ userCredentials: this.deps.userCredentials, refused }, call, provider, ctx.clientCapabilities);
+    const exchanged = await exchangedAuthOrRefuse({ exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused }, call, provider, ctx.headers);
+    return withUserAuth(toolParamHeaders(this.deps.lists.cachedTools(provider.id), call.toolName, call.arguments, ctx), userAuth ?? exchanged);
   }
 
   /** A held call waits with the request's signal, reporting its status on the response stream (when there is one). */
