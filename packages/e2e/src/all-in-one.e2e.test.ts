@@ -1,3 +1,4 @@
+import { describeConnectedAccountsSuite } from './connected-accounts.suite.js';
 import { describeMcpInteropSuite } from './mcp-interop.suite.js';
 import { describeOAuthClientsSuite } from './oauth-clients.suite.js';
 import { describeSecuritySuite } from './security.suite.js';
@@ -5,10 +6,11 @@ import { describeGatewaySuite } from './suite.js';
 import { selected, startAllInOne } from './targets.js';
 import { describeToolCatalogSuite } from './tool-catalog.suite.js';
 
-// The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`; then issue 19's checks, then issue 24's and 21's.
+// The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`; then issue 19's checks, then issue 24's, 23's, 21's and 22's.
 describeGatewaySuite('all-in-one', startAllInOne, selected('all-in-one') ? null : 'E2E_TARGET picks distributed only', (ctx) => {
   describeSecuritySuite(ctx);
   describeToolCatalogSuite(ctx);
   describeOAuthClientsSuite(ctx);
   describeMcpInteropSuite(ctx);
+  describeConnectedAccountsSuite(ctx);
 });

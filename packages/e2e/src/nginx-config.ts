@@ -14,6 +14,8 @@ export interface RuntimeNginxOptions {
   port: number;
   /** A private temp directory: pid, access log and nginx's temp paths go there. */
   dir: string;
+  /** Where the built console is served from instead of the image's /usr/share/nginx/html (omitted: unchanged). */
+  consoleRoot?: string;
 }
 
 /** `location …` lines, the router's path table, in file order. */
@@ -31,7 +33,7 @@ function replaceOnce(conf: string, pattern: RegExp, replacement: string): string
 
 /**
  * The runtime copy of nginx.conf for an unprivileged run on loopback: each `upstream` group
- * lists that service's replicas, and only the listen port, pid, access log and temp paths change. The location table stays the file's own (checked).
+ * lists that service's replicas, and only the listen port, pid, access log, temp paths and console root change. The location table stays the file's own (checked).
  */
 export function runtimeNginxConf(original: string, options: RuntimeNginxOptions): string {
   let conf = original;
@@ -42,6 +44,7 @@ export function runtimeNginxConf(original: string, options: RuntimeNginxOptions)
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_temp_path ${options.dir}/${kind}_temp;`).join('\n');
   conf = replaceOnce(conf, /^http \{$/m, `http {\n${temp}`);
   conf = replaceOnce(conf, /^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${options.port};`);
+  if (options.consoleRoot) conf = replaceOnce(conf, /^(\s*)root \/usr\/share\/nginx\/html;$/m, `$1root ${options.consoleRoot};`);
   // Each upstream group (its zone and keep-alive pool kept) gets the replicas instead of its re-resolved name.
   for (const name of ROUTER_UPSTREAMS) {
     const servers = options.upstreams[name].map((address) => `    server ${address} max_fails=1 fail_timeout=5s;`).join('\n');

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,8 +54,32 @@ function findBinary(name: string): string | null {
 
 const baseEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() });
 
+/** Where `pnpm --filter @agentgw/dashboard build` writes the console: the all-in-one serves it, the router's copy is taken from it. */
+export const CONSOLE_DIST = join(ROOT, 'apps', 'dashboard', 'dist');
+
+/**
+ * A started OAuth connection's lifetime on every target (`OAUTH_FLOW_TTL_MS`): long enough for a
+ * browser to sign in at the provider, short enough that the connected-accounts suite can wait a
+ * state out (its expired-state check).
+ */
+export const OAUTH_FLOW_TTL_MS = 20_000;
+
+/**
+ * Builds the web console from the current sources (about 2 s), so the target serves the console
+ * its tests click through. A failed build is reported and left to the console tests to fail on:
+ * the API suites do not need it.
+ */
+function buildConsole(): void {
+  try {
+    execFileSync('pnpm', ['--silent', '--filter', '@agentgw/dashboard', 'build'], { cwd: ROOT, stdio: 'pipe' });
+  } catch (error) {
+    console.warn(`[e2e] the console did not build; its tests will fail: ${String((error as { stderr?: Buffer }).stderr ?? error).slice(0, 2_000)}`);
+  }
+}
+
 /** The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`, embedded database. */
 export async function startAllInOne(): Promise<GatewayTarget> {
+  buildConsole();
   const dataDir = await mkdtemp(join(tmpdir(), 'agentgw-e2e-aio-'));
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -64,7 +88,7 @@ export async function startAllInOne(): Promise<GatewayTarget> {
     command: 'pnpm',
     args: ['--silent', 'gateway', 'start', '--port', String(port), '--data-dir', dataDir],
     cwd: ROOT,
-    env: { ...baseEnv(), ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, LOG_LEVEL: 'warn', GATEWAY_PUBLIC_URL: baseUrl },
+    env: { ...baseEnv(), ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, LOG_LEVEL: 'warn', GATEWAY_PUBLIC_URL: baseUrl, OAUTH_FLOW_TTL_MS: String(OAUTH_FLOW_TTL_MS) },
     detached: true,
   });
   try {
@@ -106,7 +130,10 @@ export interface PrivateRedis {
 
 export interface DistributedTarget extends GatewayTarget {
   name: 'distributed';
-  services: Record<'admin-api' | 'invoke-proxy' | 'vault' | 'audit-writer', ServiceProcess> & {
+  services: Record<'admin-api' | 'audit-writer', ServiceProcess> & {
+    /** Each invoke-proxy replica reaches its own vault replica: the connected-accounts suite races a token refresh across both. */
+    'invoke-proxy': [ServiceProcess, ServiceProcess];
+    vault: [ServiceProcess, ServiceProcess];
     'mcp-gateway': [ServiceProcess, ServiceProcess];
     'confirmation-hub': [ServiceProcess, ServiceProcess];
   };
@@ -153,11 +180,11 @@ const sealingKeysOf = (app: string): Record<string, string> => (app === 'vault' 
 
 /**
  * The distributed topology: a fresh PostgreSQL database (created, migrated, dropped on stop), a
- * private Redis, every service its own `main.ts` process (two mcp-gateway, two
- * confirmation-hub and two admin-api replicas), behind Debian's nginx running a runtime copy of
- * infra/nginx/nginx.conf.
+ * private Redis, every service its own `main.ts` process (two replicas of each, the audit
+ * writer alone), behind Debian's nginx running a runtime copy of infra/nginx/nginx.conf.
  */
 export async function startDistributed(): Promise<DistributedTarget> {
+  buildConsole();
   const serverUrl = process.env.TEST_DATABASE_URL!;
   const databaseName = `agentgw_e2e_${randomBytes(6).toString('hex')}`;
   const admin = async (statement: string) => {
@@ -204,6 +231,7 @@ export async function startDistributed(): Promise<DistributedTarget> {
       EGRESS_POLICY: 'allow-private',
       TRUSTED_PROXIES: '127.0.0.1/32',
       GATEWAY_PUBLIC_URL: baseUrl,
+      OAUTH_FLOW_TTL_MS: String(OAUTH_FLOW_TTL_MS),
     };
     const service = async (app: string, extra: Record<string, string> = {}): Promise<ServiceProcess> => {
       const port = await freePort();
@@ -239,12 +267,15 @@ export async function startDistributed(): Promise<DistributedTarget> {
     const hub2 = await service('confirmation-hub');
     // A second admin-api behind the router: the steps of an MCP client's OAuth sign-in (issue 23) land on either.
     const adminApi2 = await service('admin-api');
+    // Second invoke-proxy and vault replicas, paired (connected accounts: two replicas race one token refresh through Redis's lock).
+    const vault2 = await service('vault');
+    const invokeProxy2 = await service('invoke-proxy', { VAULT_URL: vault2.url });
 
     const address = (s: ServiceProcess) => `127.0.0.1:${s.port}`;
     const upstreams: Record<RouterUpstream, string[]> = {
       admin_api: [address(adminApi), address(adminApi2)],
-      invoke_proxy: [address(invokeProxy)],
-      vault: [address(vault)],
+      invoke_proxy: [address(invokeProxy), address(invokeProxy2)],
+      vault: [address(vault), address(vault2)],
       audit_writer: [address(auditWriter)],
       mcp_gateway: [address(mcp1), address(mcp2)],
       confirmation_hub: [address(hub1), address(hub2)],
@@ -252,8 +283,11 @@ export async function startDistributed(): Promise<DistributedTarget> {
     // Run as root (CI), nginx's workers are `nobody`: they must reach the temp paths inside.
     await chmod(dir, 0o755);
     for (const kind of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(join(dir, `${kind}_temp`));
+    // The console as infra/nginx/Dockerfile copies it in, readable by the workers.
+    const consoleRoot = join(dir, 'html');
+    if (existsSync(join(CONSOLE_DIST, 'index.html'))) await cp(CONSOLE_DIST, consoleRoot, { recursive: true });
     const confPath = join(dir, 'nginx.conf');
-    await writeFile(confPath, runtimeNginxConf(await readRouterConf(), { upstreams, port: routerPort, dir }));
+    await writeFile(confPath, runtimeNginxConf(await readRouterConf(), { upstreams, port: routerPort, dir, consoleRoot }));
     const nginxBin = findBinary('nginx')!;
     execFileSync(nginxBin, ['-t', '-q', '-e', 'stderr', '-p', dir, '-c', confPath], { stdio: 'pipe' });
     nginx = startProcess({ name: 'nginx', command: nginxBin, args: ['-e', 'stderr', '-p', dir, '-c', confPath, '-g', 'daemon off;'], cwd: dir, env: baseEnv() });
@@ -267,8 +301,8 @@ export async function startDistributed(): Promise<DistributedTarget> {
       redis: redisHandle,
       services: {
         'admin-api': adminApi,
-        'invoke-proxy': invokeProxy,
-        vault,
+        'invoke-proxy': [invokeProxy, invokeProxy2],
+        vault: [vault, vault2],
         'audit-writer': auditWriter,
         'mcp-gateway': [mcp1, mcp2],
         'confirmation-hub': [hub1, hub2],

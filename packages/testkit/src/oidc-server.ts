@@ -2,6 +2,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider, { type Configuration } from 'oidc-provider';
+import { metadataDocumentAdapter } from './oidc-metadata-documents.js';
 
 /** A confidential client the fixture registers (the gateway's vault in tests). */
 export interface OidcTestClient {
@@ -24,6 +25,8 @@ export interface OidcServerOptions {
   interactions?: 'auto' | 'pages';
   /** Open dynamic client registration (RFC 7591) at `/reg`, for clients that register themselves (default off). */
   registration?: boolean;
+  /** Accept client ID metadata documents (an http(s) URL as client_id, its document fetched) and say so in the metadata (default off). */
+  clientMetadataDocuments?: boolean;
 }
 
 /** A real OpenID provider (oidc-provider) on loopback: discovery, PKCE, refresh rotation, revocation, iss in responses. */
@@ -38,10 +41,12 @@ export interface OidcServer {
    * that URL (with `code`, `state`, `iss`).
    */
   authorize(authUrl: string, redirectPrefix: string): Promise<URL>;
-  /** Revokes every grant of the account (its refresh and access tokens stop working). */
+  /** Revokes every grant of the account, in either interaction mode (its refresh and access tokens stop working). */
   revokeAccount(accountId: string): Promise<void>;
-  /** Token requests by grant type, in the order they arrived. */
+  /** Token requests by grant type, in the order they arrived (`refresh_token` entries count the refreshes; `…:error` for refused ones). */
   tokenRequests: string[];
+  /** Client ID metadata document URLs the server fetched, in order (with `clientMetadataDocuments`). */
+  metadataDocumentsFetched: string[];
   close(): Promise<void>;
 }
 
@@ -53,6 +58,8 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
   const ttl = options.accessTokenTtlSeconds ?? 3600;
   const tokenRequests: string[] = [];
   const grantsByAccount = new Map<string, Set<string>>();
+  const metadataDocumentsFetched: string[] = [];
+  const documents = options.clientMetadataDocuments === true;
 
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
   const server = createServer((req, res) => {
@@ -72,6 +79,7 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
     })),
+    ...(documents && { adapter: metadataDocumentAdapter(metadataDocumentsFetched), discovery: { client_id_metadata_document_supported: true } }),
     jwks: { keys: [jwk] },
     cookies: { keys: ['oidc-fixture-cookie-key'] },
     scopes: ['openid', 'offline_access', 'email'],
@@ -97,6 +105,13 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
   provider.on('grant.success', (ctx: { oidc: { params?: { grant_type?: unknown } } }) => {
     tokenRequests.push(String(ctx.oidc.params?.grant_type));
   });
+  // Every saved grant (the `auto` interaction's and the login/consent pages' alike), so revokeAccount finds them.
+  provider.on('grant.saved', (grant: { accountId?: string; jti: string }) => {
+    if (!grant.accountId) return;
+    const mine = grantsByAccount.get(grant.accountId) ?? new Set<string>();
+    mine.add(grant.jti);
+    grantsByAccount.set(grant.accountId, mine);
+  });
   provider.on('grant.error', (ctx: { oidc: { params?: { grant_type?: unknown } } }) => {
     tokenRequests.push(`${String(ctx.oidc.params?.grant_type)}:error`);
   });
@@ -104,7 +119,7 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
   const oidcCallback = provider.callback();
   handler = (req, res) => {
     if (mode === 'auto' && req.url?.startsWith('/interaction/')) {
-      void finishInteraction(provider, grantsByAccount, req, res).catch((err: unknown) => {
+      void finishInteraction(provider, req, res).catch((err: unknown) => {
         res.writeHead(500).end(String(err));
       });
       return;
@@ -117,6 +132,7 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
     jwksUri: `${issuer}/jwks`,
     provider,
     tokenRequests,
+    metadataDocumentsFetched,
     authorize: (authUrl, redirectPrefix) => followRedirects(authUrl, redirectPrefix),
     async revokeAccount(accountId) {
       for (const grantId of grantsByAccount.get(accountId) ?? []) {
@@ -130,7 +146,7 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
 }
 
 /** The `auto` interaction: log in the `login_hint` account and grant every scope and the resource asked for. */
-async function finishInteraction(provider: Provider, grants: Map<string, Set<string>>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function finishInteraction(provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const details = await provider.interactionDetails(req, res);
   const params = details.params as Record<string, string | undefined>;
   const accountId = params.login_hint ?? 'alice';
@@ -138,9 +154,6 @@ async function finishInteraction(provider: Provider, grants: Map<string, Set<str
   if (params.scope) grant.addOIDCScope(params.scope.split(' ').filter((s) => !s.includes(':')));
   if (params.resource) grant.addResourceScope(params.resource, 'api:read');
   const grantId = await grant.save();
-  const mine = grants.get(accountId) ?? new Set<string>();
-  mine.add(grantId);
-  grants.set(accountId, mine);
   await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
 }
 

@@ -2,10 +2,11 @@ import { ForbiddenError, NotImplementedError, type Clock, type Config } from '@a
 import type { Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import * as oauth from 'oauth4webapi';
-import { consoleCredentialsUrl, findCredentialProviders, oauthCallbackUrl } from '../auth-urls.js';
+import { consoleCredentialsUrl, findCredentialProviders, sharedOAuthCallbackUrl } from '../auth-urls.js';
 import type { CredentialMetadata, Vault, VaultOAuth } from '../vault.js';
-import { OAUTH_FLOW_TTL_MS, saveOAuthFlow, takeOAuthFlow } from './oauth-flows.js';
+import { saveOAuthFlow, takeOAuthFlow } from './oauth-flows.js';
 import { oauthConfigOf, type OAuthProviderConfig } from './oauth-provider-config.js';
+import { redirectUriFor } from './upstream-client-document.js';
 
 export interface OAuthConnectDeps {
   db: Kysely<Database>;
@@ -19,8 +20,8 @@ export interface OAuthConnectDeps {
 export interface OAuthConnect {
   /** Starts a connection: the authorization URL to send the user's browser to. */
   start(input: { userId: string; tenantId: string | null; serviceType: string }): Promise<{ authUrl: string }>;
-  /** Completes it from the callback URL the browser arrived with; where to send the user next. */
-  complete(input: { userId: string; serviceType: string; callback: URL }): Promise<{ credential: CredentialMetadata; returnTo: string }>;
+  /** Completes it from the callback URL the browser arrived with (`serviceType` null: the shared callback, the flow names it); where to send the user next. */
+  complete(input: { userId: string; serviceType: string | null; callback: URL }): Promise<{ credential: CredentialMetadata; returnTo: string }>;
 }
 
 const noServer = (serviceType: string) =>
@@ -44,22 +45,23 @@ export function createOAuthConnect(deps: OAuthConnectDeps): OAuthConnect {
       if (!user) throw new ForbiddenError('Credentials can only be stored for users registered with the gateway', 'USER_NOT_REGISTERED');
       const state = oauth.generateRandomState();
       const codeVerifier = oauth.generateRandomCodeVerifier();
-      const redirectUri = oauthCallbackUrl(config, serviceType);
+      const redirectUri = redirectUriFor(config, { clientId: cfg.clientId, serviceType });
       const authUrl = await deps.oauth.client.authorizationUrl(cfg, { state, codeVerifier, redirectUri });
       const now = clock.now();
-      await saveOAuthFlow(db, { state, userId, tenantId, providerId: cfg.providerId, serviceType, codeVerifier, redirectUri, expiresAt: new Date(now.getTime() + OAUTH_FLOW_TTL_MS) }, now);
+      await saveOAuthFlow(db, { state, userId, tenantId, providerId: cfg.providerId, serviceType, codeVerifier, redirectUri, expiresAt: new Date(now.getTime() + config.OAUTH_FLOW_TTL_MS) }, now);
       return { authUrl };
     },
 
     async complete({ userId, serviceType, callback }) {
       const state = callback.searchParams.get('state');
-      const flow = await takeOAuthFlow(db, { state, userId, serviceType, now: clock.now() });
+      const arrival = serviceType === null ? { redirectUri: sharedOAuthCallbackUrl(config) } : { serviceType };
+      const flow = await takeOAuthFlow(db, { state, userId, arrival, now: clock.now() });
       const providerRow = await db.selectFrom('credential_providers').selectAll().where('id', '=', flow.provider_id).executeTakeFirst();
       const cfg = providerRow ? oauthConfigOf(providerRow, deps.oauth.secrets) : null;
-      if (!cfg) throw noServer(serviceType);
+      if (!cfg) throw noServer(flow.service_type);
       const tokens = await deps.oauth.client.exchangeCode(cfg, { callback, state: state!, codeVerifier: flow.code_verifier, redirectUri: flow.redirect_uri });
-      const credential = await vault.storeOAuth({ userId, tenantId: flow.tenant_id, serviceType, providerId: cfg.providerId, tokens });
-      return { credential, returnTo: consoleCredentialsUrl(config, { connected: serviceType }) };
+      const credential = await vault.storeOAuth({ userId, tenantId: flow.tenant_id, serviceType: flow.service_type, providerId: cfg.providerId, tokens });
+      return { credential, returnTo: consoleCredentialsUrl(config, { connected: flow.service_type }) };
     },
   };
 }
