@@ -10,6 +10,25 @@ const STOP_WORDS = new Set(
   ).split(' '),
 );
 
+/** English particles of phrasal verbs, which may stand after the object ("pass this email along", "turn the alerts off"). */
+export const PARTICLES: ReadonlySet<string> = new Set(['up', 'down', 'off', 'on', 'out', 'back', 'along', 'over', 'away', 'in', 'around', 'through']);
+
+/** How many words may stand between a verb and its particle ("turn the staging alerts off"). */
+const PARTICLE_GAP = 3;
+
+/**
+ * The two-word verbs a query may hold, as WordNet spells them ("call_off"): each pair of adjacent
+ * words, and each word with a particle up to PARTICLE_GAP words after it ("pass this email along" → "pass_along").
+ */
+export function wordPairs(all: readonly string[]): string[] {
+  const pairs = new Set<string>();
+  for (let i = 0; i + 1 < all.length; i++) {
+    pairs.add(`${all[i]}_${all[i + 1]}`);
+    for (let j = i + 2; j < all.length && j <= i + 1 + PARTICLE_GAP; j++) if (PARTICLES.has(all[j]!)) pairs.add(`${all[i]}_${all[j]}`);
+  }
+  return [...pairs];
+}
+
 // camelCase and acronym boundaries ("getHTTPStatus" → "get HTTP Status"), letters next to digits.
 const LOWER_UPPER = /(\p{Ll})(\p{Lu})/gu;
 const ACRONYM_WORD = /(\p{Lu})(\p{Lu}\p{Ll})/gu;

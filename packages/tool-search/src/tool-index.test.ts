@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ToolIndexCache } from './index-cache.js';
-import { stem, terms } from './terms.js';
+import { stem, terms, wordPairs } from './terms.js';
 import { FIELD_LIMITS, fieldsOf } from './tool-fields.js';
 import { SEARCH_LIMITS, ToolIndex } from './tool-index.js';
 
@@ -21,6 +21,15 @@ describe('terms', () => {
     expect(terms('please delete the issues', 100)).toEqual(['delet', 'issu']);
     expect(['issue', 'issues', 'issuing', 'issued'].map(stem)).toEqual(['issu', 'issu', 'issu', 'issu']);
     expect(['stopped', 'stop', 'entries', 'entry', 'copied'].map(stem)).toEqual(['stop', 'stop', 'entry', 'entry', 'copy']);
+  });
+
+  it('pairs adjacent words and a verb with a particle up to three words later, as WordNet spells two-word verbs', () => {
+    expect(wordPairs(['call', 'off', 'the', 'meeting'])).toEqual(['call_off', 'off_the', 'the_meeting']);
+    expect(wordPairs(['turn', 'the', 'alerts', 'off'])).toContain('turn_off');
+    expect(wordPairs(['turn', 'all', 'the', 'alerts', 'off'])).toContain('turn_off');
+    expect(wordPairs(['turn', 'all', 'the', 'red', 'alerts', 'off'])).not.toContain('turn_off');
+    expect(wordPairs(['turn', 'the', 'alerts', 'loud'])).not.toContain('turn_loud');
+    expect(wordPairs(['x'])).toEqual([]);
   });
 
   it('reads at most maxChars of its input', () => {

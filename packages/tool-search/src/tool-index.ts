@@ -1,7 +1,7 @@
-import { stem, terms, words } from './terms.js';
+import { allWords, stem, terms, wordPairs, words } from './terms.js';
 import { relatedTerms } from './thesaurus.js';
 import { verbSynonyms } from './wordnet.js';
-import { vocabularyTerms } from './vocabulary-expansion.js';
+import { vocabularyMatch } from './vocabulary-expansion.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool, type ToolFields } from './tool-fields.js';
 
 /** One ranked result: the tool as it was indexed and its score (higher is better). */
@@ -35,6 +35,8 @@ export const RANKING = {
   relatedWeight: 0.6,
   wordnetWeight: 0.3,
   vocabularyWeight: 0.7,
+  /** A query word that only makes up a multi-word vocabulary phrase ("get" in "get rid of"): the phrase's tool words speak for it. */
+  idiomWordWeight: 0.3,
 } as const;
 
 const FIELDS = Object.keys(RANKING.fields) as Field[];
@@ -131,21 +133,29 @@ function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
 }
 
 /**
- * The query's distinct terms (at most SEARCH_LIMITS.queryTerms) at weight 1, their thesaurus
- * terms at RANKING.relatedWeight, the software-tools vocabulary's tool words for its phrases at
- * RANKING.vocabularyWeight, and the WordNet verb synonyms of its words and adjacent word pairs
- * ("bring back", "spin up") at RANKING.wordnetWeight; a term keeps its highest weight.
+ * The query's distinct terms (at most SEARCH_LIMITS.queryTerms) at weight 1, or at
+ * RANKING.idiomWordWeight when they only make up a vocabulary idiom ("get" and "rid" of "get rid
+ * of"); their thesaurus terms at RANKING.relatedWeight, the software-tools vocabulary's tool words
+ * for its phrases at RANKING.vocabularyWeight, and the WordNet verb synonyms of its words and
+ * two-word verbs ("bring back", "pass … along") at RANKING.wordnetWeight; a term keeps its highest weight.
  */
 function queryTerms(query: string): Map<string, number> {
   const raw = [...new Set(words(query, SEARCH_LIMITS.queryChars))].slice(0, SEARCH_LIMITS.queryTerms);
-  const own = [...new Set(raw.map(stem))];
-  const weights = new Map<string, number>(own.map((term) => [term, 1]));
+  const vocabulary = vocabularyMatch(query, SEARCH_LIMITS.queryChars);
+  const weights = new Map<string, number>();
+  for (const word of raw) {
+    const term = stem(word);
+    const weight = vocabulary.idiomWords.has(term) ? RANKING.idiomWordWeight : 1;
+    if ((weights.get(term) ?? 0) < weight) weights.set(term, weight);
+  }
+  const own = [...weights.keys()];
   const add = (term: string, weight: number) => {
     if ((weights.get(term) ?? 0) < weight) weights.set(term, weight);
   };
   for (const term of own) for (const related of relatedTerms(term)) add(related, RANKING.relatedWeight);
-  for (const term of vocabularyTerms(query, SEARCH_LIMITS.queryChars)) add(term, RANKING.vocabularyWeight);
-  const phrases = [...raw, ...raw.slice(1).map((word, i) => `${raw[i]}_${word}`)];
+  for (const term of vocabulary.targets) add(term, RANKING.vocabularyWeight);
+  // Two-word verbs are looked up with stop words kept: particles ("on", "in") are stop words.
+  const phrases = [...raw, ...wordPairs(allWords(query, SEARCH_LIMITS.queryChars).slice(0, 2 * SEARCH_LIMITS.queryTerms))];
   for (const phrase of phrases) for (const synonym of verbSynonyms(phrase)) for (const term of terms(synonym, SEARCH_LIMITS.queryChars)) add(term, RANKING.wordnetWeight);
   return weights;
 }

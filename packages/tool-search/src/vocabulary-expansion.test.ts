@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { terms } from './terms.js';
 import { ToolIndex } from './tool-index.js';
-import { vocabularyTerms } from './vocabulary-expansion.js';
+import { vocabularyMatch } from './vocabulary-expansion.js';
 
 const term = (word: string) => terms(word, 100)[0]!;
+const vocabularyTerms = (query: string, maxChars: number) => vocabularyMatch(query, maxChars).targets;
 
 describe('vocabularyTerms', () => {
   it("reads users' phrases as the tool words they stand for, multi-word phrases included", () => {
@@ -21,6 +22,31 @@ describe('vocabularyTerms', () => {
   it('lets a gap take up to four words and no more', () => {
     expect(vocabularyTerms('let the whole ops team know', 1_000)).toContain(term('send'));
     expect(vocabularyTerms('let the whole ops team of mine know', 1_000)).not.toContain(term('send'));
+  });
+
+  it('lets the particle of a two-word verb stand after its object ("pass this email along")', () => {
+    expect(vocabularyTerms('pass along the invoice', 1_000)).toContain(term('forward'));
+    expect(vocabularyTerms('pass this email along', 1_000)).toContain(term('forward'));
+    expect(vocabularyTerms('pass the signed contract email along', 1_000)).toContain(term('forward'));
+    expect(vocabularyTerms('pass the email', 1_000)).not.toContain(term('forward'));
+  });
+
+  it("names the words used up by a multi-word phrase, but not a phrase's own tool words nor single-word phrases", () => {
+    const { targets, idiomWords } = vocabularyMatch('get rid of that email', 1_000);
+    expect(targets).toContain(term('delete'));
+    expect(idiomWords).toContain(term('get'));
+    expect(idiomWords).toContain(term('rid'));
+    expect(idiomWords).not.toContain(term('email'));
+    expect(vocabularyMatch('trash that email', 1_000).idiomWords.size).toBe(0);
+    // "give access" stands for share and access, so "access" stays the user's word; "give" does not.
+    const giveAccess = vocabularyMatch('give access to the folder', 1_000);
+    expect(giveAccess.idiomWords).toContain(term('give'));
+    expect(giveAccess.idiomWords).not.toContain(term('access'));
+  });
+
+  it('does not read a word inside a multi-word phrase as a one-word phrase too ("away" of "throw away")', () => {
+    expect(vocabularyMatch('throw away that email', 1_000).targets).toEqual(new Set([term('delete')]));
+    expect(vocabularyMatch('set my status to away', 1_000).targets).toContain(term('status'));
   });
 
   it('matches whole words only and reads at most maxChars', () => {
@@ -43,6 +69,12 @@ describe('ToolIndex with the software-tools vocabulary', () => {
     expect(index.search('spin up the boxes', 3)[0]?.name).toBe('cloud_start_instances');
     expect(index.search('shut down the servers', 3)[0]?.name).toBe('cloud_stop_instances');
     expect(index.search('bill Acme for the March work', 3)[0]?.name).toBe('billing_create_invoice');
+  });
+
+  it('lets an idiom\'s generic words ("get" of "get rid of") count less than the tool word it stands for', () => {
+    const mail = ToolIndex.build([tool('mail_get_message', 'Get one email message.'), tool('mail_delete_message', 'Delete an email message.')]);
+    expect(mail.search('get rid of that message', 2).map((h) => h.name)).toEqual(['mail_delete_message', 'mail_get_message']);
+    expect(mail.search('get that message', 1)[0]?.name).toBe('mail_get_message');
   });
 
   it("weighs the vocabulary's words below the query's own", () => {

@@ -1,4 +1,4 @@
-import { allWords, stem, terms } from './terms.js';
+import { allWords, PARTICLES, stem, terms } from './terms.js';
 import { ACTION_VOCABULARY, OBJECT_VOCABULARY } from './software-vocabulary.js';
 
 /** A vocabulary phrase as stemmed words (GAP for "up to MAX_GAP_WORDS words") and the tool terms it stands for. */
@@ -25,6 +25,8 @@ function phrasesOf(lines: readonly string[]): Map<string, Phrase[]> {
         .flatMap((word) => (word === GAP ? [GAP] : allWords(word, word.length).map(stem)))
         .slice(0, MAX_PHRASE_WORDS);
       if (phraseWords.length === 0 || phraseWords[0] === GAP) continue;
+      // A verb + particle phrase is separable: "pass along" also matches "pass this email along".
+      if (phraseWords.length === 2 && PARTICLES.has(phraseWords[1]!)) phraseWords.splice(1, 0, GAP);
       const list = byFirst.get(phraseWords[0]!) ?? [];
       list.push({ words: phraseWords, targets });
       byFirst.set(phraseWords[0]!, list);
@@ -35,28 +37,54 @@ function phrasesOf(lines: readonly string[]): Map<string, Phrase[]> {
 
 /** Every vocabulary phrase, action and object lines alike, by its first stemmed word. */
 const PHRASES = phrasesOf([...ACTION_VOCABULARY, ...OBJECT_VOCABULARY]);
-
-/** Whether `phrase` (from its index `p`) matches `query` at `q`; a GAP takes 0 to MAX_GAP_WORDS words, tried shortest first. */
-function matchesAt(phrase: readonly string[], p: number, query: readonly string[], q: number): boolean {
-  if (p === phrase.length) return true;
+/**
+ * The query positions `phrase` (from its index `p`) covers when it matches `query` at `q`, else
+ * null; a GAP takes 0 to MAX_GAP_WORDS words, tried shortest first, and covers none of them.
+ */
+function matchAt(phrase: readonly string[], p: number, query: readonly string[], q: number): number[] | null {
+  if (p === phrase.length) return [];
   if (phrase[p] === GAP) {
-    for (let skip = 0; skip <= MAX_GAP_WORDS && q + skip <= query.length; skip++) if (matchesAt(phrase, p + 1, query, q + skip)) return true;
-    return false;
+    for (let skip = 0; skip <= MAX_GAP_WORDS && q + skip <= query.length; skip++) {
+      const rest = matchAt(phrase, p + 1, query, q + skip);
+      if (rest !== null) return rest;
+    }
+    return null;
   }
-  return q < query.length && query[q] === phrase[p] && matchesAt(phrase, p + 1, query, q + 1);
+  if (q >= query.length || query[q] !== phrase[p]) return null;
+  const rest = matchAt(phrase, p + 1, query, q + 1);
+  return rest === null ? null : [q, ...rest];
+}
+
+/** What the vocabulary reads in a query: the tool terms its phrases stand for, and the query words that only made up a multi-word phrase. */
+export interface VocabularyMatch {
+  /** Tool terms (stemmed) the query's phrases stand for ("spin up the boxes" → start, instance). */
+  targets: Set<string>;
+  /** Stemmed words of multi-word phrases that are not tool terms themselves ("get" and "rid" of "get rid of"): idiom parts, not the user's subject. */
+  idiomWords: Set<string>;
 }
 
 /**
- * The tool terms a query's phrases stand for in the software-tools vocabulary ("spin up the boxes"
- * → start, instance), at most `maxChars` of the query read.
+ * Reads a query through the software-tools vocabulary, at most `maxChars` of it: the tool terms
+ * its phrases stand for, and the words used up by multi-word phrases. A word inside a multi-word
+ * phrase does not also count as a one-word phrase ("away" of "throw away" is no "away" status).
  */
-export function vocabularyTerms(query: string, maxChars: number): Set<string> {
+export function vocabularyMatch(query: string, maxChars: number): VocabularyMatch {
   const queryWords = allWords(query, maxChars).map(stem);
-  const found = new Set<string>();
+  const targets = new Set<string>();
+  const covered = new Set<number>();
+  const single: { at: number; targets: readonly string[] }[] = [];
   for (let q = 0; q < queryWords.length; q++) {
     for (const phrase of PHRASES.get(queryWords[q]!) ?? []) {
-      if (matchesAt(phrase.words, 0, queryWords, q)) for (const target of phrase.targets) found.add(target);
+      const positions = matchAt(phrase.words, 0, queryWords, q);
+      if (positions === null) continue;
+      if (positions.length === 1) single.push({ at: q, targets: phrase.targets });
+      else {
+        for (const target of phrase.targets) targets.add(target);
+        for (const at of positions) covered.add(at);
+      }
     }
   }
-  return found;
+  for (const { at, targets: words } of single) if (!covered.has(at)) for (const target of words) targets.add(target);
+  const idiomWords = new Set([...covered].map((at) => queryWords[at]!).filter((word) => !targets.has(word)));
+  return { targets, idiomWords };
 }
