@@ -17,7 +17,8 @@ export interface InteractionView {
 
 const notFound = () => new NotFoundError('This sign-in request is unknown or has expired; start again from your MCP client', 'INTERACTION_NOT_FOUND');
 
-async function interactionOf(provider: Provider, issuer: string, uid: string) {
+/** The pending sign-in `uid` with its client, endpoint and scopes; 404 INTERACTION_NOT_FOUND when unknown, expired or not for an MCP endpoint. */
+export async function interactionOf(provider: Provider, issuer: string, uid: string) {
   const interaction = await provider.Interaction.find(uid);
   if (!interaction) throw notFound();
   const clientId = interaction.params.client_id;

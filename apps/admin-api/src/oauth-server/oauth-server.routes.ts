@@ -5,6 +5,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type Provider from 'oidc-provider';
 import { createAuthorizationServer } from './authorization-server.js';
 import { listConnections, revokeConnection } from './connections.js';
+import { registerExternalLoginRoutes } from './external-login.routes.js';
 import { answerInteraction, viewInteraction } from './interactions.js';
 import { toProvider } from './provider-mount.js';
 
@@ -99,7 +100,8 @@ const off = () => new ValidationError('The OAuth authorization server is off: GA
 /**
  * The gateway as the MCP clients' authorization server: oidc-provider on /oauth/* and the
  * discovery documents (RFC 8414 and OpenID), plus the JSON the console's /connect page and
- * Connected clients page use (`consoleRoutes`, documented, under /api/v1/oauth). The provider
+ * Connected clients page use (`consoleRoutes`, documented, under /api/v1/oauth; "continue with"
+ * an external issuer among them, unauthenticated). The provider
  * is built on first use (its keys come from the database), once per process.
  */
 export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; console: OpenAPIHono } {
@@ -125,6 +127,8 @@ export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; c
   protocol.get('/.well-known/openid-configuration', async (c) => toProvider(deps, await ready(), c));
 
   const app = openApiApp();
+  // "Continue with" answers before anyone is signed in: registered ahead of the authentication below.
+  registerExternalLoginRoutes(app, deps, { provider: requireProvider, issuer });
   app.use('*', jwtAuth(deps.auth));
   app.openapi(viewRoute, async (c) => c.json(await viewInteraction(deps.db, await requireProvider(), issuer(), signedInUser(c.var.principal), c.req.valid('param').uid), 200));
   app.openapi(answerRoute, async (c) => {

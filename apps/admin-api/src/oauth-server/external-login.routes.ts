@@ -1,0 +1,114 @@
+import { isHttpsRequest, setConsoleSession } from '@agentgw/auth';
+import { createEgressDispatcher, egressFetch, egressPolicyFromConfig, RateLimitedError } from '@agentgw/core';
+import { errorResponses, jsonResponse, peerAddress, type ServiceDeps } from '@agentgw/service-kit';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import type Provider from 'oidc-provider';
+import { CONSENT_PAGE_PATH } from './authorization-server.js';
+import { ExternalLogins } from './external-logins.js';
+import { interactionOf } from './interactions.js';
+import { PENDING_LOGIN_TTL_SECONDS } from './pending-external-logins.js';
+
+/** Where every identity provider sends the browser back (register `<GATEWAY_PUBLIC_URL>` + this as the redirect URI). */
+export const EXTERNAL_LOGIN_CALLBACK_PATH = '/api/v1/oauth/external-login/callback';
+
+/** The cookie binding a started external login to the browser that started it (login CSRF). */
+const BROWSER_COOKIE = 'agentgw_external_login';
+
+const Uid = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be an interaction id')
+  .openapi({ param: { name: 'uid', in: 'path' }, description: 'The id in the console URL /connect/<uid>' });
+const LoginId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'must be a login id')
+  .openapi({ param: { name: 'loginId', in: 'path' }, description: 'A `login.id` of JWT_EXTERNAL_ISSUERS' });
+const LoginOption = z.object({ id: z.string(), name: z.string() }).openapi('ExternalLoginOption');
+const redirect = (what: string) => ({ description: what, headers: z.object({ location: z.string() }) });
+
+const common = { tags: ['OAuth clients'] };
+const optionsRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/interactions/{uid}/logins',
+  summary: 'The external sign-ins ("continue with") the sign-in page offers for a pending MCP client sign-in',
+  description: 'No authentication: the page shows them before anyone is signed in. Ids and display names only.',
+  request: { params: z.object({ uid: Uid }) },
+  responses: { 200: jsonResponse(z.object({ logins: z.array(LoginOption) }), 'In configuration order'), ...errorResponses(400, 404) },
+});
+const startRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/interactions/{uid}/external/{loginId}',
+  summary: 'Continue a pending MCP client sign-in at an external identity provider',
+  description: 'A browser navigation: redirects to the provider (authorization code, PKCE S256, state and nonce kept in the database) and sets an httpOnly cookie the callback must come back with.',
+  request: { params: z.object({ uid: Uid, loginId: LoginId }) },
+  responses: { 302: redirect("To the identity provider's authorization endpoint"), ...errorResponses(400, 404, 429, 502, 503) },
+});
+const callbackRoute = createRoute({
+  ...common,
+  method: 'get',
+  path: '/external-login/callback',
+  summary: "The identity provider's redirect back: signs the person in to the console and returns to the consent page",
+  description:
+    "Checks state (once, and the browser's cookie), `iss` (RFC 9207), the code exchange and the ID token (signature, issuer, audience, nonce), maps the person to a gateway user as that issuer's bearer tokens are (linked subject, else verified email), sets the console session and redirects to `/connect/<uid>`. 401 EXTERNAL_LOGIN_REFUSED when a check fails; 403 EXTERNAL_USER_NOT_REGISTERED for a person with no gateway account.",
+  responses: { 302: redirect("To the console's consent page /connect/<uid>"), ...errorResponses(401, 403, 404, 429, 502, 503) },
+});
+
+/** The same per-address budget as the authorization server's own routes: each start writes a row. */
+async function throttle(deps: ServiceDeps, c: Context): Promise<void> {
+  const limit = await deps.rateLimiter.hit(`oauth:${peerAddress(c) ?? 'unknown'}`, { limit: deps.config.OAUTH_MAX_PER_ADDRESS, windowMs: 60_000 });
+  if (!limit.allowed) throw new RateLimitedError('Too many requests', limit.retryAfterSeconds);
+}
+
+/** The browser's binding cookie, set now when it has none (one per browser, reused by every login it starts). */
+function browserBinding(c: Context, secure: boolean): string {
+  const existing = secure ? getCookie(c, BROWSER_COOKIE, 'host') : getCookie(c, BROWSER_COOKIE);
+  if (existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  const value = ExternalLogins.newBrowserBinding();
+  // Lax, not Strict: the callback is a top-level navigation from the identity provider's site.
+  const options = { httpOnly: true, sameSite: 'Lax', maxAge: PENDING_LOGIN_TTL_SECONDS, path: '/' } as const;
+  setCookie(c, BROWSER_COOKIE, value, secure ? { ...options, secure: true, prefix: 'host' } : options);
+  return value;
+}
+
+/**
+ * "Continue with" an external issuer, registered on the console's /api/v1/oauth app before its
+ * authentication (nobody is signed in yet). `provider` and `issuer` are the authorization
+ * server's (its pending sign-ins are checked before a login starts).
+ */
+export function registerExternalLoginRoutes(app: OpenAPIHono, deps: ServiceDeps, server: { provider: () => Promise<Provider>; issuer: () => string }): void {
+  let logins: ExternalLogins | null = null;
+  const loginsOf = (issuer: string) =>
+    (logins ??= new ExternalLogins({
+      db: deps.db,
+      auth: deps.auth,
+      clock: deps.clock,
+      issuers: deps.config.JWT_EXTERNAL_ISSUERS,
+      fetch: egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))),
+      callbackUrl: `${issuer}${EXTERNAL_LOGIN_CALLBACK_PATH}`,
+    }));
+  const secure = (c: Context) => isHttpsRequest(c, deps.config.GATEWAY_PUBLIC_URL);
+
+  app.openapi(optionsRoute, async (c) => {
+    const issuer = server.issuer();
+    await interactionOf(await server.provider(), issuer, c.req.valid('param').uid);
+    return c.json({ logins: loginsOf(issuer).options() }, 200);
+  });
+  app.openapi(startRoute, async (c) => {
+    await throttle(deps, c);
+    const { uid, loginId } = c.req.valid('param');
+    const issuer = server.issuer();
+    await interactionOf(await server.provider(), issuer, uid);
+    const url = await loginsOf(issuer).start(uid, loginId, browserBinding(c, secure(c)));
+    return c.redirect(url, 302);
+  });
+  app.openapi(callbackRoute, async (c) => {
+    await throttle(deps, c);
+    const cookie = (secure(c) ? getCookie(c, BROWSER_COOKIE, 'host') : getCookie(c, BROWSER_COOKIE)) ?? null;
+    const { uid, user } = await loginsOf(server.issuer()).finish(new URL(c.req.url).searchParams, cookie);
+    setConsoleSession(c, await deps.auth.signUserToken(user), deps.auth.loginTokenLifetime, secure(c));
+    return c.redirect(`${CONSENT_PAGE_PATH}/${uid}`, 302);
+  });
+}
