@@ -59,13 +59,16 @@ export function allWords(text: string, maxChars: number): string[] {
 }
 
 /**
- * A light English stemmer, so "issues", "issue" and "issuing" meet on one term: plural and
+ * A light English stemmer, so "issues", "issue" and "issuing" meet on one term: -ment nouns
+ * become their verb ("attachments" → "attach"); otherwise plural and
  * -ing/-ed/-ation/-ion endings go (-ies/-ied → -y), then a final "e", then a doubled final consonant ("stopped" → "stop").
  * Deliberately small: it only has to be the same on both sides, not linguistically right.
  */
 export function stem(word: string): string {
   if (word.length <= 3 || !/^\p{Ll}+$/u.test(word)) return word;
   let w = word;
+  // -ment nouns meet their verb ("attachment" → "attach", "deployments" → "deploy") when a real verb is left (not "docu" of "document").
+  if (/ments?$/.test(w) && w.replace(/ments?$/, '').length >= 6) return w.replace(/ments?$/, '');
   if (/ie[sd]$/.test(w) && w.length > 4) w = `${w.slice(0, -3)}y`;
   else if (w.endsWith('sses')) w = w.slice(0, -2);
   else if (/(?:x|z|ch|sh)es$/.test(w)) w = w.slice(0, -2);

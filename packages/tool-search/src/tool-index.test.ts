@@ -21,6 +21,10 @@ describe('terms', () => {
     expect(terms('please delete the issues', 100)).toEqual(['delet', 'issu']);
     expect(['issue', 'issues', 'issuing', 'issued'].map(stem)).toEqual(['issu', 'issu', 'issu', 'issu']);
     expect(['stopped', 'stop', 'entries', 'entry', 'copied'].map(stem)).toEqual(['stop', 'stop', 'entry', 'entry', 'copy']);
+    // -ment nouns meet their verb; short stems ("document", "payment", "comment") are left alone.
+    expect(['attachment', 'attachments', 'attached', 'attach'].map(stem)).toEqual(['attach', 'attach', 'attach', 'attach']);
+    expect(['deployments', 'deployed'].map(stem)).toEqual(['deploy', 'deploy']);
+    expect(['document', 'payment', 'comment'].map(stem)).toEqual(['document', 'payment', 'comment']);
   });
 
   it('pairs adjacent words and a verb with a particle up to three words later, as WordNet spells two-word verbs', () => {

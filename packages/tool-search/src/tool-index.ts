@@ -2,6 +2,7 @@ import { allWords, stem, terms, wordPairs, words } from './terms.js';
 import { relatedTerms } from './thesaurus.js';
 import { verbSynonyms } from './wordnet.js';
 import { vocabularyMatch } from './vocabulary-expansion.js';
+import { queryEntities } from './query-entities.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool, type ToolFields } from './tool-fields.js';
 
 /** One ranked result: the tool as it was indexed and its score (higher is better). */
@@ -37,6 +38,8 @@ export const RANKING = {
   vocabularyWeight: 0.7,
   /** A query word that only makes up a multi-word vocabulary phrase ("get" in "get rid of"): the phrase's tool words speak for it. */
   idiomWordWeight: 0.3,
+  /** The kind a pasted value's shape names ("PAY-9" → issue, "#ops" → channel; query-entities.ts). */
+  entityWeight: 0.7,
 } as const;
 
 const FIELDS = Object.keys(RANKING.fields) as Field[];
@@ -139,7 +142,11 @@ function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
  * for its phrases at RANKING.vocabularyWeight, and the WordNet verb synonyms of its words and
  * two-word verbs ("bring back", "pass … along") at RANKING.wordnetWeight; a term keeps its highest weight.
  */
-function queryTerms(query: string): Map<string, number> {
+function queryTerms(text: string): Map<string, number> {
+  const bounded = text.length > SEARCH_LIMITS.queryChars ? text.slice(0, SEARCH_LIMITS.queryChars) : text;
+  // Pasted values ("PAY-9", "jo@acme.io") are read by their shape, not split into words.
+  const entities = queryEntities(bounded);
+  const query = entities.rest;
   const raw = [...new Set(words(query, SEARCH_LIMITS.queryChars))].slice(0, SEARCH_LIMITS.queryTerms);
   const vocabulary = vocabularyMatch(query, SEARCH_LIMITS.queryChars);
   const weights = new Map<string, number>();
@@ -157,6 +164,7 @@ function queryTerms(query: string): Map<string, number> {
   // Two-word verbs are looked up with stop words kept: particles ("on", "in") are stop words.
   const phrases = [...raw, ...wordPairs(allWords(query, SEARCH_LIMITS.queryChars).slice(0, 2 * SEARCH_LIMITS.queryTerms))];
   for (const phrase of phrases) for (const synonym of verbSynonyms(phrase)) for (const term of terms(synonym, SEARCH_LIMITS.queryChars)) add(term, RANKING.wordnetWeight);
+  for (const term of terms(entities.words.join(' '), SEARCH_LIMITS.queryChars)) add(term, RANKING.entityWeight);
   return weights;
 }
 

@@ -1,0 +1,37 @@
+/**
+ * Values a user pastes into a request have shapes that say what they are: "PAY-9" is an issue
+ * key, "jo@acme.io" an email address, "#ops" a channel, "4pm" a time. Split into words they are
+ * noise ("pay", "acme", "io"); read by shape they name the kind of thing the tool takes.
+ */
+// Every repetition is bounded, so a hostile 1,000-character query costs linear time.
+const SHAPES: readonly { pattern: RegExp; words: string }[] = [
+  { pattern: /\bhttps?:\/\/[^\s]{1,2000}/giu, words: 'link url' },
+  { pattern: /[\p{L}\p{N}._%+-]{1,64}@[\p{L}\p{N}-]{1,63}(?:\.[\p{L}\p{N}-]{1,63}){1,8}/gu, words: 'email address' },
+  { pattern: /\b[A-Z][A-Z0-9]{1,9}-\d{1,9}\b/gu, words: 'issue' },
+  { pattern: /(?<![\p{L}\p{N}])#\d{1,9}\b/gu, words: 'number' },
+  { pattern: /(?<![\p{L}\p{N}])#\p{L}[\p{L}\p{N}_-]{0,80}/gu, words: 'channel' },
+  { pattern: /\bv?\d{1,4}\.\d{1,4}\.\d{1,4}\b/gu, words: 'version release' },
+  { pattern: /\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b/giu, words: 'time' },
+  { pattern: /[$€£]\s?\d{1,9}(?:[.,]\d{1,2})?/gu, words: 'price amount' },
+];
+
+/** A query with its shaped values taken out, and the words their shapes stand for. */
+export interface QueryEntities {
+  /** The query, each shaped value replaced by a space. */
+  rest: string;
+  /** The words the values' shapes stand for ("issue", "email address", …), in order. */
+  words: string[];
+}
+
+/** Finds the shaped values of a query (already bounded by the caller) and takes them out. */
+export function queryEntities(query: string): QueryEntities {
+  const words: string[] = [];
+  let rest = query;
+  for (const { pattern, words: said } of SHAPES) {
+    rest = rest.replace(pattern, () => {
+      words.push(said);
+      return ' ';
+    });
+  }
+  return { rest, words };
+}
