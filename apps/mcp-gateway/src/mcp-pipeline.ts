@@ -11,6 +11,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type McpUpstreamClient,
+  NO_CLIENT_CAPABILITIES,
   type UpstreamCallOptions,
   type UpstreamSession,
 } from '@agentgw/mcp-client';
@@ -28,6 +29,8 @@ import type { UserCredentials } from './upstream-auth/user-credentials.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
 import { followListChanges } from './gateway-list-changes.js';
 import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
+import { listingUserOf, listsPerUser, userListAuth } from './user-lists/list-auth.js';
+import type { NeedsAuth, UserList, UserListAuth, UserToolListing } from './user-lists/user-lists.js';
 import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
 import type { SessionClaims } from './session-ids.js';
@@ -127,7 +130,7 @@ export class McpPipeline {
     this.search = new ToolSearch(deps.catalog);
     this.owned = new OwnedMethods({
       reachable: async (ctx) => this.reachable(ctx.principal, await this.routingSet(ctx)),
-      list: async (provider, kind) => (await this.deps.lists.get(provider, this.listTarget(provider), kind)).items ?? [],
+      list: async (provider, kind, ctx) => (await this.listOf(provider, ctx, kind)).items ?? [],
       forward: (provider, method, params, ctx) => this.forward(provider, method, params, ctx),
     });
     this.extensions = new ExtensionMethods(
@@ -179,7 +182,7 @@ export class McpPipeline {
       return this.dispatchProxy(request.method, params, ctx, provider, agent);
     }
     // The search surface (tool-search/): the meta-tools instead of the list, when the URL or the agent asks for it.
-    const searched = await this.search.handle(request.method, params, ctx, this.searchHooks(ctx, agent));
+    const searched = await this.search.handle(request.method, params, ctx, () => this.searchHooks(ctx, agent));
     if (searched !== null) return searched;
     switch (request.method) {
       case 'tools/list':
@@ -205,7 +208,7 @@ export class McpPipeline {
   }
 
   private async dispatchProxy(method: string, params: Result, ctx: McpRequestContext, provider: ProviderRecord, agent: AgentStanding): Promise<Result> {
-    if (method === 'tools/list') return { tools: await this.providerTools(ctx, provider) };
+    if (method === 'tools/list') return this.providerTools(ctx, provider);
     if (method === 'tools/call') return this.callTool(params, ctx, agent, { kind: 'proxied', provider });
     // Only the two tool methods above go through the policy, so no spelling of one is forwarded.
     if (method.trim().toLowerCase().startsWith('tools/')) throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
@@ -220,7 +223,7 @@ export class McpPipeline {
     return {
       visible: () => this.mergedTools(ctx),
       resolve: async (name) => {
-        const offeredOf = async (provider: ProviderRecord) => offeredTools(provider, await this.toolItems(provider, ctx.clientCapabilities));
+        const offeredOf = async (provider: ProviderRecord) => offeredTools(provider, await this.toolItems(provider, ctx));
         const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), await this.routingSet(ctx), name, offeredOf);
         return resolved && { providerId: resolved.provider.id, upstreamName: resolved.upstreamName };
       },
@@ -234,6 +237,31 @@ export class McpPipeline {
   }
 
   /**
+   * A provider's list of one kind as this caller sees it: the one shared list (fetched with the
+   * provider's own auth), or for a provider that answers each user with their own credential
+   * the caller's list, fetched with the auth their calls carry (user-lists/).
+   */
+  private listOf(provider: ProviderRecord, ctx: ListCaller, kind: ListKind, capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES): Promise<ProviderList> {
+    if (!listsPerUser(provider)) return this.deps.lists.get(provider, this.listTarget(provider), kind, capabilities);
+    const user = listingUserOf(provider, ctx.principal);
+    if (user === null) return Promise.resolve(noUserList(kind));
+    return this.deps.lists.users.get(provider, user, () => this.userListAuth(provider, ctx), kind, capabilities);
+  }
+
+  /** The caller's auth for a per-user provider's lists: the same sources as a call's (upstream-auth/). */
+  private userListAuth(provider: ProviderRecord, ctx: ListCaller): Promise<UserListAuth> {
+    const deps = { userCredentials: this.deps.userCredentials, exchange: this.deps.tokenExchange, clientSecret: (p: ProviderRecord) => this.deps.catalog.providers.authSecret(p) };
+    return userListAuth(deps, provider, ctx.principal, ctx.headers, this.listTarget(provider));
+  }
+
+  /** The tool list a call of the caller's was just checked against (`assertListed`): theirs for a per-user provider. */
+  private cachedToolsOf(provider: ProviderRecord, principal: Principal, capabilities: Readonly<Record<string, unknown>>): ListItem[] {
+    if (!listsPerUser(provider)) return this.deps.lists.cachedTools(provider.id, capabilities);
+    const user = listingUserOf(provider, principal);
+    return user === null ? [] : this.deps.lists.users.cachedTools(provider.id, user, capabilities);
+  }
+
+  /**
    * The merged tools/list: every reachable provider's tools (lists fetched in parallel, each with
    * its own deadline; a failed one is left out) under their exposed names (tool-names/: chosen
    * once, never changed), sorted by exposed name; denied tools removed, the policy deciding on
@@ -242,7 +270,7 @@ export class McpPipeline {
   private async mergedTools(ctx: McpRequestContext): Promise<ListItem[]> {
     const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
     const lists = await Promise.all(
-      reachable.map(async (provider) => ({ provider, tools: offeredTools(provider, (await this.deps.pins.apply(provider, await this.toolItems(provider, ctx.clientCapabilities))).visible) })),
+      reachable.map(async (provider) => ({ provider, tools: offeredTools(provider, (await this.deps.pins.apply(provider, await this.toolItems(provider, ctx))).visible) })),
     );
     const tools: ListItem[] = [];
     for (const { exposedName, provider, upstreamName, tool } of await this.deps.names.expose(nameScope(ctx.principal), lists)) {
@@ -251,21 +279,29 @@ export class McpPipeline {
     return tools;
   }
 
-  /** The reachable providers whose tool list could not be had, from the lists just used (no upstream call): named in the answer, never dropped silently. */
+  /**
+   * The reachable providers whose tool list could not be had, from the lists just used (no upstream
+   * call): named in the answer, never dropped silently; one the caller must connect first with its connect URL.
+   */
   private async unlistedProviders(ctx: McpRequestContext): Promise<LeftOut[]> {
     const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
-    const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), 'tools', ctx.clientCapabilities)));
-    return reachable.flatMap((p, i) => (lists[i]!.items === null ? [leftOutOf(p, lists[i]!.failure ?? 'no tool list')] : []));
+    const lists = await Promise.all(reachable.map((p) => this.listOf(p, ctx, 'tools', ctx.clientCapabilities)));
+    return reachable.flatMap((p, i) => (lists[i]!.items === null ? [leftOutOfList(p, lists[i]!)] : []));
   }
 
-  /** A provider's cached tool list as the upstream gave it (empty when it cannot be had). */
-  private async toolItems(provider: ProviderRecord, capabilities: Readonly<Record<string, unknown>>): Promise<ListItem[]> {
-    return (await this.deps.lists.get(provider, this.listTarget(provider), 'tools', capabilities)).items ?? [];
+  /** A provider's cached tool list (the caller's own for a per-user provider) as the upstream gave it (empty when it cannot be had). */
+  private async toolItems(provider: ProviderRecord, ctx: ListCaller & Pick<McpRequestContext, 'clientCapabilities'>): Promise<ListItem[]> {
+    return (await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).items ?? [];
   }
 
-  /** One provider's tools for the proxy: those its pattern claims (as on the unified endpoint), denied tools removed. */
-  private async providerTools(ctx: McpRequestContext, provider: ProviderRecord): Promise<ListItem[]> {
-    const list = await this.deps.lists.get(provider, this.listTarget(provider), 'tools', ctx.clientCapabilities);
+  /**
+   * One provider's tools/list for the proxy: those its pattern claims (as on the unified endpoint),
+   * denied tools removed. A caller who must connect first gets none, the provider named as left
+   * out with its connect URL (as on the unified endpoint).
+   */
+  private async providerTools(ctx: McpRequestContext, provider: ProviderRecord): Promise<Result> {
+    const list = await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities);
+    if (list.needsAuth) return this.leftOut.named({ tools: [] }, [leftOutOfList(provider, list)]);
     if (list.refusal) throw egressRefused(list.refusal, provider.id);
     if (list.items === null) throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools', 502, { reason: list.failure });
     const tools: ListItem[] = [];
@@ -274,7 +310,7 @@ export class McpPipeline {
       if (name === null || !matchGlob(provider.pattern, name)) continue;
       if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, name)).action !== 'deny') tools.push(tool);
     }
-    return tools;
+    return { tools };
   }
 
   private async reachable(principal: Principal, providers: ProviderRecord[]): Promise<ProviderRecord[]> {
@@ -285,7 +321,7 @@ export class McpPipeline {
   /** Resources, templates or prompts of every reachable provider, first in routing order winning a key. */
   private async mergedList(ctx: McpRequestContext, kind: ListKind, keyOf: (item: ListItem) => string | null): Promise<ListItem[]> {
     const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
-    const lists = await Promise.all(reachable.map((p) => this.deps.lists.get(p, this.listTarget(p), kind)));
+    const lists = await Promise.all(reachable.map((p) => this.listOf(p, ctx, kind)));
     const merged: ListItem[] = [];
     const seen = new Set<string>();
     for (const list of lists) {
@@ -304,7 +340,7 @@ export class McpPipeline {
     const name = params.name;
     if (typeof name !== 'string') throw invalidParams('params.name must be a string');
     for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
-      const list = await this.deps.lists.get(provider, this.listTarget(provider), 'prompts');
+      const list = await this.listOf(provider, ctx, 'prompts');
       if ((list.items ?? []).some((item) => item.name === name)) return this.forward(provider, 'prompts/get', params, ctx);
     }
     throw invalidParams(`Unknown prompt: ${name}`);
@@ -316,10 +352,23 @@ export class McpPipeline {
    */
   private async callExposed(params: Result, ctx: McpRequestContext, agent: AgentStanding, providerFilter: readonly string[] | null): Promise<Result> {
     const name = toolNameParam(params);
-    const offeredOf = async (provider: ProviderRecord) => listedTools(provider, await this.deps.lists.get(provider, this.listTarget(provider), 'tools', ctx.clientCapabilities));
-    const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), await this.routingSet(ctx), name, offeredOf);
-    if (resolved === null) throw invalidParams(`Unknown tool: ${name}`);
-    return this.callTool({ ...params, name: resolved.upstreamName }, ctx, agent, { kind: 'routed', providerFilter, provider: resolved.provider });
+    const offeredOf = async (provider: ProviderRecord) => listedTools(provider, await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities));
+    const routing = await this.routingSet(ctx);
+    const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), routing, name, offeredOf);
+    if (resolved !== null) return this.callTool({ ...params, name: resolved.upstreamName }, ctx, agent, { kind: 'routed', providerFilter, provider: resolved.provider });
+    // A name a provider the caller has not connected would claim goes to it: refused there with the connect URL (audited), not "unknown".
+    const unconnected = await this.unconnectedClaimant(ctx, routing, name);
+    if (unconnected === null) throw invalidParams(`Unknown tool: ${name}`);
+    return this.callTool({ ...params, name }, ctx, agent, { kind: 'routed', providerFilter, provider: unconnected });
+  }
+
+  /** The first per-user provider whose pattern claims `name` and that lists nothing for the caller until they connect (or act as a user). */
+  private async unconnectedClaimant(ctx: McpRequestContext, routing: ProviderRecord[], name: string): Promise<ProviderRecord | null> {
+    for (const provider of routing) {
+      if (!listsPerUser(provider) || !matchGlob(provider.pattern, name)) continue;
+      if ((await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).needsAuth) return provider;
+    }
+    return null;
   }
 
   /** tools/call of an upstream name: decided (and refusals recorded) by the use case, then forwarded here and its outcome recorded. */
@@ -330,7 +379,7 @@ export class McpPipeline {
     const call: ToolCallCommand = { principal: ctx.principal, toolName: name, arguments: args as Record<string, unknown>, target, alwaysConfirm: agent.alwaysConfirm, auditId: newId() };
     const decision = await this.calls.decide(call);
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
-    await this.assertListed(decision.provider, name, ctx.clientCapabilities);
+    await this.assertListed(call, decision.provider, name, ctx);
     await this.assertNotQuarantined(call, decision.provider, name, ctx.clientCapabilities);
     let paramHeaders = await this.callHeaders(call, decision.provider, ctx, (c, p, r) => this.calls.record.refused(c, p, r));
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
@@ -399,26 +448,52 @@ export class McpPipeline {
     return routingSet(this.deps.catalog, ctx.principal, ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null);
   }
 
-  /**
-   * Only a name the provider listed goes out: a variant of a denied name (case, look-alike) that
-   * no rule matched never reaches an upstream that matches names loosely. Answered from the
-   * cached list; a provider whose list cannot be had is not called unchecked (502).
-   */
   /** A tool whose definition is quarantined (pinning) is not called: refused before it is forwarded, audited as rejected with the reason. */
   private async assertNotQuarantined(call: ToolCallCommand, provider: ProviderRecord, name: string, capabilities: Readonly<Record<string, unknown>>): Promise<void> {
-    const status = await this.deps.pins.quarantineOf(provider, this.deps.lists.cachedTools(provider.id, capabilities), name);
+    const status = await this.deps.pins.quarantineOf(provider, this.cachedToolsOf(provider, call.principal, capabilities), name);
     if (status === null) return;
     const reason = QUARANTINE_REASONS[status];
     await this.calls.record.refused(call, provider.id, reason);
     throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code: 'TOOL_QUARANTINED', status, providerId: provider.id, auditId: call.auditId });
   }
 
-  private async assertListed(provider: ProviderRecord, name: string, capabilities: Readonly<Record<string, unknown>>): Promise<void> {
-    const listing = await this.deps.lists.listed(provider, () => this.listTarget(provider), name, capabilities);
+  /**
+   * Only a name the provider listed goes out: a variant of a denied name (case, look-alike) that
+   * no rule matched never reaches an upstream that matches names loosely. Answered from the
+   * cached list (the caller's own for a per-user provider); a provider whose list cannot be had
+   * is not called unchecked (502), and a caller with no credential for a per-user one is refused
+   * as its call would be (CREDENTIALS_REQUIRED with the connect URL, audited).
+   */
+  private async assertListed(call: ToolCallCommand, provider: ProviderRecord, name: string, ctx: McpRequestContext, retried = false): Promise<void> {
+    const listing = listsPerUser(provider) ? await this.userListing(call, provider, name, ctx) : await this.deps.lists.listed(provider, () => this.listTarget(provider), name, ctx.clientCapabilities);
     if (listing.kind === 'listed') return;
     if (listing.kind === 'unlisted') throw invalidParams(`Unknown tool: ${name}`);
+    if (listing.kind === 'needs_auth') {
+      await this.refuseWithoutUserAuth(call, provider, ctx);
+      // Not refused: the user connected within the cached answer's seconds, so their list is asked for now.
+      const user = listingUserOf(provider, call.principal);
+      if (user !== null && !retried) {
+        this.deps.lists.users.dropUser(user);
+        return this.assertListed(call, provider, name, ctx, true);
+      }
+      throw listUnavailable(provider, listing.needsAuth.reason);
+    }
     if (listing.refusal) throw egressRefused(listing.refusal, provider.id);
-    throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools, so the call cannot be checked', 502, { providerId: provider.id, reason: listing.failure });
+    throw listUnavailable(provider, listing.failure);
+  }
+
+  /** Whether the caller's own list of a per-user provider has `name` (none without a user to list as). */
+  private async userListing(call: ToolCallCommand, provider: ProviderRecord, name: string, ctx: McpRequestContext): Promise<UserToolListing> {
+    const user = listingUserOf(provider, call.principal);
+    if (user === null) return { kind: 'needs_auth', needsAuth: NO_USER };
+    return this.deps.lists.users.listed(provider, user, () => this.userListAuth(provider, { principal: call.principal, headers: ctx.headers }), name, ctx.clientCapabilities);
+  }
+
+  /** Refuses a call whose user has no usable auth for a per-user provider exactly as the call itself would be (the same functions, audited); returns when they have it. */
+  private async refuseWithoutUserAuth(call: ToolCallCommand, provider: ProviderRecord, ctx: McpRequestContext): Promise<void> {
+    const refused = (c: ToolCallCommand, p: string, r: string) => this.calls.record.refused(c, p, r);
+    await userAuthHeadersOrRefuse({ userCredentials: this.deps.userCredentials, refused }, call, provider, ctx.clientCapabilities);
+    await exchangedAuthOrRefuse({ exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused }, call, provider, ctx.headers);
   }
 
   /**
@@ -564,3 +639,25 @@ const toolNameOf = (tool: ListItem): string | null => {
   const name = stringOf(tool.name);
   return name !== null && toolNameProblem(name) === null ? name : null;
 };
+
+/** Who a list is asked for: the caller, and their request's headers (a token exchange reads their bearer). */
+type ListCaller = Pick<McpRequestContext, 'principal' | 'headers'>;
+
+/** A provider's list as the pipeline reads it: the shared one, or the caller's own (with why there is none when they must connect). */
+type ProviderList = Pick<UserList, 'items' | 'failure' | 'refusal'> & { needsAuth?: NeedsAuth | null };
+
+/** Why a caller acting for no user (an agent alone) has no list of a per-user provider. */
+const NO_USER: NeedsAuth = { reason: 'This provider answers as the user: the caller acts for no user', authUrl: null };
+
+/** The list of a per-user provider for a caller acting for no user: none, and why. */
+const noUserList = (kind: ListKind): ProviderList => ({ items: kind === 'tools' ? null : [], failure: NO_USER.reason, refusal: null, needsAuth: NO_USER });
+
+/** A provider left out of a tools/list, with the connect URL when the caller must connect first. */
+const leftOutOfList = (provider: ProviderRecord, list: ProviderList): LeftOut => {
+  const leftOut = leftOutOf(provider, list.failure ?? 'no tool list');
+  return list.needsAuth?.authUrl ? { ...leftOut, authUrl: list.needsAuth.authUrl } : leftOut;
+};
+
+/** A provider whose tool list cannot be had is not called unchecked. */
+const listUnavailable = (provider: ProviderRecord, reason: string) =>
+  new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools, so the call cannot be checked', 502, { providerId: provider.id, reason });

@@ -1,6 +1,7 @@
 import type { ProviderRecord } from '@agentgw/catalog';
 import { egressRefusalOf, type Clock, type EgressRefusedError, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
 import { clientCapabilitiesKey, NO_CLIENT_CAPABILITIES, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
+import { UserLists, type FetchedList } from './user-lists/user-lists.js';
 
 /** The lists an upstream offers that the unified endpoint merges. */
 export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
@@ -59,19 +60,31 @@ export class ProviderLists {
   private unsubscribe: Unsubscribe | null = null;
   /** Told (after the cached lists are dropped) when an upstream announces its tools changed. */
   private readonly toolChanges = new Set<(providerId: string) => void>();
+  private unsubscribeCredentials: Unsubscribe | null = null;
+  /** The lists of providers that list per user (their own credential): fetched the same way, cached apart (user-lists/). */
+  readonly users: UserLists;
 
   constructor(
     private readonly deps: { client: McpUpstreamClient; clock: Clock; bus: EventBus; logger: Logger },
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.users = new UserLists(
+      { clock: deps.clock, fetch: (provider, target, kind, capabilities) => this.load(provider, target, kind, capabilities) },
+      { listTtlMs: LIST_TTL_MS, failureTtlMs: FAILURE_TTL_MS, unlistedRefetchMs: UNLISTED_REFETCH_MS },
+    );
+  }
 
   async start(): Promise<void> {
     this.unsubscribe = await this.deps.bus.subscribe('providers.changed', ({ providerId }) => this.changed(providerId));
+    // A user who connected (or whose credential was replaced or deleted) is listed anew at once.
+    this.unsubscribeCredentials = await this.deps.bus.subscribe('credential.changed', ({ userId }) => this.users.dropUser(userId));
   }
 
   async stop(): Promise<void> {
     await this.unsubscribe?.();
     this.unsubscribe = null;
+    await this.unsubscribeCredentials?.();
+    this.unsubscribeCredentials = null;
     for (const listener of this.listeners.values()) listener.abort();
     this.listeners.clear();
   }
@@ -85,6 +98,7 @@ export class ProviderLists {
       }
     }
     this.drop(providerId);
+    this.users.dropProvider(providerId);
   }
 
   /** Forgets a provider's lists (all providers with null). */
@@ -105,11 +119,16 @@ export class ProviderLists {
   noticed(providerId: string, method: string): void {
     if (method === 'notifications/tools/list_changed') {
       this.drop(providerId, 'tools');
+      this.users.dropProvider(providerId, 'tools');
       for (const listener of this.toolChanges) listener(providerId);
-    } else if (method === 'notifications/prompts/list_changed') this.drop(providerId, 'prompts');
-    else if (method === 'notifications/resources/list_changed') {
+    } else if (method === 'notifications/prompts/list_changed') {
+      this.drop(providerId, 'prompts');
+      this.users.dropProvider(providerId, 'prompts');
+    } else if (method === 'notifications/resources/list_changed') {
       this.drop(providerId, 'resources');
       this.drop(providerId, 'resourceTemplates');
+      this.users.dropProvider(providerId, 'resources');
+      this.users.dropProvider(providerId, 'resourceTemplates');
     }
   }
 
@@ -160,25 +179,33 @@ export class ProviderLists {
   }
 
   private async fetch(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): Promise<Entry> {
-    const key = listKey(provider.id, kind, capabilities);
-    let entry: Entry;
+    const entry = { ...(await this.load(provider, target, kind, capabilities, (session) => this.listen(provider, target, session))), at: this.deps.clock.now().getTime() };
+    this.entries.set(listKey(provider.id, kind, capabilities), entry);
+    return entry;
+  }
+
+  /** Asks the upstream for one list (all pages, within the deadline); a failure is an answer too, never thrown. */
+  private async load(
+    provider: ProviderRecord,
+    target: UpstreamTarget,
+    kind: ListKind,
+    capabilities: Readonly<Record<string, unknown>>,
+    opened?: (session: UpstreamSession) => void,
+  ): Promise<FetchedList> {
     try {
       const { items, session } = await this.deps.client.listAll(target, LIST_METHODS[kind], kind, {
         timeoutMs: this.timeoutMs,
         clientCapabilities: capabilities,
         onNotification: (n) => this.noticed(provider.id, n.method),
       });
-      const names = kind === 'tools' ? new Set(items.map((item) => item.name)) : null;
-      entry = { at: this.deps.clock.now().getTime(), items, names, failure: null, refusal: null };
-      this.listen(provider, target, session);
+      opened?.(session);
+      return { items, names: kind === 'tools' ? new Set(items.map((item) => item.name)) : null, failure: null, refusal: null };
     } catch (err) {
       const reason = err instanceof Error ? err.message : 'unknown failure';
       // Tools are what providers are for; a provider without resources or prompts simply has none.
       if (kind === 'tools') this.deps.logger.warn({ providerId: provider.id, kind, reason }, 'upstream list unavailable');
-      entry = { at: this.deps.clock.now().getTime(), items: kind === 'tools' ? null : [], names: null, failure: reason, refusal: egressRefusalOf(err) ?? null };
+      return { items: kind === 'tools' ? null : [], names: null, failure: reason, refusal: egressRefusalOf(err) ?? null };
     }
-    this.entries.set(key, entry);
-    return entry;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startMcpServer } from './mcp-server.js';
+import { startMcpServer, type McpFixture } from './mcp-server.js';
 import { readBody } from './read-body.js';
 
 export interface ProtectedMcpServerOptions {
@@ -11,10 +11,16 @@ export interface ProtectedMcpServerOptions {
   /** This server's resource identifier: the tokens' required audience (RFC 8707), published in its metadata. */
   resource: string;
   /**
-   * Methods answered without a token. Default: initialize, notifications/initialized and
-   * tools/list (the gateway lists a provider's tools once for everyone); tools/call always needs one.
+   * Methods answered without a token. Default: none — as the MCP authorization spec has it, every
+   * request (initialize and tools/list too) needs the user's token. A test of a server that lists
+   * publicly names them (e.g. `['initialize', 'notifications/initialized', 'tools/list']`).
    */
   publicMethods?: readonly string[];
+  /**
+   * More tools listed to (and callable by) a token's subject beside `whoami`, so users see
+   * different tool sets; each answers `<name> for <sub>`. Default: none for anyone.
+   */
+  toolsOf?: (subject: string) => readonly string[];
   /** The port to listen on (default: any free one), so `resource` can be this server's own URL. */
   port?: number;
 }
@@ -29,25 +35,38 @@ export interface ProtectedMcpServer {
   close(): Promise<void>;
 }
 
-const DEFAULT_PUBLIC = ['initialize', 'notifications/initialized', 'tools/list'];
-
 /**
  * An MCP server (the official SDK, via startMcpServer) protected per the MCP authorization
- * spec: tools/call needs `Authorization: Bearer <access token>` issued by `issuer` for
- * `resource` (verified with jose against its JWKS); otherwise 401 with a WWW-Authenticate
- * naming its protected-resource metadata (RFC 9728, published at
- * `/.well-known/oauth-protected-resource`). Its tool `whoami` answers the caller's `sub`.
+ * spec: every request (but `publicMethods`) needs `Authorization: Bearer <access token>` issued
+ * by `issuer` for `resource` (verified with jose against its JWKS); otherwise 401 with a
+ * WWW-Authenticate naming its protected-resource metadata (RFC 9728, published at
+ * `/.well-known/oauth-protected-resource`). Its tool `whoami` answers the caller's `sub`; a
+ * subject's requests go to a server of its own tool set (`toolsOf`), so a session is never another subject's.
  */
 export async function startProtectedMcpServer(options: ProtectedMcpServerOptions): Promise<ProtectedMcpServer> {
   const jwks = createRemoteJWKSet(new URL(options.jwksUri));
-  const publicMethods = new Set(options.publicMethods ?? DEFAULT_PUBLIC);
+  const publicMethods = new Set(options.publicMethods ?? []);
   const identities: string[] = [];
   const state = { refused: 0 };
   const subjectOf = (authorization: string | undefined) => /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
-  const inner = await startMcpServer({
-    name: 'protected',
-    tools: [{ name: 'whoami', description: "Answers the caller's identity at this server", handler: (_args, call) => `you are ${String(call.headers['x-verified-subject'])}` }],
-  });
+  const whoami = {
+    name: 'whoami',
+    description: "Answers the caller's identity at this server",
+    handler: (_args: unknown, call: { headers: Record<string, unknown> }) => `you are ${String(call.headers['x-verified-subject'])}`,
+  };
+  const startFor = (subject: string | null) =>
+    startMcpServer({
+      name: 'protected',
+      tools: [whoami, ...(subject === null ? [] : (options.toolsOf?.(subject) ?? [])).map((name) => ({ name, description: `${name} (test tool)`, handler: () => `${name} for ${subject}` }))],
+    });
+  // The tokenless (public) server, and one per subject when tool sets differ, started on first use.
+  const inners = new Map<string | null, Promise<McpFixture>>();
+  const innerFor = (subject: string | null): Promise<McpFixture> => {
+    const key = options.toolsOf ? subject : null;
+    let inner = inners.get(key);
+    if (!inner) inners.set(key, (inner = startFor(key)));
+    return inner;
+  };
 
   const server = createServer((req, res) => {
     void (async () => {
@@ -85,6 +104,7 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
         res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${metadataUrl}"`, 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_token' }));
         return;
       }
+      const inner = await innerFor(headers['x-verified-subject'] ?? null);
       const answer = await fetch(inner.url, { method: req.method, headers, body: req.method === 'POST' ? body : undefined });
       const out: Record<string, string> = {};
       answer.headers.forEach((value, name) => {
@@ -105,7 +125,7 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
     },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await inner.close();
+      await Promise.all([...inners.values()].map(async (inner) => (await inner).close()));
     },
   };
 }

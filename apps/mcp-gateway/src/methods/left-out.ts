@@ -13,6 +13,8 @@ export interface LeftOut {
   providerId: string;
   name: string;
   reason: string;
+  /** Where the caller connects their account first, for a provider that lists only with their own credential. */
+  authUrl?: string;
 }
 
 /**

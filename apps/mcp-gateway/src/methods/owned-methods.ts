@@ -12,7 +12,7 @@ export interface ProviderAccess {
   /** The providers the caller may reach on this endpoint, in routing order. */
   reachable(ctx: McpRequestContext): Promise<ProviderRecord[]>;
   /** A provider's cached list of one kind (empty when it has none or could not be asked). */
-  list(provider: ProviderRecord, kind: ListKind): Promise<ListItem[]>;
+  list(provider: ProviderRecord, kind: ListKind, ctx: McpRequestContext): Promise<ListItem[]>;
   /** Sends a request to a provider for the caller (its upstream JSON-RPC error is passed on as it is). */
   forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext): Promise<Result>;
 }
@@ -56,10 +56,10 @@ export class OwnedMethods {
   /** The first reachable provider listing the uri, else the first whose template it matches (lists first: a listed resource wins over any template). */
   private async resourceOwner(uri: string, ctx: McpRequestContext): Promise<ProviderRecord | null> {
     const providers = await this.access.reachable(ctx);
-    const resources = await Promise.all(providers.map((p) => this.access.list(p, 'resources')));
+    const resources = await Promise.all(providers.map((p) => this.access.list(p, 'resources', ctx)));
     const listed = providers.find((_, i) => resources[i]!.some((item) => item.uri === uri));
     if (listed) return listed;
-    const templates = await Promise.all(providers.map((p) => this.access.list(p, 'resourceTemplates')));
+    const templates = await Promise.all(providers.map((p) => this.access.list(p, 'resourceTemplates', ctx)));
     return providers.find((_, i) => templates[i]!.some((item) => typeof item.uriTemplate === 'string' && matchesTemplate(item.uriTemplate, uri))) ?? null;
   }
 
@@ -79,7 +79,7 @@ export class OwnedMethods {
 
   private async firstListing(ctx: McpRequestContext, kind: ListKind, has: (item: ListItem) => boolean): Promise<ProviderRecord | null> {
     const providers = await this.access.reachable(ctx);
-    const lists = await Promise.all(providers.map((p) => this.access.list(p, kind)));
+    const lists = await Promise.all(providers.map((p) => this.access.list(p, kind, ctx)));
     return providers.find((_, i) => lists[i]!.some(has)) ?? null;
   }
 

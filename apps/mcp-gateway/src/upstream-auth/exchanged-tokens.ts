@@ -32,11 +32,40 @@ function exchangeConfigOf(provider: ProviderRecord, clientSecret: string | null)
   return { server: settings.server, client: { clientId: settings.clientId, clientSecret }, audience: settings.audience, resource: settings.resource, scope: settings.scope };
 }
 
+/** What a request to a `token_exchange` provider carries for its caller: the exchanged token, or why there is none (with its error code). */
+export type ExchangedAuth = { kind: 'headers'; headers: Record<string, string> } | { kind: 'refused'; reason: string; code: 'SIGN_IN_TOKEN_REQUIRED' | 'TOKEN_EXCHANGE_REFUSED' };
+
 /**
- * The upstream headers of a call to a `token_exchange` provider (null for other providers): the
- * exchanged token as `Authorization: Bearer`; the caller's own token never goes upstream. A caller
- * with no sign-in token, or whose token the authorization server refuses, is refused (-32003 with
- * the reason) and audited as rejected.
+ * The exchanged token for `principal`'s requests to a `token_exchange` provider (null for other
+ * providers) as `Authorization: Bearer`; the caller's own token never goes upstream. One rule for
+ * calls (below) and for the caller's own tool lists (user-lists/).
+ */
+export async function exchangedAuthOf(
+  deps: { exchange: () => TokenExchange; clientSecret(provider: ProviderRecord): string | null },
+  principal: Principal,
+  provider: ProviderRecord,
+  headers: Pick<Headers, 'get'>,
+): Promise<ExchangedAuth | null> {
+  const cfg = exchangeConfigOf(provider, deps.clientSecret(provider));
+  if (cfg === null) return null;
+  const subject = subjectTokenOf(principal, headers);
+  const userId = principal.endUserId;
+  if (subject.kind === 'refused' || userId === null) {
+    const reason = subject.kind === 'refused' ? subject.reason : 'This tool calls its provider as the user: the caller acts for no user';
+    return { kind: 'refused', reason, code: 'SIGN_IN_TOKEN_REQUIRED' };
+  }
+  try {
+    return { kind: 'headers', headers: { authorization: `Bearer ${await deps.exchange().accessTokenFor(provider.id, userId, cfg, subject.subject)}` } };
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'TOKEN_EXCHANGE_REFUSED') return { kind: 'refused', reason: err.message, code: 'TOKEN_EXCHANGE_REFUSED' };
+    throw err;
+  }
+}
+
+/**
+ * The upstream headers of a call to a `token_exchange` provider (null for other providers). A
+ * caller with no sign-in token, or whose token the authorization server refuses, is refused
+ * (-32003 with the reason) and audited as rejected.
  */
 export async function exchangedAuthOrRefuse(
   deps: { exchange: () => TokenExchange; clientSecret(provider: ProviderRecord): string | null; refused(call: RecordedCall, providerId: string, reason: string): Promise<void> },
@@ -44,20 +73,10 @@ export async function exchangedAuthOrRefuse(
   provider: ProviderRecord,
   headers: Pick<Headers, 'get'>,
 ): Promise<Record<string, string> | null> {
-  const cfg = exchangeConfigOf(provider, deps.clientSecret(provider));
-  if (cfg === null) return null;
-  const subject = subjectTokenOf(call.principal, headers);
-  const userId = call.principal.endUserId;
-  if (subject.kind === 'refused' || userId === null) {
-    const reason = subject.kind === 'refused' ? subject.reason : 'This tool calls its provider as the user: the caller acts for no user';
-    return refuse(deps, call, provider, reason, 'SIGN_IN_TOKEN_REQUIRED');
-  }
-  try {
-    return { authorization: `Bearer ${await deps.exchange().accessTokenFor(provider.id, userId, cfg, subject.subject)}` };
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'TOKEN_EXCHANGE_REFUSED') return refuse(deps, call, provider, err.message, 'TOKEN_EXCHANGE_REFUSED');
-    throw err;
-  }
+  const auth = await exchangedAuthOf(deps, call.principal, provider, headers);
+  if (auth === null) return null;
+  if (auth.kind === 'refused') return refuse(deps, call, provider, auth.reason, auth.code);
+  return auth.headers;
 }
 
 async function refuse(

@@ -10,6 +10,12 @@ export type UserAuth = { kind: 'none' } | { kind: 'headers'; headers: Record<str
 /** RFC 9110 field-value characters: a stored value with CR/LF (or worse) is never sent. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]+$/;
 
+/** Whose credentials a call uses: the end user a session token speaks for, else the caller itself; an agent alone has none. */
+export function credentialUserOf(principal: Principal): string | null {
+  const userId = principal.endUserId ?? principal.userId;
+  return userId ? userId : null;
+}
+
 /**
  * Per-user upstream auth (tool providers with `user_oauth` / `mcp_oauth` / `user_key`): the calling
  * user's own credential of the provider's service type, resolved through the vault (which refreshes
@@ -21,9 +27,8 @@ export class UserCredentials {
   async forCall(provider: ProviderRecord, principal: Principal): Promise<UserAuth> {
     if (!isPerUserAuth(provider.authType) || provider.credentialServiceType === null) return { kind: 'none' };
     const serviceType = provider.credentialServiceType;
-    // The end user a session token speaks for, else the caller itself; an agent alone has no credentials.
-    const userId = principal.endUserId ?? principal.userId;
-    if (!userId) return { kind: 'no_user', serviceType };
+    const userId = credentialUserOf(principal);
+    if (userId === null) return { kind: 'no_user', serviceType };
     const { credentials, authUrls } = await this.resolver().resolve({ userId, tenantId: principal.tenantId, serviceTypes: [serviceType] });
     const value = credentials[serviceType];
     if (value === undefined || !HEADER_VALUE.test(value)) return { kind: 'missing', serviceType, authUrl: authUrls[serviceType] ?? '' };
