@@ -1,6 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2Transport,
@@ -252,31 +250,6 @@ describe('MCP clients sign in with OAuth (SDK 2.x, all-in-one)', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
     expect(await client.callTool({ name: 'echo', arguments: { text: 'v2' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:v2' }] });
     await client.close();
-  });
-});
-
-describe('a client identified by its client ID metadata document', () => {
-  it('is fetched by the authorization server from its URL (loopback here), named on the consent screen, and gets tokens', async () => {
-    // Both SDKs only offer a metadata URL over https; a client that knows its id presents it as its client information.
-    const documentServer = createServer((req, res) => {
-      if (req.url !== '/client.json') return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: clientId, client_name: 'Metadata document client', redirect_uris: [REDIRECT] }));
-    });
-    await new Promise<void>((resolve) => documentServer.listen(0, '127.0.0.1', resolve));
-    const clientId = `http://127.0.0.1:${(documentServer.address() as AddressInfo).port}/client.json`;
-    try {
-      const provider = new TestOAuthClient();
-      provider.client = { client_id: clientId };
-      expect(await connect(provider).catch((err: unknown) => err)).toBeInstanceOf(UnauthorizedError);
-      expect(provider.authorizationUrl?.searchParams.get('client_id')).toBe(clientId);
-      const code = (await browserApproves(provider.authorizationUrl!, user, 'Metadata document client')).get('code')!;
-      await new StreamableHTTPClientTransport(new URL(`${base}/api/v1/mcp/mcp`), { authProvider: provider }).finishAuth(code);
-      const client = await connect(provider);
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
-      await client.close();
-    } finally {
-      documentServer.close();
-    }
   });
 });
 

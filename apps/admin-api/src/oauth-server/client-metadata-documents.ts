@@ -8,7 +8,11 @@ const FETCH_TIMEOUT_MS = 5_000;
 const CACHE_TTL_MS = 5 * 60_000;
 const CACHE_MAX = 500;
 
-/** Whether `id` is a client ID metadata document URL: https with a path, or http on a loopback host (development). */
+/**
+ * Whether `id` is a client ID metadata document URL: https with a path, no fragment and no
+ * credentials (MCP 2025-11-25). Never plain http, loopback included: a test serves its documents
+ * over TLS with its own CA (NODE_EXTRA_CA_CERTS), so no switch exists that could weaken this.
+ */
 export function isClientMetadataUrl(id: string): boolean {
   let url: URL;
   try {
@@ -17,7 +21,7 @@ export function isClientMetadataUrl(id: string): boolean {
     return false;
   }
   if (url.hash !== '' || url.username !== '' || url.password !== '' || url.pathname === '/') return false;
-  return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname));
+  return url.protocol === 'https:';
 }
 
 /**
@@ -53,11 +57,17 @@ export class ClientMetadataDocuments {
   }
 }
 
+/** Methods that need a shared secret, which a document anyone can read cannot carry. */
+const SECRET_AUTH_METHODS = new Set(['client_secret_basic', 'client_secret_post', 'client_secret_jwt']);
+
 /** The oidc-provider client a document describes, or null when it does not describe `id` well enough. */
 function toClient(id: string, doc: unknown): AdapterPayload | null {
-  if (typeof doc !== 'object' || doc === null) return null;
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
   const d = doc as Record<string, unknown>;
   if (d.client_id !== id) return null;
+  // The draft forbids secrets in a public document; such a document is refused rather than half used.
+  if ('client_secret' in d || 'client_secret_expires_at' in d) return null;
+  if (typeof d.token_endpoint_auth_method === 'string' && SECRET_AUTH_METHODS.has(d.token_endpoint_auth_method)) return null;
   const redirectUris = d.redirect_uris;
   if (!Array.isArray(redirectUris) || redirectUris.length === 0 || redirectUris.length > 20 || !redirectUris.every((u) => typeof u === 'string')) return null;
   return {

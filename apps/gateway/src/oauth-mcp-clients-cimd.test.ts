@@ -1,0 +1,356 @@
+import { execFile, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, get as httpsGet, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+  UnauthorizedError as V2UnauthorizedError,
+  type OAuthClientInformationMixed as V2ClientInformation,
+  type OAuthClientProvider as V2OAuthClientProvider,
+  type OAuthTokens as V2Tokens,
+} from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { freePort, startMcpServer, startProcess, waitForHealthy, type ManagedProcess, type McpFixture } from '@agentgw/testkit';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { createTestTlsAuthority, type TestTlsAuthority } from './test-tls-authority.js';
+
+// MCP clients identified by a client ID metadata document (MCP authorization 2025-11-25): the
+// official SDK clients (1.x and 2.x) given only the unified endpoint's URL and the https URL of
+// their document; the gateway (a real `gateway start` process) fetches that document through its
+// egress policy, the person signs in and consents in Chromium on the console's pages. The
+// documents are served over TLS on loopback by a CA made for this run, which the gateway process
+// trusts through NODE_EXTRA_CA_CERTS: no switch in the gateway relaxes the https rule for tests.
+
+const CHROMIUM = '/usr/bin/chromium';
+const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const ADMIN = { email: 'cimd-admin@example.com', password: 'cimd-test-password-1' };
+const REDIRECT = 'http://127.0.0.1:53682/callback';
+
+let dir: string;
+let tls: TestTlsAuthority;
+let gateway: ManagedProcess;
+let base: string;
+let upstream: McpFixture;
+let browser: Browser;
+let documents: DocumentServer;
+
+/** An https server on loopback answering fixed documents by path, recording what it was asked (address and path). */
+interface DocumentServer {
+  origin: string;
+  originV6: string;
+  requests: string[];
+  serve(path: string, body: string, status?: number): string;
+  close(): Promise<void>;
+}
+
+async function startDocumentServer(authority: TestTlsAuthority): Promise<DocumentServer> {
+  const routes = new Map<string, { body: string; status: number }>();
+  const requests: string[] = [];
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    requests.push(`${req.socket.localAddress} ${req.url}`);
+    const route = routes.get(req.url ?? '');
+    if (!route) return void res.writeHead(404).end();
+    res.writeHead(route.status, { 'content-type': 'application/json' }).end(route.body);
+  };
+  // The same documents on 127.0.0.1 (allowed by the gateway's egress policy) and ::1 (not allowed).
+  const listen = async (host: string) => {
+    const server: Server = createServer({ key: authority.key, cert: authority.cert }, handler);
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
+    return server;
+  };
+  const v4 = await listen('127.0.0.1');
+  const v6 = await listen('::1');
+  const origin = `https://127.0.0.1:${(v4.address() as AddressInfo).port}`;
+  return {
+    origin,
+    originV6: `https://[::1]:${(v6.address() as AddressInfo).port}`,
+    requests,
+    serve(path, body, status = 200) {
+      routes.set(path, { body, status });
+      return `${origin}${path}`;
+    },
+    async close() {
+      await Promise.all([v4, v6].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    },
+  };
+}
+
+/** A client's metadata document, `client_id` being its own URL unless told otherwise. */
+const documentFor = (url: string, name: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ client_id: url, client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...extra });
+
+/** The person in Chromium: opens the authorization URL, signs in on the console, checks the client's name on consent, allows; answers the redirect's parameters. */
+async function signInAndAllow(authorizationUrl: URL, clientName: string): Promise<URLSearchParams> {
+  const context = await browser.newContext();
+  try {
+    let callback: URL | null = null;
+    await context.route(`${REDIRECT}**`, async (route) => {
+      callback = new URL(route.request().url());
+      await route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Done</title>' });
+    });
+    const page = await context.newPage();
+    await page.goto(authorizationUrl.href);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).last().click();
+    await page.getByRole('heading', { name: `${clientName} wants to use the gateway as you` }).waitFor();
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await expect.poll(() => callback !== null, { timeout: 15_000 }).toBe(true);
+    return callback!.searchParams;
+  } finally {
+    await context.close();
+  }
+}
+
+/** The claims of a JWT access token (already verified by the gateway; read here to name its client). */
+const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+
+/** The SDK 1.x provider of an app that has a metadata document: it never registers, its client id is the document's URL. */
+class MetadataUrlClient implements OAuthClientProvider {
+  client: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | null = null;
+  readonly redirectUrl = REDIRECT;
+  readonly clientMetadata = { client_name: 'unused: the document names the client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
+  constructor(readonly clientMetadataUrl: string) {}
+  clientInformation = () => this.client;
+  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.client = info);
+  tokens = () => this.saved;
+  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
+  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
+  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
+  codeVerifier = () => this.verifier;
+}
+
+/** The same for the 2.x SDK (`@modelcontextprotocol/client`). */
+class MetadataUrlClientV2 implements V2OAuthClientProvider {
+  client: V2ClientInformation | undefined;
+  saved: V2Tokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | null = null;
+  readonly redirectUrl = REDIRECT;
+  readonly clientMetadata = { client_name: 'unused: the document names the client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
+  constructor(readonly clientMetadataUrl: string) {}
+  clientInformation = () => this.client;
+  saveClientInformation = (info: V2ClientInformation) => void (this.client = info);
+  tokens = () => this.saved;
+  saveTokens = (tokens: V2Tokens) => void (this.saved = tokens);
+  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
+  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
+  codeVerifier = () => this.verifier;
+}
+
+/** Starts the all-in-one as `gateway start` does: egress public-only but for 127.0.0.1, trusting the run's CA. */
+async function startGateway(): Promise<void> {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  gateway = startProcess({
+    name: 'gateway',
+    command: join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
+    args: [join(REPO_ROOT, 'apps', 'gateway', 'src', 'cli.ts'), 'start', '--port', String(port), '--data-dir', join(dir, 'data')],
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      INIT_CWD: dir,
+      LOG_LEVEL: 'warn',
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+      GATEWAY_PUBLIC_URL: base,
+      EGRESS_POLICY: 'public-only',
+      EGRESS_ALLOW: '127.0.0.1/32',
+      NODE_EXTRA_CA_CERTS: tls.caFile,
+    },
+  });
+  await waitForHealthy(`${base}/health`, gateway, 90_000);
+}
+
+/** Signs the admin in and lets them use the fixture's tools through a provider. */
+async function registerUpstream(): Promise<void> {
+  const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  const { token, user } = (await login.json()) as { token: string; user: { id: string } };
+  const post = (path: string, body: unknown) =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const created = await post('/api/v1/admin/tool-providers', { name: 'tools', pattern: '*', endpoint: upstream.url });
+  expect(created.status).toBe(201);
+  const providerId = ((await created.json()) as { provider: { id: string } }).provider.id;
+  expect((await post('/api/v1/admin/provider-access', { subjectType: 'user', subjectId: user.id, providerId, action: 'allow', toolPattern: 'echo' })).status).toBe(201);
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'agentgw-cimd-'));
+  tls = createTestTlsAuthority(dir);
+  documents = await startDocumentServer(tls);
+  // The console's sign-in and consent pages come from the dashboard's build.
+  await promisify(execFile)('pnpm', ['--filter', '@agentgw/dashboard', 'build'], { cwd: REPO_ROOT });
+  upstream = await startMcpServer({
+    name: 'tools',
+    tools: [
+      { name: 'echo', inputSchema: { text: z.string() }, handler: (args) => `echo:${String(args.text)}` },
+      { name: 'secret', inputSchema: {}, handler: () => 'not for this user' },
+    ],
+  });
+  await startGateway();
+  await registerUpstream();
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.stop();
+  await upstream?.close();
+  await documents?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const endpoint = () => new URL(`${base}/api/v1/mcp/mcp`);
+/** Access tokens the SDK clients got, for the Inspector below. */
+const issued: { clientId: string; accessToken: string }[] = [];
+
+describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client ID metadata document', () => {
+  it('advertises client ID metadata documents in its authorization server metadata', async () => {
+    const metadata = (await fetch(`${base}/.well-known/oauth-authorization-server`).then((r) => r.json())) as Record<string, unknown>;
+    expect(metadata).toMatchObject({ issuer: base, client_id_metadata_document_supported: true, code_challenge_methods_supported: ['S256'] });
+  });
+
+  it('SDK 1.x: connects with the URL and its metadata URL only; the gateway fetches the document; tools run as the person; the token names the document', async () => {
+    const url = documents.serve('/sdk1/client.json', documentFor(`${documents.origin}/sdk1/client.json`, 'Desk app (SDK 1)'));
+    const provider = new MetadataUrlClient(url);
+    const first = await new Client({ name: 'cimd-1', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: provider })).catch((err: unknown) => err);
+    expect(first, String(first)).toBeInstanceOf(UnauthorizedError);
+    // No registration: the client id is the document's URL.
+    expect(provider.client?.client_id).toBe(url);
+    expect(provider.authorizationUrl?.searchParams.get('client_id')).toBe(url);
+    const callback = await signInAndAllow(provider.authorizationUrl!, 'Desk app (SDK 1)');
+    expect(documents.requests).toContain('127.0.0.1 /sdk1/client.json');
+    await new StreamableHTTPClientTransport(endpoint(), { authProvider: provider }).finishAuth(callback.get('code')!);
+
+    const client = new Client({ name: 'cimd-1', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: provider }));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'cimd' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:cimd' }] });
+    await client.close();
+    expect(claimsOf(provider.saved!.access_token)).toMatchObject({ client_id: url, aud: endpoint().href });
+    issued.push({ clientId: url, accessToken: provider.saved!.access_token });
+  });
+
+  it('SDK 2.x: the same with @modelcontextprotocol/client', async () => {
+    const url = documents.serve('/sdk2/client.json', documentFor(`${documents.origin}/sdk2/client.json`, 'Desk app (SDK 2)'));
+    const provider = new MetadataUrlClientV2(url);
+    const first = await new V2Client({ name: 'cimd-2', version: '1.0.0' }).connect(new V2Transport(endpoint(), { authProvider: provider })).catch((err: unknown) => err);
+    expect(first, String(first)).toBeInstanceOf(V2UnauthorizedError);
+    expect(provider.client?.client_id).toBe(url);
+    const callback = await signInAndAllow(provider.authorizationUrl!, 'Desk app (SDK 2)');
+    expect(documents.requests).toContain('127.0.0.1 /sdk2/client.json');
+    await new V2Transport(endpoint(), { authProvider: provider }).finishAuth(callback);
+
+    const client = new V2Client({ name: 'cimd-2', version: '1.0.0' });
+    await client.connect(new V2Transport(endpoint(), { authProvider: provider }));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'cimd v2' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:cimd v2' }] });
+    await client.close();
+    expect(claimsOf(provider.saved!.access_token)).toMatchObject({ client_id: url, aud: endpoint().href });
+  });
+
+  describe('refuses unusable documents with RFC 6749 errors, never a 500', () => {
+    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+    /** The authorization request a client with id `clientId` would send; the answer is not followed. */
+    const authorize = (clientId: string, redirectUri = REDIRECT) =>
+      fetch(
+        `${base}/oauth/authorize?${new URLSearchParams({
+          client_id: clientId,
+          response_type: 'code',
+          redirect_uri: redirectUri,
+          scope: 'mcp',
+          resource: endpoint().href,
+          state: 'st-cimd',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        })}`,
+        { redirect: 'manual' },
+      );
+    const expectRefused = async (res: Response, error: string) => {
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.get('content-type')).toContain('application/json');
+      expect(await res.json()).toMatchObject({ error, error_description: expect.any(String) });
+    };
+
+    it('a document whose client_id is not its URL', async () => {
+      const url = documents.serve('/mismatch/client.json', documentFor(`${documents.origin}/other/client.json`, 'Impostor'));
+      await expectRefused(await authorize(url), 'invalid_client');
+      expect(documents.requests).toContain('127.0.0.1 /mismatch/client.json');
+    });
+
+    it('a redirect URI the document does not list', async () => {
+      const url = documents.serve('/redirects/client.json', documentFor(`${documents.origin}/redirects/client.json`, 'Redirects'));
+      for (const redirect of ['https://evil.example/callback', 'http://127.0.0.1:53682/elsewhere']) await expectRefused(await authorize(url, redirect), 'invalid_redirect_uri');
+    });
+
+    it('a document over the size bound (16 KiB)', async () => {
+      const url = `${documents.origin}/big/client.json`;
+      documents.serve('/big/client.json', documentFor(url, 'Big', { client_uri: `https://app.example/${'x'.repeat(17 * 1024)}` }));
+      await expectRefused(await authorize(url), 'invalid_client');
+    });
+
+    it('a document on an address the egress policy refuses (::1 here, reachable but not allowed), and an unreachable one', async () => {
+      const v6 = `${documents.originV6}/private/client.json`;
+      documents.serve('/private/client.json', documentFor(v6, 'Private'));
+      // The listener answers whoever trusts the CA: the refusal below is the policy's, not a dead port.
+      const direct = await new Promise<number>((resolve, reject) => httpsGet(v6, { ca: tls.ca }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject));
+      expect(direct).toBe(200);
+      const seenBefore = documents.requests.filter((r) => r.startsWith('::1')).length;
+      await expectRefused(await authorize(v6), 'invalid_client');
+      expect(documents.requests.filter((r) => r.startsWith('::1')).length).toBe(seenBefore);
+      await expectRefused(await authorize(`https://127.0.0.1:${await freePort()}/gone/client.json`), 'invalid_client');
+    });
+
+    it('plain http, even on loopback, is no metadata URL', async () => {
+      await expectRefused(await authorize(`http://127.0.0.1:${await freePort()}/client.json`), 'invalid_client');
+    });
+  });
+
+  it('the MCP Inspector CLI (v1, bearer header) lists and calls tools with a token the flow issued', async () => {
+    expect(issued).toHaveLength(1);
+    const cli = createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli');
+    const inspect = (...args: string[]) => runInspector(cli, [endpoint().href, '--cli', '--transport', 'http', '--header', `Authorization: Bearer ${issued[0]!.accessToken}`, ...args]);
+    const listed = await inspect('--method', 'tools/list');
+    expect(listed.code, listed.output).toBe(0);
+    expect((JSON.parse(listed.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['echo']);
+    const called = await inspect('--method', 'tools/call', '--tool-name', 'echo', '--tool-arg', 'text=inspector');
+    expect(called.code, called.output).toBe(0);
+    expect(JSON.parse(called.stdout)).toMatchObject({ content: [{ type: 'text', text: 'echo:inspector' }] });
+    // Without the token it is refused (it has no OAuth flow of its own).
+    const refused = await runInspector(cli, [endpoint().href, '--cli', '--transport', 'http', '--method', 'tools/list']);
+    expect(refused.code).not.toBe(0);
+  });
+});
+
+/**
+ * Runs the Inspector CLI to its end; stdout alone is the method's JSON answer. Its working
+ * directory is the CLI's own build/: 1.0.3 tests for its package.json relative to the working
+ * directory but imports it relative to the module, and fails anywhere else.
+ */
+function runInspector(cli: string, args: string[]): Promise<{ code: number | null; stdout: string; output: string }> {
+  const child = spawn(process.execPath, [cli, ...args], { cwd: dirname(cli), env: { PATH: process.env.PATH ?? '', HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, output: `${stdout}\n${stderr}` })));
+}
