@@ -1,10 +1,14 @@
 import type { Context } from 'hono';
 import type { McpEndpoint } from '../mcp-pipeline.js';
 
+/** The unified endpoint of a URL without a query: one shared value instead of a parse per request. */
+const PLAIN_UNIFIED: McpEndpoint = Object.freeze({ kind: 'unified', providerFilter: null, toolsParam: null });
+
 /** Which endpoint a request reached: the per-provider proxy, or the unified one with its `?providers=` filter and `?tools=` surface. */
 export function endpointOf(c: Context): McpEndpoint {
   const providerId = c.req.param('providerId');
   if (providerId !== undefined) return { kind: 'proxy', providerId };
+  if (!c.req.url.includes('?')) return PLAIN_UNIFIED;
   const raw = c.req.query('providers');
   const ids =
     raw === undefined

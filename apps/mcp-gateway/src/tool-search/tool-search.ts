@@ -36,14 +36,18 @@ export class ToolSearch {
 
   constructor(private readonly catalog: Pick<Catalog, 'agents' | 'providers' | 'rules'>) {}
 
-  /** Answers tools/list and the meta-tools' tools/call when the surface is on; null when the normal path answers. */
-  async handle(method: string, params: Result, ctx: McpRequestContext, hooks: SearchSurfaceHooks): Promise<Result | null> {
+  /**
+   * Answers tools/list and the meta-tools' tools/call when the surface is on; null when the normal
+   * path answers. The hooks are made only then, so a plain call allocates nothing here.
+   */
+  async handle(method: string, params: Result, ctx: McpRequestContext, hooksOf: () => SearchSurfaceHooks): Promise<Result | null> {
     if (method !== 'tools/list' && method !== 'tools/call') return null;
     if ((await toolSurfaceOf(this.catalog, ctx.principal, ctx.endpoint)) !== 'search') return null;
     if (method === 'tools/list') return { tools: [...META_TOOLS] };
     if (params.name !== SEARCH_TOOLS && params.name !== CALL_TOOL) return null;
     const args = params.arguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidParams('params.arguments must be an object');
+    const hooks = hooksOf();
     if (params.name === CALL_TOOL) {
       const inner = callToolArgs(args as Result);
       return hooks.call({ ...params, name: inner.name, arguments: inner.arguments });
