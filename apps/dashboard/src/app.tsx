@@ -7,7 +7,7 @@ import { AgentDetailPage } from './pages/agent-detail.js';
 import { AgentsPage } from './pages/agents.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { AuditPageView } from './pages/audit.js';
-import { ConnectPage } from './pages/connect.js';
+import { ConnectPage, ExternalLoginButtons } from './pages/connect.js';
 import { ConnectedClientsPage } from './pages/connected-clients.js';
 import { ConfirmationsPage } from './pages/confirmations.js';
 import { CredentialProvidersPage } from './pages/credential-providers.js';
@@ -19,6 +19,9 @@ import { ToolProvidersPage } from './pages/tool-providers.js';
 import { UsersPage } from './pages/users.js';
 import { Link, navigate, useLocation } from './router.js';
 import { SessionProvider, useSession } from './session.js';
+
+/** The console page of a pending MCP client sign-in: /connect/<uid>. */
+const CONNECT_PATH = /^\/connect\/([A-Za-z0-9_-]{1,64})$/;
 
 /** The console: sign-in when nobody is signed in, otherwise the page for the path (as the user's roles allow). */
 export function App() {
@@ -49,7 +52,11 @@ function Routes() {
       </main>
     );
   }
-  if (!user) return <SignInPage />;
+  if (!user) {
+    // A pending MCP client sign-in may also be continued at an external identity provider.
+    const pending = CONNECT_PATH.exec(path)?.[1];
+    return <SignInPage>{pending ? <ExternalLoginButtons uid={pending} /> : null}</SignInPage>;
+  }
   return (
     <ConfirmationsProvider>
       <Page path={path} />
@@ -58,7 +65,7 @@ function Routes() {
 }
 
 function Page({ path }: { path: string }) {
-  const connect = /^\/connect\/([A-Za-z0-9_-]{1,64})$/.exec(path);
+  const connect = CONNECT_PATH.exec(path);
   if (connect?.[1]) return <ConnectPage uid={connect[1]} />;
   const agent = /^\/agents\/([^/]+)$/.exec(path);
   if (agent?.[1]) return <AgentDetailPage id={decodeURIComponent(agent[1])} />;

@@ -13,6 +13,40 @@ interface InteractionView {
   remembered: boolean;
 }
 
+/** An external issuer the sign-in may continue at (GET /oauth/interactions/:uid/logins). */
+interface ExternalLoginOption {
+  id: string;
+  name: string;
+}
+
+/**
+ * "Continue with <name>" for each external issuer configured for sign-in, under the gateway's own
+ * sign-in form on /connect/:uid: a full navigation to the gateway, which sends the browser on to
+ * the identity provider and back here signed in.
+ */
+export function ExternalLoginButtons({ uid }: { uid: string }) {
+  const options = useResource<{ logins: ExternalLoginOption[] }>(`/oauth/interactions/${encodeURIComponent(uid)}/logins`);
+  const logins = options.data?.logins ?? [];
+  if (logins.length === 0) return null;
+  return (
+    <section aria-labelledby="external-logins-title">
+      <h2 id="external-logins-title">Or continue with</h2>
+      <div className="form-actions">
+        {logins.map((login) => (
+          <button
+            key={login.id}
+            type="button"
+            className="secondary"
+            onClick={() => window.location.assign(`/api/v1/oauth/interactions/${encodeURIComponent(uid)}/external/${encodeURIComponent(login.id)}`)}
+          >
+            Continue with {login.name}
+          </button>
+        ))}
+      </div>
+    </section>
+  );
+}
+
 /** What each scope lets the client do, in words. */
 const SCOPE_WORDS: Record<string, string> = {
   mcp: 'Use the tools of this endpoint as you: every call goes through your access rules, confirmations and the audit log',

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { ErrorNotice, Success } from '../components/feedback.js';
 import { TextField } from '../components/fields.js';
 import { landingPath } from '../navigation.js';
@@ -6,8 +6,8 @@ import { navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { useAction } from '../use-resource.js';
 
-/** Sign in, or create an account (POST /auth/register) and sign straight in with it. */
-export function SignInPage() {
+/** Sign in, or create an account (POST /auth/register) and sign straight in with it; `children` (other ways to sign in) go under the form. */
+export function SignInPage({ children }: { children?: ReactNode }) {
   const { api, signIn, endedBecause } = useSession();
   const { href } = useLocation();
   const [mode, setMode] = useState<'sign-in' | 'register'>('sign-in');
@@ -53,6 +53,7 @@ export function SignInPage() {
             {action.busy ? 'Please wait…' : mode === 'sign-in' ? 'Sign in' : 'Create account'}
           </button>
         </form>
+        {children}
       </div>
     </main>
   );
