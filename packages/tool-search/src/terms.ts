@@ -33,6 +33,9 @@ export function wordPairs(all: readonly string[]): string[] {
 const LOWER_UPPER = /(\p{Ll})(\p{Lu})/gu;
 const ACRONYM_WORD = /(\p{Lu})(\p{Lu}\p{Ll})/gu;
 const LETTER_DIGIT = /(\p{L})(\p{N})|(\p{N})(\p{L})/gu;
+const ALPHANUMERIC_RUN = /[\p{L}\p{N}]+/gu;
+/** Short letter-digit codes are names ("s3", "ec2", "k8s", "q3"), kept whole; longer runs ("route53", "sha256sum") split. */
+const SHORT_CODE_CHARS = 4;
 const SEPARATORS = /[^\p{L}\p{N}]+/u;
 
 /**
@@ -51,7 +54,7 @@ export function allWords(text: string, maxChars: number): string[] {
   const spaced = bounded
     .replace(LOWER_UPPER, '$1 $2')
     .replace(ACRONYM_WORD, '$1 $2')
-    .replace(LETTER_DIGIT, (_m, a, b, c, d) => (a === undefined ? `${c} ${d}` : `${a} ${b}`));
+    .replace(ALPHANUMERIC_RUN, (run: string) => (run.length <= SHORT_CODE_CHARS ? run : run.replace(LETTER_DIGIT, (_m, a, b, c, d) => (a === undefined ? `${c} ${d}` : `${a} ${b}`))));
   return spaced
     .toLowerCase()
     .split(SEPARATORS)

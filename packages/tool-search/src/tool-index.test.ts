@@ -27,6 +27,10 @@ describe('terms', () => {
     expect(['document', 'payment', 'comment'].map(stem)).toEqual(['document', 'payment', 'comment']);
   });
 
+  it('keeps short letter-digit codes whole ("s3", "k8s") and splits longer runs at letter/digit boundaries', () => {
+    expect(terms('aws_list_s3_buckets k8s_get_pod EC2 route53 sha256sum', 200)).toEqual(['aws', 'list', 's3', 'bucket', 'k8s', 'get', 'pod', 'ec2', 'rout', '53', 'sha', '256', 'sum']);
+  });
+
   it('pairs adjacent words and a verb with a particle up to three words later, as WordNet spells two-word verbs', () => {
     expect(wordPairs(['call', 'off', 'the', 'meeting'])).toEqual(['call_off', 'off_the', 'the_meeting']);
     expect(wordPairs(['turn', 'the', 'alerts', 'off'])).toContain('turn_off');
