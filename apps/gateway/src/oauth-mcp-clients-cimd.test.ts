@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, get as httpsGet, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -320,8 +320,20 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client I
       await expectRefused(await authorize(`https://127.0.0.1:${await freePort()}/gone/client.json`), 'invalid_client');
     });
 
-    it('plain http, even on loopback, is no metadata URL', async () => {
-      await expectRefused(await authorize(`http://127.0.0.1:${await freePort()}/client.json`), 'invalid_client');
+    it('plain http, even on loopback and allowed by the egress policy, is no metadata URL: never fetched', async () => {
+      const asked: string[] = [];
+      const plain = createHttpServer((req, res) => {
+        asked.push(req.url ?? '');
+        res.writeHead(200, { 'content-type': 'application/json' }).end(documentFor(url, 'Plain http'));
+      });
+      await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(plain.address() as AddressInfo).port}/client.json`;
+      try {
+        await expectRefused(await authorize(url), 'invalid_client');
+        expect(asked).toEqual([]);
+      } finally {
+        plain.close();
+      }
     });
   });
 
@@ -338,6 +350,7 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client I
     // Without the token it is refused (it has no OAuth flow of its own).
     const refused = await runInspector(cli, [endpoint().href, '--cli', '--transport', 'http', '--method', 'tools/list']);
     expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(/401|unauthorized/i);
   });
 });
 
