@@ -20,13 +20,20 @@ export const credentialConfigSchemas = {
   oauth2: z
     .looseObject({
       clientId: z.string().min(1),
-      clientSecret: z.string().min(1).openapi({ description: 'Masked as ******** on read' }),
+      clientSecret: z.string().min(1).optional().openapi({ description: 'Masked as ******** on read; required unless clientAuthMethod is none' }),
       scopes: z.array(z.string().min(1)).default([]),
       issuer: HttpUrl.optional().openapi({ description: "The authorization server's issuer: its endpoints are discovered (OpenID Connect / RFC 8414 metadata). Or give authorizeUrl and tokenUrl" }),
       authorizeUrl: HttpUrl.optional(),
       tokenUrl: HttpUrl.optional(),
       revocationUrl: HttpUrl.optional().openapi({ description: 'RFC 7009 revocation endpoint (with explicit endpoints; discovery finds it otherwise)' }),
-      clientAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).optional().openapi({ description: 'How the client authenticates at the token endpoint (default client_secret_basic)' }),
+      clientAuthMethod: z
+        .enum(['client_secret_basic', 'client_secret_post', 'none'])
+        .optional()
+        .openapi({ description: 'How the client authenticates at the token endpoint (default client_secret_basic; none: a public client, PKCE only)' }),
+      clientRegistration: z
+        .enum(['client_id_metadata_document', 'dynamic_registration', 'manual'])
+        .optional()
+        .openapi({ description: "How an mcp_oauth provider's client was obtained: the gateway's client ID metadata document as client_id, RFC 7591 registration, or entered by an admin" }),
       authorizationParams: z
         .record(z.string().min(1).max(100), z.string().max(2000))
         .refine((params) => Object.keys(params).length <= 20, 'at most 20 parameters')
@@ -35,6 +42,7 @@ export const credentialConfigSchemas = {
       resource: HttpUrl.optional().openapi({ description: 'RFC 8707 resource indicator sent in the authorization and token requests' }),
       connectUrl,
     })
+    .refine((c) => c.clientSecret !== undefined || c.clientAuthMethod === 'none', { message: 'required unless clientAuthMethod is none', path: ['clientSecret'] })
     .openapi('OAuth2CredentialConfig'),
   jwt: z
     .looseObject({

@@ -10,6 +10,7 @@ import { oauthServerRoutes } from './oauth-server/oauth-server.routes.js';
 import { providerAccessRoutes } from './provider-access.routes.js';
 import { toolPinsRoutes } from './tool-pins.routes.js';
 import { toolProvidersRoutes } from './tool-providers.routes.js';
+import { upstreamClientDocumentRoutes } from './upstream-client-document.routes.js';
 import { usersRoutes } from './users.routes.js';
 
 /** admin-api's routes, every one declared with the route kit so the host documents them. */
@@ -25,6 +26,8 @@ function adminApiRoutes(deps: ServiceDeps): OpenAPIHono {
   app.route('/api/v1/admin/oauth-client-agents', clientAgentsRoutes(deps));
   app.route('/api/v1/credential-providers', credentialProvidersRoutes(deps));
   app.route('/api/v1/notifications/devices', devicesRoutes(deps));
+  // Before the authorization server's /oauth/* (oidc-provider would answer this path 404).
+  app.route('/', upstreamClientDocumentRoutes(deps));
   const oauth = oauthServerRoutes(deps);
   app.route('/api/v1/oauth', oauth.console);
   app.route('/', oauth.protocol);

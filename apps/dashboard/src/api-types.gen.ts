@@ -5187,6 +5187,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/credentials/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The callback shared by every service type (the redirect URI of the gateway's client ID metadata document): the flow named by state says which
+         * @description Otherwise as `/oauth/{serviceType}/callback`; a flow started for a service type's own callback is refused here (400).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Connected */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            credential: components["schemas"]["CredentialMetadata"];
+                            returnTo: string;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description To the console's credentials page (browsers) */
+                302: {
+                    headers: {
+                        location: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not implemented yet */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The upstream failed or could not be reached */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/credentials/resolve": {
         parameters: {
             query?: never;
@@ -6170,6 +6267,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/oauth/external-login/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identity provider's redirect back: signs the person in to the console and returns to the consent page
+         * @description Checks state (once, and the browser's cookie), `iss` (RFC 9207), the code exchange and the ID token (signature, issuer, audience, nonce), maps the person to a gateway user as that issuer's bearer tokens are (linked subject, else verified email), sets the console session and redirects to `/connect/<uid>`. 401 EXTERNAL_LOGIN_REFUSED when a check fails; 403 EXTERNAL_USER_NOT_REGISTERED for a person with no gateway account. A browser (Accept naming text/html) is answered in pages instead: once the state is known and the cookie is the browser's that started the login, a refusal redirects to `/connect/<uid>?login_error=cancelled|refused|not_registered|unavailable`; before that (unknown, expired, replayed or forged state, another browser, 429) a short text/html page with the same status and no redirect.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description To the console's consent page /connect/<uid>, or with Accept text/html after a refusal to /connect/<uid>?login_error=<reason> */
+                302: {
+                    headers: {
+                        location: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id, or a resource of another tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The upstream failed or could not be reached */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency (database or Redis) is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/oauth/interactions/{uid}": {
         parameters: {
             query?: never;
@@ -6298,6 +6487,156 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/oauth/interactions/{uid}/external/{loginId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Continue a pending MCP client sign-in at an external identity provider
+         * @description A browser navigation: redirects to the provider (authorization code, PKCE S256, state and nonce kept in the database) and sets an httpOnly cookie the callback must come back with.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description A `login.id` of JWT_EXTERNAL_ISSUERS */
+                    loginId: string;
+                    /** @description The id in the console URL /connect/<uid> */
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description To the identity provider's authorization endpoint */
+                302: {
+                    headers: {
+                        location: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id, or a resource of another tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The upstream failed or could not be reached */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency (database or Redis) is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/oauth/interactions/{uid}/logins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The external sign-ins ("continue with") the sign-in page offers for a pending MCP client sign-in
+         * @description No authentication: the page shows them before anyone is signed in. Ids and display names only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The id in the console URL /connect/<uid> */
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description In configuration order */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            logins: components["schemas"]["ExternalLoginOption"][];
+                        };
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id, or a resource of another tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6572,6 +6911,51 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/upstream-client.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The gateway's client ID metadata document, its client_id at upstream MCP servers' authorization servers (public client, no secret) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The document (cacheable) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UpstreamClientMetadataDocument"];
+                    };
+                };
+                /** @description Unknown id, or a resource of another tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6939,6 +7323,10 @@ export interface components {
             /** @description End user; omitted skips the user-level steps */
             userId?: string;
         };
+        ExternalLoginOption: {
+            id: string;
+            name: string;
+        };
         InvokeResult: {
             /** @description The upstream's answer: parsed JSON, text, or null when empty */
             data?: unknown;
@@ -7010,13 +7398,18 @@ export interface components {
             /** Format: uri */
             authorizeUrl?: string;
             /**
-             * @description How the client authenticates at the token endpoint (default client_secret_basic)
+             * @description How the client authenticates at the token endpoint (default client_secret_basic; none: a public client, PKCE only)
              * @enum {string}
              */
-            clientAuthMethod?: "client_secret_basic" | "client_secret_post";
+            clientAuthMethod?: "client_secret_basic" | "client_secret_post" | "none";
             clientId: string;
-            /** @description Masked as ******** on read */
-            clientSecret: string;
+            /**
+             * @description How an mcp_oauth provider's client was obtained: the gateway's client ID metadata document as client_id, RFC 7591 registration, or entered by an admin
+             * @enum {string}
+             */
+            clientRegistration?: "client_id_metadata_document" | "dynamic_registration" | "manual";
+            /** @description Masked as ******** on read; required unless clientAuthMethod is none */
+            clientSecret?: string;
             /**
              * Format: uri
              * @description Where a user connects this credential (used for authUrls)
@@ -7386,6 +7779,18 @@ export interface components {
             /** @description Defaults to [agent_creator] */
             roles?: components["schemas"]["Role"][];
             tenantId?: string | null;
+        };
+        UpstreamClientMetadataDocument: {
+            /** @description This document's own URL: the gateway's client_id at authorization servers that accept such documents */
+            client_id: string;
+            client_name: string;
+            client_uri: string;
+            grant_types: string[];
+            /** @description The vault's shared OAuth callback (the flow's state names the service type) */
+            redirect_uris: string[];
+            response_types: string[];
+            /** @enum {string} */
+            token_endpoint_auth_method: "none";
         };
         UpstreamTool: {
             description: string | null;

@@ -139,6 +139,20 @@ const oauthCallbackRoute = createRoute({
     ...errorResponses(400, 401, 403, 502),
   },
 });
+const sharedCallbackRoute = createRoute({
+  ...base,
+  method: 'get',
+  path: '/oauth/callback',
+  summary: "The callback shared by every service type (the redirect URI of the gateway's client ID metadata document): the flow named by state says which",
+  description: "Otherwise as `/oauth/{serviceType}/callback`; a flow started for a service type's own callback is refused here (400).",
+  middleware: [requireApiKeyScope('credentials:write')] as const,
+  responses: {
+    200: jsonResponse(z.object({ success: z.literal(true), credential: CredentialMetadata, returnTo: z.string() }), 'Connected'),
+    302: redirect("To the console's credentials page (browsers)"),
+    ...oauthNotImplemented,
+    ...errorResponses(400, 401, 403, 502),
+  },
+});
 const userCredentialsRoute = createRoute({
   ...base,
   method: 'get',
@@ -189,6 +203,7 @@ const sameSiteBounce = createMiddleware(async (c, next) => {
 export function credentialsRoutes(deps: ServiceDeps, vault: Vault, connect: OAuthConnect): OpenAPIHono {
   const app = openApiApp();
   app.use('/oauth/:serviceType/callback', sameSiteBounce);
+  app.use('/oauth/callback', sameSiteBounce);
   app.use('*', flexibleAuth(deps.auth));
 
   app.openapi(listRoute, async (c) => {
@@ -244,6 +259,12 @@ export function credentialsRoutes(deps: ServiceDeps, vault: Vault, connect: OAut
   app.openapi(oauthCallbackRoute, async (c) => {
     const { userId } = actingUser(c);
     const { credential, returnTo } = await connect.complete({ userId, serviceType: pathServiceType(c), callback: new URL(c.req.url) });
+    return wantsHtml(c) ? c.redirect(returnTo, 302) : c.json({ success: true as const, credential, returnTo }, 200);
+  });
+
+  app.openapi(sharedCallbackRoute, async (c) => {
+    const { userId } = actingUser(c);
+    const { credential, returnTo } = await connect.complete({ userId, serviceType: null, callback: new URL(c.req.url) });
     return wantsHtml(c) ? c.redirect(returnTo, 302) : c.json({ success: true as const, credential, returnTo }, 200);
   });
 

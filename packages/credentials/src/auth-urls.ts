@@ -21,6 +21,14 @@ export function oauthCallbackUrl(config: UrlConfig, serviceType: string): string
   return `${oauthBase(config)}/api/v1/credentials/oauth/${encodeURIComponent(serviceType)}/callback`;
 }
 
+/**
+ * The vault's one callback for every service type, for clients that cannot list one per type (the
+ * gateway's client ID metadata document): the flow started with the state names the service type.
+ */
+export function sharedOAuthCallbackUrl(config: UrlConfig): string {
+  return `${oauthBase(config)}/api/v1/credentials/oauth/callback`;
+}
+
 /** The console's credentials page, where a finished connection lands (`?connected=<type>`). */
 export function consoleCredentialsUrl(config: UrlConfig, params: Record<string, string>): string {
   return `${publicBase(config)}/credentials?${new URLSearchParams(params).toString()}`;

@@ -33,7 +33,7 @@ describe('MCP upstream authorization: discovery, registration, a user connects, 
     expect(client.kind).toBe('registered');
     if (client.kind !== 'registered') return;
     const stored = upstreamProviderConfig(discovered, client);
-    expect(stored).toMatchObject({ issuer: oidc.issuer, resource, clientId: client.clientId });
+    expect(stored).toMatchObject({ issuer: oidc.issuer, resource, clientId: client.clientId, clientRegistration: 'dynamic_registration' });
 
     // The vault's own OAuth client, with the provider as oauthConfigOf would read it back.
     const oauthClient = new OAuthClient(fetch, systemClock, silentLogger());
@@ -41,7 +41,7 @@ describe('MCP upstream authorization: discovery, registration, a user connects, 
       providerId: 'p-mcp',
       serviceType: 'mcp-protected',
       clientId: stored.clientId,
-      clientSecret: stored.clientSecret,
+      clientSecret: stored.clientSecret ?? null,
       clientAuthMethod: stored.clientAuthMethod,
       scopes: ['openid', 'offline_access'],
       server: { kind: 'issuer' as const, issuer: stored.issuer },

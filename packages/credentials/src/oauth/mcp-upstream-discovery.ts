@@ -10,9 +10,14 @@ export interface DiscoveredUpstream {
   server: oauth.AuthorizationServer;
 }
 
-/** The gateway's client at the upstream's authorization server: registered (RFC 7591), or an admin must enter one. */
+/** How the gateway got its client at an upstream's authorization server (saved so the console can show it). */
+export type UpstreamClientRegistration = 'client_id_metadata_document' | 'dynamic_registration' | 'manual';
+
+/** The gateway's client at the upstream's authorization server: registered (RFC 7591 or by an admin), its metadata document, or an admin must enter one. */
 export type UpstreamClient =
-  { kind: 'registered'; clientId: string; clientSecret: string; clientAuthMethod: 'client_secret_basic' | 'client_secret_post' } | { kind: 'client_id_required'; reason: string };
+  | { kind: 'registered'; registration: 'dynamic_registration' | 'manual'; clientId: string; clientSecret: string; clientAuthMethod: 'client_secret_basic' | 'client_secret_post' }
+  | { kind: 'metadata_document'; clientId: string }
+  | { kind: 'client_id_required'; reason: string };
 
 /**
  * The stored configuration of the `oauth2` credential provider an upstream becomes (the shape
@@ -21,8 +26,10 @@ export type UpstreamClient =
  */
 export interface UpstreamProviderConfig {
   clientId: string;
-  clientSecret: string;
-  clientAuthMethod: 'client_secret_basic' | 'client_secret_post';
+  /** Absent for the public client of the gateway's metadata document. */
+  clientSecret?: string;
+  clientAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
+  clientRegistration: UpstreamClientRegistration;
   issuer: string;
   resource: string;
   scopes: string[];
@@ -104,18 +111,21 @@ export async function registerGatewayClient(fetch: typeof globalThis.fetch, upst
     );
     const client = await oauth.processDynamicClientRegistrationResponse(response);
     if (typeof client.client_secret !== 'string' || client.client_secret === '') return { kind: 'client_id_required', reason: 'the registration issued no client secret' };
-    return { kind: 'registered', clientId: client.client_id, clientSecret: client.client_secret, clientAuthMethod: method };
+    return { kind: 'registered', registration: 'dynamic_registration', clientId: client.client_id, clientSecret: client.client_secret, clientAuthMethod: method };
   } catch (err) {
     return { kind: 'client_id_required', reason: `the registration was refused (${err instanceof oauth.ResponseBodyError ? err.error : messageOf(err)})` };
   }
 }
 
-/** The credential provider configuration for a registered upstream client: issuer, client, the upstream's resource and scopes. */
-export const upstreamProviderConfig = (upstream: DiscoveredUpstream, client: Extract<UpstreamClient, { kind: 'registered' }>): UpstreamProviderConfig => ({
-  clientId: client.clientId,
-  clientSecret: client.clientSecret,
-  clientAuthMethod: client.clientAuthMethod,
+/** The credential provider configuration for the gateway's upstream client: issuer, client (and how it came), the upstream's resource and scopes. */
+export const upstreamProviderConfig = (upstream: DiscoveredUpstream, client: Exclude<UpstreamClient, { kind: 'client_id_required' }>): UpstreamProviderConfig => ({
+  ...(client.kind === 'registered'
+    ? { clientId: client.clientId, clientSecret: client.clientSecret, clientAuthMethod: client.clientAuthMethod, clientRegistration: client.registration }
+    : { clientId: client.clientId, clientAuthMethod: 'none', clientRegistration: 'client_id_metadata_document' }),
   issuer: upstream.issuer,
   resource: upstream.resource,
   scopes: upstream.scopes,
 });
+
+/** Whether the authorization server takes client ID metadata documents as client ids (its metadata says so). */
+export const acceptsClientMetadataDocuments = (upstream: DiscoveredUpstream): boolean => upstream.server.client_id_metadata_document_supported === true;

@@ -2,7 +2,16 @@ import { AppError, createEgressDispatcher, egressFetch, egressPolicyFromConfig, 
 import { oauthCallbackUrl } from '../auth-urls.js';
 import { AuthorizationServers } from './authorization-server.js';
 import { boundedFetch } from './bounded-fetch.js';
-import { discoverMcpUpstream, registerGatewayClient, upstreamProviderConfig, type DiscoveredUpstream, type UpstreamProviderConfig } from './mcp-upstream-discovery.js';
+import {
+  acceptsClientMetadataDocuments,
+  discoverMcpUpstream,
+  registerGatewayClient,
+  upstreamProviderConfig,
+  type DiscoveredUpstream,
+  type UpstreamClient,
+  type UpstreamProviderConfig,
+} from './mcp-upstream-discovery.js';
+import { upstreamClientDocumentUrl } from './upstream-client-document.js';
 
 /** The largest answer read while discovering (metadata and registration answers are a few KiB). */
 const MAX_ANSWER_BYTES = 256 * 1024;
@@ -23,8 +32,10 @@ const clientIdRequired = (reason: string) =>
 /**
  * Turns an MCP upstream protected by the MCP authorization spec into the configuration of the
  * `oauth2` credential provider of `serviceType` (tool providers with `authType: mcp_oauth`):
- * discovery from its 401 / RFC 9728 metadata, then the admin's client or RFC 7591 registration with
- * the vault's callback for that service type as redirect URI. No registration → 400 CLIENT_ID_REQUIRED.
+ * discovery from its 401 / RFC 9728 metadata, then the gateway's client there, in the MCP spec's
+ * order of preference: the admin's client, else the gateway's client ID metadata document (public
+ * client, PKCE, nothing registered) where the authorization server accepts those, else RFC 7591
+ * registration with the vault's callback for that service type. None → 400 CLIENT_ID_REQUIRED.
  */
 export async function setUpMcpUpstreamAuth(
   deps: { config: Config; clock: Clock },
@@ -32,12 +43,22 @@ export async function setUpMcpUpstreamAuth(
 ): Promise<UpstreamProviderConfig> {
   const fetch = boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))), MAX_ANSWER_BYTES);
   const upstream = await discoverMcpUpstream(fetch, new AuthorizationServers(fetch, deps.clock), input.endpoint);
-  const client = input.client
-    ? ({ kind: 'registered', ...input.client, clientAuthMethod: 'client_secret_basic' } as const)
-    : await registerGatewayClient(fetch, upstream, { redirectUri: oauthCallbackUrl(deps.config, input.serviceType), clientName: 'Agent Gateway' });
+  const client = await gatewayClientAt(fetch, deps.config, upstream, input);
   if (client.kind === 'client_id_required') throw clientIdRequired(client.reason);
   const config = upstreamProviderConfig(upstream, client);
   return config.scopes.length > 0 ? config : { ...config, scopes: signInScopesOf(upstream.server) };
+}
+
+async function gatewayClientAt(
+  fetch: typeof globalThis.fetch,
+  config: Config,
+  upstream: DiscoveredUpstream,
+  input: { serviceType: string; client: ManualUpstreamClient | null },
+): Promise<UpstreamClient> {
+  if (input.client) return { kind: 'registered', registration: 'manual', ...input.client, clientAuthMethod: 'client_secret_basic' };
+  const documentUrl = upstreamClientDocumentUrl(config);
+  if (documentUrl !== null && acceptsClientMetadataDocuments(upstream)) return { kind: 'metadata_document', clientId: documentUrl };
+  return registerGatewayClient(fetch, upstream, { redirectUri: oauthCallbackUrl(config, input.serviceType), clientName: 'Agent Gateway' });
 }
 
 /** An upstream naming no scopes: OpenID's `openid` and `offline_access` (for refresh) where its authorization server offers them. */

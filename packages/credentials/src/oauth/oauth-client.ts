@@ -17,8 +17,10 @@ export interface TokenSet {
 export type RefreshOutcome = { kind: 'refreshed'; tokens: TokenSet } | { kind: 'refused'; error: string } | { kind: 'failed'; reason: string };
 
 const clientOf = (cfg: OAuthProviderConfig): oauth.Client => ({ client_id: cfg.clientId });
-const clientAuthOf = (cfg: OAuthProviderConfig): oauth.ClientAuth =>
-  cfg.clientAuthMethod === 'client_secret_post' ? oauth.ClientSecretPost(cfg.clientSecret) : oauth.ClientSecretBasic(cfg.clientSecret);
+const clientAuthOf = (cfg: OAuthProviderConfig): oauth.ClientAuth => {
+  if (cfg.clientAuthMethod === 'none' || cfg.clientSecret === null) return oauth.None();
+  return cfg.clientAuthMethod === 'client_secret_post' ? oauth.ClientSecretPost(cfg.clientSecret) : oauth.ClientSecretBasic(cfg.clientSecret);
+};
 const resourceParams = (cfg: OAuthProviderConfig) => (cfg.resource ? { additionalParameters: { resource: cfg.resource } } : {});
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : 'unknown error');
 

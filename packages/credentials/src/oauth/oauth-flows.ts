@@ -40,12 +40,15 @@ export async function saveOAuthFlow(db: Kysely<Database>, flow: NewOAuthFlow, no
     .execute();
 }
 
+/** Which callback the browser arrived at: a service type's own, or the shared one (the flow's redirect URI must be it). */
+export type CallbackArrival = { serviceType: string } | { redirectUri: string };
+
 /**
  * Takes (deletes) the flow of `state` for `userId`: single use, so a replayed callback finds
  * nothing. A state started by another user is refused (403) and left for its owner; an unknown,
- * used or expired one is a 400.
+ * used or expired one, or one started for another callback, is a 400.
  */
-export async function takeOAuthFlow(db: Kysely<Database>, input: { state: string | null; userId: string; serviceType: string; now: Date }): Promise<OAuthFlowRow> {
+export async function takeOAuthFlow(db: Kysely<Database>, input: { state: string | null; userId: string; arrival: CallbackArrival; now: Date }): Promise<OAuthFlowRow> {
   if (!input.state) throw oauthErrors.stateInvalid();
   const hash = stateHashOf(input.state);
   const taken = await db.deleteFrom('oauth_flows').where('state_hash', '=', hash).where('user_id', '=', input.userId).returningAll().executeTakeFirst();
@@ -53,6 +56,7 @@ export async function takeOAuthFlow(db: Kysely<Database>, input: { state: string
     const other = await db.selectFrom('oauth_flows').select('user_id').where('state_hash', '=', hash).where('expires_at', '>', input.now).executeTakeFirst();
     throw other ? oauthErrors.userMismatch() : oauthErrors.stateInvalid();
   }
-  if (taken.expires_at.getTime() <= input.now.getTime() || taken.service_type !== input.serviceType) throw oauthErrors.stateInvalid();
+  const sameCallback = 'serviceType' in input.arrival ? taken.service_type === input.arrival.serviceType : taken.redirect_uri === input.arrival.redirectUri;
+  if (taken.expires_at.getTime() <= input.now.getTime() || !sameCallback) throw oauthErrors.stateInvalid();
   return taken;
 }

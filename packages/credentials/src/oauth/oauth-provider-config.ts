@@ -11,8 +11,9 @@ export interface OAuthProviderConfig {
   providerId: string;
   serviceType: string;
   clientId: string;
-  clientSecret: string;
-  clientAuthMethod: 'client_secret_basic' | 'client_secret_post';
+  /** Null for a public client (`clientAuthMethod: none`, e.g. the gateway's client ID metadata document). */
+  clientSecret: string | null;
+  clientAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
   scopes: string[];
   server: AuthorizationServerSource;
   /** Extra authorization request parameters (e.g. `prompt`, `access_type`); never the protocol's own. */
@@ -27,8 +28,8 @@ export const RESERVED_AUTHORIZATION_PARAMS: ReadonlySet<string> = new Set(['clie
 // The stored shape, as admin-api validated it (unknown keys kept there are ignored here).
 const stored = z.object({
   clientId: z.string().min(1),
-  clientSecret: z.string().min(1),
-  clientAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
+  clientSecret: z.string().min(1).optional(),
+  clientAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional(),
   scopes: z.array(z.string()).default([]),
   issuer: z.string().optional(),
   authorizeUrl: z.string().optional(),
@@ -48,6 +49,8 @@ export function oauthConfigOf(row: CredentialProviderRow, secrets: SecretBox): O
   const parsed = stored.safeParse(row.config);
   if (!parsed.success) return null;
   const c = parsed.data;
+  // Only a public client goes without a secret.
+  if (c.clientSecret === undefined && c.clientAuthMethod !== 'none') return null;
   let server: AuthorizationServerSource;
   if (c.authorizeUrl && c.tokenUrl) {
     server = { kind: 'endpoints', issuer: c.issuer ?? null, authorizationUrl: c.authorizeUrl, tokenUrl: c.tokenUrl, revocationUrl: c.revocationUrl ?? null };
@@ -56,8 +59,8 @@ export function oauthConfigOf(row: CredentialProviderRow, secrets: SecretBox): O
   } else {
     return null;
   }
-  const clientSecret = secrets.open(c.clientSecret, row.id);
-  if (clientSecret === null) throw new DependencyUnavailableError("The credential provider's client secret cannot be decrypted; set it again");
+  const clientSecret = c.clientSecret === undefined ? null : secrets.open(c.clientSecret, row.id);
+  if (c.clientSecret !== undefined && clientSecret === null) throw new DependencyUnavailableError("The credential provider's client secret cannot be decrypted; set it again");
   const authorizationParams = Object.fromEntries(Object.entries(c.authorizationParams ?? {}).filter(([key]) => !RESERVED_AUTHORIZATION_PARAMS.has(key)));
   return {
     providerId: row.id,
