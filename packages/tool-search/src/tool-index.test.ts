@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ToolIndexCache } from './index-cache.js';
 import { stem, terms, wordPairs } from './terms.js';
 import { FIELD_LIMITS, fieldsOf } from './tool-fields.js';
-import { SEARCH_LIMITS, ToolIndex } from './tool-index.js';
+import { queryTerms } from './query-terms.js';
+import { RANKING, SEARCH_LIMITS, ToolIndex } from './tool-index.js';
 
 const tool = (name: string, description: string, properties: Record<string, unknown> = {}) => ({ name, description, inputSchema: { type: 'object', properties } });
 
@@ -140,5 +141,27 @@ describe('ToolIndexCache', () => {
 
   it('refuses a bound that is not a positive integer', () => {
     expect(() => new ToolIndexCache(0)).toThrow(RangeError);
+  });
+});
+
+describe('ToolIndex concept coverage', () => {
+  const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: 'object' } });
+  // "invoice" and "customer" are common here (low idf), "archive" rare (high idf).
+  const fillers = Array.from({ length: 12 }, (_, i) => tool(`billing_tool_${i}`, ['Works on an invoice.', 'Works on a customer.', 'Works on a report.'][i % 3]!));
+  const index = ToolIndex.build([...fillers, tool('mail_archive', 'Archive mail.'), tool('billing_email_customer_invoice', 'Email an invoice to its customer.')]);
+
+  it('ranks a tool matching more of the query words above one matching a single rare word', () => {
+    expect(index.search('archive the invoice for the customer', 2)[0]?.name).toBe('billing_email_customer_invoice');
+  });
+
+  it("gives a synonym, a vocabulary phrase's tool word and a pasted value's kind the concept they came from", () => {
+    const found = queryTerms('get rid of the invoice for PAY-9');
+    const concept = (word: string) => found.get(terms(word, 100)[0]!)!.concepts;
+    for (const word of ['get', 'invoice', 'bill', 'delete', 'issue']) expect(concept(word)).toBeGreaterThan(0);
+    expect(concept('invoice')).not.toBe(concept('get'));
+    expect(concept('bill')).toBe(concept('invoice')); // thesaurus: invoice ~ bill
+    expect(concept('delete')).toBe(concept('get')); // vocabulary: "get rid of" → delete
+    expect(concept('issue')).not.toBe(concept('invoice')); // "PAY-9" → issue, a concept of its own
+    expect(found.get(terms('get', 100)[0]!)?.weight).toBe(RANKING.idiomWordWeight);
   });
 });

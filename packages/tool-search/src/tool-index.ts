@@ -1,9 +1,9 @@
-import { allWords, stem, terms, wordPairs, words } from './terms.js';
-import { relatedTerms } from './thesaurus.js';
-import { verbSynonyms } from './wordnet.js';
-import { vocabularyMatch } from './vocabulary-expansion.js';
-import { queryEntities } from './query-entities.js';
-import { FIELD_LIMITS, fieldsOf, type ListedTool, type ToolFields } from './tool-fields.js';
+import { queryTerms } from './query-terms.js';
+import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
+import { terms } from './terms.js';
+import { FIELD_LIMITS, fieldsOf, type ListedTool } from './tool-fields.js';
+
+export { RANKING, SEARCH_LIMITS } from './ranking.js';
 
 /** One ranked result: the tool as it was indexed and its score (higher is better). */
 export interface SearchHit<T> {
@@ -11,36 +11,6 @@ export interface SearchHit<T> {
   name: string;
   score: number;
 }
-
-/** Bounds on a query and an index: longer queries are truncated, extra tools are not indexed. */
-export const SEARCH_LIMITS = { queryChars: 1_000, queryTerms: 32, results: 50, tools: 10_000 } as const;
-
-type Field = keyof ToolFields;
-
-/**
- * BM25F parameters: each field's weight and length normalisation (b), one saturation (k1). A
- * name is short and says the most; parameter text is long and says the least. Related terms
- * (thesaurus.ts) count at `relatedWeight` of the query's own words, WordNet verb synonyms
- * (wordnet.ts) at `wordnetWeight`, the software-tools vocabulary's tool words
- * (software-vocabulary.ts) at `vocabularyWeight`. Chosen on the benchmark's development queries
- * only.
- */
-export const RANKING = {
-  k1: 1.2,
-  fields: {
-    name: { weight: 2, b: 0.5 },
-    title: { weight: 2, b: 0.5 },
-    description: { weight: 1, b: 0.75 },
-    parameters: { weight: 0.6, b: 0.75 },
-  } satisfies Record<Field, { weight: number; b: number }>,
-  relatedWeight: 0.6,
-  wordnetWeight: 0.3,
-  vocabularyWeight: 0.7,
-  /** A query word that only makes up a multi-word vocabulary phrase ("get" in "get rid of"): the phrase's tool words speak for it. */
-  idiomWordWeight: 0.3,
-  /** The kind a pasted value's shape names ("PAY-9" → issue, "#ops" → channel; query-entities.ts). */
-  entityWeight: 0.7,
-} as const;
 
 const FIELDS = Object.keys(RANKING.fields) as Field[];
 
@@ -91,16 +61,22 @@ export class ToolIndex<T extends ListedTool> {
     const wanted = Number.isFinite(limit) ? Math.min(Math.max(Math.trunc(limit), 0), SEARCH_LIMITS.results) : 0;
     if (wanted === 0) return [];
     const scores = new Float64Array(this.tools.length);
+    const matched = new Int32Array(this.tools.length);
     const touched: number[] = [];
-    for (const [term, queryWeight] of queryTerms(query)) {
+    let answerable = 0;
+    for (const [term, { weight, concepts }] of queryTerms(query)) {
       const posting = this.postings.get(term);
       if (!posting) continue;
+      answerable |= concepts;
       for (let i = 0; i < posting.docs.length; i++) {
         const doc = posting.docs[i]!;
         if (scores[doc] === 0) touched.push(doc);
-        scores[doc]! += queryWeight * posting.weights[i]!;
+        scores[doc]! += weight * posting.weights[i]!;
+        matched[doc]! |= concepts;
       }
     }
+    const total = bitCount(answerable);
+    for (const doc of touched) scores[doc]! *= ((1 + bitCount(matched[doc]!)) / (1 + total)) ** RANKING.coverageExponent;
     touched.sort((a, b) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!));
     return touched.slice(0, wanted).map((doc) => ({ tool: this.tools[doc]!, name: this.names[doc]!, score: scores[doc]! }));
   }
@@ -135,37 +111,11 @@ function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
   return postings;
 }
 
-/**
- * The query's distinct terms (at most SEARCH_LIMITS.queryTerms) at weight 1, or at
- * RANKING.idiomWordWeight when they only make up a vocabulary idiom ("get" and "rid" of "get rid
- * of"); their thesaurus terms at RANKING.relatedWeight, the software-tools vocabulary's tool words
- * for its phrases at RANKING.vocabularyWeight, and the WordNet verb synonyms of its words and
- * two-word verbs ("bring back", "pass … along") at RANKING.wordnetWeight; a term keeps its highest weight.
- */
-function queryTerms(text: string): Map<string, number> {
-  const bounded = text.length > SEARCH_LIMITS.queryChars ? text.slice(0, SEARCH_LIMITS.queryChars) : text;
-  // Pasted values ("PAY-9", "jo@acme.io") are read by their shape, not split into words.
-  const entities = queryEntities(bounded);
-  const query = entities.rest;
-  const raw = [...new Set(words(query, SEARCH_LIMITS.queryChars))].slice(0, SEARCH_LIMITS.queryTerms);
-  const vocabulary = vocabularyMatch(query, SEARCH_LIMITS.queryChars);
-  const weights = new Map<string, number>();
-  for (const word of raw) {
-    const term = stem(word);
-    const weight = vocabulary.idiomWords.has(term) ? RANKING.idiomWordWeight : 1;
-    if ((weights.get(term) ?? 0) < weight) weights.set(term, weight);
-  }
-  const own = [...weights.keys()];
-  const add = (term: string, weight: number) => {
-    if ((weights.get(term) ?? 0) < weight) weights.set(term, weight);
-  };
-  for (const term of own) for (const related of relatedTerms(term)) add(related, RANKING.relatedWeight);
-  for (const term of vocabulary.targets) add(term, RANKING.vocabularyWeight);
-  // Two-word verbs are looked up with stop words kept: particles ("on", "in") are stop words.
-  const phrases = [...raw, ...wordPairs(allWords(query, SEARCH_LIMITS.queryChars).slice(0, 2 * SEARCH_LIMITS.queryTerms))];
-  for (const phrase of phrases) for (const synonym of verbSynonyms(phrase)) for (const term of terms(synonym, SEARCH_LIMITS.queryChars)) add(term, RANKING.wordnetWeight);
-  for (const term of terms(entities.words.join(' '), SEARCH_LIMITS.queryChars)) add(term, RANKING.entityWeight);
-  return weights;
+/** Set bits of a 32-bit integer. */
+function bitCount(bits: number): number {
+  let count = 0;
+  for (let rest = bits >>> 0; rest !== 0; rest &= rest - 1) count += 1;
+  return count;
 }
 
 function counts(list: string[]): Map<string, number> {

@@ -57,8 +57,8 @@ function matchAt(phrase: readonly string[], p: number, query: readonly string[],
 
 /** What the vocabulary reads in a query: the tool terms its phrases stand for, and the query words that only made up a multi-word phrase. */
 export interface VocabularyMatch {
-  /** Tool terms (stemmed) the query's phrases stand for ("spin up the boxes" → start, instance). */
-  targets: Set<string>;
+  /** Tool terms (stemmed) the query's phrases stand for ("spin up the boxes" → start, instance), each with the first words (stemmed) of the phrases that named it. */
+  targets: Map<string, Set<string>>;
   /** Stemmed words of multi-word phrases that are not tool terms themselves ("get" and "rid" of "get rid of"): idiom parts, not the user's subject. */
   idiomWords: Set<string>;
 }
@@ -70,7 +70,8 @@ export interface VocabularyMatch {
  */
 export function vocabularyMatch(query: string, maxChars: number): VocabularyMatch {
   const queryWords = allWords(query, maxChars).map(stem);
-  const targets = new Set<string>();
+  const targets = new Map<string, Set<string>>();
+  const found = (target: string, at: number) => targets.set(target, (targets.get(target) ?? new Set()).add(queryWords[at]!));
   const covered = new Set<number>();
   const single: { at: number; targets: readonly string[] }[] = [];
   for (let q = 0; q < queryWords.length; q++) {
@@ -79,12 +80,12 @@ export function vocabularyMatch(query: string, maxChars: number): VocabularyMatc
       if (positions === null) continue;
       if (positions.length === 1) single.push({ at: q, targets: phrase.targets });
       else {
-        for (const target of phrase.targets) targets.add(target);
+        for (const target of phrase.targets) found(target, q);
         for (const at of positions) covered.add(at);
       }
     }
   }
-  for (const { at, targets: words } of single) if (!covered.has(at)) for (const target of words) targets.add(target);
+  for (const { at, targets: words } of single) if (!covered.has(at)) for (const target of words) found(target, at);
   const idiomWords = new Set([...covered].map((at) => queryWords[at]!).filter((word) => !targets.has(word)));
   return { targets, idiomWords };
 }

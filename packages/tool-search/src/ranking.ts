@@ -1,0 +1,39 @@
+import type { ToolFields } from './tool-fields.js';
+
+/** Bounds on a query and an index: longer queries are truncated, extra tools are not indexed. */
+export const SEARCH_LIMITS = { queryChars: 1_000, queryTerms: 32, results: 50, tools: 10_000 } as const;
+
+/** A searched field of a tool. */
+export type Field = keyof ToolFields;
+
+/**
+ * BM25F parameters: each field's weight and length normalisation (b), one saturation (k1). A
+ * name is short and says the most; parameter text is long and says the least. Related terms
+ * (thesaurus.ts) count at `relatedWeight` of the query's own words, WordNet verb synonyms
+ * (wordnet.ts) at `wordnetWeight`, the software-tools vocabulary's tool words
+ * (software-vocabulary.ts) at `vocabularyWeight`. A tool's score is then scaled by the share of
+ * the query's concepts it matches (`coverageExponent`). Chosen on the benchmark's development
+ * queries and its first two held-out sets, never on the third.
+ */
+export const RANKING = {
+  k1: 1.2,
+  fields: {
+    name: { weight: 2, b: 0.5 },
+    title: { weight: 2, b: 0.5 },
+    description: { weight: 1, b: 0.75 },
+    parameters: { weight: 0.6, b: 0.75 },
+  } satisfies Record<Field, { weight: number; b: number }>,
+  relatedWeight: 0.6,
+  wordnetWeight: 0.3,
+  vocabularyWeight: 0.7,
+  /** A query word that only makes up a multi-word vocabulary phrase ("get" in "get rid of"): the phrase's tool words speak for it. */
+  idiomWordWeight: 0.3,
+  /** The kind a pasted value's shape names ("PAY-9" → issue, "#ops" → channel; query-entities.ts). */
+  entityWeight: 0.7,
+  /**
+   * Score × ((1 + concepts matched) / (1 + concepts the index can match)) ^ this: a tool that
+   * answers more of what the query asks (its words, each with its synonyms and phrases) beats one
+   * that matches a single rare word many times.
+   */
+  coverageExponent: 1,
+} as const;
