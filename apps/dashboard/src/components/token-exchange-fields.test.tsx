@@ -27,6 +27,13 @@ describe('TokenExchangeFields', () => {
     expect(html.match(/aria-invalid/g)).toHaveLength(1);
   });
 
+  it('says an empty secret keeps the stored one when editing a provider that has one', () => {
+    const html = render({ secretStored: true });
+    expect(html).toContain('New client secret (optional)</label>');
+    expect(html).toContain('Empty keeps it');
+    expect(html).not.toContain('Empty: a public client');
+  });
+
   it('shows a refusal of the whole section as an alert', () => {
     expect(render({ error: { field: 'tokenExchange', message: 'required with authType token_exchange' } })).toContain('role="alert">required with authType token_exchange</p>');
   });

@@ -6,15 +6,21 @@ const SERVER_KINDS: Array<{ value: TokenExchangeServerKind; label: string }> = [
   { value: 'issuer', label: 'Issuer (token endpoint discovered)' },
 ];
 
-/** The inputs of a `token_exchange` provider; a field the API refused shows the API's message as its hint and is marked invalid. */
+/**
+ * The inputs of a `token_exchange` provider; a field the API refused shows the API's message as
+ * its hint and is marked invalid. `secretStored` (editing a provider that has one): an empty
+ * secret keeps the stored one, which is never shown.
+ */
 export function TokenExchangeFields({
   value,
   onChange,
   error,
+  secretStored = false,
 }: {
   value: TokenExchangeDraft;
   onChange: (patch: Partial<TokenExchangeDraft>) => void;
   error: { field: TokenExchangeDraftField | 'tokenExchange'; message: string } | null;
+  secretStored?: boolean;
 }) {
   const problem = (field: TokenExchangeDraftField, hint?: string) => (error?.field === field ? { hint: error.message, 'aria-invalid': true as const } : hint === undefined ? {} : { hint });
   return (
@@ -33,13 +39,18 @@ export function TokenExchangeFields({
       />
       <TextField label="Client ID" required maxLength={500} value={value.clientId} onChange={(e) => onChange({ clientId: e.target.value })} {...problem('clientId')} />
       <TextField
-        label="Client secret (optional)"
+        label={secretStored ? 'New client secret (optional)' : 'Client secret (optional)'}
         type="password"
         autoComplete="off"
         maxLength={8192}
         value={value.clientSecret}
         onChange={(e) => onChange({ clientSecret: e.target.value })}
-        {...problem('clientSecret', 'Write-only: stored sealed, never shown again (the provider then reads "client secret set"). Empty: a public client.')}
+        {...problem(
+          'clientSecret',
+          secretStored
+            ? 'A client secret is stored (never shown). Empty keeps it; a new one replaces it.'
+            : 'Write-only: stored sealed, never shown again (the provider then reads "client secret set"). Empty: a public client.',
+        )}
       />
       <TextField label="Audience (optional)" maxLength={500} value={value.audience} onChange={(e) => onChange({ audience: e.target.value })} {...problem('audience')} />
       <TextField label="Resource (optional)" type="url" maxLength={2048} value={value.resource} onChange={(e) => onChange({ resource: e.target.value })} {...problem('resource')} />

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api.js';
-import { describeTokenExchange, EMPTY_TOKEN_EXCHANGE, tokenExchangeBody, tokenExchangeFieldError } from './token-exchange-form.js';
+import { describeTokenExchange, EMPTY_TOKEN_EXCHANGE, tokenExchangeBody, tokenExchangeDraftOf, tokenExchangeFieldError, tokenExchangeUpdateBody } from './token-exchange-form.js';
 
 describe('tokenExchangeBody', () => {
   it('sends the token endpoint, the client and only the optionals that were filled in', () => {
@@ -55,5 +55,42 @@ describe('describeTokenExchange', () => {
       'token_exchange at issuer https://as.example as client gw; client secret not set (public client)',
     );
     expect(describeTokenExchange({ tokenExchange: null, hasAuthSecret: false })).toBe('token_exchange: not configured');
+  });
+});
+
+describe('editing: tokenExchangeDraftOf and tokenExchangeUpdateBody', () => {
+  const stored = { tokenUrl: null, issuer: 'https://as.example', clientId: 'gw', audience: 'api', resource: null, scope: 'read write' };
+
+  it('prefills every setting of the provider but the secret, which is never read back', () => {
+    expect(tokenExchangeDraftOf({ tokenExchange: stored })).toEqual({
+      serverKind: 'issuer',
+      serverUrl: 'https://as.example',
+      clientId: 'gw',
+      clientSecret: '',
+      audience: 'api',
+      resource: '',
+      scope: 'read write',
+    });
+    expect(tokenExchangeDraftOf({ tokenExchange: { ...stored, tokenUrl: 'https://as.example/token', issuer: null } })).toMatchObject({
+      serverKind: 'token_url',
+      serverUrl: 'https://as.example/token',
+    });
+    expect(tokenExchangeDraftOf({ tokenExchange: null })).toEqual(EMPTY_TOKEN_EXCHANGE);
+  });
+
+  it('an unchanged draft sends the same settings and no secret, so the stored secret is kept', () => {
+    const body = tokenExchangeUpdateBody(tokenExchangeDraftOf({ tokenExchange: stored }), { removeSecret: false });
+    expect(body).toEqual({ tokenExchange: { issuer: 'https://as.example', clientId: 'gw', audience: 'api', scope: 'read write' } });
+    expect(JSON.stringify(body)).not.toContain('clientSecret');
+    expect(body).not.toHaveProperty('authSecret');
+  });
+
+  it('a typed secret replaces the stored one; removing it (public client) sends authSecret null, unless a new one was typed', () => {
+    const draft = { ...tokenExchangeDraftOf({ tokenExchange: stored }), audience: '', scope: 'read' };
+    expect(tokenExchangeUpdateBody({ ...draft, clientSecret: 'rotated' }, { removeSecret: false })).toEqual({
+      tokenExchange: { issuer: 'https://as.example', clientId: 'gw', clientSecret: 'rotated', scope: 'read' },
+    });
+    expect(tokenExchangeUpdateBody(draft, { removeSecret: true })).toEqual({ tokenExchange: { issuer: 'https://as.example', clientId: 'gw', scope: 'read' }, authSecret: null });
+    expect(tokenExchangeUpdateBody({ ...draft, clientSecret: 'rotated' }, { removeSecret: true })).not.toHaveProperty('authSecret');
   });
 });

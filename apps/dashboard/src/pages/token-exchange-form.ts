@@ -44,6 +44,31 @@ export function tokenExchangeBody(draft: TokenExchangeDraft): TokenExchangeInput
   return body;
 }
 
+/** An existing provider's settings as a draft to edit: everything prefilled but the secret, which is never read back (empty keeps it). */
+export function tokenExchangeDraftOf(provider: Pick<ToolProvider, 'tokenExchange'>): TokenExchangeDraft {
+  const te = provider.tokenExchange;
+  if (te === null) return EMPTY_TOKEN_EXCHANGE;
+  return {
+    serverKind: te.tokenUrl !== null ? 'token_url' : 'issuer',
+    serverUrl: te.tokenUrl ?? te.issuer ?? '',
+    clientId: te.clientId,
+    clientSecret: '',
+    audience: te.audience ?? '',
+    resource: te.resource ?? '',
+    scope: te.scope ?? '',
+  };
+}
+
+/**
+ * The update body of an edit: the settings replaced whole (a blank optional is cleared), the
+ * stored client secret kept unless a new one is typed, or removed (`authSecret: null`) when the
+ * admin makes the client public.
+ */
+export function tokenExchangeUpdateBody(draft: TokenExchangeDraft, options: { removeSecret: boolean }): { tokenExchange: TokenExchangeInput; authSecret?: null } {
+  const tokenExchange = tokenExchangeBody(draft);
+  return options.removeSecret && tokenExchange.clientSecret === undefined ? { tokenExchange, authSecret: null } : { tokenExchange };
+}
+
 /** The API's dotted `field` names under `tokenExchange` and the draft field that holds each. */
 const FIELD_OF: Record<string, TokenExchangeDraftField> = {
   tokenUrl: 'serverUrl',

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
 import { SelectField, TenantField, TextField } from '../components/fields.js';
+import { EditTokenExchange } from '../components/edit-token-exchange.js';
 import { Layout } from '../components/layout.js';
 import { TokenExchangeFields } from '../components/token-exchange-fields.js';
 import { canManageProviders, describeScope, hasRole } from '../navigation.js';
@@ -57,6 +58,8 @@ export function ToolProvidersPage() {
               </dl>
               {p.description ? <p>{p.description}</p> : null}
               <ProviderTools provider={p} />
+              {/* The endpoint is hidden from those who may not edit the provider (a tenant admin on a global one). */}
+              {manage && p.authType === 'token_exchange' && p.endpoint !== null ? <EditTokenExchange provider={p} onSaved={providers.reload} /> : null}
               {manage ? (
                 <div className="actions">
                   <ConfirmButton
