@@ -30,6 +30,10 @@ let idp: { issuer: string; server: Server; privateKey: CryptoKey };
 let nextPerson = 'ext-alice';
 /** When set, the identity provider's next token answer carries this ID token instead of its own. */
 let swapIdToken: string | null = null;
+/** When set, the identity provider drops its next token request's connection (a provider gone away mid-login). */
+let dropTokenRequest = false;
+/** What a browser's navigation asks for (Chromium's Accept): the callback then answers in pages, not JSON. */
+const BROWSER_ACCEPT = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8' };
 
 const people = (): Record<string, { email: string; email_verified: boolean }> => ({
   'ext-alice': { email: alice.email.toUpperCase(), email_verified: true },
@@ -83,6 +87,11 @@ async function startIdentityProvider(port: number, gatewayBase: string): Promise
   const httpServer = createServer((req, res) => {
     if (req.url?.startsWith('/interaction/')) {
       provider.interactionFinished(req, res, { login: { accountId: nextPerson } }, { mergeWithLastSubmission: false }).catch(() => res.writeHead(500).end());
+      return;
+    }
+    if (dropTokenRequest && req.method === 'POST' && req.url === '/token') {
+      dropTokenRequest = false;
+      req.socket.destroy();
       return;
     }
     if (swapIdToken !== null && req.method === 'POST' && req.url === '/token') {
@@ -341,5 +350,70 @@ describe('continue with an external issuer on the MCP sign-in', () => {
     const callback = await signInAtProvider(browser, await continueWith(browser, (await mcpClientStarts(browser)).uid), 'ext-stranger');
     await expectRefused(browser, callback, 403, 'EXTERNAL_USER_NOT_REGISTERED', /No gateway account is linked/);
     expect(await deps.db.selectFrom('users').select('id').where('email', '=', 'stranger@elsewhere.example').executeTakeFirst()).toBeUndefined();
+  });
+});
+
+describe('a browser coming back from the identity provider is answered in pages', () => {
+  /** The callback as a browser navigates to it: the redirect's target, with no console session set. */
+  async function browserLandsOn(browser: TestBrowser, callback: URL): Promise<string | null> {
+    const res = await browser.go(callback.href, { headers: BROWSER_ACCEPT });
+    expect(res.status, await res.clone().text()).toBe(302);
+    expect(browser.cookie(base, CONSOLE_COOKIE)).toBeUndefined();
+    return res.headers.get('location');
+  }
+
+  it('sends the browser that started the login back to its sign-in page with a reason word', async () => {
+    const stranger = new TestBrowser();
+    const strangerFlow = await mcpClientStarts(stranger);
+    const strangerCallback = await signInAtProvider(stranger, await continueWith(stranger, strangerFlow.uid), 'ext-stranger');
+    expect(await browserLandsOn(stranger, strangerCallback)).toBe(`/connect/${strangerFlow.uid}?login_error=not_registered`);
+
+    const wrongIss = new TestBrowser();
+    const wrongIssFlow = await mcpClientStarts(wrongIss);
+    const wrongIssCallback = await signInAtProvider(wrongIss, await continueWith(wrongIss, wrongIssFlow.uid));
+    wrongIssCallback.searchParams.set('iss', 'https://evil.example');
+    expect(await browserLandsOn(wrongIss, wrongIssCallback)).toBe(`/connect/${wrongIssFlow.uid}?login_error=refused`);
+
+    // The person pressed "cancel" at the provider: RFC 6749 error=access_denied with the login's own state.
+    const cancels = new TestBrowser();
+    const cancelFlow = await mcpClientStarts(cancels);
+    const cancelled = new URL(`${base}/api/v1/oauth/external-login/callback`);
+    const state = (await continueWith(cancels, cancelFlow.uid)).searchParams.get('state')!;
+    cancelled.search = new URLSearchParams({ error: 'access_denied', error_description: '<script>alert(1)</script>', state, iss: idp.issuer }).toString();
+    expect(await browserLandsOn(cancels, cancelled)).toBe(`/connect/${cancelFlow.uid}?login_error=cancelled`);
+
+    const stranded = new TestBrowser();
+    const strandedFlow = await mcpClientStarts(stranded);
+    const strandedCallback = await signInAtProvider(stranded, await continueWith(stranded, strandedFlow.uid));
+    dropTokenRequest = true;
+    expect(await browserLandsOn(stranded, strandedCallback)).toBe(`/connect/${strandedFlow.uid}?login_error=unavailable`);
+    expect(dropTokenRequest, 'the provider saw the token request').toBe(false);
+  });
+
+  it('answers a page with no redirect when the state names no sign-in this browser may go back to', async () => {
+    const forged = new URL(`${base}/api/v1/oauth/external-login/callback`);
+    const injected = '<script>alert(1)</script>';
+    forged.search = new URLSearchParams({ code: injected, state: `forged-${injected}`, iss: idp.issuer, error_description: injected }).toString();
+    const refusedPage = async (browser: TestBrowser, callback: URL) => {
+      const res = await browser.go(callback.href, { headers: BROWSER_ACCEPT });
+      const body = await res.text();
+      expect({ status: res.status, location: res.headers.get('location'), type: res.headers.get('content-type') }).toEqual({ status: 401, location: null, type: 'text/html; charset=UTF-8' });
+      expect(body).toContain('Sign-in not completed');
+      expect(body).not.toContain('script');
+      expect(body).not.toContain('/connect/');
+      expect(browser.cookie(base, CONSOLE_COOKIE)).toBeUndefined();
+    };
+    await refusedPage(new TestBrowser(), forged);
+
+    // An attacker's finished callback in the victim's browser names the attacker's sign-in: the victim is not sent there.
+    const attacker = new TestBrowser();
+    const attackerCallback = await signInAtProvider(attacker, await continueWith(attacker, (await mcpClientStarts(attacker)).uid));
+    const victim = new TestBrowser();
+    await continueWith(victim, (await mcpClientStarts(victim)).uid);
+    await refusedPage(victim, attackerCallback);
+
+    // A client that refuses HTML (q=0) still gets the JSON answer.
+    const json = await new TestBrowser().go(forged.href, { headers: { accept: 'text/html;q=0, application/json' } });
+    expect({ status: json.status, code: ((await json.json()) as { code: string }).code }).toEqual({ status: 401, code: 'EXTERNAL_LOGIN_REFUSED' });
   });
 });

@@ -1,12 +1,12 @@
 import { isHttpsRequest, setConsoleSession } from '@agentgw/auth';
-import { createEgressDispatcher, egressFetch, egressPolicyFromConfig, RateLimitedError } from '@agentgw/core';
+import { AppError, createEgressDispatcher, egressFetch, egressPolicyFromConfig, RateLimitedError } from '@agentgw/core';
 import { errorResponses, jsonResponse, peerAddress, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type Provider from 'oidc-provider';
 import { CONSENT_PAGE_PATH } from './authorization-server.js';
-import { ExternalLogins } from './external-logins.js';
+import { ExternalLoginFailed, ExternalLogins } from './external-logins.js';
 import { interactionOf } from './interactions.js';
 import { PENDING_LOGIN_TTL_SECONDS } from './pending-external-logins.js';
 
@@ -52,9 +52,50 @@ const callbackRoute = createRoute({
   path: '/external-login/callback',
   summary: "The identity provider's redirect back: signs the person in to the console and returns to the consent page",
   description:
-    "Checks state (once, and the browser's cookie), `iss` (RFC 9207), the code exchange and the ID token (signature, issuer, audience, nonce), maps the person to a gateway user as that issuer's bearer tokens are (linked subject, else verified email), sets the console session and redirects to `/connect/<uid>`. 401 EXTERNAL_LOGIN_REFUSED when a check fails; 403 EXTERNAL_USER_NOT_REGISTERED for a person with no gateway account.",
-  responses: { 302: redirect("To the console's consent page /connect/<uid>"), ...errorResponses(401, 403, 404, 429, 502, 503) },
+    "Checks state (once, and the browser's cookie), `iss` (RFC 9207), the code exchange and the ID token (signature, issuer, audience, nonce), maps the person to a gateway user as that issuer's bearer tokens are (linked subject, else verified email), sets the console session and redirects to `/connect/<uid>`. 401 EXTERNAL_LOGIN_REFUSED when a check fails; 403 EXTERNAL_USER_NOT_REGISTERED for a person with no gateway account. A browser (Accept naming text/html) is answered in pages instead: once the state is known and the cookie is the browser's that started the login, a refusal redirects to `/connect/<uid>?login_error=cancelled|refused|not_registered|unavailable`; before that (unknown, expired, replayed or forged state, another browser, 429) a short text/html page with the same status and no redirect.",
+  responses: {
+    302: redirect("To the console's consent page /connect/<uid>, or with Accept text/html after a refusal to /connect/<uid>?login_error=<reason>"),
+    ...errorResponses(401, 403, 404, 429, 502, 503),
+  },
 });
+
+/** Whether the request is a person's browser navigating (an explicit text/html media range with q > 0; a bare wildcard is not). */
+function acceptsHtml(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((range) => {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = params.find((param) => param.startsWith('q='));
+    return type === 'text/html' && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
+
+/** The words of the page a browser gets when its callback names no sign-in it may go back to (fixed text: nothing of the request is shown). */
+const STRANDED_PAGE = (retryLater: boolean) =>
+  [
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in not completed · Agent Gateway</title></head><body><main>',
+    '<h1>Sign-in not completed</h1>',
+    retryLater
+      ? '<p>Too many sign-in attempts from this address. Wait a minute, then start again from your MCP client.</p>'
+      : '<p>This sign-in link is unknown, expired or already used, or the sign-in was started in another browser. Start again from your MCP client, in this browser.</p>',
+    '</main></body></html>',
+  ].join('');
+
+/**
+ * A refused callback as its caller should see it: the browser that started the login back on its
+ * sign-in page with a reason word; any other browser a page with no link or redirect (its state
+ * names no sign-in it may be sent to); JSON clients the error itself.
+ */
+function refusedCallback(c: Context, err: unknown): Response {
+  const html = acceptsHtml(c.req.header('accept'));
+  if (err instanceof ExternalLoginFailed) {
+    if (!html) throw err.error;
+    return c.redirect(`${CONSENT_PAGE_PATH}/${encodeURIComponent(err.uid)}?login_error=${err.reason}`, 302);
+  }
+  if (!html || !(err instanceof AppError)) throw err;
+  c.header('content-security-policy', "default-src 'none'");
+  c.header('cache-control', 'no-store');
+  if (err instanceof RateLimitedError && err.retryAfterSeconds) c.header('retry-after', String(err.retryAfterSeconds));
+  return c.html(STRANDED_PAGE(err.status === 429), err.status as 401);
+}
 
 /** The same per-address budget as the authorization server's own routes: each start writes a row. */
 async function throttle(deps: ServiceDeps, c: Context): Promise<void> {
@@ -105,9 +146,12 @@ export function registerExternalLoginRoutes(app: OpenAPIHono, deps: ServiceDeps,
     return c.redirect(url, 302);
   });
   app.openapi(callbackRoute, async (c) => {
-    await throttle(deps, c);
     const cookie = (secure(c) ? getCookie(c, BROWSER_COOKIE, 'host') : getCookie(c, BROWSER_COOKIE)) ?? null;
-    const { uid, user } = await loginsOf(server.issuer()).finish(new URL(c.req.url).searchParams, cookie);
+    const finished = await throttle(deps, c)
+      .then(() => loginsOf(server.issuer()).finish(new URL(c.req.url).searchParams, cookie))
+      .catch((err: unknown) => refusedCallback(c, err));
+    if (finished instanceof Response) return finished;
+    const { uid, user } = finished;
     setConsoleSession(c, await deps.auth.signUserToken(user), deps.auth.loginTokenLifetime, secure(c));
     return c.redirect(`${CONSENT_PAGE_PATH}/${uid}`, 302);
   });

@@ -6,12 +6,34 @@ import type { Database } from '@agentgw/db';
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Kysely } from 'kysely';
 import * as oauth from 'oauth4webapi';
-import { digest, PendingExternalLogins } from './pending-external-logins.js';
+import { digest, PendingExternalLogins, type PendingExternalLogin } from './pending-external-logins.js';
 
 /** What the sign-in page shows for an external login: never the client registration. */
 export interface ExternalLoginOption {
   id: string;
   name: string;
+}
+
+/**
+ * Why a login failed, in the one word the console's /connect page has a message for: never the
+ * error's text, which may quote what the identity provider or the query string said.
+ */
+export type ExternalLoginFailure = 'cancelled' | 'refused' | 'not_registered' | 'unavailable';
+
+/**
+ * A callback refused after its pending login was read back in the browser that started it: that
+ * browser may be sent back to its sign-in `uid` (the database's, never the query's) with `reason`;
+ * any other client gets `error` as it is.
+ */
+export class ExternalLoginFailed extends Error {
+  constructor(
+    readonly uid: string,
+    readonly reason: ExternalLoginFailure,
+    readonly error: AppError,
+  ) {
+    super(error.message);
+    this.name = 'ExternalLoginFailed';
+  }
 }
 
 /** A person signed in at an external issuer and the gateway user they are. */
@@ -41,15 +63,31 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 /** 401 EXTERNAL_LOGIN_REFUSED: the callback or what the identity provider answered does not hold. */
 const refused = (why: string) => new AppError(401, 'EXTERNAL_LOGIN_REFUSED', `The external sign-in was refused: ${why}`);
 
+/** 401 EXTERNAL_LOGIN_REFUSED because the person said no at the identity provider, or was not let in there (RFC 6749 section 4.1.2.1). */
+class DeniedAtProvider extends AppError {
+  constructor() {
+    super(401, 'EXTERNAL_LOGIN_REFUSED', 'The external sign-in was refused: the identity provider answered access_denied');
+  }
+}
+
 /** What went wrong talking to the identity provider, as the caller's error (never a 500). */
-function loginError(err: unknown): Error {
+function loginError(err: unknown): AppError {
+  // Before the AppError case: EgressRefusedError is one (a 403 that is no fault of the person's).
+  if (err instanceof EgressRefusedError) return new DependencyUnavailableError('The identity provider is refused by the egress policy');
   if (err instanceof AppError) return err;
+  if (err instanceof oauth.AuthorizationResponseError && err.error === 'access_denied') return new DeniedAtProvider();
   if (err instanceof oauth.AuthorizationResponseError) return refused(`the identity provider answered ${err.error}`);
   if (err instanceof oauth.ResponseBodyError) return refused(`the identity provider's token endpoint answered ${err.error}`);
   if (err instanceof oauth.OperationProcessingError) return refused(err.message);
   if (err instanceof joseErrors.JOSEError) return refused(`the ID token's signature does not hold (${err.code})`);
-  if (err instanceof EgressRefusedError) return new DependencyUnavailableError('The identity provider is refused by the egress policy');
   return new UpstreamError('The identity provider could not be reached');
+}
+
+/** The console's word for why a login failed. */
+function failureOf(error: AppError): ExternalLoginFailure {
+  if (error instanceof DeniedAtProvider) return 'cancelled';
+  if (error.code === 'EXTERNAL_USER_NOT_REGISTERED') return 'not_registered';
+  return error.status === 401 ? 'refused' : 'unavailable';
 }
 
 /**
@@ -107,7 +145,8 @@ export class ExternalLogins {
    * Finishes a login from the callback's query and the browser's binding cookie: the pending
    * login is taken once by `state`, then the response's `iss` (RFC 9207), the code exchange and
    * the ID token are checked. Answers the pending sign-in and the gateway user; a person with no
-   * gateway account is 403 (none is created).
+   * gateway account is 403 (none is created). A refusal before the browser is known to be the
+   * one that started the login is a plain AppError; any later one is an ExternalLoginFailed.
    */
   async finish(query: URLSearchParams, browser: string | null): Promise<FinishedExternalLogin> {
     const state = query.get('state');
@@ -115,6 +154,17 @@ export class ExternalLogins {
     const pending = await this.pending.take(state);
     if (!pending) throw refused('this sign-in is unknown, expired or already finished; start again from your MCP client');
     if (browser === null || digest(browser) !== pending.browser) throw refused('the sign-in was started in another browser');
+    try {
+      return { uid: pending.uid, user: await this.userOf(pending, query, state) };
+    } catch (err) {
+      // A fault of this gateway (its database, say) stays a 500, not a refusal.
+      if (!(err instanceof AppError)) throw err;
+      throw new ExternalLoginFailed(pending.uid, failureOf(err), err);
+    }
+  }
+
+  /** The gateway user the callback's person is, every check done; 403 for a person with no gateway account. */
+  private async userOf(pending: PendingExternalLogin, query: URLSearchParams, state: string): Promise<FinishedExternalLogin['user']> {
     const item = this.loginOf(pending.loginId);
     const claims = await this.verifiedIdToken(item, query, state, pending).catch((err: unknown) => Promise.reject(loginError(err)));
     const user = await this.deps.auth.externalUser({
@@ -124,7 +174,7 @@ export class ExternalLogins {
       emailVerified: claims.email_verified === true,
     });
     if (!user || user.email === null) throw new ForbiddenError('No gateway account is linked to this identity; ask an administrator to create or link one', 'EXTERNAL_USER_NOT_REGISTERED');
-    return { uid: pending.uid, user: { id: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId } };
+    return { id: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId };
   }
 
   private loginOf(loginId: string): LoginIssuer {
