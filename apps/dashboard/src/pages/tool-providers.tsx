@@ -7,8 +7,9 @@ import { Layout } from '../components/layout.js';
 import { TokenExchangeFields } from '../components/token-exchange-fields.js';
 import { canManageProviders, describeScope, hasRole } from '../navigation.js';
 import { useSession, useUser } from '../session.js';
-import type { ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
+import type { CredentialProvider, ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
+import { describeMcpOAuth } from './mcp-oauth-description.js';
 import { describeTokenExchange, EMPTY_TOKEN_EXCHANGE, tokenExchangeBody, tokenExchangeFieldError } from './token-exchange-form.js';
 
 /** Tool providers (MCP servers behind the gateway) and, on demand, the tools each one serves. */
@@ -18,6 +19,9 @@ export function ToolProvidersPage() {
   const providers = useResource<{ providers: ToolProvider[] }>('/admin/tool-providers');
   const action = useAction();
   const manage = canManageProviders(user);
+  // Only for mcp_oauth cards: how the gateway's client at the upstream was obtained.
+  const hasMcpOAuth = providers.data?.providers.some((p) => p.authType === 'mcp_oauth') ?? false;
+  const credentialProviders = useResource<{ providers: CredentialProvider[] }>(hasMcpOAuth ? '/credential-providers' : null);
 
   return (
     <Layout title="Tool providers">
@@ -45,9 +49,11 @@ export function ToolProvidersPage() {
                     ? 'none'
                     : p.authType === 'token_exchange'
                       ? describeTokenExchange(p)
-                      : PER_USER.has(p.authType)
-                        ? `${p.authType}: each user's own ${p.credentialServiceType ?? '?'} credential`
-                        : `${p.authType}${p.hasAuthSecret ? ' (secret set)' : ' (no secret)'}`}
+                      : p.authType === 'mcp_oauth'
+                        ? describeMcpOAuth(p, credentialProviders.data?.providers)
+                        : PER_USER.has(p.authType)
+                          ? `${p.authType}: each user's own ${p.credentialServiceType ?? '?'} credential`
+                          : `${p.authType}${p.hasAuthSecret ? ' (secret set)' : ' (no secret)'}`}
                 </dd>
                 <dt>Priority</dt>
                 <dd>{p.priority}</dd>
