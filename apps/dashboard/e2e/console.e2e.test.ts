@@ -217,6 +217,38 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await expectAccessible();
   });
 
+  it("edits a token_exchange provider's settings on its card, keeping the write-only client secret", async () => {
+    const admin = { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' };
+    const tokenExchange = { tokenUrl: 'http://127.0.0.1:9/oauth/token', clientId: 'gw-client', clientSecret: 'e2e-exchange-secret', audience: 'tools-api' };
+    const created = await fetch(`${gateway.url}/api/v1/admin/tool-providers`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'exchanged-tools', pattern: 'x_*', endpoint: fixture.url, authType: 'token_exchange', tokenExchange }),
+    });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { provider: { id: string } }).provider.id;
+
+    await open('/tool-providers', 'Tool providers');
+    await page.getByRole('button', { name: 'Edit token exchange of exchanged-tools' }).click();
+    const form = page.getByRole('form', { name: 'Token exchange of exchanged-tools' });
+    expect(await form.getByLabel('Client ID').inputValue()).toBe('gw-client');
+    expect(await form.getByLabel('New client secret (optional)').inputValue()).toBe('');
+    await form.getByLabel('Client ID').fill('gw-client-2');
+    await form.getByLabel('Audience (optional)').fill('');
+    await form.getByLabel('Scope (optional)').fill('tools:read');
+    await expectAccessible();
+    await form.getByRole('button', { name: 'Save token exchange' }).click();
+    await page.getByText(/token_exchange at token endpoint http:\/\/127\.0\.0\.1:9\/oauth\/token as client gw-client-2; client secret set; scope tools:read$/).waitFor();
+
+    const saved = await fetch(`${gateway.url}/api/v1/admin/tool-providers/${id}`, { headers: admin });
+    const { provider } = (await saved.json()) as { provider: { hasAuthSecret: boolean; tokenExchange: Record<string, unknown> } };
+    expect(provider.tokenExchange).toEqual({ tokenUrl: tokenExchange.tokenUrl, issuer: null, clientId: 'gw-client-2', audience: null, resource: null, scope: 'tools:read' });
+    expect(provider.hasAuthSecret).toBe(true);
+    await screenshot(page, 'tool-providers-edit-token-exchange');
+    // Later steps list the unified endpoint's tools: this provider (no reachable token endpoint) leaves with its test.
+    expect((await fetch(`${gateway.url}/api/v1/admin/tool-providers/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${jwt}` } })).status).toBe(200);
+  });
+
   it('adds rules and the evaluate panel explains which rule matched', async () => {
     await open('/access-rules', 'Access rules');
     const form = page.getByRole('form', { name: 'Add a rule' });
