@@ -31,9 +31,11 @@ export const RANKING = {
   /** The kind a pasted value's shape names ("PAY-9" → issue, "#ops" → channel; query-entities.ts). */
   entityWeight: 0.7,
   /**
-   * Score × ((1 + concepts matched) / (1 + concepts the index can match)) ^ this: a tool that
+   * Score × ((1 + credit) / (1 + concepts the index can match)) ^ this, the credit summing, per
+   * concept the tool matches, its best term's weight / vocabularyWeight (at most 1): a tool that
    * answers more of what the query asks (its words, each with its synonyms and phrases) beats one
-   * that matches a single rare word many times.
+   * that matches a single rare word many times, and a concept met only through a weak synonym
+   * counts in part.
    */
   coverageExponent: 1,
 } as const;

@@ -154,6 +154,15 @@ describe('ToolIndex concept coverage', () => {
     expect(index.search('archive the invoice for the customer', 2)[0]?.name).toBe('billing_email_customer_invoice');
   });
 
+  it("credits a concept matched only through a weaker term (a thesaurus synonym) in proportion to that term's weight", () => {
+    const twins = ToolIndex.build([tool('alpha_repo', 'Repo things.'), tool('alpha_repository', 'Repository things.')]);
+    const hits = twins.search('repository', 2);
+    expect(hits.map((h) => h.name)).toEqual(['alpha_repository', 'alpha_repo']);
+    const share = RANKING.relatedWeight / RANKING.vocabularyWeight;
+    // Same BM25F for both (mirror documents): the ratio is the synonym's weight times its coverage credit.
+    expect(hits[1]!.score / hits[0]!.score).toBeCloseTo((RANKING.relatedWeight * (1 + share)) / 2, 6);
+  });
+
   it("gives a synonym, a vocabulary phrase's tool word and a pasted value's kind the concept they came from", () => {
     const found = queryTerms('get rid of the invoice for PAY-9');
     const concept = (word: string) => found.get(terms(word, 100)[0]!)!.concepts;

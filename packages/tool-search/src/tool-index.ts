@@ -61,22 +61,30 @@ export class ToolIndex<T extends ListedTool> {
     const wanted = Number.isFinite(limit) ? Math.min(Math.max(Math.trunc(limit), 0), SEARCH_LIMITS.results) : 0;
     if (wanted === 0) return [];
     const scores = new Float64Array(this.tools.length);
-    const matched = new Int32Array(this.tools.length);
+    const credited = new Int32Array(this.tools.length);
+    const credit = new Float64Array(this.tools.length);
     const touched: number[] = [];
     let answerable = 0;
-    for (const [term, { weight, concepts }] of queryTerms(query)) {
+    // Strongest terms first, so a concept's first match in a tool is its best: the credit it gets.
+    const looked = [...queryTerms(query)].sort(([a, x], [b, y]) => y.weight - x.weight || compareNames(a, b));
+    for (const [term, { weight, concepts }] of looked) {
       const posting = this.postings.get(term);
       if (!posting) continue;
       answerable |= concepts;
+      const share = Math.min(1, weight / RANKING.vocabularyWeight);
       for (let i = 0; i < posting.docs.length; i++) {
         const doc = posting.docs[i]!;
         if (scores[doc] === 0) touched.push(doc);
         scores[doc]! += weight * posting.weights[i]!;
-        matched[doc]! |= concepts;
+        const fresh = concepts & ~credited[doc]!;
+        if (fresh !== 0) {
+          credit[doc]! += share * bitCount(fresh);
+          credited[doc]! |= fresh;
+        }
       }
     }
     const total = bitCount(answerable);
-    for (const doc of touched) scores[doc]! *= ((1 + bitCount(matched[doc]!)) / (1 + total)) ** RANKING.coverageExponent;
+    for (const doc of touched) scores[doc]! *= ((1 + credit[doc]!) / (1 + total)) ** RANKING.coverageExponent;
     touched.sort((a, b) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!));
     return touched.slice(0, wanted).map((doc) => ({ tool: this.tools[doc]!, name: this.names[doc]!, score: scores[doc]! }));
   }
