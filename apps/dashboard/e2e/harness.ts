@@ -32,13 +32,20 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/** How a test wants the gateway process: `port` when another server must know its URL first, `env` for extra settings. */
+export interface GatewayOptions {
+  publicUrl?: boolean;
+  port?: number;
+  env?: Record<string, string>;
+}
+
 /**
  * The all-in-one as a real process (`gateway start`, as `pnpm start` runs it) on a free port,
  * with a fresh embedded database in a temp directory and an admin from ADMIN_EMAIL/PASSWORD.
  */
-export async function startGateway(admin: { email: string; password: string }, options: { publicUrl?: boolean } = {}): Promise<RunningGateway> {
+export async function startGateway(admin: { email: string; password: string }, options: GatewayOptions = {}): Promise<RunningGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentgw-dashboard-e2e-'));
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'PORT', 'JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY', 'NODE_ENV', 'VAULT_URL']) delete env[name];
   Object.assign(env, {
@@ -48,6 +55,7 @@ export async function startGateway(admin: { email: string; password: string }, o
     LOG_LEVEL: 'warn',
     // The MCP fixture listens on 127.0.0.1, which the default egress policy refuses.
     EGRESS_POLICY: 'allow-private',
+    ...options.env,
   });
   // The gateway as MCP clients' authorization server needs its public URL (the issuer).
   if (options.publicUrl) env.GATEWAY_PUBLIC_URL = `http://127.0.0.1:${port}`;

@@ -1,12 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import type { Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, DASHBOARD_DIR, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
+import { AppOAuthClient, allowToolProvider } from './mcp-oauth-app.js';
 
 // An MCP client signing a person in with OAuth, the browser step in Debian's Chromium against
 // the console's own sign-in and consent pages: the official SDK client (1.x) given only the
@@ -16,29 +16,12 @@ if (!chromiumAvailable) console.warn(`[dashboard e2e] SKIPPED: ${CHROMIUM} is mi
 const ADMIN = { email: 'mcp-oauth-admin@example.com', password: 'e2e-mcp-oauth-password' };
 const REDIRECT = 'http://127.0.0.1:53682/callback';
 
-/** The MCP app's side: an OAuthClientProvider kept in memory; the browser step is the test's. */
-class AppOAuthClient implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | null = null;
-  readonly redirectUrl = REDIRECT;
-  readonly clientMetadata = { client_name: 'Desk Assistant', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-  clientInformation = () => this.client;
-  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.client = info);
-  tokens = () => this.saved;
-  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
-  codeVerifier = () => this.verifier;
-}
-
 describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console', () => {
   let gateway: RunningGateway;
   let fixture: McpFixture;
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
-  const app = new AppOAuthClient();
+  const app = new AppOAuthClient('Desk Assistant', REDIRECT);
   const endpoint = () => new URL(`${gateway.url}/api/v1/mcp/mcp`);
 
   beforeAll(async () => {
@@ -47,19 +30,7 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
     gateway = await startGateway(ADMIN, { publicUrl: true });
     const login = await fetch(`${gateway.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
     const { token: jwt, user } = (await login.json()) as { token: string; user: { id: string } };
-    const created = await fetch(`${gateway.url}/api/v1/admin/tool-providers`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
-      body: JSON.stringify({ name: 'desk-tools', pattern: '*', endpoint: fixture.url }),
-    });
-    expect(created.status).toBe(201);
-    const providerId = ((await created.json()) as { provider: { id: string } }).provider.id;
-    const access = await fetch(`${gateway.url}/api/v1/admin/provider-access`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
-      body: JSON.stringify({ subjectType: 'user', subjectId: user.id, providerId, action: 'allow', toolPattern: '*' }),
-    });
-    expect(access.status).toBe(201);
+    await allowToolProvider(gateway.url, jwt, { name: 'desk-tools', endpoint: fixture.url, userId: user.id });
     browser = await launchBrowser();
     page = browser.context.pages()[0] ?? (await browser.context.newPage());
   });

@@ -25,6 +25,11 @@ export interface OidcServerOptions {
   interactions?: 'auto' | 'pages';
   /** Open dynamic client registration (RFC 7591) at `/reg`, for clients that register themselves (default off). */
   registration?: boolean;
+  /**
+   * ID tokens carry `email` (`<login>@oidc.test`) and `email_verified: true` when the `email` scope
+   * is granted, as sign-in providers do (the gateway's "continue with" reads only the ID token); default off.
+   */
+  verifiedEmails?: boolean;
   /** Accept client ID metadata documents (an http(s) URL as client_id, its document fetched) and say so in the metadata (default off). */
   clientMetadataDocuments?: boolean;
 }
@@ -98,7 +103,8 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
     ttl: { AccessToken: ttl, AuthorizationCode: 60, Interaction: 600, Session: 3600, Grant: 86_400, RefreshToken: 86_400 },
     issueRefreshToken: () => true,
     rotateRefreshToken: true,
-    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, email: `${sub}@oidc.test` }) }),
+    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, email: `${sub}@oidc.test`, ...(options.verifiedEmails && { email_verified: true }) }) }),
+    ...(options.verifiedEmails && { claims: { openid: ['sub'], email: ['email', 'email_verified'] }, conformIdTokenClaims: false }),
     ...(mode === 'auto' && { interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` } }),
   };
   const provider = new Provider(issuer, configuration);

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import { ErrorNotice, Loading } from '../components/feedback.js';
 import { isResumeUrl } from '../oauth-consent.js';
+import { useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { useAction, useResource } from '../use-resource.js';
 
@@ -13,24 +14,52 @@ interface InteractionView {
   remembered: boolean;
 }
 
-/** An external issuer the sign-in may continue at (GET /oauth/interactions/:uid/logins). */
+/**
+ * An external issuer the sign-in may continue at (GET /oauth/interactions/:uid/logins): a local
+ * copy of the generated ExternalLoginOption with only the two fields this page reads.
+ */
 interface ExternalLoginOption {
   id: string;
   name: string;
 }
 
 /**
+ * What the gateway's `?login_error=` word (an external sign-in that came back refused) means to
+ * the person. Only these words are shown: anything else in the address is ignored, so a link
+ * cannot put its own text on this page.
+ */
+const LOGIN_ERRORS: Partial<Record<string, string>> = {
+  cancelled: 'The sign-in at the identity provider was cancelled or denied there. Try again, or sign in with your gateway account.',
+  refused: "The identity provider's answer could not be verified, so you were not signed in. Try again; if it keeps failing, tell your administrator.",
+  not_registered: 'You signed in at the identity provider, but no gateway account is linked to that identity. Ask an administrator to create or link your account, or sign in with a gateway account.',
+  unavailable: 'The identity provider could not be reached. Try again later, or sign in with your gateway account.',
+};
+
+/** The message for the address's `login_error`, when it is one of the gateway's words. */
+function loginErrorOf(search: URLSearchParams): string | undefined {
+  const code = search.get('login_error');
+  return code !== null && Object.hasOwn(LOGIN_ERRORS, code) ? LOGIN_ERRORS[code] : undefined;
+}
+
+/**
  * "Continue with <name>" for each external issuer configured for sign-in, under the gateway's own
  * sign-in form on /connect/:uid: a full navigation to the gateway, which sends the browser on to
- * the identity provider and back here signed in.
+ * the identity provider and back here signed in, or back with `?login_error=` (shown here).
  */
 export function ExternalLoginButtons({ uid }: { uid: string }) {
+  const failure = loginErrorOf(useLocation().search);
   const options = useResource<{ logins: ExternalLoginOption[] }>(`/oauth/interactions/${encodeURIComponent(uid)}/logins`);
   const logins = options.data?.logins ?? [];
-  if (logins.length === 0) return null;
+  if (logins.length === 0 && !failure) return null;
   return (
     <section aria-labelledby="external-logins-title">
       <h2 id="external-logins-title">Or continue with</h2>
+      {failure ? (
+        <div className="notice notice-error" role="alert">
+          <strong>You were not signed in: </strong>
+          {failure}
+        </div>
+      ) : null}
       <div className="form-actions">
         {logins.map((login) => (
           <button
