@@ -1,6 +1,6 @@
 import { queryEntities } from './query-entities.js';
 import { RANKING, SEARCH_LIMITS } from './ranking.js';
-import { allWords, stem, terms, wordPairs, words } from './terms.js';
+import { allWords, isContentWord, stem, terms, wordPairs } from './terms.js';
 import { relatedTerms } from './thesaurus.js';
 import { vocabularyMatch } from './vocabulary-expansion.js';
 import { verbSynonyms } from './wordnet.js';
@@ -13,6 +13,19 @@ export interface QueryTerm {
 
 /** Concepts are bits of a 32-bit integer; a query with more (past 32 distinct words) leaves the rest uncounted. */
 const MAX_CONCEPTS = 31;
+
+/** Each WordNet verb's synonyms as stemmed terms, tokenized once: WordNet's verbs bound the cache. */
+const synonymTermsByVerb = new Map<string, readonly string[]>();
+
+function synonymTerms(phrase: string): readonly string[] {
+  const known = synonymTermsByVerb.get(phrase);
+  if (known !== undefined) return known;
+  const synonyms = verbSynonyms(phrase);
+  if (synonyms.length === 0) return synonyms;
+  const found = [...new Set(synonyms.flatMap((synonym) => terms(synonym, SEARCH_LIMITS.queryChars)))];
+  synonymTermsByVerb.set(phrase, found);
+  return found;
+}
 
 /**
  * What a query looks for. Its distinct words (at most SEARCH_LIMITS.queryTerms) at weight 1, or
@@ -30,9 +43,10 @@ export function queryTerms(text: string): Map<string, QueryTerm> {
   const bounded = text.length > SEARCH_LIMITS.queryChars ? text.slice(0, SEARCH_LIMITS.queryChars) : text;
   // Pasted values ("PAY-9", "jo@acme.io") are read by their shape, not split into words.
   const entities = queryEntities(bounded);
-  const query = entities.rest;
-  const raw = [...new Set(words(query, SEARCH_LIMITS.queryChars))].slice(0, SEARCH_LIMITS.queryTerms);
-  const vocabulary = vocabularyMatch(query, SEARCH_LIMITS.queryChars);
+  const all = allWords(entities.rest, SEARCH_LIMITS.queryChars);
+  const raw = [...new Set(all.filter(isContentWord))].slice(0, SEARCH_LIMITS.queryTerms);
+  const own = raw.map(stem);
+  const vocabulary = vocabularyMatch(all.map(stem));
   const found = new Map<string, QueryTerm>();
   const ids = new Map<string, number>();
   const add = (term: string, weight: number, concept: string) => {
@@ -42,14 +56,16 @@ export function queryTerms(text: string): Map<string, QueryTerm> {
     if (known === undefined) found.set(term, { weight, concepts: bit });
     else found.set(term, { weight: Math.max(known.weight, weight), concepts: known.concepts | bit });
   };
-  for (const word of raw) add(stem(word), vocabulary.idiomWords.has(stem(word)) ? RANKING.idiomWordWeight : 1, stem(word));
-  for (const word of raw) for (const related of relatedTerms(stem(word))) add(related, RANKING.relatedWeight, stem(word));
+  own.forEach((term) => add(term, vocabulary.idiomWords.has(term) ? RANKING.idiomWordWeight : 1, term));
+  for (const term of own) for (const related of relatedTerms(term)) add(related, RANKING.relatedWeight, term);
   for (const [term, from] of vocabulary.targets) for (const concept of from) add(term, RANKING.vocabularyWeight, concept);
-  // Two-word verbs are looked up with stop words kept: particles ("on", "in") are stop words.
-  const phrases = [...raw, ...wordPairs(allWords(query, SEARCH_LIMITS.queryChars).slice(0, 2 * SEARCH_LIMITS.queryTerms))];
-  for (const phrase of phrases) {
-    const concept = stem(phrase.split('_')[0]!);
-    for (const synonym of verbSynonyms(phrase)) for (const term of terms(synonym, SEARCH_LIMITS.queryChars)) add(term, RANKING.wordnetWeight, concept);
+  // WordNet is asked about each word and each two-word verb; particles ("on", "in") are stop words, so pairs come from all words.
+  raw.forEach((word, i) => {
+    for (const term of synonymTerms(word)) add(term, RANKING.wordnetWeight, own[i]!);
+  });
+  for (const pair of wordPairs(all.slice(0, 2 * SEARCH_LIMITS.queryTerms))) {
+    const concept = stem(pair.slice(0, pair.indexOf('_')));
+    for (const term of synonymTerms(pair)) add(term, RANKING.wordnetWeight, concept);
   }
   entities.words.forEach((kind, i) => {
     for (const term of terms(kind, SEARCH_LIMITS.queryChars)) add(term, RANKING.entityWeight, `#value ${i}`);

@@ -46,7 +46,10 @@ const SEPARATORS = /[^\p{L}\p{N}]+/u;
 export const terms = (text: string, maxChars: number): string[] => words(text, maxChars).map(stem);
 
 /** The words `terms` stems: split, lower-cased, stop words and overlong runs dropped (at most `maxChars` read). */
-export const words = (text: string, maxChars: number): string[] => allWords(text, maxChars).filter((word) => word.length >= 2 && !STOP_WORDS.has(word));
+export const words = (text: string, maxChars: number): string[] => allWords(text, maxChars).filter(isContentWord);
+
+/** Whether a word of `allWords` says something: not a stop word, not a single character. */
+export const isContentWord = (word: string): boolean => word.length >= 2 && !STOP_WORDS.has(word);
 
 /** Every word of the text, stop words kept (phrases like "who can see" need them): split, lower-cased, overlong runs dropped (at most `maxChars` read). */
 export function allWords(text: string, maxChars: number): string[] {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { terms } from './terms.js';
+import { allWords, stem, terms } from './terms.js';
 import { ToolIndex } from './tool-index.js';
-import { vocabularyMatch } from './vocabulary-expansion.js';
+import { vocabularyMatch as matchWords } from './vocabulary-expansion.js';
 
 const term = (word: string) => terms(word, 100)[0]!;
+const vocabularyMatch = (query: string, maxChars: number) => matchWords(allWords(query, maxChars).map(stem));
 const vocabularyTerms = (query: string, maxChars: number) => new Set(vocabularyMatch(query, maxChars).targets.keys());
 
 describe('vocabularyTerms', () => {

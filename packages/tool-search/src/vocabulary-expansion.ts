@@ -64,12 +64,11 @@ export interface VocabularyMatch {
 }
 
 /**
- * Reads a query through the software-tools vocabulary, at most `maxChars` of it: the tool terms
+ * Reads a query (all its words, stop words kept, stemmed) through the software-tools vocabulary: the tool terms
  * its phrases stand for, and the words used up by multi-word phrases. A word inside a multi-word
  * phrase does not also count as a one-word phrase ("away" of "throw away" is no "away" status).
  */
-export function vocabularyMatch(query: string, maxChars: number): VocabularyMatch {
-  const queryWords = allWords(query, maxChars).map(stem);
+export function vocabularyMatch(queryWords: readonly string[]): VocabularyMatch {
   const targets = new Map<string, Set<string>>();
   const found = (target: string, at: number) => targets.set(target, (targets.get(target) ?? new Set()).add(queryWords[at]!));
   const covered = new Set<number>();
