@@ -1,9 +1,9 @@
 /**
  * Values a user pastes into a request have shapes that say what they are: "PAY-9" is an issue
  * key, "jo@acme.io" an email address, "#ops" a channel, "4pm" a time. Split into words they are
- * noise ("pay", "acme", "io"); read by shape they name the kind of thing the tool takes.
+ * noise ("pay", "acme", "io"); read by shape they name the kind of thing the tool takes. Every
+ * repetition is bounded, so a hostile 1,000-character query costs linear time.
  */
-// Every repetition is bounded, so a hostile 1,000-character query costs linear time.
 const SHAPES: readonly { pattern: RegExp; words: string }[] = [
   { pattern: /\bhttps?:\/\/[^\s]{1,2000}/giu, words: 'link url' },
   { pattern: /[\p{L}\p{N}._%+-]{1,64}@[\p{L}\p{N}-]{1,63}(?:\.[\p{L}\p{N}-]{1,63}){1,8}/gu, words: 'email address' },
@@ -19,7 +19,7 @@ const SHAPES: readonly { pattern: RegExp; words: string }[] = [
 export interface QueryEntities {
   /** The query, each shaped value replaced by a space. */
   rest: string;
-  /** The words the values' shapes stand for ("issue", "email address", …), in order. */
+  /** The words the values' shapes stand for ("issue", "email address", …), one entry per value. */
   words: string[];
 }
 
