@@ -425,7 +425,7 @@ export class McpPipeline {
   private async callHeaders(call: ToolCallCommand, provider: ProviderRecord, ctx: McpRequestContext, refused: RefusalRecorder): Promise<Record<string, string> | null> {
     const userAuth = await userAuthHeadersOrRefuse({ userCredentials: this.deps.userCredentials, refused }, call, provider, ctx.clientCapabilities);
     const exchanged = await exchangedAuthOrRefuse({ exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused }, call, provider, ctx.headers);
-    return withUserAuth(toolParamHeaders(this.deps.lists.cachedTools(provider.id), call.toolName, call.arguments, ctx), userAuth ?? exchanged);
+    return withUserAuth(toolParamHeaders(this.cachedToolsOf(provider, call.principal, ctx.clientCapabilities), call.toolName, call.arguments, ctx), userAuth ?? exchanged);
   }
 
   /** A held call waits with the request's signal, reporting its status on the response stream (when there is one). */
