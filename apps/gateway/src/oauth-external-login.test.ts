@@ -223,8 +223,11 @@ beforeAll(async () => {
   const [port, idpPort] = [await freePort(), await freePort()];
   base = `http://127.0.0.1:${port}`;
   const idpIssuer = `http://127.0.0.1:${idpPort}`;
+  // A second login whose provider is down (nothing listens on its port): its start fails.
+  const goneIssuer = `http://127.0.0.1:${await freePort()}`;
   const externalIssuers = [
     { issuer: idpIssuer, jwksUri: `${idpIssuer}/jwks`, audience: 'gateway-api', login: { id: 'test-idp', name: 'Test IdP', clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET } },
+    { issuer: goneIssuer, jwksUri: `${goneIssuer}/jwks`, audience: 'gateway-api', login: { id: 'gone-idp', name: 'Gone IdP', clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET } },
   ];
   deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private', GATEWAY_PUBLIC_URL: base, JWT_EXTERNAL_ISSUERS: JSON.stringify(externalIssuers) } });
   alice = await createUser(deps, { email: `ext-alice-${Date.now()}@example.com` });
@@ -261,7 +264,12 @@ describe('continue with an external issuer on the MCP sign-in', () => {
     const { uid } = await mcpClientStarts(new TestBrowser());
     const res = await fetch(`${base}/api/v1/oauth/interactions/${uid}/logins`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ logins: [{ id: 'test-idp', name: 'Test IdP' }] });
+    expect(await res.json()).toEqual({
+      logins: [
+        { id: 'test-idp', name: 'Test IdP' },
+        { id: 'gone-idp', name: 'Gone IdP' },
+      ],
+    });
     expect((await fetch(`${base}/api/v1/oauth/interactions/unknown-uid/logins`)).status).toBe(404);
     expect((await fetch(`${base}/api/v1/oauth/interactions/${uid}/external/no-such-login`, { redirect: 'manual' })).status).toBe(404);
   });
@@ -353,7 +361,7 @@ describe('continue with an external issuer on the MCP sign-in', () => {
   });
 });
 
-describe('a browser coming back from the identity provider is answered in pages', () => {
+describe("a person's browser is answered in pages, never a JSON error", () => {
   /** The callback as a browser navigates to it: the redirect's target, with no console session set. */
   async function browserLandsOn(browser: TestBrowser, callback: URL): Promise<string | null> {
     const res = await browser.go(callback.href, { headers: BROWSER_ACCEPT });
@@ -388,6 +396,20 @@ describe('a browser coming back from the identity provider is answered in pages'
     dropTokenRequest = true;
     expect(await browserLandsOn(stranded, strandedCallback)).toBe(`/connect/${strandedFlow.uid}?login_error=unavailable`);
     expect(dropTokenRequest, 'the provider saw the token request').toBe(false);
+  });
+
+  it('sends a browser whose provider cannot be reached back to its sign-in page; other clients get the JSON error', async () => {
+    const browser = new TestBrowser();
+    const { uid } = await mcpClientStarts(browser);
+    const start = (login: string, headers: Record<string, string>) => browser.go(`${base}/api/v1/oauth/interactions/${uid}/external/${login}`, { headers });
+    const gone = await start('gone-idp', BROWSER_ACCEPT);
+    expect({ status: gone.status, location: gone.headers.get('location') }).toEqual({ status: 302, location: `/connect/${uid}?login_error=unavailable` });
+    const unknown = await start('no-such-login', BROWSER_ACCEPT);
+    expect({ status: unknown.status, location: unknown.headers.get('location') }).toEqual({ status: 302, location: `/connect/${uid}?login_error=unavailable` });
+    const json = await start('gone-idp', { accept: 'application/json' });
+    expect({ status: json.status, code: ((await json.json()) as { code: string }).code }).toEqual({ status: 502, code: 'OAUTH_SERVER_ERROR' });
+    // An unknown sign-in has nothing to go back to: its error stays the JSON 404, whoever asks.
+    expect((await browser.go(`${base}/api/v1/oauth/interactions/not-a-sign-in/external/gone-idp`, { headers: BROWSER_ACCEPT })).status).toBe(404);
   });
 
   it('answers a page with no redirect when the state names no sign-in this browser may go back to', async () => {

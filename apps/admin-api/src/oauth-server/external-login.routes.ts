@@ -42,9 +42,13 @@ const startRoute = createRoute({
   method: 'get',
   path: '/interactions/{uid}/external/{loginId}',
   summary: 'Continue a pending MCP client sign-in at an external identity provider',
-  description: 'A browser navigation: redirects to the provider (authorization code, PKCE S256, state and nonce kept in the database) and sets an httpOnly cookie the callback must come back with.',
+  description:
+    'A browser navigation: redirects to the provider (authorization code, PKCE S256, state and nonce kept in the database) and sets an httpOnly cookie the callback must come back with. When the sign-in exists but the login cannot start (unknown login id, provider unreachable), a browser (Accept naming text/html) is redirected to `/connect/<uid>?login_error=unavailable` instead of the JSON error.',
   request: { params: z.object({ uid: Uid, loginId: LoginId }) },
-  responses: { 302: redirect("To the identity provider's authorization endpoint"), ...errorResponses(400, 404, 429, 502, 503) },
+  responses: {
+    302: redirect("To the identity provider's authorization endpoint, or with Accept text/html after a failure to /connect/<uid>?login_error=unavailable"),
+    ...errorResponses(400, 404, 429, 502, 503),
+  },
 });
 const callbackRoute = createRoute({
   ...common,
@@ -80,11 +84,11 @@ const STRANDED_PAGE = (retryLater: boolean) =>
   ].join('');
 
 /**
- * A refused callback as its caller should see it: the browser that started the login back on its
- * sign-in page with a reason word; any other browser a page with no link or redirect (its state
- * names no sign-in it may be sent to); JSON clients the error itself.
+ * A refused external login as its caller should see it: the browser on a known sign-in back on its
+ * page with a reason word; any other browser a page with no link or redirect (its state names no
+ * sign-in it may be sent to); JSON clients the error itself.
  */
-function refusedCallback(c: Context, err: unknown): Response {
+function refusedInBrowser(c: Context, err: unknown): Response {
   const html = acceptsHtml(c.req.header('accept'));
   if (err instanceof ExternalLoginFailed) {
     if (!html) throw err.error;
@@ -142,14 +146,17 @@ export function registerExternalLoginRoutes(app: OpenAPIHono, deps: ServiceDeps,
     const { uid, loginId } = c.req.valid('param');
     const issuer = server.issuer();
     await interactionOf(await server.provider(), issuer, uid);
-    const url = await loginsOf(issuer).start(uid, loginId, browserBinding(c, secure(c)));
-    return c.redirect(url, 302);
+    // The pending sign-in is known now: a browser whose provider cannot be reached goes back to it.
+    const started = await loginsOf(issuer)
+      .start(uid, loginId, browserBinding(c, secure(c)))
+      .catch((err: unknown) => refusedInBrowser(c, err instanceof AppError ? new ExternalLoginFailed(uid, 'unavailable', err) : err));
+    return started instanceof Response ? started : c.redirect(started, 302);
   });
   app.openapi(callbackRoute, async (c) => {
     const cookie = (secure(c) ? getCookie(c, BROWSER_COOKIE, 'host') : getCookie(c, BROWSER_COOKIE)) ?? null;
     const finished = await throttle(deps, c)
       .then(() => loginsOf(server.issuer()).finish(new URL(c.req.url).searchParams, cookie))
-      .catch((err: unknown) => refusedCallback(c, err));
+      .catch((err: unknown) => refusedInBrowser(c, err));
     if (finished instanceof Response) return finished;
     const { uid, user } = finished;
     setConsoleSession(c, await deps.auth.signUserToken(user), deps.auth.loginTokenLifetime, secure(c));

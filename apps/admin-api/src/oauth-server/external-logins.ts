@@ -21,9 +21,10 @@ export interface ExternalLoginOption {
 export type ExternalLoginFailure = 'cancelled' | 'refused' | 'not_registered' | 'unavailable';
 
 /**
- * A callback refused after its pending login was read back in the browser that started it: that
- * browser may be sent back to its sign-in `uid` (the database's, never the query's) with `reason`;
- * any other client gets `error` as it is.
+ * A login refused once the sign-in it belongs to is known (a callback whose pending login was read
+ * back in the browser that started it, or a start for a pending sign-in): that browser may be sent
+ * back to sign-in `uid` (the database's, never the query's) with `reason`; any other client gets
+ * `error` as it is.
  */
 export class ExternalLoginFailed extends Error {
   constructor(
