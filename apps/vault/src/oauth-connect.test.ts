@@ -149,6 +149,17 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
     expect((await get(callback.href, owner.headers)).status).toBe(200);
   });
 
+  it("refuses another user's code spliced into one's own callback (bound to their PKCE verifier) as a 400, storing nothing", async () => {
+    const victim = await f.user();
+    const attacker = await f.user();
+    const victims = await authorize(await start(victim.headers), 'alice');
+    const own = await authorize(await start(attacker.headers), 'mallory');
+    const spliced = new URL(own);
+    spliced.searchParams.set('code', victims.searchParams.get('code')!);
+    expect(await errorOf(get(spliced.href, attacker.headers))).toEqual([400, 'OAUTH_CODE_REJECTED']);
+    expect((await resolve(attacker.headers)).missing).toEqual(['acme']);
+  });
+
   it('refuses a response naming another issuer (RFC 9207 mix-up) and one without a code', async () => {
     const user = await f.user();
     const callback = await authorize(await start(user.headers), 'alice');

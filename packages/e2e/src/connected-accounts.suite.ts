@@ -286,7 +286,7 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
       const spliced = await startToolsFlow(erin, 'erin');
       spliced.searchParams.set('code', franksOther.searchParams.get('code')!);
       // The vault exchanges it with erin's verifier; the provider refuses (invalid_grant), which the vault answers as documented.
-      await expectRefused("another user's code", erin, spliced, 502, 'OAUTH_TOKEN_EXCHANGE_FAILED');
+      await expectRefused("another user's code", erin, spliced, 400, 'OAUTH_CODE_REJECTED');
       expect(await credentialOf(erin, TOOLS)).toBeUndefined();
 
       const mixedUp = await startToolsFlow(erin, 'erin');

@@ -58,8 +58,8 @@ export class OAuthClient {
 
   /**
    * Checks the authorization response (state, `iss` against the issuer, error) and exchanges its
-   * code with the PKCE verifier. Refusals are the 4xx of `oauthErrors`; a token endpoint that
-   * fails is a 502.
+   * code with the PKCE verifier. Refusals are the 4xx of `oauthErrors` (a code the server refuses
+   * as `invalid_grant` included); a token endpoint that fails otherwise is a 502.
    */
   async exchangeCode(cfg: OAuthProviderConfig, input: { callback: URL; state: string; codeVerifier: string; redirectUri: string }): Promise<TokenSet> {
     const as = await this.servers.resolve(cfg.server);
@@ -79,7 +79,7 @@ export class OAuthClient {
       });
       return this.tokenSetOf(await oauth.processAuthorizationCodeResponse(as, clientOf(cfg), response));
     } catch (err) {
-      if (err instanceof oauth.ResponseBodyError) throw oauthErrors.tokenExchangeFailed(err.error);
+      if (err instanceof oauth.ResponseBodyError) throw err.error === 'invalid_grant' ? oauthErrors.codeRejected() : oauthErrors.tokenExchangeFailed(err.error);
       throw oauthErrors.tokenExchangeFailed(messageOf(err));
     }
   }

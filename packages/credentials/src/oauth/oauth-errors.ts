@@ -15,6 +15,11 @@ export const oauthErrors = {
   authorizationDenied: (error: string) => new AppError(400, 'OAUTH_AUTHORIZATION_DENIED', `The authorization server refused: ${error}`, { error }),
   /** The authorization response is malformed (no code, unexpected parameters). */
   responseInvalid: (why: string) => new AppError(400, 'OAUTH_RESPONSE_INVALID', `Invalid authorization response: ${why}`),
+  /**
+   * The token endpoint refused the code itself (`invalid_grant`: used, expired, issued to another
+   * flow or user, or not matching the PKCE verifier): the request's fault, so a 400, not a 502.
+   */
+  codeRejected: () => new AppError(400, 'OAUTH_CODE_REJECTED', 'The authorization server refused this authorization code (used, expired or issued for another connection); start the connection again'),
   /** The token endpoint refused or answered something unusable. */
   tokenExchangeFailed: (why: string) => new AppError(502, 'OAUTH_TOKEN_EXCHANGE_FAILED', `The authorization server did not issue a token: ${why}`),
   /** Discovery or another call to the authorization server failed. */
