@@ -29,14 +29,14 @@ describe('GET /oauth/upstream-client.json', () => {
   });
 
   it('is 404 without a public URL an authorization server could fetch', async () => {
-    // This route's own 404 (the authorization server's /oauth/* would answer an OAuth error body).
+    // This route's own 404, in the authorization server's error shape as everything under /oauth/.
     const unset = await fetchDocument({});
     expect(unset.status).toBe(404);
-    expect(await unset.json()).toMatchObject({ code: 'NOT_FOUND', message: 'Client metadata document not found' });
+    expect(await unset.json()).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('no client metadata document') });
     await deps?.close();
     deps = undefined;
     const plainHttp = await fetchDocument({ GATEWAY_PUBLIC_URL: 'http://gw.example' });
     expect(plainHttp.status).toBe(404);
-    expect(await plainHttp.json()).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await plainHttp.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('no client metadata document') });
   });
 });

@@ -1,6 +1,5 @@
-import { NotFoundError } from '@agentgw/core';
 import { UPSTREAM_CLIENT_DOCUMENT_PATH, upstreamClientDocument } from '@agentgw/credentials';
-import { errorResponses, jsonResponse, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import { jsonResponse, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 
 /** Authorization servers may cache the document this long (it changes only with the gateway's public URL). */
@@ -18,12 +17,18 @@ const ClientMetadataDocument = z
   })
   .openapi('UpstreamClientMetadataDocument');
 
+// Under /oauth/ every error is the authorization server's shape (RFC 6749), this one's too.
+const OAuthErrorBody = z.object({ error: z.string(), error_description: z.string() }).openapi('OAuthErrorBody');
+
 const documentRoute = createRoute({
   tags: ['OAuth clients'],
   method: 'get',
   path: UPSTREAM_CLIENT_DOCUMENT_PATH,
   summary: "The gateway's client ID metadata document, its client_id at upstream MCP servers' authorization servers (public client, no secret)",
-  responses: { 200: jsonResponse(ClientMetadataDocument, 'The document (cacheable)'), ...errorResponses(404) },
+  responses: {
+    200: jsonResponse(ClientMetadataDocument, 'The document (cacheable)'),
+    404: jsonResponse(OAuthErrorBody, 'No document: GATEWAY_PUBLIC_URL is not an https (or loopback http) URL'),
+  },
 });
 
 /**
@@ -35,7 +40,10 @@ export function upstreamClientDocumentRoutes(deps: ServiceDeps): OpenAPIHono {
   const app = openApiApp();
   app.openapi(documentRoute, (c) => {
     const document = upstreamClientDocument(deps.config);
-    if (document === null) throw new NotFoundError('Client metadata document');
+    if (document === null) {
+      c.header('cache-control', 'no-store');
+      return c.json({ error: 'invalid_request', error_description: 'The gateway has no client metadata document: GATEWAY_PUBLIC_URL is not an https (or loopback http) URL' }, 404);
+    }
     c.header('cache-control', CACHE_CONTROL);
     return c.json(ClientMetadataDocument.parse(document), 200);
   });

@@ -6502,7 +6502,7 @@ export interface paths {
         };
         /**
          * Continue a pending MCP client sign-in at an external identity provider
-         * @description A browser navigation: redirects to the provider (authorization code, PKCE S256, state and nonce kept in the database) and sets an httpOnly cookie the callback must come back with.
+         * @description A browser navigation: redirects to the provider (authorization code, PKCE S256, state and nonce kept in the database) and sets an httpOnly cookie the callback must come back with. When the sign-in exists but the login cannot start (unknown login id, provider unreachable), a browser (Accept naming text/html) is redirected to `/connect/<uid>?login_error=unavailable` instead of the JSON error.
          */
         get: {
             parameters: {
@@ -6518,7 +6518,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description To the identity provider's authorization endpoint */
+                /** @description To the identity provider's authorization endpoint, or with Accept text/html after a failure to /connect/<uid>?login_error=unavailable */
                 302: {
                     headers: {
                         location: string;
@@ -6943,13 +6943,13 @@ export interface paths {
                         "application/json": components["schemas"]["UpstreamClientMetadataDocument"];
                     };
                 };
-                /** @description Unknown id, or a resource of another tenant */
+                /** @description No document: GATEWAY_PUBLIC_URL is not an https (or loopback http) URL */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["OAuthErrorBody"];
                     };
                 };
             };
@@ -7457,6 +7457,10 @@ export interface components {
         OAuthConsentDecision: {
             /** @enum {string} */
             decision: "approve" | "deny";
+        };
+        OAuthErrorBody: {
+            error: string;
+            error_description: string;
         };
         OAuthInteraction: {
             client: {
