@@ -1,6 +1,6 @@
 import { queryEntities } from './query-entities.js';
 import { RANKING, SEARCH_LIMITS } from './ranking.js';
-import { allWords, isContentWord, stem, terms, wordPairs } from './terms.js';
+import { allWords, isContentWord, PARTICLES, stem, terms, wordPairs } from './terms.js';
 import { relatedTerms } from './thesaurus.js';
 import { vocabularyMatch } from './vocabulary-expansion.js';
 import { verbSynonyms } from './wordnet.js';
@@ -9,6 +9,14 @@ import { verbSynonyms } from './wordnet.js';
 export interface QueryTerm {
   weight: number;
   concepts: number;
+}
+
+/** A verb + particle's one-word forms, which tool authors write for the action's noun or adjective: "set up" → setup, "coming up" → upcoming. */
+function compounds(pair: string): string[] {
+  const [verb, particle] = pair.split('_') as [string, string];
+  if (!PARTICLES.has(particle) || PARTICLES.has(verb) || !isContentWord(verb)) return [];
+  const base = stem(verb);
+  return [stem(base + particle), stem(particle + base)];
 }
 
 /** Concepts are bits of a 32-bit integer; a query with more (past 32 distinct words) leaves the rest uncounted. */
@@ -58,7 +66,12 @@ export function queryTerms(text: string): Map<string, QueryTerm> {
   };
   own.forEach((term) => add(term, vocabulary.idiomWords.has(term) ? RANKING.idiomWordWeight : 1, term));
   for (const term of own) for (const related of relatedTerms(term)) add(related, RANKING.relatedWeight, term);
-  for (const [term, from] of vocabulary.targets) for (const concept of from) add(term, RANKING.vocabularyWeight, concept);
+  for (const [term, from] of vocabulary.targets) {
+    for (const concept of from) {
+      add(term, RANKING.vocabularyWeight, concept);
+      for (const related of relatedTerms(term)) add(related, RANKING.vocabularyWeight * RANKING.relatedWeight, concept);
+    }
+  }
   // WordNet is asked about each word and each two-word verb; particles ("on", "in") are stop words, so pairs come from all words.
   raw.forEach((word, i) => {
     for (const term of synonymTerms(word)) add(term, RANKING.wordnetWeight, own[i]!);
@@ -66,6 +79,7 @@ export function queryTerms(text: string): Map<string, QueryTerm> {
   for (const pair of wordPairs(all.slice(0, 2 * SEARCH_LIMITS.queryTerms))) {
     const concept = stem(pair.slice(0, pair.indexOf('_')));
     for (const term of synonymTerms(pair)) add(term, RANKING.wordnetWeight, concept);
+    for (const term of compounds(pair)) add(term, RANKING.compoundWeight, concept);
   }
   entities.words.forEach((kind, i) => {
     for (const term of terms(kind, SEARCH_LIMITS.queryChars)) add(term, RANKING.entityWeight, `#value ${i}`);

@@ -28,6 +28,8 @@ export const RANKING = {
   vocabularyWeight: 0.7,
   /** A query word that only makes up a multi-word vocabulary phrase ("get" in "get rid of"): the phrase's tool words speak for it. */
   idiomWordWeight: 0.3,
+  /** A verb + particle's one-word forms ("coming up" → upcoming, "back up" → backup; query-terms.ts): the user's own words, spelt as tool authors do. */
+  compoundWeight: 0.7,
   /** The kind a pasted value's shape names ("PAY-9" → issue, "#ops" → channel; query-entities.ts). */
   entityWeight: 0.7,
   /**

@@ -6,7 +6,7 @@ import { stem } from './terms.js';
  * term also looks for the other words of its groups, at a lower weight than the word itself.
  */
 const GROUPS: readonly string[] = [
-  'delete remove erase destroy drop purge',
+  'delete remove erase destroy drop purge trash discard',
   'create add new make insert',
   'list enumerate browse',
   'get fetch retrieve read show view lookup',
