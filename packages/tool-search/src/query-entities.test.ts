@@ -17,9 +17,18 @@ describe('queryEntities', () => {
     expect(queryEntities('order 1042 for Pay Co in 2024').rest).toBe('order 1042 for Pay Co in 2024');
   });
 
+  it('reads file names, host names and IPv4 addresses; an IP is not a version, a file name not a host', () => {
+    expect(queryEntities('add a CNAME so docs.example.com goes to the new site').words).toEqual(['domain hostname dns']);
+    expect(queryEntities('point api.acme.io at 52.14.9.201')).toEqual({ rest: 'point   at  ', words: ['domain hostname dns', 'ip address'] });
+    expect(queryEntities('commit CHANGELOG.md and report.pdf').words).toEqual(['file', 'file']);
+    expect(queryEntities('ship v2.3.0').words).toEqual(['version release']);
+    // Abbreviations and sentence ends are no host names.
+    expect(queryEntities('restart it, i.e. bounce it. then stop').words).toEqual([]);
+  });
+
   it('costs linear time on hostile input (bounded repetitions)', () => {
     const started = performance.now();
-    for (const filler of ['a', '1', 'A-', '#a', 'a.', 'http://']) queryEntities(filler.repeat(1_000));
+    for (const filler of ['a', '1', 'A-', '#a', 'a.', 'http://', 'a.com.', '1.', 'a-b.']) queryEntities(filler.repeat(1_000));
     expect(performance.now() - started).toBeLessThan(250);
   });
 });
@@ -31,11 +40,14 @@ describe('ToolIndex with pasted values', () => {
     tool('billing_pay_invoice', 'Pay an open invoice.'),
     tool('chat_post_message', 'Post a message to a channel.'),
     tool('crm_find_contact', 'Find a contact by email address.'),
+    tool('dns_upsert_record', 'Create or update a DNS record in a hosted zone.'),
+    tool('docs_example_page', 'Show an example docs page.'),
   ]);
 
   it('finds the tool a value is for, not the words the value is made of', () => {
     expect(index.search('what is PAY-9 about', 2)[0]?.name).toBe('tracker_get_issue');
     expect(index.search('who is jo@acme.io', 2)[0]?.name).toBe('crm_find_contact');
     expect(index.search('tell #ops the invoice bug is fixed', 2)[0]?.name).toBe('chat_post_message');
+    expect(index.search('add a CNAME so docs.example.com goes to the new site', 2)[0]?.name).toBe('dns_upsert_record');
   });
 });

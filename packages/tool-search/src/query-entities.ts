@@ -7,9 +7,15 @@
 const SHAPES: readonly { pattern: RegExp; words: string }[] = [
   { pattern: /\bhttps?:\/\/[^\s]{1,2000}/giu, words: 'link url' },
   { pattern: /[\p{L}\p{N}._%+-]{1,64}@[\p{L}\p{N}-]{1,63}(?:\.[\p{L}\p{N}-]{1,63}){1,8}/gu, words: 'email address' },
+  { pattern: /[\p{L}\p{N}_-]{1,64}\.(?:pdf|docx?|xlsx?|csv|pptx?|txt|md|json|ya?ml|png|jpe?g|gif|svg|zip|log|sql|py|js|ts|go|rb|sh|html?)\b/giu, words: 'file' },
+  {
+    pattern: /(?<![\p{L}\p{N}@._/-])(?:[a-z0-9][a-z0-9-]{0,62}\.){1,8}(?:com|net|org|io|dev|app|ai|co|cloud|biz|info|tech|site|xyz|us|uk|de|fr|eu|ca|au|nl|es|it|jp|in)\b(?![.@/-]?[\p{L}\p{N}])/giu,
+    words: 'domain hostname dns',
+  },
   { pattern: /\b[A-Z][A-Z0-9]{1,9}-\d{1,9}\b/gu, words: 'issue' },
   { pattern: /(?<![\p{L}\p{N}])#\d{1,9}\b/gu, words: 'number' },
   { pattern: /(?<![\p{L}\p{N}])#\p{L}[\p{L}\p{N}_-]{0,80}/gu, words: 'channel' },
+  { pattern: /\b\d{1,3}(?:\.\d{1,3}){3}\b/gu, words: 'ip address' },
   { pattern: /\bv?\d{1,4}\.\d{1,4}\.\d{1,4}\b/gu, words: 'version release' },
   { pattern: /\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b/giu, words: 'time' },
   { pattern: /[$€£]\s?\d{1,9}(?:[.,]\d{1,2})?/gu, words: 'price amount' },

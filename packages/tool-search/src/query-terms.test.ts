@@ -57,3 +57,16 @@ describe('verb + particle compounds', () => {
     expect(index.search('what meetings do I have coming up', 1)[0]?.name).toBe('calendar_list_upcoming_events');
   });
 });
+
+describe('product names', () => {
+  it('relates a product to the names its users and tool authors give it', () => {
+    expect(relatedTerms('kubernet')).toContain('k8s');
+    expect(relatedTerms(stem('postgresql'))).toContain(stem('postgres'));
+    expect(relatedTerms('crm')).toContain(stem('salesforce'));
+  });
+
+  it('finds a provider prefixed tool by the product name a user says', () => {
+    const index = ToolIndex.build([tool('k8s_list_pods', 'List pods in a namespace.'), tool('docker_list_containers', 'List containers and pods of a host.')]);
+    expect(index.search('which pods are running on kubernetes', 1)[0]?.name).toBe('k8s_list_pods');
+  });
+});

@@ -80,6 +80,12 @@ const GROUPS: readonly string[] = [
   'queue topic',
   'cheap inexpensive',
   'today now current',
+  // Products and the names their users and tool authors use for them.
+  'k8s kubernetes kube kubectl',
+  'postgres postgresql psql pg',
+  'aws amazon',
+  'salesforce sfdc crm',
+  'gmail mail',
 ];
 
 /** Each stemmed term's related stemmed terms (itself excluded), built once. */
