@@ -5868,7 +5868,7 @@ export interface paths {
         };
         /**
          * Tool names several providers offer, and the name each is exposed under on the unified MCP endpoint
-         * @description Over the providers the caller's calls route over (global and its tenant's): every upstream tool name offered by more than one provider, one entry per provider with the exposed name that reaches it (chosen once and kept: the first keeps the bare name, later ones get `<provider>__<name>`; a provider's `namePrefix` gives `<prefix>__<name>`). Unreachable upstreams are left out. Needs provider:read.
+         * @description Over the providers the caller's calls route over (global and its tenant's): every upstream tool name offered by more than one provider, one entry per provider with the exposed name that reaches it (chosen once and kept: the first keeps the bare name, later ones get `<provider>__<name>`; a provider's `namePrefix` gives `<prefix>__<name>`). Unreachable upstreams are left out. Providers that list their tools per user (`user_oauth`, `user_key`, `mcp_oauth`, `token_exchange`) are never asked without a user's own credential, so they are not in `data` but named in `listedPerUser`. Needs provider:read.
          */
         get: {
             parameters: {
@@ -5887,6 +5887,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: components["schemas"]["ToolCollision"][];
+                            listedPerUser: components["schemas"]["PerUserProvider"][];
                         };
                     };
                 };
@@ -7474,6 +7475,11 @@ export interface components {
             resource: string;
             scopes: string[];
             uid: string;
+        };
+        /** @description A provider that lists its tools to each user with their own credential: not asked for this report */
+        PerUserProvider: {
+            providerId: string;
+            providerName: string;
         };
         PinnedToolDefinition: {
             definition: components["schemas"]["ToolDefinition"];

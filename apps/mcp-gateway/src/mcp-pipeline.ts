@@ -14,6 +14,7 @@ import {
   NO_CLIENT_CAPABILITIES,
   type UpstreamCallOptions,
   type UpstreamSession,
+  type UpstreamTarget,
 } from '@agentgw/mcp-client';
 import { OwnedMethods, OWNED_METHODS } from './methods/owned-methods.js';
 import { EXTENSION_METHODS, ExtensionMethods } from './extensions/extension-methods.js';
@@ -26,6 +27,7 @@ import { exchangedAuthOrRefuse } from './upstream-auth/exchanged-tokens.js';
 import type { TokenExchange } from '@agentgw/credentials';
 import { userAuthHeadersOrRefuse, withUserAuth } from './upstream-auth/user-auth-refusal.js';
 import type { UserCredentials } from './upstream-auth/user-credentials.js';
+import { carriesUserAuth, RequestTargets, type TargetRequest } from './upstream-auth/request-targets.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
 import { followListChanges } from './gateway-list-changes.js';
 import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
@@ -124,14 +126,17 @@ export class McpPipeline {
   private readonly extensions: ExtensionMethods;
   private readonly listens: SubscriptionsListen;
   private readonly leftOut: LeftOutProviders;
+  private readonly targets: RequestTargets;
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
+    this.targets = new RequestTargets({ catalog: deps.catalog, userCredentials: deps.userCredentials, exchange: deps.tokenExchange });
     this.search = new ToolSearch(deps.catalog);
     this.owned = new OwnedMethods({
       reachable: async (ctx) => this.reachable(ctx.principal, await this.routingSet(ctx)),
       list: async (provider, kind, ctx) => (await this.listOf(provider, ctx, kind)).items ?? [],
       forward: (provider, method, params, ctx) => this.forward(provider, method, params, ctx),
+      connectFirst: (ctx) => this.connectFirst(ctx),
     });
     this.extensions = new ExtensionMethods(
       {
@@ -144,7 +149,8 @@ export class McpPipeline {
     this.leftOut = new LeftOutProviders(deps.logger);
     this.listens = new SubscriptionsListen({
       client: deps.client,
-      targetOf: (provider, ctx) => upstreamTarget(provider, deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId, clientVersion: ctx.protocolVersion }),
+      // A caller refused for a per-user provider (not connected) is not listened for there.
+      targetOf: (provider, ctx) => this.targets.forRequest(provider, targetRequestOf(ctx)).catch((err: unknown) => (err instanceof RpcError ? null : Promise.reject(err))),
       openTask: (taskId, principal) => deps.taskIds.open(taskId, principal),
       noticed: (providerId, method) => deps.lists.noticed(providerId, method),
       listChanges: (announce) => followListChanges(deps.bus, announce),
@@ -343,7 +349,21 @@ export class McpPipeline {
       const list = await this.listOf(provider, ctx, 'prompts');
       if ((list.items ?? []).some((item) => item.name === name)) return this.forward(provider, 'prompts/get', params, ctx);
     }
+    await this.connectFirst(ctx);
     throw invalidParams(`Unknown prompt: ${name}`);
+  }
+
+  /**
+   * A prompt, resource or completion no provider lists for the caller may be one a per-user
+   * provider they have not connected would list: refused with its connect URL, as a call of a name
+   * it claims is (`unconnectedClaimant`). Returns when there is none (the name is unknown).
+   */
+  private async connectFirst(ctx: McpRequestContext): Promise<void> {
+    for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
+      if (!listsPerUser(provider) || !(await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).needsAuth) continue;
+      // Throws the caller's refusal; returns only when they connected since their list was cached.
+      await this.targets.forRequest(provider, targetRequestOf(ctx));
+    }
   }
 
   /**
@@ -501,16 +521,8 @@ export class McpPipeline {
    * upstream session for that provider (opened and stored on first use) or the shared one.
    * An upstream JSON-RPC error is passed on as it is.
    */
-  private async forward(
-    provider: ProviderRecord,
-    method: string,
-    params: Result,
-    ctx: McpRequestContext,
-    call: { auditId: string; toolName: string; paramHeaders: Record<string, string> | null } | null = null,
-  ): Promise<Result> {
-    const identified = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal: ctx.principal, requestId: ctx.requestId, clientVersion: ctx.protocolVersion });
-    // A tool's `Mcp-Param-*` headers go upstream with the call (a 2026-07-28 server checks them against the body).
-    const target = call?.paramHeaders ? { ...identified, headers: { ...identified.headers, ...call.paramHeaders } } : identified;
+  private async forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext, call: ForwardedCall | null = null): Promise<Result> {
+    const target = await this.forwardTarget(provider, ctx, call);
     const options: UpstreamCallOptions = {
       signal: ctx.signal,
       timeoutMs: this.deps.upstreamTimeoutMs,
@@ -571,6 +583,20 @@ export class McpPipeline {
     }
   }
 
+  /**
+   * A forwarded request's target: a tools/call's with the headers its call read (`callHeaders`:
+   * the tool's `Mcp-Param-*`, which a 2026-07-28 server checks against the body, and the user's
+   * own auth), anything else with the caller's own auth for a per-user provider (RequestTargets).
+   */
+  private async forwardTarget(provider: ProviderRecord, ctx: McpRequestContext, call: ForwardedCall | null): Promise<UpstreamTarget> {
+    if (call === null) return this.targets.forRequest(provider, targetRequestOf(ctx));
+    // callHeaders refused a user without their auth already; a per-user provider is never called without it.
+    if (listsPerUser(provider) && !carriesUserAuth(call.paramHeaders))
+      throw new RpcError(GATEWAY_RPC.DENIED, NO_USER_AUTH, 403, { decision: 'denied', reason: NO_USER_AUTH, providerId: provider.id, auditId: call.auditId });
+    const identified = this.targets.identified(provider, targetRequestOf(ctx));
+    return call.paramHeaders ? { ...identified, headers: { ...identified.headers, ...call.paramHeaders } } : identified;
+  }
+
   /** An input_required result bridged for a legacy client: each retry is the same request with the client's answers, on the same upstream session. */
   private bridged(first: Result, origin: RelayOrigin & { channel: ClientChannel }, method: string, params: Result, options: UpstreamCallOptions, signal: AbortSignal): Promise<Result> {
     return bridgeInputRequired(this.deps.relay, { origin, signal }, first, async (answers) => {
@@ -588,6 +614,20 @@ export class McpPipeline {
 }
 
 type AgentStanding = Awaited<ReturnType<typeof agentStanding>>;
+
+/** The tools/call a forwarded request is: its audit id, tool and the headers it carries upstream. */
+type ForwardedCall = { auditId: string; toolName: string; paramHeaders: Record<string, string> | null };
+
+/** Who a forwarded request is for and what their auth is read from: the request's caller, revision, headers and capabilities. */
+const targetRequestOf = (ctx: McpRequestContext): TargetRequest => ({
+  principal: ctx.principal,
+  requestId: ctx.requestId,
+  clientVersion: ctx.protocolVersion,
+  headers: ctx.headers,
+  capabilities: ctx.clientCapabilities,
+});
+
+const NO_USER_AUTH = "This provider answers as the user: the call carries none of the user's auth";
 
 /** An upstream's JSON-RPC error, passed on to the client unchanged. */
 class UpstreamAnswer extends Error {

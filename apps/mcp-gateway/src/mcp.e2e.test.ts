@@ -237,7 +237,7 @@ describe('tool collisions', () => {
   it("reports no collision for a name outside a provider's pattern (beta's `shared` is not beta's to offer), and needs provider:read", async () => {
     const res = await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: { authorization: `Bearer ${gw.adminToken}` } });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ data: [] });
+    expect(await res.json()).toEqual({ data: [], listedPerUser: [] });
     expect((await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: { authorization: `Bearer ${runtimeToken}` } })).status).toBe(401);
   });
 });

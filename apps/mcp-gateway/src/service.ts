@@ -32,6 +32,7 @@ import { ToolPins } from './tool-pins/tool-pins.js';
 import { recheckPinsOnUpstreamChange } from './tool-pins/pin-recheck.js';
 import { tokenExchangeFor } from './upstream-auth/exchanged-tokens.js';
 import { userCredentialsFor } from './upstream-auth/user-credentials.js';
+import { RequestTargets } from './upstream-auth/request-targets.js';
 
 /** Collaborators a host may supply (tests, the all-in-one); each defaults to this service's own. */
 export interface McpGatewayOptions {
@@ -64,7 +65,9 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const relayStore = sessions instanceof RedisSessionStore ? new RedisRelayStore(sessions.redis, clock) : new MemoryRelayStore(clock);
   // Paused answer streams (SEP-1699) beside them too: a client's resume may reach any replica.
   const resumption = sessions instanceof RedisSessionStore ? new RedisResumptionStore(sessions.redis) : new MemoryResumptionStore(clock);
-  const relay = new ServerRequestRelay({ store: relayStore, client, catalog, audit, logger });
+  const userCredentials = userCredentialsFor(deps);
+  const tokenExchange = tokenExchangeFor(deps);
+  const relay = new ServerRequestRelay({ store: relayStore, client, catalog, targets: new RequestTargets({ catalog, userCredentials, exchange: tokenExchange }), audit, logger });
   const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
   const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
@@ -84,8 +87,8 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     names,
     pins,
     taskIds,
-    userCredentials: userCredentialsFor(deps),
-    tokenExchange: tokenExchangeFor(deps),
+    userCredentials,
+    tokenExchange,
     bus,
   });
   const streams = new Set<() => void>();

@@ -1,6 +1,9 @@
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
 import { startMcpServer, type McpFixture } from './mcp-server.js';
 import { readBody } from './read-body.js';
 
@@ -25,6 +28,22 @@ export interface ProtectedMcpServerOptions {
   port?: number;
 }
 
+/** One HTTP request as the protected server saw it. */
+export interface ProtectedRequest {
+  /** GET, POST or DELETE. */
+  httpMethod: string;
+  /** The JSON-RPC methods of a POST's messages (empty for answers and other verbs). */
+  methods: string[];
+  /** The verified subject of its bearer token; null when it had none or an invalid one. */
+  subject: string | null;
+}
+
+/** The prompt and resource every protected server offers beside its tools, each answering as the caller. */
+export const PROTECTED_PROMPT = 'greeting';
+export const PROTECTED_RESOURCE_URI = 'protected://whoami';
+/** Completions of the prompt's `name` argument: those starting with the typed value. */
+const GREETED = ['alice', 'albert', 'bob'];
+
 export interface ProtectedMcpServer {
   /** The Streamable HTTP endpoint. */
   url: string;
@@ -32,6 +51,8 @@ export interface ProtectedMcpServer {
   identities: string[];
   /** Requests refused with 401 (no token, a bad signature, wrong audience or issuer). */
   refused: number;
+  /** Every HTTP request that reached it, in order: its JSON-RPC methods and the verified token's `sub` (null: no valid token) — to assert nothing came tokenless or with another's token. */
+  requests: ProtectedRequest[];
   close(): Promise<void>;
 }
 
@@ -40,13 +61,15 @@ export interface ProtectedMcpServer {
  * spec: every request (but `publicMethods`) needs `Authorization: Bearer <access token>` issued
  * by `issuer` for `resource` (verified with jose against its JWKS); otherwise 401 with a
  * WWW-Authenticate naming its protected-resource metadata (RFC 9728, published at
- * `/.well-known/oauth-protected-resource`). Its tool `whoami` answers the caller's `sub`; a
+ * `/.well-known/oauth-protected-resource`). Its tool `whoami` answers the caller's `sub`, and so
+ * do its prompt `greeting` (argument `name`, completable) and its resource `protected://whoami`; a
  * subject's requests go to a server of its own tool set (`toolsOf`), so a session is never another subject's.
  */
 export async function startProtectedMcpServer(options: ProtectedMcpServerOptions): Promise<ProtectedMcpServer> {
   const jwks = createRemoteJWKSet(new URL(options.jwksUri));
   const publicMethods = new Set(options.publicMethods ?? []);
   const identities: string[] = [];
+  const requests: ProtectedRequest[] = [];
   const state = { refused: 0 };
   const subjectOf = (authorization: string | undefined) => /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
   const whoami = {
@@ -58,6 +81,7 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
     startMcpServer({
       name: 'protected',
       tools: [whoami, ...(subject === null ? [] : (options.toolsOf?.(subject) ?? [])).map((name) => ({ name, description: `${name} (test tool)`, handler: () => `${name} for ${subject}` }))],
+      setup: answeringAsCaller,
     });
   // The tokenless (public) server, and one per subject when tool sets differ, started on first use.
   const inners = new Map<string | null, Promise<McpFixture>>();
@@ -90,10 +114,13 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
       delete headers['x-verified-subject'];
       const token = subjectOf(req.headers.authorization);
+      const logged: ProtectedRequest = { httpMethod: req.method ?? 'GET', methods: messages.flatMap((m) => (typeof m?.method === 'string' ? [m.method] : [])), subject: null };
+      requests.push(logged);
       if (token) {
         try {
           const { payload } = await jwtVerify(token, jwks, { issuer: options.issuer, audience: options.resource });
           headers['x-verified-subject'] = String(payload.sub);
+          logged.subject = String(payload.sub);
           if (messages.some((m) => m?.method === 'tools/call')) identities.push(String(payload.sub));
         } catch {
           // An invalid token is refused below when the request needs one.
@@ -120,6 +147,7 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     identities,
+    requests,
     get refused() {
       return state.refused;
     },
@@ -128,4 +156,19 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
       await Promise.all([...inners.values()].map(async (inner) => (await inner).close()));
     },
   };
+}
+
+/** The verified subject a request reached the inner server with (set by the protected front only). */
+const callerOf = (extra: { requestInfo?: { headers: Record<string, unknown> } }): string => String(extra.requestInfo?.headers['x-verified-subject'] ?? 'nobody');
+
+/** Registers the prompt and the resource that answer as the caller (see PROTECTED_PROMPT, PROTECTED_RESOURCE_URI). */
+function answeringAsCaller(server: McpServer): void {
+  server.registerPrompt(
+    PROTECTED_PROMPT,
+    { description: 'Greets someone as the caller', argsSchema: { name: completable(z.string(), (value) => GREETED.filter((name) => name.startsWith(value ?? ''))) } },
+    ({ name }, extra) => ({ messages: [{ role: 'user', content: { type: 'text', text: `${callerOf(extra)} greets ${name}` } }] }),
+  );
+  server.registerResource('whoami', PROTECTED_RESOURCE_URI, { description: "The caller's identity at this server", mimeType: 'text/plain' }, (uri, extra) => ({
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: `you are ${callerOf(extra)}` }],
+  }));
 }

@@ -11,7 +11,7 @@ const claims: SessionClaims = { sid: 's1', protocolVersion: '2025-06-18', scope:
 const NO_UPSTREAM_STREAMS = {
   client: { listen: async () => 'unsupported' as const },
   catalog: { providers: {} as never },
-  relay: { relay: () => undefined },
+  relay: { relay: () => undefined, targetFor: () => Promise.reject(new Error('no upstream streams here')) },
   logger: createLogger({ level: 'silent' }),
 };
 const principal = { userId: 'u1', agentId: null, endUserId: 'u1', apiKey: null } as Principal;

@@ -107,7 +107,13 @@ function openServerStream(deps: StreamDeps, c: Context, principal: Principal, cl
   deps.streams.add(end);
   stream.write(sseComment('stream open'));
   // What upstreams send on their own streams in this session (logs, resource updates, roots/sampling/elicitation requests) comes out here.
-  stopUpstreams = followUpstreamStreams(deps, { sid: claims.sid, principal, capabilities: claims.caps ?? {}, send: (message) => stream.send({ event: 'message', data: message }) });
+  stopUpstreams = followUpstreamStreams(deps, {
+    sid: claims.sid,
+    principal,
+    capabilities: claims.caps ?? {},
+    headers: c.req.raw.headers,
+    send: (message) => stream.send({ event: 'message', data: message }),
+  });
   const expiresAt = credentialExpiry(c.req.raw.headers);
   // Re-armed in steps: a timer longer than MAX_TIMER_MS would fire at once.
   const expire = (): void => {

@@ -15,6 +15,8 @@ export interface ProviderAccess {
   list(provider: ProviderRecord, kind: ListKind, ctx: McpRequestContext): Promise<ListItem[]>;
   /** Sends a request to a provider for the caller (its upstream JSON-RPC error is passed on as it is). */
   forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext): Promise<Result>;
+  /** Before "not found": throws the connect refusal of a per-user provider that lists nothing for the caller until they connect (the name may be its). */
+  connectFirst(ctx: McpRequestContext): Promise<void>;
 }
 
 /** Methods of the unified endpoint answered by routing, beyond tools and the merged lists (README: "Routing of the other methods"). */
@@ -49,6 +51,7 @@ export class OwnedMethods {
     const uri = params.uri;
     if (typeof uri !== 'string') throw invalidParams('params.uri must be a string');
     const owner = await this.resourceOwner(uri, ctx);
+    if (!owner) await this.access.connectFirst(ctx);
     if (!owner) throw new RpcError(GATEWAY_RPC.RESOURCE_NOT_FOUND, 'Resource not found', 200, { uri });
     return this.access.forward(owner, method, params, ctx);
   }
@@ -73,6 +76,7 @@ export class OwnedMethods {
     else if (type === 'ref/resource' && typeof uri === 'string') {
       owner = (await this.firstListing(ctx, 'resourceTemplates', (item) => item.uriTemplate === uri)) ?? (await this.firstListing(ctx, 'resources', (item) => item.uri === uri));
     } else throw invalidParams('params.ref must be a ref/prompt with a name or a ref/resource with a uri');
+    if (!owner) await this.access.connectFirst(ctx);
     if (!owner) throw invalidParams(type === 'ref/prompt' ? `Unknown prompt: ${String(name)}` : `Unknown resource template: ${String(uri)}`);
     return this.access.forward(owner, 'completion/complete', params, ctx);
   }

@@ -38,7 +38,8 @@ export interface ListenFilter {
 /** What a listen needs from the pipeline: the upstream client, a provider's target for the caller, task ids, and the list caches to tell. */
 export interface ListenAccess {
   client: McpUpstreamClient;
-  targetOf(provider: ProviderRecord, ctx: McpRequestContext): UpstreamTarget;
+  /** The provider's target for the caller (with their own auth for a per-user provider); null when the caller is refused there (not connected). */
+  targetOf(provider: ProviderRecord, ctx: McpRequestContext): Promise<UpstreamTarget | null>;
   openTask(taskId: string, principal: Principal): TaskRef | null;
   /** A notification an upstream sent (the list caches drop what it says changed). */
   noticed(providerId: string, method: string): void;
@@ -136,7 +137,8 @@ export class SubscriptionsListen {
   /** One provider's notifications, until `signal` or its end: its own subscriptions/listen, else (a session upstream) subscriptions and its GET stream. */
   private async listenOn(provider: ProviderRecord, filter: ListenFilter, ctx: McpRequestContext, signal: AbortSignal, onNotification: (n: JsonRpcNotification) => void): Promise<'ended' | 'refused'> {
     const { client } = this.access;
-    const target = this.access.targetOf(provider, ctx);
+    const target = await this.access.targetOf(provider, ctx);
+    if (target === null) return 'refused';
     const session = await client.open(target, { signal, clientCapabilities: ctx.clientCapabilities });
     if (session.sessionId === null) {
       const taskIds = filter.tasks.filter((t) => t.ref.providerId === provider.id).map((t) => t.ref.upstreamTaskId);

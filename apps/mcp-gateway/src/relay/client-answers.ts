@@ -24,8 +24,7 @@ export async function deliverAnswers(deps: { relay: Pick<ServerRequestRelay, 'de
   const requestId: string = c.get('requestId') ?? 'req_unknown';
   const unknown = await deps.relay.deliver(
     owner,
-    principal,
-    requestId,
+    { principal, requestId, headers: c.req.raw.headers },
     answers.map((a) => a.message),
   );
   if (unknown === 0 || parsed.batch) return null;

@@ -6,6 +6,8 @@ import { McpUpstreamClient, type JsonRpcRequest } from '@agentgw/mcp-client';
 import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RequestTargets } from '../upstream-auth/request-targets.js';
+import { UserCredentials } from '../upstream-auth/user-credentials.js';
 import { upstreamTarget } from '../upstream-targets.js';
 import { MemoryRelayStore, RedisRelayStore, type RelayStore } from './relay-store.js';
 import { clientOwner, RELAY_ID_PREFIX, ServerRequestRelay, type RelayOrigin } from './server-request-relay.js';
@@ -23,6 +25,9 @@ const provider = { id: 'prov-1', endpoint: '', authType: 'bearer', pattern: '*' 
 const principal = { userId: 'u1', agentId: 'a1', endUserId: null, tenantId: null, email: null, roles: [] } as unknown as Principal;
 const silent = { warn: () => undefined, error: () => undefined } as unknown as Logger;
 const session = { protocolVersion: '2025-11-25', sessionId: 'up-session' };
+const never = (): never => {
+  throw new Error('no token exchange here');
+};
 
 beforeAll(async () => {
   upstream = await startRecordingUpstream((_req, res) => replyJson(res, 202, {}));
@@ -45,7 +50,9 @@ function replicas(limits = { maxPendingPerClient: 2, timeoutMs: 60_000 }) {
     update: async (id, patch) => void audits.push({ update: id, ...patch }),
   };
   const catalog = { providers: { get: async () => provider, authSecret: () => 'secret' } } as never;
-  const make = () => new ServerRequestRelay({ store, client, catalog, audit, logger: silent }, limits);
+  // A shared-auth provider: its targets read no user's credential (the resolver would throw).
+  const targets = new RequestTargets({ catalog, userCredentials: new UserCredentials(() => ({ resolve: () => Promise.reject(new Error('not asked')) })), exchange: () => never() });
+  const make = () => new ServerRequestRelay({ store, client, catalog, targets, audit, logger: silent }, limits);
   return { a: make(), b: make(), audits };
 }
 
@@ -75,9 +82,9 @@ describe('ServerRequestRelay across replicas', () => {
     expect(relayed).toMatchObject({ jsonrpc: '2.0', method: 'sampling/createMessage', params: { maxTokens: 3 } });
     expect(String(relayed.id).startsWith(RELAY_ID_PREFIX)).toBe(true);
     // Another client cannot answer it; its own answer (to replica B) is delivered once.
-    expect(await b.deliver(clientOwner('someone-else', principal), principal, 'req-1', [{ jsonrpc: '2.0', id: relayed.id, result: { forged: true } }])).toBe(1);
-    expect(await b.deliver(owner, principal, 'req-2', [{ jsonrpc: '2.0', id: relayed.id, result: { role: 'assistant' } }])).toBe(0);
-    expect(await b.deliver(owner, principal, 'req-3', [{ jsonrpc: '2.0', id: relayed.id, result: { role: 'again' } }])).toBe(1);
+    expect(await b.deliver(clientOwner('someone-else', principal), { principal, requestId: 'req-1', headers: new Headers() }, [{ jsonrpc: '2.0', id: relayed.id, result: { forged: true } }])).toBe(1);
+    expect(await b.deliver(owner, { principal, requestId: 'req-2', headers: new Headers() }, [{ jsonrpc: '2.0', id: relayed.id, result: { role: 'assistant' } }])).toBe(0);
+    expect(await b.deliver(owner, { principal, requestId: 'req-3', headers: new Headers() }, [{ jsonrpc: '2.0', id: relayed.id, result: { role: 'again' } }])).toBe(1);
     expect(postedTo('up-7')).toEqual([{ body: { jsonrpc: '2.0', id: 'up-7', result: { role: 'assistant' } }, session: 'up-session', auth: 'Bearer secret' }]);
     expect(audits).toEqual([
       {

@@ -4,7 +4,7 @@ import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import { newId, type Logger } from '@agentgw/core';
 import { JSON_RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
 import { auditEntryOf } from '../tool-call/tool-call-record.js';
-import { upstreamTarget } from '../upstream-targets.js';
+import type { RequestTargets, TargetRequest } from '../upstream-auth/request-targets.js';
 import type { RelayedRequest, RelayStore } from './relay-store.js';
 
 type UpstreamRelayed = Extract<RelayedRequest, { destination: 'upstream' }>;
@@ -58,6 +58,9 @@ const CAPABILITY_OF: Readonly<Record<string, string>> = { 'sampling/createMessag
 /** Server requests that act for the user (a model call, a question to them): audited and attributed to their call. */
 const AUDITED: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create']);
 
+/** Who POSTed a client's answers, and their request's headers (a `token_exchange` provider exchanges its bearer). */
+export type RelayCaller = Pick<TargetRequest, 'principal' | 'requestId' | 'headers'>;
+
 /** Who a client is for routing its answers: its session, else (sessionless) its identity. */
 export const clientOwner = (sid: string | null, principal: Principal): string => (sid !== null ? `s:${sid}` : `p:${JSON.stringify([principal.userId, principal.agentId, principal.endUserId])}`);
 
@@ -67,6 +70,8 @@ interface RelayDeps {
   store: RelayStore;
   client: Pick<McpUpstreamClient, 'respond'>;
   catalog: Pick<Catalog, 'providers'>;
+  /** Builds the target a client's answer goes upstream on (the answering user's own auth for a per-user provider). */
+  targets: Pick<RequestTargets, 'forRequest'>;
   audit: AuditTrail;
   logger: Logger;
 }
@@ -97,8 +102,8 @@ export class ServerRequestRelay {
    * A client's answers to relayed requests (the responses of a POST), each sent to the upstream
    * that asked. Returns how many were not pending for this client (unknown, answered, expired).
    */
-  async deliver(owner: string, principal: Principal, requestId: string, responses: readonly JsonRpcResponse[]): Promise<number> {
-    const outcomes = await Promise.all(responses.map((response) => this.deliverOne(owner, principal, requestId, response)));
+  async deliver(owner: string, caller: RelayCaller, responses: readonly JsonRpcResponse[]): Promise<number> {
+    const outcomes = await Promise.all(responses.map((response) => this.deliverOne(owner, caller, response)));
     return outcomes.filter((delivered) => !delivered).length;
   }
 
@@ -159,7 +164,12 @@ export class ServerRequestRelay {
     origin.channel.send({ jsonrpc: '2.0', id, method: request.method, ...(request.params ? { params: request.params } : {}) });
   }
 
-  private async deliverOne(owner: string, principal: Principal, requestId: string, response: JsonRpcResponse): Promise<boolean> {
+  /** The target an upstream of a session's own stream (upstream-server-streams.ts) is reached on for the client: the same rule as every forwarded request. */
+  targetFor(provider: ProviderRecord, request: TargetRequest): Promise<UpstreamTarget> {
+    return this.deps.targets.forRequest(provider, request);
+  }
+
+  private async deliverOne(owner: string, caller: RelayCaller, response: JsonRpcResponse): Promise<boolean> {
     if (typeof response.id !== 'string' || !response.id.startsWith(RELAY_ID_PREFIX)) return false;
     const entry = await this.deps.store.take(owner, response.id);
     if (!entry) return false;
@@ -170,16 +180,20 @@ export class ServerRequestRelay {
     this.disarm(response.id);
     const upstream: JsonRpcResponse = 'result' in response ? { jsonrpc: '2.0', id: entry.upstreamId, result: response.result } : { jsonrpc: '2.0', id: entry.upstreamId, error: response.error };
     const outcome = 'result' in response ? { status: 'completed' as const, result: response.result } : { status: 'failed' as const, error: response.error.message };
-    await Promise.all([this.answerUpstream(entry, principal, requestId, upstream), this.auditFinished(entry.auditId, outcome)]);
+    await Promise.all([this.answerUpstream(entry, caller, upstream), this.auditFinished(entry.auditId, outcome)]);
     return true;
   }
 
-  /** Sends the client's answer to the upstream that asked, from this replica (any may: the upstream session is a value). */
-  private async answerUpstream(entry: UpstreamRelayed, principal: Principal, requestId: string, response: JsonRpcResponse): Promise<void> {
+  /**
+   * Sends the client's answer to the upstream that asked, from this replica (any may: the upstream
+   * session is a value), as the answering caller (their own auth for a per-user provider; one who
+   * has none is logged and the upstream times the request out).
+   */
+  private async answerUpstream(entry: UpstreamRelayed, caller: RelayCaller, response: JsonRpcResponse): Promise<void> {
     try {
       const provider = await this.deps.catalog.providers.get(entry.providerId);
       if (!provider) return;
-      const target = upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), { principal, requestId });
+      const target = await this.deps.targets.forRequest(provider, { ...caller, capabilities: {} });
       await this.deps.client.respond(target, entry.upstream, response);
     } catch (err) {
       this.failed(entry.providerId, entry.method, err);

@@ -3,7 +3,6 @@ import type { Catalog } from '@agentgw/catalog';
 import type { Logger } from '@agentgw/core';
 import type { JsonRpcMessage, JsonRpcNotification, McpUpstreamClient, UpstreamSession } from '@agentgw/mcp-client';
 import type { SessionStore } from '../session-store.js';
-import { upstreamTarget } from '../upstream-targets.js';
 import { clientOwner, type ServerRequestRelay } from './server-request-relay.js';
 
 /** How often a client's server stream looks for upstream sessions opened since (by a POST on any replica). */
@@ -17,7 +16,7 @@ export interface UpstreamStreamDeps {
   client: Pick<McpUpstreamClient, 'listen'>;
   catalog: Pick<Catalog, 'providers'>;
   sessions: Pick<SessionStore, 'get'>;
-  relay: Pick<ServerRequestRelay, 'relay'>;
+  relay: Pick<ServerRequestRelay, 'relay' | 'targetFor'>;
   logger: Logger;
 }
 
@@ -27,6 +26,8 @@ export interface ClientStreamEnd {
   principal: Principal;
   /** The relayable capabilities the client declared in initialize. */
   capabilities: Readonly<Record<string, unknown>>;
+  /** The stream request's headers: a `token_exchange` provider exchanges its bearer. */
+  headers: Pick<Headers, 'get'>;
   send(message: JsonRpcMessage): void;
 }
 
@@ -106,7 +107,8 @@ async function follow(deps: UpstreamStreamDeps, client: ClientStreamEnd, provide
   const provider = await deps.catalog.providers.get(providerId);
   if (!provider) return 'unsupported';
   if (signal.aborted) return 'ended';
-  const target = upstreamTarget(provider, deps.catalog.providers.authSecret(provider), { principal: client.principal, requestId: `stream_${client.sid.slice(0, 16)}` });
+  // As the client (their own auth for a per-user provider); one refused there is not followed (the caller marks it done).
+  const target = await deps.relay.targetFor(provider, { principal: client.principal, requestId: `stream_${client.sid.slice(0, 16)}`, headers: client.headers, capabilities: client.capabilities });
   const channel = { owner: clientOwner(client.sid, client.principal), send: client.send };
   const onNotification = (n: JsonRpcNotification) => void (PASSED_ON.has(n.method) && client.send(n));
   return deps.client.listen(target, session, onNotification, signal, (request, on) =>

@@ -4,6 +4,7 @@ import { errorResponses, jsonResponse, jwtSecurity, openApiApp } from '@agentgw/
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ProviderLists } from '../provider-lists.js';
 import { upstreamTarget } from '../upstream-targets.js';
+import { listsPerUser } from '../user-lists/list-auth.js';
 import { offeredTools } from './offered-tools.js';
 import { collisionsOf } from './tool-collisions.js';
 import { nameScope, type ToolNaming } from './tool-naming.js';
@@ -17,6 +18,10 @@ const ToolCollision = z
   })
   .openapi('ToolCollision');
 
+const PerUserProvider = z
+  .object({ providerId: z.string(), providerName: z.string() })
+  .openapi('PerUserProvider', { description: 'A provider that lists its tools to each user with their own credential: not asked for this report' });
+
 const route = createRoute({
   tags: ['MCP'],
   security: jwtSecurity,
@@ -24,8 +29,8 @@ const route = createRoute({
   path: '/',
   summary: 'Tool names several providers offer, and the name each is exposed under on the unified MCP endpoint',
   description:
-    "Over the providers the caller's calls route over (global and its tenant's): every upstream tool name offered by more than one provider, one entry per provider with the exposed name that reaches it (chosen once and kept: the first keeps the bare name, later ones get `<provider>__<name>`; a provider's `namePrefix` gives `<prefix>__<name>`). Unreachable upstreams are left out. Needs provider:read.",
-  responses: { 200: jsonResponse(z.object({ data: z.array(ToolCollision) }), 'Colliding tool names'), ...errorResponses(401, 403) },
+    "Over the providers the caller's calls route over (global and its tenant's): every upstream tool name offered by more than one provider, one entry per provider with the exposed name that reaches it (chosen once and kept: the first keeps the bare name, later ones get `<provider>__<name>`; a provider's `namePrefix` gives `<prefix>__<name>`). Unreachable upstreams are left out. Providers that list their tools per user (`user_oauth`, `user_key`, `mcp_oauth`, `token_exchange`) are never asked without a user's own credential, so they are not in `data` but named in `listedPerUser`. Needs provider:read.",
+  responses: { 200: jsonResponse(z.object({ data: z.array(ToolCollision), listedPerUser: z.array(PerUserProvider) }), 'Colliding tool names'), ...errorResponses(401, 403) },
 });
 
 /** `GET /api/v1/mcp/tool-collisions`: which exposed name reaches which provider's tool, where names collide. */
@@ -34,14 +39,17 @@ export function toolCollisionsRoutes(deps: { auth: AuthService; catalog: Catalog
   app.use('*', jwtAuth(deps.auth), requirePermission('provider:read'));
   app.openapi(route, async (c) => {
     const { principal } = c.var;
-    const providers = await deps.catalog.providers.routableFor(principal);
+    const routable = await deps.catalog.providers.routableFor(principal);
+    // A per-user provider's shared list is one its upstream never fills (it answers each user alone): not asked, named apart.
+    const providers = routable.filter((provider) => !listsPerUser(provider));
+    const listedPerUser = routable.filter(listsPerUser).map((provider) => ({ providerId: provider.id, providerName: provider.name }));
     const lists = await Promise.all(
       providers.map(async (provider) => {
         const list = await deps.lists.get(provider, upstreamTarget(provider, deps.catalog.providers.authSecret(provider), null), 'tools');
         return { provider, tools: offeredTools(provider, list.items ?? []) };
       }),
     );
-    return c.json({ data: collisionsOf(await deps.names.expose(nameScope(principal), lists)) }, 200);
+    return c.json({ data: collisionsOf(await deps.names.expose(nameScope(principal), lists)), listedPerUser }, 200);
   });
   return app;
 }

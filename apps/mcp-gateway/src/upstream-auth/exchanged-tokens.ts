@@ -87,7 +87,12 @@ async function refuse(
   code: string,
 ): Promise<never> {
   await deps.refused(call, provider.id, reason);
-  throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code, providerId: provider.id, auditId: call.auditId });
+  throw exchangeRefusal(provider, reason, code, call.auditId);
+}
+
+/** The error of a request to a `token_exchange` provider that has no exchanged token: for a call (with its audit id) and any other request forwarded as the caller. */
+export function exchangeRefusal(provider: ProviderRecord, reason: string, code: string, auditId: string | null): RpcError {
+  return new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code, providerId: provider.id, ...(auditId === null ? {} : { auditId }) });
 }
 
 /** The process's token exchanger, built at first use (a gateway without such providers never builds it). */

@@ -2,7 +2,7 @@ import type { ProviderRecord } from '@agentgw/catalog';
 import { newId } from '@agentgw/core';
 import type { RecordedCall } from '../tool-call/tool-call-record.js';
 import { GATEWAY_RPC, RpcError } from '../rpc-errors.js';
-import type { UserCredentials } from './user-credentials.js';
+import type { UserAuth, UserCredentials } from './user-credentials.js';
 
 /** MCP's URLElicitationRequiredError (2025-11-25): the request needs the user to open a URL first. */
 export const URL_ELICITATION_REQUIRED = -32042;
@@ -29,15 +29,30 @@ export async function userAuthHeadersOrRefuse(
   const auth = await deps.userCredentials.forCall(provider, call.principal);
   if (auth.kind === 'none') return null;
   if (auth.kind === 'headers') return auth.headers;
+  const refusal = userAuthRefusal(auth, provider, capabilities, call.auditId);
+  await deps.refused(call, provider.id, refusal.reason);
+  throw refusal.error;
+}
+
+/**
+ * Why a caller without their own auth for a per-user provider is refused, and the error they get:
+ * the one rule for calls (audited, with `auditId`) and for every other request forwarded as them
+ * (upstream-auth/request-targets.ts, with none).
+ */
+export function userAuthRefusal(
+  auth: Extract<UserAuth, { kind: 'missing' | 'no_user' }>,
+  provider: ProviderRecord,
+  capabilities: Readonly<Record<string, unknown>>,
+  auditId: string | null,
+): { reason: string; error: RpcError } {
+  const audited = auditId === null ? {} : { auditId };
   if (auth.kind === 'no_user') {
     const reason = `This tool calls its provider as the user (${auth.serviceType}): the caller acts for no user`;
-    await deps.refused(call, provider.id, reason);
-    throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code: 'USER_REQUIRED', providerId: provider.id, auditId: call.auditId });
+    return { reason, error: new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code: 'USER_REQUIRED', providerId: provider.id, ...audited }) };
   }
   const reason = `Connect ${auth.serviceType} first: this tool calls its provider with your own ${auth.serviceType} account`;
-  await deps.refused(call, provider.id, reason);
   const elicitations = acceptsUrlElicitation(capabilities) ? { elicitations: [{ mode: 'url', elicitationId: newId(), url: auth.authUrl, message: reason }] } : null;
-  throw new RpcError(elicitations ? URL_ELICITATION_REQUIRED : GATEWAY_RPC.DENIED, reason, 403, {
+  const error = new RpcError(elicitations ? URL_ELICITATION_REQUIRED : GATEWAY_RPC.DENIED, reason, 403, {
     ...elicitations,
     decision: 'denied',
     reason,
@@ -46,8 +61,9 @@ export async function userAuthHeadersOrRefuse(
     authUrls: { [auth.serviceType]: auth.authUrl },
     authUrl: auth.authUrl,
     providerId: provider.id,
-    auditId: call.auditId,
+    ...audited,
   });
+  return { reason, error };
 }
 
 /** The tool's own headers with the user's auth added (the user's auth wins a clash). */

@@ -1,0 +1,176 @@
+import { secretBoxFor } from '@agentgw/auth';
+import { newId } from '@agentgw/core';
+import { json } from '@agentgw/db';
+import { testBackends } from '@agentgw/db/testing';
+import type { Host } from '@agentgw/service-kit';
+import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { createUser, PROTECTED_PROMPT, PROTECTED_RESOURCE_URI, startOidcServer, startProtectedMcpServer, tokenFor, type OidcServer, type ProtectedMcpServer } from '@agentgw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatewayHost } from './all-in-one.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const PUBLIC = 'http://gateway.test';
+const RESOURCE = 'https://tools.acme.test/mcp';
+const CLIENT = { clientId: 'agentgw', clientSecret: 'client-secret-of-the-gateway' };
+const SERVICE = 'acme_docs';
+const CALLBACK = `${PUBLIC}/api/v1/credentials/oauth/${SERVICE}/callback`;
+const CONNECT_URL = `${PUBLIC}/api/v1/credentials/oauth/${SERVICE}/auth`;
+
+// Issue 22: every method the gateway forwards to a provider called as the user goes as that user.
+// The upstream is protected per the MCP authorization spec (every request needs the user's token),
+// so prompts/get, resources/read, completion/complete and the proxy's pass-through reach it only
+// with the caller's own token; a user who has not connected is refused with the connect URL, and
+// the upstream's own log shows no request without a valid user token.
+describe.each(testBackends())('methods forwarded as the user to a protected MCP upstream (all-in-one, %s)', (backend) => {
+  let deps: TestDeps;
+  let host: Host;
+  let oidc: OidcServer;
+  let upstream: ProtectedMcpServer;
+  let adminToken = '';
+  let providerId = '';
+
+  async function api(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
+    const url = path.startsWith('http') ? new URL(path) : null;
+    const res = await host.app.request(url ? url.pathname + url.search : path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
+  }
+
+  const rpc = (path: string, token: string, method: string, params: Json = {}) => api('POST', path, token, { jsonrpc: '2.0', id: 1, method, params });
+  const unified = (token: string, method: string, params?: Json) => rpc('/api/v1/mcp/mcp', token, method, params);
+  const proxied = (token: string, method: string, params?: Json) => rpc(`/api/v1/mcp-proxy/${providerId}/mcp`, token, method, params);
+  const greeting = { name: PROTECTED_PROMPT, arguments: { name: 'bob' } };
+  const completion = { ref: { type: 'ref/prompt', name: PROTECTED_PROMPT }, argument: { name: 'name', value: 'al' } };
+  /** The subjects of the upstream's requests that carried `method`. */
+  const subjectsOf = (method: string) => upstream.requests.filter((r) => r.methods.includes(method)).map((r) => r.subject);
+
+  /** A user allowed to use the provider. */
+  async function user(): Promise<string> {
+    const created = await createUser(deps, { email: `${newId()}@example.com`, roles: [] });
+    const token = await tokenFor(deps, created);
+    const rule = await api('POST', '/api/v1/admin/provider-access', adminToken, { subjectType: 'user', subjectId: created.id, providerId, action: 'allow', toolPattern: '*' });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+    return token;
+  }
+
+  /** The user connects their upstream account (the OpenID provider's login as `account`). */
+  async function connect(token: string, account: string): Promise<void> {
+    const { authUrl } = (await api('GET', `/api/v1/credentials/oauth/${SERVICE}/auth`, token)).body as { authUrl: string };
+    const callback = await oidc.authorize(`${authUrl}&login_hint=${account}`, CALLBACK);
+    expect((await api('GET', callback.href, token)).status).toBe(200);
+  }
+
+  beforeAll(async () => {
+    oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [CALLBACK] }], resource: RESOURCE });
+    upstream = await startProtectedMcpServer({ issuer: oidc.issuer, jwksUri: oidc.jwksUri, resource: RESOURCE });
+    deps = await createTestDeps({ backend, env: { GATEWAY_PUBLIC_URL: PUBLIC, EGRESS_POLICY: 'allow-private' } });
+    host = await createGatewayHost(deps);
+    await host.start();
+    adminToken = await tokenFor(deps, await createUser(deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }));
+    const id = newId();
+    await deps.db
+      .insertInto('credential_providers')
+      .values({
+        id,
+        name: 'Acme docs',
+        service_type: SERVICE,
+        auth_type: 'oauth2',
+        description: null,
+        config: json({ ...CLIENT, clientSecret: secretBoxFor(deps.config).seal(CLIENT.clientSecret, id), scopes: ['openid', 'offline_access'], issuer: oidc.issuer, resource: RESOURCE }),
+        tenant_id: null,
+      })
+      .execute();
+    const created = await api('POST', '/api/v1/admin/tool-providers', adminToken, { name: 'acme', pattern: '*', endpoint: upstream.url, authType: 'user_oauth', credentialServiceType: SERVICE });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    providerId = created.body.provider.id as string;
+  });
+  afterAll(async () => {
+    await host?.stop({ deadlineMs: 1_000 });
+    await upstream?.close();
+    await oidc?.close();
+    await deps?.close();
+  });
+
+  it('sends prompts/get, resources/read and completion/complete to the upstream as the caller, on both endpoints', async () => {
+    const [alice, bob] = [await user(), await user()];
+    await connect(alice, 'alice');
+    await connect(bob, 'bob');
+
+    const prompt = await unified(alice, 'prompts/get', greeting);
+    expect(prompt.status, JSON.stringify(prompt.body)).toBe(200);
+    expect(prompt.body.result.messages[0].content.text).toBe('alice greets bob');
+    const read = await unified(alice, 'resources/read', { uri: PROTECTED_RESOURCE_URI });
+    expect(read.status, JSON.stringify(read.body)).toBe(200);
+    expect(read.body.result.contents[0].text).toBe('you are alice');
+    const completed = await unified(alice, 'completion/complete', completion);
+    expect(completed.status, JSON.stringify(completed.body)).toBe(200);
+    expect(completed.body.result.completion.values).toEqual(['alice', 'albert']);
+
+    // The proxy passes them on as the caller too; each user is answered as themselves.
+    expect((await proxied(bob, 'prompts/get', greeting)).body.result.messages[0].content.text).toBe('bob greets bob');
+    expect((await proxied(bob, 'resources/read', { uri: PROTECTED_RESOURCE_URI })).body.result.contents[0].text).toBe('you are bob');
+    expect((await proxied(alice, 'completion/complete', completion)).body.result.completion.values).toEqual(['alice', 'albert']);
+    expect((await unified(bob, 'resources/read', { uri: PROTECTED_RESOURCE_URI })).body.result.contents[0].text).toBe('you are bob');
+
+    // The upstream's own log: each method reached it as the user who sent it, never without a token.
+    expect(subjectsOf('prompts/get')).toEqual(['alice', 'bob']);
+    expect(subjectsOf('resources/read')).toEqual(['alice', 'bob', 'bob']);
+    expect(subjectsOf('completion/complete')).toEqual(['alice', 'alice']);
+    expect(upstream.requests.filter((r) => r.subject === null)).toEqual([]);
+    expect(upstream.refused).toBe(0);
+  });
+
+  it('refuses a user who has not connected with the connect URL, and sends the upstream nothing for them', async () => {
+    const carol = await user();
+    const before = upstream.requests.length;
+    for (const [endpoint, method, params] of [
+      ['unified', 'prompts/get', greeting],
+      ['unified', 'resources/read', { uri: PROTECTED_RESOURCE_URI }],
+      ['unified', 'completion/complete', completion],
+      ['proxy', 'prompts/get', greeting],
+      ['proxy', 'resources/read', { uri: PROTECTED_RESOURCE_URI }],
+      ['proxy', 'completion/complete', completion],
+      ['proxy', 'resources/subscribe', { uri: PROTECTED_RESOURCE_URI }],
+    ] as const) {
+      const res = await (endpoint === 'unified' ? unified : proxied)(carol, method, params);
+      expect(res.status, `${endpoint} ${method}: ${JSON.stringify(res.body)}`).toBe(403);
+      expect(res.body.error).toMatchObject({ code: -32003, data: { code: 'CREDENTIALS_REQUIRED', missing: [SERVICE], authUrl: CONNECT_URL, providerId } });
+    }
+    // logging/setLevel goes to every provider the caller reaches: this one is skipped for her, not called without her token.
+    expect((await unified(carol, 'logging/setLevel', { level: 'info' })).status).toBe(200);
+    expect(upstream.requests.slice(before)).toEqual([]);
+
+    // Once she connects, the same requests go as her.
+    await connect(carol, 'carol');
+    expect((await unified(carol, 'prompts/get', greeting)).body.result.messages[0].content.text).toBe('carol greets bob');
+    expect((await proxied(carol, 'resources/read', { uri: PROTECTED_RESOURCE_URI })).body.result.contents[0].text).toBe('you are carol');
+    expect(upstream.requests.slice(before).map((r) => r.subject)).not.toContain(null);
+    expect(new Set(upstream.requests.slice(before).map((r) => r.subject))).toEqual(new Set(['carol']));
+  });
+
+  it('names the provider as listed per user in the tool-collisions report, without asking its upstream with no user token', async () => {
+    const before = upstream.requests.length;
+    const report = await api('GET', '/api/v1/mcp/tool-collisions', adminToken);
+    expect(report.status, JSON.stringify(report.body)).toBe(200);
+    expect(report.body).toEqual({ data: [], listedPerUser: [{ providerId, providerName: 'acme' }] });
+    expect(upstream.requests.slice(before)).toEqual([]);
+  });
+
+  it('refuses a caller acting for no user (a runtime agent alone) rather than calling the upstream without a user token', async () => {
+    const before = upstream.requests.length;
+    const created = await api('POST', '/api/v1/admin/agents', adminToken, { name: `bot-${newId().slice(0, 8)}`, upstreamUrl: upstream.url });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const { agent, runtime_token: runtime } = created.body as { agent: { id: string }; runtime_token: string };
+    const rule = await api('POST', '/api/v1/admin/provider-access', adminToken, { subjectType: 'agent', subjectId: agent.id, providerId, action: 'allow', toolPattern: '*' });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+    const res = await proxied(runtime, 'prompts/get', greeting);
+    expect(res.status, JSON.stringify(res.body)).toBe(403);
+    expect(res.body.error.data).toMatchObject({ code: 'USER_REQUIRED', providerId });
+    expect(upstream.requests.slice(before)).toEqual([]);
+  });
+});
