@@ -117,12 +117,46 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     expect((await proxied(alice, 'completion/complete', completion)).body.result.completion.values).toEqual(['alice', 'albert']);
     expect((await unified(bob, 'resources/read', { uri: PROTECTED_RESOURCE_URI })).body.result.contents[0].text).toBe('you are bob');
 
+    // The log-level fan-out and the proxy's pass-through of any other method go as the caller too (this upstream refuses both: no logging, no subscriptions).
+    expect((await unified(alice, 'logging/setLevel', { level: 'info' })).status).toBe(200);
+    expect((await proxied(bob, 'resources/subscribe', { uri: PROTECTED_RESOURCE_URI })).body.error).toBeDefined();
+
     // The upstream's own log: each method reached it as the user who sent it, never without a token.
     expect(subjectsOf('prompts/get')).toEqual(['alice', 'bob']);
     expect(subjectsOf('resources/read')).toEqual(['alice', 'bob', 'bob']);
     expect(subjectsOf('completion/complete')).toEqual(['alice', 'alice']);
+    expect(subjectsOf('logging/setLevel')).toEqual(['alice']);
+    expect(subjectsOf('resources/subscribe')).toEqual(['bob']);
     expect(upstream.requests.filter((r) => r.subject === null)).toEqual([]);
     expect(upstream.refused).toBe(0);
+  });
+
+  it("opens a client session's upstream session as that user, and answers in it as them", async () => {
+    const dave = await user();
+    await connect(dave, 'dave');
+    const before = upstream.requests.length;
+    const post = async (body: unknown, session?: string) =>
+      host.app.request('/api/v1/mcp/mcp', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${dave}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2025-11-25',
+          ...(session ? { 'mcp-session-id': session } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    expect(session).not.toBe('');
+    for (const id of [2, 3]) {
+      const res = await post({ jsonrpc: '2.0', id, method: 'prompts/get', params: greeting }, session);
+      expect(((await res.json()) as Json).result.messages[0].content.text).toBe('dave greets bob');
+    }
+    const seen = upstream.requests.slice(before);
+    expect(seen.some((r) => r.methods.includes('initialize'))).toBe(true);
+    expect(new Set(seen.map((r) => r.subject))).toEqual(new Set(['dave']));
   });
 
   it('refuses a user who has not connected with the connect URL, and sends the upstream nothing for them', async () => {
