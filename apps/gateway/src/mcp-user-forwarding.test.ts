@@ -4,7 +4,7 @@ import { json } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
 import type { Host } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createUser, PROTECTED_PROMPT, PROTECTED_RESOURCE_URI, startOidcServer, startProtectedMcpServer, tokenFor, type OidcServer, type ProtectedMcpServer } from '@agentgw/testkit';
+import { createUser, PROTECTED_PROMPT, PROTECTED_RESOURCE_URI, SseEventReader, startOidcServer, startProtectedMcpServer, tokenFor, type OidcServer, type ProtectedMcpServer } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayHost } from './all-in-one.js';
 
@@ -16,6 +16,10 @@ const CLIENT = { clientId: 'agentgw', clientSecret: 'client-secret-of-the-gatewa
 const SERVICE = 'acme_docs';
 const CALLBACK = `${PUBLIC}/api/v1/credentials/oauth/${SERVICE}/callback`;
 const CONNECT_URL = `${PUBLIC}/api/v1/credentials/oauth/${SERVICE}/auth`;
+/** The 2026-07-28 wire, on which subscriptions/listen exists, and its `_meta` keys. */
+const MODERN = '2026-07-28';
+const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 
 // Issue 22: every method the gateway forwards to a provider called as the user goes as that user.
 // The upstream is protected per the MCP authorization spec (every request needs the user's token),
@@ -185,6 +189,43 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     expect((await proxied(carol, 'resources/read', { uri: PROTECTED_RESOURCE_URI })).body.result.contents[0].text).toBe('you are carol');
     expect(upstream.requests.slice(before).map((r) => r.subject)).not.toContain(null);
     expect(new Set(upstream.requests.slice(before).map((r) => r.subject))).toEqual(new Set(['carol']));
+  });
+
+  it('listens (subscriptions/listen, 2026-07-28) on the upstream as the caller, and not at all for a user who has not connected', async () => {
+    const [erin, frank] = [await user(), await user()];
+    await connect(erin, 'erin');
+    const listen = async (token: string, signal: AbortSignal) => {
+      const res = await host.app.request(`/api/v1/mcp-proxy/${providerId}/mcp`, {
+        method: 'POST',
+        signal,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'sub-1',
+          method: 'subscriptions/listen',
+          params: { notifications: { resourceSubscriptions: [PROTECTED_RESOURCE_URI] }, _meta: { [META_VERSION]: MODERN, [META_CAPABILITIES]: {} } },
+        }),
+      });
+      const reader = new SseEventReader(res);
+      expect((await reader.next())?.data).toMatchObject({ method: 'notifications/subscriptions/acknowledged' });
+      return reader;
+    };
+    const before = upstream.requests.length;
+    const asErin = new AbortController();
+    const erinReader = await listen(erin, asErin.signal);
+    // The upstream is a session server: the listen opens a session of its own as erin and subscribes there.
+    await expect.poll(() => subjectsOf('resources/subscribe').filter((s) => s === 'erin').length, { timeout: 10_000 }).toBeGreaterThan(0);
+    asErin.abort();
+    await erinReader.close();
+    expect(new Set(upstream.requests.slice(before).map((r) => r.subject))).toEqual(new Set(['erin']));
+
+    const quiet = upstream.requests.length;
+    const asFrank = new AbortController();
+    const frankReader = await listen(frank, asFrank.signal);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    asFrank.abort();
+    await frankReader.close();
+    expect(upstream.requests.slice(quiet).filter((r) => r.subject !== 'erin')).toEqual([]);
   });
 
   it('names the provider as listed per user in the tool-collisions report, without asking its upstream with no user token', async () => {
