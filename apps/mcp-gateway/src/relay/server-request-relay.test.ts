@@ -6,6 +6,7 @@ import { McpUpstreamClient, type JsonRpcRequest } from '@agentgw/mcp-client';
 import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CredentialResolver } from '@agentgw/credentials';
 import { RequestTargets } from '../upstream-auth/request-targets.js';
 import { UserCredentials } from '../upstream-auth/user-credentials.js';
 import { upstreamTarget } from '../upstream-targets.js';
@@ -41,7 +42,8 @@ afterAll(async () => {
   await redis?.quit();
 });
 
-function replicas(limits = { maxPendingPerClient: 2, timeoutMs: 60_000 }) {
+/** Two relay replicas over one store; `served` is the provider answers go to, `vault` each user's own token for it. */
+function replicas(limits = { maxPendingPerClient: 2, timeoutMs: 60_000 }, served: ProviderRecord = provider, vault: Record<string, string> = {}) {
   const clock = new ManualClock();
   const store: RelayStore = redis ? new RedisRelayStore(redis, clock) : new MemoryRelayStore(clock);
   const audits: unknown[] = [];
@@ -49,9 +51,15 @@ function replicas(limits = { maxPendingPerClient: 2, timeoutMs: 60_000 }) {
     open: async (e) => (audits.push({ open: e }), `audit-${audits.length}`),
     update: async (id, patch) => void audits.push({ update: id, ...patch }),
   };
-  const catalog = { providers: { get: async () => provider, authSecret: () => 'secret' } } as never;
-  // A shared-auth provider: its targets read no user's credential (the resolver would throw).
-  const targets = new RequestTargets({ catalog, userCredentials: new UserCredentials(() => ({ resolve: () => Promise.reject(new Error('not asked')) })), exchange: () => never() });
+  const catalog = { providers: { get: async () => served, authSecret: (p: ProviderRecord) => (p.authType === 'bearer' ? 'secret' : null) } } as never;
+  // The vault: a user's token when they have one, else the connect URL (a shared-auth provider never asks).
+  const resolver: CredentialResolver = {
+    resolve: async ({ userId, serviceTypes }) =>
+      vault[userId] === undefined
+        ? { credentials: {}, missing: serviceTypes, authUrls: Object.fromEntries(serviceTypes.map((t) => [t, 'https://gw.test/connect'])) }
+        : { credentials: Object.fromEntries(serviceTypes.map((t) => [t, vault[userId]!])), missing: [], authUrls: {} },
+  };
+  const targets = new RequestTargets({ catalog, userCredentials: new UserCredentials(() => resolver), exchange: () => never() });
   const make = () => new ServerRequestRelay({ store, client, catalog, targets, audit, logger: silent }, limits);
   return { a: make(), b: make(), audits };
 }
@@ -97,6 +105,28 @@ describe('ServerRequestRelay across replicas', () => {
       },
       { update: 'audit-1', status: 'completed', result: { role: 'assistant' } },
     ]);
+    a.stop();
+  });
+
+  it("answers a per-user provider with the answering user's own token, and sends nothing for a user who has none", async () => {
+    const perUser = { ...provider, id: 'prov-user', authType: 'user_oauth', credentialServiceType: 'crm' } as ProviderRecord;
+    const { a, b } = replicas(undefined, perUser, { u1: 'token-of-u1' });
+    const ask = async (who: Principal, upstreamId: string) => {
+      const owner = clientOwner(`sid-${Date.now()}-${upstreamId}`, who);
+      const before = sent.length;
+      a.relay({ ...origin(owner), provider: perUser, principal: who }, { jsonrpc: '2.0', id: upstreamId, method: 'sampling/createMessage', params: {} }, session);
+      await until(() => sent.length > before);
+      return { owner, id: sent.at(-1)!.id };
+    };
+    const mine = await ask(principal, 'up-u1');
+    expect(await b.deliver(mine.owner, { principal, requestId: 'req-u1', headers: new Headers() }, [{ jsonrpc: '2.0', id: mine.id, result: { role: 'assistant' } }])).toBe(0);
+    expect(postedTo('up-u1')).toEqual([{ body: { jsonrpc: '2.0', id: 'up-u1', result: { role: 'assistant' } }, session: 'up-session', auth: 'Bearer token-of-u1' }]);
+
+    const stranger = { ...principal, userId: 'u2' } as Principal;
+    const theirs = await ask(stranger, 'up-u2');
+    expect(await b.deliver(theirs.owner, { principal: stranger, requestId: 'req-u2', headers: new Headers() }, [{ jsonrpc: '2.0', id: theirs.id, result: {} }])).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(postedTo('up-u2')).toEqual([]);
     a.stop();
   });
 
