@@ -135,7 +135,7 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     expect(upstream.refused).toBe(0);
   });
 
-  it("opens a client session's upstream session as that user, and answers in it as them", async () => {
+  it("opens a client session's upstream session as that user, answers in it and follows its server stream as them", async () => {
     const dave = await user();
     await connect(dave, 'dave');
     const before = upstream.requests.length;
@@ -158,6 +158,17 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
       const res = await post({ jsonrpc: '2.0', id, method: 'prompts/get', params: greeting }, session);
       expect(((await res.json()) as Json).result.messages[0].content.text).toBe('dave greets bob');
     }
+    // The session's server stream (GET): the gateway follows the upstream session's own stream as dave.
+    const stream = new AbortController();
+    const get = await host.app.request('/api/v1/mcp/mcp', {
+      method: 'GET',
+      signal: stream.signal,
+      headers: { authorization: `Bearer ${dave}`, accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session },
+    });
+    expect(get.status).toBe(200);
+    await expect.poll(() => upstream.requests.slice(before).some((r) => r.httpMethod === 'GET' && r.subject === 'dave'), { timeout: 10_000 }).toBe(true);
+    stream.abort();
+    await get.body?.cancel().catch(() => undefined);
     const seen = upstream.requests.slice(before);
     expect(seen.some((r) => r.methods.includes('initialize'))).toBe(true);
     expect(new Set(seen.map((r) => r.subject))).toEqual(new Set(['dave']));
