@@ -38,8 +38,9 @@ export interface ProtectedRequest {
   subject: string | null;
 }
 
-/** The prompt and resource every protected server offers beside its tools, each answering as the caller. */
+/** The prompt every protected server offers beside its tools (argument `name`, completable): it answers `<sub> greets <name>`. */
 export const PROTECTED_PROMPT = 'greeting';
+/** The resource every protected server offers: it reads `you are <sub>`. */
 export const PROTECTED_RESOURCE_URI = 'protected://whoami';
 /** Completions of the prompt's `name` argument: those starting with the typed value. */
 const GREETED = ['alice', 'albert', 'bob'];
