@@ -35,9 +35,10 @@ const confirmed: HoldOutcome = { decision: 'confirmed', confirmationId: 'c1', co
 async function approveAfter<T>(send: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<T> {
   const before = waiting.length;
   const answer = send();
-  await expect.poll(() => waiting.length, { timeout: 5_000 }).toBe(before + 1);
+  // A wait, not a timing check: the first call of a run lists the upstream cold, which a loaded CI machine took over 5 s for.
+  await expect.poll(() => waiting.length, { timeout: 30_000 }).toBe(before + 1);
   await meanwhile();
-  waiting.at(-1)!.decide(confirmed);
+  waiting[before]!.decide(confirmed);
   return answer;
 }
 
