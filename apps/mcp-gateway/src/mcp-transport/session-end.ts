@@ -2,6 +2,7 @@ import type { UpstreamSession } from '@agentgw/mcp-client';
 import type { Context } from 'hono';
 import type { EvictedSession } from '../session-store.js';
 import { upstreamTarget } from '../upstream-targets.js';
+import { listsPerUser } from '../user-lists/list-auth.js';
 import { endpointOf } from './endpoint.js';
 import { replyResponse, SESSION_HEADER } from './replies.js';
 import { resolveSession, type SessionLookup } from './session-resolution.js';
@@ -28,12 +29,16 @@ export function dropEvicted(deps: CloseDeps & Pick<McpTransportDeps, 'bus'>, evi
   }
 }
 
-/** Ends a gateway session's upstream sessions (DELETE to each provider; never throws). */
+/**
+ * Ends a gateway session's upstream sessions (DELETE to each provider; never throws). A per-user
+ * provider's session is left to expire upstream: its DELETE would go without the user's token,
+ * and a per-user provider is never sent a request without it.
+ */
 export async function closeUpstreams(deps: CloseDeps, upstreams: Record<string, UpstreamSession>): Promise<void> {
   await Promise.all(
     Object.entries(upstreams).map(async ([providerId, upstream]) => {
       const provider = await deps.catalog.providers.get(providerId).catch(() => null);
-      if (!provider) return;
+      if (!provider || listsPerUser(provider)) return;
       let secret: string | null;
       try {
         secret = deps.catalog.providers.authSecret(provider);
