@@ -116,7 +116,6 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
       delete headers['x-verified-subject'];
       const token = subjectOf(req.headers.authorization);
       const logged: ProtectedRequest = { httpMethod: req.method ?? 'GET', methods: messages.flatMap((m) => (typeof m?.method === 'string' ? [m.method] : [])), subject: null };
-      requests.push(logged);
       if (token) {
         try {
           const { payload } = await jwtVerify(token, jwks, { issuer: options.issuer, audience: options.resource });
@@ -127,6 +126,8 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
           // An invalid token is refused below when the request needs one.
         }
       }
+      // Logged once its subject is known: a reader never sees a verified request as tokenless.
+      requests.push(logged);
       if (needsToken && !headers['x-verified-subject']) {
         state.refused += 1;
         res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${metadataUrl}"`, 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_token' }));
