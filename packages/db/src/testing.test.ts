@@ -1,6 +1,10 @@
 import { sql } from 'kysely';
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { migrateToLatest } from './migrate.js';
 import { openTestDatabase, testBackends } from './testing.js';
 
 describe('testBackends', () => {
@@ -23,6 +27,18 @@ describe.each(testBackends())('openTestDatabase(%s)', (backend) => {
       expect(await b.db.selectFrom('users').select('id').execute()).toEqual([]);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe('a PGlite test database', () => {
+  it('is loaded from the migrated image shared on disk, and needs no migration of its own', async () => {
+    const handle = await openTestDatabase('pglite');
+    try {
+      expect(readdirSync(join(tmpdir(), 'agentgw-pglite-images')).filter((f) => /^[0-9a-f]{32}\.tar$/.test(f)).length).toBeGreaterThan(0);
+      expect(await migrateToLatest(handle.db)).toEqual([]);
+    } finally {
+      await handle.close();
     }
   });
 });

@@ -1,4 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { openDatabase, openPglite, type DbHandle } from './connection.js';
@@ -22,24 +27,51 @@ export async function openTestDatabase(backend: TestBackend = 'pglite'): Promise
 let pgliteImage: Promise<Blob> | undefined;
 
 /**
- * Booting PGlite runs initdb and then the migrations; loading a data directory dumped after
- * doing that once per process is several times faster.
+ * Booting PGlite runs initdb and then the migrations (about 9 s of CPU); loading a data
+ * directory dumped after doing that is several times faster. The dump is kept on disk under a
+ * key of the migrations' sources and PGlite's build, so every test file and process shares one
+ * (vitest re-imports this module per file; CI runs ~100 such files).
  */
 function migratedPgliteImage(): Promise<Blob> {
   pgliteImage ??= (async () => {
-    const pglite = new PGlite();
-    const handle = await openPglite(pglite, () => {});
-    try {
-      await migrateToLatest(handle.db);
-      return await pglite.dumpDataDir('none');
-    } finally {
-      await handle.close();
-    }
+    const file = join(tmpdir(), 'agentgw-pglite-images', `${await imageKey()}.tar`);
+    const cached = await readFile(file).catch(() => undefined);
+    if (cached) return new Blob([cached]);
+    const image = await freshMigratedImage();
+    await writeAtomically(file, Buffer.from(await image.arrayBuffer()));
+    return image;
   })().catch((err: unknown) => {
     pgliteImage = undefined;
     throw err;
   });
   return pgliteImage;
+}
+
+async function freshMigratedImage(): Promise<Blob> {
+  const pglite = new PGlite();
+  const handle = await openPglite(pglite, () => {});
+  try {
+    await migrateToLatest(handle.db);
+    return await pglite.dumpDataDir('none');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Changes with any migration's source and with the installed PGlite (its path names its version). */
+async function imageKey(): Promise<string> {
+  const dir = fileURLToPath(new URL('./migrations/', import.meta.url));
+  const hash = createHash('sha256').update(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  for (const name of (await readdir(dir)).sort()) hash.update(name).update(await readFile(join(dir, name)));
+  return hash.digest('hex').slice(0, 32);
+}
+
+/** Processes racing to store the same image each rename a whole file into place; none reads half of one. */
+async function writeAtomically(file: string, data: Buffer): Promise<void> {
+  await mkdir(join(file, '..'), { recursive: true });
+  const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await writeFile(partial, data);
+  await rename(partial, file);
 }
 
 async function openPgliteTestDatabase(): Promise<DbHandle> {
