@@ -62,6 +62,28 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     return token;
   }
 
+  /** A request of the 2025-11-25 wire (a session's era) to the unified endpoint, in `session` when given. */
+  const legacy = (token: string, method: 'POST' | 'DELETE', body?: unknown, session?: string) =>
+    host.app.request('/api/v1/mcp/mcp', {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2025-11-25',
+        ...(session ? { 'mcp-session-id': session } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  /** Opens a client session as `token` (initialize); its id. */
+  async function openSession(token: string): Promise<string> {
+    const init = await legacy(token, 'POST', { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    expect(session).not.toBe('');
+    return session;
+  }
+
   /** The user connects their upstream account (the OpenID provider's login as `account`). */
   async function connect(token: string, account: string): Promise<void> {
     const { authUrl } = (await api('GET', `/api/v1/credentials/oauth/${SERVICE}/auth`, token)).body as { authUrl: string };
@@ -139,23 +161,9 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     const dave = await user();
     await connect(dave, 'dave');
     const before = upstream.requests.length;
-    const post = async (body: unknown, session?: string) =>
-      host.app.request('/api/v1/mcp/mcp', {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${dave}`,
-          accept: 'application/json, text/event-stream',
-          'content-type': 'application/json',
-          'mcp-protocol-version': '2025-11-25',
-          ...(session ? { 'mcp-session-id': session } : {}),
-        },
-        body: JSON.stringify(body),
-      });
-    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-    const session = init.headers.get('mcp-session-id') ?? '';
-    expect(session).not.toBe('');
+    const session = await openSession(dave);
     for (const id of [2, 3]) {
-      const res = await post({ jsonrpc: '2.0', id, method: 'prompts/get', params: greeting }, session);
+      const res = await legacy(dave, 'POST', { jsonrpc: '2.0', id, method: 'prompts/get', params: greeting }, session);
       expect(((await res.json()) as Json).result.messages[0].content.text).toBe('dave greets bob');
     }
     // The session's server stream (GET): the gateway follows the upstream session's own stream as dave.
@@ -172,6 +180,33 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     const seen = upstream.requests.slice(before);
     expect(seen.some((r) => r.methods.includes('initialize'))).toBe(true);
     expect(new Set(seen.map((r) => r.subject))).toEqual(new Set(['dave']));
+  });
+
+  it("ends a client session's upstream session as its user (DELETE), and sends nothing for a user whose connection was removed", async () => {
+    const [gina, henry] = [await user(), await user()];
+    await connect(gina, 'gina');
+    await connect(henry, 'henry');
+    const prompted = async (token: string, session: string, who: string) => {
+      const res = await legacy(token, 'POST', { jsonrpc: '2.0', id: 2, method: 'prompts/get', params: greeting }, session);
+      expect(((await res.json()) as Json).result.messages[0].content.text).toBe(`${who} greets bob`);
+    };
+    const [ginas, henrys] = [await openSession(gina), await openSession(henry)];
+    await prompted(gina, ginas, 'gina');
+    await prompted(henry, henrys, 'henry');
+
+    // The client's DELETE ends the upstream session opened for it, sent as gina (her own token), before its 204.
+    const before = upstream.requests.length;
+    expect((await legacy(gina, 'DELETE', undefined, ginas)).status).toBe(204);
+    expect(upstream.requests.slice(before)).toEqual([{ httpMethod: 'DELETE', methods: [], subject: 'gina' }]);
+
+    // Henry removes his connection: his session still ends (204), and his upstream session is left to expire rather than ended without his token.
+    const stored = (await api('GET', '/api/v1/credentials', henry)).body as { credentials: { id: string; serviceType: string }[] };
+    const credential = stored.credentials.find((c) => c.serviceType === SERVICE);
+    expect((await api('DELETE', `/api/v1/credentials/${credential?.id ?? ''}`, henry)).status).toBe(200);
+    const quiet = upstream.requests.length;
+    expect((await legacy(henry, 'DELETE', undefined, henrys)).status).toBe(204);
+    expect(upstream.requests.slice(quiet)).toEqual([]);
+    expect((await legacy(henry, 'POST', { jsonrpc: '2.0', id: 3, method: 'ping' }, henrys)).status).toBe(404);
   });
 
   it('refuses a user who has not connected with the connect URL, and sends the upstream nothing for them', async () => {

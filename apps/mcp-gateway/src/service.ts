@@ -67,7 +67,8 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const resumption = sessions instanceof RedisSessionStore ? new RedisResumptionStore(sessions.redis) : new MemoryResumptionStore(clock);
   const userCredentials = userCredentialsFor(deps);
   const tokenExchange = tokenExchangeFor(deps);
-  const relay = new ServerRequestRelay({ store: relayStore, client, catalog, targets: new RequestTargets({ catalog, userCredentials, exchange: tokenExchange }), audit, logger });
+  const targets = new RequestTargets({ catalog, userCredentials, exchange: tokenExchange });
+  const relay = new ServerRequestRelay({ store: relayStore, client, catalog, targets, audit, logger });
   const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
   const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
@@ -116,6 +117,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       relay,
       resources,
       resumption,
+      targets,
       listenHeartbeatMs: config.SSE_HEARTBEAT_MS,
     }),
   );

@@ -9,6 +9,7 @@ import type { ServerRequestRelay } from '../relay/server-request-relay.js';
 import type { SessionIdCodec } from '../session-ids.js';
 import type { SessionStore } from '../session-store.js';
 import type { ResumptionStore } from '../stream-resumption/resumption-store.js';
+import type { RequestTargets } from '../upstream-auth/request-targets.js';
 
 /** What the MCP transport needs beside the pipeline: auth, sessions, Origin policy, the bus for server streams. */
 export interface McpTransportDeps {
@@ -32,6 +33,8 @@ export interface McpTransportDeps {
   resources: ProtectedResources;
   /** Paused answer streams' events, for resumes with Last-Event-ID (stream-resumption/). */
   resumption: ResumptionStore;
+  /** Builds a request's upstream target as its caller: a session's per-user upstream sessions are ended as the user ending it. */
+  targets: Pick<RequestTargets, 'forRequest'>;
   /** The keep-alive comment interval of a `subscriptions/listen` stream (SSE_HEARTBEAT_MS). */
   listenHeartbeatMs: number;
 }
