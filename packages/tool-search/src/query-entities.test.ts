@@ -26,9 +26,24 @@ describe('queryEntities', () => {
     expect(queryEntities('restart it, i.e. bounce it. then stop').words).toEqual([]);
   });
 
+  it('reads container images, SQL statements, JSON payloads, owner/name repositories and AWS resource ids', () => {
+    expect(queryEntities('deploy ghcr.io/acme/api:1.8.2 to api').words).toEqual(['image container']);
+    expect(queryEntities('why is SELECT * FROM orders slow').words).toEqual(['sql query']);
+    expect(queryEntities('send {"orderId": 991} to the queue').words).toEqual(['json payload']);
+    expect(queryEntities('file it in acme/web#12')).toEqual({ rest: 'file it in   ', words: ['repository', 'number'] });
+    expect(queryEntities('snapshot vol-0abc123 and stop i-0de12').words).toEqual(['volume', 'instance']);
+  });
+
+  it('leaves times, search operators, paths and lower-case SQL words alone', () => {
+    expect(queryEntities('the 1:1 at 10:30').words).toEqual([]);
+    expect(queryEntities('from:ana newer_than:7d is:open').words).toEqual([]);
+    expect(queryEntities('what is under logs/2024/ in the bucket').words).toEqual([]);
+    expect(queryEntities('delete the rows from the list').words).toEqual([]);
+  });
+
   it('costs linear time on hostile input (bounded repetitions)', () => {
     const started = performance.now();
-    for (const filler of ['a', '1', 'A-', '#a', 'a.', 'http://', 'a.com.', '1.', 'a-b.']) queryEntities(filler.repeat(1_000));
+    for (const filler of ['a', '1', 'A-', '#a', 'a.', 'http://', 'a.com.', '1.', 'a-b.', 'a:1.', 'a/', 'SELECT ', '{"', 'i-0']) queryEntities(filler.repeat(1_000));
     expect(performance.now() - started).toBeLessThan(250);
   });
 });
@@ -42,6 +57,8 @@ describe('ToolIndex with pasted values', () => {
     tool('crm_find_contact', 'Find a contact by email address.'),
     tool('dns_upsert_record', 'Create or update a DNS record in a hosted zone.'),
     tool('docs_example_page', 'Show an example docs page.'),
+    tool('k8s_set_image', 'Update the container image of a deployment.'),
+    tool('k8s_get_deployment', 'Describe a deployment: image, replicas.'),
   ]);
 
   it('finds the tool a value is for, not the words the value is made of', () => {
@@ -49,5 +66,6 @@ describe('ToolIndex with pasted values', () => {
     expect(index.search('who is jo@acme.io', 2)[0]?.name).toBe('crm_find_contact');
     expect(index.search('tell #ops the invoice bug is fixed', 2)[0]?.name).toBe('chat_post_message');
     expect(index.search('add a CNAME so docs.example.com goes to the new site', 2)[0]?.name).toBe('dns_upsert_record');
+    expect(index.search('put ghcr.io/acme/api:1.8.2 on the api deployment', 2)[0]?.name).toBe('k8s_set_image');
   });
 });
