@@ -1,9 +1,11 @@
 import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // One vitest configuration for every package (each vitest.config.ts re-exports it).
 // Embedded PostgreSQL (PGlite) boots and scrypt hashing take seconds when CI runs every
-// package's suite at once on two cores; these bounds catch hangs, not slowness.
+// package's suite at once on two cores; these bounds catch hangs, not slowness. For the same
+// reason expect.poll and vi.waitFor (vitest.setup.ts) wait up to 30 s, not vitest's 1 s.
 // With VITEST_REPORT_DIR set (CI), each package also writes a JSON report there, which
 // scripts/test-summary.mjs adds up into one closing line.
 const reportDir = process.env.VITEST_REPORT_DIR;
@@ -12,6 +14,8 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    expect: { poll: { timeout: 30_000 } },
+    setupFiles: [fileURLToPath(new URL('./vitest.setup.ts', import.meta.url))],
     reporters: reportDir ? ['default', 'json'] : ['default'],
     outputFile: reportDir ? { json: `${reportDir}/${basename(process.cwd())}.json` } : undefined,
   },
