@@ -9,7 +9,7 @@ import { compare, readBaseline, writeBaseline, type Cell } from './ratchet.js';
 import { COLUMNS, runColumn, scenariosOf, type ScenarioVerdict, type SuiteColumn } from './suite-cli.js';
 
 const USAGE = `usage: node --import tsx src/main.ts [--ratchet | --update-baseline] [--topology all-in-one|distributed] [--concurrency N]
-  --ratchet             exit 1 when a baseline cell fails (after one retry of that scenario)
+  --ratchet             exit 1 when a baseline cell fails (after up to 3 retries of that scenario)
   --update-baseline     two runs; cells passing in both become conformance-baseline.json
   --topology NAME       one topology only (the baseline keeps the other's cells)
   --concurrency N       suite runs at once (default 3)`;
@@ -187,6 +187,21 @@ async function runOnce(): Promise<Outcome> {
   return outcome;
 }
 
+/**
+ * A failed baseline cell's scenario runs alone up to RETRIES more times, a pause apart: some of
+ * the suite's checks give a server 500-800 ms for its first stream frame, which CI's two busy
+ * cores can miss (a direct, unproxied fixture failed sep-2575's 600 ms check twice in a row).
+ * A real regression fails every run.
+ */
+const RETRIES = 3;
+async function passesOnRetry(outcome: Outcome, cell: Cell): Promise<boolean> {
+  for (let attempt = 1; attempt <= RETRIES; attempt++) {
+    if (await outcome.rerun(cell)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
+  return false;
+}
+
 const startedAt = Date.now();
 const baseline = await readBaseline();
 const first = await runOnce();
@@ -200,7 +215,7 @@ if (flag('--update-baseline')) {
 } else {
   const failedBaselineCells = baseline.passing.filter((cell) => first.cells.get(cell) === false && !baseline.flaky.includes(cell));
   const retried = new Set<Cell>();
-  for (const cell of failedBaselineCells) if (!cell.includes(' | everything | ') && (await first.rerun(cell))) retried.add(cell);
+  for (const cell of failedBaselineCells) if (!cell.includes(' | everything | ') && (await passesOnRetry(first, cell))) retried.add(cell);
   const result = compare(baseline, first.cells, retried);
   out(`\n[conformance] ${first.cells.size} cells, ${[...first.cells.values()].filter(Boolean).length} pass; baseline ${baseline.passing.length}; ${Math.round((Date.now() - startedAt) / 1000)} s`);
   for (const cell of result.flaky) out(`[conformance] flaky (excluded from the ratchet): ${cell}`);
