@@ -25,153 +25,173 @@ afterEach(async () => {
 });
 
 // PORT=1: status and admin look for a running gateway on PORT; nothing listens on port 1.
-const gateway = (args: string[], env: Record<string, string> = {}) => run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }) });
-const startGateway = (env: Record<string, string> = {}, args: string[] = []) => startServer([GATEWAY_BIN, 'start', '--port', '0', ...args], { cwd: dir, env: cleanEnv(env), ready: LISTENING });
+// A first start or admin command creates the embedded database (initdb: ~9 s of CPU alone, over
+// a minute when CI's two cores run four suites), so the bounds below catch hangs, not slowness.
+const PROCESS_MS = 180_000;
+const gateway = (args: string[], env: Record<string, string> = {}) => run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }), timeoutMs: PROCESS_MS });
+const startGateway = (env: Record<string, string> = {}, args: string[] = []) =>
+  startServer([GATEWAY_BIN, 'start', '--port', '0', ...args], { cwd: dir, env: cleanEnv(env), ready: LISTENING, timeoutMs: PROCESS_MS });
 
 describe('gateway start', () => {
-  it('boots with no configuration, keeps generated secrets in secrets.json (0600) and reuses them after a restart', async () => {
-    const admin = { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'correct-horse-1' };
-    server = await startGateway(admin);
-    expect(server.output()).toContain('Generated JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY and stored them in .gateway-data/secrets.json');
-
-    const base = `http://127.0.0.1:${server.port}`;
-    const health = await fetch(`${base}/health`);
-    expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', service: 'gateway', checks: { database: 'ok', redis: 'in-process' } });
-
-    const secretsFile = join(dir, '.gateway-data', 'secrets.json');
-    expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
-    const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
-    expect(secrets.JWT_SECRET).toHaveLength(48);
-    expect(secrets.CREDENTIAL_ENCRYPTION_KEY).toMatch(/^[0-9a-f]{64}$/);
-    expect(secrets.PLATFORM_SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
-    expect(secrets.PLATFORM_SECRETS_KEY).not.toBe(secrets.CREDENTIAL_ENCRYPTION_KEY);
-
-    const login = await fetch(`${base}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: admin.ADMIN_EMAIL, password: admin.ADMIN_PASSWORD }),
-    });
-    expect(login.status).toBe(200);
-    const { token } = (await login.json()) as { token: string };
-    expect((await fetch(`${base}/api/v1/admin/agents`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-
-    // The running gateway owns the embedded database: status asks it, admin refuses.
-    const status = await gateway(['status', '--port', String(server.port)]);
-    expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(/JWT_SECRET\s+from secrets\.json \(hidden\)/);
-    expect(status.stdout).toMatch(/database\s+ok \(reported by the gateway running on port \d+\)/);
-    expect(status.stdout).not.toContain(secrets.JWT_SECRET);
-    const locked = await gateway(['admin', 'list']);
-    expect(locked.code).toBe(1);
-    expect(locked.stderr).toContain('in use by another process');
-
-    const stopped = await server.stop();
-    server = undefined;
-    expect(stopped.code).toBe(0);
-
-    // Second boot: same secrets, the first run's token still works, the admin is not created twice.
-    server = await startGateway(admin);
-    expect(server.output()).toContain('Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.');
-    expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual(secrets);
-    const again = `http://127.0.0.1:${server.port}`;
-    expect((await fetch(`${again}/api/v1/admin/agents`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-    expect((await fetch(`${again}/api/v1/admin/agents`, { headers: { authorization: 'Bearer not-a-token' } })).status).toBe(401);
-    await server.stop();
-    server = undefined;
-
-    const admins = await gateway(['admin', 'list']);
-    expect(admins.code).toBe(0);
-    expect(admins.stdout.match(/root@example\.com/g)).toHaveLength(1);
-  }, 120_000);
-
-  it('rejects a bad configuration with one message naming every bad variable and no stack', async () => {
-    const result = await gateway(['start'], { JWT_SECRET: 'short', CREDENTIAL_ENCRYPTION_KEY: 'xyz' });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('JWT_SECRET must be at least 32 characters');
-    expect(result.stderr).toContain('CREDENTIAL_ENCRYPTION_KEY must be 64 hex characters');
-    expect(result.stderr).not.toMatch(NO_STACK);
-    expect(existsSync(join(dir, '.gateway-data', 'secrets.json'))).toBe(false);
-  }, 60_000);
-
-  it('does not generate secrets in production: their absence is a start-up error', async () => {
-    const result = await gateway(['start'], { NODE_ENV: 'production' });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('Invalid configuration');
-    expect(result.stderr).toContain('JWT_SECRET is required');
-    expect(result.stderr).toContain('CREDENTIAL_ENCRYPTION_KEY is required');
-    expect(result.stderr).toContain('PLATFORM_SECRETS_KEY is required');
-    expect(result.stderr).not.toMatch(NO_STACK);
-    expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
-  }, 60_000);
-
-  it('upgrades an install whose secrets.json predates PLATFORM_SECRETS_KEY: adds one, and the secrets sealed before still open', async () => {
-    // An older install: secrets.json with the two founding secrets, an agent and a provider whose
-    // secrets were sealed under the credential key's HKDF subkey (the scheme before the platform key).
-    const dataDir = join(dir, '.gateway-data');
-    const old = { JWT_SECRET: 'j'.repeat(48), CREDENTIAL_ENCRYPTION_KEY: 'c4'.repeat(32) };
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(join(dataDir, 'secrets.json'), JSON.stringify(old), { mode: 0o600 });
-    const legacyKey = Buffer.from(hkdfSync('sha256', Buffer.from(old.CREDENTIAL_ENCRYPTION_KEY, 'hex'), Buffer.alloc(0), 'agentgw upstream-secrets', 32));
-    const upstream = await startRecordingUpstream();
-    const agentId = newId();
-    const handle = await openDatabase({ dataDir });
-    try {
-      await migrateToLatest(handle.db);
-      const token = generateRuntimeToken();
-      await handle.db
-        .insertInto('agents')
-        .values({
-          id: agentId,
-          name: 'old-bot',
-          description: 'stored by an older version',
-          upstream_url: upstream.url,
-          upstream_secret_enc: seal(legacyKey, 'old-upstream-secret', agentId),
-          required_credentials: json([]),
-          tenant_id: null,
-          is_active: true,
-          runtime_token_hash: token.hash,
-          runtime_token_prefix: token.prefix,
-        })
-        .execute();
-    } finally {
-      await handle.close();
-    }
-
-    try {
+  it(
+    'boots with no configuration, keeps generated secrets in secrets.json (0600) and reuses them after a restart',
+    async () => {
       const admin = { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'correct-horse-1' };
       server = await startGateway(admin);
-      expect(server.output()).toContain('Generated PLATFORM_SECRETS_KEY and stored it in .gateway-data/secrets.json');
-      expect(server.output()).toContain('Using JWT_SECRET and CREDENTIAL_ENCRYPTION_KEY from .gateway-data/secrets.json.');
-      const secretsFile = join(dataDir, 'secrets.json');
-      const upgraded = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
-      expect(upgraded).toMatchObject(old);
-      expect(upgraded.PLATFORM_SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
-      expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+      expect(server.output()).toContain('Generated JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY and stored them in .gateway-data/secrets.json');
 
       const base = `http://127.0.0.1:${server.port}`;
+      const health = await fetch(`${base}/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'ok', service: 'gateway', checks: { database: 'ok', redis: 'in-process' } });
+
+      const secretsFile = join(dir, '.gateway-data', 'secrets.json');
+      expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+      const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+      expect(secrets.JWT_SECRET).toHaveLength(48);
+      expect(secrets.CREDENTIAL_ENCRYPTION_KEY).toMatch(/^[0-9a-f]{64}$/);
+      expect(secrets.PLATFORM_SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
+      expect(secrets.PLATFORM_SECRETS_KEY).not.toBe(secrets.CREDENTIAL_ENCRYPTION_KEY);
+
       const login = await fetch(`${base}/api/v1/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: admin.ADMIN_EMAIL, password: admin.ADMIN_PASSWORD }),
       });
-      const headers = authHeaders(((await login.json()) as { token: string }).token);
-      const invoke = () => fetch(`${base}/api/v1/agents/${agentId}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) });
-      expect((await invoke()).status).toBe(200);
-      expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer old-upstream-secret');
+      expect(login.status).toBe(200);
+      const { token } = (await login.json()) as { token: string };
+      expect((await fetch(`${base}/api/v1/admin/agents`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
 
-      // A restart keeps the added key (nothing generated again), and the old secret still opens.
-      await server.stop();
+      // The running gateway owns the embedded database: status asks it, admin refuses.
+      const status = await gateway(['status', '--port', String(server.port)]);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toMatch(/JWT_SECRET\s+from secrets\.json \(hidden\)/);
+      expect(status.stdout).toMatch(/database\s+ok \(reported by the gateway running on port \d+\)/);
+      expect(status.stdout).not.toContain(secrets.JWT_SECRET);
+      const locked = await gateway(['admin', 'list']);
+      expect(locked.code).toBe(1);
+      expect(locked.stderr).toContain('in use by another process');
+
+      const stopped = await server.stop();
+      server = undefined;
+      expect(stopped.code).toBe(0);
+
+      // Second boot: same secrets, the first run's token still works, the admin is not created twice.
       server = await startGateway(admin);
       expect(server.output()).toContain('Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.');
-      expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual(upgraded);
+      expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual(secrets);
       const again = `http://127.0.0.1:${server.port}`;
-      expect((await fetch(`${again}/api/v1/agents/${agentId}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) })).status).toBe(200);
-      expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer old-upstream-secret');
-    } finally {
-      await upstream.close();
-    }
-  }, 180_000);
+      expect((await fetch(`${again}/api/v1/admin/agents`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect((await fetch(`${again}/api/v1/admin/agents`, { headers: { authorization: 'Bearer not-a-token' } })).status).toBe(401);
+      await server.stop();
+      server = undefined;
+
+      const admins = await gateway(['admin', 'list']);
+      expect(admins.code).toBe(0);
+      expect(admins.stdout.match(/root@example\.com/g)).toHaveLength(1);
+    },
+    4 * PROCESS_MS,
+  );
+
+  it(
+    'rejects a bad configuration with one message naming every bad variable and no stack',
+    async () => {
+      const result = await gateway(['start'], { JWT_SECRET: 'short', CREDENTIAL_ENCRYPTION_KEY: 'xyz' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('JWT_SECRET must be at least 32 characters');
+      expect(result.stderr).toContain('CREDENTIAL_ENCRYPTION_KEY must be 64 hex characters');
+      expect(result.stderr).not.toMatch(NO_STACK);
+      expect(existsSync(join(dir, '.gateway-data', 'secrets.json'))).toBe(false);
+    },
+    2 * PROCESS_MS,
+  );
+
+  it(
+    'does not generate secrets in production: their absence is a start-up error',
+    async () => {
+      const result = await gateway(['start'], { NODE_ENV: 'production' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('Invalid configuration');
+      expect(result.stderr).toContain('JWT_SECRET is required');
+      expect(result.stderr).toContain('CREDENTIAL_ENCRYPTION_KEY is required');
+      expect(result.stderr).toContain('PLATFORM_SECRETS_KEY is required');
+      expect(result.stderr).not.toMatch(NO_STACK);
+      expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
+    },
+    2 * PROCESS_MS,
+  );
+
+  it(
+    'upgrades an install whose secrets.json predates PLATFORM_SECRETS_KEY: adds one, and the secrets sealed before still open',
+    async () => {
+      // An older install: secrets.json with the two founding secrets, an agent and a provider whose
+      // secrets were sealed under the credential key's HKDF subkey (the scheme before the platform key).
+      const dataDir = join(dir, '.gateway-data');
+      const old = { JWT_SECRET: 'j'.repeat(48), CREDENTIAL_ENCRYPTION_KEY: 'c4'.repeat(32) };
+      mkdirSync(dataDir, { recursive: true });
+      writeFileSync(join(dataDir, 'secrets.json'), JSON.stringify(old), { mode: 0o600 });
+      const legacyKey = Buffer.from(hkdfSync('sha256', Buffer.from(old.CREDENTIAL_ENCRYPTION_KEY, 'hex'), Buffer.alloc(0), 'agentgw upstream-secrets', 32));
+      const upstream = await startRecordingUpstream();
+      const agentId = newId();
+      const handle = await openDatabase({ dataDir });
+      try {
+        await migrateToLatest(handle.db);
+        const token = generateRuntimeToken();
+        await handle.db
+          .insertInto('agents')
+          .values({
+            id: agentId,
+            name: 'old-bot',
+            description: 'stored by an older version',
+            upstream_url: upstream.url,
+            upstream_secret_enc: seal(legacyKey, 'old-upstream-secret', agentId),
+            required_credentials: json([]),
+            tenant_id: null,
+            is_active: true,
+            runtime_token_hash: token.hash,
+            runtime_token_prefix: token.prefix,
+          })
+          .execute();
+      } finally {
+        await handle.close();
+      }
+
+      try {
+        const admin = { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'correct-horse-1' };
+        server = await startGateway(admin);
+        expect(server.output()).toContain('Generated PLATFORM_SECRETS_KEY and stored it in .gateway-data/secrets.json');
+        expect(server.output()).toContain('Using JWT_SECRET and CREDENTIAL_ENCRYPTION_KEY from .gateway-data/secrets.json.');
+        const secretsFile = join(dataDir, 'secrets.json');
+        const upgraded = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+        expect(upgraded).toMatchObject(old);
+        expect(upgraded.PLATFORM_SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
+        expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+
+        const base = `http://127.0.0.1:${server.port}`;
+        const login = await fetch(`${base}/api/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: admin.ADMIN_EMAIL, password: admin.ADMIN_PASSWORD }),
+        });
+        const headers = authHeaders(((await login.json()) as { token: string }).token);
+        const invoke = () => fetch(`${base}/api/v1/agents/${agentId}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) });
+        expect((await invoke()).status).toBe(200);
+        expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer old-upstream-secret');
+
+        // A restart keeps the added key (nothing generated again), and the old secret still opens.
+        await server.stop();
+        server = await startGateway(admin);
+        expect(server.output()).toContain('Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.');
+        expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual(upgraded);
+        const again = `http://127.0.0.1:${server.port}`;
+        expect((await fetch(`${again}/api/v1/agents/${agentId}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) })).status).toBe(200);
+        expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer old-upstream-secret');
+      } finally {
+        await upstream.close();
+      }
+    },
+    4 * PROCESS_MS,
+  );
 });
 
 describe('pnpm start', () => {
@@ -183,7 +203,7 @@ describe('pnpm start', () => {
       cwd: APP_DIR,
       env: cleanEnv(),
       ready: LISTENING,
-      timeoutMs: 120_000,
+      timeoutMs: PROCESS_MS,
     });
 
   // The script used to run the gateway under `sh -c '… && node …'`: the shell died of the signal
@@ -203,93 +223,117 @@ describe('pnpm start', () => {
       expect(stopped.stdout).not.toMatch(/ELIFECYCLE|Command failed/);
       await expect(fetch(health)).rejects.toThrow();
     },
-    180_000,
+    2 * PROCESS_MS,
   );
 });
 
 describe('gateway init', () => {
-  it('writes a .env that start uses, and refuses to overwrite it without --force', async () => {
-    const first = await gateway(['init']);
-    expect(first.code).toBe(0);
-    const envFile = join(dir, '.env');
-    const content = readFileSync(envFile, 'utf8');
-    const jwt = /^JWT_SECRET=(.+)$/m.exec(content)?.[1];
-    expect(jwt).toHaveLength(48);
-    expect(content).toMatch(/^CREDENTIAL_ENCRYPTION_KEY=[0-9a-f]{64}$/m);
-    expect(content).toMatch(/^PLATFORM_SECRETS_KEY=[0-9a-f]{64}$/m);
-    expect(statSync(envFile).mode & 0o777).toBe(0o600);
+  it(
+    'writes a .env that start uses, and refuses to overwrite it without --force',
+    async () => {
+      const first = await gateway(['init']);
+      expect(first.code).toBe(0);
+      const envFile = join(dir, '.env');
+      const content = readFileSync(envFile, 'utf8');
+      const jwt = /^JWT_SECRET=(.+)$/m.exec(content)?.[1];
+      expect(jwt).toHaveLength(48);
+      expect(content).toMatch(/^CREDENTIAL_ENCRYPTION_KEY=[0-9a-f]{64}$/m);
+      expect(content).toMatch(/^PLATFORM_SECRETS_KEY=[0-9a-f]{64}$/m);
+      expect(statSync(envFile).mode & 0o777).toBe(0o600);
 
-    const refused = await gateway(['init']);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('--force');
-    expect(readFileSync(envFile, 'utf8')).toBe(content);
+      const refused = await gateway(['init']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('--force');
+      expect(readFileSync(envFile, 'utf8')).toBe(content);
 
-    const status = await gateway(['status']);
-    expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(/JWT_SECRET\s+set \(hidden\)/);
-    expect(status.stdout).toMatch(/configuration\s+valid/);
-    expect(status.stdout).not.toContain(jwt);
+      const status = await gateway(['status']);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toMatch(/JWT_SECRET\s+set \(hidden\)/);
+      expect(status.stdout).toMatch(/configuration\s+valid/);
+      expect(status.stdout).not.toContain(jwt);
 
-    server = await startGateway();
-    expect(server.output()).not.toContain('secrets.json');
-    expect(existsSync(join(dir, '.gateway-data', 'secrets.json'))).toBe(false);
-    expect((await fetch(`http://127.0.0.1:${server.port}/health`)).status).toBe(200);
+      server = await startGateway();
+      expect(server.output()).not.toContain('secrets.json');
+      expect(existsSync(join(dir, '.gateway-data', 'secrets.json'))).toBe(false);
+      expect((await fetch(`http://127.0.0.1:${server.port}/health`)).status).toBe(200);
 
-    const forced = await gateway(['init', '--force']);
-    expect(forced.code).toBe(0);
-    expect(readFileSync(envFile, 'utf8')).not.toBe(content);
-  }, 120_000);
+      const forced = await gateway(['init', '--force']);
+      expect(forced.code).toBe(0);
+      expect(readFileSync(envFile, 'utf8')).not.toBe(content);
+    },
+    4 * PROCESS_MS,
+  );
 });
 
 describe('gateway status', () => {
-  it('reports a valid fresh setup without creating anything', async () => {
-    const result = await gateway(['status']);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/JWT_SECRET\s+not set \(generated on first start\)/);
-    expect(result.stdout).toMatch(/database\s+not created yet/);
-    expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
-  }, 60_000);
+  it(
+    'reports a valid fresh setup without creating anything',
+    async () => {
+      const result = await gateway(['status']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/JWT_SECRET\s+not set \(generated on first start\)/);
+      expect(result.stdout).toMatch(/database\s+not created yet/);
+      expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
+    },
+    2 * PROCESS_MS,
+  );
 
-  it('exits non-zero when the database is unreachable, and hides the password in the URL', async () => {
-    const result = await gateway(['status', '--db', 'postgres://agw:hunter2@127.0.0.1:1/agw']);
-    expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/database\s+down/);
-    expect(result.stdout).toContain('postgres://agw:***@127.0.0.1:1/agw');
-    expect(result.stdout).not.toContain('hunter2');
-  }, 60_000);
+  it(
+    'exits non-zero when the database is unreachable, and hides the password in the URL',
+    async () => {
+      const result = await gateway(['status', '--db', 'postgres://agw:hunter2@127.0.0.1:1/agw']);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/database\s+down/);
+      expect(result.stdout).toContain('postgres://agw:***@127.0.0.1:1/agw');
+      expect(result.stdout).not.toContain('hunter2');
+    },
+    2 * PROCESS_MS,
+  );
 
-  it('exits non-zero and names the variable when the configuration is invalid', async () => {
-    writeFileSync(join(dir, '.env'), 'JWT_EXPIRES_IN=forever\n');
-    const result = await gateway(['status']);
-    expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/configuration\s+JWT_EXPIRES_IN must be a duration/);
-  }, 60_000);
+  it(
+    'exits non-zero and names the variable when the configuration is invalid',
+    async () => {
+      writeFileSync(join(dir, '.env'), 'JWT_EXPIRES_IN=forever\n');
+      const result = await gateway(['status']);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/configuration\s+JWT_EXPIRES_IN must be a duration/);
+    },
+    2 * PROCESS_MS,
+  );
 });
 
 describe('gateway admin', () => {
-  it('creates and lists admins, refusing duplicates and bad input', async () => {
-    const created = await gateway(['admin', 'create', '--email', 'Ops@Example.com', '--password', 'long-enough-1', '--name', 'Ops']);
-    expect(created.code).toBe(0);
-    expect(created.stdout).toContain('Created admin ops@example.com');
+  it(
+    'creates and lists admins, refusing duplicates and bad input',
+    async () => {
+      const created = await gateway(['admin', 'create', '--email', 'Ops@Example.com', '--password', 'long-enough-1', '--name', 'Ops']);
+      expect(created.code).toBe(0);
+      expect(created.stdout).toContain('Created admin ops@example.com');
 
-    const duplicate = await gateway(['admin', 'create', '--email', 'ops@example.com', '--password', 'long-enough-1']);
-    expect(duplicate.code).toBe(1);
-    expect(duplicate.stderr).toContain('already exists');
+      const duplicate = await gateway(['admin', 'create', '--email', 'ops@example.com', '--password', 'long-enough-1']);
+      expect(duplicate.code).toBe(1);
+      expect(duplicate.stderr).toContain('already exists');
 
-    const invalid = await gateway(['admin', 'create', '--email', 'nope', '--password', 'short']);
-    expect(invalid.code).toBe(2);
-    expect(invalid.stderr).toContain('--email must be an email address');
-    expect(invalid.stderr).toContain('--password must be at least 8 characters');
+      const invalid = await gateway(['admin', 'create', '--email', 'nope', '--password', 'short']);
+      expect(invalid.code).toBe(2);
+      expect(invalid.stderr).toContain('--email must be an email address');
+      expect(invalid.stderr).toContain('--password must be at least 8 characters');
 
-    const list = await gateway(['admin', 'list']);
-    expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(/ops@example\.com {2}Ops {2}\(global\)/);
-  }, 120_000);
+      const list = await gateway(['admin', 'list']);
+      expect(list.code).toBe(0);
+      expect(list.stdout).toMatch(/ops@example\.com {2}Ops {2}\(global\)/);
+    },
+    4 * PROCESS_MS,
+  );
 
-  it('answers an unknown command with the usage and exit 2', async () => {
-    const result = await gateway(['launch']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('Unknown command: launch');
-    expect(result.stderr).toContain('Usage: gateway');
-  }, 60_000);
+  it(
+    'answers an unknown command with the usage and exit 2',
+    async () => {
+      const result = await gateway(['launch']);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('Unknown command: launch');
+      expect(result.stderr).toContain('Usage: gateway');
+    },
+    2 * PROCESS_MS,
+  );
 });
