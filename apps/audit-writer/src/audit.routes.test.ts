@@ -67,7 +67,7 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
       },
       { timeout: 20_000, interval: 50 },
     );
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await host?.stop({ deadlineMs: 5000 });
     await deps?.close();

@@ -41,7 +41,7 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
     deps = await createTestDeps({ backend });
     host = await testHost(auditWriterService, deps);
     token = await tokenFor(deps, await createUser(deps, { email: 'admin@ryw.test', roles: ['admin'] }));
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await host?.stop({ deadlineMs: 5000 });
     await deps?.close();
@@ -56,7 +56,7 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
       if (seen.status !== 200 || seen.entry?.status !== 'completed' || seen.stale !== null) misses.push(`${n}: ${seen.status} ${seen.entry?.status} stale=${seen.stale}`);
     }
     expect(misses).toEqual([]);
-  }, 60_000);
+  }, 180_000);
 
   it('counts every call acknowledged before the query in the page total, the stats and the export', async () => {
     const trail = createAuditTrail({ queue: deps.queue, clock: systemClock });
@@ -71,7 +71,7 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
     await Promise.all(Array.from({ length: 5 }, (_, n) => acknowledgedCall(trail, 'burst-export', n)));
     const exported = await host.request('/api/v1/audit/export?agent_id=burst-export', { headers: authHeaders(token) });
     expect((await exported.text()).trim().split('\n')).toHaveLength(5);
-  }, 30_000);
+  }, 180_000);
 
   it('answers a query at once when nothing is pending', async () => {
     const started = performance.now();
@@ -117,7 +117,7 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
       await res.body?.cancel();
     }
     await vi.waitFor(async () => expect((await readBack(host, token, good)).stale).toBeNull(), { timeout: 10_000, interval: 100 });
-  }, 30_000);
+  }, 180_000);
 });
 
 const databaseUrl = process.env.TEST_DATABASE_URL;
@@ -166,7 +166,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('read-your-writes, distributed (BullM
     children.push(writer);
     expect(await writer.next()).toBe('ready');
     for (const name of ['producer-a', 'producer-b']) children.push(child('./producer-process.fixture.ts', { ...env, PRODUCER_NAME: name }));
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     for (const c of children) c.proc.kill('SIGKILL');
     await host?.stop({ deadlineMs: 5000 });

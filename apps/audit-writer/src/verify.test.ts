@@ -121,5 +121,5 @@ describe('verify command', () => {
     expect(broken.code).toBe(1);
     expect(broken.stdout).toMatch(new RegExp(`^audit chain 't-a': BROKEN at link \\d+: row ${ids[3]}: row was changed after it was written`));
     expect((await run(['--tenant', 't-b'])).code).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });

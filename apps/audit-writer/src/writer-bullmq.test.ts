@@ -153,5 +153,5 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
       await consumer.stop();
       await queue.close();
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -42,7 +42,7 @@ describe('distributed main.ts without PostgreSQL and Redis', () => {
     const result = await run(['--import', 'tsx', mainOf('vault')], { cwd: appDir, env: cleanEnv({ ...secretsOf('mcp-gateway') }) });
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toBe("Invalid configuration: CREDENTIAL_ENCRYPTION_KEY is required by vault (64 hex characters; it opens users' credentials)");
-  }, 60_000);
+  }, 180_000);
 
   it('mcp-gateway without PLATFORM_SECRETS_KEY refuses to start, and no service accepts the credential key as the platform key', async () => {
     // Given the vault's credential key alone (the vault now holds the platform key too, for OAuth client secrets).
@@ -56,7 +56,7 @@ describe('distributed main.ts without PostgreSQL and Redis', () => {
     expect(same.code).toBe(1);
     expect(same.stderr).toContain('PLATFORM_SECRETS_KEY must differ from CREDENTIAL_ENCRYPTION_KEY');
     expect(same.stderr).not.toContain(KEYS.CREDENTIAL_ENCRYPTION_KEY);
-  }, 60_000);
+  }, 180_000);
 });
 
 const pgUrl = process.env.TEST_DATABASE_URL;
@@ -85,7 +85,7 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
     } finally {
       await fresh.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     const admin = await openDatabase({ url: pgUrl! });
@@ -172,5 +172,5 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
     const result = await run(['--import', 'tsx', mainOf('invoke-proxy')], { cwd: appDir, env: rest });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('VAULT_URL is required by invoke-proxy');
-  }, 60_000);
+  }, 180_000);
 });

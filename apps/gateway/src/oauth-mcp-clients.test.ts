@@ -127,7 +127,7 @@ beforeAll(async () => {
     );
   const provider = await call('/api/v1/admin/tool-providers', { name: 'tools', pattern: '*', endpoint: upstream.url });
   await call('/api/v1/admin/provider-access', { subjectType: 'user', subjectId: user.id, providerId: provider.provider.id, action: 'allow', toolPattern: 'echo' });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await server?.shutdown();
