@@ -21,7 +21,8 @@ export interface GatewayUnderTest {
 
 /** Starts the service the way a host does (createHost + serve) on the embedded database and in-process adapters. */
 export async function startGatewayUnderTest(options: { gate?: ConfirmationGate; audit?: (deps: TestDeps) => AuditTrail; env?: Record<string, string> } = {}): Promise<GatewayUnderTest> {
-  const deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private', MCP_LIST_TIMEOUT_MS: '1000', ...options.env } });
+  // A list gets 10 s: at 1 s, CI's busy cores left a live fixture's tools unlisted (-32010).
+  const deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private', MCP_LIST_TIMEOUT_MS: '10000', ...options.env } });
   const definition = defineService({ name: 'mcp-gateway', defaultPort: 0, create: (d) => createMcpGateway(d, { confirmationGate: options.gate, audit: options.audit?.(deps) }) });
   const host = await createHost([definition], deps, { name: 'mcp-gateway' });
   await host.start();
