@@ -21,6 +21,9 @@ export interface ScenarioVerdict {
   failures: string[];
 }
 
+/** The verdict of a scenario that was never run. */
+export const NOT_RUN: ScenarioVerdict = { pass: false, checks: 0, failures: ['not run'] };
+
 const require = createRequire(import.meta.url);
 const HOOKS = new URL('./fs-glob-register.mjs', import.meta.url).pathname;
 const cliOf = (pkg: SuiteColumn['pkg']) => join(dirname(require.resolve(`${pkg}/package.json`)), 'dist/index.js');
