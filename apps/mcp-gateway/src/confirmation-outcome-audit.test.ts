@@ -50,7 +50,7 @@ async function heldCall(answer: { confirmed: boolean; reason?: string }) {
   // JSON only: the held call's status notifications need a stream, this test reads the one answer.
   const reply = statelessRpc(`${gw.url}/api/v1/mcp/mcp`, { authorization: `Bearer ${runtimeToken}`, accept: 'application/json' }, 'tools/call', { name: 'risky', arguments: {} });
   const pending = () => gw.deps.db.selectFrom('confirmations').select(['id', 'audit_id']).where('status', '=', 'pending').executeTakeFirst();
-  await expect.poll(pending, { timeout: 30_000 }).toBeTruthy();
+  await expect.poll(pending).toBeTruthy();
   const { id, audit_id: auditId } = (await pending())!;
   await decideConfirmation({ ...gw.deps, audit }, id, { ...answer, decidedBy: gw.admin.userId });
   return { reply: await reply, auditId: auditId! };

@@ -36,7 +36,7 @@ async function approveAfter<T>(send: () => Promise<T>, meanwhile: () => Promise<
   const before = waiting.length;
   const answer = send();
   // A wait, not a timing check: the first call of a run lists the upstream cold, which a loaded CI machine took over 5 s for.
-  await expect.poll(() => waiting.length, { timeout: 30_000 }).toBe(before + 1);
+  await expect.poll(() => waiting.length).toBe(before + 1);
   await meanwhile();
   waiting[before]!.decide(confirmed);
   return answer;

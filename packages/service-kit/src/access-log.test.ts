@@ -64,7 +64,7 @@ describe('access log', () => {
 
   /** Waits for the line of `path` (over a socket it is written when the answer has been sent). */
   const lineOf = async (lines: Line[], path: string): Promise<Line> => {
-    await expect.poll(() => lines.find((l) => l.path === path), { timeout: 30_000 }).toBeDefined();
+    await expect.poll(() => lines.find((l) => l.path === path)).toBeDefined();
     return lines.find((l) => l.path === path)!;
   };
 

@@ -98,7 +98,7 @@ describe('push delivery', () => {
     const consumer = await consumePushJobs(deps, [apple.sender]);
     try {
       await deps.queue.enqueue('push', pushJob());
-      await vi.waitFor(() => expect(apple.calls.filter((t) => t === 'flaky')).toHaveLength(2), { timeout: 30_000 });
+      await vi.waitFor(() => expect(apple.calls.filter((t) => t === 'flaky')).toHaveLength(2));
       expect(apple.calls.filter((t) => t === 'steady')).toHaveLength(1);
     } finally {
       await consumer.close();

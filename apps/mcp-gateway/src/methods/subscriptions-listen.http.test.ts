@@ -139,8 +139,8 @@ describe('subscriptions/listen', () => {
     expect(subscribed).toEqual(['file:///a', 'file:///b']);
     client.abort();
     await reader.close();
-    await expect.poll(() => closed.modernListen, { timeout: 30_000 }).toBe(1);
-    await expect.poll(() => legacy.requests.some((r) => r.method === 'DELETE'), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => closed.modernListen).toBe(1);
+    await expect.poll(() => legacy.requests.some((r) => r.method === 'DELETE')).toBe(true);
   });
 
   it('refuses a malformed filter with -32602, and is an unknown method (-32601) on a legacy wire', async () => {

@@ -110,7 +110,7 @@ describe('tool search surface (2026-07-28, stateless)', () => {
   it('call_tool of a held tool is held for confirmation under the real name', async () => {
     const before = held.length;
     const answer = statelessRpc(unified(), bearer(searchAgentToken), 'tools/call', { name: 'call_tool', arguments: { name: 'close_issue', arguments: {} } });
-    await expect.poll(() => held.length, { timeout: 30_000 }).toBe(before + 1);
+    await expect.poll(() => held.length).toBe(before + 1);
     expect(held.at(-1)!.call).toMatchObject({ toolName: 'close_issue' });
     expect(upstream.calls).toEqual([]);
     held.at(-1)!.decide({ decision: 'rejected', confirmationId: 'c1', reason: 'not now' });
