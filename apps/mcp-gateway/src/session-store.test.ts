@@ -28,7 +28,7 @@ function contract(name: string, make: (clock: ManualClock, limits?: Partial<Sess
       await store.close();
     });
 
-    it('keeps at most maxPerOwner sessions per owner: the least recently used is evicted and handed back with its upstreams', async () => {
+    it('keeps at most maxPerOwner sessions per owner: the least recently used is evicted and handed back with its owner and upstreams', async () => {
       const clock = new ManualClock();
       const store = make(clock, { maxPerOwner: 3 });
       const owner = `alice-${randomUUID()}`;
@@ -43,7 +43,7 @@ function contract(name: string, make: (clock: ManualClock, limits?: Partial<Sess
       // sids[1] is used: sids[0], then sids[2] are now the least recently used.
       expect(await store.get(sids[1]!)).toEqual({});
       clock.advance(10);
-      expect(await store.create(sids[3]!, owner)).toEqual([{ sid: sids[0], upstreams: { p1: up('up-a') } }]);
+      expect(await store.create(sids[3]!, owner)).toEqual([{ sid: sids[0], owner, upstreams: { p1: up('up-a') } }]);
       expect(await store.get(sids[0]!)).toBeNull();
       clock.advance(10);
       expect((await store.create(sids[4]!, owner)).map((e) => e.sid)).toEqual([sids[2]]);
@@ -72,12 +72,12 @@ describe('MemorySessionStore lifetime and global bound', () => {
     expect(await store.get('s')).toBeNull();
   });
 
-  it('holds at most maxSessions in all: the oldest opened is evicted (expired ones first)', async () => {
+  it("holds at most maxSessions in all: the oldest opened is evicted (expired ones first), with its own owner, not the creator's", async () => {
     const clock = new ManualClock();
     const store = new MemorySessionStore(clock, { maxSessions: 3, idleTtlMs: 1_000 });
-    for (const sid of ['a', 'b', 'c']) await store.create(sid, sid);
+    for (const sid of ['a', 'b', 'c']) await store.create(sid, `owner-${sid}`);
     await store.setUpstream('a', 'p', up('up-a'));
-    expect(await store.create('d', 'd')).toEqual([{ sid: 'a', upstreams: { p: up('up-a') } }]);
+    expect(await store.create('d', 'owner-d')).toEqual([{ sid: 'a', owner: 'owner-a', upstreams: { p: up('up-a') } }]);
     expect(await store.get('a')).toBeNull();
     clock.advance(2_000);
     // b, c, d have expired: swept, nothing live evicted.

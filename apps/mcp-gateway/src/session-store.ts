@@ -6,6 +6,8 @@ import type { Redis } from 'ioredis';
 /** A session dropped to make room for a new one: its upstream sessions are to be closed. */
 export interface EvictedSession {
   sid: string;
+  /** Whose it was (the owner it was created with): only that caller may end its per-user upstream sessions. */
+  owner: string;
   upstreams: Record<string, UpstreamSession>;
 }
 
@@ -94,7 +96,7 @@ export class MemorySessionStore implements SessionStore {
     const owned = this.owners.get(entry.owner);
     owned?.delete(sid);
     if (owned?.size === 0) this.owners.delete(entry.owner);
-    return { sid, upstreams: upstreamsOf(entry.fields) };
+    return { sid, owner: entry.owner, upstreams: upstreamsOf(entry.fields) };
   }
 
   async create(sid: string, owner: string) {
@@ -254,7 +256,7 @@ export class RedisSessionStore implements SessionStore {
     const evicted: EvictedSession[] = [];
     for (const victim of victims) {
       const fields = hashOf((await endScript.run(this.redis, [SESSION_PREFIX + victim], [])) as string[]);
-      if (fields[OPEN] !== undefined) evicted.push({ sid: victim, upstreams: upstreamsOf(fields) });
+      if (fields[OPEN] !== undefined) evicted.push({ sid: victim, owner, upstreams: upstreamsOf(fields) });
     }
     return evicted;
   }

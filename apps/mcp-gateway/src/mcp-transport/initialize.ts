@@ -7,16 +7,16 @@ import { SERVER_CAPABILITIES, SERVER_INFO } from '../revision-shapes.js';
 import { sessionOwner } from '../session-ids.js';
 import { scopeOf } from './endpoint.js';
 import { jsonResponse, rpcError, SESSION_HEADER } from './replies.js';
-import { dropEvicted } from './session-end.js';
+import { asCaller, dropEvicted } from './session-end.js';
 import type { McpTransportDeps } from './transport-deps.js';
 
-type InitializeDeps = Pick<McpTransportDeps, 'catalog' | 'client' | 'codec' | 'sessions' | 'clock' | 'bus'>;
+type InitializeDeps = Pick<McpTransportDeps, 'catalog' | 'client' | 'codec' | 'sessions' | 'clock' | 'bus' | 'targets'>;
 
 /**
  * `initialize` opens a session at the client's revision when the gateway speaks it, else at its
  * newest session revision; the id is sealed into `Mcp-Session-Id`. Past the caller's cap the
  * least recently used sessions go: their server streams end and their upstream sessions are
- * ended behind the answer.
+ * ended behind the answer, per-user ones as this caller (whose sessions they were).
  */
 export async function initialize(deps: InitializeDeps, c: Context, principal: Principal, endpoint: McpEndpoint, request: JsonRpcRequest): Promise<Response> {
   const requested = request.params?.protocolVersion;
@@ -26,7 +26,8 @@ export async function initialize(deps: InitializeDeps, c: Context, principal: Pr
   const version = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_LEGACY_VERSION;
   if (endpoint.kind === 'proxy') await deps.catalog.providers.getFor(principal, endpoint.providerId);
   const { id, claims } = deps.codec.issue(principal, version, scopeOf(endpoint), deps.clock.now(), relayableCapabilities(request.params.capabilities));
-  dropEvicted(deps, await deps.sessions.create(claims.sid, sessionOwner(claims)));
+  const owner = sessionOwner(claims);
+  void dropEvicted(deps, await deps.sessions.create(claims.sid, owner), { owner, asUser: asCaller(deps, c, principal, version) });
   const response = { jsonrpc: '2.0', id: request.id, result: { protocolVersion: version, capabilities: SERVER_CAPABILITIES, serverInfo: SERVER_INFO } };
   const accept = c.req.header('accept') ?? '';
   if (accept.includes('text/event-stream') && !accept.includes('application/json')) {

@@ -1,3 +1,4 @@
+import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import type { UpstreamSession, UpstreamTarget } from '@agentgw/mcp-client';
 import type { Context } from 'hono';
@@ -22,22 +23,34 @@ export async function endSession(deps: CloseDeps & SessionLookup & Pick<McpTrans
   const { sid, protocolVersion } = resolved.session.claims;
   const upstreams = await deps.sessions.end(sid);
   await deps.bus.publish('mcp_session.ended', { sid });
-  // The DELETE's caller is the session's (resolveSession checked it); a token_exchange provider exchanges this request's bearer.
-  const request = { principal, requestId: c.get('requestId') ?? 'req_unknown', clientVersion: protocolVersion, headers: c.req.raw.headers, capabilities: {} };
-  await closeUpstreams(deps, upstreams ?? {}, (provider) => deps.targets.forRequest(provider, request));
+  // The DELETE's caller is the session's (resolveSession checked it).
+  await closeUpstreams(deps, upstreams ?? {}, asCaller(deps, c, principal, protocolVersion));
   return new Response(null, { status: 204 });
 }
 
+/** Ends per-user upstream sessions as this HTTP request's caller, at `clientVersion` (a token_exchange provider exchanges this request's bearer). */
+export function asCaller(deps: Pick<McpTransportDeps, 'targets'>, c: Context, principal: Principal, clientVersion: string): AsUser {
+  const request = { principal, requestId: c.get('requestId') ?? 'req_unknown', clientVersion, headers: c.req.raw.headers, capabilities: {} };
+  return (provider) => deps.targets.forRequest(provider, request);
+}
+
+/** The caller whose `initialize` evicted sessions: their owner string (`sessionOwner`) and how to end upstream sessions as them. */
+export interface EvictingCaller {
+  owner: string;
+  asUser: AsUser;
+}
+
 /**
- * A session dropped by the store (evicted past its caller's cap, or the in-process store's total):
- * its server stream ends, its upstream sessions close (behind the caller's answer; never throws).
- * The store does not say whose it was, so a per-user provider's session is left to expire upstream.
+ * Sessions dropped by the store (evicted past their owner's cap, or the in-process store's total):
+ * their server streams end and their upstream sessions close (behind the caller's answer; never
+ * rejects). One of the evicting caller's own has its per-user upstream sessions ended as them; one
+ * of another owner (only the in-process store's total evicts those) only its shared providers' —
+ * its per-user ones are left to expire upstream, never ended with another user's credentials.
  */
-export function dropEvicted(deps: CloseDeps & Pick<McpTransportDeps, 'bus'>, evicted: readonly EvictedSession[]): void {
-  for (const old of evicted) {
-    void deps.bus.publish('mcp_session.ended', { sid: old.sid }).catch(() => undefined);
-    void closeUpstreams(deps, old.upstreams, null);
-  }
+export async function dropEvicted(deps: CloseDeps & Pick<McpTransportDeps, 'bus'>, evicted: readonly EvictedSession[], caller: EvictingCaller): Promise<void> {
+  await Promise.all(
+    evicted.flatMap((old) => [deps.bus.publish('mcp_session.ended', { sid: old.sid }).catch(() => undefined), closeUpstreams(deps, old.upstreams, old.owner === caller.owner ? caller.asUser : null)]),
+  );
 }
 
 /**
