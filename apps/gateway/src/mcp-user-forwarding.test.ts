@@ -1,21 +1,11 @@
-import { secretBoxFor } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
-import { json } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
-import type { Host } from '@agentgw/service-kit';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createUser, PROTECTED_PROMPT, PROTECTED_RESOURCE_URI, SseEventReader, startOidcServer, startProtectedMcpServer, tokenFor, type OidcServer, type ProtectedMcpServer } from '@agentgw/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGatewayHost } from './all-in-one.js';
+import { PROTECTED_PROMPT, PROTECTED_RESOURCE_URI, SseEventReader } from '@agentgw/testkit';
+import { describe, expect, it } from 'vitest';
+import { asUserGateway, connectUrl, type Json } from './as-user-harness.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const PUBLIC = 'http://gateway.test';
-const RESOURCE = 'https://tools.acme.test/mcp';
-const CLIENT = { clientId: 'agentgw', clientSecret: 'client-secret-of-the-gateway' };
 const SERVICE = 'acme_docs';
-const CALLBACK = `${PUBLIC}/api/v1/credentials/oauth/${SERVICE}/callback`;
-const CONNECT_URL = `${PUBLIC}/api/v1/credentials/oauth/${SERVICE}/auth`;
+const CONNECT_URL = connectUrl(SERVICE);
 /** The 2026-07-28 wire, on which subscriptions/listen exists, and its `_meta` keys. */
 const MODERN = '2026-07-28';
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
@@ -27,100 +17,12 @@ const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 // with the caller's own token; a user who has not connected is refused with the connect URL, and
 // the upstream's own log shows no request without a valid user token.
 describe.each(testBackends())('methods forwarded as the user to a protected MCP upstream (all-in-one, %s)', (backend) => {
-  let deps: TestDeps;
-  let host: Host;
-  let oidc: OidcServer;
-  let upstream: ProtectedMcpServer;
-  let adminToken = '';
-  let providerId = '';
-
-  async function api(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
-    const url = path.startsWith('http') ? new URL(path) : null;
-    const res = await host.app.request(url ? url.pathname + url.search : path, {
-      method,
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
-  }
-
-  const rpc = (path: string, token: string, method: string, params: Json = {}) => api('POST', path, token, { jsonrpc: '2.0', id: 1, method, params });
-  const unified = (token: string, method: string, params?: Json) => rpc('/api/v1/mcp/mcp', token, method, params);
-  const proxied = (token: string, method: string, params?: Json) => rpc(`/api/v1/mcp-proxy/${providerId}/mcp`, token, method, params);
+  const gateway = asUserGateway({ backend, credentialProvider: { serviceType: SERVICE, name: 'Acme docs' } });
+  const { api, unified, proxied, user, connect, legacy, openSession } = gateway;
   const greeting = { name: PROTECTED_PROMPT, arguments: { name: 'bob' } };
   const completion = { ref: { type: 'ref/prompt', name: PROTECTED_PROMPT }, argument: { name: 'name', value: 'al' } };
   /** The subjects of the upstream's requests that carried `method`. */
-  const subjectsOf = (method: string) => upstream.requests.filter((r) => r.methods.includes(method)).map((r) => r.subject);
-
-  /** A user allowed to use the provider. */
-  async function user(): Promise<string> {
-    const created = await createUser(deps, { email: `${newId()}@example.com`, roles: [] });
-    const token = await tokenFor(deps, created);
-    const rule = await api('POST', '/api/v1/admin/provider-access', adminToken, { subjectType: 'user', subjectId: created.id, providerId, action: 'allow', toolPattern: '*' });
-    expect(rule.status, JSON.stringify(rule.body)).toBe(201);
-    return token;
-  }
-
-  /** A request of the 2025-11-25 wire (a session's era) to the unified endpoint, in `session` when given. */
-  const legacy = (token: string, method: 'POST' | 'DELETE', body?: unknown, session?: string) =>
-    host.app.request('/api/v1/mcp/mcp', {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: 'application/json, text/event-stream',
-        'content-type': 'application/json',
-        'mcp-protocol-version': '2025-11-25',
-        ...(session ? { 'mcp-session-id': session } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-
-  /** Opens a client session as `token` (initialize); its id. */
-  async function openSession(token: string): Promise<string> {
-    const init = await legacy(token, 'POST', { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-    const session = init.headers.get('mcp-session-id') ?? '';
-    expect(session).not.toBe('');
-    return session;
-  }
-
-  /** The user connects their upstream account (the OpenID provider's login as `account`). */
-  async function connect(token: string, account: string): Promise<void> {
-    const { authUrl } = (await api('GET', `/api/v1/credentials/oauth/${SERVICE}/auth`, token)).body as { authUrl: string };
-    const callback = await oidc.authorize(`${authUrl}&login_hint=${account}`, CALLBACK);
-    expect((await api('GET', callback.href, token)).status).toBe(200);
-  }
-
-  beforeAll(async () => {
-    oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [CALLBACK] }], resource: RESOURCE });
-    upstream = await startProtectedMcpServer({ issuer: oidc.issuer, jwksUri: oidc.jwksUri, resource: RESOURCE });
-    deps = await createTestDeps({ backend, env: { GATEWAY_PUBLIC_URL: PUBLIC, EGRESS_POLICY: 'allow-private' } });
-    host = await createGatewayHost(deps);
-    await host.start();
-    adminToken = await tokenFor(deps, await createUser(deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }));
-    const id = newId();
-    await deps.db
-      .insertInto('credential_providers')
-      .values({
-        id,
-        name: 'Acme docs',
-        service_type: SERVICE,
-        auth_type: 'oauth2',
-        description: null,
-        config: json({ ...CLIENT, clientSecret: secretBoxFor(deps.config).seal(CLIENT.clientSecret, id), scopes: ['openid', 'offline_access'], issuer: oidc.issuer, resource: RESOURCE }),
-        tenant_id: null,
-      })
-      .execute();
-    const created = await api('POST', '/api/v1/admin/tool-providers', adminToken, { name: 'acme', pattern: '*', endpoint: upstream.url, authType: 'user_oauth', credentialServiceType: SERVICE });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    providerId = created.body.provider.id as string;
-  });
-  afterAll(async () => {
-    await host?.stop({ deadlineMs: 1_000 });
-    await upstream?.close();
-    await oidc?.close();
-    await deps?.close();
-  });
+  const subjectsOf = (method: string) => gateway.upstream.requests.filter((r) => r.methods.includes(method)).map((r) => r.subject);
 
   it('sends prompts/get, resources/read and completion/complete to the upstream as the caller, on both endpoints', async () => {
     const [alice, bob] = [await user(), await user()];
@@ -153,14 +55,14 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     expect(subjectsOf('completion/complete')).toEqual(['alice', 'alice']);
     expect(subjectsOf('logging/setLevel')).toEqual(['alice']);
     expect(subjectsOf('resources/subscribe')).toEqual(['bob']);
-    expect(upstream.requests.filter((r) => r.subject === null)).toEqual([]);
-    expect(upstream.refused).toBe(0);
+    expect(gateway.upstream.requests.filter((r) => r.subject === null)).toEqual([]);
+    expect(gateway.upstream.refused).toBe(0);
   });
 
   it("opens a client session's upstream session as that user, answers in it and follows its server stream as them", async () => {
     const dave = await user();
     await connect(dave, 'dave');
-    const before = upstream.requests.length;
+    const before = gateway.upstream.requests.length;
     const session = await openSession(dave);
     for (const id of [2, 3]) {
       const res = await legacy(dave, 'POST', { jsonrpc: '2.0', id, method: 'prompts/get', params: greeting }, session);
@@ -168,16 +70,16 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     }
     // The session's server stream (GET): the gateway follows the upstream session's own stream as dave.
     const stream = new AbortController();
-    const get = await host.app.request('/api/v1/mcp/mcp', {
+    const get = await gateway.host.app.request('/api/v1/mcp/mcp', {
       method: 'GET',
       signal: stream.signal,
       headers: { authorization: `Bearer ${dave}`, accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session },
     });
     expect(get.status).toBe(200);
-    await expect.poll(() => upstream.requests.slice(before).some((r) => r.httpMethod === 'GET' && r.subject === 'dave'), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => gateway.upstream.requests.slice(before).some((r) => r.httpMethod === 'GET' && r.subject === 'dave'), { timeout: 10_000 }).toBe(true);
     stream.abort();
     await get.body?.cancel().catch(() => undefined);
-    const seen = upstream.requests.slice(before);
+    const seen = gateway.upstream.requests.slice(before);
     expect(seen.some((r) => r.methods.includes('initialize'))).toBe(true);
     expect(new Set(seen.map((r) => r.subject))).toEqual(new Set(['dave']));
   });
@@ -195,23 +97,23 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     await prompted(henry, henrys, 'henry');
 
     // The client's DELETE ends the upstream session opened for it, sent as gina (her own token), before its 204.
-    const before = upstream.requests.length;
+    const before = gateway.upstream.requests.length;
     expect((await legacy(gina, 'DELETE', undefined, ginas)).status).toBe(204);
-    expect(upstream.requests.slice(before)).toEqual([{ httpMethod: 'DELETE', methods: [], subject: 'gina' }]);
+    expect(gateway.upstream.requests.slice(before)).toEqual([{ httpMethod: 'DELETE', methods: [], subject: 'gina' }]);
 
     // Henry removes his connection: his session still ends (204), and his upstream session is left to expire rather than ended without his token.
     const stored = (await api('GET', '/api/v1/credentials', henry)).body as { credentials: { id: string; serviceType: string }[] };
     const credential = stored.credentials.find((c) => c.serviceType === SERVICE);
     expect((await api('DELETE', `/api/v1/credentials/${credential?.id ?? ''}`, henry)).status).toBe(200);
-    const quiet = upstream.requests.length;
+    const quiet = gateway.upstream.requests.length;
     expect((await legacy(henry, 'DELETE', undefined, henrys)).status).toBe(204);
-    expect(upstream.requests.slice(quiet)).toEqual([]);
+    expect(gateway.upstream.requests.slice(quiet)).toEqual([]);
     expect((await legacy(henry, 'POST', { jsonrpc: '2.0', id: 3, method: 'ping' }, henrys)).status).toBe(404);
   });
 
   it('refuses a user who has not connected with the connect URL, and sends the upstream nothing for them', async () => {
     const carol = await user();
-    const before = upstream.requests.length;
+    const before = gateway.upstream.requests.length;
     for (const [endpoint, method, params] of [
       ['unified', 'prompts/get', greeting],
       ['unified', 'resources/read', { uri: PROTECTED_RESOURCE_URI }],
@@ -223,25 +125,25 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
     ] as const) {
       const res = await (endpoint === 'unified' ? unified : proxied)(carol, method, params);
       expect(res.status, `${endpoint} ${method}: ${JSON.stringify(res.body)}`).toBe(403);
-      expect(res.body.error).toMatchObject({ code: -32003, data: { code: 'CREDENTIALS_REQUIRED', missing: [SERVICE], authUrl: CONNECT_URL, providerId } });
+      expect(res.body.error).toMatchObject({ code: -32003, data: { code: 'CREDENTIALS_REQUIRED', missing: [SERVICE], authUrl: CONNECT_URL, providerId: gateway.providerId } });
     }
     // logging/setLevel goes to every provider the caller reaches: this one is skipped for her, not called without her token.
     expect((await unified(carol, 'logging/setLevel', { level: 'info' })).status).toBe(200);
-    expect(upstream.requests.slice(before)).toEqual([]);
+    expect(gateway.upstream.requests.slice(before)).toEqual([]);
 
     // Once she connects, the same requests go as her.
     await connect(carol, 'carol');
     expect((await unified(carol, 'prompts/get', greeting)).body.result.messages[0].content.text).toBe('carol greets bob');
     expect((await proxied(carol, 'resources/read', { uri: PROTECTED_RESOURCE_URI })).body.result.contents[0].text).toBe('you are carol');
-    expect(upstream.requests.slice(before).map((r) => r.subject)).not.toContain(null);
-    expect(new Set(upstream.requests.slice(before).map((r) => r.subject))).toEqual(new Set(['carol']));
+    expect(gateway.upstream.requests.slice(before).map((r) => r.subject)).not.toContain(null);
+    expect(new Set(gateway.upstream.requests.slice(before).map((r) => r.subject))).toEqual(new Set(['carol']));
   });
 
   it('listens (subscriptions/listen, 2026-07-28) on the upstream as the caller, and not at all for a user who has not connected', async () => {
     const [erin, frank] = [await user(), await user()];
     await connect(erin, 'erin');
     const listen = async (token: string, signal: AbortSignal) => {
-      const res = await host.app.request(`/api/v1/mcp-proxy/${providerId}/mcp`, {
+      const res = await gateway.host.app.request(`/api/v1/mcp-proxy/${gateway.providerId}/mcp`, {
         method: 'POST',
         signal,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN },
@@ -256,42 +158,48 @@ describe.each(testBackends())('methods forwarded as the user to a protected MCP 
       expect((await reader.next())?.data).toMatchObject({ method: 'notifications/subscriptions/acknowledged' });
       return reader;
     };
-    const before = upstream.requests.length;
+    const before = gateway.upstream.requests.length;
     const asErin = new AbortController();
     const erinReader = await listen(erin, asErin.signal);
     // The upstream is a session server: the listen opens a session of its own as erin and subscribes there.
     await expect.poll(() => subjectsOf('resources/subscribe').filter((s) => s === 'erin').length, { timeout: 10_000 }).toBeGreaterThan(0);
     asErin.abort();
     await erinReader.close();
-    expect(new Set(upstream.requests.slice(before).map((r) => r.subject))).toEqual(new Set(['erin']));
+    expect(new Set(gateway.upstream.requests.slice(before).map((r) => r.subject))).toEqual(new Set(['erin']));
 
-    const quiet = upstream.requests.length;
+    const quiet = gateway.upstream.requests.length;
     const asFrank = new AbortController();
     const frankReader = await listen(frank, asFrank.signal);
     await new Promise((resolve) => setTimeout(resolve, 500));
     asFrank.abort();
     await frankReader.close();
-    expect(upstream.requests.slice(quiet).filter((r) => r.subject !== 'erin')).toEqual([]);
+    expect(gateway.upstream.requests.slice(quiet).filter((r) => r.subject !== 'erin')).toEqual([]);
   });
 
   it('names the provider as listed per user in the tool-collisions report, without asking its upstream with no user token', async () => {
-    const before = upstream.requests.length;
-    const report = await api('GET', '/api/v1/mcp/tool-collisions', adminToken);
+    const before = gateway.upstream.requests.length;
+    const report = await api('GET', '/api/v1/mcp/tool-collisions', gateway.adminToken);
     expect(report.status, JSON.stringify(report.body)).toBe(200);
-    expect(report.body).toEqual({ data: [], listedPerUser: [{ providerId, providerName: 'acme' }] });
-    expect(upstream.requests.slice(before)).toEqual([]);
+    expect(report.body).toEqual({ data: [], listedPerUser: [{ providerId: gateway.providerId, providerName: 'acme' }] });
+    expect(gateway.upstream.requests.slice(before)).toEqual([]);
   });
 
   it('refuses a caller acting for no user (a runtime agent alone) rather than calling the upstream without a user token', async () => {
-    const before = upstream.requests.length;
-    const created = await api('POST', '/api/v1/admin/agents', adminToken, { name: `bot-${newId().slice(0, 8)}`, upstreamUrl: upstream.url });
+    const before = gateway.upstream.requests.length;
+    const created = await api('POST', '/api/v1/admin/agents', gateway.adminToken, { name: `bot-${newId().slice(0, 8)}`, upstreamUrl: gateway.upstream.url });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const { agent, runtime_token: runtime } = created.body as { agent: { id: string }; runtime_token: string };
-    const rule = await api('POST', '/api/v1/admin/provider-access', adminToken, { subjectType: 'agent', subjectId: agent.id, providerId, action: 'allow', toolPattern: '*' });
+    const rule = await api('POST', '/api/v1/admin/provider-access', gateway.adminToken, {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId: gateway.providerId,
+      action: 'allow',
+      toolPattern: '*',
+    });
     expect(rule.status, JSON.stringify(rule.body)).toBe(201);
     const res = await proxied(runtime, 'prompts/get', greeting);
     expect(res.status, JSON.stringify(res.body)).toBe(403);
-    expect(res.body.error.data).toMatchObject({ code: 'USER_REQUIRED', providerId });
-    expect(upstream.requests.slice(before)).toEqual([]);
+    expect(res.body.error.data).toMatchObject({ code: 'USER_REQUIRED', providerId: gateway.providerId });
+    expect(gateway.upstream.requests.slice(before)).toEqual([]);
   });
 });
