@@ -1,21 +1,20 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Host, RunningServer } from '@agentgw/service-kit';
 import { serve } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createUser, freePort, startMcpServer, tokenFor, type McpFixture, type TestUser } from '@agentgw/testkit';
+import { createUser, freePort, tokenFor, type McpFixture, type TestUser } from '@agentgw/testkit';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as z from 'zod';
 import { createGatewayHost } from './all-in-one.js';
 import { TestBrowser } from './oauth-test-browser.js';
+import { exchangeCode, listToolsWith, offerEcho, pkcePair, REDIRECT, registerClient, startToolsUpstream } from './oauth-test-clients.js';
 
 // "Continue with" an external issuer on the MCP sign-in, end to end: the all-in-one on a real
 // port as the MCP clients' authorization server, and a second oidc-provider on loopback as the
 // external OpenID provider, with the gateway registered as its client and fixed test people.
 
-const REDIRECT = 'http://127.0.0.1:53682/callback';
 const IDP_CLIENT_SECRET = randomBytes(24).toString('base64url');
 const CONSOLE_COOKIE = 'agentgw_session';
 
@@ -104,34 +103,23 @@ async function startIdentityProvider(port: number, gatewayBase: string): Promise
   return { issuer, server: httpServer, privateKey };
 }
 
-const challengeOf = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
-
 /** An MCP client asks the gateway to sign someone in: registration, then the browser at the authorization endpoint. Answers the /connect uid. */
 async function mcpClientStarts(browser: TestBrowser) {
-  const registered = await fetch(`${base}/oauth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'External login test client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
-  });
-  expect(registered.status).toBe(201);
-  const clientId = ((await registered.json()) as { client_id: string }).client_id;
-  const verifier = randomBytes(32).toString('base64url');
+  const clientId = await registerClient(base, 'External login test client');
+  const { verifier, challenge } = pkcePair();
   const authorize = new URL(`${base}/oauth/authorize`);
   const params = {
     client_id: clientId,
     redirect_uri: REDIRECT,
     response_type: 'code',
     scope: 'mcp',
-    code_challenge: challengeOf(verifier),
+    code_challenge: challenge,
     code_challenge_method: 'S256',
     resource: `${base}/api/v1/mcp/mcp`,
     state: 'client-state',
   };
   for (const [key, value] of Object.entries(params)) authorize.searchParams.set(key, value);
-  const toConsole = await browser.go(authorize.href);
-  expect(toConsole.status).toBe(303);
-  const uid = new URL(toConsole.headers.get('location')!, base).pathname.split('/').pop()!;
-  return { clientId, verifier, uid };
+  return { clientId, verifier, uid: await browser.openAuthorization(authorize.href) };
 }
 
 /** The browser presses "Continue with Test IdP" on /connect/<uid>: answers the identity provider's authorization URL. */
@@ -159,35 +147,13 @@ async function signInAtProvider(browser: TestBrowser, authorizationUrl: URL, per
 async function approveAndExchange(browser: TestBrowser, flow: { clientId: string; verifier: string; uid: string }): Promise<string> {
   const view = await browser.go(`${base}/api/v1/oauth/interactions/${flow.uid}`);
   expect(view.status).toBe(200);
-  const answer = await browser.go(`${base}/api/v1/oauth/interactions/${flow.uid}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', origin: base },
-    body: JSON.stringify({ decision: 'approve' }),
-  });
-  expect(answer.status).toBe(200);
-  let next = new URL(((await answer.json()) as { redirectTo: string }).redirectTo, base).href;
-  for (let hop = 0; !next.startsWith(REDIRECT); hop++) {
-    expect(hop).toBeLessThan(5);
-    const res = await browser.go(next);
-    next = new URL(res.headers.get('location')!, next).href;
-  }
-  const code = new URL(next).searchParams.get('code')!;
-  const token = await fetch(`${base}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: flow.verifier, client_id: flow.clientId, redirect_uri: REDIRECT, resource: `${base}/api/v1/mcp/mcp` }),
-  });
-  expect(token.status).toBe(200);
-  return ((await token.json()) as { access_token: string }).access_token;
+  const code = (await browser.approve(base, flow.uid, REDIRECT)).get('code')!;
+  return (await exchangeCode(base, { clientId: flow.clientId, code, verifier: flow.verifier, resource: `${base}/api/v1/mcp/mcp` })).access_token;
 }
 
 /** tools/list on the unified endpoint with a bearer token: the tool names (JSON or one SSE message). */
 async function toolNames(token: string): Promise<string[]> {
-  const res = await fetch(`${base}/api/v1/mcp/mcp`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-  });
+  const res = await listToolsWith(base, token);
   expect(res.status).toBe(200);
   const text = await res.text();
   const json = text.startsWith('{')
@@ -235,20 +201,9 @@ beforeAll(async () => {
   host = await createGatewayHost(deps);
   await host.start();
   server = await serve(host.app, { port, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger });
-  upstream = await startMcpServer({
-    name: 'tools',
-    tools: [
-      { name: 'echo', inputSchema: { text: z.string() }, handler: (args) => `echo:${String(args.text)}` },
-      { name: 'secret', inputSchema: {}, handler: () => 'not for this user' },
-    ],
-  });
+  upstream = await startToolsUpstream();
   const admin = await tokenFor(deps, await createUser(deps, { email: `ext-admin-${Date.now()}@example.com`, roles: ['admin'] }));
-  const call = (path: string, body: unknown) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
-      (r) => r.json() as Promise<{ provider: { id: string } }>,
-    );
-  const provider = await call('/api/v1/admin/tool-providers', { name: 'tools', pattern: '*', endpoint: upstream.url });
-  await call('/api/v1/admin/provider-access', { subjectType: 'user', subjectId: alice.id, providerId: provider.provider.id, action: 'allow', toolPattern: 'echo' });
+  await offerEcho(base, admin, upstream, alice.id);
 }, 180_000);
 
 afterAll(async () => {

@@ -9,22 +9,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import {
-  Client as V2Client,
-  StreamableHTTPClientTransport as V2Transport,
-  UnauthorizedError as V2UnauthorizedError,
-  type OAuthClientInformationMixed as V2ClientInformation,
-  type OAuthClientProvider as V2OAuthClientProvider,
-  type OAuthTokens as V2Tokens,
-} from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { freePort, startMcpServer, startProcess, waitForHealthy, type ManagedProcess, type McpFixture } from '@agentgw/testkit';
+import { freePort, startProcess, waitForHealthy, type ManagedProcess, type McpFixture } from '@agentgw/testkit';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as z from 'zod';
+import { firstConnectionRefused, listsAndCallsEcho, offerEcho, REDIRECT, SDK_1, SDK_2, startToolsUpstream, TestOAuthClient } from './oauth-test-clients.js';
 import { createTestTlsAuthority, type TestTlsAuthority } from './test-tls-authority.js';
 
 // MCP clients identified by a client ID metadata document (MCP authorization 2025-11-25): the
@@ -37,7 +25,6 @@ import { createTestTlsAuthority, type TestTlsAuthority } from './test-tls-author
 const CHROMIUM = '/usr/bin/chromium';
 const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const ADMIN = { email: 'cimd-admin@example.com', password: 'cimd-test-password-1' };
-const REDIRECT = 'http://127.0.0.1:53682/callback';
 
 let dir: string;
 let tls: TestTlsAuthority;
@@ -119,41 +106,22 @@ async function signInAndAllow(authorizationUrl: URL, clientName: string): Promis
 /** The claims of a JWT access token (already verified by the gateway; read here to name its client). */
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
 
-/** The SDK 1.x provider of an app that has a metadata document: it never registers, its client id is the document's URL. */
-class MetadataUrlClient implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | null = null;
-  readonly redirectUrl = REDIRECT;
-  readonly clientMetadata = { client_name: 'unused: the document names the client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-  constructor(readonly clientMetadataUrl: string) {}
-  clientInformation = () => this.client;
-  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.client = info);
-  tokens = () => this.saved;
-  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
-  codeVerifier = () => this.verifier;
-}
+/** The SDK client of an app that has a metadata document at `url`: it never registers, its client id is the document's URL. */
+const metadataUrlClient = (url: string) => new TestOAuthClient('unused: the document names the client', {}, url);
 
-/** The same for the 2.x SDK (`@modelcontextprotocol/client`). */
-class MetadataUrlClientV2 implements V2OAuthClientProvider {
-  client: V2ClientInformation | undefined;
-  saved: V2Tokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | null = null;
-  readonly redirectUrl = REDIRECT;
-  readonly clientMetadata = { client_name: 'unused: the document names the client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-  constructor(readonly clientMetadataUrl: string) {}
-  clientInformation = () => this.client;
-  saveClientInformation = (info: V2ClientInformation) => void (this.client = info);
-  tokens = () => this.saved;
-  saveTokens = (tokens: V2Tokens) => void (this.saved = tokens);
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
-  codeVerifier = () => this.verifier;
-}
+/** The two SDK apps, each with its own document; only the 1.x one's token is kept for the Inspector. */
+const SDK_APPS = [
+  {
+    title: 'SDK 1.x: connects with the URL and its metadata URL only; the gateway fetches the document; tools run as the person; the token names the document',
+    sdk: SDK_1,
+    path: '/sdk1/client.json',
+    appName: 'Desk app (SDK 1)',
+    clientName: 'cimd-1',
+    text: 'cimd',
+    keepToken: true,
+  },
+  { title: 'SDK 2.x: the same with @modelcontextprotocol/client', sdk: SDK_2, path: '/sdk2/client.json', appName: 'Desk app (SDK 2)', clientName: 'cimd-2', text: 'cimd v2', keepToken: false },
+];
 
 /** Starts the all-in-one as `gateway start` does: egress public-only but for 127.0.0.1, trusting the run's CA. */
 async function startGateway(): Promise<void> {
@@ -184,12 +152,7 @@ async function startGateway(): Promise<void> {
 async function registerUpstream(): Promise<void> {
   const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
   const { token, user } = (await login.json()) as { token: string; user: { id: string } };
-  const post = (path: string, body: unknown) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const created = await post('/api/v1/admin/tool-providers', { name: 'tools', pattern: '*', endpoint: upstream.url });
-  expect(created.status).toBe(201);
-  const providerId = ((await created.json()) as { provider: { id: string } }).provider.id;
-  expect((await post('/api/v1/admin/provider-access', { subjectType: 'user', subjectId: user.id, providerId, action: 'allow', toolPattern: 'echo' })).status).toBe(201);
+  await offerEcho(base, token, upstream, user.id);
 }
 
 beforeAll(async () => {
@@ -198,13 +161,7 @@ beforeAll(async () => {
   documents = await startDocumentServer(tls);
   // The console's sign-in and consent pages come from the dashboard's build.
   await promisify(execFile)('pnpm', ['--filter', '@agentgw/dashboard', 'build'], { cwd: REPO_ROOT });
-  upstream = await startMcpServer({
-    name: 'tools',
-    tools: [
-      { name: 'echo', inputSchema: { text: z.string() }, handler: (args) => `echo:${String(args.text)}` },
-      { name: 'secret', inputSchema: {}, handler: () => 'not for this user' },
-    ],
-  });
+  upstream = await startToolsUpstream();
   await startGateway();
   await registerUpstream();
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
@@ -228,44 +185,23 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client I
     expect(metadata).toMatchObject({ issuer: base, client_id_metadata_document_supported: true, code_challenge_methods_supported: ['S256'] });
   });
 
-  it('SDK 1.x: connects with the URL and its metadata URL only; the gateway fetches the document; tools run as the person; the token names the document', async () => {
-    const url = documents.serve('/sdk1/client.json', documentFor(`${documents.origin}/sdk1/client.json`, 'Desk app (SDK 1)'));
-    const provider = new MetadataUrlClient(url);
-    const first = await new Client({ name: 'cimd-1', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: provider })).catch((err: unknown) => err);
-    expect(first, String(first)).toBeInstanceOf(UnauthorizedError);
-    // No registration: the client id is the document's URL.
-    expect(provider.client?.client_id).toBe(url);
-    expect(provider.authorizationUrl?.searchParams.get('client_id')).toBe(url);
-    const callback = await signInAndAllow(provider.authorizationUrl!, 'Desk app (SDK 1)');
-    expect(documents.requests).toContain('127.0.0.1 /sdk1/client.json');
-    await new StreamableHTTPClientTransport(endpoint(), { authProvider: provider }).finishAuth(callback.get('code')!);
+  for (const { title, sdk, path, appName, clientName, text, keepToken } of SDK_APPS) {
+    it(title, async () => {
+      const url = documents.serve(path, documentFor(`${documents.origin}${path}`, appName));
+      const provider = metadataUrlClient(url);
+      const authorizationUrl = await firstConnectionRefused(sdk, endpoint(), provider, clientName);
+      // No registration: the client id is the document's URL.
+      expect(provider.client?.client_id).toBe(url);
+      expect(authorizationUrl.searchParams.get('client_id')).toBe(url);
+      const callback = await signInAndAllow(authorizationUrl, appName);
+      expect(documents.requests).toContain(`127.0.0.1 ${path}`);
+      await sdk.finishAuth(endpoint(), provider, callback);
 
-    const client = new Client({ name: 'cimd-1', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: provider }));
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
-    expect(await client.callTool({ name: 'echo', arguments: { text: 'cimd' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:cimd' }] });
-    await client.close();
-    expect(claimsOf(provider.saved!.access_token)).toMatchObject({ client_id: url, aud: endpoint().href });
-    issued.push({ clientId: url, accessToken: provider.saved!.access_token });
-  });
-
-  it('SDK 2.x: the same with @modelcontextprotocol/client', async () => {
-    const url = documents.serve('/sdk2/client.json', documentFor(`${documents.origin}/sdk2/client.json`, 'Desk app (SDK 2)'));
-    const provider = new MetadataUrlClientV2(url);
-    const first = await new V2Client({ name: 'cimd-2', version: '1.0.0' }).connect(new V2Transport(endpoint(), { authProvider: provider })).catch((err: unknown) => err);
-    expect(first, String(first)).toBeInstanceOf(V2UnauthorizedError);
-    expect(provider.client?.client_id).toBe(url);
-    const callback = await signInAndAllow(provider.authorizationUrl!, 'Desk app (SDK 2)');
-    expect(documents.requests).toContain('127.0.0.1 /sdk2/client.json');
-    await new V2Transport(endpoint(), { authProvider: provider }).finishAuth(callback);
-
-    const client = new V2Client({ name: 'cimd-2', version: '1.0.0' });
-    await client.connect(new V2Transport(endpoint(), { authProvider: provider }));
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
-    expect(await client.callTool({ name: 'echo', arguments: { text: 'cimd v2' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:cimd v2' }] });
-    await client.close();
-    expect(claimsOf(provider.saved!.access_token)).toMatchObject({ client_id: url, aud: endpoint().href });
-  });
+      await (await listsAndCallsEcho(sdk, endpoint(), provider, clientName, text)).close();
+      expect(claimsOf(provider.saved!.access_token)).toMatchObject({ client_id: url, aud: endpoint().href });
+      if (keepToken) issued.push({ clientId: url, accessToken: provider.saved!.access_token });
+    });
+  }
 
   describe('refuses unusable documents with RFC 6749 errors, never a 500', () => {
     const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');

@@ -1,27 +1,29 @@
-import { createHash, randomBytes } from 'node:crypto';
-import {
-  Client as V2Client,
-  StreamableHTTPClientTransport as V2Transport,
-  UnauthorizedError as V2UnauthorizedError,
-  type OAuthClientInformationMixed as V2ClientInformation,
-  type OAuthClientProvider as V2OAuthClientProvider,
-  type OAuthTokens as V2Tokens,
-} from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Host, RunningServer } from '@agentgw/service-kit';
 import { serve } from '@agentgw/service-kit';
 import { adminApiService } from '@agentgw/admin-api';
 import { createTestDeps, replicaDeps, testHost, type TestDeps, type TestHost } from '@agentgw/service-kit/testing';
-import { createUser, freePort, startMcpServer, tokenFor, type McpFixture, type TestUser } from '@agentgw/testkit';
+import { createUser, freePort, tokenFor, type McpFixture, type TestUser } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import * as z from 'zod';
 import { createGatewayHost } from './all-in-one.js';
+import { TestBrowser } from './oauth-test-browser.js';
+import {
+  exchangeCode,
+  firstConnectionRefused,
+  listsAndCallsEcho,
+  listToolsWith,
+  offerEcho,
+  pkcePair,
+  REDIRECT,
+  registerClient,
+  SDK_1,
+  SDK_2,
+  startToolsUpstream,
+  TestOAuthClient,
+  type McpSdk,
+} from './oauth-test-clients.js';
 
 // The MCP authorization spec end to end against the all-in-one on a real port: the official SDK
-// client (1.x) with its own OAuthClientProvider, given only the unified endpoint's URL.
+// clients (1.x and 2.x) with their own OAuthClientProvider, given only the unified endpoint's URL.
 
 let deps: TestDeps;
 let host: Host;
@@ -30,80 +32,33 @@ let base: string;
 let upstream: McpFixture;
 let user: TestUser;
 let adminToken: string;
-const REDIRECT = 'http://127.0.0.1:53682/callback';
+const endpoint = () => new URL(`${base}/api/v1/mcp/mcp`);
 
-/** An OAuth client provider as an MCP client app keeps one: in memory, the browser step left to the test. */
-class TestOAuthClient implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | null = null;
-  readonly redirectUrl = REDIRECT;
-  readonly clientMetadata = {
-    client_name: 'SDK test client',
-    redirect_uris: [REDIRECT],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    token_endpoint_auth_method: 'none',
-  };
-  clientInformation = () => this.client;
-  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.client = info);
-  tokens = () => this.saved;
-  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
-  codeVerifier = () => this.verifier;
-}
+/** The SDK 1.x app's client: it registers for the refresh token grant too. */
+const sdk1Client = () => new TestOAuthClient('SDK test client', { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
 
 /** A browser: follows the authorization URL, signs in on the console's API, approves, and answers the parameters the redirect URI gets. */
 async function browserApproves(authorizationUrl: URL, as: TestUser, clientName = 'SDK test client', resource = `${base}/api/v1/mcp/mcp`): Promise<URLSearchParams> {
-  const jar = new Map<string, string>();
-  const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const go = async (url: string, init: RequestInit = {}) => {
-    const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie: cookieHeader() } });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const [name, ...value] = pair!.split('=');
-      jar.set(name!.trim(), value.join('='));
-    }
-    return res;
-  };
-  const toConsent = await go(authorizationUrl.href);
-  expect(toConsent.status).toBe(303);
-  const consentPath = new URL(toConsent.headers.get('location')!, base).pathname;
-  expect(consentPath).toMatch(/^\/connect\/[A-Za-z0-9_-]+$/);
-  const uid = consentPath.split('/').pop()!;
-  const json = { 'content-type': 'application/json', origin: base };
-  expect((await go(`${base}/api/v1/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: as.email, password: as.password, session: 'cookie' }) })).status).toBe(200);
-  const view = await go(`${base}/api/v1/oauth/interactions/${uid}`);
+  const browser = new TestBrowser();
+  const uid = await browser.openAuthorization(authorizationUrl.href);
+  await browser.signIn(base, as);
+  const view = await browser.go(`${base}/api/v1/oauth/interactions/${uid}`);
   expect(view.status).toBe(200);
   expect(await view.json()).toMatchObject({ client: { name: clientName }, resource, scopes: ['mcp'] });
-  const answer = await go(`${base}/api/v1/oauth/interactions/${uid}`, { method: 'POST', headers: json, body: JSON.stringify({ decision: 'approve' }) });
-  expect(answer.status).toBe(200);
-  let next = ((await answer.json()) as { redirectTo: string }).redirectTo;
-  for (let hop = 0; hop < 5; hop++) {
-    const res = await go(new URL(next, base).href);
-    const location = res.headers.get('location');
-    expect(location, `hop ${hop} answered ${res.status}`).not.toBeNull();
-    if (location!.startsWith(REDIRECT)) return new URL(location!).searchParams;
-    next = location!;
-  }
-  throw new Error('the authorization never reached the redirect URI');
+  return browser.approve(base, uid, REDIRECT);
+}
+
+/** An SDK client's sign-in as the user: refused without a token, the consent in the browser, the code handed to the SDK. */
+async function signsIn(sdk: McpSdk, provider: TestOAuthClient, name: string): Promise<void> {
+  const authorizationUrl = await firstConnectionRefused(sdk, endpoint(), provider, name);
+  expect(provider.client?.client_id).toBeTruthy();
+  expect(authorizationUrl.searchParams.get('resource')).toBe(endpoint().href);
+  expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
+  await sdk.finishAuth(endpoint(), provider, await browserApproves(authorizationUrl, user, provider.clientMetadata.client_name));
 }
 
 /** tools/list on the unified endpoint with a bearer token, by hand. */
-const listWith = (token: string) =>
-  fetch(`${base}/api/v1/mcp/mcp`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-  });
-
-async function connect(provider: TestOAuthClient): Promise<Client> {
-  const client = new Client({ name: 'oauth-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/v1/mcp/mcp`), { authProvider: provider }));
-  return client;
-}
+const listWith = (token: string) => listToolsWith(base, token);
 
 beforeAll(async () => {
   const port = await freePort();
@@ -112,21 +67,10 @@ beforeAll(async () => {
   host = await createGatewayHost(deps);
   await host.start();
   server = await serve(host.app, { port, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger });
-  upstream = await startMcpServer({
-    name: 'tools',
-    tools: [
-      { name: 'echo', inputSchema: { text: z.string() }, handler: (args) => `echo:${String(args.text)}` },
-      { name: 'secret', inputSchema: {}, handler: () => 'not for this user' },
-    ],
-  });
-  const admin = (adminToken = await tokenFor(deps, await createUser(deps, { email: `oauth-admin-${Date.now()}@example.com`, roles: ['admin'] })));
+  upstream = await startToolsUpstream();
+  adminToken = await tokenFor(deps, await createUser(deps, { email: `oauth-admin-${Date.now()}@example.com`, roles: ['admin'] }));
   user = await createUser(deps, { email: `oauth-user-${Date.now()}@example.com` });
-  const call = (path: string, body: unknown) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
-      (r) => r.json() as Promise<{ provider: { id: string } }>,
-    );
-  const provider = await call('/api/v1/admin/tool-providers', { name: 'tools', pattern: '*', endpoint: upstream.url });
-  await call('/api/v1/admin/provider-access', { subjectType: 'user', subjectId: user.id, providerId: provider.provider.id, action: 'allow', toolPattern: 'echo' });
+  await offerEcho(base, adminToken, upstream, user.id);
 }, 180_000);
 
 afterAll(async () => {
@@ -154,22 +98,13 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
   });
 
   it('discovers, registers, signs the user in, calls tools as that user, refreshes, and is refused once revoked', async () => {
-    const provider = new TestOAuthClient();
-    const first = await connect(provider).catch((err: unknown) => err);
-    expect(first, String(first)).toBeInstanceOf(UnauthorizedError);
-    expect(provider.client?.client_id).toBeTruthy();
-    expect(provider.authorizationUrl?.searchParams.get('resource')).toBe(`${base}/api/v1/mcp/mcp`);
-    expect(provider.authorizationUrl?.searchParams.get('code_challenge_method')).toBe('S256');
-    const code = (await browserApproves(provider.authorizationUrl!, user)).get('code')!;
-    const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/v1/mcp/mcp`), { authProvider: provider });
-    await transport.finishAuth(code);
+    const provider = sdk1Client();
+    await signsIn(SDK_1, provider, 'oauth-test');
     const firstTokens = provider.saved!;
     expect(firstTokens.refresh_token).toBeTruthy();
 
     // Calls as that user: the user's provider-access rules hold (echo only), and the audit row names the client.
-    const client = await connect(provider);
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
-    expect(await client.callTool({ name: 'echo', arguments: { text: 'hi' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:hi' }] });
+    const client = await listsAndCallsEcho(SDK_1, endpoint(), provider, 'oauth-test', 'hi');
     const row = await vi.waitFor(
       async () => {
         const res = await fetch(`${base}/api/v1/audit/logs?user_id=${user.id}`, { headers: { authorization: `Bearer ${adminToken}` } });
@@ -218,38 +153,11 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
   });
 });
 
-/** The same client for the 2.x SDK (`@modelcontextprotocol/client`), whose provider interface differs in its stored types. */
-class TestOAuthClientV2 implements V2OAuthClientProvider {
-  client: V2ClientInformation | undefined;
-  saved: V2Tokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | null = null;
-  readonly redirectUrl = REDIRECT;
-  readonly clientMetadata = { client_name: 'SDK 2 test client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-  clientInformation = () => this.client;
-  saveClientInformation = (info: V2ClientInformation) => void (this.client = info);
-  tokens = () => this.saved;
-  saveTokens = (tokens: V2Tokens) => void (this.saved = tokens);
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
-  codeVerifier = () => this.verifier;
-}
-
 describe('MCP clients sign in with OAuth (SDK 2.x, all-in-one)', () => {
   it('discovers, registers dynamically, signs the user in and calls tools as that user', async () => {
-    const provider = new TestOAuthClientV2();
-    const endpoint = new URL(`${base}/api/v1/mcp/mcp`);
-    const first = await new V2Client({ name: 'oauth-test-2', version: '1.0.0' }).connect(new V2Transport(endpoint, { authProvider: provider })).catch((err: unknown) => err);
-    expect(first, String(first)).toBeInstanceOf(V2UnauthorizedError);
-    expect(provider.client?.client_id).toBeTruthy();
-    expect(provider.authorizationUrl?.searchParams.get('resource')).toBe(endpoint.href);
-    const callback = await browserApproves(provider.authorizationUrl!, user, 'SDK 2 test client');
-    await new V2Transport(endpoint, { authProvider: provider }).finishAuth(callback);
-    const client = new V2Client({ name: 'oauth-test-2', version: '1.0.0' });
-    await client.connect(new V2Transport(endpoint, { authProvider: provider }));
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
-    expect(await client.callTool({ name: 'echo', arguments: { text: 'v2' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:v2' }] });
-    await client.close();
+    const provider = new TestOAuthClient('SDK 2 test client');
+    await signsIn(SDK_2, provider, 'oauth-test-2');
+    await (await listsAndCallsEcho(SDK_2, endpoint(), provider, 'oauth-test-2', 'v2')).close();
   });
 });
 
@@ -257,17 +165,13 @@ describe('MCP clients sign in with OAuth (SDK 2.x, all-in-one)', () => {
 describe('the authorization server refuses what it must (RFC 6749 errors)', () => {
   let clientId: string;
   const unified = () => `${base}/api/v1/mcp/mcp`;
-  const pkce = () => {
-    const verifier = randomBytes(32).toString('base64url');
-    return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-  };
   const authorizeUrl = (params: Record<string, string>) =>
     `${base}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'mcp', resource: unified(), state: 'st-1', ...params })}`;
   const token = (params: Record<string, string>) =>
     fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId, ...params }) });
   /** A full consent for `resource`: answers the code and its verifier. */
   const codeFor = async (resource: string) => {
-    const { verifier, challenge } = pkce();
+    const { verifier, challenge } = pkcePair();
     const url = new URL(authorizeUrl({ resource, code_challenge: challenge, code_challenge_method: 'S256' }));
     const callback = await browserApproves(url, user, 'Refusals client', resource);
     expect(callback.get('state')).toBe('st-1');
@@ -275,21 +179,13 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
   };
   const tokensFor = async (resource: string) => {
     const { code, verifier } = await codeFor(resource);
-    const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, resource });
-    expect(res.status).toBe(200);
-    return (await res.json()) as { access_token: string; refresh_token: string };
+    return exchangeCode(base, { clientId, code, verifier, resource });
   };
   /** Where the authorization endpoint sends the browser (no redirect followed). */
   const authorize = (params: Record<string, string>) => fetch(authorizeUrl(params), { redirect: 'manual' });
 
   beforeAll(async () => {
-    const res = await fetch(`${base}/oauth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Refusals client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
-    });
-    expect(res.status).toBe(201);
-    clientId = ((await res.json()) as { client_id: string }).client_id;
+    clientId = await registerClient(base, 'Refusals client');
   });
 
   it('refuses a token issued for another endpoint (audience), and a resource that is no MCP endpoint of the gateway', async () => {
@@ -298,7 +194,7 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
     const wrong = await listWith(access_token);
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');
-    const { challenge } = pkce();
+    const { challenge } = pkcePair();
     for (const resource of ['https://elsewhere.example/api/v1/mcp/mcp', `${base}/api/v1/admin/users`]) {
       const res = await authorize({ resource, code_challenge: challenge, code_challenge_method: 'S256' });
       const location = new URL(res.headers.get('location')!);
@@ -323,7 +219,7 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
   });
 
   it('refuses redirect URIs it does not hold (no redirect: open redirects impossible), but lets a loopback client pick its port', async () => {
-    const { challenge } = pkce();
+    const { challenge } = pkcePair();
     for (const redirect_uri of ['https://evil.example/callback', 'http://127.0.0.1:53682/other', 'http://127.0.0.1.evil.example:53682/callback', 'http://localhost:53682/callback']) {
       const res = await authorize({ redirect_uri, code_challenge: challenge, code_challenge_method: 'S256' });
       expect(res.status, redirect_uri).toBe(400);
@@ -344,7 +240,7 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
       expect(location.searchParams.get('state')).toBe('st-1');
     }
     const { code, verifier } = await codeFor(unified());
-    const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: pkce().verifier, redirect_uri: REDIRECT, resource: unified() });
+    const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: pkcePair().verifier, redirect_uri: REDIRECT, resource: unified() });
     expect(wrong.status).toBe(400);
     expect(await wrong.json()).toMatchObject({ error: 'invalid_grant' });
     const right = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, resource: unified() });
@@ -365,7 +261,7 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
       body: JSON.stringify({ decision: 'approve' }),
     });
     expect(forged.status).toBe(404);
-    const { challenge } = pkce();
+    const { challenge } = pkcePair();
     const started = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
     const uid = started.headers.get('location')!.split('/').pop()!;
     const answer = await fetch(`${base}/api/v1/oauth/interactions/${uid}`, {
@@ -401,48 +297,17 @@ describe('any admin-api replica answers any step of the flow', () => {
   });
 
   it('registers and authorizes on one replica, signs in, consents and exchanges the code on another; the token works and refreshes on the first', async () => {
-    const jar = new Map<string, string>();
-    const go = async (url: string, init: RequestInit = {}) => {
-      const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-      const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie } });
-      for (const line of res.headers.getSetCookie()) {
-        const [name, ...value] = line.split(';')[0]!.split('=');
-        jar.set(name!.trim(), value.join('='));
-      }
-      return res;
-    };
-    const registered = await go(`${base}/oauth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Replicas client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
-    });
-    const clientId = ((await registered.json()) as { client_id: string }).client_id;
-    const verifier = randomBytes(32).toString('base64url');
+    // Both replicas stand behind one address to the browser: one cookie jar for both.
+    const browser = new TestBrowser(() => 'the gateway');
+    const clientId = await registerClient(base, 'Replicas client');
+    const { verifier, challenge } = pkcePair();
     const params = { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'mcp', resource: `${base}/api/v1/mcp/mcp`, state: 'st-r' };
-    const started = await go(`${base}/oauth/authorize?${new URLSearchParams({ ...params, code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' })}`);
-    expect(started.status).toBe(303);
-    const uid = started.headers.get('location')!.split('/').pop()!;
+    const uid = await browser.openAuthorization(`${base}/oauth/authorize?${new URLSearchParams({ ...params, code_challenge: challenge, code_challenge_method: 'S256' })}`);
 
     // The second replica: sign-in, consent, the resumed authorization and the token exchange.
-    const json = { 'content-type': 'application/json', origin: replicaBase };
-    expect((await go(`${replicaBase}/api/v1/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: user.email, password: user.password, session: 'cookie' }) })).status).toBe(200);
-    const answer = await go(`${replicaBase}/api/v1/oauth/interactions/${uid}`, { method: 'POST', headers: json, body: JSON.stringify({ decision: 'approve' }) });
-    expect(answer.status).toBe(200);
-    let next = new URL(((await answer.json()) as { redirectTo: string }).redirectTo, replicaBase).href;
-    let code: string | null = null;
-    for (let hop = 0; hop < 5 && code === null; hop++) {
-      const location = (await go(next)).headers.get('location');
-      expect(location).not.toBeNull();
-      if (location!.startsWith(REDIRECT)) code = new URL(location!).searchParams.get('code');
-      else next = new URL(location!, replicaBase).href;
-    }
-    const exchanged = await fetch(`${replicaBase}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: clientId, code: code!, code_verifier: verifier, redirect_uri: REDIRECT, resource: params.resource }),
-    });
-    expect(exchanged.status).toBe(200);
-    const tokens = (await exchanged.json()) as { access_token: string; refresh_token: string };
+    await browser.signIn(replicaBase, user);
+    const code = (await browser.approve(replicaBase, uid, REDIRECT)).get('code')!;
+    const tokens = await exchangeCode(replicaBase, { clientId, code, verifier, resource: params.resource });
 
     expect((await listWith(tokens.access_token)).status).toBe(200);
     const refreshed = await fetch(`${base}/oauth/token`, {
@@ -471,12 +336,10 @@ describe("an admin binds a user's MCP clients to an agent", () => {
     const providerId = providers.providers.find((p) => p.name === 'tools')!.id;
     expect((await admin('POST', '/api/v1/admin/provider-access', { subjectType: 'agent', subjectId: agentId, providerId, action: 'allow', toolPattern: 'secret' })).status).toBe(201);
 
-    const provider = new TestOAuthClient();
-    expect(await connect(provider).catch((err: unknown) => err)).toBeInstanceOf(UnauthorizedError);
-    const code = (await browserApproves(provider.authorizationUrl!, user)).get('code')!;
-    await new StreamableHTTPClientTransport(new URL(`${base}/api/v1/mcp/mcp`), { authProvider: provider }).finishAuth(code);
+    const provider = sdk1Client();
+    await signsIn(SDK_1, provider, 'oauth-test');
     const names = async () => {
-      const client = await connect(provider);
+      const client = await SDK_1.connect(endpoint(), provider, 'oauth-test');
       try {
         return (await client.listTools()).tools.map((t) => t.name).sort();
       } finally {
@@ -500,7 +363,7 @@ describe("an admin binds a user's MCP clients to an agent", () => {
 
     // Now the agent's rules apply (its allow on secret) with the user as end user (their rules still take part, as for any agent session).
     expect(await names()).toEqual(['echo', 'secret']);
-    const client = await connect(provider);
+    const client = await SDK_1.connect(endpoint(), provider, 'oauth-test');
     expect(await client.callTool({ name: 'secret', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'not for this user' }] });
     await client.close();
     const row = await vi.waitFor(

@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+
 /**
  * A browser for OAuth tests: follows nothing by itself (each redirect is the test's to check) and
  * keeps cookies per origin, so the gateway's authorization server and an identity provider on
@@ -6,11 +8,14 @@
 export class TestBrowser {
   private readonly jars = new Map<string, Map<string, string>>();
 
+  /** `siteOf` names the jar of an origin: one name for several origins makes them one site (replicas behind one address). */
+  constructor(private readonly siteOf: (origin: string) => string = (origin) => origin) {}
+
   /** One request with this origin's cookies; the answer's Set-Cookie lines are kept (attributes ignored). */
   async go(url: string, init: RequestInit = {}): Promise<Response> {
-    const origin = new URL(url).origin;
-    const jar = this.jars.get(origin) ?? new Map<string, string>();
-    this.jars.set(origin, jar);
+    const site = this.siteOf(new URL(url).origin);
+    const jar = this.jars.get(site) ?? new Map<string, string>();
+    this.jars.set(site, jar);
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
     const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie } });
     for (const line of res.headers.getSetCookie()) {
@@ -23,6 +28,40 @@ export class TestBrowser {
 
   /** The cookie `name` this browser holds for `origin`. */
   cookie(origin: string, name: string): string | undefined {
-    return this.jars.get(origin)?.get(name);
+    return this.jars.get(this.siteOf(origin))?.get(name);
+  }
+
+  /** Opens an MCP client's authorization URL, which sends the browser to the console's /connect/<uid>: the uid. */
+  async openAuthorization(url: string): Promise<string> {
+    const res = await this.go(url);
+    expect(res.status).toBe(303);
+    const consentPath = new URL(res.headers.get('location')!, url).pathname;
+    expect(consentPath).toMatch(/^\/connect\/[A-Za-z0-9_-]+$/);
+    return consentPath.split('/').pop()!;
+  }
+
+  /** Signs `person` in on the console's API at `origin`, with a cookie session as the console's pages do. */
+  async signIn(origin: string, person: { email: string; password: string }): Promise<void> {
+    const body = JSON.stringify({ email: person.email, password: person.password, session: 'cookie' });
+    expect((await this.go(`${origin}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin }, body })).status).toBe(200);
+  }
+
+  /** Approves the pending sign-in `uid` on `origin`'s console API and follows the redirects to `redirect`: the parameters it gets. */
+  async approve(origin: string, uid: string, redirect: string): Promise<URLSearchParams> {
+    const answer = await this.go(`${origin}/api/v1/oauth/interactions/${uid}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(answer.status).toBe(200);
+    let next = new URL(((await answer.json()) as { redirectTo: string }).redirectTo, origin).href;
+    for (let hop = 0; !next.startsWith(redirect); hop++) {
+      expect(hop, 'the authorization never reached the redirect URI').toBeLessThan(5);
+      const res = await this.go(next);
+      const location = res.headers.get('location');
+      expect(location, `hop ${hop} answered ${res.status}`).not.toBeNull();
+      next = new URL(location!, next).href;
+    }
+    return new URL(next).searchParams;
   }
 }
