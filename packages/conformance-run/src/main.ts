@@ -218,17 +218,23 @@ if (flag('--update-baseline')) {
   const failedBaselineCells = baseline.passing.filter((cell) => first.cells.get(cell) === false && !baseline.flaky.includes(cell));
   const passedOnRetry = new Set<Cell>();
   const windowMissed = new Map<Cell, string[]>();
+  const lastRetry = new Map<Cell, string[]>();
   for (const cell of failedBaselineCells) {
     if (cell.includes(' | everything | ')) continue;
     const verdict = await retried(first, cell);
     if (verdict.pass) passedOnRetry.add(cell);
     else if (onlyFrameWindowMisses(verdict.failures)) windowMissed.set(cell, verdict.failures);
+    else lastRetry.set(cell, verdict.failures);
   }
   const result = compare(baseline, first.cells, passedOnRetry, new Set(windowMissed.keys()));
   out(`\n[conformance] ${first.cells.size} cells, ${[...first.cells.values()].filter(Boolean).length} pass; baseline ${baseline.passing.length}; ${Math.round((Date.now() - startedAt) / 1000)} s`);
   for (const cell of result.flaky) out(`[conformance] flaky (excluded from the ratchet): ${cell}`);
   for (const cell of result.newPasses) out(`[conformance] new pass (run \`pnpm --filter @agentgw/conformance-run conformance --update-baseline\`): ${cell}`);
   for (const [cell, failures] of windowMissed) out(`[conformance] NO FRAME IN THE SUITE'S WINDOW on every retry (not counted as a regression): ${cell}: ${failures.join('; ')}`);
-  for (const cell of result.regressions) out(`[conformance] REGRESSION (passed in the baseline): ${cell}: ${first.notes.get(cell) ?? ''}`);
+  for (const cell of result.regressions) {
+    // The last retry's failing checks too: what decided that the cell regressed.
+    const retry = lastRetry.get(cell);
+    out(`[conformance] REGRESSION (passed in the baseline): ${cell}: ${first.notes.get(cell) ?? ''}${retry ? ` | last retry: ${retry.join('; ') || '(no failing check named)'}` : ''}`);
+  }
   if (flag('--ratchet') && result.regressions.length > 0) process.exitCode = 1;
 }
