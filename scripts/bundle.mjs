@@ -1,4 +1,3 @@
-/* global process, console */
 // Bundles app entries into dist/: our workspace packages are inlined, third-party packages stay
 // external. Production images install those with `pnpm deploy` (infra/build-service.sh);
 // `--link-externals` instead links into dist/node_modules every third-party dependency the

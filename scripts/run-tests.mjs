@@ -1,5 +1,4 @@
-/* global process, console */
-// `pnpm test`: lint and typecheck (turbo) and every workspace package's own `test` script, on a
+// `pnpm test`: the root's format check, lint and typecheck, and every workspace package's own `test` script, on a
 // pool of slots with the longest suites started first. Turbo starts tasks in package-graph
 // order, so the apps (which depend on everything) began their suites 20-35 minutes into a CI
 // run on two cores and ran on alone at the end; started first, they overlap everything else.
@@ -25,7 +24,8 @@ const LONGEST_FIRST = [
   '@agentgw/gateway',
   '@agentgw/mcp-gateway',
   '@agentgw/admin-api',
-  'lint and typecheck',
+  'lint',
+  'typecheck',
   '@agentgw/service-kit',
   '@agentgw/conformance-run',
   '@agentgw/e2e',
@@ -49,20 +49,14 @@ function testJobs() {
     .map(({ dir, manifest }) => ({ name: manifest.name, label: `${manifest.name}:test`, command: ['pnpm', 'run', 'test'], cwd: dir, prefix: true }));
 }
 
-const lintAndTypecheck = {
-  name: 'lint and typecheck',
-  label: 'lint and typecheck',
-  command: ['pnpm', 'exec', 'turbo', 'run', 'lint', 'typecheck', '--concurrency=2', '--continue=dependencies-successful'],
-  cwd: '.',
-  // turbo names each line's task itself
-  prefix: false,
-};
+/** The root's checks (package.json scripts): formatting, and lint and typecheck each over one TypeScript program. */
+const rootChecks = ['format:check', 'lint', 'typecheck'].map((script) => ({ name: script, label: script, command: ['pnpm', 'run', script], cwd: '.', prefix: true }));
 
 const rank = (job) => {
   const at = LONGEST_FIRST.indexOf(job.name);
   return at === -1 ? LONGEST_FIRST.length : at;
 };
-const jobs = [lintAndTypecheck, ...testJobs()].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+const jobs = [...rootChecks, ...testJobs()].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
 if (dryRun) {
   for (const job of jobs) console.log(`${job.label}  (${job.cwd}: ${job.command.join(' ')})`);
   process.exit(0);

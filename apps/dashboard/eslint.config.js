@@ -9,8 +9,13 @@ export default [
   { ignores: ['e2e/screenshots/**'] },
   // The root config's file globs are relative to the root, so the no-cross-app rule is added here again.
   { files: ['**/*.{ts,tsx,js,mjs}'], rules: crossAppImportRules('dashboard') },
-  // The browser harness and the Vite/Vitest configs are typed by tsconfig.node.json, which the
-  // project service (it only opens tsconfig.json) does not find on its own.
+  // The console's own programs (the root config types files by the root tsconfig.json, which leaves
+  // the console out): tsconfig.json for the app, tsconfig.node.json for the browser harness and
+  // the Vite/Vitest configs.
+  {
+    files: ['src/**/*.{ts,tsx}'],
+    languageOptions: { parserOptions: { projectService: false, project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+  },
   {
     files: ['e2e/**/*.ts', '*.ts'],
     languageOptions: { parserOptions: { projectService: false, project: './tsconfig.node.json', tsconfigRootDir: import.meta.dirname } },

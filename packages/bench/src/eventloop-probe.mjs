@@ -1,4 +1,3 @@
-/* global process */
 // Preloaded into the gateway's node processes by the benchmark (NODE_OPTIONS=--import <this file>,
 // with BENCH_PROBE_DIR set): measures event-loop delay with perf_hooks.monitorEventLoopDelay and,
 // on SIGUSR2, writes `{ pid, argv, rss, memory, workerThreads, delay }` to
