@@ -7,7 +7,7 @@
 // one), for the bench's per-thread CPU split. With BENCH_PROFILE_DIR also set, the first SIGUSR2
 // (sent after the warm-up) starts V8's CPU profiler and exit writes
 // BENCH_PROFILE_DIR/gateway-<pid>.cpuprofile (node refuses --cpu-prof in NODE_OPTIONS). Without BENCH_PROBE_DIR it does nothing.
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -21,15 +21,33 @@ if (dir) {
   histogram.enable();
   const ms = (ns) => Math.max(0, Math.round((ns / 1e6 - RESOLUTION_MS) * 100) / 100);
   let session = null;
-  // Node 20 names every thread "node", so a worker's thread is told apart by when it appeared: the
-  // 'worker' event follows the thread's creation at once, when it is the newest thread of the process.
-  const workerThreads = [];
-  process.on('worker', () => workerThreads.push(Math.max(...readdirSync('/proc/self/task').map(Number))));
+  // Node 20 names every thread "node", so a worker's thread is told apart by when it appeared and
+  // what it did: the threads new at its 'worker' event are its candidates (the worker's own, and on
+  // a busy machine the libuv pool threads its start-up may already have created), and the report
+  // names the one of them that has used the most CPU (a pool thread that merely appeared has none).
+  const tids = () => readdirSync('/proc/self/task').map(Number);
+  const cpuTicks = (tid) => {
+    try {
+      const [utime, stime] = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13);
+      return Number(utime) + Number(stime);
+    } catch {
+      return -1; // ended
+    }
+  };
+  let seen = new Set(tids());
+  const candidatesPerWorker = [];
+  process.on('worker', () => {
+    const now = tids();
+    candidatesPerWorker.push(now.filter((tid) => !seen.has(tid)));
+    seen = new Set(now);
+  });
+  const busiest = (candidates) => candidates.reduce((best, tid) => (cpuTicks(tid) > cpuTicks(best) ? tid : best), candidates[0]);
+  const workerThreadIds = () => candidatesPerWorker.filter((candidates) => candidates.length > 0).map(busiest);
   process.on('SIGUSR2', () => {
     const delay = { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), mean: ms(histogram.mean) };
     writeFileSync(
       join(dir, `probe-${process.pid}.json`),
-      JSON.stringify({ pid: process.pid, argv: process.argv, rss: process.memoryUsage.rss(), memory: process.memoryUsage(), workerThreads, delay }),
+      JSON.stringify({ pid: process.pid, argv: process.argv, rss: process.memoryUsage.rss(), memory: process.memoryUsage(), workerThreads: workerThreadIds(), delay }),
     );
     histogram.reset();
     if (profileDir && !session) {
