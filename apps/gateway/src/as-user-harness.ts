@@ -2,7 +2,7 @@ import { secretBoxFor } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 import { json } from '@agentgw/db';
 import type { TestBackend } from '@agentgw/db/testing';
-import type { Host } from '@agentgw/service-kit';
+import { serve, type Host, type RunningServer } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { createUser, freePort, startOidcServer, startProtectedMcpServer, tokenFor, type OidcServer, type ProtectedMcpServer } from '@agentgw/testkit';
 import { afterAll, beforeAll, expect } from 'vitest';
@@ -11,7 +11,7 @@ import { createGatewayHost } from './all-in-one.js';
 /** A JSON answer the tests read freely. */
 export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** The gateway's public URL in these suites (requests go to the app in process, never to it). */
+/** The gateway's public URL in these suites (requests go to the app in process, never to it), unless it listens. */
 export const PUBLIC = 'http://gateway.test';
 /** The upstream's resource, for which the OpenID provider issues the user's tokens (user_oauth). */
 export const RESOURCE = 'https://tools.acme.test/mcp';
@@ -34,12 +34,18 @@ export interface AsUserGatewayOptions {
    * and the suite creates its provider itself.
    */
   credentialProvider?: { serviceType: string; name: string };
+  /**
+   * mcp_oauth: the OpenID provider also takes client ID metadata documents, which it fetches from
+   * the gateway; so the gateway listens on a loopback port too, and that address is its public URL.
+   */
+  clientMetadataDocuments?: boolean;
 }
 
 /**
- * The all-in-one in process with an MCP upstream (official SDK) that takes only the OpenID
- * provider's tokens for its resource, an admin, and the requests the as-user suites send (arrow
- * properties, so a suite may take them out of the object; the servers are there once started).
+ * The all-in-one in process (listening too with `clientMetadataDocuments`) with an MCP upstream
+ * (official SDK) that takes only the OpenID provider's tokens for its resource, an admin, and the
+ * requests the as-user suites send (arrow properties, so a suite may take them out of the object;
+ * the servers are there once started).
  */
 export class AsUserGateway {
   deps!: TestDeps;
@@ -47,6 +53,9 @@ export class AsUserGateway {
   oidc!: OidcServer;
   upstream!: ProtectedMcpServer;
   adminToken = '';
+  /** The gateway's public URL: PUBLIC, or its loopback address with `clientMetadataDocuments`. */
+  publicUrl = PUBLIC;
+  private server: RunningServer | undefined;
   /** The user_oauth tool provider's id (empty without `credentialProvider`). */
   providerId = '';
 
@@ -57,17 +66,24 @@ export class AsUserGateway {
     const service = this.options.credentialProvider;
     const port = service ? undefined : await freePort();
     const resource = service ? RESOURCE : `http://127.0.0.1:${port}/mcp`;
-    this.oidc = await startOidcServer(service ? { clients: [{ ...CLIENT, redirectUris: [callbackUrl(service.serviceType)] }], resource } : { clients: [], resource, registration: true });
+    const clientMetadataDocuments = this.options.clientMetadataDocuments === true;
+    const gatewayPort = clientMetadataDocuments ? await freePort() : undefined;
+    if (gatewayPort) this.publicUrl = `http://127.0.0.1:${gatewayPort}`;
+    this.oidc = await startOidcServer(
+      service ? { clients: [{ ...CLIENT, redirectUris: [callbackUrl(service.serviceType)] }], resource } : { clients: [], resource, registration: true, clientMetadataDocuments },
+    );
     this.upstream = await startProtectedMcpServer({ issuer: this.oidc.issuer, jwksUri: this.oidc.jwksUri, resource, port, toolsOf: this.options.toolsOf });
-    this.deps = await createTestDeps({ backend: this.options.backend, env: { GATEWAY_PUBLIC_URL: PUBLIC, EGRESS_POLICY: 'allow-private' } });
+    this.deps = await createTestDeps({ backend: this.options.backend, env: { GATEWAY_PUBLIC_URL: this.publicUrl, EGRESS_POLICY: 'allow-private' } });
     this.host = await createGatewayHost(this.deps);
     await this.host.start();
+    if (gatewayPort) this.server = await serve(this.host.app, { port: gatewayPort, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: this.deps.logger });
     this.adminToken = await tokenFor(this.deps, await createUser(this.deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }));
     if (service) this.providerId = await this.createUserOauthProvider(service);
   };
 
   /** Stops what start() started, whatever it got to. */
   stop = async (): Promise<void> => {
+    await this.server?.shutdown();
     await this.host?.stop({ deadlineMs: 1_000 });
     await this.upstream?.close();
     await this.oidc?.close();
@@ -100,7 +116,7 @@ export class AsUserGateway {
     return created.body.provider.id as string;
   }
 
-  /** One request to the gateway as `token`; `path` may be a full URL of PUBLIC (a callback). */
+  /** One request to the gateway as `token`; `path` may be a full URL of the gateway's (a callback). */
   api = async (method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> => {
     const url = path.startsWith('http') ? new URL(path) : null;
     const res = await this.host.app.request(url ? url.pathname + url.search : path, {

@@ -1,70 +1,20 @@
-import { newId } from '@agentgw/core';
-import { serve, type Host, type RunningServer } from '@agentgw/service-kit';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createUser, freePort, startOidcServer, startProtectedMcpServer, tokenFor, type OidcServer, type ProtectedMcpServer } from '@agentgw/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGatewayHost } from './all-in-one.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import { freePort, startOidcServer, startProtectedMcpServer } from '@agentgw/testkit';
+import { describe, expect, it } from 'vitest';
+import { asUserGateway, type Json } from './as-user-harness.js';
 
 // The gateway as an upstream's OAuth client by its client ID metadata document (MCP authorization
 // 2025-11-25): the all-in-one on a real loopback port (the upstream's authorization server fetches
 // the document from it), a real OpenID provider that accepts such documents, an MCP server (official
 // SDK) that takes only that provider's tokens for its own URL.
 describe('an mcp_oauth tool provider whose authorization server takes client ID metadata documents', () => {
-  let deps: TestDeps;
-  let host: Host;
-  let server: RunningServer;
-  let oidc: OidcServer;
-  let upstream: ProtectedMcpServer;
-  let base = '';
-  let adminToken = '';
-  const documentUrl = () => `${base}/oauth/upstream-client.json`;
-  const sharedCallback = () => `${base}/api/v1/credentials/oauth/callback`;
-
-  async function api(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
-    const url = path.startsWith('http') ? new URL(path) : null;
-    const res = await host.app.request(url ? url.pathname + url.search : path, {
-      method,
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
-  }
-
-  /** A user allowed to call the provider's tools. */
-  async function user(providerId: string): Promise<string> {
-    const created = await createUser(deps, { email: `${newId()}@example.com`, roles: [] });
-    const rule = await api('POST', '/api/v1/admin/provider-access', adminToken, { subjectType: 'user', subjectId: created.id, providerId, action: 'allow', toolPattern: '*' });
-    expect(rule.status, JSON.stringify(rule.body)).toBe(201);
-    return tokenFor(deps, created);
-  }
+  // Registration is open too: the document must be preferred to it.
+  const gateway = asUserGateway({ clientMetadataDocuments: true });
+  const { api, user, whoami } = gateway;
+  const documentUrl = () => `${gateway.publicUrl}/oauth/upstream-client.json`;
+  const sharedCallback = () => `${gateway.publicUrl}/api/v1/credentials/oauth/callback`;
 
   const savedConfig = async (serviceType: string): Promise<Json> =>
-    (await deps.db.selectFrom('credential_providers').select('config').where('service_type', '=', serviceType).executeTakeFirstOrThrow()).config;
-
-  beforeAll(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const upstreamPort = await freePort();
-    const resource = `http://127.0.0.1:${upstreamPort}/mcp`;
-    // Registration is open too: the document must be preferred to it.
-    oidc = await startOidcServer({ clients: [], resource, registration: true, clientMetadataDocuments: true });
-    upstream = await startProtectedMcpServer({ issuer: oidc.issuer, jwksUri: oidc.jwksUri, resource, port: upstreamPort });
-    deps = await createTestDeps({ env: { GATEWAY_PUBLIC_URL: base, EGRESS_POLICY: 'allow-private' } });
-    host = await createGatewayHost(deps);
-    await host.start();
-    server = await serve(host.app, { port, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger });
-    adminToken = await tokenFor(deps, await createUser(deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }));
-  });
-  afterAll(async () => {
-    await server?.shutdown();
-    await host?.stop({ deadlineMs: 1_000 });
-    await upstream?.close();
-    await oidc?.close();
-    await deps?.close();
-  });
+    (await gateway.deps.db.selectFrom('credential_providers').select('config').where('service_type', '=', serviceType).executeTakeFirstOrThrow()).config;
 
   it('serves the document publicly as cacheable JSON listing only the shared callback, with no secret', async () => {
     const res = await fetch(documentUrl());
@@ -75,23 +25,24 @@ describe('an mcp_oauth tool provider whose authorization server takes client ID 
     expect(doc).toEqual({
       client_id: documentUrl(),
       client_name: 'Agent Gateway',
-      client_uri: base,
+      client_uri: gateway.publicUrl,
       redirect_uris: [sharedCallback()],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     });
     const text = JSON.stringify(doc);
-    for (const secret of [deps.config.JWT_SECRET, deps.config.CREDENTIAL_ENCRYPTION_KEY].filter((s): s is string => typeof s === 'string' && s.length > 0)) expect(text).not.toContain(secret);
+    for (const secret of [gateway.deps.config.JWT_SECRET, gateway.deps.config.CREDENTIAL_ENCRYPTION_KEY].filter((s): s is string => typeof s === 'string' && s.length > 0))
+      expect(text).not.toContain(secret);
   });
 
   it('uses the document as client_id (nothing registered); alice connects through the shared callback and reaches the upstream as herself', async () => {
-    const created = await api('POST', '/api/v1/admin/tool-providers', adminToken, { name: 'Documented tools', pattern: '*', endpoint: upstream.url, authType: 'mcp_oauth' });
+    const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, { name: 'Documented tools', pattern: '*', endpoint: gateway.upstream.url, authType: 'mcp_oauth' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const provider = created.body.provider as Json;
     const serviceType = provider.credentialServiceType as string;
     const config = await savedConfig(serviceType);
-    expect(config).toMatchObject({ clientId: documentUrl(), clientAuthMethod: 'none', clientRegistration: 'client_id_metadata_document', issuer: oidc.issuer, resource: upstream.url });
+    expect(config).toMatchObject({ clientId: documentUrl(), clientAuthMethod: 'none', clientRegistration: 'client_id_metadata_document', issuer: gateway.oidc.issuer, resource: gateway.upstream.url });
     expect(config).not.toHaveProperty('clientSecret');
 
     const alice = await user(provider.id as string);
@@ -102,19 +53,19 @@ describe('an mcp_oauth tool provider whose authorization server takes client ID 
     expect(authUrl.searchParams.get('redirect_uri')).toBe(sharedCallback());
     expect(authUrl.searchParams.get('code_challenge_method')).toBe('S256');
 
-    const landed = await oidc.authorize(`${authUrl.href}&login_hint=alice`, sharedCallback());
+    const landed = await gateway.oidc.authorize(`${authUrl.href}&login_hint=alice`, sharedCallback());
     // The upstream's authorization server read the gateway's document to learn the client.
-    expect(oidc.metadataDocumentsFetched).toContain(documentUrl());
+    expect(gateway.oidc.metadataDocumentsFetched).toContain(documentUrl());
     const done = await api('GET', landed.href, alice);
     expect(done.status, JSON.stringify(done.body)).toBe(200);
-    expect(done.body).toMatchObject({ credential: { serviceType }, returnTo: `${base}/credentials?connected=${serviceType}` });
+    expect(done.body).toMatchObject({ credential: { serviceType }, returnTo: `${gateway.publicUrl}/credentials?connected=${serviceType}` });
     // Single use: the same callback again is refused.
     expect((await api('GET', landed.href, alice)).status).toBe(400);
 
-    const call = await api('POST', '/api/v1/mcp/mcp', alice, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } });
+    const call = await whoami(alice);
     expect(call.status, JSON.stringify(call.body)).toBe(200);
     expect(call.body.result.content[0].text).toBe('you are alice');
-    expect(upstream.identities).toContain('alice');
+    expect(gateway.upstream.identities).toContain('alice');
   });
 
   it('falls back to registration where the authorization server does not take documents', async () => {
@@ -123,7 +74,7 @@ describe('an mcp_oauth tool provider whose authorization server takes client ID 
     const plain = await startOidcServer({ clients: [], resource, registration: true });
     const other = await startProtectedMcpServer({ issuer: plain.issuer, jwksUri: plain.jwksUri, resource, port });
     try {
-      const created = await api('POST', '/api/v1/admin/tool-providers', adminToken, { name: 'Registered tools', pattern: 'reg_*', endpoint: other.url, authType: 'mcp_oauth' });
+      const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, { name: 'Registered tools', pattern: 'reg_*', endpoint: other.url, authType: 'mcp_oauth' });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
       const serviceType = created.body.provider.credentialServiceType as string;
       const config = await savedConfig(serviceType);
@@ -131,9 +82,9 @@ describe('an mcp_oauth tool provider whose authorization server takes client ID 
       expect(config.clientId).not.toBe(documentUrl());
       const alice = await user(created.body.provider.id as string);
       const started = await api('GET', `/api/v1/credentials/oauth/${serviceType}/auth`, alice);
-      expect(new URL(started.body.authUrl as string).searchParams.get('redirect_uri')).toBe(`${base}/api/v1/credentials/oauth/${serviceType}/callback`);
+      expect(new URL(started.body.authUrl as string).searchParams.get('redirect_uri')).toBe(`${gateway.publicUrl}/api/v1/credentials/oauth/${serviceType}/callback`);
       // A flow started for a service type's own callback does not complete at the shared one.
-      const landed = await plain.authorize(`${started.body.authUrl as string}&login_hint=alice`, `${base}/api/v1/credentials/oauth/${serviceType}/callback`);
+      const landed = await plain.authorize(`${started.body.authUrl as string}&login_hint=alice`, `${gateway.publicUrl}/api/v1/credentials/oauth/${serviceType}/callback`);
       const wrongDoor = await api('GET', `/api/v1/credentials/oauth/callback${landed.search}`, alice);
       expect(wrongDoor.status, JSON.stringify(wrongDoor.body)).toBe(400);
     } finally {
