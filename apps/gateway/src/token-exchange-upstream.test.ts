@@ -1,7 +1,7 @@
 import { newId } from '@agentgw/core';
 import type { Host } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createUser, startMcpServer, tokenFor, type McpFixture } from '@agentgw/testkit';
+import { createUser, PROTECTED_PROMPT, PROTECTED_RESOURCE_URI, registerCallerPromptAndResource, startMcpServer, tokenFor, type CallerHeaders, type McpFixture } from '@agentgw/testkit';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,12 @@ import { createGatewayHost } from './all-in-one.js';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const CLIENT = { clientId: 'agentgw', clientSecret: 'exchangeClientSecret42' };
+/** How the upstream names its caller in every answer (tool, prompt, resource): the bearer it was sent. */
+const bearerOf = (headers: CallerHeaders) => `bearer ${String(headers.authorization ?? 'none')}`;
+const greeting = { name: PROTECTED_PROMPT, arguments: { name: 'bob' } };
+const completion = { ref: { type: 'ref/prompt', name: PROTECTED_PROMPT }, argument: { name: 'name', value: 'al' } };
+/** The JSON-RPC methods of a request body the upstream logged (one message or a batch). */
+const methodsOf = (body: unknown): unknown[] => (Array.isArray(body) ? body : [body]).map((message) => (message as Json | undefined)?.method);
 
 // Tool providers with authType token_exchange (issue 22, RFC 8693), in the all-in-one: the caller's
 // own JWT is exchanged at a loopback token endpoint and only the exchanged token reaches the upstream.
@@ -32,7 +38,9 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     const text = await res.text();
     return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
   }
-  const whoami = (token: string) => api('POST', '/api/v1/mcp/mcp', token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } });
+  const unified = (token: string, method: string, params: Json) => api('POST', '/api/v1/mcp/mcp', token, { jsonrpc: '2.0', id: 1, method, params });
+  const proxied = (token: string, method: string, params: Json) => api('POST', `/api/v1/mcp-proxy/${providerId}/mcp`, token, { jsonrpc: '2.0', id: 1, method, params });
+  const whoami = (token: string) => unified(token, 'tools/call', { name: 'whoami', arguments: {} });
   const allow = async (subjectType: 'user' | 'agent', subjectId: string) =>
     expect((await api('POST', '/api/v1/admin/provider-access', adminToken, { subjectType, subjectId, providerId, action: 'allow', toolPattern: '*' })).status).toBe(201);
 
@@ -48,7 +56,10 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     });
     await new Promise<void>((resolve) => tokenEndpoint.listen(0, '127.0.0.1', resolve));
     tokenUrl = `http://127.0.0.1:${(tokenEndpoint.address() as AddressInfo).port}/token`;
-    upstream = await startMcpServer({ tools: [{ name: 'whoami', handler: (_args, call) => `bearer ${call.headers.authorization ?? 'none'}` }] });
+    upstream = await startMcpServer({
+      tools: [{ name: 'whoami', handler: (_args, call) => bearerOf(call.headers) }],
+      setup: (server) => registerCallerPromptAndResource(server, bearerOf),
+    });
     deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private' } });
     host = await createGatewayHost(deps);
     await host.start();
@@ -103,7 +114,39 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     expect(JSON.stringify(upstream.requests.map((r) => r.headers))).not.toContain(aliceToken);
   });
 
-  it('refuses an agent runtime token with the reason, audited as rejected, without exchanging', async () => {
+  it('sends prompts/get, resources/read, the lists and completion/complete upstream with only the exchanged token, on both endpoints', async () => {
+    const erin = await createUser(deps, { email: `${newId()}@example.com`, roles: [] });
+    const erinToken = await tokenFor(deps, erin);
+    await allow('user', erin.id);
+    const before = { requests: upstream.requests.length, exchanges: exchanges.length };
+    const exchanged = `Bearer exchanged-${before.exchanges + 1}`;
+
+    for (const send of [unified, proxied]) {
+      const prompt = await send(erinToken, 'prompts/get', greeting);
+      expect(prompt.status, JSON.stringify(prompt.body)).toBe(200);
+      expect(prompt.body.result.messages[0].content.text).toBe(`bearer ${exchanged} greets bob`);
+      expect((await send(erinToken, 'resources/read', { uri: PROTECTED_RESOURCE_URI })).body.result.contents[0].text).toBe(`you are bearer ${exchanged}`);
+      expect((await send(erinToken, 'resources/list', {})).body.result.resources).toEqual([expect.objectContaining({ uri: PROTECTED_RESOURCE_URI })]);
+      expect((await send(erinToken, 'prompts/list', {})).body.result.prompts).toEqual([expect.objectContaining({ name: PROTECTED_PROMPT })]);
+      expect((await send(erinToken, 'completion/complete', completion)).body.result.completion.values).toEqual(['alice', 'albert']);
+    }
+
+    // The upstream's own log: each method reached it, and every request carried the exchanged token, never erin's JWT.
+    const seen = upstream.requests.slice(before.requests);
+    const methods = seen.flatMap((r) => methodsOf(r.body));
+    const sent = (method: string) => methods.filter((m) => m === method).length;
+    expect({ get: sent('prompts/get'), read: sent('resources/read'), complete: sent('completion/complete') }).toEqual({ get: 2, read: 2, complete: 2 });
+    // The lists are the user's own, cached per user: fetched at least once each (the proxy forwards its own).
+    expect(methods).toEqual(expect.arrayContaining(['resources/list', 'prompts/list']));
+    expect(new Set(seen.map((r) => r.headers.authorization))).toEqual(new Set([exchanged]));
+    expect(JSON.stringify(seen)).not.toContain(erinToken);
+    // The token endpoint saw one RFC 8693 exchange of erin's JWT, reused for every request after it.
+    expect(exchanges.slice(before.exchanges).map((e) => Object.fromEntries(e.params))).toEqual([
+      expect.objectContaining({ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: erinToken, subject_token_type: 'urn:ietf:params:oauth:token-type:jwt' }),
+    ]);
+  });
+
+  it('refuses an agent runtime token a call (audited as rejected) and every other forwarded request with the same reason, sending nothing upstream', async () => {
     const created = await api('POST', '/api/v1/admin/agents', adminToken, { name: `bot-${newId().slice(0, 8)}`, upstreamUrl: upstream.url });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const { agent, runtime_token: runtimeToken } = created.body as { agent: { id: string }; runtime_token: string };
@@ -111,15 +154,44 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     await allow('agent', agent.id);
     const before = exchanges.length;
     const upstreamCalls = upstream.calls.length;
+    const upstreamRequests = upstream.requests.length;
 
     const refused = await whoami(runtimeToken);
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatchObject({ code: -32003, data: { code: 'SIGN_IN_TOKEN_REQUIRED', reason: expect.stringContaining('runtime token') } });
     expect(exchanges).toHaveLength(before);
     expect(upstream.calls).toHaveLength(upstreamCalls);
-    const auditId = refused.body.error.data.auditId as string;
+
+    // Any other request forwarded as the caller gets the call's refusal (unaudited: no audit id), on both endpoints.
+    const { auditId, ...asCall } = refused.body.error.data as Json;
+    for (const [send, method, params] of [
+      [unified, 'prompts/get', greeting],
+      [unified, 'resources/read', { uri: PROTECTED_RESOURCE_URI }],
+      [unified, 'completion/complete', completion],
+      [proxied, 'prompts/get', greeting],
+      [proxied, 'resources/read', { uri: PROTECTED_RESOURCE_URI }],
+      [proxied, 'resources/list', {}],
+      [proxied, 'prompts/list', {}],
+      [proxied, 'completion/complete', completion],
+    ] as const) {
+      const res = await send(runtimeToken, method, params);
+      expect(res.status, `${method}: ${JSON.stringify(res.body)}`).toBe(403);
+      expect(res.body.error).toEqual({ ...refused.body.error, data: asCall });
+    }
+    // The unified lists leave the provider out for a caller acting for no user, rather than asking it without a user's token.
+    expect((await unified(runtimeToken, 'resources/list', {})).body.result).toEqual({ resources: [] });
+    expect((await unified(runtimeToken, 'prompts/list', {})).body.result).toEqual({ prompts: [] });
+    expect(exchanges).toHaveLength(before);
+    expect(upstream.requests).toHaveLength(upstreamRequests);
+
     await expect
-      .poll(async () => deps.db.selectFrom('audit_logs').select(['status', 'error']).where('id', '=', auditId).executeTakeFirst())
+      .poll(async () =>
+        deps.db
+          .selectFrom('audit_logs')
+          .select(['status', 'error'])
+          .where('id', '=', auditId as string)
+          .executeTakeFirst(),
+      )
       .toMatchObject({
         status: 'rejected',
         error: expect.stringContaining('sign-in token'),

@@ -82,7 +82,7 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
     startMcpServer({
       name: 'protected',
       tools: [whoami, ...(subject === null ? [] : (options.toolsOf?.(subject) ?? [])).map((name) => ({ name, description: `${name} (test tool)`, handler: () => `${name} for ${subject}` }))],
-      setup: answeringAsCaller,
+      setup: (server) => registerCallerPromptAndResource(server, verifiedSubjectOf),
     });
   // The tokenless (public) server, and one per subject when tool sets differ, started on first use.
   const inners = new Map<string | null, Promise<McpFixture>>();
@@ -161,16 +161,24 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
 }
 
 /** The verified subject a request reached the inner server with (set by the protected front only). */
-const callerOf = (extra: { requestInfo?: { headers: Record<string, unknown> } }): string => String(extra.requestInfo?.headers['x-verified-subject'] ?? 'nobody');
+const verifiedSubjectOf = (headers: CallerHeaders): string => String(headers['x-verified-subject'] ?? 'nobody');
 
-/** Registers the prompt and the resource that answer as the caller (see PROTECTED_PROMPT, PROTECTED_RESOURCE_URI). */
-function answeringAsCaller(server: McpServer): void {
+/** The HTTP headers of the request a prompt or resource handler answers (the SDK's `requestInfo`). */
+export type CallerHeaders = Readonly<Record<string, unknown>>;
+
+/**
+ * Registers the prompt and the resource that answer as the caller (see PROTECTED_PROMPT,
+ * PROTECTED_RESOURCE_URI), the caller named by `callerOf` from the request's headers: so any
+ * fixture (startMcpServer's `setup`) serves them, answering with whatever identifies its caller.
+ */
+export function registerCallerPromptAndResource(server: McpServer, callerOf: (headers: CallerHeaders) => string): void {
+  const caller = (extra: { requestInfo?: { headers: CallerHeaders } }): string => callerOf(extra.requestInfo?.headers ?? {});
   server.registerPrompt(
     PROTECTED_PROMPT,
     { description: 'Greets someone as the caller', argsSchema: { name: completable(z.string(), (value) => GREETED.filter((name) => name.startsWith(value ?? ''))) } },
-    ({ name }, extra) => ({ messages: [{ role: 'user', content: { type: 'text', text: `${callerOf(extra)} greets ${name}` } }] }),
+    ({ name }, extra) => ({ messages: [{ role: 'user', content: { type: 'text', text: `${caller(extra)} greets ${name}` } }] }),
   );
   server.registerResource('whoami', PROTECTED_RESOURCE_URI, { description: "The caller's identity at this server", mimeType: 'text/plain' }, (uri, extra) => ({
-    contents: [{ uri: uri.href, mimeType: 'text/plain', text: `you are ${callerOf(extra)}` }],
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: `you are ${caller(extra)}` }],
   }));
 }
