@@ -63,12 +63,12 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
   // Relayed server requests live beside the sessions: in Redis (any replica routes a client's answer) when the sessions are.
   const relayStore = sessions instanceof RedisSessionStore ? new RedisRelayStore(sessions.redis, clock) : new MemoryRelayStore(clock);
-  // Paused answer streams (SEP-1699) beside them too: a client's resume may reach any replica.
-  const resumption = sessions instanceof RedisSessionStore ? new RedisResumptionStore(sessions.redis) : new MemoryResumptionStore(clock);
+  // Paused answer streams (SEP-1699) beside them too: a client's resume may reach any replica, woken there by the bus.
+  const resumption = sessions instanceof RedisSessionStore ? new RedisResumptionStore(sessions.redis, bus) : new MemoryResumptionStore(clock);
   const userCredentials = userCredentialsFor(deps);
   const tokenExchange = tokenExchangeFor(deps);
   const targets = new RequestTargets({ catalog, userCredentials, exchange: tokenExchange });
-  const relay = new ServerRequestRelay({ store: relayStore, client, catalog, targets, audit, logger });
+  const relay = new ServerRequestRelay({ store: relayStore, client, catalog, targets, audit, logger, bus });
   const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
   const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
@@ -133,7 +133,8 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     },
     async stop() {
       for (const end of [...streams]) end();
-      relay.stop();
+      await relay.stop();
+      await resumption.stop();
       await lists.stop();
       await exposedNames.stop();
       stopPinRecheck();

@@ -40,6 +40,10 @@ export interface GatewayEvents {
   'oauth.client_agents_changed': { userId: string };
   /** A legacy MCP session ended (DELETE) or was evicted past its caller's cap: its open server stream ends on whichever replica holds it. */
   'mcp_session.ended': { sid: string };
+  /** A client's answer to a request the gateway bridged was kept in the relay store: the call waiting on it, on whichever replica, reads it now instead of at its next poll. */
+  'mcp_relay.answered': { id: string };
+  /** A paused answer stream (SEP-1699) got an event or its response in the shared store: a resume waiting on it, on whichever replica, reads it now. */
+  'mcp_stream.appended': { token: string };
 }
 
 /** One tool pin's change, for every replica and the admins' event stream; `toolName` null for a provider-wide change (its mode). */

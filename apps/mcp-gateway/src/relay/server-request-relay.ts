@@ -1,11 +1,12 @@
 import type { AuditTrail } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import { newId, type Logger } from '@agentgw/core';
+import { newId, type EventBus, type Logger } from '@agentgw/core';
 import { JSON_RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
 import { auditEntryOf } from '../tool-call/tool-call-record.js';
 import type { RequestTargets, TargetRequest } from '../upstream-auth/request-targets.js';
 import type { RelayedRequest, RelayStore } from './relay-store.js';
+import { BusWakeups } from './wakeups.js';
 
 type UpstreamRelayed = Extract<RelayedRequest, { destination: 'upstream' }>;
 
@@ -30,14 +31,15 @@ export interface RelayOrigin {
   call: { auditId: string; toolName: string } | null;
 }
 
-/** How many relayed requests one client may have unanswered, and how long one waits for its answer. */
+/** How many relayed requests one client may have unanswered, how long one waits for its answer, and how often a bridged call re-reads the store without being told (a missed bus message). */
 export interface RelayLimits {
   maxPendingPerClient: number;
   timeoutMs: number;
+  answerFallbackMs: number;
 }
 
-/** Defaults: 16 pending per client, 5 minutes (a human may be answering an elicitation). */
-export const RELAY_LIMITS: Readonly<RelayLimits> = Object.freeze({ maxPendingPerClient: 16, timeoutMs: 5 * 60_000 });
+/** Defaults: 16 pending per client, 5 minutes (a human may be answering an elicitation), a re-read every 2 s. */
+export const RELAY_LIMITS: Readonly<RelayLimits> = Object.freeze({ maxPendingPerClient: 16, timeoutMs: 5 * 60_000, answerFallbackMs: 2_000 });
 
 /** Every id the gateway mints for a relayed request starts so (anything else is not one of ours). */
 export const RELAY_ID_PREFIX = 'agentgw-relay-';
@@ -46,9 +48,6 @@ export const RELAY_ID_PREFIX = 'agentgw-relay-';
 const REQUEST_TIMEOUT = -32001;
 /** The store keeps an entry this much past the timeout, so the replica that armed the timer still finds it to answer the upstream. */
 const EXPIRY_GRACE_MS = 30_000;
-
-/** How often a call waiting on a bridged request looks for the client's answer (it may reach any replica). */
-const ANSWER_POLL_MS = 100;
 
 /** What asking the client came to: its answer, a refusal (too many pending), no answer in time, or the client went away. */
 export type AskOutcome = { kind: 'answered'; response: JsonRpcResponse } | { kind: 'refused'; message: string } | { kind: 'timeout' } | { kind: 'gone' };
@@ -74,6 +73,8 @@ interface RelayDeps {
   targets: Pick<RequestTargets, 'forRequest'>;
   audit: AuditTrail;
   logger: Logger;
+  /** Tells the call waiting on a bridged request, on whichever replica, that its answer is in the store. */
+  bus: Pick<EventBus, 'publish' | 'subscribe'>;
 }
 
 /**
@@ -87,11 +88,15 @@ interface RelayDeps {
  */
 export class ServerRequestRelay {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** This replica's calls waiting on bridged answers, woken by `mcp_relay.answered`. */
+  private readonly answers: BusWakeups<'mcp_relay.answered'>;
 
   constructor(
     private readonly deps: RelayDeps,
     private readonly limits: RelayLimits = RELAY_LIMITS,
-  ) {}
+  ) {
+    this.answers = new BusWakeups(deps.bus, 'mcp_relay.answered', ({ id }) => id);
+  }
 
   /** An upstream's request during a call: passed on to the client, or answered at once. Never throws. */
   relay(origin: RelayOrigin, request: JsonRpcRequest, session: UpstreamSession): void {
@@ -110,7 +115,8 @@ export class ServerRequestRelay {
   /**
    * A request the gateway asks the client itself (bridging an upstream's input_required result):
    * sent on the client's stream under a minted id, audited like a relayed one, and the client's
-   * answer (POSTed to any replica, kept in the store by `deliver`) awaited here until the timeout.
+   * answer (POSTed to any replica, kept in the store by `deliver`) awaited here until the timeout:
+   * the store is read again at each `mcp_relay.answered` for it, and every `answerFallbackMs`.
    */
   async ask(origin: RelayOrigin & { channel: ClientChannel }, request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<AskOutcome> {
     const id = RELAY_ID_PREFIX + newId();
@@ -121,16 +127,24 @@ export class ServerRequestRelay {
       await this.auditFinished(auditId, { status: 'failed', error: message });
       return { kind: 'refused', message };
     }
-    origin.channel.send({ jsonrpc: '2.0', id, method: request.method, ...(request.params ? { params: request.params } : {}) });
     const deadline = Date.now() + this.limits.timeoutMs;
-    while (Date.now() < deadline && !signal.aborted) {
-      const response = await this.deps.store.answerOf(id);
-      if (response !== null) {
-        const outcome = 'result' in response ? { status: 'completed' as const, result: response.result } : { status: 'failed' as const, error: response.error.message };
-        await this.auditFinished(auditId, outcome);
-        return { kind: 'answered', response };
+    // Watched before the client can answer, so no wake-up is missed between two reads.
+    const watch = await this.answers.watch(id);
+    try {
+      origin.channel.send({ jsonrpc: '2.0', id, method: request.method, ...(request.params ? { params: request.params } : {}) });
+      for (;;) {
+        const response = await this.deps.store.answerOf(id);
+        if (response !== null) {
+          const outcome = 'result' in response ? { status: 'completed' as const, result: response.result } : { status: 'failed' as const, error: response.error.message };
+          await this.auditFinished(auditId, outcome);
+          return { kind: 'answered', response };
+        }
+        const left = deadline - Date.now();
+        if (left <= 0 || signal.aborted) break;
+        await watch.next(Math.min(left, this.limits.answerFallbackMs), signal);
       }
-      await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
+    } finally {
+      watch.close();
     }
     // Unanswered: the entry goes, so a late answer finds nothing.
     await this.deps.store.take(origin.channel.owner, id);
@@ -138,10 +152,11 @@ export class ServerRequestRelay {
     return signal.aborted ? { kind: 'gone' } : { kind: 'timeout' };
   }
 
-  /** Stops the timeouts of this replica (shutdown); their upstreams time out on their own. */
-  stop(): void {
+  /** Stops the timeouts of this replica (shutdown; their upstreams time out on their own) and its wake-ups (waiting calls fall back to their timers). */
+  async stop(): Promise<void> {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    await this.answers.stop();
   }
 
   private async relayed(origin: RelayOrigin, request: JsonRpcRequest, session: UpstreamSession): Promise<void> {
@@ -175,6 +190,10 @@ export class ServerRequestRelay {
     if (!entry) return false;
     if (entry.destination === 'bridged') {
       await this.deps.store.settle(response.id, response, EXPIRY_GRACE_MS);
+      // A lost message only delays the waiting call to its next fallback read.
+      await this.deps.bus
+        .publish('mcp_relay.answered', { id: response.id })
+        .catch((err: unknown) => this.deps.logger.warn({ method: entry.method, reason: err instanceof Error ? err.message : 'unknown' }, 'bridged answer not announced'));
       return true;
     }
     this.disarm(response.id);

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { systemClock } from '@agentgw/core';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { RedisEventBus, systemClock, type EventBus } from '@agentgw/core';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryResumptionStore, RedisResumptionStore, type ResumptionStore } from './resumption-store.js';
 
-/** Both stores: session-bound reads, bounds, and (Redis) a stream written by one replica read by another. */
+/** Both stores: session-bound reads, bounds, waking on appends, and (Redis) a stream written by one replica read by another. */
 const redisUrl = process.env.TEST_REDIS_URL;
 const connections: Redis[] = [];
 const redis = () => {
@@ -12,14 +12,30 @@ const redis = () => {
   connections.push(r);
   return r;
 };
-afterAll(() => connections.forEach((r) => r.disconnect()));
+const buses: EventBus[] = [];
+const opened: ResumptionStore[] = [];
+/** A replica's store: its own Redis connections and bus, the bus on the test's channel prefix. */
+const redisStore = (prefix: string) => {
+  const bus = new RedisEventBus({ url: redisUrl!, prefix });
+  buses.push(bus);
+  const store = new RedisResumptionStore(redis(), bus, bounds);
+  opened.push(store);
+  return store;
+};
+afterAll(async () => {
+  await Promise.all(opened.map((store) => store.stop()));
+  await Promise.all(buses.map((bus) => bus.close()));
+  connections.forEach((r) => r.disconnect());
+});
 
 const bounds = { maxEvents: 2, maxBytes: 1000, ttlMs: 60_000 };
 const token = () => randomBytes(16).toString('base64url');
 const idle = new AbortController().signal;
+/** The bound of a test that waits to be woken: far below the minute a waiter goes without re-reading unless told. */
+const WOKEN_WITHIN_MS = 10_000;
 
 const stores: [string, () => [ResumptionStore, ResumptionStore]][] = [['memory', () => ((s) => [s, s])(new MemoryResumptionStore(systemClock, bounds))]];
-if (redisUrl) stores.push(['redis', () => [new RedisResumptionStore(redis(), bounds), new RedisResumptionStore(redis(), bounds)]]);
+if (redisUrl) stores.push(['redis', () => ((prefix) => [redisStore(prefix), redisStore(prefix)])(`test-${randomUUID()}`)]);
 
 describe.each(stores)('%s resumption store', (_name, make) => {
   it('keeps events for their session only; the writer and the reader may be two replicas', async () => {
@@ -30,9 +46,7 @@ describe.each(stores)('%s resumption store', (_name, make) => {
     expect(await reader.read('session-a', t, 0)).toEqual({ events: [{ index: 1, data: '{"n":1}' }], done: false });
     expect(await reader.read('session-b', t, 0)).toBeNull();
     expect(await reader.read('session-a', token(), 0)).toBeNull();
-    const waited = reader.changed(t, 20, idle);
     await writer.append(t, '{"id":1,"result":{}}', true);
-    await waited;
     expect(await reader.read('session-a', t, 1)).toEqual({ events: [{ index: 2, data: '{"id":1,"result":{}}' }], done: true });
   });
 
@@ -50,4 +64,36 @@ describe.each(stores)('%s resumption store', (_name, make) => {
     expect(read?.events.map((e) => e.data.slice(0, 7))).toEqual(['x'.repeat(7), '"a"', '"final"']);
     expect(read?.done).toBe(true);
   });
+
+  it(
+    "wakes a waiting reader at the writer's next append, long before its fallback read, and when its client leaves",
+    async () => {
+      const [writer, reader] = make();
+      const t = token();
+      await writer.open(t, 'session-a');
+      const watch = await reader.watch(t);
+      try {
+        // An append between the reader's read and its wait is not missed.
+        await writer.append(t, '{"n":1}', false);
+        await watch.next(60_000, idle);
+        const waited = watch.next(60_000, idle);
+        await writer.append(t, '{"id":1,"result":{}}', true);
+        await waited;
+        expect(await reader.read('session-a', t, 0)).toEqual({
+          events: [
+            { index: 1, data: '{"n":1}' },
+            { index: 2, data: '{"id":1,"result":{}}' },
+          ],
+          done: true,
+        });
+        const gone = new AbortController();
+        const left = watch.next(60_000, gone.signal);
+        gone.abort();
+        await left;
+      } finally {
+        watch.close();
+      }
+    },
+    WOKEN_WITHIN_MS,
+  );
 });

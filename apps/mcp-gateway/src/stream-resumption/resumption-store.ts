@@ -1,5 +1,6 @@
-import type { Clock } from '@agentgw/core';
+import type { Clock, EventBus } from '@agentgw/core';
 import type { Redis } from 'ioredis';
+import { BusWakeups, Wakeups, type Watch } from '../relay/wakeups.js';
 import { RedisScript } from '../session-store.js';
 
 /** What a paused answer stream keeps: events past the bounds are dropped (see `append`). */
@@ -37,8 +38,10 @@ export interface ResumptionStore {
   append(token: string, data: string, final: boolean): Promise<void>;
   /** The events after `after`; null when the stream is unknown, expired or another session's. */
   read(owner: string, token: string, after: number): Promise<ResumptionRead | null>;
-  /** Resolves at the next append to `token` (in-process), or after `pollMs` (shared store: polled), or when `signal` aborts. */
-  changed(token: string, pollMs: number, signal: AbortSignal): Promise<void>;
+  /** Watches `token` for appends (on any replica); taken before a read, so an append after that read wakes the watch's next wait. */
+  watch(token: string): Promise<Watch>;
+  /** Stops listening for other replicas' appends (shutdown). */
+  stop(): Promise<void>;
 }
 
 interface KeptStream {
@@ -47,12 +50,12 @@ interface KeptStream {
   bytes: number;
   done: boolean;
   expiresAt: number;
-  waiters: Set<() => void>;
 }
 
 /** The single-process store. */
 export class MemoryResumptionStore implements ResumptionStore {
   private readonly streams = new Map<string, KeptStream>();
+  private readonly appended = new Wakeups();
 
   constructor(
     private readonly clock: Clock,
@@ -63,7 +66,7 @@ export class MemoryResumptionStore implements ResumptionStore {
     const now = this.clock.now().getTime();
     for (const [other, kept] of this.streams) if (kept.expiresAt <= now) this.streams.delete(other);
     if (this.streams.size >= MAX_STREAMS_IN_PROCESS) return false;
-    this.streams.set(token, { owner, events: [], bytes: 0, done: false, expiresAt: now + this.bounds.ttlMs, waiters: new Set() });
+    this.streams.set(token, { owner, events: [], bytes: 0, done: false, expiresAt: now + this.bounds.ttlMs });
     return true;
   }
 
@@ -75,8 +78,7 @@ export class MemoryResumptionStore implements ResumptionStore {
     kept.bytes += data.length;
     kept.done = final;
     kept.expiresAt = this.clock.now().getTime() + this.bounds.ttlMs;
-    for (const wake of kept.waiters) wake();
-    kept.waiters.clear();
+    this.appended.wake(token);
   }
 
   async read(owner: string, token: string, after: number): Promise<ResumptionRead | null> {
@@ -85,22 +87,12 @@ export class MemoryResumptionStore implements ResumptionStore {
     return { events: kept.events.slice(Math.max(after, 0)).map((data, i) => ({ index: Math.max(after, 0) + i + 1, data })), done: kept.done };
   }
 
-  changed(token: string, pollMs: number, signal: AbortSignal): Promise<void> {
-    const kept = this.streams.get(token);
-    if (!kept || signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', wake);
-        kept.waiters.delete(wake);
-        resolve();
-      };
-      // A bounded wait even in process: the caller re-reads and checks expiry.
-      const timer = setTimeout(wake, pollMs * 20);
-      kept.waiters.add(wake);
-      signal.addEventListener('abort', wake, { once: true });
-    });
+  async watch(token: string): Promise<Watch> {
+    return this.appended.watch(token);
   }
+
+  /** Nothing to stop: every append is made, and wakes its watches, in this process. */
+  async stop(): Promise<void> {}
 }
 
 const RESUME_PREFIX = 'agentgw:mcp-resume:';
@@ -125,12 +117,21 @@ for i = tonumber(ARGV[2]) + 1, n do out[#out + 1] = redis.call('HGET', KEYS[1], 
 return out`;
 const readScript = new RedisScript(READ_SCRIPT);
 
-/** The shared store: one Redis hash per stream (`agentgw:mcp-resume:<token>`), expiring `ttlMs` after its last write. */
+/**
+ * The shared store: one Redis hash per stream (`agentgw:mcp-resume:<token>`), expiring `ttlMs`
+ * after its last write. Each append is announced on the bus (`mcp_stream.appended`), which wakes
+ * the watches of every replica.
+ */
 export class RedisResumptionStore implements ResumptionStore {
+  private readonly appended: BusWakeups<'mcp_stream.appended'>;
+
   constructor(
     private readonly redis: Redis,
+    private readonly bus: Pick<EventBus, 'publish' | 'subscribe'>,
     private readonly bounds: ResumptionBounds = RESUMPTION_BOUNDS,
-  ) {}
+  ) {
+    this.appended = new BusWakeups(bus, 'mcp_stream.appended', ({ token }) => token);
+  }
 
   async open(token: string, owner: string): Promise<boolean> {
     const key = RESUME_PREFIX + token;
@@ -140,7 +141,9 @@ export class RedisResumptionStore implements ResumptionStore {
 
   async append(token: string, data: string, final: boolean): Promise<void> {
     const { maxEvents, maxBytes, ttlMs } = this.bounds;
-    await appendScript.run(this.redis, [RESUME_PREFIX + token], [data, final ? '1' : '0', String(maxEvents), String(maxBytes), String(ttlMs)]);
+    const kept = await appendScript.run(this.redis, [RESUME_PREFIX + token], [data, final ? '1' : '0', String(maxEvents), String(maxBytes), String(ttlMs)]);
+    // A lost message only delays a waiting resume to its fallback read.
+    if (kept === 1) await this.bus.publish('mcp_stream.appended', { token }).catch(() => undefined);
   }
 
   async read(owner: string, token: string, after: number): Promise<ResumptionRead | null> {
@@ -151,15 +154,11 @@ export class RedisResumptionStore implements ResumptionStore {
     return { events: events.map((data, i) => ({ index: start + i + 1, data })), done: done === '1' };
   }
 
-  changed(_token: string, pollMs: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, pollMs);
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-      signal.addEventListener('abort', done, { once: true });
-    });
+  watch(token: string): Promise<Watch> {
+    return this.appended.watch(token);
+  }
+
+  stop(): Promise<void> {
+    return this.appended.stop();
   }
 }
