@@ -147,4 +147,31 @@ describe.skipIf(!redisUrl)('RedisEventBus across processes', () => {
       await Promise.all([publisher.close(), sameSpace.close(), otherSpace.close()]);
     }
   });
+
+  // ioredis 5.8+ wrote a SUBSCRIBE issued during its connection's handshake ahead of the
+  // handshake's INFO; the server refused that in subscriber mode, the connection reconnected, and
+  // what was published meanwhile reached nobody. Subscribing at every moment of the handshake:
+  it('delivers what is published as soon as subscribe resolves, whenever during the connection handshake it was called', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const publisher = new RedisEventBus({ url, prefix });
+    const warnings: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line)) });
+    const buses: RedisEventBus[] = [];
+    const received = new Set<string>();
+    try {
+      for (let i = 0; i < 40; i++) {
+        const bus = new RedisEventBus({ url, prefix, logger });
+        buses.push(bus);
+        // 0-9 ms after the connection was opened: before, during and after its handshake.
+        await new Promise((resolve) => setTimeout(resolve, i % 10));
+        await bus.subscribe('agent.changed', (p) => void received.add(`${i}:${p.agentId}`));
+        await publisher.publish('agent.changed', changed(`a${i}`));
+      }
+      // Every bus hears every later message too: at least its own one must have arrived.
+      await vi.waitFor(() => expect(Array.from({ length: 40 }, (_, i) => received.has(`${i}:a${i}`))).toEqual(Array(40).fill(true)));
+      expect(warnings.filter((w) => w.msg === 'redis event bus connection error')).toEqual([]);
+    } finally {
+      await Promise.all([publisher, ...buses].map((b) => b.close()));
+    }
+  });
 });

@@ -45,7 +45,11 @@ export class RedisEventBus implements EventBus {
   async subscribe<E extends EventName>(event: E, handler: EventHandler<E>): Promise<Unsubscribe> {
     const channel = this.channelPrefix + event;
     const subscription = this.subscribers.add(channel, handler as (payload: unknown) => void | Promise<void>);
-    if (subscription.first) this.subscribed.set(channel, this.sub.subscribe(channel));
+    if (subscription.first)
+      this.subscribed.set(
+        channel,
+        this.subscriberReady().then(() => this.sub.subscribe(channel)),
+      );
     try {
       await this.subscribed.get(channel);
     } catch (err) {
@@ -62,6 +66,29 @@ export class RedisEventBus implements EventBus {
     this.subscribed.clear();
     // quit() lets pending commands finish; a connection that cannot quit (Redis gone) is dropped.
     await Promise.all([this.pub, this.sub].map((c) => c.quit().catch(() => c.disconnect())));
+  }
+
+  /**
+   * Resolves once the subscriber connection is ready. ioredis 5.8+ may write a SUBSCRIBE queued
+   * before then ahead of its own handshake's INFO, which the server refuses in subscriber mode
+   * ("Connection in subscriber mode, only subscriber commands may be used"): the connection errors
+   * and reconnects, and a message published meanwhile reaches nobody (seen: a bridged answer lost
+   * on a busy machine). Rejects if the connection ends for good first.
+   */
+  private subscriberReady(): Promise<void> {
+    if (this.sub.status === 'ready') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const ready = () => {
+        this.sub.off('end', ended);
+        resolve();
+      };
+      const ended = () => {
+        this.sub.off('ready', ready);
+        reject(new Error('the Redis event bus connection ended before it was ready'));
+      };
+      this.sub.once('ready', ready);
+      this.sub.once('end', ended);
+    });
   }
 
   private async release(channel: string, { last }: { last: boolean }): Promise<void> {
