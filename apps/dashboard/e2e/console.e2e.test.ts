@@ -40,7 +40,19 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
   /** Loads a console page and waits until its data has arrived (no loading indicator left). */
   const open = async (path: string, heading: string | RegExp) => {
     await page.goto(`${gateway.url}${path}`);
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    await page
+      .getByRole('heading', { level: 1, name: heading })
+      .waitFor()
+      .catch(async (err: unknown) => {
+        // What the browser shows instead, and what the gateway said: a rare CI miss ("registers a device") left neither.
+        const shown = await page
+          .locator('body')
+          .innerText()
+          .catch(() => '(no body)');
+        throw new Error(`${path}: no "${String(heading)}" heading at ${page.url()}; the page shows:\n${shown.slice(0, 800)}\ngateway log (last 2,000 characters):\n${gateway.log().slice(-2_000)}`, {
+          cause: err,
+        });
+      });
     await expect.poll(() => page.locator('.loading').count()).toBe(0);
   };
 
