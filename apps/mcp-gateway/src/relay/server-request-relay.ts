@@ -6,7 +6,7 @@ import { JSON_RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, ty
 import { auditEntryOf } from '../tool-call/tool-call-record.js';
 import type { RequestTargets, TargetRequest } from '../upstream-auth/request-targets.js';
 import type { RelayedRequest, RelayStore } from './relay-store.js';
-import { BusWakeups } from './wakeups.js';
+import { BusWakeups } from '../bus-wakeups.js';
 
 type UpstreamRelayed = Extract<RelayedRequest, { destination: 'upstream' }>;
 

@@ -2,7 +2,7 @@ import { JSON_RPC } from '@agentgw/mcp-client';
 import { clientGoneSignal, SseStream } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { jsonResponse, rpcError } from '../mcp-transport/replies.js';
-import type { Watch } from '../relay/wakeups.js';
+import type { Watch } from '../bus-wakeups.js';
 import type { ResumptionRead, ResumptionStore } from './resumption-store.js';
 import { eventId, parseEventId } from './resumption-ids.js';
 

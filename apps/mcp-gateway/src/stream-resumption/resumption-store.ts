@@ -1,6 +1,6 @@
 import type { Clock, EventBus } from '@agentgw/core';
 import type { Redis } from 'ioredis';
-import { BusWakeups, Wakeups, type Watch } from '../relay/wakeups.js';
+import { BusWakeups, Wakeups, type Watch } from '../bus-wakeups.js';
 import { RedisScript } from '../session-store.js';
 
 /** What a paused answer stream keeps: events past the bounds are dropped (see `append`). */
