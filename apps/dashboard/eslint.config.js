@@ -6,7 +6,7 @@ import root, { crossAppImportRules } from '../../eslint.config.js';
 // rules of hooks, so `pnpm test` fails on an inaccessible or mis-hooked component.
 export default [
   ...root,
-  { ignores: ['e2e/screenshots/**'] },
+  { ignores: ['e2e/screenshots/**', 'dist-*.tmp/**', 'dist-*.old/**'] },
   // The root config's file globs are relative to the root, so the no-cross-app rule is added here again.
   { files: ['**/*.{ts,tsx,js,mjs}'], rules: crossAppImportRules('dashboard') },
   // The console's own programs (the root config types files by the root tsconfig.json, which leaves

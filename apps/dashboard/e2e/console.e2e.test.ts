@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { build } from 'vite';
+import { buildConsole } from '../scripts/console-build.mjs';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, DASHBOARD_DIR, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
+import { CHROMIUM, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
 import { openMcpSession } from './mcp-call.js';
 
 // End to end: the built console served by the all-in-one (a real process on a free port),
@@ -50,7 +50,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
   };
 
   beforeAll(async () => {
-    await build({ root: DASHBOARD_DIR, logLevel: 'warn' });
+    await buildConsole();
     fixture = await startMcpServer({
       name: 'e2e-tools',
       tools: [

@@ -4,9 +4,9 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { freePort, startMcpServer, startOidcServer, type McpFixture, type OidcServer } from '@agentgw/testkit';
 import type { Page } from 'playwright-core';
-import { build } from 'vite';
+import { buildConsole } from '../scripts/console-build.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, DASHBOARD_DIR, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
+import { CHROMIUM, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
 import { AppOAuthClient, allowToolProvider } from './mcp-oauth-app.js';
 
 // "Continue with" an external OpenID provider on the MCP sign-in, as a person does it in Debian's
@@ -31,7 +31,7 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs a person in through an 
   const endpoint = () => new URL(`${gateway.url}/api/v1/mcp/mcp`);
 
   beforeAll(async () => {
-    await build({ root: DASHBOARD_DIR, logLevel: 'warn' });
+    await buildConsole();
     // The provider must know the gateway's redirect URI and the gateway the provider's issuer: the port comes first.
     const port = await freePort();
     idp = await startOidcServer({

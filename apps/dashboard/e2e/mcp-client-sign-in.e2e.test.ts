@@ -3,9 +3,9 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import type { Page } from 'playwright-core';
-import { build } from 'vite';
+import { buildConsole } from '../scripts/console-build.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, DASHBOARD_DIR, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
+import { CHROMIUM, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
 import { AppOAuthClient, allowToolProvider } from './mcp-oauth-app.js';
 
 // An MCP client signing a person in with OAuth, the browser step in Debian's Chromium against
@@ -25,7 +25,7 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
   const endpoint = () => new URL(`${gateway.url}/api/v1/mcp/mcp`);
 
   beforeAll(async () => {
-    await build({ root: DASHBOARD_DIR, logLevel: 'warn' });
+    await buildConsole();
     fixture = await startMcpServer({ name: 'desk-tools', tools: [{ name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` }] });
     gateway = await startGateway(ADMIN, { publicUrl: true });
     const login = await fetch(`${gateway.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });

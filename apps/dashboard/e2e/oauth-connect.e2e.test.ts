@@ -1,8 +1,8 @@
 import { startOidcServer, type OidcServer } from '@agentgw/testkit';
 import type { Page } from 'playwright-core';
-import { build } from 'vite';
+import { buildConsole } from '../scripts/console-build.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, DASHBOARD_DIR, chromiumAvailable, launchBrowser, screenshot, startGateway, type RunningGateway } from './harness.js';
+import { CHROMIUM, chromiumAvailable, launchBrowser, screenshot, startGateway, type RunningGateway } from './harness.js';
 
 // Connecting an account for real: the console, the all-in-one's vault and oidc-provider's own
 // login and consent pages, in Debian's Chromium. The console runs on http://localhost:<port>
@@ -22,7 +22,7 @@ describe.skipIf(!chromiumAvailable)('OAuth connect in a real browser', () => {
   let jwt = '';
 
   beforeAll(async () => {
-    await build({ root: DASHBOARD_DIR, logLevel: 'warn' });
+    await buildConsole();
     gateway = await startGateway(ADMIN);
     consoleUrl = gateway.url.replace('127.0.0.1', 'localhost');
     oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${consoleUrl}/api/v1/credentials/oauth/acme/callback`] }], interactions: 'pages' });
