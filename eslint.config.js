@@ -17,7 +17,12 @@ export const crossAppImportRules = (app) => ({
     {
       patterns: [
         {
-          group: APPS.filter((other) => other !== app).flatMap((other) => [`@agentgw/${other}`, `@agentgw/${other}/*`, `**/apps/${other}/**`, `../../${other}/**`]),
+          group: APPS.filter((other) => other !== app).flatMap((other) => [
+            `@agentgw/${other}`,
+            `@agentgw/${other}/*`,
+            `**/apps/${other}/**`,
+            `../../${other}/**`,
+          ]),
           message: `apps/${app} must not import another app: move what both need into packages/ (only apps/${HOST_APP}, the all-in-one host, composes apps).`,
         },
       ],
@@ -31,7 +36,16 @@ const noCrossAppImports = APPS.filter((app) => app !== HOST_APP).map((app) => ({
 
 export default tseslint.config(
   // The console is linted by its own config (apps/dashboard/eslint.config.js: React, accessibility).
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '**/coverage/**', '**/.gateway-data/**', 'apps/dashboard/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.turbo/**',
+      '**/coverage/**',
+      '**/.gateway-data/**',
+      'apps/dashboard/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

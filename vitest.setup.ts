@@ -8,5 +8,7 @@ import { vi } from 'vitest';
 const WAIT_MS = 30_000;
 
 const { waitFor, waitUntil } = vi;
-vi.waitFor = (callback, options) => waitFor(callback, typeof options === 'number' ? options : { timeout: WAIT_MS, ...options });
-vi.waitUntil = (callback, options) => waitUntil(callback, typeof options === 'number' ? options : { timeout: WAIT_MS, ...options });
+vi.waitFor = (callback, options) =>
+  waitFor(callback, typeof options === 'number' ? options : { timeout: WAIT_MS, ...options });
+vi.waitUntil = (callback, options) =>
+  waitUntil(callback, typeof options === 'number' ? options : { timeout: WAIT_MS, ...options });

@@ -41,7 +41,12 @@ describe('compose: the key boundary (service-kit SERVICE_KEYS)', () => {
       'admin-api': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
       'invoke-proxy': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
       'mcp-gateway': ['PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
-      vault: ['CREDENTIAL_ENCRYPTION_KEY', 'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS', 'PLATFORM_SECRETS_KEY', 'PLATFORM_SECRETS_PREVIOUS_KEYS'],
+      vault: [
+        'CREDENTIAL_ENCRYPTION_KEY',
+        'CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS',
+        'PLATFORM_SECRETS_KEY',
+        'PLATFORM_SECRETS_PREVIOUS_KEYS',
+      ],
       'confirmation-hub': [],
       'audit-writer': [],
     });
@@ -55,15 +60,20 @@ describe('path router', () => {
     if (server) upstreams.set(m[1]!, `${server[1]}:${server[2]}`);
   }
 
-  it.each(Object.entries(ROUTES))('routes every prefix of %s to it, on the port compose gives it', (service, prefixes) => {
-    const port = compose.services[service]?.environment?.PORT;
-    expect(port).toBeDefined();
-    for (const prefix of prefixes) {
-      const loc = new RegExp(`location (?:= )?${prefix.replace(/[/.-]/g, '\\$&')} \\{ proxy_pass http://(\\w+); \\}`).exec(nginx);
-      expect(loc, `no location for ${prefix}`).not.toBeNull();
-      expect(upstreams.get(loc![1]!)).toBe(`${service}:${port}`);
-    }
-  });
+  it.each(Object.entries(ROUTES))(
+    'routes every prefix of %s to it, on the port compose gives it',
+    (service, prefixes) => {
+      const port = compose.services[service]?.environment?.PORT;
+      expect(port).toBeDefined();
+      for (const prefix of prefixes) {
+        const loc = new RegExp(
+          `location (?:= )?${prefix.replace(/[/.-]/g, '\\$&')} \\{ proxy_pass http://(\\w+); \\}`,
+        ).exec(nginx);
+        expect(loc, `no location for ${prefix}`).not.toBeNull();
+        expect(upstreams.get(loc![1]!)).toBe(`${service}:${port}`);
+      }
+    },
+  );
 
   it('keeps a pool of connections to every service, re-resolving its name at run time', () => {
     expect(upstreams.size).toBe(Object.keys(ROUTES).length);
@@ -83,13 +93,19 @@ describe('path router', () => {
   // Debian's nginx (1.22) predates `server … resolve` (1.27.3, the router image's): there the
   // rest of the file is checked with the names pointed at loopback instead.
   const version = /nginx\/(\d+)\.(\d+)\.(\d+)/.exec(spawnSync('nginx', ['-v'], { encoding: 'utf8' }).stderr ?? '');
-  const resolves = version !== null && Number(version[1]) * 1e6 + Number(version[2]) * 1e3 + Number(version[3]) >= 1_027_003;
-  it.runIf(version !== null)(`passes nginx -t${resolves ? '' : ' (names at loopback: this nginx predates `resolve`)'}`, () => {
-    const prefix = mkdtempSync(join(tmpdir(), 'nginx-'));
-    const file = join(prefix, 'nginx.conf');
-    writeFileSync(file, resolves ? nginx : nginx.replace(/server [\w-]+:(\d+) resolve;/g, 'server 127.0.0.1:$1;'));
-    expect(() => execFileSync('nginx', ['-t', '-q', '-c', file, '-p', prefix + '/'], { stdio: 'pipe' })).not.toThrow();
-  });
+  const resolves =
+    version !== null && Number(version[1]) * 1e6 + Number(version[2]) * 1e3 + Number(version[3]) >= 1_027_003;
+  it.runIf(version !== null)(
+    `passes nginx -t${resolves ? '' : ' (names at loopback: this nginx predates `resolve`)'}`,
+    () => {
+      const prefix = mkdtempSync(join(tmpdir(), 'nginx-'));
+      const file = join(prefix, 'nginx.conf');
+      writeFileSync(file, resolves ? nginx : nginx.replace(/server [\w-]+:(\d+) resolve;/g, 'server 127.0.0.1:$1;'));
+      expect(() =>
+        execFileSync('nginx', ['-t', '-q', '-c', file, '-p', prefix + '/'], { stdio: 'pipe' }),
+      ).not.toThrow();
+    },
+  );
 });
 
 describe('docker-compose', () => {

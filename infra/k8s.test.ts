@@ -23,7 +23,8 @@ function kubectlProblem(): string | undefined {
   const run = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
   if (run.error || run.status !== 0) return 'kubectl is not installed';
   const kustomize = /Kustomize Version:\s*v(\d+)/.exec(run.stdout);
-  if (!kustomize || Number(kustomize[1]) < 5) return `kubectl embeds no kustomize 5 (needs kubectl 1.27 or later; found: ${run.stdout.split('\n')[0]?.trim()})`;
+  if (!kustomize || Number(kustomize[1]) < 5)
+    return `kubectl embeds no kustomize 5 (needs kubectl 1.27 or later; found: ${run.stdout.split('\n')[0]?.trim()})`;
   return undefined;
 }
 const kubectlSkipReason = kubectlProblem();
@@ -44,11 +45,19 @@ interface Container {
   name: string;
   image: string;
   command?: string[];
-  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }[];
+  env?: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+  }[];
   envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
   ports?: { name?: string; containerPort: number }[];
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; capabilities?: { drop?: string[] } };
+  securityContext?: {
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    capabilities?: { drop?: string[] };
+  };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
@@ -88,7 +97,9 @@ interface Ingress extends K8sObject {
   spec: {
     rules: {
       host?: string;
-      http: { paths: { path: string; pathType: string; backend: { service: { name: string; port: { number?: number } } } }[] };
+      http: {
+        paths: { path: string; pathType: string; backend: { service: { name: string; port: { number?: number } } } }[];
+      };
     }[];
   };
 }
@@ -129,7 +140,10 @@ const PREVIOUS_OF: Record<string, string> = {
 };
 
 function render(dir: string): K8sObject[] {
-  const out = execFileSync('kubectl', ['kustomize', join(here, 'k8s', dir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync('kubectl', ['kustomize', join(here, 'k8s', dir)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return parseAllDocuments(out).map((doc) => doc.toJS() as K8sObject);
 }
 
@@ -145,7 +159,9 @@ function ofKind<T extends K8sObject>(objects: K8sObject[], kind: string): T[] {
 
 /** The services' settings (`agentgw-config` plus kustomize's hash suffix), not the console's nginx config. */
 function settingsConfigMap(objects: K8sObject[]): K8sObject & { data: Record<string, string> } {
-  const found = ofKind<K8sObject & { data: Record<string, string> }>(objects, 'ConfigMap').filter((c) => c.metadata.name.startsWith('agentgw-config-'));
+  const found = ofKind<K8sObject & { data: Record<string, string> }>(objects, 'ConfigMap').filter((c) =>
+    c.metadata.name.startsWith('agentgw-config-'),
+  );
   if (found.length !== 1) throw new Error(`expected one agentgw-config ConfigMap, found ${found.length}`);
   return found[0]!;
 }
@@ -156,7 +172,9 @@ function settingsConfigMap(objects: K8sObject[]): K8sObject & { data: Record<str
  */
 function asApiServerReads(o: K8sObject): K8sObject {
   if (o.kind !== 'Secret' || typeof o.data !== 'object' || o.data === null) return o;
-  const data = Object.fromEntries(Object.entries(o.data).map(([k, v]) => [k, typeof v === 'string' ? v.replace(/[\r\n]/g, '') : v]));
+  const data = Object.fromEntries(
+    Object.entries(o.data).map(([k, v]) => [k, typeof v === 'string' ? v.replace(/[\r\n]/g, '') : v]),
+  );
   return { ...o, data };
 }
 
@@ -206,7 +224,8 @@ function unknownFieldErrors(objects: K8sObject[]): string[] {
   };
   const host = ts.createCompilerHost(options);
   const { getSourceFile, fileExists, readFile } = host;
-  host.getSourceFile = (name, version, ...rest) => (name === file ? ts.createSourceFile(name, source, version) : getSourceFile.call(host, name, version, ...rest));
+  host.getSourceFile = (name, version, ...rest) =>
+    name === file ? ts.createSourceFile(name, source, version) : getSourceFile.call(host, name, version, ...rest);
   host.fileExists = (name) => name === file || fileExists.call(host, name);
   host.readFile = (name) => (name === file ? source : readFile.call(host, name));
   const program = ts.createProgram([file], options, host);
@@ -284,7 +303,8 @@ function nginxRoutes(conf: string): { api: Route[]; other: NginxLocation[] } {
   const groups = new Map<string, string>();
   for (const m of text.matchAll(/\bupstream\s+(\w+)\s*\{([^}]*)\}/g)) {
     const servers = [...m[2]!.matchAll(/\bserver\s+(\S+?)(?:\s[^;]*)?;/g)].map((s) => s[1]!);
-    if (servers.length !== 1) throw new Error(`upstream ${m[1]}: expected one server (the service's name), found ${servers.length}`);
+    if (servers.length !== 1)
+      throw new Error(`upstream ${m[1]}: expected one server (the service's name), found ${servers.length}`);
     groups.set(m[1]!, `http://${servers[0]}`);
   }
   const api: Route[] = [];
@@ -309,7 +329,8 @@ function nginxRoutes(conf: string): { api: Route[]; other: NginxLocation[] } {
 function ingressRoutes(ingress: Ingress): Route[] {
   return ingress.spec.rules.flatMap((rule) =>
     rule.http.paths.map((p) => {
-      if (p.pathType !== 'Exact' && p.pathType !== 'Prefix') throw new Error(`${p.path}: pathType ${p.pathType} is not portable`);
+      if (p.pathType !== 'Exact' && p.pathType !== 'Prefix')
+        throw new Error(`${p.path}: pathType ${p.pathType} is not portable`);
       return {
         match: p.pathType === 'Exact' ? ('exact' as const) : ('prefix' as const),
         path: p.path,
@@ -337,7 +358,10 @@ const byPath = (a: Route, b: Route) => a.path.localeCompare(b.path) || a.match.l
 function drainBoundSeconds(): number {
   const serve = readFileSync(join(repo, 'packages', 'service-kit', 'src', 'serve.ts'), 'utf8');
   const m = /shutdownTimeoutMs\s*\?\?\s*([\d_]+)/.exec(serve);
-  if (!m) throw new Error('cannot find the drain bound (shutdownTimeoutMs default) in service-kit/src/serve.ts; update this test and terminationGracePeriodSeconds');
+  if (!m)
+    throw new Error(
+      'cannot find the drain bound (shutdownTimeoutMs default) in service-kit/src/serve.ts; update this test and terminationGracePeriodSeconds',
+    );
   return Number(m[1]!.replaceAll('_', '')) / 1000;
 }
 
@@ -349,7 +373,15 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
 
   it('renders the example overlay and the base', () => {
     const kinds = (objs: K8sObject[]) => new Set(objs.map((o) => o.kind));
-    for (const k of ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Job', 'Ingress', 'ConfigMap']) {
+    for (const k of [
+      'Deployment',
+      'Service',
+      'HorizontalPodAutoscaler',
+      'PodDisruptionBudget',
+      'Job',
+      'Ingress',
+      'ConfigMap',
+    ]) {
       expect(kinds(base), k).toContain(k);
       expect(kinds(example), k).toContain(k);
     }
@@ -368,7 +400,9 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
 
   it('catches a broken manifest (the checks are not vacuous)', async () => {
     const broken = structuredClone(find<Deployment>(example, 'Deployment', 'vault'));
-    (broken.spec.template.spec.containers[0] as unknown as Record<string, unknown>).readinesProbe = { httpGet: { path: '/health', port: 'http' } };
+    (broken.spec.template.spec.containers[0] as unknown as Record<string, unknown>).readinesProbe = {
+      httpGet: { path: '/health', port: 'http' },
+    };
     expect(unknownFieldErrors([broken]).join('\n')).toMatch(/readinesProbe/);
     const wrongType = structuredClone(find<Deployment>(example, 'Deployment', 'vault'));
     (wrongType.spec.template.spec.containers[0]!.ports![0] as { containerPort: unknown }).containerPort = 'seven';
@@ -376,7 +410,8 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
   });
 
   it('puts every object of the example in its namespace', () => {
-    for (const o of example.filter((o) => o.kind !== 'Namespace')) expect(o.metadata.namespace, `${o.kind} ${o.metadata.name}`).toBe('agentgw');
+    for (const o of example.filter((o) => o.kind !== 'Namespace'))
+      expect(o.metadata.namespace, `${o.kind} ${o.metadata.name}`).toBe('agentgw');
   });
 
   describe('the Ingress is the router path table', () => {
@@ -392,12 +427,15 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       const extra = ingress.filter((r) => !apiKeys.has(`${r.match} ${r.path}`));
       expect(extra.map((r) => `${r.match} ${r.path} ${r.backend.split(':')[0]}`)).toEqual(['prefix / dashboard']);
       expect(ingress.at(-1)).toEqual(extra[0]);
-      expect(ingress.filter((r) => apiKeys.has(`${r.match} ${r.path}`)).sort(byPath)).toEqual([...router.api].sort(byPath));
+      expect(ingress.filter((r) => apiKeys.has(`${r.match} ${r.path}`)).sort(byPath)).toEqual(
+        [...router.api].sort(byPath),
+      );
     });
 
     it('never exposes /internal/', () => {
       expect(router.other.some((l) => l.path === '/internal/' && /return\s+404/.test(l.body))).toBe(true);
-      for (const r of ingressRoutes(find<Ingress>(example, 'Ingress', 'agentgw'))) expect(r.path.startsWith('/internal')).toBe(false);
+      for (const r of ingressRoutes(find<Ingress>(example, 'Ingress', 'agentgw')))
+        expect(r.path.startsWith('/internal')).toBe(false);
     });
 
     it('reaches each backend on the port its Service and container listen on', () => {
@@ -412,7 +450,9 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
     });
 
     it('sets the overlay host', () => {
-      expect(find<Ingress>(example, 'Ingress', 'agentgw').spec.rules.map((r) => r.host)).toEqual(['gateway.example.com']);
+      expect(find<Ingress>(example, 'Ingress', 'agentgw').spec.rules.map((r) => r.host)).toEqual([
+        'gateway.example.com',
+      ]);
     });
 
     it('parses nginx locations with quoted braces and comments, and upstream groups', () => {
@@ -459,7 +499,11 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
 
     it('runs as non-root on a read-only root filesystem without privilege escalation', () => {
       expect(pod?.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
-      expect(container?.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(container?.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
     });
 
     it('gives the pod time for the preStop pause, the drain bound and closing its pools', () => {
@@ -475,7 +519,10 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       const configName = settingsConfigMap(example).metadata.name;
       expect(container?.envFrom).toEqual([{ configMapRef: { name: configName } }]);
       for (const key of REQUIRED_SECRET_KEYS) {
-        expect(container?.env?.find((e) => e.name === key)?.valueFrom?.secretKeyRef, key).toEqual({ name: secretName, key });
+        expect(container?.env?.find((e) => e.name === key)?.valueFrom?.secretKeyRef, key).toEqual({
+          name: secretName,
+          key,
+        });
       }
       for (const e of container?.env ?? []) {
         if (SECRET_KEYS.includes(e.name)) expect(e.value, `${e.name} must come from the Secret`).toBeUndefined();
@@ -484,10 +531,15 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
 
     it('holds only its own sealing keys: the credential key in the vault alone', () => {
       const secretName = ofKind(example, 'Secret')[0]!.metadata.name;
-      const held = (container?.env ?? []).filter((e) => e.name in PREVIOUS_OF || Object.values(PREVIOUS_OF).includes(e.name));
+      const held = (container?.env ?? []).filter(
+        (e) => e.name in PREVIOUS_OF || Object.values(PREVIOUS_OF).includes(e.name),
+      );
       const expected = SEALING_KEYS[service]!.flatMap((key) => [
         { name: key, valueFrom: { secretKeyRef: { name: secretName, key } } },
-        { name: PREVIOUS_OF[key]!, valueFrom: { secretKeyRef: { name: secretName, key: PREVIOUS_OF[key]!, optional: true } } },
+        {
+          name: PREVIOUS_OF[key]!,
+          valueFrom: { secretKeyRef: { name: secretName, key: PREVIOUS_OF[key]!, optional: true } },
+        },
       ]);
       expect(held).toEqual(expected);
     });
@@ -544,7 +596,10 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       expect(matches(deployment!.spec.selector.matchLabels)).toBe(true);
       expect(matches(find<Service>(example, 'Service', 'dashboard').spec.selector)).toBe(true);
       expect(matches(find<Pdb>(example, 'PodDisruptionBudget', 'dashboard').spec.selector.matchLabels)).toBe(true);
-      expect(find<Hpa>(example, 'HorizontalPodAutoscaler', 'dashboard').spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: 'dashboard' });
+      expect(find<Hpa>(example, 'HorizontalPodAutoscaler', 'dashboard').spec.scaleTargetRef).toMatchObject({
+        kind: 'Deployment',
+        name: 'dashboard',
+      });
       expect(container?.resources?.requests?.cpu).toBeDefined();
       expect(container?.resources?.limits?.memory).toBeDefined();
     });
@@ -556,12 +611,21 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
     });
 
     it('runs as non-root on a read-only root filesystem, writing only to its emptyDir', () => {
-      expect(pod?.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod?.spec.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
       expect(pod?.spec.securityContext?.runAsUser).toBeGreaterThan(0);
-      expect(container?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(container?.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
       const emptyDirs = new Set(pod!.spec.volumes!.filter((v) => v.emptyDir).map((v) => v.name));
       const writable = container!.volumeMounts!.filter((m) => emptyDirs.has(m.name)).map((m) => `${m.mountPath}/`);
-      const written = [...stripComments(podConfig().text).matchAll(/^\s*(?:pid|\w+_temp_path)\s+(\S+);/gm)].map((m) => m[1]!);
+      const written = [...stripComments(podConfig().text).matchAll(/^\s*(?:pid|\w+_temp_path)\s+(\S+);/gm)].map(
+        (m) => m[1]!,
+      );
       // nginx writes its pid and the five temp paths (created at start even when unused).
       expect(written).toHaveLength(6);
       for (const path of written)
@@ -569,7 +633,9 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
           writable.some((dir) => path.startsWith(dir)),
           path,
         ).toBe(true);
-      expect(pod?.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(container?.lifecycle?.preStop?.exec?.command.at(-1)));
+      expect(pod?.spec.terminationGracePeriodSeconds).toBeGreaterThan(
+        Number(container?.lifecycle?.preStop?.exec?.command.at(-1)),
+      );
     });
 
     it('gets no setting and no secret (the services’ defaults are not patched onto it)', () => {
@@ -577,59 +643,62 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       expect(container?.envFrom).toBeUndefined();
     });
 
-    it.runIf(spawnSync('nginx', ['-v']).status === 0)('serves the console with its SPA fallback and cache headers, and JSON 404s for the API, when run', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'console-nginx-'));
-      chmodSync(dir, 0o755); // nginx workers run as `nobody` when the test runs as root
-      mkdirSync(join(dir, 'html', 'assets'), { recursive: true });
-      const index = '<!doctype html><title>console</title><div id="root"></div>';
-      writeFileSync(join(dir, 'html', 'index.html'), index);
-      writeFileSync(join(dir, 'html', 'assets', 'index-Abc123.js'), 'console.log(1);');
-      const port = await freePort();
-      // The pod's config, moved from its mounts to this folder and from 8080 to a loopback port.
-      const { text, path } = podConfig();
-      const conf = text
-        .replaceAll('/tmp/', `${dir}/`)
-        .replaceAll('/usr/share/nginx/html', join(dir, 'html'))
-        .replace(/\blisten\s+\d+;/, `listen 127.0.0.1:${port};`);
-      writeFileSync(join(dir, 'nginx.conf'), conf);
-      const args = container!.command!.slice(1).map((a) => (a === path ? join(dir, 'nginx.conf') : a));
-      const nginx = spawn('nginx', [...args, '-p', `${dir}/`], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      nginx.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const base = `http://127.0.0.1:${port}`;
-      try {
-        for (let i = 0; ; i++) {
-          if (nginx.exitCode !== null) throw new Error(`nginx exited ${nginx.exitCode}: ${stderr}`);
-          if (
-            await fetch(`${base}/index.html`).then(
-              () => true,
-              () => false,
+    it.runIf(spawnSync('nginx', ['-v']).status === 0)(
+      'serves the console with its SPA fallback and cache headers, and JSON 404s for the API, when run',
+      async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'console-nginx-'));
+        chmodSync(dir, 0o755); // nginx workers run as `nobody` when the test runs as root
+        mkdirSync(join(dir, 'html', 'assets'), { recursive: true });
+        const index = '<!doctype html><title>console</title><div id="root"></div>';
+        writeFileSync(join(dir, 'html', 'index.html'), index);
+        writeFileSync(join(dir, 'html', 'assets', 'index-Abc123.js'), 'console.log(1);');
+        const port = await freePort();
+        // The pod's config, moved from its mounts to this folder and from 8080 to a loopback port.
+        const { text, path } = podConfig();
+        const conf = text
+          .replaceAll('/tmp/', `${dir}/`)
+          .replaceAll('/usr/share/nginx/html', join(dir, 'html'))
+          .replace(/\blisten\s+\d+;/, `listen 127.0.0.1:${port};`);
+        writeFileSync(join(dir, 'nginx.conf'), conf);
+        const args = container!.command!.slice(1).map((a) => (a === path ? join(dir, 'nginx.conf') : a));
+        const nginx = spawn('nginx', [...args, '-p', `${dir}/`], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        nginx.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        const base = `http://127.0.0.1:${port}`;
+        try {
+          for (let i = 0; ; i++) {
+            if (nginx.exitCode !== null) throw new Error(`nginx exited ${nginx.exitCode}: ${stderr}`);
+            if (
+              await fetch(`${base}/index.html`).then(
+                () => true,
+                () => false,
+              )
             )
-          )
-            break;
-          if (i > 100) throw new Error(`nginx did not answer: ${stderr}`);
-          await new Promise((r) => setTimeout(r, 50));
+              break;
+            if (i > 100) throw new Error(`nginx did not answer: ${stderr}`);
+            await new Promise((r) => setTimeout(r, 50));
+          }
+          const page = await fetch(`${base}/credentials?serviceType=github`);
+          expect(page.status).toBe(200);
+          expect(await page.text()).toBe(index);
+          expect(page.headers.get('cache-control')).toBe('no-cache');
+          const asset = await fetch(`${base}/assets/index-Abc123.js`);
+          expect(asset.status).toBe(200);
+          expect(asset.headers.get('content-type')).toMatch(/javascript/);
+          expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+          expect((await fetch(`${base}/assets/missing.js`)).status).toBe(404);
+          const api = await fetch(`${base}/api/v1/no-such-route`);
+          expect(api.status).toBe(404);
+          expect(api.headers.get('content-type')).toMatch(/^application\/json/);
+          expect(await api.json()).toEqual({ code: 'NOT_FOUND', message: 'No such route' });
+          for (const p of ['/internal/keys', '/metrics']) expect((await fetch(`${base}${p}`)).status, p).toBe(404);
+        } finally {
+          nginx.kill('SIGQUIT');
+          await new Promise((r) => (nginx.exitCode !== null ? r(undefined) : nginx.once('exit', r)));
+          rmSync(dir, { recursive: true, force: true });
         }
-        const page = await fetch(`${base}/credentials?serviceType=github`);
-        expect(page.status).toBe(200);
-        expect(await page.text()).toBe(index);
-        expect(page.headers.get('cache-control')).toBe('no-cache');
-        const asset = await fetch(`${base}/assets/index-Abc123.js`);
-        expect(asset.status).toBe(200);
-        expect(asset.headers.get('content-type')).toMatch(/javascript/);
-        expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
-        expect((await fetch(`${base}/assets/missing.js`)).status).toBe(404);
-        const api = await fetch(`${base}/api/v1/no-such-route`);
-        expect(api.status).toBe(404);
-        expect(api.headers.get('content-type')).toMatch(/^application\/json/);
-        expect(await api.json()).toEqual({ code: 'NOT_FOUND', message: 'No such route' });
-        for (const p of ['/internal/keys', '/metrics']) expect((await fetch(`${base}${p}`)).status, p).toBe(404);
-      } finally {
-        nginx.kill('SIGQUIT');
-        await new Promise((r) => (nginx.exitCode !== null ? r(undefined) : nginx.once('exit', r)));
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
+      },
+    );
   });
 
   it('runs two replicas of mcp-gateway and confirmation-hub in the example, with the autoscaler floor to match', () => {
@@ -646,7 +715,9 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
       services: { migrate: { command: string[]; build: { args: { SERVICE: string } } } };
     };
     expect(compose.services.migrate.build.args.SERVICE).toBe('admin-api');
-    expect(container.image).toBe(find<Deployment>(example, 'Deployment', 'admin-api').spec.template.spec.containers[0]!.image);
+    expect(container.image).toBe(
+      find<Deployment>(example, 'Deployment', 'admin-api').spec.template.spec.containers[0]!.image,
+    );
     expect(container.command).toEqual(compose.services.migrate.command);
     expect(container.env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef?.key).toBe('DATABASE_URL');
     expect(job.spec.ttlSecondsAfterFinished).toBeGreaterThan(0);
@@ -656,7 +727,9 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
 
   it("applies what the migration needs, and no service, with the README's first-step selector", () => {
     // `-l 'app.kubernetes.io/component notin (service,console)'` also matches objects without the label.
-    const first = example.filter((o) => !['service', 'console'].includes(o.metadata.labels?.['app.kubernetes.io/component'] ?? ''));
+    const first = example.filter(
+      (o) => !['service', 'console'].includes(o.metadata.labels?.['app.kubernetes.io/component'] ?? ''),
+    );
     expect(first.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Ingress', 'Job', 'Namespace', 'Secret']);
   });
 
@@ -664,14 +737,17 @@ describe.runIf(hasKubectl)('Kubernetes manifests (kubectl kustomize, offline)', 
     expect(ofKind(base, 'Secret')).toEqual([]);
     const secret = ofKind<K8sObject & { data: Record<string, string> }>(example, 'Secret');
     expect(secret).toHaveLength(1);
-    for (const key of [...REQUIRED_SECRET_KEYS, 'CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY']) expect(Object.keys(secret[0]!.data)).toContain(key);
+    for (const key of [...REQUIRED_SECRET_KEYS, 'CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY'])
+      expect(Object.keys(secret[0]!.data)).toContain(key);
   });
 
   it('only sets configuration variables the services know, and no secret in the ConfigMap', () => {
     const config = readFileSync(join(repo, 'packages', 'core', 'src', 'config.ts'), 'utf8');
     const cm = settingsConfigMap(example);
     const secret = ofKind<K8sObject & { data: Record<string, string> }>(example, 'Secret')[0]!;
-    const envNames = ofKind<Deployment>(example, 'Deployment').flatMap((d) => d.spec.template.spec.containers.flatMap((c) => (c.env ?? []).map((e) => e.name)));
+    const envNames = ofKind<Deployment>(example, 'Deployment').flatMap((d) =>
+      d.spec.template.spec.containers.flatMap((c) => (c.env ?? []).map((e) => e.name)),
+    );
     for (const key of [...Object.keys(cm.data), ...Object.keys(secret.data), ...envNames]) {
       expect(config, `${key} is not a setting of packages/core/src/config.ts`).toMatch(new RegExp(`^\\s+${key}:`, 'm'));
     }

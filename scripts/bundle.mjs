@@ -5,7 +5,16 @@
 // runs in place (the gateway's `pnpm start`), modules loaded at run time by name included.
 // `--if-stale` skips the build when the bundle is newer than every file it was built from.
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -37,7 +46,10 @@ function isFresh() {
   const built = Math.min(...outputs.map((o) => statSync(o).mtimeMs));
   const sources = [fileURLToPath(import.meta.url), ...manifest.inputs];
   // A missing source or link target (a file removed, a dependency reinstalled) means stale.
-  return sources.every((s) => existsSync(s) && statSync(s).mtimeMs <= built) && Object.values(manifest.links).every((t) => existsSync(t));
+  return (
+    sources.every((s) => existsSync(s) && statSync(s).mtimeMs <= built) &&
+    Object.values(manifest.links).every((t) => existsSync(t))
+  );
 }
 
 async function bundle() {
@@ -55,7 +67,9 @@ async function bundle() {
       {
         name: 'external-third-party',
         setup(b) {
-          b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@agentgw/') ? undefined : { path: args.path, external: true }));
+          b.onResolve({ filter: /^[^./]/ }, (args) =>
+            args.path.startsWith('@agentgw/') ? undefined : { path: args.path, external: true },
+          );
         },
       },
     ],
@@ -83,7 +97,8 @@ function dependencyLinks(packages) {
       const target = realpathSync(join(pkg, 'node_modules', name));
       const seen = links.get(name);
       // One link per name: two versions of a package cannot both be found from dist/.
-      if (seen !== undefined && seen !== target) throw new Error(`two copies of ${name} (${seen}, ${target}): the bundle cannot link both`);
+      if (seen !== undefined && seen !== target)
+        throw new Error(`two copies of ${name} (${seen}, ${target}): the bundle cannot link both`);
       links.set(name, target);
     }
   }

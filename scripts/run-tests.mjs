@@ -9,7 +9,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-const USAGE = 'usage: node scripts/run-tests.mjs [--dry-run] [--concurrency N]   (--dry-run: print the jobs in order, run none)';
+const USAGE =
+  'usage: node scripts/run-tests.mjs [--dry-run] [--concurrency N]   (--dry-run: print the jobs in order, run none)';
 const dryRun = process.argv[2] === '--dry-run';
 const args = process.argv.slice(dryRun ? 3 : 2);
 const concurrency = args.length === 0 ? 4 : args.length === 2 && args[0] === '--concurrency' ? Number(args[1]) : NaN;
@@ -41,16 +42,31 @@ const LONGEST_FIRST = [
 
 /** Every workspace package (pnpm-workspace.yaml: apps/*, packages/*, infra) with a test script. */
 function testJobs() {
-  const dirs = [...['apps', 'packages'].flatMap((parent) => readdirSync(parent).map((name) => join(parent, name))), 'infra'];
+  const dirs = [
+    ...['apps', 'packages'].flatMap((parent) => readdirSync(parent).map((name) => join(parent, name))),
+    'infra',
+  ];
   return dirs
     .filter((dir) => existsSync(join(dir, 'package.json')))
     .map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
     .filter(({ manifest }) => typeof manifest.scripts?.test === 'string')
-    .map(({ dir, manifest }) => ({ name: manifest.name, label: `${manifest.name}:test`, command: ['pnpm', 'run', 'test'], cwd: dir, prefix: true }));
+    .map(({ dir, manifest }) => ({
+      name: manifest.name,
+      label: `${manifest.name}:test`,
+      command: ['pnpm', 'run', 'test'],
+      cwd: dir,
+      prefix: true,
+    }));
 }
 
 /** The root's checks (package.json scripts): formatting, and lint and typecheck each over one TypeScript program. */
-const rootChecks = ['format:check', 'lint', 'typecheck'].map((script) => ({ name: script, label: script, command: ['pnpm', 'run', script], cwd: '.', prefix: true }));
+const rootChecks = ['format:check', 'lint', 'typecheck'].map((script) => ({
+  name: script,
+  label: script,
+  command: ['pnpm', 'run', script],
+  cwd: '.',
+  prefix: true,
+}));
 
 const rank = (job) => {
   const at = LONGEST_FIRST.indexOf(job.name);
@@ -68,7 +84,9 @@ function run(job) {
     const [command, ...rest] = job.command;
     const child = spawn(command, rest, { cwd: job.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => process.stdout.write(job.prefix ? `${job.label}: ${line}\n` : `${line}\n`));
+      createInterface({ input: stream }).on('line', (line) =>
+        process.stdout.write(job.prefix ? `${job.label}: ${line}\n` : `${line}\n`),
+      );
     }
     child.on('error', (err) => {
       process.stdout.write(`${job.label}: could not start: ${err.message}\n`);
@@ -88,7 +106,9 @@ async function slot() {
     const began = Date.now();
     process.stdout.write(`==> ${job.label}: started at ${seconds(started)} s\n`);
     const code = await run(job);
-    process.stdout.write(`==> ${job.label}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds(began)} s\n`);
+    process.stdout.write(
+      `==> ${job.label}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds(began)} s\n`,
+    );
     if (code !== 0) failed.push(job.label);
   }
 }

@@ -14,11 +14,15 @@ export default [
   // the Vite/Vitest configs.
   {
     files: ['src/**/*.{ts,tsx}'],
-    languageOptions: { parserOptions: { projectService: false, project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: { projectService: false, project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
   },
   {
     files: ['e2e/**/*.ts', '*.ts'],
-    languageOptions: { parserOptions: { projectService: false, project: './tsconfig.node.json', tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: { projectService: false, project: './tsconfig.node.json', tsconfigRootDir: import.meta.dirname },
+    },
   },
   {
     files: ['scripts/**/*.mjs'],

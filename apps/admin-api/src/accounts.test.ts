@@ -28,22 +28,44 @@ describe('accounts under a throttle', () => {
 
   it('40 parallel wrong passwords: at most 5 reach the password check, the rest are 429 with a retry time', async () => {
     const throttle = new LoginThrottle(new MemoryRateLimiter(), loginLimitsFrom(deps.config));
-    await register(deps, throttle, { email: 'owner@example.test', password: 'right-password-1', name: 'Owner' }, '198.51.100.1');
+    await register(
+      deps,
+      throttle,
+      { email: 'owner@example.test', password: 'right-password-1', name: 'Owner' },
+      '198.51.100.1',
+    );
     checks.count = 0;
-    const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => login(deps, throttle, { email: 'owner@example.test', password: `wrong-${i}` }, '203.0.113.7')));
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) =>
+        login(deps, throttle, { email: 'owner@example.test', password: `wrong-${i}` }, '203.0.113.7'),
+      ),
+    );
     expect(checks.count).toBeLessThanOrEqual(5);
     const refused = results.filter((r) => r.status === 'rejected' && r.reason instanceof RateLimitedError);
     expect(refused.length).toBeGreaterThanOrEqual(35);
     for (const r of refused) expect((r as PromiseRejectedResult).reason.retryAfterSeconds).toBeGreaterThan(0);
-    expect(results.filter((r) => r.status === 'rejected' && (r.reason as { code?: string }).code === 'INVALID_CREDENTIALS')).toHaveLength(checks.count);
+    expect(
+      results.filter((r) => r.status === 'rejected' && (r.reason as { code?: string }).code === 'INVALID_CREDENTIALS'),
+    ).toHaveLength(checks.count);
   });
 
   it('register is throttled per address before any password is hashed', async () => {
-    const throttle = new LoginThrottle(new MemoryRateLimiter(), loginLimitsFrom(deps.config), { maxRegistrationsPerAddress: 2 });
+    const throttle = new LoginThrottle(new MemoryRateLimiter(), loginLimitsFrom(deps.config), {
+      maxRegistrationsPerAddress: 2,
+    });
     for (let i = 0; i < 2; i++) {
-      await register(deps, throttle, { email: `r${i}@example.test`, password: 'a-password-1', name: 'R' }, '192.0.2.50');
+      await register(
+        deps,
+        throttle,
+        { email: `r${i}@example.test`, password: 'a-password-1', name: 'R' },
+        '192.0.2.50',
+      );
     }
-    await expect(register(deps, throttle, { email: 'r3@example.test', password: 'a-password-1', name: 'R' }, '192.0.2.50')).rejects.toBeInstanceOf(RateLimitedError);
-    expect(await deps.db.selectFrom('users').select('id').where('email', '=', 'r3@example.test').executeTakeFirst()).toBeUndefined();
+    await expect(
+      register(deps, throttle, { email: 'r3@example.test', password: 'a-password-1', name: 'R' }, '192.0.2.50'),
+    ).rejects.toBeInstanceOf(RateLimitedError);
+    expect(
+      await deps.db.selectFrom('users').select('id').where('email', '=', 'r3@example.test').executeTakeFirst(),
+    ).toBeUndefined();
   });
 });

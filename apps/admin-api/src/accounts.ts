@@ -52,7 +52,12 @@ export async function login(
   }
   await throttle.recordSuccess(input.email, address);
   const user: AccountUser = { id: row.id, email: row.email, name: row.name, roles: row.roles, tenantId: row.tenant_id };
-  const token = await deps.auth.signUserToken({ id: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId });
+  const token = await deps.auth.signUserToken({
+    id: user.id,
+    email: user.email,
+    roles: user.roles,
+    tenantId: user.tenantId,
+  });
   return { token, user };
 }
 
@@ -61,7 +66,13 @@ export async function login(
  * reload. A caller with no local account (an external issuer's unmapped user) is 403.
  */
 export async function currentAccount(deps: Pick<ServiceDeps, 'db'>, principal: Principal): Promise<AccountUser> {
-  const row = hasActingUser(principal) ? await deps.db.selectFrom('users').select(['id', 'email', 'name', 'roles', 'tenant_id']).where('id', '=', principal.userId).executeTakeFirst() : undefined;
+  const row = hasActingUser(principal)
+    ? await deps.db
+        .selectFrom('users')
+        .select(['id', 'email', 'name', 'roles', 'tenant_id'])
+        .where('id', '=', principal.userId)
+        .executeTakeFirst()
+    : undefined;
   if (!row) throw new ForbiddenError('This sign-in has no account registered with the gateway', 'USER_NOT_REGISTERED');
   return { id: row.id, email: row.email, name: row.name, roles: row.roles, tenantId: row.tenant_id };
 }

@@ -29,11 +29,15 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
   });
 
   const createAgent = async (caller: Caller, body: Record<string, unknown> = {}) => {
-    const res = await call('POST', base, { token: caller.token, body: { name: 'Helper', upstreamUrl: 'https://runtime.example.test/agent', ...body } });
+    const res = await call('POST', base, {
+      token: caller.token,
+      body: { name: 'Helper', upstreamUrl: 'https://runtime.example.test/agent', ...body },
+    });
     expect(res.status).toBe(201);
     return res.body as { agent: { id: string }; runtime_token: string };
   };
-  const runtimeAuth = (token: string) => deps.auth.authenticate(new Headers({ authorization: `Bearer ${token}` }), 'flexible');
+  const runtimeAuth = (token: string) =>
+    deps.auth.authenticate(new Headers({ authorization: `Bearer ${token}` }), 'flexible');
 
   it('creates an agent: exact response, token stored hashed, secret sealed to the agent', async () => {
     const res = await call('POST', base, {
@@ -100,20 +104,34 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
   });
 
   it('refuses an upstreamUrl the egress policy always forbids (metadata, link-local) with 400 naming the field', async () => {
-    for (const upstreamUrl of ['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:169.254.169.254]/', 'http://metadata.google.internal/']) {
+    for (const upstreamUrl of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://metadata.google.internal/',
+    ]) {
       const res = await call('POST', base, { token: creator.token, body: { name: 'Probe', upstreamUrl } });
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'upstreamUrl' });
     }
     const { agent } = await createAgent(creator);
-    const update = await call('PUT', `${base}/${agent.id}`, { token: creator.token, body: { upstreamUrl: 'http://169.254.170.2/creds' } });
+    const update = await call('PUT', `${base}/${agent.id}`, {
+      token: creator.token,
+      body: { upstreamUrl: 'http://169.254.170.2/creds' },
+    });
     expect(update).toMatchObject({ status: 400, body: { field: 'upstreamUrl' } });
   });
 
   it('updates fields and sets, replaces and clears the upstream secret', async () => {
     const { agent } = await createAgent(creator);
     const box = secretBoxFor(deps.config);
-    const sealed = async () => (await deps.db.selectFrom('agents').select('upstream_secret_enc').where('id', '=', agent.id).executeTakeFirstOrThrow()).upstream_secret_enc;
+    const sealed = async () =>
+      (
+        await deps.db
+          .selectFrom('agents')
+          .select('upstream_secret_enc')
+          .where('id', '=', agent.id)
+          .executeTakeFirstOrThrow()
+      ).upstream_secret_enc;
 
     const res = await call('PUT', `${base}/${agent.id}`, {
       token: creator.token,
@@ -148,7 +166,10 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
     const kept = await call('PUT', `${base}/${agent.id}`, { token: creator.token, body: { name: 'Kept secret' } });
     expect(kept.body.agent.hasUpstreamSecret).toBe(true);
 
-    const cleared = await call('PUT', `${base}/${agent.id}`, { token: creator.token, body: { upstreamSecret: null, description: null } });
+    const cleared = await call('PUT', `${base}/${agent.id}`, {
+      token: creator.token,
+      body: { upstreamSecret: null, description: null },
+    });
     expect(cleared.body.agent).toMatchObject({ hasUpstreamSecret: false, description: null });
     expect(await sealed()).toBeNull();
   });
@@ -184,7 +205,14 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
   it('deletes the agent with its access rules', async () => {
     const { agent, runtime_token: token } = await createAgent(creator);
     const now = new Date();
-    const rule = { subject_type: 'agent' as const, provider_id: '*', action: 'allow' as const, tenant_id: 'acme', created_at: now, updated_at: now };
+    const rule = {
+      subject_type: 'agent' as const,
+      provider_id: '*',
+      action: 'allow' as const,
+      tenant_id: 'acme',
+      created_at: now,
+      updated_at: now,
+    };
     const keptRuleId = newId();
     await deps.db
       .insertInto('access_rules')
@@ -199,10 +227,15 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
     expect(res.body).toEqual({ success: true });
     const rules = await deps.db.selectFrom('access_rules').select('id').where('subject_id', '=', agent.id).execute();
     expect(rules).toEqual([]);
-    expect(await deps.db.selectFrom('access_rules').select('id').where('id', '=', keptRuleId).executeTakeFirst()).toBeDefined();
+    expect(
+      await deps.db.selectFrom('access_rules').select('id').where('id', '=', keptRuleId).executeTakeFirst(),
+    ).toBeDefined();
     expect(events).toEqual(
       expect.arrayContaining([
-        { name: 'agent.changed', payload: { agentId: agent.id, change: 'deleted' } satisfies GatewayEvents['agent.changed'] },
+        {
+          name: 'agent.changed',
+          payload: { agentId: agent.id, change: 'deleted' } satisfies GatewayEvents['agent.changed'],
+        },
         { name: 'rules.changed', payload: { subjectType: 'agent', subjectId: agent.id } },
       ]),
     );
@@ -237,32 +270,57 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
     const ids = list.body.agents.map((a: { id: string }) => a.id);
     expect(ids).toEqual(expect.arrayContaining([tenantAgent.agent.id, globalAgent.agent.id]));
 
-    const updated = await call('PUT', `${base}/${tenantAgent.agent.id}`, { token: tenantAdmin.token, body: { name: 'By tenant admin' } });
+    const updated = await call('PUT', `${base}/${tenantAgent.agent.id}`, {
+      token: tenantAdmin.token,
+      body: { name: 'By tenant admin' },
+    });
     expect(updated.status).toBe(200);
-    expect((await call('POST', `${base}/${tenantAgent.agent.id}/disable`, { token: tenantAdmin.token })).status).toBe(200);
+    expect((await call('POST', `${base}/${tenantAgent.agent.id}/disable`, { token: tenantAdmin.token })).status).toBe(
+      200,
+    );
 
-    const global = await call('PUT', `${base}/${globalAgent.agent.id}`, { token: tenantAdmin.token, body: { name: 'nope' } });
+    const global = await call('PUT', `${base}/${globalAgent.agent.id}`, {
+      token: tenantAdmin.token,
+      body: { name: 'nope' },
+    });
     expect(global.status).toBe(403);
     expect((await call('DELETE', `${base}/${globalAgent.agent.id}`, { token: tenantAdmin.token })).status).toBe(403);
     expect((await call('DELETE', `${base}/${tenantAgent.agent.id}`, { token: tenantAdmin.token })).status).toBe(200);
   });
 
   it('pins non-admins to their tenant and lets an admin choose', async () => {
-    const pinned = await call('POST', base, { token: creator.token, body: { name: 'x', upstreamUrl: 'https://a.example.test', tenantId: 'globex' } });
+    const pinned = await call('POST', base, {
+      token: creator.token,
+      body: { name: 'x', upstreamUrl: 'https://a.example.test', tenantId: 'globex' },
+    });
     expect(pinned.status).toBe(403);
     const same = await createAgent(creator, { tenantId: 'acme' });
     expect((await call('GET', `${base}/${same.agent.id}`, { token: creator.token })).body.agent.tenantId).toBe('acme');
     const scoped = await createAgent(admin, { tenantId: 'globex' });
-    expect((await call('GET', `${base}/${scoped.agent.id}`, { token: admin.token })).body.agent.tenantId).toBe('globex');
+    expect((await call('GET', `${base}/${scoped.agent.id}`, { token: admin.token })).body.agent.tenantId).toBe(
+      'globex',
+    );
     expect((await call('GET', `${base}/${scoped.agent.id}`, { token: tenantAdmin.token })).status).toBe(404);
   });
 
   it.each([
     ['a non-http upstreamUrl', { name: 'x', upstreamUrl: 'ftp://files.example.test' }, 'upstreamUrl'],
     ['a relative upstreamUrl', { name: 'x', upstreamUrl: '/local' }, 'upstreamUrl'],
-    ['a bad serviceType', { name: 'x', upstreamUrl: 'https://a.example.test', requiredCredentials: [{ serviceType: 'Bad-Type' }] }, 'requiredCredentials.0.serviceType'],
-    ['a missing serviceType', { name: 'x', upstreamUrl: 'https://a.example.test', requiredCredentials: [{ description: 'd' }] }, 'requiredCredentials.0.serviceType'],
-    ['a wrongly typed flag', { name: 'x', upstreamUrl: 'https://a.example.test', requireConfirmation: 'yes' }, 'requireConfirmation'],
+    [
+      'a bad serviceType',
+      { name: 'x', upstreamUrl: 'https://a.example.test', requiredCredentials: [{ serviceType: 'Bad-Type' }] },
+      'requiredCredentials.0.serviceType',
+    ],
+    [
+      'a missing serviceType',
+      { name: 'x', upstreamUrl: 'https://a.example.test', requiredCredentials: [{ description: 'd' }] },
+      'requiredCredentials.0.serviceType',
+    ],
+    [
+      'a wrongly typed flag',
+      { name: 'x', upstreamUrl: 'https://a.example.test', requireConfirmation: 'yes' },
+      'requireConfirmation',
+    ],
     ['a missing name', { upstreamUrl: 'https://a.example.test' }, 'name'],
     ['a missing upstreamUrl', { name: 'x' }, 'upstreamUrl'],
   ])('answers 400 naming the field for %s', async (_label, body, field) => {
@@ -274,7 +332,10 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
   it('answers 400 for malformed JSON and bad updates, 404 for unknown ids, 401 without a token', async () => {
     expect((await call('POST', base, { token: creator.token, rawBody: '{"name":' })).status).toBe(400);
     const { agent } = await createAgent(creator);
-    const bad = await call('PUT', `${base}/${agent.id}`, { token: creator.token, body: { upstreamUrl: 'javascript:alert(1)' } });
+    const bad = await call('PUT', `${base}/${agent.id}`, {
+      token: creator.token,
+      body: { upstreamUrl: 'javascript:alert(1)' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.field).toBe('upstreamUrl');
     const unknown = '00000000-0000-4000-8000-000000000000';

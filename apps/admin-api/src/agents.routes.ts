@@ -1,7 +1,16 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalogAdmin } from '@agentgw/catalog';
 import { assertStoredUrlAllowed, egressPolicyFromConfig, TOOL_SURFACES } from '@agentgw/core';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  IdParams,
+  SuccessBody,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { TenantIdSchema } from './users.routes.js';
 
@@ -18,7 +27,10 @@ const RequiredCredential = z
 const RequiredCredentials = z
   .array(RequiredCredential)
   .max(50)
-  .refine((items) => new Set(items.map((i) => i.serviceType)).size === items.length, 'serviceType values must be unique');
+  .refine(
+    (items) => new Set(items.map((i) => i.serviceType)).size === items.length,
+    'serviceType values must be unique',
+  );
 
 const AgentSummary = z
   .object({
@@ -61,7 +73,9 @@ const CreateAgentBody = z
     requireConfirmation: z.boolean().optional(),
     toolSurface: ToolSurface.optional(),
     requiredCredentials: RequiredCredentials.optional(),
-    tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
+    tenantId: TenantIdSchema.nullable()
+      .optional()
+      .openapi({ description: 'Admin only; others are pinned to their own tenant' }),
   })
   .openapi('CreateAgentRequest');
 
@@ -69,7 +83,10 @@ const UpdateAgentBody = z
   .object({
     name: name.optional(),
     upstreamUrl: upstreamUrl.optional(),
-    upstreamSecret: upstreamSecret.nullable().optional().openapi({ description: 'A string sets or replaces the secret, null clears it, absent keeps it' }),
+    upstreamSecret: upstreamSecret
+      .nullable()
+      .optional()
+      .openapi({ description: 'A string sets or replaces the secret, null clears it, absent keeps it' }),
     description: description.optional(),
     requireConfirmation: z.boolean().optional(),
     toolSurface: ToolSurface.optional(),
@@ -93,7 +110,10 @@ const createAgentRoute = createRoute({
   middleware: requirePermission('agent:create'),
   request: { body: jsonBody(CreateAgentBody) },
   responses: {
-    201: jsonResponse(z.object({ success: z.literal(true), agent: AgentSummary, runtime_token: RuntimeToken }), 'Created'),
+    201: jsonResponse(
+      z.object({ success: z.literal(true), agent: AgentSummary, runtime_token: RuntimeToken }),
+      'Created',
+    ),
     ...errorResponses(400, 401, 403),
   },
 });
@@ -179,7 +199,9 @@ export function agentAdminRoutes(deps: ServiceDeps): OpenAPIHono {
     return c.json({ success: true as const, agent, runtime_token: runtimeToken }, 201);
   });
   app.openapi(listRoute, async (c) => c.json({ agents: await agents.list(c.var.principal) }, 200));
-  app.openapi(getRoute, async (c) => c.json({ agent: await agents.show(c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(getRoute, async (c) =>
+    c.json({ agent: await agents.show(c.var.principal, c.req.valid('param').id) }, 200),
+  );
   app.openapi(updateRoute, async (c) => {
     const patch = c.req.valid('json');
     if (patch.upstreamUrl !== undefined) assertStoredUrlAllowed(egress, patch.upstreamUrl, 'upstreamUrl');

@@ -37,14 +37,21 @@ describe.each(testBackends())('API keys API (%s)', (backend) => {
       key: expect.stringMatching(/^gk_[A-Za-z0-9_-]{43}$/),
     });
     expect(res.body.key.startsWith(res.body.apiKey.keyPrefix)).toBe(true);
-    const row = await deps.db.selectFrom('api_keys').selectAll().where('id', '=', res.body.apiKey.id).executeTakeFirstOrThrow();
+    const row = await deps.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', res.body.apiKey.id)
+      .executeTakeFirstOrThrow();
     expect(row.key_hash).toBe(hashToken(res.body.key));
     expect(row.user_id).toBe(admin.id);
     expect(events).toContainEqual({ keyId: res.body.apiKey.id });
   });
 
   it('lists keys by prefix only, never the key or its hash', async () => {
-    const created = await call('POST', base, { token: admin.token, body: { name: 'listed', scopes: ['credentials:read', 'credentials:write'] } });
+    const created = await call('POST', base, {
+      token: admin.token,
+      body: { name: 'listed', scopes: ['credentials:read', 'credentials:write'] },
+    });
     const list = await call('GET', base, { token: admin.token });
     expect(list.status).toBe(200);
     const listed = list.body.apiKeys.find((k: { id: string }) => k.id === created.body.apiKey.id);
@@ -76,7 +83,9 @@ describe.each(testBackends())('API keys API (%s)', (backend) => {
     const own = await call('POST', base, { token: tenantAdmin.token, body: { name: 'tenant key' } });
     expect(own.status).toBe(201);
     expect(own.body.apiKey.tenantId).toBe('acme');
-    expect((await call('POST', base, { token: tenantAdmin.token, body: { name: 'elsewhere', tenantId: 'globex' } })).status).toBe(403);
+    expect(
+      (await call('POST', base, { token: tenantAdmin.token, body: { name: 'elsewhere', tenantId: 'globex' } })).status,
+    ).toBe(403);
 
     const globex = await call('POST', base, { token: admin.token, body: { name: 'globex key', tenantId: 'globex' } });
     expect(globex.body.apiKey.tenantId).toBe('globex');
@@ -91,7 +100,9 @@ describe.each(testBackends())('API keys API (%s)', (backend) => {
     expect((await call('DELETE', `${base}/${global.body.apiKey.id}`, { token: tenantAdmin.token })).status).toBe(404);
 
     const adminList = await call('GET', base, { token: admin.token });
-    expect(adminList.body.apiKeys.map((k: { id: string }) => k.id)).toEqual(expect.arrayContaining([own.body.apiKey.id, globex.body.apiKey.id]));
+    expect(adminList.body.apiKeys.map((k: { id: string }) => k.id)).toEqual(
+      expect.arrayContaining([own.body.apiKey.id, globex.body.apiKey.id]),
+    );
   });
 
   it("refuses a key to a tenant_admin without a tenant: global keys are an admin's", async () => {
@@ -107,7 +118,8 @@ describe.each(testBackends())('API keys API (%s)', (backend) => {
   it("refuses a tenant_admin's key acting for a more privileged user of its tenant", async () => {
     const created = await call('POST', base, { token: tenantAdmin.token, body: { name: 'impersonation' } });
     const acmeRoot = await signedInUser(deps, ['admin'], 'acme');
-    const as = (userId: string) => call('GET', '/api/v1/notifications/devices', { headers: { 'x-api-key': created.body.key, 'x-user-id': userId } });
+    const as = (userId: string) =>
+      call('GET', '/api/v1/notifications/devices', { headers: { 'x-api-key': created.body.key, 'x-user-id': userId } });
     expect((await as(member.id)).status).toBe(200);
     const refused = await as(acmeRoot.id);
     expect(refused.status).toBe(403);
@@ -129,6 +141,8 @@ describe.each(testBackends())('API keys API (%s)', (backend) => {
     expect((await call('GET', base)).status).toBe(401);
     expect((await call('GET', base, { token: member.token })).status).toBe(403);
     expect((await call('POST', base, { token: member.token, body: { name: 'x' } })).status).toBe(403);
-    expect((await call('DELETE', `${base}/00000000-0000-4000-8000-000000000000`, { token: admin.token })).status).toBe(404);
+    expect((await call('DELETE', `${base}/00000000-0000-4000-8000-000000000000`, { token: admin.token })).status).toBe(
+      404,
+    );
   });
 });

@@ -1,5 +1,14 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  IdParams,
+  SuccessBody,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createApiKey, listApiKeys, revokeApiKey } from './api-keys.js';
 import { TenantIdSchema } from './users.routes.js';
@@ -22,7 +31,9 @@ const CreateApiKeyBody = z
   .object({
     name: z.string().trim().min(1).max(200),
     scopes: z.array(Scope).min(1).optional().openapi({ description: 'Defaults to [credentials:resolve]' }),
-    tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
+    tenantId: TenantIdSchema.nullable()
+      .optional()
+      .openapi({ description: 'Admin only; others are pinned to their own tenant' }),
   })
   .openapi('CreateApiKeyRequest');
 
@@ -33,7 +44,10 @@ const listRoute = createRoute({
   method: 'get',
   path: '/',
   summary: 'List active API keys (prefix only)',
-  responses: { 200: jsonResponse(z.object({ apiKeys: z.array(ApiKeySchema) }), 'API keys'), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ apiKeys: z.array(ApiKeySchema) }), 'API keys'),
+    ...errorResponses(401, 403),
+  },
 });
 const createKeyRoute = createRoute({
   ...common,
@@ -42,7 +56,14 @@ const createKeyRoute = createRoute({
   summary: 'Create an API key; the full key is returned once',
   request: { body: jsonBody(CreateApiKeyBody) },
   responses: {
-    201: jsonResponse(z.object({ success: z.literal(true), apiKey: ApiKeySchema, key: z.string().openapi({ description: '`gk_…`, shown only here' }) }), 'Created'),
+    201: jsonResponse(
+      z.object({
+        success: z.literal(true),
+        apiKey: ApiKeySchema,
+        key: z.string().openapi({ description: '`gk_…`, shown only here' }),
+      }),
+      'Created',
+    ),
     ...errorResponses(400, 401, 403),
   },
 });

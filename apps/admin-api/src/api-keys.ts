@@ -33,7 +33,11 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
  * Creates a key; the full `gk_` key is returned once and stored only as its hash. A global key
  * spans every tenant, so only an admin may hold one: a non-admin without a tenant gets 403.
  */
-export async function createApiKey(deps: ApiKeysDeps, principal: Principal, input: { name: string; scopes?: ApiKeyScope[]; tenantId?: string | null }): Promise<{ apiKey: ApiKey; key: string }> {
+export async function createApiKey(
+  deps: ApiKeysDeps,
+  principal: Principal,
+  input: { name: string; scopes?: ApiKeyScope[]; tenantId?: string | null },
+): Promise<{ apiKey: ApiKey; key: string }> {
   if (!isAdmin(principal) && principal.tenantId === null) {
     throw new ForbiddenError('Only an admin may create a key without a tenant', 'TENANT_FORBIDDEN');
   }

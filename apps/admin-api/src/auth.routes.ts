@@ -1,5 +1,20 @@
-import { assertSameOrigin, clearConsoleSession, consoleSessionToken, isHttpsRequest, jwtAuth, setConsoleSession } from '@agentgw/auth';
-import { SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  assertSameOrigin,
+  clearConsoleSession,
+  consoleSessionToken,
+  isHttpsRequest,
+  jwtAuth,
+  setConsoleSession,
+} from '@agentgw/auth';
+import {
+  SuccessBody,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { currentAccount, login, register } from './accounts.js';
 import { LoginThrottle, clientAddress, loginLimitsFrom, trustedProxies } from './login-throttle.js';
@@ -11,7 +26,9 @@ const RegisterBody = z
     password: z.string().min(8).max(1024),
     name: z.string().trim().min(1).max(200),
   })
-  .openapi('RegisterRequest', { description: 'Other fields (roles, tenantId) are ignored: self-registered users are agent_creator with no tenant.' });
+  .openapi('RegisterRequest', {
+    description: 'Other fields (roles, tenantId) are ignored: self-registered users are agent_creator with no tenant.',
+  });
 
 /** Where the login JWT goes: the body (API clients, as the spec says) or the web console's httpOnly cookie. */
 const SessionDelivery = z.enum(['token', 'cookie']);

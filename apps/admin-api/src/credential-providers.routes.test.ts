@@ -21,12 +21,19 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
   afterAll(() => deps?.close());
 
   const create = (caller: Caller, body: Record<string, unknown>) => call('POST', BASE, { token: caller.token, body });
-  const storedConfig = async (id: string) => (await deps.db.selectFrom('credential_providers').select('config').where('id', '=', id).executeTakeFirstOrThrow()).config;
+  const storedConfig = async (id: string) =>
+    (await deps.db.selectFrom('credential_providers').select('config').where('id', '=', id).executeTakeFirstOrThrow())
+      .config;
   const oauth = (serviceType: string) => ({
     name: 'GitHub',
     serviceType,
     authType: 'oauth2',
-    config: { clientId: 'client-1', clientSecret: 'oauth-client-secret', scopes: ['repo'], tokenUrl: 'https://github.com/login/oauth/access_token' },
+    config: {
+      clientId: 'client-1',
+      clientSecret: 'oauth-client-secret',
+      scopes: ['repo'],
+      tokenUrl: 'https://github.com/login/oauth/access_token',
+    },
   });
 
   it('creates an oauth2 provider: secrets masked on read, sealed at rest', async () => {
@@ -40,7 +47,12 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
         serviceType: 'github',
         authType: 'oauth2',
         description: null,
-        config: { clientId: 'client-1', clientSecret: MASK, scopes: ['repo'], tokenUrl: 'https://github.com/login/oauth/access_token' },
+        config: {
+          clientId: 'client-1',
+          clientSecret: MASK,
+          scopes: ['repo'],
+          tokenUrl: 'https://github.com/login/oauth/access_token',
+        },
         tenantId: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
@@ -107,11 +119,22 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
       name: 'Linear',
       serviceType: 'linear',
       authType: 'jwt',
-      config: { connectUrl: 'https://connect.example.test/linear', jwt: { headerName: 'Authorization', prefix: 'Bearer ' } },
+      config: {
+        connectUrl: 'https://connect.example.test/linear',
+        jwt: { headerName: 'Authorization', prefix: 'Bearer ' },
+      },
     });
     expect(jwt.status).toBe(201);
-    expect(jwt.body.provider.config).toEqual({ connectUrl: 'https://connect.example.test/linear', jwt: { headerName: 'Authorization', prefix: 'Bearer ' } });
-    const apiKey = await create(admin, { name: 'OpenAI', serviceType: 'openai', authType: 'api_key', description: 'keys' });
+    expect(jwt.body.provider.config).toEqual({
+      connectUrl: 'https://connect.example.test/linear',
+      jwt: { headerName: 'Authorization', prefix: 'Bearer ' },
+    });
+    const apiKey = await create(admin, {
+      name: 'OpenAI',
+      serviceType: 'openai',
+      authType: 'api_key',
+      description: 'keys',
+    });
     expect(apiKey.status).toBe(201);
     expect(apiKey.body.provider).toMatchObject({ config: {}, description: 'keys' });
   });
@@ -132,10 +155,22 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
       [{ ...oauth('x'), config: { clientId: 'c', clientSecret: MASK } }, 'config.clientSecret'],
       [{ ...oauth('x'), config: { clientId: 'c', clientSecret: 's', issuer: 'ftp://as.example' } }, 'config.issuer'],
       [{ ...oauth('x'), config: { clientId: 'c', clientSecret: 's', resource: 'not a url' } }, 'config.resource'],
-      [{ ...oauth('x'), config: { clientId: 'c', clientSecret: 's', authorizationParams: { prompt: 7 } } }, 'config.authorizationParams.prompt'],
-      [{ ...oauth('x'), config: { clientId: 'c', clientSecret: 's', clientAuthMethod: 'private_key_jwt' } }, 'config.clientAuthMethod'],
-      [{ name: 'J', serviceType: 'j', authType: 'jwt', config: { jwt: { prefix: 'Bearer ' } } }, 'config.jwt.headerName'],
-      [{ name: 'J', serviceType: 'j', authType: 'api_key', config: { connectUrl: 'javascript:alert(1)' } }, 'config.connectUrl'],
+      [
+        { ...oauth('x'), config: { clientId: 'c', clientSecret: 's', authorizationParams: { prompt: 7 } } },
+        'config.authorizationParams.prompt',
+      ],
+      [
+        { ...oauth('x'), config: { clientId: 'c', clientSecret: 's', clientAuthMethod: 'private_key_jwt' } },
+        'config.clientAuthMethod',
+      ],
+      [
+        { name: 'J', serviceType: 'j', authType: 'jwt', config: { jwt: { prefix: 'Bearer ' } } },
+        'config.jwt.headerName',
+      ],
+      [
+        { name: 'J', serviceType: 'j', authType: 'api_key', config: { connectUrl: 'javascript:alert(1)' } },
+        'config.connectUrl',
+      ],
       [{ name: 'J', serviceType: 'j', authType: 'basic', config: { password: 12 } }, 'config.password'],
     ];
     for (const [body, field] of cases) {
@@ -170,18 +205,32 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
     expect(kept.status).toBe(200);
     expect(kept.body).toEqual({
       success: true,
-      provider: { ...created, name: 'GitHub Enterprise', config: { ...created.config, clientId: 'client-2' }, updatedAt: expect.any(String) },
+      provider: {
+        ...created,
+        name: 'GitHub Enterprise',
+        config: { ...created.config, clientId: 'client-2' },
+        updatedAt: expect.any(String),
+      },
     });
     expect((await storedConfig(created.id)).clientSecret).toBe(sealedBefore);
 
-    await call('PUT', `${BASE}/${created.id}`, { token: admin.token, body: { config: { ...created.config, clientSecret: 'rotated-secret' } } });
+    await call('PUT', `${BASE}/${created.id}`, {
+      token: admin.token,
+      body: { config: { ...created.config, clientSecret: 'rotated-secret' } },
+    });
     const rotated = (await storedConfig(created.id)).clientSecret as string;
     expect(rotated).not.toBe(sealedBefore);
     expect(secretBoxFor(deps.config).open(rotated, created.id)).toBe('rotated-secret');
 
-    const invalid = await call('PUT', `${BASE}/${created.id}`, { token: admin.token, body: { config: { clientSecret: MASK } } });
+    const invalid = await call('PUT', `${BASE}/${created.id}`, {
+      token: admin.token,
+      body: { config: { clientSecret: MASK } },
+    });
     expect(invalid.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'config.clientId' });
-    const switched = await call('PUT', `${BASE}/${created.id}`, { token: admin.token, body: { authType: 'api_key', config: {} } });
+    const switched = await call('PUT', `${BASE}/${created.id}`, {
+      token: admin.token,
+      body: { authType: 'api_key', config: {} },
+    });
     expect(switched.body.provider).toMatchObject({ authType: 'api_key', config: {} });
     const back = await call('PUT', `${BASE}/${created.id}`, { token: admin.token, body: { authType: 'oauth2' } });
     expect(back.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'config.clientId' });
@@ -190,7 +239,8 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
   it('resolves by service type: own tenant first, then global, else 404', async () => {
     const global = (await create(admin, oauth('resolver'))).body.provider;
     const acme = (await create(acmeAdmin, oauth('resolver'))).body.provider;
-    const resolve = (caller: Caller, serviceType: string) => call('GET', `${BASE}/by-service/${serviceType}`, { token: caller.token });
+    const resolve = (caller: Caller, serviceType: string) =>
+      call('GET', `${BASE}/by-service/${serviceType}`, { token: caller.token });
 
     expect((await resolve(acmeCreator, 'resolver')).body.provider.id).toBe(acme.id);
     expect((await resolve(globexAdmin, 'resolver')).body.provider.id).toBe(global.id);
@@ -215,10 +265,15 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
     expect(globexList.body.providers.map((p: { id: string }) => p.id)).not.toContain(acme.id);
 
     const global = (await create(admin, oauth('global_only'))).body.provider;
-    expect((await call('PUT', `${BASE}/${global.id}`, { token: acmeAdmin.token, body: { name: 'mine' } })).status).toBe(403);
+    expect((await call('PUT', `${BASE}/${global.id}`, { token: acmeAdmin.token, body: { name: 'mine' } })).status).toBe(
+      403,
+    );
     expect((await create(acmeAdmin, { ...oauth('elsewhere'), tenantId: 'globex' })).status).toBe(403);
 
-    expect(await call('DELETE', `${BASE}/${acme.id}`, { token: acmeAdmin.token })).toMatchObject({ status: 200, body: { success: true } });
+    expect(await call('DELETE', `${BASE}/${acme.id}`, { token: acmeAdmin.token })).toMatchObject({
+      status: 200,
+      body: { success: true },
+    });
     expect((await call('GET', `${BASE}/${acme.id}`, { token: acmeAdmin.token })).status).toBe(404);
   });
 });

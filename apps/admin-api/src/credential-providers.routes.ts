@@ -1,5 +1,14 @@
 import { secretBoxFor, jwtAuth, requirePermission } from '@agentgw/auth';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  IdParams,
+  SuccessBody,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import {
   credentialConfigSchemas,
@@ -27,7 +36,9 @@ const CredentialProviderSchema = z
     serviceType: z.string(),
     authType: AuthTypeSchema,
     description: z.string().nullable(),
-    config: z.record(z.string(), z.unknown()).openapi({ description: 'Secret fields (clientSecret, any *secret*/*password* key) read as ********' }),
+    config: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'Secret fields (clientSecret, any *secret*/*password* key) read as ********' }),
     tenantId: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -38,7 +49,9 @@ const base = {
   name: z.string().trim().min(1).max(200),
   serviceType: ServiceTypeSchema,
   description: z.string().max(2000).nullable().optional(),
-  tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
+  tenantId: TenantIdSchema.nullable()
+    .optional()
+    .openapi({ description: 'Admin only; others are pinned to their own tenant' }),
 };
 
 const CreateCredentialProviderBody = z
@@ -59,7 +72,10 @@ const UpdateCredentialProviderBody = z
     config: z
       .record(z.string(), z.unknown())
       .optional()
-      .openapi({ description: 'Replaces the config, validated against the (new or current) authType; a secret sent as ******** keeps the stored one' }),
+      .openapi({
+        description:
+          'Replaces the config, validated against the (new or current) authType; a secret sent as ******** keeps the stored one',
+      }),
   })
   .openapi('UpdateCredentialProviderRequest');
 
@@ -80,14 +96,18 @@ const listRoute = createRoute({
   path: '/',
   summary: 'List credential providers',
   middleware: requirePermission('provider:read'),
-  responses: { 200: jsonResponse(z.object({ providers: z.array(CredentialProviderSchema) }), 'Credential providers'), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ providers: z.array(CredentialProviderSchema) }), 'Credential providers'),
+    ...errorResponses(401, 403),
+  },
 });
 const createProviderRoute = createRoute({
   ...common,
   method: 'post',
   path: '/',
   summary: 'Create a credential provider',
-  description: 'One provider per serviceType in each tenant (global providers form their own scope): a duplicate is 409.',
+  description:
+    'One provider per serviceType in each tenant (global providers form their own scope): a duplicate is 409.',
   middleware: requirePermission('provider:create'),
   request: { body: jsonBody(CreateCredentialProviderBody) },
   responses: { 201: jsonResponse(ProviderWritten, 'Created'), ...errorResponses(400, 401, 403, 409) },
@@ -135,7 +155,9 @@ export function credentialProvidersRoutes(deps: ServiceDeps): OpenAPIHono {
   const ctx: CredentialProvidersContext = { ...deps, secrets: secretBoxFor(deps.config) };
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
-  app.openapi(listRoute, async (c) => c.json({ providers: await listCredentialProviders(deps.db, c.var.principal) }, 200));
+  app.openapi(listRoute, async (c) =>
+    c.json({ providers: await listCredentialProviders(deps.db, c.var.principal) }, 200),
+  );
   app.openapi(createProviderRoute, async (c) => {
     const provider = await createCredentialProvider(ctx, c.var.principal, c.req.valid('json'));
     return c.json({ success: true as const, provider }, 201);
@@ -144,7 +166,9 @@ export function credentialProvidersRoutes(deps: ServiceDeps): OpenAPIHono {
     const provider = await credentialProviderForService(deps.db, c.var.principal, c.req.valid('param').serviceType);
     return c.json({ provider }, 200);
   });
-  app.openapi(getRoute, async (c) => c.json({ provider: await getCredentialProvider(deps.db, c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(getRoute, async (c) =>
+    c.json({ provider: await getCredentialProvider(deps.db, c.var.principal, c.req.valid('param').id) }, 200),
+  );
   app.openapi(updateRoute, async (c) => {
     const provider = await updateCredentialProvider(ctx, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
     return c.json({ success: true as const, provider }, 200);

@@ -13,36 +13,61 @@ export const SECRET_MASK = '********';
 /** Config keys holding secrets (at any depth): masked on read, sealed at rest. */
 const SECRET_KEY = /secret|password|passphrase|(token|api_?key|private_?key)$/i;
 
-const connectUrl = HttpUrl.optional().openapi({ description: 'Where a user connects this credential (used for authUrls)' });
+const connectUrl = HttpUrl.optional().openapi({
+  description: 'Where a user connects this credential (used for authUrls)',
+});
 
 /** `config` per authType. Unknown keys are kept (secret-named ones are sealed and masked too). */
 export const credentialConfigSchemas = {
   oauth2: z
     .looseObject({
       clientId: z.string().min(1),
-      clientSecret: z.string().min(1).optional().openapi({ description: 'Masked as ******** on read; required unless clientAuthMethod is none' }),
+      clientSecret: z
+        .string()
+        .min(1)
+        .optional()
+        .openapi({ description: 'Masked as ******** on read; required unless clientAuthMethod is none' }),
       scopes: z.array(z.string().min(1)).default([]),
-      issuer: HttpUrl.optional().openapi({ description: "The authorization server's issuer: its endpoints are discovered (OpenID Connect / RFC 8414 metadata). Or give authorizeUrl and tokenUrl" }),
+      issuer: HttpUrl.optional().openapi({
+        description:
+          "The authorization server's issuer: its endpoints are discovered (OpenID Connect / RFC 8414 metadata). Or give authorizeUrl and tokenUrl",
+      }),
       authorizeUrl: HttpUrl.optional(),
       tokenUrl: HttpUrl.optional(),
-      revocationUrl: HttpUrl.optional().openapi({ description: 'RFC 7009 revocation endpoint (with explicit endpoints; discovery finds it otherwise)' }),
+      revocationUrl: HttpUrl.optional().openapi({
+        description: 'RFC 7009 revocation endpoint (with explicit endpoints; discovery finds it otherwise)',
+      }),
       clientAuthMethod: z
         .enum(['client_secret_basic', 'client_secret_post', 'none'])
         .optional()
-        .openapi({ description: 'How the client authenticates at the token endpoint (default client_secret_basic; none: a public client, PKCE only)' }),
+        .openapi({
+          description:
+            'How the client authenticates at the token endpoint (default client_secret_basic; none: a public client, PKCE only)',
+        }),
       clientRegistration: z
         .enum(['client_id_metadata_document', 'dynamic_registration', 'manual'])
         .optional()
-        .openapi({ description: "How an mcp_oauth provider's client was obtained: the gateway's client ID metadata document as client_id, RFC 7591 registration, or entered by an admin" }),
+        .openapi({
+          description:
+            "How an mcp_oauth provider's client was obtained: the gateway's client ID metadata document as client_id, RFC 7591 registration, or entered by an admin",
+        }),
       authorizationParams: z
         .record(z.string().min(1).max(100), z.string().max(2000))
         .refine((params) => Object.keys(params).length <= 20, 'at most 20 parameters')
         .optional()
-        .openapi({ description: 'Extra authorization request parameters (e.g. prompt, access_type); the flow sets client_id, redirect_uri, response_type, scope, state, PKCE and resource itself' }),
-      resource: HttpUrl.optional().openapi({ description: 'RFC 8707 resource indicator sent in the authorization and token requests' }),
+        .openapi({
+          description:
+            'Extra authorization request parameters (e.g. prompt, access_type); the flow sets client_id, redirect_uri, response_type, scope, state, PKCE and resource itself',
+        }),
+      resource: HttpUrl.optional().openapi({
+        description: 'RFC 8707 resource indicator sent in the authorization and token requests',
+      }),
       connectUrl,
     })
-    .refine((c) => c.clientSecret !== undefined || c.clientAuthMethod === 'none', { message: 'required unless clientAuthMethod is none', path: ['clientSecret'] })
+    .refine((c) => c.clientSecret !== undefined || c.clientAuthMethod === 'none', {
+      message: 'required unless clientAuthMethod is none',
+      path: ['clientSecret'],
+    })
     .openapi('OAuth2CredentialConfig'),
   jwt: z
     .looseObject({
@@ -50,7 +75,9 @@ export const credentialConfigSchemas = {
       jwt: z
         .object({ headerName: z.string().min(1).max(200), prefix: z.string().max(200).optional() })
         .optional()
-        .openapi({ description: 'How the token is sent upstream, e.g. { headerName: "Authorization", prefix: "Bearer " }' }),
+        .openapi({
+          description: 'How the token is sent upstream, e.g. { headerName: "Authorization", prefix: "Bearer " }',
+        }),
     })
     .openapi('JwtCredentialConfig'),
   api_key: z.looseObject({ connectUrl }).openapi('ApiKeyCredentialConfig'),
@@ -104,30 +131,47 @@ export function toCredentialProvider(row: CredentialProviderRow): CredentialProv
   };
 }
 
-export async function listCredentialProviders(db: Kysely<Database>, principal: Principal): Promise<CredentialProvider[]> {
+export async function listCredentialProviders(
+  db: Kysely<Database>,
+  principal: Principal,
+): Promise<CredentialProvider[]> {
   const rows = await visible(db, principal).orderBy('service_type').orderBy('created_at').orderBy('id').execute();
   return rows.map(toCredentialProvider);
 }
 
-export async function getCredentialProvider(db: Kysely<Database>, principal: Principal, id: string): Promise<CredentialProvider> {
+export async function getCredentialProvider(
+  db: Kysely<Database>,
+  principal: Principal,
+  id: string,
+): Promise<CredentialProvider> {
   return toCredentialProvider(await loadVisible(db, principal, id));
 }
 
 /** The provider for a service type as the caller's scope (`tenantScope`) sees it: its own first, else the global one. */
-export async function credentialProviderForService(db: Kysely<Database>, principal: Principal, serviceType: string): Promise<CredentialProvider> {
+export async function credentialProviderForService(
+  db: Kysely<Database>,
+  principal: Principal,
+  serviceType: string,
+): Promise<CredentialProvider> {
   const scope = tenantScope(principal);
   const row = await db
     .selectFrom('credential_providers')
     .selectAll()
     .where('service_type', '=', serviceType)
-    .where((eb) => (scope === null ? eb('tenant_id', 'is', null) : eb.or([eb('tenant_id', '=', scope), eb('tenant_id', 'is', null)])))
+    .where((eb) =>
+      scope === null ? eb('tenant_id', 'is', null) : eb.or([eb('tenant_id', '=', scope), eb('tenant_id', 'is', null)]),
+    )
     .orderBy(sql`tenant_id is null`)
     .executeTakeFirst();
   if (!row) throw new NotFoundError('Credential provider');
   return toCredentialProvider(row);
 }
 
-export async function createCredentialProvider(ctx: CredentialProvidersContext, principal: Principal, input: NewCredentialProviderInput): Promise<CredentialProvider> {
+export async function createCredentialProvider(
+  ctx: CredentialProvidersContext,
+  principal: Principal,
+  input: NewCredentialProviderInput,
+): Promise<CredentialProvider> {
   const tenantId = writeTenant(principal, input.tenantId);
   const id = newId();
   const config = sealSecrets(ctx.secrets, id, validateConfig(input.authType, input.config ?? {}), {});
@@ -156,12 +200,18 @@ export async function createCredentialProvider(ctx: CredentialProvidersContext, 
 }
 
 /** Updates; inside `config`, a secret sent as `********` keeps the stored value. */
-export async function updateCredentialProvider(ctx: CredentialProvidersContext, principal: Principal, id: string, patch: CredentialProviderPatch): Promise<CredentialProvider> {
+export async function updateCredentialProvider(
+  ctx: CredentialProvidersContext,
+  principal: Principal,
+  id: string,
+  patch: CredentialProviderPatch,
+): Promise<CredentialProvider> {
   const current = await loadVisible(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'credential provider');
   const authType = patch.authType ?? current.auth_type;
   let config: Config | undefined;
-  if (patch.config !== undefined) config = sealSecrets(ctx.secrets, id, validateConfig(authType, patch.config), current.config);
+  if (patch.config !== undefined)
+    config = sealSecrets(ctx.secrets, id, validateConfig(authType, patch.config), current.config);
   else if (patch.authType !== undefined) validateConfig(authType, current.config);
   if (patch.serviceType !== undefined && patch.serviceType !== current.service_type) {
     await assertServiceTypeFree(ctx.db, current.tenant_id, patch.serviceType, id);
@@ -187,7 +237,11 @@ export async function updateCredentialProvider(ctx: CredentialProvidersContext, 
   return toCredentialProvider(row);
 }
 
-export async function deleteCredentialProvider(ctx: CredentialProvidersContext, principal: Principal, id: string): Promise<void> {
+export async function deleteCredentialProvider(
+  ctx: CredentialProvidersContext,
+  principal: Principal,
+  id: string,
+): Promise<void> {
   const current = await loadVisible(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'credential provider');
   await ctx.db.deleteFrom('credential_providers').where('id', '=', id).execute();
@@ -204,7 +258,9 @@ function validateConfig(authType: CredentialAuthType, config: Config): Config {
 function maskSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(maskSecrets);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, SECRET_KEY.test(key) && v !== null ? SECRET_MASK : maskSecrets(v)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [key, SECRET_KEY.test(key) && v !== null ? SECRET_MASK : maskSecrets(v)]),
+  );
 }
 
 /**
@@ -213,7 +269,8 @@ function maskSecrets(value: unknown): unknown {
  */
 function sealSecrets(box: SecretBox, id: string, incoming: Config, stored: unknown): Config {
   const walk = (value: unknown, previous: unknown, path: string): unknown => {
-    if (Array.isArray(value)) return value.map((v, i) => walk(v, Array.isArray(previous) ? previous[i] : undefined, `${path}.${i}`));
+    if (Array.isArray(value))
+      return value.map((v, i) => walk(v, Array.isArray(previous) ? previous[i] : undefined, `${path}.${i}`));
     if (value === null || typeof value !== 'object') return value;
     const before = previous !== null && typeof previous === 'object' ? (previous as Config) : {};
     return Object.fromEntries(
@@ -222,7 +279,8 @@ function sealSecrets(box: SecretBox, id: string, incoming: Config, stored: unkno
         if (!SECRET_KEY.test(key) || v === null) return [key, walk(v, before[key], field)];
         if (typeof v !== 'string') throw invalidField(field, 'a secret must be a string');
         if (v !== SECRET_MASK) return [key, box.seal(v, id)];
-        if (typeof before[key] !== 'string') throw invalidField(field, `${SECRET_MASK} keeps a stored secret, but none is stored`);
+        if (typeof before[key] !== 'string')
+          throw invalidField(field, `${SECRET_MASK} keeps a stored secret, but none is stored`);
         return [key, before[key]];
       }),
     );
@@ -231,7 +289,12 @@ function sealSecrets(box: SecretBox, id: string, incoming: Config, stored: unkno
 }
 
 /** One provider per (tenant, serviceType); global ones count as their own tenant. */
-async function assertServiceTypeFree(db: Kysely<Database>, tenantId: string | null, serviceType: string, exceptId: string | null): Promise<void> {
+async function assertServiceTypeFree(
+  db: Kysely<Database>,
+  tenantId: string | null,
+  serviceType: string,
+  exceptId: string | null,
+): Promise<void> {
   const taken = await db
     .selectFrom('credential_providers')
     .select('id')
@@ -255,4 +318,5 @@ async function loadVisible(db: Kysely<Database>, principal: Principal, id: strin
   return row;
 }
 
-const serviceTypeTaken = (): ConflictError => new ConflictError('A credential provider for this service type already exists in this tenant', 'SERVICE_TYPE_TAKEN');
+const serviceTypeTaken = (): ConflictError =>
+  new ConflictError('A credential provider for this service type already exists in this tenant', 'SERVICE_TYPE_TAKEN');

@@ -14,7 +14,10 @@ describe.each(testBackends())('devices for a caller with no local account (%s)',
   let call: ReturnType<typeof testClient>;
 
   beforeAll(async () => {
-    deps = await createTestDeps({ backend, env: { JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer, audience: 'agentgw', secret }]) } });
+    deps = await createTestDeps({
+      backend,
+      env: { JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer, audience: 'agentgw', secret }]) },
+    });
     call = testClient(await testHost(adminApiService, deps));
   });
   afterAll(() => deps?.close());
@@ -29,7 +32,10 @@ describe.each(testBackends())('devices for a caller with no local account (%s)',
       .setIssuedAt()
       .setExpirationTime('5m')
       .sign(new TextEncoder().encode(secret));
-    const res = await call('POST', '/api/v1/notifications/devices', { token, body: { platform: 'ios', pushToken: 'ext-token', deviceName: 'Phone' } });
+    const res = await call('POST', '/api/v1/notifications/devices', {
+      token,
+      body: { platform: 'ios', pushToken: 'ext-token', deviceName: 'Phone' },
+    });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'USER_NOT_REGISTERED' });
   });

@@ -27,12 +27,23 @@ describe.each(testBackends())('devices API (%s)', (backend) => {
     expect(first.status).toBe(201);
     expect(first.body).toEqual({
       success: true,
-      device: { id: expect.any(String), platform: 'ios', deviceName: 'Phone', pushTokenPrefix: 'apns-tok', isActive: true, createdAt: expect.any(String) },
+      device: {
+        id: expect.any(String),
+        platform: 'ios',
+        deviceName: 'Phone',
+        pushTokenPrefix: 'apns-tok',
+        isActive: true,
+        createdAt: expect.any(String),
+      },
     });
     expect(JSON.stringify(first.body)).not.toContain('apns-token-alice-0001');
 
     await deps.db.updateTable('devices').set({ is_active: false }).where('id', '=', first.body.device.id).execute();
-    const again = await register(alice, { platform: 'ios', pushToken: 'apns-token-alice-0001', deviceName: 'Renamed phone' });
+    const again = await register(alice, {
+      platform: 'ios',
+      pushToken: 'apns-token-alice-0001',
+      deviceName: 'Renamed phone',
+    });
     expect(again.status).toBe(200);
     expect(again.body.device).toMatchObject({ id: first.body.device.id, deviceName: 'Renamed phone', isActive: true });
   });
@@ -53,18 +64,34 @@ describe.each(testBackends())('devices API (%s)', (backend) => {
   });
 
   it("refuses another user's active push token (409): their device stays active and theirs alone", async () => {
-    const victims = await register(alice, { platform: 'android', pushToken: 'handed-over-token', deviceName: 'Tablet' });
+    const victims = await register(alice, {
+      platform: 'android',
+      pushToken: 'handed-over-token',
+      deviceName: 'Tablet',
+    });
     const taken = await register(bob, { platform: 'android', pushToken: 'handed-over-token', deviceName: 'Attacker' });
     expect(taken.status).toBe(409);
-    expect(taken.body).toEqual({ code: 'PUSH_TOKEN_IN_USE', message: 'This push token is registered to another account; remove the device there first' });
+    expect(taken.body).toEqual({
+      code: 'PUSH_TOKEN_IN_USE',
+      message: 'This push token is registered to another account; remove the device there first',
+    });
     const list = await call('GET', base, { token: alice.token });
-    expect(list.body.devices.find((d: { id: string }) => d.id === victims.body.device.id)).toMatchObject({ isActive: true, deviceName: 'Tablet' });
-    const holders = await deps.db.selectFrom('devices').select(['user_id', 'is_active']).where('push_token', '=', 'handed-over-token').execute();
+    expect(list.body.devices.find((d: { id: string }) => d.id === victims.body.device.id)).toMatchObject({
+      isActive: true,
+      deviceName: 'Tablet',
+    });
+    const holders = await deps.db
+      .selectFrom('devices')
+      .select(['user_id', 'is_active'])
+      .where('push_token', '=', 'handed-over-token')
+      .execute();
     expect(holders).toEqual([{ user_id: alice.id, is_active: true }]);
 
     // Once the owner removes it, the device may change hands.
     expect((await call('DELETE', `${base}/${victims.body.device.id}`, { token: alice.token })).status).toBe(200);
-    expect((await register(bob, { platform: 'android', pushToken: 'handed-over-token', deviceName: 'Tablet' })).status).toBe(201);
+    expect(
+      (await register(bob, { platform: 'android', pushToken: 'handed-over-token', deviceName: 'Tablet' })).status,
+    ).toBe(201);
   });
 
   it("removes the caller's own device; another user's answers 404", async () => {
@@ -79,24 +106,34 @@ describe.each(testBackends())('devices API (%s)', (backend) => {
   it('accepts an API key with X-User-Id and refuses a bare agent runtime token (no user)', async () => {
     const admin = await signedInUser(deps, ['admin']);
     const key = await call('POST', '/api/v1/admin/api-keys', { token: admin.token, body: { name: 'devices' } });
-    const viaKey = await call('POST', base, { headers: { 'x-api-key': key.body.key, 'x-user-id': bob.id }, body: { platform: 'ios', pushToken: 'via-key', deviceName: 'K' } });
+    const viaKey = await call('POST', base, {
+      headers: { 'x-api-key': key.body.key, 'x-user-id': bob.id },
+      body: { platform: 'ios', pushToken: 'via-key', deviceName: 'K' },
+    });
     expect(viaKey.status).toBe(201);
     const list = await call('GET', base, { token: bob.token });
     expect(list.body.devices.map((d: { id: string }) => d.id)).toContain(viaKey.body.device.id);
 
-    const agent = await call('POST', '/api/v1/admin/agents', { token: admin.token, body: { name: 'a', upstreamUrl: 'https://a.example.test' } });
+    const agent = await call('POST', '/api/v1/admin/agents', {
+      token: admin.token,
+      body: { name: 'a', upstreamUrl: 'https://a.example.test' },
+    });
     const runtime = await call('GET', base, { token: agent.body.runtime_token });
     expect(runtime.status).toBe(403);
   });
 
   it("refuses X-Agent-Id beside a user's own JWT (403 AGENT_ID_NOT_ALLOWED): only an API key or a session token may name an agent", async () => {
     const admin = await signedInUser(deps, ['admin']);
-    const agent = await call('POST', '/api/v1/admin/agents', { token: admin.token, body: { name: 'global', upstreamUrl: 'https://g.example.test' } });
+    const agent = await call('POST', '/api/v1/admin/agents', {
+      token: admin.token,
+      body: { name: 'global', upstreamUrl: 'https://g.example.test' },
+    });
     const borrowed = await call('GET', base, { token: bob.token, headers: { 'x-agent-id': agent.body.agent.id } });
     expect(borrowed.status).toBe(403);
     expect(borrowed.body).toEqual({
       code: 'AGENT_ID_NOT_ALLOWED',
-      message: 'X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent',
+      message:
+        'X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent',
     });
     expect((await call('GET', base, { token: bob.token })).status).toBe(200);
   });

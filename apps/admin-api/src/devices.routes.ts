@@ -1,5 +1,14 @@
 import { flexibleAuth } from '@agentgw/auth';
-import { IdParams, SuccessBody, errorResponses, flexibleSecurity, jsonBody, jsonResponse, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  IdParams,
+  SuccessBody,
+  errorResponses,
+  flexibleSecurity,
+  jsonBody,
+  jsonResponse,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { deleteDevice, listDevices, registerDevice } from './devices.js';
 
@@ -10,7 +19,9 @@ const DeviceSchema = z
     id: z.string(),
     platform: Platform,
     deviceName: z.string().nullable(),
-    pushTokenPrefix: z.string().openapi({ description: 'First characters of the push token; the full token is never returned' }),
+    pushTokenPrefix: z
+      .string()
+      .openapi({ description: 'First characters of the push token; the full token is never returned' }),
     isActive: z.boolean(),
     createdAt: z.string(),
   })
@@ -44,7 +55,10 @@ const listRoute = createRoute({
   method: 'get',
   path: '/',
   summary: "List the caller's active devices",
-  responses: { 200: jsonResponse(z.object({ devices: z.array(DeviceSchema) }), 'Devices'), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ devices: z.array(DeviceSchema) }), 'Devices'),
+    ...errorResponses(401, 403),
+  },
 });
 const deleteRoute = createRoute({
   ...common,

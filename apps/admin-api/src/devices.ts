@@ -51,12 +51,31 @@ export async function registerDevice(
   return deps.db.transaction().execute(async (trx) => {
     // A caller from an external issuer may have no local account; devices hang off users.
     const user = await trx.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
-    if (!user) throw new ForbiddenError('Devices can only be registered for users registered with the gateway', 'USER_NOT_REGISTERED');
-    const heldByOther = await trx.selectFrom('devices').select('id').where('push_token', '=', input.pushToken).where('user_id', '!=', userId).where('is_active', '=', true).executeTakeFirst();
+    if (!user)
+      throw new ForbiddenError(
+        'Devices can only be registered for users registered with the gateway',
+        'USER_NOT_REGISTERED',
+      );
+    const heldByOther = await trx
+      .selectFrom('devices')
+      .select('id')
+      .where('push_token', '=', input.pushToken)
+      .where('user_id', '!=', userId)
+      .where('is_active', '=', true)
+      .executeTakeFirst();
     if (heldByOther) {
-      throw new ConflictError('This push token is registered to another account; remove the device there first', 'PUSH_TOKEN_IN_USE');
+      throw new ConflictError(
+        'This push token is registered to another account; remove the device there first',
+        'PUSH_TOKEN_IN_USE',
+      );
     }
-    const fields = { platform: input.platform, device_name: input.deviceName ?? null, tenant_id: principal.tenantId, is_active: true, updated_at: now };
+    const fields = {
+      platform: input.platform,
+      device_name: input.deviceName ?? null,
+      tenant_id: principal.tenantId,
+      is_active: true,
+      updated_at: now,
+    };
     // One statement, so two concurrent registrations of one token cannot both insert.
     const { inserted, ...row } = await trx
       .insertInto('devices')
@@ -70,12 +89,24 @@ export async function registerDevice(
 }
 
 export async function listDevices(db: Kysely<Database>, principal: Principal): Promise<Device[]> {
-  const rows = await db.selectFrom('devices').selectAll().where('user_id', '=', ownerOf(principal)).where('is_active', '=', true).orderBy('created_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('devices')
+    .selectAll()
+    .where('user_id', '=', ownerOf(principal))
+    .where('is_active', '=', true)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return rows.map(toDevice);
 }
 
 /** Removes one of the caller's devices; anyone else's answers 404. */
 export async function deleteDevice(db: Kysely<Database>, principal: Principal, id: string): Promise<void> {
-  const deleted = await db.deleteFrom('devices').where('id', '=', id).where('user_id', '=', ownerOf(principal)).returning('id').executeTakeFirst();
+  const deleted = await db
+    .deleteFrom('devices')
+    .where('id', '=', id)
+    .where('user_id', '=', ownerOf(principal))
+    .returning('id')
+    .executeTakeFirst();
   if (!deleted) throw new NotFoundError('Device');
 }

@@ -4,7 +4,16 @@ import { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminApiService } from './service.js';
-import { LoginThrottle, accountKey, addressKey, clientAddress, loginLimitsFrom, trustedProxies, type LoginLimits, type RegistrationLimits } from './login-throttle.js';
+import {
+  LoginThrottle,
+  accountKey,
+  addressKey,
+  clientAddress,
+  loginLimitsFrom,
+  trustedProxies,
+  type LoginLimits,
+  type RegistrationLimits,
+} from './login-throttle.js';
 import { testClient } from './test-client.js';
 
 const MINUTE = 60_000;
@@ -25,7 +34,9 @@ async function refusal(attempt: Promise<void>): Promise<RateLimitedError> {
 }
 
 /** The defaults of LOGIN_MAX_PER_ACCOUNT, LOGIN_MAX_PER_ADDRESS and LOGIN_WINDOW_MS. */
-const DEFAULT_LIMITS: LoginLimits = loginLimitsFrom(loadConfig({ JWT_SECRET: 'x'.repeat(32), CREDENTIAL_ENCRYPTION_KEY: 'ab'.repeat(32) }));
+const DEFAULT_LIMITS: LoginLimits = loginLimitsFrom(
+  loadConfig({ JWT_SECRET: 'x'.repeat(32), CREDENTIAL_ENCRYPTION_KEY: 'ab'.repeat(32) }),
+);
 
 const throttleOn = (clock: ManualClock, limits: Partial<LoginLimits> = {}, registration: RegistrationLimits = {}) =>
   new LoginThrottle(new MemoryRateLimiter({ clock }), { ...DEFAULT_LIMITS, ...limits }, registration);
@@ -46,7 +57,9 @@ describe('LoginThrottle', () => {
 
   it('counts parallel attempts atomically: of 40 at once, exactly 5 pass', async () => {
     const throttle = throttleOn(new ManualClock());
-    const results = await Promise.allSettled(Array.from({ length: 40 }, () => throttle.attempt('race@example.test', '10.0.0.1')));
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, () => throttle.attempt('race@example.test', '10.0.0.1')),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
   });
 
@@ -103,7 +116,11 @@ describe('clientAddress', () => {
   const addressOf = async (peer: string, xff: string | undefined, proxies: string[]) => {
     const app = new Hono();
     app.get('/', (c) => c.text(clientAddress(c, trustedProxies(proxies))));
-    const res = await app.request('/', { headers: xff ? { 'x-forwarded-for': xff } : {} }, { incoming: { socket: { remoteAddress: peer } } });
+    const res = await app.request(
+      '/',
+      { headers: xff ? { 'x-forwarded-for': xff } : {} },
+      { incoming: { socket: { remoteAddress: peer } } },
+    );
     return res.text();
   };
 
@@ -144,7 +161,8 @@ describe.skipIf(!redisUrl)('login throttle across replicas (Redis)', () => {
   });
   afterAll(async () => {
     const [first] = replicas;
-    if (first) await Promise.all([accountKey(email), ...addresses.map(addressKey)].map((key) => first.limiter.reset(key)));
+    if (first)
+      await Promise.all([accountKey(email), ...addresses.map(addressKey)].map((key) => first.limiter.reset(key)));
     for (const { deps, limiter } of replicas.splice(0)) {
       await limiter.close();
       await deps.close();
@@ -152,7 +170,11 @@ describe.skipIf(!redisUrl)('login throttle across replicas (Redis)', () => {
   });
 
   it('counts failures on either replica towards one limit, and both refuse', async () => {
-    const login = (replica: number, pw: string, address: string) => replicas[replica]!.call('POST', '/api/v1/auth/login', { body: { email, password: pw }, headers: { 'x-forwarded-for': address } });
+    const login = (replica: number, pw: string, address: string) =>
+      replicas[replica]!.call('POST', '/api/v1/auth/login', {
+        body: { email, password: pw },
+        headers: { 'x-forwarded-for': address },
+      });
     // 5 failures split 3/2: each replica alone saw fewer than 5.
     for (let i = 0; i < 5; i++) expect((await login(i % 2, `wrong-${i}`, addresses[i]!)).status).toBe(401);
     for (const replica of [0, 1]) {

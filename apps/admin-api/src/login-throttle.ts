@@ -1,4 +1,14 @@
-import { embeddedIpv4, inCidr, parseCidr, parseIp, RateLimitedError, type Cidr, type Config, type RateLimit, type RateLimiter } from '@agentgw/core';
+import {
+  embeddedIpv4,
+  inCidr,
+  parseCidr,
+  parseIp,
+  RateLimitedError,
+  type Cidr,
+  type Config,
+  type RateLimit,
+  type RateLimiter,
+} from '@agentgw/core';
 import { peerAddress } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 
@@ -18,7 +28,9 @@ export interface RegistrationLimits {
 }
 
 /** The login limits from the configuration. */
-export const loginLimitsFrom = (config: Pick<Config, 'LOGIN_MAX_PER_ACCOUNT' | 'LOGIN_MAX_PER_ADDRESS' | 'LOGIN_WINDOW_MS'>): LoginLimits => ({
+export const loginLimitsFrom = (
+  config: Pick<Config, 'LOGIN_MAX_PER_ACCOUNT' | 'LOGIN_MAX_PER_ADDRESS' | 'LOGIN_WINDOW_MS'>,
+): LoginLimits => ({
   maxPerAccount: config.LOGIN_MAX_PER_ACCOUNT,
   maxPerAddress: config.LOGIN_MAX_PER_ADDRESS,
   windowMs: config.LOGIN_WINDOW_MS,
@@ -57,7 +69,10 @@ export class LoginThrottle {
 
   /** Counts one login attempt; throws 429 RATE_LIMITED (with Retry-After seconds) past either limit. */
   async attempt(email: string, address: string): Promise<void> {
-    const states = await Promise.all([this.limiter.hit(accountKey(email), this.perAccount), this.limiter.hit(addressKey(address), this.perAddress)]);
+    const states = await Promise.all([
+      this.limiter.hit(accountKey(email), this.perAccount),
+      this.limiter.hit(addressKey(address), this.perAddress),
+    ]);
     if (states.some((s) => !s.allowed)) {
       const retryAfter = Math.max(...states.map((s) => s.retryAfterSeconds));
       throw new RateLimitedError('Too many login attempts; try again later', retryAfter);

@@ -1,9 +1,20 @@
 import { secretBoxFor, type Principal } from '@agentgw/auth';
-import { assertTenantWritable, createCatalogAdmin, type NewToolProviderInput, type ToolProvider } from '@agentgw/catalog';
+import {
+  assertTenantWritable,
+  createCatalogAdmin,
+  type NewToolProviderInput,
+  type ToolProvider,
+} from '@agentgw/catalog';
 import { setUpMcpUpstreamAuth, type ManualUpstreamClient } from '@agentgw/credentials';
 import { randomBytes } from 'node:crypto';
 import type { ServiceDeps } from '@agentgw/service-kit';
-import { createCredentialProvider, credentialProviderForService, deleteCredentialProvider, updateCredentialProvider, type CredentialProvidersContext } from './credential-providers.js';
+import {
+  createCredentialProvider,
+  credentialProviderForService,
+  deleteCredentialProvider,
+  updateCredentialProvider,
+  type CredentialProvidersContext,
+} from './credential-providers.js';
 
 /**
  * A service type of its own for an `mcp_oauth` provider: `mcp_` + its name (lowercased, other
@@ -34,7 +45,11 @@ export function createMcpUpstreamAuth(deps: ServiceDeps) {
     target: { name: string; endpoint: string; serviceType: string; tenantId: string | null | undefined },
     client: ManualUpstreamClient | null,
   ): Promise<string | null> {
-    const setup = await setUpMcpUpstreamAuth(deps, { endpoint: target.endpoint, serviceType: target.serviceType, client });
+    const setup = await setUpMcpUpstreamAuth(deps, {
+      endpoint: target.endpoint,
+      serviceType: target.serviceType,
+      client,
+    });
     const existing = await credentialProviderForService(deps.db, principal, target.serviceType).catch(() => null);
     if (existing) {
       await updateCredentialProvider(ctx, principal, existing.id, { authType: 'oauth2', config: { ...setup } });
@@ -53,25 +68,43 @@ export function createMcpUpstreamAuth(deps: ServiceDeps) {
 
   return {
     /** Creates an `mcp_oauth` tool provider after discovery and registration succeeded (nothing is saved otherwise). */
-    async create(principal: Principal, input: NewToolProviderInput & { upstreamClient?: ManualUpstreamClient }): Promise<ToolProvider> {
+    async create(
+      principal: Principal,
+      input: NewToolProviderInput & { upstreamClient?: ManualUpstreamClient },
+    ): Promise<ToolProvider> {
       const { upstreamClient, ...fields } = input;
       const serviceType = fields.credentialServiceType ?? mcpServiceTypeFor(fields.name);
       const target = { name: fields.name, endpoint: fields.endpoint, serviceType, tenantId: fields.tenantId };
       const createdId = await saveCredentialProvider(principal, target, upstreamClient ?? null);
       try {
-        return await providers.create(principal, { ...fields, authType: 'mcp_oauth', credentialServiceType: serviceType });
+        return await providers.create(principal, {
+          ...fields,
+          authType: 'mcp_oauth',
+          credentialServiceType: serviceType,
+        });
       } catch (err) {
         if (createdId) await deleteCredentialProvider(ctx, principal, createdId);
         throw err;
       }
     },
     /** Runs discovery and registration again for an existing provider (or an admin's client), switching it to `mcp_oauth`. */
-    async rediscover(principal: Principal, id: string, upstreamClient: ManualUpstreamClient | null): Promise<ToolProvider> {
+    async rediscover(
+      principal: Principal,
+      id: string,
+      upstreamClient: ManualUpstreamClient | null,
+    ): Promise<ToolProvider> {
       const current = await providers.show(principal, id);
       assertTenantWritable(principal, current.tenantId, 'tool provider');
       const { endpoint } = await providers.connection(principal, id);
-      const serviceType = current.authType === 'mcp_oauth' && current.credentialServiceType ? current.credentialServiceType : mcpServiceTypeFor(current.name);
-      await saveCredentialProvider(principal, { name: current.name, endpoint, serviceType, tenantId: current.tenantId }, upstreamClient);
+      const serviceType =
+        current.authType === 'mcp_oauth' && current.credentialServiceType
+          ? current.credentialServiceType
+          : mcpServiceTypeFor(current.name);
+      await saveCredentialProvider(
+        principal,
+        { name: current.name, endpoint, serviceType, tenantId: current.tenantId },
+        upstreamClient,
+      );
       return providers.update(principal, id, { authType: 'mcp_oauth', credentialServiceType: serviceType });
     },
   };

@@ -51,7 +51,11 @@ const SPEC_ENDPOINTS = [
   'delete /api/v1/notifications/devices/{id}',
 ];
 
-type Operation = { security?: Record<string, string[]>[]; responses: Record<string, unknown>; parameters?: { name: string; in: string }[] };
+type Operation = {
+  security?: Record<string, string[]>[];
+  responses: Record<string, unknown>;
+  parameters?: { name: string; in: string }[];
+};
 type Document = {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
@@ -72,7 +76,8 @@ describe('OpenAPI document and docs page', () => {
   });
   afterAll(() => deps?.close());
 
-  const documented = () => Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
+  const documented = () =>
+    Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
 
   it('is OpenAPI 3.1 and documents every admin-api endpoint of the spec', () => {
     expect(doc.openapi).toBe('3.1.0');
@@ -88,7 +93,11 @@ describe('OpenAPI document and docs page', () => {
 
   it('documents every route the app serves, and nothing it does not', () => {
     const served = app.routes
-      .filter((r) => r.method !== 'ALL' && ![OPENAPI_PATH, DOCS_PATH, '/health', '/health/live', '/health/ready', '/metrics'].includes(r.path))
+      .filter(
+        (r) =>
+          r.method !== 'ALL' &&
+          ![OPENAPI_PATH, DOCS_PATH, '/health', '/health/live', '/health/ready', '/metrics'].includes(r.path),
+      )
       .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
     expect(new Set(documented())).toEqual(new Set(served));
   });
@@ -98,7 +107,11 @@ describe('OpenAPI document and docs page', () => {
       bearerAuth: { type: 'http', scheme: 'bearer' },
       apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
     });
-    const referenced = new Set(Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op.security ?? []).flatMap((s) => Object.keys(s)))));
+    const referenced = new Set(
+      Object.values(doc.paths).flatMap((ops) =>
+        Object.values(ops).flatMap((op) => (op.security ?? []).flatMap((s) => Object.keys(s))),
+      ),
+    );
     for (const name of referenced) expect(doc.components.securitySchemes, name).toHaveProperty(name);
     expect(doc.paths['/api/v1/admin/tool-providers']?.post?.security).toEqual([{ bearerAuth: [] }]);
   });
@@ -106,7 +119,9 @@ describe('OpenAPI document and docs page', () => {
   it('describes bodies, path parameters and error responses from the route schemas', () => {
     const create = doc.paths['/api/v1/admin/tool-providers']!.post!;
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '403']));
-    expect(doc.paths['/api/v1/admin/tool-providers/{id}/tools']!.get!.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path' })]);
+    expect(doc.paths['/api/v1/admin/tool-providers/{id}/tools']!.get!.parameters).toEqual([
+      expect.objectContaining({ name: 'id', in: 'path' }),
+    ]);
     expect(doc.components.schemas).toHaveProperty('CreateToolProviderRequest');
     expect(doc.components.schemas).toHaveProperty('AccessRule');
     expect(doc.components.schemas).toHaveProperty('CreateCredentialProviderRequest');

@@ -1,7 +1,16 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalogAdmin } from '@agentgw/catalog';
 import { POLICY_ACTIONS, RISK_LEVELS } from '@agentgw/core';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  IdParams,
+  SuccessBody,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { TenantIdSchema } from './users.routes.js';
 
@@ -35,7 +44,12 @@ const AccessRuleSchema = z
 
 const fields = {
   subjectId: z.string().trim().min(1).max(200).openapi({ description: 'User id or agent id' }),
-  providerId: z.string().trim().min(1).max(200).openapi({ description: 'A visible tool provider id, or `*` for every provider' }),
+  providerId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .openapi({ description: 'A visible tool provider id, or `*` for every provider' }),
   toolPattern: z.string().trim().min(1).max(200).openapi({ description: 'Tool-name glob', example: 'github_*' }),
   description: z.string().max(2000).nullable(),
 };
@@ -50,7 +64,9 @@ const CreateAccessRuleBody = z
     riskLevel: orNull(RiskLevelSchema).optional(),
     confirmationMode: orNull(ConfirmationModeSchema).optional(),
     description: fields.description.optional(),
-    tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
+    tenantId: TenantIdSchema.nullable()
+      .optional()
+      .openapi({ description: 'Admin only; others are pinned to their own tenant' }),
   })
   .openapi('CreateAccessRuleRequest');
 
@@ -98,7 +114,9 @@ const EvaluateBody = z
   })
   .openapi('EvaluateRequest');
 
-const Decision = z.object({ action: ActionSchema, risk: RiskLevelSchema, matchedRule: orNull(AccessRuleSchema) }).openapi('PolicyDecision');
+const Decision = z
+  .object({ action: ActionSchema, risk: RiskLevelSchema, matchedRule: orNull(AccessRuleSchema) })
+  .openapi('PolicyDecision');
 
 const ProviderIdParams = z.object({
   providerId: z
@@ -138,7 +156,13 @@ const byProviderRoute = createRoute({
   middleware: canRead,
   request: { params: ProviderIdParams },
   responses: {
-    200: jsonResponse(z.object({ providerId: z.string(), groups: z.array(z.object({ toolPattern: z.string(), rules: z.array(AccessRuleSchema) })) }), 'Grouped rules'),
+    200: jsonResponse(
+      z.object({
+        providerId: z.string(),
+        groups: z.array(z.object({ toolPattern: z.string(), rules: z.array(AccessRuleSchema) })),
+      }),
+      'Grouped rules',
+    ),
     ...errorResponses(401, 403, 404),
   },
 });
@@ -149,7 +173,10 @@ const getRoute = createRoute({
   summary: 'Get an access rule',
   middleware: canRead,
   request: { params: IdParams },
-  responses: { 200: jsonResponse(z.object({ rule: AccessRuleSchema }), 'Access rule'), ...errorResponses(401, 403, 404) },
+  responses: {
+    200: jsonResponse(z.object({ rule: AccessRuleSchema }), 'Access rule'),
+    ...errorResponses(401, 403, 404),
+  },
 });
 const createRuleRoute = createRoute({
   ...common,
@@ -184,7 +211,8 @@ const evaluateRoute = createRoute({
   method: 'post',
   path: '/evaluate',
   summary: 'Dry-run the tool policy',
-  description: 'Order: user deny, user allow, agent deny, agent allow, wildcard-provider rules (deny first), otherwise deny. `require_confirmation` counts as an allow-class rule.',
+  description:
+    'Order: user deny, user allow, agent deny, agent allow, wildcard-provider rules (deny first), otherwise deny. `require_confirmation` counts as an allow-class rule.',
   middleware: canUpdate,
   request: { body: jsonBody(EvaluateBody) },
   responses: { 200: jsonResponse(Decision, 'Decision'), ...errorResponses(400, 401, 403) },
@@ -206,7 +234,10 @@ const replaceAgentRulesRoute = createRoute({
   description: 'One invalid rule rejects the whole request (400) and leaves the previous set untouched.',
   middleware: canUpdate,
   request: { params: AgentIdParams, body: jsonBody(ReplaceAgentRulesBody) },
-  responses: { 200: jsonResponse(RulesBody.extend({ success: z.literal(true) }), 'Replaced'), ...errorResponses(400, 401, 403, 404) },
+  responses: {
+    200: jsonResponse(RulesBody.extend({ success: z.literal(true) }), 'Replaced'),
+    ...errorResponses(400, 401, 403, 404),
+  },
 });
 
 export function providerAccessRoutes(deps: ServiceDeps): OpenAPIHono {
@@ -214,7 +245,9 @@ export function providerAccessRoutes(deps: ServiceDeps): OpenAPIHono {
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => c.json({ rules: await rules.list(c.var.principal, c.req.valid('query')) }, 200));
-  app.openapi(byProviderRoute, async (c) => c.json(await rules.byProvider(c.var.principal, c.req.valid('param').providerId), 200));
+  app.openapi(byProviderRoute, async (c) =>
+    c.json(await rules.byProvider(c.var.principal, c.req.valid('param').providerId), 200),
+  );
   app.openapi(getRoute, async (c) => c.json({ rule: await rules.show(c.var.principal, c.req.valid('param').id) }, 200));
   app.openapi(createRuleRoute, async (c) => {
     const rule = await rules.create(c.var.principal, c.req.valid('json'));
@@ -229,9 +262,15 @@ export function providerAccessRoutes(deps: ServiceDeps): OpenAPIHono {
     return c.json({ success: true as const }, 200);
   });
   app.openapi(evaluateRoute, async (c) => c.json(await rules.evaluate(c.var.principal, c.req.valid('json')), 200));
-  app.openapi(agentRulesRoute, async (c) => c.json({ rules: await rules.listForAgent(c.var.principal, c.req.valid('param').agentId) }, 200));
+  app.openapi(agentRulesRoute, async (c) =>
+    c.json({ rules: await rules.listForAgent(c.var.principal, c.req.valid('param').agentId) }, 200),
+  );
   app.openapi(replaceAgentRulesRoute, async (c) => {
-    const replaced = await rules.replaceForAgent(c.var.principal, c.req.valid('param').agentId, c.req.valid('json').rules);
+    const replaced = await rules.replaceForAgent(
+      c.var.principal,
+      c.req.valid('param').agentId,
+      c.req.valid('json').rules,
+    );
     return c.json({ success: true as const, rules: replaced }, 200);
   });
   return app;

@@ -59,42 +59,96 @@ interface Endpoint {
 const ENDPOINTS: Endpoint[] = [
   // users
   { method: 'GET', path: '/api/v1/admin/users', anyOf: ['user:manage'] },
-  { method: 'POST', path: '/api/v1/admin/users', anyOf: ['user:manage'], body: (who) => ({ email: `made-by-${who.id}@example.test`, password: 'password-123' }) },
+  {
+    method: 'POST',
+    path: '/api/v1/admin/users',
+    anyOf: ['user:manage'],
+    body: (who) => ({ email: `made-by-${who.id}@example.test`, password: 'password-123' }),
+  },
   { method: 'GET', path: `/api/v1/admin/users/${MISSING}`, anyOf: ['user:manage'] },
   { method: 'PUT', path: `/api/v1/admin/users/${MISSING}`, anyOf: ['user:manage'], body: () => ({ name: 'x' }) },
   { method: 'DELETE', path: `/api/v1/admin/users/${MISSING}`, anyOf: ['user:manage'] },
-  { method: 'POST', path: `/api/v1/admin/users/${MISSING}/roles`, anyOf: ['user:manage'], body: () => ({ role: 'agent_creator' }) },
+  {
+    method: 'POST',
+    path: `/api/v1/admin/users/${MISSING}/roles`,
+    anyOf: ['user:manage'],
+    body: () => ({ role: 'agent_creator' }),
+  },
   { method: 'DELETE', path: `/api/v1/admin/users/${MISSING}/roles/agent_creator`, anyOf: ['user:manage'] },
   // agents
-  { method: 'POST', path: '/api/v1/admin/agents', anyOf: ['agent:create'], body: () => ({ name: 'matrix', upstreamUrl: 'https://runtime.example.test' }) },
+  {
+    method: 'POST',
+    path: '/api/v1/admin/agents',
+    anyOf: ['agent:create'],
+    body: () => ({ name: 'matrix', upstreamUrl: 'https://runtime.example.test' }),
+  },
   { method: 'GET', path: '/api/v1/admin/agents', anyOf: ['agent:read'] },
   { method: 'GET', path: `/api/v1/admin/agents/${MISSING}`, anyOf: ['agent:read'] },
-  { method: 'PUT', path: `/api/v1/admin/agents/${MISSING}`, anyOf: ['agent:update:own', 'agent:update:all'], body: () => ({ name: 'x' }) },
+  {
+    method: 'PUT',
+    path: `/api/v1/admin/agents/${MISSING}`,
+    anyOf: ['agent:update:own', 'agent:update:all'],
+    body: () => ({ name: 'x' }),
+  },
   { method: 'DELETE', path: `/api/v1/admin/agents/${MISSING}`, anyOf: ['agent:delete:own', 'agent:delete:all'] },
   { method: 'POST', path: `/api/v1/admin/agents/${MISSING}/disable`, anyOf: ['agent:update:own', 'agent:update:all'] },
   { method: 'POST', path: `/api/v1/admin/agents/${MISSING}/enable`, anyOf: ['agent:update:own', 'agent:update:all'] },
-  { method: 'POST', path: `/api/v1/admin/agents/${MISSING}/regenerate-token`, anyOf: ['agent:update:own', 'agent:update:all'] },
+  {
+    method: 'POST',
+    path: `/api/v1/admin/agents/${MISSING}/regenerate-token`,
+    anyOf: ['agent:update:own', 'agent:update:all'],
+  },
   // API keys
   { method: 'GET', path: '/api/v1/admin/api-keys', anyOf: ['apikey:manage'] },
   { method: 'POST', path: '/api/v1/admin/api-keys', anyOf: ['apikey:manage'], body: () => ({ name: 'matrix' }) },
   { method: 'DELETE', path: `/api/v1/admin/api-keys/${MISSING}`, anyOf: ['apikey:manage'] },
   // tool providers (list, get and tools need only a JWT)
   { method: 'GET', path: '/api/v1/admin/tool-providers', anyOf: [] },
-  { method: 'POST', path: '/api/v1/admin/tool-providers', anyOf: ['provider:create'], body: (who) => ({ name: `matrix-${who.id}`, pattern: 'matrix_*', endpoint: 'https://mcp.example.test/mcp' }) },
+  {
+    method: 'POST',
+    path: '/api/v1/admin/tool-providers',
+    anyOf: ['provider:create'],
+    body: (who) => ({ name: `matrix-${who.id}`, pattern: 'matrix_*', endpoint: 'https://mcp.example.test/mcp' }),
+  },
   { method: 'GET', path: `/api/v1/admin/tool-providers/${MISSING}`, anyOf: [] },
-  { method: 'PUT', path: `/api/v1/admin/tool-providers/${MISSING}`, anyOf: ['provider:update'], body: () => ({ name: 'x' }) },
+  {
+    method: 'PUT',
+    path: `/api/v1/admin/tool-providers/${MISSING}`,
+    anyOf: ['provider:update'],
+    body: () => ({ name: 'x' }),
+  },
   { method: 'DELETE', path: `/api/v1/admin/tool-providers/${MISSING}`, anyOf: ['provider:delete'] },
   { method: 'GET', path: `/api/v1/admin/tool-providers/${MISSING}/tools`, anyOf: [] },
   // provider access
   { method: 'GET', path: '/api/v1/admin/provider-access', anyOf: ['provider:read'] },
   { method: 'GET', path: `/api/v1/admin/provider-access/by-provider/${MISSING}`, anyOf: ['provider:read'] },
   { method: 'GET', path: `/api/v1/admin/provider-access/${MISSING}`, anyOf: ['provider:read'] },
-  { method: 'POST', path: '/api/v1/admin/provider-access', anyOf: ['provider:update'], body: (who) => ({ subjectType: 'user', subjectId: who.id, providerId: '*', action: 'allow' }) },
-  { method: 'PUT', path: `/api/v1/admin/provider-access/${MISSING}`, anyOf: ['provider:update'], body: () => ({ action: 'deny' }) },
+  {
+    method: 'POST',
+    path: '/api/v1/admin/provider-access',
+    anyOf: ['provider:update'],
+    body: (who) => ({ subjectType: 'user', subjectId: who.id, providerId: '*', action: 'allow' }),
+  },
+  {
+    method: 'PUT',
+    path: `/api/v1/admin/provider-access/${MISSING}`,
+    anyOf: ['provider:update'],
+    body: () => ({ action: 'deny' }),
+  },
   { method: 'DELETE', path: `/api/v1/admin/provider-access/${MISSING}`, anyOf: ['provider:update'] },
-  { method: 'POST', path: '/api/v1/admin/provider-access/evaluate', anyOf: ['provider:update'], body: (who) => ({ userId: who.id, providerId: '*', toolName: 'matrix_tool' }) },
+  {
+    method: 'POST',
+    path: '/api/v1/admin/provider-access/evaluate',
+    anyOf: ['provider:update'],
+    body: (who) => ({ userId: who.id, providerId: '*', toolName: 'matrix_tool' }),
+  },
   { method: 'GET', path: `/api/v1/admin/provider-access/agent/${MISSING}`, anyOf: ['provider:update'] },
-  { method: 'PUT', path: `/api/v1/admin/provider-access/agent/${MISSING}`, anyOf: ['provider:update'], body: () => ({ rules: [] }) },
+  {
+    method: 'PUT',
+    path: `/api/v1/admin/provider-access/agent/${MISSING}`,
+    anyOf: ['provider:update'],
+    body: () => ({ rules: [] }),
+  },
   // credential providers
   { method: 'GET', path: '/api/v1/credential-providers', anyOf: ['provider:read'] },
   {
@@ -105,7 +159,12 @@ const ENDPOINTS: Endpoint[] = [
   },
   { method: 'GET', path: `/api/v1/credential-providers/${MISSING}`, anyOf: ['provider:read'] },
   { method: 'GET', path: '/api/v1/credential-providers/by-service/matrix_missing', anyOf: ['provider:read'] },
-  { method: 'PUT', path: `/api/v1/credential-providers/${MISSING}`, anyOf: ['provider:update'], body: () => ({ name: 'x' }) },
+  {
+    method: 'PUT',
+    path: `/api/v1/credential-providers/${MISSING}`,
+    anyOf: ['provider:update'],
+    body: () => ({ name: 'x' }),
+  },
   { method: 'DELETE', path: `/api/v1/credential-providers/${MISSING}`, anyOf: ['provider:delete'] },
 ];
 
@@ -116,7 +175,8 @@ const CALLERS: [string, RoleName[]][] = [
   ['no role', []],
 ];
 
-const allowedFor = (roles: RoleName[], endpoint: Endpoint): boolean => endpoint.anyOf.length === 0 || endpoint.anyOf.some((p) => roles.some((r) => EXPECTED[r].includes(p)));
+const allowedFor = (roles: RoleName[], endpoint: Endpoint): boolean =>
+  endpoint.anyOf.length === 0 || endpoint.anyOf.some((p) => roles.some((r) => EXPECTED[r].includes(p)));
 
 it('the expected table mirrors the auth package role table', () => {
   for (const role of Object.keys(EXPECTED) as RoleName[]) {
@@ -132,7 +192,8 @@ describe.each(testBackends())('role matrix (%s)', (backend) => {
   beforeAll(async () => {
     deps = await createTestDeps({ backend });
     call = testClient(await testHost(adminApiService, deps));
-    for (const [label, roles] of CALLERS) callers.set(label, await signedInUser(deps, roles, roles.includes('admin') ? null : 'acme'));
+    for (const [label, roles] of CALLERS)
+      callers.set(label, await signedInUser(deps, roles, roles.includes('admin') ? null : 'acme'));
   });
   afterAll(() => deps?.close());
 

@@ -31,7 +31,11 @@ const RESOURCES: Resource[] = [
     base: '/api/v1/admin/tool-providers',
     plural: 'providers',
     singular: 'provider',
-    body: () => ({ name: unique('provider'), pattern: `${unique('tools')}_*`, endpoint: 'https://mcp.example.test/mcp' }),
+    body: () => ({
+      name: unique('provider'),
+      pattern: `${unique('tools')}_*`,
+      endpoint: 'https://mcp.example.test/mcp',
+    }),
     update: { name: 'renamed' },
   },
   {
@@ -47,7 +51,13 @@ const RESOURCES: Resource[] = [
     base: '/api/v1/admin/provider-access',
     plural: 'rules',
     singular: 'rule',
-    body: (who) => ({ subjectType: 'user', subjectId: who.id, providerId: '*', action: 'allow', toolPattern: `${unique('tool')}*` }),
+    body: (who) => ({
+      subjectType: 'user',
+      subjectId: who.id,
+      providerId: '*',
+      action: 'allow',
+      toolPattern: `${unique('tool')}*`,
+    }),
     update: { action: 'deny' },
   },
 ];
@@ -83,7 +93,12 @@ describe.each(testBackends())('tenancy (%s)', (backend) => {
       const ofGlobex = await create(globex);
       const global = await create(admin);
       const scopedByAdmin = await create(admin, { tenantId: 'globex' });
-      expect([ofAcme.tenantId, ofGlobex.tenantId, global.tenantId, scopedByAdmin.tenantId]).toEqual(['acme', 'globex', null, 'globex']);
+      expect([ofAcme.tenantId, ofGlobex.tenantId, global.tenantId, scopedByAdmin.tenantId]).toEqual([
+        'acme',
+        'globex',
+        null,
+        'globex',
+      ]);
 
       const acmeSees = await listIds(acme);
       expect(acmeSees).toEqual(expect.arrayContaining([ofAcme.id, global.id]));
@@ -94,7 +109,9 @@ describe.each(testBackends())('tenancy (%s)', (backend) => {
       expect(globexSees).toEqual(expect.arrayContaining([ofGlobex.id, scopedByAdmin.id, global.id]));
       expect(globexSees).not.toContain(ofAcme.id);
 
-      expect(await listIds(admin)).toEqual(expect.arrayContaining([ofAcme.id, ofGlobex.id, global.id, scopedByAdmin.id]));
+      expect(await listIds(admin)).toEqual(
+        expect.arrayContaining([ofAcme.id, ofGlobex.id, global.id, scopedByAdmin.id]),
+      );
 
       for (const [who, id, status] of [
         [acme, ofAcme.id, 200],
@@ -113,9 +130,13 @@ describe.each(testBackends())('tenancy (%s)', (backend) => {
     it('answers 404 when changing another tenant’s item and 403 when changing a global one', async () => {
       const ofGlobex = await create(globex);
       const global = await create(admin);
-      expect((await call('PUT', `${resource.base}/${ofGlobex.id}`, { token: acme.token, body: resource.update })).status).toBe(404);
+      expect(
+        (await call('PUT', `${resource.base}/${ofGlobex.id}`, { token: acme.token, body: resource.update })).status,
+      ).toBe(404);
       expect((await call('DELETE', `${resource.base}/${ofGlobex.id}`, { token: acme.token })).status).toBe(404);
-      expect((await call('PUT', `${resource.base}/${global.id}`, { token: acme.token, body: resource.update })).status).toBe(403);
+      expect(
+        (await call('PUT', `${resource.base}/${global.id}`, { token: acme.token, body: resource.update })).status,
+      ).toBe(403);
       expect((await call('DELETE', `${resource.base}/${global.id}`, { token: acme.token })).status).toBe(403);
       expect((await call('GET', `${resource.base}/${ofGlobex.id}`, { token: globex.token })).status).toBe(200);
     });
@@ -130,18 +151,30 @@ describe.each(testBackends())('tenancy (%s)', (backend) => {
       for (const who of [acme, otherLoner]) {
         expect(await listIds(who)).not.toContain(own.id);
         expect((await call('GET', `${resource.base}/${own.id}`, { token: who.token })).status).toBe(404);
-        expect((await call('PUT', `${resource.base}/${own.id}`, { token: who.token, body: resource.update })).status).toBe(404);
+        expect(
+          (await call('PUT', `${resource.base}/${own.id}`, { token: who.token, body: resource.update })).status,
+        ).toBe(404);
       }
-      expect((await call('PUT', `${resource.base}/${own.id}`, { token: loner.token, body: resource.update })).status).toBe(200);
+      expect(
+        (await call('PUT', `${resource.base}/${own.id}`, { token: loner.token, body: resource.update })).status,
+      ).toBe(200);
       expect((await call('GET', `${resource.base}/${own.id}`, { token: admin.token })).status).toBe(200);
       const global = await create(admin);
       expect(global.tenantId).toBeNull();
-      expect((await call('PUT', `${resource.base}/${global.id}`, { token: loner.token, body: resource.update })).status).toBe(403);
-      expect((await call('POST', resource.base, { token: loner.token, body: { ...resource.body(loner), tenantId: 'acme' } })).status).toBe(403);
+      expect(
+        (await call('PUT', `${resource.base}/${global.id}`, { token: loner.token, body: resource.update })).status,
+      ).toBe(403);
+      expect(
+        (await call('POST', resource.base, { token: loner.token, body: { ...resource.body(loner), tenantId: 'acme' } }))
+          .status,
+      ).toBe(403);
     });
 
     it('pins a tenant_admin to its own tenant: another tenantId in the body is 403', async () => {
-      const res = await call('POST', resource.base, { token: acme.token, body: { ...resource.body(acme), tenantId: 'globex' } });
+      const res = await call('POST', resource.base, {
+        token: acme.token,
+        body: { ...resource.body(acme), tenantId: 'globex' },
+      });
       expect(res.status).toBe(403);
       const same = await create(acme, { tenantId: 'acme' });
       expect(same.tenantId).toBe('acme');
@@ -150,44 +183,67 @@ describe.each(testBackends())('tenancy (%s)', (backend) => {
 
   it('keeps API keys strictly per tenant (global keys are admin-only)', async () => {
     const createKey = async (who: Caller, body: Record<string, unknown> = {}) =>
-      (await call('POST', '/api/v1/admin/api-keys', { token: who.token, body: { name: 'k', ...body } })).body.apiKey as { id: string; tenantId: string | null };
+      (await call('POST', '/api/v1/admin/api-keys', { token: who.token, body: { name: 'k', ...body } })).body
+        .apiKey as { id: string; tenantId: string | null };
     const ofAcme = await createKey(acme);
     const ofGlobex = await createKey(globex);
     const global = await createKey(admin);
     const scoped = await createKey(admin, { tenantId: 'acme' });
-    expect([ofAcme.tenantId, ofGlobex.tenantId, global.tenantId, scoped.tenantId]).toEqual(['acme', 'globex', null, 'acme']);
-    const acmeKeys = (await call('GET', '/api/v1/admin/api-keys', { token: acme.token })).body.apiKeys.map((k: { id: string }) => k.id);
+    expect([ofAcme.tenantId, ofGlobex.tenantId, global.tenantId, scoped.tenantId]).toEqual([
+      'acme',
+      'globex',
+      null,
+      'acme',
+    ]);
+    const acmeKeys = (await call('GET', '/api/v1/admin/api-keys', { token: acme.token })).body.apiKeys.map(
+      (k: { id: string }) => k.id,
+    );
     expect(acmeKeys).toEqual(expect.arrayContaining([ofAcme.id, scoped.id]));
     expect(acmeKeys).not.toContain(ofGlobex.id);
     expect(acmeKeys).not.toContain(global.id);
     expect((await call('DELETE', `/api/v1/admin/api-keys/${ofGlobex.id}`, { token: acme.token })).status).toBe(404);
-    const adminKeys = (await call('GET', '/api/v1/admin/api-keys', { token: admin.token })).body.apiKeys.map((k: { id: string }) => k.id);
+    const adminKeys = (await call('GET', '/api/v1/admin/api-keys', { token: admin.token })).body.apiKeys.map(
+      (k: { id: string }) => k.id,
+    );
     expect(adminKeys).toEqual(expect.arrayContaining([ofAcme.id, ofGlobex.id, global.id, scoped.id]));
   });
 
   it('gives a tenant_admin without a tenant no hold on global API keys', async () => {
     const loner = await signedInUser(deps, ['tenant_admin']);
-    const global = (await call('POST', '/api/v1/admin/api-keys', { token: admin.token, body: { name: 'admin-global' } })).body.apiKey as { id: string; tenantId: null };
+    const global = (
+      await call('POST', '/api/v1/admin/api-keys', { token: admin.token, body: { name: 'admin-global' } })
+    ).body.apiKey as { id: string; tenantId: null };
     expect(global.tenantId).toBeNull();
     const listed = await call('GET', '/api/v1/admin/api-keys', { token: loner.token });
     expect(listed.status).toBe(200);
     expect(listed.body.apiKeys).toEqual([]);
     expect((await call('DELETE', `/api/v1/admin/api-keys/${global.id}`, { token: loner.token })).status).toBe(404);
-    expect((await call('POST', '/api/v1/admin/api-keys', { token: loner.token, body: { name: 'mine' } })).status).toBe(403);
-    const stillThere = (await call('GET', '/api/v1/admin/api-keys', { token: admin.token })).body.apiKeys.map((k: { id: string }) => k.id);
+    expect((await call('POST', '/api/v1/admin/api-keys', { token: loner.token, body: { name: 'mine' } })).status).toBe(
+      403,
+    );
+    const stillThere = (await call('GET', '/api/v1/admin/api-keys', { token: admin.token })).body.apiKeys.map(
+      (k: { id: string }) => k.id,
+    );
     expect(stillThere).toContain(global.id);
   });
 
   it("keeps a self-registered user's agent private: other tenant-less users and tenant users get 404", async () => {
     const register = async (email: string) => {
-      const res = await call('POST', '/api/v1/auth/register', { body: { email, password: 'correct horse battery staple', name: 'Self' } });
+      const res = await call('POST', '/api/v1/auth/register', {
+        body: { email, password: 'correct horse battery staple', name: 'Self' },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(201);
-      const login = await call('POST', '/api/v1/auth/login', { body: { email, password: 'correct horse battery staple' } });
+      const login = await call('POST', '/api/v1/auth/login', {
+        body: { email, password: 'correct horse battery staple' },
+      });
       return login.body.token as string;
     };
     const mallory = await register(`mallory-${Date.now()}@example.test`);
     const trudy = await register(`trudy-${Date.now()}@example.test`);
-    const created = await call('POST', '/api/v1/admin/agents', { token: mallory, body: { name: 'trap', upstreamUrl: 'https://attacker.example.test' } });
+    const created = await call('POST', '/api/v1/admin/agents', {
+      token: mallory,
+      body: { name: 'trap', upstreamUrl: 'https://attacker.example.test' },
+    });
     expect(created.status).toBe(201);
     const id = created.body.agent.id as string;
     const mine = await call('GET', `/api/v1/admin/agents/${id}`, { token: mallory });

@@ -46,9 +46,17 @@ export type Caller = TestUser & { token: string };
 let sequence = 0;
 
 /** A user with the given roles and tenant, inserted directly, plus a login JWT for them. */
-export async function signedInUser(deps: Pick<ServiceDeps, 'db' | 'auth'>, roles: RoleName[], tenantId: string | null = null): Promise<Caller> {
+export async function signedInUser(
+  deps: Pick<ServiceDeps, 'db' | 'auth'>,
+  roles: RoleName[],
+  tenantId: string | null = null,
+): Promise<Caller> {
   sequence += 1;
-  const user = await createUser(deps, { email: `${roles.join('-') || 'nobody'}-${sequence}-${Date.now()}@example.test`, roles, tenantId });
+  const user = await createUser(deps, {
+    email: `${roles.join('-') || 'nobody'}-${sequence}-${Date.now()}@example.test`,
+    roles,
+    tenantId,
+  });
   return { ...user, token: await tokenFor(deps, user) };
 }
 

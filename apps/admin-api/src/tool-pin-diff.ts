@@ -17,11 +17,13 @@ const MAX_ALIGNED_CELLS = 1_000_000;
 export function definitionDiff(before: unknown, after: unknown): DiffLine[] {
   const a = before === null ? [] : canonicalJson(before, 2).split('\n');
   const b = after === null ? [] : canonicalJson(after, 2).split('\n');
-  if (a.length * b.length > MAX_ALIGNED_CELLS) return [...a.map((text) => line('removed', text)), ...b.map((text) => line('added', text))];
+  if (a.length * b.length > MAX_ALIGNED_CELLS)
+    return [...a.map((text) => line('removed', text)), ...b.map((text) => line('added', text))];
   // common[i][j]: length of the longest common subsequence of a[i..] and b[j..].
   const common = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
   for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) common[i]![j] = a[i] === b[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
+    for (let j = b.length - 1; j >= 0; j--)
+      common[i]![j] = a[i] === b[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
   }
   const lines: DiffLine[] = [];
   let i = 0;

@@ -2,7 +2,15 @@ import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
 import { jwtAuth, requirePermission, type Principal } from '@agentgw/auth';
 import { createToolPinAdmin, type ToolPin } from '@agentgw/catalog';
 import { TOOL_PIN_STATUSES, TOOL_PINNING_MODES } from '@agentgw/core';
-import { IdParams, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  IdParams,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { definitionDiff } from './tool-pin-diff.js';
 
@@ -11,11 +19,20 @@ const PinningSchema = z.enum(TOOL_PINNING_MODES).openapi('ToolPinningMode', {
     '`off`: no pins; `first_sight`: a tool is pinned the first time it is listed; `approval`: a new tool is quarantined until an admin approves it. A changed definition is quarantined in both pinning modes.',
 });
 const StatusSchema = z.enum(TOOL_PIN_STATUSES).openapi('ToolPinStatus', {
-  description: '`pinned`: served; `new`: never approved; `changed`: differs from its pin; `blocked`: kept quarantined by an admin',
+  description:
+    '`pinned`: served; `new`: never approved; `changed`: differs from its pin; `blocked`: kept quarantined by an admin',
 });
-const DefinitionSchema = z.record(z.string(), z.unknown()).openapi('ToolDefinition', { description: 'name, description, inputSchema, outputSchema, annotations as the upstream listed them' });
-const PinnedDefinitionSchema = z.object({ hash: z.string(), definition: DefinitionSchema }).openapi('PinnedToolDefinition');
-const DiffLineSchema = z.object({ op: z.enum(['same', 'removed', 'added']), text: z.string() }).openapi('DefinitionDiffLine');
+const DefinitionSchema = z
+  .record(z.string(), z.unknown())
+  .openapi('ToolDefinition', {
+    description: 'name, description, inputSchema, outputSchema, annotations as the upstream listed them',
+  });
+const PinnedDefinitionSchema = z
+  .object({ hash: z.string(), definition: DefinitionSchema })
+  .openapi('PinnedToolDefinition');
+const DiffLineSchema = z
+  .object({ op: z.enum(['same', 'removed', 'added']), text: z.string() })
+  .openapi('DefinitionDiffLine');
 
 const ToolPinSchema = z
   .object({
@@ -26,20 +43,33 @@ const ToolPinSchema = z
     status: StatusSchema,
     pinned: z.union([PinnedDefinitionSchema, z.null()]),
     pending: z.union([PinnedDefinitionSchema.extend({ firstSeenAt: z.string() }), z.null()]),
-    renamedFrom: z.string().nullable().openapi({ description: 'A pinned tool of the same definition (minus the name) that the provider no longer lists' }),
+    renamedFrom: z
+      .string()
+      .nullable()
+      .openapi({
+        description: 'A pinned tool of the same definition (minus the name) that the provider no longer lists',
+      }),
     approvedBy: z.string().nullable(),
     approvedAt: z.string().nullable(),
     updatedAt: z.string(),
     diff: z
       .array(DiffLineSchema)
-      .openapi({ description: 'Line diff of the pinned definition (empty if none) against the quarantined one (canonical JSON, keys sorted); empty when nothing is pending' }),
+      .openapi({
+        description:
+          'Line diff of the pinned definition (empty if none) against the quarantined one (canonical JSON, keys sorted); empty when nothing is pending',
+      }),
   })
   .openapi('ToolPin');
 
-const ProviderPinningSchema = z.object({ providerId: z.string(), providerName: z.string(), tenantId: z.string().nullable(), pinning: PinningSchema }).openapi('ProviderPinning');
+const ProviderPinningSchema = z
+  .object({ providerId: z.string(), providerName: z.string(), tenantId: z.string().nullable(), pinning: PinningSchema })
+  .openapi('ProviderPinning');
 
 const ListQuery = z.object({
-  state: z.enum(['quarantined', 'all']).default('quarantined').openapi({ description: 'Quarantined pins only (new, changed, blocked), or every pin' }),
+  state: z
+    .enum(['quarantined', 'all'])
+    .default('quarantined')
+    .openapi({ description: 'Quarantined pins only (new, changed, blocked), or every pin' }),
   providerId: z.string().trim().min(1).max(200).optional(),
 });
 const ReviewBody = z
@@ -60,10 +90,14 @@ const listRoute = createRoute({
   method: 'get',
   path: '/',
   summary: 'List pinned and quarantined tool definitions',
-  description: 'Tools of visible providers whose definition waits for review (default), or every pin, each with the pinned and the quarantined definition and their diff.',
+  description:
+    'Tools of visible providers whose definition waits for review (default), or every pin, each with the pinned and the quarantined definition and their diff.',
   middleware: requirePermission('provider:read'),
   request: { query: ListQuery },
-  responses: { 200: jsonResponse(z.object({ pins: z.array(ToolPinSchema) }), 'Tool pins'), ...errorResponses(400, 401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ pins: z.array(ToolPinSchema) }), 'Tool pins'),
+    ...errorResponses(400, 401, 403),
+  },
 });
 const modesRoute = createRoute({
   ...common,
@@ -71,7 +105,10 @@ const modesRoute = createRoute({
   path: '/providers',
   summary: "Each visible provider's pinning mode",
   middleware: requirePermission('provider:read'),
-  responses: { 200: jsonResponse(z.object({ providers: z.array(ProviderPinningSchema) }), 'Pinning modes'), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ providers: z.array(ProviderPinningSchema) }), 'Pinning modes'),
+    ...errorResponses(401, 403),
+  },
 });
 const setModeRoute = createRoute({
   ...common,
@@ -80,24 +117,41 @@ const setModeRoute = createRoute({
   summary: "Set a provider's pinning mode",
   middleware: requirePermission('provider:update'),
   request: { params: IdParams, body: jsonBody(ModeBody) },
-  responses: { 200: jsonResponse(z.object({ provider: ProviderPinningSchema }), 'Updated'), ...errorResponses(400, 401, 403, 404) },
+  responses: {
+    200: jsonResponse(z.object({ provider: ProviderPinningSchema }), 'Updated'),
+    ...errorResponses(400, 401, 403, 404),
+  },
 });
 const reviewRoute = (action: 'approve' | 'block') =>
   createRoute({
     ...common,
     method: 'post',
     path: `/${action}`,
-    summary: action === 'approve' ? 'Approve a quarantined definition (pin it: listed and callable again)' : 'Keep a quarantined definition blocked',
+    summary:
+      action === 'approve'
+        ? 'Approve a quarantined definition (pin it: listed and callable again)'
+        : 'Keep a quarantined definition blocked',
     middleware: requirePermission('provider:update'),
     request: { body: jsonBody(ReviewBody) },
-    responses: { 200: jsonResponse(z.object({ pin: ToolPinSchema }), action === 'approve' ? 'Approved' : 'Blocked'), ...errorResponses(400, 401, 403, 404, 409) },
+    responses: {
+      200: jsonResponse(z.object({ pin: ToolPinSchema }), action === 'approve' ? 'Approved' : 'Blocked'),
+      ...errorResponses(400, 401, 403, 404, 409),
+    },
   });
 
 /** A pin with its diff, as the API answers it. */
-const pinView = (pin: ToolPin) => ({ ...pin, diff: pin.pending ? definitionDiff(pin.pinned?.definition ?? null, pin.pending.definition) : [] });
+const pinView = (pin: ToolPin) => ({
+  ...pin,
+  diff: pin.pending ? definitionDiff(pin.pinned?.definition ?? null, pin.pending.definition) : [],
+});
 
 /** An admin's decision on a definition goes to the audit log beside the tool's calls (the gateway audits the detection). */
-function auditReview(audit: AuditTrail, principal: Principal, pin: ToolPin, outcome: 'approved' | 'blocked'): Promise<string> {
+function auditReview(
+  audit: AuditTrail,
+  principal: Principal,
+  pin: ToolPin,
+  outcome: 'approved' | 'blocked',
+): Promise<string> {
   return audit.open({
     userId: principal.userId,
     agentId: null,
@@ -105,7 +159,10 @@ function auditReview(audit: AuditTrail, principal: Principal, pin: ToolPin, outc
     providerId: pin.providerId,
     tenantId: pin.tenantId,
     toolName: pin.toolName,
-    arguments: { event: outcome === 'approved' ? 'tool_definition_approved' : 'tool_definition_blocked', hash: outcome === 'approved' ? pin.pinned?.hash : pin.pending?.hash },
+    arguments: {
+      event: outcome === 'approved' ? 'tool_definition_approved' : 'tool_definition_blocked',
+      hash: outcome === 'approved' ? pin.pinned?.hash : pin.pending?.hash,
+    },
     status: outcome === 'approved' ? 'confirmed' : 'rejected',
     error: outcome === 'blocked' ? 'Tool definition blocked by an admin' : null,
   });

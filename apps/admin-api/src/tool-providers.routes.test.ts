@@ -55,7 +55,12 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     mcp = await startMcpServer({
       auth: { bearer: 'upstream-bearer-secret' },
       tools: [
-        { name: 'github_create_issue', description: 'Open an issue', inputSchema: { title: z.string() }, handler: () => 'ok' },
+        {
+          name: 'github_create_issue',
+          description: 'Open an issue',
+          inputSchema: { title: z.string() },
+          handler: () => 'ok',
+        },
         { name: 'github_list_repos', handler: () => 'ok' },
       ],
     });
@@ -72,20 +77,37 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     const res = await create(admin, { ...minimal('meta'), endpoint: 'http://169.254.169.254/mcp' });
     expect(res).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', field: 'endpoint' } });
     const ok = (await create(admin, minimal('fine'))).body.provider;
-    const update = await call('PUT', `${BASE}/${ok.id}`, { token: admin.token, body: { endpoint: 'http://metadata.google.internal/mcp' } });
+    const update = await call('PUT', `${BASE}/${ok.id}`, {
+      token: admin.token,
+      body: { endpoint: 'http://metadata.google.internal/mcp' },
+    });
     expect(update).toMatchObject({ status: 400, body: { field: 'endpoint' } });
   });
 
   it('takes a per-user auth type only with the service type of the credential it sends (400 naming credentialServiceType otherwise)', async () => {
     const missing = await create(admin, { ...minimal('peruser'), authType: 'user_oauth' });
     expect(missing).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', field: 'credentialServiceType' } });
-    const bad = await create(admin, { ...minimal('peruser'), authType: 'user_key', credentialServiceType: 'Not-A-Type' });
+    const bad = await create(admin, {
+      ...minimal('peruser'),
+      authType: 'user_key',
+      credentialServiceType: 'Not-A-Type',
+    });
     expect(bad).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
     const ok = await create(admin, { ...minimal('peruser'), authType: 'user_oauth', credentialServiceType: 'github' });
-    expect(ok.body.provider).toMatchObject({ authType: 'user_oauth', credentialServiceType: 'github', hasAuthSecret: false });
-    const cleared = await call('PUT', `${BASE}/${ok.body.provider.id}`, { token: admin.token, body: { credentialServiceType: null } });
+    expect(ok.body.provider).toMatchObject({
+      authType: 'user_oauth',
+      credentialServiceType: 'github',
+      hasAuthSecret: false,
+    });
+    const cleared = await call('PUT', `${BASE}/${ok.body.provider.id}`, {
+      token: admin.token,
+      body: { credentialServiceType: null },
+    });
     expect(cleared).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
-    const switched = await call('PUT', `${BASE}/${ok.body.provider.id}`, { token: admin.token, body: { authType: 'none', credentialServiceType: null } });
+    const switched = await call('PUT', `${BASE}/${ok.body.provider.id}`, {
+      token: admin.token,
+      body: { authType: 'none', credentialServiceType: null },
+    });
     expect(switched.body.provider).toMatchObject({ authType: 'none', credentialServiceType: null });
   });
 
@@ -113,11 +135,20 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     });
     expect(providerEvents).toContainEqual({ providerId: plain.body.provider.id });
 
-    const secret = await create(admin, { ...minimal('secretive'), authType: 'bearer', authSecret: 'top-secret-value', priority: 5 });
+    const secret = await create(admin, {
+      ...minimal('secretive'),
+      authType: 'bearer',
+      authSecret: 'top-secret-value',
+      priority: 5,
+    });
     expect(secret.status).toBe(201);
     expect(secret.body.provider).toMatchObject({ authType: 'bearer', hasAuthSecret: true, priority: 5 });
     expect(JSON.stringify(secret.body)).not.toContain('top-secret-value');
-    const row = await deps.db.selectFrom('tool_providers').selectAll().where('id', '=', secret.body.provider.id).executeTakeFirstOrThrow();
+    const row = await deps.db
+      .selectFrom('tool_providers')
+      .selectAll()
+      .where('id', '=', secret.body.provider.id)
+      .executeTakeFirstOrThrow();
     expect(row.auth_secret_enc).not.toContain('top-secret-value');
     const box = secretBoxFor(deps.config);
     expect(box.open(row.auth_secret_enc!, row.id)).toBe('top-secret-value');
@@ -126,7 +157,8 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
 
   it('lists (highest priority first), gets, updates and deletes', async () => {
     const low = (await create(admin, { ...minimal('low'), priority: -1 })).body.provider;
-    const high = (await create(admin, { ...minimal('high'), priority: 100, authType: 'api_key', authSecret: 'k' })).body.provider;
+    const high = (await create(admin, { ...minimal('high'), priority: 100, authType: 'api_key', authSecret: 'k' })).body
+      .provider;
 
     const list = await call('GET', BASE, { token: creator.token });
     expect(list.status).toBe(200);
@@ -137,7 +169,10 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     const got = await call('GET', `${BASE}/${low.id}`, { token: creator.token });
     expect(got).toMatchObject({ status: 200, body: { provider: { ...low, endpoint: null } } });
 
-    const updated = await call('PUT', `${BASE}/${high.id}`, { token: admin.token, body: { description: 'd', priority: 7, authSecret: null } });
+    const updated = await call('PUT', `${BASE}/${high.id}`, {
+      token: admin.token,
+      body: { description: 'd', priority: 7, authSecret: null },
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({
       success: true,
@@ -202,10 +237,15 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(created.status).toBe(201);
     expect(created.body.provider.namePrefix).toBe('gh-2_x');
     const id = created.body.provider.id as string;
-    await deps.db.insertInto('tool_names').values({ scope: '', provider_id: id, upstream_name: 'search', exposed_name: 'gh-2_x__search' }).execute();
+    await deps.db
+      .insertInto('tool_names')
+      .values({ scope: '', provider_id: id, upstream_name: 'search', exposed_name: 'gh-2_x__search' })
+      .execute();
     const names = () => deps.db.selectFrom('tool_names').select('exposed_name').where('provider_id', '=', id).execute();
 
-    expect((await call('PUT', `${BASE}/${id}`, { token: admin.token, body: { description: 'same prefix' } })).status).toBe(200);
+    expect(
+      (await call('PUT', `${BASE}/${id}`, { token: admin.token, body: { description: 'same prefix' } })).status,
+    ).toBe(200);
     expect(await names()).toEqual([{ exposed_name: 'gh-2_x__search' }]);
     const renamed = await call('PUT', `${BASE}/${id}`, { token: admin.token, body: { namePrefix: null } });
     expect(renamed.body.provider.namePrefix).toBeNull();
@@ -246,7 +286,9 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(globexIds).toContain(global.id);
     expect(globexIds).not.toContain(acme.body.provider.id);
 
-    expect((await call('PUT', `${BASE}/${global.id}`, { token: acmeAdmin.token, body: { name: 'hijack' } })).status).toBe(403);
+    expect(
+      (await call('PUT', `${BASE}/${global.id}`, { token: acmeAdmin.token, body: { name: 'hijack' } })).status,
+    ).toBe(403);
     const otherTenant = await create(acmeAdmin, { ...minimal('elsewhere'), tenantId: 'globex' });
     expect(otherTenant.status).toBe(403);
     const scoped = await create(admin, { ...minimal('scoped'), tenantId: 'globex' });
@@ -265,19 +307,32 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     ruleEvents.length = 0;
 
     expect((await call('DELETE', `${BASE}/${provider.id}`, { token: admin.token })).status).toBe(200);
-    expect((await call('GET', `/api/v1/admin/provider-access/${rule.body.rule.id}`, { token: admin.token })).status).toBe(404);
+    expect(
+      (await call('GET', `/api/v1/admin/provider-access/${rule.body.rule.id}`, { token: admin.token })).status,
+    ).toBe(404);
     expect(ruleEvents).toEqual([{ subjectType: null, subjectId: null }]);
   });
 
   it("fetches the upstream's tools with the MCP client, sending the bearer secret", async () => {
-    const provider = (await create(admin, { name: 'live', pattern: 'github_*', endpoint: mcp.url, authType: 'bearer', authSecret: 'upstream-bearer-secret' })).body.provider;
+    const provider = (
+      await create(admin, {
+        name: 'live',
+        pattern: 'github_*',
+        endpoint: mcp.url,
+        authType: 'bearer',
+        authSecret: 'upstream-bearer-secret',
+      })
+    ).body.provider;
     const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: creator.token });
     expect(res.status).toBe(200);
     expect(res.body.tools).toEqual([
       {
         name: 'github_create_issue',
         description: 'Open an issue',
-        inputSchema: expect.objectContaining({ type: 'object', properties: { title: expect.objectContaining({ type: 'string' }) } }),
+        inputSchema: expect.objectContaining({
+          type: 'object',
+          properties: { title: expect.objectContaining({ type: 'string' }) },
+        }),
       },
       { name: 'github_list_repos', description: null, inputSchema: expect.objectContaining({ type: 'object' }) },
     ]);
@@ -285,16 +340,39 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
   });
 
   it('answers 502 UPSTREAM_ERROR when the upstream refuses the credentials, without its body', async () => {
-    const provider = (await create(admin, { name: 'wrong_key', pattern: 'w_*', endpoint: mcp.url, authType: 'bearer', authSecret: 'wrong' })).body.provider;
+    const provider = (
+      await create(admin, {
+        name: 'wrong_key',
+        pattern: 'w_*',
+        endpoint: mcp.url,
+        authType: 'bearer',
+        authSecret: 'wrong',
+      })
+    ).body.provider;
     const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
     expect(res.status).toBe(502);
-    expect(res.body).toEqual({ code: 'UPSTREAM_ERROR', message: expect.any(String), reason: 'upstream answered HTTP 401' });
+    expect(res.body).toEqual({
+      code: 'UPSTREAM_ERROR',
+      message: expect.any(String),
+      reason: 'upstream answered HTTP 401',
+    });
   });
 
   it('sends api_key secrets as X-Api-Key', async () => {
-    const keyed = await startMcpServer({ auth: { apiKey: 'the-api-key' }, tools: [{ name: 'k_tool', handler: () => 'ok' }] });
+    const keyed = await startMcpServer({
+      auth: { apiKey: 'the-api-key' },
+      tools: [{ name: 'k_tool', handler: () => 'ok' }],
+    });
     try {
-      const provider = (await create(admin, { name: 'keyed', pattern: 'k_*', endpoint: keyed.url, authType: 'api_key', authSecret: 'the-api-key' })).body.provider;
+      const provider = (
+        await create(admin, {
+          name: 'keyed',
+          pattern: 'k_*',
+          endpoint: keyed.url,
+          authType: 'api_key',
+          authSecret: 'the-api-key',
+        })
+      ).body.provider;
       const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
       expect(res.status).toBe(200);
       expect(res.body.tools.map((t: { name: string }) => t.name)).toEqual(['k_tool']);
@@ -306,7 +384,8 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
   });
 
   it('answers 502 quickly when nothing listens at the endpoint', async () => {
-    const provider = (await create(admin, { name: 'closed', pattern: 'c_*', endpoint: await closedPortUrl() })).body.provider;
+    const provider = (await create(admin, { name: 'closed', pattern: 'c_*', endpoint: await closedPortUrl() })).body
+      .provider;
     const started = Date.now();
     const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
     expect(res.status).toBe(502);
@@ -318,7 +397,15 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     const app = openApiApp();
     app.onError(errorHandler());
     app.route(BASE, toolProvidersRoutes({ ...deps, config: { ...deps.config, EGRESS_POLICY: 'public-only' } }));
-    const provider = (await create(admin, { name: 'loopback', pattern: 'l_*', endpoint: mcp.url, authType: 'bearer', authSecret: 'upstream-bearer-secret' })).body.provider;
+    const provider = (
+      await create(admin, {
+        name: 'loopback',
+        pattern: 'l_*',
+        endpoint: mcp.url,
+        authType: 'bearer',
+        authSecret: 'upstream-bearer-secret',
+      })
+    ).body.provider;
     const before = mcp.requests.length;
     const res = await testClient(app)('GET', `${BASE}/${provider.id}/tools`, { token: admin.token });
     // A refusal is the caller's 403 with the one error body (issue 11), not a 502 upstream failure.

@@ -1,7 +1,17 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalogAdmin, NAME_PREFIX_RULE } from '@agentgw/catalog';
 import { assertStoredUrlAllowed, egressPolicyFromConfig } from '@agentgw/core';
-import { HttpUrl, IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  HttpUrl,
+  IdParams,
+  SuccessBody,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createMcpUpstreamAuth } from './mcp-upstream-auth.js';
 import { TokenExchangeInputSchema, TokenExchangeSchema, tokenExchangeWrite } from './token-exchange-settings.js';
@@ -9,28 +19,43 @@ import { fetchProviderTools, providerView } from './tool-providers.js';
 import { createUpstreamToolLister } from './upstream-tools.js';
 import { TenantIdSchema } from './users.routes.js';
 
-const AuthTypeSchema = z.enum(['bearer', 'api_key', 'none', 'user_oauth', 'user_key', 'mcp_oauth', 'token_exchange']).openapi('ToolProviderAuthType', {
-  description:
-    "`bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL); `mcp_oauth`: the endpoint is an MCP server protected by the MCP authorization spec — on create (or `POST /{id}/discover-auth`) the gateway discovers its authorization server, registers itself there (RFC 7591; else `upstreamClient` must be entered) and saves an oauth2 credential provider under `credentialServiceType` (derived when absent), then calls behave as `user_oauth`; `token_exchange` (RFC 8693): each call exchanges the caller's own sign-in token (a user JWT or a gateway OAuth access token) at `tokenExchange`'s authorization server for an upstream token sent as `Authorization: Bearer` (the caller's token never goes upstream; callers without a sign-in token are refused)",
-});
+const AuthTypeSchema = z
+  .enum(['bearer', 'api_key', 'none', 'user_oauth', 'user_key', 'mcp_oauth', 'token_exchange'])
+  .openapi('ToolProviderAuthType', {
+    description:
+      "`bearer` sends `Authorization: Bearer <authSecret>`, `api_key` sends `X-Api-Key: <authSecret>`; `user_oauth` sends the calling user's own OAuth access token of `credentialServiceType` (from the vault) as `Authorization: Bearer`, `user_key` that user's stored key of it as `X-Api-Key` (a user who has none gets the connect URL); `mcp_oauth`: the endpoint is an MCP server protected by the MCP authorization spec — on create (or `POST /{id}/discover-auth`) the gateway discovers its authorization server, registers itself there (RFC 7591; else `upstreamClient` must be entered) and saves an oauth2 credential provider under `credentialServiceType` (derived when absent), then calls behave as `user_oauth`; `token_exchange` (RFC 8693): each call exchanges the caller's own sign-in token (a user JWT or a gateway OAuth access token) at `tokenExchange`'s authorization server for an upstream token sent as `Authorization: Bearer` (the caller's token never goes upstream; callers without a sign-in token are refused)",
+  });
 const UpstreamClientSchema = z
-  .object({ clientId: z.string().min(1).max(500), clientSecret: z.string().min(1).max(8192).openapi({ description: 'Write-only; sealed in the credential provider' }) })
+  .object({
+    clientId: z.string().min(1).max(500),
+    clientSecret: z.string().min(1).max(8192).openapi({ description: 'Write-only; sealed in the credential provider' }),
+  })
   .openapi('McpUpstreamClient', {
-    description: "With mcp_oauth: the gateway's client registered by hand at the upstream's authorization server (needed when it offers no registration: 400 CLIENT_ID_REQUIRED)",
+    description:
+      "With mcp_oauth: the gateway's client registered by hand at the upstream's authorization server (needed when it offers no registration: 400 CLIENT_ID_REQUIRED)",
   });
 const CredentialServiceTypeSchema = z
   .string()
   .max(64)
   .regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$')
   .nullable()
-  .openapi({ description: 'With user_oauth / user_key: the service type of the user credential each call carries', example: 'github' });
+  .openapi({
+    description: 'With user_oauth / user_key: the service type of the user credential each call carries',
+    example: 'github',
+  });
 
 const ToolProviderSchema = z
   .object({
     id: z.string(),
     name: z.string(),
     pattern: z.string(),
-    endpoint: z.string().nullable().openapi({ description: 'The upstream MCP URL; null for callers who may not update the provider (such URLs often embed a key)' }),
+    endpoint: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'The upstream MCP URL; null for callers who may not update the provider (such URLs often embed a key)',
+      }),
     authType: AuthTypeSchema,
     hasAuthSecret: z.boolean(),
     credentialServiceType: z.string().nullable(),
@@ -46,7 +71,12 @@ const ToolProviderSchema = z
 
 const fields = {
   name: z.string().trim().min(1).max(200),
-  pattern: z.string().trim().min(1).max(200).openapi({ description: 'Tool-name glob: `*` any run, `?` one character', example: 'github_*' }),
+  pattern: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .openapi({ description: 'Tool-name glob: `*` any run, `?` one character', example: 'github_*' }),
   endpoint: HttpUrl.openapi({ description: 'Upstream MCP server (Streamable HTTP)' }),
   authSecret: z.string().min(1).max(8192).openapi({ description: 'Write-only; responses carry `hasAuthSecret`' }),
   priority: z
@@ -54,7 +84,10 @@ const fields = {
     .int()
     .min(-1_000_000)
     .max(1_000_000)
-    .openapi({ description: 'When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept)' }),
+    .openapi({
+      description:
+        'When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept)',
+    }),
   description: z.string().max(2000).nullable(),
   namePrefix: z
     .string()
@@ -80,7 +113,9 @@ const CreateToolProviderBody = z
     priority: fields.priority.default(0),
     description: fields.description.optional(),
     namePrefix: fields.namePrefix.optional(),
-    tenantId: TenantIdSchema.nullable().optional().openapi({ description: 'Admin only; others are pinned to their own tenant' }),
+    tenantId: TenantIdSchema.nullable()
+      .optional()
+      .openapi({ description: 'Admin only; others are pinned to their own tenant' }),
   })
   .openapi('CreateToolProviderRequest');
 
@@ -91,17 +126,28 @@ const UpdateToolProviderBody = z
     endpoint: fields.endpoint.optional(),
     authType: AuthTypeSchema.optional(),
     credentialServiceType: CredentialServiceTypeSchema.optional(),
-    tokenExchange: TokenExchangeInputSchema.nullable().optional().openapi({ description: 'Replaces the exchange settings (a `clientSecret` replaces the sealed secret); null removes them' }),
-    authSecret: fields.authSecret.nullable().optional().openapi({ description: 'A string replaces the secret, null removes it, absent keeps it' }),
+    tokenExchange: TokenExchangeInputSchema.nullable()
+      .optional()
+      .openapi({
+        description: 'Replaces the exchange settings (a `clientSecret` replaces the sealed secret); null removes them',
+      }),
+    authSecret: fields.authSecret
+      .nullable()
+      .optional()
+      .openapi({ description: 'A string replaces the secret, null removes it, absent keeps it' }),
     priority: fields.priority.optional(),
     description: fields.description.optional(),
     namePrefix: fields.namePrefix.optional(),
   })
   .openapi('UpdateToolProviderRequest');
 
-const DiscoverAuthBody = z.object({ upstreamClient: UpstreamClientSchema.optional() }).openapi('DiscoverToolProviderAuthRequest');
+const DiscoverAuthBody = z
+  .object({ upstreamClient: UpstreamClientSchema.optional() })
+  .openapi('DiscoverToolProviderAuthRequest');
 
-const UpstreamToolSchema = z.object({ name: z.string(), description: z.string().nullable(), inputSchema: z.record(z.string(), z.unknown()) }).openapi('UpstreamTool');
+const UpstreamToolSchema = z
+  .object({ name: z.string(), description: z.string().nullable(), inputSchema: z.record(z.string(), z.unknown()) })
+  .openapi('UpstreamTool');
 
 const ProviderWritten = z.object({ success: z.literal(true), provider: ToolProviderSchema });
 const common = { tags: ['Tool providers'], security: jwtSecurity };
@@ -112,7 +158,10 @@ const listRoute = createRoute({
   path: '/',
   summary: 'List tool providers',
   description: 'Visible providers (own tenant and global), highest priority first.',
-  responses: { 200: jsonResponse(z.object({ providers: z.array(ToolProviderSchema) }), 'Tool providers'), ...errorResponses(401) },
+  responses: {
+    200: jsonResponse(z.object({ providers: z.array(ToolProviderSchema) }), 'Tool providers'),
+    ...errorResponses(401),
+  },
 });
 const createProviderRoute = createRoute({
   ...common,
@@ -129,7 +178,10 @@ const getRoute = createRoute({
   path: '/{id}',
   summary: 'Get a tool provider',
   request: { params: IdParams },
-  responses: { 200: jsonResponse(z.object({ provider: ToolProviderSchema }), 'Tool provider'), ...errorResponses(401, 404) },
+  responses: {
+    200: jsonResponse(z.object({ provider: ToolProviderSchema }), 'Tool provider'),
+    ...errorResponses(401, 404),
+  },
 });
 const updateRoute = createRoute({
   ...common,
@@ -197,7 +249,9 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
     const { upstreamClient, tokenExchange, ...rest } = body;
     const fields = tokenExchange ? { ...rest, ...tokenExchangeWrite(egress, tokenExchange) } : rest;
     const provider =
-      body.authType === 'mcp_oauth' ? await mcpUpstreamAuth.create(c.var.principal, { ...fields, ...(upstreamClient && { upstreamClient }) }) : await providers.create(c.var.principal, fields);
+      body.authType === 'mcp_oauth'
+        ? await mcpUpstreamAuth.create(c.var.principal, { ...fields, ...(upstreamClient && { upstreamClient }) })
+        : await providers.create(c.var.principal, fields);
     return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 201);
   });
   app.openapi(getRoute, async (c) => {
@@ -207,7 +261,12 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
   app.openapi(updateRoute, async (c) => {
     const { tokenExchange, ...patch } = c.req.valid('json');
     if (patch.endpoint !== undefined) assertStoredUrlAllowed(egress, patch.endpoint, 'endpoint');
-    const exchange = tokenExchange === undefined ? {} : tokenExchange === null ? { tokenExchange: null } : tokenExchangeWrite(egress, tokenExchange);
+    const exchange =
+      tokenExchange === undefined
+        ? {}
+        : tokenExchange === null
+          ? { tokenExchange: null }
+          : tokenExchangeWrite(egress, tokenExchange);
     const provider = await providers.update(c.var.principal, c.req.valid('param').id, { ...patch, ...exchange });
     return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 200);
   });
@@ -216,11 +275,21 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
     return c.json({ success: true as const }, 200);
   });
   app.openapi(discoverAuthRoute, async (c) => {
-    const provider = await mcpUpstreamAuth.rediscover(c.var.principal, c.req.valid('param').id, c.req.valid('json').upstreamClient ?? null);
+    const provider = await mcpUpstreamAuth.rediscover(
+      c.var.principal,
+      c.req.valid('param').id,
+      c.req.valid('json').upstreamClient ?? null,
+    );
     return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 200);
   });
   app.openapi(toolsRoute, async (c) => {
-    const tools = await fetchProviderTools(listTools, providers, c.var.principal, c.req.valid('param').id, options.toolListTimeoutMs);
+    const tools = await fetchProviderTools(
+      listTools,
+      providers,
+      c.var.principal,
+      c.req.valid('param').id,
+      options.toolListTimeoutMs,
+    );
     return c.json({ tools }, 200);
   });
   return app;

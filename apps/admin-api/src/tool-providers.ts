@@ -15,7 +15,10 @@ export async function fetchProviderTools(
 }
 
 /** A provider as one caller sees it: `endpoint` is null for callers who may not change the provider. */
-export type ToolProviderView = Omit<ToolProvider, 'endpoint' | 'tokenExchange'> & { endpoint: string | null; tokenExchange: ReturnType<typeof tokenExchangeView> };
+export type ToolProviderView = Omit<ToolProvider, 'endpoint' | 'tokenExchange'> & {
+  endpoint: string | null;
+  tokenExchange: ReturnType<typeof tokenExchangeView>;
+};
 
 /**
  * SaaS MCP URLs often embed a key, so the endpoint is shown only to callers who may update the

@@ -15,7 +15,10 @@ describe('GET /oauth/upstream-client.json', () => {
   };
 
   it('answers the document without credentials, cacheable, its redirect URI the shared callback under OAUTH_CALLBACK_BASE_URL', async () => {
-    const res = await fetchDocument({ GATEWAY_PUBLIC_URL: 'https://gw.example', OAUTH_CALLBACK_BASE_URL: 'https://auth.gw.example/' });
+    const res = await fetchDocument({
+      GATEWAY_PUBLIC_URL: 'https://gw.example',
+      OAUTH_CALLBACK_BASE_URL: 'https://auth.gw.example/',
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('cache-control')).toBe('public, max-age=3600');
@@ -32,11 +35,17 @@ describe('GET /oauth/upstream-client.json', () => {
     // This route's own 404, in the authorization server's error shape as everything under /oauth/.
     const unset = await fetchDocument({});
     expect(unset.status).toBe(404);
-    expect(await unset.json()).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('no client metadata document') });
+    expect(await unset.json()).toEqual({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('no client metadata document'),
+    });
     await deps?.close();
     deps = undefined;
     const plainHttp = await fetchDocument({ GATEWAY_PUBLIC_URL: 'http://gw.example' });
     expect(plainHttp.status).toBe(404);
-    expect(await plainHttp.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('no client metadata document') });
+    expect(await plainHttp.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('no client metadata document'),
+    });
   });
 });

@@ -7,10 +7,17 @@ const CACHE_CONTROL = 'public, max-age=3600';
 
 const ClientMetadataDocument = z
   .object({
-    client_id: z.string().openapi({ description: "This document's own URL: the gateway's client_id at authorization servers that accept such documents" }),
+    client_id: z
+      .string()
+      .openapi({
+        description:
+          "This document's own URL: the gateway's client_id at authorization servers that accept such documents",
+      }),
     client_name: z.string(),
     client_uri: z.string(),
-    redirect_uris: z.array(z.string()).openapi({ description: "The vault's shared OAuth callback (the flow's state names the service type)" }),
+    redirect_uris: z
+      .array(z.string())
+      .openapi({ description: "The vault's shared OAuth callback (the flow's state names the service type)" }),
     grant_types: z.array(z.string()),
     response_types: z.array(z.string()),
     token_endpoint_auth_method: z.literal('none'),
@@ -24,7 +31,8 @@ const documentRoute = createRoute({
   tags: ['OAuth clients'],
   method: 'get',
   path: UPSTREAM_CLIENT_DOCUMENT_PATH,
-  summary: "The gateway's client ID metadata document, its client_id at upstream MCP servers' authorization servers (public client, no secret)",
+  summary:
+    "The gateway's client ID metadata document, its client_id at upstream MCP servers' authorization servers (public client, no secret)",
   responses: {
     200: jsonResponse(ClientMetadataDocument, 'The document (cacheable)'),
     404: jsonResponse(OAuthErrorBody, 'No document: GATEWAY_PUBLIC_URL is not an https (or loopback http) URL'),
@@ -42,7 +50,14 @@ export function upstreamClientDocumentRoutes(deps: ServiceDeps): OpenAPIHono {
     const document = upstreamClientDocument(deps.config);
     if (document === null) {
       c.header('cache-control', 'no-store');
-      return c.json({ error: 'invalid_request', error_description: 'The gateway has no client metadata document: GATEWAY_PUBLIC_URL is not an https (or loopback http) URL' }, 404);
+      return c.json(
+        {
+          error: 'invalid_request',
+          error_description:
+            'The gateway has no client metadata document: GATEWAY_PUBLIC_URL is not an https (or loopback http) URL',
+        },
+        404,
+      );
     }
     c.header('cache-control', CACHE_CONTROL);
     return c.json(ClientMetadataDocument.parse(document), 200);

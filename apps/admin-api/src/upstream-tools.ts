@@ -1,4 +1,10 @@
-import { createEgressDispatcher, egressRefusalOf, UpstreamError, UpstreamTimeoutError, type EgressPolicy } from '@agentgw/core';
+import {
+  createEgressDispatcher,
+  egressRefusalOf,
+  UpstreamError,
+  UpstreamTimeoutError,
+  type EgressPolicy,
+} from '@agentgw/core';
 import type { ProviderAuthType } from '@agentgw/db';
 import { isMcpUpstreamError, McpUpstreamClient } from '@agentgw/mcp-client';
 
@@ -45,7 +51,11 @@ export function createUpstreamToolLister(egress: EgressPolicy): UpstreamToolList
   return (target, timeoutMs) => listUpstreamTools(client, target, timeoutMs);
 }
 
-async function listUpstreamTools(client: McpUpstreamClient, target: UpstreamTarget, timeoutMs = DEFAULT_TOOL_LIST_TIMEOUT_MS): Promise<UpstreamTool[]> {
+async function listUpstreamTools(
+  client: McpUpstreamClient,
+  target: UpstreamTarget,
+  timeoutMs = DEFAULT_TOOL_LIST_TIMEOUT_MS,
+): Promise<UpstreamTool[]> {
   // Each listing opens its own upstream session and ends it, so a changed secret or endpoint never reuses an old one.
   const signal = AbortSignal.timeout(timeoutMs);
   const upstream = { endpoint: target.endpoint, headers: upstreamAuthHeaders(target) };
@@ -55,7 +65,10 @@ async function listUpstreamTools(client: McpUpstreamClient, target: UpstreamTarg
     return items.map((tool) => ({
       name: String(tool.name),
       description: typeof tool.description === 'string' ? tool.description : null,
-      inputSchema: typeof tool.inputSchema === 'object' && tool.inputSchema !== null ? (tool.inputSchema as Record<string, unknown>) : {},
+      inputSchema:
+        typeof tool.inputSchema === 'object' && tool.inputSchema !== null
+          ? (tool.inputSchema as Record<string, unknown>)
+          : {},
     }));
   } catch (err) {
     const refused = egressRefusalOf(err);

@@ -40,10 +40,18 @@ describe.each(testBackends())('users API (%s)', (backend) => {
   });
 
   it('creates a user with roles and a tenant; the new user can log in', async () => {
-    const res = await create({ email: 'ta@example.test', password: 'password-123', name: 'TA', roles: ['tenant_admin'], tenantId: 'acme' });
+    const res = await create({
+      email: 'ta@example.test',
+      password: 'password-123',
+      name: 'TA',
+      roles: ['tenant_admin'],
+      tenantId: 'acme',
+    });
     expect(res.status).toBe(201);
     expect(res.body.user).toMatchObject({ roles: ['tenant_admin'], tenantId: 'acme' });
-    const login = await call('POST', '/api/v1/auth/login', { body: { email: 'ta@example.test', password: 'password-123' } });
+    const login = await call('POST', '/api/v1/auth/login', {
+      body: { email: 'ta@example.test', password: 'password-123' },
+    });
     expect(login.status).toBe(200);
     expect(login.body.user).toMatchObject({ roles: ['tenant_admin'], tenantId: 'acme' });
   });
@@ -62,16 +70,32 @@ describe.each(testBackends())('users API (%s)', (backend) => {
 
     const updated = await call('PUT', `/api/v1/admin/users/${created.id}`, {
       token: admin.token,
-      body: { name: 'Renamed', email: 'renamed@example.test', password: 'new-password-1', tenantId: 'globex', roles: ['tenant_admin', 'agent_creator'] },
+      body: {
+        name: 'Renamed',
+        email: 'renamed@example.test',
+        password: 'new-password-1',
+        tenantId: 'globex',
+        roles: ['tenant_admin', 'agent_creator'],
+      },
     });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({
       success: true,
-      user: { id: created.id, name: 'Renamed', email: 'renamed@example.test', tenantId: 'globex', roles: ['tenant_admin', 'agent_creator'] },
+      user: {
+        id: created.id,
+        name: 'Renamed',
+        email: 'renamed@example.test',
+        tenantId: 'globex',
+        roles: ['tenant_admin', 'agent_creator'],
+      },
     });
-    const oldLogin = await call('POST', '/api/v1/auth/login', { body: { email: 'renamed@example.test', password: 'password-123' } });
+    const oldLogin = await call('POST', '/api/v1/auth/login', {
+      body: { email: 'renamed@example.test', password: 'password-123' },
+    });
     expect(oldLogin.status).toBe(401);
-    const newLogin = await call('POST', '/api/v1/auth/login', { body: { email: 'renamed@example.test', password: 'new-password-1' } });
+    const newLogin = await call('POST', '/api/v1/auth/login', {
+      body: { email: 'renamed@example.test', password: 'new-password-1' },
+    });
     expect(newLogin.status).toBe(200);
 
     const deleted = await call('DELETE', `/api/v1/admin/users/${created.id}`, { token: admin.token });
@@ -88,12 +112,18 @@ describe.each(testBackends())('users API (%s)', (backend) => {
     expect((await call('GET', '/api/v1/admin/agents', { token: user.token })).status).toBe(200);
     expect((await call('GET', '/api/v1/admin/api-keys', { token: user.token })).status).toBe(403);
 
-    const added = await call('POST', `/api/v1/admin/users/${user.id}/roles`, { token: admin.token, body: { role: 'tenant_admin' } });
+    const added = await call('POST', `/api/v1/admin/users/${user.id}/roles`, {
+      token: admin.token,
+      body: { role: 'tenant_admin' },
+    });
     expect(added.status).toBe(200);
     expect(added.body.user.roles).toEqual(['agent_creator', 'tenant_admin']);
     expect((await call('GET', '/api/v1/admin/api-keys', { token: user.token })).status).toBe(200);
 
-    const again = await call('POST', `/api/v1/admin/users/${user.id}/roles`, { token: admin.token, body: { role: 'tenant_admin' } });
+    const again = await call('POST', `/api/v1/admin/users/${user.id}/roles`, {
+      token: admin.token,
+      body: { role: 'tenant_admin' },
+    });
     expect(again.body.user.roles).toEqual(['agent_creator', 'tenant_admin']);
 
     events.length = 0;
@@ -107,7 +137,10 @@ describe.each(testBackends())('users API (%s)', (backend) => {
 
   it('refuses an unknown role with 400', async () => {
     const user = await signedInUser(deps, ['agent_creator']);
-    const assign = await call('POST', `/api/v1/admin/users/${user.id}/roles`, { token: admin.token, body: { role: 'superuser' } });
+    const assign = await call('POST', `/api/v1/admin/users/${user.id}/roles`, {
+      token: admin.token,
+      body: { role: 'superuser' },
+    });
     expect(assign.status).toBe(400);
     expect(assign.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'role' });
     const remove = await call('DELETE', `/api/v1/admin/users/${user.id}/roles/superuser`, { token: admin.token });
@@ -122,7 +155,10 @@ describe.each(testBackends())('users API (%s)', (backend) => {
     await create({ email: 'dup@example.test', password: 'password-123' });
     expect((await create({ email: 'DUP@example.test', password: 'password-123' })).status).toBe(409);
     const other = (await create({ email: 'other@example.test', password: 'password-123' })).body.user;
-    const res = await call('PUT', `/api/v1/admin/users/${other.id}`, { token: admin.token, body: { email: 'dup@example.test' } });
+    const res = await call('PUT', `/api/v1/admin/users/${other.id}`, {
+      token: admin.token,
+      body: { email: 'dup@example.test' },
+    });
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('EMAIL_TAKEN');
   });
@@ -157,7 +193,10 @@ describe.each(testBackends())('users API (%s)', (backend) => {
     expect(self.status).toBe(409);
     const demote = await call('DELETE', `/api/v1/admin/users/${admin.id}/roles/admin`, { token: admin.token });
     expect(demote.status).toBe(409);
-    const viaUpdate = await call('PUT', `/api/v1/admin/users/${admin.id}`, { token: admin.token, body: { roles: ['agent_creator'] } });
+    const viaUpdate = await call('PUT', `/api/v1/admin/users/${admin.id}`, {
+      token: admin.token,
+      body: { roles: ['agent_creator'] },
+    });
     expect(viaUpdate.status).toBe(409);
   });
 

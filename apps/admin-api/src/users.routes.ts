@@ -1,5 +1,14 @@
 import { ROLES, jwtAuth, requirePermission } from '@agentgw/auth';
-import { IdParams, SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  IdParams,
+  SuccessBody,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { addRole, createUserAccount, deleteUser, getUser, listUsers, removeRole, updateUser } from './users.js';
 
@@ -67,7 +76,8 @@ const updateRoute = createRoute({
   method: 'put',
   path: '/{id}',
   summary: 'Update a user',
-  description: 'Any of name, email, password, tenantId, roles. Role and tenant changes apply from the user’s next request.',
+  description:
+    'Any of name, email, password, tenantId, roles. Role and tenant changes apply from the user’s next request.',
   request: { params: IdParams, body: jsonBody(UpdateUserBody) },
   responses: { 200: jsonResponse(UserWritten, 'Updated'), ...errorResponses(400, 401, 403, 404, 409) },
 });
@@ -103,7 +113,9 @@ export function usersRoutes(deps: ServiceDeps): OpenAPIHono {
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth), requirePermission('user:manage'));
   app.openapi(listRoute, async (c) => c.json({ users: await listUsers(deps.db) }, 200));
-  app.openapi(createUserRoute, async (c) => c.json({ success: true as const, user: await createUserAccount(deps, c.req.valid('json')) }, 201));
+  app.openapi(createUserRoute, async (c) =>
+    c.json({ success: true as const, user: await createUserAccount(deps, c.req.valid('json')) }, 201),
+  );
   app.openapi(getRoute, async (c) => c.json({ user: await getUser(deps.db, c.req.valid('param').id) }, 200));
   app.openapi(updateRoute, async (c) => {
     const user = await updateUser(deps, c.var.principal, c.req.valid('param').id, c.req.valid('json'));

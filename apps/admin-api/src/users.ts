@@ -66,7 +66,10 @@ export async function createUserAccount(deps: UsersDeps, input: NewUserInput): P
     created_at: now,
     updated_at: now,
   };
-  const row = await conflictOnUnique(() => deps.db.insertInto('users').values(values).returningAll().executeTakeFirstOrThrow(), emailTaken);
+  const row = await conflictOnUnique(
+    () => deps.db.insertInto('users').values(values).returningAll().executeTakeFirstOrThrow(),
+    emailTaken,
+  );
   await deps.bus.publish('user.changed', { userId: row.id });
   return toUser(row);
 }
@@ -86,7 +89,10 @@ export async function updateUser(deps: UsersDeps, actor: Principal, id: string, 
   const changes = {
     ...(patch.email !== undefined && { email: normalizeEmail(patch.email) }),
     // Stamping the change ends every login token issued before it (auth compares the stamp).
-    ...(patch.password !== undefined && { password_hash: await hashPassword(patch.password), password_changed_at: deps.clock.now() }),
+    ...(patch.password !== undefined && {
+      password_hash: await hashPassword(patch.password),
+      password_changed_at: deps.clock.now(),
+    }),
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.roles !== undefined && { roles: unique(patch.roles) }),
     ...(patch.tenantId !== undefined && { tenant_id: patch.tenantId }),
@@ -98,7 +104,9 @@ export async function updateUser(deps: UsersDeps, actor: Principal, id: string, 
 export async function addRole(deps: UsersDeps, id: string, role: RoleName): Promise<User> {
   const current = await loadUser(deps.db, id);
   if (current.roles.includes(role)) return toUser(current);
-  return writeUser(deps, id, { roles: sql<RoleName[]>`case when ${role}::text = any(roles) then roles else array_append(roles, ${role}::text) end` });
+  return writeUser(deps, id, {
+    roles: sql<RoleName[]>`case when ${role}::text = any(roles) then roles else array_append(roles, ${role}::text) end`,
+  });
 }
 
 export async function removeRole(deps: UsersDeps, actor: Principal, id: string, role: RoleName): Promise<User> {

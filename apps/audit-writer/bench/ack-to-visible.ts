@@ -26,7 +26,8 @@ export interface AckToVisibleOptions {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 const READ_BACK_DEADLINE_MS = 10_000;
 
 /** One call as a gateway records it: the create, then its outcome; acknowledged once both are enqueued. */
@@ -46,14 +47,21 @@ async function acknowledgedCall(trail: AuditTrail, n: number): Promise<string> {
 }
 
 /** Queries the entry until it shows the outcome; returns the time from the call's acknowledgement and whether the first query already did. */
-async function readBack(host: TestHost, token: string, trail: AuditTrail, n: number): Promise<{ ms: number; firstHit: boolean }> {
+async function readBack(
+  host: TestHost,
+  token: string,
+  trail: AuditTrail,
+  n: number,
+): Promise<{ ms: number; firstHit: boolean }> {
   const id = await acknowledgedCall(trail, n);
   const acked = performance.now();
   for (let attempt = 0; ; attempt++) {
     const res = await host.request(`/api/v1/audit/logs/${id}`, { headers: authHeaders(token) });
     const body = res.status === 200 ? ((await res.json()) as { data: { status: string } }) : await res.text();
-    if (typeof body === 'object' && body.data.status === 'completed') return { ms: performance.now() - acked, firstHit: attempt === 0 };
-    if (performance.now() - acked > READ_BACK_DEADLINE_MS) throw new Error(`entry ${id} not visible ${READ_BACK_DEADLINE_MS} ms after its acknowledgement`);
+    if (typeof body === 'object' && body.data.status === 'completed')
+      return { ms: performance.now() - acked, firstHit: attempt === 0 };
+    if (performance.now() - acked > READ_BACK_DEADLINE_MS)
+      throw new Error(`entry ${id} not visible ${READ_BACK_DEADLINE_MS} ms after its acknowledgement`);
     await sleep(1);
   }
 }
@@ -109,7 +117,8 @@ export async function ackToVisible(options: AckToVisibleOptions): Promise<void> 
         while (producing) reads.push(await readBack(host, token, trail, n++));
       })();
       const calls = options.records / 2;
-      for (let i = 0; i < calls; i += 200) await Promise.all(Array.from({ length: Math.min(200, calls - i) }, () => acknowledgedCall(trail, n++)));
+      for (let i = 0; i < calls; i += 200)
+        await Promise.all(Array.from({ length: Math.min(200, calls - i) }, () => acknowledgedCall(trail, n++)));
       const ackedS = (performance.now() - start) / 1000;
       producing = false;
       await reader;
@@ -125,7 +134,9 @@ export async function ackToVisible(options: AckToVisibleOptions): Promise<void> 
         await sleep(20);
       }
       const seconds = (performance.now() - start) / 1000;
-      line(`${mode}, write: ${options.records} records acknowledged in ${ackedS.toFixed(2)} s and written in ${seconds.toFixed(2)} s = ${Math.round(options.records / seconds)} records/s`);
+      line(
+        `${mode}, write: ${options.records} records acknowledged in ${ackedS.toFixed(2)} s and written in ${seconds.toFixed(2)} s = ${Math.round(options.records / seconds)} records/s`,
+      );
       line(summary(`${mode}, read-your-writes during that write`, reads));
     }
   } finally {

@@ -58,7 +58,8 @@ async function dropQueue(prefix: string): Promise<void> {
   const redis = new Redis(redisUrl);
   try {
     const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 1000 })) keys.push(...(batch as string[]));
+    for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 1000 }))
+      keys.push(...(batch as string[]));
     for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
   } finally {
     await redis.quit();
@@ -90,7 +91,9 @@ async function writeThroughput(handle: DbHandle): Promise<void> {
       );
     }
     const enqueueS = (performance.now() - enqueueStart) / 1000;
-    line(`enqueue: ${JOBS} audit records (grouped by the producer into audit-bulk jobs of up to 500) into BullMQ in ${enqueueS.toFixed(1)} s (${Math.round(JOBS / enqueueS)} records/s)`);
+    line(
+      `enqueue: ${JOBS} audit records (grouped by the producer into audit-bulk jobs of up to 500) into BullMQ in ${enqueueS.toFixed(1)} s (${Math.round(JOBS / enqueueS)} records/s)`,
+    );
 
     const consumer = createAuditConsumer({
       db: handle.db,
@@ -128,7 +131,8 @@ async function writeThroughput(handle: DbHandle): Promise<void> {
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 /** p95 of filtered first pages (with their exact totals) over ROWS generated rows. */
 async function queryLatency(handle: DbHandle): Promise<void> {
@@ -141,20 +145,47 @@ async function queryLatency(handle: DbHandle): Promise<void> {
     from generate_series(1, ${ROWS}) g`.execute(handle.db);
   // As autovacuum leaves a settled table: visibility map set, so counts can use index-only scans.
   await sql`vacuum analyze audit_logs`.execute(handle.db);
-  line(`generated ${ROWS} rows with INSERT ... SELECT generate_series in ${((performance.now() - genStart) / 1000).toFixed(1)} s`);
+  line(
+    `generated ${ROWS} rows with INSERT ... SELECT generate_series in ${((performance.now() - genStart) / 1000).toFixed(1)} s`,
+  );
 
   const admin = { roles: ['admin'] } as never;
   const tenantAdmin = (t: string) => ({ roles: ['tenant_admin'], tenantId: t, userId: 'x' }) as never;
   const creator = (u: string) => ({ roles: ['agent_creator'], tenantId: null, userId: u }) as never;
   const shapes: [string, (i: number) => Promise<unknown>][] = [
-    ['tenant admin, own tenant', (i) => listEntries(handle.db, visibleFilter(tenantAdmin(`t${i % 20}`), {}), { limit: 50, offset: 0 })],
-    ['agent_creator, own entries', (i) => listEntries(handle.db, visibleFilter(creator(`u${i % 1000}`), {}), { limit: 50, offset: 0 })],
-    ['admin, agent + status', (i) => listEntries(handle.db, visibleFilter(admin, { agentId: `a${i % 50}`, status: 'failed' }), { limit: 50, offset: 0 })],
+    [
+      'tenant admin, own tenant',
+      (i) => listEntries(handle.db, visibleFilter(tenantAdmin(`t${i % 20}`), {}), { limit: 50, offset: 0 }),
+    ],
+    [
+      'agent_creator, own entries',
+      (i) => listEntries(handle.db, visibleFilter(creator(`u${i % 1000}`), {}), { limit: 50, offset: 0 }),
+    ],
+    [
+      'admin, agent + status',
+      (i) =>
+        listEntries(handle.db, visibleFilter(admin, { agentId: `a${i % 50}`, status: 'failed' }), {
+          limit: 50,
+          offset: 0,
+        }),
+    ],
     [
       'admin, tool + date range',
-      (i) => listEntries(handle.db, visibleFilter(admin, { toolName: `tool.${i % 100}`, from: new Date('2026-01-03'), before: new Date('2026-01-06') }), { limit: 50, offset: 0 }),
+      (i) =>
+        listEntries(
+          handle.db,
+          visibleFilter(admin, {
+            toolName: `tool.${i % 100}`,
+            from: new Date('2026-01-03'),
+            before: new Date('2026-01-06'),
+          }),
+          { limit: 50, offset: 0 },
+        ),
     ],
-    ['tenant admin, tenant + page 20', (i) => listEntries(handle.db, visibleFilter(tenantAdmin(`t${i % 20}`), {}), { limit: 50, offset: 1000 })],
+    [
+      'tenant admin, tenant + page 20',
+      (i) => listEntries(handle.db, visibleFilter(tenantAdmin(`t${i % 20}`), {}), { limit: 50, offset: 1000 }),
+    ],
   ];
   for (const [name, run] of shapes) {
     const times: number[] = [];
@@ -164,7 +195,9 @@ async function queryLatency(handle: DbHandle): Promise<void> {
       times.push(performance.now() - t);
     }
     times.sort((a, b) => a - b);
-    line(`query at ${ROWS} rows, ${name} (page of 50 + exact total): p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`);
+    line(
+      `query at ${ROWS} rows, ${name} (page of 50 + exact total): p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,
+    );
   }
 }
 
@@ -177,7 +210,8 @@ async function main(): Promise<void> {
   );
   if (JOBS > 0) await withScratchDatabase(writeThroughput);
   if (ROWS > 0) await withScratchDatabase(queryLatency);
-  for (const mode of MODES) await ackToVisible({ mode, redisUrl, samples: SAMPLES, records: RYW_RECORDS, line, dropQueue });
+  for (const mode of MODES)
+    await ackToVisible({ mode, redisUrl, samples: SAMPLES, records: RYW_RECORDS, line, dropQueue });
   line(
     `machine: load average ${loadavg()
       .map((l) => l.toFixed(1))

@@ -27,12 +27,28 @@ describe('audit consumer', () => {
   let deps: TestDeps;
   afterEach(() => deps.close());
 
-  const consumer = (retentionDays = 0) => createAuditConsumer({ db: deps.db, queue: deps.queue, clock: deps.clock, logger: silentLogger(), batchSize: 100, batchWaitMs: 10, retentionDays });
-  const ids = async () => (await deps.db.selectFrom('audit_logs').select('id').orderBy('id').execute()).map((r) => r.id);
+  const consumer = (retentionDays = 0) =>
+    createAuditConsumer({
+      db: deps.db,
+      queue: deps.queue,
+      clock: deps.clock,
+      logger: silentLogger(),
+      batchSize: 100,
+      batchWaitMs: 10,
+      retentionDays,
+    });
+  const ids = async () =>
+    (await deps.db.selectFrom('audit_logs').select('id').orderBy('id').execute()).map((r) => r.id);
 
   it('writes the good records of a batch and fails only the poison ones, with their reasons', async () => {
     deps = await createTestDeps();
-    const records = [record('good-1'), { op: 'create', id: '' }, record('nul', { toolName: 'a\u0000b' }), record('good-2'), 'junk'];
+    const records = [
+      record('good-1'),
+      { op: 'create', id: '' },
+      record('nul', { toolName: 'a\u0000b' }),
+      record('good-2'),
+      'junk',
+    ];
     const failure = await consumer()
       .handleBulk(records.map((r) => ({ records: [r] })))
       .catch((err: unknown) => err);
@@ -49,7 +65,11 @@ describe('audit consumer', () => {
   it('fails a bulk job with its poison records and writes the rest', async () => {
     deps = await createTestDeps();
     const failure = await consumer()
-      .handleBulk([{ records: [record('b1'), { op: 'update' }] }, { records: [record('b2'), record('b3')] }, { nope: true }])
+      .handleBulk([
+        { records: [record('b1'), { op: 'update' }] },
+        { records: [record('b2'), record('b3')] },
+        { nope: true },
+      ])
       .catch((err: unknown) => err);
     expect([...(failure as JobBatchFailures).failures.keys()].sort()).toEqual([0, 2]);
     expect(await ids()).toEqual(['b1', 'b2', 'b3']);
@@ -75,7 +95,9 @@ describe('audit consumer', () => {
         ['t-b', 8, undefined],
       ]);
       // And the next run is scheduled for the hour after.
-      await sql`update audit_chain set created_at = now() - interval '40 days' where tenant_key = 't-b'`.execute(deps.db);
+      await sql`update audit_chain set created_at = now() - interval '40 days' where tenant_key = 't-b'`.execute(
+        deps.db,
+      );
       clock.advance(RETENTION_INTERVAL_MS);
       await vi.waitFor(async () => expect(await ids()).toHaveLength(4), { timeout: 10_000, interval: 50 });
     } finally {

@@ -39,7 +39,9 @@ export function isTransient(err: unknown): boolean {
   if (/^(08|53|57|40)/.test(code) || code === '23505') return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /connection terminated|connection refused|timeout exceeded when trying to connect|client has encountered a connection error|Connection terminated/i.test(message);
+  return /connection terminated|connection refused|timeout exceeded when trying to connect|client has encountered a connection error|Connection terminated/i.test(
+    message,
+  );
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -60,7 +62,10 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
       } catch (err) {
         const wait = TRANSIENT_RETRIES[attempt];
         if (!isTransient(err) || wait === undefined) throw err;
-        logger.warn({ err: (err as Error).message, attempt: attempt + 1, jobs: jobs.length }, 'audit batch write failed; retrying');
+        logger.warn(
+          { err: (err as Error).message, attempt: attempt + 1, jobs: jobs.length },
+          'audit batch write failed; retrying',
+        );
         await sleep(wait);
       }
     }
@@ -95,7 +100,10 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
     for (const [index, err] of failures) {
       const record = records[index] as { id?: unknown; key?: unknown } | null;
       // The reason and the ids only: arguments and results stay out of the log.
-      logger.error({ auditId: record?.id, jobKey: record?.key, reason: err.message }, 'poison audit record: not written');
+      logger.error(
+        { auditId: record?.id, jobKey: record?.key, reason: err.message },
+        'poison audit record: not written',
+      );
     }
     return failures;
   }
@@ -136,9 +144,18 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
     /** The queue handler, exposed for the tests. */
     handleBulk,
     async start(): Promise<void> {
-      const batching = { batchSize: options.batchSize, batchWaitMs: options.batchWaitMs, concurrency: options.concurrency ?? 1 };
+      const batching = {
+        batchSize: options.batchSize,
+        batchWaitMs: options.batchWaitMs,
+        concurrency: options.concurrency ?? 1,
+      };
       // A bulk job holds up to 500 records: take fewer of them per transaction.
-      consumers.push(await queue.consume('audit-bulk', (jobs) => handleBulk(jobs), { ...batching, batchSize: Math.max(1, Math.ceil(options.batchSize / 100)) }));
+      consumers.push(
+        await queue.consume('audit-bulk', (jobs) => handleBulk(jobs), {
+          ...batching,
+          batchSize: Math.max(1, Math.ceil(options.batchSize / 100)),
+        }),
+      );
       if (options.retentionDays > 0) {
         consumers.push(
           await queue.consume('audit-retention', async (jobs) => {

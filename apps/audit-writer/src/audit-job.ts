@@ -50,7 +50,8 @@ export interface ValidJob {
  * job may come from a buggy one.
  */
 export function validateJob(raw: unknown): { ok: true; value: ValidJob } | { ok: false; reason: string } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, reason: 'invalid audit job: not an object' };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { ok: false, reason: 'invalid audit job: not an object' };
   const parsed = auditRecordJobSchema.safeParse(raw);
   if (!parsed.success) {
     const [issue] = parsed.error.issues;
@@ -65,7 +66,8 @@ function versionOf({ job, key }: ValidJob): string {
   return `${ms}.${String(job.seq).padStart(16, '0')}.${key}`;
 }
 
-const newer = <T>(current: Versioned<T> | undefined, candidate: Versioned<T>): Versioned<T> => (current === undefined || candidate.version > current.version ? candidate : current);
+const newer = <T>(current: Versioned<T> | undefined, candidate: Versioned<T>): Versioned<T> =>
+  current === undefined || candidate.version > current.version ? candidate : current;
 
 /**
  * Folds a batch's jobs into one patch per audit id with the writer's merge rule (last writer
@@ -98,7 +100,8 @@ export function mergeJobs(jobs: readonly ValidJob[]): RowPatch[] {
         createdAt: job.at,
       };
     }
-    if (fields.status !== undefined) patch.status = newer(patch.status, { value: fields.status, version: statusVersion(fields.status, version) });
+    if (fields.status !== undefined)
+      patch.status = newer(patch.status, { value: fields.status, version: statusVersion(fields.status, version) });
     if (fields.error !== undefined) patch.error = newer(patch.error, { value: fields.error, version });
     if (job.op === 'update') {
       const { result, duration, confirmedBy } = job.patch;

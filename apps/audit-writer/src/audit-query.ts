@@ -60,7 +60,9 @@ type AuditQuery<O> = SelectQueryBuilder<Database, 'audit_logs', O>;
  * -infinity) are never shown.
  */
 function filtered(db: Kysely<Database>, f: AuditFilter): AuditQuery<object> {
-  let q = db.selectFrom('audit_logs').where('created_at', '>', sql<Date>`${PLACEHOLDER_CREATED_AT}::timestamptz`) as AuditQuery<object>;
+  let q = db
+    .selectFrom('audit_logs')
+    .where('created_at', '>', sql<Date>`${PLACEHOLDER_CREATED_AT}::timestamptz`) as AuditQuery<object>;
   if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
   if (f.agentId !== undefined) q = q.where('agent_id', '=', f.agentId);
   if (f.tenantId !== undefined) q = q.where('tenant_id', '=', f.tenantId);
@@ -115,9 +117,19 @@ export function toEntry(row: EntryRow): AuditEntry {
 }
 
 /** One page, newest first, with the exact size of the whole filtered set. */
-export async function listEntries(db: Kysely<Database>, filter: AuditFilter, page: { limit: number; offset: number }): Promise<{ data: AuditEntry[]; total: number }> {
+export async function listEntries(
+  db: Kysely<Database>,
+  filter: AuditFilter,
+  page: { limit: number; offset: number },
+): Promise<{ data: AuditEntry[]; total: number }> {
   const [rows, count] = await Promise.all([
-    filtered(db, filter).select(ENTRY_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    filtered(db, filter)
+      .select(ENTRY_COLUMNS)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
     filtered(db, filter)
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow(),
@@ -132,7 +144,10 @@ export async function getEntry(db: Kysely<Database>, filter: AuditFilter, id: st
 }
 
 /** Counts per status and the mean duration (ms, of entries that have one) of the filtered set. */
-export async function auditStats(db: Kysely<Database>, filter: AuditFilter): Promise<{ total: number; byStatus: Record<AuditStatus, number>; avgDuration: number | null }> {
+export async function auditStats(
+  db: Kysely<Database>,
+  filter: AuditFilter,
+): Promise<{ total: number; byStatus: Record<AuditStatus, number>; avgDuration: number | null }> {
   const rows = await filtered(db, filter)
     .select((eb: ExpressionBuilder<Database, 'audit_logs'>) => [
       eb.ref('status').as('status'),
@@ -168,7 +183,9 @@ export async function* exportEntries(db: Kysely<Database>, filter: AuditFilter):
     let q = filtered(db, filter).select(ENTRY_COLUMNS);
     if (after) {
       const { createdAt, id } = after;
-      q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+      q = q.where((eb) =>
+        eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]),
+      );
     }
     const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(EXPORT_PAGE).execute();
     for (const row of rows) yield toEntry(row);

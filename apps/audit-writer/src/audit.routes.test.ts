@@ -6,13 +6,27 @@ import { authHeaders, createUser, tokenFor } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { auditWriterService } from './service.js';
 
-type Entry = { id: string; userId: string; tenantId: string | null; toolName: string; status: string; arguments: unknown; result: unknown; createdAt: string };
+type Entry = {
+  id: string;
+  userId: string;
+  tenantId: string | null;
+  toolName: string;
+  status: string;
+  arguments: unknown;
+  result: unknown;
+  createdAt: string;
+};
 type Page = { data: Entry[]; pagination: { limit: number; offset: number; total: number } };
 
 describe.each(testBackends())('audit routes on %s', (backend) => {
   let deps: TestDeps;
   let host: TestHost;
-  const tokens: Record<'admin' | 'tenantAdminA' | 'alice' | 'bob', string> = { admin: '', tenantAdminA: '', alice: '', bob: '' };
+  const tokens: Record<'admin' | 'tenantAdminA' | 'alice' | 'bob', string> = {
+    admin: '',
+    tenantAdminA: '',
+    alice: '',
+    bob: '',
+  };
   const ids: Record<string, string> = {};
   const users: Record<string, string> = {};
 
@@ -24,14 +38,23 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
     const alice = await createUser(deps, { email: 'alice@a.test', roles: ['agent_creator'], tenantId: 't-a' });
     const bob = await createUser(deps, { email: 'bob@b.test', roles: ['agent_creator'], tenantId: 't-b' });
     Object.assign(users, { admin: admin.id, tenantAdminA: tenantAdminA.id, alice: alice.id, bob: bob.id });
-    for (const [name, user] of Object.entries({ admin, tenantAdminA, alice, bob })) tokens[name as keyof typeof tokens] = await tokenFor(deps, user);
+    for (const [name, user] of Object.entries({ admin, tenantAdminA, alice, bob }))
+      tokens[name as keyof typeof tokens] = await tokenFor(deps, user);
 
     const clock = new ManualClock();
     const trail = createAuditTrail({ queue: deps.queue, clock });
     const record = async (
       name: string,
       day: string,
-      e: { user: string; agent: string; tenant: string; tool: string; status: 'pending' | 'confirmed' | 'rejected' | 'completed' | 'failed'; duration?: number; args?: unknown },
+      e: {
+        user: string;
+        agent: string;
+        tenant: string;
+        tool: string;
+        status: 'pending' | 'confirmed' | 'rejected' | 'completed' | 'failed';
+        duration?: number;
+        args?: unknown;
+      },
     ) => {
       clock.set(new Date(`${day}T10:00:00.000Z`));
       ids[name] = await trail.open({
@@ -44,15 +67,57 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
         arguments: e.args ?? { n: name },
         status: 'pending',
       });
-      if (e.status !== 'pending' || e.duration !== undefined) await trail.update(ids[name], { status: e.status, duration: e.duration ?? null });
+      if (e.status !== 'pending' || e.duration !== undefined)
+        await trail.update(ids[name], { status: e.status, duration: e.duration ?? null });
     };
-    await record('e1', '2026-01-01', { user: alice.id, agent: 'ag1', tenant: 't-a', tool: 'fs.read', status: 'completed', duration: 10 });
-    await record('e2', '2026-01-02', { user: alice.id, agent: 'ag2', tenant: 't-a', tool: 'fs.write', status: 'failed', duration: 30 });
+    await record('e1', '2026-01-01', {
+      user: alice.id,
+      agent: 'ag1',
+      tenant: 't-a',
+      tool: 'fs.read',
+      status: 'completed',
+      duration: 10,
+    });
+    await record('e2', '2026-01-02', {
+      user: alice.id,
+      agent: 'ag2',
+      tenant: 't-a',
+      tool: 'fs.write',
+      status: 'failed',
+      duration: 30,
+    });
     await record('e3', '2026-01-03', { user: bob.id, agent: 'ag1', tenant: 't-b', tool: 'fs.read', status: 'pending' });
-    await record('e4', '2026-01-04', { user: tenantAdminA.id, agent: 'ag3', tenant: 't-a', tool: 'db.query', status: 'rejected' });
-    await record('e5', '2026-01-05', { user: bob.id, agent: 'ag3', tenant: 't-b', tool: 'fs.read', status: 'completed', duration: 20, args: { path: '/x', api_key: 'sk-live-1' } });
-    await record('e6', '2026-01-06', { user: alice.id, agent: 'ag2', tenant: 't-a', tool: 'fs.read', status: 'confirmed' });
-    for (let i = 0; i < 55; i++) await record(`bulk${i}`, '2026-02-01', { user: alice.id, agent: 'ag9', tenant: 't-a', tool: 'bulk.tool', status: 'pending' });
+    await record('e4', '2026-01-04', {
+      user: tenantAdminA.id,
+      agent: 'ag3',
+      tenant: 't-a',
+      tool: 'db.query',
+      status: 'rejected',
+    });
+    await record('e5', '2026-01-05', {
+      user: bob.id,
+      agent: 'ag3',
+      tenant: 't-b',
+      tool: 'fs.read',
+      status: 'completed',
+      duration: 20,
+      args: { path: '/x', api_key: 'sk-live-1' },
+    });
+    await record('e6', '2026-01-06', {
+      user: alice.id,
+      agent: 'ag2',
+      tenant: 't-a',
+      tool: 'fs.read',
+      status: 'confirmed',
+    });
+    for (let i = 0; i < 55; i++)
+      await record(`bulk${i}`, '2026-02-01', {
+        user: alice.id,
+        agent: 'ag9',
+        tenant: 't-a',
+        tool: 'bulk.tool',
+        status: 'pending',
+      });
     // Written through the real queue consumer; wait until every create and update is in.
     await vi.waitFor(
       async () => {
@@ -62,7 +127,11 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
           .where('tool_name', 'is not', null)
           .executeTakeFirstOrThrow();
         expect(Number(n.n)).toBe(61);
-        const e5 = await deps.db.selectFrom('audit_logs').select('status').where('id', '=', ids.e5!).executeTakeFirstOrThrow();
+        const e5 = await deps.db
+          .selectFrom('audit_logs')
+          .select('status')
+          .where('id', '=', ids.e5!)
+          .executeTakeFirstOrThrow();
         expect(e5.status).toBe('completed');
       },
       { timeout: 20_000, interval: 50 },
@@ -73,7 +142,8 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
     await deps?.close();
   });
 
-  const get = async (who: keyof typeof tokens, path: string) => host.request(path, { headers: authHeaders(tokens[who]) });
+  const get = async (who: keyof typeof tokens, path: string) =>
+    host.request(path, { headers: authHeaders(tokens[who]) });
   const page = async (who: keyof typeof tokens, query = ''): Promise<Page> => {
     const res = await get(who, `/api/v1/audit/logs${query}`);
     expect(res.status).toBe(200);
@@ -101,8 +171,14 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
     expect(names(await page('admin', '?tool_name=fs.read'))).toEqual(['e1', 'e3', 'e5', 'e6']);
     expect(names(await page('admin', '?status=completed'))).toEqual(['e1', 'e5']);
     expect(names(await page('admin', '?start_date=2026-01-02&end_date=2026-01-04'))).toEqual(['e2', 'e3', 'e4']);
-    expect(names(await page('admin', '?start_date=2026-01-02T10:00:00Z&end_date=2026-01-04T10:00:00.000Z'))).toEqual(['e2', 'e3', 'e4']);
-    expect(names(await page('admin', '?start_date=2026-01-02T10:00:00.001Z&end_date=2026-01-04T09:59:59Z'))).toEqual(['e3']);
+    expect(names(await page('admin', '?start_date=2026-01-02T10:00:00Z&end_date=2026-01-04T10:00:00.000Z'))).toEqual([
+      'e2',
+      'e3',
+      'e4',
+    ]);
+    expect(names(await page('admin', '?start_date=2026-01-02T10:00:00.001Z&end_date=2026-01-04T09:59:59Z'))).toEqual([
+      'e3',
+    ]);
     expect(names(await page('admin', '?end_date=2026-01-01T12:00:00%2B02:00'))).toEqual(['e1']);
     const combined = await page('admin', '?tenant_id=t-a&tool_name=fs.read&status=confirmed&agent_id=ag2');
     expect(names(combined)).toEqual(['e6']);
@@ -143,7 +219,8 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
   });
 
   it('gets one entry under the same visibility, 404 otherwise', async () => {
-    const ok = async (who: keyof typeof tokens, name: string) => (await get(who, `/api/v1/audit/logs/${ids[name]}`)).status;
+    const ok = async (who: keyof typeof tokens, name: string) =>
+      (await get(who, `/api/v1/audit/logs/${ids[name]}`)).status;
     expect(await ok('admin', 'e3')).toBe(200);
     expect(await ok('alice', 'e1')).toBe(200);
     expect(await ok('alice', 'e4')).toBe(404);
@@ -154,7 +231,14 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ code: 'NOT_FOUND' });
     const body = (await (await get('admin', `/api/v1/audit/logs/${ids.e1}`)).json()) as { data: Entry };
-    expect(body.data).toMatchObject({ id: ids.e1, toolName: 'fs.read', status: 'completed', tenantId: 't-a', duration: 10, arguments: { n: 'e1' } });
+    expect(body.data).toMatchObject({
+      id: ids.e1,
+      toolName: 'fs.read',
+      status: 'completed',
+      tenantId: 't-a',
+      duration: 10,
+      arguments: { n: 'e1' },
+    });
   });
 
   it('stored the arguments masked', async () => {
@@ -166,12 +250,24 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
     const all = await get('admin', '/api/v1/audit/stats');
     expect(all.status).toBe(200);
     expect(await all.json()).toEqual({
-      data: { total: 61, byStatus: { pending: 56, confirmed: 1, rejected: 1, completed: 2, failed: 1 }, avgDuration: 20 },
+      data: {
+        total: 61,
+        byStatus: { pending: 56, confirmed: 1, rejected: 1, completed: 2, failed: 1 },
+        avgDuration: 20,
+      },
     });
     const b = await get('admin', '/api/v1/audit/stats?tenant_id=t-b');
-    expect(await b.json()).toEqual({ data: { total: 2, byStatus: { pending: 1, confirmed: 0, rejected: 0, completed: 1, failed: 0 }, avgDuration: 20 } });
+    expect(await b.json()).toEqual({
+      data: { total: 2, byStatus: { pending: 1, confirmed: 0, rejected: 0, completed: 1, failed: 0 }, avgDuration: 20 },
+    });
     const none = await get('admin', '/api/v1/audit/stats?tool_name=missing');
-    expect(await none.json()).toEqual({ data: { total: 0, byStatus: { pending: 0, confirmed: 0, rejected: 0, completed: 0, failed: 0 }, avgDuration: null } });
+    expect(await none.json()).toEqual({
+      data: {
+        total: 0,
+        byStatus: { pending: 0, confirmed: 0, rejected: 0, completed: 0, failed: 0 },
+        avgDuration: null,
+      },
+    });
     expect((await get('admin', '/api/v1/audit/stats?start_date=nope')).status).toBe(400);
     expect((await get('tenantAdminA', '/api/v1/audit/stats')).status).toBe(403);
     expect((await get('alice', '/api/v1/audit/stats')).status).toBe(403);
@@ -194,7 +290,12 @@ describe.each(testBackends())('audit routes on %s', (backend) => {
   });
 
   it('refuses callers without a user JWT', async () => {
-    for (const path of ['/api/v1/audit/logs', `/api/v1/audit/logs/${ids.e1}`, '/api/v1/audit/stats', '/api/v1/audit/export']) {
+    for (const path of [
+      '/api/v1/audit/logs',
+      `/api/v1/audit/logs/${ids.e1}`,
+      '/api/v1/audit/stats',
+      '/api/v1/audit/export',
+    ]) {
       const res = await host.request(path);
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ code: expect.any(String), message: expect.any(String) });

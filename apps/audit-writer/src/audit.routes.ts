@@ -1,6 +1,13 @@
 import { jwtAuth, requireRole } from '@agentgw/auth';
 import { AUDIT_STATUSES, NotFoundError, ValidationError } from '@agentgw/core';
-import { errorResponses, IdParams, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  errorResponses,
+  IdParams,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AUDIT_QUEUES } from './audit-consumer.js';
@@ -34,7 +41,10 @@ const DateParam = z
     } else if (isoDateTime.safeParse(raw).success) {
       return { at: new Date(raw), wholeDay: false };
     }
-    ctx.addIssue({ code: 'custom', message: 'must be an ISO date (YYYY-MM-DD) or date-time (e.g. 2026-01-31T12:00:00Z)' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be an ISO date (YYYY-MM-DD) or date-time (e.g. 2026-01-31T12:00:00Z)',
+    });
     return z.NEVER;
   });
 
@@ -42,13 +52,21 @@ const id = z.string().min(1).max(200);
 const Status = z.enum(AUDIT_STATUSES).openapi('AuditStatus');
 
 const FilterQuery = z.object({
-  user_id: id.optional().openapi({ description: 'Honoured for admins (and tenant admins within their tenant); everyone else sees only their own entries' }),
+  user_id: id
+    .optional()
+    .openapi({
+      description:
+        'Honoured for admins (and tenant admins within their tenant); everyone else sees only their own entries',
+    }),
   agent_id: id.optional(),
   tenant_id: id.optional().openapi({ description: 'Tenant admins are always limited to their own tenant' }),
   tool_name: z.string().min(1).max(512).optional(),
   status: Status.optional(),
   start_date: DateParam.optional().openapi({ type: 'string', description: 'Inclusive; YYYY-MM-DD or ISO date-time' }),
-  end_date: DateParam.optional().openapi({ type: 'string', description: 'Inclusive; YYYY-MM-DD covers that whole UTC day' }),
+  end_date: DateParam.optional().openapi({
+    type: 'string',
+    description: 'Inclusive; YYYY-MM-DD covers that whole UTC day',
+  }),
 });
 
 const PageQuery = FilterQuery.extend({
@@ -76,7 +94,10 @@ const AuditEntry = z
     endUserId: z.string().nullable(),
     providerId: z.string().nullable(),
     tenantId: z.string().nullable(),
-    oauthClientId: z.string().nullable().openapi({ description: 'The OAuth client (MCP app) the user signed in with; null for any other credential' }),
+    oauthClientId: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The OAuth client (MCP app) the user signed in with; null for any other credential' }),
     toolName: z.string(),
     arguments: z.unknown().openapi({ description: 'Secret-named fields masked, capped at 16 KiB' }),
     result: z.unknown(),
@@ -91,7 +112,11 @@ const AuditEntry = z
 
 const AuditPage = z.object({
   data: z.array(AuditEntry),
-  pagination: z.object({ limit: z.number().int(), offset: z.number().int(), total: z.number().int().openapi({ description: 'Size of the whole filtered set' }) }),
+  pagination: z.object({
+    limit: z.number().int(),
+    offset: z.number().int(),
+    total: z.number().int().openapi({ description: 'Size of the whole filtered set' }),
+  }),
 });
 
 const AuditStats = z.object({

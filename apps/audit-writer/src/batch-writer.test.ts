@@ -38,7 +38,10 @@ const update = (id: string, n: number, patch: UpdateJob['patch'], key = `u:${id}
 });
 
 /** Every ordering of a list (small lists only). */
-const permutations = <T>(items: T[]): T[][] => (items.length <= 1 ? [items] : items.flatMap((x, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((p) => [x, ...p])));
+const permutations = <T>(items: T[]): T[][] =>
+  items.length <= 1
+    ? [items]
+    : items.flatMap((x, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((p) => [x, ...p]));
 
 describe.each(testBackends())('writeBatch on %s', (backend) => {
   let handle: DbHandle;
@@ -64,11 +67,18 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
     expect(await writeBatch(handle.db, [job])).toMatchObject({ rows: 0, links: 0, duplicates: 1 });
     expect(await count('audit_logs')).toBe(1);
     expect(await count('audit_chain')).toBe(1);
-    expect(await row('r1')).toMatchObject({ tool_name: 'fs.read', tenant_id: 't1', arguments: { path: '/x' }, status: 'pending' });
+    expect(await row('r1')).toMatchObject({
+      tool_name: 'fs.read',
+      tenant_id: 't1',
+      arguments: { path: '/x' },
+      status: 'pending',
+    });
   });
 
   it('writes a refusal opened with its reason (one create job carrying error)', async () => {
-    await writeBatch(handle.db, [valid(Object.assign(create('r9'), { status: 'rejected' as const, error: 'Denied by an access rule' }))]);
+    await writeBatch(handle.db, [
+      valid(Object.assign(create('r9'), { status: 'rejected' as const, error: 'Denied by an access rule' })),
+    ]);
     expect(await row('r9')).toMatchObject({ status: 'rejected', error: 'Denied by an access rule' });
   });
 
@@ -105,9 +115,13 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
       if (i % 2 === 0) await writeBatch(handle.db, renamed);
       else for (const j of renamed) await writeBatch(handle.db, [j]);
       const r = await row(id);
-      outcomes.add(JSON.stringify([r?.tool_name, r?.status, r?.confirmed_by, r?.result, r?.duration, r?.error, r?.created_at]));
+      outcomes.add(
+        JSON.stringify([r?.tool_name, r?.status, r?.confirmed_by, r?.result, r?.duration, r?.error, r?.created_at]),
+      );
     }
-    expect([...outcomes]).toEqual([JSON.stringify(['fs.read', 'completed', 'admin-1', { n: 2 }, 7, null, new Date('2026-01-01T10:00:00.000Z')])]);
+    expect([...outcomes]).toEqual([
+      JSON.stringify(['fs.read', 'completed', 'admin-1', { n: 2 }, 7, null, new Date('2026-01-01T10:00:00.000Z')]),
+    ]);
   });
 
   it('never lets a later stage be overtaken by an earlier status sent later', async () => {
@@ -119,7 +133,10 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
   it('keeps a rejected record rejected: a later completed or failed (a runtime completing its refused call) does not overwrite it', async () => {
     await writeBatch(handle.db, [valid(create('r5')), valid(update('r5', 2, { status: 'rejected' }))]);
     await writeBatch(handle.db, [valid(update('r5', 5, { status: 'completed' }))]);
-    await writeBatch(handle.db, [valid(update('r5', 6, { status: 'failed' })), valid(update('r5', 7, { status: 'completed' }))]);
+    await writeBatch(handle.db, [
+      valid(update('r5', 6, { status: 'failed' })),
+      valid(update('r5', 7, { status: 'completed' })),
+    ]);
     expect((await row('r5'))?.status).toBe('rejected');
   });
 });

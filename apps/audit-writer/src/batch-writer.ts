@@ -39,7 +39,9 @@ export async function writeBatch(db: Kysely<Database>, jobs: readonly ValidJob[]
   if (jobs.length === 0) return { duplicates: 0, rows: 0, placeholders: 0, links: 0 };
   return db.transaction().execute(async (trx) => {
     const keys = [...new Set(jobs.map((j) => j.key))];
-    const known = await sql<{ job_key: string }>`select job_key from audit_chain where job_key = any(${keys}::text[])`.execute(trx);
+    const known = await sql<{
+      job_key: string;
+    }>`select job_key from audit_chain where job_key = any(${keys}::text[])`.execute(trx);
     const seen = new Set(known.rows.map((r) => r.job_key));
     // Skips jobs written before, and a second delivery within this batch.
     const fresh = jobs.filter((j) => {
@@ -55,7 +57,12 @@ export async function writeBatch(db: Kysely<Database>, jobs: readonly ValidJob[]
     }
     const chained = written.filter((r) => r.tool_name !== null);
     const links = await appendLinks(trx, chained);
-    return { duplicates: jobs.length - fresh.length, rows: written.length, placeholders: written.length - chained.length, links };
+    return {
+      duplicates: jobs.length - fresh.length,
+      rows: written.length,
+      placeholders: written.length - chained.length,
+      links,
+    };
   });
 }
 
@@ -109,7 +116,10 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
  * order, so two writers cannot deadlock) for the rest of the transaction: links of one chain
  * are appended by one writer at a time, in commit order.
  */
-async function appendLinks(trx: Transaction<Database>, rows: readonly (WrittenRow & { keys: string[] })[]): Promise<number> {
+async function appendLinks(
+  trx: Transaction<Database>,
+  rows: readonly (WrittenRow & { keys: string[] })[],
+): Promise<number> {
   if (rows.length === 0) return 0;
   const tenants = [...new Set(rows.map((r) => tenantKeyOf(r.tenant_id)))].sort();
   await trx
@@ -117,7 +127,13 @@ async function appendLinks(trx: Transaction<Database>, rows: readonly (WrittenRo
     .values(tenants.map((t) => ({ tenant_key: t, seq: 0, hash: GENESIS_HASH, pruned_hash: GENESIS_HASH })))
     .onConflict((oc) => oc.column('tenant_key').doNothing())
     .execute();
-  const heads = await trx.selectFrom('audit_chain_heads').select(['tenant_key', 'seq', 'hash']).where('tenant_key', 'in', tenants).orderBy('tenant_key').forUpdate().execute();
+  const heads = await trx
+    .selectFrom('audit_chain_heads')
+    .select(['tenant_key', 'seq', 'hash'])
+    .where('tenant_key', 'in', tenants)
+    .orderBy('tenant_key')
+    .forUpdate()
+    .execute();
   const head = new Map(heads.map((h) => [h.tenant_key, { seq: Number(h.seq), hash: h.hash }]));
   const links: Insertable<AuditChainTable>[] = [];
   for (const row of rows) {

@@ -18,7 +18,16 @@ const ROUNDS = 50;
 
 /** One call as a gateway records it; acknowledged once its create and outcome are enqueued. */
 async function acknowledgedCall(trail: AuditTrail, agentId: string, n: number): Promise<string> {
-  const id = await trail.open({ userId: 'u-ryw', agentId, endUserId: null, providerId: 'p1', tenantId: 't-ryw', toolName: 'ryw.tool', arguments: { n }, status: 'pending' });
+  const id = await trail.open({
+    userId: 'u-ryw',
+    agentId,
+    endUserId: null,
+    providerId: 'p1',
+    tenantId: 't-ryw',
+    toolName: 'ryw.tool',
+    arguments: { n },
+    status: 'pending',
+  });
   await trail.update(id, { status: 'completed', duration: 1 });
   return id;
 }
@@ -48,22 +57,32 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
   });
 
   it(`shows a call in a query sent right after its acknowledgement, ${ROUNDS} times out of ${ROUNDS}, from two producers`, async () => {
-    const producers = [createAuditTrail({ queue: deps.queue, clock: systemClock }), createAuditTrail({ queue: deps.queue, clock: systemClock })];
+    const producers = [
+      createAuditTrail({ queue: deps.queue, clock: systemClock }),
+      createAuditTrail({ queue: deps.queue, clock: systemClock }),
+    ];
     const misses: string[] = [];
     for (let n = 0; n < ROUNDS; n++) {
       const id = await acknowledgedCall(producers[n % 2]!, `producer-${n % 2}`, n);
       const seen = await readBack(host, token, id);
-      if (seen.status !== 200 || seen.entry?.status !== 'completed' || seen.stale !== null) misses.push(`${n}: ${seen.status} ${seen.entry?.status} stale=${seen.stale}`);
+      if (seen.status !== 200 || seen.entry?.status !== 'completed' || seen.stale !== null)
+        misses.push(`${n}: ${seen.status} ${seen.entry?.status} stale=${seen.stale}`);
     }
     expect(misses).toEqual([]);
   }, 180_000);
 
   it('counts every call acknowledged before the query in the page total, the stats and the export', async () => {
     const trail = createAuditTrail({ queue: deps.queue, clock: systemClock });
-    const before = ((await (await host.request('/api/v1/audit/stats', { headers: authHeaders(token) })).json()) as { data: { total: number } }).data.total;
+    const before = (
+      (await (await host.request('/api/v1/audit/stats', { headers: authHeaders(token) })).json()) as {
+        data: { total: number };
+      }
+    ).data.total;
     // Twenty concurrent calls: one producer group, acknowledged together.
     await Promise.all(Array.from({ length: 20 }, (_, n) => acknowledgedCall(trail, 'burst', n)));
-    const page = await host.request('/api/v1/audit/logs?agent_id=burst&status=completed', { headers: authHeaders(token) });
+    const page = await host.request('/api/v1/audit/logs?agent_id=burst&status=completed', {
+      headers: authHeaders(token),
+    });
     expect(page.headers.get(STALE_HEADER)).toBeNull();
     expect(((await page.json()) as { pagination: { total: number } }).pagination.total).toBe(20);
     const stats = await host.request('/api/v1/audit/stats', { headers: authHeaders(token) });
@@ -116,7 +135,10 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
       expect([path, res.status, res.headers.get(STALE_HEADER)]).toEqual([path, 200, 'true']);
       await res.body?.cancel();
     }
-    await vi.waitFor(async () => expect((await readBack(host, token, good)).stale).toBeNull(), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(async () => expect((await readBack(host, token, good)).stale).toBeNull(), {
+      timeout: 10_000,
+      interval: 100,
+    });
   }, 180_000);
 });
 
@@ -126,7 +148,10 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /** A child process on tsx whose stdout lines can be awaited one at a time. */
 function child(file: string, env: Record<string, string>) {
-  const proc: ChildProcess = spawn(process.execPath, ['--import', 'tsx', here(file)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc: ChildProcess = spawn(process.execPath, ['--import', 'tsx', here(file)], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   const waiters: ((line: string) => void)[] = [];
   createInterface({ input: proc.stdout! }).on('line', (line) => {
@@ -134,76 +159,94 @@ function child(file: string, env: Record<string, string>) {
     if (waiter) waiter(line);
     else lines.push(line);
   });
-  const exited = new Promise<never>((_, reject) => proc.on('exit', (code) => reject(new Error(`${file} exited (${code})`))));
+  const exited = new Promise<never>((_, reject) =>
+    proc.on('exit', (code) => reject(new Error(`${file} exited (${code})`))),
+  );
   exited.catch(() => {});
   return {
     proc,
-    next: () => Promise.race([lines.length > 0 ? Promise.resolve(lines.shift()!) : new Promise<string>((resolve) => waiters.push(resolve)), exited]),
+    next: () =>
+      Promise.race([
+        lines.length > 0 ? Promise.resolve(lines.shift()!) : new Promise<string>((resolve) => waiters.push(resolve)),
+        exited,
+      ]),
     send: (line: string) => proc.stdin!.write(`${line}\n`),
   };
 }
 
-describe.skipIf(!databaseUrl || !redisUrl)('read-your-writes, distributed (BullMQ, PostgreSQL, writers and producers in separate processes)', () => {
-  const prefix = `test-ryw-${randomUUID()}`;
-  let deps: TestDeps;
-  let writerQueue: BullJobQueue;
-  let host: TestHost;
-  let token: string;
-  const children: ReturnType<typeof child>[] = [];
+describe.skipIf(!databaseUrl || !redisUrl)(
+  'read-your-writes, distributed (BullMQ, PostgreSQL, writers and producers in separate processes)',
+  () => {
+    const prefix = `test-ryw-${randomUUID()}`;
+    let deps: TestDeps;
+    let writerQueue: BullJobQueue;
+    let host: TestHost;
+    let token: string;
+    const children: ReturnType<typeof child>[] = [];
 
-  beforeAll(async () => {
-    // Batches that would wait 10 s to fill, far past the read bound: only the barrier's flush request makes a query see its call in time.
-    deps = await createTestDeps({ backend: 'postgres', env: { AUDIT_BATCH_WAIT_MS: '10000' } });
-    writerQueue = new BullJobQueue({ url: redisUrl!, prefix });
-    host = await testHost(auditWriterService, { ...deps, queue: writerQueue });
-    token = await tokenFor(deps, await createUser(deps, { email: 'admin@ryw.test', roles: ['admin'] }));
-    const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(deps.db);
-    const dbUrl = new URL(databaseUrl!);
-    dbUrl.pathname = `/${rows[0]!.name}`;
-    const env = { REDIS_URL: redisUrl!, AUDIT_QUEUE_PREFIX: prefix };
-    // A second writer replica in its own process, and two gateway-like producers.
-    const writer = child('./writer-process.fixture.ts', { ...env, DATABASE_URL: dbUrl.toString(), AUDIT_BATCH_WAIT_MS: '10000' });
-    children.push(writer);
-    expect(await writer.next()).toBe('ready');
-    for (const name of ['producer-a', 'producer-b']) children.push(child('./producer-process.fixture.ts', { ...env, PRODUCER_NAME: name }));
-  }, 180_000);
-  afterAll(async () => {
-    for (const c of children) c.proc.kill('SIGKILL');
-    await host?.stop({ deadlineMs: 5000 });
-    await writerQueue?.close();
-    await deps?.close();
-    const redis = new Redis(redisUrl!);
-    const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 1000 })) keys.push(...(batch as string[]));
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-  });
+    beforeAll(async () => {
+      // Batches that would wait 10 s to fill, far past the read bound: only the barrier's flush request makes a query see its call in time.
+      deps = await createTestDeps({ backend: 'postgres', env: { AUDIT_BATCH_WAIT_MS: '10000' } });
+      writerQueue = new BullJobQueue({ url: redisUrl!, prefix });
+      host = await testHost(auditWriterService, { ...deps, queue: writerQueue });
+      token = await tokenFor(deps, await createUser(deps, { email: 'admin@ryw.test', roles: ['admin'] }));
+      const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(deps.db);
+      const dbUrl = new URL(databaseUrl!);
+      dbUrl.pathname = `/${rows[0]!.name}`;
+      const env = { REDIS_URL: redisUrl!, AUDIT_QUEUE_PREFIX: prefix };
+      // A second writer replica in its own process, and two gateway-like producers.
+      const writer = child('./writer-process.fixture.ts', {
+        ...env,
+        DATABASE_URL: dbUrl.toString(),
+        AUDIT_BATCH_WAIT_MS: '10000',
+      });
+      children.push(writer);
+      expect(await writer.next()).toBe('ready');
+      for (const name of ['producer-a', 'producer-b'])
+        children.push(child('./producer-process.fixture.ts', { ...env, PRODUCER_NAME: name }));
+    }, 180_000);
+    afterAll(async () => {
+      for (const c of children) c.proc.kill('SIGKILL');
+      await host?.stop({ deadlineMs: 5000 });
+      await writerQueue?.close();
+      await deps?.close();
+      const redis = new Redis(redisUrl!);
+      const keys: string[] = [];
+      for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 1000 }))
+        keys.push(...(batch as string[]));
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    });
 
-  it(`shows a call acknowledged by another process in a query sent right after, ${ROUNDS} times out of ${ROUNDS}, with two producer processes and two writers`, async () => {
-    const producers = children.slice(1);
-    const misses: string[] = [];
-    const times: number[] = [];
-    for (let n = 0; n < ROUNDS; n++) {
-      const producer = producers[n % 2]!;
-      producer.send(String(n));
-      const [word, echoed, id] = (await producer.next()).split(' ');
-      expect([word, echoed]).toEqual(['ack', String(n)]);
-      const seen = await readBack(host, token, id!);
-      times.push(seen.ms);
-      if (seen.status !== 200 || seen.entry?.status !== 'completed' || seen.stale !== null) misses.push(`${n}: ${seen.status} ${seen.entry?.status} stale=${seen.stale}`);
-      else expect(seen.entry.agentId).toBe(`producer-${n % 2 === 0 ? 'a' : 'b'}`);
-    }
-    expect(misses).toEqual([]);
-    times.sort((a, b) => a - b);
-    console.log(`read-back after acknowledgement: p50 ${times[ROUNDS / 2]!.toFixed(0)} ms, max ${times.at(-1)!.toFixed(0)} ms`);
-    // Far under the 10 s batch wait: the writers handed their partial batches over when asked.
-    expect(times[Math.floor(ROUNDS / 2)]).toBeLessThan(READ_BARRIER_MS / 2);
-  }, 120_000);
+    it(`shows a call acknowledged by another process in a query sent right after, ${ROUNDS} times out of ${ROUNDS}, with two producer processes and two writers`, async () => {
+      const producers = children.slice(1);
+      const misses: string[] = [];
+      const times: number[] = [];
+      for (let n = 0; n < ROUNDS; n++) {
+        const producer = producers[n % 2]!;
+        producer.send(String(n));
+        const [word, echoed, id] = (await producer.next()).split(' ');
+        expect([word, echoed]).toEqual(['ack', String(n)]);
+        const seen = await readBack(host, token, id!);
+        times.push(seen.ms);
+        if (seen.status !== 200 || seen.entry?.status !== 'completed' || seen.stale !== null)
+          misses.push(`${n}: ${seen.status} ${seen.entry?.status} stale=${seen.stale}`);
+        else expect(seen.entry.agentId).toBe(`producer-${n % 2 === 0 ? 'a' : 'b'}`);
+      }
+      expect(misses).toEqual([]);
+      times.sort((a, b) => a - b);
+      console.log(
+        `read-back after acknowledgement: p50 ${times[ROUNDS / 2]!.toFixed(0)} ms, max ${times.at(-1)!.toFixed(0)} ms`,
+      );
+      // Far under the 10 s batch wait: the writers handed their partial batches over when asked.
+      expect(times[Math.floor(ROUNDS / 2)]).toBeLessThan(READ_BARRIER_MS / 2);
+    }, 120_000);
 
-  it('answers at once when nothing is pending', async () => {
-    const started = performance.now();
-    const res = await host.request('/api/v1/audit/logs?limit=1', { headers: authHeaders(token) });
-    expect([res.status, res.headers.get(STALE_HEADER)]).toEqual([200, null]);
-    expect(performance.now() - started).toBeLessThan(500);
-  });
-});
+    it('answers at once when nothing is pending', async () => {
+      const started = performance.now();
+      const res = await host.request('/api/v1/audit/logs?limit=1', { headers: authHeaders(token) });
+      expect([res.status, res.headers.get(STALE_HEADER)]).toEqual([200, null]);
+      expect(performance.now() - started).toBeLessThan(500);
+    });
+  },
+);

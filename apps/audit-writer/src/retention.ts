@@ -25,7 +25,12 @@ export async function pruneAudit(db: Kysely<Database>, cutoff: Date): Promise<Pr
   for (const { tenant_key: tenantKey } of tenants) {
     for (;;) {
       const step = await db.transaction().execute(async (trx) => {
-        const head = await trx.selectFrom('audit_chain_heads').select(['seq', 'pruned_seq']).where('tenant_key', '=', tenantKey).forUpdate().executeTakeFirstOrThrow();
+        const head = await trx
+          .selectFrom('audit_chain_heads')
+          .select(['seq', 'pruned_seq'])
+          .where('tenant_key', '=', tenantKey)
+          .forUpdate()
+          .executeTakeFirstOrThrow();
         const from = Number(head.pruned_seq);
         const firstKept = await trx
           .selectFrom('audit_chain')
@@ -44,9 +49,22 @@ export async function pruneAudit(db: Kysely<Database>, cutoff: Date): Promise<Pr
           ) and not exists (
             select 1 from audit_chain l where l.audit_id = audit_logs.id and l.tenant_key = ${tenantKey} and l.seq > ${upTo}
           )`.execute(trx);
-        const anchor = await trx.selectFrom('audit_chain').select('hash').where('tenant_key', '=', tenantKey).where('seq', '=', upTo).executeTakeFirstOrThrow();
-        const links = await trx.deleteFrom('audit_chain').where('tenant_key', '=', tenantKey).where('seq', '<=', upTo).executeTakeFirst();
-        await trx.updateTable('audit_chain_heads').set({ pruned_seq: upTo, pruned_hash: anchor.hash }).where('tenant_key', '=', tenantKey).execute();
+        const anchor = await trx
+          .selectFrom('audit_chain')
+          .select('hash')
+          .where('tenant_key', '=', tenantKey)
+          .where('seq', '=', upTo)
+          .executeTakeFirstOrThrow();
+        const links = await trx
+          .deleteFrom('audit_chain')
+          .where('tenant_key', '=', tenantKey)
+          .where('seq', '<=', upTo)
+          .executeTakeFirst();
+        await trx
+          .updateTable('audit_chain_heads')
+          .set({ pruned_seq: upTo, pruned_hash: anchor.hash })
+          .where('tenant_key', '=', tenantKey)
+          .execute();
         return { rows: Number(rows.numAffectedRows ?? 0), links: Number(links.numDeletedRows) };
       });
       if (!step) break;
@@ -54,7 +72,11 @@ export async function pruneAudit(db: Kysely<Database>, cutoff: Date): Promise<Pr
       outcome.links += step.links;
     }
   }
-  const placeholders = await db.deleteFrom('audit_logs').where('tool_name', 'is', null).where('updated_at', '<', cutoff).executeTakeFirst();
+  const placeholders = await db
+    .deleteFrom('audit_logs')
+    .where('tool_name', 'is', null)
+    .where('updated_at', '<', cutoff)
+    .executeTakeFirst();
   outcome.placeholders = Number(placeholders.numDeletedRows);
   return outcome;
 }

@@ -25,7 +25,9 @@ async function main(): Promise<number> {
       broken = true;
       const b = r.broken;
       const where = b.seq === undefined ? '' : ` at link ${b.seq}`;
-      process.stdout.write(`audit chain ${label(r.tenantKey)}: BROKEN${where}: row ${b.auditId}: ${b.reason} (${r.links} links verified before it)\n`);
+      process.stdout.write(
+        `audit chain ${label(r.tenantKey)}: BROKEN${where}: row ${b.auditId}: ${b.reason} (${r.links} links verified before it)\n`,
+      );
     }
     if (reports.length === 0) process.stdout.write('audit chain: no audit entries\n');
     return broken ? 1 : 0;

@@ -32,38 +32,77 @@ describe.each(testBackends())('verify on %s', (backend) => {
   it('names a row whose content was edited by hand in SQL', async () => {
     await sql`update audit_logs set result = '{"ok": 999}'::jsonb where id = ${ids[12]!}`.execute(handle.db);
     const report = await verifyChain(handle.db, 't-a');
-    expect(report.broken).toMatchObject({ tenantKey: 't-a', auditId: ids[12], reason: expect.stringContaining('changed after it was written') });
+    expect(report.broken).toMatchObject({
+      tenantKey: 't-a',
+      auditId: ids[12],
+      reason: expect.stringContaining('changed after it was written'),
+    });
     // The other chains are intact.
     expect((await verifyChain(handle.db, 't-b')).broken).toBeUndefined();
   });
 
   it('names a row moved to another tenant by hand', async () => {
     await sql`update audit_logs set tenant_id = 't-b' where id = ${ids[0]!}`.execute(handle.db);
-    expect((await verifyChain(handle.db, 't-a')).broken).toMatchObject({ auditId: ids[0], reason: expect.stringContaining('changed') });
+    expect((await verifyChain(handle.db, 't-a')).broken).toMatchObject({
+      auditId: ids[0],
+      reason: expect.stringContaining('changed'),
+    });
   });
 
   it('names a row deleted by hand, and one inserted by hand', async () => {
     await sql`delete from audit_logs where id = ${ids[4]!}`.execute(handle.db);
-    expect((await verifyChain(handle.db, 't-b')).broken).toMatchObject({ auditId: ids[4], reason: expect.stringContaining('missing') });
-    await sql`insert into audit_logs (id, tool_name, status, tenant_id) values ('forged', 'fs.read', 'completed', 't-a')`.execute(handle.db);
-    expect((await verifyChain(handle.db, 't-a')).broken).toMatchObject({ auditId: 'forged', reason: expect.stringContaining('no chain') });
+    expect((await verifyChain(handle.db, 't-b')).broken).toMatchObject({
+      auditId: ids[4],
+      reason: expect.stringContaining('missing'),
+    });
+    await sql`insert into audit_logs (id, tool_name, status, tenant_id) values ('forged', 'fs.read', 'completed', 't-a')`.execute(
+      handle.db,
+    );
+    expect((await verifyChain(handle.db, 't-a')).broken).toMatchObject({
+      auditId: 'forged',
+      reason: expect.stringContaining('no chain'),
+    });
   });
 
   it('names the row of an altered or removed link', async () => {
-    const [link] = await handle.db.selectFrom('audit_chain').selectAll().where('tenant_key', '=', 't-a').where('seq', '=', 5).execute();
-    await sql`update audit_chain set content_hash = ${'f'.repeat(64)} where tenant_key = 't-a' and seq = 5`.execute(handle.db);
-    expect((await verifyChain(handle.db, 't-a')).broken).toMatchObject({ seq: 5, auditId: link!.audit_id, reason: expect.stringContaining('altered') });
+    const [link] = await handle.db
+      .selectFrom('audit_chain')
+      .selectAll()
+      .where('tenant_key', '=', 't-a')
+      .where('seq', '=', 5)
+      .execute();
+    await sql`update audit_chain set content_hash = ${'f'.repeat(64)} where tenant_key = 't-a' and seq = 5`.execute(
+      handle.db,
+    );
+    expect((await verifyChain(handle.db, 't-a')).broken).toMatchObject({
+      seq: 5,
+      auditId: link!.audit_id,
+      reason: expect.stringContaining('altered'),
+    });
     await sql`delete from audit_chain where tenant_key = 't-b' and seq = 3`.execute(handle.db);
-    expect((await verifyChain(handle.db, 't-b')).broken).toMatchObject({ seq: 4, reason: expect.stringContaining('link 3 is missing') });
+    expect((await verifyChain(handle.db, 't-b')).broken).toMatchObject({
+      seq: 4,
+      reason: expect.stringContaining('link 3 is missing'),
+    });
     // Cutting the tail: the row of the last link no longer matches its remaining (earlier) link.
-    const tail = await handle.db.selectFrom('audit_chain').select('audit_id').where('tenant_key', '=', '').where('seq', '=', 20).executeTakeFirstOrThrow();
+    const tail = await handle.db
+      .selectFrom('audit_chain')
+      .select('audit_id')
+      .where('tenant_key', '=', '')
+      .where('seq', '=', 20)
+      .executeTakeFirstOrThrow();
     await sql`delete from audit_chain where tenant_key = '' and seq = 20`.execute(handle.db);
-    expect((await verifyChain(handle.db, '')).broken).toMatchObject({ auditId: tail.audit_id, reason: expect.stringContaining('changed') });
+    expect((await verifyChain(handle.db, '')).broken).toMatchObject({
+      auditId: tail.audit_id,
+      reason: expect.stringContaining('changed'),
+    });
   });
 
   it('still passes after retention pruned the oldest links, and still catches an edit after that', async () => {
     // Age the first 12 links of t-a (rows 0..15 step 3 are t-a; their creates come first).
-    await sql`update audit_chain set created_at = now() - interval '40 days' where tenant_key = 't-a' and seq <= 12`.execute(handle.db);
+    await sql`update audit_chain set created_at = now() - interval '40 days' where tenant_key = 't-a' and seq <= 12`.execute(
+      handle.db,
+    );
     const outcome = await pruneAudit(handle.db, new Date(Date.now() - 30 * 86_400_000));
     // Those are the 10 creates of t-a plus 2 completions: only rows whose every link went are deleted.
     expect(outcome).toEqual({ rows: 2, links: 12, placeholders: 0 });
@@ -119,7 +158,9 @@ describe('verify command', () => {
     });
     const broken = await run(['--tenant', 't-a']);
     expect(broken.code).toBe(1);
-    expect(broken.stdout).toMatch(new RegExp(`^audit chain 't-a': BROKEN at link \\d+: row ${ids[3]}: row was changed after it was written`));
+    expect(broken.stdout).toMatch(
+      new RegExp(`^audit chain 't-a': BROKEN at link \\d+: row ${ids[3]}: row was changed after it was written`),
+    );
     expect((await run(['--tenant', 't-b'])).code).toBe(0);
   }, 180_000);
 });

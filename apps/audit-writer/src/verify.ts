@@ -28,14 +28,25 @@ export interface ChainReport {
  * first break.
  */
 export async function verifyChain(db: Kysely<Database>, tenantKey: string): Promise<ChainReport> {
-  const head = await db.selectFrom('audit_chain_heads').selectAll().where('tenant_key', '=', tenantKey).executeTakeFirst();
+  const head = await db
+    .selectFrom('audit_chain_heads')
+    .selectAll()
+    .where('tenant_key', '=', tenantKey)
+    .executeTakeFirst();
   const report: ChainReport = { tenantKey, links: 0 };
   if (head) {
     let expectSeq = Number(head.pruned_seq) + 1;
     let prevHash = head.pruned_hash;
     let lastAuditId = '';
     for (;;) {
-      const links = await db.selectFrom('audit_chain').selectAll().where('tenant_key', '=', tenantKey).where('seq', '>=', expectSeq).orderBy('seq').limit(PAGE).execute();
+      const links = await db
+        .selectFrom('audit_chain')
+        .selectAll()
+        .where('tenant_key', '=', tenantKey)
+        .where('seq', '>=', expectSeq)
+        .orderBy('seq')
+        .limit(PAGE)
+        .execute();
       if (links.length === 0) break;
       const ids = [...new Set(links.map((l) => l.audit_id))];
       const lastSeqs = await db
@@ -54,15 +65,32 @@ export async function verifyChain(db: Kysely<Database>, tenantKey: string): Prom
       for (const link of links) {
         const seq = Number(link.seq);
         const at = { tenantKey, seq, auditId: link.audit_id };
-        if (seq !== expectSeq) return { ...report, broken: { ...at, reason: `link ${expectSeq} is missing (the chain jumps to ${seq})` } };
-        if (link.prev_hash !== prevHash) return { ...report, broken: { ...at, reason: 'link does not follow the previous one (prev_hash differs)' } };
-        const own = linkHash({ tenantKey, seq, auditId: link.audit_id, jobKey: link.job_key, contentHash: link.content_hash, prevHash: link.prev_hash });
-        if (own !== link.hash) return { ...report, broken: { ...at, reason: 'link was altered (its hash does not match its content)' } };
+        if (seq !== expectSeq)
+          return { ...report, broken: { ...at, reason: `link ${expectSeq} is missing (the chain jumps to ${seq})` } };
+        if (link.prev_hash !== prevHash)
+          return { ...report, broken: { ...at, reason: 'link does not follow the previous one (prev_hash differs)' } };
+        const own = linkHash({
+          tenantKey,
+          seq,
+          auditId: link.audit_id,
+          jobKey: link.job_key,
+          contentHash: link.content_hash,
+          prevHash: link.prev_hash,
+        });
+        if (own !== link.hash)
+          return { ...report, broken: { ...at, reason: 'link was altered (its hash does not match its content)' } };
         if (lastSeq.get(link.audit_id) === seq) {
           const hash = rowHash.get(link.audit_id);
-          if (hash === undefined) return { ...report, broken: { ...at, reason: 'row is missing (deleted other than by retention)' } };
+          if (hash === undefined)
+            return { ...report, broken: { ...at, reason: 'row is missing (deleted other than by retention)' } };
           if (hash !== link.content_hash) {
-            return { ...report, broken: { ...at, reason: 'row was changed after it was written (content hash differs from its last link)' } };
+            return {
+              ...report,
+              broken: {
+                ...at,
+                reason: 'row was changed after it was written (content hash differs from its last link)',
+              },
+            };
           }
         }
         report.links += 1;
@@ -74,7 +102,12 @@ export async function verifyChain(db: Kysely<Database>, tenantKey: string): Prom
     if (Number(head.seq) !== expectSeq - 1 || head.hash !== prevHash) {
       return {
         ...report,
-        broken: { tenantKey, seq: expectSeq - 1, auditId: lastAuditId, reason: `chain ends at link ${expectSeq - 1} but its head records link ${head.seq} (links removed from the end?)` },
+        broken: {
+          tenantKey,
+          seq: expectSeq - 1,
+          auditId: lastAuditId,
+          reason: `chain ends at link ${expectSeq - 1} but its head records link ${head.seq} (links removed from the end?)`,
+        },
       };
     }
   }
@@ -83,11 +116,17 @@ export async function verifyChain(db: Kysely<Database>, tenantKey: string): Prom
     .select('id')
     .where(sql<string>`coalesce(tenant_id, '')`, '=', tenantKey)
     .where('tool_name', 'is not', null)
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('audit_chain').select('seq').whereRef('audit_chain.audit_id', '=', 'audit_logs.id'))))
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('audit_chain').select('seq').whereRef('audit_chain.audit_id', '=', 'audit_logs.id'))),
+    )
     .orderBy('created_at')
     .limit(1)
     .executeTakeFirst();
-  if (unchained) return { ...report, broken: { tenantKey, auditId: unchained.id, reason: 'row is in no chain (written other than by the writer)' } };
+  if (unchained)
+    return {
+      ...report,
+      broken: { tenantKey, auditId: unchained.id, reason: 'row is in no chain (written other than by the writer)' },
+    };
   return report;
 }
 

@@ -39,7 +39,8 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     await admin?.close();
     const redis = new Redis(redisUrl!);
     const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `bull:${prefix}*`, count: 1000 })) keys.push(...(batch as string[]));
+    for await (const batch of redis.scanStream({ match: `bull:${prefix}*`, count: 1000 }))
+      keys.push(...(batch as string[]));
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
   });
@@ -58,7 +59,11 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     });
     return child;
   };
-  const count = async (where = sql`true`) => Number((await sql<{ n: number }>`select count(*)::int as n from audit_logs where ${where}`.execute(handle.db)).rows[0]!.n);
+  const count = async (where = sql`true`) =>
+    Number(
+      (await sql<{ n: number }>`select count(*)::int as n from audit_logs where ${where}`.execute(handle.db)).rows[0]!
+        .n,
+    );
 
   // A writer process SIGKILLed while it holds jobs, then a new one: BullMQ redelivers what the
   // dead one held, and the writer's idempotency keeps every record exactly once.
@@ -72,13 +77,24 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
       ids.push(
         ...(await Promise.all(
           Array.from({ length: 50 }, (_, k) =>
-            trail.open({ userId: 'u', agentId: 'a', endUserId: null, providerId: 'p', tenantId: `t${(i + k) % 3}`, toolName: 'fs.read', arguments: { n: i + k }, status: 'pending' }),
+            trail.open({
+              userId: 'u',
+              agentId: 'a',
+              endUserId: null,
+              providerId: 'p',
+              tenantId: `t${(i + k) % 3}`,
+              toolName: 'fs.read',
+              arguments: { n: i + k },
+              status: 'pending',
+            }),
           ),
         )),
       );
     }
     for (let i = 0; i < RECORDS; i += 50) {
-      await Promise.all(ids.slice(i, i + 50).map((id, k) => trail.update(id, { status: 'completed', duration: i + k })));
+      await Promise.all(
+        ids.slice(i, i + 50).map((id, k) => trail.update(id, { status: 'completed', duration: i + k })),
+      );
     }
     await producer.close();
 
@@ -91,17 +107,34 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     const inspect = new Queue(`${prefix}-audit-bulk`, { connection: { url: redisUrl! } });
     const heldAtKill = await inspect.getActiveCount();
     await inspect.close();
-    console.log(`killed the writer with ${writtenAtKill} of ${RECORDS} rows written and ${heldAtKill} bulk jobs in its hands`);
+    console.log(
+      `killed the writer with ${writtenAtKill} of ${RECORDS} rows written and ${heldAtKill} bulk jobs in its hands`,
+    );
     expect(writtenAtKill).toBeLessThan(RECORDS);
     expect(heldAtKill).toBeGreaterThan(0);
 
     await startWriter();
-    await vi.waitFor(async () => expect(await count(sql`status = 'completed'`)).toBe(RECORDS), { timeout: 90_000, interval: 100 });
+    await vi.waitFor(async () => expect(await count(sql`status = 'completed'`)).toBe(RECORDS), {
+      timeout: 90_000,
+      interval: 100,
+    });
     const rows = await count();
-    const distinct = Number((await sql<{ n: number }>`select count(distinct id)::int as n from audit_logs`.execute(handle.db)).rows[0]!.n);
-    const durations = Number((await sql<{ n: number }>`select count(*)::int as n from audit_logs where duration is not null`.execute(handle.db)).rows[0]!.n);
-    const links = Number((await sql<{ n: number }>`select count(*)::int as n from audit_chain`.execute(handle.db)).rows[0]!.n);
-    console.log(`after the restart: ${rows} rows (${distinct} distinct ids), ${durations} with their update, ${links} chain links`);
+    const distinct = Number(
+      (await sql<{ n: number }>`select count(distinct id)::int as n from audit_logs`.execute(handle.db)).rows[0]!.n,
+    );
+    const durations = Number(
+      (
+        await sql<{ n: number }>`select count(*)::int as n from audit_logs where duration is not null`.execute(
+          handle.db,
+        )
+      ).rows[0]!.n,
+    );
+    const links = Number(
+      (await sql<{ n: number }>`select count(*)::int as n from audit_chain`.execute(handle.db)).rows[0]!.n,
+    );
+    console.log(
+      `after the restart: ${rows} rows (${distinct} distinct ids), ${durations} with their update, ${links} chain links`,
+    );
     expect(rows).toBe(RECORDS);
     expect(distinct).toBe(RECORDS);
     expect(durations).toBe(RECORDS);
@@ -122,7 +155,15 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     logger.error = (obj: unknown) => {
       errors.push(obj);
     };
-    const consumer = createAuditConsumer({ db: handle.db, queue, clock: systemClock, logger, batchSize: 100, batchWaitMs: 5, retentionDays: 0 });
+    const consumer = createAuditConsumer({
+      db: handle.db,
+      queue,
+      clock: systemClock,
+      logger,
+      batchSize: 100,
+      batchWaitMs: 5,
+      retentionDays: 0,
+    });
     const good = {
       op: 'create' as const,
       id: 'poison-test-good',
@@ -138,14 +179,22 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
       arguments: {},
       status: 'completed' as const,
     };
-    await queue.enqueue('audit-bulk', { records: [good, { ...good, id: 'poison-test-bad', key: 'c:bad', status: 'exploded' as never }] }, { attempts: 2, keepFailed: true });
+    await queue.enqueue(
+      'audit-bulk',
+      { records: [good, { ...good, id: 'poison-test-bad', key: 'c:bad', status: 'exploded' as never }] },
+      { attempts: 2, keepFailed: true },
+    );
     await consumer.start();
     const inspect = new Queue(`${prefix}-poison-audit-bulk`, { connection: { url: redisUrl! } });
     try {
       await vi.waitFor(async () => expect(await inspect.getFailedCount()).toBe(1), { timeout: 20_000, interval: 50 });
       const [failed] = await inspect.getFailed();
       expect(failed?.failedReason).toBe('invalid audit job: status: must be a known status');
-      expect(errors).toContainEqual({ auditId: 'poison-test-bad', jobKey: 'c:bad', reason: 'invalid audit job: status: must be a known status' });
+      expect(errors).toContainEqual({
+        auditId: 'poison-test-bad',
+        jobKey: 'c:bad',
+        reason: 'invalid audit job: status: must be a known status',
+      });
       expect(await count(sql`id = 'poison-test-good'`)).toBe(1);
       expect(await count(sql`id = 'poison-test-bad'`)).toBe(0);
     } finally {

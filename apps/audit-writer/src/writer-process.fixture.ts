@@ -9,7 +9,13 @@ import { openDatabase } from '@agentgw/db';
 import { createAuditConsumer } from './audit-consumer.js';
 
 const handle = await openDatabase({ url: process.env.DATABASE_URL });
-const queue = new BullJobQueue({ url: process.env.REDIS_URL!, prefix: process.env.AUDIT_QUEUE_PREFIX, lockDurationMs: 1500, stalledIntervalMs: 500, backoffMs: 100 });
+const queue = new BullJobQueue({
+  url: process.env.REDIS_URL!,
+  prefix: process.env.AUDIT_QUEUE_PREFIX,
+  lockDurationMs: 1500,
+  stalledIntervalMs: 500,
+  backoffMs: 100,
+});
 const consumer = createAuditConsumer({
   db: handle.db,
   queue,

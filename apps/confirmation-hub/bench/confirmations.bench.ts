@@ -14,17 +14,26 @@ import { request, type IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { createAuth } from '@agentgw/auth';
 import { loadConfig, MemoryEventBus, newId, type HeldCall } from '@agentgw/core';
-import { createScratchDatabase, isolatedRedisUrl, startHolder, startHub, TEST_SECRETS, type ReplicaProcess } from '../src/replica-processes.js';
+import {
+  createScratchDatabase,
+  isolatedRedisUrl,
+  startHolder,
+  startHub,
+  TEST_SECRETS,
+  type ReplicaProcess,
+} from '../src/replica-processes.js';
 import { SseEventReader } from '@agentgw/testkit';
 
-const databaseUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const databaseUrl =
+  process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const rounds = Number(process.env.BENCH_ROUNDS ?? 300);
 const clients = Math.min(Number(process.env.BENCH_SSE_CLIENTS ?? 10_000), 15_000);
 const heartbeatMs = Number(process.env.BENCH_HEARTBEAT_MS ?? 5_000);
 const heartbeats = Number(process.env.BENCH_HEARTBEATS ?? 3);
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const summary = (values: number[]) => {
   const s = [...values].sort((a, b) => a - b);
   return `p50 ${percentile(s, 50).toFixed(1)} ms  p95 ${percentile(s, 95).toFixed(1)} ms  p99 ${percentile(s, 99).toFixed(1)} ms  max ${s.at(-1)!.toFixed(1)} ms  (n=${s.length})`;
@@ -50,7 +59,11 @@ try {
   // debug: the hub logs how long each heartbeat fan-out took.
   const [hub, holder] = await Promise.all([startHub({ ...env, LOG_LEVEL: 'debug' }), startHolder(env)]);
   processes.push(hub, holder);
-  const auth = await createAuth({ config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }), db: database.handle.db, bus: new MemoryEventBus() });
+  const auth = await createAuth({
+    config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }),
+    db: database.handle.db,
+    bus: new MemoryEventBus(),
+  });
 
   // Users straight into the table (no password hashing): one confirmer, and the SSE crowd.
   const users = Array.from({ length: Math.max(1, Math.ceil(clients / 10)) }, (_, i) => ({
@@ -65,12 +78,18 @@ try {
       .insertInto('users')
       .values(users.slice(i, i + 1_000))
       .execute();
-  const tokens = await Promise.all(users.map((u) => auth.signUserToken({ id: u.id, email: u.email, roles: [], tenantId: 'bench' })));
+  const tokens = await Promise.all(
+    users.map((u) => auth.signUserToken({ id: u.id, email: u.email, roles: [], tenantId: 'bench' })),
+  );
   const confirmer = { id: users[0]!.id, token: tokens[0]! };
 
   // 1. confirm-to-release across processes.
-  console.log(`\n1) confirm → release: held on process ${holder.child.pid}, confirmed through hub process ${hub.child.pid} (PostgreSQL + Redis)`);
-  const stream = new SseEventReader(await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${confirmer.token}` } }));
+  console.log(
+    `\n1) confirm → release: held on process ${holder.child.pid}, confirmed through hub process ${hub.child.pid} (PostgreSQL + Redis)`,
+  );
+  const stream = new SseEventReader(
+    await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${confirmer.token}` } }),
+  );
   await stream.nextOf('connected');
   const release: number[] = [];
   const confirmRoundTrip: number[] = [];
@@ -87,11 +106,16 @@ try {
       arguments: { i },
       risk: 'medium',
     };
-    const held = fetch(`${holder.url}/hold`, { method: 'POST', body: JSON.stringify({ call }) }).then((r) => r.json() as Promise<{ releasedAt: number }>);
+    const held = fetch(`${holder.url}/hold`, { method: 'POST', body: JSON.stringify({ call }) }).then(
+      (r) => r.json() as Promise<{ releasedAt: number }>,
+    );
     const required = await stream.nextOf('CONFIRMATION_REQUIRED', 10_000);
     const id = (required.data as { id: string }).id;
     const sentAt = now();
-    const answered = await fetch(`${hub.url}/api/v1/confirmation/${id}/confirm`, { method: 'POST', headers: { authorization: `Bearer ${confirmer.token}` } });
+    const answered = await fetch(`${hub.url}/api/v1/confirmation/${id}/confirm`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${confirmer.token}` },
+    });
     const answeredAt = now();
     if (answered.status !== 200) throw new Error(`confirm answered ${answered.status}`);
     await answered.arrayBuffer();
@@ -120,34 +144,38 @@ try {
   let failed = 0;
   const connectOne = (i: number) =>
     new Promise<void>((resolve) => {
-      const req = request(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${tokens[i % tokens.length]}` }, agent: false }, (res) => {
-        if (res.statusCode !== 200) {
-          failed += 1;
-          res.resume();
-          return resolve();
-        }
-        open.push(res);
-        res.setEncoding('utf8');
-        let buffer = '';
-        let resolved = false;
-        res.on('data', (chunk: string) => {
-          const at = now();
-          buffer += chunk;
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const frame = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            if (frame.startsWith('event: connected') && !resolved) {
-              resolved = true;
-              resolve();
-            } else if (frame.startsWith('event: heartbeat')) {
-              const data = JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as { timestamp: string };
-              lateness.push(at - Date.parse(data.timestamp));
-              beatsPerClient[i] = (beatsPerClient[i] ?? 0) + 1;
-            }
+      const req = request(
+        `${hub.url}/api/v1/stream`,
+        { headers: { authorization: `Bearer ${tokens[i % tokens.length]}` }, agent: false },
+        (res) => {
+          if (res.statusCode !== 200) {
+            failed += 1;
+            res.resume();
+            return resolve();
           }
-        });
-      });
+          open.push(res);
+          res.setEncoding('utf8');
+          let buffer = '';
+          let resolved = false;
+          res.on('data', (chunk: string) => {
+            const at = now();
+            buffer += chunk;
+            let end: number;
+            while ((end = buffer.indexOf('\n\n')) >= 0) {
+              const frame = buffer.slice(0, end);
+              buffer = buffer.slice(end + 2);
+              if (frame.startsWith('event: connected') && !resolved) {
+                resolved = true;
+                resolve();
+              } else if (frame.startsWith('event: heartbeat')) {
+                const data = JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as { timestamp: string };
+                lateness.push(at - Date.parse(data.timestamp));
+                beatsPerClient[i] = (beatsPerClient[i] ?? 0) + 1;
+              }
+            }
+          });
+        },
+      );
       req.on('error', () => {
         failed += 1;
         resolve();
@@ -158,7 +186,9 @@ try {
   for (let i = 0; i < clients; i += 250) {
     await Promise.all(Array.from({ length: Math.min(250, clients - i) }, (_, k) => connectOne(i + k)));
   }
-  console.log(`   connected ${open.length} (failed ${failed}) in ${((Date.now() - connectStarted) / 1000).toFixed(1)} s`);
+  console.log(
+    `   connected ${open.length} (failed ${failed}) in ${((Date.now() - connectStarted) / 1000).toFixed(1)} s`,
+  );
   const rssConnected = rssMiB(hub.child.pid!);
   lateness.length = 0;
   beatsPerClient.fill(0);
@@ -175,7 +205,9 @@ try {
     .map((line) => JSON.parse(line) as { streams: number; ms: number })
     .filter((l) => l.streams >= open.length)
     .map((l) => l.ms);
-  console.log(`   hub-side fan-out of one heartbeat to ${open.length} streams (enqueue loop): ${fanOuts.map((ms) => `${ms} ms`).join(', ')}`);
+  console.log(
+    `   hub-side fan-out of one heartbeat to ${open.length} streams (enqueue loop): ${fanOuts.map((ms) => `${ms} ms`).join(', ')}`,
+  );
   console.log(
     `   hub resident memory: ${rssBefore.toFixed(0)} MiB before, ${rssConnected.toFixed(0)} MiB with ${open.length} streams ` +
       `(${(((rssConnected - rssBefore) * 1024) / Math.max(1, open.length)).toFixed(1)} KiB per stream), ${rssAfter.toFixed(0)} MiB after ${heartbeats} heartbeats`,

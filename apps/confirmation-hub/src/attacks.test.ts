@@ -12,7 +12,11 @@ beforeAll(async () => {
 afterAll(() => hub?.close());
 
 const answer = (id: string, headers: Record<string, string>) =>
-  hub.host.request(`/api/v1/confirmation/${id}/confirm`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' });
+  hub.host.request(`/api/v1/confirmation/${id}/confirm`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: '{}',
+  });
 
 describe('who may answer a held call', () => {
   it('not the agent (runtime token), not its session token, not an API key naming the very user the call is for; a person of another tenant or none sees a 404', async () => {
@@ -22,9 +26,24 @@ describe('who may answer a held call', () => {
     const key = generateApiKey();
     await hub.deps.db
       .insertInto('api_keys')
-      .values({ id: `k-${Date.now()}`, name: 'runtime', key_hash: key.hash, key_prefix: key.prefix, scopes: [], user_id: hub.acmeAdmin.id, tenant_id: 'acme' })
+      .values({
+        id: `k-${Date.now()}`,
+        name: 'runtime',
+        key_hash: key.hash,
+        key_prefix: key.prefix,
+        scopes: [],
+        user_id: hub.acmeAdmin.id,
+        tenant_id: 'acme',
+      })
       .execute();
-    const session = await hub.deps.auth.issueSessionToken({ endUserId: hub.alice.id, email: 'alice@example.test', roles: [], tenantId: 'acme', agentId: agent.id, requestId: 'req_attack' });
+    const session = await hub.deps.auth.issueSessionToken({
+      endUserId: hub.alice.id,
+      email: 'alice@example.test',
+      roles: [],
+      tenantId: 'acme',
+      agentId: agent.id,
+      requestId: 'req_attack',
+    });
 
     const credentials: Record<string, string>[] = [
       { authorization: `Bearer ${agent.runtimeToken}` },
@@ -44,7 +63,9 @@ describe('who may answer a held call', () => {
       expect(res.status).toBe(404);
     }
     // Still pending: none of that decided it. The end user, signed in, does.
-    const still = await hub.host.request(`/api/v1/confirmation/${id}`, { headers: { authorization: `Bearer ${hub.alice.token}` } });
+    const still = await hub.host.request(`/api/v1/confirmation/${id}`, {
+      headers: { authorization: `Bearer ${hub.alice.token}` },
+    });
     expect(await still.json()).toMatchObject({ data: { status: 'pending' } });
     const byAlice = await answer(id, { authorization: `Bearer ${hub.alice.token}` });
     expect(byAlice.status).toBe(200);
@@ -56,7 +77,15 @@ describe('who may answer a held call', () => {
     const key = generateApiKey();
     await hub.deps.db
       .insertInto('api_keys')
-      .values({ id: `k2-${Date.now()}`, name: 'own', key_hash: key.hash, key_prefix: key.prefix, scopes: [], user_id: hub.acmeAdmin.id, tenant_id: 'acme' })
+      .values({
+        id: `k2-${Date.now()}`,
+        name: 'own',
+        key_hash: key.hash,
+        key_prefix: key.prefix,
+        scopes: [],
+        user_id: hub.acmeAdmin.id,
+        tenant_id: 'acme',
+      })
       .execute();
     const res = await answer(id, { 'x-api-key': key.token, 'x-user-id': hub.alice.id });
     expect(res.status).toBe(403);

@@ -15,7 +15,13 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
   });
   afterAll(() => hub.close());
 
-  async function call(method: string, path: string, who?: Caller, body?: unknown, raw?: string): Promise<{ status: number; body: Json }> {
+  async function call(
+    method: string,
+    path: string,
+    who?: Caller,
+    body?: unknown,
+    raw?: string,
+  ): Promise<{ status: number; body: Json }> {
     const headers: Record<string, string> = {};
     if (who) headers.authorization = `Bearer ${who.token}`;
     if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';
@@ -174,11 +180,18 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
     const { id, outcome } = await hub.hold({ arguments: args }, client.signal);
     client.abort();
     expect((await outcome).decision).toBe('expired');
-    expect((await call('GET', `/${id}`, hub.alice)).body.data).toMatchObject({ status: 'pending', reason: 'The caller went away before a decision.' });
+    expect((await call('GET', `/${id}`, hub.alice)).body.data).toMatchObject({
+      status: 'pending',
+      reason: 'The caller went away before a decision.',
+    });
     expect((await call('GET', '/pending', hub.alice)).body.data.map((c: Json) => c.id)).toContain(id);
     const res = await call('POST', `/${id}/confirm`, hub.alice);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ data: { status: 'confirmed', reason: null }, confirmation_token: expect.any(String), expiresIn: expect.any(Number) });
+    expect(res.body).toMatchObject({
+      data: { status: 'confirmed', reason: null },
+      confirmation_token: expect.any(String),
+      expiresIn: expect.any(Number),
+    });
     const held = {
       auditId: 'a',
       agentId: hub.agentId,
@@ -190,7 +203,9 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
       arguments: args,
       risk: 'high' as const,
     };
-    expect(await hub.gate.redeem(res.body.confirmation_token, { ...held, arguments: { repo: 'acme/other' } })).toBe(false);
+    expect(await hub.gate.redeem(res.body.confirmation_token, { ...held, arguments: { repo: 'acme/other' } })).toBe(
+      false,
+    );
     expect(await hub.gate.redeem(res.body.confirmation_token, held)).toBe(true);
     expect(await hub.gate.redeem(res.body.confirmation_token, held)).toBe(false);
     expect((await call('GET', `/${id}`, hub.alice)).body.data.status).toBe('consumed');
@@ -198,24 +213,49 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
   });
 
   it('masks secret-named arguments wherever a confirmation is shown and stored; the token still binds to the raw call', async () => {
-    const raw = { repo: 'acme/masked', password: 'hunter2', nested: { apiKey: 'sk-live-123', list: [{ token: 'tok-9' }] } };
+    const raw = {
+      repo: 'acme/masked',
+      password: 'hunter2',
+      nested: { apiKey: 'sk-live-123', list: [{ token: 'tok-9' }] },
+    };
     const client = new AbortController();
     const { id, outcome } = await hub.hold({ arguments: raw }, client.signal);
-    const masked = { repo: 'acme/masked', password: '********', nested: { apiKey: '********', list: [{ token: '********' }] } };
+    const masked = {
+      repo: 'acme/masked',
+      password: '********',
+      nested: { apiKey: '********', list: [{ token: '********' }] },
+    };
     const shown = [
       (await call('GET', `/${id}`, hub.alice)).body.data,
       (await call('GET', '/list', hub.alice)).body.data.find((c: Json) => c.id === id),
       (await call('GET', '/pending', hub.alice)).body.data.find((c: Json) => c.id === id),
-      ((await (await hub.host.request('/api/v1/stream/pending', { headers: { authorization: `Bearer ${hub.alice.token}` } })).json()) as Json).data.find((c: Json) => c.id === id),
+      (
+        (await (
+          await hub.host.request('/api/v1/stream/pending', { headers: { authorization: `Bearer ${hub.alice.token}` } })
+        ).json()) as Json
+      ).data.find((c: Json) => c.id === id),
     ];
     for (const confirmation of shown) expect(confirmation.tool.arguments).toEqual(masked);
-    const row = await hub.deps.db.selectFrom('confirmations').select('arguments').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await hub.deps.db
+      .selectFrom('confirmations')
+      .select('arguments')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(JSON.stringify(row.arguments)).not.toMatch(/hunter2|sk-live|tok-9/);
 
     client.abort();
     await outcome;
     const token = (await call('POST', `/${id}/confirm`, hub.alice)).body.confirmation_token;
-    const held = { auditId: 'a', agentId: hub.agentId, userId: hub.bob.id, endUserId: hub.alice.id, tenantId: 'acme', providerId: 'github', toolName: 'delete_repo', risk: 'high' as const };
+    const held = {
+      auditId: 'a',
+      agentId: hub.agentId,
+      userId: hub.bob.id,
+      endUserId: hub.alice.id,
+      tenantId: 'acme',
+      providerId: 'github',
+      toolName: 'delete_repo',
+      risk: 'high' as const,
+    };
     expect(await hub.gate.redeem(token, { ...held, arguments: masked })).toBe(false);
     expect(await hub.gate.redeem(token, { ...held, arguments: raw })).toBe(true);
   });
@@ -223,28 +263,40 @@ describe.each(testBackends())('confirmation routes on %s', (backend) => {
   describe('an agent disabled or deleted while its calls are held', () => {
     const pendingIds = async () => (await call('GET', '/pending', hub.alice)).body.data.map((c: Json) => c.id);
 
-    it.each(['disabled', 'deleted'] as const)('%s: its pending confirmations are rejected, the held calls end, the streams hear it; others stay', async (change) => {
-      const agent = await insertAgent(hub.deps.db, { tenantId: 'acme', ownerId: hub.bob.id });
-      const resolved: GatewayEvents['confirmation.resolved'][] = [];
-      const unsubscribe = await hub.deps.bus.subscribe('confirmation.resolved', (e) => void resolved.push(e));
-      const first = await hub.hold({ agentId: agent.id });
-      const second = await hub.hold({ agentId: agent.id });
-      const other = await hub.hold();
-      if (change === 'disabled') await hub.deps.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();
-      else await hub.deps.db.deleteFrom('agents').where('id', '=', agent.id).execute();
-      await hub.deps.bus.publish('agent.changed', { agentId: agent.id, change });
+    it.each(['disabled', 'deleted'] as const)(
+      '%s: its pending confirmations are rejected, the held calls end, the streams hear it; others stay',
+      async (change) => {
+        const agent = await insertAgent(hub.deps.db, { tenantId: 'acme', ownerId: hub.bob.id });
+        const resolved: GatewayEvents['confirmation.resolved'][] = [];
+        const unsubscribe = await hub.deps.bus.subscribe('confirmation.resolved', (e) => void resolved.push(e));
+        const first = await hub.hold({ agentId: agent.id });
+        const second = await hub.hold({ agentId: agent.id });
+        const other = await hub.hold();
+        if (change === 'disabled')
+          await hub.deps.db.updateTable('agents').set({ is_active: false }).where('id', '=', agent.id).execute();
+        else await hub.deps.db.deleteFrom('agents').where('id', '=', agent.id).execute();
+        await hub.deps.bus.publish('agent.changed', { agentId: agent.id, change });
 
-      for (const held of [first, second]) {
-        expect(await held.outcome).toEqual({ decision: 'rejected', confirmationId: held.id, reason: AGENT_DISABLED_REASON });
-        expect((await call('GET', `/${held.id}`, hub.alice)).body.data).toMatchObject({ status: 'rejected', reason: AGENT_DISABLED_REASON, decidedBy: null });
-        expect((await call('POST', `/${held.id}/confirm`, hub.alice)).status).toBe(409);
-      }
-      expect(resolved.filter((e) => e.id === first.id || e.id === second.id)).toHaveLength(2);
-      const pending = await pendingIds();
-      expect(pending).toContain(other.id);
-      expect(pending).not.toContain(first.id);
-      await unsubscribe();
-    });
+        for (const held of [first, second]) {
+          expect(await held.outcome).toEqual({
+            decision: 'rejected',
+            confirmationId: held.id,
+            reason: AGENT_DISABLED_REASON,
+          });
+          expect((await call('GET', `/${held.id}`, hub.alice)).body.data).toMatchObject({
+            status: 'rejected',
+            reason: AGENT_DISABLED_REASON,
+            decidedBy: null,
+          });
+          expect((await call('POST', `/${held.id}/confirm`, hub.alice)).status).toBe(409);
+        }
+        expect(resolved.filter((e) => e.id === first.id || e.id === second.id)).toHaveLength(2);
+        const pending = await pendingIds();
+        expect(pending).toContain(other.id);
+        expect(pending).not.toContain(first.id);
+        await unsubscribe();
+      },
+    );
 
     it('an enabling or re-keying event leaves its confirmations pending', async () => {
       const held = await hub.hold();

@@ -1,7 +1,21 @@
 import { flexibleAuth } from '@agentgw/auth';
 import { CONFIRMATION_STATUSES, riskLevelSchema } from '@agentgw/core';
-import { answerConfirmation, getVisibleConfirmation, listPendingVisible, listVisible, toConfirmation, type AnswerResult } from '@agentgw/confirmations';
-import { errorResponses, flexibleSecurity, IdParams, jsonResponse, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  answerConfirmation,
+  getVisibleConfirmation,
+  listPendingVisible,
+  listVisible,
+  toConfirmation,
+  type AnswerResult,
+} from '@agentgw/confirmations';
+import {
+  errorResponses,
+  flexibleSecurity,
+  IdParams,
+  jsonResponse,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 
 const Status = z.enum(CONFIRMATION_STATUSES).openapi('ConfirmationStatus');
@@ -38,7 +52,10 @@ const Answered = z
   .openapi('ConfirmationAnswer');
 
 const Reason = z.string().trim().min(1).max(1000);
-const RespondBody = z.object({ confirmed: z.boolean(), reason: Reason.optional() }).strict().openapi('ConfirmationRespond');
+const RespondBody = z
+  .object({ confirmed: z.boolean(), reason: Reason.optional() })
+  .strict()
+  .openapi('ConfirmationRespond');
 const ShortcutBody = z.object({ reason: Reason.optional() }).strict().openapi('ConfirmationShortcut');
 
 const ListQuery = z.object({
@@ -57,7 +74,13 @@ const listRoute = createRoute({
   summary: 'Confirmations the caller may see, newest first; filter by status',
   request: { query: ListQuery },
   responses: {
-    200: jsonResponse(z.object({ data: z.array(ConfirmationSchema), pagination: z.object({ limit: z.number(), offset: z.number(), total: z.number() }) }), 'Confirmations'),
+    200: jsonResponse(
+      z.object({
+        data: z.array(ConfirmationSchema),
+        pagination: z.object({ limit: z.number(), offset: z.number(), total: z.number() }),
+      }),
+      'Confirmations',
+    ),
     ...errorResponses(400, 401, 403),
   },
 });
@@ -66,7 +89,10 @@ const pendingRoute = createRoute({
   method: 'get',
   path: '/pending',
   summary: 'Pending confirmations the caller may answer, oldest first',
-  responses: { 200: jsonResponse(z.object({ data: z.array(ConfirmationSchema) }), 'Pending confirmations'), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ data: z.array(ConfirmationSchema) }), 'Pending confirmations'),
+    ...errorResponses(401, 403),
+  },
 });
 const getRoute = createRoute({
   ...common,
@@ -74,7 +100,10 @@ const getRoute = createRoute({
   path: '/{id}',
   summary: 'One confirmation by request id',
   request: { params: IdParams },
-  responses: { 200: jsonResponse(z.object({ data: ConfirmationSchema }), 'The confirmation'), ...errorResponses(401, 403, 404) },
+  responses: {
+    200: jsonResponse(z.object({ data: ConfirmationSchema }), 'The confirmation'),
+    ...errorResponses(401, 403, 404),
+  },
 });
 const respondRoute = createRoute({
   ...common,
@@ -112,24 +141,35 @@ export function confirmationRoutes(deps: ServiceDeps): OpenAPIHono {
   app.openapi(listRoute, async (c) => {
     const query = c.req.valid('query');
     const { rows, total } = await listVisible(deps.db, c.var.principal, query);
-    return c.json({ data: rows.map(toConfirmation), pagination: { limit: query.limit, offset: query.offset, total } }, 200);
+    return c.json(
+      { data: rows.map(toConfirmation), pagination: { limit: query.limit, offset: query.offset, total } },
+      200,
+    );
   });
   app.openapi(pendingRoute, async (c) => {
     const rows = await listPendingVisible(deps.db, c.var.principal, deps.clock.now());
     return c.json({ data: rows.map(toConfirmation) }, 200);
   });
-  app.openapi(getRoute, async (c) => c.json({ data: await getVisibleConfirmation(deps.db, c.var.principal, c.req.valid('param').id) }, 200));
+  app.openapi(getRoute, async (c) =>
+    c.json({ data: await getVisibleConfirmation(deps.db, c.var.principal, c.req.valid('param').id) }, 200),
+  );
   app.openapi(respondRoute, async (c) => {
     const result = await answerConfirmation(deps, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
     return c.json(answered(result), 200);
   });
   app.openapi(confirmRoute, async (c) => {
     const { reason } = c.req.valid('json') ?? {};
-    return c.json(answered(await answerConfirmation(deps, c.var.principal, c.req.valid('param').id, { confirmed: true, reason })), 200);
+    return c.json(
+      answered(await answerConfirmation(deps, c.var.principal, c.req.valid('param').id, { confirmed: true, reason })),
+      200,
+    );
   });
   app.openapi(rejectRoute, async (c) => {
     const { reason } = c.req.valid('json') ?? {};
-    return c.json(answered(await answerConfirmation(deps, c.var.principal, c.req.valid('param').id, { confirmed: false, reason })), 200);
+    return c.json(
+      answered(await answerConfirmation(deps, c.var.principal, c.req.valid('param').id, { confirmed: false, reason })),
+      200,
+    );
   });
   return app;
 }

@@ -2,7 +2,15 @@ import { createAuth, type AuthService } from '@agentgw/auth';
 import { loadConfig, MemoryEventBus, type HeldCall, type HoldOutcome } from '@agentgw/core';
 import { createUser, SseEventReader } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createScratchDatabase, isolatedRedisUrl, startHolder, startHub, TEST_SECRETS, type ReplicaProcess, type ScratchDatabase } from './replica-processes.js';
+import {
+  createScratchDatabase,
+  isolatedRedisUrl,
+  startHolder,
+  startHub,
+  TEST_SECRETS,
+  type ReplicaProcess,
+  type ScratchDatabase,
+} from './replica-processes.js';
 import { insertAgent } from './hub-fixture.js';
 
 // Response bodies are whatever JSON the processes answered; tests assert on their shape.
@@ -47,8 +55,15 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
       track(startHolder(env)),
       track(startHolder({ ...env, CONFIRMATION_TIMEOUT_MS: '1500', HELD_CALL_GRACE_MS: '60000' })),
     ]);
-    auth = await createAuth({ config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }), db: database.handle.db, bus: new MemoryEventBus() });
-    const user = await createUser({ db: database.handle.db }, { email: `alice-${Date.now()}@example.test`, tenantId: 'acme' });
+    auth = await createAuth({
+      config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }),
+      db: database.handle.db,
+      bus: new MemoryEventBus(),
+    });
+    const user = await createUser(
+      { db: database.handle.db },
+      { email: `alice-${Date.now()}@example.test`, tenantId: 'acme' },
+    );
     alice = { id: user.id, token: await auth.signUserToken(user) };
     await insertAgent(database.handle.db, { id: 'agent-1', tenantId: 'acme', ownerId: user.id });
   }, 120_000);
@@ -74,11 +89,17 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
 
   /** Starts a hold on `holder`; resolves once the pending confirmation is stored, with its id. */
   async function hold(holder: ReplicaProcess, held = call(), signal?: AbortSignal) {
-    const answer = fetch(`${holder.url}/hold`, { method: 'POST', body: JSON.stringify({ call: held }), signal }).then(async (r) => (await r.json()) as { outcome: HoldOutcome; releasedAt: number });
+    const answer = fetch(`${holder.url}/hold`, { method: 'POST', body: JSON.stringify({ call: held }), signal }).then(
+      async (r) => (await r.json()) as { outcome: HoldOutcome; releasedAt: number },
+    );
     answer.catch(() => undefined);
     const id = await vi.waitFor(
       async () => {
-        const row = await database.handle.db.selectFrom('confirmations').select('id').where('audit_id', '=', held.auditId).executeTakeFirst();
+        const row = await database.handle.db
+          .selectFrom('confirmations')
+          .select('id')
+          .where('audit_id', '=', held.auditId)
+          .executeTakeFirst();
         if (!row) throw new Error('not stored yet');
         return row.id;
       },
@@ -94,7 +115,11 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     client.abort();
     await vi.waitFor(
       async () => {
-        const row = await database.handle.db.selectFrom('confirmations').select('reason').where('id', '=', id).executeTakeFirstOrThrow();
+        const row = await database.handle.db
+          .selectFrom('confirmations')
+          .select('reason')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
         expect(row.reason).toBe('The caller went away before a decision.');
       },
       { timeout: 10_000, interval: 20 },
@@ -103,12 +128,19 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
   }
 
   const redeem = async (holder: ReplicaProcess, token: string, held: HeldCall) =>
-    ((await (await fetch(`${holder.url}/redeem`, { method: 'POST', body: JSON.stringify({ token, call: held }) })).json()) as { ok: boolean }).ok;
+    (
+      (await (
+        await fetch(`${holder.url}/redeem`, { method: 'POST', body: JSON.stringify({ token, call: held }) })
+      ).json()) as { ok: boolean }
+    ).ok;
 
   const api = async (hub: ReplicaProcess, method: string, path: string, body?: unknown) => {
     const res = await fetch(`${hub.url}/api/v1${path}`, {
       method,
-      headers: { authorization: `Bearer ${alice.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${alice.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as Json };
@@ -120,7 +152,10 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     expect((await stream.next())?.event).toBe('connected');
 
     const { id, answer, held } = await hold(holder1);
-    expect((await stream.nextOf('CONFIRMATION_REQUIRED', 10_000)).data).toMatchObject({ id, tool: { name: 'delete_repo' } });
+    expect((await stream.nextOf('CONFIRMATION_REQUIRED', 10_000)).data).toMatchObject({
+      id,
+      tool: { name: 'delete_repo' },
+    });
     expect((await api(hubA, 'GET', `/confirmation/${id}`)).body.data.status).toBe('pending');
 
     const sentAt = performance.timeOrigin + performance.now();
@@ -133,7 +168,10 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     expect(releaseMs).toBeLessThan(1_000);
     expect((await stream.nextOf('CONFIRMATION_RESOLVED', 10_000)).data).toMatchObject({ id, confirmed: true });
     await stream.close();
-    expect((await api(hubA, 'GET', `/confirmation/${id}`)).body.data).toMatchObject({ status: 'consumed', decidedBy: alice.id });
+    expect((await api(hubA, 'GET', `/confirmation/${id}`)).body.data).toMatchObject({
+      status: 'consumed',
+      decidedBy: alice.id,
+    });
     expect(confirmed.body.confirmation_token).toBeUndefined();
     const forged = (await auth.signConfirmationToken({ confirmationId: id, userId: alice.id })).token;
     expect(await redeem(holder2, forged, held)).toBe(false);
@@ -153,7 +191,10 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
 
   it('held on holder 2, rejected through hub A: released as rejected with the reason', async () => {
     const { id, answer } = await hold(holder2);
-    const rejected = await api(hubA, 'POST', `/confirmation/${id}/respond`, { confirmed: false, reason: 'not this one' });
+    const rejected = await api(hubA, 'POST', `/confirmation/${id}/respond`, {
+      confirmed: false,
+      reason: 'not this one',
+    });
     expect(rejected.status).toBe(200);
     expect((await answer).outcome).toEqual({ decision: 'rejected', confirmationId: id, reason: 'not this one' });
     expect((await api(hubB, 'POST', `/confirmation/${id}/confirm`)).status).toBe(409);
@@ -167,7 +208,10 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     expect(outcome).toEqual({ decision: 'timeout', confirmationId: id, reason: 'Request timed out.' });
     expect(tookMs).toBeGreaterThanOrEqual(1_400);
     expect(tookMs).toBeLessThan(10_000);
-    expect((await api(hubB, 'GET', `/confirmation/${id}`)).body.data).toMatchObject({ status: 'rejected', reason: 'Request timed out.' });
+    expect((await api(hubB, 'GET', `/confirmation/${id}`)).body.data).toMatchObject({
+      status: 'rejected',
+      reason: 'Request timed out.',
+    });
   });
 
   it('a hub restart during the hold: the call stays held and the restarted hub releases it', async () => {
@@ -183,7 +227,11 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     await hubA.stop('SIGKILL');
     const { id, answer } = await hold(shortDeadlineHolder);
     await new Promise((r) => setTimeout(r, 2_500));
-    const still = await database.handle.db.selectFrom('confirmations').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+    const still = await database.handle.db
+      .selectFrom('confirmations')
+      .select('status')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(still.status).toBe('pending');
     hubB = await track(startHub(env));
     expect((await answer).outcome).toEqual({ decision: 'timeout', confirmationId: id, reason: 'Request timed out.' });

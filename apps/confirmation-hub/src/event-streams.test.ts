@@ -7,7 +7,10 @@ import { drain, viewers } from './event-streams.fixture.js';
 /** An expiry far enough away not to matter in a test. */
 const later = () => new Date(Date.now() + 3_600_000);
 
-const payload = (parties: Pick<ConfirmationPayload, 'userId' | 'endUserId' | 'tenantId'>, id: string): ConfirmationPayload => ({
+const payload = (
+  parties: Pick<ConfirmationPayload, 'userId' | 'endUserId' | 'tenantId'>,
+  id: string,
+): ConfirmationPayload => ({
   id,
   tool: { name: 't', arguments: {} },
   risk: { level: 'low' },
@@ -21,7 +24,11 @@ const payload = (parties: Pick<ConfirmationPayload, 'userId' | 'endUserId' | 'te
 describe('EventStreams', () => {
   it('delivers each event to exactly the viewers the visibility rule lets see it', async () => {
     const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger() });
-    const open = Object.entries(viewers).map(([name, viewer]) => ({ name, viewer, stream: streams.open(viewer, new AbortController().signal, later()).stream }));
+    const open = Object.entries(viewers).map(([name, viewer]) => ({
+      name,
+      viewer,
+      stream: streams.open(viewer, new AbortController().signal, later()).stream,
+    }));
     const cases = [
       { userId: 'bob', endUserId: 'alice', tenantId: 'acme' },
       { userId: 'alice', endUserId: 'alice', tenantId: null },
@@ -31,7 +38,13 @@ describe('EventStreams', () => {
     ];
     cases.forEach((parties, i) => {
       streams.deliverRequired(payload(parties, `c${i}`));
-      streams.deliverResolved({ id: `c${i}`, status: 'confirmed', confirmedBy: 'x', timestamp: new Date().toISOString(), ...parties });
+      streams.deliverResolved({
+        id: `c${i}`,
+        status: 'confirmed',
+        confirmedBy: 'x',
+        timestamp: new Date().toISOString(),
+        ...parties,
+      });
     });
     for (const { name, viewer, stream } of open) {
       const text = await drain(stream);
@@ -53,7 +66,9 @@ describe('EventStreams', () => {
     streams.deliverResolved({ id: 'no', status: 'rejected', reason: 'not today', ...parties });
     streams.deliverResolved({ id: 'late', status: 'expired', reason: 'timeout', ...parties });
     streams.deliverResolved({ id: 'lost', status: 'expired', reason: 'unannounced', ...parties });
-    const data = [...(await drain(stream)).matchAll(/event: CONFIRMATION_RESOLVED\nid: [^\n]+\ndata: (.+)\n/g)].map((m) => JSON.parse(m[1]!) as unknown);
+    const data = [...(await drain(stream)).matchAll(/event: CONFIRMATION_RESOLVED\nid: [^\n]+\ndata: (.+)\n/g)].map(
+      (m) => JSON.parse(m[1]!) as unknown,
+    );
     const at = parties.timestamp;
     expect(data).toEqual([
       { id: 'ok', confirmed: true, status: 'confirmed', timestamp: at },
@@ -65,7 +80,12 @@ describe('EventStreams', () => {
   });
 
   it('cuts off a client that does not read, and forgets streams whose request ended', async () => {
-    const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger(), maxBufferedBytes: 4_096 });
+    const streams = new EventStreams({
+      heartbeatMs: 60_000,
+      clock: systemClock,
+      logger: silentLogger(),
+      maxBufferedBytes: 4_096,
+    });
     const stalled = streams.open(viewers.alice, new AbortController().signal, later());
     const leaving = new AbortController();
     streams.open(viewers.bob, leaving.signal, later());
@@ -73,7 +93,8 @@ describe('EventStreams', () => {
     leaving.abort();
     expect(streams.size).toBe(1);
     const big = { userId: 'alice', endUserId: 'alice', tenantId: null };
-    for (let i = 0; i < 100; i++) streams.deliverRequired({ ...payload(big, `c${i}`), tool: { name: 't', arguments: { pad: 'x'.repeat(500) } } });
+    for (let i = 0; i < 100; i++)
+      streams.deliverRequired({ ...payload(big, `c${i}`), tool: { name: 't', arguments: { pad: 'x'.repeat(500) } } });
     expect(streams.size).toBe(0);
     await expect(stalled.stream.getReader().read()).rejects.toThrow(/too slow/);
     streams.stop();
@@ -81,7 +102,10 @@ describe('EventStreams', () => {
 
   it("ends a user's streams on closeUser (others stay), and a stream when its token expires", async () => {
     const streams = new EventStreams({ heartbeatMs: 60_000, clock: systemClock, logger: silentLogger() });
-    const alice = [streams.open(viewers.alice, new AbortController().signal, later()), streams.open(viewers.alice, new AbortController().signal, later())];
+    const alice = [
+      streams.open(viewers.alice, new AbortController().signal, later()),
+      streams.open(viewers.alice, new AbortController().signal, later()),
+    ];
     const bob = streams.open(viewers.bob, new AbortController().signal, later());
     streams.closeUser('alice');
     expect(streams.size).toBe(1);
@@ -105,8 +129,12 @@ describe('EventStreams', () => {
 
   it('reads back the time and confirmation of an event id, and nothing from junk', () => {
     const p = payload({ userId: null, endUserId: 'alice', tenantId: null }, '3f1c2a4e-0000-4000-8000-000000000001');
-    expect(parseLastEventId(requiredEventId(p))).toEqual({ at: new Date(Date.parse(p.timestamp)), confirmationId: p.id });
+    expect(parseLastEventId(requiredEventId(p))).toEqual({
+      at: new Date(Date.parse(p.timestamp)),
+      confirmationId: p.id,
+    });
     expect(parseLastEventId('1767225600000-42')).toEqual({ at: new Date(1767225600000), confirmationId: null });
-    for (const junk of [undefined, '', 'abc', '12-', '1e9-1', `${'9'.repeat(20)}-1`, '1.x y', "1.'; drop"]) expect(parseLastEventId(junk)).toBeNull();
+    for (const junk of [undefined, '', 'abc', '12-', '1e9-1', `${'9'.repeat(20)}-1`, '1.x y', "1.'; drop"])
+      expect(parseLastEventId(junk)).toBeNull();
   });
 });

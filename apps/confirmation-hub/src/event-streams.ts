@@ -40,7 +40,8 @@ export function parseLastEventId(header: string | undefined): { at: Date; confir
   return { at: new Date(Number(match[1])), confirmationId: match[2] ?? null };
 }
 
-export const requiredEventId = (payload: ConfirmationPayload): string => `${Date.parse(payload.timestamp)}.${payload.id}`;
+export const requiredEventId = (payload: ConfirmationPayload): string =>
+  `${Date.parse(payload.timestamp)}.${payload.id}`;
 
 /**
  * The SSE connections of this hub replica, indexed by who may see what, so an event from the
@@ -75,7 +76,11 @@ export class EventStreams {
    * client closing the response, `until` (the expiry of the token it was opened with) and
    * `closeUser` end it: a stream never outlives the credential that opened it.
    */
-  open(viewer: Viewer, signal: AbortSignal, until: Date): { stream: ReadableStream<Uint8Array>; send: (frame: Uint8Array) => void } {
+  open(
+    viewer: Viewer,
+    signal: AbortSignal,
+    until: Date,
+  ): { stream: ReadableStream<Uint8Array>; send: (frame: Uint8Array) => void } {
     if (this.stopped) throw new Error('event streams are stopped');
     const limit = this.options.maxStreamsPerUser ?? DEFAULT_MAX_STREAMS_PER_USER;
     if (viewer.userId !== null && (this.byUser.get(viewer.userId)?.size ?? 0) >= limit) {
@@ -86,7 +91,8 @@ export class EventStreams {
       signal,
       maxBufferedBytes: this.options.maxBufferedBytes,
       onEnd: (why) => {
-        if (why === 'too-slow') this.options.logger.warn({ userId: viewer.userId }, 'SSE client not reading; closing its stream');
+        if (why === 'too-slow')
+          this.options.logger.warn({ userId: viewer.userId }, 'SSE client not reading; closing its stream');
         if (registered) this.remove(registered);
       },
     });
@@ -95,7 +101,13 @@ export class EventStreams {
     const connection: Connection = (registered = { viewer, sse, expiry: undefined });
     this.add(connection);
     this.endAt(connection, until);
-    this.write(connection, sseFrame('connected', this.nextId(), { userId: viewer.userId, timestamp: this.options.clock.now().toISOString() }));
+    this.write(
+      connection,
+      sseFrame('connected', this.nextId(), {
+        userId: viewer.userId,
+        timestamp: this.options.clock.now().toISOString(),
+      }),
+    );
     return { stream: sse.body, send: (bytes) => this.write(connection, bytes) };
   }
 
@@ -118,7 +130,10 @@ export class EventStreams {
    */
   deliverToolPin(event: GatewayEvents['tool_pins.changed']): void {
     if (event.change === 'pinned' && event.renamedFrom === null) return;
-    this.broadcast({ userId: null, endUserId: null, tenantId: event.tenantId }, sseFrame('TOOL_DEFINITION_CHANGED', this.nextId(), event));
+    this.broadcast(
+      { userId: null, endUserId: null, tenantId: event.tenantId },
+      sseFrame('TOOL_DEFINITION_CHANGED', this.nextId(), event),
+    );
   }
 
   /**
@@ -162,10 +177,16 @@ export class EventStreams {
     const started = performance.now();
     const frame = sseFrame('heartbeat', this.nextId(), { timestamp: this.options.clock.now().toISOString() });
     for (const connection of this.all) this.write(connection, frame);
-    this.options.logger.debug({ streams: this.all.size, ms: Math.round(performance.now() - started) }, 'heartbeat sent');
+    this.options.logger.debug(
+      { streams: this.all.size, ms: Math.round(performance.now() - started) },
+      'heartbeat sent',
+    );
   }
 
-  private broadcast(parties: { userId: string | null; endUserId: string | null; tenantId: string | null }, frame: Uint8Array): void {
+  private broadcast(
+    parties: { userId: string | null; endUserId: string | null; tenantId: string | null },
+    frame: Uint8Array,
+  ): void {
     const audience = new Set<Connection>(this.admins);
     for (const userId of [parties.userId, parties.endUserId]) {
       if (userId !== null) for (const c of this.byUser.get(userId) ?? []) audience.add(c);
@@ -184,7 +205,8 @@ export class EventStreams {
     this.all.add(connection);
     if (viewer.roles.includes('admin')) this.admins.add(connection);
     if (viewer.userId !== null) addTo(this.byUser, viewer.userId, connection);
-    if (viewer.roles.includes('tenant_admin') && viewer.tenantId !== null) addTo(this.byTenantAdmin, viewer.tenantId, connection);
+    if (viewer.roles.includes('tenant_admin') && viewer.tenantId !== null)
+      addTo(this.byTenantAdmin, viewer.tenantId, connection);
   }
 
   /** Forgets a stream that ended (called once, by its writer's onEnd). */

@@ -12,7 +12,10 @@ import { confirmationHubService } from './service.js';
 export type Caller = { id: string; token: string };
 
 /** Stores an enabled agent (the held calls' maker) and returns its id and runtime token. */
-export async function insertAgent(db: Kysely<Database>, values: { id?: string; tenantId: string | null; ownerId: string | null }): Promise<{ id: string; runtimeToken: string }> {
+export async function insertAgent(
+  db: Kysely<Database>,
+  values: { id?: string; tenantId: string | null; ownerId: string | null },
+): Promise<{ id: string; runtimeToken: string }> {
   const runtime = generateRuntimeToken();
   const id = values.id ?? newId();
   await db
@@ -58,7 +61,9 @@ export interface HubFixture {
 let sequence = 0;
 
 /** The hub on fresh deps, a gate on the same deps, and the usual cast of callers. */
-export async function openHub(options: { backend?: TestBackend; env?: Record<string, string> } = {}): Promise<HubFixture> {
+export async function openHub(
+  options: { backend?: TestBackend; env?: Record<string, string> } = {},
+): Promise<HubFixture> {
   const deps = await createTestDeps({ backend: options.backend, env: options.env });
   const caller = async (roles: RoleName[], tenantId: string | null): Promise<Caller> => {
     sequence += 1;
@@ -66,7 +71,11 @@ export async function openHub(options: { backend?: TestBackend; env?: Record<str
     return { id: user.id, token: await tokenFor(deps, user) };
   };
   const host = await testHost(confirmationHubService, deps);
-  const gate = createConfirmationGate(deps, { timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS, statusIntervalMs: 60_000, maxPending: maxPendingOf(deps.config) });
+  const gate = createConfirmationGate(deps, {
+    timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS,
+    statusIntervalMs: 60_000,
+    maxPending: maxPendingOf(deps.config),
+  });
   const [alice, bob, carol, acmeAdmin, globexAdmin, admin] = [
     await caller([], 'acme'),
     await caller([], 'acme'),
@@ -103,7 +112,11 @@ export async function openHub(options: { backend?: TestBackend; env?: Record<str
       const outcome = gate.hold(call, { signal });
       outcome.catch(() => undefined);
       const id = await vi.waitFor(async () => {
-        const row = await deps.db.selectFrom('confirmations').select('id').where('audit_id', '=', call.auditId).executeTakeFirst();
+        const row = await deps.db
+          .selectFrom('confirmations')
+          .select('id')
+          .where('audit_id', '=', call.auditId)
+          .executeTakeFirst();
         if (!row) throw new Error('not stored yet');
         return row.id;
       });

@@ -3,7 +3,15 @@ import { loadConfig, MemoryEventBus } from '@agentgw/core';
 import { createUser, SseEventReader, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
-import { createScratchDatabase, isolatedRedisUrl, startHub, startService, TEST_SECRETS, type ReplicaProcess, type ScratchDatabase } from './replica-processes.js';
+import {
+  createScratchDatabase,
+  isolatedRedisUrl,
+  startHub,
+  startService,
+  TEST_SECRETS,
+  type ReplicaProcess,
+  type ScratchDatabase,
+} from './replica-processes.js';
 
 // Response bodies are whatever JSON the processes answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -38,7 +46,9 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     database = await createScratchDatabase(pgUrl!);
     upstream = await startMcpServer({
       name: 'confirm-upstream',
-      tools: [{ name: 'transfer', inputSchema: { amount: z.number() }, handler: (args) => `sent:${JSON.stringify(args)}` }],
+      tools: [
+        { name: 'transfer', inputSchema: { amount: z.number() }, handler: (args) => `sent:${JSON.stringify(args)}` },
+      ],
     });
     const env = {
       NODE_ENV: 'test',
@@ -63,8 +73,15 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     hubs = [h1, h2];
     adminUrl = admin.url;
 
-    auth = await createAuth({ config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }), db: database.handle.db, bus: new MemoryEventBus() });
-    const adminUser = await createUser({ db: database.handle.db }, { email: `admin-${Date.now()}@example.test`, roles: ['admin'] });
+    auth = await createAuth({
+      config: loadConfig({ ...TEST_SECRETS, LOG_LEVEL: 'silent' }),
+      db: database.handle.db,
+      bus: new MemoryEventBus(),
+    });
+    const adminUser = await createUser(
+      { db: database.handle.db },
+      { email: `admin-${Date.now()}@example.test`, roles: ['admin'] },
+    );
     adminToken = await auth.signUserToken(adminUser);
     adminId = adminUser.id;
     post = async (path: string, body: unknown) => {
@@ -76,11 +93,21 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
       if (res.status >= 300) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
       return (await res.json()) as Json;
     };
-    const provider = (await post('/admin/tool-providers', { name: 'bank', pattern: '*', endpoint: upstream.url })).provider;
+    const provider = (await post('/admin/tool-providers', { name: 'bank', pattern: '*', endpoint: upstream.url }))
+      .provider;
     providerId = provider.id;
-    const created = await post('/admin/agents', { name: 'careful-bot', upstreamUrl: 'http://127.0.0.1:9/agent', requireConfirmation: true });
+    const created = await post('/admin/agents', {
+      name: 'careful-bot',
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+      requireConfirmation: true,
+    });
     agentToken = created.runtime_token;
-    await post('/admin/provider-access', { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'allow' });
+    await post('/admin/provider-access', {
+      subjectType: 'agent',
+      subjectId: created.agent.id,
+      providerId: provider.id,
+      action: 'allow',
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -91,7 +118,11 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   });
 
   /** A stateless (2026-07-28) tools/call; resolves with the JSON-RPC answer once the gateway answers. */
-  const toolsCall = async (gateway: ReplicaProcess, args: Record<string, unknown>, { token, signal, bearer = agentToken }: { token?: string; signal?: AbortSignal; bearer?: string } = {}) => {
+  const toolsCall = async (
+    gateway: ReplicaProcess,
+    args: Record<string, unknown>,
+    { token, signal, bearer = agentToken }: { token?: string; signal?: AbortSignal; bearer?: string } = {},
+  ) => {
     const res = await fetch(`${gateway.url}/api/v1/mcp/mcp`, {
       signal,
       method: 'POST',
@@ -106,7 +137,14 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
         jsonrpc: '2.0',
         id: ++sequence,
         method: 'tools/call',
-        params: { name: 'transfer', arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+        params: {
+          name: 'transfer',
+          arguments: args,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
       }),
     });
     return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Json };
@@ -116,8 +154,12 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   const pendingFor = (hub: ReplicaProcess, args: Record<string, unknown>) =>
     vi.waitFor(
       async () => {
-        const res = await fetch(`${hub.url}/api/v1/confirmation/pending`, { headers: { authorization: `Bearer ${adminToken}` } });
-        const found = ((await res.json()) as Json).data.find((c: Json) => JSON.stringify(c.tool.arguments) === JSON.stringify(args));
+        const res = await fetch(`${hub.url}/api/v1/confirmation/pending`, {
+          headers: { authorization: `Bearer ${adminToken}` },
+        });
+        const found = ((await res.json()) as Json).data.find(
+          (c: Json) => JSON.stringify(c.tool.arguments) === JSON.stringify(args),
+        );
         if (!found) throw new Error('not pending yet');
         return found as { id: string };
       },
@@ -134,7 +176,8 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
   };
 
   /** How many times the upstream ran `transfer` with exactly these arguments. */
-  const runs = (args: Record<string, unknown>) => upstream.calls.filter((c) => c.tool === 'transfer' && JSON.stringify(c.arguments) === JSON.stringify(args)).length;
+  const runs = (args: Record<string, unknown>) =>
+    upstream.calls.filter((c) => c.tool === 'transfer' && JSON.stringify(c.arguments) === JSON.stringify(args)).length;
 
   it('held on gateway 1, confirmed through hub B: the tool result comes back, the call runs once, and no token runs it again', async () => {
     const args = { amount: 100 };
@@ -149,7 +192,9 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     expect(result.body.result.content[0].text).toBe('sent:{"amount":100}');
     expect(runs(args)).toBe(1);
     await vi.waitFor(async () => {
-      const res = await fetch(`${hubs[0].url}/api/v1/confirmation/${pending.id}`, { headers: { authorization: `Bearer ${adminToken}` } });
+      const res = await fetch(`${hubs[0].url}/api/v1/confirmation/${pending.id}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
       expect(((await res.json()) as Json).data.status).toBe('consumed');
     });
 
@@ -171,8 +216,13 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     const pending = await pendingFor(hubs[0], args);
     client.abort();
     await vi.waitFor(async () => {
-      const res = await fetch(`${hubs[1].url}/api/v1/confirmation/${pending.id}`, { headers: { authorization: `Bearer ${adminToken}` } });
-      expect(((await res.json()) as Json).data).toMatchObject({ status: 'pending', reason: 'The caller went away before a decision.' });
+      const res = await fetch(`${hubs[1].url}/api/v1/confirmation/${pending.id}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      expect(((await res.json()) as Json).data).toMatchObject({
+        status: 'pending',
+        reason: 'The caller went away before a decision.',
+      });
     });
     const confirmed = await answer(hubs[1], pending.id, 'confirm');
     expect(confirmed.status).toBe(200);
@@ -214,7 +264,11 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
         params: {
           name: 'transfer',
           arguments: args,
-          _meta: { progressToken: 'tok-1', 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+          _meta: {
+            progressToken: 'tok-1',
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
         },
       }),
     });
@@ -222,11 +276,19 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     const stream = new SseEventReader(res);
     const messages: Json[] = [];
     const pending = await pendingFor(hubs[1], args);
-    while (!messages.some((m) => m.method === 'notifications/progress') || !messages.some((m) => m.method === 'notifications/message')) {
+    while (
+      !messages.some((m) => m.method === 'notifications/progress') ||
+      !messages.some((m) => m.method === 'notifications/message')
+    ) {
       messages.push((await stream.next(10_000))!.data);
     }
-    expect(messages.find((m) => m.method === 'notifications/progress').params).toMatchObject({ progressToken: 'tok-1', message: 'Waiting for confirmation' });
-    expect(messages.find((m) => m.method === 'notifications/message').params.data).toMatchObject({ confirmationId: pending.id });
+    expect(messages.find((m) => m.method === 'notifications/progress').params).toMatchObject({
+      progressToken: 'tok-1',
+      message: 'Waiting for confirmation',
+    });
+    expect(messages.find((m) => m.method === 'notifications/message').params.data).toMatchObject({
+      confirmationId: pending.id,
+    });
     expect((await answer(hubs[1], pending.id, 'confirm')).status).toBe(200);
     let final: Json;
     do final = (await stream.next(10_000))!.data;
@@ -244,14 +306,26 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     const held = evaluate(gateways[1], { amount: 11 });
     const pending = await pendingFor(hubs[0], { amount: 11 });
     expect((await answer(hubs[1], pending.id, 'confirm')).status).toBe(200);
-    expect(await held).toMatchObject({ status: 200, body: { decision: 'confirmed', confirmedBy: adminId, auditId: expect.any(String) } });
+    expect(await held).toMatchObject({
+      status: 200,
+      body: { decision: 'confirmed', confirmedBy: adminId, auditId: expect.any(String) },
+    });
     const timedOut = await evaluate(shortDeadlineGateway, { amount: 12 });
     expect(timedOut.body).toMatchObject({ decision: 'timeout', reason: expect.stringMatching(/^Request timed out/) });
   });
 
   it('the agent disabled through admin-api while its call is held: the call ends with 403, the confirmation is rejected on every hub', async () => {
-    const created = await post('/admin/agents', { name: `doomed-bot-${Date.now()}`, upstreamUrl: 'http://127.0.0.1:9/agent', requireConfirmation: true });
-    await post('/admin/provider-access', { subjectType: 'agent', subjectId: created.agent.id, providerId, action: 'allow' });
+    const created = await post('/admin/agents', {
+      name: `doomed-bot-${Date.now()}`,
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+      requireConfirmation: true,
+    });
+    await post('/admin/provider-access', {
+      subjectType: 'agent',
+      subjectId: created.agent.id,
+      providerId,
+      action: 'allow',
+    });
     const args = { amount: 66 };
     const call = toolsCall(gateways[0], args, { bearer: created.runtime_token });
     const pending = await pendingFor(hubs[0], args);
@@ -260,42 +334,71 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     expect(result.status).toBe(403);
     expect(runs(args)).toBe(0);
     for (const hub of hubs) {
-      const res = await fetch(`${hub.url}/api/v1/confirmation/${pending.id}`, { headers: { authorization: `Bearer ${adminToken}` } });
-      expect(((await res.json()) as Json).data).toMatchObject({ status: 'rejected', reason: 'The agent that made this call is disabled.' });
+      const res = await fetch(`${hub.url}/api/v1/confirmation/${pending.id}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      expect(((await res.json()) as Json).data).toMatchObject({
+        status: 'rejected',
+        reason: 'The agent that made this call is disabled.',
+      });
       expect((await answer(hub, pending.id, 'confirm')).status).toBe(409);
     }
   });
 
   it('a user deleted through admin-api: their streams on both hubs end, and reconnecting is refused', async () => {
-    const user = await createUser({ db: database.handle.db }, { email: `doomed-${Date.now()}@example.test`, roles: ['tenant_admin'], tenantId: null });
+    const user = await createUser(
+      { db: database.handle.db },
+      { email: `doomed-${Date.now()}@example.test`, roles: ['tenant_admin'], tenantId: null },
+    );
     const token = await auth.signUserToken(user);
     const open = async (hub: ReplicaProcess) => {
-      const reader = new SseEventReader(await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${token}` } }));
+      const reader = new SseEventReader(
+        await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${token}` } }),
+      );
       expect((await reader.next())?.event).toBe('connected');
       return reader;
     };
     const readers = await Promise.all(hubs.map(open));
-    const res = await fetch(`${adminUrl}/api/v1/admin/users/${user.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${adminToken}` } });
+    const res = await fetch(`${adminUrl}/api/v1/admin/users/${user.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     expect(res.status).toBe(200);
     for (const reader of readers) {
       let event;
       do event = await reader.next(5_000);
       while (event !== null);
     }
-    for (const hub of hubs) expect((await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+    for (const hub of hubs)
+      expect((await fetch(`${hub.url}/api/v1/stream`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(
+        401,
+      );
   });
 
   it('21 concurrent held calls of one agent across both gateways: one is refused with 429, the first 20 stay pending', async () => {
-    const created = await post('/admin/agents', { name: `busy-bot-${Date.now()}`, upstreamUrl: 'http://127.0.0.1:9/agent', requireConfirmation: true });
-    await post('/admin/provider-access', { subjectType: 'agent', subjectId: created.agent.id, providerId, action: 'allow' });
-    const calls = Array.from({ length: 21 }, (_, i) => toolsCall(gateways[i % 2]!, { amount: 5_000 + i }, { bearer: created.runtime_token }));
+    const created = await post('/admin/agents', {
+      name: `busy-bot-${Date.now()}`,
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+      requireConfirmation: true,
+    });
+    await post('/admin/provider-access', {
+      subjectType: 'agent',
+      subjectId: created.agent.id,
+      providerId,
+      action: 'allow',
+    });
+    const calls = Array.from({ length: 21 }, (_, i) =>
+      toolsCall(gateways[i % 2]!, { amount: 5_000 + i }, { bearer: created.runtime_token }),
+    );
     const refused = await Promise.race(calls.map((c, i) => c.then((r) => ({ i, r }))));
     expect(refused.r.status).toBe(429);
     // The same JSON-RPC code and Retry-After as the call quotas' 429.
     expect(refused.r.body.error).toMatchObject({ code: -32029, data: { code: 'RATE_LIMITED', retryAfter: 5 } });
     expect(refused.r.retryAfter).toBe('5');
     const ofAgent = async () => {
-      const res = await fetch(`${hubs[1].url}/api/v1/confirmation/pending`, { headers: { authorization: `Bearer ${adminToken}` } });
+      const res = await fetch(`${hubs[1].url}/api/v1/confirmation/pending`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
       return ((await res.json()) as Json).data.filter((c: Json) => c.agentId === created.agent.id);
     };
     const pending = await vi.waitFor(async () => {
@@ -316,7 +419,9 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
     expect((await answer(hubs[0], pending.id, 'reject', { reason: 'no transfers today' })).status).toBe(200);
     const result = await call;
     expect(result.status).toBe(403);
-    expect(result.body.error).toMatchObject({ data: { decision: 'rejected', reason: 'no transfers today', confirmationId: pending.id } });
+    expect(result.body.error).toMatchObject({
+      data: { decision: 'rejected', reason: 'no transfers today', confirmationId: pending.id },
+    });
   });
 
   it('a deadline shortened by configuration: the call is answered with a timeout error', async () => {

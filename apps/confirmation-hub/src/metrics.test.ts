@@ -37,7 +37,9 @@ describe("the hub's series on /metrics", () => {
     expect(sample(text, 'agentgw_sse_clients')).toBe(0);
     expect(sample(text, 'agentgw_confirmations_held')).toBe(0);
 
-    const res = await fetch(`http://127.0.0.1:${server.port}/api/v1/stream`, { headers: { authorization: `Bearer ${hub.alice.token}` } });
+    const res = await fetch(`http://127.0.0.1:${server.port}/api/v1/stream`, {
+      headers: { authorization: `Bearer ${hub.alice.token}` },
+    });
     const reader = new SseEventReader(res);
     await reader.next(); // connected
     const controller = new AbortController();
@@ -47,7 +49,10 @@ describe("the hub's series on /metrics", () => {
     expect(sample(text, 'agentgw_confirmations_held')).toBe(1);
     expect(text).toContain('agentgw_http_requests_total{method="GET",route="/api/v1/stream",status="200"} 1');
 
-    const confirm = await hub.host.request(`/api/v1/confirmation/${held.id}/confirm`, { method: 'POST', headers: { authorization: `Bearer ${hub.alice.token}` } });
+    const confirm = await hub.host.request(`/api/v1/confirmation/${held.id}/confirm`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hub.alice.token}` },
+    });
     expect(confirm.status).toBe(200);
     await held.outcome;
     await reader.close();

@@ -68,7 +68,11 @@ export interface ReplicaProcess {
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
 }
 
-function launch(file: string, env: Record<string, string>, ready: (line: string) => number | null): Promise<ReplicaProcess> {
+function launch(
+  file: string,
+  env: Record<string, string>,
+  ready: (line: string) => number | null,
+): Promise<ReplicaProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', file], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', ...TEST_SECRETS, PORT: '0', ...env },

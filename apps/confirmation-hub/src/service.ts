@@ -1,4 +1,8 @@
-import { consumeConfirmationRetention, consumeConfirmationTimeouts, rejectIfAgentInactive } from '@agentgw/confirmations';
+import {
+  consumeConfirmationRetention,
+  consumeConfirmationTimeouts,
+  rejectIfAgentInactive,
+} from '@agentgw/confirmations';
 import type { Consumer, Unsubscribe } from '@agentgw/core';
 import { defineService, openApiApp } from '@agentgw/service-kit';
 import { confirmationRoutes } from './confirmations.routes.js';
@@ -16,18 +20,26 @@ export const confirmationHubService = defineService({
   name: 'confirmation-hub',
   defaultPort: 7605,
   create: (deps) => {
-    const streams = new EventStreams({ heartbeatMs: deps.config.SSE_HEARTBEAT_MS, clock: deps.clock, logger: deps.logger });
+    const streams = new EventStreams({
+      heartbeatMs: deps.config.SSE_HEARTBEAT_MS,
+      clock: deps.clock,
+      logger: deps.logger,
+    });
     // A half-configured push service stops start-up here, naming the variables.
     const senders = pushSendersFromConfig(deps.config, deps.clock);
     deps.metrics?.gauge('agentgw_sse_clients', 'Open SSE streams on this replica', () => streams.size);
-    deps.metrics?.gauge('agentgw_confirmations_held', 'Calls held for a decision (pending confirmations, all replicas)', async () => {
-      const row = await deps.db
-        .selectFrom('confirmations')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      return Number(row?.n ?? 0);
-    });
+    deps.metrics?.gauge(
+      'agentgw_confirmations_held',
+      'Calls held for a decision (pending confirmations, all replicas)',
+      async () => {
+        const row = await deps.db
+          .selectFrom('confirmations')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('status', '=', 'pending')
+          .executeTakeFirst();
+        return Number(row?.n ?? 0);
+      },
+    );
     const routes = openApiApp();
     routes.route('/api/v1/confirmation', confirmationRoutes(deps));
     routes.route('/api/v1/stream', streamRoutes(deps, streams));
@@ -44,7 +56,10 @@ export const confirmationHubService = defineService({
           // A changed or deleted user's streams end at once; a reconnect authenticates again.
           await deps.bus.subscribe('user.changed', ({ userId }) => streams.closeUser(userId)),
           // The kill switch reaches held calls: a disabled or deleted agent's confirmations are rejected.
-          await deps.bus.subscribe('agent.changed', async ({ agentId }) => void (await rejectIfAgentInactive(deps, agentId))),
+          await deps.bus.subscribe(
+            'agent.changed',
+            async ({ agentId }) => void (await rejectIfAgentInactive(deps, agentId)),
+          ),
         );
         consumers.push(await consumeConfirmationTimeouts(deps), await consumePushJobs(deps, senders));
         const retention = await consumeConfirmationRetention(deps, deps.config.CONFIRMATION_RETENTION_DAYS);
@@ -57,7 +72,10 @@ export const confirmationHubService = defineService({
         const late = new Promise<void>((resolve) => {
           timer = setTimeout(resolve, deadlineMs);
         });
-        await Promise.race([Promise.all([...unsubscribes.splice(0).map((u) => u()), ...consumers.splice(0).map((c) => c.close())]), late]);
+        await Promise.race([
+          Promise.all([...unsubscribes.splice(0).map((u) => u()), ...consumers.splice(0).map((c) => c.close())]),
+          late,
+        ]);
         clearTimeout(timer);
         await Promise.all(senders.map((s) => s.close()));
       },

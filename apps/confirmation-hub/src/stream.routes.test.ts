@@ -53,7 +53,11 @@ describe('SSE stream over a real HTTP server', () => {
 
   it('opens with connected, then delivers CONFIRMATION_REQUIRED and CONFIRMATION_RESOLVED to those who may see them only', async () => {
     const { reader: alice, connected } = await connect(hub.alice);
-    expect(connected).toMatchObject({ event: 'connected', id: expect.stringMatching(/^\d+-\d+$/), data: { userId: hub.alice.id } });
+    expect(connected).toMatchObject({
+      event: 'connected',
+      id: expect.stringMatching(/^\d+-\d+$/),
+      data: { userId: hub.alice.id },
+    });
     expect(Date.parse((connected.data as Json).timestamp)).not.toBeNaN();
     const { reader: acmeAdmin } = await connect(hub.acmeAdmin);
     const { reader: admin } = await connect(hub.admin);
@@ -71,7 +75,10 @@ describe('SSE stream over a real HTTP server', () => {
         timestamp: expect.any(String),
       });
     }
-    const answer = await fetch(`${base}/api/v1/confirmation/${id}/confirm`, { method: 'POST', headers: { authorization: `Bearer ${hub.alice.token}` } });
+    const answer = await fetch(`${base}/api/v1/confirmation/${id}/confirm`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hub.alice.token}` },
+    });
     expect(answer.status).toBe(200);
     await outcome;
     for (const reader of [alice, acmeAdmin, admin]) {
@@ -87,7 +94,10 @@ describe('SSE stream over a real HTTP server', () => {
 
   it('masks secret-named arguments in CONFIRMATION_REQUIRED and in a Last-Event-ID replay', async () => {
     const { reader } = await connect(hub.alice);
-    const { id } = await hub.hold({ toolName: 'masked_tool', arguments: { repo: 'acme/site', clientSecret: 'shh-123', headers: { Authorization: 'Bearer abc' } } });
+    const { id } = await hub.hold({
+      toolName: 'masked_tool',
+      arguments: { repo: 'acme/site', clientSecret: 'shh-123', headers: { Authorization: 'Bearer abc' } },
+    });
     const live = await reader.nextOf('CONFIRMATION_REQUIRED', 5_000, (d) => (d as Json).id === id);
     const expected = { repo: 'acme/site', clientSecret: '********', headers: { Authorization: '********' } };
     expect((live.data as Json).tool.arguments).toEqual(expected);
@@ -95,7 +105,10 @@ describe('SSE stream over a real HTTP server', () => {
     const replayed = await replay.reader.nextOf('CONFIRMATION_REQUIRED', 5_000, (d) => (d as Json).id === id);
     expect((replayed.data as Json).tool.arguments).toEqual(expected);
     // Decided, so later replays do not carry it.
-    await fetch(`${base}/api/v1/confirmation/${id}/reject`, { method: 'POST', headers: { authorization: `Bearer ${hub.alice.token}` } });
+    await fetch(`${base}/api/v1/confirmation/${id}/reject`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hub.alice.token}` },
+    });
   });
 
   it('sends a heartbeat every SSE_HEARTBEAT_MS, each with an id', async () => {
@@ -121,7 +134,10 @@ describe('SSE stream over a real HTTP server', () => {
 
     const missed = await hub.hold({ toolName: 'missed_tool' });
     const missedThenDecided = await hub.hold({ toolName: 'decided_tool' });
-    await fetch(`${base}/api/v1/confirmation/${missedThenDecided.id}/reject`, { method: 'POST', headers: { authorization: `Bearer ${hub.alice.token}` } });
+    await fetch(`${base}/api/v1/confirmation/${missedThenDecided.id}/reject`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hub.alice.token}` },
+    });
 
     const again = await connect(hub.alice, seenEvent.id!);
     expect(again.connected.event).toBe('connected');
@@ -137,11 +153,18 @@ describe('SSE stream over a real HTTP server', () => {
 
   it('answers stream/pending with the pending payloads the caller may see', async () => {
     const { id } = await hub.hold({ toolName: 'polled_tool' });
-    const res = await fetch(`${base}/api/v1/stream/pending`, { headers: { authorization: `Bearer ${hub.alice.token}` } });
+    const res = await fetch(`${base}/api/v1/stream/pending`, {
+      headers: { authorization: `Bearer ${hub.alice.token}` },
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Json;
-    expect(body.data.find((p: Json) => p.id === id)).toMatchObject({ tool: { name: 'polled_tool', arguments: expect.any(Object) }, risk: { level: 'high' } });
-    const other = (await (await fetch(`${base}/api/v1/stream/pending`, { headers: { authorization: `Bearer ${hub.globexAdmin.token}` } })).json()) as Json;
+    expect(body.data.find((p: Json) => p.id === id)).toMatchObject({
+      tool: { name: 'polled_tool', arguments: expect.any(Object) },
+      risk: { level: 'high' },
+    });
+    const other = (await (
+      await fetch(`${base}/api/v1/stream/pending`, { headers: { authorization: `Bearer ${hub.globexAdmin.token}` } })
+    ).json()) as Json;
     expect(other.data.map((p: Json) => p.id)).not.toContain(id);
   });
 
@@ -158,42 +181,61 @@ describe('SSE stream over a real HTTP server', () => {
 
   /** A fresh tenant admin of acme (sees every acme confirmation), with a login token. */
   async function acmeTenantAdmin(): Promise<Caller> {
-    const user = await createUser(hub.deps, { email: `revoked-${Date.now()}-${Math.random()}@example.test`, roles: ['tenant_admin'], tenantId: 'acme' });
+    const user = await createUser(hub.deps, {
+      email: `revoked-${Date.now()}-${Math.random()}@example.test`,
+      roles: ['tenant_admin'],
+      tenantId: 'acme',
+    });
     return { id: user.id, token: await tokenFor(hub.deps, user) };
   }
 
   it.each([
     ['demoted', (id: string) => hub.deps.db.updateTable('users').set({ roles: [] }).where('id', '=', id).execute()],
     ['deleted', (id: string) => hub.deps.db.deleteFrom('users').where('id', '=', id).execute()],
-  ] as const)('a %s user: their open streams end at user.changed and deliver nothing after it', async (_what, change) => {
-    const victim = await acmeTenantAdmin();
-    const streams = [(await connect(victim)).reader, (await connect(victim)).reader];
-    const bystander = (await connect(hub.acmeAdmin)).reader;
-    const before = await hub.hold({ toolName: 'before_change' });
-    for (const reader of streams) expect((await reader.nextOf('CONFIRMATION_REQUIRED')).data).toMatchObject({ id: before.id });
+  ] as const)(
+    'a %s user: their open streams end at user.changed and deliver nothing after it',
+    async (_what, change) => {
+      const victim = await acmeTenantAdmin();
+      const streams = [(await connect(victim)).reader, (await connect(victim)).reader];
+      const bystander = (await connect(hub.acmeAdmin)).reader;
+      const before = await hub.hold({ toolName: 'before_change' });
+      for (const reader of streams)
+        expect((await reader.nextOf('CONFIRMATION_REQUIRED')).data).toMatchObject({ id: before.id });
 
-    await change(victim.id);
-    await hub.deps.bus.publish('user.changed', { userId: victim.id });
-    const after = await hub.hold({ toolName: 'after_change' });
-    for (const reader of streams) {
-      const rest = await untilEnd(reader, 2_000);
-      expect(rest.map((e) => (e.data as Json).id)).not.toContain(after.id);
-    }
-    // Others keep their streams and hear it.
-    expect((await bystander.nextOf('CONFIRMATION_REQUIRED', 5_000, (d) => (d as Json).id === after.id)).data).toMatchObject({ tool: { name: 'after_change' } });
-    // Reconnecting authenticates again: the deleted user is refused, the demoted one sees no acme call.
-    const res = await fetch(`${base}/api/v1/stream/pending`, { headers: { authorization: `Bearer ${victim.token}` } });
-    if (_what === 'deleted') expect(res.status).toBe(401);
-    else expect(((await res.json()) as Json).data.map((p: Json) => p.id)).not.toContain(after.id);
-  });
+      await change(victim.id);
+      await hub.deps.bus.publish('user.changed', { userId: victim.id });
+      const after = await hub.hold({ toolName: 'after_change' });
+      for (const reader of streams) {
+        const rest = await untilEnd(reader, 2_000);
+        expect(rest.map((e) => (e.data as Json).id)).not.toContain(after.id);
+      }
+      // Others keep their streams and hear it.
+      expect(
+        (await bystander.nextOf('CONFIRMATION_REQUIRED', 5_000, (d) => (d as Json).id === after.id)).data,
+      ).toMatchObject({ tool: { name: 'after_change' } });
+      // Reconnecting authenticates again: the deleted user is refused, the demoted one sees no acme call.
+      const res = await fetch(`${base}/api/v1/stream/pending`, {
+        headers: { authorization: `Bearer ${victim.token}` },
+      });
+      if (_what === 'deleted') expect(res.status).toBe(401);
+      else expect(((await res.json()) as Json).data.map((p: Json) => p.id)).not.toContain(after.id);
+    },
+  );
 
   it.each([
     ['bearer', (token: string) => ({ authorization: `Bearer ${token}` })],
     ['console cookie', (token: string) => ({ cookie: `agentgw_session=${token}` })],
   ])('ends a stream when the token that opened it expires (%s)', async (_how, credentials) => {
-    const shortLived = await createAuth({ config: { ...hub.deps.config, JWT_EXPIRES_IN: '2' }, db: hub.deps.db, bus: new MemoryEventBus() });
+    const shortLived = await createAuth({
+      config: { ...hub.deps.config, JWT_EXPIRES_IN: '2' },
+      db: hub.deps.db,
+      bus: new MemoryEventBus(),
+    });
     try {
-      const user = await createUser(hub.deps, { email: `short-${Date.now()}-${Math.random()}@example.test`, tenantId: 'acme' });
+      const user = await createUser(hub.deps, {
+        email: `short-${Date.now()}-${Math.random()}@example.test`,
+        tenantId: 'acme',
+      });
       const res = await fetch(`${base}/api/v1/stream`, { headers: credentials(await shortLived.signUserToken(user)) });
       expect(res.status).toBe(200);
       const reader = new SseEventReader(res);

@@ -1,6 +1,13 @@
 import { jwtAuth, requestUserToken } from '@agentgw/auth';
 import { listPendingVisible, toPayload } from '@agentgw/confirmations';
-import { errorResponses, jsonResponse, jwtSecurity, openApiApp, SSE_HEADERS, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  errorResponses,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  SSE_HEADERS,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { decodeJwt } from 'jose';

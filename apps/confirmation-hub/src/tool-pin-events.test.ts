@@ -26,9 +26,16 @@ describe('TOOL_DEFINITION_CHANGED on the event stream', () => {
     const seen: Record<string, string[]> = {};
     for (const { name, stream } of open) {
       const text = await drain(stream);
-      seen[name] = [...text.matchAll(/event: TOOL_DEFINITION_CHANGED\nid: [^\n]+\ndata: ([^\n]+)/g)].map((m) => (JSON.parse(m[1]!) as ToolPinEvent).toolName!);
+      seen[name] = [...text.matchAll(/event: TOOL_DEFINITION_CHANGED\nid: [^\n]+\ndata: ([^\n]+)/g)].map(
+        (m) => (JSON.parse(m[1]!) as ToolPinEvent).toolName!,
+      );
     }
-    expect(seen).toEqual({ admin: ['lookup', 'lookup_v2'], acmeAdmin: ['lookup', 'lookup_v2'], globexAdmin: [], alice: [] });
+    expect(seen).toEqual({
+      admin: ['lookup', 'lookup_v2'],
+      acmeAdmin: ['lookup', 'lookup_v2'],
+      globexAdmin: [],
+      alice: [],
+    });
     streams.stop();
   });
 });

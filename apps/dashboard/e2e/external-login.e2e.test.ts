@@ -6,7 +6,15 @@ import { freePort, startMcpServer, startOidcServer, type McpFixture, type OidcSe
 import type { Page } from 'playwright-core';
 import { buildConsole } from '../scripts/console-build.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
+import {
+  CHROMIUM,
+  chromiumAvailable,
+  launchBrowser,
+  screenshot,
+  seriousViolations,
+  startGateway,
+  type RunningGateway,
+} from './harness.js';
 import { AppOAuthClient, allowToolProvider } from './mcp-oauth-app.js';
 
 // "Continue with" an external OpenID provider on the MCP sign-in, as a person does it in Debian's
@@ -35,23 +43,51 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs a person in through an 
     // The provider must know the gateway's redirect URI and the gateway the provider's issuer: the port comes first.
     const port = await freePort();
     idp = await startOidcServer({
-      clients: [{ clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET, redirectUris: [`http://127.0.0.1:${port}/api/v1/oauth/external-login/callback`] }],
+      clients: [
+        {
+          clientId: 'gateway',
+          clientSecret: IDP_CLIENT_SECRET,
+          redirectUris: [`http://127.0.0.1:${port}/api/v1/oauth/external-login/callback`],
+        },
+      ],
       interactions: 'pages',
       verifiedEmails: true,
     });
-    const externalIssuers = [{ issuer: idp.issuer, jwksUri: idp.jwksUri, audience: 'gateway-api', login: { id: 'test-idp', name: 'Test IdP', clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET } }];
-    gateway = await startGateway(ADMIN, { publicUrl: true, port, env: { JWT_EXTERNAL_ISSUERS: JSON.stringify(externalIssuers) } });
-    fixture = await startMcpServer({ name: 'desk-tools', tools: [{ name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` }] });
+    const externalIssuers = [
+      {
+        issuer: idp.issuer,
+        jwksUri: idp.jwksUri,
+        audience: 'gateway-api',
+        login: { id: 'test-idp', name: 'Test IdP', clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET },
+      },
+    ];
+    gateway = await startGateway(ADMIN, {
+      publicUrl: true,
+      port,
+      env: { JWT_EXTERNAL_ISSUERS: JSON.stringify(externalIssuers) },
+    });
+    fixture = await startMcpServer({
+      name: 'desk-tools',
+      tools: [{ name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` }],
+    });
 
     // The person's gateway account (by the email the provider vouches for), allowed the fixture's tools.
     const registered = await fetch(`${gateway.url}/api/v1/auth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: `${PERSON}@oidc.test`, password: randomBytes(18).toString('base64url'), name: 'Dana' }),
+      body: JSON.stringify({
+        email: `${PERSON}@oidc.test`,
+        password: randomBytes(18).toString('base64url'),
+        name: 'Dana',
+      }),
     });
     expect(registered.status).toBe(201);
     const person = ((await registered.json()) as { user: { id: string } }).user;
-    const login = await fetch(`${gateway.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const login = await fetch(`${gateway.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
     const { token: jwt } = (await login.json()) as { token: string };
     await allowToolProvider(gateway.url, jwt, { name: 'desk-tools', endpoint: fixture.url, userId: person.id });
 
@@ -71,7 +107,9 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs a person in through an 
   /** The MCP client asks for a sign-in and the browser follows its authorization URL to the console's sign-in page: answers the app. */
   async function clientSendsPersonToConsole(): Promise<AppOAuthClient> {
     const app = new AppOAuthClient('Desk Assistant', REDIRECT);
-    const refused = await new Client({ name: 'desk', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: app })).catch((err: unknown) => err);
+    const refused = await new Client({ name: 'desk', version: '1.0.0' })
+      .connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: app }))
+      .catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(UnauthorizedError);
     await page.goto(app.authorizationUrl!.href);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -97,7 +135,11 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs a person in through an 
     let callback: URL | null = null;
     await browser.context.route(`${REDIRECT}**`, async (route) => {
       callback = new URL(route.request().url());
-      await route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Done</title><p>You may close this window.</p>' });
+      await route.fulfill({
+        status: 200,
+        contentType: 'text/html',
+        body: '<!doctype html><title>Done</title><p>You may close this window.</p>',
+      });
     });
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'external-login-sign-in');
@@ -110,11 +152,15 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs a person in through an 
     await expect.poll(() => callback !== null, { timeout: 15_000 }).toBe(true);
     expect(callback!.searchParams.get('error')).toBeNull();
 
-    await new StreamableHTTPClientTransport(endpoint(), { authProvider: app }).finishAuth(callback!.searchParams.get('code')!);
+    await new StreamableHTTPClientTransport(endpoint(), { authProvider: app }).finishAuth(
+      callback!.searchParams.get('code')!,
+    );
     const client = new Client({ name: 'desk', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: app }));
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
-    expect(await client.callTool({ name: 'echo', arguments: { text: 'from the desk' } })).toMatchObject({ content: [{ type: 'text' }] });
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'from the desk' } })).toMatchObject({
+      content: [{ type: 'text' }],
+    });
     await client.close();
   });
 
@@ -129,11 +175,22 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs a person in through an 
     await alert.waitFor();
     expect(await alert.innerText()).toContain('no gateway account is linked to that identity');
     const landed = new URL(page.url());
-    expect({ path: landed.pathname, loginError: landed.searchParams.get('login_error') }).toEqual({ path: `/connect/${uid}`, loginError: 'not_registered' });
+    expect({ path: landed.pathname, loginError: landed.searchParams.get('login_error') }).toEqual({
+      path: `/connect/${uid}`,
+      loginError: 'not_registered',
+    });
     // Still signed out: the gateway's own sign-in form and the way back to the provider are both there.
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByRole('button', { name: 'Continue with Test IdP' }).waitFor();
-    expect((await fetch(`${gateway.url}/api/v1/auth/session`, { headers: { cookie: (await browser.context.cookies(gateway.url)).map((c) => `${c.name}=${c.value}`).join('; ') } })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${gateway.url}/api/v1/auth/session`, {
+          headers: {
+            cookie: (await browser.context.cookies(gateway.url)).map((c) => `${c.name}=${c.value}`).join('; '),
+          },
+        })
+      ).status,
+    ).toBe(401);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'external-login-not-registered');
   });

@@ -43,11 +43,23 @@ export interface GatewayOptions {
  * The all-in-one as a real process (`gateway start`, as `pnpm start` runs it) on a free port,
  * with a fresh embedded database in a temp directory and an admin from ADMIN_EMAIL/PASSWORD.
  */
-export async function startGateway(admin: { email: string; password: string }, options: GatewayOptions = {}): Promise<RunningGateway> {
+export async function startGateway(
+  admin: { email: string; password: string },
+  options: GatewayOptions = {},
+): Promise<RunningGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentgw-dashboard-e2e-'));
   const port = options.port ?? (await freePort());
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['DATABASE_URL', 'REDIS_URL', 'PORT', 'JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY', 'NODE_ENV', 'VAULT_URL']) delete env[name];
+  for (const name of [
+    'DATABASE_URL',
+    'REDIS_URL',
+    'PORT',
+    'JWT_SECRET',
+    'CREDENTIAL_ENCRYPTION_KEY',
+    'NODE_ENV',
+    'VAULT_URL',
+  ])
+    delete env[name];
   Object.assign(env, {
     ADMIN_EMAIL: admin.email,
     ADMIN_PASSWORD: admin.password,
@@ -61,7 +73,14 @@ export async function startGateway(admin: { email: string; password: string }, o
   if (options.publicUrl) env.GATEWAY_PUBLIC_URL = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(
     join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
-    [join(REPO_ROOT, 'apps', 'gateway', 'src', 'cli.ts'), 'start', '--port', String(port), '--data-dir', join(dataDir, 'data')],
+    [
+      join(REPO_ROOT, 'apps', 'gateway', 'src', 'cli.ts'),
+      'start',
+      '--port',
+      String(port),
+      '--data-dir',
+      join(dataDir, 'data'),
+    ],
     {
       cwd: dataDir,
       env,
@@ -110,7 +129,16 @@ export async function launchBrowser(): Promise<{ context: BrowserContext; close(
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1280, height: 900 },
   });
   return {
@@ -140,10 +168,24 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
   const result = await page.evaluate(async () => {
     const axe = (
-      window as unknown as { axe: { run(ctx: Document, options: object): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }> } }
+      window as unknown as {
+        axe: {
+          run(
+            ctx: Document,
+            options: object,
+          ): Promise<{
+            violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }>;
+          }>;
+        };
+      }
     ).axe;
     const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => JSON.stringify(n.target)) }));
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => JSON.stringify(n.target)),
+    }));
   });
   return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

@@ -7,12 +7,16 @@ import { SseParser } from '../src/sse.js';
 export async function openMcpSession(
   baseUrl: string,
   runtimeToken: string,
-): Promise<{ callTool(name: string, args: Record<string, unknown>): Promise<{ status: number; message: Record<string, unknown> }> }> {
+): Promise<{
+  callTool(name: string, args: Record<string, unknown>): Promise<{ status: number; message: Record<string, unknown> }>;
+}> {
   const endpoint = `${baseUrl}/api/v1/mcp/mcp`;
   let sessionId: string | null = null;
   let nextId = 1;
 
-  const send = async (body: Record<string, unknown>): Promise<{ status: number; message: Record<string, unknown> | null }> => {
+  const send = async (
+    body: Record<string, unknown>,
+  ): Promise<{ status: number; message: Record<string, unknown> | null }> => {
     const headers: Record<string, string> = {
       authorization: `Bearer ${runtimeToken}`,
       'content-type': 'application/json',
@@ -37,14 +41,24 @@ export async function openMcpSession(
     jsonrpc: '2.0',
     id: nextId++,
     method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'dashboard-e2e', version: '1.0.0' } },
+    params: {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'dashboard-e2e', version: '1.0.0' },
+    },
   });
-  if (init.status !== 200 || !init.message || !('result' in init.message)) throw new Error(`MCP initialize failed: ${init.status} ${JSON.stringify(init.message)}`);
+  if (init.status !== 200 || !init.message || !('result' in init.message))
+    throw new Error(`MCP initialize failed: ${init.status} ${JSON.stringify(init.message)}`);
   await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
   return {
     async callTool(name, args) {
-      const answer = await send({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } });
+      const answer = await send({
+        jsonrpc: '2.0',
+        id: nextId++,
+        method: 'tools/call',
+        params: { name, arguments: args },
+      });
       return { status: answer.status, message: answer.message ?? {} };
     },
   };

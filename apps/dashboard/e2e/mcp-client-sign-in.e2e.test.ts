@@ -5,7 +5,15 @@ import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import type { Page } from 'playwright-core';
 import { buildConsole } from '../scripts/console-build.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumAvailable, launchBrowser, screenshot, seriousViolations, startGateway, type RunningGateway } from './harness.js';
+import {
+  CHROMIUM,
+  chromiumAvailable,
+  launchBrowser,
+  screenshot,
+  seriousViolations,
+  startGateway,
+  type RunningGateway,
+} from './harness.js';
 import { AppOAuthClient, allowToolProvider } from './mcp-oauth-app.js';
 
 // An MCP client signing a person in with OAuth, the browser step in Debian's Chromium against
@@ -26,9 +34,16 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
 
   beforeAll(async () => {
     await buildConsole();
-    fixture = await startMcpServer({ name: 'desk-tools', tools: [{ name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` }] });
+    fixture = await startMcpServer({
+      name: 'desk-tools',
+      tools: [{ name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` }],
+    });
     gateway = await startGateway(ADMIN, { publicUrl: true });
-    const login = await fetch(`${gateway.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const login = await fetch(`${gateway.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
     const { token: jwt, user } = (await login.json()) as { token: string; user: { id: string } };
     await allowToolProvider(gateway.url, jwt, { name: 'desk-tools', endpoint: fixture.url, userId: user.id });
     browser = await launchBrowser();
@@ -42,14 +57,20 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
   });
 
   it('signs in on the console, names the client, endpoint and scopes on consent, and the client calls tools', async () => {
-    const refused = await new Client({ name: 'desk', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: app })).catch((err: unknown) => err);
+    const refused = await new Client({ name: 'desk', version: '1.0.0' })
+      .connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: app }))
+      .catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(UnauthorizedError);
 
     // The redirect back to the app: the browser lands on the app's loopback address, which the test answers.
     let callback: URL | null = null;
     await browser.context.route(`${REDIRECT}**`, async (route) => {
       callback = new URL(route.request().url());
-      await route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Done</title><p>You may close this window.</p>' });
+      await route.fulfill({
+        status: 200,
+        contentType: 'text/html',
+        body: '<!doctype html><title>Done</title><p>You may close this window.</p>',
+      });
     });
     await page.goto(app.authorizationUrl!.href);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -67,11 +88,15 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
     await expect.poll(() => callback !== null, { timeout: 15_000 }).toBe(true);
     expect(callback!.searchParams.get('error')).toBeNull();
 
-    await new StreamableHTTPClientTransport(endpoint(), { authProvider: app }).finishAuth(callback!.searchParams.get('code')!);
+    await new StreamableHTTPClientTransport(endpoint(), { authProvider: app }).finishAuth(
+      callback!.searchParams.get('code')!,
+    );
     const client = new Client({ name: 'desk', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(endpoint(), { authProvider: app }));
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
-    expect(await client.callTool({ name: 'echo', arguments: { text: 'from the desk' } })).toMatchObject({ content: [{ type: 'text' }] });
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'from the desk' } })).toMatchObject({
+      content: [{ type: 'text' }],
+    });
     await client.close();
   });
 
@@ -89,7 +114,11 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
 
     const after = await fetch(endpoint(), {
       method: 'POST',
-      headers: { authorization: `Bearer ${app.saved!.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${app.saved!.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(after.status).toBe(401);

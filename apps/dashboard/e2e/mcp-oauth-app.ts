@@ -30,7 +30,11 @@ export class AppOAuthClient implements OAuthClientProvider {
 }
 
 /** Registers the MCP server at `endpoint` as tool provider `name` and allows `userId` all its tools, as the admin `jwt`. */
-export async function allowToolProvider(gatewayUrl: string, jwt: string, provider: { name: string; endpoint: string; userId: string }): Promise<void> {
+export async function allowToolProvider(
+  gatewayUrl: string,
+  jwt: string,
+  provider: { name: string; endpoint: string; userId: string },
+): Promise<void> {
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${jwt}` };
   const created = await fetch(`${gatewayUrl}/api/v1/admin/tool-providers`, {
     method: 'POST',
@@ -42,7 +46,13 @@ export async function allowToolProvider(gatewayUrl: string, jwt: string, provide
   const access = await fetch(`${gatewayUrl}/api/v1/admin/provider-access`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ subjectType: 'user', subjectId: provider.userId, providerId, action: 'allow', toolPattern: '*' }),
+    body: JSON.stringify({
+      subjectType: 'user',
+      subjectId: provider.userId,
+      providerId,
+      action: 'allow',
+      toolPattern: '*',
+    }),
   });
   expect(access.status).toBe(201);
 }

@@ -2,7 +2,14 @@ import { startOidcServer, type OidcServer } from '@agentgw/testkit';
 import type { Page } from 'playwright-core';
 import { buildConsole } from '../scripts/console-build.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumAvailable, launchBrowser, screenshot, startGateway, type RunningGateway } from './harness.js';
+import {
+  CHROMIUM,
+  chromiumAvailable,
+  launchBrowser,
+  screenshot,
+  startGateway,
+  type RunningGateway,
+} from './harness.js';
 
 // Connecting an account for real: the console, the all-in-one's vault and oidc-provider's own
 // login and consent pages, in Debian's Chromium. The console runs on http://localhost:<port>
@@ -25,8 +32,15 @@ describe.skipIf(!chromiumAvailable)('OAuth connect in a real browser', () => {
     await buildConsole();
     gateway = await startGateway(ADMIN);
     consoleUrl = gateway.url.replace('127.0.0.1', 'localhost');
-    oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${consoleUrl}/api/v1/credentials/oauth/acme/callback`] }], interactions: 'pages' });
-    const login = await fetch(`${gateway.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    oidc = await startOidcServer({
+      clients: [{ ...CLIENT, redirectUris: [`${consoleUrl}/api/v1/credentials/oauth/acme/callback`] }],
+      interactions: 'pages',
+    });
+    const login = await fetch(`${gateway.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
     jwt = ((await login.json()) as { token: string }).token;
     const created = await fetch(`${gateway.url}/api/v1/credential-providers`, {
       method: 'POST',
@@ -35,7 +49,12 @@ describe.skipIf(!chromiumAvailable)('OAuth connect in a real browser', () => {
         name: 'Acme',
         serviceType: 'acme',
         authType: 'oauth2',
-        config: { ...CLIENT, scopes: ['openid', 'offline_access'], issuer: oidc.issuer, authorizationParams: { prompt: 'consent' } },
+        config: {
+          ...CLIENT,
+          scopes: ['openid', 'offline_access'],
+          issuer: oidc.issuer,
+          authorizationParams: { prompt: 'consent' },
+        },
       }),
     });
     expect(created.status).toBe(201);
@@ -85,7 +104,10 @@ describe.skipIf(!chromiumAvailable)('OAuth connect in a real browser', () => {
 
     // Admins see the connection in the user lookup, without the token.
     await page.getByLabel('User', { exact: true }).selectOption({ label: ADMIN.email });
-    await page.getByRole('table', { name: "The user's connected services" }).getByText('Connected', { exact: true }).waitFor();
+    await page
+      .getByRole('table', { name: "The user's connected services" })
+      .getByText('Connected', { exact: true })
+      .waitFor();
 
     await row.getByRole('button', { name: 'Disconnect' }).click();
     await page.getByRole('button', { name: 'Disconnect acme' }).click();

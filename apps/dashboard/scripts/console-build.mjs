@@ -35,7 +35,9 @@ export function consoleIsStale() {
   if (!existsSync(built)) return true;
   const newest = (path) => {
     const stat = statSync(path);
-    return stat.isDirectory() ? Math.max(0, ...readdirSync(path).map((name) => newest(join(path, name)))) : stat.mtimeMs;
+    return stat.isDirectory()
+      ? Math.max(0, ...readdirSync(path).map((name) => newest(join(path, name))))
+      : stat.mtimeMs;
   };
   const sources = ['src', 'index.html', 'vite.config.ts', 'package.json'].map((p) => join(app, p)).filter(existsSync);
   return statSync(built).mtimeMs < Math.max(...sources.map(newest));

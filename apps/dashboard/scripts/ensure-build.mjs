@@ -8,6 +8,8 @@ if (consoleIsStale()) {
   try {
     await buildConsole();
   } catch (err) {
-    console.warn(`The web console could not be built (${err instanceof Error ? err.message : String(err)}); the gateway will serve the API only.`);
+    console.warn(
+      `The web console could not be built (${err instanceof Error ? err.message : String(err)}); the gateway will serve the API only.`,
+    );
   }
 }

@@ -3,7 +3,15 @@ import { ApiError, createApiClient, describeError, errorFromResponse } from './a
 
 describe('errorFromResponse', () => {
   it('keeps the gateway error body: code, message and details', () => {
-    const err = errorFromResponse(401, JSON.stringify({ code: 'CREDENTIALS_REQUIRED', message: 'Connect first.', missing: ['github'], authUrls: { github: '/credentials?serviceType=github' } }));
+    const err = errorFromResponse(
+      401,
+      JSON.stringify({
+        code: 'CREDENTIALS_REQUIRED',
+        message: 'Connect first.',
+        missing: ['github'],
+        authUrls: { github: '/credentials?serviceType=github' },
+      }),
+    );
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(401);
     expect(err.code).toBe('CREDENTIALS_REQUIRED');
@@ -21,8 +29,14 @@ describe('errorFromResponse', () => {
 
 describe('describeError', () => {
   it('names the field of a validation error and the missing credentials', () => {
-    expect(describeError(new ApiError(400, 'VALIDATION_ERROR', 'must be a URL', { field: 'upstreamUrl' }))).toBe('upstreamUrl: must be a URL');
-    expect(describeError(new ApiError(401, 'CREDENTIALS_REQUIRED', 'Credentials are required.', { missing: ['github', 'jira'] }))).toBe('Credentials are required. Missing: github, jira.');
+    expect(describeError(new ApiError(400, 'VALIDATION_ERROR', 'must be a URL', { field: 'upstreamUrl' }))).toBe(
+      'upstreamUrl: must be a URL',
+    );
+    expect(
+      describeError(
+        new ApiError(401, 'CREDENTIALS_REQUIRED', 'Credentials are required.', { missing: ['github', 'jira'] }),
+      ),
+    ).toBe('Credentials are required. Missing: github, jira.');
   });
 
   it('says the gateway is unreachable on a network failure', () => {

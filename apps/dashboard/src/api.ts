@@ -49,7 +49,8 @@ export function errorFromResponse(status: number, bodyText: string): ApiError {
       return new ApiError(status, code, message, details);
     }
   }
-  const words = STATUS_WORDS[status] ?? (status >= 500 ? 'The gateway failed to answer this request.' : 'The request failed.');
+  const words =
+    STATUS_WORDS[status] ?? (status >= 500 ? 'The gateway failed to answer this request.' : 'The request failed.');
   return new ApiError(status, `HTTP_${status}`, `${words} (HTTP ${status})`);
 }
 
@@ -58,8 +59,12 @@ export function describeError(err: unknown): string {
   if (err instanceof ApiError) {
     const field = typeof err.details.field === 'string' ? err.details.field : null;
     const base = field && !err.message.includes(field) ? `${field}: ${err.message}` : err.message;
-    const missing = Array.isArray(err.details.missing) ? err.details.missing.filter((m): m is string => typeof m === 'string') : [];
-    return missing.length > 0 && !missing.every((m) => base.includes(m)) ? `${base} Missing: ${missing.join(', ')}.` : base;
+    const missing = Array.isArray(err.details.missing)
+      ? err.details.missing.filter((m): m is string => typeof m === 'string')
+      : [];
+    return missing.length > 0 && !missing.every((m) => base.includes(m))
+      ? `${base} Missing: ${missing.join(', ')}.`
+      : base;
   }
   if (err instanceof DOMException && err.name === 'AbortError') return 'The request was cancelled.';
   if (err instanceof TypeError) return 'The gateway could not be reached. Check your connection and try again.';

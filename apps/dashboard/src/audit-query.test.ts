@@ -3,7 +3,21 @@ import { EMPTY_FILTERS, auditFilterQuery, auditLogsQuery, pageSummary } from './
 
 describe('auditLogsQuery', () => {
   it('sends every filter under the spec names with whole-day dates, and pages by offset', () => {
-    const q = new URLSearchParams(auditLogsQuery({ userId: 'u1', agentId: 'a1', tenantId: 't1', toolName: ' echo ', status: 'completed', startDate: '2026-11-01', endDate: '2026-11-02' }, 2, 10));
+    const q = new URLSearchParams(
+      auditLogsQuery(
+        {
+          userId: 'u1',
+          agentId: 'a1',
+          tenantId: 't1',
+          toolName: ' echo ',
+          status: 'completed',
+          startDate: '2026-11-01',
+          endDate: '2026-11-02',
+        },
+        2,
+        10,
+      ),
+    );
     expect(Object.fromEntries(q)).toEqual({
       user_id: 'u1',
       agent_id: 'a1',
@@ -26,8 +40,20 @@ describe('auditLogsQuery', () => {
 
 describe('pageSummary', () => {
   it('reports the exact total and the neighbouring pages', () => {
-    expect(pageSummary({ limit: 25, offset: 25, total: 60 }, 25)).toEqual({ text: 'Showing 26–50 of 60', hasPrevious: true, hasNext: true });
-    expect(pageSummary({ limit: 25, offset: 50, total: 60 }, 10)).toEqual({ text: 'Showing 51–60 of 60', hasPrevious: true, hasNext: false });
-    expect(pageSummary({ limit: 25, offset: 0, total: 0 }, 0)).toEqual({ text: 'No entries (total 0)', hasPrevious: false, hasNext: false });
+    expect(pageSummary({ limit: 25, offset: 25, total: 60 }, 25)).toEqual({
+      text: 'Showing 26–50 of 60',
+      hasPrevious: true,
+      hasNext: true,
+    });
+    expect(pageSummary({ limit: 25, offset: 50, total: 60 }, 10)).toEqual({
+      text: 'Showing 51–60 of 60',
+      hasPrevious: true,
+      hasNext: false,
+    });
+    expect(pageSummary({ limit: 25, offset: 0, total: 0 }, 0)).toEqual({
+      text: 'No entries (total 0)',
+      hasPrevious: false,
+      hasNext: false,
+    });
   });
 });

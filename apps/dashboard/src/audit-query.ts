@@ -13,7 +13,15 @@ export interface AuditFilters {
   endDate: string;
 }
 
-export const EMPTY_FILTERS: AuditFilters = { userId: '', agentId: '', tenantId: '', toolName: '', status: '', startDate: '', endDate: '' };
+export const EMPTY_FILTERS: AuditFilters = {
+  userId: '',
+  agentId: '',
+  tenantId: '',
+  toolName: '',
+  status: '',
+  startDate: '',
+  endDate: '',
+};
 
 export const PAGE_SIZE = 25;
 
@@ -46,8 +54,12 @@ function filterParams(filters: AuditFilters): URLSearchParams {
 }
 
 /** "Showing 26–50 of 120" and whether there are earlier/later pages, from the exact total. */
-export function pageSummary(pagination: { limit: number; offset: number; total: number }, shown: number): { text: string; hasPrevious: boolean; hasNext: boolean } {
+export function pageSummary(
+  pagination: { limit: number; offset: number; total: number },
+  shown: number,
+): { text: string; hasPrevious: boolean; hasNext: boolean } {
   const { offset, total } = pagination;
-  const text = total === 0 || shown === 0 ? `No entries (total ${total})` : `Showing ${offset + 1}–${offset + shown} of ${total}`;
+  const text =
+    total === 0 || shown === 0 ? `No entries (total ${total})` : `Showing ${offset + 1}–${offset + shown} of ${total}`;
   return { text, hasPrevious: offset > 0, hasNext: offset + shown < total };
 }

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createApiClient } from './api.js';
-import { openConfirmationStream, toConfirmation, type PendingConfirmation, type StreamStatus } from './confirmation-stream.js';
+import {
+  openConfirmationStream,
+  toConfirmation,
+  type PendingConfirmation,
+  type StreamStatus,
+} from './confirmation-stream.js';
 
 describe('toConfirmation', () => {
   it('reads the spec payload: id, tool.name, risk.level, timestamp and the arguments', () => {
@@ -29,7 +34,15 @@ describe('toConfirmation', () => {
       reason: null,
       decidedBy: null,
     });
-    expect(toConfirmation({ id: 'c2', toolName: 'x', arguments: { a: 1 }, status: 'rejected', reason: 'Request timed out.' })).toMatchObject({
+    expect(
+      toConfirmation({
+        id: 'c2',
+        toolName: 'x',
+        arguments: { a: 1 },
+        status: 'rejected',
+        reason: 'Request timed out.',
+      }),
+    ).toMatchObject({
       toolName: 'x',
       arguments: { a: 1 },
       status: 'rejected',

@@ -20,7 +20,8 @@ export interface PendingConfirmation {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /**
  * Reads a confirmation from the hub's payloads. The spec fixes `id`, `tool.name`, `risk.level`
@@ -49,7 +50,8 @@ export function toConfirmation(payload: unknown): PendingConfirmation | null {
   };
 }
 
-export type StreamStatus = { state: 'connecting' } | { state: 'live'; since: string } | { state: 'retrying'; reason: string; inSeconds: number };
+export type StreamStatus =
+  { state: 'connecting' } | { state: 'live'; since: string } | { state: 'retrying'; reason: string; inSeconds: number };
 
 export interface StreamHandlers {
   onRequired(confirmation: PendingConfirmation): void;
@@ -93,7 +95,10 @@ export function openConfirmationStream(api: ApiClient, handlers: StreamHandlers)
       handlers.onStatus({ state: 'connecting' });
       let reason = 'The live stream closed.';
       try {
-        const response = await api.raw('/stream', { headers: { accept: 'text/event-stream' }, signal: controller.signal });
+        const response = await api.raw('/stream', {
+          headers: { accept: 'text/event-stream' },
+          signal: controller.signal,
+        });
         if (!response.body) throw new Error('The live stream has no body.');
         const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
         const parser = new SseParser();

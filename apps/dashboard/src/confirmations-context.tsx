@@ -1,5 +1,10 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { openConfirmationStream, toConfirmation, type PendingConfirmation, type StreamStatus } from './confirmation-stream.js';
+import {
+  openConfirmationStream,
+  toConfirmation,
+  type PendingConfirmation,
+  type StreamStatus,
+} from './confirmation-stream.js';
 import { useSession } from './session.js';
 
 export interface LiveConfirmations {
@@ -16,7 +21,8 @@ export interface LiveConfirmations {
 
 const Context = createContext<LiveConfirmations | null>(null);
 
-const notificationSupport = (): NotificationPermission | 'unsupported' => (typeof Notification === 'undefined' ? 'unsupported' : Notification.permission);
+const notificationSupport = (): NotificationPermission | 'unsupported' =>
+  typeof Notification === 'undefined' ? 'unsupported' : Notification.permission;
 
 /**
  * One live stream per signed-in console: held tool calls arrive on every page (the menu shows
@@ -48,7 +54,10 @@ export function ConfirmationsProvider({ children }: { children: ReactNode }) {
       onRequired: (c) => {
         setPending((list) => [c, ...list.filter((x) => x.id !== c.id)]);
         if (allowedRef.current === 'granted') {
-          const n = new Notification(`Confirm ${c.toolName}?`, { body: `Risk ${c.risk}. Open the console to approve or reject.`, tag: c.id });
+          const n = new Notification(`Confirm ${c.toolName}?`, {
+            body: `Risk ${c.risk}. Open the console to approve or reject.`,
+            tag: c.id,
+          });
           n.onclick = () => {
             window.focus();
             window.location.assign('/confirmations');
@@ -65,7 +74,10 @@ export function ConfirmationsProvider({ children }: { children: ReactNode }) {
     setAllowed(await Notification.requestPermission());
   }, []);
 
-  const value = useMemo(() => ({ pending, status, syncError, forget, notificationsAllowed, askNotifications }), [pending, status, syncError, forget, notificationsAllowed, askNotifications]);
+  const value = useMemo(
+    () => ({ pending, status, syncError, forget, notificationsAllowed, askNotifications }),
+    [pending, status, syncError, forget, notificationsAllowed, askNotifications],
+  );
   return <Context.Provider value={value}>{children}</Context.Provider>;
 }
 

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { canSeeAuditStats, describeScope, landingPath, pagesFor } from './navigation.js';
 import type { Role, SessionUser } from './types.js';
 
-const user = (...roles: Role[]): SessionUser => ({ id: 'u1', email: 'u@example.com', name: null, roles, tenantId: null });
+const user = (...roles: Role[]): SessionUser => ({
+  id: 'u1',
+  email: 'u@example.com',
+  name: null,
+  roles,
+  tenantId: null,
+});
 
 describe('pagesFor', () => {
   it('shows managers the rule and API key pages, agent creators not', () => {
@@ -16,7 +22,9 @@ describe('pagesFor', () => {
     expect(creator).not.toContain('/users');
     expect(pagesFor(user('tenant_admin')).map((p) => p.path)).not.toContain('/users');
     expect(admin).toContain('/users');
-    expect(creator).toEqual(expect.arrayContaining(['/agents', '/credentials', '/confirmations', '/audit', '/devices']));
+    expect(creator).toEqual(
+      expect.arrayContaining(['/agents', '/credentials', '/confirmations', '/audit', '/devices']),
+    );
   });
 
   it('keeps audit statistics to admins', () => {
@@ -35,7 +43,9 @@ describe('describeScope', () => {
 
 describe('landingPath', () => {
   it('keeps a permitted deep link with its query and sends others to the first page', () => {
-    expect(landingPath(user('agent_creator'), '/credentials?serviceType=github')).toBe('/credentials?serviceType=github');
+    expect(landingPath(user('agent_creator'), '/credentials?serviceType=github')).toBe(
+      '/credentials?serviceType=github',
+    );
     expect(landingPath(user('agent_creator'), '/agents/abc')).toBe('/agents/abc');
     expect(landingPath(user('agent_creator'), '/api-keys')).toBe('/agents');
     expect(landingPath(user('admin'), '/')).toBe('/agents');

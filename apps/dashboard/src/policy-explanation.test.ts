@@ -31,7 +31,11 @@ describe('stepOf', () => {
 describe('explainDecision', () => {
   it('names the matched rule, its step and the outcome', () => {
     const e = explainDecision(
-      { action: 'require_confirmation', risk: 'high', matchedRule: rule({ id: 'rule-9', action: 'require_confirmation', toolPattern: 'delete_*' }) },
+      {
+        action: 'require_confirmation',
+        risk: 'high',
+        matchedRule: rule({ id: 'rule-9', action: 'require_confirmation', toolPattern: 'delete_*' }),
+      },
       { toolName: 'delete_repo' },
     );
     expect(e.step).toBe(3);
@@ -41,9 +45,15 @@ describe('explainDecision', () => {
   });
 
   it('uses display names when it knows them, and the right article', () => {
-    const nameOf = (kind: string, id: string) => (kind === 'agent' ? 'support-bot' : kind === 'provider' ? 'github-tools' : id);
-    const e = explainDecision({ action: 'allow', risk: 'low', matchedRule: rule({ id: 'r2' }) }, { toolName: 'echo', nameOf });
-    expect(e.summary).toBe('echo would be allowed (risk low): decided at step 4 (Agent-level allow rules) by rule r2, an allow rule for agent support-bot on provider github-tools, tool pattern "*".');
+    const nameOf = (kind: string, id: string) =>
+      kind === 'agent' ? 'support-bot' : kind === 'provider' ? 'github-tools' : id;
+    const e = explainDecision(
+      { action: 'allow', risk: 'low', matchedRule: rule({ id: 'r2' }) },
+      { toolName: 'echo', nameOf },
+    );
+    expect(e.summary).toBe(
+      'echo would be allowed (risk low): decided at step 4 (Agent-level allow rules) by rule r2, an allow rule for agent support-bot on provider github-tools, tool pattern "*".',
+    );
   });
 
   it('explains the default deny when nothing matched', () => {

@@ -29,12 +29,18 @@ export function stepOf(rule: Pick<AccessRule, 'subjectType' | 'providerId' | 'ac
 export type NameOf = (kind: 'user' | 'agent' | 'provider', id: string) => string;
 
 /** Puts the dry-run answer of `POST /admin/provider-access/evaluate` into words for the panel. */
-export function explainDecision(decision: PolicyDecision, input: { toolName: string; nameOf?: NameOf }): DecisionExplanation {
+export function explainDecision(
+  decision: PolicyDecision,
+  input: { toolName: string; nameOf?: NameOf },
+): DecisionExplanation {
   const nameOf: NameOf = input.nameOf ?? ((_kind, id) => id);
   const outcome = `${input.toolName} would be ${ACTION_WORDS[decision.action]} (risk ${decision.risk})`;
   const rule = decision.matchedRule;
   if (!rule) {
-    return { step: 5, summary: `${outcome}: no rule matched, and agents are on a whitelist, so the call is denied by default.` };
+    return {
+      step: 5,
+      summary: `${outcome}: no rule matched, and agents are on a whitelist, so the call is denied by default.`,
+    };
   }
   const step = stepOf(rule);
   const provider = rule.providerId === '*' ? 'every provider' : `provider ${nameOf('provider', rule.providerId)}`;

@@ -8,7 +8,10 @@ const LEGACY_STORAGE_KEY = 'agentgw.session';
 const EXPIRED = 'Your session has expired; sign in again.';
 
 /** Whether someone is signed in; `restoring` while the gateway is asked whether the cookie still signs someone in. */
-type SessionState = { status: 'restoring' } | { status: 'signed-out'; endedBecause: string | null } | { status: 'signed-in'; user: SessionUser };
+type SessionState =
+  | { status: 'restoring' }
+  | { status: 'signed-out'; endedBecause: string | null }
+  | { status: 'signed-in'; user: SessionUser };
 
 /** What every page gets from the console's session. */
 export interface Session {
@@ -37,7 +40,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setState({ status: 'signed-out', endedBecause });
   }, []);
 
-  const api = useMemo(() => createApiClient({ signedIn: () => signedIn.current, onUnauthorized: () => end(EXPIRED) }), [end]);
+  const api = useMemo(
+    () => createApiClient({ signedIn: () => signedIn.current, onUnauthorized: () => end(EXPIRED) }),
+    [end],
+  );
 
   const start = useCallback((user: SessionUser) => {
     signedIn.current = true;
@@ -71,7 +77,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       () => true,
       () => false,
     );
-    end(cleared ? null : 'Signed out here, but the gateway could not be reached to end the session; sign in and out again to end it.');
+    end(
+      cleared
+        ? null
+        : 'Signed out here, but the gateway could not be reached to end the session; sign in and out again to end it.',
+    );
   }, [api, end]);
 
   const value = useMemo<Session>(

@@ -3,7 +3,8 @@ import { SseParser } from './sse.js';
 
 describe('SseParser', () => {
   it('parses named events with JSON data, across arbitrary chunk boundaries', () => {
-    const text = 'event: connected\ndata: {"userId":"u1"}\n\n: heartbeat comment\n\nevent: CONFIRMATION_REQUIRED\r\ndata: {"id":"c1",\r\ndata: "x":1}\r\n\r\n';
+    const text =
+      'event: connected\ndata: {"userId":"u1"}\n\n: heartbeat comment\n\nevent: CONFIRMATION_REQUIRED\r\ndata: {"id":"c1",\r\ndata: "x":1}\r\n\r\n';
     for (const size of [1, 3, 7, text.length]) {
       const parser = new SseParser();
       const events = [];

@@ -5,7 +5,11 @@ import type { components, paths } from './api-types.gen.js';
 
 type Schemas = components['schemas'];
 /** The JSON body of a GET path's 200 answer. */
-type Ok<P extends keyof paths> = paths[P] extends { get: { responses: { 200: { content: { 'application/json': infer B } } } } } ? B : never;
+type Ok<P extends keyof paths> = paths[P] extends {
+  get: { responses: { 200: { content: { 'application/json': infer B } } } };
+}
+  ? B
+  : never;
 
 export { AUDIT_STATUSES, CONFIRMATION_STATUSES, RISK_LEVELS } from '@agentgw/core/enums';
 export type { AuditStatus, ConfirmationStatus, PolicyAction, RiskLevel } from '@agentgw/core/enums';

@@ -11,7 +11,11 @@ export interface Resource<T> {
 /** GETs an API path (null: nothing to load yet), with loading and error state, reloaded on demand. */
 export function useResource<T>(path: string | null): Resource<T> {
   const { api } = useSession();
-  const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean }>({ data: null, error: null, loading: path !== null });
+  const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: path !== null,
+  });
   const [generation, setGeneration] = useState(0);
 
   useEffect(() => {
@@ -32,7 +36,12 @@ export function useResource<T>(path: string | null): Resource<T> {
 }
 
 /** Runs one user action (a button or form), tracking it as busy and keeping its error for display. */
-export function useAction(): { busy: boolean; error: unknown; run<T>(work: () => Promise<T>): Promise<T | undefined>; clear(): void } {
+export function useAction(): {
+  busy: boolean;
+  error: unknown;
+  run<T>(work: () => Promise<T>): Promise<T | undefined>;
+  clear(): void;
+} {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const run = useCallback(async <T>(work: () => Promise<T>) => {

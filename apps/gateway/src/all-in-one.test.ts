@@ -33,8 +33,16 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     console.log(table.join('\n'));
     expect(app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(6);
     expect(table.filter((r) => r.endsWith(' /health'))).toEqual(['GET /health']);
-    for (const path of ['/health/live', '/health/ready', '/metrics']) expect(table.filter((r) => r.endsWith(` ${path}`))).toEqual([`GET ${path}`]);
-    expect(gatewayServices.map((s) => s.name)).toEqual(['admin-api', 'invoke-proxy', 'vault', 'mcp-gateway', 'confirmation-hub', 'audit-writer']);
+    for (const path of ['/health/live', '/health/ready', '/metrics'])
+      expect(table.filter((r) => r.endsWith(` ${path}`))).toEqual([`GET ${path}`]);
+    expect(gatewayServices.map((s) => s.name)).toEqual([
+      'admin-api',
+      'invoke-proxy',
+      'vault',
+      'mcp-gateway',
+      'confirmation-hub',
+      'audit-writer',
+    ]);
   });
 
   it('refuses an anonymous GET /metrics on its public listener without METRICS_TOKEN, and answers the token with it', async () => {
@@ -55,7 +63,11 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
   it('answers one /health for the whole process', async () => {
     const res = await app.request('/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', service: 'gateway', checks: { database: 'ok', redis: 'in-process' } });
+    expect(await res.json()).toEqual({
+      status: 'ok',
+      service: 'gateway',
+      checks: { database: 'ok', redis: 'in-process' },
+    });
   });
 
   it("mounts every service's routes, each behind its own auth, and answers unknown paths with the JSON 404", async () => {
@@ -70,7 +82,9 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
   });
 
   it('documents invoke, credentials and admin paths in one OpenAPI document', async () => {
-    const doc = (await (await app.request('/api/v1/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await (await app.request('/api/v1/openapi.json')).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining([
         '/api/v1/agents/{agentId}/invoke',
@@ -114,12 +128,20 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     const created = await app.request('/api/v1/admin/agents', {
       method: 'POST',
       headers,
-      body: JSON.stringify({ name: 'crm-bot', upstreamUrl: `${upstream.url}/run`, requiredCredentials: [{ serviceType: 'crm' }] }),
+      body: JSON.stringify({
+        name: 'crm-bot',
+        upstreamUrl: `${upstream.url}/run`,
+        requiredCredentials: [{ serviceType: 'crm' }],
+      }),
     });
     expect(created.status).toBe(201);
     const { agent } = (await created.json()) as { agent: { id: string } };
 
-    const before = await app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) });
+    const before = await app.request(`/api/v1/agents/${agent.id}/invoke`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ message: 'hi' }),
+    });
     expect(before.status).toBe(401);
     expect(await before.json()).toMatchObject({ code: 'CREDENTIALS_REQUIRED', missing: ['crm'] });
     expect(upstream.requests).toHaveLength(0);
@@ -131,7 +153,11 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     });
     expect(stored.status).toBe(201);
 
-    const invoked = await app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) });
+    const invoked = await app.request(`/api/v1/agents/${agent.id}/invoke`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ message: 'hi' }),
+    });
     expect(invoked.status).toBe(200);
     expect(upstream.requests).toHaveLength(1);
     expect(upstream.requests[0]?.headers['x-credential-crm']).toBe('crm-key-123');
@@ -159,7 +185,14 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
       });
       expect(created.status).toBe(201);
       const { agent } = (await created.json()) as { agent: { id: string } };
-      expect((await logged.app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers: { 'x-api-key': 'agw_not-a-real-key-0123456789' } })).status).toBe(401);
+      expect(
+        (
+          await logged.app.request(`/api/v1/agents/${agent.id}/invoke`, {
+            method: 'POST',
+            headers: { 'x-api-key': 'agw_not-a-real-key-0123456789' },
+          })
+        ).status,
+      ).toBe(401);
       expect((await logged.app.request('/api/v1/no-such-thing')).status).toBe(404);
 
       const lines = raw.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
@@ -170,36 +203,60 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
         'POST /api/v1/agents/* 401',
         'GET unmatched 404',
       ]);
-      expect(lines[1]).toMatchObject({ path: '/api/v1/admin/agents', principal: 'user', principalId: admin.id, requestId: expect.any(String) });
+      expect(lines[1]).toMatchObject({
+        path: '/api/v1/admin/agents',
+        principal: 'user',
+        principalId: admin.id,
+        requestId: expect.any(String),
+      });
       const written = raw.join('');
-      for (const secret of [token, admin.password, 'hidden-query-value', 'agw_not-a-real-key-0123456789']) expect(written).not.toContain(secret);
+      for (const secret of [token, admin.password, 'hidden-query-value', 'agw_not-a-real-key-0123456789'])
+        expect(written).not.toContain(secret);
     } finally {
       await logged.stop({ deadlineMs: 1_000 });
     }
   });
 
   it("passes a 1.5 MiB invoke body when invoke allows 2 MiB, while the host's 1 MiB default still caps admin routes", async () => {
-    const services = gatewayServices.map((s) => (s.name === 'invoke-proxy' ? createInvokeProxyService({ maxRequestBytes: 2 * MiB }) : s));
+    const services = gatewayServices.map((s) =>
+      s.name === 'invoke-proxy' ? createInvokeProxyService({ maxRequestBytes: 2 * MiB }) : s,
+    );
     const big = await createGatewayHost(deps, { services });
     await big.start();
     try {
       const user = await createUser(deps, { email: 'big-sender@example.com', roles: ['admin'] });
       const headers = authHeaders(await tokenFor(deps, user));
-      const created = await big.app.request('/api/v1/admin/agents', { method: 'POST', headers, body: JSON.stringify({ name: 'big-bot', upstreamUrl: `${upstream.url}/big` }) });
+      const created = await big.app.request('/api/v1/admin/agents', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'big-bot', upstreamUrl: `${upstream.url}/big` }),
+      });
       expect(created.status).toBe(201);
       const { agent } = (await created.json()) as { agent: { id: string } };
       const message = 'x'.repeat(1.5 * MiB);
 
       const before = upstream.requests.length;
-      const invoked = await big.app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message }) });
+      const invoked = await big.app.request(`/api/v1/agents/${agent.id}/invoke`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ message }),
+      });
       expect(invoked.status).toBe(200);
       expect(upstream.requests).toHaveLength(before + 1);
       expect((upstream.requests.at(-1)?.body as { message: string }).message).toHaveLength(1.5 * MiB);
 
-      const tooBig = await big.app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'x'.repeat(2 * MiB) }) });
+      const tooBig = await big.app.request(`/api/v1/agents/${agent.id}/invoke`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ message: 'x'.repeat(2 * MiB) }),
+      });
       expect(tooBig.status).toBe(413);
 
-      const admin = await big.app.request('/api/v1/admin/agents', { method: 'POST', headers, body: JSON.stringify({ name: 'n', upstreamUrl: `${upstream.url}/x`, description: message }) });
+      const admin = await big.app.request('/api/v1/admin/agents', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'n', upstreamUrl: `${upstream.url}/x`, description: message }),
+      });
       expect(admin.status).toBe(413);
       expect(await admin.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' });
     } finally {

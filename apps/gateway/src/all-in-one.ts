@@ -12,7 +12,14 @@ import { DASHBOARD_DIST, mountConsole } from './console-static.js';
  * The six services the all-in-one runs. This app is the one place allowed to import other apps
  * (the lint rule's documented exception): it composes their definitions and nothing else.
  */
-export const gatewayServices: readonly ServiceDefinition[] = [adminApiService, invokeProxyService, vaultPublicService, mcpGatewayService, confirmationHubService, auditWriterService];
+export const gatewayServices: readonly ServiceDefinition[] = [
+  adminApiService,
+  invokeProxyService,
+  vaultPublicService,
+  mcpGatewayService,
+  confirmationHubService,
+  auditWriterService,
+];
 
 export interface GatewayHostOptions {
   /** The definitions to run (default: the six). */

@@ -4,7 +4,15 @@ import { json } from '@agentgw/db';
 import type { TestBackend } from '@agentgw/db/testing';
 import { serve, type Host, type RunningServer } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createUser, freePort, startOidcServer, startProtectedMcpServer, tokenFor, type OidcServer, type ProtectedMcpServer } from '@agentgw/testkit';
+import {
+  createUser,
+  freePort,
+  startOidcServer,
+  startProtectedMcpServer,
+  tokenFor,
+  type OidcServer,
+  type ProtectedMcpServer,
+} from '@agentgw/testkit';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createGatewayHost } from './all-in-one.js';
 
@@ -70,14 +78,34 @@ export class AsUserGateway {
     const gatewayPort = clientMetadataDocuments ? await freePort() : undefined;
     if (gatewayPort) this.publicUrl = `http://127.0.0.1:${gatewayPort}`;
     this.oidc = await startOidcServer(
-      service ? { clients: [{ ...CLIENT, redirectUris: [callbackUrl(service.serviceType)] }], resource } : { clients: [], resource, registration: true, clientMetadataDocuments },
+      service
+        ? { clients: [{ ...CLIENT, redirectUris: [callbackUrl(service.serviceType)] }], resource }
+        : { clients: [], resource, registration: true, clientMetadataDocuments },
     );
-    this.upstream = await startProtectedMcpServer({ issuer: this.oidc.issuer, jwksUri: this.oidc.jwksUri, resource, port, toolsOf: this.options.toolsOf });
-    this.deps = await createTestDeps({ backend: this.options.backend, env: { GATEWAY_PUBLIC_URL: this.publicUrl, EGRESS_POLICY: 'allow-private' } });
+    this.upstream = await startProtectedMcpServer({
+      issuer: this.oidc.issuer,
+      jwksUri: this.oidc.jwksUri,
+      resource,
+      port,
+      toolsOf: this.options.toolsOf,
+    });
+    this.deps = await createTestDeps({
+      backend: this.options.backend,
+      env: { GATEWAY_PUBLIC_URL: this.publicUrl, EGRESS_POLICY: 'allow-private' },
+    });
     this.host = await createGatewayHost(this.deps);
     await this.host.start();
-    if (gatewayPort) this.server = await serve(this.host.app, { port: gatewayPort, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: this.deps.logger });
-    this.adminToken = await tokenFor(this.deps, await createUser(this.deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }));
+    if (gatewayPort)
+      this.server = await serve(this.host.app, {
+        port: gatewayPort,
+        hostname: '127.0.0.1',
+        deps: { close: async () => {} },
+        logger: this.deps.logger,
+      });
+    this.adminToken = await tokenFor(
+      this.deps,
+      await createUser(this.deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }),
+    );
     if (service) this.providerId = await this.createUserOauthProvider(service);
   };
 
@@ -100,7 +128,13 @@ export class AsUserGateway {
         service_type: serviceType,
         auth_type: 'oauth2',
         description: null,
-        config: json({ ...CLIENT, clientSecret: secretBoxFor(this.deps.config).seal(CLIENT.clientSecret, id), scopes: ['openid', 'offline_access'], issuer: this.oidc.issuer, resource: RESOURCE }),
+        config: json({
+          ...CLIENT,
+          clientSecret: secretBoxFor(this.deps.config).seal(CLIENT.clientSecret, id),
+          scopes: ['openid', 'offline_access'],
+          issuer: this.oidc.issuer,
+          resource: RESOURCE,
+        }),
         tenant_id: null,
       })
       .execute();
@@ -117,11 +151,20 @@ export class AsUserGateway {
   }
 
   /** One request to the gateway as `token`; `path` may be a full URL of the gateway's (a callback). */
-  api = async (method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> => {
+  api = async (
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Json }> => {
     const url = path.startsWith('http') ? new URL(path) : null;
     const res = await this.host.app.request(url ? url.pathname + url.search : path, {
       method,
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, text/event-stream',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -129,9 +172,11 @@ export class AsUserGateway {
   };
 
   /** A JSON-RPC request to the unified endpoint. */
-  unified = (token: string, method: string, params: Json = {}) => this.api('POST', '/api/v1/mcp/mcp', token, { jsonrpc: '2.0', id: 1, method, params });
+  unified = (token: string, method: string, params: Json = {}) =>
+    this.api('POST', '/api/v1/mcp/mcp', token, { jsonrpc: '2.0', id: 1, method, params });
   /** A JSON-RPC request to the user_oauth provider's own proxy endpoint. */
-  proxied = (token: string, method: string, params: Json = {}) => this.api('POST', `/api/v1/mcp-proxy/${this.providerId}/mcp`, token, { jsonrpc: '2.0', id: 1, method, params });
+  proxied = (token: string, method: string, params: Json = {}) =>
+    this.api('POST', `/api/v1/mcp-proxy/${this.providerId}/mcp`, token, { jsonrpc: '2.0', id: 1, method, params });
   /** tools/call of the upstream's whoami on the unified endpoint. */
   whoami = (token: string) => this.unified(token, 'tools/call', { name: 'whoami', arguments: {} });
 
@@ -139,14 +184,26 @@ export class AsUserGateway {
   user = async (providerId = this.providerId): Promise<string> => {
     const created = await createUser(this.deps, { email: `${newId()}@example.com`, roles: [] });
     const token = await tokenFor(this.deps, created);
-    const rule = await this.api('POST', '/api/v1/admin/provider-access', this.adminToken, { subjectType: 'user', subjectId: created.id, providerId, action: 'allow', toolPattern: '*' });
+    const rule = await this.api('POST', '/api/v1/admin/provider-access', this.adminToken, {
+      subjectType: 'user',
+      subjectId: created.id,
+      providerId,
+      action: 'allow',
+      toolPattern: '*',
+    });
     expect(rule.status, JSON.stringify(rule.body)).toBe(201);
     return token;
   };
 
   /** The user connects their upstream account for `serviceType` (the OpenID provider's login as `account`). */
-  connect = async (token: string, account: string, serviceType = this.options.credentialProvider?.serviceType ?? ''): Promise<void> => {
-    const { authUrl } = (await this.api('GET', `/api/v1/credentials/oauth/${serviceType}/auth`, token)).body as { authUrl: string };
+  connect = async (
+    token: string,
+    account: string,
+    serviceType = this.options.credentialProvider?.serviceType ?? '',
+  ): Promise<void> => {
+    const { authUrl } = (await this.api('GET', `/api/v1/credentials/oauth/${serviceType}/auth`, token)).body as {
+      authUrl: string;
+    };
     const callback = await this.oidc.authorize(`${authUrl}&login_hint=${account}`, callbackUrl(serviceType));
     expect((await this.api('GET', callback.href, token)).status).toBe(200);
   };
@@ -167,7 +224,12 @@ export class AsUserGateway {
 
   /** Opens a client session as `token` (initialize with `capabilities`); its id. */
   openSession = async (token: string, capabilities: Json = {}): Promise<string> => {
-    const init = await this.legacy(token, 'POST', { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 't', version: '1' } } });
+    const init = await this.legacy(token, 'POST', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 't', version: '1' } },
+    });
     const session = init.headers.get('mcp-session-id') ?? '';
     expect(session).not.toBe('');
     return session;

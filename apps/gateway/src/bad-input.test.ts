@@ -50,12 +50,23 @@ const IDS = ['nope', "'; drop table users;--", 'a'.repeat(2000)];
 const QUERIES = ['', '?limit=abc&offset=-1&status=zzz&subjectType=1'];
 
 const MCP_ROUTE = /^\/api\/v1\/(mcp\/mcp|mcp-proxy\/[^/]+\/mcp)(\?|$)/;
-type Body = { code?: unknown; message?: unknown; jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } | string; error_description?: unknown } | null;
+type Body = {
+  code?: unknown;
+  message?: unknown;
+  jsonrpc?: unknown;
+  error?: { code?: unknown; message?: unknown } | string;
+  error_description?: unknown;
+} | null;
 const isErrorBody = (b: Body) => typeof b?.code === 'string' && typeof b.message === 'string';
-const isRpcError = (b: Body) => b?.jsonrpc === '2.0' && typeof b.error === 'object' && typeof b.error.code === 'number' && typeof b.error.message === 'string';
+const isRpcError = (b: Body) =>
+  b?.jsonrpc === '2.0' &&
+  typeof b.error === 'object' &&
+  typeof b.error.code === 'number' &&
+  typeof b.error.message === 'string';
 /** The authorization server's own endpoints answer errors in RFC 6749's shape (`error`, `error_description`), as OAuth clients expect. */
 const OAUTH_ROUTE = /^\/(oauth\/|\.well-known\/(oauth-authorization-server|openid-configuration))/;
-const isOAuthError = (b: Body) => typeof b?.error === 'string' && (b.error_description === undefined || typeof b.error_description === 'string');
+const isOAuthError = (b: Body) =>
+  typeof b?.error === 'string' && (b.error_description === undefined || typeof b.error_description === 'string');
 
 /**
  * The one error body everywhere; on the MCP endpoints a message the transport accepted is
@@ -65,7 +76,10 @@ const isOAuthError = (b: Body) => typeof b?.error === 'string' && (b.error_descr
 const errorShapeFor = (path: string) =>
   OAUTH_ROUTE.test(path)
     ? expect.toSatisfy(isOAuthError, 'an RFC 6749 error')
-    : expect.toSatisfy((b: Body) => isErrorBody(b) || (MCP_ROUTE.test(path) && isRpcError(b)), MCP_ROUTE.test(path) ? 'the error body or a JSON-RPC error' : 'the error body');
+    : expect.toSatisfy(
+        (b: Body) => isErrorBody(b) || (MCP_ROUTE.test(path) && isRpcError(b)),
+        MCP_ROUTE.test(path) ? 'the error body or a JSON-RPC error' : 'the error body',
+      );
 
 describe('bad input never yields a 5xx', () => {
   let deps: TestDeps;
@@ -76,14 +90,20 @@ describe('bad input never yields a 5xx', () => {
     deps = await createTestDeps();
     ({ app } = await createGatewayHost(deps));
     const admin = await createUser(deps, { email: 'fuzz-admin@example.com', roles: ['admin'] });
-    credentials = [authHeaders(await tokenFor(deps, admin)), {}, { 'x-api-key': 'gk_unknown', 'x-user-id': admin.id }, { authorization: 'Bearer art_unknown' }];
+    credentials = [
+      authHeaders(await tokenFor(deps, admin)),
+      {},
+      { 'x-api-key': 'gk_unknown', 'x-user-id': admin.id },
+      { authorization: 'Bearer art_unknown' },
+    ];
   });
   afterAll(() => deps?.close());
 
   it('over every documented and undocumented route', async () => {
     const doc = (await (await app.request('/api/v1/openapi.json')).json()) as { paths: Record<string, object> };
     const routes = [...EXTRA_ROUTES];
-    for (const [path, ops] of Object.entries(doc.paths)) for (const method of Object.keys(ops)) routes.push([method.toUpperCase(), path]);
+    for (const [path, ops] of Object.entries(doc.paths))
+      for (const method of Object.keys(ops)) routes.push([method.toUpperCase(), path]);
     expect(routes.length).toBeGreaterThan(40);
 
     const failures: string[] = [];
@@ -94,9 +114,14 @@ describe('bad input never yields a 5xx', () => {
           for (const body of bodies)
             for (const headers of credentials) {
               const path = template.replace(/\{[^}]+\}/g, encodeURIComponent(id)) + query;
-              const res = await app.request(path, { method, headers: { 'content-type': 'application/json', ...headers }, body });
+              const res = await app.request(path, {
+                method,
+                headers: { 'content-type': 'application/json', ...headers },
+                body,
+              });
               // 501 NOT_IMPLEMENTED is the deliberate answer of the OAuth connection routes (documented, so fuzzed too).
-              if (res.status >= 500 && res.status !== 501) failures.push(`${res.status} ${method} ${path.slice(0, 80)} ${String(body).slice(0, 40)}`);
+              if (res.status >= 500 && res.status !== 501)
+                failures.push(`${res.status} ${method} ${path.slice(0, 80)} ${String(body).slice(0, 40)}`);
               else if (res.status >= 400) expect(await res.json()).toMatchObject(errorShapeFor(path));
             }
     }

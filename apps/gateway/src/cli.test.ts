@@ -28,9 +28,15 @@ afterEach(async () => {
 // A first start or admin command creates the embedded database (initdb: ~9 s of CPU alone, over
 // a minute when CI's two cores run four suites), so the bounds below catch hangs, not slowness.
 const PROCESS_MS = 180_000;
-const gateway = (args: string[], env: Record<string, string> = {}) => run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }), timeoutMs: PROCESS_MS });
+const gateway = (args: string[], env: Record<string, string> = {}) =>
+  run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }), timeoutMs: PROCESS_MS });
 const startGateway = (env: Record<string, string> = {}, args: string[] = []) =>
-  startServer([GATEWAY_BIN, 'start', '--port', '0', ...args], { cwd: dir, env: cleanEnv(env), ready: LISTENING, timeoutMs: PROCESS_MS });
+  startServer([GATEWAY_BIN, 'start', '--port', '0', ...args], {
+    cwd: dir,
+    env: cleanEnv(env),
+    ready: LISTENING,
+    timeoutMs: PROCESS_MS,
+  });
 
 describe('gateway start', () => {
   it(
@@ -38,12 +44,18 @@ describe('gateway start', () => {
     async () => {
       const admin = { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'correct-horse-1' };
       server = await startGateway(admin);
-      expect(server.output()).toContain('Generated JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY and stored them in .gateway-data/secrets.json');
+      expect(server.output()).toContain(
+        'Generated JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY and stored them in .gateway-data/secrets.json',
+      );
 
       const base = `http://127.0.0.1:${server.port}`;
       const health = await fetch(`${base}/health`);
       expect(health.status).toBe(200);
-      expect(await health.json()).toEqual({ status: 'ok', service: 'gateway', checks: { database: 'ok', redis: 'in-process' } });
+      expect(await health.json()).toEqual({
+        status: 'ok',
+        service: 'gateway',
+        checks: { database: 'ok', redis: 'in-process' },
+      });
 
       const secretsFile = join(dir, '.gateway-data', 'secrets.json');
       expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
@@ -60,7 +72,9 @@ describe('gateway start', () => {
       });
       expect(login.status).toBe(200);
       const { token } = (await login.json()) as { token: string };
-      expect((await fetch(`${base}/api/v1/admin/agents`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect(
+        (await fetch(`${base}/api/v1/admin/agents`, { headers: { authorization: `Bearer ${token}` } })).status,
+      ).toBe(200);
 
       // The running gateway owns the embedded database: status asks it, admin refuses.
       const status = await gateway(['status', '--port', String(server.port)]);
@@ -78,11 +92,17 @@ describe('gateway start', () => {
 
       // Second boot: same secrets, the first run's token still works, the admin is not created twice.
       server = await startGateway(admin);
-      expect(server.output()).toContain('Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.');
+      expect(server.output()).toContain(
+        'Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.',
+      );
       expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual(secrets);
       const again = `http://127.0.0.1:${server.port}`;
-      expect((await fetch(`${again}/api/v1/admin/agents`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-      expect((await fetch(`${again}/api/v1/admin/agents`, { headers: { authorization: 'Bearer not-a-token' } })).status).toBe(401);
+      expect(
+        (await fetch(`${again}/api/v1/admin/agents`, { headers: { authorization: `Bearer ${token}` } })).status,
+      ).toBe(200);
+      expect(
+        (await fetch(`${again}/api/v1/admin/agents`, { headers: { authorization: 'Bearer not-a-token' } })).status,
+      ).toBe(401);
       await server.stop();
       server = undefined;
 
@@ -130,7 +150,15 @@ describe('gateway start', () => {
       const old = { JWT_SECRET: 'j'.repeat(48), CREDENTIAL_ENCRYPTION_KEY: 'c4'.repeat(32) };
       mkdirSync(dataDir, { recursive: true });
       writeFileSync(join(dataDir, 'secrets.json'), JSON.stringify(old), { mode: 0o600 });
-      const legacyKey = Buffer.from(hkdfSync('sha256', Buffer.from(old.CREDENTIAL_ENCRYPTION_KEY, 'hex'), Buffer.alloc(0), 'agentgw upstream-secrets', 32));
+      const legacyKey = Buffer.from(
+        hkdfSync(
+          'sha256',
+          Buffer.from(old.CREDENTIAL_ENCRYPTION_KEY, 'hex'),
+          Buffer.alloc(0),
+          'agentgw upstream-secrets',
+          32,
+        ),
+      );
       const upstream = await startRecordingUpstream();
       const agentId = newId();
       const handle = await openDatabase({ dataDir });
@@ -160,7 +188,9 @@ describe('gateway start', () => {
         const admin = { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'correct-horse-1' };
         server = await startGateway(admin);
         expect(server.output()).toContain('Generated PLATFORM_SECRETS_KEY and stored it in .gateway-data/secrets.json');
-        expect(server.output()).toContain('Using JWT_SECRET and CREDENTIAL_ENCRYPTION_KEY from .gateway-data/secrets.json.');
+        expect(server.output()).toContain(
+          'Using JWT_SECRET and CREDENTIAL_ENCRYPTION_KEY from .gateway-data/secrets.json.',
+        );
         const secretsFile = join(dataDir, 'secrets.json');
         const upgraded = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
         expect(upgraded).toMatchObject(old);
@@ -174,17 +204,32 @@ describe('gateway start', () => {
           body: JSON.stringify({ email: admin.ADMIN_EMAIL, password: admin.ADMIN_PASSWORD }),
         });
         const headers = authHeaders(((await login.json()) as { token: string }).token);
-        const invoke = () => fetch(`${base}/api/v1/agents/${agentId}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) });
+        const invoke = () =>
+          fetch(`${base}/api/v1/agents/${agentId}/invoke`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ message: 'hi' }),
+          });
         expect((await invoke()).status).toBe(200);
         expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer old-upstream-secret');
 
         // A restart keeps the added key (nothing generated again), and the old secret still opens.
         await server.stop();
         server = await startGateway(admin);
-        expect(server.output()).toContain('Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.');
+        expect(server.output()).toContain(
+          'Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.',
+        );
         expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual(upgraded);
         const again = `http://127.0.0.1:${server.port}`;
-        expect((await fetch(`${again}/api/v1/agents/${agentId}/invoke`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi' }) })).status).toBe(200);
+        expect(
+          (
+            await fetch(`${again}/api/v1/agents/${agentId}/invoke`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({ message: 'hi' }),
+            })
+          ).status,
+        ).toBe(200);
         expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer old-upstream-secret');
       } finally {
         await upstream.close();
@@ -306,7 +351,16 @@ describe('gateway admin', () => {
   it(
     'creates and lists admins, refusing duplicates and bad input',
     async () => {
-      const created = await gateway(['admin', 'create', '--email', 'Ops@Example.com', '--password', 'long-enough-1', '--name', 'Ops']);
+      const created = await gateway([
+        'admin',
+        'create',
+        '--email',
+        'Ops@Example.com',
+        '--password',
+        'long-enough-1',
+        '--name',
+        'Ops',
+      ]);
       expect(created.code).toBe(0);
       expect(created.stdout).toContain('Created admin ops@example.com');
 

@@ -26,7 +26,11 @@ describe.each(testBackends())('the console cookie on the all-in-one (%s)', (back
     host = await createGatewayHost(deps);
     await host.start();
     user = await createUser(deps, { email: `console-${Date.now()}@example.test`, roles: ['admin'] });
-    const login = await request('POST', '/api/v1/auth/login', sameOrigin, { email: user.email, password: user.password, session: 'cookie' });
+    const login = await request('POST', '/api/v1/auth/login', sameOrigin, {
+      email: user.email,
+      password: user.password,
+      session: 'cookie',
+    });
     expect(login.status).toBe(200);
     expect(await login.json()).not.toHaveProperty('token');
     cookie = login.headers.getSetCookie()[0]?.split(';')[0] ?? '';
@@ -38,13 +42,22 @@ describe.each(testBackends())('the console cookie on the all-in-one (%s)', (back
   });
 
   it('authenticates reads of every user-facing service, the SSE stream included', async () => {
-    for (const path of ['/api/v1/auth/session', '/api/v1/credentials', '/api/v1/audit/logs?limit=1', '/api/v1/stream/pending', '/api/v1/admin/users']) {
+    for (const path of [
+      '/api/v1/auth/session',
+      '/api/v1/credentials',
+      '/api/v1/audit/logs?limit=1',
+      '/api/v1/stream/pending',
+      '/api/v1/admin/users',
+    ]) {
       const res = await request('GET', path, { cookie });
       expect(res.status, path).toBe(200);
     }
     // EventSource sends the cookie by itself: the stream opens with it alone.
     const abort = new AbortController();
-    const stream = await host.app.request('/api/v1/stream', { headers: { cookie, accept: 'text/event-stream' }, signal: abort.signal });
+    const stream = await host.app.request('/api/v1/stream', {
+      headers: { cookie, accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
     abort.abort();
@@ -53,12 +66,17 @@ describe.each(testBackends())('the console cookie on the all-in-one (%s)', (back
 
   it('refuses a write without the same-origin proof or from another origin, and lets the console write', async () => {
     const device = (n: number) => ({ platform: 'android', pushToken: `console-push-${n}-${Date.now()}` });
-    for (const headers of [{}, { origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
+    for (const headers of [{}, { origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }] as Record<
+      string,
+      string
+    >[]) {
       const res = await request('POST', '/api/v1/notifications/devices', { cookie, ...headers }, device(1));
       expect(res.status).toBe(403);
       expect(await res.json()).toMatchObject({ code: 'CSRF_REJECTED' });
     }
-    expect((await request('POST', '/api/v1/notifications/devices', { cookie, ...sameOrigin }, device(2))).status).toBe(201);
+    expect((await request('POST', '/api/v1/notifications/devices', { cookie, ...sameOrigin }, device(2))).status).toBe(
+      201,
+    );
   });
 
   it('is never accepted by the MCP endpoints or the tool gate, which are for runtimes', async () => {
@@ -73,7 +91,12 @@ describe.each(testBackends())('the console cookie on the all-in-one (%s)', (back
       const res = await request('POST', path, mcpHeaders, body);
       expect(res.status, path).toBe(401);
       // The same JWT as a bearer gets past authentication there: only the cookie form is refused.
-      const bearer = await request('POST', path, { ...mcpHeaders, authorization: `Bearer ${cookie.split('=')[1]}` }, body);
+      const bearer = await request(
+        'POST',
+        path,
+        { ...mcpHeaders, authorization: `Bearer ${cookie.split('=')[1]}` },
+        body,
+      );
       expect(bearer.status, path).not.toBe(401);
     }
   });
@@ -81,6 +104,8 @@ describe.each(testBackends())('the console cookie on the all-in-one (%s)', (back
   it('logout expires the cookie', async () => {
     const res = await request('POST', '/api/v1/auth/logout', { cookie, ...sameOrigin });
     expect(res.status).toBe(200);
-    expect(res.headers.getSetCookie()).toEqual(expect.arrayContaining([expect.stringMatching(/^agentgw_session=;.*Max-Age=0/)]));
+    expect(res.headers.getSetCookie()).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^agentgw_session=;.*Max-Age=0/)]),
+    );
   });
 });

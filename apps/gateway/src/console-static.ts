@@ -51,7 +51,8 @@ export function mountConsole(app: Hono<Env, Schema, string>, dist: string = DASH
       return c.notFound();
     }
     const file = resolve(root, '.' + decoded);
-    if (file !== root && file.startsWith(root + sep) && existsSync(file) && statSync(file).isFile()) return send(c, file);
+    if (file !== root && file.startsWith(root + sep) && existsSync(file) && statSync(file).isFile())
+      return send(c, file);
     if (extname(decoded) !== '') return c.notFound();
     return send(c, indexPath);
   });

@@ -35,7 +35,9 @@ export function readStoredSecrets(dataDir: string): Partial<Secrets> | null {
   if (!existsSync(path)) return null;
   const stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<Secrets>;
   if (FOUNDING_SECRETS.some((name) => !stored[name])) {
-    throw new Error(`${path} is incomplete; delete it to generate new secrets (credentials stored with the old key become unreadable)`);
+    throw new Error(
+      `${path} is incomplete; delete it to generate new secrets (credentials stored with the old key become unreadable)`,
+    );
   }
   return Object.fromEntries(SECRET_VARIABLES.filter((name) => stored[name]).map((name) => [name, stored[name]]));
 }

@@ -24,7 +24,10 @@ describe('distributed main.ts without PostgreSQL and Redis', () => {
   it.each(SERVICES)(
     '%s, given only its own keys, passes the configuration and names DATABASE_URL and REDIS_URL',
     async (service) => {
-      const result = await run(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: cleanEnv(secretsOf(service)) });
+      const result = await run(['--import', 'tsx', mainOf(service)], {
+        cwd: appDir,
+        env: cleanEnv(secretsOf(service)),
+      });
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('DATABASE_URL must be a postgres:// URL');
       expect(result.stderr).toContain('REDIS_URL is required');
@@ -39,14 +42,22 @@ describe('distributed main.ts without PostgreSQL and Redis', () => {
         .filter(([, keys]) => keys.includes('CREDENTIAL_ENCRYPTION_KEY'))
         .map(([name]) => name),
     ).toEqual(['vault']);
-    const result = await run(['--import', 'tsx', mainOf('vault')], { cwd: appDir, env: cleanEnv({ ...secretsOf('mcp-gateway') }) });
+    const result = await run(['--import', 'tsx', mainOf('vault')], {
+      cwd: appDir,
+      env: cleanEnv({ ...secretsOf('mcp-gateway') }),
+    });
     expect(result.code).toBe(1);
-    expect(result.stderr.trim()).toBe("Invalid configuration: CREDENTIAL_ENCRYPTION_KEY is required by vault (64 hex characters; it opens users' credentials)");
+    expect(result.stderr.trim()).toBe(
+      "Invalid configuration: CREDENTIAL_ENCRYPTION_KEY is required by vault (64 hex characters; it opens users' credentials)",
+    );
   }, 180_000);
 
   it('mcp-gateway without PLATFORM_SECRETS_KEY refuses to start, and no service accepts the credential key as the platform key', async () => {
     // Given the vault's credential key alone (the vault now holds the platform key too, for OAuth client secrets).
-    const missing = await run(['--import', 'tsx', mainOf('mcp-gateway')], { cwd: appDir, env: cleanEnv({ ...secretsOf('audit-writer'), CREDENTIAL_ENCRYPTION_KEY: KEYS.CREDENTIAL_ENCRYPTION_KEY }) });
+    const missing = await run(['--import', 'tsx', mainOf('mcp-gateway')], {
+      cwd: appDir,
+      env: cleanEnv({ ...secretsOf('audit-writer'), CREDENTIAL_ENCRYPTION_KEY: KEYS.CREDENTIAL_ENCRYPTION_KEY }),
+    });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('Invalid configuration: PLATFORM_SECRETS_KEY is required by mcp-gateway');
     const same = await run(['--import', 'tsx', mainOf('vault')], {
@@ -96,20 +107,34 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
     }
   });
 
-  const env = (service: string) => cleanEnv({ ...secretsOf(service), LOG_LEVEL: 'info', PORT: '0', DATABASE_URL: databaseUrl, REDIS_URL: redisUrl!, VAULT_URL: 'http://127.0.0.1:7604' });
+  const env = (service: string) =>
+    cleanEnv({
+      ...secretsOf(service),
+      LOG_LEVEL: 'info',
+      PORT: '0',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl!,
+      VAULT_URL: 'http://127.0.0.1:7604',
+    });
 
   it.each(SERVICES)(
     '%s boots, reports healthy PostgreSQL and Redis, keeps /metrics on loopback, and stops gracefully on SIGTERM',
     async (service) => {
       const metricsPort = await freePort();
-      const server = await startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: { ...env(service), METRICS_PORT: String(metricsPort) }, ready: LISTENING });
+      const server = await startServer(['--import', 'tsx', mainOf(service)], {
+        cwd: appDir,
+        env: { ...env(service), METRICS_PORT: String(metricsPort) },
+        ready: LISTENING,
+      });
       try {
         const res = await fetch(`http://127.0.0.1:${server.port}/health`);
         expect(res.status).toBe(200);
         expect(await res.json()).toEqual({ status: 'ok', service, checks: { database: 'ok', redis: 'ok' } });
         // No METRICS_TOKEN: refused on the service's port, served on 127.0.0.1:METRICS_PORT.
         expect((await fetch(`http://127.0.0.1:${server.port}/metrics`)).status).toBe(404);
-        expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain('agentgw_http_requests_total');
+        expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain(
+          'agentgw_http_requests_total',
+        );
       } finally {
         const stopped = await server.stop();
         expect(stopped.code).toBe(0);
@@ -121,7 +146,12 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
   it('invoke-proxy resolves credentials through the vault process over HTTP, and opens the upstream secret admin-api sealed', async () => {
     const upstream = await startRecordingUpstream();
     const admin = { ADMIN_EMAIL: 'dist-admin@example.com', ADMIN_PASSWORD: 'dist-password-1' };
-    const start = (service: string, extra: Record<string, string> = {}) => startServer(['--import', 'tsx', mainOf(service)], { cwd: appDir, env: { ...env(service), ...extra }, ready: LISTENING });
+    const start = (service: string, extra: Record<string, string> = {}) =>
+      startServer(['--import', 'tsx', mainOf(service)], {
+        cwd: appDir,
+        env: { ...env(service), ...extra },
+        ready: LISTENING,
+      });
     const servers: Server[] = [];
     try {
       const adminApi = await start('admin-api', admin);
@@ -141,7 +171,12 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
       const created = await fetch(`http://127.0.0.1:${adminApi.port}/api/v1/admin/agents`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ name: 'dist-bot', upstreamUrl: upstream.url, upstreamSecret: 'dist-upstream-secret', requiredCredentials: [{ serviceType: 'erp' }] }),
+        body: JSON.stringify({
+          name: 'dist-bot',
+          upstreamUrl: upstream.url,
+          upstreamSecret: 'dist-upstream-secret',
+          requiredCredentials: [{ serviceType: 'erp' }],
+        }),
       });
       expect(created.status).toBe(201);
       const { agent } = (await created.json()) as { agent: { id: string } };

@@ -21,16 +21,32 @@ describe('a held call to a provider called as the user, all-in-one', () => {
   let userToken = '';
   let providerId = '';
 
-  async function api(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
+  async function api(
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Json }> {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await host.app.request(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await host.app.request(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
   }
 
-  const storeKey = (apiKey: string) => api('POST', '/api/v1/credentials/apikey', userToken, { serviceType: 'acme_keys', apiKey });
-  const callRisky = (n: number) => api('POST', '/api/v1/mcp/mcp', userToken, { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'risky', arguments: { n } } });
+  const storeKey = (apiKey: string) =>
+    api('POST', '/api/v1/credentials/apikey', userToken, { serviceType: 'acme_keys', apiKey });
+  const callRisky = (n: number) =>
+    api('POST', '/api/v1/mcp/mcp', userToken, {
+      jsonrpc: '2.0',
+      id: n,
+      method: 'tools/call',
+      params: { name: 'risky', arguments: { n } },
+    });
 
   /** The pending confirmation of the call with argument `n`, once it is held. */
   const heldCall = (n: number) =>
@@ -49,8 +65,17 @@ describe('a held call to a provider called as the user, all-in-one', () => {
     host = await createGatewayHost(deps);
     await host.start();
     upstream = await startMcpServer({ name: 'keyed', tools: [{ name: 'risky', handler: () => 'risky done' }] });
-    adminToken = await tokenFor(deps, await createUser(deps, { email: `held-admin-${newId()}@example.com`, roles: ['admin'] }));
-    const created = await api('POST', '/api/v1/admin/tool-providers', adminToken, { name: 'keyed', pattern: '*', endpoint: upstream.url, authType: 'user_key', credentialServiceType: 'acme_keys' });
+    adminToken = await tokenFor(
+      deps,
+      await createUser(deps, { email: `held-admin-${newId()}@example.com`, roles: ['admin'] }),
+    );
+    const created = await api('POST', '/api/v1/admin/tool-providers', adminToken, {
+      name: 'keyed',
+      pattern: '*',
+      endpoint: upstream.url,
+      authType: 'user_key',
+      credentialServiceType: 'acme_keys',
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     providerId = created.body.provider.id;
     const user = await createUser(deps, { email: `held-user-${newId()}@example.com`, roles: [] });
@@ -59,7 +84,13 @@ describe('a held call to a provider called as the user, all-in-one', () => {
       ['allow', '*'],
       ['require_confirmation', 'risky'],
     ] as const) {
-      const rule = await api('POST', '/api/v1/admin/provider-access', adminToken, { subjectType: 'user', subjectId: user.id, providerId, action, toolPattern });
+      const rule = await api('POST', '/api/v1/admin/provider-access', adminToken, {
+        subjectType: 'user',
+        subjectId: user.id,
+        providerId,
+        action,
+        toolPattern,
+      });
       expect(rule.status, JSON.stringify(rule.body)).toBe(201);
     }
   });
@@ -98,7 +129,11 @@ describe('a held call to a provider called as the user, all-in-one', () => {
     const auditId = res.body.error.data.auditId as string;
     await vi.waitFor(
       async () => {
-        const row = await deps.db.selectFrom('audit_logs').select(['status', 'error']).where('id', '=', auditId).executeTakeFirst();
+        const row = await deps.db
+          .selectFrom('audit_logs')
+          .select(['status', 'error'])
+          .where('id', '=', auditId)
+          .executeTakeFirst();
         expect(row).toMatchObject({ status: 'rejected', error: expect.stringContaining('Connect acme_keys first') });
       },
       { timeout: 10_000, interval: 50 },

@@ -41,11 +41,19 @@ describe('an MCP upstream called as the user (all-in-one)', () => {
   it('asks a client that declared URL-mode elicitation to open the connect URL (URLElicitationRequiredError)', async () => {
     const dave = await user(null);
     const session = await gateway.openSession(dave, { elicitation: { url: {} } });
-    const res = await gateway.legacy(dave, 'POST', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, session);
+    const res = await gateway.legacy(
+      dave,
+      'POST',
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
+      session,
+    );
     const body = (await res.json()) as Json;
     expect(body.error).toMatchObject({
       code: -32042,
-      data: { elicitations: [{ mode: 'url', url: connectUrl('acme_tools'), elicitationId: expect.any(String) }], code: 'CREDENTIALS_REQUIRED' },
+      data: {
+        elicitations: [{ mode: 'url', url: connectUrl('acme_tools'), elicitationId: expect.any(String) }],
+        code: 'CREDENTIALS_REQUIRED',
+      },
     });
   });
 
@@ -57,7 +65,13 @@ describe('an MCP upstream called as the user (all-in-one)', () => {
     });
     expect(bare.status).toBe(401);
     expect(bare.headers.get('www-authenticate')).toContain('resource_metadata=');
-    const metadata = (await (await fetch(new URL('/.well-known/oauth-protected-resource', gateway.upstream.url))).json()) as Json;
-    expect(metadata).toEqual({ resource: RESOURCE, authorization_servers: [gateway.oidc.issuer], bearer_methods_supported: ['header'] });
+    const metadata = (await (
+      await fetch(new URL('/.well-known/oauth-protected-resource', gateway.upstream.url))
+    ).json()) as Json;
+    expect(metadata).toEqual({
+      resource: RESOURCE,
+      authorization_servers: [gateway.oidc.issuer],
+      bearer_methods_supported: ['header'],
+    });
   });
 });

@@ -14,7 +14,13 @@ describe('an mcp_oauth tool provider whose authorization server takes client ID 
   const sharedCallback = () => `${gateway.publicUrl}/api/v1/credentials/oauth/callback`;
 
   const savedConfig = async (serviceType: string): Promise<Json> =>
-    (await gateway.deps.db.selectFrom('credential_providers').select('config').where('service_type', '=', serviceType).executeTakeFirstOrThrow()).config;
+    (
+      await gateway.deps.db
+        .selectFrom('credential_providers')
+        .select('config')
+        .where('service_type', '=', serviceType)
+        .executeTakeFirstOrThrow()
+    ).config;
 
   it('serves the document publicly as cacheable JSON listing only the shared callback, with no secret', async () => {
     const res = await fetch(documentUrl());
@@ -32,17 +38,30 @@ describe('an mcp_oauth tool provider whose authorization server takes client ID 
       token_endpoint_auth_method: 'none',
     });
     const text = JSON.stringify(doc);
-    for (const secret of [gateway.deps.config.JWT_SECRET, gateway.deps.config.CREDENTIAL_ENCRYPTION_KEY].filter((s): s is string => typeof s === 'string' && s.length > 0))
+    for (const secret of [gateway.deps.config.JWT_SECRET, gateway.deps.config.CREDENTIAL_ENCRYPTION_KEY].filter(
+      (s): s is string => typeof s === 'string' && s.length > 0,
+    ))
       expect(text).not.toContain(secret);
   });
 
   it('uses the document as client_id (nothing registered); alice connects through the shared callback and reaches the upstream as herself', async () => {
-    const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, { name: 'Documented tools', pattern: '*', endpoint: gateway.upstream.url, authType: 'mcp_oauth' });
+    const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, {
+      name: 'Documented tools',
+      pattern: '*',
+      endpoint: gateway.upstream.url,
+      authType: 'mcp_oauth',
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const provider = created.body.provider as Json;
     const serviceType = provider.credentialServiceType as string;
     const config = await savedConfig(serviceType);
-    expect(config).toMatchObject({ clientId: documentUrl(), clientAuthMethod: 'none', clientRegistration: 'client_id_metadata_document', issuer: gateway.oidc.issuer, resource: gateway.upstream.url });
+    expect(config).toMatchObject({
+      clientId: documentUrl(),
+      clientAuthMethod: 'none',
+      clientRegistration: 'client_id_metadata_document',
+      issuer: gateway.oidc.issuer,
+      resource: gateway.upstream.url,
+    });
     expect(config).not.toHaveProperty('clientSecret');
 
     const alice = await user(provider.id as string);
@@ -58,7 +77,10 @@ describe('an mcp_oauth tool provider whose authorization server takes client ID 
     expect(gateway.oidc.metadataDocumentsFetched).toContain(documentUrl());
     const done = await api('GET', landed.href, alice);
     expect(done.status, JSON.stringify(done.body)).toBe(200);
-    expect(done.body).toMatchObject({ credential: { serviceType }, returnTo: `${gateway.publicUrl}/credentials?connected=${serviceType}` });
+    expect(done.body).toMatchObject({
+      credential: { serviceType },
+      returnTo: `${gateway.publicUrl}/credentials?connected=${serviceType}`,
+    });
     // Single use: the same callback again is refused.
     expect((await api('GET', landed.href, alice)).status).toBe(400);
 
@@ -74,17 +96,31 @@ describe('an mcp_oauth tool provider whose authorization server takes client ID 
     const plain = await startOidcServer({ clients: [], resource, registration: true });
     const other = await startProtectedMcpServer({ issuer: plain.issuer, jwksUri: plain.jwksUri, resource, port });
     try {
-      const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, { name: 'Registered tools', pattern: 'reg_*', endpoint: other.url, authType: 'mcp_oauth' });
+      const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, {
+        name: 'Registered tools',
+        pattern: 'reg_*',
+        endpoint: other.url,
+        authType: 'mcp_oauth',
+      });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
       const serviceType = created.body.provider.credentialServiceType as string;
       const config = await savedConfig(serviceType);
-      expect(config).toMatchObject({ clientRegistration: 'dynamic_registration', clientAuthMethod: 'client_secret_basic', clientSecret: expect.any(String) });
+      expect(config).toMatchObject({
+        clientRegistration: 'dynamic_registration',
+        clientAuthMethod: 'client_secret_basic',
+        clientSecret: expect.any(String),
+      });
       expect(config.clientId).not.toBe(documentUrl());
       const alice = await user(created.body.provider.id as string);
       const started = await api('GET', `/api/v1/credentials/oauth/${serviceType}/auth`, alice);
-      expect(new URL(started.body.authUrl as string).searchParams.get('redirect_uri')).toBe(`${gateway.publicUrl}/api/v1/credentials/oauth/${serviceType}/callback`);
+      expect(new URL(started.body.authUrl as string).searchParams.get('redirect_uri')).toBe(
+        `${gateway.publicUrl}/api/v1/credentials/oauth/${serviceType}/callback`,
+      );
       // A flow started for a service type's own callback does not complete at the shared one.
-      const landed = await plain.authorize(`${started.body.authUrl as string}&login_hint=alice`, `${gateway.publicUrl}/api/v1/credentials/oauth/${serviceType}/callback`);
+      const landed = await plain.authorize(
+        `${started.body.authUrl as string}&login_hint=alice`,
+        `${gateway.publicUrl}/api/v1/credentials/oauth/${serviceType}/callback`,
+      );
       const wrongDoor = await api('GET', `/api/v1/credentials/oauth/callback${landed.search}`, alice);
       expect(wrongDoor.status, JSON.stringify(wrongDoor.body)).toBe(400);
     } finally {

@@ -10,17 +10,34 @@ describe('an mcp_oauth tool provider (all-in-one)', () => {
   const { api, user, whoami } = gateway;
 
   it('discovers and registers on create; alice connects once and reaches the upstream as herself, bob gets the connect URL', async () => {
-    const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, { name: 'Protected tools', pattern: '*', endpoint: gateway.upstream.url, authType: 'mcp_oauth' });
+    const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, {
+      name: 'Protected tools',
+      pattern: '*',
+      endpoint: gateway.upstream.url,
+      authType: 'mcp_oauth',
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const provider = created.body.provider as Json;
-    expect(provider).toMatchObject({ authType: 'mcp_oauth', credentialServiceType: expect.stringMatching(/^mcp_protected_tools_[0-9a-f]{8}$/) });
+    expect(provider).toMatchObject({
+      authType: 'mcp_oauth',
+      credentialServiceType: expect.stringMatching(/^mcp_protected_tools_[0-9a-f]{8}$/),
+    });
     const serviceType = provider.credentialServiceType as string;
 
     // Saved as an ordinary oauth2 credential provider: the registered client, its secret sealed (masked), the upstream as resource.
-    const saved = await gateway.deps.db.selectFrom('credential_providers').selectAll().where('service_type', '=', serviceType).executeTakeFirstOrThrow();
+    const saved = await gateway.deps.db
+      .selectFrom('credential_providers')
+      .selectAll()
+      .where('service_type', '=', serviceType)
+      .executeTakeFirstOrThrow();
     const config = saved.config as Json;
     expect(saved.auth_type).toBe('oauth2');
-    expect(config).toMatchObject({ issuer: gateway.oidc.issuer, resource: gateway.upstream.url, clientId: expect.any(String), scopes: ['openid', 'offline_access'] });
+    expect(config).toMatchObject({
+      issuer: gateway.oidc.issuer,
+      resource: gateway.upstream.url,
+      clientId: expect.any(String),
+      scopes: ['openid', 'offline_access'],
+    });
     const listed = await api('GET', `/api/v1/credential-providers/${saved.id}`, gateway.adminToken);
     expect(listed.status).toBe(200);
     expect(JSON.stringify(listed.body)).toContain('"clientSecret":"********"');
@@ -35,7 +52,9 @@ describe('an mcp_oauth tool provider (all-in-one)', () => {
 
     const b = await whoami(bob);
     expect(b.status).toBe(403);
-    expect(b.body.error).toMatchObject({ data: { code: 'CREDENTIALS_REQUIRED', missing: [serviceType], authUrl: connectUrl(serviceType) } });
+    expect(b.body.error).toMatchObject({
+      data: { code: 'CREDENTIALS_REQUIRED', missing: [serviceType], authUrl: connectUrl(serviceType) },
+    });
     expect(gateway.upstream.identities).toEqual(['alice']);
   });
 
@@ -43,29 +62,64 @@ describe('an mcp_oauth tool provider (all-in-one)', () => {
     const port = await freePort();
     const resource = `http://127.0.0.1:${port}/mcp`;
     const manual = { clientId: 'entered-by-hand', clientSecret: 'secret-entered-by-hand' };
-    const closed = await startOidcServer({ clients: [{ ...manual, redirectUris: [`${PUBLIC}/api/v1/credentials/oauth/closed_tools/callback`] }], resource });
+    const closed = await startOidcServer({
+      clients: [{ ...manual, redirectUris: [`${PUBLIC}/api/v1/credentials/oauth/closed_tools/callback`] }],
+      resource,
+    });
     const server = await startProtectedMcpServer({ issuer: closed.issuer, jwksUri: closed.jwksUri, resource, port });
     try {
-      const input = { name: 'Closed', pattern: 'closed_*', endpoint: server.url, authType: 'mcp_oauth', credentialServiceType: 'closed_tools' };
+      const input = {
+        name: 'Closed',
+        pattern: 'closed_*',
+        endpoint: server.url,
+        authType: 'mcp_oauth',
+        credentialServiceType: 'closed_tools',
+      };
       const refused = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, input);
       expect(refused.status, JSON.stringify(refused.body)).toBe(400);
       expect(JSON.stringify(refused.body)).toContain('CLIENT_ID_REQUIRED');
       expect(JSON.stringify(refused.body)).toContain('clientSecret');
-      expect(await gateway.deps.db.selectFrom('tool_providers').select('id').where('name', '=', 'Closed').execute()).toEqual([]);
-      expect(await gateway.deps.db.selectFrom('credential_providers').select('id').where('service_type', '=', 'closed_tools').execute()).toEqual([]);
+      expect(
+        await gateway.deps.db.selectFrom('tool_providers').select('id').where('name', '=', 'Closed').execute(),
+      ).toEqual([]);
+      expect(
+        await gateway.deps.db
+          .selectFrom('credential_providers')
+          .select('id')
+          .where('service_type', '=', 'closed_tools')
+          .execute(),
+      ).toEqual([]);
 
-      const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, { ...input, upstreamClient: manual });
+      const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, {
+        ...input,
+        upstreamClient: manual,
+      });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
       expect(created.body.provider).toMatchObject({ authType: 'mcp_oauth', credentialServiceType: 'closed_tools' });
-      const saved = await gateway.deps.db.selectFrom('credential_providers').selectAll().where('service_type', '=', 'closed_tools').executeTakeFirstOrThrow();
+      const saved = await gateway.deps.db
+        .selectFrom('credential_providers')
+        .selectAll()
+        .where('service_type', '=', 'closed_tools')
+        .executeTakeFirstOrThrow();
       expect(saved.config).toMatchObject({ clientId: manual.clientId, issuer: closed.issuer, resource });
       expect(JSON.stringify(saved.config)).not.toContain(manual.clientSecret);
       expect(JSON.stringify(created.body)).not.toContain(manual.clientSecret);
 
       // The admin action runs it again on the existing provider, replacing (not duplicating) its credential provider.
-      const again = await api('POST', `/api/v1/admin/tool-providers/${created.body.provider.id as string}/discover-auth`, gateway.adminToken, { upstreamClient: manual });
+      const again = await api(
+        'POST',
+        `/api/v1/admin/tool-providers/${created.body.provider.id as string}/discover-auth`,
+        gateway.adminToken,
+        { upstreamClient: manual },
+      );
       expect(again.status, JSON.stringify(again.body)).toBe(200);
-      expect(await gateway.deps.db.selectFrom('credential_providers').select('id').where('service_type', '=', 'closed_tools').execute()).toHaveLength(1);
+      expect(
+        await gateway.deps.db
+          .selectFrom('credential_providers')
+          .select('id')
+          .where('service_type', '=', 'closed_tools')
+          .execute(),
+      ).toHaveLength(1);
     } finally {
       await server.close();
       await closed.close();

@@ -9,7 +9,15 @@ import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayHost } from './all-in-one.js';
 import { TestBrowser } from './oauth-test-browser.js';
-import { exchangeCode, listToolsWith, offerEcho, pkcePair, REDIRECT, registerClient, startToolsUpstream } from './oauth-test-clients.js';
+import {
+  exchangeCode,
+  listToolsWith,
+  offerEcho,
+  pkcePair,
+  REDIRECT,
+  registerClient,
+  startToolsUpstream,
+} from './oauth-test-clients.js';
 
 // "Continue with" an external issuer on the MCP sign-in, end to end: the all-in-one on a real
 // port as the MCP clients' authorization server, and a second oidc-provider on loopback as the
@@ -77,7 +85,10 @@ async function startIdentityProvider(port: number, gatewayBase: string): Promise
     cookies: { keys: ['identity-provider-test-cookies'] },
     // Consent at the provider is not what is tested: every sign-in comes with the grant the gateway asks for.
     loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
+      const grant = new ctx.oidc.provider.Grant({
+        clientId: ctx.oidc.client!.clientId,
+        accountId: ctx.oidc.session!.accountId!,
+      });
       grant.addOIDCScope('openid email');
       await grant.save();
       return grant;
@@ -85,7 +96,9 @@ async function startIdentityProvider(port: number, gatewayBase: string): Promise
   });
   const httpServer = createServer((req, res) => {
     if (req.url?.startsWith('/interaction/')) {
-      provider.interactionFinished(req, res, { login: { accountId: nextPerson } }, { mergeWithLastSubmission: false }).catch(() => res.writeHead(500).end());
+      provider
+        .interactionFinished(req, res, { login: { accountId: nextPerson } }, { mergeWithLastSubmission: false })
+        .catch(() => res.writeHead(500).end());
       return;
     }
     if (dropTokenRequest && req.method === 'POST' && req.url === '/token') {
@@ -144,11 +157,21 @@ async function signInAtProvider(browser: TestBrowser, authorizationUrl: URL, per
 }
 
 /** Consent on the console (signed in by the external login's cookie), then the MCP client's code exchanged for tokens. */
-async function approveAndExchange(browser: TestBrowser, flow: { clientId: string; verifier: string; uid: string }): Promise<string> {
+async function approveAndExchange(
+  browser: TestBrowser,
+  flow: { clientId: string; verifier: string; uid: string },
+): Promise<string> {
   const view = await browser.go(`${base}/api/v1/oauth/interactions/${flow.uid}`);
   expect(view.status).toBe(200);
   const code = (await browser.approve(base, flow.uid, REDIRECT)).get('code')!;
-  return (await exchangeCode(base, { clientId: flow.clientId, code, verifier: flow.verifier, resource: `${base}/api/v1/mcp/mcp` })).access_token;
+  return (
+    await exchangeCode(base, {
+      clientId: flow.clientId,
+      code,
+      verifier: flow.verifier,
+      resource: `${base}/api/v1/mcp/mcp`,
+    })
+  ).access_token;
 }
 
 /** tools/list on the unified endpoint with a bearer token: the tool names (JSON or one SSE message). */
@@ -176,7 +199,12 @@ async function expectRefused(browser: TestBrowser, callback: URL, status: number
 
 /** An ID token as the provider would sign it for this flow, with `claims` changed, signed by `key`. */
 const forgedIdToken = (authorizationUrl: URL, key: CryptoKey, claims: Record<string, unknown>) =>
-  new SignJWT({ email: alice.email, email_verified: true, nonce: authorizationUrl.searchParams.get('nonce'), ...claims })
+  new SignJWT({
+    email: alice.email,
+    email_verified: true,
+    nonce: authorizationUrl.searchParams.get('nonce'),
+    ...claims,
+  })
     .setProtectedHeader({ alg: 'RS256', kid: 'idp' })
     .setIssuer(idp.issuer)
     .setSubject('ext-alice')
@@ -192,17 +220,36 @@ beforeAll(async () => {
   // A second login whose provider is down (nothing listens on its port): its start fails.
   const goneIssuer = `http://127.0.0.1:${await freePort()}`;
   const externalIssuers = [
-    { issuer: idpIssuer, jwksUri: `${idpIssuer}/jwks`, audience: 'gateway-api', login: { id: 'test-idp', name: 'Test IdP', clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET } },
-    { issuer: goneIssuer, jwksUri: `${goneIssuer}/jwks`, audience: 'gateway-api', login: { id: 'gone-idp', name: 'Gone IdP', clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET } },
+    {
+      issuer: idpIssuer,
+      jwksUri: `${idpIssuer}/jwks`,
+      audience: 'gateway-api',
+      login: { id: 'test-idp', name: 'Test IdP', clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET },
+    },
+    {
+      issuer: goneIssuer,
+      jwksUri: `${goneIssuer}/jwks`,
+      audience: 'gateway-api',
+      login: { id: 'gone-idp', name: 'Gone IdP', clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET },
+    },
   ];
-  deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private', GATEWAY_PUBLIC_URL: base, JWT_EXTERNAL_ISSUERS: JSON.stringify(externalIssuers) } });
+  deps = await createTestDeps({
+    env: {
+      EGRESS_POLICY: 'allow-private',
+      GATEWAY_PUBLIC_URL: base,
+      JWT_EXTERNAL_ISSUERS: JSON.stringify(externalIssuers),
+    },
+  });
   alice = await createUser(deps, { email: `ext-alice-${Date.now()}@example.com` });
   idp = await startIdentityProvider(idpPort, base);
   host = await createGatewayHost(deps);
   await host.start();
   server = await serve(host.app, { port, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger });
   upstream = await startToolsUpstream();
-  const admin = await tokenFor(deps, await createUser(deps, { email: `ext-admin-${Date.now()}@example.com`, roles: ['admin'] }));
+  const admin = await tokenFor(
+    deps,
+    await createUser(deps, { email: `ext-admin-${Date.now()}@example.com`, roles: ['admin'] }),
+  );
   await offerEcho(base, admin, upstream, alice.id);
 }, 180_000);
 
@@ -226,7 +273,9 @@ describe('continue with an external issuer on the MCP sign-in', () => {
       ],
     });
     expect((await fetch(`${base}/api/v1/oauth/interactions/unknown-uid/logins`)).status).toBe(404);
-    expect((await fetch(`${base}/api/v1/oauth/interactions/${uid}/external/no-such-login`, { redirect: 'manual' })).status).toBe(404);
+    expect(
+      (await fetch(`${base}/api/v1/oauth/interactions/${uid}/external/no-such-login`, { redirect: 'manual' })).status,
+    ).toBe(404);
   });
 
   it('signs the MCP client in as the gateway user the external person maps to, and tools/list works as that user', async () => {
@@ -235,7 +284,12 @@ describe('continue with an external issuer on the MCP sign-in', () => {
       const flow = await mcpClientStarts(browser);
       const authorizationUrl = await continueWith(browser, flow.uid);
       expect(authorizationUrl.origin).toBe(idp.issuer);
-      expect(Object.fromEntries(authorizationUrl.searchParams)).toMatchObject({ client_id: 'gateway', response_type: 'code', code_challenge_method: 'S256', scope: 'openid email' });
+      expect(Object.fromEntries(authorizationUrl.searchParams)).toMatchObject({
+        client_id: 'gateway',
+        response_type: 'code',
+        code_challenge_method: 'S256',
+        scope: 'openid email',
+      });
       const callback = await signInAtProvider(browser, authorizationUrl);
       expect(callback.searchParams.get('iss'), 'RFC 9207 iss on the way back').toBe(idp.issuer);
       const back = await browser.go(callback.href);
@@ -248,14 +302,25 @@ describe('continue with an external issuer on the MCP sign-in', () => {
       expect(decodeJwt(accessToken).sub, round).toBe(alice.id);
       expect(await toolNames(accessToken)).toEqual(['echo']);
     }
-    const links = await deps.db.selectFrom('external_identities').select(['user_id']).where('issuer', '=', idp.issuer).where('subject', '=', 'ext-alice').execute();
+    const links = await deps.db
+      .selectFrom('external_identities')
+      .select(['user_id'])
+      .where('issuer', '=', idp.issuer)
+      .where('subject', '=', 'ext-alice')
+      .execute();
     expect(links).toEqual([{ user_id: alice.id }]);
   });
 
   it('refuses a forged state, a replayed callback and a callback brought to another browser', async () => {
     const forged = new URL(`${base}/api/v1/oauth/external-login/callback`);
     forged.search = new URLSearchParams({ code: 'anything', state: 'forged-state', iss: idp.issuer }).toString();
-    await expectRefused(new TestBrowser(), forged, 401, 'EXTERNAL_LOGIN_REFUSED', /unknown, expired or already finished/);
+    await expectRefused(
+      new TestBrowser(),
+      forged,
+      401,
+      'EXTERNAL_LOGIN_REFUSED',
+      /unknown, expired or already finished/,
+    );
 
     const victim = new TestBrowser();
     const attacker = new TestBrowser();
@@ -265,7 +330,13 @@ describe('continue with an external issuer on the MCP sign-in', () => {
     await continueWith(victim, (await mcpClientStarts(victim)).uid);
     await expectRefused(victim, attackerCallback, 401, 'EXTERNAL_LOGIN_REFUSED', /started in another browser/);
     // The state was used up by that attempt: the same callback is refused in the attacker's own browser too.
-    await expectRefused(attacker, attackerCallback, 401, 'EXTERNAL_LOGIN_REFUSED', /unknown, expired or already finished/);
+    await expectRefused(
+      attacker,
+      attackerCallback,
+      401,
+      'EXTERNAL_LOGIN_REFUSED',
+      /unknown, expired or already finished/,
+    );
   });
 
   it("refuses the state of one pending sign-in with another's code", async () => {
@@ -291,7 +362,13 @@ describe('continue with an external issuer on the MCP sign-in', () => {
     const nonceBrowser = new TestBrowser();
     const tampered = await continueWith(nonceBrowser, (await mcpClientStarts(nonceBrowser)).uid);
     tampered.searchParams.set('nonce', 'not-the-gateways-nonce');
-    await expectRefused(nonceBrowser, await signInAtProvider(nonceBrowser, tampered), 401, 'EXTERNAL_LOGIN_REFUSED', /nonce/);
+    await expectRefused(
+      nonceBrowser,
+      await signInAtProvider(nonceBrowser, tampered),
+      401,
+      'EXTERNAL_LOGIN_REFUSED',
+      /nonce/,
+    );
 
     const foreignKey = (await generateKeyPair('RS256', { extractable: true })).privateKey;
     const cases = [
@@ -310,9 +387,19 @@ describe('continue with an external issuer on the MCP sign-in', () => {
 
   it('refuses a person the gateway has no account for (none is created)', async () => {
     const browser = new TestBrowser();
-    const callback = await signInAtProvider(browser, await continueWith(browser, (await mcpClientStarts(browser)).uid), 'ext-stranger');
+    const callback = await signInAtProvider(
+      browser,
+      await continueWith(browser, (await mcpClientStarts(browser)).uid),
+      'ext-stranger',
+    );
     await expectRefused(browser, callback, 403, 'EXTERNAL_USER_NOT_REGISTERED', /No gateway account is linked/);
-    expect(await deps.db.selectFrom('users').select('id').where('email', '=', 'stranger@elsewhere.example').executeTakeFirst()).toBeUndefined();
+    expect(
+      await deps.db
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', 'stranger@elsewhere.example')
+        .executeTakeFirst(),
+    ).toBeUndefined();
   });
 });
 
@@ -328,8 +415,14 @@ describe("a person's browser is answered in pages, never a JSON error", () => {
   it('sends the browser that started the login back to its sign-in page with a reason word', async () => {
     const stranger = new TestBrowser();
     const strangerFlow = await mcpClientStarts(stranger);
-    const strangerCallback = await signInAtProvider(stranger, await continueWith(stranger, strangerFlow.uid), 'ext-stranger');
-    expect(await browserLandsOn(stranger, strangerCallback)).toBe(`/connect/${strangerFlow.uid}?login_error=not_registered`);
+    const strangerCallback = await signInAtProvider(
+      stranger,
+      await continueWith(stranger, strangerFlow.uid),
+      'ext-stranger',
+    );
+    expect(await browserLandsOn(stranger, strangerCallback)).toBe(
+      `/connect/${strangerFlow.uid}?login_error=not_registered`,
+    );
 
     const wrongIss = new TestBrowser();
     const wrongIssFlow = await mcpClientStarts(wrongIss);
@@ -342,39 +435,71 @@ describe("a person's browser is answered in pages, never a JSON error", () => {
     const cancelFlow = await mcpClientStarts(cancels);
     const cancelled = new URL(`${base}/api/v1/oauth/external-login/callback`);
     const state = (await continueWith(cancels, cancelFlow.uid)).searchParams.get('state')!;
-    cancelled.search = new URLSearchParams({ error: 'access_denied', error_description: '<script>alert(1)</script>', state, iss: idp.issuer }).toString();
+    cancelled.search = new URLSearchParams({
+      error: 'access_denied',
+      error_description: '<script>alert(1)</script>',
+      state,
+      iss: idp.issuer,
+    }).toString();
     expect(await browserLandsOn(cancels, cancelled)).toBe(`/connect/${cancelFlow.uid}?login_error=cancelled`);
 
     const stranded = new TestBrowser();
     const strandedFlow = await mcpClientStarts(stranded);
     const strandedCallback = await signInAtProvider(stranded, await continueWith(stranded, strandedFlow.uid));
     dropTokenRequest = true;
-    expect(await browserLandsOn(stranded, strandedCallback)).toBe(`/connect/${strandedFlow.uid}?login_error=unavailable`);
+    expect(await browserLandsOn(stranded, strandedCallback)).toBe(
+      `/connect/${strandedFlow.uid}?login_error=unavailable`,
+    );
     expect(dropTokenRequest, 'the provider saw the token request').toBe(false);
   });
 
   it('sends a browser whose provider cannot be reached back to its sign-in page; other clients get the JSON error', async () => {
     const browser = new TestBrowser();
     const { uid } = await mcpClientStarts(browser);
-    const start = (login: string, headers: Record<string, string>) => browser.go(`${base}/api/v1/oauth/interactions/${uid}/external/${login}`, { headers });
+    const start = (login: string, headers: Record<string, string>) =>
+      browser.go(`${base}/api/v1/oauth/interactions/${uid}/external/${login}`, { headers });
     const gone = await start('gone-idp', BROWSER_ACCEPT);
-    expect({ status: gone.status, location: gone.headers.get('location') }).toEqual({ status: 302, location: `/connect/${uid}?login_error=unavailable` });
+    expect({ status: gone.status, location: gone.headers.get('location') }).toEqual({
+      status: 302,
+      location: `/connect/${uid}?login_error=unavailable`,
+    });
     const unknown = await start('no-such-login', BROWSER_ACCEPT);
-    expect({ status: unknown.status, location: unknown.headers.get('location') }).toEqual({ status: 302, location: `/connect/${uid}?login_error=unavailable` });
+    expect({ status: unknown.status, location: unknown.headers.get('location') }).toEqual({
+      status: 302,
+      location: `/connect/${uid}?login_error=unavailable`,
+    });
     const json = await start('gone-idp', { accept: 'application/json' });
-    expect({ status: json.status, code: ((await json.json()) as { code: string }).code }).toEqual({ status: 502, code: 'OAUTH_SERVER_ERROR' });
+    expect({ status: json.status, code: ((await json.json()) as { code: string }).code }).toEqual({
+      status: 502,
+      code: 'OAUTH_SERVER_ERROR',
+    });
     // An unknown sign-in has nothing to go back to: its error stays the JSON 404, whoever asks.
-    expect((await browser.go(`${base}/api/v1/oauth/interactions/not-a-sign-in/external/gone-idp`, { headers: BROWSER_ACCEPT })).status).toBe(404);
+    expect(
+      (
+        await browser.go(`${base}/api/v1/oauth/interactions/not-a-sign-in/external/gone-idp`, {
+          headers: BROWSER_ACCEPT,
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('answers a page with no redirect when the state names no sign-in this browser may go back to', async () => {
     const forged = new URL(`${base}/api/v1/oauth/external-login/callback`);
     const injected = '<script>alert(1)</script>';
-    forged.search = new URLSearchParams({ code: injected, state: `forged-${injected}`, iss: idp.issuer, error_description: injected }).toString();
+    forged.search = new URLSearchParams({
+      code: injected,
+      state: `forged-${injected}`,
+      iss: idp.issuer,
+      error_description: injected,
+    }).toString();
     const refusedPage = async (browser: TestBrowser, callback: URL) => {
       const res = await browser.go(callback.href, { headers: BROWSER_ACCEPT });
       const body = await res.text();
-      expect({ status: res.status, location: res.headers.get('location'), type: res.headers.get('content-type') }).toEqual({ status: 401, location: null, type: 'text/html; charset=UTF-8' });
+      expect({
+        status: res.status,
+        location: res.headers.get('location'),
+        type: res.headers.get('content-type'),
+      }).toEqual({ status: 401, location: null, type: 'text/html; charset=UTF-8' });
       expect(body).toContain('Sign-in not completed');
       expect(body).not.toContain('script');
       expect(body).not.toContain('/connect/');
@@ -384,13 +509,19 @@ describe("a person's browser is answered in pages, never a JSON error", () => {
 
     // An attacker's finished callback in the victim's browser names the attacker's sign-in: the victim is not sent there.
     const attacker = new TestBrowser();
-    const attackerCallback = await signInAtProvider(attacker, await continueWith(attacker, (await mcpClientStarts(attacker)).uid));
+    const attackerCallback = await signInAtProvider(
+      attacker,
+      await continueWith(attacker, (await mcpClientStarts(attacker)).uid),
+    );
     const victim = new TestBrowser();
     await continueWith(victim, (await mcpClientStarts(victim)).uid);
     await refusedPage(victim, attackerCallback);
 
     // A client that refuses HTML (q=0) still gets the JSON answer.
     const json = await new TestBrowser().go(forged.href, { headers: { accept: 'text/html;q=0, application/json' } });
-    expect({ status: json.status, code: ((await json.json()) as { code: string }).code }).toEqual({ status: 401, code: 'EXTERNAL_LOGIN_REFUSED' });
+    expect({ status: json.status, code: ((await json.json()) as { code: string }).code }).toEqual({
+      status: 401,
+      code: 'EXTERNAL_LOGIN_REFUSED',
+    });
   });
 });

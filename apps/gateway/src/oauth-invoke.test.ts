@@ -4,7 +4,15 @@ import { json } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
 import type { Host } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { authHeaders, createUser, startOidcServer, startRecordingUpstream, tokenFor, type OidcServer, type RecordingUpstream } from '@agentgw/testkit';
+import {
+  authHeaders,
+  createUser,
+  startOidcServer,
+  startRecordingUpstream,
+  tokenFor,
+  type OidcServer,
+  type RecordingUpstream,
+} from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayHost } from './all-in-one.js';
 
@@ -38,7 +46,10 @@ describe.each(testBackends())('OAuth credentials through invoke, all-in-one (%s)
   });
 
   const request = (path: string, headers: Record<string, string>, init: RequestInit = {}) =>
-    host.app.request(path.startsWith('http') ? new URL(path).pathname + new URL(path).search : path, { ...init, headers });
+    host.app.request(path.startsWith('http') ? new URL(path).pathname + new URL(path).search : path, {
+      ...init,
+      headers,
+    });
 
   it('connects, injects the fresh token, refreshes it once near expiry, and asks to reconnect after revocation', async () => {
     const id = newId();
@@ -50,7 +61,12 @@ describe.each(testBackends())('OAuth credentials through invoke, all-in-one (%s)
         service_type: 'acme',
         auth_type: 'oauth2',
         description: null,
-        config: json({ clientId: CLIENT.clientId, clientSecret: secretBoxFor(deps.config).seal(CLIENT.clientSecret, id), scopes: ['openid', 'offline_access'], issuer: oidc.issuer }),
+        config: json({
+          clientId: CLIENT.clientId,
+          clientSecret: secretBoxFor(deps.config).seal(CLIENT.clientSecret, id),
+          scopes: ['openid', 'offline_access'],
+          issuer: oidc.issuer,
+        }),
         tenant_id: null,
       })
       .execute();
@@ -58,15 +74,26 @@ describe.each(testBackends())('OAuth credentials through invoke, all-in-one (%s)
     const headers = authHeaders(await tokenFor(deps, user));
     const created = await request('/api/v1/admin/agents', headers, {
       method: 'POST',
-      body: JSON.stringify({ name: 'acme-bot', upstreamUrl: `${upstream.url}/run`, requiredCredentials: [{ serviceType: 'acme' }] }),
+      body: JSON.stringify({
+        name: 'acme-bot',
+        upstreamUrl: `${upstream.url}/run`,
+        requiredCredentials: [{ serviceType: 'acme' }],
+      }),
     });
     const { agent } = (await created.json()) as { agent: { id: string } };
-    const invoke = () => request(`/api/v1/agents/${agent.id}/invoke`, headers, { method: 'POST', body: JSON.stringify({ message: 'hi' }) });
+    const invoke = () =>
+      request(`/api/v1/agents/${agent.id}/invoke`, headers, {
+        method: 'POST',
+        body: JSON.stringify({ message: 'hi' }),
+      });
 
     const before = await invoke();
     expect(before.status).toBe(401);
     const required = (await before.json()) as { code: string; authUrls: Record<string, string> };
-    expect(required).toMatchObject({ code: 'CREDENTIALS_REQUIRED', authUrls: { acme: `${PUBLIC}/api/v1/credentials/oauth/acme/auth` } });
+    expect(required).toMatchObject({
+      code: 'CREDENTIALS_REQUIRED',
+      authUrls: { acme: `${PUBLIC}/api/v1/credentials/oauth/acme/auth` },
+    });
 
     // The connect URL CREDENTIALS_REQUIRED handed out starts the flow.
     const { authUrl } = (await (await request(required.authUrls.acme!, headers)).json()) as { authUrl: string };
@@ -93,8 +120,14 @@ describe.each(testBackends())('OAuth credentials through invoke, all-in-one (%s)
     clock.advance(600_000 - 30_000);
     const afterRevoke = await invoke();
     expect(afterRevoke.status).toBe(401);
-    expect(await afterRevoke.json()).toMatchObject({ code: 'CREDENTIALS_REQUIRED', missing: ['acme'], authUrls: { acme: `${PUBLIC}/api/v1/credentials/oauth/acme/auth` } });
-    const listed = (await (await request('/api/v1/credentials', headers)).json()) as { credentials: { serviceType: string; status: string }[] };
+    expect(await afterRevoke.json()).toMatchObject({
+      code: 'CREDENTIALS_REQUIRED',
+      missing: ['acme'],
+      authUrls: { acme: `${PUBLIC}/api/v1/credentials/oauth/acme/auth` },
+    });
+    const listed = (await (await request('/api/v1/credentials', headers)).json()) as {
+      credentials: { serviceType: string; status: string }[];
+    };
     expect(listed.credentials).toMatchObject([{ serviceType: 'acme', status: 'needs_reconnect' }]);
   });
 });

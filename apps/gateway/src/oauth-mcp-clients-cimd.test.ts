@@ -12,7 +12,16 @@ import { promisify } from 'node:util';
 import { freePort, startProcess, waitForHealthy, type ManagedProcess, type McpFixture } from '@agentgw/testkit';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstConnectionRefused, listsAndCallsEcho, offerEcho, REDIRECT, SDK_1, SDK_2, startToolsUpstream, TestOAuthClient } from './oauth-test-clients.js';
+import {
+  firstConnectionRefused,
+  listsAndCallsEcho,
+  offerEcho,
+  REDIRECT,
+  SDK_1,
+  SDK_2,
+  startToolsUpstream,
+  TestOAuthClient,
+} from './oauth-test-clients.js';
 import { createTestTlsAuthority, type TestTlsAuthority } from './test-tls-authority.js';
 
 // MCP clients identified by a client ID metadata document (MCP authorization 2025-11-25): the
@@ -77,7 +86,13 @@ async function startDocumentServer(authority: TestTlsAuthority): Promise<Documen
 
 /** A client's metadata document, `client_id` being its own URL unless told otherwise. */
 const documentFor = (url: string, name: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ client_id: url, client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...extra });
+  JSON.stringify({
+    client_id: url,
+    client_name: name,
+    redirect_uris: [REDIRECT],
+    token_endpoint_auth_method: 'none',
+    ...extra,
+  });
 
 /** The person in Chromium: opens the authorization URL, signs in on the console, checks the client's name on consent, allows; answers the redirect's parameters. */
 async function signInAndAllow(authorizationUrl: URL, clientName: string): Promise<URLSearchParams> {
@@ -104,7 +119,8 @@ async function signInAndAllow(authorizationUrl: URL, clientName: string): Promis
 }
 
 /** The claims of a JWT access token (already verified by the gateway; read here to name its client). */
-const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+const claimsOf = (jwt: string) =>
+  JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
 
 /** The SDK client of an app that has a metadata document at `url`: it never registers, its client id is the document's URL. */
 const metadataUrlClient = (url: string) => new TestOAuthClient('unused: the document names the client', {}, url);
@@ -112,7 +128,8 @@ const metadataUrlClient = (url: string) => new TestOAuthClient('unused: the docu
 /** The two SDK apps, each with its own document; only the 1.x one's token is kept for the Inspector. */
 const SDK_APPS = [
   {
-    title: 'SDK 1.x: connects with the URL and its metadata URL only; the gateway fetches the document; tools run as the person; the token names the document',
+    title:
+      'SDK 1.x: connects with the URL and its metadata URL only; the gateway fetches the document; tools run as the person; the token names the document',
     sdk: SDK_1,
     path: '/sdk1/client.json',
     appName: 'Desk app (SDK 1)',
@@ -120,7 +137,15 @@ const SDK_APPS = [
     text: 'cimd',
     keepToken: true,
   },
-  { title: 'SDK 2.x: the same with @modelcontextprotocol/client', sdk: SDK_2, path: '/sdk2/client.json', appName: 'Desk app (SDK 2)', clientName: 'cimd-2', text: 'cimd v2', keepToken: false },
+  {
+    title: 'SDK 2.x: the same with @modelcontextprotocol/client',
+    sdk: SDK_2,
+    path: '/sdk2/client.json',
+    appName: 'Desk app (SDK 2)',
+    clientName: 'cimd-2',
+    text: 'cimd v2',
+    keepToken: false,
+  },
 ];
 
 /** Starts the all-in-one as `gateway start` does: egress public-only but for 127.0.0.1, trusting the run's CA. */
@@ -130,7 +155,14 @@ async function startGateway(): Promise<void> {
   gateway = startProcess({
     name: 'gateway',
     command: join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
-    args: [join(REPO_ROOT, 'apps', 'gateway', 'src', 'cli.ts'), 'start', '--port', String(port), '--data-dir', join(dir, 'data')],
+    args: [
+      join(REPO_ROOT, 'apps', 'gateway', 'src', 'cli.ts'),
+      'start',
+      '--port',
+      String(port),
+      '--data-dir',
+      join(dir, 'data'),
+    ],
     cwd: dir,
     env: {
       PATH: process.env.PATH ?? '',
@@ -150,7 +182,11 @@ async function startGateway(): Promise<void> {
 
 /** Signs the admin in and lets them use the fixture's tools through a provider. */
 async function registerUpstream(): Promise<void> {
-  const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  const login = await fetch(`${base}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
   const { token, user } = (await login.json()) as { token: string; user: { id: string } };
   await offerEcho(base, token, upstream, user.id);
 }
@@ -164,7 +200,11 @@ beforeAll(async () => {
   upstream = await startToolsUpstream();
   await startGateway();
   await registerUpstream();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
+  });
 }, 240_000);
 
 afterAll(async () => {
@@ -181,8 +221,15 @@ const issued: { clientId: string; accessToken: string }[] = [];
 
 describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client ID metadata document', () => {
   it('advertises client ID metadata documents in its authorization server metadata', async () => {
-    const metadata = (await fetch(`${base}/.well-known/oauth-authorization-server`).then((r) => r.json())) as Record<string, unknown>;
-    expect(metadata).toMatchObject({ issuer: base, client_id_metadata_document_supported: true, code_challenge_methods_supported: ['S256'] });
+    const metadata = (await fetch(`${base}/.well-known/oauth-authorization-server`).then((r) => r.json())) as Record<
+      string,
+      unknown
+    >;
+    expect(metadata).toMatchObject({
+      issuer: base,
+      client_id_metadata_document_supported: true,
+      code_challenge_methods_supported: ['S256'],
+    });
   });
 
   for (const { title, sdk, path, appName, clientName, text, keepToken } of SDK_APPS) {
@@ -228,19 +275,29 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client I
     };
 
     it('a document whose client_id is not its URL', async () => {
-      const url = documents.serve('/mismatch/client.json', documentFor(`${documents.origin}/other/client.json`, 'Impostor'));
+      const url = documents.serve(
+        '/mismatch/client.json',
+        documentFor(`${documents.origin}/other/client.json`, 'Impostor'),
+      );
       await expectRefused(await authorize(url), 'invalid_client');
       expect(documents.requests).toContain('127.0.0.1 /mismatch/client.json');
     });
 
     it('a redirect URI the document does not list', async () => {
-      const url = documents.serve('/redirects/client.json', documentFor(`${documents.origin}/redirects/client.json`, 'Redirects'));
-      for (const redirect of ['https://evil.example/callback', 'http://127.0.0.1:53682/elsewhere']) await expectRefused(await authorize(url, redirect), 'invalid_redirect_uri');
+      const url = documents.serve(
+        '/redirects/client.json',
+        documentFor(`${documents.origin}/redirects/client.json`, 'Redirects'),
+      );
+      for (const redirect of ['https://evil.example/callback', 'http://127.0.0.1:53682/elsewhere'])
+        await expectRefused(await authorize(url, redirect), 'invalid_redirect_uri');
     });
 
     it('a document over the size bound (16 KiB)', async () => {
       const url = `${documents.origin}/big/client.json`;
-      documents.serve('/big/client.json', documentFor(url, 'Big', { client_uri: `https://app.example/${'x'.repeat(17 * 1024)}` }));
+      documents.serve(
+        '/big/client.json',
+        documentFor(url, 'Big', { client_uri: `https://app.example/${'x'.repeat(17 * 1024)}` }),
+      );
       await expectRefused(await authorize(url), 'invalid_client');
     });
 
@@ -248,7 +305,9 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client I
       const v6 = `${documents.originV6}/private/client.json`;
       documents.serve('/private/client.json', documentFor(v6, 'Private'));
       // The listener answers whoever trusts the CA: the refusal below is the policy's, not a dead port.
-      const direct = await new Promise<number>((resolve, reject) => httpsGet(v6, { ca: tls.ca }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject));
+      const direct = await new Promise<number>((resolve, reject) =>
+        httpsGet(v6, { ca: tls.ca }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject),
+      );
       expect(direct).toBe(200);
       const seenBefore = documents.requests.filter((r) => r.startsWith('::1')).length;
       await expectRefused(await authorize(v6), 'invalid_client');
@@ -276,7 +335,16 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client I
   it('the MCP Inspector CLI (v1, bearer header) lists and calls tools with a token the flow issued', async () => {
     expect(issued).toHaveLength(1);
     const cli = createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli');
-    const inspect = (...args: string[]) => runInspector(cli, [endpoint().href, '--cli', '--transport', 'http', '--header', `Authorization: Bearer ${issued[0]!.accessToken}`, ...args]);
+    const inspect = (...args: string[]) =>
+      runInspector(cli, [
+        endpoint().href,
+        '--cli',
+        '--transport',
+        'http',
+        '--header',
+        `Authorization: Bearer ${issued[0]!.accessToken}`,
+        ...args,
+      ]);
     const listed = await inspect('--method', 'tools/list');
     expect(listed.code, listed.output).toBe(0);
     expect((JSON.parse(listed.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['echo']);
@@ -284,7 +352,14 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client I
     expect(called.code, called.output).toBe(0);
     expect(JSON.parse(called.stdout)).toMatchObject({ content: [{ type: 'text', text: 'echo:inspector' }] });
     // Without the token it is refused (it has no OAuth flow of its own).
-    const refused = await runInspector(cli, [endpoint().href, '--cli', '--transport', 'http', '--method', 'tools/list']);
+    const refused = await runInspector(cli, [
+      endpoint().href,
+      '--cli',
+      '--transport',
+      'http',
+      '--method',
+      'tools/list',
+    ]);
     expect(refused.code).not.toBe(0);
     expect(refused.output).toMatch(/401|unauthorized/i);
   });
@@ -296,10 +371,16 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP clients identified by their client I
  * directory but imports it relative to the module, and fails anywhere else.
  */
 function runInspector(cli: string, args: string[]): Promise<{ code: number | null; stdout: string; output: string }> {
-  const child = spawn(process.execPath, [cli, ...args], { cwd: dirname(cli), env: { PATH: process.env.PATH ?? '', HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, ...args], {
+    cwd: dirname(cli),
+    env: { PATH: process.env.PATH ?? '', HOME: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, output: `${stdout}\n${stderr}` })));
+  return new Promise((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, output: `${stdout}\n${stderr}` })),
+  );
 }

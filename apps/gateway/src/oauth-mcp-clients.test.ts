@@ -35,10 +35,19 @@ let adminToken: string;
 const endpoint = () => new URL(`${base}/api/v1/mcp/mcp`);
 
 /** The SDK 1.x app's client: it registers for the refresh token grant too. */
-const sdk1Client = () => new TestOAuthClient('SDK test client', { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
+const sdk1Client = () =>
+  new TestOAuthClient('SDK test client', {
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+  });
 
 /** A browser: follows the authorization URL, signs in on the console's API, approves, and answers the parameters the redirect URI gets. */
-async function browserApproves(authorizationUrl: URL, as: TestUser, clientName = 'SDK test client', resource = `${base}/api/v1/mcp/mcp`): Promise<URLSearchParams> {
+async function browserApproves(
+  authorizationUrl: URL,
+  as: TestUser,
+  clientName = 'SDK test client',
+  resource = `${base}/api/v1/mcp/mcp`,
+): Promise<URLSearchParams> {
   const browser = new TestBrowser();
   const uid = await browser.openAuthorization(authorizationUrl.href);
   await browser.signIn(base, as);
@@ -54,7 +63,11 @@ async function signsIn(sdk: McpSdk, provider: TestOAuthClient, name: string): Pr
   expect(provider.client?.client_id).toBeTruthy();
   expect(authorizationUrl.searchParams.get('resource')).toBe(endpoint().href);
   expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
-  await sdk.finishAuth(endpoint(), provider, await browserApproves(authorizationUrl, user, provider.clientMetadata.client_name));
+  await sdk.finishAuth(
+    endpoint(),
+    provider,
+    await browserApproves(authorizationUrl, user, provider.clientMetadata.client_name),
+  );
 }
 
 /** tools/list on the unified endpoint with a bearer token, by hand. */
@@ -63,12 +76,17 @@ const listWith = (token: string) => listToolsWith(base, token);
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private', GATEWAY_PUBLIC_URL: base, OAUTH_ACCESS_TOKEN_TTL_SECONDS: '5' } });
+  deps = await createTestDeps({
+    env: { EGRESS_POLICY: 'allow-private', GATEWAY_PUBLIC_URL: base, OAUTH_ACCESS_TOKEN_TTL_SECONDS: '5' },
+  });
   host = await createGatewayHost(deps);
   await host.start();
   server = await serve(host.app, { port, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger });
   upstream = await startToolsUpstream();
-  adminToken = await tokenFor(deps, await createUser(deps, { email: `oauth-admin-${Date.now()}@example.com`, roles: ['admin'] }));
+  adminToken = await tokenFor(
+    deps,
+    await createUser(deps, { email: `oauth-admin-${Date.now()}@example.com`, roles: ['admin'] }),
+  );
   user = await createUser(deps, { email: `oauth-user-${Date.now()}@example.com` });
   await offerEcho(base, adminToken, upstream, user.id);
 }, 180_000);
@@ -90,11 +108,25 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
       bearer_methods_supported: ['header'],
       resource_name: 'Agent Gateway: all tools',
     });
-    const as = (await fetch(`${base}/.well-known/oauth-authorization-server`).then((r) => r.json())) as Record<string, unknown>;
-    expect(as).toMatchObject({ issuer: base, code_challenge_methods_supported: ['S256'], registration_endpoint: `${base}/oauth/register`, client_id_metadata_document_supported: true });
-    const refused = await fetch(`${base}/api/v1/mcp/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{}' });
+    const as = (await fetch(`${base}/.well-known/oauth-authorization-server`).then((r) => r.json())) as Record<
+      string,
+      unknown
+    >;
+    expect(as).toMatchObject({
+      issuer: base,
+      code_challenge_methods_supported: ['S256'],
+      registration_endpoint: `${base}/oauth/register`,
+      client_id_metadata_document_supported: true,
+    });
+    const refused = await fetch(`${base}/api/v1/mcp/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: '{}',
+    });
     expect(refused.status).toBe(401);
-    expect(refused.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/api/v1/mcp/mcp", scope="mcp"`);
+    expect(refused.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/api/v1/mcp/mcp", scope="mcp"`,
+    );
   });
 
   it('discovers, registers, signs the user in, calls tools as that user, refreshes, and is refused once revoked', async () => {
@@ -107,14 +139,24 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
     const client = await listsAndCallsEcho(SDK_1, endpoint(), provider, 'oauth-test', 'hi');
     const row = await vi.waitFor(
       async () => {
-        const res = await fetch(`${base}/api/v1/audit/logs?user_id=${user.id}`, { headers: { authorization: `Bearer ${adminToken}` } });
-        const entry = ((await res.json()) as { data: Record<string, unknown>[] }).data.find((e) => e.toolName === 'echo');
+        const res = await fetch(`${base}/api/v1/audit/logs?user_id=${user.id}`, {
+          headers: { authorization: `Bearer ${adminToken}` },
+        });
+        const entry = ((await res.json()) as { data: Record<string, unknown>[] }).data.find(
+          (e) => e.toolName === 'echo',
+        );
         if (!entry) throw new Error('no audit row yet');
         return entry;
       },
       { timeout: 15_000, interval: 100 },
     );
-    expect(row).toMatchObject({ userId: user.id, endUserId: user.id, agentId: null, oauthClientId: provider.client!.client_id, status: 'completed' });
+    expect(row).toMatchObject({
+      userId: user.id,
+      endUserId: user.id,
+      agentId: null,
+      oauthClientId: provider.client!.client_id,
+      status: 'completed',
+    });
 
     // The access token expires (5 s, the shortest allowed): once the gateway refuses it, the client refreshes and the refresh token rotates.
     await vi.waitFor(
@@ -123,7 +165,9 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
       },
       { timeout: 20_000, interval: 250 },
     );
-    expect(await client.callTool({ name: 'echo', arguments: { text: 'again' } })).toMatchObject({ content: [{ type: 'text', text: 'echo:again' }] });
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'again' } })).toMatchObject({
+      content: [{ type: 'text', text: 'echo:again' }],
+    });
     expect(provider.saved!.access_token).not.toBe(firstTokens.access_token);
     expect(provider.saved!.refresh_token).not.toBe(firstTokens.refresh_token);
 
@@ -133,11 +177,18 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
 
     // The user revokes the client from their connected clients: its tokens and refresh token are refused.
     const userToken = await tokenFor(deps, user);
-    const listed = (await fetch(`${base}/api/v1/oauth/connections`, { headers: { authorization: `Bearer ${userToken}` } }).then((r) => r.json())) as {
+    const listed = (await fetch(`${base}/api/v1/oauth/connections`, {
+      headers: { authorization: `Bearer ${userToken}` },
+    }).then((r) => r.json())) as {
       connections: { grantId: string; clientId: string; resources: string[] }[];
     };
-    expect(listed.connections).toEqual([expect.objectContaining({ clientId: provider.client!.client_id, resources: [`${base}/api/v1/mcp/mcp`] })]);
-    const revoked = await fetch(`${base}/api/v1/oauth/connections/${listed.connections[0]!.grantId}`, { method: 'DELETE', headers: { authorization: `Bearer ${userToken}` } });
+    expect(listed.connections).toEqual([
+      expect.objectContaining({ clientId: provider.client!.client_id, resources: [`${base}/api/v1/mcp/mcp`] }),
+    ]);
+    const revoked = await fetch(`${base}/api/v1/oauth/connections/${listed.connections[0]!.grantId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${userToken}` },
+    });
     expect(revoked.status).toBe(200);
     const afterRevoke = await listWith(provider.saved!.access_token);
     expect(afterRevoke.status).toBe(401);
@@ -145,7 +196,11 @@ describe('MCP clients sign in with OAuth (SDK 1.x, all-in-one)', () => {
     const refresh = await fetch(`${base}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.client!.client_id }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: provider.saved!.refresh_token!,
+        client_id: provider.client!.client_id,
+      }),
     });
     expect(refresh.status).toBe(400);
     expect(await refresh.json()).toMatchObject({ error: 'invalid_grant' });
@@ -168,7 +223,11 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
   const authorizeUrl = (params: Record<string, string>) =>
     `${base}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'mcp', resource: unified(), state: 'st-1', ...params })}`;
   const token = (params: Record<string, string>) =>
-    fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId, ...params }) });
+    fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: clientId, ...params }),
+    });
   /** A full consent for `resource`: answers the code and its verifier. */
   const codeFor = async (resource: string) => {
     const { verifier, challenge } = pkcePair();
@@ -220,19 +279,31 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
 
   it('refuses redirect URIs it does not hold (no redirect: open redirects impossible), but lets a loopback client pick its port', async () => {
     const { challenge } = pkcePair();
-    for (const redirect_uri of ['https://evil.example/callback', 'http://127.0.0.1:53682/other', 'http://127.0.0.1.evil.example:53682/callback', 'http://localhost:53682/callback']) {
+    for (const redirect_uri of [
+      'https://evil.example/callback',
+      'http://127.0.0.1:53682/other',
+      'http://127.0.0.1.evil.example:53682/callback',
+      'http://localhost:53682/callback',
+    ]) {
       const res = await authorize({ redirect_uri, code_challenge: challenge, code_challenge_method: 'S256' });
       expect(res.status, redirect_uri).toBe(400);
       expect(res.headers.get('location')).toBeNull();
       expect(await res.json()).toMatchObject({ error: 'invalid_redirect_uri' });
     }
-    const otherPort = await authorize({ redirect_uri: 'http://127.0.0.1:40000/callback', code_challenge: challenge, code_challenge_method: 'S256' });
+    const otherPort = await authorize({
+      redirect_uri: 'http://127.0.0.1:40000/callback',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     expect(otherPort.status).toBe(303);
     expect(otherPort.headers.get('location')).toMatch(/^\/connect\//);
   });
 
   it('requires PKCE with S256: none and plain are refused at the redirect URI, a wrong verifier and a replayed code at the token endpoint', async () => {
-    for (const params of [{}, { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }] as Record<string, string>[]) {
+    for (const params of [{}, { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }] as Record<
+      string,
+      string
+    >[]) {
       const res = await authorize(params);
       const location = new URL(res.headers.get('location')!);
       expect(location.origin + location.pathname).toBe(REDIRECT);
@@ -240,14 +311,32 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
       expect(location.searchParams.get('state')).toBe('st-1');
     }
     const { code, verifier } = await codeFor(unified());
-    const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: pkcePair().verifier, redirect_uri: REDIRECT, resource: unified() });
+    const wrong = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: pkcePair().verifier,
+      redirect_uri: REDIRECT,
+      resource: unified(),
+    });
     expect(wrong.status).toBe(400);
     expect(await wrong.json()).toMatchObject({ error: 'invalid_grant' });
-    const right = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, resource: unified() });
+    const right = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+      resource: unified(),
+    });
     expect(right.status).toBe(200);
     const { access_token } = (await right.json()) as { access_token: string };
     // A replayed code is refused, and the tokens it bought are revoked with their grant (RFC 6749 section 4.1.2).
-    const again = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, resource: unified() });
+    const again = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+      resource: unified(),
+    });
     expect(again.status).toBe(400);
     expect(await again.json()).toMatchObject({ error: 'invalid_grant' });
     expect((await listWith(access_token)).status).toBe(401);
@@ -271,7 +360,9 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
     });
     expect(answer.status).toBe(200);
     // Another browser (without the interaction cookie set by /oauth/authorize) cannot collect the code.
-    const resumed = await fetch(new URL(((await answer.json()) as { redirectTo: string }).redirectTo, base), { redirect: 'manual' });
+    const resumed = await fetch(new URL(((await answer.json()) as { redirectTo: string }).redirectTo, base), {
+      redirect: 'manual',
+    });
     expect(resumed.headers.get('location') ?? '').not.toContain('code=');
     expect(resumed.status).toBe(400);
   });
@@ -288,7 +379,12 @@ describe('any admin-api replica answers any step of the flow', () => {
     replicaHost = await testHost(adminApiService, replica);
     const port = await freePort();
     replicaBase = `http://127.0.0.1:${port}`;
-    replicaServer = await serve(replicaHost.app, { port, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger });
+    replicaServer = await serve(replicaHost.app, {
+      port,
+      hostname: '127.0.0.1',
+      deps: { close: async () => {} },
+      logger: deps.logger,
+    });
   });
   afterAll(async () => {
     await replicaServer?.shutdown();
@@ -301,8 +397,17 @@ describe('any admin-api replica answers any step of the flow', () => {
     const browser = new TestBrowser(() => 'the gateway');
     const clientId = await registerClient(base, 'Replicas client');
     const { verifier, challenge } = pkcePair();
-    const params = { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'mcp', resource: `${base}/api/v1/mcp/mcp`, state: 'st-r' };
-    const uid = await browser.openAuthorization(`${base}/oauth/authorize?${new URLSearchParams({ ...params, code_challenge: challenge, code_challenge_method: 'S256' })}`);
+    const params = {
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'mcp',
+      resource: `${base}/api/v1/mcp/mcp`,
+      state: 'st-r',
+    };
+    const uid = await browser.openAuthorization(
+      `${base}/oauth/authorize?${new URLSearchParams({ ...params, code_challenge: challenge, code_challenge_method: 'S256' })}`,
+    );
 
     // The second replica: sign-in, consent, the resumed authorization and the token exchange.
     await browser.signIn(replicaBase, user);
@@ -313,7 +418,11 @@ describe('any admin-api replica answers any step of the flow', () => {
     const refreshed = await fetch(`${base}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: tokens.refresh_token }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: clientId,
+        refresh_token: tokens.refresh_token,
+      }),
     });
     expect(refreshed.status).toBe(200);
     expect((await listWith(((await refreshed.json()) as { access_token: string }).access_token)).status).toBe(200);
@@ -329,12 +438,27 @@ describe("an admin binds a user's MCP clients to an agent", () => {
     });
 
   it("applies the agent's rules with the user as end user while bound, the user's own once unbound; audit rows name agent, user and client", async () => {
-    const agentRes = await admin('POST', '/api/v1/admin/agents', { name: `desk-agent-${Date.now()}`, upstreamUrl: 'http://127.0.0.1:9/agent' });
+    const agentRes = await admin('POST', '/api/v1/admin/agents', {
+      name: `desk-agent-${Date.now()}`,
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+    });
     expect(agentRes.status).toBe(201);
     const agentId = ((await agentRes.json()) as { agent: { id: string } }).agent.id;
-    const providers = (await (await admin('GET', '/api/v1/admin/tool-providers')).json()) as { providers: { id: string; name: string }[] };
+    const providers = (await (await admin('GET', '/api/v1/admin/tool-providers')).json()) as {
+      providers: { id: string; name: string }[];
+    };
     const providerId = providers.providers.find((p) => p.name === 'tools')!.id;
-    expect((await admin('POST', '/api/v1/admin/provider-access', { subjectType: 'agent', subjectId: agentId, providerId, action: 'allow', toolPattern: 'secret' })).status).toBe(201);
+    expect(
+      (
+        await admin('POST', '/api/v1/admin/provider-access', {
+          subjectType: 'agent',
+          subjectId: agentId,
+          providerId,
+          action: 'allow',
+          toolPattern: 'secret',
+        })
+      ).status,
+    ).toBe(201);
 
     const provider = sdk1Client();
     await signsIn(SDK_1, provider, 'oauth-test');
@@ -349,8 +473,19 @@ describe("an admin binds a user's MCP clients to an agent", () => {
     expect(await names()).toEqual(['echo']);
 
     // Refused: an unknown agent, a body with stray fields; then all of the user's clients bound to the agent.
-    expect((await admin('PUT', '/api/v1/admin/oauth-client-agents', { userId: user.id, clientId: '*', agentId: 'no-such-agent' })).status).toBe(404);
-    expect((await admin('PUT', '/api/v1/admin/oauth-client-agents', { userId: user.id, clientId: '*', agentId, extra: 1 })).status).toBe(400);
+    expect(
+      (
+        await admin('PUT', '/api/v1/admin/oauth-client-agents', {
+          userId: user.id,
+          clientId: '*',
+          agentId: 'no-such-agent',
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await admin('PUT', '/api/v1/admin/oauth-client-agents', { userId: user.id, clientId: '*', agentId, extra: 1 }))
+        .status,
+    ).toBe(400);
     const userToken = await tokenFor(deps, user);
     const asUser = await fetch(`${base}/api/v1/admin/oauth-client-agents`, {
       method: 'PUT',
@@ -358,24 +493,37 @@ describe("an admin binds a user's MCP clients to an agent", () => {
       body: JSON.stringify({ userId: user.id, clientId: '*', agentId }),
     });
     expect(asUser.status).toBe(403);
-    expect((await admin('PUT', '/api/v1/admin/oauth-client-agents', { userId: user.id, clientId: '*', agentId })).status).toBe(200);
-    expect(await (await admin('GET', `/api/v1/admin/oauth-client-agents?userId=${user.id}`)).json()).toMatchObject({ bindings: [{ userId: user.id, clientId: '*', agentId }] });
+    expect(
+      (await admin('PUT', '/api/v1/admin/oauth-client-agents', { userId: user.id, clientId: '*', agentId })).status,
+    ).toBe(200);
+    expect(await (await admin('GET', `/api/v1/admin/oauth-client-agents?userId=${user.id}`)).json()).toMatchObject({
+      bindings: [{ userId: user.id, clientId: '*', agentId }],
+    });
 
     // Now the agent's rules apply (its allow on secret) with the user as end user (their rules still take part, as for any agent session).
     expect(await names()).toEqual(['echo', 'secret']);
     const client = await SDK_1.connect(endpoint(), provider, 'oauth-test');
-    expect(await client.callTool({ name: 'secret', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'not for this user' }] });
+    expect(await client.callTool({ name: 'secret', arguments: {} })).toMatchObject({
+      content: [{ type: 'text', text: 'not for this user' }],
+    });
     await client.close();
     const row = await vi.waitFor(
       async () => {
         const res = await admin('GET', `/api/v1/audit/logs?agent_id=${agentId}`);
-        const entry = ((await res.json()) as { data: Record<string, unknown>[] }).data.find((e) => e.toolName === 'secret');
+        const entry = ((await res.json()) as { data: Record<string, unknown>[] }).data.find(
+          (e) => e.toolName === 'secret',
+        );
         if (!entry) throw new Error('no audit row yet');
         return entry;
       },
       { timeout: 15_000, interval: 100 },
     );
-    expect(row).toMatchObject({ agentId, userId: user.id, endUserId: user.id, oauthClientId: provider.client!.client_id });
+    expect(row).toMatchObject({
+      agentId,
+      userId: user.id,
+      endUserId: user.id,
+      oauthClientId: provider.client!.client_id,
+    });
 
     expect((await admin('DELETE', `/api/v1/admin/oauth-client-agents?userId=${user.id}&clientId=*`)).status).toBe(200);
     expect(await names()).toEqual(['echo']);

@@ -17,7 +17,11 @@ export class TestBrowser {
     const jar = this.jars.get(site) ?? new Map<string, string>();
     this.jars.set(site, jar);
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie } });
+    const res = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie },
+    });
     for (const line of res.headers.getSetCookie()) {
       const [pair] = line.split(';');
       const [name, ...value] = pair!.split('=');
@@ -43,7 +47,15 @@ export class TestBrowser {
   /** Signs `person` in on the console's API at `origin`, with a cookie session as the console's pages do. */
   async signIn(origin: string, person: { email: string; password: string }): Promise<void> {
     const body = JSON.stringify({ email: person.email, password: person.password, session: 'cookie' });
-    expect((await this.go(`${origin}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin }, body })).status).toBe(200);
+    expect(
+      (
+        await this.go(`${origin}/api/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin },
+          body,
+        })
+      ).status,
+    ).toBe(200);
   }
 
   /** Approves the pending sign-in `uid` on `origin`'s console API and follows the redirects to `redirect`: the parameters it gets. */

@@ -34,13 +34,22 @@ export class TestOAuthClient implements OAuthClientProvider, V2OAuthClientProvid
   verifier = '';
   authorizationUrl: URL | null = null;
   readonly redirectUrl = REDIRECT;
-  readonly clientMetadata: { client_name: string; redirect_uris: string[]; token_endpoint_auth_method: string } & ExtraMetadata;
+  readonly clientMetadata: {
+    client_name: string;
+    redirect_uris: string[];
+    token_endpoint_auth_method: string;
+  } & ExtraMetadata;
   constructor(
     clientName: string,
     extra: ExtraMetadata = {},
     readonly clientMetadataUrl?: string,
   ) {
-    this.clientMetadata = { client_name: clientName, redirect_uris: [REDIRECT], ...extra, token_endpoint_auth_method: 'none' };
+    this.clientMetadata = {
+      client_name: clientName,
+      redirect_uris: [REDIRECT],
+      ...extra,
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation = () => this.client;
   saveClientInformation = (info: OAuthClientInformationMixed | V2ClientInformation) => void (this.client = info);
@@ -75,7 +84,8 @@ export const SDK_1: McpSdk = {
     await client.connect(new StreamableHTTPClientTransport(endpoint, { authProvider: provider }));
     return client;
   },
-  finishAuth: (endpoint, provider, callback) => new StreamableHTTPClientTransport(endpoint, { authProvider: provider }).finishAuth(callback.get('code')!),
+  finishAuth: (endpoint, provider, callback) =>
+    new StreamableHTTPClientTransport(endpoint, { authProvider: provider }).finishAuth(callback.get('code')!),
 };
 
 /** `@modelcontextprotocol/client` 2.x: finishAuth takes the redirect's parameters. */
@@ -86,11 +96,17 @@ export const SDK_2: McpSdk = {
     await client.connect(new V2Transport(endpoint, { authProvider: provider }));
     return client;
   },
-  finishAuth: (endpoint, provider, callback) => new V2Transport(endpoint, { authProvider: provider }).finishAuth(callback),
+  finishAuth: (endpoint, provider, callback) =>
+    new V2Transport(endpoint, { authProvider: provider }).finishAuth(callback),
 };
 
 /** The first connection of a client without tokens: refused with the SDK's UnauthorizedError, the provider left with the authorization URL. */
-export async function firstConnectionRefused(sdk: McpSdk, endpoint: URL, provider: TestOAuthClient, name: string): Promise<URL> {
+export async function firstConnectionRefused(
+  sdk: McpSdk,
+  endpoint: URL,
+  provider: TestOAuthClient,
+  name: string,
+): Promise<URL> {
   const first = await sdk.connect(endpoint, provider, name).catch((err: unknown) => err);
   expect(first, String(first)).toBeInstanceOf(sdk.UnauthorizedError);
   expect(provider.authorizationUrl).not.toBeNull();
@@ -98,10 +114,18 @@ export async function firstConnectionRefused(sdk: McpSdk, endpoint: URL, provide
 }
 
 /** Connects, lists the tools (echo only) and calls echo with `text`: the connected client. */
-export async function listsAndCallsEcho(sdk: McpSdk, endpoint: URL, provider: TestOAuthClient, name: string, text: string): Promise<SdkClient> {
+export async function listsAndCallsEcho(
+  sdk: McpSdk,
+  endpoint: URL,
+  provider: TestOAuthClient,
+  name: string,
+  text: string,
+): Promise<SdkClient> {
   const client = await sdk.connect(endpoint, provider, name);
   expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
-  expect(await client.callTool({ name: 'echo', arguments: { text } })).toMatchObject({ content: [{ type: 'text', text: `echo:${text}` }] });
+  expect(await client.callTool({ name: 'echo', arguments: { text } })).toMatchObject({
+    content: [{ type: 'text', text: `echo:${text}` }],
+  });
   return client;
 }
 
@@ -123,11 +147,21 @@ export async function registerClient(origin: string, name: string): Promise<stri
 }
 
 /** An authorization code exchanged at `origin`'s token endpoint with its PKCE verifier: the tokens. */
-export async function exchangeCode(origin: string, flow: { clientId: string; code: string; verifier: string; resource: string }): Promise<{ access_token: string; refresh_token: string }> {
+export async function exchangeCode(
+  origin: string,
+  flow: { clientId: string; code: string; verifier: string; resource: string },
+): Promise<{ access_token: string; refresh_token: string }> {
   const res = await fetch(`${origin}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', client_id: flow.clientId, code: flow.code, code_verifier: flow.verifier, redirect_uri: REDIRECT, resource: flow.resource }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      client_id: flow.clientId,
+      code: flow.code,
+      code_verifier: flow.verifier,
+      redirect_uri: REDIRECT,
+      resource: flow.resource,
+    }),
   });
   expect(res.status).toBe(200);
   return (await res.json()) as { access_token: string; refresh_token: string };
@@ -137,7 +171,11 @@ export async function exchangeCode(origin: string, flow: { clientId: string; cod
 export const listToolsWith = (base: string, token: string) =>
   fetch(`${base}/api/v1/mcp/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
 
@@ -154,9 +192,23 @@ export const startToolsUpstream = (): Promise<McpFixture> =>
 /** The admin (`adminToken`) adds `upstream` to the gateway at `base` as the provider `tools` and allows `userId` its echo tool only. */
 export async function offerEcho(base: string, adminToken: string, upstream: McpFixture, userId: string): Promise<void> {
   const post = (path: string, body: unknown) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   const created = await post('/api/v1/admin/tool-providers', { name: 'tools', pattern: '*', endpoint: upstream.url });
   expect(created.status).toBe(201);
   const providerId = ((await created.json()) as { provider: { id: string } }).provider.id;
-  expect((await post('/api/v1/admin/provider-access', { subjectType: 'user', subjectId: userId, providerId, action: 'allow', toolPattern: 'echo' })).status).toBe(201);
+  expect(
+    (
+      await post('/api/v1/admin/provider-access', {
+        subjectType: 'user',
+        subjectId: userId,
+        providerId,
+        action: 'allow',
+        toolPattern: 'echo',
+      })
+    ).status,
+  ).toBe(201);
 }

@@ -56,14 +56,30 @@ describe('the all-in-one shares one started catalog reader', () => {
       headers: authHeaders(token),
       body: JSON.stringify({ name: 'shared-bot', upstreamUrl: upstream.url }),
     });
-    const { agent, runtime_token: runtimeToken } = (await created.json()) as { agent: { id: string }; runtime_token: string };
-    const invoke = () => host.app.request(`/api/v1/agents/${agent.id}/invoke`, { method: 'POST', headers: authHeaders(token), body: JSON.stringify({ message: 'hi' }) });
-    const asAgent = () => host.app.request('/api/v1/tool-gate/evaluate', { method: 'POST', headers: authHeaders(runtimeToken), body: JSON.stringify({ toolName: 'echo', providerId: 'none' }) });
+    const { agent, runtime_token: runtimeToken } = (await created.json()) as {
+      agent: { id: string };
+      runtime_token: string;
+    };
+    const invoke = () =>
+      host.app.request(`/api/v1/agents/${agent.id}/invoke`, {
+        method: 'POST',
+        headers: authHeaders(token),
+        body: JSON.stringify({ message: 'hi' }),
+      });
+    const asAgent = () =>
+      host.app.request('/api/v1/tool-gate/evaluate', {
+        method: 'POST',
+        headers: authHeaders(runtimeToken),
+        body: JSON.stringify({ toolName: 'echo', providerId: 'none' }),
+      });
     expect((await invoke()).status).toBe(200);
     expect((await asAgent()).status).not.toBe(403);
     expect((await deps.catalog.agents.get(agent.id))?.isActive).toBe(true); // the entry the services read
 
-    const disabled = await host.app.request(`/api/v1/admin/agents/${agent.id}/disable`, { method: 'POST', headers: authHeaders(token) });
+    const disabled = await host.app.request(`/api/v1/admin/agents/${agent.id}/disable`, {
+      method: 'POST',
+      headers: authHeaders(token),
+    });
     expect(disabled.status).toBe(200);
     expect((await deps.catalog.agents.get(agent.id))?.isActive).toBe(false);
     expect(await (await invoke()).json()).toMatchObject({ code: 'AGENT_DISABLED' });

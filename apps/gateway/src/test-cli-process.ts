@@ -15,8 +15,15 @@ export interface Finished {
   stderr: string;
 }
 
-export function run(args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<Finished> {
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function run(
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs?: number },
+): Promise<Finished> {
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return finished(child, options.timeoutMs ?? 60_000);
 }
 
@@ -52,7 +59,17 @@ export interface Server {
  * Starts a long-running process (node with `args`, or `command`) and waits until `ready` matches
  * its stdout; the first group is the port. `detached` puts it in a process group of its own.
  */
-export function startServer(args: string[], options: { cwd: string; env: Record<string, string>; ready: RegExp; timeoutMs?: number; command?: string; detached?: boolean }): Promise<Server> {
+export function startServer(
+  args: string[],
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    ready: RegExp;
+    timeoutMs?: number;
+    command?: string;
+    detached?: boolean;
+  },
+): Promise<Server> {
   const child = spawn(options.command ?? process.execPath, args, {
     cwd: options.cwd,
     env: options.env,

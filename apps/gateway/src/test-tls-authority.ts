@@ -11,7 +11,8 @@ export interface TestTlsAuthority {
   cert: string;
 }
 
-const openssl = (dir: string, args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+const openssl = (dir: string, args: string[]) =>
+  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
 
 /**
  * Test-only: a CA made for one test run (openssl, P-256, one day) and a certificate for the
@@ -38,8 +39,27 @@ export function createTestTlsAuthority(dir: string): TestTlsAuthority {
     'keyUsage=critical,keyCertSign',
   ]);
   openssl(dir, ['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
-  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n');
-  openssl(dir, ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'server.ext']);
+  writeFileSync(
+    join(dir, 'server.ext'),
+    'subjectAltName=IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n',
+  );
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '1',
+    '-extfile',
+    'server.ext',
+  ]);
   const read = (name: string) => readFileSync(join(dir, name), 'utf8');
   return { caFile: join(dir, 'ca.pem'), ca: read('ca.pem'), key: read('server.key'), cert: read('server.pem') };
 }

@@ -1,7 +1,16 @@
 import { newId } from '@agentgw/core';
 import type { Host } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createUser, PROTECTED_PROMPT, PROTECTED_RESOURCE_URI, registerCallerPromptAndResource, startMcpServer, tokenFor, type CallerHeaders, type McpFixture } from '@agentgw/testkit';
+import {
+  createUser,
+  PROTECTED_PROMPT,
+  PROTECTED_RESOURCE_URI,
+  registerCallerPromptAndResource,
+  startMcpServer,
+  tokenFor,
+  type CallerHeaders,
+  type McpFixture,
+} from '@agentgw/testkit';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +24,8 @@ const bearerOf = (headers: CallerHeaders) => `bearer ${String(headers.authorizat
 const greeting = { name: PROTECTED_PROMPT, arguments: { name: 'bob' } };
 const completion = { ref: { type: 'ref/prompt', name: PROTECTED_PROMPT }, argument: { name: 'name', value: 'al' } };
 /** The JSON-RPC methods of a request body the upstream logged (one message or a batch). */
-const methodsOf = (body: unknown): unknown[] => (Array.isArray(body) ? body : [body]).map((message) => (message as Json | undefined)?.method);
+const methodsOf = (body: unknown): unknown[] =>
+  (Array.isArray(body) ? body : [body]).map((message) => (message as Json | undefined)?.method);
 
 // Tool providers with authType token_exchange (issue 22, RFC 8693), in the all-in-one: the caller's
 // own JWT is exchanged at a loopback token endpoint and only the exchanged token reaches the upstream.
@@ -29,20 +39,41 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
   let adminToken = '';
   let providerId = '';
 
-  async function api(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
+  async function api(
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Json }> {
     const res = await host.app.request(path, {
       method,
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, text/event-stream',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
     return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
   }
-  const unified = (token: string, method: string, params: Json) => api('POST', '/api/v1/mcp/mcp', token, { jsonrpc: '2.0', id: 1, method, params });
-  const proxied = (token: string, method: string, params: Json) => api('POST', `/api/v1/mcp-proxy/${providerId}/mcp`, token, { jsonrpc: '2.0', id: 1, method, params });
+  const unified = (token: string, method: string, params: Json) =>
+    api('POST', '/api/v1/mcp/mcp', token, { jsonrpc: '2.0', id: 1, method, params });
+  const proxied = (token: string, method: string, params: Json) =>
+    api('POST', `/api/v1/mcp-proxy/${providerId}/mcp`, token, { jsonrpc: '2.0', id: 1, method, params });
   const whoami = (token: string) => unified(token, 'tools/call', { name: 'whoami', arguments: {} });
   const allow = async (subjectType: 'user' | 'agent', subjectId: string) =>
-    expect((await api('POST', '/api/v1/admin/provider-access', adminToken, { subjectType, subjectId, providerId, action: 'allow', toolPattern: '*' })).status).toBe(201);
+    expect(
+      (
+        await api('POST', '/api/v1/admin/provider-access', adminToken, {
+          subjectType,
+          subjectId,
+          providerId,
+          action: 'allow',
+          toolPattern: '*',
+        })
+      ).status,
+    ).toBe(201);
 
   beforeAll(async () => {
     tokenEndpoint = createServer((req, res) => {
@@ -51,7 +82,14 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
       req.on('end', () => {
         exchanges.push({ authorization: req.headers.authorization, params: new URLSearchParams(body) });
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ access_token: `exchanged-${exchanges.length}`, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: 3600 }));
+        res.end(
+          JSON.stringify({
+            access_token: `exchanged-${exchanges.length}`,
+            issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+            token_type: 'Bearer',
+            expires_in: 3600,
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => tokenEndpoint.listen(0, '127.0.0.1', resolve));
@@ -63,7 +101,10 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private' } });
     host = await createGatewayHost(deps);
     await host.start();
-    adminToken = await tokenFor(deps, await createUser(deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }));
+    adminToken = await tokenFor(
+      deps,
+      await createUser(deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }),
+    );
     const created = await api('POST', '/api/v1/admin/tool-providers', adminToken, {
       name: 'exchanged',
       pattern: '*',
@@ -75,7 +116,14 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     expect(created.body.provider).toMatchObject({
       authType: 'token_exchange',
       hasAuthSecret: true,
-      tokenExchange: { tokenUrl, issuer: null, clientId: CLIENT.clientId, audience: 'tools-api', resource: upstream.url, scope: 'tools.read' },
+      tokenExchange: {
+        tokenUrl,
+        issuer: null,
+        clientId: CLIENT.clientId,
+        audience: 'tools-api',
+        resource: upstream.url,
+        scope: 'tools.read',
+      },
     });
     expect(JSON.stringify(created.body)).not.toContain(CLIENT.clientSecret);
     providerId = created.body.provider.id as string;
@@ -97,7 +145,9 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     expect(first.body.result.content[0].text).toBe('bearer Bearer exchanged-1');
     expect(exchanges).toHaveLength(1);
     const [exchange] = exchanges;
-    expect(exchange?.authorization).toBe(`Basic ${Buffer.from(`${CLIENT.clientId}:${CLIENT.clientSecret}`).toString('base64')}`);
+    expect(exchange?.authorization).toBe(
+      `Basic ${Buffer.from(`${CLIENT.clientId}:${CLIENT.clientSecret}`).toString('base64')}`,
+    );
     expect(Object.fromEntries(exchange?.params ?? [])).toEqual({
       grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
       subject_token: aliceToken,
@@ -125,29 +175,49 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
       const prompt = await send(erinToken, 'prompts/get', greeting);
       expect(prompt.status, JSON.stringify(prompt.body)).toBe(200);
       expect(prompt.body.result.messages[0].content.text).toBe(`bearer ${exchanged} greets bob`);
-      expect((await send(erinToken, 'resources/read', { uri: PROTECTED_RESOURCE_URI })).body.result.contents[0].text).toBe(`you are bearer ${exchanged}`);
-      expect((await send(erinToken, 'resources/list', {})).body.result.resources).toEqual([expect.objectContaining({ uri: PROTECTED_RESOURCE_URI })]);
-      expect((await send(erinToken, 'prompts/list', {})).body.result.prompts).toEqual([expect.objectContaining({ name: PROTECTED_PROMPT })]);
-      expect((await send(erinToken, 'completion/complete', completion)).body.result.completion.values).toEqual(['alice', 'albert']);
+      expect(
+        (await send(erinToken, 'resources/read', { uri: PROTECTED_RESOURCE_URI })).body.result.contents[0].text,
+      ).toBe(`you are bearer ${exchanged}`);
+      expect((await send(erinToken, 'resources/list', {})).body.result.resources).toEqual([
+        expect.objectContaining({ uri: PROTECTED_RESOURCE_URI }),
+      ]);
+      expect((await send(erinToken, 'prompts/list', {})).body.result.prompts).toEqual([
+        expect.objectContaining({ name: PROTECTED_PROMPT }),
+      ]);
+      expect((await send(erinToken, 'completion/complete', completion)).body.result.completion.values).toEqual([
+        'alice',
+        'albert',
+      ]);
     }
 
     // The upstream's own log: each method reached it, and every request carried the exchanged token, never erin's JWT.
     const seen = upstream.requests.slice(before.requests);
     const methods = seen.flatMap((r) => methodsOf(r.body));
     const sent = (method: string) => methods.filter((m) => m === method).length;
-    expect({ get: sent('prompts/get'), read: sent('resources/read'), complete: sent('completion/complete') }).toEqual({ get: 2, read: 2, complete: 2 });
+    expect({ get: sent('prompts/get'), read: sent('resources/read'), complete: sent('completion/complete') }).toEqual({
+      get: 2,
+      read: 2,
+      complete: 2,
+    });
     // The lists are the user's own, cached per user: fetched at least once each (the proxy forwards its own).
     expect(methods).toEqual(expect.arrayContaining(['resources/list', 'prompts/list']));
     expect(new Set(seen.map((r) => r.headers.authorization))).toEqual(new Set([exchanged]));
     expect(JSON.stringify(seen)).not.toContain(erinToken);
     // The token endpoint saw one RFC 8693 exchange of erin's JWT, reused for every request after it.
     expect(exchanges.slice(before.exchanges).map((e) => Object.fromEntries(e.params))).toEqual([
-      expect.objectContaining({ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: erinToken, subject_token_type: 'urn:ietf:params:oauth:token-type:jwt' }),
+      expect.objectContaining({
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        subject_token: erinToken,
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+      }),
     ]);
   });
 
   it('refuses an agent runtime token a call (audited as rejected) and every other forwarded request with the same reason, sending nothing upstream', async () => {
-    const created = await api('POST', '/api/v1/admin/agents', adminToken, { name: `bot-${newId().slice(0, 8)}`, upstreamUrl: upstream.url });
+    const created = await api('POST', '/api/v1/admin/agents', adminToken, {
+      name: `bot-${newId().slice(0, 8)}`,
+      upstreamUrl: upstream.url,
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const { agent, runtime_token: runtimeToken } = created.body as { agent: { id: string }; runtime_token: string };
     expect(runtimeToken.startsWith('art_')).toBe(true);
@@ -158,7 +228,10 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
 
     const refused = await whoami(runtimeToken);
     expect(refused.status).toBe(403);
-    expect(refused.body.error).toMatchObject({ code: -32003, data: { code: 'SIGN_IN_TOKEN_REQUIRED', reason: expect.stringContaining('runtime token') } });
+    expect(refused.body.error).toMatchObject({
+      code: -32003,
+      data: { code: 'SIGN_IN_TOKEN_REQUIRED', reason: expect.stringContaining('runtime token') },
+    });
     expect(exchanges).toHaveLength(before);
     expect(upstream.calls).toHaveLength(upstreamCalls);
 

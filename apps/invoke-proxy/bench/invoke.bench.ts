@@ -68,7 +68,14 @@ const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port
 const deps = await createTestDeps({ backend: 'pglite' });
 const vault = createVault(deps);
 const user = await createUser(deps, { email: 'bench@example.com', roles: ['agent_creator'], tenantId: 'bench' });
-await vault.store({ userId: user.id, tenantId: 'bench', serviceType: 'github', kind: 'api_key', secret: 'gh-bench', expiresAt: null });
+await vault.store({
+  userId: user.id,
+  tenantId: 'bench',
+  serviceType: 'github',
+  kind: 'api_key',
+  secret: 'gh-bench',
+  expiresAt: null,
+});
 const agentId = newId();
 const runtime = generateRuntimeToken();
 await deps.db
@@ -106,7 +113,10 @@ const line = (name: string, r: Result) =>
   `${name.padEnd(8)} ${String(r.count).padStart(6)} req in ${r.seconds.toFixed(2)}s  ` +
   `${(r.count / r.seconds).toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms` +
   (r.failures ? `  (${r.failures} non-200)` : '');
-console.log(`invoke benchmark: concurrency ${CONCURRENCY}, up to ${REQUESTS} requests or ${SECONDS}s per target, ` + `${WITH_CREDENTIAL ? 'one required credential' : 'no required credential'}`);
+console.log(
+  `invoke benchmark: concurrency ${CONCURRENCY}, up to ${REQUESTS} requests or ${SECONDS}s per target, ` +
+    `${WITH_CREDENTIAL ? 'one required credential' : 'no required credential'}`,
+);
 console.log(line('direct', direct));
 console.log(line('gateway', viaGateway));
 console.log(

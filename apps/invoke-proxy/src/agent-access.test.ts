@@ -2,7 +2,14 @@ import { privateScope } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
 import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertAgent, invokeRequest, signedInUser, startHarness, type Harness, type SignedInUser } from './test-harness.js';
+import {
+  insertAgent,
+  invokeRequest,
+  signedInUser,
+  startHarness,
+  type Harness,
+  type SignedInUser,
+} from './test-harness.js';
 
 describe.each(testBackends())('agent access (%s)', (backend) => {
   let h: Harness;
@@ -25,7 +32,11 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
 
   const get = (path: string, token: string) => h.app.request(path, { headers: { authorization: `Bearer ${token}` } });
   const allThree = (agentId: string, token: string) =>
-    Promise.all([get(`/api/v1/agents/${agentId}`, token), get(`/api/v1/agents/${agentId}/credentials-check`, token), h.app.request(`/api/v1/agents/${agentId}/invoke`, invokeRequest(token))]);
+    Promise.all([
+      get(`/api/v1/agents/${agentId}`, token),
+      get(`/api/v1/agents/${agentId}/credentials-check`, token),
+      h.app.request(`/api/v1/agents/${agentId}/invoke`, invokeRequest(token)),
+    ]);
 
   it('shows public agent info without upstream URL, secret or token data', async () => {
     const agent = await insertAgent(h.deps, {
@@ -89,11 +100,26 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
   });
 
   it("keeps a tenant-less user's agent private: tenant users and other tenant-less users get 404 and nothing goes upstream", async () => {
-    const mallory = await signedInUser(h.deps, { email: 'mallory@example.com', roles: ['agent_creator'], tenantId: null });
+    const mallory = await signedInUser(h.deps, {
+      email: 'mallory@example.com',
+      roles: ['agent_creator'],
+      tenantId: null,
+    });
     const trudy = await signedInUser(h.deps, { email: 'trudy@example.com', roles: ['agent_creator'], tenantId: null });
-    await h.vault.store({ userId: alice.id, tenantId: 'tenant-a', serviceType: 'github', kind: 'api_key', secret: 'gh-alice', expiresAt: null });
+    await h.vault.store({
+      userId: alice.id,
+      tenantId: 'tenant-a',
+      serviceType: 'github',
+      kind: 'api_key',
+      secret: 'gh-alice',
+      expiresAt: null,
+    });
     // Stored as admin-api stores a tenant-less user's agent: in the owner's private scope.
-    const trap = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: privateScope(mallory.id), requiredCredentials: [{ serviceType: 'github' }] });
+    const trap = await insertAgent(h.deps, {
+      upstreamUrl: up.url,
+      tenantId: privateScope(mallory.id),
+      requiredCredentials: [{ serviceType: 'github' }],
+    });
     const before = up.requests.length;
     for (const victim of [alice, bob, trudy]) {
       for (const res of await allThree(trap.id, victim.token)) {
@@ -102,13 +128,30 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
       }
     }
     expect(up.requests.length).toBe(before);
-    expect((await h.app.request(`/api/v1/agents/${trap.id}`, { headers: { authorization: `Bearer ${mallory.token}` } })).status).toBe(200);
-    expect((await h.app.request(`/api/v1/agents/${trap.id}`, { headers: { authorization: `Bearer ${admin.token}` } })).status).toBe(200);
+    expect(
+      (await h.app.request(`/api/v1/agents/${trap.id}`, { headers: { authorization: `Bearer ${mallory.token}` } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await h.app.request(`/api/v1/agents/${trap.id}`, { headers: { authorization: `Bearer ${admin.token}` } }))
+        .status,
+    ).toBe(200);
   });
 
   it('answers CREDENTIALS_REQUIRED with auth URLs from invoke and credentials-check, then ok once stored', async () => {
-    const carol = await signedInUser(h.deps, { email: 'carol@example.com', roles: ['agent_creator'], tenantId: 'tenant-a' });
-    await h.vault.store({ userId: carol.id, tenantId: 'tenant-a', serviceType: 'github', kind: 'api_key', secret: 'gh-carol', expiresAt: null });
+    const carol = await signedInUser(h.deps, {
+      email: 'carol@example.com',
+      roles: ['agent_creator'],
+      tenantId: 'tenant-a',
+    });
+    await h.vault.store({
+      userId: carol.id,
+      tenantId: 'tenant-a',
+      serviceType: 'github',
+      kind: 'api_key',
+      secret: 'gh-carol',
+      expiresAt: null,
+    });
     const agent = await insertAgent(h.deps, {
       upstreamUrl: up.url,
       tenantId: 'tenant-a',
@@ -132,7 +175,14 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
     expect(up.requests.length).toBe(before);
 
     for (const serviceType of ['jira', 'slack']) {
-      await h.vault.store({ userId: carol.id, tenantId: 'tenant-a', serviceType, kind: 'api_key', secret: `${serviceType}-carol`, expiresAt: null });
+      await h.vault.store({
+        userId: carol.id,
+        tenantId: 'tenant-a',
+        serviceType,
+        kind: 'api_key',
+        secret: `${serviceType}-carol`,
+        expiresAt: null,
+      });
     }
     const ok = await get(`/api/v1/agents/${agent.id}/credentials-check`, carol.token);
     expect(ok.status).toBe(200);
@@ -193,7 +243,10 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify({ message: 'hello' }),
       });
-      const reads = await Promise.all([h.app.request(`/api/v1/agents/${other.id}`, { headers }), h.app.request(`/api/v1/agents/${agent.id}/credentials-check`, { headers })]);
+      const reads = await Promise.all([
+        h.app.request(`/api/v1/agents/${other.id}`, { headers }),
+        h.app.request(`/api/v1/agents/${agent.id}/credentials-check`, { headers }),
+      ]);
       for (const res of [invokeOther, ...reads]) {
         expect(res.status).toBe(403);
         expect(await res.json()).toMatchObject({ code: 'SESSION_TOKEN_NOT_ALLOWED' });

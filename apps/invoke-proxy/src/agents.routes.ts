@@ -1,7 +1,15 @@
 import { flexibleAuth, tenantScope } from '@agentgw/auth';
 import type { AgentRecord } from '@agentgw/catalog';
 import { parseJson } from '@agentgw/core';
-import { bodyLimit, clientGoneSignal, documentedJsonBody, errorResponses, flexibleSecurity, jsonResponse, openApiApp } from '@agentgw/service-kit';
+import {
+  bodyLimit,
+  clientGoneSignal,
+  documentedJsonBody,
+  errorResponses,
+  flexibleSecurity,
+  jsonResponse,
+  openApiApp,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { actingUser, invokeAgent, invokeResponse, type InvokeDeps } from './invoke.js';
 import { resolveRequiredCredentials } from './required-credentials.js';
@@ -60,10 +68,14 @@ const credentialsCheckRoute = createRoute({
   method: 'get',
   path: '/{agentId}/credentials-check',
   tags: ['Invoke'],
-  summary: 'Whether the caller has every credential the agent requires (401 CREDENTIALS_REQUIRED lists what is missing and where to connect it)',
+  summary:
+    'Whether the caller has every credential the agent requires (401 CREDENTIALS_REQUIRED lists what is missing and where to connect it)',
   security: flexibleSecurity,
   request: { params: AgentIdParams },
-  responses: { 200: jsonResponse(z.object({ ok: z.literal(true) }), 'Every required credential is there'), ...errorResponses(401, 403, 404, 502, 503) },
+  responses: {
+    200: jsonResponse(z.object({ ok: z.literal(true) }), 'Every required credential is there'),
+    ...errorResponses(401, 403, 404, 502, 503),
+  },
 });
 
 const invokeRoute = createRoute({

@@ -25,9 +25,24 @@ describe('invoke egress policy', () => {
     strict = await appWith({ EGRESS_POLICY: 'public-only' });
     lenient = await appWith({ EGRESS_POLICY: 'allow-private' });
     opened.push(strict.deps, lenient.deps);
-    alice = await signedInUser(strict.deps, { email: 'alice@example.com', roles: ['agent_creator'], tenantId: 'tenant-a' });
-    aliceLenient = await signedInUser(lenient.deps, { email: 'alice@example.com', roles: ['agent_creator'], tenantId: 'tenant-a' });
-    await strict.vault.store({ userId: alice.id, tenantId: 'tenant-a', serviceType: 'github', kind: 'api_key', secret: 'gh-alice-secret', expiresAt: null });
+    alice = await signedInUser(strict.deps, {
+      email: 'alice@example.com',
+      roles: ['agent_creator'],
+      tenantId: 'tenant-a',
+    });
+    aliceLenient = await signedInUser(lenient.deps, {
+      email: 'alice@example.com',
+      roles: ['agent_creator'],
+      tenantId: 'tenant-a',
+    });
+    await strict.vault.store({
+      userId: alice.id,
+      tenantId: 'tenant-a',
+      serviceType: 'github',
+      kind: 'api_key',
+      secret: 'gh-alice-secret',
+      expiresAt: null,
+    });
   });
   afterEach(async () => {
     await Promise.all(upstreams.splice(0).map((u) => u.close()));
@@ -44,7 +59,11 @@ describe('invoke egress policy', () => {
 
   it('public-only: an agent on loopback is refused with 403 EGRESS_REFUSED and nothing (no credential) reaches it', async () => {
     const up = await upstream();
-    const agent = await insertAgent(strict.deps, { upstreamUrl: up.url, tenantId: 'tenant-a', requiredCredentials: [{ serviceType: 'github' }] });
+    const agent = await insertAgent(strict.deps, {
+      upstreamUrl: up.url,
+      tenantId: 'tenant-a',
+      requiredCredentials: [{ serviceType: 'github' }],
+    });
     const res = await strict.app.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(alice.token));
     expect(res.status).toBe(403);
     const body = (await res.json()) as Record<string, unknown>;
@@ -55,7 +74,10 @@ describe('invoke egress policy', () => {
 
   it('public-only: a loopback name (localhost) is refused after resolution too', async () => {
     const up = await upstream();
-    const agent = await insertAgent(strict.deps, { upstreamUrl: up.url.replace('127.0.0.1', 'localhost'), tenantId: 'tenant-a' });
+    const agent = await insertAgent(strict.deps, {
+      upstreamUrl: up.url.replace('127.0.0.1', 'localhost'),
+      tenantId: 'tenant-a',
+    });
     const res = await strict.app.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(alice.token));
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ code: 'EGRESS_REFUSED' });
@@ -63,7 +85,11 @@ describe('invoke egress policy', () => {
   });
 
   it('every policy: the metadata address is refused (403), never a 502', async () => {
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:169.254.169.254]/', 'http://metadata.google.internal/computeMetadata/v1/']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://metadata.google.internal/computeMetadata/v1/',
+    ]) {
       const agent = await insertAgent(lenient.deps, { upstreamUrl: url, tenantId: 'tenant-a' });
       const res = await lenient.app.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(aliceLenient.token));
       expect(res.status).toBe(403);
@@ -85,7 +111,11 @@ describe('invoke egress policy', () => {
   it('EGRESS_ALLOW lets an operator-listed loopback upstream through under public-only', async () => {
     const allowed = await appWith({ EGRESS_POLICY: 'public-only', EGRESS_ALLOW: '127.0.0.0/8' });
     opened.push(allowed.deps);
-    const bob = await signedInUser(allowed.deps, { email: 'bob@example.com', roles: ['agent_creator'], tenantId: 'tenant-a' });
+    const bob = await signedInUser(allowed.deps, {
+      email: 'bob@example.com',
+      roles: ['agent_creator'],
+      tenantId: 'tenant-a',
+    });
     const up = await upstream();
     const agent = await insertAgent(allowed.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
     const res = await allowed.app.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(bob.token));

@@ -5,7 +5,15 @@ import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agen
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { insertAgent, invokeRequest, listen, signedInUser, startHarness, type Harness, type SignedInUser } from './test-harness.js';
+import {
+  insertAgent,
+  invokeRequest,
+  listen,
+  signedInUser,
+  startHarness,
+  type Harness,
+  type SignedInUser,
+} from './test-harness.js';
 
 describe.each(testBackends())('invoke (%s)', (backend) => {
   let h: Harness;
@@ -22,8 +30,22 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
   beforeAll(async () => {
     h = await startHarness(backend);
     alice = await signedInUser(h.deps, { email: 'alice@example.com', roles: ['agent_creator'], tenantId: 'tenant-a' });
-    await h.vault.store({ userId: alice.id, tenantId: 'tenant-a', serviceType: 'github', kind: 'api_key', secret: 'gh-alice-secret', expiresAt: null });
-    await h.vault.store({ userId: alice.id, tenantId: 'tenant-a', serviceType: 'slack', kind: 'jwt', secret: 'slack.alice.jwt', expiresAt: null });
+    await h.vault.store({
+      userId: alice.id,
+      tenantId: 'tenant-a',
+      serviceType: 'github',
+      kind: 'api_key',
+      secret: 'gh-alice-secret',
+      expiresAt: null,
+    });
+    await h.vault.store({
+      userId: alice.id,
+      tenantId: 'tenant-a',
+      serviceType: 'slack',
+      kind: 'jwt',
+      secret: 'slack.alice.jwt',
+      expiresAt: null,
+    });
   });
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.shutdown()));
@@ -33,7 +55,8 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     await h.close();
   });
 
-  const invoke = (agentId: string, init: RequestInit, app = h.app) => app.request(`/api/v1/agents/${agentId}/invoke`, init);
+  const invoke = (agentId: string, init: RequestInit, app = h.app) =>
+    app.request(`/api/v1/agents/${agentId}/invoke`, init);
 
   it('injects every identity and credential header and wraps a JSON answer', async () => {
     const up = await upstream();
@@ -43,14 +66,22 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
       tenantId: 'tenant-a',
       requiredCredentials: [{ serviceType: 'github' }, { serviceType: 'slack', description: 'Posts' }],
     });
-    const res = await invoke(agent.id, invokeRequest(alice.token, { message: 'summarise my PRs', context: { repo: 'a/b' } }));
+    const res = await invoke(
+      agent.id,
+      invokeRequest(alice.token, { message: 'summarise my PRs', context: { repo: 'a/b' } }),
+    );
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-gateway-request-id');
     expect(requestId).toMatch(/^req_/);
     expect(await res.json()).toEqual({
       success: true,
       request_id: requestId,
-      data: { ok: true, method: 'POST', path: '/runtime', body: { message: 'summarise my PRs', context: { repo: 'a/b' } } },
+      data: {
+        ok: true,
+        method: 'POST',
+        path: '/runtime',
+        body: { message: 'summarise my PRs', context: { repo: 'a/b' } },
+      },
     });
 
     expect(up.requests).toHaveLength(1);
@@ -85,7 +116,9 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const agent = await insertAgent(h.deps, { upstreamUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` });
+      const agent = await insertAgent(h.deps, {
+        upstreamUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+      });
       const res = await invoke(agent.id, invokeRequest(alice.token, raw));
       expect(res.status).toBe(200);
       expect(received).toBe(raw);
@@ -107,7 +140,11 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
 
   it('drops spoofed identity, credential, cookie and hop-by-hop headers and sends no Authorization without a secret', async () => {
     const up = await upstream();
-    const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a', requiredCredentials: [{ serviceType: 'github' }] });
+    const agent = await insertAgent(h.deps, {
+      upstreamUrl: up.url,
+      tenantId: 'tenant-a',
+      requiredCredentials: [{ serviceType: 'github' }],
+    });
     const res = await invoke(
       agent.id,
       invokeRequest(
@@ -154,7 +191,18 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     // The caller's own JWT is for the gateway; this agent has no upstream secret.
     expect(seen.authorization).toBeUndefined();
     // Only the documented allow-list of caller headers travels on.
-    for (const dropped of ['x-credential-aws', 'cookie', 'x-hop', 'keep-alive', 'proxy-authorization', 'x-api-key', 'x-trace', 'metadata-flavor', 'x-aws-ec2-metadata-token', 'x-forwarded-for']) {
+    for (const dropped of [
+      'x-credential-aws',
+      'cookie',
+      'x-hop',
+      'keep-alive',
+      'proxy-authorization',
+      'x-api-key',
+      'x-trace',
+      'metadata-flavor',
+      'x-aws-ec2-metadata-token',
+      'x-forwarded-for',
+    ]) {
       expect(seen[dropped]).toBeUndefined();
     }
   });
@@ -165,7 +213,15 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     const creator = await signedInUser(h.deps, { email: 'root@example.com', roles: ['admin'], tenantId: null });
     await h.deps.db
       .insertInto('api_keys')
-      .values({ id: newId(), name: 'runtime', key_hash: key.hash, key_prefix: key.prefix, scopes: ['credentials:resolve'], user_id: creator.id, tenant_id: null })
+      .values({
+        id: newId(),
+        name: 'runtime',
+        key_hash: key.hash,
+        key_prefix: key.prefix,
+        scopes: ['credentials:resolve'],
+        user_id: creator.id,
+        tenant_id: null,
+      })
       .execute();
     const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
     const res = await h.app.request(`/api/v1/agents/${agent.id}/invoke`, {
@@ -197,7 +253,10 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     expect((await invoke(agent.id, invokeRequest(alice.token))).status).toBe(200);
     const sessionToken = up.requests[0]!.headers['x-gateway-session-token'] as string;
 
-    const principal = await h.deps.auth.authenticate(new Headers({ 'x-gateway-session-token': sessionToken, 'x-agent-id': agent.id }), 'flexible');
+    const principal = await h.deps.auth.authenticate(
+      new Headers({ 'x-gateway-session-token': sessionToken, 'x-agent-id': agent.id }),
+      'flexible',
+    );
     expect(principal).toMatchObject({
       via: 'session_token',
       userId: alice.id,
@@ -207,8 +266,15 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
       tenantId: 'tenant-a',
       agentId: agent.id,
     });
-    await expect(h.deps.auth.authenticate(new Headers({ 'x-gateway-session-token': sessionToken, 'x-agent-id': other.id }), 'flexible')).rejects.toMatchObject({ status: 401 });
-    await expect(h.deps.auth.authenticate(new Headers({ 'x-gateway-session-token': sessionToken }), 'flexible')).rejects.toMatchObject({
+    await expect(
+      h.deps.auth.authenticate(
+        new Headers({ 'x-gateway-session-token': sessionToken, 'x-agent-id': other.id }),
+        'flexible',
+      ),
+    ).rejects.toMatchObject({ status: 401 });
+    await expect(
+      h.deps.auth.authenticate(new Headers({ 'x-gateway-session-token': sessionToken }), 'flexible'),
+    ).rejects.toMatchObject({
       status: 401,
     });
   });
@@ -350,7 +416,10 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     servers.push(server);
 
     const controller = new AbortController();
-    const res = await fetch(`${server.url}/api/v1/agents/${agent.id}/invoke`, { ...invokeRequest(alice.token), signal: controller.signal });
+    const res = await fetch(`${server.url}/api/v1/agents/${agent.id}/invoke`, {
+      ...invokeRequest(alice.token),
+      signal: controller.signal,
+    });
     const reader = res.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toContain('first');
     controller.abort();
@@ -368,7 +437,10 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     servers.push(server);
 
     const controller = new AbortController();
-    const pending = fetch(`${server.url}/api/v1/agents/${agent.id}/invoke`, { ...invokeRequest(alice.token), signal: controller.signal });
+    const pending = fetch(`${server.url}/api/v1/agents/${agent.id}/invoke`, {
+      ...invokeRequest(alice.token),
+      signal: controller.signal,
+    });
     await vi.waitFor(() => expect(up.requests).toHaveLength(1));
     controller.abort();
     await expect(pending).rejects.toThrow();

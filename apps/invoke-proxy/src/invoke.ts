@@ -38,7 +38,9 @@ export interface InvokeRequest {
  */
 export function actingUser(principal: Principal): { userId: string; endUserId: string; tenantId: string | null } {
   if (!hasActingUser(principal)) {
-    throw new UnauthorizedError('Invoking an agent needs a user: a user JWT, a session token, or an API key with X-User-Id');
+    throw new UnauthorizedError(
+      'Invoking an agent needs a user: a user JWT, a session token, or an API key with X-User-Id',
+    );
   }
   return { userId: principal.userId, endUserId: principal.endUserId, tenantId: principal.tenantId };
 }
@@ -98,7 +100,9 @@ export function invokeResponse(answer: UpstreamAnswer, requestId: string): Respo
   const status = ok ? 200 : answer.status >= 400 && answer.status < 600 ? answer.status : 502;
   // Built as text: the upstream's JSON is checked by parsing it and then spliced in as it came,
   // instead of being parsed into objects and serialised again.
-  const envelope = `{"success":${ok},"request_id":${JSON.stringify(requestId)}` + `${ok ? '' : `,"upstream_status":${answer.status}`},"data":${dataJson(answer.body, answer.contentType)}}`;
+  const envelope =
+    `{"success":${ok},"request_id":${JSON.stringify(requestId)}` +
+    `${ok ? '' : `,"upstream_status":${answer.status}`},"data":${dataJson(answer.body, answer.contentType)}}`;
   return new Response(envelope, {
     status,
     headers: { 'content-type': 'application/json', 'x-gateway-request-id': requestId },

@@ -5,7 +5,14 @@ import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { replicaDeps, testHost } from '@agentgw/service-kit/testing';
 import { createInvokeProxyService } from './service.js';
-import { insertAgent, invokeRequest, signedInUser, startHarness, type Harness, type SignedInUser } from './test-harness.js';
+import {
+  insertAgent,
+  invokeRequest,
+  signedInUser,
+  startHarness,
+  type Harness,
+  type SignedInUser,
+} from './test-harness.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -36,7 +43,10 @@ describe.skipIf(!redisUrl).each(testBackends())('kill switch across replicas ove
     // Replica A's process: its own catalog reader (agents cached far longer than the test) and auth, hearing busOfA.
     const depsOfA = await replicaDeps(h.deps, busOfA, { agentTtlMs: 600_000 });
     onTestFinished(() => depsOfA.close());
-    const replicaA = await testHost(createInvokeProxyService({ credentials: () => directCredentialResolver(h.vault) }), depsOfA);
+    const replicaA = await testHost(
+      createInvokeProxyService({ credentials: () => directCredentialResolver(h.vault) }),
+      depsOfA,
+    );
     const agent = await insertAgent(h.deps, { upstreamUrl: up.url, tenantId: 'tenant-a' });
     const invoke = () => replicaA.request(`/api/v1/agents/${agent.id}/invoke`, invokeRequest(alice.token));
     expect((await invoke()).status).toBe(200); // cached on A

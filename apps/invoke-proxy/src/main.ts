@@ -6,6 +6,7 @@ import { invokeProxyService } from './service.js';
 await runService(invokeProxyService, {
   // Credentials come from the vault over its internal API; only the vault may decrypt them here.
   prepare: async (deps) => {
-    if (!deps.config.VAULT_URL) throw new ConfigError([{ variable: 'VAULT_URL', message: 'is required by invoke-proxy in distributed mode' }]);
+    if (!deps.config.VAULT_URL)
+      throw new ConfigError([{ variable: 'VAULT_URL', message: 'is required by invoke-proxy in distributed mode' }]);
   },
 });

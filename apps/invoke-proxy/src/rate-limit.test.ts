@@ -24,7 +24,9 @@ describe.each(limiters)('invoke rate limits per agent and per tenant (%s)', (_na
   const own: RateLimiter[] = [];
 
   beforeAll(async () => {
-    deps = await createTestDeps({ env: { RATE_LIMIT_AGENT: '2', RATE_LIMIT_TENANT: '3', RATE_LIMIT_WINDOW_MS: '60000' } });
+    deps = await createTestDeps({
+      env: { RATE_LIMIT_AGENT: '2', RATE_LIMIT_TENANT: '3', RATE_LIMIT_WINDOW_MS: '60000' },
+    });
     up = await startRecordingUpstream();
     replicas = [];
     for (let i = 0; i < 2; i++) {
@@ -32,7 +34,11 @@ describe.each(limiters)('invoke rate limits per agent and per tenant (%s)', (_na
       if (shared) own.push(shared);
       replicas.push(await testHost(createInvokeProxyService(), shared ? { ...deps, rateLimiter: shared } : deps));
     }
-    alice = await signedInUser(deps, { email: 'alice@example.com', roles: ['agent_creator'], tenantId: `t-${randomUUID()}` });
+    alice = await signedInUser(deps, {
+      email: 'alice@example.com',
+      roles: ['agent_creator'],
+      tenantId: `t-${randomUUID()}`,
+    });
   });
   afterAll(async () => {
     await Promise.all(own.map((l) => l.close()));
@@ -40,7 +46,8 @@ describe.each(limiters)('invoke rate limits per agent and per tenant (%s)', (_na
     await deps?.close();
   });
 
-  const invoke = (replica: number, agentId: string, token: string) => replicas[replica]!.request(`/api/v1/agents/${agentId}/invoke`, invokeRequest(token));
+  const invoke = (replica: number, agentId: string, token: string) =>
+    replicas[replica]!.request(`/api/v1/agents/${agentId}/invoke`, invokeRequest(token));
 
   it('answers 429 with Retry-After and the error body past the agent quota, across replicas, and nothing goes upstream', async () => {
     const agent = await insertAgent(deps, { upstreamUrl: up.url, tenantId: alice.tenantId });
@@ -50,7 +57,11 @@ describe.each(limiters)('invoke rate limits per agent and per tenant (%s)', (_na
     const refused = await invoke(0, agent.id, alice.token);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(59);
-    expect(await refused.json()).toEqual({ code: 'RATE_LIMITED', message: expect.stringContaining('agent'), retryAfter: expect.any(Number) });
+    expect(await refused.json()).toEqual({
+      code: 'RATE_LIMITED',
+      message: expect.stringContaining('agent'),
+      retryAfter: expect.any(Number),
+    });
     expect(up.requests.length).toBe(before);
   });
 
@@ -60,7 +71,11 @@ describe.each(limiters)('invoke rate limits per agent and per tenant (%s)', (_na
     const refused = await invoke(1, other.id, alice.token);
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringContaining('tenant') });
-    const bob = await signedInUser(deps, { email: `bob-${randomUUID()}@example.com`, roles: ['agent_creator'], tenantId: `t-${randomUUID()}` });
+    const bob = await signedInUser(deps, {
+      email: `bob-${randomUUID()}@example.com`,
+      roles: ['agent_creator'],
+      tenantId: `t-${randomUUID()}`,
+    });
     const elsewhere = await insertAgent(deps, { upstreamUrl: up.url, tenantId: bob.tenantId });
     expect((await invoke(0, elsewhere.id, bob.token)).status).toBe(200);
   });

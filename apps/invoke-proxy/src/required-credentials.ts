@@ -6,7 +6,11 @@ import type { AgentRecord } from '@agentgw/catalog';
  * The agent's required credentials for one user, by service type. Any missing one fails the
  * whole call with 401 CREDENTIALS_REQUIRED carrying every missing type and its connect URL.
  */
-export async function resolveRequiredCredentials(resolver: CredentialResolver, agent: AgentRecord, user: { userId: string; tenantId: string | null }): Promise<Record<string, string>> {
+export async function resolveRequiredCredentials(
+  resolver: CredentialResolver,
+  agent: AgentRecord,
+  user: { userId: string; tenantId: string | null },
+): Promise<Record<string, string>> {
   if (agent.requiredCredentials.length === 0) return {};
   const serviceTypes = [...new Set(agent.requiredCredentials.map((c) => c.serviceType))];
   const resolution = await resolver.resolve({ userId: user.userId, tenantId: user.tenantId, serviceTypes });

@@ -1,6 +1,18 @@
 import { CallQuota, callQuotaLimitsFrom, egressPolicyFromConfig } from '@agentgw/core';
-import { createVault, createVaultOAuth, directCredentialResolver, httpCredentialResolver, type CredentialResolver } from '@agentgw/credentials';
-import { DEFAULT_MAX_BODY_BYTES, defineService, openApiApp, type ServiceDefinition, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  createVault,
+  createVaultOAuth,
+  directCredentialResolver,
+  httpCredentialResolver,
+  type CredentialResolver,
+} from '@agentgw/credentials';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  defineService,
+  openApiApp,
+  type ServiceDefinition,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { agentInvokeRoutes } from './agents.routes.js';
 import { SessionTokens } from './session-tokens.js';
 import { UpstreamClient } from './upstream-client.js';
@@ -26,7 +38,8 @@ export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
  */
 function credentialResolverFor(deps: ServiceDeps): CredentialResolver {
   const vaultUrl = deps.config.VAULT_URL;
-  if (vaultUrl) return httpCredentialResolver({ baseUrl: vaultUrl, auth: deps.auth, egress: egressPolicyFromConfig(deps.config) });
+  if (vaultUrl)
+    return httpCredentialResolver({ baseUrl: vaultUrl, auth: deps.auth, egress: egressPolicyFromConfig(deps.config) });
   return directCredentialResolver(createVault({ ...deps, oauth: createVaultOAuth(deps) }));
 }
 

@@ -43,13 +43,23 @@ export class SessionTokens {
     private readonly auth: Pick<AuthService, 'issueSessionToken'>,
     clock?: Clock,
   ) {
-    this.cache = new MemoryCache({ ttlMs: SESSION_TOKEN_LIFETIME_SECONDS * 1000 - SESSION_TOKEN_MIN_REMAINING_MS, max: 10_000, clock });
+    this.cache = new MemoryCache({
+      ttlMs: SESSION_TOKEN_LIFETIME_SECONDS * 1000 - SESSION_TOKEN_MIN_REMAINING_MS,
+      max: 10_000,
+      clock,
+    });
   }
 
   /** A token for this invoke's identity (`sessionClaimsFor`) that has at least `SESSION_TOKEN_MIN_REMAINING_MS` left. */
   tokenFor(request: SessionRequest): Promise<string> {
     const claims = sessionClaimsFor(request);
-    const key = JSON.stringify([claims.agentId, claims.endUserId, claims.email, [...claims.roles].sort(), claims.tenantId]);
+    const key = JSON.stringify([
+      claims.agentId,
+      claims.endUserId,
+      claims.email,
+      [...claims.roles].sort(),
+      claims.tenantId,
+    ]);
     return this.cache.getOrLoad(key, async () => (await this.auth.issueSessionToken(claims)).token);
   }
 }

@@ -22,7 +22,8 @@ export interface Harness {
 export async function startHarness(backend: 'pglite' | 'postgres', options: InvokeProxyOptions = {}): Promise<Harness> {
   const deps = await createTestDeps({ backend });
   const vault = createVault(deps);
-  const newApp = (opts: InvokeProxyOptions = options) => testHost(createInvokeProxyService({ credentials: () => directCredentialResolver(vault), ...opts }), deps);
+  const newApp = (opts: InvokeProxyOptions = options) =>
+    testHost(createInvokeProxyService({ credentials: () => directCredentialResolver(vault), ...opts }), deps);
   return { deps, vault, app: await newApp(), newApp, close: () => deps.close() };
 }
 
@@ -46,7 +47,8 @@ export async function insertAgent(deps: TestDeps, input: AgentInput): Promise<{ 
       name: input.name ?? 'Test agent',
       description: 'An agent under test',
       upstream_url: input.upstreamUrl,
-      upstream_secret_enc: input.upstreamSecret === undefined ? null : secretBoxFor(deps.config).seal(input.upstreamSecret, id),
+      upstream_secret_enc:
+        input.upstreamSecret === undefined ? null : secretBoxFor(deps.config).seal(input.upstreamSecret, id),
       required_credentials: json(input.requiredCredentials ?? []),
       tenant_id: input.tenantId ?? null,
       is_active: input.isActive ?? true,
@@ -61,7 +63,10 @@ export interface SignedInUser extends TestUser {
   token: string;
 }
 
-export async function signedInUser(deps: TestDeps, input: { email: string; roles?: RoleName[]; tenantId?: string | null }): Promise<SignedInUser> {
+export async function signedInUser(
+  deps: TestDeps,
+  input: { email: string; roles?: RoleName[]; tenantId?: string | null },
+): Promise<SignedInUser> {
   const user = await createUser(deps, input);
   return { ...user, token: await tokenFor(deps, user) };
 }
@@ -79,7 +84,11 @@ export async function listen(harness: Harness, host: TestHost = harness.app): Pr
   return { ...running, url: `http://127.0.0.1:${running.port}` };
 }
 
-export const invokeRequest = (token: string, body: unknown = { message: 'hello' }, headers: Record<string, string> = {}) => ({
+export const invokeRequest = (
+  token: string,
+  body: unknown = { message: 'hello' },
+  headers: Record<string, string> = {},
+) => ({
   method: 'POST',
   headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
   body: typeof body === 'string' ? body : JSON.stringify(body),

@@ -1,4 +1,12 @@
-import { createEgressDispatcher, egressRefusalOf, UpstreamError, UpstreamTimeoutError, type AppError, type EgressPolicy, type Logger } from '@agentgw/core';
+import {
+  createEgressDispatcher,
+  egressRefusalOf,
+  UpstreamError,
+  UpstreamTimeoutError,
+  type AppError,
+  type EgressPolicy,
+  type Logger,
+} from '@agentgw/core';
 import { request, type Dispatcher } from 'undici';
 
 export interface UpstreamLimits {
@@ -10,7 +18,9 @@ export interface UpstreamLimits {
   maxResponseBytes: number;
 }
 
-export type UpstreamAnswer = { kind: 'stream'; status: number; contentType: string; body: ReadableStream<Uint8Array> } | { kind: 'buffered'; status: number; contentType: string; body: Buffer };
+export type UpstreamAnswer =
+  | { kind: 'stream'; status: number; contentType: string; body: ReadableStream<Uint8Array> }
+  | { kind: 'buffered'; status: number; contentType: string; body: Buffer };
 
 /**
  * POSTs to agents' runtimes over one keep-alive connection pool per app. Event streams are
@@ -25,11 +35,16 @@ export class UpstreamClient {
     private readonly limits: UpstreamLimits,
     egress: EgressPolicy,
   ) {
-    this.dispatcher = createEgressDispatcher(egress, { agent: { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 } });
+    this.dispatcher = createEgressDispatcher(egress, {
+      agent: { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 },
+    });
   }
 
   /** `signal` is the client's: a caller that goes away aborts the upstream request. */
-  async post(url: string, init: { headers: Record<string, string>; body: string; signal: AbortSignal; log: Logger }): Promise<UpstreamAnswer> {
+  async post(
+    url: string,
+    init: { headers: Record<string, string>; body: string; signal: AbortSignal; log: Logger },
+  ): Promise<UpstreamAnswer> {
     const { headers, body, signal, log } = init;
     let response: Dispatcher.ResponseData;
     try {
@@ -50,7 +65,12 @@ export class UpstreamClient {
     if (/^text\/event-stream\b/i.test(contentType) && ![204, 205, 304].includes(response.statusCode)) {
       return { kind: 'stream', status: response.statusCode, contentType, body: relay(response.body) };
     }
-    return { kind: 'buffered', status: response.statusCode, contentType, body: await this.readBounded(response.body, signal, log) };
+    return {
+      kind: 'buffered',
+      status: response.statusCode,
+      contentType,
+      body: await this.readBounded(response.body, signal, log),
+    };
   }
 
   private async readBounded(body: Dispatcher.ResponseData['body'], signal: AbortSignal, log: Logger): Promise<Buffer> {

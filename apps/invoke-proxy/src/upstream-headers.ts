@@ -22,7 +22,14 @@ export interface InjectedIdentity {
  * look-alikes, hop-by-hop) stays at the gateway: an allow-list, so a new header name can never
  * slip through to a runtime (or to a metadata service) by default.
  */
-export const FORWARDED_CALLER_HEADERS: readonly string[] = ['accept-language', 'user-agent', 'traceparent', 'tracestate', 'x-request-id', 'x-correlation-id'];
+export const FORWARDED_CALLER_HEADERS: readonly string[] = [
+  'accept-language',
+  'user-agent',
+  'traceparent',
+  'tracestate',
+  'x-request-id',
+  'x-correlation-id',
+];
 
 /** The caller's headers that may travel on: the allow-listed ones. */
 function forwardableCallerHeaders(incoming: Headers): Record<string, string> {

@@ -19,28 +19,81 @@ let loner: string;
 
 const SESSION_VERSION = '2025-11-25';
 const MODERN = '2026-07-28';
-const modernMeta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
+const modernMeta = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 
 async function as(deps: GatewayUnderTest['deps'], token: string): Promise<Principal> {
   return deps.auth.authenticate(new Headers({ authorization: `Bearer ${token}` }), 'jwt');
 }
 
 beforeAll(async () => {
-  upstreamA = await startMcpServer({ name: 'tenant-a', tools: [{ name: 'a_secret_tool', inputSchema: { password: z.string().optional() }, handler: () => 'tenant A data' }] });
+  upstreamA = await startMcpServer({
+    name: 'tenant-a',
+    tools: [
+      { name: 'a_secret_tool', inputSchema: { password: z.string().optional() }, handler: () => 'tenant A data' },
+    ],
+  });
   upstreamB = await startMcpServer({ name: 'tenant-b', tools: [{ name: 'b_tool', handler: () => 'tenant B data' }] });
   gw = await startGatewayUnderTest();
-  const adminA = await as(gw.deps, await tokenFor(gw.deps, await createUser(gw.deps, { email: `ta-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 'tenant-a' })));
-  const adminB = await as(gw.deps, await tokenFor(gw.deps, await createUser(gw.deps, { email: `tb-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 'tenant-b' })));
+  const adminA = await as(
+    gw.deps,
+    await tokenFor(
+      gw.deps,
+      await createUser(gw.deps, {
+        email: `ta-${Date.now()}@example.com`,
+        roles: ['tenant_admin'],
+        tenantId: 'tenant-a',
+      }),
+    ),
+  );
+  const adminB = await as(
+    gw.deps,
+    await tokenFor(
+      gw.deps,
+      await createUser(gw.deps, {
+        email: `tb-${Date.now()}@example.com`,
+        roles: ['tenant_admin'],
+        tenantId: 'tenant-b',
+      }),
+    ),
+  );
   const setUp = async (admin: Principal, upstream: McpFixture, prefix: string) => {
-    const provider = await gw.catalog.providers.create(admin, { name: prefix, pattern: `${prefix}_*`, endpoint: upstream.url, authType: 'none', priority: 0 });
-    const { agent, runtimeToken } = await gw.catalog.agents.create(admin, { name: `${prefix}-bot`, upstreamUrl: 'http://127.0.0.1:9/agent' });
-    await gw.catalog.rules.create(admin, { subjectType: 'agent', subjectId: agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+    const provider = await gw.catalog.providers.create(admin, {
+      name: prefix,
+      pattern: `${prefix}_*`,
+      endpoint: upstream.url,
+      authType: 'none',
+      priority: 0,
+    });
+    const { agent, runtimeToken } = await gw.catalog.agents.create(admin, {
+      name: `${prefix}-bot`,
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+    });
+    await gw.catalog.rules.create(admin, {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId: '*',
+      action: 'allow',
+      toolPattern: '*',
+    });
     return { provider: provider.id, agent: agent.id, token: runtimeToken };
   };
   a = await setUp(adminA, upstreamA, 'a');
   b = await setUp(adminB, upstreamB, 'b');
-  userB = await tokenFor(gw.deps, await createUser(gw.deps, { email: `ub-${Date.now()}@example.com`, roles: ['agent_creator', 'tenant_admin'], tenantId: 'tenant-b' }));
-  loner = await tokenFor(gw.deps, await createUser(gw.deps, { email: `loner-${Date.now()}@example.com`, roles: ['agent_creator'] }));
+  userB = await tokenFor(
+    gw.deps,
+    await createUser(gw.deps, {
+      email: `ub-${Date.now()}@example.com`,
+      roles: ['agent_creator', 'tenant_admin'],
+      tenantId: 'tenant-b',
+    }),
+  );
+  loner = await tokenFor(
+    gw.deps,
+    await createUser(gw.deps, { email: `loner-${Date.now()}@example.com`, roles: ['agent_creator'] }),
+  );
 });
 
 afterAll(async () => {
@@ -52,15 +105,29 @@ afterAll(async () => {
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** One stateless (2026-07-28) JSON-RPC request. */
-async function rpc(headers: Record<string, string>, method: string, params: Record<string, unknown> = {}, path = '/api/v1/mcp/mcp') {
+async function rpc(
+  headers: Record<string, string>,
+  method: string,
+  params: Record<string, unknown> = {},
+  path = '/api/v1/mcp/mcp',
+) {
   const res = await fetch(gw.url + path, {
     method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN },
+    headers: {
+      ...headers,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'mcp-protocol-version': MODERN,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: modernMeta } }),
   });
   return {
     status: res.status,
-    body: (await res.json()) as { result?: { tools?: { name: string }[]; content?: { text: string }[] }; error?: { code: number; message: string; data?: Record<string, unknown> }; code?: string },
+    body: (await res.json()) as {
+      result?: { tools?: { name: string }[]; content?: { text: string }[] };
+      error?: { code: number; message: string; data?: Record<string, unknown> };
+      code?: string;
+    },
   };
 }
 
@@ -69,16 +136,33 @@ async function openSession(headers: Record<string, string>, path = '/api/v1/mcp/
   const res = await fetch(gw.url + path, {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: SESSION_VERSION, capabilities: {}, clientInfo: { name: 'attacker', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: SESSION_VERSION, capabilities: {}, clientInfo: { name: 'attacker', version: '1' } },
+    }),
   });
   expect(res.status).toBe(200);
   return res.headers.get('mcp-session-id')!;
 }
 
-function inSession(headers: Record<string, string>, sid: string, method = 'tools/list', httpMethod = 'POST', path = '/api/v1/mcp/mcp') {
+function inSession(
+  headers: Record<string, string>,
+  sid: string,
+  method = 'tools/list',
+  httpMethod = 'POST',
+  path = '/api/v1/mcp/mcp',
+) {
   return fetch(gw.url + path, {
     method: httpMethod,
-    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': SESSION_VERSION },
+    headers: {
+      ...headers,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': sid,
+      'mcp-protocol-version': SESSION_VERSION,
+    },
     ...(httpMethod === 'POST' ? { body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: {} }) } : {}),
   });
 }
@@ -96,7 +180,12 @@ describe('cross-tenant reach on the MCP endpoints', () => {
   it('providers=<tenant A id> narrows to nothing rather than widening', async () => {
     const list = await rpc(auth(b.token), 'tools/list', {}, `/api/v1/mcp/mcp?providers=${a.provider}`);
     expect(list.body.result?.tools).toEqual([]);
-    const call = await rpc(auth(b.token), 'tools/call', { name: 'a_secret_tool', arguments: {} }, `/api/v1/mcp/mcp?providers=${a.provider}`);
+    const call = await rpc(
+      auth(b.token),
+      'tools/call',
+      { name: 'a_secret_tool', arguments: {} },
+      `/api/v1/mcp/mcp?providers=${a.provider}`,
+    );
     expect(call.body.error?.code).toBe(-32602);
   });
 
@@ -104,7 +193,12 @@ describe('cross-tenant reach on the MCP endpoints', () => {
     const before = upstreamA.requests.length;
     for (const token of [b.token, userB, loner]) {
       for (const method of ['tools/list', 'tools/call', 'prompts/list']) {
-        const res = await rpc(auth(token), method, { name: 'a_secret_tool', arguments: {} }, `/api/v1/mcp-proxy/${a.provider}/mcp`);
+        const res = await rpc(
+          auth(token),
+          method,
+          { name: 'a_secret_tool', arguments: {} },
+          `/api/v1/mcp-proxy/${a.provider}/mcp`,
+        );
         expect(res.status).toBe(404);
         expect(res.body.error?.data?.code ?? res.body.code).toBe('NOT_FOUND');
       }
@@ -114,7 +208,9 @@ describe('cross-tenant reach on the MCP endpoints', () => {
 
   it("a tenant-less self-registered user sees no tenant's tools", async () => {
     expect((await rpc(auth(loner), 'tools/list')).body.result?.tools).toEqual([]);
-    expect((await rpc(auth(userB), 'tools/list')).body.result?.tools?.map((t) => t.name) ?? []).not.toContain('a_secret_tool');
+    expect((await rpc(auth(userB), 'tools/list')).body.result?.tools?.map((t) => t.name) ?? []).not.toContain(
+      'a_secret_tool',
+    );
   });
 
   it("tool-gate evaluate with tenant A's providerId is a 404 for tenant B", async () => {
@@ -132,10 +228,16 @@ describe('cross-tenant reach on the MCP endpoints', () => {
 
 describe('tool-gate audit ids are bound to their owner', () => {
   const gatePost = (token: string, path: string, body: unknown) =>
-    fetch(`${gw.url}/api/v1/tool-gate/${path}`, { method: 'POST', headers: { ...auth(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${gw.url}/api/v1/tool-gate/${path}`, {
+      method: 'POST',
+      headers: { ...auth(token), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   it("another agent, a user of another tenant, a forged or altered id cannot complete tenant A's record (404, learning nothing); the owner can", async () => {
-    const evaluated = (await (await gatePost(a.token, 'evaluate', { toolName: 'a_secret_tool', providerId: a.provider })).json()) as { auditId: string; decision: string };
+    const evaluated = (await (
+      await gatePost(a.token, 'evaluate', { toolName: 'a_secret_tool', providerId: a.provider })
+    ).json()) as { auditId: string; decision: string };
     expect(evaluated.decision).toBe('allow');
     const [uuid, mac] = evaluated.auditId.split('.');
     const flipped = `${mac![0] === 'A' ? 'B' : 'A'}${mac!.slice(1)}`;
@@ -156,9 +258,13 @@ describe('tool-gate audit ids are bound to their owner', () => {
     expect(own.status).toBe(200);
     expect(await own.json()).toEqual({ success: true, auditId: evaluated.auditId });
     // A record the gate created (no auditId) is bound the same way.
-    const created = (await (await gatePost(a.token, 'audit', { toolName: 'a_secret_tool', providerId: a.provider, result: {} })).json()) as { auditId: string };
+    const created = (await (
+      await gatePost(a.token, 'audit', { toolName: 'a_secret_tool', providerId: a.provider, result: {} })
+    ).json()) as { auditId: string };
     expect((await gatePost(b.token, 'audit', { auditId: created.auditId, result: {} })).status).toBe(404);
-    expect((await gatePost(a.token, 'audit', { auditId: created.auditId, status: 'failed', error: 'x' })).status).toBe(200);
+    expect((await gatePost(a.token, 'audit', { auditId: created.auditId, status: 'failed', error: 'x' })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -183,7 +289,12 @@ describe('MCP sessions are bound to their opener', () => {
     const open = async () => {
       const controller = new AbortController();
       const res = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
-        headers: { ...auth(b.token), accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': SESSION_VERSION },
+        headers: {
+          ...auth(b.token),
+          accept: 'text/event-stream',
+          'mcp-session-id': sid,
+          'mcp-protocol-version': SESSION_VERSION,
+        },
         signal: controller.signal,
       });
       return { res, close: () => controller.abort() };
@@ -200,7 +311,12 @@ describe('MCP sessions are bound to their opener', () => {
     expect(await refused.res.json()).toMatchObject({ error: { code: -32029, data: { code: 'RATE_LIMITED' } } });
     // Another caller is not affected.
     const other = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
-      headers: { ...auth(a.token), accept: 'text/event-stream', 'mcp-session-id': await openSession(auth(a.token)), 'mcp-protocol-version': SESSION_VERSION },
+      headers: {
+        ...auth(a.token),
+        accept: 'text/event-stream',
+        'mcp-session-id': await openSession(auth(a.token)),
+        'mcp-protocol-version': SESSION_VERSION,
+      },
     });
     expect(other.status).toBe(200);
     await other.body?.cancel();
@@ -218,15 +334,26 @@ describe('MCP sessions are bound to their opener', () => {
 
   it('a unified session cannot be continued on the proxy (or the other way round)', async () => {
     const sid = await openSession(auth(a.token));
-    expect((await inSession(auth(a.token), sid, 'tools/list', 'POST', `/api/v1/mcp-proxy/${a.provider}/mcp`)).status).toBe(404);
+    expect(
+      (await inSession(auth(a.token), sid, 'tools/list', 'POST', `/api/v1/mcp-proxy/${a.provider}/mcp`)).status,
+    ).toBe(404);
     const proxied = await openSession(auth(a.token), `/api/v1/mcp-proxy/${a.provider}/mcp`);
     expect((await inSession(auth(a.token), proxied)).status).toBe(404);
   });
 
   it('a session ends for an agent that is disabled (403) or whose token is rotated (401)', async () => {
     const admin = gw.admin;
-    const { agent, runtimeToken } = await gw.catalog.agents.create(admin, { name: 'rotating', upstreamUrl: 'http://127.0.0.1:9/agent' });
-    await gw.catalog.rules.create(admin, { subjectType: 'agent', subjectId: agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+    const { agent, runtimeToken } = await gw.catalog.agents.create(admin, {
+      name: 'rotating',
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+    });
+    await gw.catalog.rules.create(admin, {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId: '*',
+      action: 'allow',
+      toolPattern: '*',
+    });
     const sid = await openSession(auth(runtimeToken));
     expect((await inSession(auth(runtimeToken), sid)).status).toBe(200);
     await gw.catalog.agents.setActive(admin, agent.id, false);
@@ -252,9 +379,24 @@ describe('hostile upstreams and oversized input', () => {
         { name: longName, handler: () => 'should not matter' },
       ],
     });
-    await gw.catalog.providers.create(gw.admin, { name: 'hostile', pattern: 'long_*', endpoint: hostile.url, authType: 'none', priority: 0 });
-    const { agent, runtimeToken } = await gw.catalog.agents.create(gw.admin, { name: 'long-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-    await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: agent.id, providerId: '*', action: 'allow', toolPattern: 'long_*' });
+    await gw.catalog.providers.create(gw.admin, {
+      name: 'hostile',
+      pattern: 'long_*',
+      endpoint: hostile.url,
+      authType: 'none',
+      priority: 0,
+    });
+    const { agent, runtimeToken } = await gw.catalog.agents.create(gw.admin, {
+      name: 'long-bot',
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+    });
+    await gw.catalog.rules.create(gw.admin, {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId: '*',
+      action: 'allow',
+      toolPattern: 'long_*',
+    });
     agentToken = runtimeToken;
   });
   afterAll(() => hostile?.close());
@@ -265,8 +407,18 @@ describe('hostile upstreams and oversized input', () => {
     expect(list.body.result?.tools?.map((t) => t.name)).toEqual(['long_ok']);
     const proxied = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
       method: 'POST',
-      headers: { ...auth(agentToken), 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: longName, arguments: {}, _meta: modernMeta } }),
+      headers: {
+        ...auth(agentToken),
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'mcp-protocol-version': MODERN,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: longName, arguments: {}, _meta: modernMeta },
+      }),
     });
     expect(proxied.status).toBeLessThan(500);
     expect(((await proxied.json()) as { error?: { code: number } }).error?.code).toBeDefined();
@@ -292,15 +444,40 @@ describe('hostile upstreams and oversized input', () => {
       ],
     });
     try {
-      await quick.catalog.providers.create(quick.admin, { name: 'endless', pattern: '*', endpoint: endless.url, authType: 'none', priority: 0 });
-      const { agent, runtimeToken } = await quick.catalog.agents.create(quick.admin, { name: 'x', upstreamUrl: 'http://127.0.0.1:9/a' });
-      await quick.catalog.rules.create(quick.admin, { subjectType: 'agent', subjectId: agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+      await quick.catalog.providers.create(quick.admin, {
+        name: 'endless',
+        pattern: '*',
+        endpoint: endless.url,
+        authType: 'none',
+        priority: 0,
+      });
+      const { agent, runtimeToken } = await quick.catalog.agents.create(quick.admin, {
+        name: 'x',
+        upstreamUrl: 'http://127.0.0.1:9/a',
+      });
+      await quick.catalog.rules.create(quick.admin, {
+        subjectType: 'agent',
+        subjectId: agent.id,
+        providerId: '*',
+        action: 'allow',
+        toolPattern: '*',
+      });
       const started = Date.now();
       for (const accept of ['application/json', 'application/json, text/event-stream']) {
         const res = await fetch(`${quick.url}/api/v1/mcp/mcp`, {
           method: 'POST',
-          headers: { ...auth(runtimeToken), 'content-type': 'application/json', accept, 'mcp-protocol-version': MODERN },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'endless', arguments: {}, _meta: { ...modernMeta, progressToken: 'p' } } }),
+          headers: {
+            ...auth(runtimeToken),
+            'content-type': 'application/json',
+            accept,
+            'mcp-protocol-version': MODERN,
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'endless', arguments: {}, _meta: { ...modernMeta, progressToken: 'p' } },
+          }),
         });
         const text = await res.text();
         expect(text).toContain('-32011');
@@ -320,7 +497,16 @@ describe('hostile upstreams and oversized input', () => {
       new Promise<{ status: number }>((resolve, reject) => {
         const req = httpRequest(
           `${gw.url}/api/v1/mcp/mcp`,
-          { method: 'POST', agent: false, headers: { ...auth(a.token), 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN } },
+          {
+            method: 'POST',
+            agent: false,
+            headers: {
+              ...auth(a.token),
+              'content-type': 'application/json',
+              accept: 'application/json',
+              'mcp-protocol-version': MODERN,
+            },
+          },
           (res) => {
             res.resume();
             resolve({ status: res.statusCode ?? 0 });
@@ -330,11 +516,29 @@ describe('hostile upstreams and oversized input', () => {
         req.end(body);
       });
     const before = upstreamA.requests.length;
-    const huge = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a_secret_tool', arguments: { blob: 'x'.repeat(1100 * 1024) }, _meta: modernMeta } }));
+    const huge = await post(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'a_secret_tool', arguments: { blob: 'x'.repeat(1100 * 1024) }, _meta: modernMeta },
+      }),
+    );
     expect(huge.status).toBe(413);
-    const deep = await post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_secret_tool","arguments":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}}`);
+    const deep = await post(
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_secret_tool","arguments":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}}`,
+    );
     expect(deep.status).toBe(400);
-    const batch = await post(JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'a_secret_tool', arguments: {} } }))));
+    const batch = await post(
+      JSON.stringify(
+        Array.from({ length: 20_000 }, (_, i) => ({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 'a_secret_tool', arguments: {} },
+        })),
+      ),
+    );
     expect(batch.status).toBeGreaterThanOrEqual(400);
     expect(batch.status).toBeLessThan(500);
     expect(upstreamA.requests.length).toBe(before);

@@ -22,8 +22,19 @@ const gate: ConfirmationGate = {
 beforeAll(async () => {
   upstream = await startMcpServer({ name: 'risky', tools: [{ name: 'risky', handler: () => 'done' }] });
   gw = await startGatewayUnderTest({ gate });
-  const provider = await gw.catalog.providers.create(gw.admin, { name: 'risky', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
-  token = (await createRuleBoundAgent(gw, { name: 'batcher', rules: [{ providerId: provider.id, action: 'require_confirmation', toolPattern: '*' }] })).runtimeToken;
+  const provider = await gw.catalog.providers.create(gw.admin, {
+    name: 'risky',
+    pattern: '*',
+    endpoint: upstream.url,
+    authType: 'none',
+    priority: 0,
+  });
+  token = (
+    await createRuleBoundAgent(gw, {
+      name: 'batcher',
+      rules: [{ providerId: provider.id, action: 'require_confirmation', toolPattern: '*' }],
+    })
+  ).runtimeToken;
 });
 
 afterAll(async () => {
@@ -34,16 +45,32 @@ afterAll(async () => {
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${gw.url}/api/v1/mcp/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...headers },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
 
 async function session(): Promise<string> {
-  const res = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  const res = await post({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  });
   return res.headers.get('mcp-session-id')!;
 }
 
-const calls = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'risky', arguments: { i } } }));
+const calls = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    jsonrpc: '2.0',
+    id: i + 1,
+    method: 'tools/call',
+    params: { name: 'risky', arguments: { i } },
+  }));
 
 describe('batch length cap', () => {
   it(`refuses a batch of ${MAX_BATCH_MESSAGES + 1} as a whole: 400, -32600 naming the limit, nothing held`, async () => {
@@ -52,7 +79,14 @@ describe('batch length cap', () => {
     for (const n of [MAX_BATCH_MESSAGES + 1, 120]) {
       const res = await post(calls(n), headers);
       expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({ id: null, error: { code: -32600, message: `A batch may hold at most ${MAX_BATCH_MESSAGES} messages`, data: { limit: MAX_BATCH_MESSAGES } } });
+      expect(await res.json()).toMatchObject({
+        id: null,
+        error: {
+          code: -32600,
+          message: `A batch may hold at most ${MAX_BATCH_MESSAGES} messages`,
+          data: { limit: MAX_BATCH_MESSAGES },
+        },
+      });
     }
     // Sessionless at 2025-03-26 too.
     expect((await post(calls(MAX_BATCH_MESSAGES + 1), { 'mcp-protocol-version': '2025-03-26' })).status).toBe(400);

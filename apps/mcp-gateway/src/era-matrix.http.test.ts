@@ -12,7 +12,8 @@ import { statelessRpc } from './stateless-rpc.js';
 // upstream is spoken to in the client's own era.
 let gw: GatewayUnderTest;
 let runtimeToken: string;
-const upstreams: Record<'modern' | 'legacy' | 'dual', { fixture: McpFixture; tool: string; providerId: string }> = {} as never;
+const upstreams: Record<'modern' | 'legacy' | 'dual', { fixture: McpFixture; tool: string; providerId: string }> =
+  {} as never;
 
 type Era = 'legacy' | 'modern';
 interface Connected {
@@ -29,7 +30,10 @@ async function connect(era: Era, path: string): Promise<Connected> {
     await client.connect(new TransportV1(url, { requestInit }));
     return client;
   }
-  const client = new ClientV2({ name: 'matrix-modern', version: '2' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const client = new ClientV2(
+    { name: 'matrix-modern', version: '2' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
   await client.connect(new TransportV2(url, { requestInit }));
   return client;
 }
@@ -38,18 +42,34 @@ beforeAll(async () => {
   const fixtures = {
     modern: await startMcpV2Server({ name: 'modern-only', tools: [{ name: 'm_echo', handler: () => 'from modern' }] }),
     legacy: await startMcpServer({ name: 'legacy-only', tools: [{ name: 'l_echo', handler: () => 'from legacy' }] }),
-    dual: await startMcpV2Server({ name: 'dual', legacy: 'stateless', tools: [{ name: 'd_echo', handler: () => 'from dual' }] }),
+    dual: await startMcpV2Server({
+      name: 'dual',
+      legacy: 'stateless',
+      tools: [{ name: 'd_echo', handler: () => 'from dual' }],
+    }),
   };
   gw = await startGatewayUnderTest();
   const { catalog, admin } = gw;
   for (const [kind, fixture] of Object.entries(fixtures) as [keyof typeof fixtures, McpFixture][]) {
     const prefix = kind[0]!;
-    const provider = await catalog.providers.create(admin, { name: kind, pattern: `${prefix}_*`, endpoint: fixture.url, authType: 'none', priority: 0 });
+    const provider = await catalog.providers.create(admin, {
+      name: kind,
+      pattern: `${prefix}_*`,
+      endpoint: fixture.url,
+      authType: 'none',
+      priority: 0,
+    });
     upstreams[kind] = { fixture, tool: `${prefix}_echo`, providerId: provider.id };
   }
   const created = await catalog.agents.create(admin, { name: 'matrix', upstreamUrl: 'http://127.0.0.1:9/agent' });
   runtimeToken = created.runtimeToken;
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+  await catalog.rules.create(admin, {
+    subjectType: 'agent',
+    subjectId: created.agent.id,
+    providerId: '*',
+    action: 'allow',
+    toolPattern: '*',
+  });
 });
 
 afterAll(async () => {
@@ -102,10 +122,26 @@ describe('mixed-era matrix', () => {
   });
 
   it('never drops an upstream silently: one whose list cannot be had is named in the merged list’s _meta', async () => {
-    const dead = await gw.catalog.providers.create(gw.admin, { name: 'dead', pattern: 'x_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 0 });
-    const reply = await statelessRpc(`${gw.url}/api/v1/mcp/mcp`, { authorization: `Bearer ${runtimeToken}` }, 'tools/list');
-    expect((reply.body.result!.tools as { name: string }[]).map((t) => t.name).sort()).toEqual(['d_echo', 'l_echo', 'm_echo']);
-    expect(reply.body.result!._meta).toMatchObject({ 'agentgw/leftOut': [{ providerId: dead.id, name: 'dead', reason: expect.any(String) }] });
+    const dead = await gw.catalog.providers.create(gw.admin, {
+      name: 'dead',
+      pattern: 'x_*',
+      endpoint: 'http://127.0.0.1:9/mcp',
+      authType: 'none',
+      priority: 0,
+    });
+    const reply = await statelessRpc(
+      `${gw.url}/api/v1/mcp/mcp`,
+      { authorization: `Bearer ${runtimeToken}` },
+      'tools/list',
+    );
+    expect((reply.body.result!.tools as { name: string }[]).map((t) => t.name).sort()).toEqual([
+      'd_echo',
+      'l_echo',
+      'm_echo',
+    ]);
+    expect(reply.body.result!._meta).toMatchObject({
+      'agentgw/leftOut': [{ providerId: dead.id, name: 'dead', reason: expect.any(String) }],
+    });
     await gw.catalog.providers.delete(gw.admin, dead.id);
   });
 });

@@ -1,9 +1,14 @@
 import type { EventBus, Unsubscribe } from '@agentgw/core';
 
 /** The list_changed notifications a client may be told of. */
-export type ListChangedMethod = 'notifications/tools/list_changed' | 'notifications/prompts/list_changed' | 'notifications/resources/list_changed';
+export type ListChangedMethod =
+  'notifications/tools/list_changed' | 'notifications/prompts/list_changed' | 'notifications/resources/list_changed';
 
-const EVERY_LIST: readonly ListChangedMethod[] = ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'];
+const EVERY_LIST: readonly ListChangedMethod[] = [
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+];
 const TOOLS_ONLY: readonly ListChangedMethod[] = ['notifications/tools/list_changed'];
 
 /** A following of the gateway's own list changes: `ready` once every bus subscription is settled, `stop` ends them. */

@@ -22,18 +22,37 @@ export interface GatewayUnderTest {
 
 /** Starts the service the way a host does (createHost + serve) on the embedded database and in-process adapters. */
 export async function startGatewayUnderTest(
-  options: { gate?: ConfirmationGate; audit?: (deps: TestDeps) => AuditTrail; env?: Record<string, string>; sessions?: (deps: TestDeps) => SessionStore } = {},
+  options: {
+    gate?: ConfirmationGate;
+    audit?: (deps: TestDeps) => AuditTrail;
+    env?: Record<string, string>;
+    sessions?: (deps: TestDeps) => SessionStore;
+  } = {},
 ): Promise<GatewayUnderTest> {
   // A list gets 10 s: at 1 s, CI's busy cores left a live fixture's tools unlisted (-32010).
-  const deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private', MCP_LIST_TIMEOUT_MS: '10000', ...options.env } });
+  const deps = await createTestDeps({
+    env: { EGRESS_POLICY: 'allow-private', MCP_LIST_TIMEOUT_MS: '10000', ...options.env },
+  });
   const definition = defineService({
     name: 'mcp-gateway',
     defaultPort: 0,
-    create: (d) => createMcpGateway(d, { confirmationGate: options.gate, audit: options.audit?.(deps), sessions: options.sessions?.(deps) }),
+    create: (d) =>
+      createMcpGateway(d, {
+        confirmationGate: options.gate,
+        audit: options.audit?.(deps),
+        sessions: options.sessions?.(deps),
+      }),
   });
   const host = await createHost([definition], deps, { name: 'mcp-gateway' });
   await host.start();
-  const server = await serve(host.app, { port: 0, hostname: '127.0.0.1', deps, logger: deps.logger, stopServices: (o) => host.stop(o), shutdownTimeoutMs: 2_000 });
+  const server = await serve(host.app, {
+    port: 0,
+    hostname: '127.0.0.1',
+    deps,
+    logger: deps.logger,
+    stopServices: (o) => host.stop(o),
+    shutdownTimeoutMs: 2_000,
+  });
   const adminUser = await createUser(deps, { email: `admin-${Date.now()}@example.com`, roles: ['admin'] });
   const adminToken = await tokenFor(deps, adminUser);
   const admin = await deps.auth.authenticate(new Headers({ authorization: `Bearer ${adminToken}` }), 'jwt');

@@ -56,7 +56,13 @@ beforeAll(async () => {
   upstream = await startMcpServer({ name: 'ops', tools: [{ name: 'risky', handler: () => 'risky done' }] });
   gw = await startGatewayUnderTest({ gate, audit: () => recordingAuditTrail(audits) });
   const { catalog, admin } = gw;
-  const provider = await catalog.providers.create(admin, { name: 'ops', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
+  const provider = await catalog.providers.create(admin, {
+    name: 'ops',
+    pattern: '*',
+    endpoint: upstream.url,
+    authType: 'none',
+    priority: 0,
+  });
   const agent = await createRuleBoundAgent(gw, {
     rules: [
       { providerId: provider.id, action: 'require_confirmation', toolPattern: 'risky' },
@@ -105,7 +111,11 @@ describe('a held call is re-checked once approved (MCP)', () => {
   it('refuses with 403 when the rule was turned to deny while the call was held (proxy too)', async () => {
     try {
       const reply = await approveAfter(
-        () => statelessRpc(`${gw.url}/api/v1/mcp-proxy/${ids.provider}/mcp`, bearer(), 'tools/call', { name: 'risky', arguments: {} }),
+        () =>
+          statelessRpc(`${gw.url}/api/v1/mcp-proxy/${ids.provider}/mcp`, bearer(), 'tools/call', {
+            name: 'risky',
+            arguments: {},
+          }),
         () => gw.catalog.rules.update(gw.admin, ids.riskyRule, { action: 'deny' }),
       );
       expectRefusedAfterApproval(reply, 'Denied by an access rule');
@@ -127,10 +137,17 @@ describe('a held call is re-checked once approved (MCP)', () => {
   it('refuses when the acting user was deleted while the call was held', async () => {
     const user = await createUser(gw.deps, { email: `held-${Date.now()}@example.com` });
     const token = await tokenFor(gw.deps, user);
-    const rule = await gw.catalog.rules.create(gw.admin, { subjectType: 'user', subjectId: user.id, providerId: ids.provider, action: 'require_confirmation', toolPattern: 'risky' });
+    const rule = await gw.catalog.rules.create(gw.admin, {
+      subjectType: 'user',
+      subjectId: user.id,
+      providerId: ids.provider,
+      action: 'require_confirmation',
+      toolPattern: 'risky',
+    });
     try {
       const reply = await approveAfter(
-        () => statelessRpc(unified(), { authorization: `Bearer ${token}` }, 'tools/call', { name: 'risky', arguments: {} }),
+        () =>
+          statelessRpc(unified(), { authorization: `Bearer ${token}` }, 'tools/call', { name: 'risky', arguments: {} }),
         async () => {
           await gw.deps.db.deleteFrom('users').where('id', '=', user.id).execute();
           await gw.deps.bus.publish('user.changed', { userId: user.id });
@@ -146,7 +163,12 @@ describe('a held call is re-checked once approved (MCP)', () => {
   it('re-checks a redeemed confirmation token the same way', async () => {
     duringRedeem = () => gw.catalog.agents.setActive(gw.admin, ids.agent, false).then(() => undefined);
     try {
-      const reply = await statelessRpc(unified(), { ...bearer(), 'x-confirmation-token': 'approved-token' }, 'tools/call', { name: 'risky', arguments: {} });
+      const reply = await statelessRpc(
+        unified(),
+        { ...bearer(), 'x-confirmation-token': 'approved-token' },
+        'tools/call',
+        { name: 'risky', arguments: {} },
+      );
       expect(reply.status).toBe(403);
       expect(reply.body.error).toMatchObject({ code: -32003, data: { reason: 'Agent is disabled' } });
       expect(upstream.calls).toEqual([]);
@@ -154,7 +176,12 @@ describe('a held call is re-checked once approved (MCP)', () => {
       duringRedeem = async () => undefined;
       await gw.catalog.agents.setActive(gw.admin, ids.agent, true);
     }
-    const reply = await statelessRpc(unified(), { ...bearer(), 'x-confirmation-token': 'approved-token' }, 'tools/call', { name: 'risky', arguments: {} });
+    const reply = await statelessRpc(
+      unified(),
+      { ...bearer(), 'x-confirmation-token': 'approved-token' },
+      'tools/call',
+      { name: 'risky', arguments: {} },
+    );
     expect(reply.body).toMatchObject({ result: { content: [{ text: 'risky done' }] } });
   });
 });
@@ -170,16 +197,24 @@ describe('a held call is re-checked once approved (tool gate)', () => {
   };
 
   it('answers confirmed when nothing changed, denied when the agent was disabled or the rule turned to deny', async () => {
-    expect((await approveAfter(evaluate, async () => undefined)).body).toMatchObject({ decision: 'confirmed', confirmedBy: 'boss' });
+    expect((await approveAfter(evaluate, async () => undefined)).body).toMatchObject({
+      decision: 'confirmed',
+      confirmedBy: 'boss',
+    });
     try {
       const disabled = await approveAfter(evaluate, () => gw.catalog.agents.setActive(gw.admin, ids.agent, false));
       expect(disabled).toMatchObject({ status: 200, body: { decision: 'denied', reason: 'Agent is disabled' } });
-      expect(audits).toContainEqual({ id: disabled.body.auditId, patch: expect.objectContaining({ status: 'rejected', error: 'Agent is disabled' }) });
+      expect(audits).toContainEqual({
+        id: disabled.body.auditId,
+        patch: expect.objectContaining({ status: 'rejected', error: 'Agent is disabled' }),
+      });
     } finally {
       await gw.catalog.agents.setActive(gw.admin, ids.agent, true);
     }
     try {
-      const denied = await approveAfter(evaluate, () => gw.catalog.rules.update(gw.admin, ids.riskyRule, { action: 'deny' }));
+      const denied = await approveAfter(evaluate, () =>
+        gw.catalog.rules.update(gw.admin, ids.riskyRule, { action: 'deny' }),
+      );
       expect(denied.body).toMatchObject({ decision: 'denied', reason: 'Denied by an access rule' });
     } finally {
       await gw.catalog.rules.update(gw.admin, ids.riskyRule, { action: 'require_confirmation' });

@@ -16,15 +16,22 @@ let token: string;
 
 beforeAll(async () => {
   deps = await createTestDeps();
-  const logger = createLogger({ level: 'info', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Line) } });
+  const logger = createLogger({
+    level: 'info',
+    destination: { write: (s: string) => void lines.push(JSON.parse(s) as Line) },
+  });
   const definition = defineService({ name: 'mcp-gateway', defaultPort: 0, create: (d) => createMcpGateway(d) });
   host = await createHost([definition], { ...deps, logger }, { name: 'mcp-gateway' });
   await host.start();
   const admin = await deps.auth.authenticate(
-    new Headers({ authorization: `Bearer ${await deps.auth.signUserToken(await createUser(deps, { email: `log-admin-${Date.now()}@example.com`, roles: ['admin'] }))}` }),
+    new Headers({
+      authorization: `Bearer ${await deps.auth.signUserToken(await createUser(deps, { email: `log-admin-${Date.now()}@example.com`, roles: ['admin'] }))}`,
+    }),
     'jwt',
   );
-  token = (await createCatalogAdmin(deps).agents.create(admin, { name: 'logged-bot', upstreamUrl: 'http://127.0.0.1:9/agent' })).runtimeToken;
+  token = (
+    await createCatalogAdmin(deps).agents.create(admin, { name: 'logged-bot', upstreamUrl: 'http://127.0.0.1:9/agent' })
+  ).runtimeToken;
 });
 
 afterAll(async () => {
@@ -37,7 +44,12 @@ async function post(body: unknown, headers: Record<string, string> = {}): Promis
   const before = lines.length;
   const res = await host.app.request('/api/v1/mcp/mcp', {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...headers },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
   await res.text();
@@ -53,7 +65,9 @@ describe('MCP access-log fields', () => {
     const list = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     expect(list).toMatchObject({ rpcMethod: 'tools/list' });
     expect(list.toolName).toBeUndefined();
-    expect(await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: {} } })).toMatchObject({ rpcMethod: 'tools/call', toolName: 'echo' });
+    expect(
+      await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: {} } }),
+    ).toMatchObject({ rpcMethod: 'tools/call', toolName: 'echo' });
     const batch = await post(
       [
         { jsonrpc: '2.0', id: 3, method: 'ping' },

@@ -1,7 +1,18 @@
 import type { Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import { egressRefusalOf, matchGlob, newId, toolNameProblem, type EgressRefusedError, type Clock, type ConfirmationGate, type EventBus, type Logger, type RiskLevel } from '@agentgw/core';
+import {
+  egressRefusalOf,
+  matchGlob,
+  newId,
+  toolNameProblem,
+  type EgressRefusedError,
+  type Clock,
+  type ConfirmationGate,
+  type EventBus,
+  type Logger,
+  type RiskLevel,
+} from '@agentgw/core';
 import {
   isMcpUpstreamError,
   isModernVersion,
@@ -51,7 +62,9 @@ import { bridgeInputRequired } from './relay/mrtr-bridge.js';
 import type { ClientChannel, RelayOrigin, ServerRequestRelay } from './relay/server-request-relay.js';
 
 /** Which endpoint a message arrived on; the unified one with its `?providers=` filter and its `?tools=` surface as given (checked by tool-search/tool-surface.ts). */
-export type McpEndpoint = { kind: 'unified'; providerFilter: readonly string[] | null; toolsParam: string | null } | { kind: 'proxy'; providerId: string };
+export type McpEndpoint =
+  | { kind: 'unified'; providerFilter: readonly string[] | null; toolsParam: string | null }
+  | { kind: 'proxy'; providerId: string };
 
 /** Everything one JSON-RPC request is handled with. */
 export interface McpRequestContext {
@@ -130,7 +143,11 @@ export class McpPipeline {
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
-    this.targets = new RequestTargets({ catalog: deps.catalog, userCredentials: deps.userCredentials, exchange: deps.tokenExchange });
+    this.targets = new RequestTargets({
+      catalog: deps.catalog,
+      userCredentials: deps.userCredentials,
+      exchange: deps.tokenExchange,
+    });
     this.search = new ToolSearch(deps.catalog);
     this.owned = new OwnedMethods({
       reachable: async (ctx) => this.reachable(ctx.principal, await this.routingSet(ctx)),
@@ -142,7 +159,8 @@ export class McpPipeline {
       {
         forward: (provider, method, params, ctx) => this.forward(provider, method, params, ctx),
         // A skill is decided by the access rules as the tool name `skill:<name>` (README: "Skills").
-        skillAllowed: async (ctx, provider, name) => (await toolPolicy(this.deps.catalog, ctx.principal, provider.id, `skill:${name}`)).action !== 'deny',
+        skillAllowed: async (ctx, provider, name) =>
+          (await toolPolicy(this.deps.catalog, ctx.principal, provider.id, `skill:${name}`)).action !== 'deny',
       },
       deps.taskIds,
     );
@@ -150,7 +168,10 @@ export class McpPipeline {
     this.listens = new SubscriptionsListen({
       client: deps.client,
       // A caller refused for a per-user provider (not connected) is not listened for there.
-      targetOf: (provider, ctx) => this.targets.forRequest(provider, targetRequestOf(ctx)).catch((err: unknown) => (err instanceof RpcError ? null : Promise.reject(err))),
+      targetOf: (provider, ctx) =>
+        this.targets
+          .forRequest(provider, targetRequestOf(ctx))
+          .catch((err: unknown) => (err instanceof RpcError ? null : Promise.reject(err))),
       openTask: (taskId, principal) => deps.taskIds.open(taskId, principal),
       noticed: (providerId, method) => deps.lists.noticed(providerId, method),
       listChanges: (announce) => followListChanges(deps.bus, announce),
@@ -158,7 +179,10 @@ export class McpPipeline {
   }
 
   /** Answers one request; null when the client went away and there is nobody to answer. */
-  async handle(request: JsonRpcRequest, ctx: McpRequestContext): Promise<{ response: JsonRpcResponse; status: number } | null> {
+  async handle(
+    request: JsonRpcRequest,
+    ctx: McpRequestContext,
+  ): Promise<{ response: JsonRpcResponse; status: number } | null> {
     try {
       const result = await this.dispatch(request, ctx);
       return { response: { jsonrpc: '2.0', id: request.id, result }, status: 200 };
@@ -166,7 +190,10 @@ export class McpPipeline {
       if (err instanceof ClientGone || ctx.signal.aborted) return null;
       if (err instanceof UpstreamAnswer) return { response: { ...err.response, id: request.id }, status: err.status };
       const rpc = toRpcError(err, this.deps.logger);
-      return { response: { jsonrpc: '2.0', id: request.id, error: rpc.toObject() }, status: errorStatus(rpc, ctx.protocolVersion) };
+      return {
+        response: { jsonrpc: '2.0', id: request.id, error: rpc.toObject() },
+        status: errorStatus(rpc, ctx.protocolVersion),
+      };
     }
   }
 
@@ -184,7 +211,8 @@ export class McpPipeline {
       const provider = await this.deps.catalog.providers.getFor(ctx.principal, ctx.endpoint.providerId);
       // The proxy checks provider-level access before anything reaches the provider.
       if (!(await mayReach(this.deps.catalog, ctx.principal, provider.id))) throw denied(NO_PROVIDER_ACCESS, 'high');
-      if (request.method === 'subscriptions/listen' && isModernVersion(ctx.protocolVersion)) return this.listens.handle(request.id, params, ctx, [provider]);
+      if (request.method === 'subscriptions/listen' && isModernVersion(ctx.protocolVersion))
+        return this.listens.handle(request.id, params, ctx, [provider]);
       return this.dispatchProxy(request.method, params, ctx, provider, agent);
     }
     // The search surface (tool-search/): the meta-tools instead of the list, when the URL or the agent asks for it.
@@ -198,26 +226,52 @@ export class McpPipeline {
       case 'resources/list':
         return { resources: await this.mergedList(ctx, 'resources', (item) => stringOf(item.uri)) };
       case 'resources/templates/list':
-        return { resourceTemplates: await this.mergedList(ctx, 'resourceTemplates', (item) => stringOf(item.uriTemplate)) };
+        return {
+          resourceTemplates: await this.mergedList(ctx, 'resourceTemplates', (item) => stringOf(item.uriTemplate)),
+        };
       case 'prompts/list':
         return { prompts: await this.mergedList(ctx, 'prompts', (item) => stringOf(item.name)) };
       case 'prompts/get':
         return this.forwardPrompt(ctx, params);
       default:
-        if (isSkillResourceRequest(request.method, params)) return this.extensions.skillResource(request.method, params, ctx, await this.reachable(ctx.principal, await this.routingSet(ctx)));
+        if (isSkillResourceRequest(request.method, params))
+          return this.extensions.skillResource(
+            request.method,
+            params,
+            ctx,
+            await this.reachable(ctx.principal, await this.routingSet(ctx)),
+          );
         if (OWNED_METHODS.has(request.method)) return this.owned.handle(request.method, params, ctx);
-        if (EXTENSION_METHODS.has(request.method)) return this.extensions.handle(request.method, params, ctx, await this.reachable(ctx.principal, await this.routingSet(ctx)));
+        if (EXTENSION_METHODS.has(request.method))
+          return this.extensions.handle(
+            request.method,
+            params,
+            ctx,
+            await this.reachable(ctx.principal, await this.routingSet(ctx)),
+          );
         if (request.method === 'subscriptions/listen' && isModernVersion(ctx.protocolVersion))
-          return this.listens.handle(request.id, params, ctx, await this.reachable(ctx.principal, await this.routingSet(ctx)));
+          return this.listens.handle(
+            request.id,
+            params,
+            ctx,
+            await this.reachable(ctx.principal, await this.routingSet(ctx)),
+          );
         throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
   }
 
-  private async dispatchProxy(method: string, params: Result, ctx: McpRequestContext, provider: ProviderRecord, agent: AgentStanding): Promise<Result> {
+  private async dispatchProxy(
+    method: string,
+    params: Result,
+    ctx: McpRequestContext,
+    provider: ProviderRecord,
+    agent: AgentStanding,
+  ): Promise<Result> {
     if (method === 'tools/list') return this.providerTools(ctx, provider);
     if (method === 'tools/call') return this.callTool(params, ctx, agent, { kind: 'proxied', provider });
     // Only the two tool methods above go through the policy, so no spelling of one is forwarded.
-    if (method.trim().toLowerCase().startsWith('tools/')) throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
+    if (method.trim().toLowerCase().startsWith('tools/'))
+      throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
     if (EXTENSION_METHODS.has(method)) return this.extensions.handle(method, params, ctx, [provider]);
     if (isSkillResourceRequest(method, params)) return this.extensions.skillResource(method, params, ctx, [provider]);
     return this.forward(provider, method, params, ctx);
@@ -229,8 +283,14 @@ export class McpPipeline {
     return {
       visible: () => this.mergedTools(ctx),
       resolve: async (name) => {
-        const offeredOf = async (provider: ProviderRecord) => offeredTools(provider, await this.toolItems(provider, ctx));
-        const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), await this.routingSet(ctx), name, offeredOf);
+        const offeredOf = async (provider: ProviderRecord) =>
+          offeredTools(provider, await this.toolItems(provider, ctx));
+        const resolved = await this.deps.names.resolveExposedName(
+          nameScope(ctx.principal),
+          await this.routingSet(ctx),
+          name,
+          offeredOf,
+        );
         return resolved && { providerId: resolved.provider.id, upstreamName: resolved.upstreamName };
       },
       call: (params) => this.callExposed(params, ctx, agent, providerFilter),
@@ -247,7 +307,12 @@ export class McpPipeline {
    * provider's own auth), or for a provider that answers each user with their own credential
    * the caller's list, fetched with the auth their calls carry (user-lists/).
    */
-  private listOf(provider: ProviderRecord, ctx: ListCaller, kind: ListKind, capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES): Promise<ProviderList> {
+  private listOf(
+    provider: ProviderRecord,
+    ctx: ListCaller,
+    kind: ListKind,
+    capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
+  ): Promise<ProviderList> {
     if (!listsPerUser(provider)) return this.deps.lists.get(provider, this.listTarget(provider), kind, capabilities);
     const user = listingUserOf(provider, ctx.principal);
     if (user === null) return Promise.resolve(noUserList(kind));
@@ -256,12 +321,20 @@ export class McpPipeline {
 
   /** The caller's auth for a per-user provider's lists: the same sources as a call's (upstream-auth/). */
   private userListAuth(provider: ProviderRecord, ctx: ListCaller): Promise<UserListAuth> {
-    const deps = { userCredentials: this.deps.userCredentials, exchange: this.deps.tokenExchange, clientSecret: (p: ProviderRecord) => this.deps.catalog.providers.authSecret(p) };
+    const deps = {
+      userCredentials: this.deps.userCredentials,
+      exchange: this.deps.tokenExchange,
+      clientSecret: (p: ProviderRecord) => this.deps.catalog.providers.authSecret(p),
+    };
     return userListAuth(deps, provider, ctx.principal, ctx.headers, this.listTarget(provider));
   }
 
   /** The tool list a call of the caller's was just checked against (`assertListed`): theirs for a per-user provider. */
-  private cachedToolsOf(provider: ProviderRecord, principal: Principal, capabilities: Readonly<Record<string, unknown>>): ListItem[] {
+  private cachedToolsOf(
+    provider: ProviderRecord,
+    principal: Principal,
+    capabilities: Readonly<Record<string, unknown>>,
+  ): ListItem[] {
     if (!listsPerUser(provider)) return this.deps.lists.cachedTools(provider.id, capabilities);
     const user = listingUserOf(provider, principal);
     return user === null ? [] : this.deps.lists.users.cachedTools(provider.id, user, capabilities);
@@ -276,11 +349,21 @@ export class McpPipeline {
   private async mergedTools(ctx: McpRequestContext): Promise<ListItem[]> {
     const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
     const lists = await Promise.all(
-      reachable.map(async (provider) => ({ provider, tools: offeredTools(provider, (await this.deps.pins.apply(provider, await this.toolItems(provider, ctx))).visible) })),
+      reachable.map(async (provider) => ({
+        provider,
+        tools: offeredTools(
+          provider,
+          (await this.deps.pins.apply(provider, await this.toolItems(provider, ctx))).visible,
+        ),
+      })),
     );
     const tools: ListItem[] = [];
-    for (const { exposedName, provider, upstreamName, tool } of await this.deps.names.expose(nameScope(ctx.principal), lists)) {
-      if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, upstreamName)).action !== 'deny') tools.push(exposedTool(tool, exposedName));
+    for (const { exposedName, provider, upstreamName, tool } of await this.deps.names.expose(
+      nameScope(ctx.principal),
+      lists,
+    )) {
+      if ((await toolPolicy(this.deps.catalog, ctx.principal, provider.id, upstreamName)).action !== 'deny')
+        tools.push(exposedTool(tool, exposedName));
     }
     return tools;
   }
@@ -296,7 +379,10 @@ export class McpPipeline {
   }
 
   /** A provider's cached tool list (the caller's own for a per-user provider) as the upstream gave it (empty when it cannot be had). */
-  private async toolItems(provider: ProviderRecord, ctx: ListCaller & Pick<McpRequestContext, 'clientCapabilities'>): Promise<ListItem[]> {
+  private async toolItems(
+    provider: ProviderRecord,
+    ctx: ListCaller & Pick<McpRequestContext, 'clientCapabilities'>,
+  ): Promise<ListItem[]> {
     return (await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).items ?? [];
   }
 
@@ -309,7 +395,10 @@ export class McpPipeline {
     const list = await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities);
     if (list.needsAuth) return this.leftOut.named({ tools: [] }, [leftOutOfList(provider, list)]);
     if (list.refusal) throw egressRefused(list.refusal, provider.id);
-    if (list.items === null) throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools', 502, { reason: list.failure });
+    if (list.items === null)
+      throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools', 502, {
+        reason: list.failure,
+      });
     const tools: ListItem[] = [];
     for (const tool of (await this.deps.pins.apply(provider, list.items)).visible) {
       const name = toolNameOf(tool);
@@ -325,7 +414,11 @@ export class McpPipeline {
   }
 
   /** Resources, templates or prompts of every reachable provider, first in routing order winning a key. */
-  private async mergedList(ctx: McpRequestContext, kind: ListKind, keyOf: (item: ListItem) => string | null): Promise<ListItem[]> {
+  private async mergedList(
+    ctx: McpRequestContext,
+    kind: ListKind,
+    keyOf: (item: ListItem) => string | null,
+  ): Promise<ListItem[]> {
     const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
     const lists = await Promise.all(reachable.map((p) => this.listOf(p, ctx, kind)));
     const merged: ListItem[] = [];
@@ -347,7 +440,8 @@ export class McpPipeline {
     if (typeof name !== 'string') throw invalidParams('params.name must be a string');
     for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
       const list = await this.listOf(provider, ctx, 'prompts');
-      if ((list.items ?? []).some((item) => item.name === name)) return this.forward(provider, 'prompts/get', params, ctx);
+      if ((list.items ?? []).some((item) => item.name === name))
+        return this.forward(provider, 'prompts/get', params, ctx);
     }
     await this.connectFirst(ctx);
     throw invalidParams(`Unknown prompt: ${name}`);
@@ -360,7 +454,8 @@ export class McpPipeline {
    */
   private async connectFirst(ctx: McpRequestContext): Promise<void> {
     for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
-      if (!listsPerUser(provider) || !(await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).needsAuth) continue;
+      if (!listsPerUser(provider) || !(await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).needsAuth)
+        continue;
       // Throws the caller's refusal; returns only when they connected since their list was cached.
       await this.targets.forRequest(provider, targetRequestOf(ctx));
     }
@@ -370,12 +465,23 @@ export class McpPipeline {
    * tools/call on the unified endpoint: the exposed name resolves to (provider, upstream name)
    * among the caller's providers, then the call goes on under the upstream name, as on the proxy.
    */
-  private async callExposed(params: Result, ctx: McpRequestContext, agent: AgentStanding, providerFilter: readonly string[] | null): Promise<Result> {
+  private async callExposed(
+    params: Result,
+    ctx: McpRequestContext,
+    agent: AgentStanding,
+    providerFilter: readonly string[] | null,
+  ): Promise<Result> {
     const name = toolNameParam(params);
-    const offeredOf = async (provider: ProviderRecord) => listedTools(provider, await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities));
+    const offeredOf = async (provider: ProviderRecord) =>
+      listedTools(provider, await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities));
     const routing = await this.routingSet(ctx);
     const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), routing, name, offeredOf);
-    if (resolved !== null) return this.callTool({ ...params, name: resolved.upstreamName }, ctx, agent, { kind: 'routed', providerFilter, provider: resolved.provider });
+    if (resolved !== null)
+      return this.callTool({ ...params, name: resolved.upstreamName }, ctx, agent, {
+        kind: 'routed',
+        providerFilter,
+        provider: resolved.provider,
+      });
     // A name a provider the caller has not connected would claim goes to it: refused there with the connect URL (audited), not "unknown".
     const unconnected = await this.unconnectedClaimant(ctx, routing, name);
     if (unconnected === null) throw invalidParams(`Unknown tool: ${name}`);
@@ -383,7 +489,11 @@ export class McpPipeline {
   }
 
   /** The first per-user provider whose pattern claims `name` and that lists nothing for the caller until they connect (or act as a user). */
-  private async unconnectedClaimant(ctx: McpRequestContext, routing: ProviderRecord[], name: string): Promise<ProviderRecord | null> {
+  private async unconnectedClaimant(
+    ctx: McpRequestContext,
+    routing: ProviderRecord[],
+    name: string,
+  ): Promise<ProviderRecord | null> {
     for (const provider of routing) {
       if (!listsPerUser(provider) || !matchGlob(provider.pattern, name)) continue;
       if ((await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).needsAuth) return provider;
@@ -392,16 +502,31 @@ export class McpPipeline {
   }
 
   /** tools/call of an upstream name: decided (and refusals recorded) by the use case, then forwarded here and its outcome recorded. */
-  private async callTool(params: Result, ctx: McpRequestContext, agent: AgentStanding, target: ToolCallTarget): Promise<Result> {
+  private async callTool(
+    params: Result,
+    ctx: McpRequestContext,
+    agent: AgentStanding,
+    target: ToolCallTarget,
+  ): Promise<Result> {
     const name = toolNameParam(params);
     const args = params.arguments ?? {};
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidParams('params.arguments must be an object');
-    const call: ToolCallCommand = { principal: ctx.principal, toolName: name, arguments: args as Record<string, unknown>, target, alwaysConfirm: agent.alwaysConfirm, auditId: newId() };
+    if (typeof args !== 'object' || args === null || Array.isArray(args))
+      throw invalidParams('params.arguments must be an object');
+    const call: ToolCallCommand = {
+      principal: ctx.principal,
+      toolName: name,
+      arguments: args as Record<string, unknown>,
+      target,
+      alwaysConfirm: agent.alwaysConfirm,
+      auditId: newId(),
+    };
     const decision = await this.calls.decide(call);
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
     await this.assertListed(call, decision.provider, name, ctx);
     await this.assertNotQuarantined(call, decision.provider, name, ctx.clientCapabilities);
-    let paramHeaders = await this.callHeaders(call, decision.provider, ctx, (c, p, r) => this.calls.record.refused(c, p, r));
+    let paramHeaders = await this.callHeaders(call, decision.provider, ctx, (c, p, r) =>
+      this.calls.record.refused(c, p, r),
+    );
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     const opened = this.calls.open(call, decision);
     let provider = decision.provider;
@@ -417,22 +542,46 @@ export class McpPipeline {
       // The signal was read by the hold already, so copying the context creates nothing new.
       forwardCtx = { ...ctx, principal: released.principal };
       // A user's token read before a long hold may have expired (or been revoked) meanwhile: read it again.
-      paramHeaders = await this.callHeaders({ ...call, principal: released.principal }, provider, forwardCtx, async (c, _p, reason) => {
-        await opened;
-        await this.calls.record.refusedAfterRelease(c.auditId, reason);
-      });
+      paramHeaders = await this.callHeaders(
+        { ...call, principal: released.principal },
+        provider,
+        forwardCtx,
+        async (c, _p, reason) => {
+          await opened;
+          await this.calls.record.refusedAfterRelease(c.auditId, reason);
+        },
+      );
     }
     // 5. Forward and record the outcome.
     const { auditId } = decision;
     const started = this.deps.clock.now().getTime();
     try {
-      const result = await this.forward(provider, 'tools/call', params, forwardCtx, { auditId, toolName: name, paramHeaders });
+      const result = await this.forward(provider, 'tools/call', params, forwardCtx, {
+        auditId,
+        toolName: name,
+        paramHeaders,
+      });
       const status = result.isError === true ? 'failed' : 'completed';
-      await Promise.all([opened, this.calls.record.finished(auditId, { status, result, duration: this.deps.clock.now().getTime() - started })]);
+      await Promise.all([
+        opened,
+        this.calls.record.finished(auditId, { status, result, duration: this.deps.clock.now().getTime() - started }),
+      ]);
       return result;
     } catch (err) {
-      const error = err instanceof UpstreamAnswer && 'error' in err.response ? err.response.error.message : err instanceof Error ? err.message : 'failed';
-      await Promise.all([opened, this.calls.record.finished(auditId, { status: 'failed', error, duration: this.deps.clock.now().getTime() - started })]);
+      const error =
+        err instanceof UpstreamAnswer && 'error' in err.response
+          ? err.response.error.message
+          : err instanceof Error
+            ? err.message
+            : 'failed';
+      await Promise.all([
+        opened,
+        this.calls.record.finished(auditId, {
+          status: 'failed',
+          error,
+          duration: this.deps.clock.now().getTime() - started,
+        }),
+      ]);
       throw err;
     }
   }
@@ -442,10 +591,33 @@ export class McpPipeline {
    * as the user, that user's own auth (a stored token, refreshed when near expiry, or an exchanged
    * one). A user without it is refused with the connect URL, recorded through `refused`.
    */
-  private async callHeaders(call: ToolCallCommand, provider: ProviderRecord, ctx: McpRequestContext, refused: RefusalRecorder): Promise<Record<string, string> | null> {
-    const userAuth = await userAuthHeadersOrRefuse({ userCredentials: this.deps.userCredentials, refused }, call, provider, ctx.clientCapabilities);
-    const exchanged = await exchangedAuthOrRefuse({ exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused }, call, provider, ctx.headers);
-    return withUserAuth(toolParamHeaders(this.cachedToolsOf(provider, call.principal, ctx.clientCapabilities), call.toolName, call.arguments, ctx), userAuth ?? exchanged);
+  private async callHeaders(
+    call: ToolCallCommand,
+    provider: ProviderRecord,
+    ctx: McpRequestContext,
+    refused: RefusalRecorder,
+  ): Promise<Record<string, string> | null> {
+    const userAuth = await userAuthHeadersOrRefuse(
+      { userCredentials: this.deps.userCredentials, refused },
+      call,
+      provider,
+      ctx.clientCapabilities,
+    );
+    const exchanged = await exchangedAuthOrRefuse(
+      { exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused },
+      call,
+      provider,
+      ctx.headers,
+    );
+    return withUserAuth(
+      toolParamHeaders(
+        this.cachedToolsOf(provider, call.principal, ctx.clientCapabilities),
+        call.toolName,
+        call.arguments,
+        ctx,
+      ),
+      userAuth ?? exchanged,
+    );
   }
 
   /** A held call waits with the request's signal, reporting its status on the response stream (when there is one). */
@@ -455,26 +627,63 @@ export class McpPipeline {
       signal: ctx.signal,
       confirmationToken: ctx.confirmationToken,
       reauthenticate: ctx.reauthenticate,
-      onStatus: ({ confirmationId, message, elapsedMs }: { confirmationId: string; message: string; elapsedMs: number }) => {
+      onStatus: ({
+        confirmationId,
+        message,
+        elapsedMs,
+      }: {
+        confirmationId: string;
+        message: string;
+        elapsedMs: number;
+      }) => {
         if (!notify) return;
-        if (progressToken !== null) notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: elapsedMs, message } });
-        notify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'agentgw/confirmation', data: { confirmationId, message, elapsedMs } } });
+        if (progressToken !== null)
+          notify({
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: { progressToken, progress: elapsedMs, message },
+          });
+        notify({
+          jsonrpc: '2.0',
+          method: 'notifications/message',
+          params: { level: 'info', logger: 'agentgw/confirmation', data: { confirmationId, message, elapsedMs } },
+        });
       },
     };
   }
 
   /** The caller's routing set on this endpoint (a `providers=` filter narrows the unified one). */
   private routingSet(ctx: McpRequestContext): Promise<ProviderRecord[]> {
-    return routingSet(this.deps.catalog, ctx.principal, ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null);
+    return routingSet(
+      this.deps.catalog,
+      ctx.principal,
+      ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null,
+    );
   }
 
   /** A tool whose definition is quarantined (pinning) is not called: refused before it is forwarded, audited as rejected with the reason. */
-  private async assertNotQuarantined(call: ToolCallCommand, provider: ProviderRecord, name: string, capabilities: Readonly<Record<string, unknown>>): Promise<void> {
-    const status = await this.deps.pins.quarantineOf(provider, this.cachedToolsOf(provider, call.principal, capabilities), name);
+  private async assertNotQuarantined(
+    call: ToolCallCommand,
+    provider: ProviderRecord,
+    name: string,
+    capabilities: Readonly<Record<string, unknown>>,
+  ): Promise<void> {
+    const status = await this.deps.pins.quarantineOf(
+      provider,
+      this.cachedToolsOf(provider, call.principal, capabilities),
+      name,
+    );
     if (status === null) return;
     const reason = QUARANTINE_REASONS[status];
     await this.calls.record.refused(call, provider.id, reason);
-    throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code: 'TOOL_QUARANTINED', status, providerId: provider.id, auditId: call.auditId });
+    throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, {
+      decision: 'denied',
+      reason,
+      code: 'TOOL_QUARANTINED',
+      status,
+      providerId: provider.id,
+      auditId: call.auditId,
+    });
   }
 
   /**
@@ -484,8 +693,16 @@ export class McpPipeline {
    * is not called unchecked (502), and a caller with no credential for a per-user one is refused
    * as its call would be (CREDENTIALS_REQUIRED with the connect URL, audited).
    */
-  private async assertListed(call: ToolCallCommand, provider: ProviderRecord, name: string, ctx: McpRequestContext, retried = false): Promise<void> {
-    const listing = listsPerUser(provider) ? await this.userListing(call, provider, name, ctx) : await this.deps.lists.listed(provider, () => this.listTarget(provider), name, ctx.clientCapabilities);
+  private async assertListed(
+    call: ToolCallCommand,
+    provider: ProviderRecord,
+    name: string,
+    ctx: McpRequestContext,
+    retried = false,
+  ): Promise<void> {
+    const listing = listsPerUser(provider)
+      ? await this.userListing(call, provider, name, ctx)
+      : await this.deps.lists.listed(provider, () => this.listTarget(provider), name, ctx.clientCapabilities);
     if (listing.kind === 'listed') return;
     if (listing.kind === 'unlisted') throw invalidParams(`Unknown tool: ${name}`);
     if (listing.kind === 'needs_auth') {
@@ -503,17 +720,42 @@ export class McpPipeline {
   }
 
   /** Whether the caller's own list of a per-user provider has `name` (none without a user to list as). */
-  private async userListing(call: ToolCallCommand, provider: ProviderRecord, name: string, ctx: McpRequestContext): Promise<UserToolListing> {
+  private async userListing(
+    call: ToolCallCommand,
+    provider: ProviderRecord,
+    name: string,
+    ctx: McpRequestContext,
+  ): Promise<UserToolListing> {
     const user = listingUserOf(provider, call.principal);
     if (user === null) return { kind: 'needs_auth', needsAuth: NO_USER };
-    return this.deps.lists.users.listed(provider, user, () => this.userListAuth(provider, { principal: call.principal, headers: ctx.headers }), name, ctx.clientCapabilities);
+    return this.deps.lists.users.listed(
+      provider,
+      user,
+      () => this.userListAuth(provider, { principal: call.principal, headers: ctx.headers }),
+      name,
+      ctx.clientCapabilities,
+    );
   }
 
   /** Refuses a call whose user has no usable auth for a per-user provider exactly as the call itself would be (the same functions, audited); returns when they have it. */
-  private async refuseWithoutUserAuth(call: ToolCallCommand, provider: ProviderRecord, ctx: McpRequestContext): Promise<void> {
+  private async refuseWithoutUserAuth(
+    call: ToolCallCommand,
+    provider: ProviderRecord,
+    ctx: McpRequestContext,
+  ): Promise<void> {
     const refused = (c: ToolCallCommand, p: string, r: string) => this.calls.record.refused(c, p, r);
-    await userAuthHeadersOrRefuse({ userCredentials: this.deps.userCredentials, refused }, call, provider, ctx.clientCapabilities);
-    await exchangedAuthOrRefuse({ exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused }, call, provider, ctx.headers);
+    await userAuthHeadersOrRefuse(
+      { userCredentials: this.deps.userCredentials, refused },
+      call,
+      provider,
+      ctx.clientCapabilities,
+    );
+    await exchangedAuthOrRefuse(
+      { exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused },
+      call,
+      provider,
+      ctx.headers,
+    );
   }
 
   /**
@@ -521,21 +763,43 @@ export class McpPipeline {
    * upstream session for that provider (opened and stored on first use) or the shared one.
    * An upstream JSON-RPC error is passed on as it is.
    */
-  private async forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext, call: ForwardedCall | null = null): Promise<Result> {
+  private async forward(
+    provider: ProviderRecord,
+    method: string,
+    params: Result,
+    ctx: McpRequestContext,
+    call: ForwardedCall | null = null,
+  ): Promise<Result> {
     const target = await this.forwardTarget(provider, ctx, call);
     const options: UpstreamCallOptions = {
       signal: ctx.signal,
       timeoutMs: this.deps.upstreamTimeoutMs,
       onNotification: (n: JsonRpcNotification) => {
         this.deps.lists.noticed(provider.id, n.method);
-        if (n.method === 'notifications/progress' || n.method === 'notifications/message' || n.method === 'notifications/resources/updated') ctx.notify?.(n);
+        if (
+          n.method === 'notifications/progress' ||
+          n.method === 'notifications/message' ||
+          n.method === 'notifications/resources/updated'
+        )
+          ctx.notify?.(n);
       },
       session: undefined,
       onStreamPaused: ctx.onUpstreamPaused,
       clientCapabilities: ctx.clientCapabilities,
       // Called only when the upstream sends a request: nothing is awaited for it on a plain call.
       onRequest: (request, session) => {
-        this.deps.relay.relay({ provider, target, principal: ctx.principal, channel: ctx.channel, capabilities: ctx.clientCapabilities, call }, request, session);
+        this.deps.relay.relay(
+          {
+            provider,
+            target,
+            principal: ctx.principal,
+            channel: ctx.channel,
+            capabilities: ctx.clientCapabilities,
+            call,
+          },
+          request,
+          session,
+        );
       },
     };
     try {
@@ -548,15 +812,27 @@ export class McpPipeline {
         }
       }
       options.session = session;
-      const { response, session: used, status } = await this.deps.client.request(target, method, upstreamParams(params), options);
-      if (ctx.session && session && used.sessionId !== session.sessionId) await this.rememberUpstream(ctx, provider.id, used);
+      const {
+        response,
+        session: used,
+        status,
+      } = await this.deps.client.request(target, method, upstreamParams(params), options);
+      if (ctx.session && session && used.sessionId !== session.sessionId)
+        await this.rememberUpstream(ctx, provider.id, used);
       if ('error' in response) throw new UpstreamAnswer(response, status);
       // MRTR for a legacy client (it has a stream): the gateway asks it and retries upstream (relay/mrtr-bridge.ts).
       const result =
         response.result.resultType === 'input_required' && ctx.channel
           ? await this.bridged(
               response.result,
-              { provider, target, principal: ctx.principal, channel: ctx.channel, capabilities: ctx.clientCapabilities, call },
+              {
+                provider,
+                target,
+                principal: ctx.principal,
+                channel: ctx.channel,
+                capabilities: ctx.clientCapabilities,
+                call,
+              },
               method,
               params,
               { ...options, session: used },
@@ -576,10 +852,16 @@ export class McpPipeline {
     } catch (err) {
       if (!isMcpUpstreamError(err)) throw err;
       if (err.kind === 'aborted') throw new ClientGone();
-      if (err.kind === 'timeout') throw new RpcError(GATEWAY_RPC.UPSTREAM_TIMEOUT, 'The provider did not answer in time', 504, { providerId: provider.id });
+      if (err.kind === 'timeout')
+        throw new RpcError(GATEWAY_RPC.UPSTREAM_TIMEOUT, 'The provider did not answer in time', 504, {
+          providerId: provider.id,
+        });
       const refused = egressRefusalOf(err);
       if (refused) throw egressRefused(refused, provider.id);
-      throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider could not be reached', 502, { providerId: provider.id, reason: err.message });
+      throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider could not be reached', 502, {
+        providerId: provider.id,
+        reason: err.message,
+      });
     }
   }
 
@@ -588,19 +870,40 @@ export class McpPipeline {
    * the tool's `Mcp-Param-*`, which a 2026-07-28 server checks against the body, and the user's
    * own auth), anything else with the caller's own auth for a per-user provider (RequestTargets).
    */
-  private async forwardTarget(provider: ProviderRecord, ctx: McpRequestContext, call: ForwardedCall | null): Promise<UpstreamTarget> {
+  private async forwardTarget(
+    provider: ProviderRecord,
+    ctx: McpRequestContext,
+    call: ForwardedCall | null,
+  ): Promise<UpstreamTarget> {
     if (call === null) return this.targets.forRequest(provider, targetRequestOf(ctx));
     // callHeaders refused a user without their auth already; a per-user provider is never called without it.
     if (listsPerUser(provider) && !carriesUserAuth(call.paramHeaders))
-      throw new RpcError(GATEWAY_RPC.DENIED, NO_USER_AUTH, 403, { decision: 'denied', reason: NO_USER_AUTH, providerId: provider.id, auditId: call.auditId });
+      throw new RpcError(GATEWAY_RPC.DENIED, NO_USER_AUTH, 403, {
+        decision: 'denied',
+        reason: NO_USER_AUTH,
+        providerId: provider.id,
+        auditId: call.auditId,
+      });
     const identified = this.targets.identified(provider, targetRequestOf(ctx));
     return call.paramHeaders ? { ...identified, headers: { ...identified.headers, ...call.paramHeaders } } : identified;
   }
 
   /** An input_required result bridged for a legacy client: each retry is the same request with the client's answers, on the same upstream session. */
-  private bridged(first: Result, origin: RelayOrigin & { channel: ClientChannel }, method: string, params: Result, options: UpstreamCallOptions, signal: AbortSignal): Promise<Result> {
+  private bridged(
+    first: Result,
+    origin: RelayOrigin & { channel: ClientChannel },
+    method: string,
+    params: Result,
+    options: UpstreamCallOptions,
+    signal: AbortSignal,
+  ): Promise<Result> {
     return bridgeInputRequired(this.deps.relay, { origin, signal }, first, async (answers) => {
-      const { response, status } = await this.deps.client.request(origin.target, method, upstreamParams({ ...params, ...answers }), options);
+      const { response, status } = await this.deps.client.request(
+        origin.target,
+        method,
+        upstreamParams({ ...params, ...answers }),
+        options,
+      );
       if ('error' in response) throw new UpstreamAnswer(response, status);
       return response.result;
     });
@@ -645,12 +948,15 @@ class UpstreamAnswer extends Error {
 }
 
 /** A gateway error's HTTP status; on the 2026-07-28 wire an unknown method is 404 (its transport says so). */
-const errorStatus = (rpc: RpcError, protocolVersion: string): number => (rpc.code === JSON_RPC.METHOD_NOT_FOUND && isModernVersion(protocolVersion) ? 404 : rpc.status);
+const errorStatus = (rpc: RpcError, protocolVersion: string): number =>
+  rpc.code === JSON_RPC.METHOD_NOT_FOUND && isModernVersion(protocolVersion) ? 404 : rpc.status;
 
 /** The egress policy refused the provider's address: a refusal (403, never contacted), not an upstream failure. */
-const egressRefused = (refused: EgressRefusedError, providerId: string) => new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });
+const egressRefused = (refused: EgressRefusedError, providerId: string) =>
+  new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });
 
-const denied = (reason: string, risk: RiskLevel, auditId?: string) => new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
+const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
+  new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
 
 /** A held call that is not released: refused by the re-check (as a denial) or by the confirmation (rejected, timed out). */
 const refusal = (held: Exclude<HeldCallResult, { kind: 'confirmed' | 'gone' }>): RpcError =>
@@ -690,7 +996,12 @@ type ProviderList = Pick<UserList, 'items' | 'failure' | 'refusal'> & { needsAut
 const NO_USER: NeedsAuth = { reason: 'This provider answers as the user: the caller acts for no user', authUrl: null };
 
 /** The list of a per-user provider for a caller acting for no user: none, and why. */
-const noUserList = (kind: ListKind): ProviderList => ({ items: kind === 'tools' ? null : [], failure: NO_USER.reason, refusal: null, needsAuth: NO_USER });
+const noUserList = (kind: ListKind): ProviderList => ({
+  items: kind === 'tools' ? null : [],
+  failure: NO_USER.reason,
+  refusal: null,
+  needsAuth: NO_USER,
+});
 
 /** A provider left out of a tools/list, with the connect URL when the caller must connect first. */
 const leftOutOfList = (provider: ProviderRecord, list: ProviderList): LeftOut => {
@@ -700,4 +1011,7 @@ const leftOutOfList = (provider: ProviderRecord, list: ProviderList): LeftOut =>
 
 /** A provider whose tool list cannot be had is not called unchecked. */
 const listUnavailable = (provider: ProviderRecord, reason: string) =>
-  new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools, so the call cannot be checked', 502, { providerId: provider.id, reason });
+  new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools, so the call cannot be checked', 502, {
+    providerId: provider.id,
+    reason,
+  });

@@ -26,16 +26,33 @@ const headers = z.object({
   'mcp-session-id': z
     .string()
     .optional()
-    .openapi({ description: 'Session revisions: the id `initialize` answered with (sealed; any replica continues it). Without it a legacy request is served statelessly' }),
-  'mcp-protocol-version': z.string().optional().openapi({ description: '2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 or 2026-07-28; another → 400' }),
-  'x-confirmation-token': z.string().optional().openapi({ description: 'Exact-call approval token from a confirming answer' }),
+    .openapi({
+      description:
+        'Session revisions: the id `initialize` answered with (sealed; any replica continues it). Without it a legacy request is served statelessly',
+    }),
+  'mcp-protocol-version': z
+    .string()
+    .optional()
+    .openapi({ description: '2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 or 2026-07-28; another → 400' }),
+  'x-confirmation-token': z
+    .string()
+    .optional()
+    .openapi({ description: 'Exact-call approval token from a confirming answer' }),
 });
 
 const rpcAnswer = (description: string) => ({
   description,
-  content: { 'application/json': { schema: JsonRpcAnswer }, 'text/event-stream': { schema: z.string().openapi({ description: 'SSE `message` events: notifications, then the answer' }) } },
+  content: {
+    'application/json': { schema: JsonRpcAnswer },
+    'text/event-stream': {
+      schema: z.string().openapi({ description: 'SSE `message` events: notifications, then the answer' }),
+    },
+  },
 });
-const error = (description: string) => ({ description, content: { 'application/json': { schema: z.union([JsonRpcAnswer, ErrorBody]) } } });
+const error = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: z.union([JsonRpcAnswer, ErrorBody]) } },
+});
 
 /**
  * The MCP endpoints are plain Hono handlers (JSON-RPC over Streamable HTTP does not fit one
@@ -46,8 +63,20 @@ export function documentMcpEndpoints(app: OpenAPIHono): void {
     ['/api/v1/mcp/mcp', 'Unified MCP endpoint (every reachable provider merged)', z.object({})],
     ['/api/v1/mcp-proxy/{providerId}/mcp', 'Per-provider MCP proxy', z.object({ providerId: z.string() })],
   ] as const) {
-    const query = path === '/api/v1/mcp/mcp' ? z.object({ providers: z.string().optional().openapi({ description: 'Comma-separated provider ids: list and route among these only' }) }) : undefined;
-    const common = { tags: ['MCP'], security: flexibleSecurity, request: { params, headers, ...(query ? { query } : {}) } };
+    const query =
+      path === '/api/v1/mcp/mcp'
+        ? z.object({
+            providers: z
+              .string()
+              .optional()
+              .openapi({ description: 'Comma-separated provider ids: list and route among these only' }),
+          })
+        : undefined;
+    const common = {
+      tags: ['MCP'],
+      security: flexibleSecurity,
+      request: { params, headers, ...(query ? { query } : {}) },
+    };
     app.openAPIRegistry.registerPath({
       ...common,
       method: 'post',
@@ -55,13 +84,21 @@ export function documentMcpEndpoints(app: OpenAPIHono): void {
       summary: `${label}: JSON-RPC 2.0`,
       description:
         'initialize, notifications/*, ping, server/discover, tools/list, tools/call, resources/list, resources/templates/list, resources/read, prompts/list, prompts/get (the proxy forwards every other method). No initialize is needed: a request without session or version is served statelessly as 2025-11-25. JSON or SSE by Accept; batches on 2025-03-26 only, at most 20 messages. See the mcp-gateway README for how the revision is picked and the error mapping.',
-      request: { ...common.request, body: { required: true, content: { 'application/json': { schema: z.union([JsonRpcMessage, z.array(JsonRpcMessage)]) } } } },
+      request: {
+        ...common.request,
+        body: {
+          required: true,
+          content: { 'application/json': { schema: z.union([JsonRpcMessage, z.array(JsonRpcMessage)]) } },
+        },
+      },
       responses: {
         200: rpcAnswer('The answer (JSON, or SSE when progress or a held call streams first)'),
         202: { description: 'Notifications and client responses accepted' },
         400: error('Parse error, invalid request, unsupported version, batch not allowed or over 20 messages'),
         401: error('No or bad credentials'),
-        403: error('Denied by policy, provider access, kill switch, confirmation rejected, the egress policy (EGRESS_REFUSED), or a foreign Origin'),
+        403: error(
+          'Denied by policy, provider access, kill switch, confirmation rejected, the egress policy (EGRESS_REFUSED), or a foreign Origin',
+        ),
         404: error('Unknown, ended or evicted session; unknown provider (proxy)'),
         502: error('The upstream could not be reached'),
         504: error('The upstream did not answer in time'),

@@ -39,6 +39,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
 
 /** DNS-rebinding protection: a browser's Origin must be allowed, before anything else (authentication included). */
 const originCheck = (origins: OriginPolicy) => async (c: Context, next: Next) => {
-  if (!origins.allows(c.req.header('origin'))) return c.json(rpcError(null, JSON_RPC.INVALID_REQUEST, 'Origin not allowed'), 403);
+  if (!origins.allows(c.req.header('origin')))
+    return c.json(rpcError(null, JSON_RPC.INVALID_REQUEST, 'Origin not allowed'), 403);
   await next();
 };

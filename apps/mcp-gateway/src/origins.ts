@@ -10,7 +10,10 @@ export interface OriginPolicy {
 const LOOPBACK = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
 
 /** The policy for a loaded configuration. */
-export function createOriginPolicy(config: { MCP_ALLOWED_ORIGINS?: readonly string[]; GATEWAY_PUBLIC_URL?: string }): OriginPolicy {
+export function createOriginPolicy(config: {
+  MCP_ALLOWED_ORIGINS?: readonly string[];
+  GATEWAY_PUBLIC_URL?: string;
+}): OriginPolicy {
   const listed = config.MCP_ALLOWED_ORIGINS ?? [];
   const any = listed.includes('*');
   const allowed = new Set(listed.map((o) => o.toLowerCase().replace(/\/+$/, '')));

@@ -10,7 +10,10 @@ function fakeClient(tools: { names: string[] | null; fetches: number }): McpUpst
     async listAll() {
       tools.fetches += 1;
       if (tools.names === null) throw new Error('listing is broken');
-      return { items: tools.names.map((name) => ({ name })), session: { sessionId: null, protocolVersion: '2025-06-18' } };
+      return {
+        items: tools.names.map((name) => ({ name })),
+        session: { sessionId: null, protocolVersion: '2025-06-18' },
+      };
     },
   } as unknown as McpUpstreamClient;
 }
@@ -21,7 +24,10 @@ const target = () => ({}) as UpstreamTarget;
 function setUp(names: string[] | null) {
   const tools = { names, fetches: 0 };
   const clock = new ManualClock();
-  const lists = new ProviderLists({ client: fakeClient(tools), clock, bus: new MemoryEventBus(), logger: silentLogger() }, 1_000);
+  const lists = new ProviderLists(
+    { client: fakeClient(tools), clock, bus: new MemoryEventBus(), logger: silentLogger() },
+    1_000,
+  );
   return { tools, clock, lists };
 }
 
@@ -57,7 +63,10 @@ describe('ProviderLists.listed (the per-call check)', () => {
 
   it('reports an unavailable list, and retries it only after the failure TTL', async () => {
     const { tools, clock, lists } = setUp(null);
-    expect(await lists.listed(provider, target, 'read_file')).toMatchObject({ kind: 'unavailable', failure: 'listing is broken' });
+    expect(await lists.listed(provider, target, 'read_file')).toMatchObject({
+      kind: 'unavailable',
+      failure: 'listing is broken',
+    });
     expect(await lists.listed(provider, target, 'read_file')).toMatchObject({ kind: 'unavailable' });
     expect(tools.fetches).toBe(1);
     tools.names = ['read_file'];

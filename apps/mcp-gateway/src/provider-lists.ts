@@ -1,6 +1,19 @@
 import type { ProviderRecord } from '@agentgw/catalog';
-import { egressRefusalOf, type Clock, type EgressRefusedError, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
-import { clientCapabilitiesKey, NO_CLIENT_CAPABILITIES, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
+import {
+  egressRefusalOf,
+  type Clock,
+  type EgressRefusedError,
+  type EventBus,
+  type Logger,
+  type Unsubscribe,
+} from '@agentgw/core';
+import {
+  clientCapabilitiesKey,
+  NO_CLIENT_CAPABILITIES,
+  type McpUpstreamClient,
+  type UpstreamSession,
+  type UpstreamTarget,
+} from '@agentgw/mcp-client';
 import { UserLists, type FetchedList } from './user-lists/user-lists.js';
 
 /** The lists an upstream offers that the unified endpoint merges. */
@@ -25,7 +38,10 @@ const FAILURE_TTL_MS = 5_000;
 const UNLISTED_REFETCH_MS = 5_000;
 
 /** Whether a provider offers a tool name, by its list: listed, not listed, or no list to tell (the fetch failed or was refused). */
-export type ToolListing = { kind: 'listed' } | { kind: 'unlisted' } | { kind: 'unavailable'; failure: string; refusal: EgressRefusedError | null };
+export type ToolListing =
+  | { kind: 'listed' }
+  | { kind: 'unlisted' }
+  | { kind: 'unavailable'; failure: string; refusal: EgressRefusedError | null };
 
 interface Entry {
   at: number;
@@ -69,7 +85,10 @@ export class ProviderLists {
     private readonly timeoutMs: number,
   ) {
     this.users = new UserLists(
-      { clock: deps.clock, fetch: (provider, target, kind, capabilities) => this.load(provider, target, kind, capabilities) },
+      {
+        clock: deps.clock,
+        fetch: (provider, target, kind, capabilities) => this.load(provider, target, kind, capabilities),
+      },
       { listTtlMs: LIST_TTL_MS, failureTtlMs: FAILURE_TTL_MS, unlistedRefetchMs: UNLISTED_REFETCH_MS },
     );
   }
@@ -77,7 +96,9 @@ export class ProviderLists {
   async start(): Promise<void> {
     this.unsubscribe = await this.deps.bus.subscribe('providers.changed', ({ providerId }) => this.changed(providerId));
     // A user who connected (or whose credential was replaced or deleted) is listed anew at once.
-    this.unsubscribeCredentials = await this.deps.bus.subscribe('credential.changed', ({ userId }) => this.users.dropUser(userId));
+    this.unsubscribeCredentials = await this.deps.bus.subscribe('credential.changed', ({ userId }) =>
+      this.users.dropUser(userId),
+    );
   }
 
   async stop(): Promise<void> {
@@ -133,9 +154,18 @@ export class ProviderLists {
   }
 
   /** The provider's list (as it shows it to clients with `capabilities`), or a failure reason; never throws and never waits longer than the deadline. */
-  async get(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind, capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES): Promise<Omit<Entry, 'at' | 'names'>> {
+  async get(
+    provider: ProviderRecord,
+    target: UpstreamTarget,
+    kind: ListKind,
+    capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
+  ): Promise<Omit<Entry, 'at' | 'names'>> {
     const cached = this.entries.get(listKey(provider.id, kind, capabilities));
-    if (cached && this.deps.clock.now().getTime() - cached.at < (cached.failure === null ? LIST_TTL_MS : FAILURE_TTL_MS)) return cached;
+    if (
+      cached &&
+      this.deps.clock.now().getTime() - cached.at < (cached.failure === null ? LIST_TTL_MS : FAILURE_TTL_MS)
+    )
+      return cached;
     return this.fetchOnce(provider, target, kind, capabilities);
   }
 
@@ -146,7 +176,12 @@ export class ProviderLists {
    * missing from one older than UNLISTED_REFETCH_MS (so a new tool is callable within seconds
    * and made-up names cannot make every call refetch). `targetOf` is only called to fetch.
    */
-  async listed(provider: ProviderRecord, targetOf: () => UpstreamTarget, name: string, capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES): Promise<ToolListing> {
+  async listed(
+    provider: ProviderRecord,
+    targetOf: () => UpstreamTarget,
+    name: string,
+    capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
+  ): Promise<ToolListing> {
     const cached = this.entries.get(listKey(provider.id, 'tools', capabilities));
     const age = cached ? this.deps.clock.now().getTime() - cached.at : Infinity;
     if (cached?.names) {
@@ -157,18 +192,30 @@ export class ProviderLists {
       if (age < UNLISTED_REFETCH_MS) return { kind: 'unlisted' };
     }
     // No list yet, a failure due for a retry, or a name an older list lacks: fetch (or join the fetch under way).
-    const entry = cached && cached.names === null && age < FAILURE_TTL_MS ? cached : await this.fetchOnce(provider, targetOf(), 'tools', capabilities);
-    if (entry.names === null) return { kind: 'unavailable', failure: entry.failure ?? 'no tool list', refusal: entry.refusal };
+    const entry =
+      cached && cached.names === null && age < FAILURE_TTL_MS
+        ? cached
+        : await this.fetchOnce(provider, targetOf(), 'tools', capabilities);
+    if (entry.names === null)
+      return { kind: 'unavailable', failure: entry.failure ?? 'no tool list', refusal: entry.refusal };
     return entry.names.has(name) ? { kind: 'listed' } : { kind: 'unlisted' };
   }
 
   /** The provider's cached tool list as it is (empty when there is none): what a call was just checked against (`listed`). */
-  cachedTools(providerId: string, capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES): ListItem[] {
+  cachedTools(
+    providerId: string,
+    capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
+  ): ListItem[] {
     return this.entries.get(listKey(providerId, 'tools', capabilities))?.items ?? [];
   }
 
   /** Fetches the list, or joins the fetch already under way; the cached entry is replaced when it ends. */
-  private fetchOnce(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): Promise<Entry> {
+  private fetchOnce(
+    provider: ProviderRecord,
+    target: UpstreamTarget,
+    kind: ListKind,
+    capabilities: Readonly<Record<string, unknown>>,
+  ): Promise<Entry> {
     const key = listKey(provider.id, kind, capabilities);
     let pending = this.inflight.get(key);
     if (!pending) {
@@ -178,8 +225,16 @@ export class ProviderLists {
     return pending;
   }
 
-  private async fetch(provider: ProviderRecord, target: UpstreamTarget, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): Promise<Entry> {
-    const entry = { ...(await this.load(provider, target, kind, capabilities, (session) => this.listen(provider, target, session))), at: this.deps.clock.now().getTime() };
+  private async fetch(
+    provider: ProviderRecord,
+    target: UpstreamTarget,
+    kind: ListKind,
+    capabilities: Readonly<Record<string, unknown>>,
+  ): Promise<Entry> {
+    const entry = {
+      ...(await this.load(provider, target, kind, capabilities, (session) => this.listen(provider, target, session))),
+      at: this.deps.clock.now().getTime(),
+    };
     this.entries.set(listKey(provider.id, kind, capabilities), entry);
     return entry;
   }
@@ -199,12 +254,23 @@ export class ProviderLists {
         onNotification: (n) => this.noticed(provider.id, n.method),
       });
       opened?.(session);
-      return { items, names: kind === 'tools' ? new Set(items.map((item) => item.name)) : null, failure: null, refusal: null };
+      return {
+        items,
+        names: kind === 'tools' ? new Set(items.map((item) => item.name)) : null,
+        failure: null,
+        refusal: null,
+      };
     } catch (err) {
       const reason = err instanceof Error ? err.message : 'unknown failure';
       // Tools are what providers are for; a provider without resources or prompts simply has none.
-      if (kind === 'tools') this.deps.logger.warn({ providerId: provider.id, kind, reason }, 'upstream list unavailable');
-      return { items: kind === 'tools' ? null : [], names: null, failure: reason, refusal: egressRefusalOf(err) ?? null };
+      if (kind === 'tools')
+        this.deps.logger.warn({ providerId: provider.id, kind, reason }, 'upstream list unavailable');
+      return {
+        items: kind === 'tools' ? null : [],
+        names: null,
+        failure: reason,
+        refusal: egressRefusalOf(err) ?? null,
+      };
     }
   }
 

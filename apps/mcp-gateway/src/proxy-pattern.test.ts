@@ -27,7 +27,15 @@ beforeAll(async () => {
   });
   gw = await startGatewayUnderTest({ audit: () => recordingAuditTrail(audits) });
   const { catalog, admin } = gw;
-  providerId = (await catalog.providers.create(admin, { name: 'fs', pattern: 'fs_read*', endpoint: upstream.url, authType: 'none', priority: 0 })).id;
+  providerId = (
+    await catalog.providers.create(admin, {
+      name: 'fs',
+      pattern: 'fs_read*',
+      endpoint: upstream.url,
+      authType: 'none',
+      priority: 0,
+    })
+  ).id;
   runtimeToken = (await createRuleBoundAgent(gw)).runtimeToken;
 });
 
@@ -45,16 +53,26 @@ describe("the proxy honours the provider's pattern", () => {
   it('refuses a call of a tool outside the pattern with 403 -32003, audited as rejected, never forwarded', async () => {
     const refused = await statelessRpc(proxy(), bearer(), 'tools/call', { name: 'fs_wipe_disk', arguments: {} });
     expect(refused.status).toBe(403);
-    expect(refused.body.error).toMatchObject({ code: -32003, data: { decision: 'denied', reason: "The tool name is outside the provider's pattern" } });
+    expect(refused.body.error).toMatchObject({
+      code: -32003,
+      data: { decision: 'denied', reason: "The tool name is outside the provider's pattern" },
+    });
     const auditId = refused.body.error!.data!.auditId as string;
-    expect(audits).toContainEqual({ id: auditId, entry: expect.objectContaining({ toolName: 'fs_wipe_disk', providerId, status: 'rejected' }) });
+    expect(audits).toContainEqual({
+      id: auditId,
+      entry: expect.objectContaining({ toolName: 'fs_wipe_disk', providerId, status: 'rejected' }),
+    });
     // The unified endpoint has no provider for the name at all.
     const unknown = await statelessRpc(unified(), bearer(), 'tools/call', { name: 'fs_wipe_disk', arguments: {} });
     expect(unknown.body.error).toMatchObject({ code: -32602, message: 'Unknown tool: fs_wipe_disk' });
     expect(upstream.calls.map((c) => c.tool)).not.toContain('fs_wipe_disk');
     // A name the pattern claims still runs through both.
-    expect((await statelessRpc(proxy(), bearer(), 'tools/call', { name: 'fs_read_file', arguments: {} })).body.result).toMatchObject({ content: [{ text: 'read' }] });
-    expect((await statelessRpc(unified(), bearer(), 'tools/call', { name: 'fs_read_file', arguments: {} })).body.result).toMatchObject({ content: [{ text: 'read' }] });
+    expect(
+      (await statelessRpc(proxy(), bearer(), 'tools/call', { name: 'fs_read_file', arguments: {} })).body.result,
+    ).toMatchObject({ content: [{ text: 'read' }] });
+    expect(
+      (await statelessRpc(unified(), bearer(), 'tools/call', { name: 'fs_read_file', arguments: {} })).body.result,
+    ).toMatchObject({ content: [{ text: 'read' }] });
   });
 
   it('answers the same on the tool gate', async () => {
@@ -63,7 +81,10 @@ describe("the proxy honours the provider's pattern", () => {
       headers: { ...bearer(), 'content-type': 'application/json' },
       body: JSON.stringify({ toolName: 'fs_wipe_disk', providerId }),
     });
-    expect(await res.json()).toMatchObject({ decision: 'denied', reason: "The tool name is outside the provider's pattern" });
+    expect(await res.json()).toMatchObject({
+      decision: 'denied',
+      reason: "The tool name is outside the provider's pattern",
+    });
   });
 
   it('forwards no other spelling of a tool method', async () => {
@@ -72,6 +93,8 @@ describe("the proxy honours the provider's pattern", () => {
       expect(reply.body.error?.code).toBe(-32601);
     }
     expect(upstream.calls.map((c) => c.tool)).not.toContain('fs_wipe_disk');
-    expect(upstream.requests.some((r) => String(JSON.stringify(r.body)).toLowerCase().includes('tools/run'))).toBe(false);
+    expect(upstream.requests.some((r) => String(JSON.stringify(r.body)).toLowerCase().includes('tools/run'))).toBe(
+      false,
+    );
   });
 });

@@ -3,22 +3,38 @@ import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-te
 import { GATEWAY_RPC } from './rpc-errors.js';
 
 const MODERN = '2026-07-28';
-const meta = { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } };
+const meta = {
+  _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} },
+};
 
 describe('MCP rate limits per agent and per tenant (real HTTP)', () => {
   let gw: GatewayUnderTest;
   beforeAll(async () => {
-    gw = await startGatewayUnderTest({ env: { RATE_LIMIT_AGENT: '2', RATE_LIMIT_TENANT: '3', RATE_LIMIT_WINDOW_MS: '60000' } });
+    gw = await startGatewayUnderTest({
+      env: { RATE_LIMIT_AGENT: '2', RATE_LIMIT_TENANT: '3', RATE_LIMIT_WINDOW_MS: '60000' },
+    });
   });
   afterAll(() => gw?.close());
 
   const call = (token: string, id: number) =>
     fetch(`${gw.url}/api/v1/mcp/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: meta }),
     });
-  const agentOf = async (tenantId: string) => (await gw.catalog.agents.create(gw.admin, { name: `bot-${tenantId}`, upstreamUrl: 'http://127.0.0.1:9/agent', tenantId })).runtimeToken;
+  const agentOf = async (tenantId: string) =>
+    (
+      await gw.catalog.agents.create(gw.admin, {
+        name: `bot-${tenantId}`,
+        upstreamUrl: 'http://127.0.0.1:9/agent',
+        tenantId,
+      })
+    ).runtimeToken;
 
   it('answers HTTP 429 with Retry-After and a JSON-RPC error past the agent quota, then the tenant quota covers its other agents', async () => {
     const first = await agentOf('t-rl');

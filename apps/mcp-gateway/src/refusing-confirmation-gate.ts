@@ -14,7 +14,12 @@ export function refusingConfirmationGate(deps: { audit: AuditTrail; logger: Logg
     async hold(call) {
       await deps.audit
         .update(call.auditId, { status: 'rejected', error: NO_CONFIRMATION_HUB })
-        .catch((err: unknown) => deps.logger.error({ err, auditId: call.auditId }, 'audit of a hold refused without a confirmation hub failed'));
+        .catch((err: unknown) =>
+          deps.logger.error(
+            { err, auditId: call.auditId },
+            'audit of a hold refused without a confirmation hub failed',
+          ),
+        );
       return { decision: 'rejected', confirmationId: '', reason: NO_CONFIRMATION_HUB };
     },
     redeem: async () => false,

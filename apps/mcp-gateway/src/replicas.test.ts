@@ -61,7 +61,12 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     const url = new URL(databaseUrl!);
     url.pathname = `/${rows[0]!.name}`;
     twin = await startMcpServer({ name: 'twin-upstream', tools: [{ name: 'echo', handler: () => 'twin echo' }] });
-    upstream = await startMcpServer({ name: 'shared-upstream', tools: [{ name: 'echo', inputSchema: { on: z.string().optional() }, handler: (args) => `echo:${JSON.stringify(args)}` }] });
+    upstream = await startMcpServer({
+      name: 'shared-upstream',
+      tools: [
+        { name: 'echo', inputSchema: { on: z.string().optional() }, handler: (args) => `echo:${JSON.stringify(args)}` },
+      ],
+    });
     const env = {
       NODE_ENV: 'test',
       LOG_LEVEL: 'warn',
@@ -74,7 +79,11 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       ADMIN_EMAIL: 'replica-admin@example.com',
       ADMIN_PASSWORD: 'replica-admin-password',
     };
-    const started = await Promise.all([startService('admin-api', env), startService('mcp-gateway', env), startService('mcp-gateway', env)]);
+    const started = await Promise.all([
+      startService('admin-api', env),
+      startService('mcp-gateway', env),
+      startService('mcp-gateway', env),
+    ]);
     admin = started[0];
     replicas = [started[1], started[2]];
     const login = await fetch(`${admin}/api/v1/auth/login`, {
@@ -92,10 +101,16 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       if (res.status >= 300) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
       return res.json() as Promise<Record<string, unknown>>;
     };
-    const provider = (await call('/admin/tool-providers', { name: 'shared', pattern: '*', endpoint: upstream.url })).provider as { id: string };
+    const provider = (await call('/admin/tool-providers', { name: 'shared', pattern: '*', endpoint: upstream.url }))
+      .provider as { id: string };
     const created = await call('/admin/agents', { name: 'replica-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
     agent = { id: (created.agent as { id: string }).id, token: created.runtime_token as string };
-    await call('/admin/provider-access', { subjectType: 'agent', subjectId: agent.id, providerId: provider.id, action: 'allow' });
+    await call('/admin/provider-access', {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId: provider.id,
+      action: 'allow',
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -119,30 +134,62 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     });
 
   it('continues a session started on one replica on the other, with the same upstream session', async () => {
-    const init = await post(replicas[0], { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'r', version: '1' } } });
+    const init = await post(replicas[0], {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'r', version: '1' } },
+    });
     const session = init.headers.get('mcp-session-id')!;
     expect(session).toBeTruthy();
-    const first = await post(replicas[0], { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { on: 'a' } } }, session);
+    const first = await post(
+      replicas[0],
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { on: 'a' } } },
+      session,
+    );
     expect(await first.json()).toMatchObject({ result: { content: [{ text: 'echo:{"on":"a"}' }] } });
-    const second = await post(replicas[1], { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { on: 'b' } } }, session);
+    const second = await post(
+      replicas[1],
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { on: 'b' } } },
+      session,
+    );
     expect(await second.json()).toMatchObject({ result: { content: [{ text: 'echo:{"on":"b"}' }] } });
     // Both calls reached the upstream on the one upstream session the gateway session opened.
-    const upstreamSessions = upstream.requests.filter((r) => (r.body as { method?: string })?.method === 'tools/call').map((r) => r.headers['mcp-session-id']);
+    const upstreamSessions = upstream.requests
+      .filter((r) => (r.body as { method?: string })?.method === 'tools/call')
+      .map((r) => r.headers['mcp-session-id']);
     expect(upstreamSessions).toHaveLength(2);
     expect(new Set(upstreamSessions).size).toBe(1);
     // Ended on the second replica, unknown to the first.
-    expect((await fetch(`${replicas[1]}/api/v1/mcp/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${agent.token}`, 'mcp-session-id': session } })).status).toBe(204);
-    expect(upstream.requests.some((r) => r.method === 'DELETE' && r.headers['mcp-session-id'] === upstreamSessions[0])).toBe(true);
+    expect(
+      (
+        await fetch(`${replicas[1]}/api/v1/mcp/mcp`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${agent.token}`, 'mcp-session-id': session },
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      upstream.requests.some((r) => r.method === 'DELETE' && r.headers['mcp-session-id'] === upstreamSessions[0]),
+    ).toBe(true);
     expect((await post(replicas[0], { jsonrpc: '2.0', id: 3, method: 'tools/list' }, session)).status).toBe(404);
   });
 
   it('agrees on exposed names across replicas: a colliding provider added through admin-api is named once, both replicas list and route alike', async () => {
     const rpc = async (base: string, method: string, params: Record<string, unknown> = {}) =>
-      (await (await post(base, { jsonrpc: '2.0', id: 1, method, params })).json()) as { result?: { tools?: { name: string }[]; content?: { text: string }[] } };
+      (await (await post(base, { jsonrpc: '2.0', id: 1, method, params })).json()) as {
+        result?: { tools?: { name: string }[]; content?: { text: string }[] };
+      };
     const names = async (base: string) => (await rpc(base, 'tools/list')).result?.tools?.map((t) => t.name);
     expect(await names(replicas[0])).toEqual(['echo']);
-    const other = (await call('/admin/tool-providers', { name: 'Twin Server', pattern: '*', endpoint: twin.url })).provider as { id: string };
-    await call('/admin/provider-access', { subjectType: 'agent', subjectId: agent.id, providerId: other.id, action: 'allow' });
+    const other = (await call('/admin/tool-providers', { name: 'Twin Server', pattern: '*', endpoint: twin.url }))
+      .provider as { id: string };
+    await call('/admin/provider-access', {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId: other.id,
+      action: 'allow',
+    });
     // Both replicas list at once; whichever names first, they answer the same names.
     await expect
       .poll(() => Promise.all(replicas.map(names)))
@@ -151,29 +198,53 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
         ['echo', 'twin_server__echo'],
       ]);
     for (const base of replicas) {
-      expect((await rpc(base, 'tools/call', { name: 'twin_server__echo', arguments: {} })).result?.content?.[0]?.text).toBe('twin echo');
-      expect((await rpc(base, 'tools/call', { name: 'echo', arguments: {} })).result?.content?.[0]?.text).toBe('echo:{}');
+      expect(
+        (await rpc(base, 'tools/call', { name: 'twin_server__echo', arguments: {} })).result?.content?.[0]?.text,
+      ).toBe('twin echo');
+      expect((await rpc(base, 'tools/call', { name: 'echo', arguments: {} })).result?.content?.[0]?.text).toBe(
+        'echo:{}',
+      );
     }
-    expect(await db.db.selectFrom('tool_names').select(['exposed_name', 'provider_id']).orderBy('exposed_name').execute()).toEqual([
+    expect(
+      await db.db.selectFrom('tool_names').select(['exposed_name', 'provider_id']).orderBy('exposed_name').execute(),
+    ).toEqual([
       { exposed_name: 'echo', provider_id: expect.any(String) },
       { exposed_name: 'twin_server__echo', provider_id: other.id },
     ]);
   });
 
   it('stops the agent on both replicas at once when the kill switch is flipped through admin-api', async () => {
-    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
     const call = (base: string) =>
       fetch(`${base}/api/v1/mcp/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: meta } }),
+        headers: {
+          authorization: `Bearer ${agent.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'mcp-protocol-version': '2026-07-28',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: {}, _meta: meta },
+        }),
       });
     expect((await call(replicas[0])).status).toBe(200);
     expect((await call(replicas[1])).status).toBe(200);
-    const disabled = await fetch(`${admin}/api/v1/admin/agents/${agent.id}/disable`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}` } });
+    const disabled = await fetch(`${admin}/api/v1/admin/agents/${agent.id}/disable`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     expect(disabled.status).toBe(200);
     const flippedAt = Date.now();
-    await expect.poll(async () => [(await call(replicas[0])).status, (await call(replicas[1])).status], { interval: 20 }).toEqual([403, 403]);
+    await expect
+      .poll(async () => [(await call(replicas[0])).status, (await call(replicas[1])).status], { interval: 20 })
+      .toEqual([403, 403]);
     console.log(`kill switch effective on both replicas within ${Date.now() - flippedAt} ms`);
   });
 });

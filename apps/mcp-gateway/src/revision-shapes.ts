@@ -29,7 +29,12 @@ export function upstreamParams(params: Result): Result {
   const meta = params._meta;
   if (typeof meta !== 'object' || meta === null) return params;
   // The log level travels on: a 2026-07-28 upstream logs to a request only when it names one.
-  const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => key === META_LOG_LEVEL || (!key.startsWith('io.modelcontextprotocol/') && key !== CONFIRMATION_TOKEN_META)));
+  const kept = Object.fromEntries(
+    Object.entries(meta).filter(
+      ([key]) =>
+        key === META_LOG_LEVEL || (!key.startsWith('io.modelcontextprotocol/') && key !== CONFIRMATION_TOKEN_META),
+    ),
+  );
   const { _meta: _dropped, ...rest } = params;
   return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
 }
@@ -39,8 +44,12 @@ export function resultForClient(method: string, result: Result, protocolVersion:
   if (protocolVersion === MODERN_PROTOCOL_VERSION) {
     // The added keys come before the spread: adding keys to a spread copy afterwards costs V8 several times more.
     // An interim (input_required) result is never cacheable and carries no hints.
-    const cacheable = (LIST_RESULT_METHODS.has(method) || method === 'resources/read' || method === 'server/discover') && result.resultType !== 'input_required';
-    const out: Result = cacheable ? { resultType: null, ttlMs: null, cacheScope: null, _meta: null, ...result } : { resultType: null, _meta: null, ...result };
+    const cacheable =
+      (LIST_RESULT_METHODS.has(method) || method === 'resources/read' || method === 'server/discover') &&
+      result.resultType !== 'input_required';
+    const out: Result = cacheable
+      ? { resultType: null, ttlMs: null, cacheScope: null, _meta: null, ...result }
+      : { resultType: null, _meta: null, ...result };
     out.resultType ??= 'complete';
     if (cacheable) {
       // A shared gateway answers per identity (policy filters lists, reads go out as the caller):
@@ -48,9 +57,11 @@ export function resultForClient(method: string, result: Result, protocolVersion:
       out.ttlMs = typeof out.ttlMs === 'number' && Number.isSafeInteger(out.ttlMs) && out.ttlMs > 0 ? out.ttlMs : 0;
       out.cacheScope = 'private';
     }
-    if (method === 'tools/list' && Array.isArray(out.tools)) out.tools = (out.tools as ListItem[]).map(withoutExecution);
+    if (method === 'tools/list' && Array.isArray(out.tools))
+      out.tools = (out.tools as ListItem[]).map(withoutExecution);
     const meta = result._meta;
-    out._meta = typeof meta === 'object' && meta !== null ? { ...meta, [META_SERVER_INFO]: SERVER_INFO } : SERVER_INFO_META;
+    out._meta =
+      typeof meta === 'object' && meta !== null ? { ...meta, [META_SERVER_INFO]: SERVER_INFO } : SERVER_INFO_META;
     return out;
   }
   if (!('resultType' in result || 'ttlMs' in result || 'cacheScope' in result)) return result;

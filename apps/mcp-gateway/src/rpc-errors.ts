@@ -48,7 +48,8 @@ export const invalidParams = (message: string) => new RpcError(JSON_RPC.INVALID_
 export function toRpcError(err: unknown, logger: Logger): RpcError {
   if (err instanceof RpcError) return err;
   if (isAppError(err)) {
-    const code = err.status === 403 ? GATEWAY_RPC.DENIED : err.status === 429 ? GATEWAY_RPC.RATE_LIMITED : JSON_RPC.SERVER_ERROR;
+    const code =
+      err.status === 403 ? GATEWAY_RPC.DENIED : err.status === 429 ? GATEWAY_RPC.RATE_LIMITED : JSON_RPC.SERVER_ERROR;
     return new RpcError(code, err.message, err.status, { code: err.code, ...err.details });
   }
   logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'MCP request failed');

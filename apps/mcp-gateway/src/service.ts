@@ -1,7 +1,13 @@
 import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
 import { secretBoxFor } from '@agentgw/auth';
 import { createConfirmationGate, maxPendingOf } from '@agentgw/confirmations';
-import { CallQuota, callQuotaLimitsFrom, createEgressDispatcher, egressPolicyFromConfig, type ConfirmationGate } from '@agentgw/core';
+import {
+  CallQuota,
+  callQuotaLimitsFrom,
+  createEgressDispatcher,
+  egressPolicyFromConfig,
+  type ConfirmationGate,
+} from '@agentgw/core';
 import { McpUpstreamClient } from '@agentgw/mcp-client';
 import { defineService, openApiApp, type ServiceDeps, type ServiceRuntime } from '@agentgw/service-kit';
 import { Redis } from 'ioredis';
@@ -57,14 +63,24 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       clientInfo: { name: 'agentgw-mcp-gateway', version: '1.0.0' },
       timeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS,
       // One keep-alive pool per upstream origin, behind the egress policy.
-      dispatcher: createEgressDispatcher(egressPolicyFromConfig(config), { agent: { keepAliveTimeout: 30_000, connections: 256 } }),
+      dispatcher: createEgressDispatcher(egressPolicyFromConfig(config), {
+        agent: { keepAliveTimeout: 30_000, connections: 256 },
+      }),
     });
-  const sessions = options.sessions ?? (config.REDIS_URL ? new RedisSessionStore(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false })) : new MemorySessionStore(clock));
+  const sessions =
+    options.sessions ??
+    (config.REDIS_URL
+      ? new RedisSessionStore(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false }))
+      : new MemorySessionStore(clock));
   const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
   // Relayed server requests live beside the sessions: in Redis (any replica routes a client's answer) when the sessions are.
-  const relayStore = sessions instanceof RedisSessionStore ? new RedisRelayStore(sessions.redis, clock) : new MemoryRelayStore(clock);
+  const relayStore =
+    sessions instanceof RedisSessionStore ? new RedisRelayStore(sessions.redis, clock) : new MemoryRelayStore(clock);
   // Paused answer streams (SEP-1699) beside them too: a client's resume may reach any replica, woken there by the bus.
-  const resumption = sessions instanceof RedisSessionStore ? new RedisResumptionStore(sessions.redis, bus) : new MemoryResumptionStore(clock);
+  const resumption =
+    sessions instanceof RedisSessionStore
+      ? new RedisResumptionStore(sessions.redis, bus)
+      : new MemoryResumptionStore(clock);
   const userCredentials = userCredentialsFor(deps);
   const tokenExchange = tokenExchangeFor(deps);
   const targets = new RequestTargets({ catalog, userCredentials, exchange: tokenExchange });
@@ -122,7 +138,13 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     }),
   );
   documentMcpEndpoints(routes);
-  routes.route('/api/v1/tool-gate', toolGateRoutes({ auth: deps.auth, toolGate: new ToolGate({ catalog, audit, gate, logger, auditIds: new AuditIdSigner(platformKeys), pins }) }));
+  routes.route(
+    '/api/v1/tool-gate',
+    toolGateRoutes({
+      auth: deps.auth,
+      toolGate: new ToolGate({ catalog, audit, gate, logger, auditIds: new AuditIdSigner(platformKeys), pins }),
+    }),
+  );
 
   return {
     routes,
@@ -151,7 +173,10 @@ export const mcpGatewayService = defineService({
   defaultPort: 7603,
   create: (deps) => {
     // Held calls wait on the confirmation hub's decisions over the bus (any replica decides).
-    const confirmationGate = createConfirmationGate(deps, { timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS, maxPending: maxPendingOf(deps.config) });
+    const confirmationGate = createConfirmationGate(deps, {
+      timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS,
+      maxPending: maxPendingOf(deps.config),
+    });
     const runtime = createMcpGateway(deps, { confirmationGate });
     return {
       ...runtime,

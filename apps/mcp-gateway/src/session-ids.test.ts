@@ -8,12 +8,23 @@ const PLAT_A = 'a1'.repeat(32);
 const PLAT_B = 'b2'.repeat(32);
 /** The platform ring as mcp-gateway builds it from its configuration (no credential key: distributed). */
 const ring = (env: Record<string, string>) => secretBoxFor(testConfig({ CREDENTIAL_ENCRYPTION_KEY: '', ...env }));
-const principal = { via: 'session_token', userId: 'u1', agentId: 'a1', endUserId: 'u1', tenantId: 't1' } as SessionTokenPrincipal;
+const principal = {
+  via: 'session_token',
+  userId: 'u1',
+  agentId: 'a1',
+  endUserId: 'u1',
+  tenantId: 't1',
+} as SessionTokenPrincipal;
 const now = new Date('2026-01-01T00:00:00Z');
 
 describe('session ids and audit ids under the platform key', () => {
   it('issued under key A, still valid while A is a previous key, refused once A is dropped', () => {
-    const session = new SessionIdCodec(ring({ PLATFORM_SECRETS_KEY: PLAT_A })).issue(principal, '2025-06-18', 'unified', now);
+    const session = new SessionIdCodec(ring({ PLATFORM_SECRETS_KEY: PLAT_A })).issue(
+      principal,
+      '2025-06-18',
+      'unified',
+      now,
+    );
     const auditId = new AuditIdSigner(ring({ PLATFORM_SECRETS_KEY: PLAT_A })).issue(principal);
 
     const rotated = ring({ PLATFORM_SECRETS_KEY: PLAT_B, PLATFORM_SECRETS_PREVIOUS_KEYS: PLAT_A });
@@ -31,10 +42,19 @@ describe('session ids and audit ids under the platform key', () => {
   });
 
   it('are not derived from the credential key: the vault’s key neither mints nor verifies them', () => {
-    const session = new SessionIdCodec(ring({ PLATFORM_SECRETS_KEY: PLAT_A })).issue(principal, '2025-06-18', 'unified', now);
+    const session = new SessionIdCodec(ring({ PLATFORM_SECRETS_KEY: PLAT_A })).issue(
+      principal,
+      '2025-06-18',
+      'unified',
+      now,
+    );
     // Same platform key, any credential key: the same session keys.
-    expect(new SessionIdCodec(ring({ PLATFORM_SECRETS_KEY: PLAT_A, CREDENTIAL_ENCRYPTION_KEY: PLAT_B })).open(session.id)).toEqual(session.claims);
+    expect(
+      new SessionIdCodec(ring({ PLATFORM_SECRETS_KEY: PLAT_A, CREDENTIAL_ENCRYPTION_KEY: PLAT_B })).open(session.id),
+    ).toEqual(session.claims);
     // The credential key in the platform key's place verifies nothing.
-    expect(new SessionIdCodec(ring({ PLATFORM_SECRETS_KEY: PLAT_B, CREDENTIAL_ENCRYPTION_KEY: PLAT_A })).open(session.id)).toBeNull();
+    expect(
+      new SessionIdCodec(ring({ PLATFORM_SECRETS_KEY: PLAT_B, CREDENTIAL_ENCRYPTION_KEY: PLAT_A })).open(session.id),
+    ).toBeNull();
   });
 });

@@ -34,7 +34,13 @@ export class SessionIdCodec {
   }
 
   /** A new session for `principal`. */
-  issue(principal: Principal, protocolVersion: string, scope: string, now: Date, caps: Record<string, unknown> = {}): { id: string; claims: SessionClaims } {
+  issue(
+    principal: Principal,
+    protocolVersion: string,
+    scope: string,
+    now: Date,
+    caps: Record<string, unknown> = {},
+  ): { id: string; claims: SessionClaims } {
     const claims: SessionClaims = {
       sid: randomUUID(),
       protocolVersion,
@@ -67,7 +73,10 @@ export class SessionIdCodec {
 
 /** Whether `principal` is the one that opened the session (same user, agent and end user). */
 export const sessionBelongsTo = (claims: SessionClaims, principal: Principal): boolean =>
-  claims.userId === principal.userId && claims.agentId === principal.agentId && claims.endUserId === principal.endUserId;
+  claims.userId === principal.userId &&
+  claims.agentId === principal.agentId &&
+  claims.endUserId === principal.endUserId;
 
 /** Whose session it is, for the per-owner cap of the session store (the same triple sessionBelongsTo compares). */
-export const sessionOwner = (claims: SessionClaims): string => JSON.stringify([claims.userId, claims.agentId, claims.endUserId]);
+export const sessionOwner = (claims: SessionClaims): string =>
+  JSON.stringify([claims.userId, claims.agentId, claims.endUserId]);

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { ManualClock } from '@agentgw/core';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemorySessionStore, RedisSessionStore, SESSION_SCRIPTS, type SessionLimits, type SessionStore } from './session-store.js';
+import {
+  MemorySessionStore,
+  RedisSessionStore,
+  SESSION_SCRIPTS,
+  type SessionLimits,
+  type SessionStore,
+} from './session-store.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const up = (sessionId: string) => ({ protocolVersion: '2025-11-25', sessionId });

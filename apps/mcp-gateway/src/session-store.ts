@@ -40,7 +40,11 @@ export interface SessionLimits {
 }
 
 /** Defaults: 2 h idle, 32 per owner, 100,000 in one process. */
-export const SESSION_LIMITS: Readonly<SessionLimits> = Object.freeze({ idleTtlMs: 2 * 60 * 60 * 1000, maxPerOwner: 32, maxSessions: 100_000 });
+export const SESSION_LIMITS: Readonly<SessionLimits> = Object.freeze({
+  idleTtlMs: 2 * 60 * 60 * 1000,
+  maxPerOwner: 32,
+  maxSessions: 100_000,
+});
 
 const OPEN = '_open';
 const OWNER = '_owner';
@@ -252,7 +256,11 @@ export class RedisSessionStore implements SessionStore {
       .hset(SESSION_PREFIX + sid, OPEN, '1', OWNER, owner)
       .pexpire(SESSION_PREFIX + sid, ttl)
       .exec();
-    const victims = (await indexScript.run(this.redis, [OWNER_PREFIX + owner], [sid, now, ttl, String(this.limits.maxPerOwner)])) as string[];
+    const victims = (await indexScript.run(
+      this.redis,
+      [OWNER_PREFIX + owner],
+      [sid, now, ttl, String(this.limits.maxPerOwner)],
+    )) as string[];
     const evicted: EvictedSession[] = [];
     for (const victim of victims) {
       const fields = hashOf((await endScript.run(this.redis, [SESSION_PREFIX + victim], [])) as string[]);
@@ -262,7 +270,9 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async get(sid: string) {
-    const fields = hashOf((await getScript.run(this.redis, [SESSION_PREFIX + sid], [String(this.limits.idleTtlMs)])) as string[]);
+    const fields = hashOf(
+      (await getScript.run(this.redis, [SESSION_PREFIX + sid], [String(this.limits.idleTtlMs)])) as string[],
+    );
     if (fields[OPEN] === undefined) return null;
     await this.touchIndex(sid, fields[OWNER]);
     return upstreamsOf(fields);
@@ -289,6 +299,10 @@ export class RedisSessionStore implements SessionStore {
   private async touchIndex(sid: string, owner: string | undefined): Promise<void> {
     if (owner === undefined) return;
     const index = OWNER_PREFIX + owner;
-    await this.redis.pipeline().zadd(index, 'XX', this.clock.now().getTime(), sid).pexpire(index, this.limits.idleTtlMs).exec();
+    await this.redis
+      .pipeline()
+      .zadd(index, 'XX', this.clock.now().getTime(), sid)
+      .pexpire(index, this.limits.idleTtlMs)
+      .exec();
   }
 }

@@ -10,14 +10,33 @@ export interface RpcReply {
  * Sends one stateless (2026-07-28) JSON-RPC request to an MCP endpoint of the gateway under test,
  * so a test drives the real HTTP interface without an SDK session in the way.
  */
-export async function statelessRpc(url: string, headers: Record<string, string>, method: string, params: Record<string, unknown> = {}): Promise<RpcReply> {
+export async function statelessRpc(
+  url: string,
+  headers: Record<string, string>,
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<RpcReply> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_PROTOCOL_VERSION, ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} },
+      },
+    }),
   });
   return { status: res.status, body: (await res.json()) as RpcReply['body'] };
 }
 
 /** The names of a tools/list result. */
-export const toolNames = (reply: RpcReply): string[] => ((reply.body.result?.tools ?? []) as { name: string }[]).map((t) => t.name).sort();
+export const toolNames = (reply: RpcReply): string[] =>
+  ((reply.body.result?.tools ?? []) as { name: string }[]).map((t) => t.name).sort();

@@ -12,7 +12,12 @@ async function initialize(gw: GatewayUnderTest, headers: Record<string, string>)
   const init = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    }),
   });
   expect(init.status).toBe(200);
   return init.headers.get('mcp-session-id')!;
@@ -62,7 +67,10 @@ describe('MCP server streams end with the credentials that opened them', () => {
   });
 
   it('ends when its agent is disabled (through the catalog, as the admin API does)', async () => {
-    const created = await gw.catalog.agents.create(gw.admin, { name: 'streaming-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
+    const created = await gw.catalog.agents.create(gw.admin, {
+      name: 'streaming-bot',
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+    });
     const stream = await openStream(gw, { authorization: `Bearer ${created.runtimeToken}` });
     await gw.deps.bus.publish('agent.changed', { agentId: created.agent.id, change: 'updated' });
     expect(await stream.ended(300)).toBe(false);
@@ -85,7 +93,10 @@ describe('MCP server streams end with their session', () => {
     const auth = { authorization: `Bearer ${await tokenFor(gw.deps, user)}` };
     const stream = await openStream(gw, auth);
     const other = await openStream(gw, auth);
-    const del = await fetch(`${gw.url}/api/v1/mcp/mcp`, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': other.sid, 'mcp-protocol-version': '2025-11-25' } });
+    const del = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
+      method: 'DELETE',
+      headers: { ...auth, 'mcp-session-id': other.sid, 'mcp-protocol-version': '2025-11-25' },
+    });
     expect(del.status).toBe(204);
     expect(await other.ended(30_000)).toBe(true);
     expect(await stream.ended(300)).toBe(false);
@@ -131,9 +142,14 @@ describe('MCP server streams and token expiry', () => {
 });
 
 describe('credentialExpiry', () => {
-  const jwt = (claims: Record<string, unknown>) => `e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`;
+  const jwt = (claims: Record<string, unknown>) =>
+    `e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`;
   it('is the earliest exp of the JWTs presented; null for opaque tokens and JWTs without exp', () => {
-    expect(credentialExpiry(new Headers({ authorization: `Bearer ${jwt({ exp: 200 })}`, 'x-gateway-session-token': jwt({ exp: 100 }) }))).toBe(100_000);
+    expect(
+      credentialExpiry(
+        new Headers({ authorization: `Bearer ${jwt({ exp: 200 })}`, 'x-gateway-session-token': jwt({ exp: 100 }) }),
+      ),
+    ).toBe(100_000);
     expect(credentialExpiry(new Headers({ authorization: 'Bearer art_opaque', 'x-api-key': 'gk_x' }))).toBeNull();
     expect(credentialExpiry(new Headers({ authorization: `Bearer ${jwt({ sub: 'x' })}` }))).toBeNull();
     expect(credentialExpiry(new Headers({ authorization: 'Bearer a.!!!.c' }))).toBeNull();

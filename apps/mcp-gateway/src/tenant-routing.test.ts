@@ -25,25 +25,61 @@ beforeAll(async () => {
         { name: `${name}_only`, handler: () => `${name} only` },
       ],
       setup: (server) => {
-        server.registerResource('notes', 'file:///notes', { mimeType: 'text/plain' }, async () => ({ contents: [{ uri: 'file:///notes', text: `${name} notes` }] }));
-        server.registerPrompt('greet', { description: name }, () => ({ messages: [{ role: 'user', content: { type: 'text', text: `${name} prompt` } }] }));
+        server.registerResource('notes', 'file:///notes', { mimeType: 'text/plain' }, async () => ({
+          contents: [{ uri: 'file:///notes', text: `${name} notes` }],
+        }));
+        server.registerPrompt('greet', { description: name }, () => ({
+          messages: [{ role: 'user', content: { type: 'text', text: `${name} prompt` } }],
+        }));
       },
     });
   [globalUpstream, tenantUpstream] = await Promise.all([fixture('global'), fixture('tenant')]);
   gw = await startGatewayUnderTest();
   const { catalog, admin, deps } = gw;
-  const tenantAdminUser = await createUser(deps, { email: `t1-admin-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 't1' });
+  const tenantAdminUser = await createUser(deps, {
+    email: `t1-admin-${Date.now()}@example.com`,
+    roles: ['tenant_admin'],
+    tenantId: 't1',
+  });
   tenantAdminToken = await tokenFor(deps, tenantAdminUser);
-  const strangerUser = await createUser(deps, { email: `t2-admin-${Date.now()}@example.com`, roles: ['tenant_admin'], tenantId: 't2' });
+  const strangerUser = await createUser(deps, {
+    email: `t2-admin-${Date.now()}@example.com`,
+    roles: ['tenant_admin'],
+    tenantId: 't2',
+  });
   strangerToken = await tokenFor(deps, strangerUser);
   const tenantAdmin = await deps.auth.authenticate(new Headers(as(tenantAdminToken)), 'jwt');
-  const g = await catalog.providers.create(admin, { name: 'global', pattern: '*', endpoint: globalUpstream.url, authType: 'none', priority: 0 });
+  const g = await catalog.providers.create(admin, {
+    name: 'global',
+    pattern: '*',
+    endpoint: globalUpstream.url,
+    authType: 'none',
+    priority: 0,
+  });
   // The tenant admin's provider: same pattern, higher priority.
-  const t = await catalog.providers.create(tenantAdmin, { name: 'tenant', pattern: '*', endpoint: tenantUpstream.url, authType: 'none', priority: 100 });
+  const t = await catalog.providers.create(tenantAdmin, {
+    name: 'tenant',
+    pattern: '*',
+    endpoint: tenantUpstream.url,
+    authType: 'none',
+    priority: 100,
+  });
   ids = { global: g.id, tenant: t.id };
   // Both admins may call anything (user rules for every provider).
-  await catalog.rules.create(admin, { subjectType: 'user', subjectId: admin.userId!, providerId: '*', action: 'allow', toolPattern: '*' });
-  await catalog.rules.create(tenantAdmin, { subjectType: 'user', subjectId: tenantAdmin.userId!, providerId: '*', action: 'allow', toolPattern: '*' });
+  await catalog.rules.create(admin, {
+    subjectType: 'user',
+    subjectId: admin.userId!,
+    providerId: '*',
+    action: 'allow',
+    toolPattern: '*',
+  });
+  await catalog.rules.create(tenantAdmin, {
+    subjectType: 'user',
+    subjectId: tenantAdmin.userId!,
+    providerId: '*',
+    action: 'allow',
+    toolPattern: '*',
+  });
 });
 
 afterAll(async () => {
@@ -73,18 +109,28 @@ describe('routing stays in the tenant a call acts in', () => {
     expect(prompt.body.result).toMatchObject({ messages: [{ content: { text: 'global prompt' } }] });
     const prompts = await statelessRpc(unified(), as(gw.adminToken), 'prompts/list');
     expect(prompts.body.result?.prompts).toEqual([expect.objectContaining({ description: 'global' })]);
-    expect(tenantUpstream.requests.filter((r) => JSON.stringify(r.body).includes('resources/read') || JSON.stringify(r.body).includes('prompts/get'))).toEqual([]);
+    expect(
+      tenantUpstream.requests.filter(
+        (r) => JSON.stringify(r.body).includes('resources/read') || JSON.stringify(r.body).includes('prompts/get'),
+      ),
+    ).toEqual([]);
   });
 
   it("routes the tenant admin's own calls to the tenant's provider (its priority applies inside its tenant)", async () => {
-    const call = await statelessRpc(unified(), as(tenantAdminToken), 'tools/call', { name: 'read_file', arguments: {} });
+    const call = await statelessRpc(unified(), as(tenantAdminToken), 'tools/call', {
+      name: 'read_file',
+      arguments: {},
+    });
     expect(call.body.result).toMatchObject({ content: [{ text: 'tenant:{}' }] });
     expect(tenantUpstream.calls.at(-1)?.headers['x-tenant-id']).toBe('t1');
   });
 
   it("lets an admin name another tenant's provider explicitly (proxy, providers=), and nobody else", async () => {
     const before = tenantUpstream.calls.length;
-    const viaProxy = await statelessRpc(proxy(ids.tenant), as(gw.adminToken), 'tools/call', { name: 'read_file', arguments: {} });
+    const viaProxy = await statelessRpc(proxy(ids.tenant), as(gw.adminToken), 'tools/call', {
+      name: 'read_file',
+      arguments: {},
+    });
     expect(viaProxy.body.result).toMatchObject({ content: [{ text: 'tenant:{}' }] });
     const named = await statelessRpc(`${unified()}?providers=${ids.tenant}`, as(gw.adminToken), 'tools/list');
     // Names live in the scope the call acts in: the admin's `read_file` is the global one's already.
@@ -94,12 +140,18 @@ describe('routing stays in the tenant a call acts in', () => {
     // Another tenant's admin: 404 on the proxy, and `providers=` naming it narrows to nothing.
     const refused = await statelessRpc(proxy(ids.tenant), as(strangerToken), 'tools/list');
     expect(refused.status).toBe(404);
-    expect(toolNames(await statelessRpc(`${unified()}?providers=${ids.tenant}`, as(strangerToken), 'tools/list'))).toEqual([]);
+    expect(
+      toolNames(await statelessRpc(`${unified()}?providers=${ids.tenant}`, as(strangerToken), 'tools/list')),
+    ).toEqual([]);
   });
 
   it("reports colliding names over the caller's own routing set, as named in the tenant it acts in", async () => {
     const collisions = async (token: string) =>
-      ((await (await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: as(token) })).json()) as { data: { exposedName: string; providerId: string }[] }).data;
+      (
+        (await (await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: as(token) })).json()) as {
+          data: { exposedName: string; providerId: string }[];
+        }
+      ).data;
     // The tenant admin routes over both (its provider came first there: it keeps the bare name); the platform admin over the global one alone.
     expect(await collisions(tenantAdminToken)).toEqual([
       expect.objectContaining({ exposedName: 'global__read_file', providerId: ids.global }),

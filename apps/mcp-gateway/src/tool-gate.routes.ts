@@ -1,5 +1,12 @@
 import { flexibleAuth, type AuthService } from '@agentgw/auth';
-import { clientGoneSignal, errorResponses, flexibleSecurity, jsonBody, jsonResponse, openApiApp } from '@agentgw/service-kit';
+import {
+  clientGoneSignal,
+  errorResponses,
+  flexibleSecurity,
+  jsonBody,
+  jsonResponse,
+  openApiApp,
+} from '@agentgw/service-kit';
 import { riskLevelSchema, toolNameProblem } from '@agentgw/core';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ToolGate } from './tool-gate.js';
@@ -26,14 +33,22 @@ const EvaluateAnswer = z
     auditId: z.string(),
     decision: z.enum(['allow', 'denied', 'confirmed', 'rejected', 'timeout']),
     risk: riskLevelSchema,
-    reason: z.string().optional().openapi({ description: 'With `denied`, `rejected` and `timeout` (`Request timed out`)' }),
+    reason: z
+      .string()
+      .optional()
+      .openapi({ description: 'With `denied`, `rejected` and `timeout` (`Request timed out`)' }),
     confirmedBy: z.string().nullable().optional().openapi({ description: 'With `confirmed`: the user who approved' }),
   })
   .openapi('ToolGateDecision');
 
 const AuditBody = z
   .object({
-    auditId: z.string().min(1).max(200).optional().openapi({ description: 'From evaluate; omitted → a new record (then toolName and providerId are required)' }),
+    auditId: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: 'From evaluate; omitted → a new record (then toolName and providerId are required)' }),
     toolName: ToolName.optional(),
     providerId: z.string().min(1).max(200).optional(),
     result: z.record(z.string(), z.unknown()).optional(),
@@ -43,8 +58,10 @@ const AuditBody = z
   })
   .superRefine((body, ctx) => {
     if (body.auditId !== undefined) return;
-    if (body.toolName === undefined) ctx.addIssue({ code: 'custom', path: ['toolName'], message: 'is required when auditId is omitted' });
-    if (body.providerId === undefined) ctx.addIssue({ code: 'custom', path: ['providerId'], message: 'is required when auditId is omitted' });
+    if (body.toolName === undefined)
+      ctx.addIssue({ code: 'custom', path: ['toolName'], message: 'is required when auditId is omitted' });
+    if (body.providerId === undefined)
+      ctx.addIssue({ code: 'custom', path: ['providerId'], message: 'is required when auditId is omitted' });
   })
   .openapi('ToolGateAuditRequest');
 

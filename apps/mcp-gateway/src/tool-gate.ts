@@ -69,7 +69,13 @@ export class ToolGate {
     }
     await this.calls.open(call, decision);
     if (!decision.hold) return { auditId: decision.auditId, decision: 'allow', risk: decision.risk };
-    return answerOf(await this.calls.hold(call, decision, { signal: options.signal, confirmationToken: options.confirmationToken, reauthenticate: options.reauthenticate }));
+    return answerOf(
+      await this.calls.hold(call, decision, {
+        signal: options.signal,
+        confirmationToken: options.confirmationToken,
+        reauthenticate: options.reauthenticate,
+      }),
+    );
   }
 
   /**
@@ -78,9 +84,22 @@ export class ToolGate {
    */
   async audit(
     principal: Principal,
-    input: { auditId?: string; toolName?: string; providerId?: string; result?: unknown; durationMs?: number; status?: 'completed' | 'failed'; error?: string },
+    input: {
+      auditId?: string;
+      toolName?: string;
+      providerId?: string;
+      result?: unknown;
+      durationMs?: number;
+      status?: 'completed' | 'failed';
+      error?: string;
+    },
   ): Promise<string> {
-    const outcome = { status: input.status ?? 'completed', result: input.result, duration: input.durationMs ?? null, error: input.error };
+    const outcome = {
+      status: input.status ?? 'completed',
+      result: input.result,
+      duration: input.durationMs ?? null,
+      error: input.error,
+    };
     if (input.auditId !== undefined) {
       if (!this.deps.auditIds.ownedBy(input.auditId, principal)) throw new NotFoundError('Audit record');
       await this.calls.record.reported(input.auditId, outcome);
@@ -88,7 +107,11 @@ export class ToolGate {
     }
     const provider = await this.deps.catalog.providers.getFor(principal, input.providerId!);
     const auditId = this.deps.auditIds.issue(principal);
-    await this.calls.record.reportedUnevaluated({ principal, auditId, toolName: input.toolName!, arguments: null }, provider.id, outcome);
+    await this.calls.record.reportedUnevaluated(
+      { principal, auditId, toolName: input.toolName!, arguments: null },
+      provider.id,
+      outcome,
+    );
     return auditId;
   }
 }

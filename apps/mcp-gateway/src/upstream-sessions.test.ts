@@ -11,12 +11,32 @@ let upstream: McpFixture;
 const agents: { id: string; token: string; tenant: string }[] = [];
 
 beforeAll(async () => {
-  upstream = await startMcpServer({ name: 'stateful', tools: [{ name: 'whoami', handler: (_a, call) => String(call.headers['x-gateway-agent-id']) }] });
+  upstream = await startMcpServer({
+    name: 'stateful',
+    tools: [{ name: 'whoami', handler: (_a, call) => String(call.headers['x-gateway-agent-id']) }],
+  });
   gw = await startGatewayUnderTest();
-  const provider = await gw.catalog.providers.create(gw.admin, { name: 'stateful', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
+  const provider = await gw.catalog.providers.create(gw.admin, {
+    name: 'stateful',
+    pattern: '*',
+    endpoint: upstream.url,
+    authType: 'none',
+    priority: 0,
+  });
   for (const tenant of ['tenant-a', 'tenant-b']) {
-    const created = await gw.catalog.agents.create(gw.admin, { name: `bot-${tenant}`, upstreamUrl: 'http://127.0.0.1:9/agent', tenantId: tenant });
-    await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'allow', toolPattern: '*', tenantId: tenant });
+    const created = await gw.catalog.agents.create(gw.admin, {
+      name: `bot-${tenant}`,
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+      tenantId: tenant,
+    });
+    await gw.catalog.rules.create(gw.admin, {
+      subjectType: 'agent',
+      subjectId: created.agent.id,
+      providerId: provider.id,
+      action: 'allow',
+      toolPattern: '*',
+      tenantId: tenant,
+    });
     agents.push({ id: created.agent.id, token: created.runtimeToken, tenant });
   }
 });
@@ -26,13 +46,26 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 
 async function whoami(token: string, modern: boolean): Promise<string> {
   const res = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...(modern ? { 'mcp-protocol-version': '2026-07-28' } : {}) },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {}, ...(modern ? { _meta: MODERN_META } : {}) } }),
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...(modern ? { 'mcp-protocol-version': '2026-07-28' } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'whoami', arguments: {}, ...(modern ? { _meta: MODERN_META } : {}) },
+    }),
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { result: { content: { text: string }[] } }).result.content[0]!.text;
@@ -54,7 +87,8 @@ describe('upstream sessions of stateless callers', () => {
       if (!identities.has(sid)) identities.set(sid, new Set());
       identities.get(sid)!.add(`${String(r.headers['x-gateway-agent-id'])}@${String(r.headers['x-tenant-id'])}`);
     }
-    const sessionsOf = (agent: (typeof agents)[number]) => [...identities].filter(([, who]) => who.has(`${agent.id}@${agent.tenant}`)).map(([sid]) => sid);
+    const sessionsOf = (agent: (typeof agents)[number]) =>
+      [...identities].filter(([, who]) => who.has(`${agent.id}@${agent.tenant}`)).map(([sid]) => sid);
     // One per principal and client era: a legacy caller's conversations are kept apart from a
     // 2026-07-28 caller's (README: "Protocol eras"), so a dual-era upstream serves each in its own era.
     expect(sessionsOf(agents[0]!)).toHaveLength(2);
@@ -62,7 +96,11 @@ describe('upstream sessions of stateless callers', () => {
     expect(sessionsOf(agents[0]!).filter((sid) => sessionsOf(agents[1]!).includes(sid))).toEqual([]);
     for (const who of identities.values()) expect(who.size).toBe(1);
     // Each session was opened (initialize) with its own principal's identity headers.
-    const opened = upstream.requests.filter((r) => (r.body as { method?: string })?.method === 'initialize' && r.headers['x-gateway-agent-id'] !== undefined);
-    expect(opened.map((r) => r.headers['x-gateway-agent-id']).sort()).toEqual(agents.flatMap((a) => [a.id, a.id]).sort());
+    const opened = upstream.requests.filter(
+      (r) => (r.body as { method?: string })?.method === 'initialize' && r.headers['x-gateway-agent-id'] !== undefined,
+    );
+    expect(opened.map((r) => r.headers['x-gateway-agent-id']).sort()).toEqual(
+      agents.flatMap((a) => [a.id, a.id]).sort(),
+    );
   });
 });

@@ -19,7 +19,11 @@ export interface CallIdentity {
  * table (user, end user, email, roles, tenant, agent, request id) and that principal's key. Nothing of the caller's own
  * request travels on: the gateway's word is the only identity upstreams see.
  */
-export function upstreamTarget(provider: ProviderRecord, secret: string | null, identity: CallIdentity | null): UpstreamTarget {
+export function upstreamTarget(
+  provider: ProviderRecord,
+  secret: string | null,
+  identity: CallIdentity | null,
+): UpstreamTarget {
   const headers: Record<string, string> = {};
   let principalKey: string | undefined;
   if (secret !== null && provider.authType === 'bearer') headers.authorization = `Bearer ${secret}`;
@@ -36,14 +40,24 @@ export function upstreamTarget(provider: ProviderRecord, secret: string | null, 
     // An identity value that is no valid header value (CR/LF from an external IdP's email claim,
     // say) is left out: undici would refuse the whole call, and nothing may be injected upstream.
     for (const [name, value] of Object.entries(headers)) if (!HEADER_VALUE.test(value)) delete headers[name];
-    principalKey = JSON.stringify([principal.userId, principal.endUserId, principal.agentId, principal.tenantId, principal.email, principal.roles]);
+    principalKey = JSON.stringify([
+      principal.userId,
+      principal.endUserId,
+      principal.agentId,
+      principal.tenantId,
+      principal.email,
+      principal.roles,
+    ]);
   }
   // The key names the credentials too, so a shared upstream session never crosses an auth change;
   // the principal keeps a stateless caller's shared upstream session its own (never another's).
   // A legacy client's conversations have their own key: the era chosen for them is remembered apart.
   const legacy = identity?.clientVersion !== undefined && upstreamEraFor(identity.clientVersion) === 'legacy';
   const key = `${provider.id}|${provider.endpoint}|${provider.authType}|${secret ?? ''}${legacy ? '|legacy' : ''}`;
-  const target: UpstreamTarget = principalKey === undefined ? { endpoint: provider.endpoint, key, headers } : { endpoint: provider.endpoint, key, headers, principal: principalKey };
+  const target: UpstreamTarget =
+    principalKey === undefined
+      ? { endpoint: provider.endpoint, key, headers }
+      : { endpoint: provider.endpoint, key, headers, principal: principalKey };
   if (legacy) target.era = 'legacy';
   return target;
 }

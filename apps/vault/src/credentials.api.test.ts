@@ -33,7 +33,10 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
 
     it('refuses a session token (403): the agent upstream holding it may not touch the user’s credentials', async () => {
       const user = await f.user();
-      const stored = await f.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'github', apiKey: 'k-session' });
+      const stored = await f.call('POST', `${BASE}/apikey`, user.headers, {
+        serviceType: 'github',
+        apiKey: 'k-session',
+      });
       const agent = await f.agent();
       const session = await sessionHeaders(f, user, agent.id);
       for (const [method, path, body] of [
@@ -55,7 +58,11 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
     it('stores a JWT credential and shows only metadata', async () => {
       const user = await f.user();
       const expiresAt = inOneHour(f);
-      const res = await f.call('POST', `${BASE}/jwt`, user.headers, { serviceType: 'github', token: 'eyJ.secret.jwt', expiresAt });
+      const res = await f.call('POST', `${BASE}/jwt`, user.headers, {
+        serviceType: 'github',
+        token: 'eyJ.secret.jwt',
+        expiresAt,
+      });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         success: true,
@@ -107,7 +114,11 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
     it('stores ciphertext, not the secret, bound to a nonce and the current key id', async () => {
       const user = await f.user();
       await f.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'github', apiKey: 'plain-secret-value' });
-      const row = await f.deps.db.selectFrom('user_credentials').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      const row = await f.deps.db
+        .selectFrom('user_credentials')
+        .selectAll()
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow();
       expect(row.ciphertext).not.toContain('plain-secret-value');
       expect(Buffer.from(row.ciphertext, 'base64url').toString('latin1')).not.toContain('plain-secret-value');
       expect(Buffer.from(row.nonce, 'base64url')).toHaveLength(12);
@@ -139,7 +150,9 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
       const res = await f.call('POST', `${BASE}/apikey`, headers, { serviceType: 'github', apiKey: 'k' });
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('USER_NOT_REGISTERED');
-      expect(await f.deps.db.selectFrom('user_credentials').selectAll().where('user_id', '=', ghost.id).execute()).toEqual([]);
+      expect(
+        await f.deps.db.selectFrom('user_credentials').selectAll().where('user_id', '=', ghost.id).execute(),
+      ).toEqual([]);
     });
   });
 
@@ -167,9 +180,15 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
   describe('resolve and check', () => {
     it('resolves stored values and reports the rest as missing with auth URLs', async () => {
       const user = await f.user();
-      await f.call('POST', `${BASE}/jwt`, user.headers, { serviceType: 'github', token: 'jwt-value', expiresAt: inOneHour(f) });
+      await f.call('POST', `${BASE}/jwt`, user.headers, {
+        serviceType: 'github',
+        token: 'jwt-value',
+        expiresAt: inOneHour(f),
+      });
       await f.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'openai', apiKey: 'sk-value' });
-      const res = await f.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github', 'openai', 'slack', 'slack'] });
+      const res = await f.call('POST', `${BASE}/resolve`, user.headers, {
+        serviceTypes: ['github', 'openai', 'slack', 'slack'],
+      });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         credentials: { github: 'jwt-value', openai: 'sk-value' },
@@ -203,8 +222,16 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
 
     it('treats an expired JWT credential as missing, with its auth URL', async () => {
       const user = await f.user();
-      await f.provider({ serviceType: 'github', authType: 'jwt', config: { connectUrl: 'https://github.example.com/connect' } });
-      await f.call('POST', `${BASE}/jwt`, user.headers, { serviceType: 'github', token: 'jwt-value', expiresAt: inOneHour(f) });
+      await f.provider({
+        serviceType: 'github',
+        authType: 'jwt',
+        config: { connectUrl: 'https://github.example.com/connect' },
+      });
+      await f.call('POST', `${BASE}/jwt`, user.headers, {
+        serviceType: 'github',
+        token: 'jwt-value',
+        expiresAt: inOneHour(f),
+      });
       expect((await f.call('GET', `${BASE}/check/github`, user.headers)).body.hasCredential).toBe(true);
 
       f.clock.advance(3_600_000);
@@ -222,10 +249,28 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
     });
 
     it('builds auth URLs from the tenant’s provider first, then the global one', async () => {
-      await f.provider({ serviceType: 'github', authType: 'jwt', config: { connectUrl: 'https://global.example.com/github' } });
-      await f.provider({ serviceType: 'github', authType: 'jwt', config: { connectUrl: 'https://acme.example.com/github' }, tenantId: 'acme' });
-      await f.provider({ serviceType: 'google', authType: 'oauth2', config: { clientId: 'c', clientSecret: 's', scopes: [] } });
-      await f.provider({ serviceType: 'jira', authType: 'api_key', config: { connectUrl: 'https://other.example.com/jira' }, tenantId: 'other' });
+      await f.provider({
+        serviceType: 'github',
+        authType: 'jwt',
+        config: { connectUrl: 'https://global.example.com/github' },
+      });
+      await f.provider({
+        serviceType: 'github',
+        authType: 'jwt',
+        config: { connectUrl: 'https://acme.example.com/github' },
+        tenantId: 'acme',
+      });
+      await f.provider({
+        serviceType: 'google',
+        authType: 'oauth2',
+        config: { clientId: 'c', clientSecret: 's', scopes: [] },
+      });
+      await f.provider({
+        serviceType: 'jira',
+        authType: 'api_key',
+        config: { connectUrl: 'https://other.example.com/jira' },
+        tenantId: 'other',
+      });
 
       const acme = await f.user({ tenantId: 'acme' });
       const res = await f.call('POST', `${BASE}/resolve`, acme.headers, { serviceTypes: ['github', 'google', 'jira'] });
@@ -243,7 +288,11 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
     it('stores the tenant of the acting user', async () => {
       const user = await f.user({ tenantId: 'acme' });
       await f.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'github', apiKey: 'k' });
-      const row = await f.deps.db.selectFrom('user_credentials').select('tenant_id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      const row = await f.deps.db
+        .selectFrom('user_credentials')
+        .select('tenant_id')
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow();
       expect(row.tenant_id).toBe('acme');
     });
   });
@@ -252,7 +301,11 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
     async function storedRow(f: VaultFixture) {
       const user = await f.user();
       await f.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'github', apiKey: 'the-real-key' });
-      const row = await f.deps.db.selectFrom('user_credentials').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      const row = await f.deps.db
+        .selectFrom('user_credentials')
+        .selectAll()
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow();
       return { user, row };
     }
 
@@ -279,12 +332,22 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
 
     it('a row moved to another service type or kind is missing', async () => {
       const { user, row } = await storedRow(f);
-      await f.deps.db.updateTable('user_credentials').set({ service_type: 'gitlab' }).where('id', '=', row.id).execute();
+      await f.deps.db
+        .updateTable('user_credentials')
+        .set({ service_type: 'gitlab' })
+        .where('id', '=', row.id)
+        .execute();
       const res = await f.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['gitlab'] });
       expect(res.body).toMatchObject({ credentials: {}, missing: ['gitlab'] });
 
-      await f.deps.db.updateTable('user_credentials').set({ service_type: 'github', kind: 'jwt' }).where('id', '=', row.id).execute();
-      expect((await f.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github'] })).body.missing).toEqual(['github']);
+      await f.deps.db
+        .updateTable('user_credentials')
+        .set({ service_type: 'github', kind: 'jwt' })
+        .where('id', '=', row.id)
+        .execute();
+      expect(
+        (await f.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github'] })).body.missing,
+      ).toEqual(['github']);
       expectWarnedWithoutValue(f);
     });
 
@@ -300,32 +363,63 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
       const res = await f.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github'] });
       expect(res).toEqual({
         status: 200,
-        body: { credentials: {}, missing: ['github'], authUrls: { github: 'http://localhost:7521/credentials?serviceType=github' } },
+        body: {
+          credentials: {},
+          missing: ['github'],
+          authUrls: { github: 'http://localhost:7521/credentials?serviceType=github' },
+        },
       });
       expectWarnedWithoutValue(f);
     });
   });
 
   describe('API key scopes', () => {
-    const cases: { name: string; scope: ApiKeyScope; request: (f: VaultFixture, userId: string) => Promise<{ status: number }> }[] = [
+    const cases: {
+      name: string;
+      scope: ApiKeyScope;
+      request: (f: VaultFixture, userId: string) => Promise<{ status: number }>;
+    }[] = [
       { name: 'list', scope: 'credentials:read', request: (f, u) => f.call('GET', BASE, { 'x-user-id': u }) },
       {
         name: 'store jwt',
         scope: 'credentials:write',
-        request: (f, u) => f.call('POST', `${BASE}/jwt`, { 'x-user-id': u }, { serviceType: 'svc', token: 't', expiresAt: inOneHour(f) }),
+        request: (f, u) =>
+          f.call(
+            'POST',
+            `${BASE}/jwt`,
+            { 'x-user-id': u },
+            { serviceType: 'svc', token: 't', expiresAt: inOneHour(f) },
+          ),
       },
-      { name: 'store apikey', scope: 'credentials:write', request: (f, u) => f.call('POST', `${BASE}/apikey`, { 'x-user-id': u }, { serviceType: 'svc', apiKey: 'k' }) },
-      { name: 'resolve', scope: 'credentials:resolve', request: (f, u) => f.call('POST', `${BASE}/resolve`, { 'x-user-id': u }, { serviceTypes: ['svc'] }) },
-      { name: 'check', scope: 'credentials:resolve', request: (f, u) => f.call('GET', `${BASE}/check/svc`, { 'x-user-id': u }) },
+      {
+        name: 'store apikey',
+        scope: 'credentials:write',
+        request: (f, u) => f.call('POST', `${BASE}/apikey`, { 'x-user-id': u }, { serviceType: 'svc', apiKey: 'k' }),
+      },
+      {
+        name: 'resolve',
+        scope: 'credentials:resolve',
+        request: (f, u) => f.call('POST', `${BASE}/resolve`, { 'x-user-id': u }, { serviceTypes: ['svc'] }),
+      },
+      {
+        name: 'check',
+        scope: 'credentials:resolve',
+        request: (f, u) => f.call('GET', `${BASE}/check/svc`, { 'x-user-id': u }),
+      },
     ];
 
     it.each(cases)('$name needs $scope', async ({ scope, request }) => {
       const user = await f.user();
-      const others = (['credentials:resolve', 'credentials:read', 'credentials:write'] as ApiKeyScope[]).filter((s) => s !== scope);
+      const others = (['credentials:resolve', 'credentials:read', 'credentials:write'] as ApiKeyScope[]).filter(
+        (s) => s !== scope,
+      );
       const without = await f.apiKey({ scopes: others });
       const withScope = await f.apiKey({ scopes: [scope] });
 
-      const refused = (await request(withHeader(f, without), user.id)) as { status: number; body: Record<string, unknown> };
+      const refused = (await request(withHeader(f, without), user.id)) as {
+        status: number;
+        body: Record<string, unknown>;
+      };
       expect(refused.status).toBe(403);
       expect(refused.body.code).toBe('INSUFFICIENT_SCOPE');
 
@@ -349,21 +443,39 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
       const user = await f.user();
       await f.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'github', apiKey: 'users-key' });
       const key = await f.apiKey({ scopes: ['credentials:resolve'] });
-      const res = await f.call('POST', `${BASE}/resolve`, { 'x-api-key': key, 'x-user-id': user.id }, { serviceTypes: ['github'] });
+      const res = await f.call(
+        'POST',
+        `${BASE}/resolve`,
+        { 'x-api-key': key, 'x-user-id': user.id },
+        { serviceTypes: ['github'] },
+      );
       expect(res.body.credentials).toEqual({ github: 'users-key' });
     });
 
     it('an API key of one tenant cannot act for a user of another (403)', async () => {
       const user = await f.user({ tenantId: 'beta' });
       await f.call('POST', `${BASE}/apikey`, user.headers, { serviceType: 'github', apiKey: 'beta-key' });
-      const key = await f.apiKey({ scopes: ['credentials:resolve', 'credentials:read', 'credentials:write'], tenantId: 'alpha' });
-      const res = await f.call('POST', `${BASE}/resolve`, { 'x-api-key': key, 'x-user-id': user.id }, { serviceTypes: ['github'] });
+      const key = await f.apiKey({
+        scopes: ['credentials:resolve', 'credentials:read', 'credentials:write'],
+        tenantId: 'alpha',
+      });
+      const res = await f.call(
+        'POST',
+        `${BASE}/resolve`,
+        { 'x-api-key': key, 'x-user-id': user.id },
+        { serviceTypes: ['github'] },
+      );
       expect(res.status).toBe(403);
       expect(JSON.stringify(res.body)).not.toContain('beta-key');
       expect((await f.call('GET', BASE, { 'x-api-key': key, 'x-user-id': user.id })).status).toBe(403);
 
       const sameTenantKey = await f.apiKey({ scopes: ['credentials:resolve'], tenantId: 'beta' });
-      const ok = await f.call('POST', `${BASE}/resolve`, { 'x-api-key': sameTenantKey, 'x-user-id': user.id }, { serviceTypes: ['github'] });
+      const ok = await f.call(
+        'POST',
+        `${BASE}/resolve`,
+        { 'x-api-key': sameTenantKey, 'x-user-id': user.id },
+        { serviceTypes: ['github'] },
+      );
       expect(ok.body.credentials).toEqual({ github: 'beta-key' });
     });
   });
@@ -387,5 +499,8 @@ describe.each(testBackends())('credentials API (%s)', (backend) => {
 
 /** The fixture's `call` with the API key header added to every request. */
 function withHeader(f: VaultFixture, apiKey: string): VaultFixture {
-  return { ...f, call: (method, path, headers = {}, body) => f.call(method, path, { ...headers, 'x-api-key': apiKey }, body) };
+  return {
+    ...f,
+    call: (method, path, headers = {}, body) => f.call(method, path, { ...headers, 'x-api-key': apiKey }, body),
+  };
 }

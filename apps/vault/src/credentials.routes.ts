@@ -1,7 +1,16 @@
 import { flexibleAuth, hasActingUser, requireApiKeyScope, requirePermission, type Principal } from '@agentgw/auth';
 import type { OAuthConnect, Vault } from '@agentgw/credentials';
 import { CREDENTIAL_STATUSES, ForbiddenError, parseJson, ValidationError } from '@agentgw/core';
-import { documentedJsonBody, errorResponses, flexibleSecurity, IdParams, jsonResponse, openApiApp, SuccessBody, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  documentedJsonBody,
+  errorResponses,
+  flexibleSecurity,
+  IdParams,
+  jsonResponse,
+  openApiApp,
+  SuccessBody,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
@@ -26,24 +35,43 @@ const CredentialMetadata = z
     id: z.string(),
     serviceType: z.string(),
     kind: z.enum(['jwt', 'api_key', 'oauth2', 'basic']),
-    status: z.enum(CREDENTIAL_STATUSES).openapi({ description: 'needs_reconnect: the server refused the refresh; expired: past expiresAt with nothing to refresh it' }),
+    status: z
+      .enum(CREDENTIAL_STATUSES)
+      .openapi({
+        description:
+          'needs_reconnect: the server refused the refresh; expired: past expiresAt with nothing to refresh it',
+      }),
     expiresAt: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
   .openapi('CredentialMetadata');
-const Resolution = z.object({ credentials: z.record(z.string(), z.string()), missing: z.array(z.string()), authUrls: z.record(z.string(), z.string()) }).openapi('CredentialResolution');
+const Resolution = z
+  .object({
+    credentials: z.record(z.string(), z.string()),
+    missing: z.array(z.string()),
+    authUrls: z.record(z.string(), z.string()),
+  })
+  .openapi('CredentialResolution');
 const CheckResult = z
-  .union([z.object({ hasCredential: z.literal(true), credential: CredentialMetadata }), z.object({ hasCredential: z.literal(false), authUrl: z.string() })])
+  .union([
+    z.object({ hasCredential: z.literal(true), credential: CredentialMetadata }),
+    z.object({ hasCredential: z.literal(false), authUrl: z.string() }),
+  ])
   .openapi('CredentialCheck');
 /** Any string: the handler checks it after the caller (see `pathServiceType`), so refusals keep their order. */
-const ServiceTypeParams = z.object({ serviceType: z.string().openapi({ param: { name: 'serviceType', in: 'path' }, example: 'github' }) });
+const ServiceTypeParams = z.object({
+  serviceType: z.string().openapi({ param: { name: 'serviceType', in: 'path' }, example: 'github' }),
+});
 
 /** The user the request acts for; a bare runtime token speaks for an agent, not a user. */
 function actingUser(c: Context): { userId: string; tenantId: string | null } {
   const principal: Principal = c.get('principal');
   if (!hasActingUser(principal)) {
-    throw new ForbiddenError('Credentials belong to a user: send a user JWT or an API key with X-User-Id', 'USER_REQUIRED');
+    throw new ForbiddenError(
+      'Credentials belong to a user: send a user JWT or an API key with X-User-Id',
+      'USER_REQUIRED',
+    );
   }
   return { userId: principal.userId, tenantId: principal.tenantId };
 }
@@ -64,7 +92,10 @@ const listRoute = createRoute({
   path: '/',
   summary: "The caller's stored credentials (metadata only, never the secret)",
   middleware: [requireApiKeyScope('credentials:read')] as const,
-  responses: { 200: jsonResponse(z.object({ credentials: z.array(CredentialMetadata) }), 'Credentials'), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ credentials: z.array(CredentialMetadata) }), 'Credentials'),
+    ...errorResponses(401, 403),
+  },
 });
 const storeJwtRoute = createRoute({
   ...base,
@@ -112,8 +143,10 @@ const oauthAuthRoute = createRoute({
   ...base,
   method: 'get',
   path: '/oauth/{serviceType}/auth',
-  summary: "Start connecting the caller's account at the service (authorization code + PKCE); 501 when its provider names no authorization server",
-  description: 'Answers `{ authUrl }`, or redirects there (302) when the request accepts text/html (a browser following a link).',
+  summary:
+    "Start connecting the caller's account at the service (authorization code + PKCE); 501 when its provider names no authorization server",
+  description:
+    'Answers `{ authUrl }`, or redirects there (302) when the request accepts text/html (a browser following a link).',
   middleware: [requireApiKeyScope('credentials:write')] as const,
   request: { params: ServiceTypeParams },
   responses: {
@@ -127,13 +160,17 @@ const oauthCallbackRoute = createRoute({
   ...base,
   method: 'get',
   path: '/oauth/{serviceType}/callback',
-  summary: 'Where the authorization server returns the user: checks state (single use, same user, not expired) and iss (RFC 9207), exchanges the code, seals the tokens',
+  summary:
+    'Where the authorization server returns the user: checks state (single use, same user, not expired) and iss (RFC 9207), exchanges the code, seals the tokens',
   description:
     "Redirects (302) to the console's credentials page when the request accepts text/html, else answers JSON. A browser arriving from the authorization server's site without credentials gets a page that reloads the same URL from this origin, so the console's SameSite=Strict cookie comes along.",
   middleware: [requireApiKeyScope('credentials:write')] as const,
   request: { params: ServiceTypeParams },
   responses: {
-    200: jsonResponse(z.object({ success: z.literal(true), credential: CredentialMetadata, returnTo: z.string() }), 'Connected'),
+    200: jsonResponse(
+      z.object({ success: z.literal(true), credential: CredentialMetadata, returnTo: z.string() }),
+      'Connected',
+    ),
     302: redirect("To the console's credentials page (browsers)"),
     ...oauthNotImplemented,
     ...errorResponses(400, 401, 403, 502),
@@ -143,11 +180,16 @@ const sharedCallbackRoute = createRoute({
   ...base,
   method: 'get',
   path: '/oauth/callback',
-  summary: "The callback shared by every service type (the redirect URI of the gateway's client ID metadata document): the flow named by state says which",
-  description: "Otherwise as `/oauth/{serviceType}/callback`; a flow started for a service type's own callback is refused here (400).",
+  summary:
+    "The callback shared by every service type (the redirect URI of the gateway's client ID metadata document): the flow named by state says which",
+  description:
+    "Otherwise as `/oauth/{serviceType}/callback`; a flow started for a service type's own callback is refused here (400).",
   middleware: [requireApiKeyScope('credentials:write')] as const,
   responses: {
-    200: jsonResponse(z.object({ success: z.literal(true), credential: CredentialMetadata, returnTo: z.string() }), 'Connected'),
+    200: jsonResponse(
+      z.object({ success: z.literal(true), credential: CredentialMetadata, returnTo: z.string() }),
+      'Connected',
+    ),
     302: redirect("To the console's credentials page (browsers)"),
     ...oauthNotImplemented,
     ...errorResponses(400, 401, 403, 502),
@@ -160,7 +202,10 @@ const userCredentialsRoute = createRoute({
   summary: 'Which services a user has connected and their status (admins; metadata only, never a token)',
   middleware: [requirePermission('user:manage')] as const,
   request: { params: z.object({ userId: z.string().openapi({ param: { name: 'userId', in: 'path' } }) }) },
-  responses: { 200: jsonResponse(z.object({ userId: z.string(), credentials: z.array(CredentialMetadata) }), 'Credentials'), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ userId: z.string(), credentials: z.array(CredentialMetadata) }), 'Credentials'),
+    ...errorResponses(401, 403),
+  },
 });
 const deleteRoute = createRoute({
   ...base,
@@ -191,7 +236,10 @@ const sameSiteBounce = createMiddleware(async (c, next) => {
   const target = escapeHtml(`${url.pathname}${url.search}`);
   c.header('cache-control', 'no-store');
   c.header('referrer-policy', 'no-referrer');
-  return c.html(`<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${target}"><title>Connecting…</title><p>Connecting… <a href="${target}">continue</a></p>`, 200);
+  return c.html(
+    `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${target}"><title>Connecting…</title><p>Connecting… <a href="${target}">continue</a></p>`,
+    200,
+  );
 });
 
 /**
@@ -258,13 +306,21 @@ export function credentialsRoutes(deps: ServiceDeps, vault: Vault, connect: OAut
 
   app.openapi(oauthCallbackRoute, async (c) => {
     const { userId } = actingUser(c);
-    const { credential, returnTo } = await connect.complete({ userId, serviceType: pathServiceType(c), callback: new URL(c.req.url) });
+    const { credential, returnTo } = await connect.complete({
+      userId,
+      serviceType: pathServiceType(c),
+      callback: new URL(c.req.url),
+    });
     return wantsHtml(c) ? c.redirect(returnTo, 302) : c.json({ success: true as const, credential, returnTo }, 200);
   });
 
   app.openapi(sharedCallbackRoute, async (c) => {
     const { userId } = actingUser(c);
-    const { credential, returnTo } = await connect.complete({ userId, serviceType: null, callback: new URL(c.req.url) });
+    const { credential, returnTo } = await connect.complete({
+      userId,
+      serviceType: null,
+      callback: new URL(c.req.url),
+    });
     return wantsHtml(c) ? c.redirect(returnTo, 302) : c.json({ success: true as const, credential, returnTo }, 200);
   });
 

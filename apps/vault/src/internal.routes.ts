@@ -1,6 +1,13 @@
 import { SERVICE_TOKEN_HEADER, VAULT_AUDIENCE, type Vault } from '@agentgw/credentials';
 import { parseJson, UnauthorizedError } from '@agentgw/core';
-import { documentedJsonBody, errorResponses, jsonResponse, openApiApp, serviceSecurity, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  documentedJsonBody,
+  errorResponses,
+  jsonResponse,
+  openApiApp,
+  serviceSecurity,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createMiddleware } from 'hono/factory';
 import { serviceTypesSchema } from './credentials.routes.js';
@@ -28,7 +35,14 @@ const internalResolveRoute = createRoute({
   security: serviceSecurity,
   request: { body: documentedJsonBody(internalResolveBody) },
   responses: {
-    200: jsonResponse(z.object({ credentials: z.record(z.string(), z.string()), missing: z.array(z.string()), authUrls: z.record(z.string(), z.string()) }), 'Resolved'),
+    200: jsonResponse(
+      z.object({
+        credentials: z.record(z.string(), z.string()),
+        missing: z.array(z.string()),
+        authUrls: z.record(z.string(), z.string()),
+      }),
+      'Resolved',
+    ),
     ...errorResponses(400, 401),
   },
 });

@@ -7,9 +7,13 @@ import { sessionHeaders, useSharedVault } from './test-vault.js';
 
 const PATH = '/internal/v1/credentials/resolve';
 
-function listen(app: { fetch: (req: Request) => Response | Promise<Response> }): Promise<{ url: string; server: ServerType }> {
+function listen(app: {
+  fetch: (req: Request) => Response | Promise<Response>;
+}): Promise<{ url: string; server: ServerType }> {
   return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) => resolve({ url: `http://127.0.0.1:${info.port}`, server }));
+    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) =>
+      resolve({ url: `http://127.0.0.1:${info.port}`, server }),
+    );
   });
 }
 
@@ -21,7 +25,12 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
   async function seededUser() {
     const user = await f.user({ tenantId: 'acme' });
     await f.call('POST', '/api/v1/credentials/apikey', user.headers, { serviceType: 'github', apiKey: 'gh-secret' });
-    await f.provider({ serviceType: 'slack', authType: 'jwt', config: { connectUrl: 'https://acme.example.com/slack' }, tenantId: 'acme' });
+    await f.provider({
+      serviceType: 'slack',
+      authType: 'jwt',
+      config: { connectUrl: 'https://acme.example.com/slack' },
+      tenantId: 'acme',
+    });
     return user;
   }
 
@@ -34,7 +43,12 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
   it('resolves for the named user with a service token', async () => {
     const user = await seededUser();
     const token = await f.deps.auth.signServiceToken('invoke-proxy', 'vault');
-    const res = await f.call('POST', PATH, { 'x-service-token': token }, { userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] });
+    const res = await f.call(
+      'POST',
+      PATH,
+      { 'x-service-token': token },
+      { userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] },
+    );
     expect(res).toEqual({ status: 200, body: expected });
   });
 
@@ -78,7 +92,9 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
   it('directCredentialResolver answers like the vault', async () => {
     const user = await seededUser();
     const resolver = directCredentialResolver(createVault(f.deps));
-    expect(await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] })).toEqual(expected);
+    expect(await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] })).toEqual(
+      expected,
+    );
   });
 
   describe('httpCredentialResolver', () => {
@@ -93,18 +109,25 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
     it('resolves through the internal endpoint', async () => {
       const user = await seededUser();
       const resolver = httpCredentialResolver({ baseUrl: `${vaultServer.url}/`, auth: f.deps.auth });
-      expect(await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] })).toEqual(expected);
+      expect(await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] })).toEqual(
+        expected,
+      );
     });
 
     it('maps a refused service token to 503, not to "missing"', async () => {
       let other: TestDeps | undefined;
       try {
-        other = await createTestDeps({ backend: 'pglite', env: { JWT_SECRET: 'a-different-jwt-secret-for-another-gateway-000' } });
-        const resolver = httpCredentialResolver({ baseUrl: vaultServer.url, auth: other.auth });
-        await expect(resolver.resolve({ userId: 'u', tenantId: null, serviceTypes: ['github'] })).rejects.toMatchObject({
-          status: 503,
-          code: 'SERVICE_UNAVAILABLE',
+        other = await createTestDeps({
+          backend: 'pglite',
+          env: { JWT_SECRET: 'a-different-jwt-secret-for-another-gateway-000' },
         });
+        const resolver = httpCredentialResolver({ baseUrl: vaultServer.url, auth: other.auth });
+        await expect(resolver.resolve({ userId: 'u', tenantId: null, serviceTypes: ['github'] })).rejects.toMatchObject(
+          {
+            status: 503,
+            code: 'SERVICE_UNAVAILABLE',
+          },
+        );
       } finally {
         await other?.close();
       }

@@ -1,6 +1,12 @@
 import { secretBoxFor } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
-import { createVault, createVaultOAuth, MemoryRefreshLock, RedisRefreshLock, type RefreshLock } from '@agentgw/credentials';
+import {
+  createVault,
+  createVaultOAuth,
+  MemoryRefreshLock,
+  RedisRefreshLock,
+  type RefreshLock,
+} from '@agentgw/credentials';
 import { json } from '@agentgw/db';
 import { testHost } from '@agentgw/service-kit/testing';
 import { startOidcServer, type OidcServer } from '@agentgw/testkit';
@@ -25,7 +31,11 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
   let f: VaultFixture;
 
   beforeAll(async () => {
-    oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [callbackOf('acme'), callbackOf('other')] }], resource: RESOURCE, accessTokenTtlSeconds: 3600 });
+    oidc = await startOidcServer({
+      clients: [{ ...CLIENT, redirectUris: [callbackOf('acme'), callbackOf('other')] }],
+      resource: RESOURCE,
+      accessTokenTtlSeconds: 3600,
+    });
     f = await startVault(backend, { OAUTH_CALLBACK_BASE_URL: VAULT, GATEWAY_PUBLIC_URL: CONSOLE });
   });
   afterAll(async () => {
@@ -43,12 +53,21 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
     const clientSecret = secretBoxFor(f.deps.config).seal(CLIENT.clientSecret, id);
     await f.deps.db
       .insertInto('credential_providers')
-      .values({ id, name: serviceType, service_type: serviceType, auth_type: 'oauth2', description: null, config: json({ clientId: CLIENT.clientId, clientSecret, ...config }), tenant_id: null })
+      .values({
+        id,
+        name: serviceType,
+        service_type: serviceType,
+        auth_type: 'oauth2',
+        description: null,
+        config: json({ clientId: CLIENT.clientId, clientSecret, ...config }),
+        tenant_id: null,
+      })
       .execute();
     return id;
   }
 
-  const get = (path: string, headers: Headers, app = f.app) => app.request(path.startsWith('http') ? new URL(path).pathname + new URL(path).search : path, { headers });
+  const get = (path: string, headers: Headers, app = f.app) =>
+    app.request(path.startsWith('http') ? new URL(path).pathname + new URL(path).search : path, { headers });
 
   async function start(headers: Headers, serviceType = 'acme'): Promise<string> {
     const res = await get(`/api/v1/credentials/oauth/${serviceType}/auth`, headers);
@@ -57,7 +76,8 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
   }
 
   /** Logs `account` in at the authorization server and returns the callback URL it redirects to. */
-  const authorize = (authUrl: string, account: string, serviceType = 'acme') => oidc.authorize(`${authUrl}&login_hint=${account}`, callbackOf(serviceType));
+  const authorize = (authUrl: string, account: string, serviceType = 'acme') =>
+    oidc.authorize(`${authUrl}&login_hint=${account}`, callbackOf(serviceType));
 
   async function connect(headers: Headers, account: string): Promise<void> {
     const callback = await authorize(await start(headers), account);
@@ -66,7 +86,9 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
   }
 
   async function resolve(headers: Headers, serviceType = 'acme') {
-    const { status, body } = await f.call('POST', '/api/v1/credentials/resolve', headers, { serviceTypes: [serviceType] });
+    const { status, body } = await f.call('POST', '/api/v1/credentials/resolve', headers, {
+      serviceTypes: [serviceType],
+    });
     expect(status).toBe(200);
     return body as { credentials: Record<string, string>; missing: string[]; authUrls: Record<string, string> };
   }
@@ -85,15 +107,29 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
     expect(callback.searchParams.get('iss')).toBe(oidc.issuer);
     const res = await get(callback.href, user.headers);
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { credential: { kind: string; status: string; expiresAt: string }; returnTo: string };
-    expect(body.credential).toMatchObject({ kind: 'oauth2', status: 'connected', expiresAt: new Date(f.clock.now().getTime() + 3600_000).toISOString() });
+    const body = (await res.json()) as {
+      credential: { kind: string; status: string; expiresAt: string };
+      returnTo: string;
+    };
+    expect(body.credential).toMatchObject({
+      kind: 'oauth2',
+      status: 'connected',
+      expiresAt: new Date(f.clock.now().getTime() + 3600_000).toISOString(),
+    });
     expect(body.returnTo).toBe(`${CONSOLE}/credentials?connected=acme`);
 
     const { credentials } = await resolve(user.headers);
-    const { payload } = await jwtVerify(credentials.acme!, createRemoteJWKSet(new URL(oidc.jwksUri)), { issuer: oidc.issuer, audience: RESOURCE });
+    const { payload } = await jwtVerify(credentials.acme!, createRemoteJWKSet(new URL(oidc.jwksUri)), {
+      issuer: oidc.issuer,
+      audience: RESOURCE,
+    });
     expect(payload.sub).toBe('alice');
     // Nothing of the tokens is in the row's readable columns or the logs.
-    const row = await f.deps.db.selectFrom('user_credentials').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    const row = await f.deps.db
+      .selectFrom('user_credentials')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain(credentials.acme!.slice(-20));
     expect(JSON.stringify(f.logs)).not.toContain(credentials.acme!.slice(-20));
   });
@@ -118,7 +154,11 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
     const target = `${callback.pathname}${callback.search}`.replaceAll('&', '&#38;');
     expect(page).toContain(`http-equiv="refresh" content="0;url=${target}"`);
     // The reload (same-origin, with the cookie) completes it.
-    const reload = await get(callback.href, { cookie: `agentgw_session=${user.token}`, accept: 'text/html', 'sec-fetch-site': 'same-origin' });
+    const reload = await get(callback.href, {
+      cookie: `agentgw_session=${user.token}`,
+      accept: 'text/html',
+      'sec-fetch-site': 'same-origin',
+    });
     expect(reload.status).toBe(302);
   });
 
@@ -177,7 +217,11 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
 
   it('answers 501 for a provider without an authorization server, and points authUrls at the flow for one with', async () => {
     const user = await f.user();
-    await f.provider({ serviceType: 'legacy', authType: 'oauth2', config: { clientId: 'x', clientSecret: 'y', scopes: [] } });
+    await f.provider({
+      serviceType: 'legacy',
+      authType: 'oauth2',
+      config: { clientId: 'x', clientSecret: 'y', scopes: [] },
+    });
     expect(await errorOf(get('/api/v1/credentials/oauth/legacy/auth', user.headers))).toEqual([501, 'NOT_IMPLEMENTED']);
     expect((await resolve(user.headers)).authUrls).toEqual({ acme: `${VAULT}/api/v1/credentials/oauth/acme/auth` });
   });
@@ -228,7 +272,11 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
     try {
       f.clock.advance(3600_000 - 30_000);
       const before = oidc.tokenRequests.filter((t) => t === 'refresh_token').length;
-      const answers = await Promise.all(replicas.flatMap(({ vault }) => [1, 2].map(() => vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['acme'] }))));
+      const answers = await Promise.all(
+        replicas.flatMap(({ vault }) =>
+          [1, 2].map(() => vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['acme'] })),
+        ),
+      );
       expect(oidc.tokenRequests.filter((t) => t === 'refresh_token').length).toBe(before + 1);
       expect(new Set(answers.map((a) => a.credentials.acme)).size).toBe(1);
     } finally {
@@ -256,8 +304,19 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
     const admin = await f.user({ roles: ['admin'] });
     const { status, body } = await f.call('GET', `/api/v1/credentials/users/${user.id}`, admin.headers);
     expect(status).toBe(200);
-    expect(body).toMatchObject({ userId: user.id, credentials: [{ serviceType: 'acme', kind: 'oauth2', status: 'connected' }] });
-    expect(Object.keys((body.credentials as object[])[0]!).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'kind', 'serviceType', 'status', 'updatedAt']);
+    expect(body).toMatchObject({
+      userId: user.id,
+      credentials: [{ serviceType: 'acme', kind: 'oauth2', status: 'connected' }],
+    });
+    expect(Object.keys((body.credentials as object[])[0]!).sort()).toEqual([
+      'createdAt',
+      'expiresAt',
+      'id',
+      'kind',
+      'serviceType',
+      'status',
+      'updatedAt',
+    ]);
     expect((await f.call('GET', `/api/v1/credentials/users/${user.id}`, user.headers)).status).toBe(403);
   });
 });

@@ -23,7 +23,11 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
     const deps = { ...f.deps, config: testConfig({ ...env }) };
     const { app } = await testHost(vaultService, deps);
     const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-      const res = await app.request(path, { method, headers: { ...headers, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await app.request(path, {
+        method,
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     return { deps, call };
@@ -36,7 +40,8 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
     return user;
   }
 
-  const keyIds = async () => (await f.deps.db.selectFrom('user_credentials').select('key_id').execute()).map((r) => r.key_id);
+  const keyIds = async () =>
+    (await f.deps.db.selectFrom('user_credentials').select('key_id').execute()).map((r) => r.key_id);
 
   it('a vault holding the wrong key fails closed: missing, listed, no 500, no plaintext', async () => {
     const user = await seed();
@@ -54,7 +59,10 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
     expect(await keyIds()).toEqual([idOf(KEY_A), idOf(KEY_A)]);
 
     const rotated = await vaultWith({ CREDENTIAL_ENCRYPTION_KEY: KEY_B, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_A });
-    expect((await rotated.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github', 'openai'] })).body.credentials).toEqual({
+    expect(
+      (await rotated.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github', 'openai'] })).body
+        .credentials,
+    ).toEqual({
       github: 'gh-key',
       openai: 'oa-key',
     });
@@ -69,7 +77,10 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
 
     // The previous key can now be dropped.
     const newOnly = await vaultWith({ CREDENTIAL_ENCRYPTION_KEY: KEY_B });
-    expect((await newOnly.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github', 'openai', 'slack'] })).body).toMatchObject({
+    expect(
+      (await newOnly.call('POST', `${BASE}/resolve`, user.headers, { serviceTypes: ['github', 'openai', 'slack'] }))
+        .body,
+    ).toMatchObject({
       credentials: { github: 'gh-key', openai: 'oa-key', slack: 'sl-key' },
       missing: [],
     });
@@ -77,12 +88,17 @@ describe.each(testBackends())('key rotation (%s)', (backend) => {
 
   it('reencryptAll leaves rows no configured key opens and counts them', async () => {
     await seed();
-    const other = await vaultWith({ CREDENTIAL_ENCRYPTION_KEY: 'cc'.repeat(32), CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_B });
+    const other = await vaultWith({
+      CREDENTIAL_ENCRYPTION_KEY: 'cc'.repeat(32),
+      CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_B,
+    });
     expect(await createVault(other.deps).reencryptAll()).toEqual({ reencrypted: 0, unreadable: 2 });
     expect(await keyIds()).toEqual([idOf(KEY_A), idOf(KEY_A)]);
   });
 
   it('rejects a malformed CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS', () => {
-    expect(() => testConfig({ CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: `${KEY_A},not-a-key` })).toThrow(/CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS/);
+    expect(() => testConfig({ CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: `${KEY_A},not-a-key` })).toThrow(
+      /CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS/,
+    );
   });
 });

@@ -12,7 +12,11 @@ import { vaultService } from './service.js';
 export const KEY_A = 'aa'.repeat(32);
 export const KEY_B = 'bb'.repeat(32);
 /** An external identity provider every test vault trusts (HS256), for users it has no account for. */
-const PARTNER = { issuer: 'https://partner.example', audience: 'agentgw-tests', secret: 'partner-secret-that-is-at-least-32-chars' };
+const PARTNER = {
+  issuer: 'https://partner.example',
+  audience: 'agentgw-tests',
+  secret: 'partner-secret-that-is-at-least-32-chars',
+};
 
 export interface Reply {
   status: number;
@@ -27,21 +31,37 @@ export interface VaultFixture {
   /** Every log line written, as JSON objects. */
   logs: Record<string, unknown>[];
   call(method: string, path: string, headers?: Record<string, string>, body?: unknown): Promise<Reply>;
-  user(input?: { tenantId?: string | null; roles?: RoleName[] }): Promise<TestUser & { token: string; headers: Record<string, string> }>;
+  user(input?: {
+    tenantId?: string | null;
+    roles?: RoleName[];
+  }): Promise<TestUser & { token: string; headers: Record<string, string> }>;
   apiKey(input: { scopes: ApiKeyScope[]; tenantId?: string | null }): Promise<string>;
   agent(input?: { tenantId?: string | null }): Promise<{ id: string; runtimeToken: string }>;
-  provider(input: { serviceType: string; authType: CredentialAuthType; config?: Record<string, unknown>; tenantId?: string | null }): Promise<void>;
+  provider(input: {
+    serviceType: string;
+    authType: CredentialAuthType;
+    config?: Record<string, unknown>;
+    tenantId?: string | null;
+  }): Promise<void>;
   close(): Promise<void>;
 }
 
 /** A vault app on a fresh database of `backend`, with a movable clock and captured logs. */
-export async function startVault(backend: 'pglite' | 'postgres', env: Record<string, string> = {}): Promise<VaultFixture> {
+export async function startVault(
+  backend: 'pglite' | 'postgres',
+  env: Record<string, string> = {},
+): Promise<VaultFixture> {
   const clock = new ManualClock(new Date('2026-03-01T12:00:00Z'));
-  const deps = await createTestDeps({ backend, clock, env: { CREDENTIAL_ENCRYPTION_KEY: KEY_A, JWT_EXTERNAL_ISSUERS: JSON.stringify([PARTNER]), ...env } });
+  const deps = await createTestDeps({
+    backend,
+    clock,
+    env: { CREDENTIAL_ENCRYPTION_KEY: KEY_A, JWT_EXTERNAL_ISSUERS: JSON.stringify([PARTNER]), ...env },
+  });
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -63,7 +83,11 @@ export async function startVault(backend: 'pglite' | 'postgres', env: Record<str
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     },
     async user(input = {}) {
-      const user = await createUser(deps, { email: `${newId()}@example.test`, roles: input.roles ?? [], tenantId: input.tenantId ?? null });
+      const user = await createUser(deps, {
+        email: `${newId()}@example.test`,
+        roles: input.roles ?? [],
+        tenantId: input.tenantId ?? null,
+      });
       const token = await tokenFor(deps, user);
       return { ...user, token, headers: { authorization: `Bearer ${token}` } };
     },
@@ -71,7 +95,18 @@ export async function startVault(backend: 'pglite' | 'postgres', env: Record<str
       const key = generateApiKey();
       // Auth refuses a key without a live creator; an admin's key may act for any user.
       const creator = await createUser(deps, { email: `${newId()}@example.test`, roles: ['admin'], tenantId: null });
-      await deps.db.insertInto('api_keys').values({ id: newId(), name: 'test key', key_hash: key.hash, key_prefix: key.prefix, scopes, user_id: creator.id, tenant_id: tenantId }).execute();
+      await deps.db
+        .insertInto('api_keys')
+        .values({
+          id: newId(),
+          name: 'test key',
+          key_hash: key.hash,
+          key_prefix: key.prefix,
+          scopes,
+          user_id: creator.id,
+          tenant_id: tenantId,
+        })
+        .execute();
       return key.token;
     },
     async agent({ tenantId = null } = {}) {
@@ -97,7 +132,15 @@ export async function startVault(backend: 'pglite' | 'postgres', env: Record<str
     async provider({ serviceType, authType, config = {}, tenantId = null }) {
       await deps.db
         .insertInto('credential_providers')
-        .values({ id: newId(), name: serviceType, service_type: serviceType, auth_type: authType, description: null, config: json(config), tenant_id: tenantId })
+        .values({
+          id: newId(),
+          name: serviceType,
+          service_type: serviceType,
+          auth_type: authType,
+          description: null,
+          config: json(config),
+          tenant_id: tenantId,
+        })
         .execute();
     },
     close: () => deps.close(),
@@ -124,7 +167,11 @@ export function useSharedVault(backend: 'pglite' | 'postgres'): VaultFixture {
   return f;
 }
 
-export const sessionHeaders = async (f: VaultFixture, user: TestUser, agentId: string): Promise<Record<string, string>> => {
+export const sessionHeaders = async (
+  f: VaultFixture,
+  user: TestUser,
+  agentId: string,
+): Promise<Record<string, string>> => {
   const { token } = await f.deps.auth.issueSessionToken({
     endUserId: user.id,
     email: user.email,

@@ -1,3 +1,13 @@
 export { createAuditTrail, type AuditTrail, type AuditOpenEntry, type AuditPatch } from './trail.js';
-export { MASK, MAX_BODY_BYTES, MAX_DEPTH, MAX_ERROR_CHARS, SECRET_NAME_PARTS, capError, isSecretName, maskBody, type TruncatedBody } from './masking.js';
+export {
+  MASK,
+  MAX_BODY_BYTES,
+  MAX_DEPTH,
+  MAX_ERROR_CHARS,
+  SECRET_NAME_PARTS,
+  capError,
+  isSecretName,
+  maskBody,
+  type TruncatedBody,
+} from './masking.js';
 export type { AuditStatus } from '@agentgw/core';

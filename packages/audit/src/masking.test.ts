@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { MASK, MAX_BODY_BYTES, MAX_DEPTH, MAX_ERROR_CHARS, capError, isSecretName, maskBody, maskBodySized } from './masking.js';
+import {
+  MASK,
+  MAX_BODY_BYTES,
+  MAX_DEPTH,
+  MAX_ERROR_CHARS,
+  capError,
+  isSecretName,
+  maskBody,
+  maskBodySized,
+} from './masking.js';
 
 describe('isSecretName', () => {
   it.each([
@@ -30,7 +39,9 @@ describe('isSecretName', () => {
     'signature',
   ])('treats %s as secret', (name) => expect(isSecretName(name)).toBe(true));
 
-  it.each(['path', 'query', 'user', 'name', 'keyword', 'author', 'session', 'id'])('leaves %s alone', (name) => expect(isSecretName(name)).toBe(false));
+  it.each(['path', 'query', 'user', 'name', 'keyword', 'author', 'session', 'id'])('leaves %s alone', (name) =>
+    expect(isSecretName(name)).toBe(false),
+  );
 });
 
 describe('maskBody', () => {
@@ -110,7 +121,12 @@ describe('maskBody', () => {
 
 describe('maskBodySized', () => {
   it("reports at least the UTF-8 size of the JSON it keeps, and the marker's size for a truncated body", () => {
-    for (const value of [{ a: 1 }, { text: 'é€😀'.repeat(1_000) }, { text: 'é'.repeat(5_000) }, { text: 'x'.repeat(MAX_BODY_BYTES - 20) }]) {
+    for (const value of [
+      { a: 1 },
+      { text: 'é€😀'.repeat(1_000) },
+      { text: 'é'.repeat(5_000) },
+      { text: 'x'.repeat(MAX_BODY_BYTES - 20) },
+    ]) {
       const { body, maxBytes } = maskBodySized(value);
       expect(body).toEqual(maskBody(value));
       expect(maxBytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(body), 'utf8'));

@@ -78,7 +78,14 @@ describe('createAuditTrail', () => {
     const jobs = await collect();
     await vi.waitFor(() => expect(jobs).toHaveLength(2));
     const update = jobs.find((j) => j.op === 'update')!;
-    expect(update).toEqual({ op: 'update', id: 'given-id', key: expect.stringMatching(/^u:/), seq: 2, at: expect.any(String), patch: { confirmedBy: 'admin-1' } });
+    expect(update).toEqual({
+      op: 'update',
+      id: 'given-id',
+      key: expect.stringMatching(/^u:/),
+      seq: 2,
+      at: expect.any(String),
+      patch: { confirmedBy: 'admin-1' },
+    });
   });
 
   it('opens a refusal with its reason in the one create job', async () => {
@@ -87,7 +94,12 @@ describe('createAuditTrail', () => {
     await trail.open({ ...entry, id: 'refused', status: 'rejected', error: 'Denied by an access rule' });
     const jobs = await collect();
     await vi.waitFor(() => expect(jobs).toHaveLength(1));
-    expect(jobs[0]).toMatchObject({ op: 'create', id: 'refused', status: 'rejected', error: 'Denied by an access rule' });
+    expect(jobs[0]).toMatchObject({
+      op: 'create',
+      id: 'refused',
+      status: 'rejected',
+      error: 'Denied by an access rule',
+    });
   });
 
   it('gives every update a key of its own, so two updates are two jobs', async () => {
@@ -115,7 +127,9 @@ describe('createAuditTrail', () => {
     const trail = createAuditTrail({ queue, clock: new ManualClock() });
     await Promise.all(Array.from({ length: MAX_GROUP_RECORDS + 1 }, () => trail.open(entry)));
     // 100 bodies of ~15 KiB: about 1.5 MiB in all.
-    await Promise.all(Array.from({ length: 100 }, () => trail.open({ ...entry, arguments: { s: 'x'.repeat(15_000) } })));
+    await Promise.all(
+      Array.from({ length: 100 }, () => trail.open({ ...entry, arguments: { s: 'x'.repeat(15_000) } })),
+    );
     const jobs = await collect();
     await vi.waitFor(() => expect(jobs).toHaveLength(MAX_GROUP_RECORDS + 101));
     expect(groups.slice(0, 2)).toEqual([MAX_GROUP_RECORDS, 1]);

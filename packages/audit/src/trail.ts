@@ -4,7 +4,19 @@ import { capError, maskBodySized } from './masking.js';
 type CreateJob = Extract<AuditRecordJob, { op: 'create' }>;
 
 /** What is known about a tool call when it is first recorded (the create job's fields, before masking). */
-export type AuditOpenEntry = Pick<CreateJob, 'userId' | 'agentId' | 'endUserId' | 'providerId' | 'tenantId' | 'oauthClientId' | 'toolName' | 'arguments' | 'status' | 'error'> & {
+export type AuditOpenEntry = Pick<
+  CreateJob,
+  | 'userId'
+  | 'agentId'
+  | 'endUserId'
+  | 'providerId'
+  | 'tenantId'
+  | 'oauthClientId'
+  | 'toolName'
+  | 'arguments'
+  | 'status'
+  | 'error'
+> & {
   /** Given when the caller already announced the id (e.g. in a confirmation); otherwise one is made. */
   id?: string;
 };
@@ -141,7 +153,10 @@ const ENVELOPE_BASE_BYTES = 384;
  * for the rest.
  */
 function envelopeBytes(r: AuditRecordJob): number {
-  const fields = r.op === 'create' ? [r.userId, r.agentId, r.endUserId, r.providerId, r.tenantId, r.toolName, r.status, r.error] : [r.patch.status, r.patch.confirmedBy, r.patch.error];
+  const fields =
+    r.op === 'create'
+      ? [r.userId, r.agentId, r.endUserId, r.providerId, r.tenantId, r.toolName, r.status, r.error]
+      : [r.patch.status, r.patch.confirmedBy, r.patch.error];
   const chars = r.id.length + r.key.length + r.at.length + fields.reduce((sum, text) => sum + lengthOf(text), 0);
   return ENVELOPE_BASE_BYTES + chars * 3;
 }

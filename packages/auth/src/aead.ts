@@ -54,7 +54,9 @@ export function open(key: Uint8Array, sealed: string, aad: string): string | nul
     const decipher = createDecipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_LENGTH });
     decipher.setAAD(Buffer.from(aad, 'utf8'));
     decipher.setAuthTag(body.subarray(body.length - TAG_LENGTH));
-    return Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_LENGTH)), decipher.final()]).toString('utf8');
+    return Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_LENGTH)), decipher.final()]).toString(
+      'utf8',
+    );
   } catch {
     return null;
   }

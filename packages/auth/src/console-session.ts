@@ -54,7 +54,10 @@ export const changesState = (c: Context): boolean => !SAFE_METHODS.has(c.req.met
 export function assertSameOrigin(c: Context): void {
   const site = c.req.header('sec-fetch-site');
   if (site === undefined ? originIsThisHost(c) : site === 'same-origin') return;
-  throw new ForbiddenError('A request signed in with the console cookie must come from the console itself (Sec-Fetch-Site: same-origin or a matching Origin)', 'CSRF_REJECTED');
+  throw new ForbiddenError(
+    'A request signed in with the console cookie must come from the console itself (Sec-Fetch-Site: same-origin or a matching Origin)',
+    'CSRF_REJECTED',
+  );
 }
 
 function originIsThisHost(c: Context): boolean {

@@ -2,9 +2,22 @@ import type { Kysely } from 'kysely';
 import { ForbiddenError, UnauthorizedError, type Clock, type Logger } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
 import type { ExternalIdentities } from './external-identities.js';
-import { IDENTITY_CACHE, type AgentIdentities, type AgentIdentity, type ApiKeyIdentity, type IdentityCache, type UserIdentity } from './identity-cache.js';
+import {
+  IDENTITY_CACHE,
+  type AgentIdentities,
+  type AgentIdentity,
+  type ApiKeyIdentity,
+  type IdentityCache,
+  type UserIdentity,
+} from './identity-cache.js';
 import { permissionsOf } from './permissions.js';
-import type { ApiKeyPrincipal, Principal, RuntimeTokenPrincipal, SessionTokenPrincipal, UserJwtPrincipal } from './principal.js';
+import type {
+  ApiKeyPrincipal,
+  Principal,
+  RuntimeTokenPrincipal,
+  SessionTokenPrincipal,
+  UserJwtPrincipal,
+} from './principal.js';
 import type { TokenIssuing } from './token-issuing.js';
 import { isVisibleTo } from './tenancy.js';
 import { hashToken, sameHash, tokenKind } from './tokens.js';
@@ -46,11 +59,23 @@ export function bearerToken(header: string | null): string | null {
 
 /** What a user's identity gives every form that carries one: the user acts for themselves. */
 function userStanding(user: UserIdentity) {
-  return { userId: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId, endUserId: user.id, permissions: permissionsOf(user.roles) };
+  return {
+    userId: user.id,
+    email: user.email,
+    roles: user.roles,
+    tenantId: user.tenantId,
+    endUserId: user.id,
+    permissions: permissionsOf(user.roles),
+  };
 }
 
 /** A person signed in with their own JWT. */
-const jwtPrincipal = (user: UserIdentity): UserJwtPrincipal => ({ via: 'jwt', ...userStanding(user), agentId: null, apiKey: null });
+const jwtPrincipal = (user: UserIdentity): UserJwtPrincipal => ({
+  via: 'jwt',
+  ...userStanding(user),
+  agentId: null,
+  apiKey: null,
+});
 
 /**
  * A key is only as good as its creator's current standing (users are cached and dropped by
@@ -59,7 +84,9 @@ const jwtPrincipal = (user: UserIdentity): UserJwtPrincipal => ({ via: 'jwt', ..
  */
 function canStillIssue(creator: UserIdentity, key: ApiKeyIdentity): boolean {
   if (creator.roles.includes('admin')) return true;
-  return permissionsOf(creator.roles).has('apikey:manage') && key.tenantId !== null && key.tenantId === creator.tenantId;
+  return (
+    permissionsOf(creator.roles).has('apikey:manage') && key.tenantId !== null && key.tenantId === creator.tenantId
+  );
 }
 
 /**
@@ -70,7 +97,10 @@ function assertKeyMayActFor(creator: UserIdentity, user: UserIdentity): void {
   if (creator.roles.includes('admin')) return;
   const allowed = permissionsOf(creator.roles);
   if ([...permissionsOf(user.roles)].some((permission) => !allowed.has(permission))) {
-    throw new ForbiddenError("This API key cannot act for a user more privileged than the key's creator", 'KEY_CANNOT_ACT_FOR_USER');
+    throw new ForbiddenError(
+      "This API key cannot act for a user more privileged than the key's creator",
+      'KEY_CANNOT_ACT_FOR_USER',
+    );
   }
 }
 
@@ -120,7 +150,8 @@ export class CredentialForms {
     // A presented API key is always checked, whatever else comes with it.
     const apiKey = presented.apiKeyHeader === null ? null : await this.apiKeyFrom(presented.apiKeyHeader);
 
-    if (presented.sessionToken !== null) return this.sessionPrincipal(presented.sessionToken, { runtimeToken, userJwt, agentHeader, apiKey });
+    if (presented.sessionToken !== null)
+      return this.sessionPrincipal(presented.sessionToken, { runtimeToken, userJwt, agentHeader, apiKey });
     if (apiKey) return this.apiKeyPrincipal(apiKey, userJwt, presented);
     if (runtimeToken !== null) return this.runtimePrincipal(runtimeToken, agentHeader);
     if (userJwt !== null) {
@@ -128,7 +159,10 @@ export class CredentialForms {
       // Naming an agent would borrow its rules: only the agent's own credentials (an API key the
       // runtime holds, a session token issued to it) may do that, never a user's login alone.
       if (agentHeader !== null) {
-        throw new ForbiddenError('X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent', 'AGENT_ID_NOT_ALLOWED');
+        throw new ForbiddenError(
+          'X-Agent-Id needs an API key (X-Api-Key) or a session token (X-Gateway-Session-Token); a user JWT alone cannot act as an agent',
+          'AGENT_ID_NOT_ALLOWED',
+        );
       }
       return jwtPrincipal(user);
     }
@@ -137,7 +171,12 @@ export class CredentialForms {
 
   private async sessionPrincipal(
     sessionToken: string,
-    others: { runtimeToken: string | null; userJwt: string | null; agentHeader: string | null; apiKey: CheckedApiKey | null },
+    others: {
+      runtimeToken: string | null;
+      userJwt: string | null;
+      agentHeader: string | null;
+      apiKey: CheckedApiKey | null;
+    },
   ): Promise<SessionTokenPrincipal> {
     const { runtimeToken, userJwt, agentHeader, apiKey } = others;
     if (userJwt !== null) throw unauthorized('Send either a user JWT or a session token, not both');
@@ -150,7 +189,8 @@ export class CredentialForms {
     // The signature is checked before X-Agent-Id costs a lookup.
     const claims = await this.deps.sessions.verifySessionToken(sessionToken, { agentId });
     // The end user must still exist (users are cached and dropped by `user.changed`): a deleted one lends nothing.
-    if (!(await this.deps.identities.userById(claims.endUserId))) throw unauthorized("The session token's end user no longer exists", 'TOKEN_REVOKED');
+    if (!(await this.deps.identities.userById(claims.endUserId)))
+      throw unauthorized("The session token's end user no longer exists", 'TOKEN_REVOKED');
     const agent = tokenAgent ?? (await this.deps.agents.get(agentId));
     if (!agent) throw unauthorized('Unknown agent');
     assertAgentActive(agent);
@@ -171,7 +211,11 @@ export class CredentialForms {
     return principal;
   }
 
-  private async apiKeyPrincipal(apiKey: CheckedApiKey, userJwt: string | null, presented: Presented): Promise<ApiKeyPrincipal> {
+  private async apiKeyPrincipal(
+    apiKey: CheckedApiKey,
+    userJwt: string | null,
+    presented: Presented,
+  ): Promise<ApiKeyPrincipal> {
     const { userHeader, agentHeader } = presented;
     let user: UserIdentity | null;
     if (userJwt !== null) {
@@ -185,12 +229,16 @@ export class CredentialForms {
     }
     assertKeyTenant(apiKey, user.tenantId);
     assertKeyMayActFor(apiKey.creator, user);
-    return this.withAgent({ via: 'api_key', ...userStanding(user), agentId: null, apiKey: { id: apiKey.id, scopes: apiKey.scopes } }, agentHeader);
+    return this.withAgent(
+      { via: 'api_key', ...userStanding(user), agentId: null, apiKey: { id: apiKey.id, scopes: apiKey.scopes } },
+      agentHeader,
+    );
   }
 
   private async runtimePrincipal(runtimeToken: string, agentHeader: string | null): Promise<RuntimeTokenPrincipal> {
     const agent = await this.agentByRuntimeToken(runtimeToken);
-    if (agentHeader !== null && agentHeader !== agent.id) throw unauthorized('X-Agent-Id does not match the runtime token');
+    if (agentHeader !== null && agentHeader !== agent.id)
+      throw unauthorized('X-Agent-Id does not match the runtime token');
     assertAgentActive(agent);
     return {
       via: 'runtime_token',
@@ -241,7 +289,8 @@ export class CredentialForms {
     const last = this.apiKeyUseRecorded.get(id);
     if (last !== undefined && now - last < API_KEY_USE_RECORD_INTERVAL_MS) return;
     if (this.apiKeyUseRecorded.size >= IDENTITY_CACHE.max) {
-      for (const [key, at] of this.apiKeyUseRecorded) if (now - at >= API_KEY_USE_RECORD_INTERVAL_MS) this.apiKeyUseRecorded.delete(key);
+      for (const [key, at] of this.apiKeyUseRecorded)
+        if (now - at >= API_KEY_USE_RECORD_INTERVAL_MS) this.apiKeyUseRecorded.delete(key);
     }
     this.apiKeyUseRecorded.set(id, now);
     this.deps.db
@@ -249,7 +298,12 @@ export class CredentialForms {
       .set({ last_used_at: new Date(now) })
       .where('id', '=', id)
       .execute()
-      .catch((err: unknown) => this.deps.logger?.warn({ keyId: id, reason: err instanceof Error ? err.message : String(err) }, 'could not record API key use'));
+      .catch((err: unknown) =>
+        this.deps.logger?.warn(
+          { keyId: id, reason: err instanceof Error ? err.message : String(err) },
+          'could not record API key use',
+        ),
+      );
   }
 }
 

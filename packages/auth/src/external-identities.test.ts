@@ -32,7 +32,14 @@ describe('external identities', () => {
     handle = await openTestDatabase('pglite');
     await handle.db
       .insertInto('users')
-      .values({ id: local.id, email: local.email, roles: ['agent_creator'], tenant_id: 'P', password_hash: 'unused', name: null })
+      .values({
+        id: local.id,
+        email: local.email,
+        roles: ['agent_creator'],
+        tenant_id: 'P',
+        password_hash: 'unused',
+        name: null,
+      })
       .execute();
     const users = new IdentityCache(handle.db, systemClock);
     const codec = { verifyUserToken: async (token: string) => identities.get(token)! };
@@ -45,13 +52,19 @@ describe('external identities', () => {
 
   it('links by email only when the issuer says email_verified: true, then maps by subject', async () => {
     identities.set('unverified', identity({ sub: 'p-1', email: local.email, emailVerified: false }));
-    expect(await external.userFromToken('unverified')).toMatchObject({ id: 'external:https://partner.example:p-1', roles: [], tenantId: null });
+    expect(await external.userFromToken('unverified')).toMatchObject({
+      id: 'external:https://partner.example:p-1',
+      roles: [],
+      tenantId: null,
+    });
 
     identities.set('verified', identity({ sub: 'p-1', email: local.email, emailVerified: true }));
     expect((await external.userFromToken('verified')).id).toBe(local.id);
     identities.set('later', identity({ sub: 'p-1', email: 'changed@elsewhere.example' }));
     expect((await external.userFromToken('later')).id).toBe(local.id);
-    expect(await handle.db.selectFrom('external_identities').select(['subject', 'user_id']).execute()).toEqual([{ subject: 'p-1', user_id: local.id }]);
+    expect(await handle.db.selectFrom('external_identities').select(['subject', 'user_id']).execute()).toEqual([
+      { subject: 'p-1', user_id: local.id },
+    ]);
   });
 
   it('never maps a subject that merely equals a local id, and refuses our own token for a missing user or an old password stamp', async () => {

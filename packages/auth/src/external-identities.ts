@@ -12,7 +12,14 @@ export class ExternalIdentities {
   // (issuer, subject) → linked local user id; dropped with any user change (links die with users).
   private readonly links: MemoryCache<string | null>;
 
-  constructor(private readonly deps: { db: Kysely<Database>; codec: Pick<JwtCodec, 'verifyUserToken'>; users: Pick<IdentityCache, 'userById' | 'userByEmail'>; clock: Clock }) {
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      codec: Pick<JwtCodec, 'verifyUserToken'>;
+      users: Pick<IdentityCache, 'userById' | 'userByEmail'>;
+      clock: Clock;
+    },
+  ) {
     this.links = new MemoryCache({ ...IDENTITY_CACHE, clock: deps.clock });
   }
 
@@ -58,7 +65,9 @@ export class ExternalIdentities {
    * logins): the user linked to `(issuer, subject)`, else the user with the verified email
    * (then linked); null when there is none (no account is created).
    */
-  async localUserOf(identity: Pick<UserTokenIdentity, 'issuer' | 'sub' | 'email' | 'emailVerified'>): Promise<UserIdentity | null> {
+  async localUserOf(
+    identity: Pick<UserTokenIdentity, 'issuer' | 'sub' | 'email' | 'emailVerified'>,
+  ): Promise<UserIdentity | null> {
     const { users } = this.deps;
     const linked = await this.linkedUserId(identity.issuer, identity.sub);
     const linkedUser = linked === null ? null : await users.userById(linked);
@@ -71,7 +80,12 @@ export class ExternalIdentities {
 
   private linkedUserId(issuer: string, subject: string): Promise<string | null> {
     return this.links.getOrLoad(linkKey(issuer, subject), async () => {
-      const row = await this.deps.db.selectFrom('external_identities').select('user_id').where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst();
+      const row = await this.deps.db
+        .selectFrom('external_identities')
+        .select('user_id')
+        .where('issuer', '=', issuer)
+        .where('subject', '=', subject)
+        .executeTakeFirst();
       return row?.user_id ?? null;
     });
   }

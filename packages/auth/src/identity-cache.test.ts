@@ -17,7 +17,14 @@ describe('identity cache', () => {
     handle = await openTestDatabase('pglite');
     await handle.db
       .insertInto('users')
-      .values({ id: userId, email: 'Ann@A.io', roles: ['tenant_admin'], tenant_id: 'A', password_hash: 'unused', name: null })
+      .values({
+        id: userId,
+        email: 'Ann@A.io',
+        roles: ['tenant_admin'],
+        tenant_id: 'A',
+        password_hash: 'unused',
+        name: null,
+      })
       .execute();
     cache = new IdentityCache(handle.db, clock);
     stop = await cache.listen(bus);
@@ -50,9 +57,22 @@ describe('identity cache', () => {
     const key = { id: newId(), key: generateApiKey() };
     await handle.db
       .insertInto('api_keys')
-      .values({ id: key.id, name: 'k', key_hash: key.key.hash, key_prefix: key.key.prefix, scopes: ['credentials:resolve'], user_id: userId, tenant_id: 'A' })
+      .values({
+        id: key.id,
+        name: 'k',
+        key_hash: key.key.hash,
+        key_prefix: key.key.prefix,
+        scopes: ['credentials:resolve'],
+        user_id: userId,
+        tenant_id: 'A',
+      })
       .execute();
-    expect(await cache.apiKeyByHash(key.key.hash)).toMatchObject({ id: key.id, revoked: false, creatorId: userId, keyHash: key.key.hash });
+    expect(await cache.apiKeyByHash(key.key.hash)).toMatchObject({
+      id: key.id,
+      revoked: false,
+      creatorId: userId,
+      keyHash: key.key.hash,
+    });
     await handle.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', key.id).execute();
     await bus.publish('apikey.changed', { keyId: key.id });
     expect((await cache.apiKeyByHash(key.key.hash))?.revoked).toBe(true);
@@ -94,7 +114,12 @@ describe('identity cache', () => {
         updated_at: now,
       })
       .execute();
-    expect(await agents.byTokenHash(token.hash)).toEqual({ id, tenantId: 'A', isActive: true, runtimeTokenHash: token.hash });
+    expect(await agents.byTokenHash(token.hash)).toEqual({
+      id,
+      tenantId: 'A',
+      isActive: true,
+      runtimeTokenHash: token.hash,
+    });
     await handle.db.updateTable('agents').set({ is_active: false }).where('id', '=', id).execute();
     expect((await agents.get(id))?.isActive).toBe(false);
     expect(await agents.get(newId())).toBeNull();

@@ -46,8 +46,12 @@ export interface AgentIdentities {
 /** Agents straight from the database, uncached: for an auth built without the catalog (tools, tests). */
 export function databaseAgentIdentities(db: Kysely<Database>): AgentIdentities {
   const query = () => db.selectFrom('agents').select(['id', 'tenant_id', 'is_active', 'runtime_token_hash']);
-  const toIdentity = (row: { id: string; tenant_id: string | null; is_active: boolean; runtime_token_hash: string } | undefined) =>
-    row ? { id: row.id, tenantId: row.tenant_id, isActive: row.is_active, runtimeTokenHash: row.runtime_token_hash } : null;
+  const toIdentity = (
+    row: { id: string; tenant_id: string | null; is_active: boolean; runtime_token_hash: string } | undefined,
+  ) =>
+    row
+      ? { id: row.id, tenantId: row.tenant_id, isActive: row.is_active, runtimeTokenHash: row.runtime_token_hash }
+      : null;
   return {
     get: async (agentId) => toIdentity(await query().where('id', '=', agentId).executeTakeFirst()),
     byTokenHash: async (hash) => toIdentity(await query().where('runtime_token_hash', '=', hash).executeTakeFirst()),
@@ -68,7 +72,13 @@ export const IDENTITY_CACHE = { ttlMs: 60_000, max: 10_000 } as const;
  */
 const VERIFIED_TOKENS = { ttlMs: 5 * 60_000, max: 10_000, expiryMarginMs: 5_000 } as const;
 
-type UserRow = { id: string; email: string; roles: RoleName[]; tenant_id: string | null; password_changed_at: Date | null };
+type UserRow = {
+  id: string;
+  email: string;
+  roles: RoleName[];
+  tenant_id: string | null;
+  password_changed_at: Date | null;
+};
 
 /**
  * Auth's own caches: users (by id and email), API keys (by id, and hash → id) and verified JWTs,
@@ -112,7 +122,9 @@ export class IdentityCache {
   }
 
   userById(id: string): Promise<UserIdentity | null> {
-    return this.usersById.getOrLoad(id, async () => toUser(await this.userQuery().where('id', '=', id).executeTakeFirst()));
+    return this.usersById.getOrLoad(id, async () =>
+      toUser(await this.userQuery().where('id', '=', id).executeTakeFirst()),
+    );
   }
 
   /** By email, case-insensitively (pass it lower-cased). */
@@ -156,8 +168,21 @@ export class IdentityCache {
 
   private apiKeyById(id: string): Promise<ApiKeyIdentity | null> {
     return this.apiKeysById.getOrLoad(id, async () => {
-      const row = await this.db.selectFrom('api_keys').select(['id', 'key_hash', 'scopes', 'tenant_id', 'revoked_at', 'user_id']).where('id', '=', id).executeTakeFirst();
-      return row ? { id: row.id, keyHash: row.key_hash, scopes: row.scopes, tenantId: row.tenant_id, revoked: row.revoked_at !== null, creatorId: row.user_id } : null;
+      const row = await this.db
+        .selectFrom('api_keys')
+        .select(['id', 'key_hash', 'scopes', 'tenant_id', 'revoked_at', 'user_id'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row
+        ? {
+            id: row.id,
+            keyHash: row.key_hash,
+            scopes: row.scopes,
+            tenantId: row.tenant_id,
+            revoked: row.revoked_at !== null,
+            creatorId: row.user_id,
+          }
+        : null;
     });
   }
 
@@ -167,5 +192,13 @@ export class IdentityCache {
 }
 
 function toUser(row: UserRow | undefined): UserIdentity | null {
-  return row ? { id: row.id, email: row.email, roles: row.roles, tenantId: row.tenant_id, passwordStamp: row.password_changed_at?.getTime() ?? 0 } : null;
+  return row
+    ? {
+        id: row.id,
+        email: row.email,
+        roles: row.roles,
+        tenantId: row.tenant_id,
+        passwordStamp: row.password_changed_at?.getTime() ?? 0,
+      }
+    : null;
 }

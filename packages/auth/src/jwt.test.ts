@@ -46,7 +46,14 @@ describe('gateway tokens (HS256)', () => {
     const token = await codec.sign('login', { sub: 'user-1', email: 'A@x.io' }, 900);
     const [header] = token.split('.');
     expect(JSON.parse(Buffer.from(header!, 'base64url').toString())).toEqual({ alg: 'HS256', typ: 'JWT' });
-    expect(await codec.verifyUserToken(token)).toEqual({ source: 'gateway', issuer: ISSUER, sub: 'user-1', email: 'a@x.io', emailVerified: false, passwordStamp: 0 });
+    expect(await codec.verifyUserToken(token)).toEqual({
+      source: 'gateway',
+      issuer: ISSUER,
+      sub: 'user-1',
+      email: 'a@x.io',
+      emailVerified: false,
+      passwordStamp: 0,
+    });
     const stamped = await codec.sign('login', { sub: 'user-1', pwv: 1_700_000_000_123 }, 900);
     expect((await codec.verifyUserToken(stamped)).passwordStamp).toBe(1_700_000_000_123);
   });
@@ -64,19 +71,27 @@ describe('gateway tokens (HS256)', () => {
     expect(await rejection(codec.verifyUserToken(forged))).toBe('401 INVALID_TOKEN');
     const token = await codec.sign('login', { sub: 'user-1' }, 60);
     const [h, , s] = token.split('.');
-    const tampered = [h, Buffer.from(JSON.stringify({ sub: 'admin', iss: ISSUER, tt: 'login', exp: 9e9 })).toString('base64url'), s].join('.');
+    const tampered = [
+      h,
+      Buffer.from(JSON.stringify({ sub: 'admin', iss: ISSUER, tt: 'login', exp: 9e9 })).toString('base64url'),
+      s,
+    ].join('.');
     expect(await rejection(codec.verifyUserToken(tampered))).toBe('401 INVALID_TOKEN');
   });
 
   it('rejects a wrong issuer', async () => {
-    const token = await foreignToken(clock, {}, 'someone-else').setProtectedHeader({ alg: 'HS256' }).sign(encode(SECRET));
+    const token = await foreignToken(clock, {}, 'someone-else')
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(encode(SECRET));
     expect(await rejection(codec.verifyUserToken(token))).toBe('401 INVALID_TOKEN');
     expect(await rejection(codec.verify(token, 'login'))).toBe('401 INVALID_TOKEN');
   });
 
   it('rejects alg none', async () => {
     const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
-    const payload = Buffer.from(JSON.stringify({ sub: 'user-1', iss: ISSUER, tt: 'login', exp: nowSeconds(clock) + 600 })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({ sub: 'user-1', iss: ISSUER, tt: 'login', exp: nowSeconds(clock) + 600 }),
+    ).toString('base64url');
     expect(await rejection(codec.verifyUserToken(`${header}.${payload}.`))).toBe('401 INVALID_TOKEN');
     expect(await rejection(codec.verify(`${header}.${payload}.`, 'login'))).toBe('401 INVALID_TOKEN');
   });
@@ -89,7 +104,9 @@ describe('gateway tokens (HS256)', () => {
   it('keeps token types apart', async () => {
     const session = await codec.sign('session', { sub: 'end-user' }, 900);
     const login = await codec.sign('login', { sub: 'user-1' }, 900);
-    const untyped = await foreignToken(clock, { tt: undefined }).setProtectedHeader({ alg: 'HS256' }).sign(encode(SECRET));
+    const untyped = await foreignToken(clock, { tt: undefined })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(encode(SECRET));
     expect(await rejection(codec.verifyUserToken(session))).toBe('401 INVALID_TOKEN');
     expect(await rejection(codec.verifyUserToken(untyped))).toBe('401 INVALID_TOKEN');
     expect(await rejection(codec.verify(login, 'session'))).toBe('401 INVALID_TOKEN');
@@ -111,7 +128,10 @@ describe('audience', () => {
   it('sets aud and rejects tokens for another audience or none', async () => {
     const token = await codec.sign('login', { sub: 'user-1' }, 60);
     expect((await codec.verifyUserToken(token)).sub).toBe('user-1');
-    const other = await foreignToken(clock).setAudience('other-api').setProtectedHeader({ alg: 'HS256' }).sign(encode(SECRET));
+    const other = await foreignToken(clock)
+      .setAudience('other-api')
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(encode(SECRET));
     const none = await foreignToken(clock).setProtectedHeader({ alg: 'HS256' }).sign(encode(SECRET));
     expect(await rejection(codec.verifyUserToken(other))).toBe('401 INVALID_TOKEN');
     expect(await rejection(codec.verifyUserToken(none))).toBe('401 INVALID_TOKEN');
@@ -126,8 +146,14 @@ describe('JWT_PUBLIC_KEY', () => {
 
   it('accepts RS256 and PS256 tokens signed with the private key', async () => {
     for (const alg of ['RS256', 'PS256']) {
-      const token = await foreignToken(clock, { tt: undefined, email: 'rs@x.io' }).setProtectedHeader({ alg }).sign(rsa.privateKey);
-      expect(await codec.verifyUserToken(token)).toMatchObject({ source: 'public_key', sub: 'user-1', email: 'rs@x.io' });
+      const token = await foreignToken(clock, { tt: undefined, email: 'rs@x.io' })
+        .setProtectedHeader({ alg })
+        .sign(rsa.privateKey);
+      expect(await codec.verifyUserToken(token)).toMatchObject({
+        source: 'public_key',
+        sub: 'user-1',
+        email: 'rs@x.io',
+      });
     }
   });
 
@@ -142,7 +168,9 @@ describe('JWT_PUBLIC_KEY', () => {
   });
 
   it('rejects an RS token claiming another type, and an EC token for an RSA key', async () => {
-    const session = await foreignToken(clock, { tt: 'session' }).setProtectedHeader({ alg: 'RS256' }).sign(rsa.privateKey);
+    const session = await foreignToken(clock, { tt: 'session' })
+      .setProtectedHeader({ alg: 'RS256' })
+      .sign(rsa.privateKey);
     expect(await rejection(codec.verifyUserToken(session))).toBe('401 INVALID_TOKEN');
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const esToken = await foreignToken(clock).setProtectedHeader({ alg: 'ES256' }).sign(ec.privateKey);
@@ -188,7 +216,10 @@ describe('external issuers', () => {
   afterAll(() => jwks.close());
 
   const idpToken = (audience = 'gateway') =>
-    foreignToken(clock, { tt: undefined, email: 'Ext@Idp.example' }, 'https://idp.example').setAudience(audience).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(signingKey);
+    foreignToken(clock, { tt: undefined, email: 'Ext@Idp.example' }, 'https://idp.example')
+      .setAudience(audience)
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .sign(signingKey);
 
   it('verifies a JWKS issuer by its key set', async () => {
     expect(await codec.verifyUserToken(await idpToken())).toEqual({
@@ -217,20 +248,37 @@ describe('external issuers', () => {
   });
 
   it('refuses an HS256 token for a JWKS issuer', async () => {
-    const token = await foreignToken(clock, {}, 'https://idp.example').setAudience('gateway').setProtectedHeader({ alg: 'HS256' }).sign(encode(externalSecret));
+    const token = await foreignToken(clock, {}, 'https://idp.example')
+      .setAudience('gateway')
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(encode(externalSecret));
     expect(await rejection(codec.verifyUserToken(token))).toBe('401 INVALID_TOKEN');
   });
 
   it('verifies a shared-secret issuer with HS256 only', async () => {
-    const token = await foreignToken(clock, { tt: undefined }, 'https://partner.example').setAudience('gateway').setProtectedHeader({ alg: 'HS256' }).sign(encode(externalSecret));
-    expect(await codec.verifyUserToken(token)).toMatchObject({ source: 'external', issuer: 'https://partner.example', sub: 'user-1' });
-    const forged = await foreignToken(clock, {}, 'https://partner.example').setAudience('gateway').setProtectedHeader({ alg: 'HS256' }).sign(encode(SECRET));
+    const token = await foreignToken(clock, { tt: undefined }, 'https://partner.example')
+      .setAudience('gateway')
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(encode(externalSecret));
+    expect(await codec.verifyUserToken(token)).toMatchObject({
+      source: 'external',
+      issuer: 'https://partner.example',
+      sub: 'user-1',
+    });
+    const forged = await foreignToken(clock, {}, 'https://partner.example')
+      .setAudience('gateway')
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(encode(SECRET));
     expect(await rejection(codec.verifyUserToken(forged))).toBe('401 INVALID_TOKEN');
   });
 
   it('answers 503 when a key set cannot be fetched', async () => {
     const down = createJwtCodec({
-      config: testConfig({ JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://idp.example', audience: 'gateway', jwksUri: 'http://127.0.0.1:1/jwks' }]) }),
+      config: testConfig({
+        JWT_EXTERNAL_ISSUERS: JSON.stringify([
+          { issuer: 'https://idp.example', audience: 'gateway', jwksUri: 'http://127.0.0.1:1/jwks' },
+        ]),
+      }),
       clock,
     });
     expect(await rejection(down.verifyUserToken(await idpToken()))).toBe('503 SERVICE_UNAVAILABLE');
@@ -239,7 +287,10 @@ describe('external issuers', () => {
   it('fetches key sets through the egress policy: a refused address is a 503 and is never contacted', async () => {
     const codecFor = (env: Record<string, string>, jwksUri: string) =>
       createJwtCodec({
-        config: testConfig({ ...env, JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://idp.example', audience: 'gateway', jwksUri }]) }),
+        config: testConfig({
+          ...env,
+          JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://idp.example', audience: 'gateway', jwksUri }]),
+        }),
         clock,
       });
     const before = jwks.hits();

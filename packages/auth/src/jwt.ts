@@ -1,6 +1,26 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { createEgressDispatcher, DependencyUnavailableError, egressFetch, egressPolicyFromConfig, EgressRefusedError, UnauthorizedError, type Clock, type Config } from '@agentgw/core';
+import {
+  createRemoteJWKSet,
+  customFetch,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+  SignJWT,
+  type CryptoKey,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import {
+  createEgressDispatcher,
+  DependencyUnavailableError,
+  egressFetch,
+  egressPolicyFromConfig,
+  EgressRefusedError,
+  UnauthorizedError,
+  type Clock,
+  type Config,
+} from '@agentgw/core';
 
 /**
  * Every token the gateway signs says what it is for in the `tt` claim, so one kind can never be
@@ -75,7 +95,14 @@ function algorithmsFor(key: KeyObject): string[] {
  */
 function hs256Key(secret: string): () => Promise<CryptoKey> {
   let key: Promise<CryptoKey> | undefined;
-  return () => (key ??= crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']));
+  return () =>
+    (key ??= crypto.subtle.importKey(
+      'raw',
+      new TextEncoder().encode(secret),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign', 'verify'],
+    ));
 }
 
 const invalid = () => new UnauthorizedError('Invalid token', 'INVALID_TOKEN');
@@ -85,7 +112,8 @@ function toAuthError(err: unknown): Error {
   if (err instanceof joseErrors.JWTExpired) return new UnauthorizedError('Token expired', 'TOKEN_EXPIRED');
   if (err instanceof joseErrors.JWKSTimeout) return new DependencyUnavailableError('Token issuer key set unavailable');
   // The key set URL points where the egress policy forbids: an operator error, not the caller's.
-  if (err instanceof EgressRefusedError) return new DependencyUnavailableError('Token issuer key set unavailable (refused by the egress policy)');
+  if (err instanceof EgressRefusedError)
+    return new DependencyUnavailableError('Token issuer key set unavailable (refused by the egress policy)');
   if (err instanceof joseErrors.JOSEError) return invalid();
   // Anything else comes from fetching a remote key set (network failure).
   return new DependencyUnavailableError('Token issuer key set unavailable');
@@ -102,12 +130,16 @@ export function createJwtCodec({ config, clock }: { config: Config; clock: Clock
   }
 
   // Key sets are fetched through the egress policy (after DNS resolution, no redirects followed).
-  const jwksFetch = config.JWT_EXTERNAL_ISSUERS.some((i) => i.jwksUri) ? egressFetch(createEgressDispatcher(egressPolicyFromConfig(config))) : undefined;
+  const jwksFetch = config.JWT_EXTERNAL_ISSUERS.some((i) => i.jwksUri)
+    ? egressFetch(createEgressDispatcher(egressPolicyFromConfig(config)))
+    : undefined;
   const external = new Map<string, Verifier>();
   for (const item of config.JWT_EXTERNAL_ISSUERS) {
     external.set(item.issuer, {
       source: 'external',
-      key: item.jwksUri ? createRemoteJWKSet(new URL(item.jwksUri), { [customFetch]: jwksFetch }) : hs256Key(item.secret!),
+      key: item.jwksUri
+        ? createRemoteJWKSet(new URL(item.jwksUri), { [customFetch]: jwksFetch })
+        : hs256Key(item.secret!),
       algorithms: item.jwksUri ? [...ASYMMETRIC_ALGORITHMS] : ['HS256'],
       audience: item.audience,
     });
@@ -122,7 +154,10 @@ export function createJwtCodec({ config, clock }: { config: Config; clock: Clock
         currentDate: clock.now(),
         requiredClaims: ['exp', 'sub'],
       };
-      const { payload } = typeof verifier.key === 'function' ? await jwtVerify(token, verifier.key, options) : await jwtVerify(token, verifier.key, options);
+      const { payload } =
+        typeof verifier.key === 'function'
+          ? await jwtVerify(token, verifier.key, options)
+          : await jwtVerify(token, verifier.key, options);
       return payload as VerifiedClaims;
     } catch (err) {
       throw toAuthError(err);
@@ -180,7 +215,10 @@ export function createJwtCodec({ config, clock }: { config: Config; clock: Clock
         sub: claims.sub,
         email: typeof claims.email === 'string' ? claims.email.toLowerCase() : null,
         emailVerified: claims.email_verified === true,
-        passwordStamp: verifier.source === 'gateway' && typeof claims[PASSWORD_STAMP_CLAIM] === 'number' ? claims[PASSWORD_STAMP_CLAIM] : 0,
+        passwordStamp:
+          verifier.source === 'gateway' && typeof claims[PASSWORD_STAMP_CLAIM] === 'number'
+            ? claims[PASSWORD_STAMP_CLAIM]
+            : 0,
       };
     },
   };

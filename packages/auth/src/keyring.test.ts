@@ -42,11 +42,15 @@ describe('keyring', () => {
     expect(Buffer.from(sessions).equals(Buffer.from(ring.subkey('audit ids')))).toBe(false);
     expect(ring.subkeys('sessions')).toEqual([sessions, createKeyring(raw(A)).subkey('sessions')]);
     // HKDF-SHA256 with the ring's fixed salt: stable across processes and replicas.
-    expect(Buffer.from(sessions)).toEqual(Buffer.from(hkdfSync('sha256', raw(B), 'agentgw key-ring subkey v1', 'sessions', 32)));
+    expect(Buffer.from(sessions)).toEqual(
+      Buffer.from(hkdfSync('sha256', raw(B), 'agentgw key-ring subkey v1', 'sessions', 32)),
+    );
   });
 
   it('names the missing key of a service that does not hold it', () => {
-    expect(() => credentialKeyringFor(keys({ PLATFORM_SECRETS_KEY: P }))).toThrow('CREDENTIAL_ENCRYPTION_KEY is not configured');
+    expect(() => credentialKeyringFor(keys({ PLATFORM_SECRETS_KEY: P }))).toThrow(
+      'CREDENTIAL_ENCRYPTION_KEY is not configured',
+    );
     // Built by every service's catalog, so only its use throws.
     const absent = secretBoxFor(keys({ CREDENTIAL_ENCRYPTION_KEY: A }));
     expect(() => absent.open('v1.x.y.z', 'agent:a1')).toThrow('PLATFORM_SECRETS_KEY is not configured');
@@ -63,7 +67,9 @@ describe('secret box (platform secrets)', () => {
     expect(box.open(sealed, 'provider:a1')).toBeNull();
     expect(secretBoxFor(keys({ PLATFORM_SECRETS_KEY: Q })).open(sealed, 'agent:a1')).toBeNull();
     // Not under the credential key, nor any subkey of it.
-    expect(secretBoxFor(keys({ PLATFORM_SECRETS_KEY: Q, CREDENTIAL_ENCRYPTION_KEY: P })).open(sealed, 'agent:a1')).toBeNull();
+    expect(
+      secretBoxFor(keys({ PLATFORM_SECRETS_KEY: Q, CREDENTIAL_ENCRYPTION_KEY: P })).open(sealed, 'agent:a1'),
+    ).toBeNull();
   });
 
   it('keeps secrets sealed under a previous platform key readable after rotation, and seals with the new one', () => {
@@ -78,13 +84,16 @@ describe('secret box (platform secrets)', () => {
 
   it('opens values of the old scheme (HKDF subkey of the credential key) only where the credential key is configured', () => {
     // What the gateway wrote before PLATFORM_SECRETS_KEY existed.
-    const legacyKey = (hex: string) => Buffer.from(hkdfSync('sha256', raw(hex), Buffer.alloc(0), 'agentgw upstream-secrets', 32));
+    const legacyKey = (hex: string) =>
+      Buffer.from(hkdfSync('sha256', raw(hex), Buffer.alloc(0), 'agentgw upstream-secrets', 32));
     const legacy = seal(legacyKey(A), 'upstream-token', 'agent:a1');
     const migrating = secretBoxFor(keys({ PLATFORM_SECRETS_KEY: P, CREDENTIAL_ENCRYPTION_KEY: A }));
     expect(migrating.open(legacy, 'agent:a1')).toBe('upstream-token');
     expect(migrating.isCurrent(legacy)).toBe(false);
     expect(migrating.currentKeyId).toBe(keyIdOf(raw(P)));
-    const afterRotation = secretBoxFor(keys({ PLATFORM_SECRETS_KEY: P, CREDENTIAL_ENCRYPTION_KEY: B, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: [A] }));
+    const afterRotation = secretBoxFor(
+      keys({ PLATFORM_SECRETS_KEY: P, CREDENTIAL_ENCRYPTION_KEY: B, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: [A] }),
+    );
     expect(afterRotation.open(legacy, 'agent:a1')).toBe('upstream-token');
     // A service without the credential key (distributed admin-api, mcp-gateway) cannot.
     expect(secretBoxFor(keys({ PLATFORM_SECRETS_KEY: P })).open(legacy, 'agent:a1')).toBeNull();

@@ -30,14 +30,19 @@ export interface Keyring {
 /** HKDF salt of every ring subkey; changing it would void every session id and audit id in flight. */
 const SUBKEY_SALT = 'agentgw key-ring subkey v1';
 
-const deriveSubkey = (key: Uint8Array, info: string): Uint8Array => new Uint8Array(hkdfSync('sha256', key, SUBKEY_SALT, info, 32));
+const deriveSubkey = (key: Uint8Array, info: string): Uint8Array =>
+  new Uint8Array(hkdfSync('sha256', key, SUBKEY_SALT, info, 32));
 
 /**
  * A key ring over raw 32-byte keys: `current` seals; it and every `previous` key open and derive
  * subkeys. `openOnly` keys open sealed values and nothing else (values of an older key scheme,
  * until re-encryption moves them).
  */
-export function createKeyring(current: Uint8Array, previous: readonly Uint8Array[] = [], openOnly: readonly Uint8Array[] = []): Keyring {
+export function createKeyring(
+  current: Uint8Array,
+  previous: readonly Uint8Array[] = [],
+  openOnly: readonly Uint8Array[] = [],
+): Keyring {
   const currentKeyId = keyIdOf(current);
   const byId = new Map<string, Uint8Array>();
   for (const key of [current, ...previous, ...openOnly]) if (!byId.has(keyIdOf(key))) byId.set(keyIdOf(key), key);
@@ -75,7 +80,8 @@ function rawKey(hex: string): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
-const legacyPlatformSubkey = (hex: string): Buffer => Buffer.from(hkdfSync('sha256', rawKey(hex), Buffer.alloc(0), LEGACY_PLATFORM_INFO, 32));
+const legacyPlatformSubkey = (hex: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', rawKey(hex), Buffer.alloc(0), LEGACY_PLATFORM_INFO, 32));
 
 /**
  * The key configuration the rings are built from. Each key is present only in the services that
@@ -106,7 +112,15 @@ function absentRing(name: KeyName): Keyring {
   const refuse = (): never => {
     throw notConfigured(name);
   };
-  return { currentKeyId: '', seal: refuse, open: refuse, openResult: refuse, isCurrent: refuse, subkey: refuse, subkeys: refuse };
+  return {
+    currentKeyId: '',
+    seal: refuse,
+    open: refuse,
+    openResult: refuse,
+    isCurrent: refuse,
+    subkey: refuse,
+    subkeys: refuse,
+  };
 }
 
 /**
@@ -132,6 +146,8 @@ export function secretBoxFor(config: KeyConfig): SecretBox {
   // Every service's catalog builds one (auth reads agents through it); only some open secrets.
   const key = config.PLATFORM_SECRETS_KEY;
   if (!key) return absentRing('PLATFORM_SECRETS_KEY');
-  const legacy = config.CREDENTIAL_ENCRYPTION_KEY ? [config.CREDENTIAL_ENCRYPTION_KEY, ...config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS].map(legacyPlatformSubkey) : [];
+  const legacy = config.CREDENTIAL_ENCRYPTION_KEY
+    ? [config.CREDENTIAL_ENCRYPTION_KEY, ...config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS].map(legacyPlatformSubkey)
+    : [];
   return createKeyring(rawKey(key), config.PLATFORM_SECRETS_PREVIOUS_KEYS.map(rawKey), legacy);
 }

@@ -40,9 +40,14 @@ const authMiddleware = (auth: AuthService, mode: AuthMode, { sessionTokens = 're
   createMiddleware(async (c, next) => {
     const fromCookie = consoleCookieHeaders(c, sessionTokens === 'accept');
     // The cookie only ever holds a user login: authenticated as one ('jwt'), whatever the endpoint's mode.
-    const principal = fromCookie ? await auth.authenticate(fromCookie, 'jwt') : await auth.authenticate(c.req.raw.headers, mode);
+    const principal = fromCookie
+      ? await auth.authenticate(fromCookie, 'jwt')
+      : await auth.authenticate(c.req.raw.headers, mode);
     if (principal.via === 'session_token' && sessionTokens === 'reject') {
-      throw new ForbiddenError('Session tokens are only accepted by the MCP and tool-gate endpoints', 'SESSION_TOKEN_NOT_ALLOWED');
+      throw new ForbiddenError(
+        'Session tokens are only accepted by the MCP and tool-gate endpoints',
+        'SESSION_TOKEN_NOT_ALLOWED',
+      );
     }
     c.set('principal', principal);
     await next();
@@ -61,7 +66,8 @@ export function requestUserToken(c: Context): string | null {
 export const jwtAuth = (auth: AuthService) => authMiddleware(auth, 'jwt');
 
 /** Any flexible-auth form: user JWT (or the console cookie), API key + user, runtime token; session tokens only when `options` accept them (and then never the cookie). */
-export const flexibleAuth = (auth: AuthService, options?: FlexibleAuthOptions) => authMiddleware(auth, 'flexible', options);
+export const flexibleAuth = (auth: AuthService, options?: FlexibleAuthOptions) =>
+  authMiddleware(auth, 'flexible', options);
 
 function principalOf(c: { get(key: 'principal'): Principal | undefined }): Principal {
   const principal = c.get('principal');
@@ -75,7 +81,9 @@ export const requirePermission = (...permissions: Permission[]) =>
   createMiddleware(async (c, next) => {
     const principal = principalOf(c);
     if (!permissions.some((p) => principal.permissions.has(p))) {
-      throw new ForbiddenError(`Missing permission: ${permissions.join(' or ')}`, 'FORBIDDEN', { required: permissions });
+      throw new ForbiddenError(`Missing permission: ${permissions.join(' or ')}`, 'FORBIDDEN', {
+        required: permissions,
+      });
     }
     await next();
   });

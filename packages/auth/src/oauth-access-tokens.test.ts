@@ -12,6 +12,7 @@ describe('isOAuthAccessToken', () => {
   });
 
   it("refuses the gateway's own token forms and garbage without throwing", () => {
-    for (const token of ['art_abc.def.ghi', 'gk_0123456789', 'eyJ', 'eyJub3Q.json.x', '', '...']) expect(isOAuthAccessToken(token)).toBe(false);
+    for (const token of ['art_abc.def.ghi', 'gk_0123456789', 'eyJ', 'eyJub3Q.json.x', '', '...'])
+      expect(isOAuthAccessToken(token)).toBe(false);
   });
 });

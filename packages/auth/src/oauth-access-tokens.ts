@@ -80,8 +80,16 @@ export class OAuthAccessTokens {
   private readonly boundAgents: MemoryCache<string | null>;
 
   constructor(private readonly deps: OAuthAccessTokensDeps) {
-    this.liveGrants = new MemoryCache<boolean>({ max: MAX_LIVE_GRANTS, ttlMs: LIVE_GRANT_MEMORY_MS, clock: deps.clock });
-    this.boundAgents = new MemoryCache<string | null>({ max: MAX_BINDINGS, ttlMs: BINDING_MEMORY_MS, clock: deps.clock });
+    this.liveGrants = new MemoryCache<boolean>({
+      max: MAX_LIVE_GRANTS,
+      ttlMs: LIVE_GRANT_MEMORY_MS,
+      clock: deps.clock,
+    });
+    this.boundAgents = new MemoryCache<string | null>({
+      max: MAX_BINDINGS,
+      ttlMs: BINDING_MEMORY_MS,
+      clock: deps.clock,
+    });
   }
 
   /** The principal an access token speaks for when it was issued for `audience`; 401 INVALID_TOKEN otherwise. */
@@ -92,7 +100,8 @@ export class OAuthAccessTokens {
     const userId = typeof payload.sub === 'string' ? payload.sub : null;
     const clientId = typeof payload.client_id === 'string' ? payload.client_id : null;
     const grantId = typeof payload.gid === 'string' ? payload.gid : null;
-    if (userId === null || clientId === null || grantId === null) throw invalidToken('Access token lacks sub, client_id or gid');
+    if (userId === null || clientId === null || grantId === null)
+      throw invalidToken('Access token lacks sub, client_id or gid');
     if (this.isRevoked(grantId) || !(await this.grantIsLive(grantId))) throw invalidToken('Access token was revoked');
     const user = await this.deps.identities.userById(userId);
     if (!user) throw invalidToken('Unknown user');
@@ -137,15 +146,27 @@ export class OAuthAccessTokens {
   /** The agent `clientId` of `userId` is bound to (its own binding first, then the user's all-clients one), or null. */
   private boundAgent(userId: string, clientId: string): Promise<string | null> {
     return this.boundAgents.getOrLoad(`${userId}\n${clientId}`, async () => {
-      const rows = await this.deps.db.selectFrom('oauth_client_agents').select(['client_id', 'agent_id']).where('user_id', '=', userId).where('client_id', 'in', [clientId, ALL_CLIENTS]).execute();
-      return (rows.find((r) => r.client_id === clientId) ?? rows.find((r) => r.client_id === ALL_CLIENTS))?.agent_id ?? null;
+      const rows = await this.deps.db
+        .selectFrom('oauth_client_agents')
+        .select(['client_id', 'agent_id'])
+        .where('user_id', '=', userId)
+        .where('client_id', 'in', [clientId, ALL_CLIENTS])
+        .execute();
+      return (
+        (rows.find((r) => r.client_id === clientId) ?? rows.find((r) => r.client_id === ALL_CLIENTS))?.agent_id ?? null
+      );
     });
   }
 
   /** Whether the grant's row still exists (revoking deletes it): read once per grant and process, then cached. */
   private grantIsLive(grantId: string): Promise<boolean> {
     return this.liveGrants.getOrLoad(grantId, async () => {
-      const row = await this.deps.db.selectFrom('oauth_models').select(['id']).where('model', '=', 'Grant').where('id', '=', grantId).executeTakeFirst();
+      const row = await this.deps.db
+        .selectFrom('oauth_models')
+        .select(['id'])
+        .where('model', '=', 'Grant')
+        .where('id', '=', grantId)
+        .executeTakeFirst();
       return row !== undefined;
     });
   }
@@ -156,7 +177,13 @@ export class OAuthAccessTokens {
   }
 
   private async verify(token: string, issuer: string, audience: string) {
-    const options = { issuer, audience, typ: OAUTH_ACCESS_TOKEN_TYP, algorithms: [OAUTH_SIGNING_ALG], currentDate: this.deps.clock.now() };
+    const options = {
+      issuer,
+      audience,
+      typ: OAUTH_ACCESS_TOKEN_TYP,
+      algorithms: [OAUTH_SIGNING_ALG],
+      currentDate: this.deps.clock.now(),
+    };
     try {
       return (await jwtVerify(token, await this.keys(false), options)).payload;
     } catch (err) {
@@ -183,6 +210,7 @@ export class OAuthAccessTokens {
 /** Why a token failed, in words that name no part of it. */
 function refusal(err: unknown): UnauthorizedError {
   if (err instanceof errors.JWTExpired) return invalidToken('Access token expired');
-  if (err instanceof errors.JWTClaimValidationFailed && err.claim === 'aud') return invalidToken('Access token was issued for another resource');
+  if (err instanceof errors.JWTClaimValidationFailed && err.claim === 'aud')
+    return invalidToken('Access token was issued for another resource');
   return invalidToken('Invalid access token');
 }

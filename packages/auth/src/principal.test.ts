@@ -6,9 +6,30 @@ import { actingUserOf, hasActingUser, isPersonSignedIn, type Principal, type Use
 const standing = { email: null, roles: [], tenantId: 'acme', permissions: permissionsOf([]) };
 
 const person: Principal = { via: 'jwt', ...standing, userId: 'alice', endUserId: 'alice', agentId: null, apiKey: null };
-const keyForPerson: Principal = { via: 'api_key', ...standing, userId: 'alice', endUserId: 'alice', agentId: 'agent-1', apiKey: { id: 'key-1', scopes: [] } };
-const bareAgent: Principal = { via: 'runtime_token', ...standing, userId: null, endUserId: null, agentId: 'agent-1', apiKey: null };
-const session: Principal = { via: 'session_token', ...standing, userId: 'alice', endUserId: 'alice', agentId: 'agent-1', apiKey: null };
+const keyForPerson: Principal = {
+  via: 'api_key',
+  ...standing,
+  userId: 'alice',
+  endUserId: 'alice',
+  agentId: 'agent-1',
+  apiKey: { id: 'key-1', scopes: [] },
+};
+const bareAgent: Principal = {
+  via: 'runtime_token',
+  ...standing,
+  userId: null,
+  endUserId: null,
+  agentId: 'agent-1',
+  apiKey: null,
+};
+const session: Principal = {
+  via: 'session_token',
+  ...standing,
+  userId: 'alice',
+  endUserId: 'alice',
+  agentId: 'agent-1',
+  apiKey: null,
+};
 
 // The checks below are made by `tsc` (the package's typecheck): each `@ts-expect-error` fails
 // the typecheck should the line it marks ever compile, i.e. should the union admit that state.
@@ -19,15 +40,50 @@ describe('Principal (compile time)', () => {
 
   it('refuses states no credential form produces', () => {
     // @ts-expect-error a runtime token carries no user
-    const runtimeWithUser: Principal = { via: 'runtime_token', ...standing, userId: 'alice', endUserId: null, agentId: 'agent-1', apiKey: null };
+    const runtimeWithUser: Principal = {
+      via: 'runtime_token',
+      ...standing,
+      userId: 'alice',
+      endUserId: null,
+      agentId: 'agent-1',
+      apiKey: null,
+    };
     // @ts-expect-error a runtime token always names its agent
-    const runtimeWithoutAgent: Principal = { via: 'runtime_token', ...standing, userId: null, endUserId: null, agentId: null, apiKey: null };
+    const runtimeWithoutAgent: Principal = {
+      via: 'runtime_token',
+      ...standing,
+      userId: null,
+      endUserId: null,
+      agentId: null,
+      apiKey: null,
+    };
     // @ts-expect-error a user JWT alone never acts as an agent
-    const jwtWithAgent: Principal = { via: 'jwt', ...standing, userId: 'alice', endUserId: 'alice', agentId: 'agent-1', apiKey: null };
+    const jwtWithAgent: Principal = {
+      via: 'jwt',
+      ...standing,
+      userId: 'alice',
+      endUserId: 'alice',
+      agentId: 'agent-1',
+      apiKey: null,
+    };
     // @ts-expect-error an API-key principal carries its key
-    const keyWithoutKey: Principal = { via: 'api_key', ...standing, userId: 'alice', endUserId: 'alice', agentId: null, apiKey: null };
+    const keyWithoutKey: Principal = {
+      via: 'api_key',
+      ...standing,
+      userId: 'alice',
+      endUserId: 'alice',
+      agentId: null,
+      apiKey: null,
+    };
     // @ts-expect-error a session token always names its end user
-    const sessionWithoutUser: Principal = { via: 'session_token', ...standing, userId: null, endUserId: null, agentId: 'agent-1', apiKey: null };
+    const sessionWithoutUser: Principal = {
+      via: 'session_token',
+      ...standing,
+      userId: null,
+      endUserId: null,
+      agentId: 'agent-1',
+      apiKey: null,
+    };
     expect([runtimeWithUser, runtimeWithoutAgent, jwtWithAgent, keyWithoutKey, sessionWithoutUser]).toHaveLength(5);
   });
 

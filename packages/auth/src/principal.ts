@@ -79,7 +79,8 @@ export interface OAuthPrincipal extends Standing<'oauth'> {
  * no form produces (a runtime token with a user, a JWT with an agent) does not compile. Set by
  * the auth middlewares as `c.var.principal`.
  */
-export type Principal = UserJwtPrincipal | ApiKeyPrincipal | RuntimeTokenPrincipal | SessionTokenPrincipal | OAuthPrincipal;
+export type Principal =
+  UserJwtPrincipal | ApiKeyPrincipal | RuntimeTokenPrincipal | SessionTokenPrincipal | OAuthPrincipal;
 
 /** The forms that carry a user: every one but a bare runtime token. */
 export type UserPrincipal = Exclude<Principal, RuntimeTokenPrincipal>;
@@ -88,7 +89,8 @@ export type UserPrincipal = Exclude<Principal, RuntimeTokenPrincipal>;
 export const hasActingUser = (principal: Principal): principal is UserPrincipal => principal.via !== 'runtime_token';
 
 /** The user a call acts for (the decider of its confirmations, the owner of what it creates); null for a bare runtime token. */
-export const actingUserOf = (principal: Principal): string | null => (hasActingUser(principal) ? principal.userId : null);
+export const actingUserOf = (principal: Principal): string | null =>
+  hasActingUser(principal) ? principal.userId : null;
 
 /** Whether a person signed in themselves (user JWT or console cookie), not an agent or a key acting for them. */
 export const isPersonSignedIn = (principal: Principal): principal is UserJwtPrincipal => principal.via === 'jwt';

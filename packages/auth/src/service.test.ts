@@ -37,8 +37,20 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     global: { id: newId(), tenantId: null, token: generateRuntimeToken() },
   };
   const keys = {
-    tenantA: { id: newId(), tenantId: 'A', scopes: ['credentials:resolve'] as ApiKeyScope[], key: generateApiKey(), creator: users.ann.id },
-    global: { id: newId(), tenantId: null, scopes: ['credentials:read'] as ApiKeyScope[], key: generateApiKey(), creator: users.admin.id },
+    tenantA: {
+      id: newId(),
+      tenantId: 'A',
+      scopes: ['credentials:resolve'] as ApiKeyScope[],
+      key: generateApiKey(),
+      creator: users.ann.id,
+    },
+    global: {
+      id: newId(),
+      tenantId: null,
+      scopes: ['credentials:read'] as ApiKeyScope[],
+      key: generateApiKey(),
+      creator: users.admin.id,
+    },
   };
 
   const db = () => handle.db;
@@ -50,7 +62,15 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     const key = { id: newId(), key: generateApiKey() };
     await db()
       .insertInto('api_keys')
-      .values({ id: key.id, name: 'k', key_hash: key.key.hash, key_prefix: key.key.prefix, scopes: ['credentials:resolve'], user_id: creator, tenant_id: tenantId })
+      .values({
+        id: key.id,
+        name: 'k',
+        key_hash: key.key.hash,
+        key_prefix: key.key.prefix,
+        scopes: ['credentials:resolve'],
+        user_id: creator,
+        tenant_id: tenantId,
+      })
       .execute();
     return key;
   };
@@ -111,7 +131,9 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       .execute();
     const config = testConfig({
       JWT_EXPIRES_IN: '1h',
-      JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'https://partner.example', audience: 'gateway', secret: PARTNER_SECRET }]),
+      JWT_EXTERNAL_ISSUERS: JSON.stringify([
+        { issuer: 'https://partner.example', audience: 'gateway', secret: PARTNER_SECRET },
+      ]),
     });
     auth = await createAuth({ config, db: db(), bus, clock });
   });
@@ -153,9 +175,15 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
 
     it('refuses missing, non-bearer and non-JWT credentials', async () => {
       expect(await rejection(auth.authenticate(headers({}), 'jwt'))).toBe('401 UNAUTHORIZED');
-      expect(await rejection(auth.authenticate(headers({ authorization: 'Basic Zm9vOmJhcg==' }), 'jwt'))).toBe('401 UNAUTHORIZED');
+      expect(await rejection(auth.authenticate(headers({ authorization: 'Basic Zm9vOmJhcg==' }), 'jwt'))).toBe(
+        '401 UNAUTHORIZED',
+      );
       expect(await rejection(auth.authenticate(headers(bearer(agents.a.token.token)), 'jwt'))).toBe('401 UNAUTHORIZED');
-      expect(await rejection(auth.authenticate(headers({ 'x-api-key': keys.global.key.token, 'x-user-id': users.admin.id }), 'jwt'))).toBe('401 UNAUTHORIZED');
+      expect(
+        await rejection(
+          auth.authenticate(headers({ 'x-api-key': keys.global.key.token, 'x-user-id': users.admin.id }), 'jwt'),
+        ),
+      ).toBe('401 UNAUTHORIZED');
     });
 
     it('refuses an expired token', async () => {
@@ -204,7 +232,17 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
 
     it('refuses a deleted user', async () => {
       const carol = { id: newId(), email: 'carol@a.io', roles: ['agent_creator'] as RoleName[], tenantId: 'A' };
-      await db().insertInto('users').values({ id: carol.id, email: carol.email, roles: carol.roles, tenant_id: 'A', password_hash: 'unused', name: null }).execute();
+      await db()
+        .insertInto('users')
+        .values({
+          id: carol.id,
+          email: carol.email,
+          roles: carol.roles,
+          tenant_id: 'A',
+          password_hash: 'unused',
+          name: null,
+        })
+        .execute();
       const token = await loginToken(carol);
       expect((await auth.authenticate(headers(bearer(token)), 'jwt')).userId).toBe(carol.id);
       await db().deleteFrom('users').where('id', '=', carol.id).execute();
@@ -245,7 +283,11 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     it('links a verified email to the local user, then maps that (issuer, subject) without the email', async () => {
       const principal = await jwtAs(partnerToken('partner-42', 'Alice@A.io', true));
       expect(principal).toMatchObject({ userId: users.alice.id, roles: ['agent_creator'], tenantId: 'A' });
-      const link = await db().selectFrom('external_identities').selectAll().where('subject', '=', 'partner-42').executeTakeFirstOrThrow();
+      const link = await db()
+        .selectFrom('external_identities')
+        .selectAll()
+        .where('subject', '=', 'partner-42')
+        .executeTakeFirstOrThrow();
       expect(link).toMatchObject({ issuer: 'https://partner.example', user_id: users.alice.id });
       expect(await jwtAs(partnerToken('partner-42'))).toMatchObject({ userId: users.alice.id });
     });
@@ -266,7 +308,13 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
 
     it('gives an unknown external user no roles, in the issuer namespace', async () => {
       const principal = await jwtAs(partnerToken('partner-7', 'new@partner.example', true));
-      expect(principal).toMatchObject({ via: 'jwt', userId: 'external:https://partner.example:partner-7', email: 'new@partner.example', roles: [], tenantId: null });
+      expect(principal).toMatchObject({
+        via: 'jwt',
+        userId: 'external:https://partner.example:partner-7',
+        email: 'new@partner.example',
+        roles: [],
+        tenantId: null,
+      });
       expect(principal.permissions.size).toBe(0);
     });
   });
@@ -284,37 +332,66 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     });
 
     it('accepts an API key with a user JWT', async () => {
-      const principal = await flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.alice)) });
+      const principal = await flexible({
+        'x-api-key': keys.tenantA.key.token,
+        ...bearer(await loginToken(users.alice)),
+      });
       expect(principal).toMatchObject({ via: 'api_key', userId: users.alice.id });
     });
 
     it('needs an acting user that exists and matches', async () => {
       expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token }))).toBe('401 UNAUTHORIZED');
-      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': newId() }))).toBe('401 UNAUTHORIZED');
-      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.admin.id, ...bearer(await loginToken(users.alice)) }))).toBe('401 UNAUTHORIZED');
+      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': newId() }))).toBe(
+        '401 UNAUTHORIZED',
+      );
+      expect(
+        await rejection(
+          flexible({
+            'x-api-key': keys.tenantA.key.token,
+            'x-user-id': users.admin.id,
+            ...bearer(await loginToken(users.alice)),
+          }),
+        ),
+      ).toBe('401 UNAUTHORIZED');
     });
 
     it("refuses a user outside the key's tenant; a global key serves any tenant", async () => {
-      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.bob.id }))).toBe('403 TENANT_FORBIDDEN');
-      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.bob)) }))).toBe('403 TENANT_FORBIDDEN');
+      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.bob.id }))).toBe(
+        '403 TENANT_FORBIDDEN',
+      );
+      expect(
+        await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.bob)) })),
+      ).toBe('403 TENANT_FORBIDDEN');
       expect((await flexible({ 'x-api-key': keys.global.key.token, 'x-user-id': users.bob.id })).tenantId).toBe('B');
     });
 
     it('refuses unknown, malformed and misplaced keys', async () => {
-      expect(await rejection(flexible({ 'x-api-key': generateApiKey().token, 'x-user-id': users.alice.id }))).toBe('401 INVALID_API_KEY');
-      expect(await rejection(flexible({ 'x-api-key': 'gk_short', 'x-user-id': users.alice.id }))).toBe('401 INVALID_API_KEY');
+      expect(await rejection(flexible({ 'x-api-key': generateApiKey().token, 'x-user-id': users.alice.id }))).toBe(
+        '401 INVALID_API_KEY',
+      );
+      expect(await rejection(flexible({ 'x-api-key': 'gk_short', 'x-user-id': users.alice.id }))).toBe(
+        '401 INVALID_API_KEY',
+      );
       expect(await rejection(flexible(bearer(keys.tenantA.key.token)))).toBe('401 UNAUTHORIZED');
     });
 
     it("refuses a tenant_admin's key acting for a user holding a role its creator lacks", async () => {
-      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.rootA.id }))).toBe('403 KEY_CANNOT_ACT_FOR_USER');
-      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.rootA)) }))).toBe('403 KEY_CANNOT_ACT_FOR_USER');
-      expect((await flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.ann.id })).roles).toEqual(['tenant_admin']);
+      expect(await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.rootA.id }))).toBe(
+        '403 KEY_CANNOT_ACT_FOR_USER',
+      );
+      expect(
+        await rejection(flexible({ 'x-api-key': keys.tenantA.key.token, ...bearer(await loginToken(users.rootA)) })),
+      ).toBe('403 KEY_CANNOT_ACT_FOR_USER');
+      expect((await flexible({ 'x-api-key': keys.tenantA.key.token, 'x-user-id': users.ann.id })).roles).toEqual([
+        'tenant_admin',
+      ]);
     });
 
     it("lets an admin's key act for anyone, the tenant rule aside", async () => {
       for (const user of [users.admin, users.rootA, users.alice, users.bob]) {
-        expect((await flexible({ 'x-api-key': keys.global.key.token, 'x-user-id': user.id })).roles).toEqual(user.roles);
+        expect((await flexible({ 'x-api-key': keys.global.key.token, 'x-user-id': user.id })).roles).toEqual(
+          user.roles,
+        );
       }
     });
 
@@ -351,9 +428,13 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
 
     it("refuses a key with no recorded creator and a non-admin's global key", async () => {
       const orphan = await insertKey(null, null);
-      expect(await rejection(flexible({ 'x-api-key': orphan.key.token, 'x-user-id': users.alice.id }))).toBe('401 INVALID_API_KEY');
+      expect(await rejection(flexible({ 'x-api-key': orphan.key.token, 'x-user-id': users.alice.id }))).toBe(
+        '401 INVALID_API_KEY',
+      );
       const globalOfTenantAdmin = await insertKey(await insertUser(['tenant_admin'], null), null);
-      expect(await rejection(flexible({ 'x-api-key': globalOfTenantAdmin.key.token, 'x-user-id': users.alice.id }))).toBe('401 INVALID_API_KEY');
+      expect(
+        await rejection(flexible({ 'x-api-key': globalOfTenantAdmin.key.token, 'x-user-id': users.alice.id })),
+      ).toBe('401 INVALID_API_KEY');
     });
 
     it('refuses a key once revoked or deleted', async () => {
@@ -370,9 +451,12 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
 
     it("records a key's last use off the request path, at most once a minute", async () => {
       const key = await insertKey(users.admin.id, null);
-      const lastUsedAt = async () => (await db().selectFrom('api_keys').select('last_used_at').where('id', '=', key.id).executeTakeFirstOrThrow()).last_used_at;
+      const lastUsedAt = async () =>
+        (await db().selectFrom('api_keys').select('last_used_at').where('id', '=', key.id).executeTakeFirstOrThrow())
+          .last_used_at;
       const use = () => flexible({ 'x-api-key': key.key.token, 'x-user-id': users.alice.id });
-      const recorded = () => vi.waitFor(async () => expect((await lastUsedAt())?.getTime()).toBe(clock.now().getTime()));
+      const recorded = () =>
+        vi.waitFor(async () => expect((await lastUsedAt())?.getTime()).toBe(clock.now().getTime()));
 
       await use();
       await recorded();
@@ -400,11 +484,19 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
     it("refuses X-Agent-Id beside a user JWT alone (it would lend the agent's rules to any user), before any agent lookup", async () => {
       const jwt = bearer(await loginToken(users.alice));
       for (const agentId of [agents.a.id, agents.global.id, agents.b.id, newId()]) {
-        const err = await flexible({ ...jwt, 'x-agent-id': agentId }).catch((e: { status: number; code: string; message: string }) => e);
-        expect(err).toMatchObject({ status: 403, code: 'AGENT_ID_NOT_ALLOWED', message: expect.stringContaining('X-Agent-Id needs an API key') });
+        const err = await flexible({ ...jwt, 'x-agent-id': agentId }).catch(
+          (e: { status: number; code: string; message: string }) => e,
+        );
+        expect(err).toMatchObject({
+          status: 403,
+          code: 'AGENT_ID_NOT_ALLOWED',
+          message: expect.stringContaining('X-Agent-Id needs an API key'),
+        });
       }
       // The JWT is still checked first: a bad one stays 401, and without the header it works as before.
-      expect(await rejection(flexible({ ...bearer('not.a.jwt'), 'x-agent-id': agents.a.id }))).toBe('401 INVALID_TOKEN');
+      expect(await rejection(flexible({ ...bearer('not.a.jwt'), 'x-agent-id': agents.a.id }))).toBe(
+        '401 INVALID_TOKEN',
+      );
       expect(await flexible(jwt)).toMatchObject({ via: 'jwt', userId: users.alice.id, agentId: null });
       // The API key form still names the agent, with the JWT as the user.
       expect(await flexible({ ...jwt, 'x-api-key': keys.tenantA.key.token, 'x-agent-id': agents.a.id })).toMatchObject({
@@ -428,7 +520,9 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
         apiKey: null,
         permissions: new Set(),
       });
-      expect(await rejection(flexible({ ...bearer(agents.a.token.token), 'x-agent-id': agents.b.id }))).toBe('401 UNAUTHORIZED');
+      expect(await rejection(flexible({ ...bearer(agents.a.token.token), 'x-agent-id': agents.b.id }))).toBe(
+        '401 UNAUTHORIZED',
+      );
       expect(await rejection(flexible(bearer(generateRuntimeToken().token)))).toBe('401 INVALID_TOKEN');
     });
 
@@ -436,7 +530,11 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
       const old = agents.global.token;
       expect((await flexible(bearer(old.token))).agentId).toBe(agents.global.id);
       const fresh = generateRuntimeToken();
-      await db().updateTable('agents').set({ runtime_token_hash: fresh.hash, runtime_token_prefix: fresh.prefix }).where('id', '=', agents.global.id).execute();
+      await db()
+        .updateTable('agents')
+        .set({ runtime_token_hash: fresh.hash, runtime_token_prefix: fresh.prefix })
+        .where('id', '=', agents.global.id)
+        .execute();
       await bus.publish('agent.changed', { agentId: agents.global.id, change: 'token_rotated' });
       expect(await rejection(flexible(bearer(old.token)))).toBe('401 INVALID_TOKEN');
       expect((await flexible(bearer(fresh.token))).agentId).toBe(agents.global.id);
@@ -492,23 +590,54 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
         apiKey: null,
       };
       expect(await flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id })).toMatchObject(expected);
-      expect(await flexible({ 'x-gateway-session-token': token, ...bearer(agents.a.token.token) })).toMatchObject(expected);
-      expect(await flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id, 'x-api-key': keys.tenantA.key.token })).toMatchObject({ ...expected, apiKey: { id: keys.tenantA.id } });
+      expect(await flexible({ 'x-gateway-session-token': token, ...bearer(agents.a.token.token) })).toMatchObject(
+        expected,
+      );
+      expect(
+        await flexible({
+          'x-gateway-session-token': token,
+          'x-agent-id': agents.a.id,
+          'x-api-key': keys.tenantA.key.token,
+        }),
+      ).toMatchObject({ ...expected, apiKey: { id: keys.tenantA.id } });
     });
 
     it('refuses the wrong agent, no agent, or a user JWT beside it', async () => {
       const { token } = await issue();
-      expect(await rejection(flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.b.id }))).toBe('401 INVALID_TOKEN');
-      expect(await rejection(flexible({ 'x-gateway-session-token': token, ...bearer(agents.b.token.token) }))).toBe('401 INVALID_TOKEN');
+      expect(await rejection(flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.b.id }))).toBe(
+        '401 INVALID_TOKEN',
+      );
+      expect(await rejection(flexible({ 'x-gateway-session-token': token, ...bearer(agents.b.token.token) }))).toBe(
+        '401 INVALID_TOKEN',
+      );
       expect(await rejection(flexible({ 'x-gateway-session-token': token }))).toBe('401 UNAUTHORIZED');
-      expect(await rejection(flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id, ...bearer(await loginToken(users.alice)) }))).toBe('401 UNAUTHORIZED');
+      expect(
+        await rejection(
+          flexible({
+            'x-gateway-session-token': token,
+            'x-agent-id': agents.a.id,
+            ...bearer(await loginToken(users.alice)),
+          }),
+        ),
+      ).toBe('401 UNAUTHORIZED');
     });
 
     it('never lends admin-class roles: stripped when issued, and from tokens signed before that rule', async () => {
-      const input = { endUserId: users.rootA.id, email: users.rootA.email, tenantId: 'A', agentId: agents.a.id, requestId: 'req_admin' };
+      const input = {
+        endUserId: users.rootA.id,
+        email: users.rootA.email,
+        tenantId: 'A',
+        agentId: agents.a.id,
+        requestId: 'req_admin',
+      };
       const issued = await auth.issueSessionToken({ ...input, roles: ['admin', 'tenant_admin', 'agent_creator'] });
       const principal = await flexible({ 'x-gateway-session-token': issued.token, 'x-agent-id': agents.a.id });
-      expect(principal).toMatchObject({ via: 'session_token', userId: users.rootA.id, roles: ['agent_creator'], tenantId: 'A' });
+      expect(principal).toMatchObject({
+        via: 'session_token',
+        userId: users.rootA.id,
+        roles: ['agent_creator'],
+        tenantId: 'A',
+      });
       expect(principal.permissions.has('provider:update')).toBe(false);
       // A token carrying `admin`, signed the old way straight with the gateway's key.
       const { endUserId, ...claims } = { ...input, roles: ['admin'] };
@@ -519,15 +648,22 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
         .setIssuedAt(Math.floor(clock.now().getTime() / 1000))
         .setExpirationTime(Math.floor(clock.now().getTime() / 1000) + 600)
         .sign(new TextEncoder().encode(testConfig().JWT_SECRET));
-      expect(await flexible({ 'x-gateway-session-token': legacy, 'x-agent-id': agents.a.id })).toMatchObject({ roles: [], tenantId: 'A' });
+      expect(await flexible({ 'x-gateway-session-token': legacy, 'x-agent-id': agents.a.id })).toMatchObject({
+        roles: [],
+        tenantId: 'A',
+      });
     });
 
     it('refuses a login token presented as a session token, and an expired one', async () => {
       const login = await loginToken(users.alice);
-      expect(await rejection(flexible({ 'x-gateway-session-token': login, 'x-agent-id': agents.a.id }))).toBe('401 INVALID_TOKEN');
+      expect(await rejection(flexible({ 'x-gateway-session-token': login, 'x-agent-id': agents.a.id }))).toBe(
+        '401 INVALID_TOKEN',
+      );
       const { token } = await issue();
       clock.advance(901_000);
-      expect(await rejection(flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id }))).toBe('401 TOKEN_EXPIRED');
+      expect(await rejection(flexible({ 'x-gateway-session-token': token, 'x-agent-id': agents.a.id }))).toBe(
+        '401 TOKEN_EXPIRED',
+      );
     });
   });
 
@@ -549,7 +685,9 @@ describe.each(testBackends())('auth service (%s)', (backend) => {
         agentId: agents.a.id,
         requestId: 'r',
       });
-      expect(await rejection(auth.verifyServiceToken(await loginToken(users.admin), 'vault'))).toBe('401 INVALID_TOKEN');
+      expect(await rejection(auth.verifyServiceToken(await loginToken(users.admin), 'vault'))).toBe(
+        '401 INVALID_TOKEN',
+      );
       expect(await rejection(auth.verifyServiceToken(session.token, 'vault'))).toBe('401 INVALID_TOKEN');
     });
 

@@ -43,17 +43,33 @@ export interface CreateAuthOptions {
  * external identities (which local user a token speaks for), token issuing, and the credential
  * forms that turn request headers into a Principal. Agents come from `agents`.
  */
-export async function createAuth({ config, db, bus, agents, clock = systemClock, logger }: CreateAuthOptions): Promise<AuthService> {
+export async function createAuth({
+  config,
+  db,
+  bus,
+  agents,
+  clock = systemClock,
+  logger,
+}: CreateAuthOptions): Promise<AuthService> {
   const identities = new IdentityCache(db, clock);
   const signer = createJwtCodec({ config, clock });
   const codec: JwtCodec = {
     sign: (...args) => signer.sign(...args),
-    verify: (token, type, audience) => identities.verifiedOnce(`${type}\u0000${audience ?? ''}`, token, () => signer.verify(token, type, audience)),
+    verify: (token, type, audience) =>
+      identities.verifiedOnce(`${type}\u0000${audience ?? ''}`, token, () => signer.verify(token, type, audience)),
     verifyUserToken: (token) => identities.verifiedOnce('user', token, () => signer.verifyUserToken(token)),
   };
   const external = new ExternalIdentities({ db, codec, users: identities, clock });
   const tokens = tokenIssuing({ db, codec, loginTokenLifetime: parseDuration(config.JWT_EXPIRES_IN) });
-  const forms = new CredentialForms({ db, clock, logger, identities, agents: agents ?? databaseAgentIdentities(db), external, sessions: tokens });
+  const forms = new CredentialForms({
+    db,
+    clock,
+    logger,
+    identities,
+    agents: agents ?? databaseAgentIdentities(db),
+    external,
+    sessions: tokens,
+  });
   const oauth = new OAuthAccessTokens({ db, clock, identities, issuer: oauthIssuerOf(config) });
   const unsubscribes = await Promise.all([identities.listen(bus), external.listen(bus), oauth.listen(bus)]);
 
@@ -71,7 +87,8 @@ export async function createAuth({ config, db, bus, agents, clock = systemClock,
       try {
         return await oauth.authenticate(token, audience);
       } catch (err) {
-        if (err instanceof AppError) logger?.debug({ code: err.code, reason: err.message }, 'OAuth access token refused');
+        if (err instanceof AppError)
+          logger?.debug({ code: err.code, reason: err.message }, 'OAuth access token refused');
         throw err;
       }
     },

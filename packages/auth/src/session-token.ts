@@ -22,7 +22,8 @@ export type SessionClaims = SessionTokenInput;
 export const ADMIN_CLASS_ROLES: readonly RoleName[] = ['admin', 'tenant_admin'];
 
 /** The end user's roles a session token may carry (admin-class roles removed). */
-export const sessionRoles = (roles: readonly RoleName[]): RoleName[] => roles.filter((role) => !ADMIN_CLASS_ROLES.includes(role));
+export const sessionRoles = (roles: readonly RoleName[]): RoleName[] =>
+  roles.filter((role) => !ADMIN_CLASS_ROLES.includes(role));
 
 const claimsSchema = z.object({
   sub: z.string().min(1),
@@ -33,14 +34,25 @@ const claimsSchema = z.object({
   requestId: z.string(),
 });
 
-export async function issueSessionToken(codec: JwtCodec, input: SessionTokenInput): Promise<{ token: string; expiresIn: number }> {
+export async function issueSessionToken(
+  codec: JwtCodec,
+  input: SessionTokenInput,
+): Promise<{ token: string; expiresIn: number }> {
   const { endUserId, roles, ...rest } = input;
-  const token = await codec.sign('session', { sub: endUserId, roles: sessionRoles(roles), ...rest }, SESSION_TOKEN_LIFETIME_SECONDS);
+  const token = await codec.sign(
+    'session',
+    { sub: endUserId, roles: sessionRoles(roles), ...rest },
+    SESSION_TOKEN_LIFETIME_SECONDS,
+  );
   return { token, expiresIn: SESSION_TOKEN_LIFETIME_SECONDS };
 }
 
 /** Verifies a session token and that it was issued for the agent presenting it. */
-export async function verifySessionToken(codec: JwtCodec, token: string, presenter: { agentId: string }): Promise<SessionClaims> {
+export async function verifySessionToken(
+  codec: JwtCodec,
+  token: string,
+  presenter: { agentId: string },
+): Promise<SessionClaims> {
   const parsed = claimsSchema.safeParse(await codec.verify(token, 'session'));
   if (!parsed.success) throw new UnauthorizedError('Invalid session token', 'INVALID_TOKEN');
   const { sub, ...claims } = parsed.data;

@@ -62,7 +62,9 @@ describe('tenancy', () => {
     expect(writeTenant(tenantlessAdmin, undefined)).toBe('private:ta');
     expect(() => writeTenant(tenantlessAdmin, 'private:u')).toThrow(expect.objectContaining({ status: 403 }));
     // A caller with neither user nor tenant (a bare runtime token of a global agent) creates nothing.
-    expect(() => writeTenant(bareAgent(null), undefined)).toThrow(expect.objectContaining({ code: 'TENANT_FORBIDDEN' }));
+    expect(() => writeTenant(bareAgent(null), undefined)).toThrow(
+      expect.objectContaining({ code: 'TENANT_FORBIDDEN' }),
+    );
     expect(tenantScope(admin)).toBeNull();
   });
 

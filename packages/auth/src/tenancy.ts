@@ -67,7 +67,11 @@ export function visibleTenantFilter(principal: Principal): TenantFilter {
  * Kysely condition applying the visibility rule to `column`:
  * `db.selectFrom('agents').where((eb) => whereTenantVisible(eb, principal, 'agents.tenant_id'))`.
  */
-export function whereTenantVisible<DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, principal: Principal, column: StringReference<DB, TB>): Expression<SqlBool> {
+export function whereTenantVisible<DB, TB extends keyof DB>(
+  eb: ExpressionBuilder<DB, TB>,
+  principal: Principal,
+  column: StringReference<DB, TB>,
+): Expression<SqlBool> {
   const filter = visibleTenantFilter(principal);
   if (filter.all) return sql<SqlBool>`true`;
   const ref = eb.ref(column);
@@ -80,7 +84,11 @@ export function whereTenantVisible<DB, TB extends keyof DB>(eb: ExpressionBuilde
  * Kysely condition for resources the principal manages but does not share downwards (API
  * keys): admins all; anyone else exactly their scope's, so never a global one.
  */
-export function whereTenantOwned<DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, principal: Principal, column: StringReference<DB, TB>): Expression<SqlBool> {
+export function whereTenantOwned<DB, TB extends keyof DB>(
+  eb: ExpressionBuilder<DB, TB>,
+  principal: Principal,
+  column: StringReference<DB, TB>,
+): Expression<SqlBool> {
   if (isAdmin(principal)) return sql<SqlBool>`true`;
   const scope = tenantScope(principal);
   if (scope === null) return sql<SqlBool>`false`;

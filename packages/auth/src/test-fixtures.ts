@@ -14,7 +14,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
 }
 
 /** Serves a JWKS document on 127.0.0.1 (the external-issuer key set); `hits()` counts requests. */
-export async function serveJwks(jwks: { keys: object[] }): Promise<{ url: string; hits(): number; close(): Promise<void> }> {
+export async function serveJwks(jwks: {
+  keys: object[];
+}): Promise<{ url: string; hits(): number; close(): Promise<void> }> {
   let hits = 0;
   const server = createServer((_req, res) => {
     hits++;

@@ -19,7 +19,17 @@ describe('token issuing', () => {
 
   beforeAll(async () => {
     handle = await openTestDatabase('pglite');
-    await handle.db.insertInto('users').values({ id: user.id, email: user.email, roles: user.roles, tenant_id: 'A', password_hash: 'unused', name: null }).execute();
+    await handle.db
+      .insertInto('users')
+      .values({
+        id: user.id,
+        email: user.email,
+        roles: user.roles,
+        tenant_id: 'A',
+        password_hash: 'unused',
+        name: null,
+      })
+      .execute();
     tokens = tokenIssuing({ db: handle.db, codec, loginTokenLifetime: 3600 });
   });
   afterAll(async () => {
@@ -30,22 +40,38 @@ describe('token issuing', () => {
     expect((await codec.verify(await tokens.signUserToken(user), 'login'))[PASSWORD_STAMP_CLAIM]).toBe(0);
     const changedAt = new Date('2026-02-01T00:00:00Z');
     await handle.db.updateTable('users').set({ password_changed_at: changedAt }).where('id', '=', user.id).execute();
-    expect((await codec.verify(await tokens.signUserToken(user), 'login'))[PASSWORD_STAMP_CLAIM]).toBe(changedAt.getTime());
+    expect((await codec.verify(await tokens.signUserToken(user), 'login'))[PASSWORD_STAMP_CLAIM]).toBe(
+      changedAt.getTime(),
+    );
     expect(tokens.loginTokenLifetime).toBe(3600);
   });
 
   it('checks each token for its own purpose: type, audience, presenting agent', async () => {
     const confirmation = await tokens.signConfirmationToken({ confirmationId: 'c-1', userId: user.id });
     expect(confirmation.expiresIn).toBe(CONFIRMATION_TOKEN_LIFETIME_SECONDS);
-    expect(await tokens.verifyConfirmationToken(confirmation.token)).toEqual({ confirmationId: 'c-1', userId: user.id });
+    expect(await tokens.verifyConfirmationToken(confirmation.token)).toEqual({
+      confirmationId: 'c-1',
+      userId: user.id,
+    });
     expect(await rejection(tokens.verifyServiceToken(confirmation.token, 'vault'))).toBe('401 INVALID_TOKEN');
 
     const service = await tokens.signServiceToken('invoke-proxy', 'vault');
     expect(await tokens.verifyServiceToken(service, 'vault')).toEqual({ service: 'invoke-proxy' });
     expect(await rejection(tokens.verifyServiceToken(service, 'admin-api'))).toBe('401 INVALID_TOKEN');
 
-    const session = await tokens.issueSessionToken({ endUserId: user.id, email: user.email, roles: ['tenant_admin'], tenantId: 'A', agentId: 'agent-a', requestId: 'r' });
-    expect(await tokens.verifySessionToken(session.token, { agentId: 'agent-a' })).toMatchObject({ endUserId: user.id, roles: [], agentId: 'agent-a' });
+    const session = await tokens.issueSessionToken({
+      endUserId: user.id,
+      email: user.email,
+      roles: ['tenant_admin'],
+      tenantId: 'A',
+      agentId: 'agent-a',
+      requestId: 'r',
+    });
+    expect(await tokens.verifySessionToken(session.token, { agentId: 'agent-a' })).toMatchObject({
+      endUserId: user.id,
+      roles: [],
+      agentId: 'agent-a',
+    });
     expect(await rejection(tokens.verifySessionToken(session.token, { agentId: 'agent-b' }))).toMatch(/^401 /);
   });
 });

@@ -28,33 +28,51 @@ export interface TokenIssuing {
 }
 
 /** Token issuing over a codec (verification cached by the caller's codec). */
-export function tokenIssuing(deps: { db: Kysely<Database>; codec: JwtCodec; loginTokenLifetime: number }): TokenIssuing {
+export function tokenIssuing(deps: {
+  db: Kysely<Database>;
+  codec: JwtCodec;
+  loginTokenLifetime: number;
+}): TokenIssuing {
   const { db, codec, loginTokenLifetime } = deps;
   return {
     loginTokenLifetime,
 
     // The password stamp is read fresh (not cached): a token signed right after a change must carry the new one.
     async signUserToken(user) {
-      const row = await db.selectFrom('users').select('password_changed_at').where('id', '=', user.id).executeTakeFirst();
+      const row = await db
+        .selectFrom('users')
+        .select('password_changed_at')
+        .where('id', '=', user.id)
+        .executeTakeFirst();
       const stamp = row?.password_changed_at?.getTime() ?? 0;
-      return codec.sign('login', { sub: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId, [PASSWORD_STAMP_CLAIM]: stamp }, loginTokenLifetime);
+      return codec.sign(
+        'login',
+        { sub: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId, [PASSWORD_STAMP_CLAIM]: stamp },
+        loginTokenLifetime,
+      );
     },
 
     issueSessionToken: (input) => issueSessionToken(codec, input),
     verifySessionToken: (token, presenter) => verifySessionToken(codec, token, presenter),
 
     async signConfirmationToken({ confirmationId, userId }) {
-      const token = await codec.sign('confirmation', { sub: confirmationId, userId }, CONFIRMATION_TOKEN_LIFETIME_SECONDS);
+      const token = await codec.sign(
+        'confirmation',
+        { sub: confirmationId, userId },
+        CONFIRMATION_TOKEN_LIFETIME_SECONDS,
+      );
       return { token, expiresIn: CONFIRMATION_TOKEN_LIFETIME_SECONDS };
     },
     async verifyConfirmationToken(token) {
       const claims = await codec.verify(token, 'confirmation');
       const userId = claims.userId;
-      if (userId !== null && typeof userId !== 'string') throw new UnauthorizedError('Invalid confirmation token', 'INVALID_TOKEN');
+      if (userId !== null && typeof userId !== 'string')
+        throw new UnauthorizedError('Invalid confirmation token', 'INVALID_TOKEN');
       return { confirmationId: claims.sub, userId };
     },
 
-    signServiceToken: (service, audience) => codec.sign('service', { sub: service }, SERVICE_TOKEN_LIFETIME_SECONDS, audience),
+    signServiceToken: (service, audience) =>
+      codec.sign('service', { sub: service }, SERVICE_TOKEN_LIFETIME_SECONDS, audience),
     async verifyServiceToken(token, audience) {
       const claims = await codec.verify(token, 'service', audience);
       return { service: claims.sub };

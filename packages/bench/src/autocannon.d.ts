@@ -13,5 +13,12 @@ declare module 'autocannon' {
     errors: number;
     non2xx: number;
   }
-  export default function autocannon(options: { url: string; method: string; connections: number; duration: number; headers: Record<string, string>; body?: string }): Promise<Result>;
+  export default function autocannon(options: {
+    url: string;
+    method: string;
+    connections: number;
+    duration: number;
+    headers: Record<string, string>;
+    body?: string;
+  }): Promise<Result>;
 }

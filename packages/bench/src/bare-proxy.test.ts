@@ -12,14 +12,24 @@ function echoUpstream(): Server {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const seen = { method: req.method, url: req.url, auth: req.headers.authorization, connection: req.headers.connection, body: Buffer.concat(chunks).toString('utf8') };
+      const seen = {
+        method: req.method,
+        url: req.url,
+        auth: req.headers.authorization,
+        connection: req.headers.connection,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       res.writeHead(201, { 'content-type': 'application/json', 'x-upstream': 'yes' }).end(JSON.stringify(seen));
     });
   });
 }
 
 async function startProxy(origin: string): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./bare-proxy.ts', import.meta.url)), origin], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./bare-proxy.ts', import.meta.url)), origin],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   return { child, base: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}` };
 }
@@ -40,10 +50,20 @@ describe('bare proxy', () => {
   });
 
   it('forwards method, path, end-to-end headers and body, and answers with the upstream status, headers and body', async () => {
-    const res = await fetch(`${proxy.base}/mcp?x=1`, { method: 'POST', headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: '{"a":1}' });
+    const res = await fetch(`${proxy.base}/mcp?x=1`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
     expect(res.status).toBe(201);
     expect(res.headers.get('x-upstream')).toBe('yes');
-    expect(await res.json()).toEqual({ method: 'POST', url: '/mcp?x=1', auth: 'Bearer t', connection: 'keep-alive', body: '{"a":1}' });
+    expect(await res.json()).toEqual({
+      method: 'POST',
+      url: '/mcp?x=1',
+      auth: 'Bearer t',
+      connection: 'keep-alive',
+      body: '{"a":1}',
+    });
   });
 
   it('answers 502 when the upstream is gone', async () => {

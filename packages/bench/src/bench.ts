@@ -28,7 +28,12 @@ import { commandOf, cpuSeconds, processTree, residentBytes } from './process-sta
 import { readThreads, splitThreadCpu, type ThreadCpu } from './thread-cpu-split.js';
 
 const { values: options } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, profile: { type: 'string' }, 'no-distributed': { type: 'boolean', default: false }, case: { type: 'string', multiple: true } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    profile: { type: 'string' },
+    'no-distributed': { type: 'boolean', default: false },
+    case: { type: 'string', multiple: true },
+  },
 });
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (options.quick ? 3 : 8));
 const ONE_CONNECTION_SECONDS = Math.max(2, Math.round(SECONDS / 2));
@@ -49,7 +54,11 @@ let agentUrl = '';
 const bareProxies = new Map<string, { origin: string; pid: number }>();
 
 /** A TypeScript entry of this package in its own process; resolves with the port it prints. */
-async function startUpstream(file: string, probeDir: string, args: string[] = []): Promise<{ port: number; pid: number }> {
+async function startUpstream(
+  file: string,
+  probeDir: string,
+  args: string[] = [],
+): Promise<{ port: number; pid: number }> {
   // The event-loop probe runs in the upstreams too: their delay under direct load is the machine's baseline.
   const child = spawn(process.execPath, [`--import=${PROBE}`, '--import', 'tsx', join(HERE, file), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -70,22 +79,26 @@ function serverOf(tree: number[]): number[] {
 /** The all-in-one as the README starts it: the gateway package's `start` script, in a scratch data directory. */
 async function startAllInOne(dataDir: string, probeDir: string): Promise<GatewayUnderTest> {
   const port = 17_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn('pnpm', ['--silent', '--filter', '@agentgw/gateway', 'run', 'start', '--port', String(port), '--data-dir', dataDir], {
-    cwd: REPO,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: dataDir,
-      LOG_LEVEL: 'warn',
-      EGRESS_POLICY: 'allow-private',
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-      BENCH_PROBE_DIR: probeDir,
-      ...(options.profile ? { BENCH_PROFILE_DIR: profileDirFor('all-in-one') } : {}),
-      NODE_OPTIONS: `--import=${PROBE}`,
+  const child = spawn(
+    'pnpm',
+    ['--silent', '--filter', '@agentgw/gateway', 'run', 'start', '--port', String(port), '--data-dir', dataDir],
+    {
+      cwd: REPO,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: dataDir,
+        LOG_LEVEL: 'warn',
+        EGRESS_POLICY: 'allow-private',
+        ADMIN_EMAIL: ADMIN.email,
+        ADMIN_PASSWORD: ADMIN.password,
+        BENCH_PROBE_DIR: probeDir,
+        ...(options.profile ? { BENCH_PROFILE_DIR: profileDirFor('all-in-one') } : {}),
+        NODE_OPTIONS: `--import=${PROBE}`,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+      detached: true,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-    detached: true,
-  });
+  );
   children.push(child);
   const base = `http://127.0.0.1:${port}`;
   await waitHealthy(base, () => child.exitCode === null);
@@ -122,15 +135,31 @@ interface Seeded {
 
 /** Through the admin API: an MCP provider (the raw upstream), two agents (one requiring a credential), an allow rule, the admin's credential. */
 async function seed(base: string, agentUrl: string, mcpUrl: string): Promise<Seeded> {
-  const login = (await (await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()) as { token: string };
+  const login = (await (
+    await fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    })
+  ).json()) as { token: string };
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${base}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${login.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}/api/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${login.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status >= 300) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
     return (await res.json()) as Record<string, unknown>;
   };
-  const provider = (await post('/admin/tool-providers', { name: 'raw', pattern: '*', endpoint: mcpUrl })).provider as { id: string };
+  const provider = (await post('/admin/tool-providers', { name: 'raw', pattern: '*', endpoint: mcpUrl })).provider as {
+    id: string;
+  };
   const agent = await post('/admin/agents', { name: 'bench', upstreamUrl: agentUrl });
-  const withCredential = await post('/admin/agents', { name: 'bench-credential', upstreamUrl: agentUrl, requiredCredentials: [{ serviceType: SERVICE_TYPE }] });
+  const withCredential = await post('/admin/agents', {
+    name: 'bench-credential',
+    upstreamUrl: agentUrl,
+    requiredCredentials: [{ serviceType: SERVICE_TYPE }],
+  });
   const agentId = (agent.agent as { id: string }).id;
   await post('/admin/provider-access', { subjectType: 'agent', subjectId: agentId, providerId: '*', action: 'allow' });
   await post('/credentials/apikey', { serviceType: SERVICE_TYPE, apiKey: 'bench-api-key-value' });
@@ -152,10 +181,29 @@ interface LoadResult {
   total: number;
 }
 
-async function load(url: string, connections: number, seconds: number, headers: Record<string, string>, body: string): Promise<LoadResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'load.ts'), url, String(connections), String(seconds), JSON.stringify(headers), body], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+async function load(
+  url: string,
+  connections: number,
+  seconds: number,
+  headers: Record<string, string>,
+  body: string,
+): Promise<LoadResult> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(HERE, 'load.ts'),
+      url,
+      String(connections),
+      String(seconds),
+      JSON.stringify(headers),
+      body,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   await once(child, 'exit');
   return JSON.parse(line) as LoadResult;
@@ -174,8 +222,12 @@ interface Case {
   gateway: (g: GatewayUnderTest) => Target;
 }
 
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const rpc = (method: string, params: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } });
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const rpc = (method: string, params: Record<string, unknown>) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } });
 const mcpHeaders = (method: string, name?: string): Record<string, string> => ({
   'content-type': 'application/json',
   accept: 'application/json',
@@ -187,7 +239,9 @@ const mcpHeaders = (method: string, name?: string): Record<string, string> => ({
 /** The cases `--case` selects (all without it): profiling one path keeps the others out of its profile. */
 function casesFor(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
   const wanted = options.case;
-  return allCases(agentUrl, mcpUrl, seeded).filter((c) => wanted === undefined || wanted.some((w) => c.name.includes(w)));
+  return allCases(agentUrl, mcpUrl, seeded).filter(
+    (c) => wanted === undefined || wanted.some((w) => c.name.includes(w)),
+  );
 }
 
 function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
@@ -198,26 +252,46 @@ function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
   const call = rpc('tools/call', { name: 'echo', arguments: { x: 1 } });
   const list = rpc('tools/list', {});
   return [
-    { name: 'invoke', direct: { url: agentUrl, headers: json, body: invokeBody }, gateway: (g) => ({ url: `${g.base}/api/v1/agents/${seeded.agentId}/invoke`, headers: user, body: invokeBody }) },
+    {
+      name: 'invoke',
+      direct: { url: agentUrl, headers: json, body: invokeBody },
+      gateway: (g) => ({ url: `${g.base}/api/v1/agents/${seeded.agentId}/invoke`, headers: user, body: invokeBody }),
+    },
     {
       name: 'invoke + 1 credential',
       direct: { url: agentUrl, headers: json, body: invokeBody },
-      gateway: (g) => ({ url: `${g.base}/api/v1/agents/${seeded.agentWithCredentialId}/invoke`, headers: user, body: invokeBody }),
+      gateway: (g) => ({
+        url: `${g.base}/api/v1/agents/${seeded.agentWithCredentialId}/invoke`,
+        headers: user,
+        body: invokeBody,
+      }),
     },
     {
       name: 'unified tools/call',
       direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
-      gateway: (g) => ({ url: `${g.base}/api/v1/mcp/mcp`, headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime }, body: call }),
+      gateway: (g) => ({
+        url: `${g.base}/api/v1/mcp/mcp`,
+        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
+        body: call,
+      }),
     },
     {
       name: 'proxy tools/call',
       direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
-      gateway: (g) => ({ url: `${g.base}/api/v1/mcp-proxy/${seeded.providerId}/mcp`, headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime }, body: call }),
+      gateway: (g) => ({
+        url: `${g.base}/api/v1/mcp-proxy/${seeded.providerId}/mcp`,
+        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
+        body: call,
+      }),
     },
     {
       name: 'unified tools/list',
       direct: { url: mcpUrl, headers: mcpHeaders('tools/list'), body: list },
-      gateway: (g) => ({ url: `${g.base}/api/v1/mcp/mcp`, headers: { ...mcpHeaders('tools/list'), ...runtime }, body: list }),
+      gateway: (g) => ({
+        url: `${g.base}/api/v1/mcp/mcp`,
+        headers: { ...mcpHeaders('tools/list'), ...runtime },
+        body: list,
+      }),
     },
   ];
 }
@@ -279,12 +353,14 @@ const COLUMNS: [title: string, width: number][] = [
   ['added p50 @1 conn', 17],
   ['errors', 6],
 ];
-const row = (name: string, cells: string[]) => `${name.padEnd(22)} ${cells.map((cell, i) => cell.padStart(COLUMNS[i]![1])).join('  ')}`;
+const row = (name: string, cells: string[]) =>
+  `${name.padEnd(22)} ${cells.map((cell, i) => cell.padStart(COLUMNS[i]![1])).join('  ')}`;
 
 /** One case's CPU per kind of thread of the gateway's node processes, per 1,000 calls and as shares. */
 function threadLine(name: string, split: ThreadCpu, calls: number): string {
   const total = split.main + split.workers + split.other;
-  const part = (label: string, cpu: number) => `${label} ${fmt(perThousand(cpu, calls), 3)} (${fmt((cpu / Math.max(total, 1e-9)) * 100)}%)`;
+  const part = (label: string, cpu: number) =>
+    `${label} ${fmt(perThousand(cpu, calls), 3)} (${fmt((cpu / Math.max(total, 1e-9)) * 100)}%)`;
   return `${name}: ${part('main thread', split.main)}, ${part('worker threads', split.workers)}, ${part('other threads', split.other)}`;
 }
 
@@ -319,7 +395,9 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   const treeIdleRss = g.pids().reduce((sum, pid) => sum + residentBytes(pid), 0);
   const idleReports = await readProbes(g.servers(), probeDir);
   const workerThreads = new Set(idleReports.flatMap((r) => r.workerThreads));
-  console.log(`\n== ${g.name}: ${CONNECTIONS} connections, ${SECONDS}s per case after a ${WARM_SECONDS}s warm-up (1 connection: ${ONE_CONNECTION_SECONDS}s)`);
+  console.log(
+    `\n== ${g.name}: ${CONNECTIONS} connections, ${SECONDS}s per case after a ${WARM_SECONDS}s warm-up (1 connection: ${ONE_CONNECTION_SECONDS}s)`,
+  );
   console.log(
     row(
       'case',
@@ -343,7 +421,9 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     const threadsBefore = readThreads(g.servers());
     const many = await load(target.url, CONNECTIONS, SECONDS, target.headers, target.body);
     const cpu = cpuSeconds(pids) - cpuBefore;
-    threads.push(threadLine(c.name, splitThreadCpu(threadsBefore, readThreads(g.servers()), workerThreads), many.total));
+    threads.push(
+      threadLine(c.name, splitThreadCpu(threadsBefore, readThreads(g.servers()), workerThreads), many.total),
+    );
     const delay = worstDelay(await readProbes(g.servers(), probeDir));
     loadedRss = Math.max(
       loadedRss,
@@ -368,11 +448,18 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
         String(many.errors + many.non2xx + one.errors + one.non2xx),
       ]),
     );
-    if (bare.many.errors + bare.many.non2xx > 0) console.log(`  (the bare proxy had ${bare.many.errors + bare.many.non2xx} errors on this request)`);
+    if (bare.many.errors + bare.many.non2xx > 0)
+      console.log(`  (the bare proxy had ${bare.many.errors + bare.many.non2xx} errors on this request)`);
   }
-  console.log(`CPU-s per 1,000 calls by thread of the gateway's node process(es) (the wrappers' share of the table's figure is not in them):\n  ${threads.join('\n  ')}`);
-  console.log(`event-loop delay beyond the 1 ms sampling interval, under load (${CONNECTIONS} connections):\n  ${delays.join('\n  ')}`);
-  console.log(`resident memory: gateway process idle ${fmt(idleRss / MB)} MB, loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`);
+  console.log(
+    `CPU-s per 1,000 calls by thread of the gateway's node process(es) (the wrappers' share of the table's figure is not in them):\n  ${threads.join('\n  ')}`,
+  );
+  console.log(
+    `event-loop delay beyond the 1 ms sampling interval, under load (${CONNECTIONS} connections):\n  ${delays.join('\n  ')}`,
+  );
+  console.log(
+    `resident memory: gateway process idle ${fmt(idleRss / MB)} MB, loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`,
+  );
   console.log(memoryLine(idleReports));
   return rps;
 }
@@ -386,7 +473,9 @@ const scratch = mkdtempSync(join(tmpdir(), 'agentgw-bench-'));
 const probeDir = mkdtempSync(join(tmpdir(), 'agentgw-bench-probe-'));
 let failed = false;
 try {
-  console.log(`agentgw benchmark — ${new Date().toISOString()}\nmachine: ${machine()}\nloopback only; load generator, upstreams and gateway in separate processes`);
+  console.log(
+    `agentgw benchmark — ${new Date().toISOString()}\nmachine: ${machine()}\nloopback only; load generator, upstreams and gateway in separate processes`,
+  );
   const agentRuntime = await startUpstream('agent-runtime.ts', probeDir);
   const mcpUpstream = await startUpstream('mcp-upstream.ts', probeDir);
   upstreams = { agent: agentRuntime.pid, mcp: mcpUpstream.pid };
@@ -406,7 +495,9 @@ try {
     const bootSeconds = (Date.now() - started) / 1000;
     seeded = await seed(firstBoot.base, agentUrl, mcpUrl);
     const rss = firstBoot.servers().reduce((sum, pid) => sum + residentBytes(pid), 0);
-    console.log(`all-in-one first boot: healthy after ${fmt(bootSeconds, 1)} s, resident ${fmt(rss / MB)} MB after seeding`);
+    console.log(
+      `all-in-one first boot: healthy after ${fmt(bootSeconds, 1)} s, resident ${fmt(rss / MB)} MB after seeding`,
+    );
   } finally {
     await firstBoot.stop();
   }
@@ -420,20 +511,32 @@ try {
     await allInOne.stop();
   }
   if (!options['no-distributed']) {
-    const distributed = await startDistributed({ repo: REPO, probe: PROBE, probeDir, admin: ADMIN, profileDir: options.profile ? profileDirFor('distributed') : undefined });
+    const distributed = await startDistributed({
+      repo: REPO,
+      probe: PROBE,
+      probeDir,
+      admin: ADMIN,
+      profileDir: options.profile ? profileDirFor('distributed') : undefined,
+    });
     if (typeof distributed === 'string') console.log(`\n== distributed: skipped (${distributed})`);
     else {
       try {
-        const rps = await runCases(distributed, casesFor(agentUrl, mcpUrl, await seed(distributed.base, agentUrl, mcpUrl)), probeDir);
+        const rps = await runCases(
+          distributed,
+          casesFor(agentUrl, mcpUrl, await seed(distributed.base, agentUrl, mcpUrl)),
+          probeDir,
+        );
         console.log('distributed throughput ÷ all-in-one:');
-        for (const [name, value] of Object.entries(rps)) console.log(`  ${name.padEnd(22)} ${fmt(value / single[name]!, 2)}`);
+        for (const [name, value] of Object.entries(rps))
+          console.log(`  ${name.padEnd(22)} ${fmt(value / single[name]!, 2)}`);
       } finally {
         await distributed.stop();
       }
     }
   }
   if (options.profile) {
-    for (const topology of readdirSync(options.profile)) console.log(`\n${topology}: ${summariseProfiles(join(options.profile, topology), 15)}`);
+    for (const topology of readdirSync(options.profile))
+      console.log(`\n${topology}: ${summariseProfiles(join(options.profile, topology), 15)}`);
   }
 } catch (err) {
   failed = true;

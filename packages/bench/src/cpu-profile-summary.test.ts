@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { selfTimeByOrigin, selfTimes, type CpuProfile } from './cpu-profile-summary.js';
 
-const frame = (id: number, functionName: string, url: string, lineNumber = 0) => ({ id, callFrame: { functionName, url, lineNumber } });
+const frame = (id: number, functionName: string, url: string, lineNumber = 0) => ({
+  id,
+  callFrame: { functionName, url, lineNumber },
+});
 
 describe('selfTimes', () => {
   it('sums each frame’s sample time and names where its code lives', () => {
@@ -23,7 +26,9 @@ describe('selfTimes', () => {
   });
 
   it('ignores samples of unknown nodes', () => {
-    expect(selfTimes({ nodes: [frame(1, 'a', '')], samples: [1, 9], timeDeltas: [100, 100] })).toEqual([{ frame: 'a (native)', selfMs: 0.1, share: 1 }]);
+    expect(selfTimes({ nodes: [frame(1, 'a', '')], samples: [1, 9], timeDeltas: [100, 100] })).toEqual([
+      { frame: 'a (native)', selfMs: 0.1, share: 1 },
+    ]);
   });
 });
 

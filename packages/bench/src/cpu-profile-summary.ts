@@ -39,7 +39,9 @@ export function selfTimes(profile: CpuProfile): FrameTime[] {
     totals.set(frame, (totals.get(frame) ?? 0) + delta);
     sum += delta;
   });
-  return [...totals.entries()].map(([frame, us]) => ({ frame, selfMs: us / 1000, share: sum > 0 ? us / sum : 0 })).sort((a, b) => b.selfMs - a.selfMs);
+  return [...totals.entries()]
+    .map(([frame, us]) => ({ frame, selfMs: us / 1000, share: sum > 0 ? us / sum : 0 }))
+    .sort((a, b) => b.selfMs - a.selfMs);
 }
 
 /** Self time per origin (package, app, node internal, `(garbage collector)`…): where the time goes, wasm included. */
@@ -52,12 +54,20 @@ export function selfTimeByOrigin(profile: CpuProfile): FrameTime[] {
     if (!node || node.callFrame.functionName === '(idle)') return;
     const { url, functionName } = node.callFrame;
     const origin = originOf(url);
-    const key = url.startsWith('wasm://') ? 'wasm (the embedded database engine)' : !url ? functionName : /^(apps|packages)\//.test(origin) ? origin.split('/').slice(0, 2).join('/') : origin;
+    const key = url.startsWith('wasm://')
+      ? 'wasm (the embedded database engine)'
+      : !url
+        ? functionName
+        : /^(apps|packages)\//.test(origin)
+          ? origin.split('/').slice(0, 2).join('/')
+          : origin;
     const delta = profile.timeDeltas[i] ?? 0;
     totals.set(key, (totals.get(key) ?? 0) + delta);
     sum += delta;
   });
-  return [...totals.entries()].map(([frame, us]) => ({ frame, selfMs: us / 1000, share: sum > 0 ? us / sum : 0 })).sort((a, b) => b.selfMs - a.selfMs);
+  return [...totals.entries()]
+    .map(([frame, us]) => ({ frame, selfMs: us / 1000, share: sum > 0 ? us / sum : 0 }))
+    .sort((a, b) => b.selfMs - a.selfMs);
 }
 
 /** The top self-time frames of the largest profile in a directory (the gateway's own process), as text. */
@@ -68,11 +78,20 @@ export function summariseProfiles(dir: string, top: number): string {
   const frames = selfTimes(JSON.parse(readFileSync(largest, 'utf8')) as CpuProfile);
   const busy = frames.filter((f) => f.frame !== '(idle) (native)');
   const busyMs = busy.reduce((s, f) => s + f.selfMs, 0);
-  const lines = busy.slice(0, top).map((f) => `${f.selfMs.toFixed(0).padStart(7)} ms ${((f.selfMs / busyMs) * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
+  const lines = busy
+    .slice(0, top)
+    .map(
+      (f) => `${f.selfMs.toFixed(0).padStart(7)} ms ${((f.selfMs / busyMs) * 100).toFixed(1).padStart(5)}%  ${f.frame}`,
+    );
   const origins = selfTimeByOrigin(JSON.parse(readFileSync(largest, 'utf8')) as CpuProfile)
     .slice(0, top)
     .map((f) => `${f.selfMs.toFixed(0).padStart(7)} ms ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
-  return [`top ${top} self-time frames of ${largest} (${busyMs.toFixed(0)} ms busy, idle excluded):`, ...lines, `self time by origin:`, ...origins].join('\n');
+  return [
+    `top ${top} self-time frames of ${largest} (${busyMs.toFixed(0)} ms busy, idle excluded):`,
+    ...lines,
+    `self time by origin:`,
+    ...origins,
+  ].join('\n');
 }
 
 // `tsx src/cpu-profile-summary.ts <dir> [top]` prints the summary of a profile directory.

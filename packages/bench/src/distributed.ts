@@ -93,10 +93,16 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
   await fresh.close();
 
   const dir = mkdtempSync(join(tmpdir(), 'agentgw-bench-router-'));
-  const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<string, number>;
+  const ports = Object.fromEntries(
+    await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const)),
+  ) as Record<string, number>;
   // The key boundary as infra deploys it: the credential key to the vault alone, the platform key to the others.
-  const keys = { CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'), PLATFORM_SECRETS_KEY: randomBytes(32).toString('hex') };
-  const keysOf = (service: string) => (service === 'vault' ? keys : { PLATFORM_SECRETS_KEY: keys.PLATFORM_SECRETS_KEY });
+  const keys = {
+    CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    PLATFORM_SECRETS_KEY: randomBytes(32).toString('hex'),
+  };
+  const keysOf = (service: string) =>
+    service === 'vault' ? keys : { PLATFORM_SECRETS_KEY: keys.PLATFORM_SECRETS_KEY };
   const env = {
     PATH: process.env.PATH ?? '',
     NODE_ENV: 'development',
@@ -129,7 +135,11 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
       const cwd = join(options.repo, 'apps', service);
       // As the images run them: the bundle (dist/main.js), not tsx, so both topologies run the same
       // compiled form (the all-in-one's `pnpm start` runs its bundle too).
-      const built = spawnSync(process.execPath, [join(options.repo, 'scripts', 'bundle.mjs'), '--if-stale', '--link-externals', 'src/main.ts'], { cwd, stdio: 'inherit' });
+      const built = spawnSync(
+        process.execPath,
+        [join(options.repo, 'scripts', 'bundle.mjs'), '--if-stale', '--link-externals', 'src/main.ts'],
+        { cwd, stdio: 'inherit' },
+      );
       if (built.status !== 0) throw new Error(`bundling ${service} failed`);
       const child = spawn(process.execPath, [join(cwd, 'dist', 'main.js')], {
         cwd,
@@ -138,10 +148,16 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
       });
       children.push(child);
     }
-    await Promise.all(SERVICES.map((s) => waitHealthy(`http://127.0.0.1:${ports[s]}`, () => children.every((c) => c.exitCode === null))));
+    await Promise.all(
+      SERVICES.map((s) =>
+        waitHealthy(`http://127.0.0.1:${ports[s]}`, () => children.every((c) => c.exitCode === null)),
+      ),
+    );
     const routerPort = await freePort();
     writeFileSync(join(dir, 'nginx.conf'), routerConfig(routerPort, ports, dir));
-    const router = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const router = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     children.push(router);
     const base = `http://127.0.0.1:${routerPort}`;
     await waitHealthy(base, () => router.exitCode === null);

@@ -28,7 +28,10 @@ if (dir) {
   const tids = () => readdirSync('/proc/self/task').map(Number);
   const cpuTicks = (tid) => {
     try {
-      const [utime, stime] = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13);
+      const [utime, stime] = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+        .split(') ')[1]
+        .split(' ')
+        .slice(11, 13);
       return Number(utime) + Number(stime);
     } catch {
       return -1; // ended
@@ -41,13 +44,26 @@ if (dir) {
     candidatesPerWorker.push(now.filter((tid) => !seen.has(tid)));
     seen = new Set(now);
   });
-  const busiest = (candidates) => candidates.reduce((best, tid) => (cpuTicks(tid) > cpuTicks(best) ? tid : best), candidates[0]);
+  const busiest = (candidates) =>
+    candidates.reduce((best, tid) => (cpuTicks(tid) > cpuTicks(best) ? tid : best), candidates[0]);
   const workerThreadIds = () => candidatesPerWorker.filter((candidates) => candidates.length > 0).map(busiest);
   process.on('SIGUSR2', () => {
-    const delay = { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), mean: ms(histogram.mean) };
+    const delay = {
+      p50: ms(histogram.percentile(50)),
+      p99: ms(histogram.percentile(99)),
+      max: ms(histogram.max),
+      mean: ms(histogram.mean),
+    };
     writeFileSync(
       join(dir, `probe-${process.pid}.json`),
-      JSON.stringify({ pid: process.pid, argv: process.argv, rss: process.memoryUsage.rss(), memory: process.memoryUsage(), workerThreads: workerThreadIds(), delay }),
+      JSON.stringify({
+        pid: process.pid,
+        argv: process.argv,
+        rss: process.memoryUsage.rss(),
+        memory: process.memoryUsage(),
+        workerThreads: workerThreadIds(),
+        delay,
+      }),
     );
     histogram.reset();
     if (profileDir && !session) {

@@ -12,22 +12,37 @@ const server = createServer((req, res) => {
     try {
       message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof message;
     } catch {
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}');
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}');
       return;
     }
     let result: Record<string, unknown>;
     switch (message.method) {
       case 'server/discover':
-        result = { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete', ttlMs: 0, cacheScope: 'private' };
+        result = {
+          supportedVersions: ['2026-07-28'],
+          capabilities: { tools: {} },
+          resultType: 'complete',
+          ttlMs: 0,
+          cacheScope: 'private',
+        };
         break;
       case 'initialize':
-        result = { protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'bench-upstream', version: '1.0.0' } };
+        result = {
+          protocolVersion: message.params?.protocolVersion ?? '2025-06-18',
+          capabilities: { tools: {} },
+          serverInfo: { name: 'bench-upstream', version: '1.0.0' },
+        };
         break;
       case 'tools/list':
         result = { tools: TOOLS, resultType: 'complete', ttlMs: 0, cacheScope: 'private' };
         break;
       case 'tools/call':
-        result = { content: [{ type: 'text', text: JSON.stringify(message.params?.arguments ?? {}) }], resultType: 'complete' };
+        result = {
+          content: [{ type: 'text', text: JSON.stringify(message.params?.arguments ?? {}) }],
+          resultType: 'complete',
+        };
         break;
       default:
         if (message.id === undefined) {
@@ -36,7 +51,9 @@ const server = createServer((req, res) => {
         }
         result = {};
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
   });
 });
 serveOnLoopback(server);

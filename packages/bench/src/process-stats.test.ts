@@ -6,7 +6,10 @@ import { commandOf, cpuSeconds, processTree, residentBytes, threadCpuSeconds } f
 describe('process stats from /proc', () => {
   it('finds a child in the tree and reads its CPU time and resident memory', async () => {
     // Spins until it has used 0.3 s of CPU by its own account, then says so and idles.
-    const child = spawn(process.execPath, ['-e', 'while (process.cpuUsage().user < 300000); console.log("spun"); setTimeout(() => {}, 60000)']);
+    const child = spawn(process.execPath, [
+      '-e',
+      'while (process.cpuUsage().user < 300000); console.log("spun"); setTimeout(() => {}, 60000)',
+    ]);
     try {
       await once(child.stdout, 'data');
       const tree = processTree(process.pid);

@@ -25,7 +25,9 @@ describe('CPU split per thread', () => {
   it("counts a worker thread's CPU as the worker's, named by the probe, and reports the main thread's memory", async () => {
     const probeDir = mkdtempSync(join(tmpdir(), 'bench-split-test-'));
     const probe = new URL('./eventloop-probe.mjs', import.meta.url).href;
-    const child = spawn(process.execPath, [`--import=${probe}`, '-e', SCRIPT], { env: { ...process.env, BENCH_PROBE_DIR: probeDir } });
+    const child = spawn(process.execPath, [`--import=${probe}`, '-e', SCRIPT], {
+      env: { ...process.env, BENCH_PROBE_DIR: probeDir },
+    });
     try {
       const lines = createInterface({ input: child.stdout });
       const next = async () => ((await once(lines, 'line')) as [string])[0];

@@ -19,7 +19,11 @@ export function readThreads(pids: readonly number[]): ThreadReadings {
 }
 
 /** Splits what the threads used between two readings into main thread, worker threads and the rest; threads that ended in between are not counted. */
-export function splitThreadCpu(before: ThreadReadings, after: ThreadReadings, workerThreads: ReadonlySet<number>): ThreadCpu {
+export function splitThreadCpu(
+  before: ThreadReadings,
+  after: ThreadReadings,
+  workerThreads: ReadonlySet<number>,
+): ThreadCpu {
   const split: ThreadCpu = { main: 0, workers: 0, other: 0 };
   for (const [pid, threads] of after) {
     for (const [tid, seconds] of threads) {

@@ -19,7 +19,8 @@ interface Query {
   tool: string;
 }
 
-const queriesOf = (file: string): Query[] => JSON.parse(readFileSync(new URL(`./tool-catalog/${file}`, import.meta.url), 'utf8')) as Query[];
+const queriesOf = (file: string): Query[] =>
+  JSON.parse(readFileSync(new URL(`./tool-catalog/${file}`, import.meta.url), 'utf8')) as Query[];
 const QUERIES = queriesOf('queries.json');
 const HELD_OUT = queriesOf('queries-heldout.json');
 const HELD_OUT_2 = queriesOf('queries-heldout-2.json');
@@ -40,7 +41,9 @@ function percentile(sorted: number[], p: number): number {
 
 /** The search_tools answer a client reads for a query (what the gateway returns: name, description, schema). */
 function searchAnswer(index: ToolIndex<CatalogTool>, task: string) {
-  const tools = index.search(task, RESULT_LIMIT).map(({ tool }) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+  const tools = index
+    .search(task, RESULT_LIMIT)
+    .map(({ tool }) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
   return { content: [{ type: 'text', text: JSON.stringify({ tools }) }], structuredContent: { tools } };
 }
 
@@ -49,10 +52,15 @@ function contextSizes(index: ToolIndex<CatalogTool>) {
   const surface = size({ tools: META_TOOLS });
   const answers = QUERIES.map((q) => size(searchAnswer(index, q.task)));
   const meanAnswer = answers.reduce((a, b) => a + b, 0) / answers.length;
-  console.log(`\nContext (JSON characters, ~tokens = chars/4), ${ALL_TOOLS.length} tools from ${CATALOG.length} providers`);
+  console.log(
+    `\nContext (JSON characters, ~tokens = chars/4), ${ALL_TOOLS.length} tools from ${CATALOG.length} providers`,
+  );
   line('full tools/list', `${full} chars  ~${tokens(full)} tokens`);
   line('search surface tools/list (2 meta-tools)', `${surface} chars  ~${tokens(surface)} tokens`);
-  line(`one search_tools answer (limit ${RESULT_LIMIT}), mean`, `${Math.round(meanAnswer)} chars  ~${tokens(meanAnswer)} tokens`);
+  line(
+    `one search_tools answer (limit ${RESULT_LIMIT}), mean`,
+    `${Math.round(meanAnswer)} chars  ~${tokens(meanAnswer)} tokens`,
+  );
 }
 
 function recall(index: ToolIndex<CatalogTool>, label: string, queries: readonly Query[], { showMisses = true } = {}) {
@@ -88,13 +96,18 @@ function latency(tools: readonly CatalogTool[]) {
     const visible = tools.map((tool) => exposedTool(tool, tool.name) as CatalogTool);
     return cache.get(visibleSetKey(visible), () => visible).search(task, RESULT_LIMIT);
   });
-  console.log(`\nLatency at ${tools.length} tools (${engine.wall.length} searches each, ms; wall clock, and CPU time which leaves out waiting for a CPU)`);
+  console.log(
+    `\nLatency at ${tools.length} tools (${engine.wall.length} searches each, ms; wall clock, and CPU time which leaves out waiting for a CPU)`,
+  );
   line('index build (once per visible set)', buildMs.toFixed(2));
   for (const [label, { wall, cpu }] of [
     ['search (engine)', engine],
     ['search + visible-set key (per request)', perRequest],
   ] as const) {
-    line(label, `wall p50 ${percentile(wall, 50).toFixed(3)}  p99 ${percentile(wall, 99).toFixed(3)}   cpu p50 ${percentile(cpu, 50).toFixed(3)}  p99 ${percentile(cpu, 99).toFixed(3)}`);
+    line(
+      label,
+      `wall p50 ${percentile(wall, 50).toFixed(3)}  p99 ${percentile(wall, 99).toFixed(3)}   cpu p50 ${percentile(cpu, 50).toFixed(3)}  p99 ${percentile(cpu, 99).toFixed(3)}`,
+    );
   }
 }
 
@@ -122,7 +135,9 @@ function measure(run: (task: string) => unknown): { wall: number[]; cpu: number[
 
 const index = ToolIndex.build(ALL_TOOLS);
 contextSizes(index);
-recall(index, 'fifth held-out set (queries-heldout-5.json, headline, never tuned on)', HELD_OUT_5, { showMisses: false });
+recall(index, 'fifth held-out set (queries-heldout-5.json, headline, never tuned on)', HELD_OUT_5, {
+  showMisses: false,
+});
 recall(index, 'fourth held-out set (queries-heldout-4.json)', HELD_OUT_4);
 recall(index, 'third held-out set (queries-heldout-3.json)', HELD_OUT_3);
 recall(index, 'second held-out set (queries-heldout-2.json)', HELD_OUT_2);

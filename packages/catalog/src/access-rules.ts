@@ -1,5 +1,12 @@
 import { actingUserOf, isAdmin, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
-import { NotFoundError, evaluatePolicy, globSpecificity, newId, type PolicyAction, type RiskLevel } from '@agentgw/core';
+import {
+  NotFoundError,
+  evaluatePolicy,
+  globSpecificity,
+  newId,
+  type PolicyAction,
+  type RiskLevel,
+} from '@agentgw/core';
 import type { AccessRuleRow, Database } from '@agentgw/db';
 import type { Kysely, Transaction } from 'kysely';
 import { getAgent } from './agents.js';
@@ -82,7 +89,11 @@ export function toAccessRule(row: AccessRuleRow): AccessRule {
 }
 
 /** Visible rules (own tenant and global), oldest first; every filter given must match. */
-export async function listAccessRules(db: Kysely<Database>, principal: Principal, filters: AccessRuleFilters): Promise<AccessRule[]> {
+export async function listAccessRules(
+  db: Kysely<Database>,
+  principal: Principal,
+  filters: AccessRuleFilters,
+): Promise<AccessRule[]> {
   const rows = await visibleRules(db, principal)
     .$if(filters.subjectType !== undefined, (qb) => qb.where('subject_type', '=', filters.subjectType!))
     .$if(filters.subjectId !== undefined, (qb) => qb.where('subject_id', '=', filters.subjectId!))
@@ -99,18 +110,29 @@ export async function getAccessRule(db: Kysely<Database>, principal: Principal, 
 }
 
 /** A provider's rules grouped by toolPattern, most specific pattern first (the order evaluation prefers). */
-export async function accessRulesByProvider(db: Kysely<Database>, principal: Principal, providerId: string): Promise<{ providerId: string; groups: { toolPattern: string; rules: AccessRule[] }[] }> {
+export async function accessRulesByProvider(
+  db: Kysely<Database>,
+  principal: Principal,
+  providerId: string,
+): Promise<{ providerId: string; groups: { toolPattern: string; rules: AccessRule[] }[] }> {
   if (providerId !== '*') await loadVisibleProvider(db, principal, providerId);
   const rules = await listAccessRules(db, principal, { providerId });
   const groups = new Map<string, AccessRule[]>();
   for (const rule of rules) groups.set(rule.toolPattern, [...(groups.get(rule.toolPattern) ?? []), rule]);
   const ordered = [...groups.entries()]
     .map(([toolPattern, list]) => ({ toolPattern, rules: list }))
-    .sort((a, b) => globSpecificity(b.toolPattern) - globSpecificity(a.toolPattern) || a.toolPattern.localeCompare(b.toolPattern));
+    .sort(
+      (a, b) =>
+        globSpecificity(b.toolPattern) - globSpecificity(a.toolPattern) || a.toolPattern.localeCompare(b.toolPattern),
+    );
   return { providerId, groups: ordered };
 }
 
-export async function createAccessRule(ctx: CatalogContext, principal: Principal, input: NewAccessRuleInput): Promise<AccessRule> {
+export async function createAccessRule(
+  ctx: CatalogContext,
+  principal: Principal,
+  input: NewAccessRuleInput,
+): Promise<AccessRule> {
   const tenantId = writeTenant(principal, input.tenantId);
   await assertSubjectUsable(ctx.db, principal, input.subjectType, input.subjectId, 'subjectId');
   await assertProviderUsable(ctx.db, principal, input.providerId, 'providerId');
@@ -137,7 +159,12 @@ export async function createAccessRule(ctx: CatalogContext, principal: Principal
   return toAccessRule(row);
 }
 
-export async function updateAccessRule(ctx: CatalogContext, principal: Principal, id: string, patch: AccessRulePatch): Promise<AccessRule> {
+export async function updateAccessRule(
+  ctx: CatalogContext,
+  principal: Principal,
+  id: string,
+  patch: AccessRulePatch,
+): Promise<AccessRule> {
   const current = await loadVisibleRule(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'access rule');
   if (patch.subjectType !== undefined || patch.subjectId !== undefined) {
@@ -175,7 +202,11 @@ export async function deleteAccessRule(ctx: CatalogContext, principal: Principal
 }
 
 /** Every visible rule whose subject is the agent, oldest first. Unknown or invisible agent: 404. */
-export async function listAgentRules(db: Kysely<Database>, principal: Principal, agentId: string): Promise<AccessRule[]> {
+export async function listAgentRules(
+  db: Kysely<Database>,
+  principal: Principal,
+  agentId: string,
+): Promise<AccessRule[]> {
   await getAgent(db, principal, agentId);
   return listAccessRules(db, principal, { subjectType: 'agent', subjectId: agentId });
 }
@@ -184,13 +215,23 @@ export async function listAgentRules(db: Kysely<Database>, principal: Principal,
  * Replaces all of the agent's rules in one transaction: every rule is checked first, so one
  * bad rule is a 400 and the old set stays untouched. New rules take the agent's tenant.
  */
-export async function replaceAgentRules(ctx: CatalogContext, principal: Principal, agentId: string, rules: AgentRuleInput[]): Promise<AccessRule[]> {
+export async function replaceAgentRules(
+  ctx: CatalogContext,
+  principal: Principal,
+  agentId: string,
+  rules: AgentRuleInput[],
+): Promise<AccessRule[]> {
   const agent = await getAgent(ctx.db, principal, agentId);
   assertTenantWritable(principal, agent.tenantId, 'agent');
   const now = ctx.clock.now();
   const rows = await ctx.db.transaction().execute(async (trx) => {
-    for (const [i, rule] of rules.entries()) await assertProviderUsable(trx, principal, rule.providerId, `rules.${i}.providerId`);
-    await trx.deleteFrom('access_rules').where('subject_type', '=', 'agent').where('subject_id', '=', agentId).execute();
+    for (const [i, rule] of rules.entries())
+      await assertProviderUsable(trx, principal, rule.providerId, `rules.${i}.providerId`);
+    await trx
+      .deleteFrom('access_rules')
+      .where('subject_type', '=', 'agent')
+      .where('subject_id', '=', agentId)
+      .execute();
     if (rules.length === 0) return [];
     return trx
       .insertInto('access_rules')
@@ -217,7 +258,11 @@ export async function replaceAgentRules(ctx: CatalogContext, principal: Principa
 }
 
 /** Dry run of the tool policy over the visible rules of the user and the agent. */
-export async function evaluateAccess(db: Kysely<Database>, principal: Principal, input: EvaluationInput): Promise<{ action: PolicyAction; risk: RiskLevel; matchedRule: AccessRule | null }> {
+export async function evaluateAccess(
+  db: Kysely<Database>,
+  principal: Principal,
+  input: EvaluationInput,
+): Promise<{ action: PolicyAction; risk: RiskLevel; matchedRule: AccessRule | null }> {
   const subjects: { type: SubjectType; id: string }[] = [];
   if (input.userId !== undefined) subjects.push({ type: 'user', id: input.userId });
   if (input.agentId !== undefined) subjects.push({ type: 'agent', id: input.agentId });
@@ -226,7 +271,9 @@ export async function evaluateAccess(db: Kysely<Database>, principal: Principal,
       ? []
       : await visibleRules(db, principal)
           .where('provider_id', 'in', [input.providerId, '*'])
-          .where((eb) => eb.or(subjects.map((s) => eb.and([eb('subject_type', '=', s.type), eb('subject_id', '=', s.id)]))))
+          .where((eb) =>
+            eb.or(subjects.map((s) => eb.and([eb('subject_type', '=', s.type), eb('subject_id', '=', s.id)]))),
+          )
           .execute();
   return evaluatePolicy({
     rules: rows.map(toAccessRule),
@@ -253,7 +300,10 @@ function visibleRules(db: Db, principal: Principal) {
       qb.where((eb) =>
         eb.or([
           eb.and([eb('subject_type', '=', 'user'), eb('subject_id', '=', userId)]),
-          eb.and([eb('subject_type', '=', 'agent'), eb('subject_id', 'in', eb.selectFrom('agents').select('agents.id').where('agents.owner_id', '=', userId))]),
+          eb.and([
+            eb('subject_type', '=', 'agent'),
+            eb('subject_id', 'in', eb.selectFrom('agents').select('agents.id').where('agents.owner_id', '=', userId)),
+          ]),
         ]),
       ),
     );
@@ -282,7 +332,13 @@ async function assertProviderUsable(db: Db, principal: Principal, providerId: st
  * can change; a user subject, for non-admins, a user of the caller's own tenant. Admins may name
  * any user id, including users of external issuers that have no row here.
  */
-async function assertSubjectUsable(db: Kysely<Database>, principal: Principal, type: SubjectType, subjectId: string, field: string): Promise<void> {
+async function assertSubjectUsable(
+  db: Kysely<Database>,
+  principal: Principal,
+  type: SubjectType,
+  subjectId: string,
+  field: string,
+): Promise<void> {
   if (type === 'agent') {
     const agent = await getAgent(db, principal, subjectId).catch((err: unknown) => {
       if (err instanceof NotFoundError) throw invalidField(field, 'unknown agent');

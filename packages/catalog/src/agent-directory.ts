@@ -69,7 +69,9 @@ export class AgentDirectory {
   async byTokenHash(hash: string): Promise<AgentRecord | null> {
     let id = this.cache.live ? this.idsByTokenHash.get(hash) : undefined;
     if (id === undefined) {
-      id = (await this.ctx.db.selectFrom('agents').select('id').where('runtime_token_hash', '=', hash).executeTakeFirst())?.id;
+      id = (
+        await this.ctx.db.selectFrom('agents').select('id').where('runtime_token_hash', '=', hash).executeTakeFirst()
+      )?.id;
       if (id === undefined) return null;
       if (this.cache.live) this.idsByTokenHash.set(hash, id);
     }

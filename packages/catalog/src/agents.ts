@@ -83,7 +83,11 @@ export function toAgent(row: AgentRow): Agent {
 }
 
 /** Creates an active agent owned by the caller; the runtime token is returned once and stored only as its hash. */
-export async function createAgent(ctx: CatalogContext, principal: Principal, input: NewAgentInput): Promise<{ agent: AgentSummary; runtimeToken: string }> {
+export async function createAgent(
+  ctx: CatalogContext,
+  principal: Principal,
+  input: NewAgentInput,
+): Promise<{ agent: AgentSummary; runtimeToken: string }> {
   const tenantId = writeTenant(principal, input.tenantId);
   const id = newId();
   const token = generateRuntimeToken();
@@ -122,7 +126,12 @@ export async function getAgent(db: Kysely<Database>, principal: Principal, id: s
   return toAgent(await loadAgent(db, principal, id));
 }
 
-export async function updateAgent(ctx: CatalogContext, principal: Principal, id: string, patch: AgentPatch): Promise<Agent> {
+export async function updateAgent(
+  ctx: CatalogContext,
+  principal: Principal,
+  id: string,
+  patch: AgentPatch,
+): Promise<Agent> {
   await assertWritable(ctx.db, principal, id, 'update');
   const row = await writeAgent(ctx, id, 'updated', {
     ...(patch.name !== undefined && { name: patch.name }),
@@ -139,7 +148,12 @@ export async function updateAgent(ctx: CatalogContext, principal: Principal, id:
 }
 
 /** Kill switch: disabled agents are refused everywhere as soon as replicas hear `agent.changed`. */
-export async function setAgentActive(ctx: CatalogContext, principal: Principal, id: string, active: boolean): Promise<Agent> {
+export async function setAgentActive(
+  ctx: CatalogContext,
+  principal: Principal,
+  id: string,
+  active: boolean,
+): Promise<Agent> {
   await assertWritable(ctx.db, principal, id, 'update');
   return toAgent(await writeAgent(ctx, id, active ? 'enabled' : 'disabled', { is_active: active }));
 }
@@ -187,15 +201,26 @@ async function loadAgent(db: Kysely<Database>, principal: Principal, id: string)
  * A visible agent the principal may also change: its owner (with the `:own` permission), or a
  * holder of the `:all` permission under the tenant write rule (global agents: admin only, 403).
  */
-async function assertWritable(db: Kysely<Database>, principal: Principal, id: string, action: 'update' | 'delete'): Promise<void> {
+async function assertWritable(
+  db: Kysely<Database>,
+  principal: Principal,
+  id: string,
+  action: 'update' | 'delete',
+): Promise<void> {
   const row = await loadAgent(db, principal, id);
   const owns = row.owner_id !== null && row.owner_id === principal.userId;
   if (owns && principal.permissions.has(`agent:${action}:own`)) return;
-  if (!principal.permissions.has(`agent:${action}:all`)) throw new ForbiddenError(`Not permitted to ${action} this agent`);
+  if (!principal.permissions.has(`agent:${action}:all`))
+    throw new ForbiddenError(`Not permitted to ${action} this agent`);
   assertTenantWritable(principal, row.tenant_id, 'agent');
 }
 
-async function writeAgent(ctx: CatalogContext, id: string, change: AgentChange, changes: Updateable<AgentsTable>): Promise<AgentRow> {
+async function writeAgent(
+  ctx: CatalogContext,
+  id: string,
+  change: AgentChange,
+  changes: Updateable<AgentsTable>,
+): Promise<AgentRow> {
   const row = await ctx.db
     .updateTable('agents')
     .set({ ...changes, updated_at: ctx.clock.now() })
@@ -207,4 +232,5 @@ async function writeAgent(ctx: CatalogContext, id: string, change: AgentChange, 
   return row;
 }
 
-const changed = (ctx: CatalogContext, agentId: string, change: AgentChange): Promise<void> => ctx.bus.publish('agent.changed', { agentId, change });
+const changed = (ctx: CatalogContext, agentId: string, change: AgentChange): Promise<void> =>
+  ctx.bus.publish('agent.changed', { agentId, change });

@@ -17,7 +17,19 @@ import {
   type EvaluationInput,
   type NewAccessRuleInput,
 } from './access-rules.js';
-import { createAgent, deleteAgent, getAgent, listAgents, regenerateRuntimeToken, setAgentActive, updateAgent, type Agent, type AgentPatch, type AgentSummary, type NewAgentInput } from './agents.js';
+import {
+  createAgent,
+  deleteAgent,
+  getAgent,
+  listAgents,
+  regenerateRuntimeToken,
+  setAgentActive,
+  updateAgent,
+  type Agent,
+  type AgentPatch,
+  type AgentSummary,
+  type NewAgentInput,
+} from './agents.js';
 import { catalogContext, type CatalogDeps } from './catalog-context.js';
 import {
   createToolProvider,

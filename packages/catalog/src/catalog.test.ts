@@ -1,5 +1,22 @@
-import { createAuth, generateRuntimeToken, hashToken, tenantScope, type AuthService, type Principal } from '@agentgw/auth';
-import { AppError, loadConfig, MemoryEventBus, newId, resolveProvider, silentLogger, systemClock, type Config, type EventBus } from '@agentgw/core';
+import {
+  createAuth,
+  generateRuntimeToken,
+  hashToken,
+  tenantScope,
+  type AuthService,
+  type Principal,
+} from '@agentgw/auth';
+import {
+  AppError,
+  loadConfig,
+  MemoryEventBus,
+  newId,
+  resolveProvider,
+  silentLogger,
+  systemClock,
+  type Config,
+  type EventBus,
+} from '@agentgw/core';
 import type { DbHandle, RoleName } from '@agentgw/db';
 import { openTestDatabase, testBackends } from '@agentgw/db/testing';
 import type { KyselyPlugin } from 'kysely';
@@ -35,7 +52,10 @@ const config = loadConfig({
 
 async function principalOf(deps: Deps, roles: RoleName[], tenantId: string | null): Promise<Principal> {
   const user = { id: newId(), email: `${newId()}@example.test`, roles, tenantId };
-  await deps.handle.db.insertInto('users').values({ id: user.id, email: user.email, roles, tenant_id: tenantId, password_hash: 'unused', name: null }).execute();
+  await deps.handle.db
+    .insertInto('users')
+    .values({ id: user.id, email: user.email, roles, tenant_id: tenantId, password_hash: 'unused', name: null })
+    .execute();
   return deps.auth.authenticate(new Headers({ authorization: `Bearer ${await deps.auth.signUserToken(user)}` }), 'jwt');
 }
 
@@ -59,7 +79,13 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     const bus = new MemoryEventBus();
     deps = { config, handle, bus, auth: await createAuth({ config, db: handle.db, bus }) };
     counter = { queries: 0 };
-    const counted = { config, db: handle.db.withPlugin(countingPlugin(counter)), bus, clock: systemClock, logger: silentLogger() };
+    const counted = {
+      config,
+      db: handle.db.withPlugin(countingPlugin(counter)),
+      bus,
+      clock: systemClock,
+      logger: silentLogger(),
+    };
     const reader = createCatalog(counted);
     const writes = createCatalogAdmin(counted);
     // Reads and writes side by side, as a test sets them up; services only ever hold the reader.
@@ -79,7 +105,12 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
 
   /** An agent, two providers and rules, written through the catalog as an admin. */
   async function seed() {
-    const { agent } = await catalog.agents.create(admin, { name: 'a', upstreamUrl: 'http://127.0.0.1:9/', upstreamSecret: 'agent-secret', tenantId: 't1' });
+    const { agent } = await catalog.agents.create(admin, {
+      name: 'a',
+      upstreamUrl: 'http://127.0.0.1:9/',
+      upstreamSecret: 'agent-secret',
+      tenantId: 't1',
+    });
     const github = await catalog.providers.create(admin, {
       name: 'github',
       pattern: 'github_*',
@@ -89,8 +120,21 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
       priority: 0,
       tenantId: 't1',
     });
-    const fallback = await catalog.providers.create(admin, { name: 'all', pattern: '*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: -1 });
-    const other = await catalog.providers.create(admin, { name: 'other', pattern: '*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 5, tenantId: 't2' });
+    const fallback = await catalog.providers.create(admin, {
+      name: 'all',
+      pattern: '*',
+      endpoint: 'http://127.0.0.1:9/mcp',
+      authType: 'none',
+      priority: -1,
+    });
+    const other = await catalog.providers.create(admin, {
+      name: 'other',
+      pattern: '*',
+      endpoint: 'http://127.0.0.1:9/mcp',
+      authType: 'none',
+      priority: 5,
+      tenantId: 't2',
+    });
     await catalog.rules.replaceForAgent(admin, agent.id, [
       { providerId: github.id, action: 'allow', toolPattern: 'github_*' },
       { providerId: github.id, action: 'deny', toolPattern: 'github_delete_*', riskLevel: 'critical' },
@@ -111,7 +155,13 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
         provider: routed?.id,
         providerSecret: routed && catalog.providers.authSecret(routed),
         allowed: await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't1', providerId: github.id }),
-        decision: await catalog.rules.decide({ agentId: agent.id, userId: member.userId, tenantId: 't1', providerId: github.id, toolName: 'github_delete_repo' }),
+        decision: await catalog.rules.decide({
+          agentId: agent.id,
+          userId: member.userId,
+          tenantId: 't1',
+          providerId: github.id,
+          toolName: 'github_delete_repo',
+        }),
       };
     };
     const first = await hotPath();
@@ -129,7 +179,11 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
   });
 
   it('is where auth reads its agents: runtime tokens answered from the same cache, the kill switch and rotation at once on agent.changed', async () => {
-    const { agent, runtimeToken } = await catalog.agents.create(admin, { name: 'rt', upstreamUrl: 'http://127.0.0.1:9/', tenantId: 't1' });
+    const { agent, runtimeToken } = await catalog.agents.create(admin, {
+      name: 'rt',
+      upstreamUrl: 'http://127.0.0.1:9/',
+      tenantId: 't1',
+    });
     const auth = await createAuth({ config, db: deps.handle.db, bus: deps.bus, agents: catalog.agents });
     const asAgent = (token: string) => auth.authenticate(new Headers({ authorization: `Bearer ${token}` }), 'flexible');
     try {
@@ -172,9 +226,12 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     expect(routed?.id).toBe(github.id);
     expect(catalog.providers.authSecret(routed!)).toBe('rotated');
 
-    const decide = () => catalog.rules.decide({ agentId: agent.id, tenantId: 't1', providerId: github.id, toolName: 'github_list' });
+    const decide = () =>
+      catalog.rules.decide({ agentId: agent.id, tenantId: 't1', providerId: github.id, toolName: 'github_list' });
     expect((await decide()).action).toBe('allow');
-    await catalog.rules.replaceForAgent(admin, agent.id, [{ providerId: '*', action: 'require_confirmation', toolPattern: '*' }]);
+    await catalog.rules.replaceForAgent(admin, agent.id, [
+      { providerId: '*', action: 'require_confirmation', toolPattern: '*' },
+    ]);
     expect(await decide()).toMatchObject({ action: 'require_confirmation', risk: 'medium' });
 
     await catalog.agents.delete(admin, agent.id);
@@ -197,8 +254,12 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     const tenantAdmin = await principalOf(deps, ['admin'], 't1');
     expect((await catalog.providers.routableFor(tenantAdmin)).map((p) => p.id)).toEqual([github.id, fallback.id]);
     // Rules of another tenant never decide a call acting in this one.
-    expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't2', providerId: github.id })).toBe(false);
-    expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't1', providerId: fallback.id })).toBe(false);
+    expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't2', providerId: github.id })).toBe(
+      false,
+    );
+    expect(await catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't1', providerId: fallback.id })).toBe(
+      false,
+    );
   });
 
   it('keeps what tenant-less non-admins create in their private scope: hidden from tenants and each other, decided in that scope', async () => {
@@ -208,23 +269,49 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
     await catalog.start();
     const { agent } = await catalog.agents.create(creator, { name: 'mine', upstreamUrl: 'http://127.0.0.1:9/' });
     expect((await catalog.agents.getFor(creator, agent.id)).tenantId).toBe(`private:${creator.userId}`);
-    for (const other of [member, loner]) expect(await refusal(catalog.agents.getFor(other, agent.id))).toEqual({ status: 404, code: 'NOT_FOUND' });
+    for (const other of [member, loner])
+      expect(await refusal(catalog.agents.getFor(other, agent.id))).toEqual({ status: 404, code: 'NOT_FOUND' });
     expect((await catalog.agents.getFor(admin, agent.id)).id).toBe(agent.id);
 
-    const provider = await catalog.providers.create(loner, { name: 'own', pattern: 'own_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 0, tenantId: null });
+    const provider = await catalog.providers.create(loner, {
+      name: 'own',
+      pattern: 'own_*',
+      endpoint: 'http://127.0.0.1:9/mcp',
+      authType: 'none',
+      priority: 0,
+      tenantId: null,
+    });
     expect(provider.tenantId).toBe(`private:${loner.userId}`);
     expect((await catalog.providers.visibleTo(loner)).map((p) => p.id)).toContain(provider.id);
     for (const other of [member, creator]) {
       expect((await catalog.providers.visibleTo(other)).map((p) => p.id)).not.toContain(provider.id);
       expect(await refusal(catalog.providers.getFor(other, provider.id))).toEqual({ status: 404, code: 'NOT_FOUND' });
     }
-    const global = await catalog.providers.create(admin, { name: 'global', pattern: 'g_*', endpoint: 'http://127.0.0.1:9/mcp', authType: 'none', priority: 0 });
+    const global = await catalog.providers.create(admin, {
+      name: 'global',
+      pattern: 'g_*',
+      endpoint: 'http://127.0.0.1:9/mcp',
+      authType: 'none',
+      priority: 0,
+    });
     expect(global.tenantId).toBeNull();
-    expect(await refusal(catalog.providers.update(loner, global.id, { name: 'taken' }))).toEqual({ status: 403, code: 'FORBIDDEN' });
+    expect(await refusal(catalog.providers.update(loner, global.id, { name: 'taken' }))).toEqual({
+      status: 403,
+      code: 'FORBIDDEN',
+    });
 
     // The owner's rules for its private agent decide its calls in its scope, and nowhere else.
-    await catalog.rules.replaceForAgent(creator, agent.id, [{ providerId: global.id, action: 'allow', toolPattern: 'g_*' }]);
-    const decide = (tenantId: string | null) => catalog.rules.decide({ agentId: agent.id, userId: creator.userId, tenantId, providerId: global.id, toolName: 'g_read' });
+    await catalog.rules.replaceForAgent(creator, agent.id, [
+      { providerId: global.id, action: 'allow', toolPattern: 'g_*' },
+    ]);
+    const decide = (tenantId: string | null) =>
+      catalog.rules.decide({
+        agentId: agent.id,
+        userId: creator.userId,
+        tenantId,
+        providerId: global.id,
+        toolName: 'g_read',
+      });
     expect((await decide(tenantScope(creator))).action).toBe('allow');
     expect((await decide('t1')).action).toBe('deny');
     expect((await decide(null)).action).toBe('deny');

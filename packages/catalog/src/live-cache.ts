@@ -1,4 +1,11 @@
-import { MemoryCache, type Clock, type EventBus, type EventName, type GatewayEvents, type Unsubscribe } from '@agentgw/core';
+import {
+  MemoryCache,
+  type Clock,
+  type EventBus,
+  type EventName,
+  type GatewayEvents,
+  type Unsubscribe,
+} from '@agentgw/core';
 
 /**
  * A MemoryCache that serves only while it hears its invalidation event: before `listen()` and
@@ -14,7 +21,11 @@ export class LiveCache<V> {
   }
 
   /** Starts caching; `keysOf` names the keys an event drops (null: all). */
-  async listen<E extends EventName>(bus: EventBus, event: E, keysOf: (payload: GatewayEvents[E]) => string | string[] | null): Promise<Unsubscribe> {
+  async listen<E extends EventName>(
+    bus: EventBus,
+    event: E,
+    keysOf: (payload: GatewayEvents[E]) => string | string[] | null,
+  ): Promise<Unsubscribe> {
     const unsubscribe = await this.cache.invalidateOn(bus, event, keysOf);
     this.listening = true;
     return async () => {

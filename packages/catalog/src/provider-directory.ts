@@ -40,7 +40,10 @@ export class ProviderDirectory {
     ttlMs: number,
   ) {
     this.cache = new LiveCache({ ttlMs, max: 1, clock: ctx.clock });
-    this.secrets = new OpenedSecrets(ctx, 'provider', (provider) => ({ id: provider.id, sealed: provider.authSecretSealed }));
+    this.secrets = new OpenedSecrets(ctx, 'provider', (provider) => ({
+      id: provider.id,
+      sealed: provider.authSecretSealed,
+    }));
   }
 
   /** Subscribes to `providers.changed`; the reader's `start()` calls it. */

@@ -30,7 +30,9 @@ export class RuleDirectory {
 
   /** Subscribes to `rules.changed`; the reader's `start()` calls it. */
   subscribe(): Promise<Unsubscribe> {
-    return this.cache.listen(this.ctx.bus, 'rules.changed', ({ subjectType, subjectId }) => (subjectType === null || subjectId === null ? null : subjectKey(subjectType, subjectId)));
+    return this.cache.listen(this.ctx.bus, 'rules.changed', ({ subjectType, subjectId }) =>
+      subjectType === null || subjectId === null ? null : subjectKey(subjectType, subjectId),
+    );
   }
 
   /** The tool policy's answer (`evaluatePolicy`) over the rules of the user and the agent in the tenant. */
@@ -51,19 +53,32 @@ export class RuleDirectory {
    */
   async providerAllowed(input: { agentId: string; tenantId: string | null; providerId: string }): Promise<boolean> {
     const rules = await this.rulesOf({ agentId: input.agentId, tenantId: input.tenantId });
-    return rules.some((rule) => rule.action !== 'deny' && (rule.providerId === input.providerId || rule.providerId === '*'));
+    return rules.some(
+      (rule) => rule.action !== 'deny' && (rule.providerId === input.providerId || rule.providerId === '*'),
+    );
   }
 
-  private async rulesOf(input: { agentId?: string | null; userId?: string | null; tenantId: string | null }): Promise<AccessRule[]> {
+  private async rulesOf(input: {
+    agentId?: string | null;
+    userId?: string | null;
+    tenantId: string | null;
+  }): Promise<AccessRule[]> {
     const subjects: [SubjectType, string][] = [];
     if (input.userId) subjects.push(['user', input.userId]);
     if (input.agentId) subjects.push(['agent', input.agentId]);
-    const lists = await Promise.all(subjects.map(([type, id]) => this.cache.getOrLoad(subjectKey(type, id), () => this.load(type, id))));
+    const lists = await Promise.all(
+      subjects.map(([type, id]) => this.cache.getOrLoad(subjectKey(type, id), () => this.load(type, id))),
+    );
     return lists.flat().filter((rule) => rule.tenantId === null || rule.tenantId === input.tenantId);
   }
 
   private async load(type: SubjectType, id: string): Promise<AccessRule[]> {
-    const rows = await this.ctx.db.selectFrom('access_rules').selectAll().where('subject_type', '=', type).where('subject_id', '=', id).execute();
+    const rows = await this.ctx.db
+      .selectFrom('access_rules')
+      .selectAll()
+      .where('subject_type', '=', type)
+      .where('subject_id', '=', id)
+      .execute();
     return rows.map(toAccessRule);
   }
 }

@@ -20,7 +20,10 @@ function countingContext(): { ctx: CatalogContext; opened: string[] } {
       return sealed === 'bad' ? null : `plain-${sealed}`;
     },
   } as unknown as SecretBox;
-  return { ctx: { db: {} as Kysely<Database>, bus: new MemoryEventBus(), clock: systemClock, logger: silentLogger(), secrets }, opened };
+  return {
+    ctx: { db: {} as Kysely<Database>, bus: new MemoryEventBus(), clock: systemClock, logger: silentLogger(), secrets },
+    opened,
+  };
 }
 
 describe('OpenedSecrets', () => {

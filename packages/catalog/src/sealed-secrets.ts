@@ -13,7 +13,12 @@ const UNOPENABLE: Record<SecretOwner, string> = {
  * A sealed secret's plaintext, or null when none is stored. A secret no configured key opens is
  * refused (503, logged without the value) rather than silently left out.
  */
-export function openSealed(ctx: CatalogContext, owner: SecretOwner, ownerId: string, sealed: string | null): string | null {
+export function openSealed(
+  ctx: CatalogContext,
+  owner: SecretOwner,
+  ownerId: string,
+  sealed: string | null,
+): string | null {
   if (sealed === null) return null;
   const secret = ctx.secrets.open(sealed, ownerId);
   if (secret === null) {

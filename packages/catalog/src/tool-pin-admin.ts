@@ -1,5 +1,13 @@
 import { whereTenantVisible, type Principal } from '@agentgw/auth';
-import { ConflictError, definitionHashes, NotFoundError, type ToolDefinition, type ToolPinChange, type ToolPinningMode, type ToolPinStatus } from '@agentgw/core';
+import {
+  ConflictError,
+  definitionHashes,
+  NotFoundError,
+  type ToolDefinition,
+  type ToolPinChange,
+  type ToolPinningMode,
+  type ToolPinStatus,
+} from '@agentgw/core';
 import type { ToolPinRow } from '@agentgw/db';
 import { catalogContext, type CatalogContext, type CatalogDeps } from './catalog-context.js';
 import { assertTenantWritable } from './tenant-writes.js';
@@ -90,25 +98,57 @@ async function listModes(ctx: CatalogContext, principal: Principal): Promise<Pro
     .where((eb) => whereTenantVisible(eb, principal, 'tool_providers.tenant_id'))
     .orderBy('name')
     .execute();
-  return rows.map((row) => ({ providerId: row.id, providerName: row.name, tenantId: row.tenant_id, pinning: row.tool_pinning }));
+  return rows.map((row) => ({
+    providerId: row.id,
+    providerName: row.name,
+    tenantId: row.tenant_id,
+    pinning: row.tool_pinning,
+  }));
 }
 
-async function setMode(ctx: CatalogContext, principal: Principal, providerId: string, mode: ToolPinningMode): Promise<ProviderPinning> {
+async function setMode(
+  ctx: CatalogContext,
+  principal: Principal,
+  providerId: string,
+  mode: ToolPinningMode,
+): Promise<ProviderPinning> {
   const provider = await loadVisibleProvider(ctx.db, principal, providerId);
   assertTenantWritable(principal, provider.tenant_id, 'tool provider');
-  await ctx.db.updateTable('tool_providers').set({ tool_pinning: mode, updated_at: ctx.clock.now() }).where('id', '=', providerId).execute();
+  await ctx.db
+    .updateTable('tool_providers')
+    .set({ tool_pinning: mode, updated_at: ctx.clock.now() })
+    .where('id', '=', providerId)
+    .execute();
   await announce(ctx, { providerId, tenantId: provider.tenant_id, toolName: null, change: 'mode', renamedFrom: null });
   return { providerId, providerName: provider.name, tenantId: provider.tenant_id, pinning: mode };
 }
 
 /** Approves or blocks the quarantined definition the reviewer saw, in one conditional write. */
-async function reviewPin(ctx: CatalogContext, principal: Principal, providerId: string, review: ToolPinReview, outcome: 'approved' | 'blocked'): Promise<ToolPin> {
+async function reviewPin(
+  ctx: CatalogContext,
+  principal: Principal,
+  providerId: string,
+  review: ToolPinReview,
+  outcome: 'approved' | 'blocked',
+): Promise<ToolPin> {
   const provider = await loadVisibleProvider(ctx.db, principal, providerId);
   assertTenantWritable(principal, provider.tenant_id, 'tool provider');
-  const current = await ctx.db.selectFrom('tool_pins').selectAll().where('provider_id', '=', providerId).where('tool_name', '=', review.toolName).executeTakeFirst();
+  const current = await ctx.db
+    .selectFrom('tool_pins')
+    .selectAll()
+    .where('provider_id', '=', providerId)
+    .where('tool_name', '=', review.toolName)
+    .executeTakeFirst();
   if (!current) throw new NotFoundError('Tool pin');
-  if (current.pending_hash !== review.hash || current.pending_definition === null || !QUARANTINED.includes(current.status) || (outcome === 'blocked' && current.status === 'blocked')) {
-    throw new ConflictError('The definition is not the one waiting for review (it changed again, or was decided already): review it again');
+  if (
+    current.pending_hash !== review.hash ||
+    current.pending_definition === null ||
+    !QUARANTINED.includes(current.status) ||
+    (outcome === 'blocked' && current.status === 'blocked')
+  ) {
+    throw new ConflictError(
+      'The definition is not the one waiting for review (it changed again, or was decided already): review it again',
+    );
   }
   const now = ctx.clock.now();
   const approvedBy = principal.userId ?? principal.agentId;
@@ -137,11 +177,26 @@ async function reviewPin(ctx: CatalogContext, principal: Principal, providerId: 
           .executeTakeFirst()
       : await update.set({ status: 'blocked', updated_at: now }).returningAll().executeTakeFirst();
   if (!written) throw new ConflictError('The definition changed while it was being decided: review it again');
-  await announce(ctx, { providerId, tenantId: provider.tenant_id, toolName: review.toolName, change: outcome, renamedFrom: written.renamed_from });
+  await announce(ctx, {
+    providerId,
+    tenantId: provider.tenant_id,
+    toolName: review.toolName,
+    change: outcome,
+    renamedFrom: written.renamed_from,
+  });
   return toToolPin(written, provider.name, provider.tenant_id);
 }
 
-function announce(ctx: CatalogContext, event: { providerId: string; tenantId: string | null; toolName: string | null; change: ToolPinChange; renamedFrom: string | null }): Promise<void> {
+function announce(
+  ctx: CatalogContext,
+  event: {
+    providerId: string;
+    tenantId: string | null;
+    toolName: string | null;
+    change: ToolPinChange;
+    renamedFrom: string | null;
+  },
+): Promise<void> {
   return ctx.bus.publish('tool_pins.changed', { ...event, timestamp: ctx.clock.now().toISOString() });
 }
 
@@ -152,10 +207,17 @@ function toToolPin(row: ToolPinRow, providerName: string, tenantId: string | nul
     tenantId,
     toolName: row.tool_name,
     status: row.status,
-    pinned: row.pinned_hash !== null && row.pinned_definition !== null ? { hash: row.pinned_hash, definition: row.pinned_definition as unknown as ToolDefinition } : null,
+    pinned:
+      row.pinned_hash !== null && row.pinned_definition !== null
+        ? { hash: row.pinned_hash, definition: row.pinned_definition as unknown as ToolDefinition }
+        : null,
     pending:
       row.pending_hash !== null && row.pending_definition !== null
-        ? { hash: row.pending_hash, definition: row.pending_definition as unknown as ToolDefinition, firstSeenAt: (row.pending_since ?? row.updated_at).toISOString() }
+        ? {
+            hash: row.pending_hash,
+            definition: row.pending_definition as unknown as ToolDefinition,
+            firstSeenAt: (row.pending_since ?? row.updated_at).toISOString(),
+          }
         : null,
     renamedFrom: row.renamed_from,
     approvedBy: row.approved_by,

@@ -1,6 +1,12 @@
 import { whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
 import { compareRouting, NotFoundError, newId } from '@agentgw/core';
-import { json, type Database, type ProviderAuthType, type ProviderTokenExchangeSettings, type ToolProviderRow } from '@agentgw/db';
+import {
+  json,
+  type Database,
+  type ProviderAuthType,
+  type ProviderTokenExchangeSettings,
+  type ToolProviderRow,
+} from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import type { CatalogContext } from './catalog-context.js';
 import { openSealed } from './sealed-secrets.js';
@@ -94,19 +100,26 @@ export async function getToolProvider(db: Kysely<Database>, principal: Principal
 }
 
 /** Whether the auth type sends the calling user's own credential (from the vault) rather than the provider's secret. */
-export const isPerUserAuth = (authType: ProviderAuthType): authType is 'user_oauth' | 'user_key' | 'mcp_oauth' => authType === 'user_oauth' || authType === 'user_key' || authType === 'mcp_oauth';
+export const isPerUserAuth = (authType: ProviderAuthType): authType is 'user_oauth' | 'user_key' | 'mcp_oauth' =>
+  authType === 'user_oauth' || authType === 'user_key' || authType === 'mcp_oauth';
 
 /** A per-user auth type needs the service type of the credential it sends. */
 function assertUserAuthNamed(authType: ProviderAuthType, credentialServiceType: string | null): void {
-  if (isPerUserAuth(authType) && credentialServiceType === null) throw invalidField('credentialServiceType', `required with authType ${authType}`);
+  if (isPerUserAuth(authType) && credentialServiceType === null)
+    throw invalidField('credentialServiceType', `required with authType ${authType}`);
 }
 
 /** `token_exchange` needs its exchange settings. */
 function assertTokenExchangeSet(authType: ProviderAuthType, tokenExchange: ProviderTokenExchangeSettings | null): void {
-  if (authType === 'token_exchange' && tokenExchange === null) throw invalidField('tokenExchange', 'required with authType token_exchange');
+  if (authType === 'token_exchange' && tokenExchange === null)
+    throw invalidField('tokenExchange', 'required with authType token_exchange');
 }
 
-export async function createToolProvider(ctx: CatalogContext, principal: Principal, input: NewToolProviderInput): Promise<ToolProvider> {
+export async function createToolProvider(
+  ctx: CatalogContext,
+  principal: Principal,
+  input: NewToolProviderInput,
+): Promise<ToolProvider> {
   assertUserAuthNamed(input.authType, input.credentialServiceType ?? null);
   assertTokenExchangeSet(input.authType, input.tokenExchange ?? null);
   const id = newId();
@@ -135,19 +148,34 @@ export async function createToolProvider(ctx: CatalogContext, principal: Princip
   return toToolProvider(row);
 }
 
-export async function updateToolProvider(ctx: CatalogContext, principal: Principal, id: string, patch: ToolProviderPatch): Promise<ToolProvider> {
+export async function updateToolProvider(
+  ctx: CatalogContext,
+  principal: Principal,
+  id: string,
+  patch: ToolProviderPatch,
+): Promise<ToolProvider> {
   const current = await loadVisibleProvider(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'tool provider');
-  assertUserAuthNamed(patch.authType ?? current.auth_type, patch.credentialServiceType !== undefined ? patch.credentialServiceType : current.credential_service_type);
-  assertTokenExchangeSet(patch.authType ?? current.auth_type, patch.tokenExchange !== undefined ? patch.tokenExchange : current.token_exchange);
+  assertUserAuthNamed(
+    patch.authType ?? current.auth_type,
+    patch.credentialServiceType !== undefined ? patch.credentialServiceType : current.credential_service_type,
+  );
+  assertTokenExchangeSet(
+    patch.authType ?? current.auth_type,
+    patch.tokenExchange !== undefined ? patch.tokenExchange : current.token_exchange,
+  );
   const changes = {
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.pattern !== undefined && { pattern: patch.pattern }),
     ...(patch.endpoint !== undefined && { endpoint: patch.endpoint }),
     ...(patch.authType !== undefined && { auth_type: patch.authType }),
-    ...(patch.authSecret !== undefined && { auth_secret_enc: patch.authSecret ? ctx.secrets.seal(patch.authSecret, id) : null }),
+    ...(patch.authSecret !== undefined && {
+      auth_secret_enc: patch.authSecret ? ctx.secrets.seal(patch.authSecret, id) : null,
+    }),
     ...(patch.credentialServiceType !== undefined && { credential_service_type: patch.credentialServiceType }),
-    ...(patch.tokenExchange !== undefined && { token_exchange: patch.tokenExchange ? json(patch.tokenExchange) : null }),
+    ...(patch.tokenExchange !== undefined && {
+      token_exchange: patch.tokenExchange ? json(patch.tokenExchange) : null,
+    }),
     ...(patch.priority !== undefined && { priority: patch.priority }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.namePrefix !== undefined && { name_prefix: patch.namePrefix }),
@@ -184,7 +212,11 @@ export async function deleteToolProvider(ctx: CatalogContext, principal: Princip
 }
 
 /** A provider the principal may see; other tenants' providers are 404 like unknown ids. */
-export async function loadVisibleProvider(db: Kysely<Database>, principal: Principal, id: string): Promise<ToolProviderRow> {
+export async function loadVisibleProvider(
+  db: Kysely<Database>,
+  principal: Principal,
+  id: string,
+): Promise<ToolProviderRow> {
   const row = await db
     .selectFrom('tool_providers')
     .selectAll()
@@ -202,7 +234,15 @@ export interface ProviderConnection {
   secret: string | null;
 }
 
-export async function providerConnection(ctx: CatalogContext, principal: Principal, id: string): Promise<ProviderConnection> {
+export async function providerConnection(
+  ctx: CatalogContext,
+  principal: Principal,
+  id: string,
+): Promise<ProviderConnection> {
   const row = await loadVisibleProvider(ctx.db, principal, id);
-  return { endpoint: row.endpoint, authType: row.auth_type, secret: openSealed(ctx, 'provider', row.id, row.auth_secret_enc) };
+  return {
+    endpoint: row.endpoint,
+    authType: row.auth_type,
+    secret: openSealed(ctx, 'provider', row.id, row.auth_secret_enc),
+  };
 }

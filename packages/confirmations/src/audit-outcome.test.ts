@@ -30,7 +30,10 @@ const row = (status: ConfirmationStatus, over: Partial<ConfirmationRow> = {}): C
 /** The patches recordAuditOutcome sends, exactly as sent (keys and all). */
 async function patchesFor(confirmation: ConfirmationRow): Promise<(AuditPatch & { id: string })[]> {
   const sent: (AuditPatch & { id: string })[] = [];
-  const trail: AuditTrail = { open: async () => 'unused', update: async (id, patch) => void sent.push({ id, ...patch }) };
+  const trail: AuditTrail = {
+    open: async () => 'unused',
+    update: async (id, patch) => void sent.push({ id, ...patch }),
+  };
   await recordAuditOutcome(trail, confirmation);
   return sent;
 }
@@ -44,12 +47,18 @@ describe('recordAuditOutcome: a confirmation end writes only the fields it owns'
   });
 
   it('rejected or timed out: the status and the reason, and no confirmedBy field', async () => {
-    expect(await patchesFor(row('rejected', { decided_by: 'bob', reason: DEFAULT_REJECT_REASON }))).toStrictEqual([{ id: 'audit-1', status: 'rejected', error: DEFAULT_REJECT_REASON }]);
-    expect(await patchesFor(row('rejected', { reason: TIMEOUT_REASON }))).toStrictEqual([{ id: 'audit-1', status: 'rejected', error: TIMEOUT_REASON }]);
+    expect(await patchesFor(row('rejected', { decided_by: 'bob', reason: DEFAULT_REJECT_REASON }))).toStrictEqual([
+      { id: 'audit-1', status: 'rejected', error: DEFAULT_REJECT_REASON },
+    ]);
+    expect(await patchesFor(row('rejected', { reason: TIMEOUT_REASON }))).toStrictEqual([
+      { id: 'audit-1', status: 'rejected', error: TIMEOUT_REASON },
+    ]);
   });
 
   it('expired: failed with the reason (the audit log has no expired)', async () => {
-    expect(await patchesFor(row('expired', { reason: EXPIRED_REASON }))).toStrictEqual([{ id: 'audit-1', status: 'failed', error: EXPIRED_REASON }]);
+    expect(await patchesFor(row('expired', { reason: EXPIRED_REASON }))).toStrictEqual([
+      { id: 'audit-1', status: 'failed', error: EXPIRED_REASON },
+    ]);
   });
 
   it('writes nothing for a row that has not ended, was spent already, or has no record', async () => {

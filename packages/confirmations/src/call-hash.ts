@@ -18,7 +18,9 @@ function canonical(value: unknown): unknown {
  * What an exact-call approval is bound to: the agent, the end user, the provider, the tool and
  * the arguments. Any difference in one of them gives another hash, so the token refuses it.
  */
-export function callHash(call: Pick<HeldCall, 'agentId' | 'endUserId' | 'providerId' | 'toolName' | 'arguments'>): string {
+export function callHash(
+  call: Pick<HeldCall, 'agentId' | 'endUserId' | 'providerId' | 'toolName' | 'arguments'>,
+): string {
   const subject = [call.agentId, call.endUserId, call.providerId, call.toolName, canonical(call.arguments)];
   return createHash('sha256').update(JSON.stringify(subject)).digest('hex');
 }

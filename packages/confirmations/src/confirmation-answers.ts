@@ -16,7 +16,11 @@ async function visibleRow(db: Kysely<Database>, principal: Principal, id: string
 }
 
 /** GET by id: the confirmation, or 404 CONFIRMATION_NOT_FOUND for an unknown or foreign one. */
-export async function getVisibleConfirmation(db: Kysely<Database>, principal: Principal, id: string): Promise<Confirmation> {
+export async function getVisibleConfirmation(
+  db: Kysely<Database>,
+  principal: Principal,
+  id: string,
+): Promise<Confirmation> {
   return toConfirmation(await visibleRow(db, principal, id));
 }
 
@@ -45,7 +49,10 @@ export async function answerConfirmation(
   // A person signed in decides: an agent credential, a session token, or an API key (which the
   // runtime holding the call has, with X-User-Id naming that very user) would approve its own call.
   if (!isPersonSignedIn(principal)) {
-    throw new ForbiddenError('Confirmations are answered by a person signed in, not by an agent credential or API key', 'AGENT_CANNOT_CONFIRM');
+    throw new ForbiddenError(
+      'Confirmations are answered by a person signed in, not by an agent credential or API key',
+      'AGENT_CANNOT_CONFIRM',
+    );
   }
   // Backstop of the kill switch (a replica that missed `agent.changed`): a disabled or deleted
   // agent's call is never approved; answering it ends it.

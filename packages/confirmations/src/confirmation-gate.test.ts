@@ -6,7 +6,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { answerConfirmation } from './confirmation-answers.js';
 import { createConfirmationGate, type ConfirmationGateHandle } from './confirmation-gate.js';
 import { findConfirmation } from './confirmation-records.js';
-import { AGENT_DISABLED_REASON, CALLER_GONE_REASON, decideConfirmation, rejectIfAgentInactive, TIMEOUT_REASON } from './decisions.js';
+import {
+  AGENT_DISABLED_REASON,
+  CALLER_GONE_REASON,
+  decideConfirmation,
+  rejectIfAgentInactive,
+  TIMEOUT_REASON,
+} from './decisions.js';
 import { consumeConfirmationTimeouts } from './timeouts.js';
 import type { Principal, UserJwtPrincipal } from '@agentgw/auth';
 import { permissionsOf } from '@agentgw/auth';
@@ -25,7 +31,11 @@ const heldCall = (overrides: Partial<HeldCall> = {}): HeldCall => ({
   ...overrides,
 });
 
-const person = (userId: string, roles: Principal['roles'] = [], tenantId: string | null = 'acme'): UserJwtPrincipal => ({
+const person = (
+  userId: string,
+  roles: Principal['roles'] = [],
+  tenantId: string | null = 'acme',
+): UserJwtPrincipal => ({
   via: 'jwt',
   userId,
   email: null,
@@ -50,7 +60,13 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     open: async () => 'unused',
     update: async (id, patch) => void audits.push({ id, ...patch }),
   };
-  const open = (timeoutMs = 60_000, deadlineGraceMs = 2_000) => (gate = createConfirmationGate(deps, { timeoutMs, deadlineGraceMs, statusIntervalMs: 50, maxPending: { perAgent: 20, perUser: 20 } }));
+  const open = (timeoutMs = 60_000, deadlineGraceMs = 2_000) =>
+    (gate = createConfirmationGate(deps, {
+      timeoutMs,
+      deadlineGraceMs,
+      statusIntervalMs: 50,
+      maxPending: { perAgent: 20, perUser: 20 },
+    }));
 
   /** Holds a call and returns its outcome promise once the pending confirmation is announced. */
   async function startHold(call = heldCall(), signal = new AbortController().signal, onStatus?: () => void) {
@@ -97,9 +113,18 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
   it('stores a pending confirmation, announces it with arguments and risk, and queues a push for the end user', async () => {
     const { id, call } = await startHold();
     const row = await findConfirmation(deps.db, id);
-    expect(row).toMatchObject({ status: 'pending', tool_name: 'delete_repo', end_user_id: 'alice', audit_id: call.auditId });
+    expect(row).toMatchObject({
+      status: 'pending',
+      tool_name: 'delete_repo',
+      end_user_id: 'alice',
+      audit_id: call.auditId,
+    });
     expect(row!.expires_at.getTime() - row!.created_at.getTime()).toBe(60_000);
-    expect(required[0]).toMatchObject({ id, tool: { name: 'delete_repo', arguments: { repo: 'acme/site' } }, risk: { level: 'high' } });
+    expect(required[0]).toMatchObject({
+      id,
+      tool: { name: 'delete_repo', arguments: { repo: 'acme/site' } },
+      risk: { level: 'high' },
+    });
     await vi.waitFor(() => expect(pushes).toHaveLength(1));
     expect(pushes[0]).toMatchObject({ userId: 'alice', data: { confirmationId: id, toolName: 'delete_repo' } });
     expect(JSON.stringify(pushes[0])).not.toContain('acme/site');
@@ -115,15 +140,31 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect((await findConfirmation(deps.db, id))?.status).toBe('consumed');
     const forged = await deps.auth.signConfirmationToken({ confirmationId: id, userId: 'alice' });
     expect(await gate.redeem(forged.token, call)).toBe(false);
-    expect(resolved).toEqual([{ id, status: 'confirmed', confirmedBy: 'alice', userId: call.userId, endUserId: call.endUserId, tenantId: call.tenantId, timestamp: expect.any(String) }]);
+    expect(resolved).toEqual([
+      {
+        id,
+        status: 'confirmed',
+        confirmedBy: 'alice',
+        userId: call.userId,
+        endUserId: call.endUserId,
+        tenantId: call.tenantId,
+        timestamp: expect.any(String),
+      },
+    ]);
     // Only what the confirmation owns: an `error: null` here would erase an error another writer set.
-    await vi.waitFor(() => expect(audits).toStrictEqual([{ id: call.auditId, status: 'confirmed', confirmedBy: 'alice' }]));
+    await vi.waitFor(() =>
+      expect(audits).toStrictEqual([{ id: call.auditId, status: 'confirmed', confirmedBy: 'alice' }]),
+    );
   });
 
   it('refuses a release whose approval was spent already, and its audit record says so', async () => {
     const { outcome, id, call } = await startHold();
     // Another release (or a token) consumed the approval before this holder woke.
-    await deps.db.updateTable('confirmations').set({ status: 'consumed', decided_by: 'alice' }).where('id', '=', id).execute();
+    await deps.db
+      .updateTable('confirmations')
+      .set({ status: 'consumed', decided_by: 'alice' })
+      .where('id', '=', id)
+      .execute();
     await deps.bus.publish('confirmation.resolved', {
       id,
       status: 'confirmed',
@@ -133,8 +174,14 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
       tenantId: call.tenantId,
       timestamp: new Date().toISOString(),
     });
-    expect(await outcome).toEqual({ decision: 'rejected', confirmationId: id, reason: 'The approval was already used.' });
-    await vi.waitFor(() => expect(audits).toContainEqual({ id: call.auditId, status: 'rejected', error: 'The approval was already used.' }));
+    expect(await outcome).toEqual({
+      decision: 'rejected',
+      confirmationId: id,
+      reason: 'The approval was already used.',
+    });
+    await vi.waitFor(() =>
+      expect(audits).toContainEqual({ id: call.auditId, status: 'rejected', error: 'The approval was already used.' }),
+    );
   });
 
   it('answers a rejection with its reason', async () => {
@@ -143,7 +190,9 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect(await outcome).toEqual({ decision: 'rejected', confirmationId: id, reason: 'not today' });
     expect((await findConfirmation(deps.db, id))?.status).toBe('rejected');
     expect(resolved).toMatchObject([{ id, status: 'rejected', reason: 'not today' }]);
-    await vi.waitFor(() => expect(audits).toStrictEqual([{ id: call.auditId, status: 'rejected', error: 'not today' }]));
+    await vi.waitFor(() =>
+      expect(audits).toStrictEqual([{ id: call.auditId, status: 'rejected', error: 'not today' }]),
+    );
   });
 
   it('times out through the deadline job: rejected with "Request timed out." and CONFIRMATION_RESOLVED', async () => {
@@ -153,7 +202,11 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     try {
       const { outcome, id } = await startHold();
       expect(await outcome).toEqual({ decision: 'timeout', confirmationId: id, reason: TIMEOUT_REASON });
-      expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON, decided_by: null });
+      expect(await findConfirmation(deps.db, id)).toMatchObject({
+        status: 'rejected',
+        reason: TIMEOUT_REASON,
+        decided_by: null,
+      });
       // Stored as the spec says; announced as what it is, so no holder compares reason strings.
       expect(resolved).toMatchObject([{ id, status: 'expired', reason: 'timeout' }]);
       await vi.waitFor(() => expect(audits).toMatchObject([{ status: 'rejected', error: TIMEOUT_REASON }]));
@@ -189,7 +242,9 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect(await outcome).toEqual({ decision: 'expired', confirmationId: id });
     expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'pending', reason: CALLER_GONE_REASON });
     expect(resolved).toEqual([]);
-    await vi.waitFor(() => expect(audits).toStrictEqual([{ id: call.auditId, status: 'failed', error: CALLER_GONE_REASON }]));
+    await vi.waitFor(() =>
+      expect(audits).toStrictEqual([{ id: call.auditId, status: 'failed', error: CALLER_GONE_REASON }]),
+    );
     const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
     expect(answer.confirmation).toMatchObject({ status: 'confirmed', reason: null, decidedBy: 'alice' });
     expect(answer.confirmationToken?.expiresIn).toBeGreaterThan(0);
@@ -229,7 +284,9 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     const winner = results.find((r) => r.applied)!.row;
     expect((await outcome).decision).toBe(winner.status);
     expect(resolved).toHaveLength(1);
-    await expect(answerConfirmation(deps, person('alice'), id, { confirmed: false })).rejects.toMatchObject({ status: 409 });
+    await expect(answerConfirmation(deps, person('alice'), id, { confirmed: false })).rejects.toMatchObject({
+      status: 409,
+    });
   });
 
   it('refuses an answer after the deadline and times the confirmation out on the spot', async () => {
@@ -247,7 +304,11 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
 
   it('keeps the held client informed while it waits', async () => {
     const statuses: number[] = [];
-    const { outcome, id } = await startHold(heldCall(), new AbortController().signal, () => void statuses.push(Date.now()));
+    const { outcome, id } = await startHold(
+      heldCall(),
+      new AbortController().signal,
+      () => void statuses.push(Date.now()),
+    );
     await vi.waitFor(() => expect(statuses.length).toBeGreaterThanOrEqual(3));
     await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' });
     await outcome;
@@ -258,8 +319,16 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
 
   it('refuses answers from an agent credential, even one naming the user', async () => {
     const { id } = await startHold();
-    const agentActing = { ...person('alice'), via: 'api_key' as const, agentId: 'agent-1', apiKey: { id: 'key-1', scopes: [] } };
-    await expect(answerConfirmation(deps, agentActing, id, { confirmed: true })).rejects.toMatchObject({ status: 403, code: 'AGENT_CANNOT_CONFIRM' });
+    const agentActing = {
+      ...person('alice'),
+      via: 'api_key' as const,
+      agentId: 'agent-1',
+      apiKey: { id: 'key-1', scopes: [] },
+    };
+    await expect(answerConfirmation(deps, agentActing, id, { confirmed: true })).rejects.toMatchObject({
+      status: 403,
+      code: 'AGENT_CANNOT_CONFIRM',
+    });
     expect((await findConfirmation(deps.db, id))?.status).toBe('pending');
   });
 
@@ -271,10 +340,17 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect(await rejectIfAgentInactive(deps, 'agent-1')).toBe(2);
     expect(await rejectIfAgentInactive(deps, 'agent-1')).toBe(0);
     for (const held of [first, second]) {
-      expect(await held.outcome).toEqual({ decision: 'rejected', confirmationId: held.id, reason: AGENT_DISABLED_REASON });
+      expect(await held.outcome).toEqual({
+        decision: 'rejected',
+        confirmationId: held.id,
+        reason: AGENT_DISABLED_REASON,
+      });
     }
     const third = await startHold();
-    await expect(answerConfirmation(deps, person('alice'), third.id, { confirmed: true })).rejects.toMatchObject({ status: 403, code: 'AGENT_DISABLED' });
+    await expect(answerConfirmation(deps, person('alice'), third.id, { confirmed: true })).rejects.toMatchObject({
+      status: 403,
+      code: 'AGENT_DISABLED',
+    });
     expect((await third.outcome).decision).toBe('rejected');
   });
 
@@ -293,28 +369,33 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     it.each([
       ['one agent', (i: number) => heldCall({ endUserId: `user-${i}` })],
       ['one end user', (i: number) => heldCall({ agentId: `agent-x${i}` })],
-    ])('the 21st concurrent hold for %s is refused with 429 RATE_LIMITED; the 20 others stay pending, and a decision frees a slot', async (_who, make) => {
-      const calls = Array.from({ length: 21 }, (_, i) => make(i));
-      const settled = calls.map((call) =>
-        gate.hold(call, { signal: new AbortController().signal }).then(
-          (outcome) => ({ outcome }),
-          (err: unknown) => ({ err: err as { status: number; code: string } }),
-        ),
-      );
-      await vi.waitFor(async () => expect((await pendingCount()) + audits.filter((a) => a.status === 'rejected').length).toBe(21));
-      expect(await pendingCount()).toBe(20);
-      const refusedAudit = audits.filter((a) => a.status === 'rejected');
-      expect(refusedAudit).toHaveLength(1);
-      expect(refusedAudit[0]!.error).toMatch(/Too many calls waiting/);
-      const refused = calls.findIndex((c) => c.auditId === refusedAudit[0]!.id);
-      expect(await settled[refused]).toMatchObject({ err: { status: 429, code: 'RATE_LIMITED' } });
-      expect(required).toHaveLength(20);
+    ])(
+      'the 21st concurrent hold for %s is refused with 429 RATE_LIMITED; the 20 others stay pending, and a decision frees a slot',
+      async (_who, make) => {
+        const calls = Array.from({ length: 21 }, (_, i) => make(i));
+        const settled = calls.map((call) =>
+          gate.hold(call, { signal: new AbortController().signal }).then(
+            (outcome) => ({ outcome }),
+            (err: unknown) => ({ err: err as { status: number; code: string } }),
+          ),
+        );
+        await vi.waitFor(async () =>
+          expect((await pendingCount()) + audits.filter((a) => a.status === 'rejected').length).toBe(21),
+        );
+        expect(await pendingCount()).toBe(20);
+        const refusedAudit = audits.filter((a) => a.status === 'rejected');
+        expect(refusedAudit).toHaveLength(1);
+        expect(refusedAudit[0]!.error).toMatch(/Too many calls waiting/);
+        const refused = calls.findIndex((c) => c.auditId === refusedAudit[0]!.id);
+        expect(await settled[refused]).toMatchObject({ err: { status: 429, code: 'RATE_LIMITED' } });
+        expect(required).toHaveLength(20);
 
-      await decideConfirmation(deps, required[0]!.id, { confirmed: false, decidedBy: 'alice' });
-      const again = await startHold(calls[refused]);
-      await decideConfirmation(deps, again.id, { confirmed: false, decidedBy: 'alice' });
-      expect((await again.outcome).decision).toBe('rejected');
-    });
+        await decideConfirmation(deps, required[0]!.id, { confirmed: false, decidedBy: 'alice' });
+        const again = await startHold(calls[refused]);
+        await decideConfirmation(deps, again.id, { confirmed: false, decidedBy: 'alice' });
+        expect((await again.outcome).decision).toBe('rejected');
+      },
+    );
   });
 
   describe('exact-call token', () => {
@@ -338,7 +419,13 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
 
     it('refuses a changed argument, another tool, agent, provider or end user, and stays usable for its call', async () => {
       const { token, call } = await confirmedToken();
-      for (const change of [{ arguments: { repo: 'acme/other' } }, { toolName: 'archive_repo' }, { agentId: 'agent-2' }, { providerId: 'gitlab' }, { endUserId: 'mallory' }]) {
+      for (const change of [
+        { arguments: { repo: 'acme/other' } },
+        { toolName: 'archive_repo' },
+        { agentId: 'agent-2' },
+        { providerId: 'gitlab' },
+        { endUserId: 'mallory' },
+      ]) {
         expect(await gate.redeem(token, { ...call, ...change })).toBe(false);
       }
       expect(await gate.redeem(token, call)).toBe(true);
@@ -348,7 +435,12 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     it('refuses junk, a login token and a token of a confirmation that was rejected', async () => {
       const { call } = await confirmedToken();
       expect(await gate.redeem('not-a-token', call)).toBe(false);
-      expect(await gate.redeem(await deps.auth.signUserToken({ id: 'alice', email: 'a@x.test', roles: [], tenantId: null }), call)).toBe(false);
+      expect(
+        await gate.redeem(
+          await deps.auth.signUserToken({ id: 'alice', email: 'a@x.test', roles: [], tenantId: null }),
+          call,
+        ),
+      ).toBe(false);
       const { outcome, id } = await startHold(call);
       await decideConfirmation(deps, id, { confirmed: false, decidedBy: 'alice' });
       await outcome;

@@ -1,10 +1,30 @@
 import type { AuthService } from '@agentgw/auth';
-import { isAppError, newId, type ConfirmationGate, type ConfirmationResolution, type GatewayEvents, type HeldCall, type HoldOptions, type HoldOutcome, type Unsubscribe } from '@agentgw/core';
+import {
+  isAppError,
+  newId,
+  type ConfirmationGate,
+  type ConfirmationResolution,
+  type GatewayEvents,
+  type HeldCall,
+  type HoldOptions,
+  type HoldOutcome,
+  type Unsubscribe,
+} from '@agentgw/core';
 import type { ConfirmationRow } from '@agentgw/db';
 import { callHash } from './call-hash.js';
 import { auditTrailOf } from './audit-outcome.js';
 import { findConfirmation, toPayload } from './confirmation-records.js';
-import { consumeConfirmation, expireConfirmation, markCallerGone, resolutionOf, spendApproval, TIMEOUT_REASON, timeOutConfirmation, timeoutJobId, type ConfirmationDeps } from './decisions.js';
+import {
+  consumeConfirmation,
+  expireConfirmation,
+  markCallerGone,
+  resolutionOf,
+  spendApproval,
+  TIMEOUT_REASON,
+  timeOutConfirmation,
+  timeoutJobId,
+  type ConfirmationDeps,
+} from './decisions.js';
 import { insertPendingWithinCaps, type PendingCaps } from './pending-caps.js';
 
 export interface ConfirmationGateOptions {
@@ -39,7 +59,9 @@ function outcomeOf(confirmationId: string, resolution: ConfirmationResolution): 
     case 'rejected':
       return { decision: 'rejected', confirmationId, reason: resolution.reason };
     case 'expired':
-      return resolution.reason === 'timeout' ? { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON } : { decision: 'expired', confirmationId };
+      return resolution.reason === 'timeout'
+        ? { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON }
+        : { decision: 'expired', confirmationId };
   }
 }
 
@@ -50,7 +72,10 @@ function outcomeOf(confirmationId: string, resolution: ConfirmationResolution): 
  * so no restart loses it) and waits for `confirmation.resolved` from whichever replica decides:
  * no polling. Its caller aborting `signal` (the client went away) leaves it `expired`.
  */
-export function createConfirmationGate(deps: ConfirmationDeps & { auth: Pick<AuthService, 'verifyConfirmationToken'> }, options: ConfirmationGateOptions): ConfirmationGateHandle {
+export function createConfirmationGate(
+  deps: ConfirmationDeps & { auth: Pick<AuthService, 'verifyConfirmationToken'> },
+  options: ConfirmationGateOptions,
+): ConfirmationGateHandle {
   const statusIntervalMs = options.statusIntervalMs ?? 5_000;
   const deadlineGraceMs = options.deadlineGraceMs ?? 2_000;
   // One bus subscription per gate; each hold waits on its own entry.
@@ -108,7 +133,11 @@ export function createConfirmationGate(deps: ConfirmationDeps & { auth: Pick<Aut
   async function announce(row: ConfirmationRow, call: HeldCall): Promise<void> {
     try {
       await deps.bus.publish('confirmation.required', toPayload(row));
-      await deps.queue.enqueue('confirmation-timeout', { confirmationId: row.id }, { delayMs: options.timeoutMs, jobId: timeoutJobId(row.id) });
+      await deps.queue.enqueue(
+        'confirmation-timeout',
+        { confirmationId: row.id },
+        { delayMs: options.timeoutMs, jobId: timeoutJobId(row.id) },
+      );
     } catch (err) {
       await expireConfirmation(deps, row.id).catch(() => undefined);
       throw err;
@@ -124,7 +153,13 @@ export function createConfirmationGate(deps: ConfirmationDeps & { auth: Pick<Aut
           title: 'Confirmation required',
           body: `Approve ${call.toolName} (${call.risk} risk)?`,
           // Arguments stay out of push payloads: they travel through Apple's and Google's servers.
-          data: { type: 'CONFIRMATION_REQUIRED', confirmationId: row.id, toolName: call.toolName, risk: call.risk, expiresAt: row.expires_at.toISOString() },
+          data: {
+            type: 'CONFIRMATION_REQUIRED',
+            confirmationId: row.id,
+            toolName: call.toolName,
+            risk: call.risk,
+            expiresAt: row.expires_at.toISOString(),
+          },
         },
         { jobId: `push:${row.id}` },
       )
@@ -139,7 +174,9 @@ export function createConfirmationGate(deps: ConfirmationDeps & { auth: Pick<Aut
       if (isAppError(err) && err.status === 429) {
         await auditTrailOf(deps)
           .update(input.call.auditId, { status: 'rejected', error: err.message })
-          .catch((auditErr: unknown) => deps.logger.error({ err: auditErr, auditId: input.call.auditId }, 'audit of a refused hold failed'));
+          .catch((auditErr: unknown) =>
+            deps.logger.error({ err: auditErr, auditId: input.call.auditId }, 'audit of a refused hold failed'),
+          );
       }
       throw err;
     }
@@ -166,7 +203,8 @@ export function createConfirmationGate(deps: ConfirmationDeps & { auth: Pick<Aut
       deadline = setTimeout(() => wake({ kind: 'deadline' }), options.timeoutMs + deadlineGraceMs);
       if (onStatus) {
         const started = Date.now();
-        const status = () => onStatus({ confirmationId: id, message: 'Waiting for confirmation', elapsedMs: Date.now() - started });
+        const status = () =>
+          onStatus({ confirmationId: id, message: 'Waiting for confirmation', elapsedMs: Date.now() - started });
         status();
         ticker = setInterval(status, statusIntervalMs);
       }

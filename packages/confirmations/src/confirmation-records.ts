@@ -50,7 +50,10 @@ export function toConfirmation(row: ConfirmationRow): Confirmation {
  * Stores a new pending confirmation for `call`, due to time out at `expiresAt`: its arguments
  * masked, its call hash over the raw ones (a token still binds to the exact call).
  */
-export async function insertPending(db: Kysely<Database>, input: { id: string; call: HeldCall; createdAt: Date; expiresAt: Date }): Promise<ConfirmationRow> {
+export async function insertPending(
+  db: Kysely<Database>,
+  input: { id: string; call: HeldCall; createdAt: Date; expiresAt: Date },
+): Promise<ConfirmationRow> {
   const { call } = input;
   return db
     .insertInto('confirmations')
@@ -86,7 +89,11 @@ export interface ListQuery {
 }
 
 /** The confirmations `viewer` may see, newest first, with the total for paging. */
-export async function listVisible(db: Kysely<Database>, viewer: Viewer, query: ListQuery): Promise<{ rows: ConfirmationRow[]; total: number }> {
+export async function listVisible(
+  db: Kysely<Database>,
+  viewer: Viewer,
+  query: ListQuery,
+): Promise<{ rows: ConfirmationRow[]; total: number }> {
   let base = db.selectFrom('confirmations').where((eb) => whereConfirmationVisible(eb, viewer));
   if (query.status) base = base.where('status', '=', query.status);
   const [rows, count] = await Promise.all([
@@ -100,7 +107,12 @@ export async function listVisible(db: Kysely<Database>, viewer: Viewer, query: L
  * Pending confirmations `viewer` may see that can still be answered, oldest first; with
  * `createdFrom`, only those raised at or after it (a reconnecting stream's catch-up).
  */
-export function listPendingVisible(db: Kysely<Database>, viewer: Viewer, now: Date, createdFrom?: Date): Promise<ConfirmationRow[]> {
+export function listPendingVisible(
+  db: Kysely<Database>,
+  viewer: Viewer,
+  now: Date,
+  createdFrom?: Date,
+): Promise<ConfirmationRow[]> {
   let query = db
     .selectFrom('confirmations')
     .selectAll()

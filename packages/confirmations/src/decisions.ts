@@ -1,5 +1,13 @@
 import type { AuditTrail } from '@agentgw/audit';
-import type { Clock, ConfirmationOutcome, ConfirmationResolution, ConfirmationResolved, EventBus, JobQueue, Logger } from '@agentgw/core';
+import type {
+  Clock,
+  ConfirmationOutcome,
+  ConfirmationResolution,
+  ConfirmationResolved,
+  EventBus,
+  JobQueue,
+  Logger,
+} from '@agentgw/core';
 import type { ConfirmationRow, Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { auditTrailOf, recordAuditOutcome } from './audit-outcome.js';
@@ -53,7 +61,9 @@ export function resolutionOf(row: ConfirmationRow): ConfirmationResolution {
     case 'expired':
       return { status: 'expired', reason: 'unannounced' };
     case 'rejected':
-      return row.reason === TIMEOUT_REASON && row.decided_by === null ? { status: 'expired', reason: 'timeout' } : { status: 'rejected', reason: row.reason ?? DEFAULT_REJECT_REASON };
+      return row.reason === TIMEOUT_REASON && row.decided_by === null
+        ? { status: 'expired', reason: 'timeout' }
+        : { status: 'rejected', reason: row.reason ?? DEFAULT_REJECT_REASON };
     case 'pending':
       throw new Error(`confirmation ${row.id} is still pending`);
   }
@@ -78,7 +88,12 @@ export function resolvedEvent(row: ConfirmationRow, at: Date): ConfirmationResol
  * `caller_gone`: each try is atomic, and a row only ever moves from the first to the second,
  * so the winner knows whether a call was waiting for it.
  */
-async function leavePending(deps: ConfirmationDeps, id: string, outcome: Outcome, options: { beforeDeadline: boolean }): Promise<{ row: ConfirmationRow; waiting: Waiting } | undefined> {
+async function leavePending(
+  deps: ConfirmationDeps,
+  id: string,
+  outcome: Outcome,
+  options: { beforeDeadline: boolean },
+): Promise<{ row: ConfirmationRow; waiting: Waiting } | undefined> {
   for (const waiting of ['held', 'caller_gone'] as const) {
     const now = deps.clock.now();
     let update = deps.db
@@ -110,16 +125,27 @@ async function announce(deps: ConfirmationDeps, row: ConfirmationRow, at: Date, 
     ['cancel deadline', () => deps.queue.cancel('confirmation-timeout', timeoutJobId(row.id))],
   ];
   if (waiting === 'held') steps.push(['audit', () => recordAuditOutcome(auditTrailOf(deps), row)]);
-  await Promise.all(steps.map(([step, run]) => run().catch((err: unknown) => deps.logger.error({ err, confirmationId: row.id, step }, 'confirmation announcement failed'))));
+  await Promise.all(
+    steps.map(([step, run]) =>
+      run().catch((err: unknown) =>
+        deps.logger.error({ err, confirmationId: row.id, step }, 'confirmation announcement failed'),
+      ),
+    ),
+  );
 }
 
-export type DecisionResult = { applied: true; row: ConfirmationRow; waiting: Waiting } | { applied: false; row: ConfirmationRow | undefined };
+export type DecisionResult =
+  { applied: true; row: ConfirmationRow; waiting: Waiting } | { applied: false; row: ConfirmationRow | undefined };
 
 /**
  * A confirmer's answer. Not applied when the confirmation is unknown, already decided, or past
  * its deadline (then it is timed out on the spot, as the deadline job would have done).
  */
-export async function decideConfirmation(deps: ConfirmationDeps, id: string, answer: { confirmed: boolean; reason?: string | null; decidedBy: string | null }): Promise<DecisionResult> {
+export async function decideConfirmation(
+  deps: ConfirmationDeps,
+  id: string,
+  answer: { confirmed: boolean; reason?: string | null; decidedBy: string | null },
+): Promise<DecisionResult> {
   const outcome: Outcome = answer.confirmed
     ? { status: 'confirmed', reason: answer.reason ?? null, decidedBy: answer.decidedBy }
     : { status: 'rejected', reason: answer.reason ?? DEFAULT_REJECT_REASON, decidedBy: answer.decidedBy };
@@ -132,7 +158,14 @@ export async function decideConfirmation(deps: ConfirmationDeps, id: string, ans
 
 /** The deadline passed: pending → rejected with `Request timed out.` (no-op once decided). */
 export async function timeOutConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
-  return (await leavePending(deps, id, { status: 'rejected', reason: TIMEOUT_REASON, decidedBy: null }, { beforeDeadline: false }))?.row;
+  return (
+    await leavePending(
+      deps,
+      id,
+      { status: 'rejected', reason: TIMEOUT_REASON, decidedBy: null },
+      { beforeDeadline: false },
+    )
+  )?.row;
 }
 
 /** Whether the agent exists and is enabled (a deleted agent is not). */
@@ -148,7 +181,12 @@ export async function agentIsActive(db: Kysely<Database>, agentId: string): Prom
  */
 export async function rejectIfAgentInactive(deps: ConfirmationDeps, agentId: string): Promise<number> {
   if (await agentIsActive(deps.db, agentId)) return 0;
-  const pending = await deps.db.selectFrom('confirmations').select('id').where('status', '=', 'pending').where('agent_id', '=', agentId).execute();
+  const pending = await deps.db
+    .selectFrom('confirmations')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('agent_id', '=', agentId)
+    .execute();
   let moved = 0;
   for (const { id } of pending) {
     if (await rejectForInactiveAgent(deps, id)) moved += 1;
@@ -158,12 +196,26 @@ export async function rejectIfAgentInactive(deps: ConfirmationDeps, agentId: str
 
 /** One confirmation whose agent is disabled: pending → rejected (no-op once decided). */
 export async function rejectForInactiveAgent(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
-  return (await leavePending(deps, id, { status: 'rejected', reason: AGENT_DISABLED_REASON, decidedBy: null }, { beforeDeadline: false }))?.row;
+  return (
+    await leavePending(
+      deps,
+      id,
+      { status: 'rejected', reason: AGENT_DISABLED_REASON, decidedBy: null },
+      { beforeDeadline: false },
+    )
+  )?.row;
 }
 
 /** It cannot be answered (its announcement failed): pending → expired (no-op once decided). */
 export async function expireConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
-  return (await leavePending(deps, id, { status: 'expired', reason: EXPIRED_REASON, decidedBy: null }, { beforeDeadline: false }))?.row;
+  return (
+    await leavePending(
+      deps,
+      id,
+      { status: 'expired', reason: EXPIRED_REASON, decidedBy: null },
+      { beforeDeadline: false },
+    )
+  )?.row;
 }
 
 /**
@@ -193,7 +245,13 @@ export async function markCallerGone(deps: ConfirmationDeps, id: string): Promis
  * a second time. False when it was spent already (the call must not run).
  */
 export async function spendApproval(deps: Pick<ConfirmationDeps, 'db'>, id: string): Promise<boolean> {
-  const row = await deps.db.updateTable('confirmations').set({ status: 'consumed' }).where('id', '=', id).where('status', '=', 'confirmed').returning('id').executeTakeFirst();
+  const row = await deps.db
+    .updateTable('confirmations')
+    .set({ status: 'consumed' })
+    .where('id', '=', id)
+    .where('status', '=', 'confirmed')
+    .returning('id')
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -201,7 +259,11 @@ export async function spendApproval(deps: Pick<ConfirmationDeps, 'db'>, id: stri
  * Spends an exact-call approval: confirmed → consumed, only for the call it was given for.
  * The conditional UPDATE makes a replay (or a race of two) succeed once.
  */
-export async function consumeConfirmation(deps: Pick<ConfirmationDeps, 'db'>, id: string, hash: string): Promise<boolean> {
+export async function consumeConfirmation(
+  deps: Pick<ConfirmationDeps, 'db'>,
+  id: string,
+  hash: string,
+): Promise<boolean> {
   const row = await deps.db
     .updateTable('confirmations')
     .set({ status: 'consumed' })

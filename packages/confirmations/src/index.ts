@@ -1,7 +1,14 @@
 export { callHash } from './call-hash.js';
 export { canSeeConfirmation, whereConfirmationVisible } from './visibility.js';
 export type { ConfirmationParties, Viewer } from './visibility.js';
-export { findConfirmation, insertPending, listPendingVisible, listVisible, toConfirmation, toPayload } from './confirmation-records.js';
+export {
+  findConfirmation,
+  insertPending,
+  listPendingVisible,
+  listVisible,
+  toConfirmation,
+  toPayload,
+} from './confirmation-records.js';
 export type { Confirmation, ListQuery } from './confirmation-records.js';
 export {
   AGENT_DISABLED_REASON,

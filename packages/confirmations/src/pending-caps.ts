@@ -11,7 +11,9 @@ export interface PendingCaps {
 }
 
 /** The caps as configured, for the places that create a gate. */
-export const maxPendingOf = (config: Pick<Config, 'CONFIRMATION_MAX_PENDING_PER_AGENT' | 'CONFIRMATION_MAX_PENDING_PER_USER'>): PendingCaps => ({
+export const maxPendingOf = (
+  config: Pick<Config, 'CONFIRMATION_MAX_PENDING_PER_AGENT' | 'CONFIRMATION_MAX_PENDING_PER_USER'>,
+): PendingCaps => ({
   perAgent: config.CONFIRMATION_MAX_PENDING_PER_AGENT,
   perUser: config.CONFIRMATION_MAX_PENDING_PER_USER,
 });
@@ -26,7 +28,11 @@ const RETRY_AFTER_SECONDS = 5;
  * so two holds never wait on each other in a cycle): concurrent holds on any replicas can
  * never together pass a cap.
  */
-export async function insertPendingWithinCaps(db: Kysely<Database>, input: { id: string; call: HeldCall; createdAt: Date; expiresAt: Date }, caps: PendingCaps): Promise<ConfirmationRow> {
+export async function insertPendingWithinCaps(
+  db: Kysely<Database>,
+  input: { id: string; call: HeldCall; createdAt: Date; expiresAt: Date },
+  caps: PendingCaps,
+): Promise<ConfirmationRow> {
   const { call, createdAt } = input;
   const confirmer = call.endUserId ?? call.userId;
   return db.transaction().execute(async (trx) => {
@@ -42,11 +48,17 @@ export async function insertPendingWithinCaps(db: Kysely<Database>, input: { id:
     }
     if (confirmer !== null) {
       await sql`select pg_advisory_xact_lock(hashtext(${`confirmations:user:${confirmer}`}))`.execute(trx);
-      const { n } = await live.where((eb) => eb(eb.fn.coalesce('end_user_id', 'user_id'), '=', confirmer)).executeTakeFirstOrThrow();
+      const { n } = await live
+        .where((eb) => eb(eb.fn.coalesce('end_user_id', 'user_id'), '=', confirmer))
+        .executeTakeFirstOrThrow();
       if (Number(n) >= caps.perUser) throw refused(`this user (${caps.perUser})`);
     }
     return insertPending(trx, input);
   });
 }
 
-const refused = (whose: string) => new RateLimitedError(`Too many calls waiting for confirmation for ${whose}; answer or wait for some first`, RETRY_AFTER_SECONDS);
+const refused = (whose: string) =>
+  new RateLimitedError(
+    `Too many calls waiting for confirmation for ${whose}; answer or wait for some first`,
+    RETRY_AFTER_SECONDS,
+  );

@@ -21,7 +21,17 @@ describe.each(testBackends())('confirmation retention on %s', (backend) => {
     const createdAt = new Date(Date.now() - ageDays * DAY_MS);
     await insertPending(deps.db, {
       id,
-      call: { auditId: `a-${seq}`, agentId: 'agent-1', userId: 'u', endUserId: 'u', tenantId: null, providerId: 'p', toolName: 't', arguments: {}, risk: 'low' },
+      call: {
+        auditId: `a-${seq}`,
+        agentId: 'agent-1',
+        userId: 'u',
+        endUserId: 'u',
+        tenantId: null,
+        providerId: 'p',
+        toolName: 't',
+        arguments: {},
+        risk: 'low',
+      },
       createdAt,
       expiresAt: new Date(createdAt.getTime() + 300_000),
     });
@@ -29,10 +39,13 @@ describe.each(testBackends())('confirmation retention on %s', (backend) => {
     return id;
   }
 
-  const remaining = async () => (await deps.db.selectFrom('confirmations').select('id').orderBy('id').execute()).map((r) => r.id).sort();
+  const remaining = async () =>
+    (await deps.db.selectFrom('confirmations').select('id').orderBy('id').execute()).map((r) => r.id).sort();
 
   it('deletes decided confirmations raised before the cutoff and pending ones long past their deadline; keeps the rest', async () => {
-    const old = await Promise.all((['confirmed', 'rejected', 'expired', 'consumed', 'pending'] as const).map((s) => stored(s, 40)));
+    const old = await Promise.all(
+      (['confirmed', 'rejected', 'expired', 'consumed', 'pending'] as const).map((s) => stored(s, 40)),
+    );
     const recent = await Promise.all((['confirmed', 'rejected', 'consumed'] as const).map((s) => stored(s, 10)));
     const live = await stored('pending', 0);
     expect(await pruneConfirmations(deps.db, new Date(Date.now() - 30 * DAY_MS))).toBe(old.length);
@@ -48,7 +61,13 @@ describe.each(testBackends())('confirmation retention on %s', (backend) => {
       const enqueue = vi.spyOn(deps.queue, 'enqueue');
       await deps.queue.enqueue('confirmation-retention', { slot: 1 });
       await vi.waitFor(async () => expect(await remaining()).toEqual([kept]));
-      await vi.waitFor(() => expect(enqueue).toHaveBeenCalledWith('confirmation-retention', { slot: 2 }, expect.objectContaining({ jobId: 'confirmation-retention:2' })));
+      await vi.waitFor(() =>
+        expect(enqueue).toHaveBeenCalledWith(
+          'confirmation-retention',
+          { slot: 2 },
+          expect.objectContaining({ jobId: 'confirmation-retention:2' }),
+        ),
+      );
     } finally {
       await consumer.close();
     }

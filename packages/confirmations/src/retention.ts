@@ -38,13 +38,20 @@ export async function pruneConfirmations(db: Kysely<Database>, cutoff: Date): Pr
  * Consumes the hourly `confirmation-retention` job (the hub runs it): deletes confirmations
  * older than `retentionDays` and schedules the next hour's run. Off when `retentionDays` is 0.
  */
-export async function consumeConfirmationRetention(deps: ConfirmationDeps, retentionDays: number): Promise<Consumer | undefined> {
+export async function consumeConfirmationRetention(
+  deps: ConfirmationDeps,
+  retentionDays: number,
+): Promise<Consumer | undefined> {
   if (retentionDays <= 0) return undefined;
   const slotOf = (ms: number) => Math.floor(ms / CONFIRMATION_RETENTION_INTERVAL_MS);
   const schedule = async (afterSlot: number) => {
     const slot = afterSlot + 1;
     const delayMs = Math.max(0, slot * CONFIRMATION_RETENTION_INTERVAL_MS - deps.clock.now().getTime());
-    await deps.queue.enqueue('confirmation-retention', { slot }, { jobId: `confirmation-retention:${slot}`, delayMs, attempts: 3 });
+    await deps.queue.enqueue(
+      'confirmation-retention',
+      { slot },
+      { jobId: `confirmation-retention:${slot}`, delayMs, attempts: 3 },
+    );
   };
   const consumer = await deps.queue.consume('confirmation-retention', async (jobs) => {
     const cutoff = new Date(deps.clock.now().getTime() - retentionDays * DAY_MS);

@@ -12,7 +12,8 @@ export interface ConfirmationParties {
 /** Who is looking: a request's principal, or an SSE connection's owner. */
 export type Viewer = Pick<Principal, 'userId' | 'roles' | 'tenantId'>;
 
-const tenantAdminOf = (viewer: Viewer): string | null => (viewer.roles.includes('tenant_admin') ? viewer.tenantId : null);
+const tenantAdminOf = (viewer: Viewer): string | null =>
+  viewer.roles.includes('tenant_admin') ? viewer.tenantId : null;
 
 /**
  * The one visibility rule (spec, Authorization): a confirmation is seen and answered by the user
@@ -21,13 +22,17 @@ const tenantAdminOf = (viewer: Viewer): string | null => (viewer.roles.includes(
  */
 export function canSeeConfirmation(viewer: Viewer, confirmation: ConfirmationParties): boolean {
   if (isAdmin(viewer as Principal)) return true;
-  if (viewer.userId !== null && (confirmation.userId === viewer.userId || confirmation.endUserId === viewer.userId)) return true;
+  if (viewer.userId !== null && (confirmation.userId === viewer.userId || confirmation.endUserId === viewer.userId))
+    return true;
   const tenant = tenantAdminOf(viewer);
   return tenant !== null && confirmation.tenantId === tenant;
 }
 
 /** The same rule as a Kysely condition on the `confirmations` table, so lists filter in SQL. */
-export function whereConfirmationVisible(eb: ExpressionBuilder<Database, 'confirmations'>, viewer: Viewer): Expression<SqlBool> {
+export function whereConfirmationVisible(
+  eb: ExpressionBuilder<Database, 'confirmations'>,
+  viewer: Viewer,
+): Expression<SqlBool> {
   if (isAdmin(viewer as Principal)) return sql<SqlBool>`true`;
   const ors: Expression<SqlBool>[] = [];
   if (viewer.userId !== null) ors.push(eb('user_id', '=', viewer.userId), eb('end_user_id', '=', viewer.userId));

@@ -1,6 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /** One step of the walk and how it went. */
 export interface WalkStep {
@@ -9,7 +14,14 @@ export interface WalkStep {
   note: string;
 }
 
-type JsonSchema = { type?: string; enum?: unknown[]; properties?: Record<string, JsonSchema>; required?: string[]; default?: unknown; minimum?: number };
+type JsonSchema = {
+  type?: string;
+  enum?: unknown[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  default?: unknown;
+  minimum?: number;
+};
 
 /** Arguments for a tool from its input schema: every required property with its default, first enum value or a small value of its type. */
 export function argumentsFor(schema: JsonSchema | undefined): Record<string, unknown> {
@@ -49,20 +61,34 @@ export async function walkEverything(url: string, token: string | null): Promise
     try {
       steps.push({ step: name, pass: true, note: await body() });
     } catch (error) {
-      steps.push({ step: name, pass: false, note: (error instanceof Error ? error.message : String(error)).slice(0, 140) });
+      steps.push({
+        step: name,
+        pass: false,
+        note: (error instanceof Error ? error.message : String(error)).slice(0, 140),
+      });
     }
   };
-  const client = new Client({ name: 'agentgw-everything-walk', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } } });
+  const client = new Client(
+    { name: 'agentgw-everything-walk', version: '1.0.0' },
+    { capabilities: { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } } },
+  );
   let logs = 0;
   client.setNotificationHandler(LoggingMessageNotificationSchema, () => void logs++);
-  client.setRequestHandler(CreateMessageRequestSchema, () => ({ role: 'assistant', content: { type: 'text', text: 'sampled by the walk' }, model: 'walk-model', stopReason: 'endTurn' }));
+  client.setRequestHandler(CreateMessageRequestSchema, () => ({
+    role: 'assistant',
+    content: { type: 'text', text: 'sampled by the walk' },
+    model: 'walk-model',
+    stopReason: 'endTurn',
+  }));
   client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: {} }));
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///tmp/walk', name: 'walk' }] }));
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   } catch (error) {
-    return [{ step: 'connect', pass: false, note: (error instanceof Error ? error.message : String(error)).slice(0, 140) }];
+    return [
+      { step: 'connect', pass: false, note: (error instanceof Error ? error.message : String(error)).slice(0, 140) },
+    ];
   }
   try {
     const tools = (await client.listTools().catch(() => ({ tools: [] }))).tools;
@@ -72,16 +98,27 @@ export async function walkEverything(url: string, token: string | null): Promise
     });
     const callable = tools
       .filter((tool) => !LISTED_ONLY.test(tool.name))
-      .sort((a, b) => (a.name === 'toggle-simulated-logging' ? -1 : b.name === 'toggle-simulated-logging' ? 1 : a.name.localeCompare(b.name)));
+      .sort((a, b) =>
+        a.name === 'toggle-simulated-logging'
+          ? -1
+          : b.name === 'toggle-simulated-logging'
+            ? 1
+            : a.name.localeCompare(b.name),
+      );
     for (const tool of callable) {
       await step(`tools/call ${tool.name}`, async () => {
-        const result = await client.callTool({ name: tool.name, arguments: OVERRIDES[tool.name] ?? argumentsFor(tool.inputSchema) }, undefined, { timeout: 10_000 });
+        const result = await client.callTool(
+          { name: tool.name, arguments: OVERRIDES[tool.name] ?? argumentsFor(tool.inputSchema) },
+          undefined,
+          { timeout: 10_000 },
+        );
         if (result.isError) throw new Error(`isError: ${JSON.stringify(result.content).slice(0, 120)}`);
         return `${(result.content as unknown[] | undefined)?.length ?? 0} content item(s)`;
       });
     }
     await step('notifications/message delivered', async () => {
-      for (let waited = 0; logs === 0 && waited < LOG_WAIT_MS; waited += 250) await new Promise((resolve) => setTimeout(resolve, 250));
+      for (let waited = 0; logs === 0 && waited < LOG_WAIT_MS; waited += 250)
+        await new Promise((resolve) => setTimeout(resolve, 250));
       if (logs === 0) throw new Error('no log notification reached the client');
       return `${logs} log notification(s)`;
     });

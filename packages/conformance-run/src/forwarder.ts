@@ -17,10 +17,13 @@ export async function startHeaderForwarder(target: string, token: string): Promi
   const upstream = new URL(target);
   const server = createServer((req, res) => {
     const headers = { ...req.headers, authorization: `Bearer ${token}` };
-    const outgoing = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const outgoing = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     outgoing.on('error', () => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end('forwarder: gateway unreachable');

@@ -22,8 +22,10 @@ function usageError(): string | null {
   const values = new Set([option('--topology'), option('--concurrency')].filter((value) => value !== undefined));
   const unknown = argv.find((arg) => !known.has(arg) && !values.has(arg));
   if (unknown) return `unknown argument ${unknown}`;
-  if (argv.includes('--topology') && !['all-in-one', 'distributed'].includes(option('--topology') ?? '')) return '--topology takes all-in-one or distributed';
-  if (argv.includes('--concurrency') && !(Number(option('--concurrency')) >= 1)) return '--concurrency takes a positive number';
+  if (argv.includes('--topology') && !['all-in-one', 'distributed'].includes(option('--topology') ?? ''))
+    return '--topology takes all-in-one or distributed';
+  if (argv.includes('--concurrency') && !(Number(option('--concurrency')) >= 1))
+    return '--concurrency takes a positive number';
   return null;
 }
 if (flag('--help') || usageError()) {
@@ -31,7 +33,9 @@ if (flag('--help') || usageError()) {
   process.exit(flag('--help') ? 0 : 2);
 }
 const CONCURRENCY = Number(option('--concurrency') ?? 3);
-const TOPOLOGIES = (option('--topology') ? [option('--topology')] : ['all-in-one', 'distributed']) as ('all-in-one' | 'distributed')[];
+const TOPOLOGIES = (option('--topology') ? [option('--topology')] : ['all-in-one', 'distributed']) as (
+  'all-in-one' | 'distributed'
+)[];
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
 type Endpoint = 'direct' | 'unified' | 'proxy';
@@ -65,8 +69,14 @@ async function pool<T>(jobs: (() => Promise<T>)[], size: number): Promise<T[]> {
 /** server-everything's streamable HTTP mode on a free port (its own process). */
 async function startEverything(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const bin = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist/index.js');
-  const child = spawn(process.execPath, [bin, 'streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const bin = join(
+    dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
+    'dist/index.js',
+  );
+  const child = spawn(process.execPath, [bin, 'streamableHttp'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     let seen = '';
     child.stderr.on('data', (chunk: Buffer) => {
@@ -78,7 +88,8 @@ async function startEverything(): Promise<{ url: string; child: ChildProcess }> 
   return { url: `http://127.0.0.1:${port}/mcp`, child };
 }
 
-const cellOf = (target: Pick<Target, 'topology' | 'endpoint'>, column: string, row: string): Cell => `${target.topology} | ${target.endpoint} | ${column} | ${row}`;
+const cellOf = (target: Pick<Target, 'topology' | 'endpoint'>, column: string, row: string): Cell =>
+  `${target.topology} | ${target.endpoint} | ${column} | ${row}`;
 
 async function measure(targets: Target[], scenarios: Map<SuiteColumn, string[]>, outcome: Outcome): Promise<void> {
   const jobs = targets.flatMap((target) =>
@@ -123,7 +134,10 @@ function printTable(outcome: Outcome): void {
     out(`\n## conformance table: ${topology}`);
     out(`| scenario | ${keys.join(' | ')} |`);
     out(`|---|${keys.map(() => '---').join('|')}|`);
-    for (const row of rows) out(`| ${row} | ${keys.map((key) => (columns.get(key)!.has(row) ? (columns.get(key)!.get(row) ? 'pass' : '**FAIL**') : '')).join(' | ')} |`);
+    for (const row of rows)
+      out(
+        `| ${row} | ${keys.map((key) => (columns.get(key)!.has(row) ? (columns.get(key)!.get(row) ? 'pass' : '**FAIL**') : '')).join(' | ')} |`,
+      );
     for (const key of keys) {
       const cells = [...columns.get(key)!.values()];
       const [column, endpoint] = key.split(' · ');
@@ -148,10 +162,18 @@ async function runOnce(): Promise<Outcome> {
     for (const target of targets)
       for (const column of COLUMNS)
         for (const scenario of scenarios.get(column)!)
-          reruns.set(cellOf(target, column.label, scenario), async () => (await runColumn(column, target.conformanceUrl, [scenario], scenario)).get(scenario)!);
+          reruns.set(cellOf(target, column.label, scenario), async () =>
+            (await runColumn(column, target.conformanceUrl, [scenario], scenario)).get(scenario)!,
+          );
   };
   try {
-    const direct: Target = { topology: 'direct', endpoint: 'direct', conformanceUrl: fixture.url, everythingUrl: everything.url, token: null };
+    const direct: Target = {
+      topology: 'direct',
+      endpoint: 'direct',
+      conformanceUrl: fixture.url,
+      everythingUrl: everything.url,
+      token: null,
+    };
     remember([direct]);
     await measure([direct], scenarios, outcome);
     for (const topology of TOPOLOGIES) {
@@ -212,10 +234,14 @@ if (flag('--update-baseline')) {
   out('\n[conformance] second run for the baseline (only cells passing twice are recorded)');
   const second = await runOnce();
   const next = await writeBaseline(baseline, first.cells, second.cells);
-  for (const [cell, passed] of second.cells) if (first.cells.get(cell) !== passed) out(`[conformance] flaky: ${cell}: ${(passed ? first : second).notes.get(cell) ?? ''}`);
+  for (const [cell, passed] of second.cells)
+    if (first.cells.get(cell) !== passed)
+      out(`[conformance] flaky: ${cell}: ${(passed ? first : second).notes.get(cell) ?? ''}`);
   out(`[conformance] baseline written: ${next.passing.length} passing cells, ${next.flaky.length} flaky`);
 } else {
-  const failedBaselineCells = baseline.passing.filter((cell) => first.cells.get(cell) === false && !baseline.flaky.includes(cell));
+  const failedBaselineCells = baseline.passing.filter(
+    (cell) => first.cells.get(cell) === false && !baseline.flaky.includes(cell),
+  );
   const passedOnRetry = new Set<Cell>();
   const windowMissed = new Map<Cell, string[]>();
   const lastRetry = new Map<Cell, string[]>();
@@ -227,14 +253,24 @@ if (flag('--update-baseline')) {
     else lastRetry.set(cell, verdict.failures);
   }
   const result = compare(baseline, first.cells, passedOnRetry, new Set(windowMissed.keys()));
-  out(`\n[conformance] ${first.cells.size} cells, ${[...first.cells.values()].filter(Boolean).length} pass; baseline ${baseline.passing.length}; ${Math.round((Date.now() - startedAt) / 1000)} s`);
+  out(
+    `\n[conformance] ${first.cells.size} cells, ${[...first.cells.values()].filter(Boolean).length} pass; baseline ${baseline.passing.length}; ${Math.round((Date.now() - startedAt) / 1000)} s`,
+  );
   for (const cell of result.flaky) out(`[conformance] flaky (excluded from the ratchet): ${cell}`);
-  for (const cell of result.newPasses) out(`[conformance] new pass (run \`pnpm --filter @agentgw/conformance-run conformance --update-baseline\`): ${cell}`);
-  for (const [cell, failures] of windowMissed) out(`[conformance] NO FRAME IN THE SUITE'S WINDOW on every retry (not counted as a regression): ${cell}: ${failures.join('; ')}`);
+  for (const cell of result.newPasses)
+    out(
+      `[conformance] new pass (run \`pnpm --filter @agentgw/conformance-run conformance --update-baseline\`): ${cell}`,
+    );
+  for (const [cell, failures] of windowMissed)
+    out(
+      `[conformance] NO FRAME IN THE SUITE'S WINDOW on every retry (not counted as a regression): ${cell}: ${failures.join('; ')}`,
+    );
   for (const cell of result.regressions) {
     // The last retry's failing checks too: what decided that the cell regressed.
     const retry = lastRetry.get(cell);
-    out(`[conformance] REGRESSION (passed in the baseline): ${cell}: ${first.notes.get(cell) ?? ''}${retry ? ` | last retry: ${retry.join('; ') || '(no failing check named)'}` : ''}`);
+    out(
+      `[conformance] REGRESSION (passed in the baseline): ${cell}: ${first.notes.get(cell) ?? ''}${retry ? ` | last retry: ${retry.join('; ') || '(no failing check named)'}` : ''}`,
+    );
   }
   if (flag('--ratchet') && result.regressions.length > 0) process.exitCode = 1;
 }

@@ -5,7 +5,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /** The two pinned suite versions (npm aliases in package.json) and how each column runs them. */
-export type SuiteColumn = { label: '0.1.16' | 'alpha 2026-07-28' | 'alpha 2025-11-25'; pkg: 'conformance-stable' | 'conformance-alpha'; args: string[] };
+export type SuiteColumn = {
+  label: '0.1.16' | 'alpha 2026-07-28' | 'alpha 2025-11-25';
+  pkg: 'conformance-stable' | 'conformance-alpha';
+  args: string[];
+};
 
 /** Every column set: 0.1.16 with all its server scenarios, the alpha per required revision. */
 export const COLUMNS: SuiteColumn[] = [
@@ -51,16 +55,34 @@ export async function scenariosOf(column: SuiteColumn): Promise<string[]> {
 }
 
 /** Runs one column's server scenarios against `url` (all of them, or `only`) and reads each scenario's checks.json. */
-export async function runColumn(column: SuiteColumn, url: string, scenarios: string[], only?: string): Promise<Map<string, ScenarioVerdict>> {
+export async function runColumn(
+  column: SuiteColumn,
+  url: string,
+  scenarios: string[],
+  only?: string,
+): Promise<Map<string, ScenarioVerdict>> {
   const out = await mkdtemp(join(tmpdir(), 'agentgw-conformance-'));
   try {
-    const args = [cliOf(column.pkg), 'server', '--url', url, '-o', out, ...(only ? ['--scenario', only, ...column.args.filter((a) => a !== '--suite' && a !== 'all')] : column.args)];
+    const args = [
+      cliOf(column.pkg),
+      'server',
+      '--url',
+      url,
+      '-o',
+      out,
+      ...(only ? ['--scenario', only, ...column.args.filter((a) => a !== '--suite' && a !== 'all')] : column.args),
+    ];
     await run(args, 600_000);
     const verdicts = new Map<string, ScenarioVerdict>();
     const dirs = await readdir(out);
     for (const scenario of only ? [only] : scenarios) {
       const dir = dirs.find((name) => name.startsWith(`server-${scenario}-2`));
-      verdicts.set(scenario, dir ? verdictOf(JSON.parse(await readFile(join(out, dir, 'checks.json'), 'utf8'))) : { pass: false, checks: 0, failures: ['no result (scenario did not run)'] });
+      verdicts.set(
+        scenario,
+        dir
+          ? verdictOf(JSON.parse(await readFile(join(out, dir, 'checks.json'), 'utf8')))
+          : { pass: false, checks: 0, failures: ['no result (scenario did not run)'] },
+      );
     }
     return verdicts;
   } finally {
@@ -73,5 +95,9 @@ function verdictOf(checks: { id: string; status: string; errorMessage?: string }
   const failures = scored
     .filter((check) => check.status === 'FAILURE' || check.status === 'SKIPPED')
     .map((check) => `${check.id} ${check.status}${check.errorMessage ? `: ${check.errorMessage.slice(0, 160)}` : ''}`);
-  return { pass: scored.length > 0 && failures.length === 0, checks: scored.length, failures: scored.length === 0 ? ['zero checks'] : failures };
+  return {
+    pass: scored.length > 0 && failures.length === 0,
+    checks: scored.length,
+    failures: scored.length === 0 ? ['zero checks'] : failures,
+  };
 }

@@ -49,13 +49,22 @@ describe('loadConfig', () => {
   });
 
   it('treats blank variables as unset', () => {
-    const config = loadConfig({ ...valid, PORT: '', JWT_EXPIRES_IN: ' ', MCP_SERVER_URL: '', JWT_ISSUER: '', LOG_LEVEL: '' });
+    const config = loadConfig({
+      ...valid,
+      PORT: '',
+      JWT_EXPIRES_IN: ' ',
+      MCP_SERVER_URL: '',
+      JWT_ISSUER: '',
+      LOG_LEVEL: '',
+    });
     expect(config.PORT).toBeUndefined();
     expect(config.JWT_EXPIRES_IN).toBe('24h');
     expect(config.MCP_SERVER_URL).toBe('http://localhost:8080');
     expect(config.JWT_ISSUER).toBe(DEFAULT_JWT_ISSUER);
     expect(config.LOG_LEVEL).toBe('info');
-    expect(configError({ ...valid, JWT_SECRET: '' }).problems).toEqual([{ variable: 'JWT_SECRET', message: 'is required' }]);
+    expect(configError({ ...valid, JWT_SECRET: '' }).problems).toEqual([
+      { variable: 'JWT_SECRET', message: 'is required' },
+    ]);
   });
 
   it('names every bad variable in one error', () => {
@@ -71,27 +80,42 @@ describe('loadConfig', () => {
   it('requires JWT_SECRET; the sealing keys are each required by the services that hold them (service-kit)', () => {
     expect(configError({}).problems).toEqual([{ variable: 'JWT_SECRET', message: 'is required' }]);
     const config = loadConfig({ JWT_SECRET: valid.JWT_SECRET });
-    expect([config.CREDENTIAL_ENCRYPTION_KEY, config.PLATFORM_SECRETS_KEY, config.PLATFORM_SECRETS_PREVIOUS_KEYS]).toEqual([undefined, undefined, []]);
-    expect(configError({ ...valid, PLATFORM_SECRETS_KEY: 'xyz', PLATFORM_SECRETS_PREVIOUS_KEYS: 'ab' }).problems).toEqual([
+    expect([
+      config.CREDENTIAL_ENCRYPTION_KEY,
+      config.PLATFORM_SECRETS_KEY,
+      config.PLATFORM_SECRETS_PREVIOUS_KEYS,
+    ]).toEqual([undefined, undefined, []]);
+    expect(
+      configError({ ...valid, PLATFORM_SECRETS_KEY: 'xyz', PLATFORM_SECRETS_PREVIOUS_KEYS: 'ab' }).problems,
+    ).toEqual([
       { variable: 'PLATFORM_SECRETS_KEY', message: 'must be 64 hex characters (32 bytes)' },
-      { variable: 'PLATFORM_SECRETS_PREVIOUS_KEYS', message: 'must be a comma-separated list of 64-hex-character keys' },
+      {
+        variable: 'PLATFORM_SECRETS_PREVIOUS_KEYS',
+        message: 'must be a comma-separated list of 64-hex-character keys',
+      },
     ]);
   });
 
   it('rejects malformed JWT_EXTERNAL_ISSUERS', () => {
-    expect(configError({ ...valid, JWT_EXTERNAL_ISSUERS: '[{"issuer":' }).problems).toEqual([{ variable: 'JWT_EXTERNAL_ISSUERS', message: 'is not valid JSON' }]);
+    expect(configError({ ...valid, JWT_EXTERNAL_ISSUERS: '[{"issuer":' }).problems).toEqual([
+      { variable: 'JWT_EXTERNAL_ISSUERS', message: 'is not valid JSON' },
+    ]);
     const notAnArray = configError({ ...valid, JWT_EXTERNAL_ISSUERS: '{"issuer":"x"}' }).problems[0];
     expect(notAnArray?.variable).toBe('JWT_EXTERNAL_ISSUERS');
     const both = configError({
       ...valid,
-      JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: 'x', audience: 'gw', jwksUri: 'https://x/jwks', secret: 'k'.repeat(32) }]),
+      JWT_EXTERNAL_ISSUERS: JSON.stringify([
+        { issuer: 'x', audience: 'gw', jwksUri: 'https://x/jwks', secret: 'k'.repeat(32) },
+      ]),
     }).problems[0];
     expect(both?.message).toContain('exactly one of jwksUri or secret');
     expect(both?.message).toContain('[0]');
   });
 
   it('rejects an unknown DATABASE_URL scheme', () => {
-    expect(configError({ ...valid, DATABASE_URL: 'mysql://db/app' }).problems).toEqual([{ variable: 'DATABASE_URL', message: 'must start with file:, postgres:// or postgresql://' }]);
+    expect(configError({ ...valid, DATABASE_URL: 'mysql://db/app' }).problems).toEqual([
+      { variable: 'DATABASE_URL', message: 'must start with file:, postgres:// or postgresql://' },
+    ]);
     expect(loadConfig({ ...valid, DATABASE_URL: 'file:./data/gateway' }).DATABASE_URL).toBe('file:./data/gateway');
   });
 
@@ -110,30 +134,53 @@ describe('loadConfig', () => {
   });
 
   it("reads an external issuer's interactive login and refuses a malformed one without echoing its secret", () => {
-    const login = { id: 'corp-sso', name: 'Corp SSO', clientId: 'gateway', clientSecret: 'very-secret-value', scopes: ['openid', 'email'] };
+    const login = {
+      id: 'corp-sso',
+      name: 'Corp SSO',
+      clientId: 'gateway',
+      clientSecret: 'very-secret-value',
+      scopes: ['openid', 'email'],
+    };
     const item = { issuer: 'https://idp.example', jwksUri: 'https://idp.example/jwks', audience: 'gw', login };
     expect(loadConfig({ ...valid, JWT_EXTERNAL_ISSUERS: JSON.stringify([item]) }).JWT_EXTERNAL_ISSUERS).toEqual([item]);
-    const problem = (items: unknown[]) => configError({ ...valid, JWT_EXTERNAL_ISSUERS: JSON.stringify(items) }).problems[0];
+    const problem = (items: unknown[]) =>
+      configError({ ...valid, JWT_EXTERNAL_ISSUERS: JSON.stringify(items) }).problems[0];
     const badId = problem([{ ...item, login: { ...login, id: 'Corp SSO/../x' } }]);
     expect(badId?.message).toContain('login.id must be a lowercase slug');
-    expect(problem([{ ...item, login: { ...login, clientSecret: '' } }])?.message).toContain('login.clientSecret is required');
+    expect(problem([{ ...item, login: { ...login, clientSecret: '' } }])?.message).toContain(
+      'login.clientSecret is required',
+    );
     expect(problem([{ ...item, login: { ...login, extra: 1 } }])?.variable).toBe('JWT_EXTERNAL_ISSUERS');
-    expect(problem([{ issuer: 'https://idp.example', secret: 'k'.repeat(32), audience: 'gw', login }])?.message).toContain('login needs an issuer URL with jwksUri');
+    expect(
+      problem([{ issuer: 'https://idp.example', secret: 'k'.repeat(32), audience: 'gw', login }])?.message,
+    ).toContain('login needs an issuer URL with jwksUri');
     expect(problem([item, { ...item, issuer: 'https://other.example' }])?.message).toBe('must not repeat a login.id');
     for (const items of [[{ ...item, login: { ...login, id: 'BAD ID' } }], [item, item]]) {
-      expect(JSON.stringify(configError({ ...valid, JWT_EXTERNAL_ISSUERS: JSON.stringify(items) }))).not.toContain('very-secret-value');
+      expect(JSON.stringify(configError({ ...valid, JWT_EXTERNAL_ISSUERS: JSON.stringify(items) }))).not.toContain(
+        'very-secret-value',
+      );
     }
   });
 
   it('parses EGRESS_POLICY, EGRESS_ALLOW and TRUSTED_PROXIES', () => {
-    const config = loadConfig({ ...valid, EGRESS_POLICY: 'public-only', EGRESS_ALLOW: '10.0.0.0/8, vault.internal,', TRUSTED_PROXIES: '10.0.0.1,fd00::/8' });
+    const config = loadConfig({
+      ...valid,
+      EGRESS_POLICY: 'public-only',
+      EGRESS_ALLOW: '10.0.0.0/8, vault.internal,',
+      TRUSTED_PROXIES: '10.0.0.1,fd00::/8',
+    });
     expect(config.EGRESS_POLICY).toBe('public-only');
     expect(config.EGRESS_ALLOW).toEqual(['10.0.0.0/8', 'vault.internal']);
     expect(config.TRUSTED_PROXIES).toEqual(['10.0.0.1', 'fd00::/8']);
     const defaults = loadConfig(valid);
     expect(defaults.EGRESS_POLICY).toBeUndefined();
     expect(defaults).toMatchObject({ EGRESS_ALLOW: [], TRUSTED_PROXIES: [] });
-    const error = configError({ ...valid, EGRESS_POLICY: 'none', EGRESS_ALLOW: 'http://x/', TRUSTED_PROXIES: '10.0.0.0/40' });
+    const error = configError({
+      ...valid,
+      EGRESS_POLICY: 'none',
+      EGRESS_ALLOW: 'http://x/',
+      TRUSTED_PROXIES: '10.0.0.0/40',
+    });
     expect(error.problems.map((p) => p.variable).sort()).toEqual(['EGRESS_ALLOW', 'EGRESS_POLICY', 'TRUSTED_PROXIES']);
   });
 });

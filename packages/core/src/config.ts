@@ -15,7 +15,9 @@ const externalLogin = z
     name: z.string().min(1).max(60).optional(),
     clientId: z.string().min(1),
     clientSecret: z.string().min(1, 'login.clientSecret is required'),
-    scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'login.scopes items must be scope tokens')).optional(),
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'login.scopes items must be scope tokens'))
+      .optional(),
   })
   .strict();
 
@@ -23,7 +25,9 @@ const externalIssuer = z
   .object({
     issuer: z.string().min(1),
     // Required: without it a token the issuer minted for any other application would be accepted here.
-    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], { error: 'audience is required for every external issuer' }),
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+      error: 'audience is required for every external issuer',
+    }),
     jwksUri: z.url().optional(),
     secret: z.string().min(32, 'secret must be at least 32 characters').optional(),
     login: externalLogin.optional(),
@@ -56,7 +60,10 @@ const jsonArrayOf = <T extends z.ZodType>(item: T) =>
     if (!result.success) {
       const first = result.error.issues[0];
       const where = first?.path.length ? ` at [${first.path.join('.')}]` : '';
-      ctx.addIssue({ code: 'custom', message: `must be a JSON array of issuer configs${where}: ${first?.message ?? 'invalid'}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a JSON array of issuer configs${where}: ${first?.message ?? 'invalid'}`,
+      });
       return z.NEVER;
     }
     return result.data;
@@ -115,32 +122,89 @@ export const configSchema = z.object({
     message: 'must be a comma-separated list of CIDR blocks or IP addresses',
   }),
   /** Lifetime of the access tokens the gateway's OAuth authorization server issues to MCP clients (seconds; refresh tokens renew them). */
-  OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(5, 'must be at least 5').max(86_400, 'must be at most 86400').default(600),
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(5, 'must be at least 5')
+    .max(86_400, 'must be at most 86400')
+    .default(600),
   /** Requests one client address may make to the OAuth authorization endpoints (/oauth/*) per minute. */
-  OAUTH_MAX_PER_ADDRESS: z.coerce.number().int().min(1, 'must be at least 1').max(100_000, 'must be at most 100000').default(120),
+  OAUTH_MAX_PER_ADDRESS: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(100_000, 'must be at most 100000')
+    .default(120),
   /** Login attempts one account (email) may make per LOGIN_WINDOW_MS; a successful login clears them. */
-  LOGIN_MAX_PER_ACCOUNT: z.coerce.number().int().min(1, 'must be at least 1').max(1_000, 'must be at most 1000').default(5),
+  LOGIN_MAX_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(1_000, 'must be at most 1000')
+    .default(5),
   /** Failed logins one client address may make per LOGIN_WINDOW_MS (successful ones are given back). */
-  LOGIN_MAX_PER_ADDRESS: z.coerce.number().int().min(1, 'must be at least 1').max(100_000, 'must be at most 100000').default(20),
+  LOGIN_MAX_PER_ADDRESS: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(100_000, 'must be at most 100000')
+    .default(20),
   /** The fixed window of LOGIN_MAX_PER_ACCOUNT and LOGIN_MAX_PER_ADDRESS. */
-  LOGIN_WINDOW_MS: z.coerce.number().int().min(1_000, 'must be at least 1000').max(86_400_000, 'must be at most a day').default(900_000),
+  LOGIN_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000, 'must be at least 1000')
+    .max(86_400_000, 'must be at most a day')
+    .default(900_000),
   /** Strict-Transport-Security max-age sent on every answer; 0 (default) sends none. Set it only when clients reach the gateway over TLS. */
-  HSTS_MAX_AGE_SECONDS: z.coerce.number().int().min(0, 'must be 0 (off) or more').max(63_072_000, 'must be at most 2 years').default(0),
+  HSTS_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0, 'must be 0 (off) or more')
+    .max(63_072_000, 'must be at most 2 years')
+    .default(0),
   /** Invoke and MCP calls one agent may make per RATE_LIMIT_WINDOW_MS, across replicas; 0 (default) is unlimited. */
-  RATE_LIMIT_AGENT: z.coerce.number().int().min(0, 'must be 0 (unlimited) or more').max(10_000_000, 'must be at most 10000000').default(0),
+  RATE_LIMIT_AGENT: z.coerce
+    .number()
+    .int()
+    .min(0, 'must be 0 (unlimited) or more')
+    .max(10_000_000, 'must be at most 10000000')
+    .default(0),
   /** Invoke and MCP calls one tenant (or a tenant-less user's private scope) may make per RATE_LIMIT_WINDOW_MS; 0 (default) is unlimited. */
-  RATE_LIMIT_TENANT: z.coerce.number().int().min(0, 'must be 0 (unlimited) or more').max(10_000_000, 'must be at most 10000000').default(0),
+  RATE_LIMIT_TENANT: z.coerce
+    .number()
+    .int()
+    .min(0, 'must be 0 (unlimited) or more')
+    .max(10_000_000, 'must be at most 10000000')
+    .default(0),
   /** When set, `GET /metrics` on the public port answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers 404 there. */
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   /** When set, `GET /metrics` is also served, without a token, on 127.0.0.1:METRICS_PORT only. */
-  METRICS_PORT: z.coerce.number().int().min(1, 'must be a port from 1 to 65535').max(65535, 'must be a port from 1 to 65535').optional(),
+  METRICS_PORT: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be a port from 1 to 65535')
+    .max(65535, 'must be a port from 1 to 65535')
+    .optional(),
   /** Bound of a graceful shutdown: in-flight calls and streams get this long after SIGTERM, then their connections are cut. */
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0, 'must be 0 or more').max(600_000, 'must be at most 10 minutes').default(10_000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0, 'must be 0 or more')
+    .max(600_000, 'must be at most 10 minutes')
+    .default(10_000),
   /** The fixed window of RATE_LIMIT_AGENT and RATE_LIMIT_TENANT. */
-  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1_000, 'must be at least 1000').max(86_400_000, 'must be at most a day').default(60_000),
+  RATE_LIMIT_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000, 'must be at least 1000')
+    .max(86_400_000, 'must be at most a day')
+    .default(60_000),
   ADMIN_EMAIL: optionalString.pipe(z.email('must be an email address').optional()),
   ADMIN_PASSWORD: optionalString.pipe(z.string().min(8, 'must be at least 8 characters').optional()),
-  DATABASE_URL: optionalString.refine((v) => v === undefined || /^(file:|postgres:\/\/|postgresql:\/\/)/.test(v), { message: 'must start with file:, postgres:// or postgresql://' }),
+  DATABASE_URL: optionalString.refine((v) => v === undefined || /^(file:|postgres:\/\/|postgresql:\/\/)/.test(v), {
+    message: 'must start with file:, postgres:// or postgresql://',
+  }),
   /** The vault's key for users' credentials; only the vault (and the all-in-one) holds it (service-kit's SERVICE_KEYS). */
   CREDENTIAL_ENCRYPTION_KEY: optionalString.pipe(hexKey.optional()),
   /** Retired vault keys, still accepted for reading until the vault has re-encrypted every row. */
@@ -153,16 +217,31 @@ export const configSchema = z.object({
   GATEWAY_PUBLIC_URL: optionalString.pipe(z.url('must be a URL').optional()),
   OAUTH_CALLBACK_BASE_URL: optionalString.pipe(z.url('must be a URL').optional()),
   /** How long a started OAuth connection (login, consent at the service) may take before its state is refused. */
-  OAUTH_FLOW_TTL_MS: z.coerce.number().int().min(1_000, 'must be at least 1000').max(3_600_000, 'must be at most an hour').default(600_000),
+  OAUTH_FLOW_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000, 'must be at least 1000')
+    .max(3_600_000, 'must be at most an hour')
+    .default(600_000),
   MCP_SERVER_URL: z.url('must be a URL').default('http://localhost:8080'),
   /** Browser origins the MCP endpoints accept (DNS-rebinding protection); `*` for any. Unset: loopback and GATEWAY_PUBLIC_URL. */
   MCP_ALLOWED_ORIGINS: commaList.refine((list) => list.every((o) => o === '*' || /^https?:\/\/[^/]+$/.test(o)), {
     message: 'must be a comma-separated list of origins such as https://app.example.com, or *',
   }),
   /** Deadline of one upstream MCP call (tools/call and forwarded methods). */
-  MCP_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100, 'must be at least 100').max(3_600_000, 'must be at most an hour').default(60_000),
+  MCP_UPSTREAM_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100, 'must be at least 100')
+    .max(3_600_000, 'must be at most an hour')
+    .default(60_000),
   /** Per-upstream deadline of a tools/list fan-out: a slower upstream is left out of that answer. */
-  MCP_LIST_TIMEOUT_MS: z.coerce.number().int().min(50, 'must be at least 50').max(600_000, 'must be at most 10 minutes').default(5_000),
+  MCP_LIST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(50, 'must be at least 50')
+    .max(600_000, 'must be at most 10 minutes')
+    .default(5_000),
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: 'must start with redis:// or rediss://',
   }),
@@ -173,14 +252,39 @@ export const configSchema = z.object({
     .default('true')
     .transform((v) => v === 'true'),
   /** How long a tool call is held for a confirmation before it is rejected as timed out (spec: 5 minutes). */
-  CONFIRMATION_TIMEOUT_MS: z.coerce.number().int().min(100, 'must be at least 100').max(86_400_000, 'must be at most a day').default(300_000),
+  CONFIRMATION_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100, 'must be at least 100')
+    .max(86_400_000, 'must be at most a day')
+    .default(300_000),
   /** Decided confirmations older than this many days are deleted hourly by the confirmation hub; 0 keeps them forever. */
-  CONFIRMATION_RETENTION_DAYS: z.coerce.number().int().min(0, 'must be 0 (keep forever) or more').max(36_500, 'must be at most 36500').default(30),
+  CONFIRMATION_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0, 'must be 0 (keep forever) or more')
+    .max(36_500, 'must be at most 36500')
+    .default(30),
   /** Pending confirmations one agent, and one end user, may have at once; one more hold is refused with 429. */
-  CONFIRMATION_MAX_PENDING_PER_AGENT: z.coerce.number().int().min(1, 'must be at least 1').max(10_000, 'must be at most 10000').default(20),
-  CONFIRMATION_MAX_PENDING_PER_USER: z.coerce.number().int().min(1, 'must be at least 1').max(10_000, 'must be at most 10000').default(20),
+  CONFIRMATION_MAX_PENDING_PER_AGENT: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(10_000, 'must be at most 10000')
+    .default(20),
+  CONFIRMATION_MAX_PENDING_PER_USER: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(10_000, 'must be at most 10000')
+    .default(20),
   /** Interval of `heartbeat` events on the SSE stream (spec: 30 seconds). */
-  SSE_HEARTBEAT_MS: z.coerce.number().int().min(100, 'must be at least 100').max(3_600_000, 'must be at most an hour').default(30_000),
+  SSE_HEARTBEAT_MS: z.coerce
+    .number()
+    .int()
+    .min(100, 'must be at least 100')
+    .max(3_600_000, 'must be at most an hour')
+    .default(30_000),
   /** APNs push (iOS/macOS devices): off unless team id, key id, key and topic are all set. */
   APNS_TEAM_ID: optionalString,
   APNS_KEY_ID: optionalString,
@@ -201,15 +305,39 @@ export const configSchema = z.object({
   /** One `info` line per request (method, route, status, duration, request id, caller, bytes). */
   ACCESS_LOG: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
   /** Share of requests the access log writes (0..1). */
-  ACCESS_LOG_SAMPLE: z.coerce.number({ error: 'must be a number from 0 to 1' }).min(0, 'must be from 0 to 1').max(1, 'must be from 0 to 1').default(1),
+  ACCESS_LOG_SAMPLE: z.coerce
+    .number({ error: 'must be a number from 0 to 1' })
+    .min(0, 'must be from 0 to 1')
+    .max(1, 'must be from 0 to 1')
+    .default(1),
   /** Audit entries older than this many days (by when they were written) are deleted hourly; 0 keeps them forever. */
-  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0, 'must be 0 (keep forever) or more').max(36_500, 'must be at most 36500').default(0),
+  AUDIT_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0, 'must be 0 (keep forever) or more')
+    .max(36_500, 'must be at most 36500')
+    .default(0),
   /** Audit jobs the writer takes per transaction. */
-  AUDIT_BATCH_SIZE: z.coerce.number().int().min(1, 'must be at least 1').max(5_000, 'must be at most 5000').default(1_000),
+  AUDIT_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(5_000, 'must be at most 5000')
+    .default(1_000),
   /** How long the writer waits for a batch to fill before writing what it has. */
-  AUDIT_BATCH_WAIT_MS: z.coerce.number().int().min(0, 'must be at least 0').max(10_000, 'must be at most 10000').default(50),
+  AUDIT_BATCH_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0, 'must be at least 0')
+    .max(10_000, 'must be at most 10000')
+    .default(50),
   /** Audit batches a writer has in flight on PostgreSQL (the embedded database writes one at a time). */
-  AUDIT_WRITE_CONCURRENCY: z.coerce.number().int().min(1, 'must be at least 1').max(16, 'must be at most 16').default(4),
+  AUDIT_WRITE_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(16, 'must be at most 16')
+    .default(4),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -26,7 +26,11 @@ export const CONFIRMATION_STATUSES = ['pending', 'confirmed', 'rejected', 'expir
 export type ConfirmationStatus = (typeof CONFIRMATION_STATUSES)[number];
 
 /** The ways a pending confirmation ends (the subset of CONFIRMATION_STATUSES an answer or a timeout sets). */
-export const CONFIRMATION_OUTCOMES = ['confirmed', 'rejected', 'expired'] as const satisfies readonly ConfirmationStatus[];
+export const CONFIRMATION_OUTCOMES = [
+  'confirmed',
+  'rejected',
+  'expired',
+] as const satisfies readonly ConfirmationStatus[];
 /** One of CONFIRMATION_OUTCOMES. */
 export type ConfirmationOutcome = (typeof CONFIRMATION_OUTCOMES)[number];
 

@@ -20,7 +20,10 @@ export interface ConfirmationPayload {
 
 export interface GatewayEvents {
   /** An agent was updated, disabled, enabled, re-keyed or deleted: drop cached copies. */
-  'agent.changed': { agentId: string; change: 'created' | 'updated' | 'disabled' | 'enabled' | 'token_rotated' | 'deleted' };
+  'agent.changed': {
+    agentId: string;
+    change: 'created' | 'updated' | 'disabled' | 'enabled' | 'token_rotated' | 'deleted';
+  };
   /** Tool providers or access rules changed: drop cached provider tables and rule sets. */
   'providers.changed': { providerId: string | null };
   'rules.changed': { subjectType: 'user' | 'agent' | null; subjectId: string | null };
@@ -63,7 +66,10 @@ export interface ToolPinEvent {
  * passed (`timeout`, stored as `rejected` with `Request timed out.` as the spec says) or it
  * could not be announced (`unannounced`, stored as `expired`).
  */
-export type ConfirmationResolution = { status: 'confirmed'; confirmedBy: string | null } | { status: 'rejected'; reason: string } | { status: 'expired'; reason: 'timeout' | 'unannounced' };
+export type ConfirmationResolution =
+  | { status: 'confirmed'; confirmedBy: string | null }
+  | { status: 'rejected'; reason: string }
+  | { status: 'expired'; reason: 'timeout' | 'unannounced' };
 
 /** Every way a pending confirmation ends, with who may see it. */
 export type ConfirmationResolved = ConfirmationResolution & {

@@ -24,19 +24,57 @@ export { newId, newRequestId } from './ids.js';
 export { ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { CREDENTIAL_STATUSES, type CredentialStatus } from './enums.js';
-export { AUDIT_STATUSES, CONFIRMATION_OUTCOMES, CONFIRMATION_STATUSES, POLICY_ACTIONS, PRINCIPAL_VIAS, RISK_LEVELS, TOOL_PIN_CHANGES, TOOL_PIN_STATUSES, TOOL_PINNING_MODES } from './enums.js';
-export type { AuditStatus, ConfirmationOutcome, ConfirmationStatus, PolicyAction, PrincipalVia, RiskLevel, ToolPinChange, ToolPinningMode, ToolPinStatus } from './enums.js';
+export {
+  AUDIT_STATUSES,
+  CONFIRMATION_OUTCOMES,
+  CONFIRMATION_STATUSES,
+  POLICY_ACTIONS,
+  PRINCIPAL_VIAS,
+  RISK_LEVELS,
+  TOOL_PIN_CHANGES,
+  TOOL_PIN_STATUSES,
+  TOOL_PINNING_MODES,
+} from './enums.js';
+export type {
+  AuditStatus,
+  ConfirmationOutcome,
+  ConfirmationStatus,
+  PolicyAction,
+  PrincipalVia,
+  RiskLevel,
+  ToolPinChange,
+  ToolPinningMode,
+  ToolPinStatus,
+} from './enums.js';
 export { TOOL_SURFACES, type ToolSurface } from './enums.js';
 export { canonicalJson } from './canonical-json.js';
 export { definitionHashes, definitionOf } from './tool-definitions.js';
 export type { DefinitionHashes, ToolDefinition } from './tool-definitions.js';
 export { riskLevelSchema } from './enum-schemas.js';
-export type { ConfirmationPayload, ConfirmationResolution, ConfirmationResolved, EventName, GatewayEvents, ToolPinEvent } from './events.js';
+export type {
+  ConfirmationPayload,
+  ConfirmationResolution,
+  ConfirmationResolved,
+  EventName,
+  GatewayEvents,
+  ToolPinEvent,
+} from './events.js';
 export { auditRecordJobSchema, jobCatalog } from './job-catalog.js';
 export type { AuditRecordJob, GatewayJobs, JobName } from './jobs.js';
 export { createLogger, resolveLogFormat, silentLogger } from './logger.js';
 export type { LogFormat, Logger, LoggerOptions } from './logger.js';
-export { assertJsonDepth, errorHandler, jsonDepthLimit, MAX_JSON_DEPTH, notFoundHandler, parseJson, parseQuery, requestId, validationErrorFrom, zodIssues } from './http/index.js';
+export {
+  assertJsonDepth,
+  errorHandler,
+  jsonDepthLimit,
+  MAX_JSON_DEPTH,
+  notFoundHandler,
+  parseJson,
+  parseQuery,
+  requestId,
+  validationErrorFrom,
+  zodIssues,
+} from './http/index.js';
 export { MemoryEventBus, RedisEventBus } from './bus/index.js';
 export type { EventBus, EventHandler, Unsubscribe } from './bus/index.js';
 export { BullJobQueue, JobBatchFailures, MemoryJobQueue } from './queue/index.js';
@@ -72,4 +110,12 @@ export {
   parseIp,
   withAllowedHosts,
 } from './egress/index.js';
-export type { AddressClass, Cidr, EgressDispatcherOptions, EgressMode, EgressPolicy, EgressResolver, IpBytes } from './egress/index.js';
+export type {
+  AddressClass,
+  Cidr,
+  EgressDispatcherOptions,
+  EgressMode,
+  EgressPolicy,
+  EgressResolver,
+  IpBytes,
+} from './egress/index.js';

@@ -25,13 +25,19 @@ function typeContract(queue: JobQueue): void {
   const { toolName: _toolName, ...withoutToolName } = create;
   // @ts-expect-error a create without a tool name is not an audit record job
   void queue.enqueue('audit-bulk', { records: [withoutToolName] });
+  const update = { op: 'update', id: 'a1', key: 'u:1', seq: 2, at: create.at, status: 'completed' } as const;
   // @ts-expect-error an update carries a patch, not the create's fields
-  void queue.enqueue('audit-bulk', { records: [{ op: 'update', id: 'a1', key: 'u:1', seq: 2, at: create.at, status: 'completed' }] });
+  void queue.enqueue('audit-bulk', { records: [update] });
   // @ts-expect-error the single-record `audit` queue is gone
   void queue.enqueue('audit', create);
   // @ts-expect-error an unknown status
   void queue.enqueue('audit-bulk', { records: [{ ...create, status: 'exploded' }] });
-  void queue.enqueue('audit-bulk', { records: [create, { op: 'update', id: 'a1', key: 'u:1', seq: 2, at: create.at, patch: { status: 'completed', duration: 5 } }] });
+  void queue.enqueue('audit-bulk', {
+    records: [
+      create,
+      { op: 'update', id: 'a1', key: 'u:1', seq: 2, at: create.at, patch: { status: 'completed', duration: 5 } },
+    ],
+  });
 }
 
 describe('job catalog', () => {
@@ -45,14 +51,30 @@ describe('job catalog', () => {
 
   it('parses a create and an update, and names what is wrong with a bad one', () => {
     expect(auditRecordJobSchema.parse(create)).toEqual(create);
-    const update = { op: 'update', id: 'a1', key: 'u:1', seq: 2, at: create.at, patch: { status: 'completed', result: { ok: true } } };
+    const update = {
+      op: 'update',
+      id: 'a1',
+      key: 'u:1',
+      seq: 2,
+      at: create.at,
+      patch: { status: 'completed', result: { ok: true } },
+    };
     expect(auditRecordJobSchema.parse(update)).toEqual(update);
     const problem = (job: unknown) => auditRecordJobSchema.safeParse(job).error?.issues[0];
     const { toolName: _toolName, ...withoutToolName } = create;
     expect(problem(withoutToolName)).toMatchObject({ path: ['toolName'], message: 'must be a string' });
-    expect(problem({ ...create, status: 'exploded' })).toMatchObject({ path: ['status'], message: 'must be a known status' });
+    expect(problem({ ...create, status: 'exploded' })).toMatchObject({
+      path: ['status'],
+      message: 'must be a known status',
+    });
     expect(problem({ ...create, op: 'delete' })).toMatchObject({ path: ['op'], message: 'must be create or update' });
-    expect(problem({ ...create, at: 'yesterday' })).toMatchObject({ path: ['at'], message: 'must be an ISO date-time' });
-    expect(problem({ ...update, patch: { duration: -1 } })).toMatchObject({ path: ['patch', 'duration'], message: 'must be an integer from 0 to 2147483647' });
+    expect(problem({ ...create, at: 'yesterday' })).toMatchObject({
+      path: ['at'],
+      message: 'must be an ISO date-time',
+    });
+    expect(problem({ ...update, patch: { duration: -1 } })).toMatchObject({
+      path: ['patch', 'duration'],
+      message: 'must be an integer from 0 to 2147483647',
+    });
   });
 });

@@ -30,7 +30,9 @@ const auditJobBase = {
   key: text(1, 300),
   /** Producer-local counter: orders two updates of one record stamped in the same millisecond. */
   seq: int(Number.MAX_SAFE_INTEGER),
-  at: z.string({ error: 'must be an ISO date-time' }).refine((v) => ISO_DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)), { error: 'must be an ISO date-time' }),
+  at: z
+    .string({ error: 'must be an ISO date-time' })
+    .refine((v) => ISO_DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)), { error: 'must be an ISO date-time' }),
 };
 
 /** Inserts an audit record: everything known when the call is first seen. */
@@ -65,7 +67,9 @@ const auditUpdateJob = z.object({
 });
 
 /** One audit record job: a create with every field it needs, or an update of one by id. */
-export const auditRecordJobSchema = z.discriminatedUnion('op', [auditCreateJob, auditUpdateJob], { error: 'must be create or update' });
+export const auditRecordJobSchema = z.discriminatedUnion('op', [auditCreateJob, auditUpdateJob], {
+  error: 'must be create or update',
+});
 
 /** The job catalog: job name → the schema of its data. */
 export const jobCatalog = {

@@ -45,7 +45,9 @@ describe('log format', () => {
   it('writes readable text with LOG_FORMAT=pretty, access lines summed up, secrets still redacted', () => {
     const text = logFrom({ LOG_FORMAT: 'pretty', NO_COLOR: '1' });
     const [access, warning] = text.trim().split('\n');
-    expect(access).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(svc\): POST \/api\/v1\/things 201 4\.2ms \{"route":"\/api\/v1\/things"\}$/);
+    expect(access).toMatch(
+      /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(svc\): POST \/api\/v1\/things 201 4\.2ms \{"route":"\/api\/v1\/things"\}$/,
+    );
     expect(warning).toMatch(/WARN \(svc\): careful \{"token":"\[redacted\]"\}/);
     expect(text).not.toContain('secret-token-value');
   });

@@ -46,7 +46,10 @@ export interface LoggerOptions {
  */
 export function resolveLogFormat(
   format: LogFormat | undefined,
-  where: { isTTY: boolean; nodeEnv: string | undefined } = { isTTY: process.stdout.isTTY === true, nodeEnv: process.env.NODE_ENV },
+  where: { isTTY: boolean; nodeEnv: string | undefined } = {
+    isTTY: process.stdout.isTTY === true,
+    nodeEnv: process.env.NODE_ENV,
+  },
 ): LogFormat {
   if (format) return format;
   return where.isTTY && where.nodeEnv !== 'production' && where.nodeEnv !== 'test' ? 'pretty' : 'json';
@@ -79,7 +82,9 @@ function prettyStream(): DestinationStream {
   const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
   const format = prettyFactory({ singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
   const out = pino.destination({ dest: 1, sync: true });
-  return { write: (line: string) => void out.write(format(summarizeAccessLine(JSON.parse(line) as Record<string, unknown>))) };
+  return {
+    write: (line: string) => void out.write(format(summarizeAccessLine(JSON.parse(line) as Record<string, unknown>))),
+  };
 }
 
 export const silentLogger = (): Logger => pino({ level: 'silent' });

@@ -16,7 +16,8 @@ function rule(partial: Partial<PolicyRule> & Pick<PolicyRule, 'subjectType' | 'a
 }
 
 const call = { userId: 'u1', agentId: 'a1', providerId: 'p1', toolName: 'github_create_issue' };
-const decide = (rules: PolicyRule[], overrides: Partial<typeof call> = {}) => evaluatePolicy({ rules, ...call, ...overrides });
+const decide = (rules: PolicyRule[], overrides: Partial<typeof call> = {}) =>
+  evaluatePolicy({ rules, ...call, ...overrides });
 
 describe('evaluatePolicy: evaluation order', () => {
   const userDeny = rule({ subjectType: 'user', action: 'deny' });
@@ -36,7 +37,10 @@ describe('evaluatePolicy: evaluation order', () => {
   });
 
   it('3: an agent-level deny comes next', () => {
-    expect(decide([wildAllow, wildDeny, agentAllow, agentDeny])).toMatchObject({ action: 'deny', matchedRule: agentDeny });
+    expect(decide([wildAllow, wildDeny, agentAllow, agentDeny])).toMatchObject({
+      action: 'deny',
+      matchedRule: agentDeny,
+    });
   });
 
   it('4: then an agent-level allow', () => {
@@ -55,7 +59,10 @@ describe('evaluatePolicy: evaluation order', () => {
 
   it("5: within a wildcard step the user's rule is preferred over the agent's", () => {
     const userWildConfirm = rule({ subjectType: 'user', action: 'require_confirmation', providerId: '*' });
-    expect(decide([wildAllow, userWildConfirm])).toMatchObject({ action: 'require_confirmation', matchedRule: userWildConfirm });
+    expect(decide([wildAllow, userWildConfirm])).toMatchObject({
+      action: 'require_confirmation',
+      matchedRule: userWildConfirm,
+    });
   });
 
   it('6: no matching rule denies with high risk', () => {
@@ -73,7 +80,9 @@ describe('evaluatePolicy: evaluation order', () => {
 
   it('skips the user steps without a user and the agent steps without an agent', () => {
     expect(decide([userAllow, agentAllow], { userId: undefined })).toMatchObject({ matchedRule: agentAllow });
-    expect(evaluatePolicy({ rules: [agentAllow, wildAllow], userId: 'u1', agentId: null, providerId: 'p1', toolName: 'x' })).toMatchObject({
+    expect(
+      evaluatePolicy({ rules: [agentAllow, wildAllow], userId: 'u1', agentId: null, providerId: 'p1', toolName: 'x' }),
+    ).toMatchObject({
       action: 'deny',
       matchedRule: null,
     });
@@ -89,7 +98,11 @@ describe('evaluatePolicy: require_confirmation', () => {
   it('is an allow-class rule: it decides at the allow step of its level', () => {
     const confirm = rule({ subjectType: 'user', action: 'require_confirmation' });
     const agentDeny = rule({ subjectType: 'agent', action: 'deny' });
-    expect(decide([agentDeny, confirm])).toEqual({ action: 'require_confirmation', risk: 'medium', matchedRule: confirm });
+    expect(decide([agentDeny, confirm])).toEqual({
+      action: 'require_confirmation',
+      risk: 'medium',
+      matchedRule: confirm,
+    });
   });
 
   it('loses to a deny at the same level', () => {
@@ -123,14 +136,29 @@ describe('evaluatePolicy: tool patterns and ties', () => {
 
   it('prefers the most specific pattern among matches of one step', () => {
     const broad = rule({ subjectType: 'user', action: 'allow', toolPattern: '*' });
-    const narrow = rule({ subjectType: 'user', action: 'allow', toolPattern: 'github_create_*', riskLevel: 'critical' });
+    const narrow = rule({
+      subjectType: 'user',
+      action: 'allow',
+      toolPattern: 'github_create_*',
+      riskLevel: 'critical',
+    });
     const middle = rule({ subjectType: 'user', action: 'allow', toolPattern: 'github_*' });
     expect(decide([broad, middle, narrow]).matchedRule).toBe(narrow);
   });
 
   it('on equal specificity prefers the earliest created', () => {
-    const later = rule({ subjectType: 'agent', action: 'allow', toolPattern: 'github_*', createdAt: '2025-02-01T00:00:00Z' });
-    const earlier = rule({ subjectType: 'agent', action: 'allow', toolPattern: 'github_*', createdAt: '2025-01-01T00:00:00Z' });
+    const later = rule({
+      subjectType: 'agent',
+      action: 'allow',
+      toolPattern: 'github_*',
+      createdAt: '2025-02-01T00:00:00Z',
+    });
+    const earlier = rule({
+      subjectType: 'agent',
+      action: 'allow',
+      toolPattern: 'github_*',
+      createdAt: '2025-01-01T00:00:00Z',
+    });
     expect(decide([later, earlier]).matchedRule).toBe(earlier);
   });
 
@@ -143,7 +171,10 @@ describe('evaluatePolicy: tool patterns and ties', () => {
   });
 
   it("does not reorder the caller's array", () => {
-    const rules = [rule({ subjectType: 'agent', action: 'allow', toolPattern: '*' }), rule({ subjectType: 'agent', action: 'allow', toolPattern: 'github_*' })];
+    const rules = [
+      rule({ subjectType: 'agent', action: 'allow', toolPattern: '*' }),
+      rule({ subjectType: 'agent', action: 'allow', toolPattern: 'github_*' }),
+    ];
     const before = [...rules];
     decide(rules);
     expect(rules).toEqual(before);
@@ -154,7 +185,9 @@ describe('evaluatePolicy: risk', () => {
   it("carries the matched rule's riskLevel", () => {
     expect(decide([rule({ subjectType: 'agent', action: 'allow', riskLevel: 'critical' })]).risk).toBe('critical');
     expect(decide([rule({ subjectType: 'user', action: 'deny', riskLevel: 'low' })]).risk).toBe('low');
-    expect(decide([rule({ subjectType: 'agent', action: 'require_confirmation', riskLevel: 'high' })]).risk).toBe('high');
+    expect(decide([rule({ subjectType: 'agent', action: 'require_confirmation', riskLevel: 'high' })]).risk).toBe(
+      'high',
+    );
   });
 
   it('defaults to low for allow, medium for require_confirmation, high for deny', () => {
@@ -195,21 +228,37 @@ describe('resolveProvider', () => {
     const first = { id: 'p-1', name: 'twin', pattern: '*', priority: 0 };
     expect(resolveProvider([second, first], 'anything')).toBe(first);
     expect(resolveProvider([first, second], 'anything')).toBe(first);
-    expect([second, catchAll, override, github, first].sort(compareRouting).map((p) => p.id)).toEqual(['p-override', 'p-github', 'p-default', 'p-1', 'p-2']);
+    expect([second, catchAll, override, github, first].sort(compareRouting).map((p) => p.id)).toEqual([
+      'p-override',
+      'p-github',
+      'p-default',
+      'p-1',
+      'p-2',
+    ]);
   });
 });
 
 describe('toolNameProblem', () => {
   it('accepts ordinary names, unicode letters included', () => {
-    for (const name of ['read_file', 'fs.read-file', 'Lire_fichier_é', 'a'.repeat(256)]) expect(toolNameProblem(name)).toBeNull();
+    for (const name of ['read_file', 'fs.read-file', 'Lire_fichier_é', 'a'.repeat(256)])
+      expect(toolNameProblem(name)).toBeNull();
   });
 
   it('refuses empty and over-long names, control and invisible characters, surrounding whitespace', () => {
     expect(toolNameProblem('')).toMatch(/non-empty/);
     expect(toolNameProblem('a'.repeat(257))).toMatch(/longer than 256/);
-    for (const name of ['delete\u0000all', 'delete_all\n', 'del\u007fete', 'delete\u200ball', '\u202edelete', 'x\u0085y', '\ufeffdelete']) {
+    for (const name of [
+      'delete\u0000all',
+      'delete_all\n',
+      'del\u007fete',
+      'delete\u200ball',
+      '\u202edelete',
+      'x\u0085y',
+      '\ufeffdelete',
+    ]) {
       expect(toolNameProblem(name)).toMatch(/control characters/);
     }
-    for (const name of [' delete_all', 'delete_all ', '\u00a0delete_all', 'delete_all\u3000']) expect(toolNameProblem(name)).toMatch(/whitespace/);
+    for (const name of [' delete_all', 'delete_all ', '\u00a0delete_all', 'delete_all\u3000'])
+      expect(toolNameProblem(name)).toMatch(/whitespace/);
   });
 });

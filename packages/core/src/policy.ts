@@ -115,7 +115,12 @@ export interface RoutableProvider {
  * in this order and `resolveProvider` picks by it, so a listing and a call always agree.
  */
 export function compareRouting(a: RoutableProvider, b: RoutableProvider): number {
-  return b.priority - a.priority || globSpecificity(b.pattern) - globSpecificity(a.pattern) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return (
+    b.priority - a.priority ||
+    globSpecificity(b.pattern) - globSpecificity(a.pattern) ||
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  );
 }
 
 /** The provider that owns a tool name: the first provider whose pattern matches, in routing order (`compareRouting`). */

@@ -41,7 +41,11 @@ export function consoleCredentialsUrl(config: UrlConfig, params: Record<string, 
  * - otherwise (no provider, or none of the above) → the gateway's credentials page
  *   `<public base>/credentials?serviceType=<type>`.
  */
-export function authUrlFor(config: UrlConfig, serviceType: string, provider: CredentialProviderRow | undefined): string {
+export function authUrlFor(
+  config: UrlConfig,
+  serviceType: string,
+  provider: CredentialProviderRow | undefined,
+): string {
   const type = encodeURIComponent(serviceType);
   if (provider?.auth_type === 'oauth2') return `${oauthBase(config)}/api/v1/credentials/oauth/${type}/auth`;
   const connectUrl = provider?.config?.connectUrl;
@@ -50,14 +54,22 @@ export function authUrlFor(config: UrlConfig, serviceType: string, provider: Cre
 }
 
 /** Credential providers for the service types, the tenant's own taking precedence over the global one. */
-export async function findCredentialProviders(db: Kysely<Database>, tenantId: string | null, serviceTypes: readonly string[]): Promise<Map<string, CredentialProviderRow>> {
+export async function findCredentialProviders(
+  db: Kysely<Database>,
+  tenantId: string | null,
+  serviceTypes: readonly string[],
+): Promise<Map<string, CredentialProviderRow>> {
   const found = new Map<string, CredentialProviderRow>();
   if (serviceTypes.length === 0) return found;
   const rows = await db
     .selectFrom('credential_providers')
     .selectAll()
     .where('service_type', 'in', serviceTypes)
-    .where((eb) => (tenantId === null ? eb('tenant_id', 'is', null) : eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenantId)])))
+    .where((eb) =>
+      tenantId === null
+        ? eb('tenant_id', 'is', null)
+        : eb.or([eb('tenant_id', 'is', null), eb('tenant_id', '=', tenantId)]),
+    )
     .execute();
   for (const row of rows) {
     const existing = found.get(row.service_type);
@@ -66,7 +78,12 @@ export async function findCredentialProviders(db: Kysely<Database>, tenantId: st
   return found;
 }
 
-export async function authUrlsFor(db: Kysely<Database>, config: UrlConfig, tenantId: string | null, serviceTypes: readonly string[]): Promise<Record<string, string>> {
+export async function authUrlsFor(
+  db: Kysely<Database>,
+  config: UrlConfig,
+  tenantId: string | null,
+  serviceTypes: readonly string[],
+): Promise<Record<string, string>> {
   const providers = await findCredentialProviders(db, tenantId, serviceTypes);
   return Object.fromEntries(serviceTypes.map((t) => [t, authUrlFor(config, t, providers.get(t))]));
 }

@@ -5,7 +5,8 @@ import { createCredentialKeyring, type CredentialBinding } from './credential-ke
 const KEY_A = 'aa'.repeat(32);
 const KEY_B = 'bb'.repeat(32);
 /** The vault's ring for a current key and previous keys, as the configuration gives them. */
-const createKeyring = (current: string, previous: string[] = []) => createCredentialKeyring({ CREDENTIAL_ENCRYPTION_KEY: current, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: previous });
+const createKeyring = (current: string, previous: string[] = []) =>
+  createCredentialKeyring({ CREDENTIAL_ENCRYPTION_KEY: current, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: previous });
 const binding: CredentialBinding = { userId: 'user-1', serviceType: 'github', kind: 'jwt' };
 const SECRET = 'ghp_supersecretvalue';
 

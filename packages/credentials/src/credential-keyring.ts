@@ -50,7 +50,10 @@ export function createCredentialKeyring(config: CredentialKeyConfig): Credential
       return { ciphertext, nonce, keyId };
     },
     open(binding, sealed): OpenResult {
-      return ring.openResult([SEALED_VERSION, sealed.keyId, sealed.nonce, sealed.ciphertext].join('.'), bindingAad(binding));
+      return ring.openResult(
+        [SEALED_VERSION, sealed.keyId, sealed.nonce, sealed.ciphertext].join('.'),
+        bindingAad(binding),
+      );
     },
   };
 }

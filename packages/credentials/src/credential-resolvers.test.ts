@@ -29,19 +29,25 @@ describe('httpCredentialResolver failures', () => {
   });
 
   it('vault error status → 503', async () => {
-    const url = await upstream((_req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"INTERNAL_ERROR"}'));
+    const url = await upstream((_req, res) =>
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"INTERNAL_ERROR"}'),
+    );
     await expect(httpCredentialResolver({ baseUrl: url, auth }).resolve(input)).rejects.toMatchObject({ status: 503 });
   });
 
   it('malformed answer → 503', async () => {
-    const url = await upstream((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"credentials":"nope"}'));
+    const url = await upstream((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"credentials":"nope"}'),
+    );
     await expect(httpCredentialResolver({ baseUrl: url, auth }).resolve(input)).rejects.toMatchObject({ status: 503 });
   });
 
   it('silent vault → 503 after the timeout', async () => {
     const url = await upstream(() => {});
     const started = Date.now();
-    await expect(httpCredentialResolver({ baseUrl: url, auth, timeoutMs: 200 }).resolve(input)).rejects.toMatchObject({ status: 503 });
+    await expect(httpCredentialResolver({ baseUrl: url, auth, timeoutMs: 200 }).resolve(input)).rejects.toMatchObject({
+      status: 503,
+    });
     expect(Date.now() - started).toBeLessThan(3_000);
     server!.closeAllConnections();
   });
@@ -53,10 +59,15 @@ describe('httpCredentialResolver failures', () => {
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
         seen = { headers: req.headers, body };
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"credentials":{},"missing":["github"],"authUrls":{"github":"u"}}');
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"credentials":{},"missing":["github"],"authUrls":{"github":"u"}}');
       });
     });
-    const result = await httpCredentialResolver({ baseUrl: url, auth: { signServiceToken: async (s, a) => `${s}->${a}` } }).resolve(input);
+    const result = await httpCredentialResolver({
+      baseUrl: url,
+      auth: { signServiceToken: async (s, a) => `${s}->${a}` },
+    }).resolve(input);
     expect(result).toEqual({ credentials: {}, missing: ['github'], authUrls: { github: 'u' } });
     expect(seen?.headers['x-service-token']).toBe('invoke-proxy->vault');
     expect(JSON.parse(seen!.body)).toEqual(input);
@@ -80,7 +91,11 @@ describe('httpCredentialResolver through the egress policy', () => {
   }
 
   it('reaches the operator-configured vault on a private address even under public-only', async () => {
-    const url = await vault((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ credentials: { github: 'x' }, missing: [], authUrls: {} })));
+    const url = await vault((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ credentials: { github: 'x' }, missing: [], authUrls: {} })),
+    );
     await expect(httpCredentialResolver({ baseUrl: url, auth, egress: strict }).resolve(input)).resolves.toEqual({
       credentials: { github: 'x' },
       missing: [],
@@ -96,8 +111,12 @@ describe('httpCredentialResolver through the egress policy', () => {
     });
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
     try {
-      const url = await vault((_req, res) => res.writeHead(307, { location: `http://127.0.0.1:${(target.address() as AddressInfo).port}/x` }).end());
-      await expect(httpCredentialResolver({ baseUrl: url, auth, egress: strict }).resolve(input)).rejects.toMatchObject({ status: 503 });
+      const url = await vault((_req, res) =>
+        res.writeHead(307, { location: `http://127.0.0.1:${(target.address() as AddressInfo).port}/x` }).end(),
+      );
+      await expect(httpCredentialResolver({ baseUrl: url, auth, egress: strict }).resolve(input)).rejects.toMatchObject(
+        { status: 503 },
+      );
       expect(redirected).toBe(0);
     } finally {
       await closeServer(target);

@@ -72,7 +72,10 @@ export function httpCredentialResolver(options: HttpCredentialResolverOptions): 
   const serviceToken = async (): Promise<string> => {
     const now = Date.now();
     if (!cached || cached.renewAt <= now) {
-      cached = { token: await options.auth.signServiceToken(options.service ?? 'invoke-proxy', VAULT_AUDIENCE), renewAt: now + TOKEN_REUSE_MS };
+      cached = {
+        token: await options.auth.signServiceToken(options.service ?? 'invoke-proxy', VAULT_AUDIENCE),
+        renewAt: now + TOKEN_REUSE_MS,
+      };
     }
     return cached.token;
   };
@@ -95,7 +98,8 @@ export function httpCredentialResolver(options: HttpCredentialResolverOptions): 
       } catch {
         throw new DependencyUnavailableError('Credential vault is unreachable');
       }
-      if (status < 200 || status >= 300) throw new DependencyUnavailableError(`Credential vault answered HTTP ${status}`);
+      if (status < 200 || status >= 300)
+        throw new DependencyUnavailableError(`Credential vault answered HTTP ${status}`);
       const parsed = resolutionSchema.safeParse(body);
       if (!parsed.success) throw new DependencyUnavailableError('Credential vault sent an invalid answer');
       return parsed.data;

@@ -1,7 +1,25 @@
 export { createVault, SEALED_ROWS_TTL_MS } from './vault.js';
-export type { CheckResult, CredentialMetadata, ReencryptReport, StoreCredentialInput, StoreOAuthInput, Vault, VaultDeps, VaultOAuth } from './vault.js';
-export { directCredentialResolver, httpCredentialResolver, SERVICE_TOKEN_HEADER, VAULT_AUDIENCE } from './credential-resolvers.js';
-export type { CredentialResolution, CredentialResolver, HttpCredentialResolverOptions } from './credential-resolvers.js';
+export type {
+  CheckResult,
+  CredentialMetadata,
+  ReencryptReport,
+  StoreCredentialInput,
+  StoreOAuthInput,
+  Vault,
+  VaultDeps,
+  VaultOAuth,
+} from './vault.js';
+export {
+  directCredentialResolver,
+  httpCredentialResolver,
+  SERVICE_TOKEN_HEADER,
+  VAULT_AUDIENCE,
+} from './credential-resolvers.js';
+export type {
+  CredentialResolution,
+  CredentialResolver,
+  HttpCredentialResolverOptions,
+} from './credential-resolvers.js';
 export { reencryptAllSecrets } from './reencrypt.js';
 export type { ReencryptSummary } from './reencrypt.js';
 export { createVaultOAuth } from './oauth/vault-oauth.js';
@@ -14,9 +32,25 @@ export { REFRESH_BEFORE_EXPIRY_MS } from './oauth/oauth-credentials.js';
 export { OAUTH_FLOW_TTL_MS } from './oauth/oauth-flows.js';
 export { createTokenExchange, TOKEN_EXCHANGE_GRANT, TokenExchange } from './oauth/token-exchange.js';
 export type { SubjectToken, SubjectTokenType, TokenExchangeConfig } from './oauth/token-exchange.js';
-export { acceptsClientMetadataDocuments, discoverMcpUpstream, registerGatewayClient, resourceMetadataUrlOf, upstreamProviderConfig } from './oauth/mcp-upstream-discovery.js';
-export type { DiscoveredUpstream, UpstreamClient, UpstreamClientRegistration, UpstreamProviderConfig } from './oauth/mcp-upstream-discovery.js';
-export { redirectUriFor, UPSTREAM_CLIENT_DOCUMENT_PATH, upstreamClientDocument, upstreamClientDocumentUrl } from './oauth/upstream-client-document.js';
+export {
+  acceptsClientMetadataDocuments,
+  discoverMcpUpstream,
+  registerGatewayClient,
+  resourceMetadataUrlOf,
+  upstreamProviderConfig,
+} from './oauth/mcp-upstream-discovery.js';
+export type {
+  DiscoveredUpstream,
+  UpstreamClient,
+  UpstreamClientRegistration,
+  UpstreamProviderConfig,
+} from './oauth/mcp-upstream-discovery.js';
+export {
+  redirectUriFor,
+  UPSTREAM_CLIENT_DOCUMENT_PATH,
+  upstreamClientDocument,
+  upstreamClientDocumentUrl,
+} from './oauth/upstream-client-document.js';
 export { setUpMcpUpstreamAuth } from './oauth/mcp-upstream-setup.js';
 export type { ManualUpstreamClient } from './oauth/mcp-upstream-setup.js';
 export { AuthorizationServers } from './oauth/authorization-server.js';

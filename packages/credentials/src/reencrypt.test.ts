@@ -31,10 +31,24 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
   /** One secret of each kind, sealed under KEY_A (user credential) and PLAT_A (the rest) through the code that writes them in production. */
   async function seed() {
     const user = await createUser(deps, { email: 'owner@example.test', roles: ['admin'] });
-    const admin: Principal = await deps.auth.authenticate(new Headers({ authorization: `Bearer ${await tokenFor(deps, user)}` }), 'jwt');
-    await createVault(deps).store({ userId: user.id, tenantId: null, serviceType: 'github', kind: 'api_key', secret: 'user-gh-key', expiresAt: null });
+    const admin: Principal = await deps.auth.authenticate(
+      new Headers({ authorization: `Bearer ${await tokenFor(deps, user)}` }),
+      'jwt',
+    );
+    await createVault(deps).store({
+      userId: user.id,
+      tenantId: null,
+      serviceType: 'github',
+      kind: 'api_key',
+      secret: 'user-gh-key',
+      expiresAt: null,
+    });
     const catalog = createCatalogAdmin(deps);
-    const { agent } = await catalog.agents.create(admin, { name: 'a', upstreamUrl: 'http://127.0.0.1:9/', upstreamSecret: 'agent-upstream-secret' });
+    const { agent } = await catalog.agents.create(admin, {
+      name: 'a',
+      upstreamUrl: 'http://127.0.0.1:9/',
+      upstreamSecret: 'agent-upstream-secret',
+    });
     const provider = await catalog.providers.create(admin, {
       name: 'p',
       pattern: '*',
@@ -53,7 +67,10 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
         auth_type: 'oauth2',
         description: null,
         tenant_id: null,
-        config: json({ clientId: 'public-id', clientSecret: secretBoxFor(deps.config).seal('oauth-client-secret', credentialProviderId) }),
+        config: json({
+          clientId: 'public-id',
+          clientSecret: secretBoxFor(deps.config).seal('oauth-client-secret', credentialProviderId),
+        }),
       })
       .execute();
     return { user, agent, provider, credentialProviderId };
@@ -72,13 +89,24 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     };
     const agent = (await catalog.agents.get(ids.agent.id))!;
     const provider = (await catalog.providers.get(ids.provider.id))!;
-    const stored = await deps.db.selectFrom('credential_providers').select('config').where('id', '=', ids.credentialProviderId).executeTakeFirstOrThrow();
-    const resolved = await createVault(services).resolve({ userId: ids.user.id, tenantId: null, serviceTypes: ['github'] });
+    const stored = await deps.db
+      .selectFrom('credential_providers')
+      .select('config')
+      .where('id', '=', ids.credentialProviderId)
+      .executeTakeFirstOrThrow();
+    const resolved = await createVault(services).resolve({
+      userId: ids.user.id,
+      tenantId: null,
+      serviceTypes: ['github'],
+    });
     return {
       userCredential: resolved.credentials.github ?? null,
       agentUpstreamSecret: attempt(() => catalog.agents.upstreamSecret(agent)),
       providerAuthSecret: attempt(() => catalog.providers.authSecret(provider)),
-      credentialProviderSecret: secretBoxFor(services.config).open(stored.config.clientSecret as string, ids.credentialProviderId),
+      credentialProviderSecret: secretBoxFor(services.config).open(
+        stored.config.clientSecret as string,
+        ids.credentialProviderId,
+      ),
     };
   }
 
@@ -88,13 +116,21 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     providerAuthSecret: 'provider-auth-secret',
     credentialProviderSecret: 'oauth-client-secret',
   };
-  const noPlatformSecret = { agentUpstreamSecret: 'refused 503', providerAuthSecret: 'refused 503', credentialProviderSecret: null };
+  const noPlatformSecret = {
+    agentUpstreamSecret: 'refused 503',
+    providerAuthSecret: 'refused 503',
+    credentialProviderSecret: null,
+  };
   const one = { reencrypted: 1, unreadable: 0 };
   const none = { reencrypted: 0, unreadable: 0 };
 
   it('credential key: seal with A, rotate to B with A as previous, reencrypt, drop A: everything still opens', async () => {
     const ids = await seed();
-    const rotated = { CREDENTIAL_ENCRYPTION_KEY: KEY_B, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A };
+    const rotated = {
+      CREDENTIAL_ENCRYPTION_KEY: KEY_B,
+      CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_A,
+      PLATFORM_SECRETS_KEY: PLAT_A,
+    };
     const newOnly = { CREDENTIAL_ENCRYPTION_KEY: KEY_B, PLATFORM_SECRETS_KEY: PLAT_A };
 
     expect(await openAll(rotated, ids)).toEqual(everyValue);
@@ -111,12 +147,19 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     expect(await openAll(newOnly, ids)).toEqual(everyValue);
     const credentialRow = await deps.db.selectFrom('user_credentials').select('key_id').executeTakeFirstOrThrow();
     expect(credentialRow.key_id).toBe(keyIdOf(Buffer.from(KEY_B, 'hex')));
-    expect(await openAll({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A }, ids)).toEqual({ ...everyValue, userCredential: null });
+    expect(await openAll({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A }, ids)).toEqual({
+      ...everyValue,
+      userCredential: null,
+    });
   });
 
   it('platform key: seal with A, rotate to B with A as previous, reencrypt, drop A: everything still opens', async () => {
     const ids = await seed();
-    const rotated = { CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_B, PLATFORM_SECRETS_PREVIOUS_KEYS: PLAT_A };
+    const rotated = {
+      CREDENTIAL_ENCRYPTION_KEY: KEY_A,
+      PLATFORM_SECRETS_KEY: PLAT_B,
+      PLATFORM_SECRETS_PREVIOUS_KEYS: PLAT_A,
+    };
     const newOnly = { CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_B };
 
     expect(await openAll(rotated, ids)).toEqual(everyValue);
@@ -136,16 +179,25 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     });
 
     expect(await openAll(newOnly, ids)).toEqual(everyValue);
-    const agentRow = await deps.db.selectFrom('agents').select('upstream_secret_enc').where('id', '=', ids.agent.id).executeTakeFirstOrThrow();
+    const agentRow = await deps.db
+      .selectFrom('agents')
+      .select('upstream_secret_enc')
+      .where('id', '=', ids.agent.id)
+      .executeTakeFirstOrThrow();
     expect(secretBoxFor(testConfig(newOnly)).isCurrent(agentRow.upstream_secret_enc!)).toBe(true);
     // The old platform key opens nothing any more.
-    expect(await openAll({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A }, ids)).toEqual({ ...everyValue, ...noPlatformSecret });
+    expect(await openAll({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A }, ids)).toEqual({
+      ...everyValue,
+      ...noPlatformSecret,
+    });
   });
 
   it('migration: platform secrets sealed under the old HKDF subkey of the credential key open where the credential key is, and reencrypt moves them', async () => {
     const ids = await seed();
     // What the gateway stored before PLATFORM_SECRETS_KEY existed: the secret under HKDF(credential key, "agentgw upstream-secrets").
-    const legacyKey = Buffer.from(hkdfSync('sha256', Buffer.from(KEY_A, 'hex'), Buffer.alloc(0), 'agentgw upstream-secrets', 32));
+    const legacyKey = Buffer.from(
+      hkdfSync('sha256', Buffer.from(KEY_A, 'hex'), Buffer.alloc(0), 'agentgw upstream-secrets', 32),
+    );
     await deps.db
       .updateTable('agents')
       .set({ upstream_secret_enc: seal(legacyKey, 'agent-upstream-secret', ids.agent.id) })
@@ -165,10 +217,15 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
     };
 
     // The all-in-one (both keys) still opens them; a distributed service holding only the platform key cannot yet.
-    expect(await agentSecret({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A })).toEqual(['agent-upstream-secret', 'provider-auth-secret']);
+    expect(await agentSecret({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A })).toEqual([
+      'agent-upstream-secret',
+      'provider-auth-secret',
+    ]);
     await expect(agentSecret(platformOnly)).rejects.toMatchObject({ status: 503 });
 
-    expect(await reencryptAllSecrets(withKeys({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A }))).toEqual({
+    expect(
+      await reencryptAllSecrets(withKeys({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A })),
+    ).toEqual({
       userCredentials: none,
       agentUpstreamSecrets: one,
       providerAuthSecrets: one,
@@ -179,16 +236,29 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
 
   it('counts what no configured key opens and leaves it untouched', async () => {
     const ids = await seed();
-    const before = await deps.db.selectFrom('agents').select('upstream_secret_enc').where('id', '=', ids.agent.id).executeTakeFirstOrThrow();
+    const before = await deps.db
+      .selectFrom('agents')
+      .select('upstream_secret_enc')
+      .where('id', '=', ids.agent.id)
+      .executeTakeFirstOrThrow();
     const unreadable = { reencrypted: 0, unreadable: 1 };
-    const wrongKeys = { CREDENTIAL_ENCRYPTION_KEY: KEY_C, CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_B, PLATFORM_SECRETS_KEY: PLAT_C, PLATFORM_SECRETS_PREVIOUS_KEYS: PLAT_B };
+    const wrongKeys = {
+      CREDENTIAL_ENCRYPTION_KEY: KEY_C,
+      CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS: KEY_B,
+      PLATFORM_SECRETS_KEY: PLAT_C,
+      PLATFORM_SECRETS_PREVIOUS_KEYS: PLAT_B,
+    };
     expect(await reencryptAllSecrets(withKeys(wrongKeys))).toEqual({
       userCredentials: unreadable,
       agentUpstreamSecrets: unreadable,
       providerAuthSecrets: unreadable,
       credentialProviderSecrets: unreadable,
     });
-    const after = await deps.db.selectFrom('agents').select('upstream_secret_enc').where('id', '=', ids.agent.id).executeTakeFirstOrThrow();
+    const after = await deps.db
+      .selectFrom('agents')
+      .select('upstream_secret_enc')
+      .where('id', '=', ids.agent.id)
+      .executeTakeFirstOrThrow();
     expect(after).toEqual(before);
     expect(await openAll({ CREDENTIAL_ENCRYPTION_KEY: KEY_A, PLATFORM_SECRETS_KEY: PLAT_A }, ids)).toEqual(everyValue);
   });

@@ -44,7 +44,10 @@ function reseal(deps: VaultDeps, box: Keyring, what: string, id: string, sealed:
 }
 
 /** Walks rows by id in batches; `step` re-seals one row and says what happened. */
-async function eachBatch<R extends { id: string }>(load: (after: string) => Promise<R[]>, step: (row: R, report: ReencryptReport) => Promise<void>): Promise<ReencryptReport> {
+async function eachBatch<R extends { id: string }>(
+  load: (after: string) => Promise<R[]>,
+  step: (row: R, report: ReencryptReport) => Promise<void>,
+): Promise<ReencryptReport> {
   const report: ReencryptReport = { reencrypted: 0, unreadable: 0 };
   let after = '';
   for (;;) {
@@ -58,14 +61,27 @@ async function eachBatch<R extends { id: string }>(load: (after: string) => Prom
 
 function resealAgents(deps: VaultDeps, box: Keyring): Promise<ReencryptReport> {
   return eachBatch(
-    (after) => deps.db.selectFrom('agents').select(['id', 'upstream_secret_enc']).where('upstream_secret_enc', 'is not', null).where('id', '>', after).orderBy('id').limit(BATCH).execute(),
+    (after) =>
+      deps.db
+        .selectFrom('agents')
+        .select(['id', 'upstream_secret_enc'])
+        .where('upstream_secret_enc', 'is not', null)
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(BATCH)
+        .execute(),
     async (row, report) => {
       const sealed = row.upstream_secret_enc!;
       const result = reseal(deps, box, 'agent upstream secret', row.id, sealed);
       if (result === 'unreadable') report.unreadable += 1;
       if (typeof result !== 'object') return;
       // Only if nobody rewrote the secret meanwhile (a concurrent write already used the current key).
-      const updated = await deps.db.updateTable('agents').set({ upstream_secret_enc: result.value }).where('id', '=', row.id).where('upstream_secret_enc', '=', sealed).executeTakeFirst();
+      const updated = await deps.db
+        .updateTable('agents')
+        .set({ upstream_secret_enc: result.value })
+        .where('id', '=', row.id)
+        .where('upstream_secret_enc', '=', sealed)
+        .executeTakeFirst();
       if (updated.numUpdatedRows > 0n) report.reencrypted += 1;
     },
   );
@@ -73,13 +89,26 @@ function resealAgents(deps: VaultDeps, box: Keyring): Promise<ReencryptReport> {
 
 function resealProviders(deps: VaultDeps, box: Keyring): Promise<ReencryptReport> {
   return eachBatch(
-    (after) => deps.db.selectFrom('tool_providers').select(['id', 'auth_secret_enc']).where('auth_secret_enc', 'is not', null).where('id', '>', after).orderBy('id').limit(BATCH).execute(),
+    (after) =>
+      deps.db
+        .selectFrom('tool_providers')
+        .select(['id', 'auth_secret_enc'])
+        .where('auth_secret_enc', 'is not', null)
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(BATCH)
+        .execute(),
     async (row, report) => {
       const sealed = row.auth_secret_enc!;
       const result = reseal(deps, box, 'tool provider auth secret', row.id, sealed);
       if (result === 'unreadable') report.unreadable += 1;
       if (typeof result !== 'object') return;
-      const updated = await deps.db.updateTable('tool_providers').set({ auth_secret_enc: result.value }).where('id', '=', row.id).where('auth_secret_enc', '=', sealed).executeTakeFirst();
+      const updated = await deps.db
+        .updateTable('tool_providers')
+        .set({ auth_secret_enc: result.value })
+        .where('id', '=', row.id)
+        .where('auth_secret_enc', '=', sealed)
+        .executeTakeFirst();
       if (updated.numUpdatedRows > 0n) report.reencrypted += 1;
     },
   );
@@ -92,7 +121,14 @@ function resealProviders(deps: VaultDeps, box: Keyring): Promise<ReencryptReport
  */
 function resealCredentialProviders(deps: VaultDeps, box: Keyring): Promise<ReencryptReport> {
   return eachBatch(
-    (after) => deps.db.selectFrom('credential_providers').select(['id', 'config']).where('id', '>', after).orderBy('id').limit(BATCH).execute(),
+    (after) =>
+      deps.db
+        .selectFrom('credential_providers')
+        .select(['id', 'config'])
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(BATCH)
+        .execute(),
     async (row, report) => {
       let changed = 0;
       let unreadable = 0;
@@ -105,7 +141,8 @@ function resealCredentialProviders(deps: VaultDeps, box: Keyring): Promise<Reenc
           return result.value;
         }
         if (Array.isArray(value)) return value.map(walk);
-        if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+        if (value !== null && typeof value === 'object')
+          return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
         return value;
       };
       const config = walk(row.config);

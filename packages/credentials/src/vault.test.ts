@@ -40,13 +40,19 @@ describe.each(testBackends())('vault resolve with cached sealed rows (%s)', (bac
     const user = await createUser(deps, { email: 'rows@example.test', roles: ['admin'] });
     const vault = createVault(deps);
     await store(vault, user.id, 'github', 'gh-secret');
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).credentials).toEqual({ github: 'gh-secret' });
+    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).credentials).toEqual({
+      github: 'gh-secret',
+    });
     // A write behind the vault's back (no event) is not seen: the rows are cached.
     await deps.db.deleteFrom('user_credentials').where('user_id', '=', user.id).execute();
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).credentials).toEqual({ github: 'gh-secret' });
+    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).credentials).toEqual({
+      github: 'gh-secret',
+    });
     // user.changed (e.g. the user was deleted) drops them.
     await deps.bus.publish('user.changed', { userId: user.id });
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).missing).toEqual(['github']);
+    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).missing).toEqual([
+      'github',
+    ]);
   });
 
   it('re-reads the rows once the TTL has passed without an event', async () => {
@@ -56,16 +62,29 @@ describe.each(testBackends())('vault resolve with cached sealed rows (%s)', (bac
     await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] });
     await deps.db.deleteFrom('user_credentials').where('user_id', '=', user.id).execute();
     clock.advance(SEALED_ROWS_TTL_MS + 1);
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).missing).toEqual(['github']);
+    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).missing).toEqual([
+      'github',
+    ]);
   });
 
   it('opens expiry per resolve: a cached row past its expiry is missing', async () => {
     const user = await createUser(deps, { email: 'exp@example.test', roles: ['admin'] });
     const vault = createVault(deps);
     const soon = new Date(clock.now().getTime() + 10_000);
-    await vault.store({ userId: user.id, tenantId: null, serviceType: 'github', kind: 'jwt', secret: 'jwt-value', expiresAt: soon });
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).credentials).toEqual({ github: 'jwt-value' });
+    await vault.store({
+      userId: user.id,
+      tenantId: null,
+      serviceType: 'github',
+      kind: 'jwt',
+      secret: 'jwt-value',
+      expiresAt: soon,
+    });
+    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).credentials).toEqual({
+      github: 'jwt-value',
+    });
     clock.advance(11_000); // within the cache's TTL: the cached row's expiry is what makes it missing
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).missing).toEqual(['github']);
+    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).missing).toEqual([
+      'github',
+    ]);
   });
 });

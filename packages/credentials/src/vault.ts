@@ -1,12 +1,29 @@
 import type { SecretBox } from '@agentgw/auth';
-import { ForbiddenError, MemoryCache, newId, NotFoundError, ValidationError, type Clock, type Config, type CredentialStatus, type EventBus, type Logger } from '@agentgw/core';
+import {
+  ForbiddenError,
+  MemoryCache,
+  newId,
+  NotFoundError,
+  ValidationError,
+  type Clock,
+  type Config,
+  type CredentialStatus,
+  type EventBus,
+  type Logger,
+} from '@agentgw/core';
 import { json, type CredentialKind, type Database, type UserCredentialRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { authUrlFor, authUrlsFor, findCredentialProviders } from './auth-urls.js';
 import { createCredentialKeyring, type CredentialBinding, type CredentialKeyring } from './credential-keyring.js';
 import type { CredentialResolution } from './credential-resolvers.js';
 import type { OAuthClient, TokenSet } from './oauth/oauth-client.js';
-import { freshOAuthRow, oauthColumns, openOAuthRow, revokeOAuthRow, type OAuthCredentialsContext } from './oauth/oauth-credentials.js';
+import {
+  freshOAuthRow,
+  oauthColumns,
+  openOAuthRow,
+  revokeOAuthRow,
+  type OAuthCredentialsContext,
+} from './oauth/oauth-credentials.js';
 import { isOAuthRow, oauthMetadataOf } from './oauth/oauth-tokens.js';
 import type { RefreshLock } from './oauth/refresh-lock.js';
 
@@ -63,7 +80,8 @@ export interface StoreOAuthInput {
   tokens: TokenSet;
 }
 
-export type CheckResult = { hasCredential: true; credential: CredentialMetadata } | { hasCredential: false; authUrl: string };
+export type CheckResult =
+  { hasCredential: true; credential: CredentialMetadata } | { hasCredential: false; authUrl: string };
 
 export interface ReencryptReport {
   /** Rows now sealed under the current key. */
@@ -130,14 +148,27 @@ export function createVault(deps: VaultDeps): Vault {
     const opened = keyring.open(bindingOf(row), { ciphertext: row.ciphertext, nonce: row.nonce, keyId: row.key_id });
     if (opened.ok) return opened.value;
     logger.warn(
-      { credentialId: row.id, userId: row.user_id, serviceType: row.service_type, keyId: row.key_id, reason: opened.reason },
+      {
+        credentialId: row.id,
+        userId: row.user_id,
+        serviceType: row.service_type,
+        keyId: row.key_id,
+        reason: opened.reason,
+      },
       'stored credential cannot be decrypted; treating it as missing',
     );
     return null;
   }
 
   const rowsFor = (userId: string, serviceTypes: readonly string[]) =>
-    serviceTypes.length === 0 ? Promise.resolve([]) : db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).where('service_type', 'in', serviceTypes).execute();
+    serviceTypes.length === 0
+      ? Promise.resolve([])
+      : db
+          .selectFrom('user_credentials')
+          .selectAll()
+          .where('user_id', '=', userId)
+          .where('service_type', 'in', serviceTypes)
+          .execute();
 
   // The invoke hot path: every sealed row of a user (a handful), kept until an event or the TTL.
   const { bus } = deps;
@@ -145,9 +176,14 @@ export function createVault(deps: VaultDeps): Vault {
   let subscribed: Promise<unknown> | null = null;
   async function cachedRowsFor(userId: string, serviceTypes: readonly string[]): Promise<UserCredentialRow[]> {
     if (!bus) return rowsFor(userId, serviceTypes);
-    subscribed ??= Promise.all([sealedRows.invalidateOn(bus, 'credential.changed', ({ userId: changed }) => changed), sealedRows.invalidateOn(bus, 'user.changed', ({ userId: changed }) => changed)]);
+    subscribed ??= Promise.all([
+      sealedRows.invalidateOn(bus, 'credential.changed', ({ userId: changed }) => changed),
+      sealedRows.invalidateOn(bus, 'user.changed', ({ userId: changed }) => changed),
+    ]);
     await subscribed;
-    const rows = await sealedRows.getOrLoad(userId, () => db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).execute());
+    const rows = await sealedRows.getOrLoad(userId, () =>
+      db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).execute(),
+    );
     return rows.filter((row) => serviceTypes.includes(row.service_type));
   }
   const changed = async (userId: string) => {
@@ -155,9 +191,12 @@ export function createVault(deps: VaultDeps): Vault {
     await bus?.publish('credential.changed', { userId });
   };
 
-  const oauthCtx: OAuthCredentialsContext | null = deps.oauth ? { db, clock, logger, keyring, oauth: deps.oauth, changed } : null;
+  const oauthCtx: OAuthCredentialsContext | null = deps.oauth
+    ? { db, clock, logger, keyring, oauth: deps.oauth, changed }
+    : null;
   /** The row with its OAuth access token refreshed when due (no-op without OAuth deps or for other kinds). */
-  const fresh = (row: UserCredentialRow): Promise<UserCredentialRow> => (oauthCtx ? freshOAuthRow(oauthCtx, row) : Promise.resolve(row));
+  const fresh = (row: UserCredentialRow): Promise<UserCredentialRow> =>
+    oauthCtx ? freshOAuthRow(oauthCtx, row) : Promise.resolve(row);
 
   /** Inserts or replaces the user's credential of a service type; the user must have an account here. */
   async function upsert(
@@ -167,7 +206,11 @@ export function createVault(deps: VaultDeps): Vault {
     const now = clock.now();
     // External-issuer users may have no account here; credentials hang off an account (FK, cascade on delete).
     const user = await db.selectFrom('users').select('id').where('id', '=', input.userId).executeTakeFirst();
-    if (!user) throw new ForbiddenError('Credentials can only be stored for users registered with the gateway', 'USER_NOT_REGISTERED');
+    if (!user)
+      throw new ForbiddenError(
+        'Credentials can only be stored for users registered with the gateway',
+        'USER_NOT_REGISTERED',
+      );
     const values = { tenant_id: input.tenantId, kind: input.kind, ...columns, updated_at: now };
     const row = await db
       .insertInto('user_credentials')
@@ -181,7 +224,12 @@ export function createVault(deps: VaultDeps): Vault {
 
   return {
     async list(userId) {
-      const rows = await db.selectFrom('user_credentials').selectAll().where('user_id', '=', userId).orderBy('service_type').execute();
+      const rows = await db
+        .selectFrom('user_credentials')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .orderBy('service_type')
+        .execute();
       const now = clock.now();
       return rows.map((row) => toMetadata(row, now));
     },
@@ -190,18 +238,46 @@ export function createVault(deps: VaultDeps): Vault {
       if (input.expiresAt && input.expiresAt.getTime() <= clock.now().getTime()) {
         throw new ValidationError('expiresAt: must be in the future', { field: 'expiresAt' });
       }
-      const sealed = keyring.seal({ userId: input.userId, serviceType: input.serviceType, kind: input.kind }, input.secret);
-      return upsert(input, { ciphertext: sealed.ciphertext, nonce: sealed.nonce, key_id: sealed.keyId, metadata: json({}), expires_at: input.expiresAt });
+      const sealed = keyring.seal(
+        { userId: input.userId, serviceType: input.serviceType, kind: input.kind },
+        input.secret,
+      );
+      return upsert(input, {
+        ciphertext: sealed.ciphertext,
+        nonce: sealed.nonce,
+        key_id: sealed.keyId,
+        metadata: json({}),
+        expires_at: input.expiresAt,
+      });
     },
 
     async storeOAuth({ tokens, providerId, ...input }) {
       const binding = { userId: input.userId, serviceType: input.serviceType, kind: 'oauth2' as const };
-      const meta = { providerId, refreshable: tokens.refreshToken !== null, status: 'connected' as const, scope: tokens.scope };
-      return upsert({ ...input, kind: 'oauth2' }, oauthColumns(keyring, binding, { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken }, tokens.expiresAt, meta));
+      const meta = {
+        providerId,
+        refreshable: tokens.refreshToken !== null,
+        status: 'connected' as const,
+        scope: tokens.scope,
+      };
+      return upsert(
+        { ...input, kind: 'oauth2' },
+        oauthColumns(
+          keyring,
+          binding,
+          { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken },
+          tokens.expiresAt,
+          meta,
+        ),
+      );
     },
 
     async remove(userId, id) {
-      const row = await db.selectFrom('user_credentials').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+      const row = await db
+        .selectFrom('user_credentials')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
       if (!row) throw new NotFoundError('Credential');
       if (oauthCtx && isOAuthRow(row)) await revokeOAuthRow(oauthCtx, row);
       await db.deleteFrom('user_credentials').where('id', '=', id).where('user_id', '=', userId).execute();
@@ -234,13 +310,23 @@ export function createVault(deps: VaultDeps): Vault {
       const report: ReencryptReport = { reencrypted: 0, unreadable: 0 };
       let after = '';
       for (;;) {
-        const batch = await db.selectFrom('user_credentials').selectAll().where('key_id', '!=', keyring.currentKeyId).where('id', '>', after).orderBy('id').limit(REENCRYPT_BATCH).execute();
+        const batch = await db
+          .selectFrom('user_credentials')
+          .selectAll()
+          .where('key_id', '!=', keyring.currentKeyId)
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(REENCRYPT_BATCH)
+          .execute();
         for (const row of batch) {
           const binding = bindingOf(row);
           const opened = keyring.open(binding, { ciphertext: row.ciphertext, nonce: row.nonce, keyId: row.key_id });
           if (!opened.ok) {
             report.unreadable += 1;
-            logger.warn({ credentialId: row.id, keyId: row.key_id, reason: opened.reason }, 'credential not re-encrypted: no configured key opens it');
+            logger.warn(
+              { credentialId: row.id, keyId: row.key_id, reason: opened.reason },
+              'credential not re-encrypted: no configured key opens it',
+            );
             continue;
           }
           const sealed = keyring.seal(binding, opened.value);

@@ -68,11 +68,16 @@ describe('a file: database', () => {
   it('lives under <dataDir>/pgdata by default, admits one opener, and keeps its data across close and reopen', async () => {
     const first = await openDatabase({ dataDir: dir });
     await migrateToLatest(first.db);
-    await first.db.insertInto('users').values({ id: 'u1', email: 'a@example.com', password_hash: 'h', roles: [] }).execute();
+    await first.db
+      .insertInto('users')
+      .values({ id: 'u1', email: 'a@example.com', password_hash: 'h', roles: [] })
+      .execute();
     expect(existsSync(join(dir, 'pgdata', 'gateway.lock'))).toBe(true);
     const second = await openDatabase({ dataDir: dir }).catch((e: unknown) => e);
     expect(second).toBeInstanceOf(DatabaseLockedError);
-    expect((second as Error).message).toContain(`The database at ${join(dir, 'pgdata')} is in use by another process (PID ${process.pid})`);
+    expect((second as Error).message).toContain(
+      `The database at ${join(dir, 'pgdata')} is in use by another process (PID ${process.pid})`,
+    );
     await first.close();
     expect(existsSync(join(dir, 'pgdata', 'gateway.lock'))).toBe(false);
 
@@ -103,7 +108,9 @@ describe('a file: database', () => {
     const err = await openDatabase({ url: `file:${path}` }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DatabaseLockedError);
     expect(err).toMatchObject({ path, pid: holder.pid });
-    expect((err as Error).message).toContain(`The database at ${path} is in use by another process (PID ${holder.pid})`);
+    expect((err as Error).message).toContain(
+      `The database at ${path} is in use by another process (PID ${holder.pid})`,
+    );
 
     // SIGKILL: no chance to clean up, so the lock file stays behind with a dead PID.
     holder.kill('SIGKILL');

@@ -52,7 +52,9 @@ export async function openDatabase({ url, dataDir }: OpenDatabaseOptions = {}): 
  */
 const pgTypes: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === pg.types.builtins.INT8 && format !== 'binary'
+      ? Number
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /**
@@ -60,7 +62,13 @@ const pgTypes: pg.CustomTypesConfig = {
  * (128 MB of shared buffers and more) made a reopened database hold ~305 MB resident, these
  * ~180 MB (docs/benchmarks.md). The gateway's tables are small and its queries point lookups.
  */
-export const PGLITE_SETTINGS = ['shared_buffers=8MB', 'work_mem=1MB', 'maintenance_work_mem=8MB', 'temp_buffers=1MB', 'wal_buffers=256kB'];
+export const PGLITE_SETTINGS = [
+  'shared_buffers=8MB',
+  'work_mem=1MB',
+  'maintenance_work_mem=8MB',
+  'temp_buffers=1MB',
+  'wal_buffers=256kB',
+];
 // Start-up `-c` options after PGlite's defaults (not `postgresqlconf`, which would replace initdb's postgresql.conf and its timezone/locale lines).
 const SETTING_PARAMS = PGLITE_SETTINGS.flatMap((s) => ['-c', s]);
 
@@ -77,9 +85,17 @@ async function openFile(path: string): Promise<DbHandle> {
   const lock = acquireFileLock(join(path, LOCK_FILE), path);
   try {
     if (!existsSync(join(path, 'PG_VERSION'))) await initialiseInWorker(path);
-    const client = await openPgliteInWorker({ pglite: import.meta.resolve('@electric-sql/pglite'), path, extraStartParams: SETTING_PARAMS });
+    const client = await openPgliteInWorker({
+      pglite: import.meta.resolve('@electric-sql/pglite'),
+      path,
+      extraStartParams: SETTING_PARAMS,
+    });
     // The dialect only calls query() and close(), which the worker client provides.
-    return handle(new Kysely<Database>({ dialect: new PGliteDialect(client as unknown as PGlite) }), 'pglite', lock.release);
+    return handle(
+      new Kysely<Database>({ dialect: new PGliteDialect(client as unknown as PGlite) }),
+      'pglite',
+      lock.release,
+    );
   } catch (err) {
     lock.release();
     throw err;
@@ -100,9 +116,15 @@ async function initialiseInWorker(path: string): Promise<void> {
        await db.waitReady;
        await db.close();
      });`,
-    { eval: true, workerData: { pglite: import.meta.resolve('@electric-sql/pglite'), path, extraStartParams: SETTING_PARAMS } },
+    {
+      eval: true,
+      workerData: { pglite: import.meta.resolve('@electric-sql/pglite'), path, extraStartParams: SETTING_PARAMS },
+    },
   );
-  const [code] = await Promise.race([new Promise<[number]>((done) => worker.once('exit', (exitCode: number) => done([exitCode]))), new Promise<never>((_, fail) => worker.once('error', fail))]);
+  const [code] = await Promise.race([
+    new Promise<[number]>((done) => worker.once('exit', (exitCode: number) => done([exitCode]))),
+    new Promise<never>((_, fail) => worker.once('error', fail)),
+  ]);
   if (code !== 0) throw new Error(`initialising the embedded database in ${path} failed (worker exit ${code})`);
 }
 

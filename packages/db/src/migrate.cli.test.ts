@@ -12,7 +12,11 @@ function migrate(cwd: string, databaseUrl?: string) {
   const env: NodeJS.ProcessEnv = { ...process.env, INIT_CWD: cwd };
   if (databaseUrl === undefined) delete env.DATABASE_URL;
   else env.DATABASE_URL = databaseUrl;
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/migrate.cli.ts'], { cwd: packageDir, env, encoding: 'utf8' });
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/migrate.cli.ts'], {
+    cwd: packageDir,
+    env,
+    encoding: 'utf8',
+  });
 }
 
 describe('the migrate command', () => {

@@ -9,7 +9,11 @@ async function main(): Promise<void> {
   const handle = await openDatabase({ url: process.env.DATABASE_URL?.trim() || undefined });
   try {
     const applied = await migrateToLatest(handle.db);
-    process.stdout.write(applied.length === 0 ? `${handle.kind}: already up to date\n` : applied.map((name) => `${handle.kind}: applied ${name}\n`).join(''));
+    process.stdout.write(
+      applied.length === 0
+        ? `${handle.kind}: already up to date\n`
+        : applied.map((name) => `${handle.kind}: applied ${name}\n`).join(''),
+    );
   } finally {
     await handle.close();
   }

@@ -220,10 +220,35 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     expires_at: 'not null',
     created_at: 'not null',
   },
-  oauth_signing_keys: { kid: 'not null', public_jwk: 'not null', private_jwk_sealed: 'not null', created_at: 'not null' },
-  oauth_models: { model: 'not null', id: 'not null', payload: 'not null', grant_id: 'null', uid: 'null', account_id: 'null', expires_at: 'null' },
-  oauth_consents: { user_id: 'not null', client_id: 'not null', resource: 'not null', scopes: 'not null', created_at: 'not null' },
-  oauth_client_agents: { user_id: 'not null', client_id: 'not null', agent_id: 'not null', created_by: 'null', created_at: 'not null' },
+  oauth_signing_keys: {
+    kid: 'not null',
+    public_jwk: 'not null',
+    private_jwk_sealed: 'not null',
+    created_at: 'not null',
+  },
+  oauth_models: {
+    model: 'not null',
+    id: 'not null',
+    payload: 'not null',
+    grant_id: 'null',
+    uid: 'null',
+    account_id: 'null',
+    expires_at: 'null',
+  },
+  oauth_consents: {
+    user_id: 'not null',
+    client_id: 'not null',
+    resource: 'not null',
+    scopes: 'not null',
+    created_at: 'not null',
+  },
+  oauth_client_agents: {
+    user_id: 'not null',
+    client_id: 'not null',
+    agent_id: 'not null',
+    created_by: 'null',
+    created_at: 'not null',
+  },
 };
 
 const allMigrations = MIGRATION_NAMES;
@@ -246,7 +271,12 @@ describe.each(testBackends())('migrations on %s', (backend) => {
   it('create exactly the tables and columns of schema.ts', async () => {
     await migrateToLatest(handle.db);
     const tables = await handle.db.introspection.getTables();
-    const actual = Object.fromEntries(tables.map((t) => [t.name, Object.fromEntries(t.columns.map((c) => [c.name, c.isNullable ? 'null' : 'not null']))]));
+    const actual = Object.fromEntries(
+      tables.map((t) => [
+        t.name,
+        Object.fromEntries(t.columns.map((c) => [c.name, c.isNullable ? 'null' : 'not null'])),
+      ]),
+    );
     expect(actual).toEqual(expectedColumns);
   });
 
@@ -259,7 +289,9 @@ describe.each(testBackends())('migrations on %s', (backend) => {
 
   it('fail with a message naming the migration', async () => {
     await sql`create table users (id text primary key)`.execute(handle.db);
-    await expect(migrateToLatest(handle.db)).rejects.toThrow(/^Migration 0001_initial failed: .*"users" already exists/);
+    await expect(migrateToLatest(handle.db)).rejects.toThrow(
+      /^Migration 0001_initial failed: .*"users" already exists/,
+    );
     // The failed run left nothing half-done behind.
     const tables = await handle.db.introspection.getTables();
     expect(tables.map((t) => t.name)).toEqual(['users']);

@@ -20,9 +20,16 @@ describe('a file: database (PGlite in a worker thread)', () => {
 
   it('round-trips dates, bytes and JSON and reports affected rows', async () => {
     const at = new Date('2026-01-02T03:04:05.678Z');
-    const inserted = await sql`insert into t values (1, ${at}, ${new Uint8Array([1, 2, 255])}, ${JSON.stringify({ a: [1, 'x'] })}::jsonb)`.execute(handle.db);
+    const inserted =
+      await sql`insert into t values (1, ${at}, ${new Uint8Array([1, 2, 255])}, ${JSON.stringify({ a: [1, 'x'] })}::jsonb)`.execute(
+        handle.db,
+      );
     expect(inserted.numAffectedRows).toBe(1n);
-    const { rows } = await sql<{ at: Date; bytes: Uint8Array; doc: unknown }>`select at, bytes, doc from t where id = 1`.execute(handle.db);
+    const { rows } = await sql<{
+      at: Date;
+      bytes: Uint8Array;
+      doc: unknown;
+    }>`select at, bytes, doc from t where id = 1`.execute(handle.db);
     expect(rows[0]!.at).toEqual(at);
     expect([...rows[0]!.bytes]).toEqual([1, 2, 255]);
     expect(rows[0]!.doc).toEqual({ a: [1, 'x'] });

@@ -6,7 +6,12 @@ export interface PgliteClient {
   close(): Promise<void>;
 }
 
-type Reply = { id: number; rows?: unknown[]; affectedRows?: number; error?: Record<string, unknown> & { message: string } };
+type Reply = {
+  id: number;
+  rows?: unknown[];
+  affectedRows?: number;
+  error?: Record<string, unknown> & { message: string };
+};
 
 // Plain JavaScript that runs as CommonJS or ESM alike (dynamic imports only), so the worker needs no TypeScript loader.
 const WORKER_SOURCE = `
@@ -54,7 +59,11 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 3 };
  * `isUniqueViolation`). The worker keeps the process alive only while a query is in flight,
  * as PGlite on the main thread did. `extraStartParams` follow PGlite's default start parameters.
  */
-export async function openPgliteInWorker(options: { pglite: string; path: string; extraStartParams: string[] }): Promise<PgliteClient> {
+export async function openPgliteInWorker(options: {
+  pglite: string;
+  path: string;
+  extraStartParams: string[];
+}): Promise<PgliteClient> {
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: options, resourceLimits: WORKER_LIMITS });
   const pending = new Map<number, { resolve: (reply: Reply) => void; reject: (err: Error) => void }>();
   let nextId = 1;
@@ -80,7 +89,10 @@ export async function openPgliteInWorker(options: { pglite: string; path: string
     });
   const unwrap = (reply: Reply) => {
     if (reply.error) throw Object.assign(new Error(reply.error.message), reply.error);
-    return { rows: reply.rows ?? [], ...(reply.affectedRows === undefined ? {} : { affectedRows: reply.affectedRows }) };
+    return {
+      rows: reply.rows ?? [],
+      ...(reply.affectedRows === undefined ? {} : { affectedRows: reply.affectedRows }),
+    };
   };
 
   unwrap(await send({}, 0)); // ready (or the start-up error)

@@ -1,4 +1,11 @@
-import type { AuditStatus, ConfirmationStatus, PolicyAction, RiskLevel, ToolPinningMode, ToolPinStatus } from '@agentgw/core';
+import type {
+  AuditStatus,
+  ConfirmationStatus,
+  PolicyAction,
+  RiskLevel,
+  ToolPinningMode,
+  ToolPinStatus,
+} from '@agentgw/core';
 import type { ToolSurface } from '@agentgw/core';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
@@ -15,7 +22,8 @@ type JsonNullable<T> = ColumnType<T | null, string | null | undefined, string | 
 export type RoleName = 'admin' | 'tenant_admin' | 'agent_creator';
 export type ApiKeyScope = 'credentials:resolve' | 'credentials:read' | 'credentials:write';
 /** `user_oauth` / `user_key`: each call carries the calling user's own credential of the provider's `credential_service_type` (0010). */
-export type ProviderAuthType = 'bearer' | 'api_key' | 'none' | 'user_oauth' | 'user_key' | 'mcp_oauth' | 'token_exchange';
+export type ProviderAuthType =
+  'bearer' | 'api_key' | 'none' | 'user_oauth' | 'user_key' | 'mcp_oauth' | 'token_exchange';
 /** With `token_exchange` (0013): where the caller's sign-in token is exchanged (RFC 8693) and for what; the client secret is sealed in `auth_secret_enc`. */
 export interface ProviderTokenExchangeSettings {
   server: { kind: 'token_url'; tokenUrl: string } | { kind: 'issuer'; issuer: string };

@@ -22,7 +22,10 @@ describe.each(testBackends())('openTestDatabase(%s)', (backend) => {
   it('gives each caller its own migrated database', async () => {
     const [a, b] = await Promise.all([openTestDatabase(backend), openTestDatabase(backend)]);
     try {
-      await a.db.insertInto('users').values({ id: 'u1', email: 'a@example.com', password_hash: 'h', roles: [] }).execute();
+      await a.db
+        .insertInto('users')
+        .values({ id: 'u1', email: 'a@example.com', password_hash: 'h', roles: [] })
+        .execute();
       expect(await a.db.selectFrom('users').select('id').execute()).toEqual([{ id: 'u1' }]);
       expect(await b.db.selectFrom('users').select('id').execute()).toEqual([]);
     } finally {
@@ -35,7 +38,9 @@ describe('a PGlite test database', () => {
   it('is loaded from the migrated image shared on disk, and needs no migration of its own', async () => {
     const handle = await openTestDatabase('pglite');
     try {
-      expect(readdirSync(join(tmpdir(), 'agentgw-pglite-images')).filter((f) => /^[0-9a-f]{32}\.tar$/.test(f)).length).toBeGreaterThan(0);
+      expect(
+        readdirSync(join(tmpdir(), 'agentgw-pglite-images')).filter((f) => /^[0-9a-f]{32}\.tar$/.test(f)).length,
+      ).toBeGreaterThan(0);
       expect(await migrateToLatest(handle.db)).toEqual([]);
     } finally {
       await handle.close();

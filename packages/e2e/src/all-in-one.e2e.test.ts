@@ -7,10 +7,15 @@ import { selected, startAllInOne } from './targets.js';
 import { describeToolCatalogSuite } from './tool-catalog.suite.js';
 
 // The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`; then issue 19's checks, then issue 24's, 23's, 21's and 22's.
-describeGatewaySuite('all-in-one', startAllInOne, selected('all-in-one') ? null : 'E2E_TARGET picks distributed only', (ctx) => {
-  describeSecuritySuite(ctx);
-  describeToolCatalogSuite(ctx);
-  describeOAuthClientsSuite(ctx);
-  describeMcpInteropSuite(ctx);
-  describeConnectedAccountsSuite(ctx);
-});
+describeGatewaySuite(
+  'all-in-one',
+  startAllInOne,
+  selected('all-in-one') ? null : 'E2E_TARGET picks distributed only',
+  (ctx) => {
+    describeSecuritySuite(ctx);
+    describeToolCatalogSuite(ctx);
+    describeOAuthClientsSuite(ctx);
+    describeMcpInteropSuite(ctx);
+    describeConnectedAccountsSuite(ctx);
+  },
+);

@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { startOidcServer, startProtectedMcpServer, startRecordingUpstream, type OidcServer, type ProtectedMcpServer, type RecordingUpstream } from '@agentgw/testkit';
+import {
+  startOidcServer,
+  startProtectedMcpServer,
+  startRecordingUpstream,
+  type OidcServer,
+  type ProtectedMcpServer,
+  type RecordingUpstream,
+} from '@agentgw/testkit';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Json } from './gateway-api.js';
@@ -29,7 +36,8 @@ const redact = (value: string | null | undefined): string => (value ? `${value.s
 /** A callback URL with its code and state cut to 6 characters, for the transcript. */
 function redactUrl(href: string): string {
   const url = new URL(href);
-  for (const name of ['code', 'state']) if (url.searchParams.has(name)) url.searchParams.set(name, redact(url.searchParams.get(name)));
+  for (const name of ['code', 'state'])
+    if (url.searchParams.has(name)) url.searchParams.set(name, redact(url.searchParams.get(name)));
   return `${url.pathname}${url.search}`.replaceAll('%E2%80%A6', '…');
 }
 
@@ -69,18 +77,34 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
     async function newUser(label: string): Promise<SuiteUser> {
       const email = `ca-${label}-${Date.now()}@example.com`;
       const password = `ca-${label}-password-1`;
-      const created = await res.admin(201, 'POST', '/api/v1/admin/users', { email, password, name: `connected ${label}` });
+      const created = await res.admin(201, 'POST', '/api/v1/admin/users', {
+        email,
+        password,
+        name: `connected ${label}`,
+      });
       users.push(created.user.id as string);
       return { id: created.user.id as string, email, password, token: (await c.api.login(email, password)).token };
     }
 
     /** An oauth2 credential provider for `serviceType` at `oidc` (deleted at the end). */
-    async function credentialProvider(serviceType: string, oidc: OidcServer, client: { clientId: string; clientSecret: string }, extra: Record<string, unknown>): Promise<void> {
-      const body = { name: `e2e ${serviceType}`, serviceType, authType: 'oauth2', config: { ...client, scopes: ['openid', 'offline_access'], issuer: oidc.issuer, ...extra } };
+    async function credentialProvider(
+      serviceType: string,
+      oidc: OidcServer,
+      client: { clientId: string; clientSecret: string },
+      extra: Record<string, unknown>,
+    ): Promise<void> {
+      const body = {
+        name: `e2e ${serviceType}`,
+        serviceType,
+        authType: 'oauth2',
+        config: { ...client, scopes: ['openid', 'offline_access'], issuer: oidc.issuer, ...extra },
+      };
       const created = await res.admin(201, 'POST', '/api/v1/credential-providers', body);
       const provider = created.provider ?? created.credentialProvider;
       providers.push(provider.id as string);
-      log(`POST /api/v1/credential-providers ${serviceType} (issuer ${oidc.issuer}) → 201, clientSecret answered as ${JSON.stringify(provider.config?.clientSecret)}`);
+      log(
+        `POST /api/v1/credential-providers ${serviceType} (issuer ${oidc.issuer}) → 201, clientSecret answered as ${JSON.stringify(provider.config?.clientSecret)}`,
+      );
     }
 
     beforeAll(async () => {
@@ -88,30 +112,57 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
       res = new SuiteResources(c);
       const crmClient = { clientId: 'e2e-crm', clientSecret: randomBytes(16).toString('hex') };
       const toolsClient = { clientId: 'e2e-tools', clientSecret: randomBytes(16).toString('hex') };
-      consoleOidc = await startOidcServer({ clients: [{ ...crmClient, redirectUris: [callbackOf(CRM)] }], interactions: 'pages', accessTokenTtlSeconds: ACCESS_TOKEN_TTL_S });
-      toolsOidc = await startOidcServer({ clients: [{ ...toolsClient, redirectUris: [callbackOf(TOOLS)] }], resource: TOOLS_RESOURCE });
-      upstream = await startProtectedMcpServer({ issuer: toolsOidc.issuer, jwksUri: toolsOidc.jwksUri, resource: TOOLS_RESOURCE });
+      consoleOidc = await startOidcServer({
+        clients: [{ ...crmClient, redirectUris: [callbackOf(CRM)] }],
+        interactions: 'pages',
+        accessTokenTtlSeconds: ACCESS_TOKEN_TTL_S,
+      });
+      toolsOidc = await startOidcServer({
+        clients: [{ ...toolsClient, redirectUris: [callbackOf(TOOLS)] }],
+        resource: TOOLS_RESOURCE,
+      });
+      upstream = await startProtectedMcpServer({
+        issuer: toolsOidc.issuer,
+        jwksUri: toolsOidc.jwksUri,
+        resource: TOOLS_RESOURCE,
+      });
       runtime = await startRecordingUpstream();
       await credentialProvider(CRM, consoleOidc, crmClient, { authorizationParams: { prompt: 'consent' } });
       await credentialProvider(TOOLS, toolsOidc, toolsClient, { resource: TOOLS_RESOURCE });
-      agent = await res.agent('ca-crm-bot', [], { upstreamUrl: `${runtime.url}/run`, requiredCredentials: [{ serviceType: CRM }] });
+      agent = await res.agent('ca-crm-bot', [], {
+        upstreamUrl: `${runtime.url}/run`,
+        requiredCredentials: [{ serviceType: CRM }],
+      });
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         headless: true,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-sync',
+        ],
       });
     });
 
     afterAll(async () => {
       await browser?.close();
-      for (const id of users) await c.api.delete(`/api/v1/admin/users/${id}`, { token: c.adminToken }).catch(() => undefined);
-      for (const id of providers) await c.api.delete(`/api/v1/credential-providers/${id}`, { token: c.adminToken }).catch(() => undefined);
+      for (const id of users)
+        await c.api.delete(`/api/v1/admin/users/${id}`, { token: c.adminToken }).catch(() => undefined);
+      for (const id of providers)
+        await c.api.delete(`/api/v1/credential-providers/${id}`, { token: c.adminToken }).catch(() => undefined);
       await res?.cleanup();
       await Promise.all([consoleOidc?.close(), toolsOidc?.close(), upstream?.close(), runtime?.close()]);
     });
 
     /** invoke as `user` through `base`; the transcript line names the credential header the runtime received. */
-    async function invoke(user: SuiteUser, message: string, base = c.target.baseUrl): Promise<{ status: number; body: Json; credential: string | undefined }> {
+    async function invoke(
+      user: SuiteUser,
+      message: string,
+      base = c.target.baseUrl,
+    ): Promise<{ status: number; body: Json; credential: string | undefined }> {
       const answer = await fetch(`${base}/api/v1/agents/${agent.id}/invoke`, {
         method: 'POST',
         headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
@@ -138,7 +189,9 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
     async function waitForRefreshWindow(user: SuiteUser): Promise<void> {
       const expiresAt = new Date((await credentialOf(user, CRM)).expiresAt as string).getTime();
       const wait = Math.max(0, expiresAt - REFRESH_MARGIN_MS - Date.now() + 1_000);
-      log(`access token expires ${new Date(expiresAt).toISOString()}; waiting ${wait} ms until it is within the 60 s refresh margin`);
+      log(
+        `access token expires ${new Date(expiresAt).toISOString()}; waiting ${wait} ms until it is within the 60 s refresh margin`,
+      );
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
 
@@ -151,13 +204,17 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
         await connectInConsole(page, alice);
         const first = await invoke(alice, 'ca-first');
         expect(first.status, JSON.stringify(first.body)).toBe(200);
-        expect(await consoleOidc.provider.AccessToken.find(first.credential ?? '')).toMatchObject({ accountId: 'alice' });
+        expect(await consoleOidc.provider.AccessToken.find(first.credential ?? '')).toMatchObject({
+          accountId: 'alice',
+        });
 
         await waitForRefreshWindow(alice);
         const before = refreshes();
         const [a, b] = options.invokeBases?.() ?? [c.target.baseUrl, c.target.baseUrl];
         const raced = await Promise.all([invoke(alice, 'ca-race-1', a), invoke(alice, 'ca-race-2', b)]);
-        log(`provider token endpoint: ${refreshes() - before} refresh_token grant(s) during the race (${consoleOidc.tokenRequests.join(', ')})`);
+        log(
+          `provider token endpoint: ${refreshes() - before} refresh_token grant(s) during the race (${consoleOidc.tokenRequests.join(', ')})`,
+        );
         expect(raced.map((r) => r.status)).toEqual([200, 200]);
         expect(refreshes() - before).toBe(1);
         expect(consoleOidc.tokenRequests).not.toContain('refresh_token:error');
@@ -171,14 +228,20 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
         await waitForRefreshWindow(alice);
         const refused = await invoke(alice, 'ca-after-revoke');
         expect(refused.status).toBe(401);
-        expect(refused.body).toMatchObject({ code: 'CREDENTIALS_REQUIRED', missing: [CRM], authUrls: { [CRM]: authUrlOf(CRM) } });
+        expect(refused.body).toMatchObject({
+          code: 'CREDENTIALS_REQUIRED',
+          missing: [CRM],
+          authUrls: { [CRM]: authUrlOf(CRM) },
+        });
         expect(await credentialOf(alice, CRM)).toMatchObject({ status: 'needs_reconnect' });
         await page.goto(`${c.target.baseUrl}/credentials`);
         const row = page.getByRole('row').filter({ hasText: CRM });
         await row.getByText('Reconnect needed', { exact: true }).waitFor();
         await row.getByRole('button', { name: `Reconnect ${CRM}` }).waitFor();
         log(`console /credentials: the ${CRM} row reads "Reconnect needed" with a Reconnect button`);
-        c.summary.push(`${c.target.name}: connected accounts — console connect, X-Credential-${CRM} injected, one refresh for two racing invokes, revoked → CREDENTIALS_REQUIRED + "Reconnect needed"`);
+        c.summary.push(
+          `${c.target.name}: connected accounts — console connect, X-Credential-${CRM} injected, one refresh for two racing invokes, revoked → CREDENTIALS_REQUIRED + "Reconnect needed"`,
+        );
       } finally {
         await page.close();
       }
@@ -188,7 +251,9 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
     async function connectInConsole(page: Page, user: SuiteUser): Promise<void> {
       page.on('response', (r) => {
         if (r.url().includes(`/api/v1/credentials/oauth/${CRM}/`))
-          log(`browser ${r.request().method()} ${redactUrl(r.url())} → ${r.status()}${r.headers().location ? ` Location: ${redactUrl(r.headers().location!).slice(0, 120)}` : ''}`);
+          log(
+            `browser ${r.request().method()} ${redactUrl(r.url())} → ${r.status()}${r.headers().location ? ` Location: ${redactUrl(r.headers().location!).slice(0, 120)}` : ''}`,
+          );
       });
       await page.goto(`${c.target.baseUrl}/credentials?serviceType=${CRM}`);
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -226,15 +291,33 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
 
     /** GETs a callback URL (rebased on the target) as `user`, JSON answer. */
     async function callbackAs(user: SuiteUser, callback: URL, label = ''): Promise<{ status: number; body: Json }> {
-      const answer = await c.api.get(`${callback.pathname}${callback.search}`, { token: user.token, headers: { accept: 'application/json' } });
-      log(`${label}GET ${redactUrl(callback.href)} as ${user.email} → ${answer.status}${answer.body?.code ? ` ${answer.body.code as string}` : ''}`);
+      const answer = await c.api.get(`${callback.pathname}${callback.search}`, {
+        token: user.token,
+        headers: { accept: 'application/json' },
+      });
+      log(
+        `${label}GET ${redactUrl(callback.href)} as ${user.email} → ${answer.status}${answer.body?.code ? ` ${answer.body.code as string}` : ''}`,
+      );
       return answer;
     }
 
     it('two users reach the protected MCP upstream as themselves through the unified endpoint; a third gets the connect URL, audited as refused', async () => {
-      const providerId = await res.provider({ name: `ca-tools-${Date.now()}`, pattern: 'whoami', endpoint: upstream.url, authType: 'user_oauth', credentialServiceType: TOOLS });
+      const providerId = await res.provider({
+        name: `ca-tools-${Date.now()}`,
+        pattern: 'whoami',
+        endpoint: upstream.url,
+        authType: 'user_oauth',
+        credentialServiceType: TOOLS,
+      });
       const [bob, carol, dave] = [await newUser('bob'), await newUser('carol'), await newUser('dave')];
-      for (const u of [bob, carol, dave]) await res.admin(201, 'POST', '/api/v1/admin/provider-access', { subjectType: 'user', subjectId: u.id, providerId, action: 'allow', toolPattern: '*' });
+      for (const u of [bob, carol, dave])
+        await res.admin(201, 'POST', '/api/v1/admin/provider-access', {
+          subjectType: 'user',
+          subjectId: u.id,
+          providerId,
+          action: 'allow',
+          toolPattern: '*',
+        });
       await connectTools(bob, 'bob');
       await connectTools(carol, 'carol');
 
@@ -245,7 +328,9 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
           body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
         });
         const text = answer.body?.result?.content?.[0]?.text as string | undefined;
-        log(`POST /api/v1/mcp/mcp tools/call whoami [Authorization: Bearer ${redact(u.token)}] → ${answer.status} ${text ?? JSON.stringify(answer.body?.error?.data ?? answer.body)}`);
+        log(
+          `POST /api/v1/mcp/mcp tools/call whoami [Authorization: Bearer ${redact(u.token)}] → ${answer.status} ${text ?? JSON.stringify(answer.body?.error?.data ?? answer.body)}`,
+        );
         return answer;
       };
       expect((await whoami(bob)).body.result.content[0].text).toBe('you are bob');
@@ -255,13 +340,23 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
 
       const refused = await whoami(dave);
       expect(refused.status).toBe(403);
-      expect(refused.body.error).toMatchObject({ code: -32003, data: { code: 'CREDENTIALS_REQUIRED', missing: [TOOLS], authUrl: authUrlOf(TOOLS) } });
+      expect(refused.body.error).toMatchObject({
+        code: -32003,
+        data: { code: 'CREDENTIALS_REQUIRED', missing: [TOOLS], authUrl: authUrlOf(TOOLS) },
+      });
       expect(upstream.identities).toEqual(['bob', 'carol']);
       const auditId = refused.body.error.data.auditId as string;
-      const record = (await vi.waitFor(() => c.api.must(200, 'GET', `/api/v1/audit/logs/${auditId}`, { token: c.adminToken }), { timeout: 15_000, interval: 200 })).data;
+      const record = (
+        await vi.waitFor(() => c.api.must(200, 'GET', `/api/v1/audit/logs/${auditId}`, { token: c.adminToken }), {
+          timeout: 15_000,
+          interval: 200,
+        })
+      ).data;
       log(`GET /api/v1/audit/logs/${auditId} → status ${record.status as string}, error "${record.error as string}"`);
       expect(record).toMatchObject({ status: 'rejected', error: expect.stringContaining(`Connect ${TOOLS} first`) });
-      c.summary.push(`${c.target.name}: connected accounts — protected MCP upstream saw ${JSON.stringify(upstream.identities)}; an unconnected user got the connect URL (audited rejected)`);
+      c.summary.push(
+        `${c.target.name}: connected accounts — protected MCP upstream saw ${JSON.stringify(upstream.identities)}; an unconnected user got the connect URL (audited rejected)`,
+      );
     });
 
     it('refuses a forged, a reused and an expired state, a callback of another user, a spliced code and a wrong iss, never with a 500', async () => {
@@ -301,7 +396,9 @@ export function describeConnectedAccountsSuite(ctx: () => SuiteContext, options:
       await new Promise((resolve) => setTimeout(resolve, wait));
       await expectRefused('expired state', erin, expiring, 400, 'OAUTH_STATE_INVALID');
       expect(await credentialOf(erin, TOOLS)).toBeUndefined();
-      c.summary.push(`${c.target.name}: connected accounts — callback refusals ${refusals.map(([w, s, code]) => `${w} ${s} ${code}`).join('; ')}`);
+      c.summary.push(
+        `${c.target.name}: connected accounts — callback refusals ${refusals.map(([w, s, code]) => `${w} ${s} ${code}`).join('; ')}`,
+      );
     });
   });
 }

@@ -15,7 +15,12 @@ describeGatewaySuite('distributed', startDistributed, skip, (ctx) => {
   describeSecuritySuite(ctx);
   describeToolCatalogSuite(ctx);
   describeOAuthClientsSuite(ctx);
-  describeMcpInteropSuite(ctx, { replicas: () => (ctx().target as DistributedTarget).services['mcp-gateway'].map((s) => s.url) as [string, string] });
-  describeConnectedAccountsSuite(ctx, { invokeBases: () => (ctx().target as DistributedTarget).services['invoke-proxy'].map((s) => s.url) as [string, string] });
+  describeMcpInteropSuite(ctx, {
+    replicas: () => (ctx().target as DistributedTarget).services['mcp-gateway'].map((s) => s.url) as [string, string],
+  });
+  describeConnectedAccountsSuite(ctx, {
+    invokeBases: () =>
+      (ctx().target as DistributedTarget).services['invoke-proxy'].map((s) => s.url) as [string, string],
+  });
   describeFaultRuns(() => ({ ...ctx(), target: ctx().target as DistributedTarget }));
 });

@@ -20,16 +20,23 @@ interface Outcome {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function classify(n: string, answer: Awaited<ReturnType<typeof rawToolsCall>>): Outcome {
-  if ('error' in answer) return { n, kind: answer.error === 'timeout' ? 'hung' : 'error', detail: `connection: ${answer.error}` };
+  if ('error' in answer)
+    return { n, kind: answer.error === 'timeout' ? 'hung' : 'error', detail: `connection: ${answer.error}` };
   const body = answer.body;
-  if (answer.status === 200 && body?.result && !body.result.isError) return { n, kind: 'acknowledged', detail: 'result' };
-  return { n, kind: 'error', detail: `HTTP ${answer.status}${body?.error ? ` JSON-RPC ${body.error.code} ${String(body.error.message).slice(0, 80)}` : ''}` };
+  if (answer.status === 200 && body?.result && !body.result.isError)
+    return { n, kind: 'acknowledged', detail: 'result' };
+  return {
+    n,
+    kind: 'error',
+    detail: `HTTP ${answer.status}${body?.error ? ` JSON-RPC ${body.error.code} ${String(body.error.message).slice(0, 80)}` : ''}`,
+  };
 }
 
 /** Counts of outcome details, e.g. `HTTP 502 ×3, connection: fetch failed ×1`. */
 function tally(outcomes: Outcome[]): string {
   const counts = new Map<string, number>();
-  for (const o of outcomes.filter((x) => x.kind !== 'acknowledged')) counts.set(o.detail, (counts.get(o.detail) ?? 0) + 1);
+  for (const o of outcomes.filter((x) => x.kind !== 'acknowledged'))
+    counts.set(o.detail, (counts.get(o.detail) ?? 0) + 1);
   return [...counts].map(([detail, count]) => `${detail} ×${count}`).join(', ') || 'none';
 }
 
@@ -63,7 +70,12 @@ function load(ctx: FaultContext, token: string, tool: string, prefix: string, wo
 }
 
 /** Waits until every acknowledged call has its audit row (matched by `n`), or fails naming the missing ones. */
-async function expectAudited(ctx: FaultContext, agentId: string, acknowledged: Outcome[], timeoutMs = 30_000): Promise<{ rows: number; waitedMs: number }> {
+async function expectAudited(
+  ctx: FaultContext,
+  agentId: string,
+  acknowledged: Outcome[],
+  timeoutMs = 30_000,
+): Promise<{ rows: number; waitedMs: number }> {
   let rows: Json[] = [];
   const started = Date.now();
   try {
@@ -87,7 +99,9 @@ async function expectAudited(ctx: FaultContext, agentId: string, acknowledged: O
     );
   } catch (error) {
     const logs = ['audit-writer', 'mcp-gateway']
-      .flatMap((app) => (app === 'audit-writer' ? [ctx.target.services['audit-writer']] : ctx.target.services['mcp-gateway']))
+      .flatMap((app) =>
+        app === 'audit-writer' ? [ctx.target.services['audit-writer']] : ctx.target.services['mcp-gateway'],
+      )
       .map((s) => `--- ${s.app} ${s.url}:\n${s.current().output().slice(-2_000)}`);
     throw new Error(`${(error as Error).message}\n${logs.join('\n')}`);
   }
@@ -102,7 +116,12 @@ function expectNoneHung(outcomes: Outcome[]): void {
 /** Ten calls in a row through the router, all answered with a result. */
 async function expectServing(ctx: FaultContext, token: string, prefix: string): Promise<void> {
   for (let i = 0; i < 10; i++) {
-    const outcome = classify(`${prefix}-${i}`, await rawToolsCall(`${ctx.target.baseUrl}/api/v1/mcp/mcp`, { authorization: `Bearer ${token}` }, 'a_echo', { n: `${prefix}-${i}` }));
+    const outcome = classify(
+      `${prefix}-${i}`,
+      await rawToolsCall(`${ctx.target.baseUrl}/api/v1/mcp/mcp`, { authorization: `Bearer ${token}` }, 'a_echo', {
+        n: `${prefix}-${i}`,
+      }),
+    );
     expect(outcome, `call ${i} after the fault`).toMatchObject({ kind: 'acknowledged' });
   }
 }
@@ -117,7 +136,15 @@ export function describeFaultRuns(context: () => FaultContext): void {
     const careful = await ctx.agentOnAlpha('fault-mcp-held', true);
     const t0 = Date.now();
     const holds = Array.from({ length: 4 }, (_, i) => `mcpkill-hold-${i}`);
-    const held = holds.map((marker) => rawToolsCall(`${target.baseUrl}/api/v1/mcp/mcp`, { authorization: `Bearer ${careful.token}` }, 'a_transfer', { marker }, 60_000));
+    const held = holds.map((marker) =>
+      rawToolsCall(
+        `${target.baseUrl}/api/v1/mcp/mcp`,
+        { authorization: `Bearer ${careful.token}` },
+        'a_transfer',
+        { marker },
+        60_000,
+      ),
+    );
     const pending = await Promise.all(holds.map((marker) => ctx.pendingWith(marker)));
     const traffic = load(ctx, fast.token, 'a_slow', 'mcpkill', 8);
     await sleep(600);
@@ -126,7 +153,8 @@ export function describeFaultRuns(context: () => FaultContext): void {
     await victim.kill('SIGKILL');
     await sleep(1_500);
     const outcomes = await traffic.stop();
-    for (const p of pending) expect((await api.post(`/api/v1/confirmation/${p.id}/confirm`, { token: adminToken })).status).toBe(200);
+    for (const p of pending)
+      expect((await api.post(`/api/v1/confirmation/${p.id}/confirm`, { token: adminToken })).status).toBe(200);
     const holdOutcomes = (await Promise.all(held)).map((answer, i) => classify(holds[i]!, answer));
     expectNoneHung([...outcomes, ...holdOutcomes]);
     const acknowledged = outcomes.filter((o) => o.kind === 'acknowledged');
@@ -137,7 +165,11 @@ export function describeFaultRuns(context: () => FaultContext): void {
     await expectServing(ctx, fast.token, 'mcpkill-after');
     const { rows } = await expectAudited(ctx, fast.id, acknowledged);
     await victim.restart();
-    expect((await rawToolsCall(`${victim.url}/api/v1/mcp/mcp`, { authorization: `Bearer ${fast.token}` }, 'a_echo', { n: 'restarted' })) as Json).toMatchObject({ status: 200 });
+    expect(
+      (await rawToolsCall(`${victim.url}/api/v1/mcp/mcp`, { authorization: `Bearer ${fast.token}` }, 'a_echo', {
+        n: 'restarted',
+      })) as Json,
+    ).toMatchObject({ status: 200 });
     ctx.summary.push(
       `fault mcp-gateway: SIGKILL ${victim.url} (pid ${pid}) at t+${killedAt} ms with ${holds.length} holds and 8 callers in flight; ` +
         `${outcomes.length} calls: ${acknowledged.length} acknowledged, ${outcomes.length - acknowledged.length} failed cleanly (${tally(outcomes)}), 0 hung; ` +
@@ -151,17 +183,29 @@ export function describeFaultRuns(context: () => FaultContext): void {
     const { api, adminToken, target } = ctx;
     const [victim] = target.services['confirmation-hub'];
     const careful = await ctx.agentOnAlpha('fault-hub-held', true);
-    const open = () => fetch(`${target.baseUrl}/api/v1/stream`, { headers: { authorization: `Bearer ${adminToken}`, accept: 'text/event-stream' } });
+    const open = () =>
+      fetch(`${target.baseUrl}/api/v1/stream`, {
+        headers: { authorization: `Bearer ${adminToken}`, accept: 'text/event-stream' },
+      });
     const streams = await Promise.all(Array.from({ length: 4 }, async () => new SseEventReader(await open())));
     for (const s of streams) await s.nextOf('connected');
     const t0 = Date.now();
     const holds = Array.from({ length: 4 }, (_, i) => `hubkill-hold-${i}`);
-    const held = holds.map((marker) => rawToolsCall(`${target.baseUrl}/api/v1/mcp/mcp`, { authorization: `Bearer ${careful.token}` }, 'a_transfer', { marker }, 60_000));
+    const held = holds.map((marker) =>
+      rawToolsCall(
+        `${target.baseUrl}/api/v1/mcp/mcp`,
+        { authorization: `Bearer ${careful.token}` },
+        'a_transfer',
+        { marker },
+        60_000,
+      ),
+    );
     const pending = await Promise.all(holds.map((marker) => ctx.pendingWith(marker)));
     const pid = victim.current().pid;
     const killedAt = Date.now() - t0;
     await victim.kill('SIGKILL');
-    for (const p of pending) expect((await api.post(`/api/v1/confirmation/${p.id}/confirm`, { token: adminToken })).status).toBe(200);
+    for (const p of pending)
+      expect((await api.post(`/api/v1/confirmation/${p.id}/confirm`, { token: adminToken })).status).toBe(200);
     const holdOutcomes = (await Promise.all(held)).map((answer, i) => classify(holds[i]!, answer));
     expectNoneHung(holdOutcomes);
     expect(holdOutcomes.map((o) => o.kind)).toEqual(holds.map(() => 'acknowledged'));
@@ -197,7 +241,13 @@ export function describeFaultRuns(context: () => FaultContext): void {
     const fast = await ctx.agentOnAlpha('fault-redis', false);
     const careful = await ctx.agentOnAlpha('fault-redis-held', true);
     const t0 = Date.now();
-    const held = rawToolsCall(`${target.baseUrl}/api/v1/mcp/mcp`, { authorization: `Bearer ${careful.token}` }, 'a_transfer', { marker: 'redis-hold' }, 60_000);
+    const held = rawToolsCall(
+      `${target.baseUrl}/api/v1/mcp/mcp`,
+      { authorization: `Bearer ${careful.token}` },
+      'a_transfer',
+      { marker: 'redis-hold' },
+      60_000,
+    );
     const pending = await ctx.pendingWith('redis-hold');
     const traffic = load(ctx, fast.token, 'a_echo', 'redis', 4);
     await sleep(500);
@@ -221,7 +271,9 @@ export function describeFaultRuns(context: () => FaultContext): void {
     const exposed = acknowledged.filter((o) => o.endedAt! >= goneAt - 1_000 && o.startedAt! < backAt);
     const guaranteed = acknowledged.filter((o) => !exposed.includes(o));
     const { rows } = await expectAudited(ctx, fast.id, guaranteed);
-    const completed = new Set((await ctx.auditRowsOf(fast.id)).filter((r) => r.status === 'completed').map((r) => String(r.arguments?.n)));
+    const completed = new Set(
+      (await ctx.auditRowsOf(fast.id)).filter((r) => r.status === 'completed').map((r) => String(r.arguments?.n)),
+    );
     const lost = exposed.filter((o) => !completed.has(o.n));
     const lostWhileDown = lost.filter((o) => o.endedAt! >= goneAt).length;
     const enqueueErrors = target.services['mcp-gateway'].reduce(
@@ -264,7 +316,8 @@ export function describeFaultRuns(context: () => FaultContext): void {
     const { waitedMs } = await expectAudited(ctx, fast.id, acknowledged, 90_000);
     // Exactly once: no call's row written twice by the restarted writer.
     const rowsByCall = new Map<string, number>();
-    for (const row of await ctx.auditRowsOf(fast.id)) rowsByCall.set(String(row.arguments?.n), (rowsByCall.get(String(row.arguments?.n)) ?? 0) + 1);
+    for (const row of await ctx.auditRowsOf(fast.id))
+      rowsByCall.set(String(row.arguments?.n), (rowsByCall.get(String(row.arguments?.n)) ?? 0) + 1);
     expect(
       [...rowsByCall].filter(([, count]) => count > 1),
       'calls with more than one audit row',

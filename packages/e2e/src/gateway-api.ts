@@ -46,7 +46,8 @@ export class GatewayApi {
   /** Like call(), but anything other than `expected` throws with the answer, for setup steps. */
   async must(expected: number, method: string, path: string, request?: ApiRequest): Promise<Json> {
     const answer = await this.call(method, path, request);
-    if (answer.status !== expected) throw new Error(`${method} ${path}: expected ${expected}, got ${answer.status} ${JSON.stringify(answer.body)}`);
+    if (answer.status !== expected)
+      throw new Error(`${method} ${path}: expected ${expected}, got ${answer.status} ${JSON.stringify(answer.body)}`);
     return answer.body;
   }
 

@@ -12,7 +12,10 @@ export async function connectV1(url: string, headers: Record<string, string>): P
 
 /** The 2.x SDK client pinned to the stateless 2026-07-28 revision. */
 export async function connectV2(url: string, headers: Record<string, string>): Promise<ClientV2> {
-  const client = new ClientV2({ name: 'e2e-v2', version: '2.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const client = new ClientV2(
+    { name: 'e2e-v2', version: '2.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
   await client.connect(new TransportV2(new URL(url), { requestInit: { headers } }));
   return client;
 }
@@ -26,7 +29,12 @@ let sequence = 0;
  * One plain JSON-RPC POST with credentials and nothing else — no initialize, no session, no
  * revision header or `_meta` — as the spec's examples send it (served sessionless at 2025-11-25).
  */
-export async function sessionlessRpc(url: string, headers: Record<string, string>, method: string, params: Record<string, unknown> = {}): Promise<{ status: number; body: Json }> {
+export async function sessionlessRpc(
+  url: string,
+  headers: Record<string, string>,
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<{ status: number; body: Json }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -57,12 +65,24 @@ export async function rawToolsCall(
   try {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28' },
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'mcp-protocol-version': '2026-07-28',
+      },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: ++sequence,
         method: 'tools/call',
-        params: { name, arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+        params: {
+          name,
+          arguments: args,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
       }),
       signal: AbortSignal.timeout(timeoutMs),
     });

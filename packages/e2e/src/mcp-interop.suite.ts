@@ -38,16 +38,34 @@ function interopFeatures(seen: Seen): (server: McpServer) => void {
   return (server) => {
     server.server.registerCapabilities({ logging: {}, resources: { subscribe: true } });
     server.server.setRequestHandler(SetLevelRequestSchema, (request) => (seen.levels.push(request.params.level), {}));
-    server.server.setRequestHandler(SubscribeRequestSchema, (request) => (seen.subscribed.push(request.params.uri), {}));
-    server.server.setRequestHandler(UnsubscribeRequestSchema, (request) => (seen.unsubscribed.push(request.params.uri), {}));
+    server.server.setRequestHandler(
+      SubscribeRequestSchema,
+      (request) => (seen.subscribed.push(request.params.uri), {}),
+    );
+    server.server.setRequestHandler(
+      UnsubscribeRequestSchema,
+      (request) => (seen.unsubscribed.push(request.params.uri), {}),
+    );
     const complete = { id: (value: string) => ITEMS.filter((item) => item.startsWith(value)) };
-    server.registerResource('item', new ResourceTemplate(TEMPLATE, { list: undefined, complete }), { mimeType: 'text/plain' }, (uri, variables) => ({
-      contents: [{ uri: uri.href, mimeType: 'text/plain', text: `item ${String(variables.id)}` }],
-    }));
-    server.registerTool('io_touch', { description: 'announces that an item changed', inputSchema: {} }, async (_args, extra) => {
-      await extra.sendNotification({ method: 'notifications/resources/updated', params: { uri: 'e2e-items://items/beta' } });
-      return { content: [{ type: 'text', text: 'touched' }] };
-    });
+    server.registerResource(
+      'item',
+      new ResourceTemplate(TEMPLATE, { list: undefined, complete }),
+      { mimeType: 'text/plain' },
+      (uri, variables) => ({
+        contents: [{ uri: uri.href, mimeType: 'text/plain', text: `item ${String(variables.id)}` }],
+      }),
+    );
+    server.registerTool(
+      'io_touch',
+      { description: 'announces that an item changed', inputSchema: {} },
+      async (_args, extra) => {
+        await extra.sendNotification({
+          method: 'notifications/resources/updated',
+          params: { uri: 'e2e-items://items/beta' },
+        });
+        return { content: [{ type: 'text', text: 'touched' }] };
+      },
+    );
     registerClientFeatureTools(server);
   };
 }
@@ -60,7 +78,10 @@ function interopFeatures(seen: Seen): (server: McpServer) => void {
  * `resources/read`, `completion/complete`, `logging/setLevel` and `resources/subscribe` (21.3).
  * With `replicas` (the two mcp-gateway base URLs), the relay is also driven replica by replica.
  */
-export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { replicas?: () => [string, string] } = {}): void {
+export function describeMcpInteropSuite(
+  ctx: () => SuiteContext,
+  options: { replicas?: () => [string, string] } = {},
+): void {
   describe('MCP interop (issue 21)', () => {
     let c: SuiteContext;
     let made: SuiteResources;
@@ -81,8 +102,10 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { repl
           model: 'e2e-model',
           content: { type: 'text', text: `v1 heard ${(request.params.messages[0]!.content as { text: string }).text}` },
         }));
-      if ('elicitation' in capabilities) client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'Ada' } }));
-      if ('roots' in capabilities) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///e2e-v1' }] }));
+      if ('elicitation' in capabilities)
+        client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'Ada' } }));
+      if ('roots' in capabilities)
+        client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///e2e-v1' }] }));
       await client.connect(new TransportV1(new URL(mcp()), { requestInit: { headers: headers() } }));
       return client;
     };
@@ -91,7 +114,11 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { repl
       c = ctx();
       made = new SuiteResources(c);
       report = (line) => process.stdout.write(`[mcp-interop e2e ${c.target.name}] ${line}\n`);
-      upstream = await startMcpServer({ name: 'interop', tools: [{ name: 'io_plain', handler: () => 'plain done' }], setup: interopFeatures(seen) });
+      upstream = await startMcpServer({
+        name: 'interop',
+        tools: [{ name: 'io_plain', handler: () => 'plain done' }],
+        setup: interopFeatures(seen),
+      });
       const provider = await made.provider({ name: 'io-interop', pattern: '*', endpoint: upstream.url });
       agent = await made.agent('io-interop', [provider]);
     }, 60_000);
@@ -107,10 +134,21 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { repl
       const answers: string[] = [];
       try {
         expect((await bare.listTools()).tools.map((t) => t.name).sort()).toEqual(['io_plain', 'io_touch']);
-        expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['ask_model', 'ask_user', 'io_plain', 'io_touch', 'list_roots']);
+        expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
+          'ask_model',
+          'ask_user',
+          'io_plain',
+          'io_touch',
+          'list_roots',
+        ]);
         // Several round trips: with the router's round robin the answer POSTs land on both replicas.
-        for (let i = 0; i < 3; i++) answers.push(textOf(await client.callTool({ name: 'ask_model', arguments: { prompt: `question ${i}` } })));
-        expect(answers).toEqual(['model said: v1 heard question 0', 'model said: v1 heard question 1', 'model said: v1 heard question 2']);
+        for (let i = 0; i < 3; i++)
+          answers.push(textOf(await client.callTool({ name: 'ask_model', arguments: { prompt: `question ${i}` } })));
+        expect(answers).toEqual([
+          'model said: v1 heard question 0',
+          'model said: v1 heard question 1',
+          'model said: v1 heard question 2',
+        ]);
         expect(textOf(await client.callTool({ name: 'ask_user', arguments: {} }))).toBe('user accept: Ada');
         expect(textOf(await client.callTool({ name: 'list_roots', arguments: {} }))).toBe('file:///e2e-v1');
         expect(textOf(await client.callTool({ name: 'io_plain', arguments: {} }))).toBe('plain done');
@@ -122,7 +160,8 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { repl
         async () => {
           const all = await c.auditRowsOf(agent.id);
           const sampling = all.filter((r) => r.toolName === 'sampling/createMessage' && r.status === 'completed');
-          if (sampling.length < 3) throw new Error(`sampling rows so far: ${JSON.stringify(all.map((r) => [r.toolName, r.status]))}`);
+          if (sampling.length < 3)
+            throw new Error(`sampling rows so far: ${JSON.stringify(all.map((r) => [r.toolName, r.status]))}`);
           return all;
         },
         { timeout: 20_000, interval: 200 },
@@ -147,7 +186,9 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { repl
       client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///e2e-v2' }] }));
       await client.connect(new TransportV2(new URL(mcp()), { requestInit: { headers: headers() } }));
       try {
-        expect(textOf(await client.callTool({ name: 'ask_model', arguments: { prompt: 'hi' } }))).toBe('model said: v2 heard hi');
+        expect(textOf(await client.callTool({ name: 'ask_model', arguments: { prompt: 'hi' } }))).toBe(
+          'model said: v2 heard hi',
+        );
         expect(textOf(await client.callTool({ name: 'ask_user', arguments: {} }))).toBe('user accept: Grace');
         expect(textOf(await client.callTool({ name: 'list_roots', arguments: {} }))).toBe('file:///e2e-v2');
       } finally {
@@ -175,25 +216,46 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { repl
           jsonrpc: '2.0',
           id: 1,
           method: 'initialize',
-          params: { protocolVersion: '2025-11-25', capabilities: CAPABLE, clientInfo: { name: 'e2e-raw', version: '1' } },
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: CAPABLE,
+            clientInfo: { name: 'e2e-raw', version: '1' },
+          },
         });
         const session = init.headers.get('mcp-session-id')!;
         expect(session).toBeTruthy();
-        expect((await post(c.target.baseUrl, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+        expect(
+          (await post(c.target.baseUrl, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status,
+        ).toBe(202);
         const seenPaths: string[] = [];
         for (const [from, to] of [
           [0, 1],
           [1, 0],
         ] as const) {
           const callId = 100 + from;
-          const call = await post(replicas()[from], { jsonrpc: '2.0', id: callId, method: 'tools/call', params: { name: 'ask_model', arguments: { prompt: `from replica ${from}` } } }, session);
+          const call = await post(
+            replicas()[from],
+            {
+              jsonrpc: '2.0',
+              id: callId,
+              method: 'tools/call',
+              params: { name: 'ask_model', arguments: { prompt: `from replica ${from}` } },
+            },
+            session,
+          );
           expect(call.headers.get('content-type')).toContain('text/event-stream');
           const reader = new SseEventReader(call);
           try {
             const asked = await nextMessage(reader, (m) => m.method === 'sampling/createMessage');
             expect(String(asked.id)).toMatch(/^agentgw-relay-/);
-            const answer = { role: 'assistant', model: 'e2e-model', content: { type: 'text', text: `answered on replica ${to}` } };
-            expect((await post(replicas()[to], { jsonrpc: '2.0', id: asked.id, result: answer }, session)).status).toBe(202);
+            const answer = {
+              role: 'assistant',
+              model: 'e2e-model',
+              content: { type: 'text', text: `answered on replica ${to}` },
+            };
+            expect((await post(replicas()[to], { jsonrpc: '2.0', id: asked.id, result: answer }, session)).status).toBe(
+              202,
+            );
             const done = await nextMessage(reader, (m) => m.id === callId);
             expect(done.result?.content?.[0]?.text, JSON.stringify(done)).toBe(`model said: answered on replica ${to}`);
             seenPaths.push(`call on ${from}, answer on ${to} → "${done.result.content[0].text}"`);
@@ -201,7 +263,10 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { repl
             await reader.close();
           }
         }
-        await fetch(`${c.target.baseUrl}/api/v1/mcp/mcp`, { method: 'DELETE', headers: { ...headers(), 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } });
+        await fetch(`${c.target.baseUrl}/api/v1/mcp/mcp`, {
+          method: 'DELETE',
+          headers: { ...headers(), 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+        });
         report(`21.1 (replicas): ${seenPaths.join('; ')}`);
       });
     }
@@ -213,7 +278,10 @@ export function describeMcpInteropSuite(ctx: () => SuiteContext, options: { repl
       try {
         const read = await client.readResource({ uri: 'e2e-items://items/beta' });
         expect(read.contents).toEqual([{ uri: 'e2e-items://items/beta', mimeType: 'text/plain', text: 'item beta' }]);
-        const completed = await client.complete({ ref: { type: 'ref/resource', uri: TEMPLATE }, argument: { name: 'id', value: 'g' } });
+        const completed = await client.complete({
+          ref: { type: 'ref/resource', uri: TEMPLATE },
+          argument: { name: 'id', value: 'g' },
+        });
         expect(completed.completion.values).toEqual(['gamma']);
         await client.setLoggingLevel('warning');
         expect(seen.levels).toContain('warning');

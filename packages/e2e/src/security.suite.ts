@@ -10,7 +10,8 @@ type Login = { token: string; userId: string };
 type Agent = { id: string; token: string };
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const toolNames = (answer: { body: Json }): string[] => ((answer.body?.result?.tools ?? []) as { name: string }[]).map((t) => t.name).sort();
+const toolNames = (answer: { body: Json }): string[] =>
+  ((answer.body?.result?.tools ?? []) as { name: string }[]).map((t) => t.name).sort();
 const resultText = (answer: Json): string | undefined => answer?.body?.result?.content?.[0]?.text;
 
 /**
@@ -32,17 +33,32 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
     const cleanups: (() => Promise<unknown>)[] = [];
 
     const mcp = () => `${c.target.baseUrl}/api/v1/mcp/mcp`;
-    const admin = <T = Json>(expected: number, method: string, path: string, body?: unknown): Promise<T> => c.api.must(expected, method, path, { token: c.adminToken, body });
+    const admin = <T = Json>(expected: number, method: string, path: string, body?: unknown): Promise<T> =>
+      c.api.must(expected, method, path, { token: c.adminToken, body });
     /** A user made through the admin API, logged in. */
     const newUser = async (prefix: string, extra: Record<string, unknown> = {}): Promise<Login> => {
       const email = `${prefix}-${stamp}@example.com`;
-      await admin(201, 'POST', '/api/v1/admin/users', { email, password: 'security-password-1', name: prefix, ...extra });
+      await admin(201, 'POST', '/api/v1/admin/users', {
+        email,
+        password: 'security-password-1',
+        name: prefix,
+        ...extra,
+      });
       return c.api.login(email, 'security-password-1');
     };
     /** A global agent allowed on `providerId`. */
     const newAgent = async (name: string, providerId: string, requireConfirmation = false): Promise<Agent> => {
-      const created = await admin(201, 'POST', '/api/v1/admin/agents', { name: `${name}-${stamp}`, upstreamUrl: 'http://127.0.0.1:9/agent', requireConfirmation });
-      await admin(201, 'POST', '/api/v1/admin/provider-access', { subjectType: 'agent', subjectId: created.agent.id, providerId, action: 'allow' });
+      const created = await admin(201, 'POST', '/api/v1/admin/agents', {
+        name: `${name}-${stamp}`,
+        upstreamUrl: 'http://127.0.0.1:9/agent',
+        requireConfirmation,
+      });
+      await admin(201, 'POST', '/api/v1/admin/provider-access', {
+        subjectType: 'agent',
+        subjectId: created.agent.id,
+        providerId,
+        action: 'allow',
+      });
       return { id: created.agent.id, token: created.runtime_token };
     };
     /** A provider made with `token`, deleted again after the last test. */
@@ -70,8 +86,16 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
         startMcpServer({
           name: 'stateful',
           tools: [
-            { name: 'sess_whoami', inputSchema: { n: z.number() }, handler: (_args, call) => String(call.headers['x-gateway-agent-id']) },
-            { name: 'sess_transfer', inputSchema: { marker: z.string() }, handler: (args) => `sent:${args.marker as string}` },
+            {
+              name: 'sess_whoami',
+              inputSchema: { n: z.number() },
+              handler: (_args, call) => String(call.headers['x-gateway-agent-id']),
+            },
+            {
+              name: 'sess_transfer',
+              inputSchema: { marker: z.string() },
+              handler: (args) => `sent:${args.marker as string}`,
+            },
           ],
         }),
         startMcpV2Server({
@@ -83,7 +107,11 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
         }),
       ]);
       tenantAdmin = await newUser('sec-tenant-admin', { tenantId: `sec-tenant-${stamp}`, roles: ['tenant_admin'] });
-      statefulId = await newProvider(c.adminToken, { name: `sec-stateful-${stamp}`, pattern: 'sess_*', endpoint: statefulUp.url });
+      statefulId = await newProvider(c.adminToken, {
+        name: `sec-stateful-${stamp}`,
+        pattern: 'sess_*',
+        endpoint: statefulUp.url,
+      });
     }, 60_000);
 
     afterAll(async () => {
@@ -92,26 +120,54 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
     });
 
     it("19.2: a tenant admin's `*` provider at priority 100 neither lists for nor captures the platform admin's sessionless calls", async () => {
-      const globalId = await newProvider(c.adminToken, { name: `sec-global-${stamp}`, pattern: '*', endpoint: globalUp.url, priority: 0 });
-      const tenantId = await newProvider(tenantAdmin.token, { name: `sec-tenant-${stamp}`, pattern: '*', endpoint: tenantUp.url, priority: 100 });
+      const globalId = await newProvider(c.adminToken, {
+        name: `sec-global-${stamp}`,
+        pattern: '*',
+        endpoint: globalUp.url,
+        priority: 0,
+      });
+      const tenantId = await newProvider(tenantAdmin.token, {
+        name: `sec-tenant-${stamp}`,
+        pattern: '*',
+        endpoint: tenantUp.url,
+        priority: 100,
+      });
       // Users are default-deny: the admin may call anything on every provider (so only routing can
       // keep the tenant's provider out), the tenant admin its own provider.
       const adminId = (await c.api.login(ADMIN.email, ADMIN.password)).userId;
-      const adminRule = (await admin(201, 'POST', '/api/v1/admin/provider-access', { subjectType: 'user', subjectId: adminId, providerId: '*', action: 'allow' })).rule.id as string;
+      const adminRule = (
+        await admin(201, 'POST', '/api/v1/admin/provider-access', {
+          subjectType: 'user',
+          subjectId: adminId,
+          providerId: '*',
+          action: 'allow',
+        })
+      ).rule.id as string;
       cleanups.push(() => c.api.delete(`/api/v1/admin/provider-access/${adminRule}`, { token: c.adminToken }));
-      await c.api.must(201, 'POST', '/api/v1/admin/provider-access', { token: tenantAdmin.token, body: { subjectType: 'user', subjectId: tenantAdmin.userId, providerId: tenantId, action: 'allow' } });
+      await c.api.must(201, 'POST', '/api/v1/admin/provider-access', {
+        token: tenantAdmin.token,
+        body: { subjectType: 'user', subjectId: tenantAdmin.userId, providerId: tenantId, action: 'allow' },
+      });
       const mine = new Set(['read_file', 'global_only', 'tenant_only']);
       const list = await sessionlessRpc(mcp(), bearer(c.adminToken), 'tools/list');
       expect(list.status, JSON.stringify(list.body)).toBe(200);
       const listed = toolNames(list).filter((name) => mine.has(name));
       expect(listed, JSON.stringify(list.body)).toEqual(['global_only', 'read_file']);
-      const call = await sessionlessRpc(mcp(), bearer(c.adminToken), 'tools/call', { name: 'read_file', arguments: {} });
+      const call = await sessionlessRpc(mcp(), bearer(c.adminToken), 'tools/call', {
+        name: 'read_file',
+        arguments: {},
+      });
       expect(resultText(call), JSON.stringify(call.body)).toBe('global:{}');
       expect(tenantUp.calls).toEqual([]);
       // The tenant's provider is live: its own admin's call goes there (its priority applies in its tenant).
-      const own = await sessionlessRpc(mcp(), bearer(tenantAdmin.token), 'tools/call', { name: 'read_file', arguments: {} });
+      const own = await sessionlessRpc(mcp(), bearer(tenantAdmin.token), 'tools/call', {
+        name: 'read_file',
+        arguments: {},
+      });
       expect(resultText(own), JSON.stringify(own.body)).toBe('tenant:{}');
-      report(`19.2: admin tools/list = [${listed.join(', ')}]; admin read_file → "${resultText(call)}"; tenant upstream calls from the admin = 0; tenant admin's own read_file → "${resultText(own)}"`);
+      report(
+        `19.2: admin tools/list = [${listed.join(', ')}]; admin read_file → "${resultText(call)}"; tenant upstream calls from the admin = 0; tenant admin's own read_file → "${resultText(own)}"`,
+      );
       // The `*` providers go now: later tests (and the fault runs) route as before.
       await admin(200, 'DELETE', `/api/v1/admin/provider-access/${adminRule}`);
       await admin(200, 'DELETE', `/api/v1/admin/tool-providers/${tenantId}`);
@@ -141,7 +197,9 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
       expect(a.filter((sid) => b.includes(sid))).toEqual([]);
       for (const who of bySession.values()) expect(who.size).toBe(1);
       // Each session was opened (initialize) with its own agent's identity headers.
-      const opened = statefulUp.requests.filter((r) => (r.body as Json)?.method === 'initialize' && r.headers['x-gateway-agent-id'] !== undefined).map((r) => String(r.headers['x-gateway-agent-id']));
+      const opened = statefulUp.requests
+        .filter((r) => (r.body as Json)?.method === 'initialize' && r.headers['x-gateway-agent-id'] !== undefined)
+        .map((r) => String(r.headers['x-gateway-agent-id']));
       expect(new Set(opened)).toEqual(new Set(agents.map((x) => x.id)));
       const short = (sid: string) => sid.slice(0, 8);
       report(
@@ -175,17 +233,25 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
     });
 
     it('19.5: open SSE streams end when their user is demoted or deleted, on whichever hub replica', async () => {
-      const demoted = await newUser('sec-demoted', { tenantId: `sec-demoted-${stamp}`, roles: ['agent_creator', 'tenant_admin'] });
+      const demoted = await newUser('sec-demoted', {
+        tenantId: `sec-demoted-${stamp}`,
+        roles: ['agent_creator', 'tenant_admin'],
+      });
       const deleted = await newUser('sec-deleted');
       // Two streams each: through the router's round robin, one per hub replica.
       const open = async (user: Login) => {
-        const response = await fetch(`${c.target.baseUrl}/api/v1/stream`, { headers: { ...bearer(user.token), accept: 'text/event-stream' } });
+        const response = await fetch(`${c.target.baseUrl}/api/v1/stream`, {
+          headers: { ...bearer(user.token), accept: 'text/event-stream' },
+        });
         expect(response.status).toBe(200);
         const events = new SseEventReader(response);
         expect((await events.nextOf('connected')).data).toMatchObject({ userId: user.userId });
         return events;
       };
-      const streams = { demoted: [await open(demoted), await open(demoted)], deleted: [await open(deleted), await open(deleted)] };
+      const streams = {
+        demoted: [await open(demoted), await open(demoted)],
+        deleted: [await open(deleted), await open(deleted)],
+      };
       /** Reads to the end: how long after `since` the stream ended (null = still open after 5 s). */
       const endOf = async (events: SseEventReader, since: number): Promise<number | null> => {
         try {
@@ -205,7 +271,9 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
       expect(demotedEnds.every((ms) => ms !== null)).toBe(true);
       expect(deletedEnds.every((ms) => ms !== null)).toBe(true);
       const show = (ends: (number | null)[]) => ends.map((ms) => (ms === null ? 'still open' : `${ms} ms`)).join(', ');
-      report(`19.5: demoted user's 2 streams ended after [${show(demotedEnds)}]; deleted user's 2 streams ended after [${show(deletedEnds)}]`);
+      report(
+        `19.5: demoted user's 2 streams ended after [${show(demotedEnds)}]; deleted user's 2 streams ended after [${show(deletedEnds)}]`,
+      );
     });
 
     it('19.1: a user JWT naming an agent (X-Agent-Id) is refused 403 AGENT_ID_NOT_ALLOWED', async () => {
@@ -216,19 +284,31 @@ export function describeSecuritySuite(ctx: () => SuiteContext): void {
       const borrowed = await sessionlessRpc(mcp(), { ...bearer(user.token), 'x-agent-id': agent.id }, 'tools/list');
       expect(borrowed.status).toBe(403);
       expect(borrowed.body.code, JSON.stringify(borrowed.body)).toBe('AGENT_ID_NOT_ALLOWED');
-      report(`19.1: user JWT alone → ${plain.status}; user JWT + X-Agent-Id → ${borrowed.status} ${borrowed.body.code}`);
+      report(
+        `19.1: user JWT alone → ${plain.status}; user JWT + X-Agent-Id → ${borrowed.status} ${borrowed.body.code}`,
+      );
     });
 
     it("19.6: the per-provider proxy neither lists nor runs a name outside the provider's pattern", async () => {
-      const fsId = await newProvider(c.adminToken, { name: `sec-fs-${stamp}`, pattern: 'fs_read*', endpoint: fsUp.url });
+      const fsId = await newProvider(c.adminToken, {
+        name: `sec-fs-${stamp}`,
+        pattern: 'fs_read*',
+        endpoint: fsUp.url,
+      });
       const agent = await newAgent('sec-fs-reader', fsId);
       const proxy = `${c.target.baseUrl}/api/v1/mcp-proxy/${fsId}/mcp`;
       const list = await sessionlessRpc(proxy, bearer(agent.token), 'tools/list');
       expect(list.status, JSON.stringify(list.body)).toBe(200);
       expect(toolNames(list)).toEqual(['fs_read_file']);
-      const read = await sessionlessRpc(proxy, bearer(agent.token), 'tools/call', { name: 'fs_read_file', arguments: {} });
+      const read = await sessionlessRpc(proxy, bearer(agent.token), 'tools/call', {
+        name: 'fs_read_file',
+        arguments: {},
+      });
       expect(resultText(read)).toBe('file contents');
-      const wipe = await sessionlessRpc(proxy, bearer(agent.token), 'tools/call', { name: 'fs_wipe_disk', arguments: {} });
+      const wipe = await sessionlessRpc(proxy, bearer(agent.token), 'tools/call', {
+        name: 'fs_wipe_disk',
+        arguments: {},
+      });
       expect(wipe.status).toBe(403);
       expect(wipe.body.error.code).toBe(-32003);
       expect(fsUp.calls.map((call) => call.tool)).toEqual(['fs_read_file']);

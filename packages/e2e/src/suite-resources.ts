@@ -27,7 +27,11 @@ export class SuiteResources {
 
   /** A global agent (deleted on cleanup) allowed on each of `providerIds`. */
   async agent(name: string, providerIds: string[], extra: Record<string, unknown> = {}): Promise<SuiteAgent> {
-    const created = await this.admin(201, 'POST', '/api/v1/admin/agents', { name: `${name}-${Date.now()}`, upstreamUrl: 'http://127.0.0.1:9/agent', ...extra });
+    const created = await this.admin(201, 'POST', '/api/v1/admin/agents', {
+      name: `${name}-${Date.now()}`,
+      upstreamUrl: 'http://127.0.0.1:9/agent',
+      ...extra,
+    });
     const agent = { id: created.agent.id as string, token: created.runtime_token as string };
     this.undo.push(() => this.c.api.delete(`/api/v1/admin/agents/${agent.id}`, { token: this.c.adminToken }));
     for (const providerId of providerIds) await this.allow(agent, providerId);
@@ -35,8 +39,19 @@ export class SuiteResources {
   }
 
   /** An access rule for `agent` on one provider (`toolPattern` defaults to every tool). */
-  async allow(agent: SuiteAgent, providerId: string, action: 'allow' | 'deny' = 'allow', toolPattern = '*'): Promise<void> {
-    await this.admin(201, 'POST', '/api/v1/admin/provider-access', { subjectType: 'agent', subjectId: agent.id, providerId, action, toolPattern });
+  async allow(
+    agent: SuiteAgent,
+    providerId: string,
+    action: 'allow' | 'deny' = 'allow',
+    toolPattern = '*',
+  ): Promise<void> {
+    await this.admin(201, 'POST', '/api/v1/admin/provider-access', {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId,
+      action,
+      toolPattern,
+    });
   }
 
   /** Deletes what was made, newest first; a failure leaves the rest to go on. */

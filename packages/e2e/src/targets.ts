@@ -41,7 +41,8 @@ export function unavailable(name: TargetName): string | null {
 /** Which targets this run covers: E2E_TARGET=all-in-one|distributed picks one, unset runs both. */
 export function selected(name: TargetName): boolean {
   const wanted = process.env.E2E_TARGET;
-  if (wanted && wanted !== 'all-in-one' && wanted !== 'distributed') throw new Error(`E2E_TARGET must be all-in-one or distributed, not ${wanted}`);
+  if (wanted && wanted !== 'all-in-one' && wanted !== 'distributed')
+    throw new Error(`E2E_TARGET must be all-in-one or distributed, not ${wanted}`);
   return !wanted || wanted === name;
 }
 
@@ -73,7 +74,9 @@ function buildConsole(): void {
   try {
     execFileSync('pnpm', ['--silent', '--filter', '@agentgw/dashboard', 'build'], { cwd: ROOT, stdio: 'pipe' });
   } catch (error) {
-    console.warn(`[e2e] the console did not build; its tests will fail: ${String((error as { stderr?: Buffer }).stderr ?? error).slice(0, 2_000)}`);
+    console.warn(
+      `[e2e] the console did not build; its tests will fail: ${String((error as { stderr?: Buffer }).stderr ?? error).slice(0, 2_000)}`,
+    );
   }
 }
 
@@ -88,7 +91,14 @@ export async function startAllInOne(): Promise<GatewayTarget> {
     command: 'pnpm',
     args: ['--silent', 'gateway', 'start', '--port', String(port), '--data-dir', dataDir],
     cwd: ROOT,
-    env: { ...baseEnv(), ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, LOG_LEVEL: 'warn', GATEWAY_PUBLIC_URL: baseUrl, OAUTH_FLOW_TTL_MS: String(OAUTH_FLOW_TTL_MS) },
+    env: {
+      ...baseEnv(),
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+      LOG_LEVEL: 'warn',
+      GATEWAY_PUBLIC_URL: baseUrl,
+      OAUTH_FLOW_TTL_MS: String(OAUTH_FLOW_TTL_MS),
+    },
     detached: true,
   });
   try {
@@ -100,7 +110,9 @@ export async function startAllInOne(): Promise<GatewayTarget> {
   return {
     name: 'all-in-one',
     baseUrl,
-    describe: () => [`all-in-one: pnpm gateway start --port ${port} --data-dir ${dataDir} (pid ${gateway.pid}, embedded database)`],
+    describe: () => [
+      `all-in-one: pnpm gateway start --port ${port} --data-dir ${dataDir} (pid ${gateway.pid}, embedded database)`,
+    ],
     async stop() {
       await gateway.stop('SIGTERM');
       await rm(dataDir, { recursive: true, force: true });
@@ -155,7 +167,8 @@ async function startRedis(): Promise<PrivateRedis> {
     });
     const deadline = Date.now() + 10_000;
     while (!proc.output().includes('Ready to accept connections')) {
-      if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`redis-server did not start:\n${proc.output()}`);
+      if (Date.now() > deadline || proc.child.exitCode !== null)
+        throw new Error(`redis-server did not start:\n${proc.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
@@ -175,8 +188,12 @@ const SERVICE_SECRETS = {
   JWT_SECRET: `e2e-distributed-jwt-secret-${randomBytes(12).toString('hex')}`,
 };
 /** The key boundary as infra deploys it: the credential key to the vault alone, the platform key to the others and the vault (OAuth client secrets). */
-const SEALING_KEYS = { CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'), PLATFORM_SECRETS_KEY: randomBytes(32).toString('hex') };
-const sealingKeysOf = (app: string): Record<string, string> => (app === 'vault' ? SEALING_KEYS : { PLATFORM_SECRETS_KEY: SEALING_KEYS.PLATFORM_SECRETS_KEY });
+const SEALING_KEYS = {
+  CREDENTIAL_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  PLATFORM_SECRETS_KEY: randomBytes(32).toString('hex'),
+};
+const sealingKeysOf = (app: string): Record<string, string> =>
+  app === 'vault' ? SEALING_KEYS : { PLATFORM_SECRETS_KEY: SEALING_KEYS.PLATFORM_SECRETS_KEY };
 
 /**
  * The distributed topology: a fresh PostgreSQL database (created, migrated, dropped on stop), a
@@ -262,8 +279,14 @@ export async function startDistributed(): Promise<DistributedTarget> {
     // admin-api first: it runs the bootstrap admin; then the rest two at a time (two cores).
     const adminApi = await service('admin-api', { ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
     const [vault, auditWriter] = await Promise.all([service('vault'), service('audit-writer')]);
-    const [invokeProxy, mcp1] = await Promise.all([service('invoke-proxy', { VAULT_URL: vault.url }), service('mcp-gateway', { VAULT_URL: vault.url })]);
-    const [mcp2, hub1] = await Promise.all([service('mcp-gateway', { VAULT_URL: vault.url }), service('confirmation-hub')]);
+    const [invokeProxy, mcp1] = await Promise.all([
+      service('invoke-proxy', { VAULT_URL: vault.url }),
+      service('mcp-gateway', { VAULT_URL: vault.url }),
+    ]);
+    const [mcp2, hub1] = await Promise.all([
+      service('mcp-gateway', { VAULT_URL: vault.url }),
+      service('confirmation-hub'),
+    ]);
     const hub2 = await service('confirmation-hub');
     // A second admin-api behind the router: the steps of an MCP client's OAuth sign-in (issue 23) land on either.
     const adminApi2 = await service('admin-api');
@@ -287,10 +310,19 @@ export async function startDistributed(): Promise<DistributedTarget> {
     const consoleRoot = join(dir, 'html');
     if (existsSync(join(CONSOLE_DIST, 'index.html'))) await cp(CONSOLE_DIST, consoleRoot, { recursive: true });
     const confPath = join(dir, 'nginx.conf');
-    await writeFile(confPath, runtimeNginxConf(await readRouterConf(), { upstreams, port: routerPort, dir, consoleRoot }));
+    await writeFile(
+      confPath,
+      runtimeNginxConf(await readRouterConf(), { upstreams, port: routerPort, dir, consoleRoot }),
+    );
     const nginxBin = findBinary('nginx')!;
     execFileSync(nginxBin, ['-t', '-q', '-e', 'stderr', '-p', dir, '-c', confPath], { stdio: 'pipe' });
-    nginx = startProcess({ name: 'nginx', command: nginxBin, args: ['-e', 'stderr', '-p', dir, '-c', confPath, '-g', 'daemon off;'], cwd: dir, env: baseEnv() });
+    nginx = startProcess({
+      name: 'nginx',
+      command: nginxBin,
+      args: ['-e', 'stderr', '-p', dir, '-c', confPath, '-g', 'daemon off;'],
+      cwd: dir,
+      env: baseEnv(),
+    });
     await waitForHealthy(`${baseUrl}/health`, nginx, 20_000);
     const router = nginx;
     const redisHandle = redis;

@@ -17,7 +17,8 @@ const RELAYED: Readonly<Record<string, readonly string[]>> = {
 /** No relayed capability: what a client that declared none (or nothing relayable) is passed on as. */
 export const NO_CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({});
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The relayable part of what a client declared (`initialize` capabilities or the 2026-07-28 `_meta`), in a canonical form. */
 export function relayableCapabilities(declared: unknown): Record<string, unknown> {

@@ -19,7 +19,10 @@ export class Deadline {
       this.ended = new McpUpstreamError('aborted', 'the caller went away');
       return;
     }
-    this.timer = setTimeout(() => this.end(new McpUpstreamError('timeout', `upstream did not answer within ${timeoutMs} ms`)), timeoutMs);
+    this.timer = setTimeout(
+      () => this.end(new McpUpstreamError('timeout', `upstream did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     caller?.addEventListener('abort', this.onCallerGone, { once: true });
   }
 

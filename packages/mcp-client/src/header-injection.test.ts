@@ -15,7 +15,11 @@ describe('header values carrying CR/LF', () => {
   });
 
   it('never reach the upstream as an extra header: the call fails as an McpUpstreamError (undici refuses the value)', async () => {
-    const target = { endpoint: fixture.url, key: 'k', headers: { 'x-end-user-email': 'eve@example.com\r\nX-Injected: 1' } };
+    const target = {
+      endpoint: fixture.url,
+      key: 'k',
+      headers: { 'x-end-user-email': 'eve@example.com\r\nX-Injected: 1' },
+    };
     const before = fixture.requests.length;
     const err = await client.request(target, 'tools/call', { name: 'echo', arguments: {} }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpUpstreamError);

@@ -27,7 +27,12 @@ export interface HttpPost {
  * response head for SSE, at its end otherwise. A failure before the head is `unreachable` (with
  * the connect error as cause); after it, the raw error (the caller's deadline translates it).
  */
-export function postOver(dispatcher: Dispatcher, post: HttpPost, deadline: Deadline, options: { wantBody: boolean; maxBytes: number }): Promise<HttpAnswer> {
+export function postOver(
+  dispatcher: Dispatcher,
+  post: HttpPost,
+  deadline: Deadline,
+  options: { wantBody: boolean; maxBytes: number },
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     let abort: ((err: Error) => void) | null = null;
     let release = () => undefined as void;
@@ -95,11 +100,22 @@ export function postOver(dispatcher: Dispatcher, post: HttpPost, deadline: Deadl
         fail(err);
       },
     };
-    dispatcher.dispatch({ origin: post.origin, path: post.path, method: post.body === null ? 'GET' : 'POST', headers: post.headers, body: post.body }, handler);
+    dispatcher.dispatch(
+      {
+        origin: post.origin,
+        path: post.path,
+        method: post.body === null ? 'GET' : 'POST',
+        headers: post.headers,
+        body: post.body,
+      },
+      handler,
+    );
   });
 }
 
 function connectCode(err: unknown): string {
-  const code = (err as { code?: unknown; cause?: { code?: unknown } } | null)?.code ?? (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+  const code =
+    (err as { code?: unknown; cause?: { code?: unknown } } | null)?.code ??
+    (err as { cause?: { code?: unknown } } | null)?.cause?.code;
   return typeof code === 'string' ? code : 'connection failed';
 }

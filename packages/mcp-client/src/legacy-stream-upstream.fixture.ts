@@ -18,7 +18,9 @@ export type StreamHandler = (req: IncomingMessage, res: ServerResponse, body: Re
  * answers `initialize` with session `s-1`, accepts notifications and responses (202), and leaves
  * every other POST and every GET to `handler`, recording all it saw.
  */
-export async function startLegacyStreamUpstream(handler: StreamHandler): Promise<{ url: string; seen: SeenRequest[]; close(): Promise<void> }> {
+export async function startLegacyStreamUpstream(
+  handler: StreamHandler,
+): Promise<{ url: string; seen: SeenRequest[]; close(): Promise<void> }> {
   const seen: SeenRequest[] = [];
   const http = createServer((req, res) => {
     let text = '';
@@ -30,7 +32,13 @@ export async function startLegacyStreamUpstream(handler: StreamHandler): Promise
       if (body?.method === 'server/discover') return void res.writeHead(400).end();
       if (body?.method === 'initialize') {
         res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-1' });
-        return void res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'raw', version: '1' } } }));
+        return void res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'raw', version: '1' } },
+          }),
+        );
       }
       if (body && body.id === undefined) return void res.writeHead(202).end();
       if (body && body.method === undefined) return void res.writeHead(202).end();
@@ -49,16 +57,21 @@ export async function startLegacyStreamUpstream(handler: StreamHandler): Promise
 }
 
 /** Opens an SSE answer. */
-export const sseHead = (res: ServerResponse): void => void res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+export const sseHead = (res: ServerResponse): void =>
+  void res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
 
 /** One SSE event carrying a JSON-RPC message, with an optional id. */
-export const sseMessage = (message: unknown, id?: string): string => `${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(message)}\n\n`;
+export const sseMessage = (message: unknown, id?: string): string =>
+  `${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(message)}\n\n`;
 
 /**
  * Clients and fixture upstreams a test file opens, each closed after every test (so a failing test
  * leaves no socket behind): call once at the top of the file, then open them through what it returns.
  */
-export function closedAfterEachTest(): { newClient(): McpUpstreamClient; start(handler: StreamHandler): ReturnType<typeof startLegacyStreamUpstream> } {
+export function closedAfterEachTest(): {
+  newClient(): McpUpstreamClient;
+  start(handler: StreamHandler): ReturnType<typeof startLegacyStreamUpstream>;
+} {
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
     await Promise.all(closers.splice(0).map((close) => close()));

@@ -14,7 +14,10 @@ async function endlessLister(perPage: number) {
     req.on('end', () => {
       const { id } = JSON.parse(body) as { id: number };
       pages += 1;
-      const tools = Array.from({ length: perPage }, (_, i) => ({ name: `tool_${pages}_${i}`, inputSchema: { type: 'object' } }));
+      const tools = Array.from({ length: perPage }, (_, i) => ({
+        name: `tool_${pages}_${i}`,
+        inputSchema: { type: 'object' },
+      }));
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { tools, nextCursor: `page-${pages}` } }));
     });
@@ -41,7 +44,9 @@ describe('McpUpstreamClient.listAll caps what an upstream may list', () => {
     const upstream = await endlessLister(50);
     const client = new McpUpstreamClient();
     open.push(upstream, { close: () => client.destroy() });
-    const err = await client.listAll({ endpoint: upstream.url }, 'tools/list', 'tools', { session, maxItems: 120 }).catch((e: unknown) => e);
+    const err = await client
+      .listAll({ endpoint: upstream.url }, 'tools/list', 'tools', { session, maxItems: 120 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpUpstreamError);
     expect((err as McpUpstreamError).kind).toBe('too_large');
     expect(upstream.pages()).toBe(3);
@@ -51,7 +56,9 @@ describe('McpUpstreamClient.listAll caps what an upstream may list', () => {
     const upstream = await endlessLister(0);
     const client = new McpUpstreamClient();
     open.push(upstream, { close: () => client.destroy() });
-    const err = await client.listAll({ endpoint: upstream.url }, 'tools/list', 'tools', { session }).catch((e: unknown) => e);
+    const err = await client
+      .listAll({ endpoint: upstream.url }, 'tools/list', 'tools', { session })
+      .catch((e: unknown) => e);
     expect((err as McpUpstreamError).kind).toBe('too_large');
     expect(upstream.pages()).toBeLessThanOrEqual(1_002);
   });

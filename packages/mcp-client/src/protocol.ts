@@ -28,7 +28,14 @@ export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilit
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** Methods whose 2026-07-28 results must carry `ttlMs` and `cacheScope`. */
-export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
+export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'server/discover',
+]);
 
 /**
  * Which era a conversation with an upstream prefers where the upstream speaks both: `modern`
@@ -38,7 +45,8 @@ export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(['tools/list', 'pr
 export type UpstreamEra = 'modern' | 'legacy';
 
 /** The upstream era that serves a client of `clientVersion` without losing features. */
-export const upstreamEraFor = (clientVersion: string): UpstreamEra => (isModernVersion(clientVersion) ? 'modern' : 'legacy');
+export const upstreamEraFor = (clientVersion: string): UpstreamEra =>
+  isModernVersion(clientVersion) ? 'modern' : 'legacy';
 
 /** True for 2026-07-28 and later (stateless) revisions. */
 export const isModernVersion = (version: string): boolean => version >= MODERN_PROTOCOL_VERSION;
@@ -68,7 +76,9 @@ export interface JsonRpcErrorObject {
   data?: unknown;
 }
 
-export type JsonRpcResponse = { jsonrpc: '2.0'; id: JsonRpcId | null; result: Record<string, unknown> } | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcErrorObject };
+export type JsonRpcResponse =
+  | { jsonrpc: '2.0'; id: JsonRpcId | null; result: Record<string, unknown> }
+  | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcErrorObject };
 
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
@@ -89,16 +99,29 @@ export const JSON_RPC = {
 } as const;
 
 /** Methods 2026-07-28 removed (the session handshake, and what `_meta` and `subscriptions/listen` replaced): on that wire, 404 `-32601`. */
-export const REMOVED_MODERN_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+export const REMOVED_MODERN_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
 
 /** The `_meta` key a 2026-07-28 request names its log level in (no level: no `notifications/message`). */
 export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A JSON-RPC response (result or error) to one of our requests. */
 export function isJsonRpcResponse(value: unknown): value is JsonRpcResponse {
-  return isObject(value) && value.jsonrpc === '2.0' && 'id' in value && ('result' in value || 'error' in value) && !('method' in value);
+  return (
+    isObject(value) &&
+    value.jsonrpc === '2.0' &&
+    'id' in value &&
+    ('result' in value || 'error' in value) &&
+    !('method' in value)
+  );
 }
 
 /** A notification carried on a response stream (no id). */
@@ -108,5 +131,10 @@ export function isJsonRpcNotification(value: unknown): value is JsonRpcNotificat
 
 /** A request (an id and a method): on a response stream, one the server sends the client (sampling, elicitation, roots). */
 export function isJsonRpcRequest(value: unknown): value is JsonRpcRequest {
-  return isObject(value) && value.jsonrpc === '2.0' && typeof value.method === 'string' && (typeof value.id === 'string' || (typeof value.id === 'number' && Number.isFinite(value.id)));
+  return (
+    isObject(value) &&
+    value.jsonrpc === '2.0' &&
+    typeof value.method === 'string' &&
+    (typeof value.id === 'string' || (typeof value.id === 'number' && Number.isFinite(value.id)))
+  );
 }

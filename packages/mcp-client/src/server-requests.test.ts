@@ -17,7 +17,14 @@ async function samplingUpstream() {
     if (req.method === 'GET') return void res.writeHead(405).end();
     if (body?.method === 'tools/call') {
       sseHead(res);
-      res.write(sseMessage({ jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: { messages: [], maxTokens: 5 } }));
+      res.write(
+        sseMessage({
+          jsonrpc: '2.0',
+          id: 'srv-1',
+          method: 'sampling/createMessage',
+          params: { messages: [], maxTokens: 5 },
+        }),
+      );
       held = { res, callId: body.id };
     }
   });
@@ -25,7 +32,13 @@ async function samplingUpstream() {
   const answered = () => {
     const response = upstream.seen.find((r) => r.body?.id === 'srv-1' && r.body.method === undefined);
     if (!response || !held) return false;
-    held.res.end(sseMessage({ jsonrpc: '2.0', id: held.callId, result: { content: [{ type: 'text', text: JSON.stringify(response.body) }] } }));
+    held.res.end(
+      sseMessage({
+        jsonrpc: '2.0',
+        id: held.callId,
+        result: { content: [{ type: 'text', text: JSON.stringify(response.body) }] },
+      }),
+    );
     return true;
   };
   return { upstream, answered };
@@ -44,7 +57,13 @@ describe('requests the upstream sends while answering', () => {
       {
         onRequest: (request, session) => {
           got.push([request, session]);
-          void client.respond(target, session, { jsonrpc: '2.0', id: request.id, result: { role: 'assistant', content: { type: 'text', text: 'hi' } } }).then(answered);
+          void client
+            .respond(target, session, {
+              jsonrpc: '2.0',
+              id: request.id,
+              result: { role: 'assistant', content: { type: 'text', text: 'hi' } },
+            })
+            .then(answered);
         },
       },
     );
@@ -55,8 +74,14 @@ describe('requests the upstream sends while answering', () => {
         { protocolVersion: '2025-11-25', sessionId: 's-1' },
       ],
     ]);
-    const echoed = JSON.parse((response as unknown as { result: { content: { text: string }[] } }).result.content[0]!.text) as unknown;
-    expect(echoed).toEqual({ jsonrpc: '2.0', id: 'srv-1', result: { role: 'assistant', content: { type: 'text', text: 'hi' } } });
+    const echoed = JSON.parse(
+      (response as unknown as { result: { content: { text: string }[] } }).result.content[0]!.text,
+    ) as unknown;
+    expect(echoed).toEqual({
+      jsonrpc: '2.0',
+      id: 'srv-1',
+      result: { role: 'assistant', content: { type: 'text', text: 'hi' } },
+    });
     const post = upstream.seen.find((r) => r.body?.id === 'srv-1')!;
     expect(post.headers).toMatchObject({ 'mcp-session-id': 's-1', 'mcp-protocol-version': '2025-11-25' });
   });
@@ -67,28 +92,48 @@ describe('requests the upstream sends while answering', () => {
     const call = client.request({ endpoint: upstream.url }, 'tools/call', { name: 'sample' });
     while (!answered()) await new Promise((r) => setTimeout(r, 10));
     const { response } = await call;
-    const echoed = JSON.parse((response as unknown as { result: { content: { text: string }[] } }).result.content[0]!.text) as { error: { code: number } };
-    expect(echoed).toMatchObject({ id: 'srv-1', error: { code: -32601, message: 'Method not found: sampling/createMessage' } });
+    const echoed = JSON.parse(
+      (response as unknown as { result: { content: { text: string }[] } }).result.content[0]!.text,
+    ) as { error: { code: number } };
+    expect(echoed).toMatchObject({
+      id: 'srv-1',
+      error: { code: -32601, message: 'Method not found: sampling/createMessage' },
+    });
   });
 
   it('declares the capabilities it is given in initialize, and keeps one shared session per capability set', async () => {
     const upstream = await start((_req, res, body) => {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body!.id, result: { tools: [] } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: body!.id, result: { tools: [] } }));
     });
     const client = newClient();
     const target = { endpoint: upstream.url };
-    const sampling = relayableCapabilities({ sampling: {}, elicitation: { form: {}, extra: 1 }, experimental: { x: {} } });
+    const sampling = relayableCapabilities({
+      sampling: {},
+      elicitation: { form: {}, extra: 1 },
+      experimental: { x: {} },
+    });
     await client.request(target, 'tools/list', {}, { clientCapabilities: sampling });
-    await client.request(target, 'tools/list', {}, { clientCapabilities: relayableCapabilities({ elicitation: { form: {} }, sampling: {} }) });
+    await client.request(
+      target,
+      'tools/list',
+      {},
+      { clientCapabilities: relayableCapabilities({ elicitation: { form: {} }, sampling: {} }) },
+    );
     await client.request(target, 'tools/list', {});
-    const inits = upstream.seen.filter((r) => r.body?.method === 'initialize').map((r) => (r.body!.params as { capabilities: unknown }).capabilities);
+    const inits = upstream.seen
+      .filter((r) => r.body?.method === 'initialize')
+      .map((r) => (r.body!.params as { capabilities: unknown }).capabilities);
     expect(inits).toEqual([{ elicitation: { form: {} }, sampling: {} }, {}]);
   });
 });
 
 describe('relayableCapabilities', () => {
   it('keeps only the relayed features and their named sub-capabilities, in one canonical form', () => {
-    expect(relayableCapabilities({ roots: { listChanged: true, x: 1 }, sampling: { tools: {}, context: 'no' }, tasks: {} })).toEqual({ roots: { listChanged: true }, sampling: { tools: {} } });
+    expect(
+      relayableCapabilities({ roots: { listChanged: true, x: 1 }, sampling: { tools: {}, context: 'no' }, tasks: {} }),
+    ).toEqual({ roots: { listChanged: true }, sampling: { tools: {} } });
     expect(relayableCapabilities({ sampling: true, elicitation: null })).toEqual({});
     expect(relayableCapabilities('nope')).toEqual({});
   });

@@ -9,14 +9,22 @@ let upstream: McpFixture;
 let client: McpUpstreamClient;
 
 beforeEach(async () => {
-  upstream = await startMcpServer({ name: 'sessions', tools: [{ name: 'whoami', handler: (_a, call) => String(call.headers['x-user-id']) }] });
+  upstream = await startMcpServer({
+    name: 'sessions',
+    tools: [{ name: 'whoami', handler: (_a, call) => String(call.headers['x-user-id']) }],
+  });
 });
 afterEach(async () => {
   await client?.destroy();
   await upstream.close();
 });
 
-const targetFor = (user: string) => ({ endpoint: upstream.url, key: 'provider-1', principal: user, headers: { 'x-user-id': user } });
+const targetFor = (user: string) => ({
+  endpoint: upstream.url,
+  key: 'provider-1',
+  principal: user,
+  headers: { 'x-user-id': user },
+});
 const call = (user: string) => client.request(targetFor(user), 'tools/call', { name: 'whoami', arguments: {} });
 
 /** Upstream session id → the x-user-id of every request made on it (initialize included, by the id it was answered with). */
@@ -30,7 +38,12 @@ function usersBySession(): Map<string, Set<string>> {
   }
   return out;
 }
-const initializes = (user?: string) => upstream.requests.filter((r) => (r.body as { method?: string })?.method === 'initialize' && (user === undefined || r.headers['x-user-id'] === user)).length;
+const initializes = (user?: string) =>
+  upstream.requests.filter(
+    (r) =>
+      (r.body as { method?: string })?.method === 'initialize' &&
+      (user === undefined || r.headers['x-user-id'] === user),
+  ).length;
 
 describe('shared upstream sessions', () => {
   it('keeps one per principal: never a session carrying two principals, each opened with its own identity', async () => {
@@ -45,7 +58,9 @@ describe('shared upstream sessions', () => {
     const sessions = usersBySession();
     expect(sessions.get(a1.session.sessionId!)).toEqual(new Set(['alice']));
     expect(sessions.get(b1.session.sessionId!)).toEqual(new Set(['bob']));
-    expect((a2.response as unknown as { result: { content: { text: string }[] } }).result.content[0]!.text).toBe('alice');
+    expect((a2.response as unknown as { result: { content: { text: string }[] } }).result.content[0]!.text).toBe(
+      'alice',
+    );
   });
 
   it('keeps at most maxSharedSessions: the least recently used is dropped and ended upstream (DELETE)', async () => {
@@ -56,7 +71,11 @@ describe('shared upstream sessions', () => {
     const bob = usersBySession();
     const bobSession = [...bob].find(([, users]) => users.has('bob'))![0];
     await call('carol');
-    await vi.waitFor(() => expect(upstream.requests.some((r) => r.method === 'DELETE' && r.headers['mcp-session-id'] === bobSession)).toBe(true));
+    await vi.waitFor(() =>
+      expect(upstream.requests.some((r) => r.method === 'DELETE' && r.headers['mcp-session-id'] === bobSession)).toBe(
+        true,
+      ),
+    );
     expect(upstream.requests.some((r) => r.method === 'DELETE' && r.headers['mcp-session-id'] === alice)).toBe(false);
     // The DELETE carried bob's own headers, and bob's next call opens a fresh session.
     expect(upstream.requests.find((r) => r.method === 'DELETE')!.headers['x-user-id']).toBe('bob');
@@ -69,7 +88,10 @@ describe('shared upstream sessions', () => {
   it('without a principal, callers of a target still share one session (tool listings)', async () => {
     client = new McpUpstreamClient();
     const anonymous = { endpoint: upstream.url, key: 'provider-1' };
-    const [x, y] = await Promise.all([client.request(anonymous, 'tools/list', {}), client.request(anonymous, 'tools/list', {})]);
+    const [x, y] = await Promise.all([
+      client.request(anonymous, 'tools/list', {}),
+      client.request(anonymous, 'tools/list', {}),
+    ]);
     expect(x.session.sessionId).toBe(y.session.sessionId);
     expect(initializes()).toBe(1);
   });

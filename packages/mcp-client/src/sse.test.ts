@@ -13,7 +13,9 @@ const collect = async (source: AsyncIterable<Uint8Array>, cap?: number) => {
 
 describe('parseSse', () => {
   it('yields events split across chunks, with CRLF, comments, names, ids and multi-line data', async () => {
-    const events = await collect(chunks(': hello\r\n', 'event: message\r\nid: 7\r', '\ndata: {"a":\r\ndata: 1}\r\n\r\n', 'data: last\n\n'));
+    const events = await collect(
+      chunks(': hello\r\n', 'event: message\r\nid: 7\r', '\ndata: {"a":\r\ndata: 1}\r\n\r\n', 'data: last\n\n'),
+    );
     expect(events).toEqual([
       { event: 'message', data: '{"a":\n1}', id: '7', retry: null },
       { event: 'message', data: 'last', id: '7', retry: null },
@@ -21,7 +23,9 @@ describe('parseSse', () => {
   });
 
   it('yields a priming event (an id and empty data, a retry) so a reader knows where to resume; a bad retry is ignored', async () => {
-    const events = await collect(chunks('id: p-1\ndata:\n\n', 'retry: 250\n\n', 'retry: soon\nid: p-2\n\n', 'retry: x\n\n'));
+    const events = await collect(
+      chunks('id: p-1\ndata:\n\n', 'retry: 250\n\n', 'retry: soon\nid: p-2\n\n', 'retry: x\n\n'),
+    );
     expect(events).toEqual([
       { event: 'message', data: '', id: 'p-1', retry: null },
       { event: 'message', data: '', id: 'p-1', retry: 250 },

@@ -18,7 +18,10 @@ export interface SseEvent {
  * An event with an `id` or `retry` but no data (an MCP priming event, SEP-1699) is yielded too,
  * with empty data, so a reader learns where to resume from.
  */
-export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>, maxEventChars = Infinity): AsyncGenerator<SseEvent> {
+export async function* parseSse(
+  chunks: AsyncIterable<Uint8Array | string>,
+  maxEventChars = Infinity,
+): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = '';
   let event = 'message';

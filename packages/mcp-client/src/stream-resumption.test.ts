@@ -11,20 +11,35 @@ describe('SEP-1699 stream polling: resuming an answer stream the upstream closed
       sseHead(res);
       if (req.method === 'POST') {
         // The priming event (an id, empty data, a retry), then the connection closes without the response.
-        res.end(`id: call-7:0\nretry: 40\ndata:\n\n${sseMessage({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } }, 'call-7:1')}`);
+        res.end(
+          `id: call-7:0\nretry: 40\ndata:\n\n${sseMessage({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } }, 'call-7:1')}`,
+        );
         pending = body!.id as number;
         return;
       }
-      res.end(sseMessage({ jsonrpc: '2.0', id: pending, result: { content: [{ type: 'text', text: 'done' }] } }, 'call-7:2'));
+      res.end(
+        sseMessage({ jsonrpc: '2.0', id: pending, result: { content: [{ type: 'text', text: 'done' }] } }, 'call-7:2'),
+      );
     });
     let pending = 0;
     const client = newClient();
     const notes: unknown[] = [];
-    const { response } = await client.request({ endpoint: upstream.url, headers: { authorization: 'Bearer k' } }, 'tools/call', { name: 't' }, { onNotification: (n) => notes.push(n.params?.data) });
+    const { response } = await client.request(
+      { endpoint: upstream.url, headers: { authorization: 'Bearer k' } },
+      'tools/call',
+      { name: 't' },
+      { onNotification: (n) => notes.push(n.params?.data) },
+    );
     expect(response).toEqual({ jsonrpc: '2.0', id: pending, result: { content: [{ type: 'text', text: 'done' }] } });
     expect(notes).toEqual(['working']);
     const get = upstream.seen.find((r) => r.method === 'GET')!;
-    expect(get.headers).toMatchObject({ 'last-event-id': 'call-7:1', 'mcp-session-id': 's-1', 'mcp-protocol-version': '2025-11-25', accept: 'text/event-stream', authorization: 'Bearer k' });
+    expect(get.headers).toMatchObject({
+      'last-event-id': 'call-7:1',
+      'mcp-session-id': 's-1',
+      'mcp-protocol-version': '2025-11-25',
+      accept: 'text/event-stream',
+      authorization: 'Bearer k',
+    });
   });
 
   it('keeps polling while the upstream answers each GET with a new priming event and closes', async () => {
@@ -42,7 +57,11 @@ describe('SEP-1699 stream polling: resuming an answer stream the upstream closed
     });
     const { response } = await newClient().request({ endpoint: upstream.url }, 'tools/call', { name: 't' });
     expect(response).toMatchObject({ result: { ok: 3 } });
-    expect(upstream.seen.filter((r) => r.method === 'GET').map((r) => r.headers['last-event-id'])).toEqual(['e0', 'e1', 'e2']);
+    expect(upstream.seen.filter((r) => r.method === 'GET').map((r) => r.headers['last-event-id'])).toEqual([
+      'e0',
+      'e1',
+      'e2',
+    ]);
   });
 
   it('fails a call whose stream ended without a response or an event id, or whose upstream will not resume, or past the deadline', async () => {
@@ -50,7 +69,10 @@ describe('SEP-1699 stream polling: resuming an answer stream the upstream closed
       sseHead(res);
       res.end(': nothing\n\n');
     });
-    await expect(newClient().request({ endpoint: noCursor.url }, 'tools/call', { name: 't' })).rejects.toMatchObject({ kind: 'protocol', message: 'upstream stream ended without a response' });
+    await expect(newClient().request({ endpoint: noCursor.url }, 'tools/call', { name: 't' })).rejects.toMatchObject({
+      kind: 'protocol',
+      message: 'upstream stream ended without a response',
+    });
     expect(noCursor.seen.some((r) => r.method === 'GET')).toBe(false);
 
     const refuses = await start((req, res) => {
@@ -58,7 +80,10 @@ describe('SEP-1699 stream polling: resuming an answer stream the upstream closed
       sseHead(res);
       res.end('id: x\nretry: 1\ndata:\n\n');
     });
-    await expect(newClient().request({ endpoint: refuses.url }, 'tools/call', { name: 't' })).rejects.toMatchObject({ kind: 'protocol', message: 'upstream did not resume its stream (HTTP 405)' });
+    await expect(newClient().request({ endpoint: refuses.url }, 'tools/call', { name: 't' })).rejects.toMatchObject({
+      kind: 'protocol',
+      message: 'upstream did not resume its stream (HTTP 405)',
+    });
 
     const slow = await start((_req, res) => {
       sseHead(res);
@@ -77,7 +102,9 @@ describe('SEP-1699 stream polling: resuming an answer stream the upstream closed
       sseHead(res);
       res.end('id: again\nretry: 0\ndata:\n\n');
     });
-    await expect(newClient().request({ endpoint: endless.url }, 'tools/call', { name: 't' })).rejects.toMatchObject({ kind: 'protocol' });
+    await expect(newClient().request({ endpoint: endless.url }, 'tools/call', { name: 't' })).rejects.toMatchObject({
+      kind: 'protocol',
+    });
     expect(endless.seen.filter((r) => r.method === 'GET')).toHaveLength(MAX_STREAM_RESUMPTIONS);
   });
 });

@@ -20,7 +20,9 @@ const newClient = (options?: ConstructorParameters<typeof McpUpstreamClient>[0])
   return client;
 };
 
-async function rawServer(handler: Parameters<typeof createServer>[1]): Promise<{ url: string; close(): Promise<void> }> {
+async function rawServer(
+  handler: Parameters<typeof createServer>[1],
+): Promise<{ url: string; close(): Promise<void> }> {
   const http: Server = createServer(handler);
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   return track({
@@ -58,7 +60,12 @@ describe('McpUpstreamClient against a 1.x (session) SDK server', () => {
     const client = newClient();
     const target = { endpoint: fx.url };
     const stale = { protocolVersion: '2025-11-25', sessionId: 'gone' };
-    const { response, session } = await client.request(target, 'tools/call', { name: 'echo', arguments: {} }, { session: stale });
+    const { response, session } = await client.request(
+      target,
+      'tools/call',
+      { name: 'echo', arguments: {} },
+      { session: stale },
+    );
     expect('result' in response).toBe(true);
     expect(session.sessionId).not.toBe('gone');
   });
@@ -104,11 +111,18 @@ describe('McpUpstreamClient against a 1.x (session) SDK server', () => {
     );
     const client = newClient();
     const controller = new AbortController();
-    const pending = client.request({ endpoint: fx.url }, 'tools/call', { name: 'hang', arguments: {} }, { signal: controller.signal });
+    const pending = client.request(
+      { endpoint: fx.url },
+      'tools/call',
+      { name: 'hang', arguments: {} },
+      { signal: controller.signal },
+    );
     await expect.poll(() => fx.calls.length).toBe(1);
     controller.abort();
     await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
-    await expect.poll(() => fx.requests.some((r) => (r.body as { method?: string })?.method === 'notifications/cancelled')).toBe(true);
+    await expect
+      .poll(() => fx.requests.some((r) => (r.body as { method?: string })?.method === 'notifications/cancelled'))
+      .toBe(true);
     release();
   });
 });
@@ -136,13 +150,17 @@ describe('McpUpstreamClient failures', () => {
   it('reports a dead upstream as unreachable', async () => {
     const dead = await rawServer(() => undefined);
     await dead.close();
-    await expect(newClient().request({ endpoint: dead.url }, 'tools/list', {})).rejects.toMatchObject({ kind: 'unreachable' });
+    await expect(newClient().request({ endpoint: dead.url }, 'tools/list', {})).rejects.toMatchObject({
+      kind: 'unreachable',
+    });
   });
 
   it('times out a silent upstream', async () => {
     const silent = await rawServer(() => undefined);
     const started = Date.now();
-    await expect(newClient({ timeoutMs: 200 }).request({ endpoint: silent.url }, 'tools/list', {})).rejects.toMatchObject({ kind: 'timeout' });
+    await expect(
+      newClient({ timeoutMs: 200 }).request({ endpoint: silent.url }, 'tools/list', {}),
+    ).rejects.toMatchObject({ kind: 'timeout' });
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
@@ -160,7 +178,12 @@ describe('McpUpstreamClient failures', () => {
       req.resume();
     });
     const err = await newClient({ maxResponseBytes: 1024 * 1024 })
-      .request({ endpoint: huge.url }, 'tools/list', {}, { session: { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null } })
+      .request(
+        { endpoint: huge.url },
+        'tools/list',
+        {},
+        { session: { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null } },
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpUpstreamError);
     expect((err as McpUpstreamError).kind).toBe('too_large');
@@ -186,12 +209,24 @@ describe('McpUpstreamClient exchanges on a stateless session', () => {
     });
     const client = newClient();
     const controller = new AbortController();
-    const pending = client.request({ endpoint: hanging.url }, 'tools/call', { name: 'x' }, { session: modern, signal: controller.signal });
+    const pending = client.request(
+      { endpoint: hanging.url },
+      'tools/call',
+      { name: 'x' },
+      { session: modern, signal: controller.signal },
+    );
     await expect.poll(() => received).toBe(1);
     controller.abort();
     await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
     await expect.poll(() => closed).toBe(1);
-    await expect(client.request({ endpoint: hanging.url }, 'tools/call', { name: 'x' }, { session: modern, signal: controller.signal })).rejects.toMatchObject({ kind: 'aborted' });
+    await expect(
+      client.request(
+        { endpoint: hanging.url },
+        'tools/call',
+        { name: 'x' },
+        { session: modern, signal: controller.signal },
+      ),
+    ).rejects.toMatchObject({ kind: 'aborted' });
     expect(received).toBe(1);
   });
 
@@ -202,14 +237,21 @@ describe('McpUpstreamClient exchanges on a stateless session', () => {
       req.on('end', () => {
         const { id } = JSON.parse(text) as { id: number };
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } })}\n\n`);
+        res.write(
+          `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } })}\n\n`,
+        );
         res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { ok: true } })}\n\n`);
       });
     });
     const client = newClient();
     const seen: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const { response } = await client.request({ endpoint: sse.url }, 'tools/call', { name: 'x' }, { session: modern, onNotification: (n) => seen.push(n.method) });
+      const { response } = await client.request(
+        { endpoint: sse.url },
+        'tools/call',
+        { name: 'x' },
+        { session: modern, onNotification: (n) => seen.push(n.method) },
+      );
       expect(response).toMatchObject({ result: { ok: true } });
     }
     expect(seen).toEqual(['notifications/progress', 'notifications/progress']);
@@ -219,7 +261,9 @@ describe('McpUpstreamClient exchanges on a stateless session', () => {
 describe('McpUpstreamClient with an injected dispatcher', () => {
   it('keeps the connect failure as the cause (e.g. an egress refusal)', async () => {
     const { createEgressDispatcher, egressRefusalOf } = await import('@agentgw/core');
-    const client = newClient({ dispatcher: createEgressDispatcher({ mode: 'public-only', allowCidrs: [], allowHosts: new Set() }) });
+    const client = newClient({
+      dispatcher: createEgressDispatcher({ mode: 'public-only', allowCidrs: [], allowHosts: new Set() }),
+    });
     const err = await client.request({ endpoint: 'http://127.0.0.1:9/mcp' }, 'tools/list', {}).catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: 'unreachable' });
     expect(egressRefusalOf(err)?.code).toBe('EGRESS_REFUSED');

@@ -179,14 +179,20 @@ export class McpUpstreamClient {
    * Sends one request and waits for its response. Upstream JSON-RPC errors come back as
    * responses; transport failures throw McpUpstreamError.
    */
-  async request(target: UpstreamTarget, method: string, params: Record<string, unknown> | undefined, options: UpstreamCallOptions = {}): Promise<UpstreamCallResult> {
+  async request(
+    target: UpstreamTarget,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: UpstreamCallOptions = {},
+  ): Promise<UpstreamCallResult> {
     const deadline = this.deadline(options);
     try {
       let session = options.session ?? (await this.sharedSession(target, deadline, options));
       let retried = false;
       for (;;) {
         const exchange = await this.exchange(target, session, method, params, deadline, options);
-        if (exchange.response && exchange.status < 300) return { response: exchange.response, session, status: exchange.status };
+        if (exchange.response && exchange.status < 300)
+          return { response: exchange.response, session, status: exchange.status };
         // 404 on a session means it expired upstream; a stateless upstream answering like a
         // session server was replaced by one: renegotiate once, then report.
         const answeredUs = exchange.response !== null && exchange.response.id !== null;
@@ -209,10 +215,22 @@ export class McpUpstreamClient {
   }
 
   /** Sends a notification (no response expected). Failures are reported, not retried. */
-  async notify(target: UpstreamTarget, session: UpstreamSession, method: string, params?: Record<string, unknown>): Promise<void> {
+  async notify(
+    target: UpstreamTarget,
+    session: UpstreamSession,
+    method: string,
+    params?: Record<string, unknown>,
+  ): Promise<void> {
     const deadline = this.deadline({ timeoutMs: 5_000 });
     try {
-      await this.post(target, session, { jsonrpc: '2.0', method, ...(params ? { params } : {}) }, deadline, undefined, {});
+      await this.post(
+        target,
+        session,
+        { jsonrpc: '2.0', method, ...(params ? { params } : {}) },
+        deadline,
+        undefined,
+        {},
+      );
     } catch (err) {
       throw deadline.translate(err);
     } finally {
@@ -229,7 +247,8 @@ export class McpUpstreamClient {
     const deadline = this.deadline({ timeoutMs: 5_000 });
     try {
       const { status } = await this.post(target, session, response, deadline, undefined, {});
-      if (status < 200 || status >= 300) throw new McpUpstreamError('http', `upstream answered HTTP ${status} to a response`, status);
+      if (status < 200 || status >= 300)
+        throw new McpUpstreamError('http', `upstream answered HTTP ${status} to a response`, status);
     } catch (err) {
       throw deadline.translate(err);
     } finally {
@@ -241,7 +260,10 @@ export class McpUpstreamClient {
    * Opens a conversation: `server/discover` first (a 2026-07-28 upstream answers it), else the
    * session handshake (initialize + notifications/initialized). The era is remembered per target.
    */
-  async open(target: UpstreamTarget, options: Pick<UpstreamCallOptions, 'signal' | 'timeoutMs' | 'clientCapabilities'> = {}): Promise<UpstreamSession> {
+  async open(
+    target: UpstreamTarget,
+    options: Pick<UpstreamCallOptions, 'signal' | 'timeoutMs' | 'clientCapabilities'> = {},
+  ): Promise<UpstreamSession> {
     const deadline = this.deadline(options);
     try {
       return await this.openWithin(target, deadline, options);
@@ -259,7 +281,11 @@ export class McpUpstreamClient {
       const { body } = await request(target.endpoint, {
         method: 'DELETE',
         dispatcher: this.dispatcher,
-        headers: { ...target.headers, 'mcp-session-id': session.sessionId, 'mcp-protocol-version': session.protocolVersion },
+        headers: {
+          ...target.headers,
+          'mcp-session-id': session.sessionId,
+          'mcp-protocol-version': session.protocolVersion,
+        },
         signal: AbortSignal.timeout(5_000),
       });
       await body.dump();
@@ -292,7 +318,12 @@ export class McpUpstreamClient {
         method: 'GET',
         dispatcher: this.dispatcher,
         signal,
-        headers: { ...target.headers, accept: 'text/event-stream', 'mcp-session-id': session.sessionId, 'mcp-protocol-version': session.protocolVersion },
+        headers: {
+          ...target.headers,
+          accept: 'text/event-stream',
+          'mcp-session-id': session.sessionId,
+          'mcp-protocol-version': session.protocolVersion,
+        },
       });
     } catch {
       return signal.aborted ? 'ended' : 'unsupported';
@@ -334,15 +365,24 @@ export class McpUpstreamClient {
     let cursor: string | undefined;
     let session = options.session;
     for (let page = 0; ; page++) {
-      const result = await this.request(target, method, cursor === undefined ? {} : { cursor }, { ...options, session });
+      const result = await this.request(target, method, cursor === undefined ? {} : { cursor }, {
+        ...options,
+        session,
+      });
       session = result.session;
       if ('error' in result.response) {
-        throw new McpUpstreamError('protocol', `upstream refused ${method}: ${result.response.error.message}`.slice(0, 300));
+        throw new McpUpstreamError(
+          'protocol',
+          `upstream refused ${method}: ${result.response.error.message}`.slice(0, 300),
+        );
       }
       const list = result.response.result[field];
-      if (!Array.isArray(list)) throw new McpUpstreamError('protocol', `upstream ${method} result has no ${field} array`);
-      for (const item of list) if (typeof item === 'object' && item !== null) items.push(item as Record<string, unknown>);
-      if (items.length > maxItems || page > 1_000) throw new McpUpstreamError('too_large', `upstream ${method} has more than ${maxItems} items`);
+      if (!Array.isArray(list))
+        throw new McpUpstreamError('protocol', `upstream ${method} result has no ${field} array`);
+      for (const item of list)
+        if (typeof item === 'object' && item !== null) items.push(item as Record<string, unknown>);
+      if (items.length > maxItems || page > 1_000)
+        throw new McpUpstreamError('too_large', `upstream ${method} has more than ${maxItems} items`);
       const next = result.response.result.nextCursor;
       if (typeof next !== 'string' || next === '') return { items, session: result.session };
       cursor = next;
@@ -368,7 +408,11 @@ export class McpUpstreamClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  private async sharedSession(target: UpstreamTarget, deadline: Deadline, options: UpstreamCallOptions): Promise<UpstreamSession> {
+  private async sharedSession(
+    target: UpstreamTarget,
+    deadline: Deadline,
+    options: UpstreamCallOptions,
+  ): Promise<UpstreamSession> {
     const key = keyOf(target);
     const era = this.eras.get(key);
     if (era?.kind === 'modern') return { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
@@ -403,31 +447,44 @@ export class McpUpstreamClient {
     );
   }
 
-  private async renegotiate(target: UpstreamTarget, stale: UpstreamSession, options: UpstreamCallOptions, deadline: Deadline): Promise<UpstreamSession> {
+  private async renegotiate(
+    target: UpstreamTarget,
+    stale: UpstreamSession,
+    options: UpstreamCallOptions,
+    deadline: Deadline,
+  ): Promise<UpstreamSession> {
     const key = keyOf(target);
     if (stale.sessionId === null) this.eras.delete(key);
     const slot = slotOf(key, target, options.clientCapabilities);
     const shared = this.sharedSessions.get(slot);
-    if (shared && (await shared.session.catch(() => null))?.sessionId === stale.sessionId) this.sharedSessions.delete(slot);
+    if (shared && (await shared.session.catch(() => null))?.sessionId === stale.sessionId)
+      this.sharedSessions.delete(slot);
     if (options.session === undefined) return this.sharedSession(target, deadline, options);
     return this.openWithin(target, deadline, options);
   }
 
-  private async openWithin(target: UpstreamTarget, deadline: Deadline, options: Pick<UpstreamCallOptions, 'clientCapabilities'>): Promise<UpstreamSession> {
+  private async openWithin(
+    target: UpstreamTarget,
+    deadline: Deadline,
+    options: Pick<UpstreamCallOptions, 'clientCapabilities'>,
+  ): Promise<UpstreamSession> {
     const key = keyOf(target);
     const known = this.eras.get(key);
     if (known === undefined && target.era === 'legacy') {
       // A session where the upstream offers one; a 2026-07-28-only upstream refuses initialize, and is spoken to on its own wire.
-      const session = await this.initialize(target, deadline, options.clientCapabilities ?? {}).catch((err: unknown) => {
-        if (err instanceof McpUpstreamError && (err.kind === 'http' || err.kind === 'protocol')) return null;
-        throw err;
-      });
+      const session = await this.initialize(target, deadline, options.clientCapabilities ?? {}).catch(
+        (err: unknown) => {
+          if (err instanceof McpUpstreamError && (err.kind === 'http' || err.kind === 'protocol')) return null;
+          throw err;
+        },
+      );
       if (session) return session;
     }
     if (known?.kind !== 'legacy') {
       const modern = { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
       const probe = await this.exchange(target, modern, 'server/discover', undefined, deadline, options);
-      const versions = probe.response && 'result' in probe.response ? probe.response.result.supportedVersions : undefined;
+      const versions =
+        probe.response && 'result' in probe.response ? probe.response.result.supportedVersions : undefined;
       if (probe.status < 300 && Array.isArray(versions) && versions.includes(MODERN_PROTOCOL_VERSION)) {
         this.eras.set(key, { kind: 'modern' });
         return modern;
@@ -436,13 +493,19 @@ export class McpUpstreamClient {
     return this.initialize(target, deadline, options.clientCapabilities ?? {});
   }
 
-  private async initialize(target: UpstreamTarget, deadline: Deadline, capabilities: Record<string, unknown>): Promise<UpstreamSession> {
+  private async initialize(
+    target: UpstreamTarget,
+    deadline: Deadline,
+    capabilities: Record<string, unknown>,
+  ): Promise<UpstreamSession> {
     const key = keyOf(target);
     const bootstrap = { protocolVersion: LATEST_LEGACY_VERSION, sessionId: null };
     const params = { protocolVersion: LATEST_LEGACY_VERSION, capabilities, clientInfo: this.clientInfo };
     const init = await this.exchange(target, bootstrap, 'initialize', params, deadline, {}, { initializing: true });
-    if (!init.response || init.status >= 300) throw new McpUpstreamError('http', `upstream answered initialize with HTTP ${init.status}`, init.status);
-    if ('error' in init.response) throw new McpUpstreamError('protocol', `upstream refused initialize (${init.response.error.code})`);
+    if (!init.response || init.status >= 300)
+      throw new McpUpstreamError('http', `upstream answered initialize with HTTP ${init.status}`, init.status);
+    if ('error' in init.response)
+      throw new McpUpstreamError('protocol', `upstream refused initialize (${init.response.error.code})`);
     const version = init.response.result.protocolVersion;
     if (typeof version !== 'string' || !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
       throw new McpUpstreamError('protocol', 'upstream chose a protocol version the gateway does not speak');
@@ -463,15 +526,24 @@ export class McpUpstreamClient {
     flags: { initializing?: boolean } = {},
   ): Promise<RawExchange> {
     const id = this.nextId++;
-    const modern = session.sessionId === null && session.protocolVersion === MODERN_PROTOCOL_VERSION && !flags.initializing;
+    const modern =
+      session.sessionId === null && session.protocolVersion === MODERN_PROTOCOL_VERSION && !flags.initializing;
     const finalParams = modern ? withEnvelope(params, this.clientInfo, options.clientCapabilities) : params;
     const message = { jsonrpc: '2.0', id, method, ...(finalParams ? { params: finalParams } : {}) };
-    const postOptions = { onNotification: options.onNotification, onRequest: options.onRequest, onStreamPaused: options.onStreamPaused, initializing: flags.initializing, modern };
+    const postOptions = {
+      onNotification: options.onNotification,
+      onRequest: options.onRequest,
+      onStreamPaused: options.onStreamPaused,
+      initializing: flags.initializing,
+      modern,
+    };
     const sessionId = session.sessionId;
     if (modern || sessionId === null) return this.post(target, session, message, deadline, id, postOptions);
     // Session protocols learn of a dropped call through notifications/cancelled.
     const stopWatching = deadline.onEnd(() => {
-      this.notify(target, session, 'notifications/cancelled', { requestId: id, reason: 'client went away' }).catch(() => undefined);
+      this.notify(target, session, 'notifications/cancelled', { requestId: id, reason: 'client went away' }).catch(
+        () => undefined,
+      );
     });
     try {
       return await this.post(target, session, message, deadline, id, postOptions);
@@ -487,7 +559,10 @@ export class McpUpstreamClient {
     message: Record<string, unknown>,
     deadline: Deadline,
     id: number | undefined,
-    options: Pick<UpstreamCallOptions, 'onNotification' | 'onRequest' | 'onStreamPaused'> & { initializing?: boolean; modern?: boolean },
+    options: Pick<UpstreamCallOptions, 'onNotification' | 'onRequest' | 'onStreamPaused'> & {
+      initializing?: boolean;
+      modern?: boolean;
+    },
   ): Promise<RawExchange> {
     const headers: string[] = [];
     if (target.headers) for (const name in target.headers) headers.push(name, target.headers[name]!);
@@ -554,7 +629,8 @@ export class McpUpstreamClient {
       const response = await this.readEvents(body, id, ctx, cursor);
       if (response) return response;
       const resumable = ctx.session.protocolVersion !== MODERN_PROTOCOL_VERSION && cursor.lastEventId !== null;
-      if (!resumable || resumed >= MAX_STREAM_RESUMPTIONS) throw new McpUpstreamError('protocol', 'upstream stream ended without a response');
+      if (!resumable || resumed >= MAX_STREAM_RESUMPTIONS)
+        throw new McpUpstreamError('protocol', 'upstream stream ended without a response');
       ctx.onStreamPaused?.(cursor.retryMs);
       await pause(cursor.retryMs, ctx.deadline);
       body = await this.resumeStream(ctx, cursor.lastEventId!);
@@ -562,7 +638,12 @@ export class McpUpstreamClient {
   }
 
   /** One connection's events: notifications and server requests handed on, the cursor kept; the response when it comes, else null at its end. */
-  private async readEvents(body: Readable, id: number, ctx: StreamContext, cursor: { lastEventId: string | null; retryMs: number; bytes: number }): Promise<JsonRpcResponse | null> {
+  private async readEvents(
+    body: Readable,
+    id: number,
+    ctx: StreamContext,
+    cursor: { lastEventId: string | null; retryMs: number; bytes: number },
+  ): Promise<JsonRpcResponse | null> {
     const cap = this.maxResponseBytes;
     async function* capped() {
       for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -595,18 +676,37 @@ export class McpUpstreamClient {
     const { target, session } = ctx;
     const headers: string[] = [];
     if (target.headers) for (const name in target.headers) headers.push(name, target.headers[name]!);
-    headers.push('accept', 'text/event-stream', 'mcp-protocol-version', session.protocolVersion, 'last-event-id', lastEventId);
+    headers.push(
+      'accept',
+      'text/event-stream',
+      'mcp-protocol-version',
+      session.protocolVersion,
+      'last-event-id',
+      lastEventId,
+    );
     if (session.sessionId !== null) headers.push('mcp-session-id', session.sessionId);
     const { origin, path } = this.endpointParts(target.endpoint);
-    const answer: HttpAnswer = await postOver(this.dispatcher, { origin, path, headers, body: null }, ctx.deadline, { wantBody: true, maxBytes: this.maxResponseBytes });
+    const answer: HttpAnswer = await postOver(this.dispatcher, { origin, path, headers, body: null }, ctx.deadline, {
+      wantBody: true,
+      maxBytes: this.maxResponseBytes,
+    });
     if (answer.status === 200 && answer.body instanceof Readable) return answer.body;
     throw new McpUpstreamError('protocol', `upstream did not resume its stream (HTTP ${answer.status})`);
   }
 
   /** A request from the upstream: to the caller's handler, else answered `Method not found` (in the background). */
-  private serverRequest(target: UpstreamTarget, session: UpstreamSession, request: JsonRpcRequest, onRequest: ServerRequestHandler | undefined): void {
+  private serverRequest(
+    target: UpstreamTarget,
+    session: UpstreamSession,
+    request: JsonRpcRequest,
+    onRequest: ServerRequestHandler | undefined,
+  ): void {
     if (onRequest) return onRequest(request, session);
-    const refusal: JsonRpcResponse = { jsonrpc: '2.0', id: request.id, error: { code: JSON_RPC.METHOD_NOT_FOUND, message: `Method not found: ${request.method.slice(0, 100)}` } };
+    const refusal: JsonRpcResponse = {
+      jsonrpc: '2.0',
+      id: request.id,
+      error: { code: JSON_RPC.METHOD_NOT_FOUND, message: `Method not found: ${request.method.slice(0, 100)}` },
+    };
     this.respond(target, session, refusal).catch(() => undefined);
   }
 
@@ -646,7 +746,11 @@ function pause(ms: number, deadline: Deadline): Promise<void> {
 }
 
 /** The 2026-07-28 request envelope, with any caller-supplied `_meta` keys kept. */
-function withEnvelope(params: Record<string, unknown> | undefined, clientInfo: { name: string; version: string }, capabilities: Record<string, unknown> = {}): Record<string, unknown> {
+function withEnvelope(
+  params: Record<string, unknown> | undefined,
+  clientInfo: { name: string; version: string },
+  capabilities: Record<string, unknown> = {},
+): Record<string, unknown> {
   const meta = (params?._meta ?? {}) as Record<string, unknown>;
   // `_meta` named before the spread: adding a key to a spread copy afterwards costs V8 several times more.
   const enveloped: Record<string, unknown> = { _meta: null, ...params };
@@ -661,6 +765,13 @@ function withEnvelope(params: Record<string, unknown> | undefined, clientInfo: {
 
 /** The `Mcp-Name` header a 2026-07-28 request mirrors from its params. */
 export function mcpNameOf(method: string, params: Record<string, unknown> | undefined): string | undefined {
-  const source = method === 'tools/call' || method === 'prompts/get' ? params?.name : method.startsWith('resources/') ? params?.uri : method.startsWith('tasks/') ? params?.taskId : undefined;
+  const source =
+    method === 'tools/call' || method === 'prompts/get'
+      ? params?.name
+      : method.startsWith('resources/')
+        ? params?.uri
+        : method.startsWith('tasks/')
+          ? params?.taskId
+          : undefined;
   return typeof source === 'string' ? source : undefined;
 }

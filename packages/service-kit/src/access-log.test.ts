@@ -13,7 +13,10 @@ type Line = Record<string, unknown>;
 function capturingLogger(): { logger: Logger; lines: Line[]; raw: string[] } {
   const lines: Line[] = [];
   const raw: string[] = [];
-  const logger = createLogger({ level: 'info', destination: { write: (s: string) => void (raw.push(s), lines.push(JSON.parse(s) as Line)) } });
+  const logger = createLogger({
+    level: 'info',
+    destination: { write: (s: string) => void (raw.push(s), lines.push(JSON.parse(s) as Line)) },
+  });
   return { logger, lines, raw };
 }
 
@@ -44,7 +47,11 @@ const things = defineService({
   },
 });
 
-const SECRETS = { query: 'query-secret-0123456789', apiKey: 'agw_apikey-secret-0123456789', cookie: 'cookie-secret-0123456789' };
+const SECRETS = {
+  query: 'query-secret-0123456789',
+  apiKey: 'agw_apikey-secret-0123456789',
+  cookie: 'cookie-secret-0123456789',
+};
 
 describe('access log', () => {
   let deps: TestDeps;
@@ -55,7 +62,14 @@ describe('access log', () => {
     userId = newId();
     await deps.db
       .insertInto('users')
-      .values({ id: userId, email: 'log@example.com', password_hash: await hashPassword('password-123'), name: null, tenant_id: null, roles: [] })
+      .values({
+        id: userId,
+        email: 'log@example.com',
+        password_hash: await hashPassword('password-123'),
+        name: null,
+        tenant_id: null,
+        roles: [],
+      })
       .execute();
     token = await deps.auth.signUserToken({ id: userId, email: 'log@example.com', roles: [], tenantId: null });
   });
@@ -83,7 +97,15 @@ describe('access log', () => {
       expect(res.status).toBe(200);
       await res.text();
       const line = await lineOf(capture.lines, '/api/v1/things/42');
-      expect(line).toMatchObject({ level: 30, msg: 'request', method: 'GET', route: '/api/v1/things/:id', status: 200, principal: 'user', principalId: userId });
+      expect(line).toMatchObject({
+        level: 30,
+        msg: 'request',
+        method: 'GET',
+        route: '/api/v1/things/:id',
+        status: 200,
+        principal: 'user',
+        principalId: userId,
+      });
       expect(line.requestId).toEqual(expect.any(String));
       expect(line.durationMs).toEqual(expect.any(Number));
       if (name === 'socket') expect(line.bytesOut).toBeGreaterThan('{"id":"42"}'.length);
@@ -101,12 +123,23 @@ describe('access log', () => {
     it('never writes a secret: no header, no query value, no body', async () => {
       const res = await transport.request(`/api/v1/open/rpc?token=${SECRETS.query}&api_key=${SECRETS.query}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'x-api-key': SECRETS.apiKey, cookie: `session=${SECRETS.cookie}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'x-api-key': SECRETS.apiKey,
+          cookie: `session=${SECRETS.cookie}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ password: SECRETS.cookie }),
       });
       expect(res.status).toBe(200);
       const line = await lineOf(capture.lines, '/api/v1/open/rpc');
-      expect(line).toMatchObject({ method: 'POST', status: 200, rpcMethod: 'tools/call', toolName: 'search', rpcBatch: 2 });
+      expect(line).toMatchObject({
+        method: 'POST',
+        status: 200,
+        rpcMethod: 'tools/call',
+        toolName: 'search',
+        rpcBatch: 2,
+      });
       // fetch sends Content-Length; app.request's Request carries none.
       if (name === 'socket') expect(line.bytesIn).toBe(JSON.stringify({ password: SECRETS.cookie }).length);
       const written = capture.raw.join('');
@@ -137,12 +170,20 @@ describe('access log', () => {
   it('writes nothing with ACCESS_LOG=off or a 0 sample, and samples the given share', async () => {
     for (const env of [{ ACCESS_LOG: 'off' as const }, { ACCESS_LOG_SAMPLE: 0 }]) {
       const capture = capturingLogger();
-      const host = await createHost([things], { ...deps, logger: capture.logger, config: { ...deps.config, ...env } }, { name: 'things' });
+      const host = await createHost(
+        [things],
+        { ...deps, logger: capture.logger, config: { ...deps.config, ...env } },
+        { name: 'things' },
+      );
       expect((await host.app.request('/api/v1/open/rpc', { method: 'POST' })).status).toBe(200);
       expect(capture.lines).toEqual([]);
     }
     const capture = capturingLogger();
-    const host = await createHost([things], { ...deps, logger: capture.logger, config: { ...deps.config, ACCESS_LOG_SAMPLE: 0.25 } }, { name: 'things' });
+    const host = await createHost(
+      [things],
+      { ...deps, logger: capture.logger, config: { ...deps.config, ACCESS_LOG_SAMPLE: 0.25 } },
+      { name: 'things' },
+    );
     const random = vi.spyOn(Math, 'random');
     for (const draw of [0.1, 0.3, 0.9, 0.2]) {
       random.mockReturnValueOnce(draw);

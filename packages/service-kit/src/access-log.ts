@@ -53,7 +53,10 @@ const contentLength = (value: string | number | string[] | undefined | null): nu
  * and what the route annotated. Never headers, query values or bodies. `sample` (0..1) is the
  * share of requests logged; undefined when the log is off, so the host adds no layer at all.
  */
-export function accessLog(logger: Logger, options: { enabled: boolean; sample: number }): MiddlewareHandler | undefined {
+export function accessLog(
+  logger: Logger,
+  options: { enabled: boolean; sample: number },
+): MiddlewareHandler | undefined {
   if (!options.enabled || options.sample <= 0) return undefined;
   const { sample } = options;
   return async (c, next) => {
@@ -89,7 +92,12 @@ export function accessLog(logger: Logger, options: { enabled: boolean; sample: n
       if (outgoing && socket && typeof outgoing.once === 'function') {
         // Node's server: the line waits for the answer to be written (a stream until it ends).
         // Bytes are those written to the connection for this answer, status line and headers included.
-        const finish = () => line(outgoing.headersSent ? outgoing.statusCode : c.res.status, socket.bytesWritten - writtenBefore, outgoing.writableFinished ? undefined : { aborted: true });
+        const finish = () =>
+          line(
+            outgoing.headersSent ? outgoing.statusCode : c.res.status,
+            socket.bytesWritten - writtenBefore,
+            outgoing.writableFinished ? undefined : { aborted: true },
+          );
         if (outgoing.closed) finish();
         else outgoing.once('close', finish);
       } else {

@@ -10,7 +10,10 @@ import { testConfig } from './testing.js';
 
 describe('buildDeps', () => {
   it('refuses distributed mode without PostgreSQL and Redis, naming both variables', async () => {
-    const attempt = buildDeps(testConfig({ DATABASE_URL: 'file:./somewhere' }), { service: 'vault', mode: 'distributed' });
+    const attempt = buildDeps(testConfig({ DATABASE_URL: 'file:./somewhere' }), {
+      service: 'vault',
+      mode: 'distributed',
+    });
     await expect(attempt).rejects.toBeInstanceOf(ConfigError);
     await expect(attempt).rejects.toThrow(/DATABASE_URL must be a postgres:\/\/ URL[\s\S]*REDIS_URL is required/);
   });
@@ -22,7 +25,11 @@ describe('buildDeps', () => {
       expect(deps.dbHandle.kind).toBe('pglite');
       expect(existsSync(join(dataDir, 'pgdata'))).toBe(true);
       const res = await healthRoute('gateway', deps).request('/health');
-      expect(await res.json()).toEqual({ status: 'ok', service: 'gateway', checks: { database: 'ok', redis: 'in-process' } });
+      expect(await res.json()).toEqual({
+        status: 'ok',
+        service: 'gateway',
+        checks: { database: 'ok', redis: 'in-process' },
+      });
       await deps.close();
       // The lock is released: the same directory opens again.
       const again = await buildDeps(testConfig(), { service: 'gateway', mode: 'embedded', dataDir });
@@ -35,37 +42,55 @@ describe('buildDeps', () => {
 
   const pgUrl = process.env.TEST_DATABASE_URL;
   const redisUrl = process.env.TEST_REDIS_URL;
-  it.skipIf(!pgUrl || !redisUrl)('distributed mode: PostgreSQL, Redis bus and BullMQ queue, Redis in /health', async () => {
-    const deps = await buildDeps(testConfig({ DATABASE_URL: pgUrl!, REDIS_URL: redisUrl! }), { service: 'audit-writer', mode: 'distributed' });
-    try {
-      expect(deps.dbHandle.kind).toBe('postgres');
-      const res = await healthRoute('audit-writer', deps).request('/health');
-      expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ status: 'ok', service: 'audit-writer', checks: { database: 'ok', redis: 'ok' } });
-
-      const seen = new Promise<string>((resolve) => {
-        void deps.bus.subscribe('user.changed', (p) => resolve(p.userId));
+  it.skipIf(!pgUrl || !redisUrl)(
+    'distributed mode: PostgreSQL, Redis bus and BullMQ queue, Redis in /health',
+    async () => {
+      const deps = await buildDeps(testConfig({ DATABASE_URL: pgUrl!, REDIS_URL: redisUrl! }), {
+        service: 'audit-writer',
+        mode: 'distributed',
       });
-      // Subscriptions on Redis are asynchronous; give it a moment before publishing.
-      await new Promise((r) => setTimeout(r, 200));
-      await deps.bus.publish('user.changed', { userId: 'u-redis' });
-      expect(await seen).toBe('u-redis');
-    } finally {
-      await deps.close();
-    }
-  });
+      try {
+        expect(deps.dbHandle.kind).toBe('postgres');
+        const res = await healthRoute('audit-writer', deps).request('/health');
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({
+          status: 'ok',
+          service: 'audit-writer',
+          checks: { database: 'ok', redis: 'ok' },
+        });
+
+        const seen = new Promise<string>((resolve) => {
+          void deps.bus.subscribe('user.changed', (p) => resolve(p.userId));
+        });
+        // Subscriptions on Redis are asynchronous; give it a moment before publishing.
+        await new Promise((r) => setTimeout(r, 200));
+        await deps.bus.publish('user.changed', { userId: 'u-redis' });
+        expect(await seen).toBe('u-redis');
+      } finally {
+        await deps.close();
+      }
+    },
+  );
 
   it.skipIf(!redisUrl)('reports Redis as down (503) once it stops answering', async () => {
     const proxy = await startTcpProxy(new URL(redisUrl!));
     const dataDir = mkdtempSync(join(tmpdir(), 'service-kit-'));
-    const deps = await buildDeps(testConfig({ REDIS_URL: `redis://127.0.0.1:${proxy.port}` }), { service: 'vault', mode: 'embedded', dataDir });
+    const deps = await buildDeps(testConfig({ REDIS_URL: `redis://127.0.0.1:${proxy.port}` }), {
+      service: 'vault',
+      mode: 'embedded',
+      dataDir,
+    });
     try {
       const app = healthRoute('vault', deps);
       expect(await (await app.request('/health')).json()).toMatchObject({ status: 'ok', checks: { redis: 'ok' } });
       await proxy.close();
       const res = await app.request('/health');
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ status: 'degraded', service: 'vault', checks: { database: 'ok', redis: 'down' } });
+      expect(await res.json()).toEqual({
+        status: 'degraded',
+        service: 'vault',
+        checks: { database: 'ok', redis: 'down' },
+      });
     } finally {
       await deps.close();
       rmSync(dataDir, { recursive: true, force: true });

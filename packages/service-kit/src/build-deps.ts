@@ -1,6 +1,17 @@
 import { createAuth } from '@agentgw/auth';
 import { createCatalog } from '@agentgw/catalog';
-import { BullJobQueue, ConfigError, createLogger, RedisEventBus, RedisRateLimiter, systemClock, type Config, type EventBus, type JobQueue, type RateLimiter } from '@agentgw/core';
+import {
+  BullJobQueue,
+  ConfigError,
+  createLogger,
+  RedisEventBus,
+  RedisRateLimiter,
+  systemClock,
+  type Config,
+  type EventBus,
+  type JobQueue,
+  type RateLimiter,
+} from '@agentgw/core';
 import { openDatabase, type DbHandle } from '@agentgw/db';
 import { Redis } from 'ioredis';
 import type { ServiceDeps } from './deps.js';
@@ -63,7 +74,12 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       probe.on('error', () => {}); // reported through /health, not as an unhandled error
       closers.push(async () => probe.disconnect());
       pingRedis = async () => (await probe.ping()) === 'PONG';
-      metrics.gauge('agentgw_queue_jobs', 'Jobs in the queue by job name and state (read from Redis at scrape time)', queueDepthReader(probe), ['queue', 'state']);
+      metrics.gauge(
+        'agentgw_queue_jobs',
+        'Jobs in the queue by job name and state (read from Redis at scrape time)',
+        queueDepthReader(probe),
+        ['queue', 'state'],
+      );
       bus = new RedisEventBus({ url: config.REDIS_URL, logger });
       closers.push(() => bus.close());
       queue = new BullJobQueue({ url: config.REDIS_URL, logger });

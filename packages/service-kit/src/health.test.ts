@@ -15,7 +15,11 @@ describe.each(testBackends())('healthRoute (%s)', (backend) => {
     deps = await createTestDeps({ backend });
     const res = await healthRoute('vault', deps).request('/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', service: 'vault', checks: { database: 'ok', redis: 'in-process' } });
+    expect(await res.json()).toEqual({
+      status: 'ok',
+      service: 'vault',
+      checks: { database: 'ok', redis: 'in-process' },
+    });
   });
 
   it('is degraded (503) when Redis does not answer', async () => {
@@ -28,7 +32,11 @@ describe.each(testBackends())('healthRoute (%s)', (backend) => {
     });
     const res = await app.request('/health');
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ status: 'degraded', service: 'audit-writer', checks: { database: 'ok', redis: 'down' } });
+    expect(await res.json()).toEqual({
+      status: 'degraded',
+      service: 'audit-writer',
+      checks: { database: 'ok', redis: 'down' },
+    });
   });
 });
 
@@ -38,7 +46,11 @@ describe('healthRoute with an unreachable database', () => {
     try {
       const res = await healthRoute('admin-api', { dbHandle }).request('/health');
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ status: 'degraded', service: 'admin-api', checks: { database: 'down', redis: 'in-process' } });
+      expect(await res.json()).toEqual({
+        status: 'degraded',
+        service: 'admin-api',
+        checks: { database: 'down', redis: 'in-process' },
+      });
     } finally {
       await dbHandle.close();
     }
@@ -53,7 +65,12 @@ describe('probe routes on the host', () => {
       expect((await host.request('/health/live')).status).toBe(200);
       const ready = await host.request('/health/ready');
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toMatchObject({ status: 'ok', ready: true, draining: false, checks: { database: 'ok' } });
+      expect(await ready.json()).toMatchObject({
+        status: 'ok',
+        ready: true,
+        draining: false,
+        checks: { database: 'ok' },
+      });
 
       const redisDown = await testHost([], { ...deps, pingRedis: async () => false }, { name: 'vault' });
       expect((await redisDown.request('/health/ready')).status).toBe(503);

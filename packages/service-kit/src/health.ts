@@ -27,8 +27,14 @@ async function probe(check: () => Promise<boolean>): Promise<HealthState> {
 }
 
 /** Probes the database and Redis (each bounded), the body of `/health`. */
-export async function checkHealth(service: string, deps: Pick<ServiceDeps, 'dbHandle' | 'pingRedis'>): Promise<HealthBody> {
-  const [database, redis] = await Promise.all([probe(() => deps.dbHandle.ping()), deps.pingRedis ? probe(deps.pingRedis) : Promise.resolve('in-process' as const)]);
+export async function checkHealth(
+  service: string,
+  deps: Pick<ServiceDeps, 'dbHandle' | 'pingRedis'>,
+): Promise<HealthBody> {
+  const [database, redis] = await Promise.all([
+    probe(() => deps.dbHandle.ping()),
+    deps.pingRedis ? probe(deps.pingRedis) : Promise.resolve('in-process' as const),
+  ]);
   const status = database === 'ok' && redis !== 'down' ? 'ok' : 'degraded';
   return { status, service, checks: { database, redis } };
 }
@@ -52,7 +58,11 @@ export interface ReadinessBody extends HealthBody {
  * outage of PostgreSQL or Redis never restarts every pod). `GET /health/ready`: 200 while the
  * database and Redis answer and no shutdown has begun, 503 otherwise, so traffic drains first.
  */
-export function probeRoutes(service: string, deps: Pick<ServiceDeps, 'dbHandle' | 'pingRedis'>, isDraining: () => boolean): Hono {
+export function probeRoutes(
+  service: string,
+  deps: Pick<ServiceDeps, 'dbHandle' | 'pingRedis'>,
+  isDraining: () => boolean,
+): Hono {
   return new Hono()
     .get('/health/live', (c) => c.json({ status: 'ok', service }, 200))
     .get('/health/ready', async (c) => {

@@ -27,10 +27,24 @@ const readAll = (c: Parameters<MiddlewareHandler>[0]) =>
 describe('hono internals the kit relies on', () => {
   it("finds Node's request and response behind the adapter, and neither under app.request", async () => {
     const app = new Hono();
-    app.get('/', (c) => c.json({ incoming: nodeIncoming(c)?.headers['x-probe'] ?? null, outgoing: nodeOutgoing(c)?.headersSent ?? null, peer: peerAddress(c) ?? null }));
-    expect(await (await app.request('/', { headers: { 'x-probe': 'p' } })).json()).toEqual({ incoming: null, outgoing: null, peer: null });
+    app.get('/', (c) =>
+      c.json({
+        incoming: nodeIncoming(c)?.headers['x-probe'] ?? null,
+        outgoing: nodeOutgoing(c)?.headersSent ?? null,
+        peer: peerAddress(c) ?? null,
+      }),
+    );
+    expect(await (await app.request('/', { headers: { 'x-probe': 'p' } })).json()).toEqual({
+      incoming: null,
+      outgoing: null,
+      peer: null,
+    });
     const transport = await serveApp(app);
-    expect(await (await transport.request('/', { headers: { 'x-probe': 'p' } })).json()).toEqual({ incoming: 'p', outgoing: false, peer: '127.0.0.1' });
+    expect(await (await transport.request('/', { headers: { 'x-probe': 'p' } })).json()).toEqual({
+      incoming: 'p',
+      outgoing: false,
+      peer: '127.0.0.1',
+    });
   });
 
   it("sends headers set on Node's response before the route, under the answer's own of the same name", async () => {
@@ -41,7 +55,13 @@ describe('hono internals the kit relies on', () => {
       await next();
     });
     app.get('/json', (c) => c.json({ ok: true }, 200, { 'x-both': 'route' }));
-    app.get('/stream', () => new Response(new ReadableStream({ start: (s) => (s.enqueue(new TextEncoder().encode('x')), s.close()) }), { headers: { 'x-both': 'route' } }));
+    app.get(
+      '/stream',
+      () =>
+        new Response(new ReadableStream({ start: (s) => (s.enqueue(new TextEncoder().encode('x')), s.close()) }), {
+          headers: { 'x-both': 'route' },
+        }),
+    );
     const transport = await serveApp(app);
     for (const path of ['/json', '/stream']) {
       const res = await transport.request(path);
@@ -62,7 +82,11 @@ describe('hono internals the kit relies on', () => {
       return c.json({ text, json, raw });
     });
     const transport = await serveApp(app);
-    const res = await transport.request('/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":"é"}' });
+    const res = await transport.request('/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":"é"}',
+    });
     expect(await res.json()).toEqual({ text: '{"a":"é"}', json: { a: 'é' }, raw: '{"a":"é"}' });
   });
 
@@ -73,10 +97,14 @@ describe('hono internals the kit relies on', () => {
     sub.use('/thing', marked);
     sub.get('/thing', (c) => {
       const reached = matchedRoutes(c).some((route) => {
-        for (let h: unknown = route.handler; typeof h === 'function'; h = composedHandlerOf(h)) if (h === marked) return true;
+        for (let h: unknown = route.handler; typeof h === 'function'; h = composedHandlerOf(h))
+          if (h === marked) return true;
         return false;
       });
-      return c.json({ reached, wrapped: matchedRoutes(c).some((route) => composedHandlerOf(route.handler) === marked) });
+      return c.json({
+        reached,
+        wrapped: matchedRoutes(c).some((route) => composedHandlerOf(route.handler) === marked),
+      });
     });
     const app = new Hono();
     app.route('/sub', sub);
@@ -93,9 +121,12 @@ describe('hono internals the kit relies on', () => {
     app.get('/endless', (c) => {
       const outgoing = nodeOutgoing(c)!;
       outgoing.once('close', () => sawClose(outgoing.writableFinished));
-      return new Response(new ReadableStream({ start: (s) => s.enqueue(new TextEncoder().encode('first')), cancel: () => cancelled() }), {
-        headers: { 'content-type': 'text/event-stream' },
-      });
+      return new Response(
+        new ReadableStream({ start: (s) => s.enqueue(new TextEncoder().encode('first')), cancel: () => cancelled() }),
+        {
+          headers: { 'content-type': 'text/event-stream' },
+        },
+      );
     });
     let whole!: (finished: boolean) => void;
     const finishedNormally = new Promise<boolean>((resolve) => (whole = resolve));
@@ -109,7 +140,9 @@ describe('hono internals the kit relies on', () => {
     expect(await finishedNormally).toBe(true);
 
     const port = Number(new URL((await transport.request('/done')).url).port);
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/endless' }, (res) => res.once('data', () => req.destroy()));
+    const req = httpRequest({ host: '127.0.0.1', port, path: '/endless' }, (res) =>
+      res.once('data', () => req.destroy()),
+    );
     req.on('error', () => undefined);
     req.end();
     expect(await closed).toBe(false);

@@ -38,8 +38,12 @@ const small = defineService({
   create: () => {
     const routes = new Hono();
     routes.post('/api/v1/small/upload', async (c) => c.json({ size: (await c.req.text()).length }));
-    routes.post('/api/v1/small/bytes', async (c) => c.json({ hex: Buffer.from(await c.req.arrayBuffer()).toString('hex') }));
-    routes.post('/api/v1/small/raw', async (c) => c.json({ hex: Buffer.from(await new Response(c.req.raw.body).arrayBuffer()).toString('hex') }));
+    routes.post('/api/v1/small/bytes', async (c) =>
+      c.json({ hex: Buffer.from(await c.req.arrayBuffer()).toString('hex') }),
+    );
+    routes.post('/api/v1/small/raw', async (c) =>
+      c.json({ hex: Buffer.from(await new Response(c.req.raw.body).arrayBuffer()).toString('hex') }),
+    );
     routes.get('/api/v1/small/boom', () => {
       throw new Error('secret detail');
     });
@@ -59,7 +63,11 @@ describe('createHost', () => {
     const all = host.app.routes.filter((r) => r.method === 'ALL' && r.path === '/*');
     expect(all).toHaveLength(6);
     // With the access log off its layer is not added at all.
-    const quiet = await createHost([big, small], { ...deps, config: { ...deps.config, ACCESS_LOG: 'off' } }, { name: 'both' });
+    const quiet = await createHost(
+      [big, small],
+      { ...deps, config: { ...deps.config, ACCESS_LOG: 'off' } },
+      { name: 'both' },
+    );
     expect(quiet.app.routes.filter((r) => r.method === 'ALL' && r.path === '/*')).toHaveLength(5);
     for (const path of ['/health', '/health/live', '/health/ready', '/metrics']) {
       expect(host.app.routes.filter((r) => r.path === path)).toHaveLength(1);
@@ -77,7 +85,8 @@ describe('createHost', () => {
       transport = await connect(app);
     });
     afterAll(() => transport.close());
-    const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) => transport.request(path, { method: 'POST', body, headers });
+    const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
+      transport.request(path, { method: 'POST', body, headers });
 
     it("lets a route group's own limit replace the default, and keeps the default everywhere else", async () => {
       const body = 'x'.repeat(1.5 * MiB);
@@ -99,7 +108,9 @@ describe('createHost', () => {
       expect(await res.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: '(body)' });
       // Under a route's own limit too (the host reads those bodies as well on Node's server).
       expect((await post('/api/v1/big/upload', deep, { 'content-type': 'application/json' })).status).toBe(400);
-      const good = await post('/api/v1/big/echo', JSON.stringify({ word: 'hi' }), { 'content-type': 'application/json' });
+      const good = await post('/api/v1/big/echo', JSON.stringify({ word: 'hi' }), {
+        'content-type': 'application/json',
+      });
       expect(await good.json()).toEqual({ word: 'hi' });
     });
 
@@ -115,16 +126,24 @@ describe('createHost', () => {
 
   it('limits chunked bodies (no Content-Length) the same way, over a real socket', async () => {
     const { app } = await createHost([big, small], deps, { name: 'both' });
-    const running = await serve(app, { port: 0, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger, handleSignals: false });
+    const running = await serve(app, {
+      port: 0,
+      hostname: '127.0.0.1',
+      deps: { close: async () => {} },
+      logger: deps.logger,
+      handleSignals: false,
+    });
     try {
       const chunked = (size: number) =>
         new ReadableStream<Uint8Array>({
           start(controller) {
-            for (let sent = 0; sent < size; sent += 64 * 1024) controller.enqueue(new Uint8Array(Math.min(64 * 1024, size - sent)).fill(120));
+            for (let sent = 0; sent < size; sent += 64 * 1024)
+              controller.enqueue(new Uint8Array(Math.min(64 * 1024, size - sent)).fill(120));
             controller.close();
           },
         });
-      const post = (path: string, size: number) => fetch(`http://127.0.0.1:${running.port}${path}`, { method: 'POST', body: chunked(size), duplex: 'half' });
+      const post = (path: string, size: number) =>
+        fetch(`http://127.0.0.1:${running.port}${path}`, { method: 'POST', body: chunked(size), duplex: 'half' });
       expect((await post('/api/v1/big/upload', 1.5 * MiB)).status).toBe(200);
       expect((await post('/api/v1/small/upload', 1.5 * MiB)).status).toBe(413);
     } finally {
@@ -137,7 +156,11 @@ describe('createHost', () => {
     const missing = await app.request('/api/v1/nothing');
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: 'NOT_FOUND' });
-    const invalid = await app.request('/api/v1/big/echo', { method: 'POST', body: JSON.stringify({ word: 'far too long a word' }), headers: { 'content-type': 'application/json' } });
+    const invalid = await app.request('/api/v1/big/echo', {
+      method: 'POST',
+      body: JSON.stringify({ word: 'far too long a word' }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(invalid.status).toBe(400);
     expect(await invalid.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: 'word' });
     const boom = await app.request('/api/v1/small/boom');
@@ -147,7 +170,10 @@ describe('createHost', () => {
 
   it('gathers every service’s documented routes into one OpenAPI document', async () => {
     const { app } = await createHost([big, small], deps, { name: 'both' });
-    const doc = (await (await app.request('/api/v1/openapi.json')).json()) as { paths: Record<string, unknown>; components: { securitySchemes: object } };
+    const doc = (await (await app.request('/api/v1/openapi.json')).json()) as {
+      paths: Record<string, unknown>;
+      components: { securitySchemes: object };
+    };
     expect(Object.keys(doc.paths)).toEqual(['/api/v1/big/echo']);
     expect(Object.keys(doc.components.securitySchemes)).toEqual(['bearerAuth', 'apiKey', 'userId', 'serviceToken']);
     expect((await app.request('/api/v1/docs')).status).toBe(200);
@@ -179,7 +205,9 @@ describe('createHost', () => {
     expect(events).toEqual(['start a', 'start b', 'stop a 100', 'stop b 100']);
 
     events.length = 0;
-    const failing = await createHost([tracked('a'), tracked('b', { failStart: true }), tracked('c')], deps, { name: 'x' });
+    const failing = await createHost([tracked('a'), tracked('b', { failStart: true }), tracked('c')], deps, {
+      name: 'x',
+    });
     await expect(failing.start()).rejects.toThrow('b cannot start');
     expect(events).toEqual(['start a', 'stop a 5000']);
   });

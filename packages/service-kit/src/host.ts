@@ -5,7 +5,14 @@ import { accessLog } from './access-log.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 import type { ServiceDeps } from './deps.js';
 import { healthRoute, probeRoutes } from './health.js';
-import { createMetrics, httpMetrics, metricsApp, metricsRoute, observeUpstreams, type ServiceMetrics } from './metrics.js';
+import {
+  createMetrics,
+  httpMetrics,
+  metricsApp,
+  metricsRoute,
+  observeUpstreams,
+  type ServiceMetrics,
+} from './metrics.js';
 import { mountOpenApi } from './openapi.js';
 import { requestBody } from './request-body.js';
 import { openApiApp } from './route-kit.js';
@@ -42,14 +49,21 @@ export interface Host {
  * body limit, the one error body, JSON 404s, `/health`, then each runtime's routes, then the
  * OpenAPI document and reference gathered from every route declared with the route kit.
  */
-export async function createHost(definitions: readonly ServiceDefinition[], deps: ServiceDeps, options: HostOptions): Promise<Host> {
+export async function createHost(
+  definitions: readonly ServiceDefinition[],
+  deps: ServiceDeps,
+  options: HostOptions,
+): Promise<Host> {
   const app = openApiApp();
   const metrics = deps.metrics ?? createMetrics();
   let draining = false;
   app.use(tracingMiddleware(options.name));
   app.use(httpMetrics(metrics));
   app.use(requestId());
-  const accessLine = accessLog(deps.logger, { enabled: deps.config.ACCESS_LOG === 'on', sample: deps.config.ACCESS_LOG_SAMPLE });
+  const accessLine = accessLog(deps.logger, {
+    enabled: deps.config.ACCESS_LOG === 'on',
+    sample: deps.config.ACCESS_LOG_SAMPLE,
+  });
   if (accessLine) app.use(accessLine);
   app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS }));
   // Reads the body once, under the route's own limit or the default, and caps JSON nesting.
@@ -81,7 +95,9 @@ export async function createHost(definitions: readonly ServiceDefinition[], deps
     stopObserving?.();
     stopObserving = undefined;
     const stopping = started.splice(0).map(async ({ name, runtime }) => {
-      await runtime.stop?.({ deadlineMs })?.catch((err: unknown) => deps.logger.warn({ err, service: name }, 'service did not stop cleanly'));
+      await runtime
+        .stop?.({ deadlineMs })
+        ?.catch((err: unknown) => deps.logger.warn({ err, service: name }, 'service did not stop cleanly'));
     });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {

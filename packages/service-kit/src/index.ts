@@ -27,4 +27,17 @@ export type { SseEnd, SseEvent, SseStreamOptions } from './sse.js';
 export { createHost } from './host.js';
 export type { Host, HostOptions } from './host.js';
 export { DOCS_PATH, mountOpenApi, OPENAPI_PATH } from './openapi.js';
-export { documentedJsonBody, ErrorBody, errorResponses, flexibleSecurity, HttpUrl, IdParams, jsonBody, jsonResponse, jwtSecurity, openApiApp, serviceSecurity, SuccessBody } from './route-kit.js';
+export {
+  documentedJsonBody,
+  ErrorBody,
+  errorResponses,
+  flexibleSecurity,
+  HttpUrl,
+  IdParams,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  serviceSecurity,
+  SuccessBody,
+} from './route-kit.js';

@@ -60,10 +60,14 @@ describe('/metrics', () => {
     await host.request('/nowhere/at/all');
     const text = await scrape();
     expect(sample(text, series)).toBe(before + 2);
-    expect(sample(text, 'agentgw_http_requests_total{method="GET",route="unmatched",status="404"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'agentgw_http_requests_total{method="GET",route="unmatched",status="404"}'),
+    ).toBeGreaterThanOrEqual(1);
     expect(text).not.toContain('thing_secret');
     expect(text).not.toContain('/nowhere');
-    expect(sample(text, 'agentgw_http_request_duration_seconds_count{method="GET",route="/api/v1/things/:id",status="200"}')).toBe(before + 2);
+    expect(
+      sample(text, 'agentgw_http_request_duration_seconds_count{method="GET",route="/api/v1/things/:id",status="200"}'),
+    ).toBe(before + 2);
     expect(text).toContain('process_resident_memory_bytes'); // default process metrics
   });
 
@@ -74,7 +78,9 @@ describe('/metrics', () => {
     expect(await (await host.request('/api/v1/ping-upstream')).text()).toBe('pong');
     const text = await scrape();
     expect(sample(text, count)).toBe(before + 1);
-    expect(sample(text, `agentgw_upstream_request_duration_seconds_sum{origin="${origin}",status="200"}`)).toBeGreaterThanOrEqual(0.015);
+    expect(
+      sample(text, `agentgw_upstream_request_duration_seconds_sum{origin="${origin}",status="200"}`),
+    ).toBeGreaterThanOrEqual(0.015);
 
     expect(sample(text, 'agentgw_sse_clients')).toBe(0);
     clients = 3;
@@ -120,7 +126,9 @@ describe('/metrics', () => {
       const refused = await h.request('/metrics');
       expect(refused.status).toBe(401);
       expect(await refused.json()).toMatchObject({ code: 'UNAUTHORIZED' });
-      expect((await h.request('/metrics', { headers: { authorization: 'Bearer wrong-token-0123456789!' } })).status).toBe(401);
+      expect(
+        (await h.request('/metrics', { headers: { authorization: 'Bearer wrong-token-0123456789!' } })).status,
+      ).toBe(401);
       const ok = await h.request('/metrics', { headers: { authorization: 'Bearer metrics-token-0123456789' } });
       expect(ok.status).toBe(200);
       expect(await ok.text()).toContain('agentgw_http_requests_total');

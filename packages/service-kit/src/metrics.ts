@@ -24,7 +24,12 @@ export interface ServiceMetrics {
   /** Outbound HTTP (invoke upstreams, MCP upstreams, vault) to response headers, by origin. */
   upstreamDuration: Histogram<'origin' | 'status'>;
   /** A gauge read at scrape time; labelled values come back as `[labels, value]` pairs. The same name again replaces it. */
-  gauge(name: string, help: string, read: () => Promise<number | GaugeSample[]> | number | GaugeSample[], labelNames?: string[]): void;
+  gauge(
+    name: string,
+    help: string,
+    read: () => Promise<number | GaugeSample[]> | number | GaugeSample[],
+    labelNames?: string[],
+  ): void;
 }
 
 export type GaugeSample = [labels: Record<string, string>, value: number];
@@ -36,7 +41,12 @@ export function createMetrics(): ServiceMetrics {
   const labelNames = ['method', 'route', 'status'] as const;
   return {
     registry,
-    httpRequests: new Counter({ name: 'agentgw_http_requests_total', help: 'HTTP requests answered, by route pattern', labelNames, registers: [registry] }),
+    httpRequests: new Counter({
+      name: 'agentgw_http_requests_total',
+      help: 'HTTP requests answered, by route pattern',
+      labelNames,
+      registers: [registry],
+    }),
     httpDuration: new Histogram({
       name: 'agentgw_http_request_duration_seconds',
       help: 'Time to the response head (streams: until the stream opens), by route pattern',
@@ -89,7 +99,9 @@ export function httpMetrics(metrics: ServiceMetrics): MiddlewareHandler {
 
 /** Feeds outbound call latency into `metrics` until the returned function is called (host start/stop). */
 export function observeUpstreams(metrics: ServiceMetrics): () => void {
-  return onUpstreamResponse(({ origin, status, seconds }) => metrics.upstreamDuration.observe({ origin, status: String(status) }, seconds));
+  return onUpstreamResponse(({ origin, status, seconds }) =>
+    metrics.upstreamDuration.observe({ origin, status: String(status) }, seconds),
+  );
 }
 
 const scrape = (metrics: ServiceMetrics) => async (c: Context) => {

@@ -37,7 +37,10 @@ export function mountOpenApi(app: OpenAPIHono, options: { title: string; descrip
     name: 'X-Service-Token',
     description: 'Service-to-service JWT (internal APIs only; never exposed by the path router)',
   });
-  app.doc31(OPENAPI_PATH, { openapi: '3.1.0', info: { title: options.title, version: '1.0.0', description: options.description } });
+  app.doc31(OPENAPI_PATH, {
+    openapi: '3.1.0',
+    info: { title: options.title, version: '1.0.0', description: options.description },
+  });
   // The page loads Scalar's script from its CDN when opened; the JSON above needs nothing external.
   // Relative URL, so the page also works behind a path prefix.
   // A fresh nonce per page view lets exactly Scalar's script tags run under the page's CSP.

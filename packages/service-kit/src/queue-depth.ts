@@ -14,7 +14,12 @@ export function queueDepthReader(redis: Redis, prefix = 'agentgw'): () => Promis
     const pipeline = redis.pipeline();
     for (const job of WATCHED) {
       const key = `bull:${prefix}-${job}`;
-      pipeline.llen(`${key}:wait`).llen(`${key}:paused`).zcard(`${key}:prioritized`).zcard(`${key}:delayed`).llen(`${key}:active`);
+      pipeline
+        .llen(`${key}:wait`)
+        .llen(`${key}:paused`)
+        .zcard(`${key}:prioritized`)
+        .zcard(`${key}:delayed`)
+        .llen(`${key}:active`);
     }
     const replies = (await pipeline.exec()) ?? [];
     const count = (i: number): number => Number(replies[i]?.[1] ?? 0);

@@ -40,7 +40,8 @@ export function requestBody(options: { defaultMaxBytes: number; maxDepth?: numbe
     if (Number(incoming.headers['content-length'] ?? 0) > limit) return payloadTooLarge(c);
     const body = await readIncoming(incoming, limit);
     if (body === 'too-large') return payloadTooLarge(c);
-    if (body === 'closed') return c.json(new ValidationError('Request body ended early', { field: '(body)' }).toBody(), 400);
+    if (body === 'closed')
+      return c.json(new ValidationError('Request body ended early', { field: '(body)' }).toBody(), 400);
     markBodyRead(c);
     const text = utf8.decode(body);
     // c.req.text()/json() and anything that still asks the web Request for its body get these bytes.

@@ -39,7 +39,8 @@ type ErrorResponse = { description: string; content: { 'application/json': { sch
 /** OpenAPI `responses` entries for the error statuses a route can answer. */
 export function errorResponses<S extends ErrorStatus>(...statuses: S[]): Record<S, ErrorResponse> {
   const responses = {} as Record<S, ErrorResponse>;
-  for (const s of statuses) responses[s] = { description: errorDescriptions[s], content: { 'application/json': { schema: ErrorBody } } };
+  for (const s of statuses)
+    responses[s] = { description: errorDescriptions[s], content: { 'application/json': { schema: ErrorBody } } };
   return responses;
 }
 
@@ -47,7 +48,9 @@ export function errorResponses<S extends ErrorStatus>(...statuses: S[]): Record<
  * An http(s) URL. Not `z.httpUrl()`: that one demands a domain name and refuses `localhost` and
  * IP addresses, which internal upstreams (and test fixtures) use.
  */
-export const HttpUrl = z.url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? undefined : 'must be an http(s) URL') }).max(2048);
+export const HttpUrl = z
+  .url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? undefined : 'must be an http(s) URL') })
+  .max(2048);
 
 /** `/:id` path parameter. */
 export const IdParams = z.object({
@@ -83,5 +86,12 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
  */
 export function documentedJsonBody<T extends z.ZodType>(schema: T): RequestBody {
   const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
-  return { required: true, content: { 'application/json': { schema: jsonSchema as Extract<RequestBody['content'][string], { schema?: unknown }>['schema'] } } };
+  return {
+    required: true,
+    content: {
+      'application/json': {
+        schema: jsonSchema as Extract<RequestBody['content'][string], { schema?: unknown }>['schema'],
+      },
+    },
+  };
 }

@@ -56,7 +56,11 @@ export async function runService(definition: ServiceDefinition, options: RunServ
 
 /** One line on stderr, no stack: a start-up failure is an operator's problem, not a bug report. */
 export function exitWithStartupError(err: unknown): never {
-  console.error(err instanceof ConfigError ? configMessage(err) : `Failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(
+    err instanceof ConfigError
+      ? configMessage(err)
+      : `Failed to start: ${err instanceof Error ? err.message : String(err)}`,
+  );
   process.exit(1);
 }
 

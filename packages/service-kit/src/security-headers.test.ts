@@ -16,7 +16,13 @@ const kinds = defineService({
     routes.get('/console', (c) => c.html('<!doctype html><title>console</title>'));
     routes.get('/api/v1/kinds/upstream-html', (c) => c.html('<script>alert(1)</script>'));
     routes.get('/api/v1/kinds/fetched', () => fetch('data:application/json,{"passed":true}'));
-    routes.get('/api/v1/kinds/stream', () => new Response(new ReadableStream({ start: (ctl) => ctl.close() }), { headers: { 'content-type': 'text/event-stream' } }));
+    routes.get(
+      '/api/v1/kinds/stream',
+      () =>
+        new Response(new ReadableStream({ start: (ctl) => ctl.close() }), {
+          headers: { 'content-type': 'text/event-stream' },
+        }),
+    );
     routes.get('/api/v1/kinds/boom', () => {
       throw new Error('boom');
     });
@@ -69,7 +75,10 @@ describe.each(Object.entries(TRANSPORTS))('security headers on every answer over
     const app = await connect((await createHost([kinds], deps, { name: 'kinds' })).app);
     onTestFinished(() => app.close());
     const page = await app.request('/console');
-    expect(Object.fromEntries(page.headers.entries())).toMatchObject({ ...COMMON, 'content-security-policy': PAGE_CSP });
+    expect(Object.fromEntries(page.headers.entries())).toMatchObject({
+      ...COMMON,
+      'content-security-policy': PAGE_CSP,
+    });
     const passedThrough = await app.request('/api/v1/kinds/upstream-html');
     expect(passedThrough.headers.get('content-security-policy')).toBe(API_CSP);
     const own = await app.request('/api/v1/kinds/own');
@@ -99,10 +108,20 @@ describe.each(Object.entries(TRANSPORTS))('security headers on every answer over
   });
 
   it('adds Strict-Transport-Security only when HSTS_MAX_AGE_SECONDS is set', async () => {
-    const app = await connect((await createHost([kinds], { ...deps, config: { ...deps.config, HSTS_MAX_AGE_SECONDS: 31_536_000 } }, { name: 'kinds' })).app);
+    const app = await connect(
+      (
+        await createHost(
+          [kinds],
+          { ...deps, config: { ...deps.config, HSTS_MAX_AGE_SECONDS: 31_536_000 } },
+          { name: 'kinds' },
+        )
+      ).app,
+    );
     onTestFinished(() => app.close());
     for (const path of ['/api/v1/kinds/json', '/console', '/api/v1/nothing-here']) {
-      expect((await app.request(path)).headers.get('strict-transport-security'), path).toBe('max-age=31536000; includeSubDomains');
+      expect((await app.request(path)).headers.get('strict-transport-security'), path).toBe(
+        'max-age=31536000; includeSubDomains',
+      );
     }
   });
 });

@@ -42,7 +42,8 @@ export const securityHeaders = (options: SecurityHeaderOptions): MiddlewareHandl
       ['Cross-Origin-Resource-Policy', 'same-origin'],
       ['Content-Security-Policy', csp],
     ];
-    if (options.hstsMaxAgeSeconds > 0) wanted.push(['Strict-Transport-Security', `max-age=${options.hstsMaxAgeSeconds}; includeSubDomains`]);
+    if (options.hstsMaxAgeSeconds > 0)
+      wanted.push(['Strict-Transport-Security', `max-age=${options.hstsMaxAgeSeconds}; includeSubDomains`]);
     return wanted;
   };
   const apiHeaders = headersFor(API_CSP);
@@ -61,7 +62,8 @@ export const securityHeaders = (options: SecurityHeaderOptions): MiddlewareHandl
     }
     await next();
     // After the route, c.header copies a response with immutable headers (one passed through from fetch).
-    for (const [name, value] of isPage(c) ? pageHeaders : apiHeaders) if (!c.res.headers.has(name)) c.header(name, value);
+    for (const [name, value] of isPage(c) ? pageHeaders : apiHeaders)
+      if (!c.res.headers.has(name)) c.header(name, value);
   };
 };
 

@@ -70,7 +70,9 @@ export async function serve(app: FetchApp, options: ServeOptions): Promise<Runni
         logger.warn('in-flight requests did not finish in time; closing their connections');
         http.closeAllConnections();
       }, deadlineMs);
-      await options.stopServices?.({ deadlineMs }).catch((err: unknown) => logger.warn({ err }, 'error while stopping services'));
+      await options
+        .stopServices?.({ deadlineMs })
+        .catch((err: unknown) => logger.warn({ err }, 'error while stopping services'));
       await closed;
       if (metricsServer) await closeNow(metricsServer);
       clearInterval(sweep);

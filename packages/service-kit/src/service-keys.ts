@@ -32,7 +32,11 @@ export const ALL_KEYS: readonly KeyVariable[] = ['CREDENTIAL_ENCRYPTION_KEY', 'P
  * sealing keys it needs, every problem in one ConfigError (before any connection is made). The
  * two keys must differ: one key for both would hand users' credentials to every service again.
  */
-export function loadConfigWithKeys(holder: string, keys: readonly KeyVariable[], env: Record<string, string | undefined> = process.env): Config {
+export function loadConfigWithKeys(
+  holder: string,
+  keys: readonly KeyVariable[],
+  env: Record<string, string | undefined> = process.env,
+): Config {
   let config: Config | undefined;
   let problems: ConfigError['problems'] = [];
   try {
@@ -53,4 +57,5 @@ export function loadConfigWithKeys(holder: string, keys: readonly KeyVariable[],
 }
 
 /** A distributed service's configuration: the keys SERVICE_KEYS gives it. */
-export const loadServiceConfig = (service: string, env: Record<string, string | undefined> = process.env): Config => loadConfigWithKeys(service, SERVICE_KEYS[service] ?? [], env);
+export const loadServiceConfig = (service: string, env: Record<string, string | undefined> = process.env): Config =>
+  loadConfigWithKeys(service, SERVICE_KEYS[service] ?? [], env);

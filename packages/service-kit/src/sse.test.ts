@@ -21,7 +21,9 @@ afterEach(async () => {
 
 describe('sseText / sseFrame / sseComment', () => {
   it('frames event, id and one data line of JSON, in that order, each only when given', () => {
-    expect(sseText({ event: 'message', id: '7', data: { a: 'x\ny' } })).toBe('event: message\nid: 7\ndata: {"a":"x\\ny"}\n\n');
+    expect(sseText({ event: 'message', id: '7', data: { a: 'x\ny' } })).toBe(
+      'event: message\nid: 7\ndata: {"a":"x\\ny"}\n\n',
+    );
     expect(sseText({ data: 1 })).toBe('data: 1\n\n');
     expect(decoder.decode(sseFrame({ event: 'e', data: null }))).toBe('event: e\ndata: null\n\n');
     expect(decoder.decode(sseComment('keep\nalive'))).toBe(': keep alive\n\n');

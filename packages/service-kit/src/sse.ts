@@ -27,7 +27,8 @@ const LINE_BREAK = /[\r\n]/;
  * forge further fields, so it throws.
  */
 export function sseText({ event, id, data }: SseEvent): string {
-  if ((event !== undefined && LINE_BREAK.test(event)) || (id !== undefined && LINE_BREAK.test(id))) throw new Error('SSE event and id must be one line');
+  if ((event !== undefined && LINE_BREAK.test(event)) || (id !== undefined && LINE_BREAK.test(id)))
+    throw new Error('SSE event and id must be one line');
   return `${event === undefined ? '' : `event: ${event}\n`}${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
 }
 
@@ -67,7 +68,10 @@ export class SseStream {
 
   constructor(private readonly options: SseStreamOptions = {}) {
     this.maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
-    this.body = new ReadableStream<Uint8Array>({ start: (controller) => void (this.controller = controller), cancel: this.clientGone }, new ByteLengthQueuingStrategy({ highWaterMark: 16 * 1024 }));
+    this.body = new ReadableStream<Uint8Array>(
+      { start: (controller) => void (this.controller = controller), cancel: this.clientGone },
+      new ByteLengthQueuingStrategy({ highWaterMark: 16 * 1024 }),
+    );
     if (options.heartbeatMs !== undefined) {
       this.heartbeat = setInterval(() => this.write(KEEP_ALIVE), options.heartbeatMs);
       this.heartbeat.unref();

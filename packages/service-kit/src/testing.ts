@@ -76,10 +76,21 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
  * Another replica of a service process on the same database: its own bus (a Redis bus of the
  * test), with its own started catalog reader and auth hearing that bus. `close()` stops them.
  */
-export async function replicaDeps(deps: ServiceDeps, bus: EventBus, catalogOptions: CatalogOptions = {}): Promise<ServiceDeps & { close(): Promise<void> }> {
+export async function replicaDeps(
+  deps: ServiceDeps,
+  bus: EventBus,
+  catalogOptions: CatalogOptions = {},
+): Promise<ServiceDeps & { close(): Promise<void> }> {
   const catalog = createCatalog({ ...deps, bus }, catalogOptions);
   await catalog.start();
-  const auth = await createAuth({ config: deps.config, db: deps.db, bus, agents: catalog.agents, clock: deps.clock, logger: deps.logger });
+  const auth = await createAuth({
+    config: deps.config,
+    db: deps.db,
+    bus,
+    agents: catalog.agents,
+    clock: deps.clock,
+    logger: deps.logger,
+  });
   return {
     ...deps,
     bus,
@@ -99,9 +110,18 @@ export type TestHost = Host & { request: Host['app']['request'] };
  * The production shell (request id, body limit, error body, `/health`, OpenAPI) around one or
  * more definitions on the given deps, already started. Call `stop` (or close the deps) when done.
  */
-export async function testHost(definitions: ServiceDefinition | readonly ServiceDefinition[], deps: ServiceDeps, options: Partial<HostOptions> = {}): Promise<TestHost> {
-  const list = Array.isArray(definitions) ? (definitions as readonly ServiceDefinition[]) : [definitions as ServiceDefinition];
-  const host = await createHost(list, deps, { name: options.name ?? list.map((d) => d.name).join('+'), maxBodyBytes: options.maxBodyBytes });
+export async function testHost(
+  definitions: ServiceDefinition | readonly ServiceDefinition[],
+  deps: ServiceDeps,
+  options: Partial<HostOptions> = {},
+): Promise<TestHost> {
+  const list = Array.isArray(definitions)
+    ? (definitions as readonly ServiceDefinition[])
+    : [definitions as ServiceDefinition];
+  const host = await createHost(list, deps, {
+    name: options.name ?? list.map((d) => d.name).join('+'),
+    maxBodyBytes: options.maxBodyBytes,
+  });
   await host.start();
   return { ...host, request: host.app.request };
 }
@@ -118,14 +138,22 @@ export interface Transport {
  * under `app.request`.
  */
 export async function listening(app: { fetch(request: Request): Response | Promise<Response> }): Promise<Transport> {
-  const running = await serve(app, { port: 0, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: silentLogger(), handleSignals: false });
+  const running = await serve(app, {
+    port: 0,
+    hostname: '127.0.0.1',
+    deps: { close: async () => {} },
+    logger: silentLogger(),
+    handleSignals: false,
+  });
   const base = `http://127.0.0.1:${running.port}`;
   return { request: (path, init) => fetch(`${base}${path}`, init), close: () => running.shutdown() };
 }
 
 /** Both ways a test can reach an app: `app.request` and a real socket; each case runs over both. */
 export const TRANSPORTS = {
-  'app.request': async (app: { request(path: string, init?: RequestInit): Response | Promise<Response> }): Promise<Transport> => ({
+  'app.request': async (app: {
+    request(path: string, init?: RequestInit): Response | Promise<Response>;
+  }): Promise<Transport> => ({
     request: async (path, init) => app.request(path, init),
     close: async () => {},
   }),

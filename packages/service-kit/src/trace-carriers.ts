@@ -1,4 +1,13 @@
-import type { EventBus, EventHandler, EventName, GatewayEvents, GatewayJobs, JobHandler, JobName, JobQueue } from '@agentgw/core';
+import type {
+  EventBus,
+  EventHandler,
+  EventName,
+  GatewayEvents,
+  GatewayJobs,
+  JobHandler,
+  JobName,
+  JobQueue,
+} from '@agentgw/core';
 import { currentTraceHeaders, withTraceHeaders } from './tracing.js';
 
 /** Where the trace context rides in an event payload or job's data; removed before any handler sees it. */

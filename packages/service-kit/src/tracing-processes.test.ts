@@ -33,7 +33,15 @@ describe('a trace across two service processes, exported over OTLP/HTTP', () => 
         if (req.url === '/v1/traces' && req.headers['content-type']?.includes('json')) {
           for (const rs of (JSON.parse(body) as OtlpExport).resourceSpans) {
             const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
-            for (const ss of rs.scopeSpans) for (const s of ss.spans) spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name });
+            for (const ss of rs.scopeSpans)
+              for (const s of ss.spans)
+                spans.push({
+                  service,
+                  traceId: s.traceId,
+                  spanId: s.spanId,
+                  parentSpanId: s.parentSpanId || undefined,
+                  name: s.name,
+                });
           }
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -48,10 +56,18 @@ describe('a trace across two service processes, exported over OTLP/HTTP', () => 
 
   it('front server span → client span (traceparent sent) → back server span, one trace id, exported by both', async () => {
     const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' };
+    const otel = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    };
     const back = await startDemoProcess({ ...otel, OTEL_SERVICE_NAME: 'back' });
     processes.push(back);
-    const front = await startDemoProcess({ ...otel, OTEL_SERVICE_NAME: 'front', PEER_URL: `http://127.0.0.1:${back.port}` });
+    const front = await startDemoProcess({
+      ...otel,
+      OTEL_SERVICE_NAME: 'front',
+      PEER_URL: `http://127.0.0.1:${back.port}`,
+    });
     processes.push(front);
 
     const res = await fetch(`http://127.0.0.1:${front.port}/api/v1/hop/42`);

@@ -39,13 +39,23 @@ describe('tracing across services', () => {
         name: 'front',
         defaultPort: 0,
         create: () => ({
-          routes: new Hono().get('/api/v1/things/:id', async (c) => c.json(await (await fetch(`${backUrl}/internal/v1/things/${c.req.param('id')}`)).json())),
+          routes: new Hono().get('/api/v1/things/:id', async (c) =>
+            c.json(await (await fetch(`${backUrl}/internal/v1/things/${c.req.param('id')}`)).json()),
+          ),
         }),
       }),
       deps,
     );
     for (const host of [back, front]) {
-      servers.push(await serve(host.app, { port: 0, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: silentLogger(), handleSignals: false }));
+      servers.push(
+        await serve(host.app, {
+          port: 0,
+          hostname: '127.0.0.1',
+          deps: { close: async () => {} },
+          logger: silentLogger(),
+          handleSignals: false,
+        }),
+      );
     }
     backUrl = `http://127.0.0.1:${servers[0]!.port}`;
   });
@@ -58,7 +68,9 @@ describe('tracing across services', () => {
   it('is off unless configured: no traceparent leaves the process', async () => {
     expect(tracingConfigured({})).toBe(false);
     expect(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(true);
-    expect(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' })).toBe(false);
+    expect(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' })).toBe(
+      false,
+    );
     expect(initTracing({ serviceName: 'front', env: {} }).enabled).toBe(false);
     seenTraceparent = [];
     const res = await fetch(`http://127.0.0.1:${servers[1]!.port}/api/v1/things/t1`);
@@ -74,11 +86,15 @@ describe('tracing across services', () => {
     const callerTrace = '0af7651916cd43dd8448eb211c80319c';
     // node:http, not fetch: the test's own call must not become a traced outbound request.
     const body = await new Promise<string>((resolve, reject) => {
-      get(`http://127.0.0.1:${servers[1]!.port}/api/v1/things/t2`, { headers: { traceparent: `00-${callerTrace}-b7ad6b7169203331-01` } }, (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve(text));
-      }).on('error', reject);
+      get(
+        `http://127.0.0.1:${servers[1]!.port}/api/v1/things/t2`,
+        { headers: { traceparent: `00-${callerTrace}-b7ad6b7169203331-01` } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve(text));
+        },
+      ).on('error', reject);
     });
     expect(JSON.parse(body)).toEqual({ id: 't2' });
 

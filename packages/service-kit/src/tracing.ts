@@ -46,7 +46,8 @@ export function tracingConfigured(env: Record<string, string | undefined>): bool
  */
 export function initTracing(options: TracingOptions): Tracing {
   const env = options.env ?? process.env;
-  if (tracer || (!options.spanProcessors && !tracingConfigured(env))) return { enabled: Boolean(tracer), shutdown: async () => {} };
+  if (tracer || (!options.spanProcessors && !tracingConfigured(env)))
+    return { enabled: Boolean(tracer), shutdown: async () => {} };
   const { BatchSpanProcessor, NodeTracerProvider, OTLPTraceExporter, resourceFromAttributes } = loadSdk();
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? `agentgw-${options.serviceName}` }),
@@ -84,13 +85,22 @@ function loadSdk() {
 }
 
 /** A client span per outbound request, its context sent as `traceparent` to the upstream or peer service. */
-function startClientSpan(request: { origin: string | URL; method: string; path: string; addHeader(name: string, value: string): unknown }) {
+function startClientSpan(request: {
+  origin: string | URL;
+  method: string;
+  path: string;
+  addHeader(name: string, value: string): unknown;
+}) {
   if (!tracer) return undefined;
   const origin = String(request.origin);
   const span = tracer.startSpan(`${request.method} ${new URL(origin).host}`, {
     kind: SpanKind.CLIENT,
     // The path can hold ids and secrets in query strings: only the origin is recorded.
-    attributes: { 'http.request.method': request.method, 'server.address': new URL(origin).hostname, 'url.scheme': new URL(origin).protocol.slice(0, -1) },
+    attributes: {
+      'http.request.method': request.method,
+      'server.address': new URL(origin).hostname,
+      'url.scheme': new URL(origin).protocol.slice(0, -1),
+    },
   });
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(context.active(), span), carrier);
@@ -111,7 +121,11 @@ export function currentTraceHeaders(): Record<string, string> | undefined {
 }
 
 /** Runs `fn` in a span continuing the trace in `headers` (a consumed event or job); plain `fn()` when tracing is off. */
-export async function withTraceHeaders<T>(name: string, headers: Record<string, string> | undefined, fn: () => Promise<T>): Promise<T> {
+export async function withTraceHeaders<T>(
+  name: string,
+  headers: Record<string, string> | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
   if (!tracer) return fn();
   const parent = headers ? propagation.extract(context.active(), headers) : context.active();
   return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER }, parent, async (span) => {
@@ -133,16 +147,21 @@ export function tracingMiddleware(serviceName: string): MiddlewareHandler {
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((value, key) => (headers[key] = value));
     const parent = propagation.extract(context.active(), headers);
-    await tracer.startActiveSpan(`${c.req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'agentgw.service': serviceName } }, parent, async (span) => {
-      try {
-        await next();
-      } finally {
-        span.updateName(`${c.req.method} ${c.req.routePath}`);
-        span.setAttribute('http.route', c.req.routePath);
-        span.setAttribute('http.response.status_code', c.res.status);
-        if (c.res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-      }
-    });
+    await tracer.startActiveSpan(
+      `${c.req.method}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'agentgw.service': serviceName } },
+      parent,
+      async (span) => {
+        try {
+          await next();
+        } finally {
+          span.updateName(`${c.req.method} ${c.req.routePath}`);
+          span.setAttribute('http.route', c.req.routePath);
+          span.setAttribute('http.response.status_code', c.res.status);
+          if (c.res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+        }
+      },
+    );
   };
 }

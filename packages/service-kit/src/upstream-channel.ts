@@ -22,11 +22,16 @@ export interface UpstreamResponse {
 }
 
 /** Called when a request is created: may add headers (traceparent) and return what to call when it ends. */
-export type UpstreamStartHook = (request: UndiciRequest) => ((outcome: { status?: number; error?: unknown }) => void) | undefined;
+export type UpstreamStartHook = (
+  request: UndiciRequest,
+) => ((outcome: { status?: number; error?: unknown }) => void) | undefined;
 
 const responseListeners = new Set<(r: UpstreamResponse) => void>();
 const startHooks = new Set<UpstreamStartHook>();
-const inFlight = new WeakMap<object, { started: number; ends: ((outcome: { status?: number; error?: unknown }) => void)[] }>();
+const inFlight = new WeakMap<
+  object,
+  { started: number; ends: ((outcome: { status?: number; error?: unknown }) => void)[] }
+>();
 
 function onCreate(message: unknown): void {
   const { request } = message as { request: UndiciRequest };
@@ -46,7 +51,8 @@ function onHeaders(message: unknown): void {
   const seconds = (performance.now() - entry.started) / 1000;
   for (const end of entry.ends) end({ status: response.statusCode });
   const origin = String(request.origin);
-  for (const listener of responseListeners) listener({ origin, method: request.method, status: response.statusCode, seconds });
+  for (const listener of responseListeners)
+    listener({ origin, method: request.method, status: response.statusCode, seconds });
 }
 
 function onError(message: unknown): void {

@@ -15,7 +15,17 @@ export { startConformanceServer } from './conformance-server/http-server.js';
 export type { ConformanceServer } from './conformance-server/http-server.js';
 export { startOidcServer } from './oidc-server.js';
 export type { OidcServer, OidcServerOptions, OidcTestClient } from './oidc-server.js';
-export { PROTECTED_PROMPT, PROTECTED_RESOURCE_URI, registerCallerPromptAndResource, startProtectedMcpServer } from './protected-mcp-server.js';
-export type { CallerHeaders, ProtectedMcpServer, ProtectedMcpServerOptions, ProtectedRequest } from './protected-mcp-server.js';
+export {
+  PROTECTED_PROMPT,
+  PROTECTED_RESOURCE_URI,
+  registerCallerPromptAndResource,
+  startProtectedMcpServer,
+} from './protected-mcp-server.js';
+export type {
+  CallerHeaders,
+  ProtectedMcpServer,
+  ProtectedMcpServerOptions,
+  ProtectedRequest,
+} from './protected-mcp-server.js';
 export { startMutableToolServer } from './mutable-tool-server.js';
 export type { MutableToolServer, MutableToolServerOptions } from './mutable-tool-server.js';

@@ -24,12 +24,19 @@ export async function startMcpV2Server(options: McpV2FixtureOptions): Promise<Mc
       const headers = Object.fromEntries(ctx.requestInfo?.headers ?? []) as IncomingHttpHeaders;
       const server = new McpServer({ name: options.name ?? 'testkit-mcp-v2', version: '2.0.0' });
       for (const tool of options.tools) {
-        server.registerTool(tool.name, { description: tool.description, inputSchema: tool.inputSchema ? z.object(tool.inputSchema) : z.looseObject({}) }, async (args: Record<string, unknown>) => {
-          const call: McpToolCall = { tool: tool.name, arguments: args, headers };
-          calls.push(call);
-          const result = await tool.handler(args, call);
-          return typeof result === 'string' ? { content: [{ type: 'text' as const, text: result }] } : result;
-        });
+        server.registerTool(
+          tool.name,
+          {
+            description: tool.description,
+            inputSchema: tool.inputSchema ? z.object(tool.inputSchema) : z.looseObject({}),
+          },
+          async (args: Record<string, unknown>) => {
+            const call: McpToolCall = { tool: tool.name, arguments: args, headers };
+            calls.push(call);
+            const result = await tool.handler(args, call);
+            return typeof result === 'string' ? { content: [{ type: 'text' as const, text: result }] } : result;
+          },
+        );
       }
       return server;
     },
@@ -46,8 +53,14 @@ export async function startMcpV2Server(options: McpV2FixtureOptions): Promise<Mc
     }
     requests.push({ method: request.method, headers: Object.fromEntries(request.headers), body: parsed });
     const auth = options.auth;
-    if ((auth?.bearer !== undefined && request.headers.get('authorization') !== `Bearer ${auth.bearer}`) || (auth?.apiKey !== undefined && request.headers.get('x-api-key') !== auth.apiKey)) {
-      return Response.json({ jsonrpc: '2.0', error: { code: -32001, message: 'Unauthorized' }, id: null }, { status: 401 });
+    if (
+      (auth?.bearer !== undefined && request.headers.get('authorization') !== `Bearer ${auth.bearer}`) ||
+      (auth?.apiKey !== undefined && request.headers.get('x-api-key') !== auth.apiKey)
+    ) {
+      return Response.json(
+        { jsonrpc: '2.0', error: { code: -32001, message: 'Unauthorized' }, id: null },
+        { status: 401 },
+      );
     }
     return handler.fetch(request);
   });

@@ -10,7 +10,10 @@ afterEach(async () => {
   fixture = undefined;
 });
 
-async function connect(url: string, headers: Record<string, string> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function connect(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'testkit-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
   await client.connect(transport);
@@ -52,7 +55,10 @@ describe('startMcpServer', () => {
   });
 
   it('rejects requests without the configured bearer or API key', async () => {
-    fixture = await startMcpServer({ tools: [{ name: 'noop', handler: () => 'ok' }], auth: { bearer: 's3cret', apiKey: 'k1' } });
+    fixture = await startMcpServer({
+      tools: [{ name: 'noop', handler: () => 'ok' }],
+      auth: { bearer: 's3cret', apiKey: 'k1' },
+    });
     await expect(connect(fixture.url, { authorization: 'Bearer wrong', 'x-api-key': 'k1' })).rejects.toThrow();
     await expect(connect(fixture.url, { authorization: 'Bearer s3cret' })).rejects.toThrow();
     const { client } = await connect(fixture.url, { authorization: 'Bearer s3cret', 'x-api-key': 'k1' });
@@ -65,7 +71,11 @@ describe('startMcpServer', () => {
     fixture = await startMcpServer({ tools: [] });
     const rpc = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const unknown = await fetch(fixture.url, { method: 'POST', headers: { ...headers, 'mcp-session-id': 'nope' }, body: JSON.stringify(rpc) });
+    const unknown = await fetch(fixture.url, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-session-id': 'nope' },
+      body: JSON.stringify(rpc),
+    });
     expect(unknown.status).toBe(404);
     const noSession = await fetch(fixture.url, { method: 'POST', headers, body: JSON.stringify(rpc) });
     expect(noSession.status).toBe(400);
@@ -78,7 +88,11 @@ describe('startMcpServer', () => {
     await transport.terminateSession();
     const after = await fetch(fixture.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sessionId,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
     });
     expect(after.status).toBe(404);

@@ -23,7 +23,10 @@ export interface McpFixtureTool {
   description?: string;
   inputSchema?: z.ZodRawShape;
   /** A string reply becomes one text content item. */
-  handler: (args: Record<string, unknown>, call: McpToolCall) => CallToolResult | string | Promise<CallToolResult | string>;
+  handler: (
+    args: Record<string, unknown>,
+    call: McpToolCall,
+  ) => CallToolResult | string | Promise<CallToolResult | string>;
 }
 
 export interface McpFixtureRequest {
@@ -62,22 +65,29 @@ export async function startMcpServer(options: McpFixtureOptions): Promise<McpFix
   const newSession = async (): Promise<StreamableHTTPServerTransport> => {
     const server = new McpServer({ name: options.name ?? 'testkit-mcp', version: '1.0.0' });
     for (const tool of options.tools) {
-      server.registerTool(tool.name, { description: tool.description, inputSchema: tool.inputSchema ?? {} }, async (args: Record<string, unknown>, extra) => {
-        const progressToken = extra._meta?.progressToken;
-        const call: McpToolCall = {
-          tool: tool.name,
-          arguments: args,
-          headers: extra.requestInfo?.headers ?? {},
-          signal: extra.signal,
-          sendProgress: async (progress, total) => {
-            if (progressToken === undefined) return;
-            await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total } });
-          },
-        };
-        calls.push(call);
-        const result = await tool.handler(args, call);
-        return typeof result === 'string' ? { content: [{ type: 'text', text: result }] } : result;
-      });
+      server.registerTool(
+        tool.name,
+        { description: tool.description, inputSchema: tool.inputSchema ?? {} },
+        async (args: Record<string, unknown>, extra) => {
+          const progressToken = extra._meta?.progressToken;
+          const call: McpToolCall = {
+            tool: tool.name,
+            arguments: args,
+            headers: extra.requestInfo?.headers ?? {},
+            signal: extra.signal,
+            sendProgress: async (progress, total) => {
+              if (progressToken === undefined) return;
+              await extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress, total },
+              });
+            },
+          };
+          calls.push(call);
+          const result = await tool.handler(args, call);
+          return typeof result === 'string' ? { content: [{ type: 'text', text: result }] } : result;
+        },
+      );
     }
     options.setup?.(server);
     const transport = new StreamableHTTPServerTransport({

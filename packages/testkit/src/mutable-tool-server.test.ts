@@ -16,11 +16,15 @@ async function connect(url: string): Promise<Client> {
   return client;
 }
 
-const descriptionOf = async (client: Client) => (await client.listTools()).tools.find((t) => t.name === 'lookup')?.description;
+const descriptionOf = async (client: Client) =>
+  (await client.listTools()).tools.find((t) => t.name === 'lookup')?.description;
 
 describe('startMutableToolServer', () => {
   it('changes the tool description on open sessions (announcing list_changed) and on later ones, and counts calls', async () => {
-    fixture = await startMutableToolServer({ tool: { name: 'lookup', description: 'Looks a word up', reply: 'found' }, tools: [{ name: 'other', handler: () => 'x' }] });
+    fixture = await startMutableToolServer({
+      tool: { name: 'lookup', description: 'Looks a word up', reply: 'found' },
+      tools: [{ name: 'other', handler: () => 'x' }],
+    });
     const open = await connect(fixture.url);
     let changed = 0;
     open.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);

@@ -8,7 +8,8 @@ function clientOf(url: string, doc: unknown): AdapterPayload | null {
   if (typeof doc !== 'object' || doc === null) return null;
   const d = doc as Record<string, unknown>;
   const redirectUris = d.redirect_uris;
-  if (d.client_id !== url || !Array.isArray(redirectUris) || !redirectUris.every((u) => typeof u === 'string')) return null;
+  if (d.client_id !== url || !Array.isArray(redirectUris) || !redirectUris.every((u) => typeof u === 'string'))
+    return null;
   return {
     client_id: url,
     ...(typeof d.client_name === 'string' && { client_name: d.client_name }),
@@ -22,7 +23,10 @@ function clientOf(url: string, doc: unknown): AdapterPayload | null {
 async function fetchClient(url: string, fetched: FetchedDocuments): Promise<AdapterPayload | null> {
   if (!/^https?:\/\/[^/]+\/./.test(url)) return null;
   fetched.push(url);
-  const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5_000) }).catch(() => null);
+  const response = await fetch(url, {
+    headers: { accept: 'application/json' },
+    signal: AbortSignal.timeout(5_000),
+  }).catch(() => null);
   if (response?.status !== 200) return null;
   return clientOf(url, await response.json().catch(() => null));
 }
@@ -40,7 +44,9 @@ export function metadataDocumentAdapter(fetched: FetchedDocuments): (model: stri
       store.set(key(model, id), payload);
     },
     async find(id) {
-      return store.get(key(model, id)) ?? (model === 'Client' ? ((await fetchClient(id, fetched)) ?? undefined) : undefined);
+      return (
+        store.get(key(model, id)) ?? (model === 'Client' ? ((await fetchClient(id, fetched)) ?? undefined) : undefined)
+      );
     },
     async findByUserCode(userCode) {
       return [...store.values()].find((p) => p.userCode === userCode);

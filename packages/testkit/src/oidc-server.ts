@@ -84,7 +84,10 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
     })),
-    ...(documents && { adapter: metadataDocumentAdapter(metadataDocumentsFetched), discovery: { client_id_metadata_document_supported: true } }),
+    ...(documents && {
+      adapter: metadataDocumentAdapter(metadataDocumentsFetched),
+      discovery: { client_id_metadata_document_supported: true },
+    }),
     jwks: { keys: [jwk] },
     cookies: { keys: ['oidc-fixture-cookie-key'] },
     scopes: ['openid', 'offline_access', 'email'],
@@ -97,14 +100,33 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
       resourceIndicators: {
         enabled: resource !== undefined,
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({ scope: 'api:read', audience: resource, accessTokenTTL: ttl, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
+        getResourceServerInfo: () => ({
+          scope: 'api:read',
+          audience: resource,
+          accessTokenTTL: ttl,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'RS256' } },
+        }),
       },
     },
-    ttl: { AccessToken: ttl, AuthorizationCode: 60, Interaction: 600, Session: 3600, Grant: 86_400, RefreshToken: 86_400 },
+    ttl: {
+      AccessToken: ttl,
+      AuthorizationCode: 60,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 86_400,
+      RefreshToken: 86_400,
+    },
     issueRefreshToken: () => true,
     rotateRefreshToken: true,
-    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, email: `${sub}@oidc.test`, ...(options.verifiedEmails && { email_verified: true }) }) }),
-    ...(options.verifiedEmails && { claims: { openid: ['sub'], email: ['email', 'email_verified'] }, conformIdTokenClaims: false }),
+    findAccount: (_ctx, sub) => ({
+      accountId: sub,
+      claims: () => ({ sub, email: `${sub}@oidc.test`, ...(options.verifiedEmails && { email_verified: true }) }),
+    }),
+    ...(options.verifiedEmails && {
+      claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+      conformIdTokenClaims: false,
+    }),
     ...(mode === 'auto' && { interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` } }),
   };
   const provider = new Provider(issuer, configuration);
@@ -144,7 +166,10 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
       for (const grantId of grantsByAccount.get(accountId) ?? []) {
         const grant = await provider.Grant.find(grantId);
         await grant?.destroy();
-        await Promise.all([provider.RefreshToken.revokeByGrantId(grantId), provider.AccessToken.revokeByGrantId(grantId)]);
+        await Promise.all([
+          provider.RefreshToken.revokeByGrantId(grantId),
+          provider.AccessToken.revokeByGrantId(grantId),
+        ]);
       }
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
@@ -160,7 +185,12 @@ async function finishInteraction(provider: Provider, req: IncomingMessage, res: 
   if (params.scope) grant.addOIDCScope(params.scope.split(' ').filter((s) => !s.includes(':')));
   if (params.resource) grant.addResourceScope(params.resource, 'api:read');
   const grantId = await grant.save();
-  await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+  await provider.interactionFinished(
+    req,
+    res,
+    { login: { accountId }, consent: { grantId } },
+    { mergeWithLastSubmission: false },
+  );
 }
 
 /** GETs `url` and its redirects with a cookie jar until a Location starts with `prefix`. */
@@ -168,14 +198,18 @@ async function followRedirects(url: string, prefix: string): Promise<URL> {
   const jar = new Map<string, string>();
   let next = url;
   for (let hop = 0; hop < 10; hop++) {
-    const res = await fetch(next, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    const res = await fetch(next, {
+      redirect: 'manual',
+      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
     for (const line of res.headers.getSetCookie()) {
       const [pair = ''] = line.split(';');
       const eq = pair.indexOf('=');
       jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
     }
     const location = res.headers.get('location');
-    if (!location) throw new Error(`authorization stopped at ${next} with ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    if (!location)
+      throw new Error(`authorization stopped at ${next} with ${res.status}: ${(await res.text()).slice(0, 300)}`);
     await res.body?.cancel();
     const target = new URL(location, next);
     if (target.href.startsWith(prefix)) return target;

@@ -50,7 +50,9 @@ export function startProcess(options: StartProcessOptions): ManagedProcess {
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal)),
+  );
   const pid = child.pid;
   return {
     name: options.name,
@@ -81,7 +83,8 @@ export async function waitForHealthy(url: string, process_: ManagedProcess, time
     if (res?.status === 200) return;
     await res?.body?.cancel();
     if (exited) throw new Error(`${process_.name} exited before it was healthy:\n${process_.output().slice(-3000)}`);
-    if (Date.now() > deadline) throw new Error(`${process_.name} not healthy within ${timeoutMs} ms:\n${process_.output().slice(-3000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${process_.name} not healthy within ${timeoutMs} ms:\n${process_.output().slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -76,12 +76,20 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
   const whoami = {
     name: 'whoami',
     description: "Answers the caller's identity at this server",
-    handler: (_args: unknown, call: { headers: Record<string, unknown> }) => `you are ${String(call.headers['x-verified-subject'])}`,
+    handler: (_args: unknown, call: { headers: Record<string, unknown> }) =>
+      `you are ${String(call.headers['x-verified-subject'])}`,
   };
   const startFor = (subject: string | null) =>
     startMcpServer({
       name: 'protected',
-      tools: [whoami, ...(subject === null ? [] : (options.toolsOf?.(subject) ?? [])).map((name) => ({ name, description: `${name} (test tool)`, handler: () => `${name} for ${subject}` }))],
+      tools: [
+        whoami,
+        ...(subject === null ? [] : (options.toolsOf?.(subject) ?? [])).map((name) => ({
+          name,
+          description: `${name} (test tool)`,
+          handler: () => `${name} for ${subject}`,
+        })),
+      ],
       setup: (server) => registerCallerPromptAndResource(server, verifiedSubjectOf),
     });
   // The tokenless (public) server, and one per subject when tool sets differ, started on first use.
@@ -98,7 +106,15 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
       const base = `http://${req.headers.host ?? '127.0.0.1'}`;
       const metadataUrl = `${base}/.well-known/oauth-protected-resource`;
       if (req.method === 'GET' && req.url === '/.well-known/oauth-protected-resource') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: options.resource, authorization_servers: [options.issuer], bearer_methods_supported: ['header'] }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify({
+              resource: options.resource,
+              authorization_servers: [options.issuer],
+              bearer_methods_supported: ['header'],
+            }),
+          );
         return;
       }
       const body = await readBody(req);
@@ -110,12 +126,18 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
           return [];
         }
       })();
-      const needsToken = req.method !== 'POST' || messages.some((m) => typeof m?.method !== 'string' || !publicMethods.has(m.method));
+      const needsToken =
+        req.method !== 'POST' || messages.some((m) => typeof m?.method !== 'string' || !publicMethods.has(m.method));
       const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
+      for (const [name, value] of Object.entries(req.headers))
+        if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
       delete headers['x-verified-subject'];
       const token = subjectOf(req.headers.authorization);
-      const logged: ProtectedRequest = { httpMethod: req.method ?? 'GET', methods: messages.flatMap((m) => (typeof m?.method === 'string' ? [m.method] : [])), subject: null };
+      const logged: ProtectedRequest = {
+        httpMethod: req.method ?? 'GET',
+        methods: messages.flatMap((m) => (typeof m?.method === 'string' ? [m.method] : [])),
+        subject: null,
+      };
       if (token) {
         try {
           const { payload } = await jwtVerify(token, jwks, { issuer: options.issuer, audience: options.resource });
@@ -130,11 +152,20 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
       requests.push(logged);
       if (needsToken && !headers['x-verified-subject']) {
         state.refused += 1;
-        res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${metadataUrl}"`, 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_token' }));
+        res
+          .writeHead(401, {
+            'www-authenticate': `Bearer resource_metadata="${metadataUrl}"`,
+            'content-type': 'application/json',
+          })
+          .end(JSON.stringify({ error: 'invalid_token' }));
         return;
       }
       const inner = await innerFor(headers['x-verified-subject'] ?? null);
-      const answer = await fetch(inner.url, { method: req.method, headers, body: req.method === 'POST' ? body : undefined });
+      const answer = await fetch(inner.url, {
+        method: req.method,
+        headers,
+        body: req.method === 'POST' ? body : undefined,
+      });
       const out: Record<string, string> = {};
       answer.headers.forEach((value, name) => {
         if (name !== 'content-length' && name !== 'transfer-encoding') out[name] = value;
@@ -172,13 +203,24 @@ export type CallerHeaders = Readonly<Record<string, unknown>>;
  * fixture (startMcpServer's `setup`) serves them, answering with whatever identifies its caller.
  */
 export function registerCallerPromptAndResource(server: McpServer, callerOf: (headers: CallerHeaders) => string): void {
-  const caller = (extra: { requestInfo?: { headers: CallerHeaders } }): string => callerOf(extra.requestInfo?.headers ?? {});
+  const caller = (extra: { requestInfo?: { headers: CallerHeaders } }): string =>
+    callerOf(extra.requestInfo?.headers ?? {});
   server.registerPrompt(
     PROTECTED_PROMPT,
-    { description: 'Greets someone as the caller', argsSchema: { name: completable(z.string(), (value) => GREETED.filter((name) => name.startsWith(value ?? ''))) } },
-    ({ name }, extra) => ({ messages: [{ role: 'user', content: { type: 'text', text: `${caller(extra)} greets ${name}` } }] }),
+    {
+      description: 'Greets someone as the caller',
+      argsSchema: { name: completable(z.string(), (value) => GREETED.filter((name) => name.startsWith(value ?? ''))) },
+    },
+    ({ name }, extra) => ({
+      messages: [{ role: 'user', content: { type: 'text', text: `${caller(extra)} greets ${name}` } }],
+    }),
   );
-  server.registerResource('whoami', PROTECTED_RESOURCE_URI, { description: "The caller's identity at this server", mimeType: 'text/plain' }, (uri, extra) => ({
-    contents: [{ uri: uri.href, mimeType: 'text/plain', text: `you are ${caller(extra)}` }],
-  }));
+  server.registerResource(
+    'whoami',
+    PROTECTED_RESOURCE_URI,
+    { description: "The caller's identity at this server", mimeType: 'text/plain' },
+    (uri, extra) => ({
+      contents: [{ uri: uri.href, mimeType: 'text/plain', text: `you are ${caller(extra)}` }],
+    }),
+  );
 }

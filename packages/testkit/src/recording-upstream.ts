@@ -20,7 +20,8 @@ export interface RecordingUpstream {
 }
 
 /** Default reply: 200 JSON echoing what arrived. */
-const echo: UpstreamHandler = (req, res) => replyJson(res, 200, { ok: true, method: req.method, path: req.path, body: req.body });
+const echo: UpstreamHandler = (req, res) =>
+  replyJson(res, 200, { ok: true, method: req.method, path: req.path, body: req.body });
 
 /**
  * A plain HTTP upstream (an agent runtime stand-in) on 127.0.0.1 with a random port that
@@ -71,7 +72,11 @@ export function replyJson(res: ServerResponse, status: number, body: unknown): v
 }
 
 /** Streams the events as `text/event-stream`, `delayMs` apart, then ends the response. */
-export async function replySse(res: ServerResponse, events: { event?: string; data: unknown }[], delayMs = 0): Promise<void> {
+export async function replySse(
+  res: ServerResponse,
+  events: { event?: string; data: unknown }[],
+  delayMs = 0,
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   for (const e of events) {
     const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);

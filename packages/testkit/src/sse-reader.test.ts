@@ -16,7 +16,11 @@ describe('SseEventReader', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const reader = new SseEventReader(await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`));
     expect(await reader.next()).toEqual({ event: 'connected', id: null, data: { userId: 'u1' } });
-    expect(await reader.nextOf('CONFIRMATION_REQUIRED', 2_000, (d) => (d as { n: number }).n === 2)).toEqual({ event: 'CONFIRMATION_REQUIRED', id: '7', data: { id: 'c1', n: 2 } });
+    expect(await reader.nextOf('CONFIRMATION_REQUIRED', 2_000, (d) => (d as { n: number }).n === 2)).toEqual({
+      event: 'CONFIRMATION_REQUIRED',
+      id: '7',
+      data: { id: 'c1', n: 2 },
+    });
     expect(await reader.next()).toEqual({ event: 'message', id: null, data: 'plain text' });
     expect(await reader.next()).toBeNull();
     await expect(reader.nextOf('never')).rejects.toThrow(/stream ended before never/);

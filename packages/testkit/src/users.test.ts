@@ -14,7 +14,11 @@ describe.each(testBackends())('user helpers (%s)', (backend) => {
   });
 
   it('inserts a user with a real password hash and signs a token that authenticates as them', async () => {
-    const user = await createUser(deps, { email: 'Tenant.Admin@Example.com', roles: ['tenant_admin'], tenantId: 'acme' });
+    const user = await createUser(deps, {
+      email: 'Tenant.Admin@Example.com',
+      roles: ['tenant_admin'],
+      tenantId: 'acme',
+    });
     const row = await deps.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ email: 'tenant.admin@example.com', roles: ['tenant_admin'], tenant_id: 'acme' });
     expect(await verifyPassword(user.password, row.password_hash)).toBe(true);

@@ -13,7 +13,10 @@ export interface TestUser {
 }
 
 /** Inserts a user straight into the database (no HTTP), so tests can set any roles and tenant. */
-export async function createUser(deps: Pick<ServiceDeps, 'db'>, input: { email: string; password?: string; name?: string; roles?: RoleName[]; tenantId?: string | null }): Promise<TestUser> {
+export async function createUser(
+  deps: Pick<ServiceDeps, 'db'>,
+  input: { email: string; password?: string; name?: string; roles?: RoleName[]; tenantId?: string | null },
+): Promise<TestUser> {
   const user: TestUser = {
     id: newId(),
     email: input.email.toLowerCase(),
@@ -37,7 +40,10 @@ export async function createUser(deps: Pick<ServiceDeps, 'db'>, input: { email: 
 }
 
 /** A user JWT signed exactly as login would sign it. */
-export function tokenFor(deps: Pick<ServiceDeps, 'auth'>, user: Pick<TestUser, 'id' | 'email' | 'roles' | 'tenantId'>): Promise<string> {
+export function tokenFor(
+  deps: Pick<ServiceDeps, 'auth'>,
+  user: Pick<TestUser, 'id' | 'email' | 'roles' | 'tenantId'>,
+): Promise<string> {
   return deps.auth.signUserToken({ id: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId });
 }
 

@@ -4,8 +4,12 @@ import { ToolIndex } from './tool-index.js';
 
 describe('queryEntities', () => {
   it('reads pasted values by their shape and takes them out of the query', () => {
-    const found = queryEntities('link PAY-9 to PAY-3 and mail jo.k@acme.io about #ops at 4pm, see https://x.io/a?b=1 for v2.3.0, $25');
-    expect(found.words.sort()).toEqual(['channel', 'email address', 'issue', 'issue', 'link url', 'price amount', 'time', 'version release'].sort());
+    const found = queryEntities(
+      'link PAY-9 to PAY-3 and mail jo.k@acme.io about #ops at 4pm, see https://x.io/a?b=1 for v2.3.0, $25',
+    );
+    expect(found.words.sort()).toEqual(
+      ['channel', 'email address', 'issue', 'issue', 'link url', 'price amount', 'time', 'version release'].sort(),
+    );
     for (const gone of ['PAY', 'acme', 'ops', '4pm', 'x.io', '2.3.0', '$25']) expect(found.rest).not.toContain(gone);
     expect(found.rest).toContain('link');
   });
@@ -18,8 +22,13 @@ describe('queryEntities', () => {
   });
 
   it('reads file names, host names and IPv4 addresses; an IP is not a version, a file name not a host', () => {
-    expect(queryEntities('add a CNAME so docs.example.com goes to the new site').words).toEqual(['domain hostname dns']);
-    expect(queryEntities('point api.acme.io at 52.14.9.201')).toEqual({ rest: 'point   at  ', words: ['domain hostname dns', 'ip address'] });
+    expect(queryEntities('add a CNAME so docs.example.com goes to the new site').words).toEqual([
+      'domain hostname dns',
+    ]);
+    expect(queryEntities('point api.acme.io at 52.14.9.201')).toEqual({
+      rest: 'point   at  ',
+      words: ['domain hostname dns', 'ip address'],
+    });
     expect(queryEntities('commit CHANGELOG.md and report.pdf').words).toEqual(['file', 'file']);
     expect(queryEntities('ship v2.3.0').words).toEqual(['version release']);
     // Abbreviations and sentence ends are no host names.
@@ -43,7 +52,23 @@ describe('queryEntities', () => {
 
   it('costs linear time on hostile input (bounded repetitions)', () => {
     const started = performance.now();
-    for (const filler of ['a', '1', 'A-', '#a', 'a.', 'http://', 'a.com.', '1.', 'a-b.', 'a:1.', 'a/', 'SELECT ', '{"', 'i-0']) queryEntities(filler.repeat(1_000));
+    for (const filler of [
+      'a',
+      '1',
+      'A-',
+      '#a',
+      'a.',
+      'http://',
+      'a.com.',
+      '1.',
+      'a-b.',
+      'a:1.',
+      'a/',
+      'SELECT ',
+      '{"',
+      'i-0',
+    ])
+      queryEntities(filler.repeat(1_000));
     expect(performance.now() - started).toBeLessThan(250);
   });
 });

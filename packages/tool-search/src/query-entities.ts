@@ -9,7 +9,8 @@ const SHAPES: readonly { pattern: RegExp; words: string }[] = [
   // A container image with a version tag, registry included ("ghcr.io/acme/api:1.8.2", "nginx:1.25", "api:latest"), before host
   // names and versions; a search operator ("from:ana", "newer_than:7d") has no dotted version.
   {
-    pattern: /(?<![\p{L}\p{N}@/:.-])[a-z][a-z0-9._-]{0,127}(?:\/[a-z0-9][a-z0-9._-]{0,127}){0,4}:(?:\d[\p{L}\p{N}_-]{0,63}\.[\p{L}\p{N}._-]{0,63}|latest)(?![\p{L}\p{N}/])/gu,
+    pattern:
+      /(?<![\p{L}\p{N}@/:.-])[a-z][a-z0-9._-]{0,127}(?:\/[a-z0-9][a-z0-9._-]{0,127}){0,4}:(?:\d[\p{L}\p{N}_-]{0,63}\.[\p{L}\p{N}._-]{0,63}|latest)(?![\p{L}\p{N}/])/gu,
     words: 'image container',
   },
   // A pasted SQL statement (keywords in capitals, as written in code): what it is, not its table's words only.
@@ -17,16 +18,24 @@ const SHAPES: readonly { pattern: RegExp; words: string }[] = [
   // A JSON object ("{"orderId": 991}"): a payload.
   { pattern: /\{\s{0,20}"[^{}]{0,500}\}/gu, words: 'json payload' },
   // An owner/name pair ("acme/api", "kubernetes/kubernetes"): a repository; a path (a/b/c) is not one.
-  { pattern: /(?<![\p{L}\p{N}@._/:-])[a-z][a-z0-9-]{1,38}\/[a-z0-9][a-z0-9._-]{1,99}(?![\p{L}\p{N}/])/gu, words: 'repository' },
+  {
+    pattern: /(?<![\p{L}\p{N}@._/:-])[a-z][a-z0-9-]{1,38}\/[a-z0-9][a-z0-9._-]{1,99}(?![\p{L}\p{N}/])/gu,
+    words: 'repository',
+  },
   // AWS resource ids by their documented prefixes.
   { pattern: /\bvol-[0-9a-f]{3,17}\b/gu, words: 'volume' },
   { pattern: /\bsnap-[0-9a-f]{3,17}\b/gu, words: 'snapshot' },
   { pattern: /\bami-[0-9a-f]{3,17}\b/gu, words: 'image' },
   { pattern: /\bi-[0-9a-f]{3,17}\b/gu, words: 'instance' },
   { pattern: /[\p{L}\p{N}._%+-]{1,64}@[\p{L}\p{N}-]{1,63}(?:\.[\p{L}\p{N}-]{1,63}){1,8}/gu, words: 'email address' },
-  { pattern: /[\p{L}\p{N}_-]{1,64}\.(?:pdf|docx?|xlsx?|csv|pptx?|txt|md|json|ya?ml|png|jpe?g|gif|svg|zip|log|sql|py|js|ts|go|rb|sh|html?)\b/giu, words: 'file' },
   {
-    pattern: /(?<![\p{L}\p{N}@._/-])(?:[a-z0-9][a-z0-9-]{0,62}\.){1,8}(?:com|net|org|io|dev|app|ai|co|cloud|biz|info|tech|site|xyz|us|uk|de|fr|eu|ca|au|nl|es|it|jp|in)\b(?![.@/-]?[\p{L}\p{N}])/giu,
+    pattern:
+      /[\p{L}\p{N}_-]{1,64}\.(?:pdf|docx?|xlsx?|csv|pptx?|txt|md|json|ya?ml|png|jpe?g|gif|svg|zip|log|sql|py|js|ts|go|rb|sh|html?)\b/giu,
+    words: 'file',
+  },
+  {
+    pattern:
+      /(?<![\p{L}\p{N}@._/-])(?:[a-z0-9][a-z0-9-]{0,62}\.){1,8}(?:com|net|org|io|dev|app|ai|co|cloud|biz|info|tech|site|xyz|us|uk|de|fr|eu|ca|au|nl|es|it|jp|in)\b(?![.@/-]?[\p{L}\p{N}])/giu,
     words: 'domain hostname dns',
   },
   { pattern: /\b[A-Z][A-Z0-9]{1,9}-\d{1,9}\b/gu, words: 'issue' },

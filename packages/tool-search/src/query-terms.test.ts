@@ -10,7 +10,9 @@ const weightOf = (query: string, word: string) => queryTerms(query).get(stem(wor
 
 describe('vocabulary tool words through the thesaurus', () => {
   it('puts trash and discard in the delete group', () => {
-    expect(relatedTerms(stem('delete'))).toEqual(expect.arrayContaining([stem('trash'), stem('discard'), stem('remove')]));
+    expect(relatedTerms(stem('delete'))).toEqual(
+      expect.arrayContaining([stem('trash'), stem('discard'), stem('remove')]),
+    );
   });
 
   it("looks for a vocabulary tool word's related terms at vocabularyWeight × relatedWeight, under its phrase's concept", () => {
@@ -66,7 +68,10 @@ describe('product names', () => {
   });
 
   it('finds a provider prefixed tool by the product name a user says', () => {
-    const index = ToolIndex.build([tool('k8s_list_pods', 'List pods in a namespace.'), tool('docker_list_containers', 'List containers and pods of a host.')]);
+    const index = ToolIndex.build([
+      tool('k8s_list_pods', 'List pods in a namespace.'),
+      tool('docker_list_containers', 'List containers and pods of a host.'),
+    ]);
     expect(index.search('which pods are running on kubernetes', 1)[0]?.name).toBe('k8s_list_pods');
   });
 });

@@ -11,7 +11,20 @@ const STOP_WORDS = new Set(
 );
 
 /** English particles of phrasal verbs, which may stand after the object ("pass this email along", "turn the alerts off"). */
-export const PARTICLES: ReadonlySet<string> = new Set(['up', 'down', 'off', 'on', 'out', 'back', 'along', 'over', 'away', 'in', 'around', 'through']);
+export const PARTICLES: ReadonlySet<string> = new Set([
+  'up',
+  'down',
+  'off',
+  'on',
+  'out',
+  'back',
+  'along',
+  'over',
+  'away',
+  'in',
+  'around',
+  'through',
+]);
 
 /** How many words may stand between a verb and its particle ("turn the staging alerts off"). */
 const PARTICLE_GAP = 3;
@@ -24,7 +37,8 @@ export function wordPairs(all: readonly string[]): string[] {
   const pairs = new Set<string>();
   for (let i = 0; i + 1 < all.length; i++) {
     pairs.add(`${all[i]}_${all[i + 1]}`);
-    for (let j = i + 2; j < all.length && j <= i + 1 + PARTICLE_GAP; j++) if (PARTICLES.has(all[j]!)) pairs.add(`${all[i]}_${all[j]}`);
+    for (let j = i + 2; j < all.length && j <= i + 1 + PARTICLE_GAP; j++)
+      if (PARTICLES.has(all[j]!)) pairs.add(`${all[i]}_${all[j]}`);
   }
   return [...pairs];
 }
@@ -57,7 +71,11 @@ export function allWords(text: string, maxChars: number): string[] {
   const spaced = bounded
     .replace(LOWER_UPPER, '$1 $2')
     .replace(ACRONYM_WORD, '$1 $2')
-    .replace(ALPHANUMERIC_RUN, (run: string) => (run.length <= SHORT_CODE_CHARS ? run : run.replace(LETTER_DIGIT, (_m, a, b, c, d) => (a === undefined ? `${c} ${d}` : `${a} ${b}`))));
+    .replace(ALPHANUMERIC_RUN, (run: string) =>
+      run.length <= SHORT_CODE_CHARS
+        ? run
+        : run.replace(LETTER_DIGIT, (_m, a, b, c, d) => (a === undefined ? `${c} ${d}` : `${a} ${b}`)),
+    );
   return spaced
     .toLowerCase()
     .split(SEPARATORS)

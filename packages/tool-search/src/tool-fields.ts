@@ -30,7 +30,12 @@ export function fieldsOf(tool: ListedTool): ToolFields | null {
 }
 
 /** Collects a JSON schema's property text depth-first until a bound is reached. */
-function schemaText(schema: unknown, depth: number, out: string[], budget: { properties: number; chars: number }): void {
+function schemaText(
+  schema: unknown,
+  depth: number,
+  out: string[],
+  budget: { properties: number; chars: number },
+): void {
   if (!isObject(schema) || depth >= FIELD_LIMITS.schemaDepth) return;
   const properties = schema.properties;
   if (isObject(properties)) {
@@ -44,7 +49,9 @@ function schemaText(schema: unknown, depth: number, out: string[], budget: { pro
       if (!isObject(property)) continue;
       if (typeof property.title === 'string') push(out, budget, property.title);
       if (typeof property.description === 'string') push(out, budget, property.description);
-      if (Array.isArray(property.enum)) for (const value of property.enum.slice(0, FIELD_LIMITS.enumValues)) if (typeof value === 'string') push(out, budget, value);
+      if (Array.isArray(property.enum))
+        for (const value of property.enum.slice(0, FIELD_LIMITS.enumValues))
+          if (typeof value === 'string') push(out, budget, value);
       schemaText(property, depth + 1, out, budget);
     }
   }
@@ -59,6 +66,8 @@ function push(out: string[], budget: { chars: number }, text: string): void {
   out.push(kept);
 }
 
-const capped = (text: string): string => (text.length > FIELD_LIMITS.textChars ? text.slice(0, FIELD_LIMITS.textChars) : text);
+const capped = (text: string): string =>
+  text.length > FIELD_LIMITS.textChars ? text.slice(0, FIELD_LIMITS.textChars) : text;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

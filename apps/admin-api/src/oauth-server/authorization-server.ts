@@ -49,7 +49,9 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
   const issuer = oauthIssuerOf(deps.config);
   if (issuer === undefined) return null;
   const keys = await loadSigningKeys(deps.db, secretBoxFor(deps.config));
-  const documents = new ClientMetadataDocuments(egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))));
+  const documents = new ClientMetadataDocuments(
+    egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))),
+  );
   const adapterDeps: OidcAdapterDeps = { db: deps.db, bus: deps.bus, externalClient: (id) => documents.clientOf(id) };
   const ttl = deps.config.OAUTH_ACCESS_TOKEN_TTL_SECONDS;
   // Cookies are signed with a key every replica derives from the shared signing key.
@@ -93,15 +95,24 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
         },
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: KoaContextWithOIDC, resource: string) => {
-          if (!isMcpResource(issuer, resource)) throw new errors.InvalidTarget('resource is not an MCP endpoint of this gateway');
+          if (!isMcpResource(issuer, resource))
+            throw new errors.InvalidTarget('resource is not an MCP endpoint of this gateway');
           return resourceServer(resource);
         },
       },
     },
-    extraTokenClaims: (_ctx, token) => ('grantId' in token && typeof token.grantId === 'string' ? { gid: token.grantId } : undefined),
+    extraTokenClaims: (_ctx, token) =>
+      'grantId' in token && typeof token.grantId === 'string' ? { gid: token.grantId } : undefined,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: true,
-    ttl: { AccessToken: ttl, AuthorizationCode: 60, Interaction: 900, Session: 14 * 86_400, Grant: 90 * 86_400, RefreshToken: 30 * 86_400 },
+    ttl: {
+      AccessToken: ttl,
+      AuthorizationCode: 60,
+      Interaction: 900,
+      Session: 14 * 86_400,
+      Grant: 90 * 86_400,
+      RefreshToken: 30 * 86_400,
+    },
     interactions: { url: (_ctx, interaction) => `${CONSENT_PAGE_PATH}/${interaction.uid}` },
     findAccount: async (_ctx, sub) => {
       const user = await deps.db.selectFrom('users').select(['id']).where('id', '=', sub).executeTakeFirst();
@@ -116,6 +127,8 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
   const provider = new Provider(issuer, configuration);
   // Behind the router's TLS the public URL says https; trust its X-Forwarded-Proto for secure cookies.
   provider.proxy = issuer.startsWith('https:');
-  provider.on('server_error', (_ctx, err) => deps.logger.error({ reason: err.message }, 'OAuth authorization server error'));
+  provider.on('server_error', (_ctx, err) =>
+    deps.logger.error({ reason: err.message }, 'OAuth authorization server error'),
+  );
   return provider;
 }

@@ -1,5 +1,13 @@
 import { ALL_CLIENTS, jwtAuth, requirePermission } from '@agentgw/auth';
-import { SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  SuccessBody,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { bindClientAgent, listClientAgents, unbindClientAgent } from './client-agents.js';
 
@@ -9,9 +17,14 @@ const clientId = z
   .trim()
   .min(1)
   .max(2000)
-  .openapi({ description: `An OAuth client id (a registered id or a metadata-document URL), or \`${ALL_CLIENTS}\` for every client of the user`, example: ALL_CLIENTS });
+  .openapi({
+    description: `An OAuth client id (a registered id or a metadata-document URL), or \`${ALL_CLIENTS}\` for every client of the user`,
+    example: ALL_CLIENTS,
+  });
 
-const BindingSchema = z.object({ userId: z.string(), clientId: z.string(), agentId: z.string(), createdAt: z.string() }).openapi('OAuthClientAgentBinding');
+const BindingSchema = z
+  .object({ userId: z.string(), clientId: z.string(), agentId: z.string(), createdAt: z.string() })
+  .openapi('OAuthClientAgentBinding');
 const BindBody = z.object({ userId: id, clientId, agentId: id }).strict().openapi('BindOAuthClientAgentRequest');
 const UserQuery = z.object({ userId: id });
 const UnbindQuery = z.object({ userId: id, clientId });
@@ -23,7 +36,10 @@ const listRoute = createRoute({
   path: '/',
   summary: "A user's MCP clients bound to agents",
   request: { query: UserQuery },
-  responses: { 200: jsonResponse(z.object({ bindings: z.array(BindingSchema) }), 'Bindings, the all-clients one first'), ...errorResponses(400, 401, 403, 404) },
+  responses: {
+    200: jsonResponse(z.object({ bindings: z.array(BindingSchema) }), 'Bindings, the all-clients one first'),
+    ...errorResponses(400, 401, 403, 404),
+  },
 });
 const bindRoute = createRoute({
   ...common,
@@ -33,7 +49,10 @@ const bindRoute = createRoute({
   description:
     "Calls made with that client's OAuth access tokens then run under the agent's access rules with the user as end user (the client's own binding wins over the user's `*` one). Replaces an earlier binding of the same user and client.",
   request: { body: jsonBody(BindBody) },
-  responses: { 200: jsonResponse(z.object({ success: z.literal(true), binding: BindingSchema }), 'Bound'), ...errorResponses(400, 401, 403, 404) },
+  responses: {
+    200: jsonResponse(z.object({ success: z.literal(true), binding: BindingSchema }), 'Bound'),
+    ...errorResponses(400, 401, 403, 404),
+  },
 });
 const unbindRoute = createRoute({
   ...common,
@@ -48,8 +67,12 @@ const unbindRoute = createRoute({
 export function clientAgentsRoutes(deps: ServiceDeps): OpenAPIHono {
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
-  app.openapi(listRoute, async (c) => c.json({ bindings: await listClientAgents(deps, c.var.principal, c.req.valid('query').userId) }, 200));
-  app.openapi(bindRoute, async (c) => c.json({ success: true as const, binding: await bindClientAgent(deps, c.var.principal, c.req.valid('json')) }, 200));
+  app.openapi(listRoute, async (c) =>
+    c.json({ bindings: await listClientAgents(deps, c.var.principal, c.req.valid('query').userId) }, 200),
+  );
+  app.openapi(bindRoute, async (c) =>
+    c.json({ success: true as const, binding: await bindClientAgent(deps, c.var.principal, c.req.valid('json')) }, 200),
+  );
   app.openapi(unbindRoute, async (c) => {
     await unbindClientAgent(deps, c.var.principal, c.req.valid('query'));
     return c.json({ success: true as const }, 200);

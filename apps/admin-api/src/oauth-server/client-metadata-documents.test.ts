@@ -9,7 +9,10 @@ function answering(body: unknown, status = 200) {
   const seen: string[] = [];
   const fetchOut = (async (input: Parameters<typeof fetch>[0]) => {
     seen.push(String(input));
-    return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+    return new Response(typeof body === 'string' ? body : JSON.stringify(body), {
+      status,
+      headers: { 'content-type': 'application/json' },
+    });
   }) as typeof fetch;
   return { documents: new ClientMetadataDocuments(fetchOut), seen };
 }
@@ -36,7 +39,12 @@ describe('isClientMetadataUrl', () => {
 
 describe('ClientMetadataDocuments', () => {
   it('turns a document naming its own URL into a public client with its redirect URIs, fetched once', async () => {
-    const { documents, seen } = answering({ client_id: URL_ID, client_name: 'Desk', client_uri: 'https://app.example', redirect_uris: [REDIRECT] });
+    const { documents, seen } = answering({
+      client_id: URL_ID,
+      client_name: 'Desk',
+      client_uri: 'https://app.example',
+      redirect_uris: [REDIRECT],
+    });
     const client = await documents.clientOf(URL_ID);
     expect(client).toEqual({
       client_id: URL_ID,
@@ -62,9 +70,15 @@ describe('ClientMetadataDocuments', () => {
     ['another client_id', { client_id: 'https://other.example/client.json', redirect_uris: [REDIRECT] }],
     ['no redirect URIs', { client_id: URL_ID }],
     ['redirect URIs that are not strings', { client_id: URL_ID, redirect_uris: [1] }],
-    ['too many redirect URIs', { client_id: URL_ID, redirect_uris: Array.from({ length: 21 }, (_, i) => `${REDIRECT}${i}`) }],
+    [
+      'too many redirect URIs',
+      { client_id: URL_ID, redirect_uris: Array.from({ length: 21 }, (_, i) => `${REDIRECT}${i}`) },
+    ],
     ['a client secret', { client_id: URL_ID, redirect_uris: [REDIRECT], client_secret: 'shh' }],
-    ['a secret-based auth method', { client_id: URL_ID, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' }],
+    [
+      'a secret-based auth method',
+      { client_id: URL_ID, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' },
+    ],
     ['an array', [URL_ID]],
     ['no JSON', 'not json'],
   ])('refuses a document with %s', async (_what, body) => {
@@ -72,7 +86,9 @@ describe('ClientMetadataDocuments', () => {
   });
 
   it('refuses a document that is not a 200, and one over 16 KiB', async () => {
-    expect(await answering({ client_id: URL_ID, redirect_uris: [REDIRECT] }, 404).documents.clientOf(URL_ID)).toBeNull();
+    expect(
+      await answering({ client_id: URL_ID, redirect_uris: [REDIRECT] }, 404).documents.clientOf(URL_ID),
+    ).toBeNull();
     const big = { client_id: URL_ID, redirect_uris: [REDIRECT], client_name: 'x'.repeat(17 * 1024) };
     expect(await answering(big).documents.clientOf(URL_ID)).toBeNull();
   });

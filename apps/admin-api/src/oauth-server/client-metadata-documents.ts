@@ -48,7 +48,10 @@ export class ClientMetadataDocuments {
 
   private async fetchClient(id: string): Promise<AdapterPayload | null> {
     try {
-      const response = await this.fetchOut(id, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+      const response = await this.fetchOut(id, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      });
       if (response.status !== 200) return null;
       return toClient(id, JSON.parse(await response.text()) as unknown);
     } catch {
@@ -67,9 +70,16 @@ function toClient(id: string, doc: unknown): AdapterPayload | null {
   if (d.client_id !== id) return null;
   // The draft forbids secrets in a public document; such a document is refused rather than half used.
   if ('client_secret' in d || 'client_secret_expires_at' in d) return null;
-  if (typeof d.token_endpoint_auth_method === 'string' && SECRET_AUTH_METHODS.has(d.token_endpoint_auth_method)) return null;
+  if (typeof d.token_endpoint_auth_method === 'string' && SECRET_AUTH_METHODS.has(d.token_endpoint_auth_method))
+    return null;
   const redirectUris = d.redirect_uris;
-  if (!Array.isArray(redirectUris) || redirectUris.length === 0 || redirectUris.length > 20 || !redirectUris.every((u) => typeof u === 'string')) return null;
+  if (
+    !Array.isArray(redirectUris) ||
+    redirectUris.length === 0 ||
+    redirectUris.length > 20 ||
+    !redirectUris.every((u) => typeof u === 'string')
+  )
+    return null;
   return {
     client_id: id,
     ...(typeof d.client_name === 'string' && { client_name: d.client_name.slice(0, 200) }),

@@ -16,15 +16,24 @@ export interface OAuthConnection {
 }
 
 /** Whether the caller may see and revoke `userId`'s connections: their own, or as a user manager who sees that user. */
-async function assertMayManage(db: Kysely<Database>, caller: Principal & { userId: string }, userId: string): Promise<void> {
+async function assertMayManage(
+  db: Kysely<Database>,
+  caller: Principal & { userId: string },
+  userId: string,
+): Promise<void> {
   if (caller.userId === userId) return;
-  if (!caller.permissions.has('user:manage')) throw new ForbiddenError("Only user managers see other users' connected clients");
+  if (!caller.permissions.has('user:manage'))
+    throw new ForbiddenError("Only user managers see other users' connected clients");
   const user = await db.selectFrom('users').select(['tenant_id']).where('id', '=', userId).executeTakeFirst();
   if (!user || !isVisibleTo(caller, user.tenant_id)) throw new NotFoundError('User not found');
 }
 
 /** The MCP clients `userId` connected (live grants), newest first. */
-export async function listConnections(db: Kysely<Database>, caller: Principal & { userId: string }, userId: string): Promise<OAuthConnection[]> {
+export async function listConnections(
+  db: Kysely<Database>,
+  caller: Principal & { userId: string },
+  userId: string,
+): Promise<OAuthConnection[]> {
   await assertMayManage(db, caller, userId);
   const rows = await db
     .selectFrom('oauth_models')
@@ -57,7 +66,12 @@ export async function listConnections(db: Kysely<Database>, caller: Principal & 
 async function clientNames(db: Kysely<Database>, clientIds: string[]): Promise<Map<string, string>> {
   const ids = [...new Set(clientIds.filter((id) => id !== ''))];
   if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('oauth_models').select(['id', 'payload']).where('model', '=', 'Client').where('id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('oauth_models')
+    .select(['id', 'payload'])
+    .where('model', '=', 'Client')
+    .where('id', 'in', ids)
+    .execute();
   const names = new Map<string, string>();
   for (const row of rows) {
     const name = (row.payload as { client_name?: unknown }).client_name;
@@ -67,11 +81,25 @@ async function clientNames(db: Kysely<Database>, clientIds: string[]): Promise<M
 }
 
 /** Revokes a connection: its grant, refresh and access tokens (at once on every replica) and the remembered consent. */
-export async function revokeConnection(deps: { db: Kysely<Database>; bus: EventBus }, caller: Principal & { userId: string }, grantId: string): Promise<void> {
-  const row = await deps.db.selectFrom('oauth_models').select(['account_id', 'payload']).where('model', '=', 'Grant').where('id', '=', grantId).executeTakeFirst();
+export async function revokeConnection(
+  deps: { db: Kysely<Database>; bus: EventBus },
+  caller: Principal & { userId: string },
+  grantId: string,
+): Promise<void> {
+  const row = await deps.db
+    .selectFrom('oauth_models')
+    .select(['account_id', 'payload'])
+    .where('model', '=', 'Grant')
+    .where('id', '=', grantId)
+    .executeTakeFirst();
   if (!row || row.account_id === null) throw new NotFoundError('Connection not found');
   await assertMayManage(deps.db, caller, row.account_id);
   const clientId = (row.payload as { clientId?: string }).clientId;
   await revokeGrant(deps, grantId);
-  if (clientId !== undefined) await deps.db.deleteFrom('oauth_consents').where('user_id', '=', row.account_id).where('client_id', '=', clientId).execute();
+  if (clientId !== undefined)
+    await deps.db
+      .deleteFrom('oauth_consents')
+      .where('user_id', '=', row.account_id)
+      .where('client_id', '=', clientId)
+      .execute();
 }

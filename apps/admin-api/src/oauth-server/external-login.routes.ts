@@ -35,7 +35,10 @@ const optionsRoute = createRoute({
   summary: 'The external sign-ins ("continue with") the sign-in page offers for a pending MCP client sign-in',
   description: 'No authentication: the page shows them before anyone is signed in. Ids and display names only.',
   request: { params: z.object({ uid: Uid }) },
-  responses: { 200: jsonResponse(z.object({ logins: z.array(LoginOption) }), 'In configuration order'), ...errorResponses(400, 404) },
+  responses: {
+    200: jsonResponse(z.object({ logins: z.array(LoginOption) }), 'In configuration order'),
+    ...errorResponses(400, 404),
+  },
 });
 const startRoute = createRoute({
   ...common,
@@ -46,7 +49,9 @@ const startRoute = createRoute({
     'A browser navigation: redirects to the provider (authorization code, PKCE S256, state and nonce kept in the database) and sets an httpOnly cookie the callback must come back with. When the sign-in exists but the login cannot start (unknown login id, provider unreachable), a browser (Accept naming text/html) is redirected to `/connect/<uid>?login_error=unavailable` instead of the JSON error.',
   request: { params: z.object({ uid: Uid, loginId: LoginId }) },
   responses: {
-    302: redirect("To the identity provider's authorization endpoint, or with Accept text/html after a failure to /connect/<uid>?login_error=unavailable"),
+    302: redirect(
+      "To the identity provider's authorization endpoint, or with Accept text/html after a failure to /connect/<uid>?login_error=unavailable",
+    ),
     ...errorResponses(400, 404, 429, 502, 503),
   },
 });
@@ -58,7 +63,9 @@ const callbackRoute = createRoute({
   description:
     "Checks state (once, and the browser's cookie), `iss` (RFC 9207), the code exchange and the ID token (signature, issuer, audience, nonce), maps the person to a gateway user as that issuer's bearer tokens are (linked subject, else verified email), sets the console session and redirects to `/connect/<uid>`. 401 EXTERNAL_LOGIN_REFUSED when a check fails; 403 EXTERNAL_USER_NOT_REGISTERED for a person with no gateway account. A browser (Accept naming text/html) is answered in pages instead: once the state is known and the cookie is the browser's that started the login, a refusal redirects to `/connect/<uid>?login_error=cancelled|refused|not_registered|unavailable`; before that (unknown, expired, replayed or forged state, another browser, 429) a short text/html page with the same status and no redirect.",
   responses: {
-    302: redirect("To the console's consent page /connect/<uid>, or with Accept text/html after a refusal to /connect/<uid>?login_error=<reason>"),
+    302: redirect(
+      "To the console's consent page /connect/<uid>, or with Accept text/html after a refusal to /connect/<uid>?login_error=<reason>",
+    ),
     ...errorResponses(401, 403, 404, 429, 502, 503),
   },
 });
@@ -103,7 +110,10 @@ function refusedInBrowser(c: Context, err: unknown): Response {
 
 /** The same per-address budget as the authorization server's own routes: each start writes a row. */
 async function throttle(deps: ServiceDeps, c: Context): Promise<void> {
-  const limit = await deps.rateLimiter.hit(`oauth:${peerAddress(c) ?? 'unknown'}`, { limit: deps.config.OAUTH_MAX_PER_ADDRESS, windowMs: 60_000 });
+  const limit = await deps.rateLimiter.hit(`oauth:${peerAddress(c) ?? 'unknown'}`, {
+    limit: deps.config.OAUTH_MAX_PER_ADDRESS,
+    windowMs: 60_000,
+  });
   if (!limit.allowed) throw new RateLimitedError('Too many requests', limit.retryAfterSeconds);
 }
 
@@ -123,7 +133,11 @@ function browserBinding(c: Context, secure: boolean): string {
  * authentication (nobody is signed in yet). `provider` and `issuer` are the authorization
  * server's (its pending sign-ins are checked before a login starts).
  */
-export function registerExternalLoginRoutes(app: OpenAPIHono, deps: ServiceDeps, server: { provider: () => Promise<Provider>; issuer: () => string }): void {
+export function registerExternalLoginRoutes(
+  app: OpenAPIHono,
+  deps: ServiceDeps,
+  server: { provider: () => Promise<Provider>; issuer: () => string },
+): void {
   let logins: ExternalLogins | null = null;
   const loginsOf = (issuer: string) =>
     (logins ??= new ExternalLogins({
@@ -149,7 +163,9 @@ export function registerExternalLoginRoutes(app: OpenAPIHono, deps: ServiceDeps,
     // The pending sign-in is known now: a browser whose provider cannot be reached goes back to it.
     const started = await loginsOf(issuer)
       .start(uid, loginId, browserBinding(c, secure(c)))
-      .catch((err: unknown) => refusedInBrowser(c, err instanceof AppError ? new ExternalLoginFailed(uid, 'unavailable', err) : err));
+      .catch((err: unknown) =>
+        refusedInBrowser(c, err instanceof AppError ? new ExternalLoginFailed(uid, 'unavailable', err) : err),
+      );
     return started instanceof Response ? started : c.redirect(started, 302);
   });
   app.openapi(callbackRoute, async (c) => {

@@ -1,6 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { ASYMMETRIC_ALGORITHMS, type AuthService } from '@agentgw/auth';
-import { AppError, DependencyUnavailableError, EgressRefusedError, ForbiddenError, NotFoundError, UpstreamError, type Clock, type ExternalIssuer } from '@agentgw/core';
+import {
+  AppError,
+  DependencyUnavailableError,
+  EgressRefusedError,
+  ForbiddenError,
+  NotFoundError,
+  UpstreamError,
+  type Clock,
+  type ExternalIssuer,
+} from '@agentgw/core';
 import { AuthorizationServers } from '@agentgw/credentials';
 import type { Database } from '@agentgw/db';
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
@@ -62,23 +71,30 @@ const DEFAULT_SCOPES = ['openid', 'email'];
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** 401 EXTERNAL_LOGIN_REFUSED: the callback or what the identity provider answered does not hold. */
-const refused = (why: string) => new AppError(401, 'EXTERNAL_LOGIN_REFUSED', `The external sign-in was refused: ${why}`);
+const refused = (why: string) =>
+  new AppError(401, 'EXTERNAL_LOGIN_REFUSED', `The external sign-in was refused: ${why}`);
 
 /** 401 EXTERNAL_LOGIN_REFUSED because the person said no at the identity provider, or was not let in there (RFC 6749 section 4.1.2.1). */
 class DeniedAtProvider extends AppError {
   constructor() {
-    super(401, 'EXTERNAL_LOGIN_REFUSED', 'The external sign-in was refused: the identity provider answered access_denied');
+    super(
+      401,
+      'EXTERNAL_LOGIN_REFUSED',
+      'The external sign-in was refused: the identity provider answered access_denied',
+    );
   }
 }
 
 /** What went wrong talking to the identity provider, as the caller's error (never a 500). */
 function loginError(err: unknown): AppError {
   // Before the AppError case: EgressRefusedError is one (a 403 that is no fault of the person's).
-  if (err instanceof EgressRefusedError) return new DependencyUnavailableError('The identity provider is refused by the egress policy');
+  if (err instanceof EgressRefusedError)
+    return new DependencyUnavailableError('The identity provider is refused by the egress policy');
   if (err instanceof AppError) return err;
   if (err instanceof oauth.AuthorizationResponseError && err.error === 'access_denied') return new DeniedAtProvider();
   if (err instanceof oauth.AuthorizationResponseError) return refused(`the identity provider answered ${err.error}`);
-  if (err instanceof oauth.ResponseBodyError) return refused(`the identity provider's token endpoint answered ${err.error}`);
+  if (err instanceof oauth.ResponseBodyError)
+    return refused(`the identity provider's token endpoint answered ${err.error}`);
   if (err instanceof oauth.OperationProcessingError) return refused(err.message);
   if (err instanceof joseErrors.JOSEError) return refused(`the ID token's signature does not hold (${err.code})`);
   return new UpstreamError('The identity provider could not be reached');
@@ -111,7 +127,10 @@ export class ExternalLogins {
 
   /** The logins the sign-in page offers, in configuration order. */
   options(): ExternalLoginOption[] {
-    return [...this.logins.values()].map(({ login, issuer }) => ({ id: login.id, name: login.name ?? new URL(issuer).host }));
+    return [...this.logins.values()].map(({ login, issuer }) => ({
+      id: login.id,
+      name: login.name ?? new URL(issuer).host,
+    }));
   }
 
   /** A new browser binding: the random value of the cookie the callback must come back with. */
@@ -153,8 +172,10 @@ export class ExternalLogins {
     const state = query.get('state');
     if (!state) throw refused('the callback carries no state');
     const pending = await this.pending.take(state);
-    if (!pending) throw refused('this sign-in is unknown, expired or already finished; start again from your MCP client');
-    if (browser === null || digest(browser) !== pending.browser) throw refused('the sign-in was started in another browser');
+    if (!pending)
+      throw refused('this sign-in is unknown, expired or already finished; start again from your MCP client');
+    if (browser === null || digest(browser) !== pending.browser)
+      throw refused('the sign-in was started in another browser');
     try {
       return { uid: pending.uid, user: await this.userOf(pending, query, state) };
     } catch (err) {
@@ -165,16 +186,26 @@ export class ExternalLogins {
   }
 
   /** The gateway user the callback's person is, every check done; 403 for a person with no gateway account. */
-  private async userOf(pending: PendingExternalLogin, query: URLSearchParams, state: string): Promise<FinishedExternalLogin['user']> {
+  private async userOf(
+    pending: PendingExternalLogin,
+    query: URLSearchParams,
+    state: string,
+  ): Promise<FinishedExternalLogin['user']> {
     const item = this.loginOf(pending.loginId);
-    const claims = await this.verifiedIdToken(item, query, state, pending).catch((err: unknown) => Promise.reject(loginError(err)));
+    const claims = await this.verifiedIdToken(item, query, state, pending).catch((err: unknown) =>
+      Promise.reject(loginError(err)),
+    );
     const user = await this.deps.auth.externalUser({
       issuer: item.issuer,
       sub: claims.sub,
       email: typeof claims.email === 'string' ? claims.email.toLowerCase() : null,
       emailVerified: claims.email_verified === true,
     });
-    if (!user || user.email === null) throw new ForbiddenError('No gateway account is linked to this identity; ask an administrator to create or link one', 'EXTERNAL_USER_NOT_REGISTERED');
+    if (!user || user.email === null)
+      throw new ForbiddenError(
+        'No gateway account is linked to this identity; ask an administrator to create or link one',
+        'EXTERNAL_USER_NOT_REGISTERED',
+      );
     return { id: user.id, email: user.email, roles: user.roles, tenantId: user.tenantId };
   }
 
@@ -185,14 +216,34 @@ export class ExternalLogins {
   }
 
   /** The code exchanged and the ID token's claims, each step checked by oauth4webapi; the signature by jose. */
-  private async verifiedIdToken(item: LoginIssuer, query: URLSearchParams, state: string, pending: { codeVerifier: string; nonce: string }) {
+  private async verifiedIdToken(
+    item: LoginIssuer,
+    query: URLSearchParams,
+    state: string,
+    pending: { codeVerifier: string; nonce: string },
+  ) {
     const as = await this.servers.resolve({ kind: 'issuer', issuer: item.issuer });
     const client: oauth.Client = { client_id: item.login.clientId };
-    const options = { [oauth.customFetch]: this.deps.fetch, [oauth.allowInsecureRequests]: true, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) };
+    const options = {
+      [oauth.customFetch]: this.deps.fetch,
+      [oauth.allowInsecureRequests]: true,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    };
     const callback = oauth.validateAuthResponse(as, client, query, state);
     const auth = oauth.ClientSecretBasic(item.login.clientSecret);
-    const response = await oauth.authorizationCodeGrantRequest(as, client, auth, callback, this.deps.callbackUrl, pending.codeVerifier, options);
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: pending.nonce, requireIdToken: true });
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      auth,
+      callback,
+      this.deps.callbackUrl,
+      pending.codeVerifier,
+      options,
+    );
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, response, {
+      expectedNonce: pending.nonce,
+      requireIdToken: true,
+    });
     // oauth4webapi checks the ID token's claims but not its signature: the provider's key set does.
     const { payload } = await jwtVerify(tokens.id_token!, this.keySetOf(item.login.id, as), {
       issuer: as.issuer,
@@ -209,7 +260,8 @@ export class ExternalLogins {
     if (!keys) {
       const url = typeof as.jwks_uri === 'string' && URL.canParse(as.jwks_uri) ? new URL(as.jwks_uri) : null;
       // Keys fetched in clear could be swapped on the way: HTTPS, or plain HTTP to this machine only.
-      if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)))) throw refused('the identity provider publishes no HTTPS key set (jwks_uri)');
+      if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname))))
+        throw refused('the identity provider publishes no HTTPS key set (jwks_uri)');
       keys = createRemoteJWKSet(url, { [customFetch]: this.deps.fetch, timeoutDuration: REQUEST_TIMEOUT_MS });
       this.keySets.set(loginId, keys);
     }

@@ -15,7 +15,11 @@ export interface InteractionView {
   remembered: boolean;
 }
 
-const notFound = () => new NotFoundError('This sign-in request is unknown or has expired; start again from your MCP client', 'INTERACTION_NOT_FOUND');
+const notFound = () =>
+  new NotFoundError(
+    'This sign-in request is unknown or has expired; start again from your MCP client',
+    'INTERACTION_NOT_FOUND',
+  );
 
 /** The pending sign-in `uid` with its client, endpoint and scopes; 404 INTERACTION_NOT_FOUND when unknown, expired or not for an MCP endpoint. */
 export async function interactionOf(provider: Provider, issuer: string, uid: string) {
@@ -23,7 +27,8 @@ export async function interactionOf(provider: Provider, issuer: string, uid: str
   if (!interaction) throw notFound();
   const clientId = interaction.params.client_id;
   const resource = interaction.params.resource;
-  if (typeof clientId !== 'string' || typeof resource !== 'string' || !isMcpResource(issuer, resource)) throw notFound();
+  if (typeof clientId !== 'string' || typeof resource !== 'string' || !isMcpResource(issuer, resource))
+    throw notFound();
   const client = await provider.Client.find(clientId);
   if (!client) throw notFound();
   const scope = typeof interaction.params.scope === 'string' ? interaction.params.scope : '';
@@ -32,7 +37,13 @@ export async function interactionOf(provider: Provider, issuer: string, uid: str
 }
 
 /** The pending sign-in `uid` as the signed-in user's consent screen shows it. */
-export async function viewInteraction(db: Kysely<Database>, provider: Provider, issuer: string, user: Principal & { userId: string }, uid: string): Promise<InteractionView> {
+export async function viewInteraction(
+  db: Kysely<Database>,
+  provider: Provider,
+  issuer: string,
+  user: Principal & { userId: string },
+  uid: string,
+): Promise<InteractionView> {
   const { client, resource, scopes } = await interactionOf(provider, issuer, uid);
   const consent = await db
     .selectFrom('oauth_consents')
@@ -44,7 +55,11 @@ export async function viewInteraction(db: Kysely<Database>, provider: Provider, 
   const granted = new Set(consent?.scopes.split(' ') ?? []);
   return {
     uid,
-    client: { id: client.clientId, name: typeof client.clientName === 'string' ? client.clientName : null, uri: typeof client.clientUri === 'string' ? client.clientUri : null },
+    client: {
+      id: client.clientId,
+      name: typeof client.clientName === 'string' ? client.clientName : null,
+      uri: typeof client.clientUri === 'string' ? client.clientUri : null,
+    },
     resource,
     scopes,
     remembered: consent !== undefined && scopes.every((s) => granted.has(s)),

@@ -13,7 +13,14 @@ export interface OidcAdapterDeps {
 }
 
 /** The models whose rows carry a grant id: revoking a grant deletes them all. */
-const GRANT_BOUND = new Set(['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'Grant']);
+const GRANT_BOUND = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
+  'Grant',
+]);
 
 /**
  * oidc-provider's storage over Kysely: one `oauth_models` row per model and id, so any replica

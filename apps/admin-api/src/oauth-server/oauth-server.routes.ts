@@ -1,6 +1,14 @@
 import { hasActingUser, jwtAuth, oauthIssuerOf, type Principal } from '@agentgw/auth';
 import { UnauthorizedError, ValidationError } from '@agentgw/core';
-import { SuccessBody, errorResponses, jsonBody, jsonResponse, jwtSecurity, openApiApp, type ServiceDeps } from '@agentgw/service-kit';
+import {
+  SuccessBody,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  jwtSecurity,
+  openApiApp,
+  type ServiceDeps,
+} from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type Provider from 'oidc-provider';
 import { createAuthorizationServer } from './authorization-server.js';
@@ -26,7 +34,14 @@ const Decision = z
   .object({ decision: z.enum(['approve', 'deny']) })
   .strict()
   .openapi('OAuthConsentDecision');
-const ConnectionsQuery = z.object({ userId: z.string().min(1).max(100).optional().openapi({ description: "Another user's (user managers); default: the caller's own" }) });
+const ConnectionsQuery = z.object({
+  userId: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .openapi({ description: "Another user's (user managers); default: the caller's own" }),
+});
 
 const InteractionSchema = z
   .object({
@@ -38,7 +53,14 @@ const InteractionSchema = z
   })
   .openapi('OAuthInteraction');
 const ConnectionSchema = z
-  .object({ grantId: z.string(), userId: z.string(), clientId: z.string(), clientName: z.string().nullable(), resources: z.array(z.string()), createdAt: z.string() })
+  .object({
+    grantId: z.string(),
+    userId: z.string(),
+    clientId: z.string(),
+    clientName: z.string().nullable(),
+    resources: z.array(z.string()),
+    createdAt: z.string(),
+  })
   .openapi('OAuthConnection');
 
 const common = { tags: ['OAuth clients'], security: jwtSecurity };
@@ -48,16 +70,23 @@ const viewRoute = createRoute({
   path: '/interactions/{uid}',
   summary: 'A pending MCP client sign-in, as the consent screen shows it',
   request: { params: UidParams },
-  responses: { 200: jsonResponse(InteractionSchema, 'The client, endpoint and scopes asked for'), ...errorResponses(400, 401, 404) },
+  responses: {
+    200: jsonResponse(InteractionSchema, 'The client, endpoint and scopes asked for'),
+    ...errorResponses(400, 401, 404),
+  },
 });
 const answerRoute = createRoute({
   ...common,
   method: 'post',
   path: '/interactions/{uid}',
   summary: "The signed-in user's answer to a pending MCP client sign-in",
-  description: 'Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint.',
+  description:
+    'Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint.',
   request: { params: UidParams, body: jsonBody(Decision) },
-  responses: { 200: jsonResponse(z.object({ redirectTo: z.string() }), 'Where the browser goes next'), ...errorResponses(400, 401, 403, 404) },
+  responses: {
+    200: jsonResponse(z.object({ redirectTo: z.string() }), 'Where the browser goes next'),
+    ...errorResponses(400, 401, 403, 404),
+  },
 });
 const listRoute = createRoute({
   ...common,
@@ -65,7 +94,10 @@ const listRoute = createRoute({
   path: '/connections',
   summary: 'MCP clients a user connected with OAuth (live grants)',
   request: { query: ConnectionsQuery },
-  responses: { 200: jsonResponse(z.object({ connections: z.array(ConnectionSchema) }), 'Newest first'), ...errorResponses(400, 401, 403, 404) },
+  responses: {
+    200: jsonResponse(z.object({ connections: z.array(ConnectionSchema) }), 'Newest first'),
+    ...errorResponses(400, 401, 403, 404),
+  },
 });
 const revokeRoute = createRoute({
   ...common,
@@ -106,7 +138,8 @@ const off = () => new ValidationError('The OAuth authorization server is off: GA
  */
 export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; console: OpenAPIHono } {
   let provider: Promise<Provider | null> | null = null;
-  const ready = () => (provider ??= createAuthorizationServer(deps).catch((err: unknown) => ((provider = null), Promise.reject(err))));
+  const ready = () =>
+    (provider ??= createAuthorizationServer(deps).catch((err: unknown) => ((provider = null), Promise.reject(err))));
   const issuer = () => {
     const value = oauthIssuerOf(deps.config);
     if (value === undefined) throw off();
@@ -122,22 +155,50 @@ export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; c
   protocol.all('/oauth/*', async (c) => toProvider(deps, await ready(), c));
   // oidc-provider writes these answers itself: documented from the route kit, served as plain routes.
   protocol.openAPIRegistry.registerPath(discoveryRoute('/.well-known/oauth-authorization-server', 'RFC 8414'));
-  protocol.openAPIRegistry.registerPath(discoveryRoute('/.well-known/openid-configuration', 'OpenID Connect Discovery'));
-  protocol.get('/.well-known/oauth-authorization-server', async (c) => toProvider(deps, await ready(), c, '/.well-known/openid-configuration'));
+  protocol.openAPIRegistry.registerPath(
+    discoveryRoute('/.well-known/openid-configuration', 'OpenID Connect Discovery'),
+  );
+  protocol.get('/.well-known/oauth-authorization-server', async (c) =>
+    toProvider(deps, await ready(), c, '/.well-known/openid-configuration'),
+  );
   protocol.get('/.well-known/openid-configuration', async (c) => toProvider(deps, await ready(), c));
 
   const app = openApiApp();
   // "Continue with" answers before anyone is signed in: registered ahead of the authentication below.
   registerExternalLoginRoutes(app, deps, { provider: requireProvider, issuer });
   app.use('*', jwtAuth(deps.auth));
-  app.openapi(viewRoute, async (c) => c.json(await viewInteraction(deps.db, await requireProvider(), issuer(), signedInUser(c.var.principal), c.req.valid('param').uid), 200));
+  app.openapi(viewRoute, async (c) =>
+    c.json(
+      await viewInteraction(
+        deps.db,
+        await requireProvider(),
+        issuer(),
+        signedInUser(c.var.principal),
+        c.req.valid('param').uid,
+      ),
+      200,
+    ),
+  );
   app.openapi(answerRoute, async (c) => {
     const user = signedInUser(c.var.principal);
-    return c.json(await answerInteraction(deps.db, await requireProvider(), issuer(), user, c.req.valid('param').uid, c.req.valid('json').decision), 200);
+    return c.json(
+      await answerInteraction(
+        deps.db,
+        await requireProvider(),
+        issuer(),
+        user,
+        c.req.valid('param').uid,
+        c.req.valid('json').decision,
+      ),
+      200,
+    );
   });
   app.openapi(listRoute, async (c) => {
     const user = signedInUser(c.var.principal);
-    return c.json({ connections: await listConnections(deps.db, user, c.req.valid('query').userId ?? user.userId) }, 200);
+    return c.json(
+      { connections: await listConnections(deps.db, user, c.req.valid('query').userId ?? user.userId) },
+      200,
+    );
   });
   app.openapi(revokeRoute, async (c) => {
     await revokeConnection(deps, signedInUser(c.var.principal), c.req.valid('param').grantId);

@@ -50,7 +50,12 @@ export class PendingExternalLogins {
 
   /** The login started under `state`, deleted as it is read (a replayed callback finds nothing); null when unknown or expired. */
   async take(state: string): Promise<PendingExternalLogin | null> {
-    const row = await this.db.deleteFrom('oauth_models').where('model', '=', MODEL).where('id', '=', digest(state)).returning(['payload', 'expires_at']).executeTakeFirst();
+    const row = await this.db
+      .deleteFrom('oauth_models')
+      .where('model', '=', MODEL)
+      .where('id', '=', digest(state))
+      .returning(['payload', 'expires_at'])
+      .executeTakeFirst();
     if (!row || row.expires_at === null || row.expires_at.getTime() <= Date.now()) return null;
     return row.payload as unknown as PendingExternalLogin;
   }

@@ -9,7 +9,10 @@ const ALREADY_SENT = () => new Response(null, { headers: { 'x-hono-already-sent'
 
 /** RFC 6749 section 5.2 shaped error, for what is answered before the provider runs. */
 const oauthError = (status: number, error: string, description: string, headers: Record<string, string> = {}) =>
-  Response.json({ error, error_description: description }, { status, headers: { 'cache-control': 'no-store', ...headers } });
+  Response.json(
+    { error, error_description: description },
+    { status, headers: { 'cache-control': 'no-store', ...headers } },
+  );
 
 /**
  * oidc-provider builds every URL it answers (metadata endpoints, redirects) from the request's
@@ -30,13 +33,26 @@ function pinToIssuer(headers: IncomingHttpHeaders, issuer: string | undefined): 
  * the stream is drained). Every address is throttled first (OAUTH_MAX_PER_ADDRESS a minute).
  * `path` rewrites the URL the provider sees (the RFC 8414 metadata path serves its discovery).
  */
-export async function toProvider(deps: ServiceDeps, provider: Provider | null, c: Context, path?: string): Promise<Response> {
+export async function toProvider(
+  deps: ServiceDeps,
+  provider: Provider | null,
+  c: Context,
+  path?: string,
+): Promise<Response> {
   const req = nodeIncoming(c);
   const res = nodeOutgoing(c);
-  if (provider === null) return oauthError(404, 'invalid_request', 'The OAuth authorization server is off: GATEWAY_PUBLIC_URL is not set');
-  if (!req || !res) return oauthError(501, 'server_error', 'The OAuth authorization server runs only on the Node server');
-  const limit = await deps.rateLimiter.hit(`oauth:${peerAddress(c) ?? 'unknown'}`, { limit: deps.config.OAUTH_MAX_PER_ADDRESS, windowMs: 60_000 });
-  if (!limit.allowed) return oauthError(429, 'temporarily_unavailable', 'Too many requests', { 'retry-after': String(limit.retryAfterSeconds) });
+  if (provider === null)
+    return oauthError(404, 'invalid_request', 'The OAuth authorization server is off: GATEWAY_PUBLIC_URL is not set');
+  if (!req || !res)
+    return oauthError(501, 'server_error', 'The OAuth authorization server runs only on the Node server');
+  const limit = await deps.rateLimiter.hit(`oauth:${peerAddress(c) ?? 'unknown'}`, {
+    limit: deps.config.OAUTH_MAX_PER_ADDRESS,
+    windowMs: 60_000,
+  });
+  if (!limit.allowed)
+    return oauthError(429, 'temporarily_unavailable', 'Too many requests', {
+      'retry-after': String(limit.retryAfterSeconds),
+    });
   if (req.rawBody !== undefined) (req as { body?: unknown }).body = req.rawBody;
   if (path !== undefined) req.url = path;
   pinToIssuer(req.headers, oauthIssuerOf(deps.config));

@@ -14,7 +14,12 @@ const aadOf = (kid: string) => `oauth_signing_keys:${kid}`;
  * mcp-gateway verifies against the public halves. Answers the private JWKs, oldest first.
  */
 export async function loadSigningKeys(db: Kysely<Database>, box: SecretBox): Promise<JWK[]> {
-  let rows = await db.selectFrom('oauth_signing_keys').select(['kid', 'private_jwk_sealed']).orderBy('created_at').orderBy('kid').execute();
+  let rows = await db
+    .selectFrom('oauth_signing_keys')
+    .select(['kid', 'private_jwk_sealed'])
+    .orderBy('created_at')
+    .orderBy('kid')
+    .execute();
   if (rows.length === 0) {
     const kid = randomUUID();
     const { publicKey, privateKey } = await generateKeyPair(OAUTH_SIGNING_ALG, { extractable: true });
@@ -23,13 +28,23 @@ export async function loadSigningKeys(db: Kysely<Database>, box: SecretBox): Pro
     const privateJwk = { ...(await exportJWK(privateKey)), ...common };
     await db
       .insertInto('oauth_signing_keys')
-      .values({ kid, public_jwk: JSON.stringify(publicJwk), private_jwk_sealed: box.seal(JSON.stringify(privateJwk), aadOf(kid)) })
+      .values({
+        kid,
+        public_jwk: JSON.stringify(publicJwk),
+        private_jwk_sealed: box.seal(JSON.stringify(privateJwk), aadOf(kid)),
+      })
       .execute();
-    rows = await db.selectFrom('oauth_signing_keys').select(['kid', 'private_jwk_sealed']).orderBy('created_at').orderBy('kid').execute();
+    rows = await db
+      .selectFrom('oauth_signing_keys')
+      .select(['kid', 'private_jwk_sealed'])
+      .orderBy('created_at')
+      .orderBy('kid')
+      .execute();
   }
   return rows.map((row) => {
     const opened = box.open(row.private_jwk_sealed, aadOf(row.kid));
-    if (opened === null) throw new Error(`OAuth signing key ${row.kid} does not open under the configured PLATFORM_SECRETS_KEY`);
+    if (opened === null)
+      throw new Error(`OAuth signing key ${row.kid} does not open under the configured PLATFORM_SECRETS_KEY`);
     return JSON.parse(opened) as JWK;
   });
 }

@@ -10,7 +10,11 @@ describe('APNs sender against a loopback HTTP/2 fake', () => {
   let fake: Awaited<ReturnType<typeof startFakeApns>>;
   let sender: PushSender;
   const clock = new ManualClock(Date.now());
-  const message = { title: 'Confirmation required', body: 'Approve delete_repo (high risk)?', data: { confirmationId: 'c-1', toolName: 'delete_repo' } };
+  const message = {
+    title: 'Confirmation required',
+    body: 'Approve delete_repo (high risk)?',
+    data: { confirmationId: 'c-1', toolName: 'delete_repo' },
+  };
 
   beforeAll(async () => {
     const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -32,7 +36,11 @@ describe('APNs sender against a loopback HTTP/2 fake', () => {
     expect(request!.body).toEqual({
       confirmationId: 'c-1',
       toolName: 'delete_repo',
-      aps: { alert: { title: message.title, body: message.body }, sound: 'default', 'interruption-level': 'time-sensitive' },
+      aps: {
+        alert: { title: message.title, body: message.body },
+        sound: 'default',
+        'interruption-level': 'time-sensitive',
+      },
     });
   });
 

@@ -30,7 +30,11 @@ const STALE_PROVIDER_TOKEN_REASONS = new Set(['ExpiredProviderToken', 'InvalidPr
 export function apnsPayload(message: PushMessage): string {
   return JSON.stringify({
     ...message.data,
-    aps: { alert: { title: message.title, body: message.body }, sound: 'default', 'interruption-level': 'time-sensitive' },
+    aps: {
+      alert: { title: message.title, body: message.body },
+      sound: 'default',
+      'interruption-level': 'time-sensitive',
+    },
   });
 }
 
@@ -73,9 +77,17 @@ export function createApnsSender(options: ApnsOptions): PushSender {
     return opened;
   }
 
-  function post(path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+  function post(
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const request = openSession().request({ [constants.HTTP2_HEADER_METHOD]: 'POST', [constants.HTTP2_HEADER_PATH]: path, ...headers });
+      const request = openSession().request({
+        [constants.HTTP2_HEADER_METHOD]: 'POST',
+        [constants.HTTP2_HEADER_PATH]: path,
+        ...headers,
+      });
       let status = 0;
       let text = '';
       request.setTimeout(timeoutMs, () => request.close(constants.NGHTTP2_CANCEL));
@@ -86,7 +98,11 @@ export function createApnsSender(options: ApnsOptions): PushSender {
       request.on('data', (chunk: string) => {
         if (text.length < 64 * 1024) text += chunk;
       });
-      request.on('end', () => (status ? resolve({ status, body: text }) : reject(new TransientPushError('APNs closed the stream without an answer'))));
+      request.on('end', () =>
+        status
+          ? resolve({ status, body: text })
+          : reject(new TransientPushError('APNs closed the stream without an answer')),
+      );
       request.on('error', (err: Error) => reject(new TransientPushError(`APNs request failed: ${err.message}`)));
       request.end(body);
     });
@@ -114,7 +130,8 @@ export function createApnsSender(options: ApnsOptions): PushSender {
       } catch {
         // Not JSON: keep the status alone.
       }
-      if (response.status === 410 || INVALID_TOKEN_REASONS.has(reason)) return { ok: false, invalidToken: true, reason: reason || 'Unregistered' };
+      if (response.status === 410 || INVALID_TOKEN_REASONS.has(reason))
+        return { ok: false, invalidToken: true, reason: reason || 'Unregistered' };
       if (STALE_PROVIDER_TOKEN_REASONS.has(reason)) providerToken = undefined;
       throw new TransientPushError(`APNs answered ${response.status}${reason ? ` ${reason}` : ''}`);
     },

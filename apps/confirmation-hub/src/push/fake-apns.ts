@@ -55,5 +55,9 @@ export async function startFakeApns(publicKey: CryptoKey, expect: { teamId: stri
     stream.on('end', () => void respond().catch(() => stream.destroy()));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }

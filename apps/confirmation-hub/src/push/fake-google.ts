@@ -16,7 +16,12 @@ const reply = (res: ServerResponse, status: number, body: unknown) => {
 };
 
 const fcmError = (code: number, status: string, errorCode: string, extra: object[] = []) => ({
-  error: { code, status, message: 'error', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode }, ...extra] },
+  error: {
+    code,
+    status,
+    message: 'error',
+    details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode }, ...extra],
+  },
 });
 
 /**
@@ -34,7 +39,10 @@ export async function startFakeGoogle(publicKey: CryptoKey, account: { email: st
     const raw = await read(req);
     if (req.method === 'POST' && req.url === '/token') {
       const form = new URLSearchParams(raw);
-      if (req.headers['content-type'] !== 'application/x-www-form-urlencoded' || form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
+      if (
+        req.headers['content-type'] !== 'application/x-www-form-urlencoded' ||
+        form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer'
+      ) {
         return reply(res, 400, { error: 'unsupported_grant_type' });
       }
       try {
@@ -43,7 +51,8 @@ export async function startFakeGoogle(publicKey: CryptoKey, account: { email: st
           issuer: account.email,
           audience: `${url}/token`,
         });
-        if (payload.scope !== 'https://www.googleapis.com/auth/firebase.messaging') return reply(res, 400, { error: 'invalid_scope' });
+        if (payload.scope !== 'https://www.googleapis.com/auth/firebase.messaging')
+          return reply(res, 400, { error: 'invalid_scope' });
         exchanges.push({ kid: protectedHeader.kid });
       } catch {
         return reply(res, 400, { error: 'invalid_grant' });
@@ -56,13 +65,21 @@ export async function startFakeGoogle(publicKey: CryptoKey, account: { email: st
       const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       const body = JSON.parse(raw) as { message?: Record<string, unknown> };
       messages.push({ authorization: req.headers.authorization, body });
-      if (!bearer || !issued.has(bearer) || revokeAll) return reply(res, 401, { error: { code: 401, status: 'UNAUTHENTICATED' } });
+      if (!bearer || !issued.has(bearer) || revokeAll)
+        return reply(res, 401, { error: { code: 401, status: 'UNAUTHENTICATED' } });
       const message = body.message ?? {};
       const data = message.data as Record<string, unknown> | undefined;
-      if (data && Object.values(data).some((v) => typeof v !== 'string')) return reply(res, 400, fcmError(400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT'));
+      if (data && Object.values(data).some((v) => typeof v !== 'string'))
+        return reply(res, 400, fcmError(400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT'));
       if (message.token === 'gone') return reply(res, 404, fcmError(404, 'NOT_FOUND', 'UNREGISTERED'));
       if (message.token === 'malformed') {
-        return reply(res, 400, fcmError(400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'message.token' }] }]));
+        return reply(
+          res,
+          400,
+          fcmError(400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', [
+            { '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'message.token' }] },
+          ]),
+        );
       }
       if (message.token === 'busy') return reply(res, 503, fcmError(503, 'UNAVAILABLE', 'UNAVAILABLE'));
       return reply(res, 200, { name: `projects/${account.project}/messages/1` });

@@ -14,7 +14,11 @@ describe('FCM HTTP v1 sender against a loopback fake', () => {
   let privateKeyPem: string;
   // The strictest policy: the fake lives on loopback, reachable only because it is the configured host.
   const egress = egressPolicyFromConfig({ EGRESS_POLICY: 'public-only' });
-  const message = { title: 'Confirmation required', body: 'Approve delete_repo?', data: { confirmationId: 'c-1', attempt: 2, nested: { a: 1 } } };
+  const message = {
+    title: 'Confirmation required',
+    body: 'Approve delete_repo?',
+    data: { confirmationId: 'c-1', attempt: 2, nested: { a: 1 } },
+  };
 
   beforeAll(async () => {
     const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true });
@@ -57,7 +61,11 @@ describe('FCM HTTP v1 sender against a loopback fake', () => {
 
   it('reports UNREGISTERED and an INVALID_ARGUMENT about the token as invalid tokens', async () => {
     expect(await sender.send('gone', message)).toEqual({ ok: false, invalidToken: true, reason: 'UNREGISTERED' });
-    expect(await sender.send('malformed', message)).toEqual({ ok: false, invalidToken: true, reason: 'INVALID_ARGUMENT' });
+    expect(await sender.send('malformed', message)).toEqual({
+      ok: false,
+      invalidToken: true,
+      reason: 'INVALID_ARGUMENT',
+    });
   });
 
   it('throws a transient error for UNAVAILABLE, so the job is retried', async () => {
@@ -84,8 +92,18 @@ describe('FCM HTTP v1 sender against a loopback fake', () => {
       res.end();
     });
     await Promise.all([target, redirector].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
-    const serviceAccount = (token_uri: string) => ServiceAccount.parse({ project_id: account.project, client_email: account.email, private_key: privateKeyPem, token_uri });
-    const redirected = createFcmSender({ serviceAccount: serviceAccount(`http://127.0.0.1:${(redirector.address() as AddressInfo).port}/token`), baseUrl: fake.url, egress });
+    const serviceAccount = (token_uri: string) =>
+      ServiceAccount.parse({
+        project_id: account.project,
+        client_email: account.email,
+        private_key: privateKeyPem,
+        token_uri,
+      });
+    const redirected = createFcmSender({
+      serviceAccount: serviceAccount(`http://127.0.0.1:${(redirector.address() as AddressInfo).port}/token`),
+      baseUrl: fake.url,
+      egress,
+    });
     try {
       await expect(redirected.send('device-token-9', message)).rejects.toThrow(/token exchange answered 307/);
       expect(followed).toBe(0);
@@ -97,7 +115,9 @@ describe('FCM HTTP v1 sender against a loopback fake', () => {
       [fake.url, 'http://169.254.169.254/token'],
       ['http://metadata.google.internal', `${fake.url}/token`],
     ] as const) {
-      expect(() => createFcmSender({ serviceAccount: serviceAccount(tokenUri), baseUrl, egress })).toThrow(EgressRefusedError);
+      expect(() => createFcmSender({ serviceAccount: serviceAccount(tokenUri), baseUrl, egress })).toThrow(
+        EgressRefusedError,
+      );
     }
   });
 

@@ -1,4 +1,12 @@
-import { assertUrlEgressAllowed, createEgressDispatcher, egressFetch, systemClock, withAllowedHosts, type Clock, type EgressPolicy } from '@agentgw/core';
+import {
+  assertUrlEgressAllowed,
+  createEgressDispatcher,
+  egressFetch,
+  systemClock,
+  withAllowedHosts,
+  type Clock,
+  type EgressPolicy,
+} from '@agentgw/core';
 import { importPKCS8, SignJWT } from 'jose';
 import { z } from 'zod';
 import { TransientPushError, type DeliveryResult, type PushMessage, type PushSender } from './push-sender.js';
@@ -54,14 +62,17 @@ function invalidTokenReason(body: FcmErrorBody): string | null {
   if (codes.has('UNREGISTERED')) return 'UNREGISTERED';
   if (codes.has('INVALID_ARGUMENT')) {
     // INVALID_ARGUMENT also covers a malformed message; only one about the token retires the device.
-    const aboutToken = (error?.details ?? []).some((d) => (d.fieldViolations ?? []).some((v) => v.field === 'message.token')) || /registration token/i.test(error?.message ?? '');
+    const aboutToken =
+      (error?.details ?? []).some((d) => (d.fieldViolations ?? []).some((v) => v.field === 'message.token')) ||
+      /registration token/i.test(error?.message ?? '');
     if (aboutToken) return 'INVALID_ARGUMENT';
   }
   return null;
 }
 
 /** FCM `data` values must be strings. */
-const stringData = (data: Record<string, unknown>): Record<string, string> => Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+const stringData = (data: Record<string, unknown>): Record<string, string> =>
+  Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
 
 /**
  * FCM HTTP v1 with a service account: an RS256 JWT assertion (iss = client_email, aud =
@@ -84,7 +95,11 @@ export function createFcmSender(options: FcmOptions): PushSender {
   async function fetchAccessToken(): Promise<string> {
     const now = Math.floor(clock.now().getTime() / 1000);
     const assertion = await new SignJWT({ scope: FCM_SCOPE })
-      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(account.private_key_id ? { kid: account.private_key_id } : {}) })
+      .setProtectedHeader({
+        alg: 'RS256',
+        typ: 'JWT',
+        ...(account.private_key_id ? { kid: account.private_key_id } : {}),
+      })
       .setIssuer(account.client_email)
       .setAudience(account.token_uri)
       .setIssuedAt(now)
@@ -99,7 +114,8 @@ export function createFcmSender(options: FcmOptions): PushSender {
       throw new TransientPushError(`FCM token exchange failed: ${(err as Error).message}`);
     });
     const body = (await res.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown };
-    if (!res.ok || typeof body.access_token !== 'string') throw new TransientPushError(`FCM token exchange answered ${res.status}`);
+    if (!res.ok || typeof body.access_token !== 'string')
+      throw new TransientPushError(`FCM token exchange answered ${res.status}`);
     const lifetime = typeof body.expires_in === 'number' ? body.expires_in : 3600;
     accessToken = { value: body.access_token, expiresAt: clock.now().getTime() + (lifetime - 60) * 1000 };
     return body.access_token;

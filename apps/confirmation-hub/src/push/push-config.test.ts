@@ -7,8 +7,18 @@ describe('push configuration', () => {
     const key = '-----BEGIN PRIVATE KEY-----\nsecret-key-material\n-----END PRIVATE KEY-----';
     const base = { CREDENTIAL_ENCRYPTION_KEY: 'ab'.repeat(32), JWT_SECRET: 'x'.repeat(40) };
     for (const env of [
-      { FCM_SERVICE_ACCOUNT: JSON.stringify({ project_id: 'p', client_email: 'e@p', private_key: key, token_uri: 'http://169.254.169.254/computeMetadata/v1/token' }) },
-      { FCM_SERVICE_ACCOUNT: JSON.stringify({ project_id: 'p', client_email: 'e@p', private_key: key }), FCM_URL: 'http://metadata.google.internal' },
+      {
+        FCM_SERVICE_ACCOUNT: JSON.stringify({
+          project_id: 'p',
+          client_email: 'e@p',
+          private_key: key,
+          token_uri: 'http://169.254.169.254/computeMetadata/v1/token',
+        }),
+      },
+      {
+        FCM_SERVICE_ACCOUNT: JSON.stringify({ project_id: 'p', client_email: 'e@p', private_key: key }),
+        FCM_URL: 'http://metadata.google.internal',
+      },
     ]) {
       const config = loadConfig({ ...base, ...env });
       expect(() => pushSendersFromConfig(config, systemClock)).toThrow(ConfigError);

@@ -17,12 +17,18 @@ export function pushSendersFromConfig(config: Config, clock: Clock): PushSender[
   const setApns = APNS_VARIABLES.filter((v) => config[v] !== undefined);
   if (setApns.length > 0 && setApns.length < APNS_VARIABLES.length) {
     for (const variable of APNS_VARIABLES.filter((v) => config[v] === undefined)) {
-      problems.push({ variable, message: `is required when ${setApns.join(', ')} ${setApns.length === 1 ? 'is' : 'are'} set` });
+      problems.push({
+        variable,
+        message: `is required when ${setApns.join(', ')} ${setApns.length === 1 ? 'is' : 'are'} set`,
+      });
     }
   } else if (setApns.length === APNS_VARIABLES.length) {
     const privateKey = config.APNS_PRIVATE_KEY!.replace(/\\n/g, '\n');
     if (!privateKey.includes('-----BEGIN PRIVATE KEY-----')) {
-      problems.push({ variable: 'APNS_PRIVATE_KEY', message: 'must be the .p8 key (PEM, -----BEGIN PRIVATE KEY-----)' });
+      problems.push({
+        variable: 'APNS_PRIVATE_KEY',
+        message: 'must be the .p8 key (PEM, -----BEGIN PRIVATE KEY-----)',
+      });
     } else {
       senders.push(
         createApnsSender({
@@ -46,14 +52,26 @@ export function pushSendersFromConfig(config: Config, clock: Clock): PushSender[
     }
     const account = ServiceAccount.safeParse(raw);
     if (!account.success) {
-      problems.push({ variable: 'FCM_SERVICE_ACCOUNT', message: 'must be a service-account JSON key (project_id, client_email, private_key)' });
+      problems.push({
+        variable: 'FCM_SERVICE_ACCOUNT',
+        message: 'must be a service-account JSON key (project_id, client_email, private_key)',
+      });
     } else {
-      const options = { serviceAccount: account.data, baseUrl: config.FCM_URL ?? FCM_DEFAULT_URL, egress: egressPolicyFromConfig(config), clock };
+      const options = {
+        serviceAccount: account.data,
+        baseUrl: config.FCM_URL ?? FCM_DEFAULT_URL,
+        egress: egressPolicyFromConfig(config),
+        clock,
+      };
       try {
         senders.push(createFcmSender(options));
       } catch (err) {
         if (!(err instanceof EgressRefusedError)) throw err;
-        problems.push({ variable: config.FCM_URL !== undefined ? 'FCM_URL or FCM_SERVICE_ACCOUNT.token_uri' : 'FCM_SERVICE_ACCOUNT.token_uri', message: `is refused: ${err.message}` });
+        problems.push({
+          variable:
+            config.FCM_URL !== undefined ? 'FCM_URL or FCM_SERVICE_ACCOUNT.token_uri' : 'FCM_SERVICE_ACCOUNT.token_uri',
+          message: `is refused: ${err.message}`,
+        });
       }
     }
   }

@@ -12,13 +12,31 @@ import { TransientPushError, type DeliveryResult, type PushSender } from './push
 
 let seq = 0;
 
-async function addDevice(deps: TestDeps, userId: string, platform: DevicePlatform, pushToken: string, isActive = true): Promise<string> {
+async function addDevice(
+  deps: TestDeps,
+  userId: string,
+  platform: DevicePlatform,
+  pushToken: string,
+  isActive = true,
+): Promise<string> {
   const id = `device-${++seq}`;
-  await deps.db.insertInto('devices').values({ id, user_id: userId, platform, push_token: pushToken, device_name: null, tenant_id: null, is_active: isActive }).execute();
+  await deps.db
+    .insertInto('devices')
+    .values({
+      id,
+      user_id: userId,
+      platform,
+      push_token: pushToken,
+      device_name: null,
+      tenant_id: null,
+      is_active: isActive,
+    })
+    .execute();
   return id;
 }
 
-const isActive = async (deps: TestDeps, id: string) => (await deps.db.selectFrom('devices').select('is_active').where('id', '=', id).executeTakeFirstOrThrow()).is_active;
+const isActive = async (deps: TestDeps, id: string) =>
+  (await deps.db.selectFrom('devices').select('is_active').where('id', '=', id).executeTakeFirstOrThrow()).is_active;
 
 /** A sender whose answers the test scripts per token: a result, or a transient failure (thrown) for the first N tries. */
 function scriptedSender(platforms: DevicePlatform[], script: Record<string, DeliveryResult | { failTimes: number }>) {
@@ -54,7 +72,12 @@ describe('push delivery', () => {
   });
   afterEach(() => deps.close());
 
-  const pushJob = (confirmationId = `c-${++seq}`) => ({ userId, title: 'Confirmation required', body: 'Approve?', data: { confirmationId } });
+  const pushJob = (confirmationId = `c-${++seq}`) => ({
+    userId,
+    title: 'Confirmation required',
+    body: 'Approve?',
+    data: { confirmationId },
+  });
 
   it("notifies each of the user's active devices on its platform's service, once", async () => {
     const apple = scriptedSender(['ios', 'macos'], {});
@@ -114,7 +137,9 @@ describe('push delivery', () => {
     } finally {
       await consumer.close();
     }
-    expect(await isActive(deps, (await deps.db.selectFrom('devices').select('id').executeTakeFirstOrThrow()).id)).toBe(true);
+    expect(await isActive(deps, (await deps.db.selectFrom('devices').select('id').executeTakeFirstOrThrow()).id)).toBe(
+      true,
+    );
   });
 });
 
@@ -160,15 +185,31 @@ describe('push end to end: a held call notifies the confirmer through APNs and F
     await addDevice(deps, alice, 'android', 'android-token');
     const gate = createConfirmationGate(deps, { timeoutMs: 60_000, maxPending: maxPendingOf(deps.config) });
     const held = gate.hold(
-      { auditId: 'a', agentId: 'agent', userId: alice, endUserId: alice, tenantId: null, providerId: 'p', toolName: 'wire_money', arguments: { amount: 5 }, risk: 'critical' },
+      {
+        auditId: 'a',
+        agentId: 'agent',
+        userId: alice,
+        endUserId: alice,
+        tenantId: null,
+        providerId: 'p',
+        toolName: 'wire_money',
+        arguments: { amount: 5 },
+        risk: 'critical',
+      },
       { signal: AbortSignal.timeout(30_000) },
     );
     held.catch(() => undefined);
     try {
-      await vi.waitFor(() => expect(apns.received.map((r) => r.headers[':path']).sort()).toEqual(['/3/device/a1b2c3d4', '/3/device/gone']));
+      await vi.waitFor(() =>
+        expect(apns.received.map((r) => r.headers[':path']).sort()).toEqual(['/3/device/a1b2c3d4', '/3/device/gone']),
+      );
       await vi.waitFor(() => expect(google.messages.map((m) => m.body.message?.token)).toEqual(['android-token']));
       const delivered = apns.received.find((r) => r.headers[':path'] === '/3/device/a1b2c3d4')!;
-      expect(delivered.body).toMatchObject({ aps: { alert: { title: 'Confirmation required' } }, toolName: 'wire_money', risk: 'critical' });
+      expect(delivered.body).toMatchObject({
+        aps: { alert: { title: 'Confirmation required' } },
+        toolName: 'wire_money',
+        risk: 'critical',
+      });
       expect(JSON.stringify(delivered.body)).not.toContain('amount');
       await vi.waitFor(async () => expect(await isActive(deps, gone)).toBe(false));
       expect(await isActive(deps, phone)).toBe(true);

@@ -20,7 +20,13 @@ type PushJob = GatewayJobs['push'];
 async function fanOut(deps: PushDeliveryDeps, senders: PushSender[], job: PushJob): Promise<void> {
   const platforms = senders.flatMap((s) => s.platforms);
   if (platforms.length === 0) return;
-  const devices = await deps.db.selectFrom('devices').select('id').where('user_id', '=', job.userId).where('is_active', '=', true).where('platform', 'in', platforms).execute();
+  const devices = await deps.db
+    .selectFrom('devices')
+    .select('id')
+    .where('user_id', '=', job.userId)
+    .where('is_active', '=', true)
+    .where('platform', 'in', platforms)
+    .execute();
   const key = typeof job.data.confirmationId === 'string' ? `push:${job.data.confirmationId}` : null;
   for (const device of devices) {
     await deps.queue.enqueue('push', { ...job, deviceId: device.id }, key ? { jobId: `${key}:${device.id}` } : {});
@@ -28,7 +34,11 @@ async function fanOut(deps: PushDeliveryDeps, senders: PushSender[], job: PushJo
 }
 
 /** One device: delivered, or retired when the service calls its token dead; a transient failure throws (retry). */
-async function deliver(deps: PushDeliveryDeps, senders: PushSender[], job: PushJob & { deviceId: string }): Promise<void> {
+async function deliver(
+  deps: PushDeliveryDeps,
+  senders: PushSender[],
+  job: PushJob & { deviceId: string },
+): Promise<void> {
   const device = await deps.db
     .selectFrom('devices')
     .select(['id', 'platform', 'push_token'])
@@ -42,8 +52,16 @@ async function deliver(deps: PushDeliveryDeps, senders: PushSender[], job: PushJ
   const result = await sender.send(device.push_token, { title: job.title, body: job.body, data: job.data });
   if (result.ok) return;
   // Only this token: a re-registration since then keeps its device active.
-  await deps.db.updateTable('devices').set({ is_active: false, updated_at: deps.clock.now() }).where('id', '=', device.id).where('push_token', '=', device.push_token).execute();
-  deps.logger.info({ deviceId: device.id, service: sender.name, reason: result.reason }, 'push token rejected; device deactivated');
+  await deps.db
+    .updateTable('devices')
+    .set({ is_active: false, updated_at: deps.clock.now() })
+    .where('id', '=', device.id)
+    .where('push_token', '=', device.push_token)
+    .execute();
+  deps.logger.info(
+    { deviceId: device.id, service: sender.name, reason: result.reason },
+    'push token rejected; device deactivated',
+  );
 }
 
 /** Consumes `push` jobs with the configured senders (none: jobs are acknowledged and dropped). */

@@ -1,7 +1,17 @@
 import { useState } from 'react';
 
 /** A destructive action that asks for a second click instead of a modal dialog. */
-export function ConfirmButton({ label, confirmLabel, onConfirm, disabled }: { label: string; confirmLabel: string; onConfirm: () => void; disabled?: boolean }) {
+export function ConfirmButton({
+  label,
+  confirmLabel,
+  onConfirm,
+  disabled,
+}: {
+  label: string;
+  confirmLabel: string;
+  onConfirm: () => void;
+  disabled?: boolean;
+}) {
   const [armed, setArmed] = useState(false);
   if (!armed) {
     return (

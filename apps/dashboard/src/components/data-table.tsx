@@ -1,5 +1,13 @@
 /** The table every list page shows: scrolling wrapper, a caption for screen readers, the header row. */
-export function DataTable({ caption, columns, children }: { caption: string; columns: string[]; children: React.ReactNode }) {
+export function DataTable({
+  caption,
+  columns,
+  children,
+}: {
+  caption: string;
+  columns: string[];
+  children: React.ReactNode;
+}) {
   return (
     <div className="table-wrap">
       <table>

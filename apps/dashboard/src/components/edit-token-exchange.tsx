@@ -1,5 +1,9 @@
 import { useState, type FormEvent } from 'react';
-import { tokenExchangeDraftOf, tokenExchangeFieldError, tokenExchangeUpdateBody } from '../pages/token-exchange-form.js';
+import {
+  tokenExchangeDraftOf,
+  tokenExchangeFieldError,
+  tokenExchangeUpdateBody,
+} from '../pages/token-exchange-form.js';
 import { useSession } from '../session.js';
 import type { ToolProvider } from '../types.js';
 import { useAction } from '../use-resource.js';
@@ -42,9 +46,19 @@ export function EditTokenExchange({ provider, onSaved }: { provider: ToolProvide
       </button>
       {open ? (
         <form onSubmit={submit} className="grid-form" aria-label={`Token exchange of ${provider.name}`}>
-          <TokenExchangeFields value={draft} onChange={(patch) => setDraft((d) => ({ ...d, ...patch }))} error={tokenExchangeFieldError(action.error)} secretStored={provider.hasAuthSecret} />
+          <TokenExchangeFields
+            value={draft}
+            onChange={(patch) => setDraft((d) => ({ ...d, ...patch }))}
+            error={tokenExchangeFieldError(action.error)}
+            secretStored={provider.hasAuthSecret}
+          />
           {provider.hasAuthSecret ? (
-            <CheckboxField label="Remove the stored client secret (a public client)" checked={removeSecret} disabled={draft.clientSecret !== ''} onChange={(e) => setRemoveSecret(e.target.checked)} />
+            <CheckboxField
+              label="Remove the stored client secret (a public client)"
+              checked={removeSecret}
+              disabled={draft.clientSecret !== ''}
+              onChange={(e) => setRemoveSecret(e.target.checked)}
+            />
           ) : null}
           <ErrorNotice error={action.error} title="The settings were not saved" />
           <div className="form-actions">

@@ -38,7 +38,12 @@ export function TextAreaField({ label, hint, ...input }: Labelled & TextareaHTML
 }
 
 /** A labelled select over fixed options. */
-export function SelectField({ label, hint, options, ...select }: Labelled & SelectHTMLAttributes<HTMLSelectElement> & { options: Array<{ value: string; label: string }> }) {
+export function SelectField({
+  label,
+  hint,
+  options,
+  ...select
+}: Labelled & SelectHTMLAttributes<HTMLSelectElement> & { options: Array<{ value: string; label: string }> }) {
   const id = useId();
   return (
     <div className="field">
@@ -72,5 +77,12 @@ export function CheckboxField({ label, ...input }: { label: string } & InputHTML
 
 /** The admin's tenant scope for a new resource (others are pinned to their own tenant by the gateway). */
 export function TenantField({ value, onChange }: { value: string; onChange: (value: string) => void }) {
-  return <TextField label="Tenant ID (optional)" hint="Empty: global, visible to every tenant." value={value} onChange={(e) => onChange(e.target.value)} />;
+  return (
+    <TextField
+      label="Tenant ID (optional)"
+      hint="Empty: global, visible to every tenant."
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+    />
+  );
 }

@@ -29,7 +29,11 @@ export function OneTimeSecret({ label, value, onDismiss }: { label: string; valu
         </button>
       </div>
       <p role="status" className="hint">
-        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'Copying failed: select the text and copy it by hand.' : ''}
+        {copied === 'yes'
+          ? 'Copied to the clipboard.'
+          : copied === 'failed'
+            ? 'Copying failed: select the text and copy it by hand.'
+            : ''}
       </p>
       <button type="button" className="secondary" onClick={onDismiss}>
         I have stored it

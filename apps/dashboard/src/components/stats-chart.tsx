@@ -1,6 +1,12 @@
 import { AUDIT_STATUSES, type AuditStats } from '../types.js';
 
-const COLORS: Record<string, string> = { pending: '#8a6d00', confirmed: '#1d5fa8', rejected: '#a3302a', completed: '#1f7a3a', failed: '#6b2c8f' };
+const COLORS: Record<string, string> = {
+  pending: '#8a6d00',
+  confirmed: '#1d5fa8',
+  rejected: '#a3302a',
+  completed: '#1f7a3a',
+  failed: '#6b2c8f',
+};
 
 /** The audit statistics as a bar chart (hand-written SVG), with the numbers also as text. */
 export function StatsChart({ stats }: { stats: AuditStats }) {
@@ -15,7 +21,11 @@ export function StatsChart({ stats }: { stats: AuditStats }) {
 
   return (
     <figure className="chart">
-      <svg viewBox={`0 0 ${width} ${bars.length * rowHeight}`} role="img" aria-label={`Audit entries by status: ${summary}`}>
+      <svg
+        viewBox={`0 0 ${width} ${bars.length * rowHeight}`}
+        role="img"
+        aria-label={`Audit entries by status: ${summary}`}
+      >
         {bars.map((b, i) => {
           const w = b.count === 0 ? 0 : Math.max(2, Math.round((b.count / max) * plot));
           const y = i * rowHeight;
@@ -34,7 +44,8 @@ export function StatsChart({ stats }: { stats: AuditStats }) {
         })}
       </svg>
       <figcaption>
-        {stats.total} {stats.total === 1 ? 'call' : 'calls'} in total; average duration {stats.avgDuration === null || stats.avgDuration === undefined ? '—' : `${Math.round(stats.avgDuration)} ms`}.
+        {stats.total} {stats.total === 1 ? 'call' : 'calls'} in total; average duration{' '}
+        {stats.avgDuration === null || stats.avgDuration === undefined ? '—' : `${Math.round(stats.avgDuration)} ms`}.
       </figcaption>
     </figure>
   );

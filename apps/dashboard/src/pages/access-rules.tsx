@@ -7,7 +7,14 @@ import { Layout } from '../components/layout.js';
 import { EVALUATION_STEPS, explainDecision } from '../policy-explanation.js';
 import { hasRole } from '../navigation.js';
 import { useSession, useUser } from '../session.js';
-import { RISK_LEVELS, type AccessRule, type Agent, type PolicyAction, type PolicyDecision, type ToolProvider } from '../types.js';
+import {
+  RISK_LEVELS,
+  type AccessRule,
+  type Agent,
+  type PolicyAction,
+  type PolicyDecision,
+  type ToolProvider,
+} from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
 
 const ACTIONS: Array<{ value: PolicyAction; label: string }> = [
@@ -26,15 +33,25 @@ export function AccessRulesPage() {
   const agents = useResource<{ agents: Agent[] }>('/admin/agents');
   const action = useAction();
 
-  const providerName = (id: string) => (id === '*' ? 'every provider' : (providers.data?.providers.find((p) => p.id === id)?.name ?? id));
-  const subjectName = (r: AccessRule) => (r.subjectType === 'agent' ? (agents.data?.agents.find((a) => a.id === r.subjectId)?.name ?? r.subjectId) : r.subjectId);
-  const providerOptions = [{ value: '*', label: '* (every provider)' }, ...(providers.data?.providers ?? []).map((p) => ({ value: p.id, label: p.name }))];
+  const providerName = (id: string) =>
+    id === '*' ? 'every provider' : (providers.data?.providers.find((p) => p.id === id)?.name ?? id);
+  const subjectName = (r: AccessRule) =>
+    r.subjectType === 'agent'
+      ? (agents.data?.agents.find((a) => a.id === r.subjectId)?.name ?? r.subjectId)
+      : r.subjectId;
+  const providerOptions = [
+    { value: '*', label: '* (every provider)' },
+    ...(providers.data?.providers ?? []).map((p) => ({ value: p.id, label: p.name })),
+  ];
 
   return (
     <Layout title="Access rules">
       <p className="hint">Agents are on a whitelist: without a matching allow rule an agent reaches no provider.</p>
       <CreateRuleForm providerOptions={providerOptions} agents={agents.data?.agents ?? []} onCreated={rules.reload} />
-      <EvaluatePanel providerOptions={providerOptions.filter((p) => p.value !== '*')} agents={agents.data?.agents ?? []} />
+      <EvaluatePanel
+        providerOptions={providerOptions.filter((p) => p.value !== '*')}
+        agents={agents.data?.agents ?? []}
+      />
       <section aria-labelledby="rules-list">
         <h2 id="rules-list">Rules</h2>
         <form className="filters" aria-label="Filter rules" onSubmit={(e) => e.preventDefault()}>
@@ -48,15 +65,28 @@ export function AccessRulesPage() {
               { value: 'user', label: 'Users' },
             ]}
           />
-          <SelectField label="Action" value={filter.action} onChange={(e) => setFilter({ ...filter, action: e.target.value })} options={[{ value: '', label: 'Any' }, ...ACTIONS]} />
-          <SelectField label="Provider" value={filter.providerId} onChange={(e) => setFilter({ ...filter, providerId: e.target.value })} options={[{ value: '', label: 'Any' }, ...providerOptions]} />
+          <SelectField
+            label="Action"
+            value={filter.action}
+            onChange={(e) => setFilter({ ...filter, action: e.target.value })}
+            options={[{ value: '', label: 'Any' }, ...ACTIONS]}
+          />
+          <SelectField
+            label="Provider"
+            value={filter.providerId}
+            onChange={(e) => setFilter({ ...filter, providerId: e.target.value })}
+            options={[{ value: '', label: 'Any' }, ...providerOptions]}
+          />
         </form>
         <ErrorNotice error={action.error} />
         {rules.loading && !rules.data ? <Loading what="rules" /> : null}
         <ErrorNotice error={rules.error} title="Could not load the rules" />
         {rules.data?.rules.length === 0 ? <Empty>No rules match.</Empty> : null}
         {rules.data && rules.data.rules.length > 0 ? (
-          <DataTable caption="Access rules" columns={['Subject', 'Provider', 'Tools', 'Action', 'Risk', 'Rule', 'Actions']}>
+          <DataTable
+            caption="Access rules"
+            columns={['Subject', 'Provider', 'Tools', 'Action', 'Risk', 'Rule', 'Actions']}
+          >
             {rules.data.rules.map((r) => (
               <tr key={r.id}>
                 <td data-label="Subject">
@@ -78,7 +108,9 @@ export function AccessRulesPage() {
                     label="Delete"
                     confirmLabel="Delete rule"
                     disabled={action.busy}
-                    onConfirm={() => void action.run(() => api.del(`/admin/provider-access/${r.id}`)).then(rules.reload)}
+                    onConfirm={() =>
+                      void action.run(() => api.del(`/admin/provider-access/${r.id}`)).then(rules.reload)
+                    }
                   />
                 </td>
               </tr>
@@ -92,10 +124,28 @@ export function AccessRulesPage() {
 
 type Option = { value: string; label: string };
 
-function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOptions: Option[]; agents: Agent[]; onCreated: () => void }) {
+function CreateRuleForm({
+  providerOptions,
+  agents,
+  onCreated,
+}: {
+  providerOptions: Option[];
+  agents: Agent[];
+  onCreated: () => void;
+}) {
   const { api } = useSession();
   const admin = hasRole(useUser(), 'admin');
-  const empty = { tenantId: '', subjectType: 'agent', subjectId: '', providerId: '*', action: 'allow', toolPattern: '*', riskLevel: '', confirmationMode: '', description: '' };
+  const empty = {
+    tenantId: '',
+    subjectType: 'agent',
+    subjectId: '',
+    providerId: '*',
+    action: 'allow',
+    toolPattern: '*',
+    riskLevel: '',
+    confirmationMode: '',
+    description: '',
+  };
   const [form, setForm] = useState(empty);
   const action = useAction();
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
@@ -104,7 +154,13 @@ function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOption
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void action.run(async () => {
-      const body: Record<string, unknown> = { subjectType: form.subjectType, subjectId, providerId: form.providerId, action: form.action, toolPattern: form.toolPattern || '*' };
+      const body: Record<string, unknown> = {
+        subjectType: form.subjectType,
+        subjectId,
+        providerId: form.providerId,
+        action: form.action,
+        toolPattern: form.toolPattern || '*',
+      };
       if (form.riskLevel) body.riskLevel = form.riskLevel;
       if (form.confirmationMode) body.confirmationMode = form.confirmationMode;
       if (form.description) body.description = form.description;
@@ -129,18 +185,46 @@ function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOption
           ]}
         />
         {form.subjectType === 'agent' && agents.length > 0 ? (
-          <SelectField label="Agent" value={subjectId} onChange={(e) => set({ subjectId: e.target.value })} options={agents.map((a) => ({ value: a.id, label: a.name }))} />
+          <SelectField
+            label="Agent"
+            value={subjectId}
+            onChange={(e) => set({ subjectId: e.target.value })}
+            options={agents.map((a) => ({ value: a.id, label: a.name }))}
+          />
         ) : (
-          <TextField label={form.subjectType === 'agent' ? 'Agent ID' : 'User ID'} required value={form.subjectId} onChange={(e) => set({ subjectId: e.target.value })} />
+          <TextField
+            label={form.subjectType === 'agent' ? 'Agent ID' : 'User ID'}
+            required
+            value={form.subjectId}
+            onChange={(e) => set({ subjectId: e.target.value })}
+          />
         )}
-        <SelectField label="Provider" value={form.providerId} onChange={(e) => set({ providerId: e.target.value })} options={providerOptions} />
-        <SelectField label="Action" value={form.action} onChange={(e) => set({ action: e.target.value })} options={ACTIONS} />
-        <TextField label="Tool pattern" hint="A glob over tool names; * for all." value={form.toolPattern} onChange={(e) => set({ toolPattern: e.target.value })} />
+        <SelectField
+          label="Provider"
+          value={form.providerId}
+          onChange={(e) => set({ providerId: e.target.value })}
+          options={providerOptions}
+        />
+        <SelectField
+          label="Action"
+          value={form.action}
+          onChange={(e) => set({ action: e.target.value })}
+          options={ACTIONS}
+        />
+        <TextField
+          label="Tool pattern"
+          hint="A glob over tool names; * for all."
+          value={form.toolPattern}
+          onChange={(e) => set({ toolPattern: e.target.value })}
+        />
         <SelectField
           label="Risk level"
           value={form.riskLevel}
           onChange={(e) => set({ riskLevel: e.target.value })}
-          options={[{ value: '', label: 'Default for the action' }, ...RISK_LEVELS.map((r) => ({ value: r, label: r }))]}
+          options={[
+            { value: '', label: 'Default for the action' },
+            ...RISK_LEVELS.map((r) => ({ value: r, label: r })),
+          ]}
         />
         <SelectField
           label="Confirmation mode"
@@ -152,7 +236,11 @@ function CreateRuleForm({ providerOptions, agents, onCreated }: { providerOption
             { value: 'never', label: 'never' },
           ]}
         />
-        <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
+        <TextField
+          label="Description (optional)"
+          value={form.description}
+          onChange={(e) => set({ description: e.target.value })}
+        />
         {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}
         <ErrorNotice error={action.error} title="The rule was not added" />
         <div className="form-actions">
@@ -185,7 +273,11 @@ function EvaluatePanel({ providerOptions, agents }: { providerOptions: Option[];
     });
   };
   const nameOf = (kind: 'user' | 'agent' | 'provider', id: string) =>
-    (kind === 'agent' ? agents.find((a) => a.id === id)?.name : kind === 'provider' ? providerOptions.find((p) => p.value === id)?.label : undefined) ?? id;
+    (kind === 'agent'
+      ? agents.find((a) => a.id === id)?.name
+      : kind === 'provider'
+        ? providerOptions.find((p) => p.value === id)?.label
+        : undefined) ?? id;
   const explanation = answer ? explainDecision(answer.decision, { toolName: answer.toolName, nameOf }) : null;
 
   return (
@@ -199,9 +291,23 @@ function EvaluatePanel({ providerOptions, agents }: { providerOptions: Option[];
           onChange={(e) => setForm({ ...form, agentId: e.target.value })}
           options={[...agents.map((a) => ({ value: a.id, label: a.name })), { value: 'none', label: 'No agent' }]}
         />
-        <TextField label="End user ID (optional)" value={form.userId} onChange={(e) => setForm({ ...form, userId: e.target.value })} />
-        <SelectField label="Provider" value={providerId} onChange={(e) => setForm({ ...form, providerId: e.target.value })} options={providerOptions} />
-        <TextField label="Tool name" required value={form.toolName} onChange={(e) => setForm({ ...form, toolName: e.target.value })} />
+        <TextField
+          label="End user ID (optional)"
+          value={form.userId}
+          onChange={(e) => setForm({ ...form, userId: e.target.value })}
+        />
+        <SelectField
+          label="Provider"
+          value={providerId}
+          onChange={(e) => setForm({ ...form, providerId: e.target.value })}
+          options={providerOptions}
+        />
+        <TextField
+          label="Tool name"
+          required
+          value={form.toolName}
+          onChange={(e) => setForm({ ...form, toolName: e.target.value })}
+        />
         <ErrorNotice error={action.error} title="Could not evaluate" />
         <div className="form-actions">
           <button type="submit" disabled={action.busy || !providerId}>

@@ -40,7 +40,8 @@ function AgentRules({ agentId }: { agentId: string }) {
         <ul>
           {rules.data.rules.map((r) => (
             <li key={r.id}>
-              <strong>{r.action.replace('_', ' ')}</strong> tools <code>{r.toolPattern}</code> on {r.providerId === '*' ? 'every provider' : <code>{r.providerId}</code>}
+              <strong>{r.action.replace('_', ' ')}</strong> tools <code>{r.toolPattern}</code> on{' '}
+              {r.providerId === '*' ? 'every provider' : <code>{r.providerId}</code>}
               {r.riskLevel ? ` (risk ${r.riskLevel})` : ''}
             </li>
           ))}
@@ -55,7 +56,12 @@ function AgentRules({ agentId }: { agentId: string }) {
 
 function AgentEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
   const { api } = useSession();
-  const [form, setForm] = useState({ name: agent.name, upstreamUrl: agent.upstreamUrl, description: agent.description ?? '', requireConfirmation: agent.requireConfirmation });
+  const [form, setForm] = useState({
+    name: agent.name,
+    upstreamUrl: agent.upstreamUrl,
+    description: agent.description ?? '',
+    requireConfirmation: agent.requireConfirmation,
+  });
   const [creds, setCreds] = useState<RequiredCredential[]>(agent.requiredCredentials);
   const [saved, setSaved] = useState<string | null>(null);
   const settings = useAction();
@@ -77,8 +83,13 @@ function AgentEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
     setSaved(null);
     void credentials.run(async () => {
       const bad = creds.find((c) => !SERVICE_TYPE.test(c.serviceType));
-      if (bad) throw new Error(`Service type "${bad.serviceType}" must start with a lowercase letter and use only a-z, 0-9 and _.`);
-      const requiredCredentials = creds.map((c) => (c.description ? { serviceType: c.serviceType, description: c.description } : { serviceType: c.serviceType }));
+      if (bad)
+        throw new Error(
+          `Service type "${bad.serviceType}" must start with a lowercase letter and use only a-z, 0-9 and _.`,
+        );
+      const requiredCredentials = creds.map((c) =>
+        c.description ? { serviceType: c.serviceType, description: c.description } : { serviceType: c.serviceType },
+      );
       await api.put(`/admin/agents/${agent.id}`, { requiredCredentials });
       setSaved('Required credentials saved.');
       onSaved();
@@ -103,10 +114,29 @@ function AgentEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
       <section className="card" aria-labelledby="agent-settings">
         <h2 id="agent-settings">Settings</h2>
         <form onSubmit={saveSettings} className="grid-form" aria-label="Agent settings">
-          <TextField label="Name" required value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
-          <TextField label="Upstream URL" type="url" required value={form.upstreamUrl} onChange={(e) => setForm({ ...form, upstreamUrl: e.target.value })} />
-          <TextField label="Description" value={form.description} onChange={(e) => setForm({ ...form, description: e.target.value })} />
-          <CheckboxField label="Tool calls require confirmation" checked={form.requireConfirmation} onChange={(e) => setForm({ ...form, requireConfirmation: e.target.checked })} />
+          <TextField
+            label="Name"
+            required
+            value={form.name}
+            onChange={(e) => setForm({ ...form, name: e.target.value })}
+          />
+          <TextField
+            label="Upstream URL"
+            type="url"
+            required
+            value={form.upstreamUrl}
+            onChange={(e) => setForm({ ...form, upstreamUrl: e.target.value })}
+          />
+          <TextField
+            label="Description"
+            value={form.description}
+            onChange={(e) => setForm({ ...form, description: e.target.value })}
+          />
+          <CheckboxField
+            label="Tool calls require confirmation"
+            checked={form.requireConfirmation}
+            onChange={(e) => setForm({ ...form, requireConfirmation: e.target.checked })}
+          />
           <ErrorNotice error={settings.error} title="Not saved" />
           <div className="form-actions">
             <button type="submit" disabled={settings.busy}>
@@ -117,7 +147,10 @@ function AgentEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
       </section>
       <section className="card" aria-labelledby="agent-credentials">
         <h2 id="agent-credentials">Required credentials</h2>
-        <p className="hint">Invoking the agent needs the user to have connected each of these service types in the vault; they are passed upstream as X-Credential-… headers.</p>
+        <p className="hint">
+          Invoking the agent needs the user to have connected each of these service types in the vault; they are passed
+          upstream as X-Credential-… headers.
+        </p>
         <form onSubmit={saveCredentials} aria-label="Required credentials">
           {creds.length === 0 ? <Empty>None: the agent needs no user credentials.</Empty> : null}
           {creds.map((c, i) => (
@@ -130,15 +163,27 @@ function AgentEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
                 value={c.serviceType}
                 onChange={(e) => setCreds(creds.map((x, j) => (j === i ? { ...x, serviceType: e.target.value } : x)))}
               />
-              <TextField label="Description" value={c.description ?? ''} onChange={(e) => setCreds(creds.map((x, j) => (j === i ? { ...x, description: e.target.value } : x)))} />
-              <button type="button" className="danger-outline" onClick={() => setCreds(creds.filter((_, j) => j !== i))}>
+              <TextField
+                label="Description"
+                value={c.description ?? ''}
+                onChange={(e) => setCreds(creds.map((x, j) => (j === i ? { ...x, description: e.target.value } : x)))}
+              />
+              <button
+                type="button"
+                className="danger-outline"
+                onClick={() => setCreds(creds.filter((_, j) => j !== i))}
+              >
                 Remove<span className="sr-only"> {c.serviceType || `credential ${i + 1}`}</span>
               </button>
             </fieldset>
           ))}
           <ErrorNotice error={credentials.error} title="Not saved" />
           <div className="form-actions">
-            <button type="button" className="secondary" onClick={() => setCreds([...creds, { serviceType: '', description: '' }])}>
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => setCreds([...creds, { serviceType: '', description: '' }])}
+            >
               Add a credential
             </button>
             <button type="submit" disabled={credentials.busy}>

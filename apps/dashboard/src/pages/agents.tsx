@@ -53,7 +53,12 @@ export function AgentsPage() {
                   {a.runtimeTokenPrefix}…
                 </td>
                 <td data-label="Actions" className="actions">
-                  <button type="button" className="secondary" disabled={action.busy} onClick={() => act(() => api.post(`/admin/agents/${a.id}/${a.isActive ? 'disable' : 'enable'}`))}>
+                  <button
+                    type="button"
+                    className="secondary"
+                    disabled={action.busy}
+                    onClick={() => act(() => api.post(`/admin/agents/${a.id}/${a.isActive ? 'disable' : 'enable'}`))}
+                  >
                     {a.isActive ? 'Disable' : 'Enable'}
                     <span className="sr-only"> {a.name}</span>
                   </button>
@@ -63,14 +68,24 @@ export function AgentsPage() {
                     disabled={action.busy}
                     onClick={() =>
                       act(async () => {
-                        const answer = await api.post<{ runtime_token: string }>(`/admin/agents/${a.id}/regenerate-token`);
-                        setSecret({ label: `New runtime token of ${a.name} (the old one no longer works)`, value: answer.runtime_token });
+                        const answer = await api.post<{ runtime_token: string }>(
+                          `/admin/agents/${a.id}/regenerate-token`,
+                        );
+                        setSecret({
+                          label: `New runtime token of ${a.name} (the old one no longer works)`,
+                          value: answer.runtime_token,
+                        });
                       })
                     }
                   >
                     Rotate token<span className="sr-only"> of {a.name}</span>
                   </button>
-                  <ConfirmButton label={`Delete`} confirmLabel={`Delete ${a.name}`} disabled={action.busy} onConfirm={() => act(() => api.del(`/admin/agents/${a.id}`))} />
+                  <ConfirmButton
+                    label={`Delete`}
+                    confirmLabel={`Delete ${a.name}`}
+                    disabled={action.busy}
+                    onConfirm={() => act(() => api.del(`/admin/agents/${a.id}`))}
+                  />
                 </td>
               </tr>
             ))}
@@ -85,19 +100,37 @@ export function AgentsPage() {
 function CreateAgentForm({ onCreated }: { onCreated: (agent: Agent, token: string) => void }) {
   const { api } = useSession();
   const admin = hasRole(useUser(), 'admin');
-  const [form, setForm] = useState({ name: '', upstreamUrl: '', upstreamSecret: '', description: '', requireConfirmation: false, tenantId: '' });
+  const [form, setForm] = useState({
+    name: '',
+    upstreamUrl: '',
+    upstreamSecret: '',
+    description: '',
+    requireConfirmation: false,
+    tenantId: '',
+  });
   const action = useAction();
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void action.run(async () => {
-      const body: Record<string, unknown> = { name: form.name, upstreamUrl: form.upstreamUrl, requireConfirmation: form.requireConfirmation };
+      const body: Record<string, unknown> = {
+        name: form.name,
+        upstreamUrl: form.upstreamUrl,
+        requireConfirmation: form.requireConfirmation,
+      };
       if (form.upstreamSecret) body.upstreamSecret = form.upstreamSecret;
       if (form.description) body.description = form.description;
       if (form.tenantId.trim()) body.tenantId = form.tenantId.trim();
       const answer = await api.post<{ agent: Agent; runtime_token: string }>('/admin/agents', body);
-      setForm({ name: '', upstreamUrl: '', upstreamSecret: '', description: '', requireConfirmation: false, tenantId: '' });
+      setForm({
+        name: '',
+        upstreamUrl: '',
+        upstreamSecret: '',
+        description: '',
+        requireConfirmation: false,
+        tenantId: '',
+      });
       onCreated(answer.agent, answer.runtime_token);
     });
   };
@@ -107,7 +140,14 @@ function CreateAgentForm({ onCreated }: { onCreated: (agent: Agent, token: strin
       <h2 id="create-agent">Create an agent</h2>
       <form onSubmit={submit} aria-label="Create an agent" className="grid-form">
         <TextField label="Name" required value={form.name} onChange={(e) => set({ name: e.target.value })} />
-        <TextField label="Upstream URL" type="url" required placeholder="https://agent.example.com/run" value={form.upstreamUrl} onChange={(e) => set({ upstreamUrl: e.target.value })} />
+        <TextField
+          label="Upstream URL"
+          type="url"
+          required
+          placeholder="https://agent.example.com/run"
+          value={form.upstreamUrl}
+          onChange={(e) => set({ upstreamUrl: e.target.value })}
+        />
         <TextField
           label="Upstream secret (optional)"
           type="password"
@@ -116,9 +156,17 @@ function CreateAgentForm({ onCreated }: { onCreated: (agent: Agent, token: strin
           value={form.upstreamSecret}
           onChange={(e) => set({ upstreamSecret: e.target.value })}
         />
-        <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
+        <TextField
+          label="Description (optional)"
+          value={form.description}
+          onChange={(e) => set({ description: e.target.value })}
+        />
         {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}
-        <CheckboxField label="Tool calls require confirmation" checked={form.requireConfirmation} onChange={(e) => set({ requireConfirmation: e.target.checked })} />
+        <CheckboxField
+          label="Tool calls require confirmation"
+          checked={form.requireConfirmation}
+          onChange={(e) => set({ requireConfirmation: e.target.checked })}
+        />
         <ErrorNotice error={action.error} title="The agent was not created" />
         <div className="form-actions">
           <button type="submit" disabled={action.busy}>

@@ -31,7 +31,10 @@ export function ApiKeysPage() {
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void create.run(async () => {
-      const answer = await api.post<{ apiKey: ApiKey; key: string }>('/admin/api-keys', tenantId.trim() ? { name, scopes, tenantId: tenantId.trim() } : { name, scopes });
+      const answer = await api.post<{ apiKey: ApiKey; key: string }>(
+        '/admin/api-keys',
+        tenantId.trim() ? { name, scopes, tenantId: tenantId.trim() } : { name, scopes },
+      );
       setCreated({ name: answer.apiKey.name, key: answer.key });
       setName('');
       keys.reload();
@@ -40,7 +43,9 @@ export function ApiKeysPage() {
 
   return (
     <Layout title="API keys">
-      {created ? <OneTimeSecret label={`API key ${created.name}`} value={created.key} onDismiss={() => setCreated(null)} /> : null}
+      {created ? (
+        <OneTimeSecret label={`API key ${created.name}`} value={created.key} onDismiss={() => setCreated(null)} />
+      ) : null}
       <section className="card" aria-labelledby="create-key">
         <h2 id="create-key">Create an API key</h2>
         <form onSubmit={submit} aria-label="Create an API key">
@@ -49,7 +54,12 @@ export function ApiKeysPage() {
           <fieldset>
             <legend>Scopes</legend>
             {API_KEY_SCOPES.map((s) => (
-              <CheckboxField key={s} label={SCOPE_WORDS[s]} checked={scopes.includes(s)} onChange={(e) => setScopes(e.target.checked ? [...scopes, s] : scopes.filter((x) => x !== s))} />
+              <CheckboxField
+                key={s}
+                label={SCOPE_WORDS[s]}
+                checked={scopes.includes(s)}
+                onChange={(e) => setScopes(e.target.checked ? [...scopes, s] : scopes.filter((x) => x !== s))}
+              />
             ))}
           </fieldset>
           <ErrorNotice error={create.error} title="The key was not created" />

@@ -1,7 +1,14 @@
 import { useState, type FormEvent } from 'react';
 import { describeError } from '../api.js';
 import { AUDIT_STATUSES, type AuditPage, type AuditStats } from '../types.js';
-import { EMPTY_FILTERS, PAGE_SIZE, auditFilterQuery, auditLogsQuery, pageSummary, type AuditFilters } from '../audit-query.js';
+import {
+  EMPTY_FILTERS,
+  PAGE_SIZE,
+  auditFilterQuery,
+  auditLogsQuery,
+  pageSummary,
+  type AuditFilters,
+} from '../audit-query.js';
 import { Empty, ErrorNotice, Loading } from '../components/feedback.js';
 import { DataTable } from '../components/data-table.js';
 import { SelectField, TextField } from '../components/fields.js';
@@ -23,14 +30,18 @@ export function AuditPageView() {
   const [page, setPage] = useState(0);
   const logs = useResource<AuditPage>(`/audit/logs?${auditLogsQuery(applied, page)}`);
   const filterQuery = auditFilterQuery(applied);
-  const stats = useResource<{ data: AuditStats }>(canSeeAuditStats(user) ? `/audit/stats${filterQuery ? `?${filterQuery}` : ''}` : null);
+  const stats = useResource<{ data: AuditStats }>(
+    canSeeAuditStats(user) ? `/audit/stats${filterQuery ? `?${filterQuery}` : ''}` : null,
+  );
   const byUser = canFilterAuditByUser(user);
   const byTenant = canFilterAuditByTenant(user);
 
   // Fetched (not a plain link) so a refusal is shown in words, then handed to the browser as a file.
   const download = () =>
     void exporting.run(async () => {
-      const response = await api.raw(`/audit/export${filterQuery ? `?${filterQuery}` : ''}`, { headers: { accept: 'application/x-ndjson' } });
+      const response = await api.raw(`/audit/export${filterQuery ? `?${filterQuery}` : ''}`, {
+        headers: { accept: 'application/x-ndjson' },
+      });
       const url = URL.createObjectURL(await response.blob());
       const a = document.createElement('a');
       a.href = url;
@@ -57,12 +68,18 @@ export function AuditPageView() {
           {stats.data ? <StatsChart stats={stats.data.data} /> : null}
         </section>
       ) : (
-        <p className="hint">You see your own tool calls{user.roles.includes('tenant_admin') ? ' and your tenant’s' : ''}.</p>
+        <p className="hint">
+          You see your own tool calls{user.roles.includes('tenant_admin') ? ' and your tenant’s' : ''}.
+        </p>
       )}
       <form className="filters card" aria-label="Filter the audit log" onSubmit={apply}>
-        {byUser ? <TextField label="User ID" value={draft.userId} onChange={(e) => set({ userId: e.target.value })} /> : null}
+        {byUser ? (
+          <TextField label="User ID" value={draft.userId} onChange={(e) => set({ userId: e.target.value })} />
+        ) : null}
         <TextField label="Agent ID" value={draft.agentId} onChange={(e) => set({ agentId: e.target.value })} />
-        {byTenant ? <TextField label="Tenant ID" value={draft.tenantId} onChange={(e) => set({ tenantId: e.target.value })} /> : null}
+        {byTenant ? (
+          <TextField label="Tenant ID" value={draft.tenantId} onChange={(e) => set({ tenantId: e.target.value })} />
+        ) : null}
         <TextField label="Tool name" value={draft.toolName} onChange={(e) => set({ toolName: e.target.value })} />
         <SelectField
           label="Status"
@@ -70,7 +87,12 @@ export function AuditPageView() {
           onChange={(e) => set({ status: e.target.value as AuditFilters['status'] })}
           options={[{ value: '', label: 'Any' }, ...AUDIT_STATUSES.map((s) => ({ value: s, label: s }))]}
         />
-        <TextField label="From" type="date" value={draft.startDate} onChange={(e) => set({ startDate: e.target.value })} />
+        <TextField
+          label="From"
+          type="date"
+          value={draft.startDate}
+          onChange={(e) => set({ startDate: e.target.value })}
+        />
         <TextField label="To" type="date" value={draft.endDate} onChange={(e) => set({ endDate: e.target.value })} />
         <div className="form-actions">
           <button type="submit">Apply filters</button>
@@ -102,9 +124,14 @@ export function AuditPageView() {
         <h2 id="entries">Entries</h2>
         {logs.loading ? <Loading what="audit entries" /> : null}
         <ErrorNotice error={logs.error} title="Could not load the audit log" />
-        {logs.data && logs.data.data.length === 0 ? <Empty>No entries match (total {logs.data.pagination.total}).</Empty> : null}
+        {logs.data && logs.data.data.length === 0 ? (
+          <Empty>No entries match (total {logs.data.pagination.total}).</Empty>
+        ) : null}
         {logs.data && logs.data.data.length > 0 ? (
-          <DataTable caption="Audit entries" columns={['When', 'Tool', 'Status', 'Agent', 'End user', 'Duration', 'Details']}>
+          <DataTable
+            caption="Audit entries"
+            columns={['When', 'Tool', 'Status', 'Agent', 'End user', 'Duration', 'Details']}
+          >
             {logs.data.data.map((e) => (
               <tr key={e.id} data-testid="audit-row">
                 <td data-label="When">{new Date(e.createdAt).toLocaleString()}</td>
@@ -120,11 +147,25 @@ export function AuditPageView() {
                 <td data-label="End user" className="mono small">
                   {e.endUserId ?? e.userId ?? '—'}
                 </td>
-                <td data-label="Duration">{e.duration === null || e.duration === undefined ? '—' : `${e.duration} ms`}</td>
+                <td data-label="Duration">
+                  {e.duration === null || e.duration === undefined ? '—' : `${e.duration} ms`}
+                </td>
                 <td data-label="Details">
                   <details>
                     <summary>Arguments and result</summary>
-                    <pre className="json">{JSON.stringify({ arguments: e.arguments, result: e.result, error: e.error ?? null, confirmedBy: e.confirmedBy, providerId: e.providerId }, null, 2)}</pre>
+                    <pre className="json">
+                      {JSON.stringify(
+                        {
+                          arguments: e.arguments,
+                          result: e.result,
+                          error: e.error ?? null,
+                          confirmedBy: e.confirmedBy,
+                          providerId: e.providerId,
+                        },
+                        null,
+                        2,
+                      )}
+                    </pre>
                   </details>
                 </td>
               </tr>
@@ -133,13 +174,23 @@ export function AuditPageView() {
         ) : null}
         {summary ? (
           <nav className="pager" aria-label="Audit pages">
-            <button type="button" className="secondary" disabled={!summary.hasPrevious} onClick={() => setPage((p) => Math.max(0, p - 1))}>
+            <button
+              type="button"
+              className="secondary"
+              disabled={!summary.hasPrevious}
+              onClick={() => setPage((p) => Math.max(0, p - 1))}
+            >
               Previous {PAGE_SIZE}
             </button>
             <span role="status" data-testid="audit-total">
               {summary.text}
             </span>
-            <button type="button" className="secondary" disabled={!summary.hasNext} onClick={() => setPage((p) => p + 1)}>
+            <button
+              type="button"
+              className="secondary"
+              disabled={!summary.hasNext}
+              onClick={() => setPage((p) => p + 1)}
+            >
               Next {PAGE_SIZE}
             </button>
           </nav>

@@ -23,7 +23,9 @@ export function ConfirmationsPage() {
       <section aria-labelledby="pending">
         <h2 id="pending">Waiting for you</h2>
         <ErrorNotice error={live.syncError} title="Could not load the pending list" />
-        {live.pending.length === 0 ? <Empty>No tool call is waiting for confirmation. New ones appear here as they happen.</Empty> : null}
+        {live.pending.length === 0 ? (
+          <Empty>No tool call is waiting for confirmation. New ones appear here as they happen.</Empty>
+        ) : null}
         <ul className="cards" aria-live="polite">
           {live.pending.map((c) => (
             <ConfirmationCard key={c.id} confirmation={c} agentName={agentName} />
@@ -54,7 +56,8 @@ function NotificationControl() {
   const { notificationsAllowed, askNotifications } = useLiveConfirmations();
   if (notificationsAllowed === 'unsupported') return <p className="hint">This browser has no notifications.</p>;
   if (notificationsAllowed === 'granted') return <p className="hint">Browser notifications are on.</p>;
-  if (notificationsAllowed === 'denied') return <p className="hint">Notifications are blocked for this site in the browser settings.</p>;
+  if (notificationsAllowed === 'denied')
+    return <p className="hint">Notifications are blocked for this site in the browser settings.</p>;
   return (
     <button type="button" className="secondary" onClick={() => void askNotifications()}>
       Notify me of new requests
@@ -62,14 +65,23 @@ function NotificationControl() {
   );
 }
 
-function ConfirmationCard({ confirmation: c, agentName }: { confirmation: PendingConfirmation; agentName: (id: string | null) => string | null }) {
+function ConfirmationCard({
+  confirmation: c,
+  agentName,
+}: {
+  confirmation: PendingConfirmation;
+  agentName: (id: string | null) => string | null;
+}) {
   const { api } = useSession();
   const { forget } = useLiveConfirmations();
   const [reason, setReason] = useState('');
   const action = useAction();
   const respond = (confirmed: boolean) =>
     void action.run(async () => {
-      await api.post(`/confirmation/${encodeURIComponent(c.id)}/respond`, reason && !confirmed ? { confirmed, reason } : { confirmed });
+      await api.post(
+        `/confirmation/${encodeURIComponent(c.id)}/respond`,
+        reason && !confirmed ? { confirmed, reason } : { confirmed },
+      );
       forget(c.id);
     });
 
@@ -128,12 +140,19 @@ function History() {
   const me = useUser();
   const [status, setStatus] = useState('confirmed');
   const list = useResource<{ data?: unknown[]; confirmations?: unknown[] }>(`/confirmation/list?status=${status}`);
-  const rows = (list.data?.data ?? list.data?.confirmations ?? []).map(toConfirmation).filter((c): c is PendingConfirmation => c !== null);
+  const rows = (list.data?.data ?? list.data?.confirmations ?? [])
+    .map(toConfirmation)
+    .filter((c): c is PendingConfirmation => c !== null);
   return (
     <section aria-labelledby="history">
       <h2 id="history">History</h2>
       <form className="filters" aria-label="Filter the history" onSubmit={(e) => e.preventDefault()}>
-        <SelectField label="Status" value={status} onChange={(e) => setStatus(e.target.value)} options={CONFIRMATION_STATUSES.map((s) => ({ value: s, label: s }))} />
+        <SelectField
+          label="Status"
+          value={status}
+          onChange={(e) => setStatus(e.target.value)}
+          options={CONFIRMATION_STATUSES.map((s) => ({ value: s, label: s }))}
+        />
         <button type="button" className="secondary" onClick={list.reload}>
           Refresh
         </button>
@@ -142,7 +161,10 @@ function History() {
       <ErrorNotice error={list.error} title="Could not load the history" />
       {list.data && rows.length === 0 ? <Empty>No {status} confirmations.</Empty> : null}
       {rows.length > 0 ? (
-        <DataTable caption={`Confirmations with status ${status}`} columns={['Tool', 'Risk', 'Status', 'When', 'Decided by', 'Reason']}>
+        <DataTable
+          caption={`Confirmations with status ${status}`}
+          columns={['Tool', 'Risk', 'Status', 'When', 'Decided by', 'Reason']}
+        >
           {rows.map((c) => (
             <tr key={c.id}>
               <td data-label="Tool" className="mono">

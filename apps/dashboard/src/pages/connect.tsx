@@ -29,9 +29,12 @@ interface ExternalLoginOption {
  * cannot put its own text on this page.
  */
 const LOGIN_ERRORS: Partial<Record<string, string>> = {
-  cancelled: 'The sign-in at the identity provider was cancelled or denied there. Try again, or sign in with your gateway account.',
-  refused: "The identity provider's answer could not be verified, so you were not signed in. Try again; if it keeps failing, tell your administrator.",
-  not_registered: 'You signed in at the identity provider, but no gateway account is linked to that identity. Ask an administrator to create or link your account, or sign in with a gateway account.',
+  cancelled:
+    'The sign-in at the identity provider was cancelled or denied there. Try again, or sign in with your gateway account.',
+  refused:
+    "The identity provider's answer could not be verified, so you were not signed in. Try again; if it keeps failing, tell your administrator.",
+  not_registered:
+    'You signed in at the identity provider, but no gateway account is linked to that identity. Ask an administrator to create or link your account, or sign in with a gateway account.',
   unavailable: 'The identity provider could not be reached. Try again later, or sign in with your gateway account.',
 };
 
@@ -48,7 +51,9 @@ function loginErrorOf(search: URLSearchParams): string | undefined {
  */
 export function ExternalLoginButtons({ uid }: { uid: string }) {
   const failure = loginErrorOf(useLocation().search);
-  const options = useResource<{ logins: ExternalLoginOption[] }>(`/oauth/interactions/${encodeURIComponent(uid)}/logins`);
+  const options = useResource<{ logins: ExternalLoginOption[] }>(
+    `/oauth/interactions/${encodeURIComponent(uid)}/logins`,
+  );
   const logins = options.data?.logins ?? [];
   if (logins.length === 0 && !failure) return null;
   return (
@@ -66,7 +71,11 @@ export function ExternalLoginButtons({ uid }: { uid: string }) {
             key={login.id}
             type="button"
             className="secondary"
-            onClick={() => window.location.assign(`/api/v1/oauth/interactions/${encodeURIComponent(uid)}/external/${encodeURIComponent(login.id)}`)}
+            onClick={() =>
+              window.location.assign(
+                `/api/v1/oauth/interactions/${encodeURIComponent(uid)}/external/${encodeURIComponent(login.id)}`,
+              )
+            }
           >
             Continue with {login.name}
           </button>
@@ -99,8 +108,12 @@ export function ConnectPage({ uid }: { uid: string }) {
     answered.current = true;
     void answer
       .run(async () => {
-        const { redirectTo } = await api.post<{ redirectTo: string }>(`/oauth/interactions/${encodeURIComponent(uid)}`, { decision });
-        if (!isResumeUrl(redirectTo, window.location.origin)) throw new Error('The gateway answered an unexpected address; not following it');
+        const { redirectTo } = await api.post<{ redirectTo: string }>(
+          `/oauth/interactions/${encodeURIComponent(uid)}`,
+          { decision },
+        );
+        if (!isResumeUrl(redirectTo, window.location.origin))
+          throw new Error('The gateway answered an unexpected address; not following it');
         window.location.assign(redirectTo);
       })
       .finally(() => (answered.current = false));
@@ -141,7 +154,8 @@ export function ConnectPage({ uid }: { uid: string }) {
                 <ul>
                   {data.scopes.map((scope) => (
                     <li key={scope}>
-                      <span className="mono">{scope}</span>: {SCOPE_WORDS[scope] ?? 'A permission this gateway does not describe'}
+                      <span className="mono">{scope}</span>:{' '}
+                      {SCOPE_WORDS[scope] ?? 'A permission this gateway does not describe'}
                     </li>
                   ))}
                 </ul>

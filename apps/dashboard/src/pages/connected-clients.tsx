@@ -28,15 +28,30 @@ export function ConnectedClientsPage() {
   const manager = hasRole(me, 'admin');
   const [userId, setUserId] = useState(me.id);
   const users = useResource<{ users: { id: string; email: string }[] }>(manager ? '/admin/users' : null);
-  const connections = useResource<{ connections: Connection[] }>(`/oauth/connections?userId=${encodeURIComponent(userId)}`);
+  const connections = useResource<{ connections: Connection[] }>(
+    `/oauth/connections?userId=${encodeURIComponent(userId)}`,
+  );
   const { api } = useSession();
   const revoke = useAction();
-  const whose = userId === me.id ? 'Your connected clients' : `Connected clients of ${users.data?.users.find((u) => u.id === userId)?.email ?? userId}`;
+  const whose =
+    userId === me.id
+      ? 'Your connected clients'
+      : `Connected clients of ${users.data?.users.find((u) => u.id === userId)?.email ?? userId}`;
 
   return (
     <Layout title="Connected clients">
-      <p className="hint">MCP clients (desktop and IDE assistants, hosted connectors) that signed in to the gateway with OAuth. Revoking one signs it out at once.</p>
-      {manager && users.data ? <SelectField label="User" value={userId} onChange={(e) => setUserId(e.target.value)} options={users.data.users.map((u) => ({ value: u.id, label: u.email }))} /> : null}
+      <p className="hint">
+        MCP clients (desktop and IDE assistants, hosted connectors) that signed in to the gateway with OAuth. Revoking
+        one signs it out at once.
+      </p>
+      {manager && users.data ? (
+        <SelectField
+          label="User"
+          value={userId}
+          onChange={(e) => setUserId(e.target.value)}
+          options={users.data.users.map((u) => ({ value: u.id, label: u.email }))}
+        />
+      ) : null}
       <section aria-labelledby="connections-list">
         <h2 id="connections-list">{whose}</h2>
         <ErrorNotice error={revoke.error} title="Not revoked" />
@@ -60,7 +75,11 @@ export function ConnectedClientsPage() {
                     label="Revoke"
                     confirmLabel={`Revoke ${c.clientName ?? c.clientId}`}
                     disabled={revoke.busy}
-                    onConfirm={() => void revoke.run(() => api.del(`/oauth/connections/${encodeURIComponent(c.grantId)}`)).then(connections.reload)}
+                    onConfirm={() =>
+                      void revoke
+                        .run(() => api.del(`/oauth/connections/${encodeURIComponent(c.grantId)}`))
+                        .then(connections.reload)
+                    }
                   />
                 </td>
               </tr>

@@ -63,7 +63,9 @@ export function CredentialProvidersPage() {
                     label="Delete"
                     confirmLabel={`Delete ${p.name}`}
                     disabled={action.busy}
-                    onConfirm={() => void action.run(() => api.del(`/credential-providers/${p.id}`)).then(providers.reload)}
+                    onConfirm={() =>
+                      void action.run(() => api.del(`/credential-providers/${p.id}`)).then(providers.reload)
+                    }
                   />
                 ) : null}
               </div>
@@ -105,8 +107,16 @@ function CreateCredentialProviderForm({ onCreated }: { onCreated: () => void }) 
         config.clientSecret = form.clientSecret;
         config.scopes = form.scopes.split(/[\s,]+/).filter(Boolean);
       }
-      if (form.authType === 'jwt' && form.headerName) config.jwt = form.prefix ? { headerName: form.headerName, prefix: form.prefix } : { headerName: form.headerName };
-      const body: Record<string, unknown> = { name: form.name, serviceType: form.serviceType, authType: form.authType, config };
+      if (form.authType === 'jwt' && form.headerName)
+        config.jwt = form.prefix
+          ? { headerName: form.headerName, prefix: form.prefix }
+          : { headerName: form.headerName };
+      const body: Record<string, unknown> = {
+        name: form.name,
+        serviceType: form.serviceType,
+        authType: form.authType,
+        config,
+      };
       if (form.description) body.description = form.description;
       if (form.tenantId.trim()) body.tenantId = form.tenantId.trim();
       await api.post('/credential-providers', body);
@@ -128,20 +138,62 @@ function CreateCredentialProviderForm({ onCreated }: { onCreated: () => void }) 
           value={form.serviceType}
           onChange={(e) => set({ serviceType: e.target.value })}
         />
-        <SelectField label="Kind" options={AUTH_TYPES} value={form.authType} onChange={(e) => set({ authType: e.target.value as CredentialAuthType })} />
-        <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
-        <TextField label="Connect URL (optional)" type="url" hint="Where users obtain this credential." value={form.connectUrl} onChange={(e) => set({ connectUrl: e.target.value })} />
+        <SelectField
+          label="Kind"
+          options={AUTH_TYPES}
+          value={form.authType}
+          onChange={(e) => set({ authType: e.target.value as CredentialAuthType })}
+        />
+        <TextField
+          label="Description (optional)"
+          value={form.description}
+          onChange={(e) => set({ description: e.target.value })}
+        />
+        <TextField
+          label="Connect URL (optional)"
+          type="url"
+          hint="Where users obtain this credential."
+          value={form.connectUrl}
+          onChange={(e) => set({ connectUrl: e.target.value })}
+        />
         {form.authType === 'oauth2' ? (
           <>
-            <TextField label="OAuth client ID" required value={form.clientId} onChange={(e) => set({ clientId: e.target.value })} />
-            <TextField label="OAuth client secret" type="password" autoComplete="off" required value={form.clientSecret} onChange={(e) => set({ clientSecret: e.target.value })} />
-            <TextField label="OAuth scopes" hint="Separated by spaces or commas." value={form.scopes} onChange={(e) => set({ scopes: e.target.value })} />
+            <TextField
+              label="OAuth client ID"
+              required
+              value={form.clientId}
+              onChange={(e) => set({ clientId: e.target.value })}
+            />
+            <TextField
+              label="OAuth client secret"
+              type="password"
+              autoComplete="off"
+              required
+              value={form.clientSecret}
+              onChange={(e) => set({ clientSecret: e.target.value })}
+            />
+            <TextField
+              label="OAuth scopes"
+              hint="Separated by spaces or commas."
+              value={form.scopes}
+              onChange={(e) => set({ scopes: e.target.value })}
+            />
           </>
         ) : null}
         {form.authType === 'jwt' ? (
           <>
-            <TextField label="JWT header name (optional)" placeholder="Authorization" value={form.headerName} onChange={(e) => set({ headerName: e.target.value })} />
-            <TextField label="JWT prefix (optional)" placeholder="Bearer " value={form.prefix} onChange={(e) => set({ prefix: e.target.value })} />
+            <TextField
+              label="JWT header name (optional)"
+              placeholder="Authorization"
+              value={form.headerName}
+              onChange={(e) => set({ headerName: e.target.value })}
+            />
+            <TextField
+              label="JWT prefix (optional)"
+              placeholder="Bearer "
+              value={form.prefix}
+              onChange={(e) => set({ prefix: e.target.value })}
+            />
           </>
         ) : null}
         {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}

@@ -30,9 +30,15 @@ export function CredentialsPage() {
           "{wanted}" is not a valid service type.
         </p>
       ) : null}
-      {justConnected && SERVICE_TYPE.test(justConnected) ? <Success>Connected {justConnected}. Agents that need it can now use it.</Success> : null}
+      {justConnected && SERVICE_TYPE.test(justConnected) ? (
+        <Success>Connected {justConnected}. Agents that need it can now use it.</Success>
+      ) : null}
       {serviceType ? (
-        <ConnectPanel serviceType={serviceType} existing={credentials.data?.credentials.find((c) => c.serviceType === serviceType) ?? null} onStored={credentials.reload} />
+        <ConnectPanel
+          serviceType={serviceType}
+          existing={credentials.data?.credentials.find((c) => c.serviceType === serviceType) ?? null}
+          onStored={credentials.reload}
+        />
       ) : (
         <ChooseService />
       )}
@@ -45,7 +51,10 @@ export function CredentialsPage() {
         <ErrorNotice error={credentials.error} title="Could not load your credentials" />
         {credentials.data?.credentials.length === 0 ? <Empty>You have not connected any service yet.</Empty> : null}
         {credentials.data && credentials.data.credentials.length > 0 ? (
-          <DataTable caption="Stored credentials" columns={['Service', 'Kind', 'Status', 'Expires', 'Updated', 'Actions']}>
+          <DataTable
+            caption="Stored credentials"
+            columns={['Service', 'Kind', 'Status', 'Expires', 'Updated', 'Actions']}
+          >
             {credentials.data.credentials.map((c) => (
               <tr key={c.id}>
                 <CredentialCells credential={c} />
@@ -61,7 +70,11 @@ export function CredentialsPage() {
                       Reconnect<span className="sr-only"> {c.serviceType}</span>
                     </button>
                   ) : (
-                    <button type="button" className="secondary" onClick={() => navigate(`/credentials?serviceType=${c.serviceType}`)}>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => navigate(`/credentials?serviceType=${c.serviceType}`)}
+                    >
                       Replace<span className="sr-only"> {c.serviceType}</span>
                     </button>
                   )}
@@ -102,7 +115,9 @@ function CredentialCells({ credential: c }: { credential: StoredCredential }) {
 function UserConnections() {
   const users = useResource<{ users: { id: string; email: string }[] }>('/admin/users');
   const [userId, setUserId] = useState('');
-  const connections = useResource<{ credentials: StoredCredential[] }>(userId ? `/credentials/users/${encodeURIComponent(userId)}` : null);
+  const connections = useResource<{ credentials: StoredCredential[] }>(
+    userId ? `/credentials/users/${encodeURIComponent(userId)}` : null,
+  );
   return (
     <section aria-labelledby="user-connections">
       <h2 id="user-connections">A user's connected services</h2>
@@ -111,7 +126,10 @@ function UserConnections() {
         label="User"
         value={userId}
         onChange={(e) => setUserId(e.target.value)}
-        options={[{ value: '', label: 'Choose a user' }, ...(users.data?.users ?? []).map((u) => ({ value: u.id, label: u.email }))]}
+        options={[
+          { value: '', label: 'Choose a user' },
+          ...(users.data?.users ?? []).map((u) => ({ value: u.id, label: u.email })),
+        ]}
       />
       {connections.loading ? <Loading what="the user's connections" /> : null}
       <ErrorNotice error={connections.error} title="Could not load the user's connections" />
@@ -167,14 +185,29 @@ function ChooseService() {
           navigate(`/credentials?serviceType=${encodeURIComponent(value.trim())}`);
         }}
       >
-        <TextField label="Service type" required pattern="[a-z][a-z0-9_]*" placeholder="github" value={value} onChange={(e) => setValue(e.target.value)} />
+        <TextField
+          label="Service type"
+          required
+          pattern="[a-z][a-z0-9_]*"
+          placeholder="github"
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+        />
         <button type="submit">Continue</button>
       </form>
     </section>
   );
 }
 
-function ConnectPanel({ serviceType, existing, onStored }: { serviceType: string; existing: StoredCredential | null; onStored: () => void }) {
+function ConnectPanel({
+  serviceType,
+  existing,
+  onStored,
+}: {
+  serviceType: string;
+  existing: StoredCredential | null;
+  onStored: () => void;
+}) {
   const { api } = useSession();
   const provider = useResource<{ provider: CredentialProvider }>(`/credential-providers/by-service/${serviceType}`);
   const known = provider.data?.provider ?? null;
@@ -211,8 +244,14 @@ function ConnectPanel({ serviceType, existing, onStored }: { serviceType: string
     <section className="card" aria-labelledby="connect">
       <h2 id="connect">{known ? known.name : 'Store a credential'}</h2>
       {provider.loading ? <Loading what="the credential type" /> : null}
-      {providerMissing ? <p className="hint">No credential provider defines "{serviceType}"; you can still store a key or token for it.</p> : null}
-      {provider.error && !providerMissing ? <ErrorNotice error={provider.error} title="Could not look up the credential type" /> : null}
+      {providerMissing ? (
+        <p className="hint">
+          No credential provider defines "{serviceType}"; you can still store a key or token for it.
+        </p>
+      ) : null}
+      {provider.error && !providerMissing ? (
+        <ErrorNotice error={provider.error} title="Could not look up the credential type" />
+      ) : null}
       {known?.description ? <p>{known.description}</p> : null}
       {connectUrl ? (
         <p>
@@ -225,20 +264,30 @@ function ConnectPanel({ serviceType, existing, onStored }: { serviceType: string
       ) : null}
       {existing ? (
         <p className="notice">
-          You already have {existing.kind === 'jwt' ? 'a JWT' : existing.kind === 'api_key' ? 'an API key' : `a ${existing.kind} credential`} for {serviceType}; storing a new one replaces it.
+          You already have{' '}
+          {existing.kind === 'jwt'
+            ? 'a JWT'
+            : existing.kind === 'api_key'
+              ? 'an API key'
+              : `a ${existing.kind} credential`}{' '}
+          for {serviceType}; storing a new one replaces it.
         </p>
       ) : null}
       {stored ? <Success>Stored {serviceType}. Agents that need it can now use it.</Success> : null}
 
       {known?.authType === 'oauth2' ? (
         <div className="oauth">
-          <p>This service connects with OAuth: you sign in at the service and the vault keeps the tokens (renewed automatically).</p>
+          <p>
+            This service connects with OAuth: you sign in at the service and the vault keeps the tokens (renewed
+            automatically).
+          </p>
           <button type="button" onClick={startOAuth} disabled={oauth.busy}>
             {existing?.kind === 'oauth2' ? 'Reconnect with OAuth' : 'Connect with OAuth'}
           </button>
           {oauth.error instanceof ApiError && oauth.error.status === 501 ? (
             <p className="notice notice-error" role="alert">
-              No OAuth authorization server is configured for this service (it answered 501 Not Implemented). Ask an administrator to set its issuer, or store a token or API key below instead.
+              No OAuth authorization server is configured for this service (it answered 501 Not Implemented). Ask an
+              administrator to set its issuer, or store a token or API key below instead.
             </p>
           ) : (
             <ErrorNotice error={oauth.error} title="OAuth failed" />
@@ -258,11 +307,32 @@ function ConnectPanel({ serviceType, existing, onStored }: { serviceType: string
         />
         {chosen === 'jwt' ? (
           <>
-            <TextAreaField label="Token" required rows={3} autoComplete="off" spellCheck={false} value={secret} onChange={(e) => setSecret(e.target.value)} />
-            <TextField label="Expires at" type="datetime-local" required value={expiresAt} onChange={(e) => setExpiresAt(e.target.value)} />
+            <TextAreaField
+              label="Token"
+              required
+              rows={3}
+              autoComplete="off"
+              spellCheck={false}
+              value={secret}
+              onChange={(e) => setSecret(e.target.value)}
+            />
+            <TextField
+              label="Expires at"
+              type="datetime-local"
+              required
+              value={expiresAt}
+              onChange={(e) => setExpiresAt(e.target.value)}
+            />
           </>
         ) : (
-          <TextField label="API key" type="password" required autoComplete="off" value={secret} onChange={(e) => setSecret(e.target.value)} />
+          <TextField
+            label="API key"
+            type="password"
+            required
+            autoComplete="off"
+            value={secret}
+            onChange={(e) => setSecret(e.target.value)}
+          />
         )}
         <ErrorNotice error={store.error} title="Not stored" />
         <div className="form-actions">

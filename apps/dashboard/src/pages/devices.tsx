@@ -19,7 +19,11 @@ export function DevicesPage() {
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void add.run(async () => {
-      await api.post('/notifications/devices', { platform: form.platform, pushToken: form.pushToken, deviceName: form.deviceName || null });
+      await api.post('/notifications/devices', {
+        platform: form.platform,
+        pushToken: form.pushToken,
+        deviceName: form.deviceName || null,
+      });
       setForm({ ...form, pushToken: '', deviceName: '' });
       devices.reload();
     });
@@ -29,7 +33,9 @@ export function DevicesPage() {
     <Layout title="Devices">
       <section className="card" aria-labelledby="add-device">
         <h2 id="add-device">Register a device</h2>
-        <p className="hint">Usually the mobile or desktop app does this; here you can add or re-activate one by its push token.</p>
+        <p className="hint">
+          Usually the mobile or desktop app does this; here you can add or re-activate one by its push token.
+        </p>
         <form onSubmit={submit} className="grid-form" aria-label="Register a device">
           <SelectField
             label="Platform"
@@ -41,8 +47,18 @@ export function DevicesPage() {
               { value: 'android', label: 'Android' },
             ]}
           />
-          <TextField label="Push token" required autoComplete="off" value={form.pushToken} onChange={(e) => setForm({ ...form, pushToken: e.target.value })} />
-          <TextField label="Device name (optional)" value={form.deviceName} onChange={(e) => setForm({ ...form, deviceName: e.target.value })} />
+          <TextField
+            label="Push token"
+            required
+            autoComplete="off"
+            value={form.pushToken}
+            onChange={(e) => setForm({ ...form, pushToken: e.target.value })}
+          />
+          <TextField
+            label="Device name (optional)"
+            value={form.deviceName}
+            onChange={(e) => setForm({ ...form, deviceName: e.target.value })}
+          />
           <ErrorNotice error={add.error} title="Not registered" />
           <div className="form-actions">
             <button type="submit" disabled={add.busy}>
@@ -72,7 +88,9 @@ export function DevicesPage() {
                     label="Remove"
                     confirmLabel={`Remove ${d.deviceName ?? d.platform}`}
                     disabled={remove.busy}
-                    onConfirm={() => void remove.run(() => api.del(`/notifications/devices/${d.id}`)).then(devices.reload)}
+                    onConfirm={() =>
+                      void remove.run(() => api.del(`/notifications/devices/${d.id}`)).then(devices.reload)
+                    }
                   />
                 </td>
               </tr>

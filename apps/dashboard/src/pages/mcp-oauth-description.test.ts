@@ -19,11 +19,23 @@ describe('describeMcpOAuth', () => {
 
   it("names how the gateway's client was obtained, from the service type's credential provider", () => {
     const others = [saved('other', { clientRegistration: 'manual' })];
-    expect(describeMcpOAuth(provider, [...others, saved('mcp_tools_1a2b3c4d', { clientId: 'https://gw.example/oauth/upstream-client.json', clientRegistration: 'client_id_metadata_document' })])).toBe(
+    expect(
+      describeMcpOAuth(provider, [
+        ...others,
+        saved('mcp_tools_1a2b3c4d', {
+          clientId: 'https://gw.example/oauth/upstream-client.json',
+          clientRegistration: 'client_id_metadata_document',
+        }),
+      ]),
+    ).toBe(
       "mcp_oauth: each user's own mcp_tools_1a2b3c4d token (MCP authorization); client: the gateway's client ID metadata document (public client, nothing registered)",
     );
-    expect(describeMcpOAuth(provider, [saved('mcp_tools_1a2b3c4d', { clientRegistration: 'dynamic_registration' })])).toMatch(/; client: registered by the gateway \(RFC 7591\)$/);
-    expect(describeMcpOAuth(provider, [saved('mcp_tools_1a2b3c4d', { clientRegistration: 'manual' })])).toMatch(/; client: entered by an admin$/);
+    expect(
+      describeMcpOAuth(provider, [saved('mcp_tools_1a2b3c4d', { clientRegistration: 'dynamic_registration' })]),
+    ).toMatch(/; client: registered by the gateway \(RFC 7591\)$/);
+    expect(describeMcpOAuth(provider, [saved('mcp_tools_1a2b3c4d', { clientRegistration: 'manual' })])).toMatch(
+      /; client: entered by an admin$/,
+    );
   });
 
   it('leaves the client out while unknown: not loaded, not found, or an unknown value', () => {

@@ -12,10 +12,15 @@ const CLIENT_WAYS: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** One line for an `mcp_oauth` card; the client part is left out while the credential providers are unknown or say nothing. */
-export function describeMcpOAuth(provider: Pick<ToolProvider, 'credentialServiceType'>, credentialProviders: readonly CredentialProvider[] | undefined): string {
+export function describeMcpOAuth(
+  provider: Pick<ToolProvider, 'credentialServiceType'>,
+  credentialProviders: readonly CredentialProvider[] | undefined,
+): string {
   const serviceType = provider.credentialServiceType ?? '?';
   const line = `mcp_oauth: each user's own ${serviceType} token (MCP authorization)`;
-  const saved = credentialProviders?.find((c) => c.serviceType === provider.credentialServiceType && c.authType === 'oauth2');
+  const saved = credentialProviders?.find(
+    (c) => c.serviceType === provider.credentialServiceType && c.authType === 'oauth2',
+  );
   const way = saved?.config.clientRegistration;
   const client = typeof way === 'string' ? CLIENT_WAYS.get(way) : undefined;
   return client === undefined ? line : `${line}; client: ${client}`;

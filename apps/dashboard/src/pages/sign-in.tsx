@@ -45,9 +45,31 @@ export function SignInPage({ children }: { children?: ReactNode }) {
         {registered ? <Success>Account created.</Success> : null}
         <form onSubmit={submit} aria-label={mode === 'sign-in' ? 'Sign in' : 'Create account'}>
           <h2>{mode === 'sign-in' ? 'Sign in' : 'Create an account'}</h2>
-          <TextField label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
-          <TextField label="Password" type="password" autoComplete={mode === 'sign-in' ? 'current-password' : 'new-password'} required value={password} onChange={(e) => setPassword(e.target.value)} />
-          {mode === 'register' ? <TextField label="Name" autoComplete="name" required value={name} onChange={(e) => setName(e.target.value)} /> : null}
+          <TextField
+            label="Email"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+          <TextField
+            label="Password"
+            type="password"
+            autoComplete={mode === 'sign-in' ? 'current-password' : 'new-password'}
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+          {mode === 'register' ? (
+            <TextField
+              label="Name"
+              autoComplete="name"
+              required
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
+          ) : null}
           <ErrorNotice error={action.error} />
           <button type="submit" disabled={action.busy}>
             {action.busy ? 'Please wait…' : mode === 'sign-in' ? 'Sign in' : 'Create account'}

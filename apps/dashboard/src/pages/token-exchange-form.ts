@@ -28,12 +28,23 @@ export interface TokenExchangeDraft {
 export type TokenExchangeDraftField = keyof TokenExchangeDraft;
 
 /** The blank draft of a new provider. */
-export const EMPTY_TOKEN_EXCHANGE: TokenExchangeDraft = { serverKind: 'token_url', serverUrl: '', clientId: '', clientSecret: '', audience: '', resource: '', scope: '' };
+export const EMPTY_TOKEN_EXCHANGE: TokenExchangeDraft = {
+  serverKind: 'token_url',
+  serverUrl: '',
+  clientId: '',
+  clientSecret: '',
+  audience: '',
+  resource: '',
+  scope: '',
+};
 
 /** The body's `tokenExchange`: exactly one of tokenUrl/issuer, blank optionals left out (an empty secret: a public client). */
 export function tokenExchangeBody(draft: TokenExchangeDraft): TokenExchangeInput {
   const url = draft.serverUrl.trim();
-  const body: TokenExchangeInput = draft.serverKind === 'token_url' ? { tokenUrl: url, clientId: draft.clientId.trim() } : { issuer: url, clientId: draft.clientId.trim() };
+  const body: TokenExchangeInput =
+    draft.serverKind === 'token_url'
+      ? { tokenUrl: url, clientId: draft.clientId.trim() }
+      : { issuer: url, clientId: draft.clientId.trim() };
   if (draft.clientSecret) body.clientSecret = draft.clientSecret;
   const audience = draft.audience.trim();
   const resource = draft.resource.trim();
@@ -64,9 +75,14 @@ export function tokenExchangeDraftOf(provider: Pick<ToolProvider, 'tokenExchange
  * stored client secret kept unless a new one is typed, or removed (`authSecret: null`) when the
  * admin makes the client public.
  */
-export function tokenExchangeUpdateBody(draft: TokenExchangeDraft, options: { removeSecret: boolean }): { tokenExchange: TokenExchangeInput; authSecret?: null } {
+export function tokenExchangeUpdateBody(
+  draft: TokenExchangeDraft,
+  options: { removeSecret: boolean },
+): { tokenExchange: TokenExchangeInput; authSecret?: null } {
   const tokenExchange = tokenExchangeBody(draft);
-  return options.removeSecret && tokenExchange.clientSecret === undefined ? { tokenExchange, authSecret: null } : { tokenExchange };
+  return options.removeSecret && tokenExchange.clientSecret === undefined
+    ? { tokenExchange, authSecret: null }
+    : { tokenExchange };
 }
 
 /** The API's dotted `field` names under `tokenExchange` and the draft field that holds each. */
@@ -81,7 +97,9 @@ const FIELD_OF: Record<string, TokenExchangeDraftField> = {
 };
 
 /** A 400 naming a `tokenExchange` field, as the draft field to mark and the message to show there; null for any other failure. */
-export function tokenExchangeFieldError(error: unknown): { field: TokenExchangeDraftField | 'tokenExchange'; message: string } | null {
+export function tokenExchangeFieldError(
+  error: unknown,
+): { field: TokenExchangeDraftField | 'tokenExchange'; message: string } | null {
   if (!(error instanceof ApiError) || error.status !== 400) return null;
   const field = typeof error.details.field === 'string' ? error.details.field : '';
   if (field === 'tokenExchange') return { field: 'tokenExchange', message: withoutPrefix(error.message, field) };
@@ -100,7 +118,11 @@ export function describeTokenExchange(provider: Pick<ToolProvider, 'tokenExchang
   const te = provider.tokenExchange;
   if (te === null) return 'token_exchange: not configured';
   const server = te.tokenUrl !== null ? `token endpoint ${te.tokenUrl}` : `issuer ${te.issuer ?? '?'}`;
-  const target = [te.audience ? `audience ${te.audience}` : null, te.resource ? `resource ${te.resource}` : null, te.scope ? `scope ${te.scope}` : null].filter((p) => p !== null);
+  const target = [
+    te.audience ? `audience ${te.audience}` : null,
+    te.resource ? `resource ${te.resource}` : null,
+    te.scope ? `scope ${te.scope}` : null,
+  ].filter((p) => p !== null);
   const secret = provider.hasAuthSecret ? 'client secret set' : 'client secret not set (public client)';
   return `token_exchange at ${server} as client ${te.clientId}; ${secret}${target.length > 0 ? `; ${target.join(', ')}` : ''}`;
 }

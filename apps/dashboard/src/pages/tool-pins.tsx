@@ -30,7 +30,9 @@ export function ToolPinsPage() {
     <Layout title="Tool pins">
       <section aria-labelledby="quarantined">
         <h2 id="quarantined">Quarantined tool definitions</h2>
-        <p className="hint">A quarantined tool is neither listed to agents nor callable until its definition is approved here.</p>
+        <p className="hint">
+          A quarantined tool is neither listed to agents nor callable until its definition is approved here.
+        </p>
         {pins.loading && !pins.data ? <Loading what="quarantined tools" /> : null}
         <ErrorNotice error={pins.error} title="Could not load the quarantined tools" />
         {pins.data?.pins.length === 0 ? <Empty>No tool definition waits for review.</Empty> : null}
@@ -44,7 +46,9 @@ export function ToolPinsPage() {
         <h2 id="pinning-modes">Pinning per provider</h2>
         {modes.loading && !modes.data ? <Loading what="providers" /> : null}
         <ErrorNotice error={modes.error} title="Could not load the providers" />
-        {modes.data ? <PinningModes providers={modes.data.providers} onChanged={() => (modes.reload(), pins.reload())} /> : null}
+        {modes.data ? (
+          <PinningModes providers={modes.data.providers} onChanged={() => (modes.reload(), pins.reload())} />
+        ) : null}
       </section>
     </Layout>
   );
@@ -55,7 +59,15 @@ function QuarantinedTool({ pin, onDecided }: { pin: ToolPin; onDecided: () => vo
   const { api } = useSession();
   const decide = useAction();
   const review = (action: 'approve' | 'block') =>
-    void decide.run(() => api.post(`/admin/tool-pins/${action}`, { providerId: pin.providerId, toolName: pin.toolName, hash: pin.pending?.hash })).then(onDecided);
+    void decide
+      .run(() =>
+        api.post(`/admin/tool-pins/${action}`, {
+          providerId: pin.providerId,
+          toolName: pin.toolName,
+          hash: pin.pending?.hash,
+        }),
+      )
+      .then(onDecided);
   const headingId = `pin-${pin.providerId}-${pin.toolName}`;
   return (
     <li className="card pin-card" aria-labelledby={headingId}>
@@ -85,7 +97,12 @@ function QuarantinedTool({ pin, onDecided }: { pin: ToolPin; onDecided: () => vo
           Approve
         </button>
         {pin.status !== 'blocked' ? (
-          <button type="button" className="secondary" disabled={decide.busy || !pin.pending} onClick={() => review('block')}>
+          <button
+            type="button"
+            className="secondary"
+            disabled={decide.busy || !pin.pending}
+            onClick={() => review('block')}
+          >
             Keep blocked
           </button>
         ) : null}
@@ -98,7 +115,9 @@ function QuarantinedTool({ pin, onDecided }: { pin: ToolPin; onDecided: () => vo
 function DefinitionDiff({ pin }: { pin: ToolPin }) {
   return (
     <figure className="diff-figure">
-      <figcaption className="small">{pin.pinned ? 'Approved definition → definition listed now' : 'Definition listed now (never approved)'}</figcaption>
+      <figcaption className="small">
+        {pin.pinned ? 'Approved definition → definition listed now' : 'Definition listed now (never approved)'}
+      </figcaption>
       <pre className="diff" aria-label={`Definition diff of ${pin.toolName}`}>
         {pin.diff.map((line, i) => (
           <span key={i} className={`diff-line diff-${line.op}`}>
@@ -130,7 +149,11 @@ function PinningModes({ providers, onChanged }: { providers: ProviderPinning[]; 
                 aria-label={`Pinning of ${p.providerName}`}
                 value={p.pinning}
                 disabled={change.busy}
-                onChange={(e) => void change.run(() => api.put(`/admin/tool-pins/providers/${p.providerId}`, { pinning: e.target.value })).then(onChanged)}
+                onChange={(e) =>
+                  void change
+                    .run(() => api.put(`/admin/tool-pins/providers/${p.providerId}`, { pinning: e.target.value }))
+                    .then(onChanged)
+                }
               >
                 {MODES.map((m) => (
                   <option key={m.value} value={m.value}>

@@ -10,7 +10,12 @@ import { useSession, useUser } from '../session.js';
 import type { CredentialProvider, ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
 import { describeMcpOAuth } from './mcp-oauth-description.js';
-import { describeTokenExchange, EMPTY_TOKEN_EXCHANGE, tokenExchangeBody, tokenExchangeFieldError } from './token-exchange-form.js';
+import {
+  describeTokenExchange,
+  EMPTY_TOKEN_EXCHANGE,
+  tokenExchangeBody,
+  tokenExchangeFieldError,
+} from './token-exchange-form.js';
 
 /** Tool providers (MCP servers behind the gateway) and, on demand, the tools each one serves. */
 export function ToolProvidersPage() {
@@ -21,7 +26,9 @@ export function ToolProvidersPage() {
   const manage = canManageProviders(user);
   // Only for mcp_oauth cards: how the gateway's client at the upstream was obtained.
   const hasMcpOAuth = providers.data?.providers.some((p) => p.authType === 'mcp_oauth') ?? false;
-  const credentialProviders = useResource<{ providers: CredentialProvider[] }>(hasMcpOAuth ? '/credential-providers' : null);
+  const credentialProviders = useResource<{ providers: CredentialProvider[] }>(
+    hasMcpOAuth ? '/credential-providers' : null,
+  );
 
   return (
     <Layout title="Tool providers">
@@ -58,21 +65,29 @@ export function ToolProvidersPage() {
                 <dt>Priority</dt>
                 <dd>{p.priority}</dd>
                 <dt>Tools exposed as</dt>
-                <dd className="mono">{p.namePrefix ? `${p.namePrefix}__<tool>` : '<tool> (a name another provider had first: <provider>__<tool>)'}</dd>
+                <dd className="mono">
+                  {p.namePrefix
+                    ? `${p.namePrefix}__<tool>`
+                    : '<tool> (a name another provider had first: <provider>__<tool>)'}
+                </dd>
                 <dt>Scope</dt>
                 <dd>{describeScope(p.tenantId)}</dd>
               </dl>
               {p.description ? <p>{p.description}</p> : null}
               <ProviderTools provider={p} />
               {/* The endpoint is hidden from those who may not edit the provider (a tenant admin on a global one). */}
-              {manage && p.authType === 'token_exchange' && p.endpoint !== null ? <EditTokenExchange provider={p} onSaved={providers.reload} /> : null}
+              {manage && p.authType === 'token_exchange' && p.endpoint !== null ? (
+                <EditTokenExchange provider={p} onSaved={providers.reload} />
+              ) : null}
               {manage ? (
                 <div className="actions">
                   <ConfirmButton
                     label="Delete"
                     confirmLabel={`Delete ${p.name}`}
                     disabled={action.busy}
-                    onConfirm={() => void action.run(() => api.del(`/admin/tool-providers/${p.id}`)).then(providers.reload)}
+                    onConfirm={() =>
+                      void action.run(() => api.del(`/admin/tool-providers/${p.id}`)).then(providers.reload)
+                    }
                   />
                 </div>
               ) : null}
@@ -152,10 +167,17 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void action.run(async () => {
-      const body: Record<string, unknown> = { name: form.name, pattern: form.pattern, endpoint: form.endpoint, authType: form.authType, priority: Number(form.priority) };
+      const body: Record<string, unknown> = {
+        name: form.name,
+        pattern: form.pattern,
+        endpoint: form.endpoint,
+        authType: form.authType,
+        priority: Number(form.priority),
+      };
       if (form.authType === 'mcp_oauth') {
         // The gateway registers itself at the upstream's authorization server; an entered client is for servers that refuse (400 CLIENT_ID_REQUIRED).
-        if (form.clientId.trim() && form.clientSecret) body.upstreamClient = { clientId: form.clientId.trim(), clientSecret: form.clientSecret };
+        if (form.clientId.trim() && form.clientSecret)
+          body.upstreamClient = { clientId: form.clientId.trim(), clientSecret: form.clientSecret };
       } else if (form.authType === 'token_exchange') body.tokenExchange = tokenExchangeBody(form.tokenExchange);
       else if (PER_USER.has(form.authType)) body.credentialServiceType = form.credentialServiceType.trim();
       else if (form.authType !== 'none' && form.authSecret) body.authSecret = form.authSecret;
@@ -173,9 +195,27 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
       <h2 id="add-provider">Add a tool provider</h2>
       <form onSubmit={submit} className="grid-form" aria-label="Add a tool provider">
         <TextField label="Name" required value={form.name} onChange={(e) => set({ name: e.target.value })} />
-        <TextField label="Tool name pattern" required hint="A glob: * matches every tool, github_* a prefix." value={form.pattern} onChange={(e) => set({ pattern: e.target.value })} />
-        <TextField label="MCP endpoint URL" type="url" required placeholder="https://mcp.example.com/mcp" value={form.endpoint} onChange={(e) => set({ endpoint: e.target.value })} />
-        <SelectField label="Upstream authentication" options={AUTH_TYPES} value={form.authType} onChange={(e) => set({ authType: e.target.value as ToolProviderAuthType })} />
+        <TextField
+          label="Tool name pattern"
+          required
+          hint="A glob: * matches every tool, github_* a prefix."
+          value={form.pattern}
+          onChange={(e) => set({ pattern: e.target.value })}
+        />
+        <TextField
+          label="MCP endpoint URL"
+          type="url"
+          required
+          placeholder="https://mcp.example.com/mcp"
+          value={form.endpoint}
+          onChange={(e) => set({ endpoint: e.target.value })}
+        />
+        <SelectField
+          label="Upstream authentication"
+          options={AUTH_TYPES}
+          value={form.authType}
+          onChange={(e) => set({ authType: e.target.value as ToolProviderAuthType })}
+        />
         {form.authType === 'mcp_oauth' ? (
           <>
             <TextField
@@ -184,10 +224,20 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
               value={form.clientId}
               onChange={(e) => set({ clientId: e.target.value })}
             />
-            <TextField label="Client secret (optional)" type="password" autoComplete="off" value={form.clientSecret} onChange={(e) => set({ clientSecret: e.target.value })} />
+            <TextField
+              label="Client secret (optional)"
+              type="password"
+              autoComplete="off"
+              value={form.clientSecret}
+              onChange={(e) => set({ clientSecret: e.target.value })}
+            />
           </>
         ) : form.authType === 'token_exchange' ? (
-          <TokenExchangeFields value={form.tokenExchange} onChange={(patch) => set({ tokenExchange: { ...form.tokenExchange, ...patch } })} error={tokenExchangeFieldError(action.error)} />
+          <TokenExchangeFields
+            value={form.tokenExchange}
+            onChange={(patch) => set({ tokenExchange: { ...form.tokenExchange, ...patch } })}
+            error={tokenExchangeFieldError(action.error)}
+          />
         ) : PER_USER.has(form.authType) ? (
           <TextField
             label="Credential service type"
@@ -198,7 +248,13 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
             onChange={(e) => set({ credentialServiceType: e.target.value })}
           />
         ) : form.authType !== 'none' ? (
-          <TextField label="Upstream secret" type="password" autoComplete="off" value={form.authSecret} onChange={(e) => set({ authSecret: e.target.value })} />
+          <TextField
+            label="Upstream secret"
+            type="password"
+            autoComplete="off"
+            value={form.authSecret}
+            onChange={(e) => set({ authSecret: e.target.value })}
+          />
         ) : null}
         <TextField
           label="Priority"
@@ -217,7 +273,11 @@ function CreateProviderForm({ onCreated }: { onCreated: () => void }) {
           value={form.namePrefix}
           onChange={(e) => set({ namePrefix: e.target.value })}
         />
-        <TextField label="Description (optional)" value={form.description} onChange={(e) => set({ description: e.target.value })} />
+        <TextField
+          label="Description (optional)"
+          value={form.description}
+          onChange={(e) => set({ description: e.target.value })}
+        />
         {admin ? <TenantField value={form.tenantId} onChange={(tenantId) => set({ tenantId })} /> : null}
         <ErrorNotice error={action.error} title="The provider was not added" />
         <div className="form-actions">

@@ -27,7 +27,11 @@ export function UsersPage() {
   const users = useResource<{ users: UserRecord[] }>('/admin/users');
   const action = useAction();
   const toggle = (u: UserRecord, role: Role, on: boolean) =>
-    void action.run(() => (on ? api.post(`/admin/users/${u.id}/roles`, { role }) : api.del(`/admin/users/${u.id}/roles/${role}`))).then(users.reload);
+    void action
+      .run(() =>
+        on ? api.post(`/admin/users/${u.id}/roles`, { role }) : api.del(`/admin/users/${u.id}/roles/${role}`),
+      )
+      .then(users.reload);
 
   return (
     <Layout title="Users">
@@ -49,7 +53,13 @@ export function UsersPage() {
                   <fieldset className="roles-set">
                     <legend className="sr-only">Roles of {u.email}</legend>
                     {ROLES.map((r) => (
-                      <CheckboxField key={r} label={r} checked={u.roles.includes(r)} disabled={action.busy || (u.id === me.id && r === 'admin')} onChange={(e) => toggle(u, r, e.target.checked)} />
+                      <CheckboxField
+                        key={r}
+                        label={r}
+                        checked={u.roles.includes(r)}
+                        disabled={action.busy || (u.id === me.id && r === 'admin')}
+                        onChange={(e) => toggle(u, r, e.target.checked)}
+                      />
                     ))}
                   </fieldset>
                 </td>
@@ -96,9 +106,27 @@ function CreateUserForm({ onCreated }: { onCreated: () => void }) {
     <section className="card" aria-labelledby="create-user">
       <h2 id="create-user">Create a user</h2>
       <form onSubmit={submit} className="grid-form" aria-label="Create a user">
-        <TextField label="Email" type="email" autoComplete="off" required value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} />
-        <TextField label="Password" type="password" autoComplete="new-password" required value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} />
-        <TextField label="Name (optional)" value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
+        <TextField
+          label="Email"
+          type="email"
+          autoComplete="off"
+          required
+          value={form.email}
+          onChange={(e) => setForm({ ...form, email: e.target.value })}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          autoComplete="new-password"
+          required
+          value={form.password}
+          onChange={(e) => setForm({ ...form, password: e.target.value })}
+        />
+        <TextField
+          label="Name (optional)"
+          value={form.name}
+          onChange={(e) => setForm({ ...form, name: e.target.value })}
+        />
         <TenantField value={form.tenantId} onChange={(tenantId) => setForm({ ...form, tenantId })} />
         <fieldset>
           <legend>Roles</legend>
@@ -107,7 +135,9 @@ function CreateUserForm({ onCreated }: { onCreated: () => void }) {
               key={r}
               label={r}
               checked={form.roles.includes(r)}
-              onChange={(e) => setForm({ ...form, roles: e.target.checked ? [...form.roles, r] : form.roles.filter((x) => x !== r) })}
+              onChange={(e) =>
+                setForm({ ...form, roles: e.target.checked ? [...form.roles, r] : form.roles.filter((x) => x !== r) })
+              }
             />
           ))}
         </fieldset>

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { createAdmin, listAdmins } from '../admins.js';
 import { databaseUrlOf, readEnvironment, type EnvironmentInput } from '../environment.js';
 
-const required = (otherwise: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : otherwise);
+const required = (otherwise: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'is required' : otherwise;
 const newAdmin = z.object({
   email: z.email({ error: required('must be an email address') }),
   password: z.string({ error: required('must be a string') }).min(8, 'must be at least 8 characters'),
@@ -27,7 +28,10 @@ async function withDatabase<T>(input: EnvironmentInput, work: (handle: DbHandle)
   }
 }
 
-export async function adminCreateCommand(input: EnvironmentInput, args: { email?: string; password?: string; name?: string }): Promise<number> {
+export async function adminCreateCommand(
+  input: EnvironmentInput,
+  args: { email?: string; password?: string; name?: string },
+): Promise<number> {
   const parsed = newAdmin.safeParse(args);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) console.error(`--${String(issue.path[0])} ${issue.message}`);

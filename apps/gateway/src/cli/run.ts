@@ -50,7 +50,13 @@ export async function runCli(argv: string[], context: { cwd: string; env: Env })
     console.log(USAGE);
     return values.help || command === 'help' ? 0 : 2;
   }
-  const input = { cwd: context.cwd, processEnv: context.env, port: values.port, db: values.db, dataDir: values['data-dir'] };
+  const input = {
+    cwd: context.cwd,
+    processEnv: context.env,
+    port: values.port,
+    db: values.db,
+    dataDir: values['data-dir'],
+  };
 
   try {
     if (command === 'init' && sub === undefined) return initCommand(context.cwd, values.force ?? false);
@@ -65,7 +71,9 @@ export async function runCli(argv: string[], context: { cwd: string; env: Env })
     if (command === 'admin' && sub === 'list' && rest.length === 0) return await adminListCommand(input);
   } catch (err) {
     // Operator-facing: one readable message, never a stack trace.
-    console.error(err instanceof ConfigError ? err.message : `Error: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(
+      err instanceof ConfigError ? err.message : `Error: ${err instanceof Error ? err.message : String(err)}`,
+    );
     return 1;
   }
   console.error(`Unknown command: ${positionals.join(' ')}\n\n${USAGE}`);

@@ -15,7 +15,10 @@ export async function startCommand(input: EnvironmentInput): Promise<void> {
   if (missing.length > 0 && env.NODE_ENV !== 'production') {
     // What was given is checked before anything is written: a bad configuration leaves no secrets file behind.
     const placeholders = generateSecrets();
-    loadConfigWithKeys('the gateway', ALL_KEYS, { ...env, ...Object.fromEntries(missing.map((name) => [name, placeholders[name]])) });
+    loadConfigWithKeys('the gateway', ALL_KEYS, {
+      ...env,
+      ...Object.fromEntries(missing.map((name) => [name, placeholders[name]])),
+    });
     const { secrets, generated } = loadOrCreateSecrets(dataDir);
     for (const name of missing) env[name] = secrets[name];
     const where = relative(input.cwd, secretsPath(dataDir));
@@ -23,7 +26,9 @@ export async function startCommand(input: EnvironmentInput): Promise<void> {
     const reused = missing.filter((name) => !generated.includes(name));
     if (created.length > 0) {
       const them = created.length === 1 ? 'it' : 'them';
-      console.log(`Generated ${names(created)} and stored ${them} in ${where} (owner-only); set ${them} in the environment for production.`);
+      console.log(
+        `Generated ${names(created)} and stored ${them} in ${where} (owner-only); set ${them} in the environment for production.`,
+      );
     }
     if (reused.length > 0) console.log(`Using ${names(reused)} from ${where}.`);
   }
@@ -33,4 +38,5 @@ export async function startCommand(input: EnvironmentInput): Promise<void> {
 }
 
 /** `A`, `A and B`, `A, B and C`. */
-const names = (list: readonly string[]): string => (list.length < 2 ? list.join('') : `${list.slice(0, -1).join(', ')} and ${list.at(-1)}`);
+const names = (list: readonly string[]): string =>
+  list.length < 2 ? list.join('') : `${list.slice(0, -1).join(', ')} and ${list.at(-1)}`;

@@ -2,8 +2,21 @@ import { ConfigError } from '@agentgw/core';
 import { openDatabase } from '@agentgw/db';
 import { ALL_KEYS, loadConfigWithKeys } from '@agentgw/service-kit';
 import { existsSync } from 'node:fs';
-import { generateSecrets, missingSecrets, readStoredSecrets, type SecretVariable, type Secrets } from '../dev-secrets.js';
-import { databaseUrlOf, DEFAULT_PORT, embeddedDatabasePath, readEnvironment, type Env, type EnvironmentInput } from '../environment.js';
+import {
+  generateSecrets,
+  missingSecrets,
+  readStoredSecrets,
+  type SecretVariable,
+  type Secrets,
+} from '../dev-secrets.js';
+import {
+  databaseUrlOf,
+  DEFAULT_PORT,
+  embeddedDatabasePath,
+  readEnvironment,
+  type Env,
+  type EnvironmentInput,
+} from '../environment.js';
 import { probeRunningGateway } from './running-gateway.js';
 
 /**
@@ -69,7 +82,8 @@ async function checkDatabase(env: Env, dataDir: string, port: number): Promise<s
   // A running gateway holds the embedded database's lock; ask it instead.
   const running = await probeRunningGateway(port);
   if (running) return `${running.checks.database} (reported by the gateway running on port ${port})`;
-  if (url === undefined && !existsSync(embeddedDatabasePath(dataDir))) return 'not created yet (created on first start)';
+  if (url === undefined && !existsSync(embeddedDatabasePath(dataDir)))
+    return 'not created yet (created on first start)';
   try {
     const handle = await openDatabase({ url, dataDir });
     try {

@@ -16,7 +16,13 @@ export interface ExtensionAccess {
 }
 
 /** The extension methods the gateway answers on both endpoints: the tasks extension (SEP-2663) and skills (SEP-2640). */
-export const EXTENSION_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel', 'skills/list', 'skills/get']);
+export const EXTENSION_METHODS: ReadonlySet<string> = new Set([
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
+  'skills/list',
+  'skills/get',
+]);
 
 /** The extension ids the gateway advertises in its capabilities. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -41,7 +47,12 @@ export class ExtensionMethods {
   ) {}
 
   /** Answers one of EXTENSION_METHODS among `providers` (the caller's reachable ones on the unified endpoint; the proxy's one provider). */
-  handle(method: string, params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+  handle(
+    method: string,
+    params: Result,
+    ctx: McpRequestContext,
+    providers: readonly ProviderRecord[],
+  ): Promise<Result> {
     switch (method) {
       case 'skills/list':
         return this.listSkills(ctx, providers);
@@ -59,15 +70,23 @@ export class ExtensionMethods {
    * allowed one keeps its files); denied, unclaimed or a uri with dot segments → `-32002`
    * Resource not found, as for a file nobody has, so a denied skill is not confirmed.
    */
-  async skillResource(method: string, params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+  async skillResource(
+    method: string,
+    params: Result,
+    ctx: McpRequestContext,
+    providers: readonly ProviderRecord[],
+  ): Promise<Result> {
     const uri = params.uri as string;
-    const notFound = new RpcError(GATEWAY_RPC.RESOURCE_NOT_FOUND, 'Resource not found', 200, { uri: uri.slice(0, 200) });
+    const notFound = new RpcError(GATEWAY_RPC.RESOURCE_NOT_FOUND, 'Resource not found', 200, {
+      uri: uri.slice(0, 200),
+    });
     if (escapesDirectory(uri)) throw notFound;
     let owner: OwnedSkill | null = null;
     let ownerDirectory = '';
     for (const candidate of await this.mergedSkills(ctx, providers)) {
       const directory = skillDirectory(candidate.skill.uri as string);
-      if (directory !== null && uri.startsWith(directory) && directory.length > ownerDirectory.length) [owner, ownerDirectory] = [candidate, directory];
+      if (directory !== null && uri.startsWith(directory) && directory.length > ownerDirectory.length)
+        [owner, ownerDirectory] = [candidate, directory];
     }
     if (!owner?.allowed) throw notFound;
     return this.access.forward(owner.provider, method, params, ctx);
@@ -76,10 +95,18 @@ export class ExtensionMethods {
   /** A provider's `CreateTaskResult` as the client gets it: its `taskId` replaced by the gateway's sealed one. */
   sealTask(provider: ProviderRecord, result: Result, principal: Principal): Result {
     if (typeof result.taskId !== 'string') return result;
-    return { ...result, taskId: this.taskIds.issue({ providerId: provider.id, upstreamTaskId: result.taskId }, principal) };
+    return {
+      ...result,
+      taskId: this.taskIds.issue({ providerId: provider.id, upstreamTaskId: result.taskId }, principal),
+    };
   }
 
-  private async toTask(method: string, params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+  private async toTask(
+    method: string,
+    params: Result,
+    ctx: McpRequestContext,
+    providers: readonly ProviderRecord[],
+  ): Promise<Result> {
     const taskId = params.taskId;
     if (typeof taskId !== 'string') throw invalidParams('params.taskId must be a string');
     const ref = this.taskIds.open(taskId, ctx.principal);
@@ -97,7 +124,11 @@ export class ExtensionMethods {
   }
 
   /** skills/get: forwarded to the provider whose list holds the uri, when the caller may see that skill; else -32602 (unknown and denied alike). */
-  private async getSkill(params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+  private async getSkill(
+    params: Result,
+    ctx: McpRequestContext,
+    providers: readonly ProviderRecord[],
+  ): Promise<Result> {
     const uri = params.uri;
     if (typeof uri !== 'string') throw invalidParams('params.uri must be a string');
     const owner = (await this.mergedSkills(ctx, providers)).find((o) => o.skill.uri === uri);
@@ -116,7 +147,11 @@ export class ExtensionMethods {
         const uri = skill.uri;
         if (typeof uri !== 'string' || seen.has(uri) || owned.length >= MAX_SKILLS) continue;
         seen.add(uri);
-        owned.push({ provider: providers[i]!, skill, allowed: await this.access.skillAllowed(ctx, providers[i]!, skillName(skill, uri)) });
+        owned.push({
+          provider: providers[i]!,
+          skill,
+          allowed: await this.access.skillAllowed(ctx, providers[i]!, skillName(skill, uri)),
+        });
       }
     }
     return owned;
@@ -128,7 +163,9 @@ export class ExtensionMethods {
     let cursor: string | undefined;
     for (let page = 0; page < MAX_SKILL_PAGES && skills.length < MAX_SKILLS; page++) {
       const result = await this.access.forward(provider, 'skills/list', cursor === undefined ? {} : { cursor }, ctx);
-      if (Array.isArray(result.skills)) for (const skill of result.skills) if (typeof skill === 'object' && skill !== null) skills.push(skill as Result);
+      if (Array.isArray(result.skills))
+        for (const skill of result.skills)
+          if (typeof skill === 'object' && skill !== null) skills.push(skill as Result);
       if (typeof result.nextCursor !== 'string' || result.nextCursor === '') break;
       cursor = result.nextCursor;
     }
@@ -142,7 +179,8 @@ type OwnedSkill = { provider: ProviderRecord; skill: Result; allowed: boolean };
 /** A skill's name as rules match it: its frontmatter `name`, else the uri's segment before `SKILL.md`. */
 function skillName(skill: Result, uri: string): string {
   const frontmatter = skill.frontmatter;
-  if (typeof frontmatter === 'object' && frontmatter !== null && typeof (frontmatter as Result).name === 'string') return (frontmatter as Result).name as string;
+  if (typeof frontmatter === 'object' && frontmatter !== null && typeof (frontmatter as Result).name === 'string')
+    return (frontmatter as Result).name as string;
   const segments = uri.split('/').filter(Boolean);
   return segments.length >= 2 ? segments[segments.length - 2]! : uri;
 }

@@ -15,23 +15,50 @@ const tokens = { alice: '', bob: '' };
 
 const SKILLS = [
   { uri: 'skill://pdf-processing/SKILL.md', frontmatter: { name: 'pdf-processing', description: 'PDFs' } },
-  { uri: 'skill://pdf-processing/secret-nested/SKILL.md', frontmatter: { name: 'secret-nested', description: 'nested' } },
+  {
+    uri: 'skill://pdf-processing/secret-nested/SKILL.md',
+    frontmatter: { name: 'secret-nested', description: 'nested' },
+  },
   { uri: 'skill://secret-ops/SKILL.md', frontmatter: { name: 'secret-ops', description: 'ops' } },
 ];
-const FILES = ['skill://pdf-processing/refs/forms.md', 'skill://pdf-processing/secret-nested/keys.md', 'skill://secret-ops/refs/runbook.md', 'skill://orphan/notes.md'];
+const FILES = [
+  'skill://pdf-processing/refs/forms.md',
+  'skill://pdf-processing/secret-nested/keys.md',
+  'skill://secret-ops/refs/runbook.md',
+  'skill://orphan/notes.md',
+];
 
 async function rpc(url: string, who: keyof typeof tokens, method: string, params: Record<string, unknown> = {}) {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { authorization: `Bearer ${tokens[who]}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN_PROTOCOL_VERSION },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 5, method, params: { ...params, _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} } } }),
+    headers: {
+      authorization: `Bearer ${tokens[who]}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 5,
+      method,
+      params: {
+        ...params,
+        _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} },
+      },
+    }),
   });
-  return (await res.json()) as { result?: { contents?: { uri: string; text: string }[] }; error?: { code: number; message: string } };
+  return (await res.json()) as {
+    result?: { contents?: { uri: string; text: string }[] };
+    error?: { code: number; message: string };
+  };
 }
 
 const unified = () => `${gw.url}/api/v1/mcp/mcp`;
 const proxy = () => `${gw.url}/api/v1/mcp-proxy/${providerId}/mcp`;
-const readsSent = () => upstream.requests.filter((r) => (r.body as { method?: string })?.method === 'resources/read').map((r) => (r.body as { params: { uri: string } }).params.uri);
+const readsSent = () =>
+  upstream.requests
+    .filter((r) => (r.body as { method?: string })?.method === 'resources/read')
+    .map((r) => (r.body as { params: { uri: string } }).params.uri);
 
 beforeAll(async () => {
   upstream = await startModernUpstream({ name: 'skills', capabilities: { resources: {} } }, (method, params) => {
@@ -53,9 +80,22 @@ beforeAll(async () => {
   });
   gw = await startGatewayUnderTest();
   const { catalog, admin } = gw;
-  providerId = (await catalog.providers.create(admin, { name: 'skills', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 })).id;
+  providerId = (
+    await catalog.providers.create(admin, {
+      name: 'skills',
+      pattern: '*',
+      endpoint: upstream.url,
+      authType: 'none',
+      priority: 0,
+    })
+  ).id;
   tokens.alice = (await createRuleBoundAgent(gw, { name: 'alice' })).runtimeToken;
-  tokens.bob = (await createRuleBoundAgent(gw, { name: 'bob', rules: [ALLOW_EVERY_TOOL, { providerId: '*', action: 'deny', toolPattern: 'skill:secret-*' }] })).runtimeToken;
+  tokens.bob = (
+    await createRuleBoundAgent(gw, {
+      name: 'bob',
+      rules: [ALLOW_EVERY_TOOL, { providerId: '*', action: 'deny', toolPattern: 'skill:secret-*' }],
+    })
+  ).runtimeToken;
 });
 
 afterAll(async () => {
@@ -66,7 +106,10 @@ afterAll(async () => {
 describe('skill files through resources/read', () => {
   it('reads an allowed skill’s file from the skill’s owner', async () => {
     for (const url of [unified(), proxy()]) {
-      expect((await rpc(url, 'bob', 'resources/read', { uri: FILES[0] })).result?.contents?.[0]).toEqual({ uri: FILES[0], text: `content of ${FILES[0]}` });
+      expect((await rpc(url, 'bob', 'resources/read', { uri: FILES[0] })).result?.contents?.[0]).toEqual({
+        uri: FILES[0],
+        text: `content of ${FILES[0]}`,
+      });
       expect((await rpc(url, 'alice', 'resources/read', { uri: FILES[2] })).result?.contents?.[0]?.uri).toBe(FILES[2]);
     }
   });
@@ -86,10 +129,16 @@ describe('skill files through resources/read', () => {
     ];
     for (const url of [unified(), proxy()]) {
       for (const uri of attempts) {
-        expect((await rpc(url, 'bob', 'resources/read', { uri })).error, uri).toMatchObject({ code: -32002, message: 'Resource not found' });
+        expect((await rpc(url, 'bob', 'resources/read', { uri })).error, uri).toMatchObject({
+          code: -32002,
+          message: 'Resource not found',
+        });
       }
       // The same answer as for a skill that does not exist.
-      expect((await rpc(url, 'bob', 'resources/read', { uri: 'skill://nobody/SKILL.md' })).error).toMatchObject({ code: -32002, message: 'Resource not found' });
+      expect((await rpc(url, 'bob', 'resources/read', { uri: 'skill://nobody/SKILL.md' })).error).toMatchObject({
+        code: -32002,
+        message: 'Resource not found',
+      });
     }
     expect(readsSent().slice(before)).toEqual([]);
   });

@@ -5,7 +5,11 @@ export function isSkillUri(uri: string): boolean {
 
 /** resources/read, resources/subscribe and resources/unsubscribe of a skill's file: answered by the skills extension, under the skill's rule (README: "Skills"). */
 export function isSkillResourceRequest(method: string, params: Record<string, unknown>): boolean {
-  return (method === 'resources/read' || method === 'resources/subscribe' || method === 'resources/unsubscribe') && typeof params.uri === 'string' && isSkillUri(params.uri);
+  return (
+    (method === 'resources/read' || method === 'resources/subscribe' || method === 'resources/unsubscribe') &&
+    typeof params.uri === 'string' &&
+    isSkillUri(params.uri)
+  );
 }
 
 /** The directory a skill's files live under: its uri up to and with the last `/` (`skill://pdf/SKILL.md` → `skill://pdf/`); null for a uri without a path. */

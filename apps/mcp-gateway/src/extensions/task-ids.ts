@@ -38,7 +38,8 @@ export class TaskIdCodec {
       const parsed: unknown = JSON.parse(plain);
       if (!Array.isArray(parsed) || parsed.length !== 3) return null;
       const [providerId, upstreamTaskId, owner] = parsed as unknown[];
-      if (typeof providerId !== 'string' || typeof upstreamTaskId !== 'string' || owner !== ownerOf(principal)) return null;
+      if (typeof providerId !== 'string' || typeof upstreamTaskId !== 'string' || owner !== ownerOf(principal))
+        return null;
       return { providerId, upstreamTaskId };
     }
     return null;
@@ -46,4 +47,5 @@ export class TaskIdCodec {
 }
 
 /** Whose task it is: the identity a call goes upstream with (user, agent, end user, tenant). */
-const ownerOf = (principal: Principal): string => JSON.stringify([principal.userId, principal.agentId, principal.endUserId, principal.tenantId]);
+const ownerOf = (principal: Principal): string =>
+  JSON.stringify([principal.userId, principal.agentId, principal.endUserId, principal.tenantId]);

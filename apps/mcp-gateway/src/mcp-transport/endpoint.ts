@@ -21,4 +21,5 @@ export function endpointOf(c: Context): McpEndpoint {
 }
 
 /** The scope sealed into a session id: a session opened on one endpoint is not found on another. */
-export const scopeOf = (endpoint: McpEndpoint): string => (endpoint.kind === 'proxy' ? `proxy:${endpoint.providerId}` : 'unified');
+export const scopeOf = (endpoint: McpEndpoint): string =>
+  endpoint.kind === 'proxy' ? `proxy:${endpoint.providerId}` : 'unified';

@@ -1,5 +1,11 @@
 import type { Principal } from '@agentgw/auth';
-import { JSON_RPC, LATEST_LEGACY_VERSION, LEGACY_PROTOCOL_VERSIONS, relayableCapabilities, type JsonRpcRequest } from '@agentgw/mcp-client';
+import {
+  JSON_RPC,
+  LATEST_LEGACY_VERSION,
+  LEGACY_PROTOCOL_VERSIONS,
+  relayableCapabilities,
+  type JsonRpcRequest,
+} from '@agentgw/mcp-client';
 import { SSE_HEADERS, sseText } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import type { McpEndpoint } from '../mcp-pipeline.js';
@@ -18,20 +24,51 @@ type InitializeDeps = Pick<McpTransportDeps, 'catalog' | 'client' | 'codec' | 's
  * least recently used sessions go: their server streams end and their upstream sessions are
  * ended behind the answer, per-user ones as this caller (whose sessions they were).
  */
-export async function initialize(deps: InitializeDeps, c: Context, principal: Principal, endpoint: McpEndpoint, request: JsonRpcRequest): Promise<Response> {
+export async function initialize(
+  deps: InitializeDeps,
+  c: Context,
+  principal: Principal,
+  endpoint: McpEndpoint,
+  request: JsonRpcRequest,
+): Promise<Response> {
   const requested = request.params?.protocolVersion;
-  if (typeof requested !== 'string' || typeof request.params?.clientInfo !== 'object' || request.params.clientInfo === null) {
-    return jsonResponse(rpcError(request.id, JSON_RPC.INVALID_PARAMS, 'initialize needs params.protocolVersion and params.clientInfo'), 200);
+  if (
+    typeof requested !== 'string' ||
+    typeof request.params?.clientInfo !== 'object' ||
+    request.params.clientInfo === null
+  ) {
+    return jsonResponse(
+      rpcError(request.id, JSON_RPC.INVALID_PARAMS, 'initialize needs params.protocolVersion and params.clientInfo'),
+      200,
+    );
   }
-  const version = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_LEGACY_VERSION;
+  const version = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
+    ? requested
+    : LATEST_LEGACY_VERSION;
   if (endpoint.kind === 'proxy') await deps.catalog.providers.getFor(principal, endpoint.providerId);
-  const { id, claims } = deps.codec.issue(principal, version, scopeOf(endpoint), deps.clock.now(), relayableCapabilities(request.params.capabilities));
+  const { id, claims } = deps.codec.issue(
+    principal,
+    version,
+    scopeOf(endpoint),
+    deps.clock.now(),
+    relayableCapabilities(request.params.capabilities),
+  );
   const owner = sessionOwner(claims);
-  void dropEvicted(deps, await deps.sessions.create(claims.sid, owner), { owner, asUser: asCaller(deps, c, principal, version) });
-  const response = { jsonrpc: '2.0', id: request.id, result: { protocolVersion: version, capabilities: SERVER_CAPABILITIES, serverInfo: SERVER_INFO } };
+  void dropEvicted(deps, await deps.sessions.create(claims.sid, owner), {
+    owner,
+    asUser: asCaller(deps, c, principal, version),
+  });
+  const response = {
+    jsonrpc: '2.0',
+    id: request.id,
+    result: { protocolVersion: version, capabilities: SERVER_CAPABILITIES, serverInfo: SERVER_INFO },
+  };
   const accept = c.req.header('accept') ?? '';
   if (accept.includes('text/event-stream') && !accept.includes('application/json')) {
-    return new Response(sseText({ event: 'message', data: response }), { status: 200, headers: { ...SSE_HEADERS, [SESSION_HEADER]: id } });
+    return new Response(sseText({ event: 'message', data: response }), {
+      status: 200,
+      headers: { ...SSE_HEADERS, [SESSION_HEADER]: id },
+    });
   }
   return jsonResponse(response, 200, { [SESSION_HEADER]: id });
 }

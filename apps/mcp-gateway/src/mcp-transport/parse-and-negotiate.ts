@@ -32,9 +32,14 @@ export interface ParsedPost {
 }
 
 /** How a parsed POST goes on: answered already, `initialize`, a stateless revision, or the session its header names. */
-export type Negotiated = { kind: 'reply'; reply: Reply } | { kind: 'initialize'; request: JsonRpcRequest } | { kind: 'stateless'; protocolVersion: string } | { kind: 'session'; id: string };
+export type Negotiated =
+  | { kind: 'reply'; reply: Reply }
+  | { kind: 'initialize'; request: JsonRpcRequest }
+  | { kind: 'stateless'; protocolVersion: string }
+  | { kind: 'session'; id: string };
 
-const badRequest = (message: string, data?: Record<string, unknown>) => refusal(400, JSON_RPC.INVALID_REQUEST, message, data);
+const badRequest = (message: string, data?: Record<string, unknown>) =>
+  refusal(400, JSON_RPC.INVALID_REQUEST, message, data);
 
 /** A request's header, by lower-case name (null when absent). */
 export type HeaderOf = (name: string) => string | null;
@@ -54,11 +59,13 @@ export function parsePost(text: string): ParsedPost | Reply {
   const messages: unknown[] | null = Array.isArray(body) ? body : null;
   const batch = messages !== null;
   // One POST may not fan out into more calls (and held confirmations) than this.
-  if (batch && messages.length > MAX_BATCH_MESSAGES) return badRequest(`A batch may hold at most ${MAX_BATCH_MESSAGES} messages`, { limit: MAX_BATCH_MESSAGES });
+  if (batch && messages.length > MAX_BATCH_MESSAGES)
+    return badRequest(`A batch may hold at most ${MAX_BATCH_MESSAGES} messages`, { limit: MAX_BATCH_MESSAGES });
   const items: Incoming[] = batch ? messages.map(classify) : [classify(body)];
   if (batch && items.length === 0) return badRequest('An empty batch is invalid');
   const single = items[0]!;
-  if (!batch && single.kind === 'invalid') return { body: rpcError(single.id, single.code, single.message), status: 400 };
+  if (!batch && single.kind === 'invalid')
+    return { body: rpcError(single.id, single.code, single.message), status: 400 };
   const first = items.find((i): i is Call => i.kind === 'request' || i.kind === 'notification');
   return { batch, items, first };
 }
@@ -70,17 +77,29 @@ export function parsePost(text: string): ParsedPost | Reply {
  * speaks the session's (see `sessionRevision`); one with neither is served statelessly at the
  * header's legacy revision, else the newest. `initialize` opens a session, alone (never batched).
  */
-export function negotiateRevision(parsed: ParsedPost, headerVersion: string | null, sessionHeader: string | null, header: HeaderOf = NO_HEADER): Negotiated {
+export function negotiateRevision(
+  parsed: ParsedPost,
+  headerVersion: string | null,
+  sessionHeader: string | null,
+  header: HeaderOf = NO_HEADER,
+): Negotiated {
   const { batch, first } = parsed;
   const metaVersion = first ? metaOf(first.message.params)[META_PROTOCOL_VERSION] : undefined;
   const namedMeta = typeof metaVersion === 'string' && metaVersion !== '';
-  if (headerVersion !== null && namedMeta && headerVersion !== metaVersion) return { kind: 'reply', reply: mismatch(first, 'Header mismatch: MCP-Protocol-Version does not match the request _meta') };
-  if (headerVersion !== null && !isSupportedVersion(headerVersion)) return { kind: 'reply', reply: unsupportedVersion(first, headerVersion) };
+  if (headerVersion !== null && namedMeta && headerVersion !== metaVersion)
+    return {
+      kind: 'reply',
+      reply: mismatch(first, 'Header mismatch: MCP-Protocol-Version does not match the request _meta'),
+    };
+  if (headerVersion !== null && !isSupportedVersion(headerVersion))
+    return { kind: 'reply', reply: unsupportedVersion(first, headerVersion) };
   if (namedMeta || (headerVersion !== null && isModernVersion(headerVersion))) {
     return modernRevision(parsed, namedMeta ? metaVersion : headerVersion!, headerVersion, header);
   }
   if (first?.kind === 'request' && first.message.method === 'initialize') {
-    return batch ? { kind: 'reply', reply: badRequest('initialize cannot be part of a batch') } : { kind: 'initialize', request: first.message };
+    return batch
+      ? { kind: 'reply', reply: badRequest('initialize cannot be part of a batch') }
+      : { kind: 'initialize', request: first.message };
   }
   if (sessionHeader !== null) return { kind: 'session', id: sessionHeader };
   const protocolVersion = headerVersion ?? LATEST_LEGACY_VERSION;
@@ -97,21 +116,40 @@ export function negotiateRevision(parsed: ParsedPost, headerVersion: string | nu
  * `protocolVersion` and `clientCapabilities` (else -32602); `Mcp-Method`/`Mcp-Name` agree with
  * the body (else -32020); a method the revision removed is 404 -32601. All 400s keep the id.
  */
-function modernRevision({ batch, first }: ParsedPost, requested: string, headerVersion: string | null, header: HeaderOf): Negotiated {
-  if (!isSupportedVersion(requested) || !isModernVersion(requested)) return { kind: 'reply', reply: unsupportedVersion(first, requested) };
+function modernRevision(
+  { batch, first }: ParsedPost,
+  requested: string,
+  headerVersion: string | null,
+  header: HeaderOf,
+): Negotiated {
+  if (!isSupportedVersion(requested) || !isModernVersion(requested))
+    return { kind: 'reply', reply: unsupportedVersion(first, requested) };
   if (batch) return { kind: 'reply', reply: badRequest(`Batches are not supported by protocol version ${requested}`) };
-  if (headerVersion === null) return { kind: 'reply', reply: mismatch(first, 'Header mismatch: the MCP-Protocol-Version header is required') };
+  if (headerVersion === null)
+    return { kind: 'reply', reply: mismatch(first, 'Header mismatch: the MCP-Protocol-Version header is required') };
   if (first?.kind !== 'request') return { kind: 'stateless', protocolVersion: requested };
   const { id, method, params } = first.message;
   const meta = metaOf(params);
   const capabilities = meta[META_CLIENT_CAPABILITIES];
-  if (typeof meta[META_PROTOCOL_VERSION] !== 'string' || typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) {
+  if (
+    typeof meta[META_PROTOCOL_VERSION] !== 'string' ||
+    typeof capabilities !== 'object' ||
+    capabilities === null ||
+    Array.isArray(capabilities)
+  ) {
     const message = `Invalid params: _meta must carry ${META_PROTOCOL_VERSION} and ${META_CLIENT_CAPABILITIES}`;
     return { kind: 'reply', reply: { body: rpcError(id, JSON_RPC.INVALID_PARAMS, message), status: 400 } };
   }
   const mismatched = headerMismatch(method, params, header);
   if (mismatched !== null) return { kind: 'reply', reply: mismatch(first, mismatched) };
-  if (REMOVED_MODERN_METHODS.has(method)) return { kind: 'reply', reply: { body: rpcError(id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method} is not part of ${requested}`), status: 404 } };
+  if (REMOVED_MODERN_METHODS.has(method))
+    return {
+      kind: 'reply',
+      reply: {
+        body: rpcError(id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method} is not part of ${requested}`),
+        status: 404,
+      },
+    };
   return { kind: 'stateless', protocolVersion: requested };
 }
 
@@ -120,13 +158,19 @@ const NO_HEADER: HeaderOf = () => null;
 const idOf = (first: Call | undefined) => (first?.kind === 'request' ? first.message.id : null);
 
 /** 400 -32020: a mirrored header disagrees with the body (or a required one is missing). */
-const mismatch = (first: Call | undefined, message: string): Reply => ({ body: rpcError(idOf(first), JSON_RPC.HEADER_MISMATCH, message), status: 400 });
+const mismatch = (first: Call | undefined, message: string): Reply => ({
+  body: rpcError(idOf(first), JSON_RPC.HEADER_MISMATCH, message),
+  status: 400,
+});
 
 /** 400 -32022 with the versions we speak and the one asked for (UnsupportedProtocolVersionError). */
 function unsupportedVersion(first: Call | undefined, requested: string): Reply {
   const shown = requested.slice(0, 40);
   const data = { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: shown };
-  return { body: rpcError(idOf(first), JSON_RPC.UNSUPPORTED_PROTOCOL_VERSION, `Unsupported protocol version: ${shown}`, data), status: 400 };
+  return {
+    body: rpcError(idOf(first), JSON_RPC.UNSUPPORTED_PROTOCOL_VERSION, `Unsupported protocol version: ${shown}`, data),
+    status: 400,
+  };
 }
 
 /** The revision of a request in a session: the session's (a header may repeat it, or name the assumed default). */
@@ -134,6 +178,7 @@ export function sessionRevision(batch: boolean, sessionVersion: string, headerVe
   if (headerVersion !== null && headerVersion !== sessionVersion && headerVersion !== DEFAULT_ASSUMED_VERSION) {
     return badRequest('MCP-Protocol-Version does not match the session');
   }
-  if (batch && sessionVersion !== BATCH_PROTOCOL_VERSION) return badRequest(`Batches are not supported by protocol version ${sessionVersion}`);
+  if (batch && sessionVersion !== BATCH_PROTOCOL_VERSION)
+    return badRequest(`Batches are not supported by protocol version ${sessionVersion}`);
   return null;
 }

@@ -5,7 +5,14 @@ import type { Context } from 'hono';
 import { GATEWAY_RPC } from '../rpc-errors.js';
 import { endpointOf } from './endpoint.js';
 import { initialize } from './initialize.js';
-import { negotiateRevision, parsePost, sessionRevision, type Invalid, type ParsedPost, type RequestItem } from './parse-and-negotiate.js';
+import {
+  negotiateRevision,
+  parsePost,
+  sessionRevision,
+  type Invalid,
+  type ParsedPost,
+  type RequestItem,
+} from './parse-and-negotiate.js';
 import { NO_HEADERS, replyResponse, rpcError, SESSION_HEADER, type Reply } from './replies.js';
 import { deliverAnswers } from '../relay/client-answers.js';
 import { respond, type Exchange } from './respond.js';
@@ -43,11 +50,24 @@ export async function post(deps: McpTransportDeps, c: Context): Promise<Response
   const invalid = parsed.items.filter((i): i is Invalid => i.kind === 'invalid');
   const refusedAnswer = await deliverAnswers(deps, c, principal, session, parsed);
   if (refusedAnswer) return replyResponse({ ...refusedAnswer, headers: sessionHeaders });
-  if (requests.length === 0 && invalid.length === 0) return new Response(null, { status: 202, headers: sessionHeaders });
+  if (requests.length === 0 && invalid.length === 0)
+    return new Response(null, { status: 202, headers: sessionHeaders });
   const limited = await overQuota(deps, principal, requests.length);
-  if (limited) return replyResponse(rateLimited(limited, parsed.batch ? null : (requests[0]?.message.id ?? null), sessionHeaders));
+  if (limited)
+    return replyResponse(rateLimited(limited, parsed.batch ? null : (requests[0]?.message.id ?? null), sessionHeaders));
   // Its AbortSignal is made only if a call going upstream reads it; a cached tools/list never does.
-  const exchange: Exchange = { c, principal, endpoint, protocolVersion, session, batch: parsed.batch, requests, invalid, sessionHeaders, connection: clientGoneSignal(c) };
+  const exchange: Exchange = {
+    c,
+    principal,
+    endpoint,
+    protocolVersion,
+    session,
+    batch: parsed.batch,
+    requests,
+    invalid,
+    sessionHeaders,
+    connection: clientGoneSignal(c),
+  };
   return respond(deps, exchange);
 }
 
@@ -57,13 +77,22 @@ const isReply = (parsed: ParsedPost | Reply): parsed is Reply => 'status' in par
 function annotate(c: Context, { first, batch, items }: ParsedPost): void {
   if (!first || !c.var.accessLog) return;
   const tool = first.message.method === 'tools/call' ? first.message.params?.name : undefined;
-  annotateAccessLog(c, { rpcMethod: first.message.method, ...(typeof tool === 'string' ? { toolName: tool } : {}), ...(batch ? { rpcBatch: items.length } : {}) });
+  annotateAccessLog(c, {
+    rpcMethod: first.message.method,
+    ...(typeof tool === 'string' ? { toolName: tool } : {}),
+    ...(batch ? { rpcBatch: items.length } : {}),
+  });
 }
 
 /** The refusal when `count` more calls would exceed the principal's quotas (agent's and tenant's), else null. */
-async function overQuota(deps: Pick<McpTransportDeps, 'quota'>, principal: Principal, count: number): Promise<RateLimitedError | null> {
+async function overQuota(
+  deps: Pick<McpTransportDeps, 'quota'>,
+  principal: Principal,
+  count: number,
+): Promise<RateLimitedError | null> {
   try {
-    for (let i = 0; i < count; i++) await deps.quota.take({ agentId: principal.agentId, tenant: tenantScope(principal) });
+    for (let i = 0; i < count; i++)
+      await deps.quota.take({ agentId: principal.agentId, tenant: tenantScope(principal) });
     return null;
   } catch (err) {
     if (err instanceof RateLimitedError) return err;
@@ -72,7 +101,15 @@ async function overQuota(deps: Pick<McpTransportDeps, 'quota'>, principal: Princ
 }
 
 /** Past a quota the POST is refused as a whole: HTTP 429, Retry-After, and a JSON-RPC error carrying the error body. */
-function rateLimited(limited: RateLimitedError, id: string | number | null, sessionHeaders: Readonly<Record<string, string>>): Reply {
+function rateLimited(
+  limited: RateLimitedError,
+  id: string | number | null,
+  sessionHeaders: Readonly<Record<string, string>>,
+): Reply {
   const data = { ...limited.toBody(), retryAfter: limited.retryAfterSeconds };
-  return { body: rpcError(id, GATEWAY_RPC.RATE_LIMITED, limited.message, data), status: 429, headers: { ...sessionHeaders, 'retry-after': String(limited.retryAfterSeconds) } };
+  return {
+    body: rpcError(id, GATEWAY_RPC.RATE_LIMITED, limited.message, data),
+    status: 429,
+    headers: { ...sessionHeaders, 'retry-after': String(limited.retryAfterSeconds) },
+  };
 }

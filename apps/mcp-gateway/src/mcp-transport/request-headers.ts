@@ -17,7 +17,10 @@ export function decodeHeaderValue(raw: string): string | null {
 }
 
 /** The body value `Mcp-Name` mirrors for a method (tools/call, prompts/get: `name`; resources/read: `uri`; tasks: `taskId`), if it has one. */
-export function mirroredName(method: string, params: Record<string, unknown> | undefined): { field: string; value: unknown } | null {
+export function mirroredName(
+  method: string,
+  params: Record<string, unknown> | undefined,
+): { field: string; value: unknown } | null {
   switch (method) {
     case 'tools/call':
     case 'prompts/get':
@@ -38,13 +41,19 @@ export function mirroredName(method: string, params: Record<string, unknown> | u
  * `Mcp-Method` must equal the method, `Mcp-Name` the name, uri or task id (after decoding).
  * An absent header is not a mismatch: the gateway routes by the body alone (README).
  */
-export function headerMismatch(method: string, params: Record<string, unknown> | undefined, header: (name: string) => string | null): string | null {
+export function headerMismatch(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  header: (name: string) => string | null,
+): string | null {
   const methodHeader = header('mcp-method');
-  if (methodHeader !== null && methodHeader.trim() !== method) return 'Header mismatch: Mcp-Method does not match the body method';
+  if (methodHeader !== null && methodHeader.trim() !== method)
+    return 'Header mismatch: Mcp-Method does not match the body method';
   const nameHeader = header('mcp-name');
   if (nameHeader === null) return null;
   const mirrored = mirroredName(method, params);
   if (mirrored === null) return null;
-  if (typeof mirrored.value !== 'string' || decodeHeaderValue(nameHeader) !== mirrored.value) return `Header mismatch: Mcp-Name does not match the body params.${mirrored.field}`;
+  if (typeof mirrored.value !== 'string' || decodeHeaderValue(nameHeader) !== mirrored.value)
+    return `Header mismatch: Mcp-Name does not match the body params.${mirrored.field}`;
   return null;
 }

@@ -17,7 +17,10 @@ type Handler = (request: JsonRpcRequest, ctx: McpRequestContext) => ReturnType<R
 function appWith(handle: Handler, protocolVersion = '2025-06-18') {
   const deps: RespondDeps = {
     pipeline: { handle },
-    auth: { authenticate: async () => ({}) as Principal, authenticateOAuth: () => Promise.reject(new Error('no OAuth here')) },
+    auth: {
+      authenticate: async () => ({}) as Principal,
+      authenticateOAuth: () => Promise.reject(new Error('no OAuth here')),
+    },
     resources: new ProtectedResources({}),
     resumption: new MemoryResumptionStore(systemClock),
     listenHeartbeatMs: 30_000,
@@ -29,13 +32,32 @@ function appWith(handle: Handler, protocolVersion = '2025-06-18') {
     const invalid = parsed.items.filter((i): i is Invalid => i.kind === 'invalid');
     const principal = {} as Principal;
     const endpoint = { kind: 'unified', providerFilter: null, toolsParam: null } as const;
-    return respond(deps, { c, principal, endpoint, protocolVersion, session: null, batch: parsed.batch, requests, invalid, sessionHeaders: NO_HEADERS, connection: clientGoneSignal(c) });
+    return respond(deps, {
+      c,
+      principal,
+      endpoint,
+      protocolVersion,
+      session: null,
+      batch: parsed.batch,
+      requests,
+      invalid,
+      sessionHeaders: NO_HEADERS,
+      connection: clientGoneSignal(c),
+    });
   });
-  return (body: unknown, accept: string) => app.request('/', { method: 'POST', headers: { accept, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return (body: unknown, accept: string) =>
+    app.request('/', {
+      method: 'POST',
+      headers: { accept, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 }
 
 const call = (id: number, method = 'tools/call') => ({ jsonrpc: '2.0', id, method, params: { name: 't' } });
-const ok = (request: JsonRpcRequest, result: Record<string, unknown> = { content: [] }) => ({ response: { jsonrpc: '2.0' as const, id: request.id, result }, status: 200 });
+const ok = (request: JsonRpcRequest, result: Record<string, unknown> = { content: [] }) => ({
+  response: { jsonrpc: '2.0' as const, id: request.id, result },
+  status: 200,
+});
 const events = async (res: Response) => {
   const out: unknown[] = [];
   for await (const event of parseSse(res.body!)) {
@@ -48,12 +70,18 @@ const BOTH = 'application/json, text/event-stream';
 
 describe('respond', () => {
   it("answers JSON with the answer's HTTP status, shaped for the revision", async () => {
-    const post = appWith(async (r) => ({ response: { jsonrpc: '2.0', id: r.id, error: { code: -32003, message: 'denied' } }, status: 403 }));
+    const post = appWith(async (r) => ({
+      response: { jsonrpc: '2.0', id: r.id, error: { code: -32003, message: 'denied' } },
+      status: 403,
+    }));
     const res = await post(call(1), 'application/json');
     expect([res.status, res.headers.get('content-type')]).toEqual([403, 'application/json']);
     expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32003, message: 'denied' } });
     const modern = appWith(async (r) => ok(r), '2026-07-28');
-    expect(await (await modern(call(2), 'application/json')).json()).toMatchObject({ id: 2, result: { resultType: 'complete', content: [] } });
+    expect(await (await modern(call(2), 'application/json')).json()).toMatchObject({
+      id: 2,
+      result: { resultType: 'complete', content: [] },
+    });
   });
 
   it("a client taking both gets JSON when the call's answer is ready before anything is streamed", async () => {

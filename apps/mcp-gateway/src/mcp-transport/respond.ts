@@ -1,5 +1,13 @@
 import type { AuthService, Principal } from '@agentgw/auth';
-import { isModernVersion, META_CLIENT_CAPABILITIES, NO_CLIENT_CAPABILITIES, relayableCapabilities, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '@agentgw/mcp-client';
+import {
+  isModernVersion,
+  META_CLIENT_CAPABILITIES,
+  NO_CLIENT_CAPABILITIES,
+  relayableCapabilities,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '@agentgw/mcp-client';
 import { SseStream, type ClientConnection } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { metaOf } from '../json-rpc-messages.js';
@@ -41,7 +49,13 @@ export interface RespondDeps {
 type Answer = { response: JsonRpcResponse; status: number };
 
 /** Requests whose upstream may send something while answering (progress, logs, a sampling, elicitation or roots request). */
-const MAY_STREAM: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete', 'subscriptions/listen']);
+const MAY_STREAM: ReadonlySet<string> = new Set([
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'completion/complete',
+  'subscriptions/listen',
+]);
 /** The most bytes a listen's stream may leave unread before the client is cut off (its notifications are not bounded by an answer). */
 const LISTEN_MAX_BUFFERED_BYTES = 1024 * 1024;
 
@@ -61,15 +75,23 @@ export function respond(deps: RespondDeps, x: Exchange): Promise<Response> {
 /** The JSON answer: one response (with its HTTP status), or a batch's array; 499 when the client left meanwhile. */
 async function answerAsJson(deps: RespondDeps, x: Exchange): Promise<Response> {
   try {
-    const answers = await Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, null, null))));
+    const answers = await Promise.all(
+      x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, null, null))),
+    );
     if (x.connection.gone()) return new Response(null, { status: 499 });
     if (!x.batch) {
       const answer = answers[0];
       if (!answer) return jsonResponse(undefined, 200, x.sessionHeaders);
-      return jsonResponse(shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion), answer.status, answerHeaders(answer.response, answer.status, x.sessionHeaders));
+      return jsonResponse(
+        shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion),
+        answer.status,
+        answerHeaders(answer.response, answer.status, x.sessionHeaders),
+      );
     }
     const responses = x.invalid.map(invalidReply);
-    answers.forEach((a, i) => a && responses.push(shaped(x.requests[i]!.message.method, a.response, x.protocolVersion)));
+    answers.forEach(
+      (a, i) => a && responses.push(shaped(x.requests[i]!.message.method, a.response, x.protocolVersion)),
+    );
     return jsonResponse(responses, 200, x.sessionHeaders);
   } finally {
     x.connection.dispose();
@@ -89,7 +111,12 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   const listens = x.requests.some((r) => r.message.method === 'subscriptions/listen');
   const maxBufferedBytes = listens ? LISTEN_MAX_BUFFERED_BYTES : Infinity;
   const heartbeat = listens ? { heartbeatMs: deps.listenHeartbeatMs } : {};
-  const open = () => (stream = new SseStream({ maxBufferedBytes, ...heartbeat, onEnd: (why) => why !== 'closed' && x.connection.abort() }));
+  const open = () =>
+    (stream = new SseStream({
+      maxBufferedBytes,
+      ...heartbeat,
+      onEnd: (why) => why !== 'closed' && x.connection.abort(),
+    }));
   let answeredAsJson = false;
   const pausing = pausableAnswer(deps, x, {
     send: (message) => (stream ?? open()).send({ event: 'message', data: message }),
@@ -110,20 +137,30 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
     (stream ?? open()).send({ event: 'message', data: notification });
   };
   // A server request an upstream sends goes out on this answer (which it switches to SSE); 2026-07-28 clients take none on a stream.
-  const channel: ClientChannel | null = isModernVersion(x.protocolVersion) ? null : { owner: clientOwner(x.session?.claims.sid ?? null, x.principal), send: notify };
+  const channel: ClientChannel | null = isModernVersion(x.protocolVersion)
+    ? null
+    : { owner: clientOwner(x.session?.claims.sid ?? null, x.principal), send: notify };
   if (x.batch) {
     const batchStream = open();
     for (const bad of x.invalid) batchStream.send({ event: 'message', data: invalidReply(bad) });
   }
   const onUpstreamPaused = pausing ? (retryMs: number) => pausing.pause(retryMs) : null;
-  const work = Promise.all(x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, notify, channel, onUpstreamPaused))));
+  const work = Promise.all(
+    x.requests.map((r) =>
+      deps.pipeline.handle(r.message, requestContext(deps, x, r.message, notify, channel, onUpstreamPaused)),
+    ),
+  );
   const settled = x.batch ? null : await Promise.race([work, started]);
   if (settled !== null && stream === null) {
     answeredAsJson = true;
     x.connection.dispose();
     const answer = settled[0];
     if (!answer) return new Response(null, { status: 499 });
-    return jsonResponse(shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion), answer.status, answerHeaders(answer.response, answer.status, x.sessionHeaders));
+    return jsonResponse(
+      shaped(x.requests[0]!.message.method, answer.response, x.protocolVersion),
+      answer.status,
+      answerHeaders(answer.response, answer.status, x.sessionHeaders),
+    );
   }
   const sse: SseStream = stream ?? open();
   void work
@@ -168,7 +205,9 @@ function requestContext(
     confirmationToken: c.req.header('x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
     progressToken: typeof progress === 'string' || typeof progress === 'number' ? progress : null,
     reauthenticate: () => authenticateMcpCaller(deps.auth, deps.resources, c),
-    clientCapabilities: x.session ? (x.session.claims.caps ?? NO_CLIENT_CAPABILITIES) : relayableCapabilities(meta[META_CLIENT_CAPABILITIES]),
+    clientCapabilities: x.session
+      ? (x.session.claims.caps ?? NO_CLIENT_CAPABILITIES)
+      : relayableCapabilities(meta[META_CLIENT_CAPABILITIES]),
     channel,
     headers: c.req.raw.headers,
     ...(onUpstreamPaused ? { onUpstreamPaused } : {}),
@@ -176,7 +215,11 @@ function requestContext(
 }
 
 /** The pause of a session answer of 2025-11-25 or later that mirrors an upstream's SEP-1699 pause; null for other answers. */
-function pausableAnswer(deps: RespondDeps, x: Exchange, live: ConstructorParameters<typeof PausableAnswer>[2]): PausableAnswer | null {
+function pausableAnswer(
+  deps: RespondDeps,
+  x: Exchange,
+  live: ConstructorParameters<typeof PausableAnswer>[2],
+): PausableAnswer | null {
   const sid = x.session?.claims.sid ?? null;
   return pausable(x.protocolVersion, sid, x.batch) ? new PausableAnswer(deps.resumption, sid, live) : null;
 }

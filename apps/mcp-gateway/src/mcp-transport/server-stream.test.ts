@@ -6,7 +6,15 @@ import type { SessionClaims } from '../session-ids.js';
 import { MAX_SERVER_STREAMS_PER_CALLER, ServerStreamCounts, serverStream } from './server-stream.js';
 import { MemoryResumptionStore } from '../stream-resumption/resumption-store.js';
 
-const claims: SessionClaims = { sid: 's1', protocolVersion: '2025-06-18', scope: 'unified', userId: 'u1', agentId: null, endUserId: 'u1', iat: 0 };
+const claims: SessionClaims = {
+  sid: 's1',
+  protocolVersion: '2025-06-18',
+  scope: 'unified',
+  userId: 'u1',
+  agentId: null,
+  endUserId: 'u1',
+  iat: 0,
+};
 /** Nothing upstream: the session has opened no upstream session, so there is no upstream stream to follow. */
 const NO_UPSTREAM_STREAMS = {
   client: { listen: async () => 'unsupported' as const },
@@ -35,7 +43,8 @@ function setup() {
   });
   const counts = new ServerStreamCounts();
   app.get('/', (c) => serverStream(deps, counts, c));
-  const get = async (headers: Record<string, string> = {}) => app.request('/', { headers: { accept: 'text/event-stream', 'mcp-session-id': 'good', ...headers } });
+  const get = async (headers: Record<string, string> = {}) =>
+    app.request('/', { headers: { accept: 'text/event-stream', 'mcp-session-id': 'good', ...headers } });
   return { bus, streams, get };
 }
 
@@ -47,7 +56,10 @@ async function readFor(res: Response, ms: number): Promise<{ text: string; ended
   const deadline = Date.now() + ms;
   for (;;) {
     const left = deadline - Date.now();
-    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), Math.max(left, 0)))]);
+    const next = await Promise.race([
+      reader.read(),
+      new Promise<null>((r) => setTimeout(() => r(null), Math.max(left, 0))),
+    ]);
     if (next === null) {
       void reader.cancel();
       return { text, ended: false };
@@ -69,7 +81,11 @@ describe('serverStream (GET)', () => {
   it("carries list_changed on provider and rule changes, and ends on its user's change, letting go of everything", async () => {
     const { bus, streams, get } = setup();
     const res = await get();
-    expect([res.status, res.headers.get('content-type'), res.headers.get('mcp-session-id')]).toEqual([200, 'text/event-stream', 'good']);
+    expect([res.status, res.headers.get('content-type'), res.headers.get('mcp-session-id')]).toEqual([
+      200,
+      'text/event-stream',
+      'good',
+    ]);
     expect(streams.size).toBe(1);
     await bus.publish('providers.changed', { providerId: 'p1' });
     await bus.publish('rules.changed', { subjectType: null, subjectId: null });
@@ -79,7 +95,12 @@ describe('serverStream (GET)', () => {
     expect(ended).toBe(true);
     expect(text.startsWith(': stream open\n\n')).toBe(true);
     const methods = [...text.matchAll(/"method":"([^"]+)"/g)].map((m) => m[1]);
-    expect(methods).toEqual(['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed', 'notifications/tools/list_changed']);
+    expect(methods).toEqual([
+      'notifications/tools/list_changed',
+      'notifications/resources/list_changed',
+      'notifications/prompts/list_changed',
+      'notifications/tools/list_changed',
+    ]);
     expect(streams.size).toBe(0);
     await bus.publish('providers.changed', { providerId: 'p1' });
   });

@@ -18,11 +18,17 @@ const HEARTBEAT_MS = 25_000;
 /** Server streams (GET) one caller (user, else agent) may hold open on a replica; one more is a 429, so nobody exhausts sockets or bus subscriptions. */
 export const MAX_SERVER_STREAMS_PER_CALLER = 16;
 /** Agent changes after which a stream opened by the agent must not go on (the client reconnects if it still may). */
-const REVOKING_AGENT_CHANGES: ReadonlySet<GatewayEvents['agent.changed']['change']> = new Set(['disabled', 'deleted', 'token_rotated']);
+const REVOKING_AGENT_CHANGES: ReadonlySet<GatewayEvents['agent.changed']['change']> = new Set([
+  'disabled',
+  'deleted',
+  'token_rotated',
+]);
 /** The longest delay setTimeout takes (2^31 - 1 ms, ~24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-type StreamDeps = Pick<McpTransportDeps, 'bus' | 'clock' | 'streams' | 'resumption'> & SessionLookup & UpstreamStreamDeps;
+type StreamDeps = Pick<McpTransportDeps, 'bus' | 'clock' | 'streams' | 'resumption'> &
+  SessionLookup &
+  UpstreamStreamDeps;
 
 /** Open server streams per caller on this replica (see MAX_SERVER_STREAMS_PER_CALLER). */
 export class ServerStreamCounts {
@@ -51,7 +57,9 @@ export async function serverStream(deps: StreamDeps, counts: ServerStreamCounts,
     return jsonResponse(body, 405, { allow: 'POST' });
   }
   if (!(c.req.header('accept') ?? '').includes('text/event-stream')) {
-    return replyResponse(refusal(406, JSON_RPC.INVALID_REQUEST, 'Not Acceptable: the client must accept text/event-stream'));
+    return replyResponse(
+      refusal(406, JSON_RPC.INVALID_REQUEST, 'Not Acceptable: the client must accept text/event-stream'),
+    );
   }
   const principal: Principal = c.get('principal');
   const resolved = await resolveSession(deps, principal, endpointOf(c), c.req.header(SESSION_HEADER) ?? null);
@@ -60,7 +68,11 @@ export async function serverStream(deps: StreamDeps, counts: ServerStreamCounts,
   const caller = claims.userId !== null ? `user:${claims.userId}` : `agent:${claims.agentId ?? ''}`;
   if (!counts.take(caller)) {
     const message = `At most ${MAX_SERVER_STREAMS_PER_CALLER} open server streams per caller`;
-    return jsonResponse(rpcError(null, GATEWAY_RPC.RATE_LIMITED, message, { code: 'RATE_LIMITED', message, retryAfter: 5 }), 429, { 'retry-after': '5' });
+    return jsonResponse(
+      rpcError(null, GATEWAY_RPC.RATE_LIMITED, message, { code: 'RATE_LIMITED', message, retryAfter: 5 }),
+      429,
+      { 'retry-after': '5' },
+    );
   }
   const headers = { [SESSION_HEADER]: c.req.header(SESSION_HEADER) ?? claims.sid };
   const resumed = await resumeFromLastEventId(deps.resumption, c, claims.sid, headers, () => counts.release(caller));
@@ -75,7 +87,13 @@ export async function serverStream(deps: StreamDeps, counts: ServerStreamCounts,
  * changes, the JWT it was opened with expires, or its session is ended or evicted (on any
  * replica). The client reconnects and authenticates again.
  */
-function openServerStream(deps: StreamDeps, c: Context, principal: Principal, claims: SessionClaims, released: () => void): SseStream {
+function openServerStream(
+  deps: StreamDeps,
+  c: Context,
+  principal: Principal,
+  claims: SessionClaims,
+  released: () => void,
+): SseStream {
   const connection = clientGoneSignal(c);
   const end = () => stream.close();
   let expiry: NodeJS.Timeout | undefined;
@@ -97,10 +115,18 @@ function openServerStream(deps: StreamDeps, c: Context, principal: Principal, cl
   });
   // Gone before it opened: nothing to subscribe for.
   if (!stream.open) return stream;
-  stopListChanges = followListChanges(deps.bus, (method) => stream.send({ event: 'message', data: { jsonrpc: '2.0', method } })).stop;
+  stopListChanges = followListChanges(deps.bus, (method) =>
+    stream.send({ event: 'message', data: { jsonrpc: '2.0', method } }),
+  ).stop;
   unsubscribes.push(
-    deps.bus.subscribe('user.changed', ({ userId }) => void ((userId === claims.userId || userId === claims.endUserId) && end())),
-    deps.bus.subscribe('agent.changed', ({ agentId, change }) => void (agentId === claims.agentId && REVOKING_AGENT_CHANGES.has(change) && end())),
+    deps.bus.subscribe(
+      'user.changed',
+      ({ userId }) => void ((userId === claims.userId || userId === claims.endUserId) && end()),
+    ),
+    deps.bus.subscribe(
+      'agent.changed',
+      ({ agentId, change }) => void (agentId === claims.agentId && REVOKING_AGENT_CHANGES.has(change) && end()),
+    ),
     deps.bus.subscribe('apikey.changed', ({ keyId }) => void (keyId === principal.apiKey?.id && end())),
     deps.bus.subscribe('mcp_session.ended', ({ sid }) => void (sid === claims.sid && end())),
   );

@@ -21,18 +21,35 @@ function closing(providers: ProviderRecord[] | 'failing') {
   const closed: Record<string, Record<string, string>> = {};
   const catalog = {
     providers: {
-      get: async (id: string) => (providers === 'failing' ? Promise.reject(new Error('catalog down')) : (providers.find((p) => p.id === id) ?? null)),
+      get: async (id: string) =>
+        providers === 'failing'
+          ? Promise.reject(new Error('catalog down'))
+          : (providers.find((p) => p.id === id) ?? null),
       authSecret: (p: ProviderRecord) => (p.authType === 'bearer' ? 'shared-secret' : null),
     },
   } as unknown as Catalog;
-  const client = { close: async (target: UpstreamTarget, session: UpstreamSession) => void (closed[session.sessionId!] = target.headers ?? {}) } as unknown as McpUpstreamClient;
+  const client = {
+    close: async (target: UpstreamTarget, session: UpstreamSession) =>
+      void (closed[session.sessionId!] = target.headers ?? {}),
+  } as unknown as McpUpstreamClient;
   const resolver: CredentialResolver = {
     resolve: async ({ userId, serviceTypes }): Promise<CredentialResolution> =>
-      userId === 'u1' ? { credentials: { crm: 'token-of-u1' }, missing: [], authUrls: {} } : { credentials: {}, missing: serviceTypes, authUrls: { crm: 'https://gw.test/connect' } },
+      userId === 'u1'
+        ? { credentials: { crm: 'token-of-u1' }, missing: [], authUrls: {} }
+        : { credentials: {}, missing: serviceTypes, authUrls: { crm: 'https://gw.test/connect' } },
   };
-  const targets = new RequestTargets({ catalog, userCredentials: new UserCredentials(() => resolver), exchange: () => ({}) as TokenExchange });
+  const targets = new RequestTargets({
+    catalog,
+    userCredentials: new UserCredentials(() => resolver),
+    exchange: () => ({}) as TokenExchange,
+  });
   const asUser = (userId: string) => (provider: ProviderRecord) =>
-    targets.forRequest(provider, { principal: { ...personOf(), userId, endUserId: userId }, requestId: 'r1', headers: new Headers(), capabilities: {} });
+    targets.forRequest(provider, {
+      principal: { ...personOf(), userId, endUserId: userId },
+      requestId: 'r1',
+      headers: new Headers(),
+      capabilities: {},
+    });
   const ended: string[] = [];
   const bus = new MemoryEventBus();
   void bus.subscribe('mcp_session.ended', ({ sid }) => void ended.push(sid));
@@ -67,7 +84,8 @@ describe('dropEvicted (an initialize evicted sessions)', () => {
   async function storeWith(limits: { maxPerOwner?: number; maxSessions?: number }, owner: string) {
     const store = new MemorySessionStore(new ManualClock(), limits);
     await store.create('old', owner);
-    for (const [providerId, upstream] of Object.entries(upstreams)) await store.setUpstream('old', providerId, upstream);
+    for (const [providerId, upstream] of Object.entries(upstreams))
+      await store.setUpstream('old', providerId, upstream);
     return store;
   }
 

@@ -16,7 +16,10 @@ type CloseDeps = Pick<McpTransportDeps, 'catalog' | 'client'>;
 export type AsUser = (provider: ProviderRecord) => Promise<UpstreamTarget>;
 
 /** DELETE: ends the session, its server stream (on whichever replica holds it) and the upstream sessions it opened (as the caller). */
-export async function endSession(deps: CloseDeps & SessionLookup & Pick<McpTransportDeps, 'sessions' | 'bus' | 'targets'>, c: Context): Promise<Response> {
+export async function endSession(
+  deps: CloseDeps & SessionLookup & Pick<McpTransportDeps, 'sessions' | 'bus' | 'targets'>,
+  c: Context,
+): Promise<Response> {
   const principal = c.get('principal');
   const resolved = await resolveSession(deps, principal, endpointOf(c), c.req.header(SESSION_HEADER) ?? null);
   if (!resolved.ok) return replyResponse(resolved.reply);
@@ -29,8 +32,19 @@ export async function endSession(deps: CloseDeps & SessionLookup & Pick<McpTrans
 }
 
 /** Ends per-user upstream sessions as this HTTP request's caller, at `clientVersion` (a token_exchange provider exchanges this request's bearer). */
-export function asCaller(deps: Pick<McpTransportDeps, 'targets'>, c: Context, principal: Principal, clientVersion: string): AsUser {
-  const request = { principal, requestId: c.get('requestId') ?? 'req_unknown', clientVersion, headers: c.req.raw.headers, capabilities: {} };
+export function asCaller(
+  deps: Pick<McpTransportDeps, 'targets'>,
+  c: Context,
+  principal: Principal,
+  clientVersion: string,
+): AsUser {
+  const request = {
+    principal,
+    requestId: c.get('requestId') ?? 'req_unknown',
+    clientVersion,
+    headers: c.req.raw.headers,
+    capabilities: {},
+  };
   return (provider) => deps.targets.forRequest(provider, request);
 }
 
@@ -47,9 +61,16 @@ export interface EvictingCaller {
  * of another owner (only the in-process store's total evicts those) only its shared providers' —
  * its per-user ones are left to expire upstream, never ended with another user's credentials.
  */
-export async function dropEvicted(deps: CloseDeps & Pick<McpTransportDeps, 'bus'>, evicted: readonly EvictedSession[], caller: EvictingCaller): Promise<void> {
+export async function dropEvicted(
+  deps: CloseDeps & Pick<McpTransportDeps, 'bus'>,
+  evicted: readonly EvictedSession[],
+  caller: EvictingCaller,
+): Promise<void> {
   await Promise.all(
-    evicted.flatMap((old) => [deps.bus.publish('mcp_session.ended', { sid: old.sid }).catch(() => undefined), closeUpstreams(deps, old.upstreams, old.owner === caller.owner ? caller.asUser : null)]),
+    evicted.flatMap((old) => [
+      deps.bus.publish('mcp_session.ended', { sid: old.sid }).catch(() => undefined),
+      closeUpstreams(deps, old.upstreams, old.owner === caller.owner ? caller.asUser : null),
+    ]),
   );
 }
 
@@ -60,7 +81,11 @@ export async function dropEvicted(deps: CloseDeps & Pick<McpTransportDeps, 'bus'
  * per-user provider is never sent a request without the user's auth. Others go with the
  * provider's own auth.
  */
-export async function closeUpstreams(deps: CloseDeps, upstreams: Record<string, UpstreamSession>, asUser: AsUser | null): Promise<void> {
+export async function closeUpstreams(
+  deps: CloseDeps,
+  upstreams: Record<string, UpstreamSession>,
+  asUser: AsUser | null,
+): Promise<void> {
   await Promise.all(
     Object.entries(upstreams).map(async ([providerId, upstream]) => {
       const target = await closeTarget(deps, providerId, asUser).catch(() => null);

@@ -19,14 +19,25 @@ export interface SessionLookup {
 /** The session found, or the answer explaining why the request cannot continue. */
 export type SessionResolution = { ok: true; session: Session } | { ok: false; reply: Reply };
 
-const MISSING: SessionResolution = { ok: false, reply: refusal(400, JSON_RPC.INVALID_REQUEST, 'Bad Request: Mcp-Session-Id header is required') };
-const NOT_FOUND: SessionResolution = { ok: false, reply: refusal(404, GATEWAY_RPC.SESSION_NOT_FOUND, 'Session not found') };
+const MISSING: SessionResolution = {
+  ok: false,
+  reply: refusal(400, JSON_RPC.INVALID_REQUEST, 'Bad Request: Mcp-Session-Id header is required'),
+};
+const NOT_FOUND: SessionResolution = {
+  ok: false,
+  reply: refusal(404, GATEWAY_RPC.SESSION_NOT_FOUND, 'Session not found'),
+};
 
 /**
  * The session `id` (the `Mcp-Session-Id` header) names. Another caller's session, one opened on
  * another endpoint, a forged or ended one all read as 404 alike, so ids cannot be probed.
  */
-export async function resolveSession(deps: SessionLookup, principal: Principal, endpoint: McpEndpoint, id: string | null): Promise<SessionResolution> {
+export async function resolveSession(
+  deps: SessionLookup,
+  principal: Principal,
+  endpoint: McpEndpoint,
+  id: string | null,
+): Promise<SessionResolution> {
   if (id === null) return MISSING;
   const claims = deps.codec.open(id);
   if (!claims || claims.scope !== scopeOf(endpoint) || !sessionBelongsTo(claims, principal)) return NOT_FOUND;

@@ -39,9 +39,16 @@ export class LeftOutProviders {
     if (this.logged.has(key)) return;
     if (this.logged.size >= MAX_LOGGED) this.logged.clear();
     this.logged.add(key);
-    this.logger.warn({ providerId: one.providerId, provider: one.name, reason: one.reason }, 'provider left out of a merged list');
+    this.logger.warn(
+      { providerId: one.providerId, provider: one.name, reason: one.reason },
+      'provider left out of a merged list',
+    );
   }
 }
 
 /** A provider and its list's failure as one LeftOut entry. */
-export const leftOutOf = (provider: ProviderRecord, reason: string): LeftOut => ({ providerId: provider.id, name: provider.name, reason: reason.slice(0, 300) });
+export const leftOutOf = (provider: ProviderRecord, reason: string): LeftOut => ({
+  providerId: provider.id,
+  name: provider.name,
+  reason: reason.slice(0, 300),
+});

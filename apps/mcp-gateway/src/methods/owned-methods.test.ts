@@ -2,7 +2,11 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { SetLevelRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -42,11 +46,24 @@ beforeAll(async () => {
     tools: [{ name: 'docs_echo', handler: () => 'docs' }],
     setup: (server) => {
       withLoggingAndSubscriptions(server, 'docs');
-      const template = new ResourceTemplate('test://template/{id}/data', { list: undefined, complete: { id: (value) => ['123', '124'].filter((v) => v.startsWith(value)) } });
-      server.registerResource('data', template, { mimeType: 'application/json' }, (uri, { id }) => ({ contents: [{ uri: uri.href, text: JSON.stringify({ id, from: 'docs' }) }] }));
-      server.registerPrompt('greet', { argsSchema: { who: completable(z.string(), (value) => ['alice', 'albert'].filter((v) => v.startsWith(value))) } }, ({ who }) => ({
-        messages: [{ role: 'user', content: { type: 'text', text: `hi ${who}` } }],
+      const template = new ResourceTemplate('test://template/{id}/data', {
+        list: undefined,
+        complete: { id: (value) => ['123', '124'].filter((v) => v.startsWith(value)) },
+      });
+      server.registerResource('data', template, { mimeType: 'application/json' }, (uri, { id }) => ({
+        contents: [{ uri: uri.href, text: JSON.stringify({ id, from: 'docs' }) }],
       }));
+      server.registerPrompt(
+        'greet',
+        {
+          argsSchema: {
+            who: completable(z.string(), (value) => ['alice', 'albert'].filter((v) => v.startsWith(value))),
+          },
+        },
+        ({ who }) => ({
+          messages: [{ role: 'user', content: { type: 'text', text: `hi ${who}` } }],
+        }),
+      );
     },
   });
   notes = await startMcpServer({
@@ -54,14 +71,30 @@ beforeAll(async () => {
     tools: [{ name: 'notes_echo', handler: () => 'notes' }],
     setup: (server) => {
       withLoggingAndSubscriptions(server, 'notes');
-      server.registerResource('note', new ResourceTemplate('notes://{+path}', { list: undefined }), {}, (uri) => ({ contents: [{ uri: uri.href, text: 'from notes' }] }));
-      server.registerPrompt('summarise', { argsSchema: { style: completable(z.string(), () => ['short']) } }, () => ({ messages: [] }));
+      server.registerResource('note', new ResourceTemplate('notes://{+path}', { list: undefined }), {}, (uri) => ({
+        contents: [{ uri: uri.href, text: 'from notes' }],
+      }));
+      server.registerPrompt('summarise', { argsSchema: { style: completable(z.string(), () => ['short']) } }, () => ({
+        messages: [],
+      }));
     },
   });
   gw = await startGatewayUnderTest();
   const { catalog, admin } = gw;
-  await catalog.providers.create(admin, { name: 'docs', pattern: 'docs_*', endpoint: docs.url, authType: 'none', priority: 0 });
-  await catalog.providers.create(admin, { name: 'notes', pattern: 'notes_*', endpoint: notes.url, authType: 'none', priority: 1 });
+  await catalog.providers.create(admin, {
+    name: 'docs',
+    pattern: 'docs_*',
+    endpoint: docs.url,
+    authType: 'none',
+    priority: 0,
+  });
+  await catalog.providers.create(admin, {
+    name: 'notes',
+    pattern: 'notes_*',
+    endpoint: notes.url,
+    authType: 'none',
+    priority: 1,
+  });
   runtimeToken = (await createRuleBoundAgent(gw)).runtimeToken;
 });
 
@@ -83,7 +116,11 @@ async function connect(): Promise<ClientV1> {
 describe('the unified endpoint routes methods to the provider that owns them (SDK 1.x client, session)', () => {
   it('advertises logging, completions and resource subscriptions', async () => {
     const client = await connect();
-    expect(client.getServerCapabilities()).toMatchObject({ logging: {}, completions: {}, resources: { subscribe: true } });
+    expect(client.getServerCapabilities()).toMatchObject({
+      logging: {},
+      completions: {},
+      resources: { subscribe: true },
+    });
     await client.close();
   });
 
@@ -99,13 +136,24 @@ describe('the unified endpoint routes methods to the provider that owns them (SD
 
   it('completes a prompt argument at the prompt owner and a template variable at the template owner', async () => {
     const client = await connect();
-    const prompt = await client.complete({ ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'who', value: 'al' } });
+    const prompt = await client.complete({
+      ref: { type: 'ref/prompt', name: 'greet' },
+      argument: { name: 'who', value: 'al' },
+    });
     expect(prompt.completion.values).toEqual(['alice', 'albert']);
-    const other = await client.complete({ ref: { type: 'ref/prompt', name: 'summarise' }, argument: { name: 'style', value: '' } });
+    const other = await client.complete({
+      ref: { type: 'ref/prompt', name: 'summarise' },
+      argument: { name: 'style', value: '' },
+    });
     expect(other.completion.values).toEqual(['short']);
-    const template = await client.complete({ ref: { type: 'ref/resource', uri: 'test://template/{id}/data' }, argument: { name: 'id', value: '12' } });
+    const template = await client.complete({
+      ref: { type: 'ref/resource', uri: 'test://template/{id}/data' },
+      argument: { name: 'id', value: '12' },
+    });
     expect(template.completion.values).toEqual(['123', '124']);
-    await expect(client.complete({ ref: { type: 'ref/prompt', name: 'nobody' }, argument: { name: 'x', value: '' } })).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      client.complete({ ref: { type: 'ref/prompt', name: 'nobody' }, argument: { name: 'x', value: '' } }),
+    ).rejects.toMatchObject({ code: -32602 });
     await client.close();
   });
 
@@ -132,7 +180,10 @@ describe('the same routing serves a sessionless 2026-07-28 caller', () => {
     const read = await statelessRpc(unified(), bearer(), 'resources/read', { uri: 'test://template/5/data' });
     expect(read.status).toBe(200);
     expect(read.body.result).toMatchObject({ contents: [{ uri: 'test://template/5/data' }] });
-    const completed = await statelessRpc(unified(), bearer(), 'completion/complete', { ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'who', value: 'alb' } });
+    const completed = await statelessRpc(unified(), bearer(), 'completion/complete', {
+      ref: { type: 'ref/prompt', name: 'greet' },
+      argument: { name: 'who', value: 'alb' },
+    });
     expect(completed.body.result).toMatchObject({ completion: { values: ['albert'] } });
   });
 });

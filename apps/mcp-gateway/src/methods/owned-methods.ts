@@ -20,7 +20,13 @@ export interface ProviderAccess {
 }
 
 /** Methods of the unified endpoint answered by routing, beyond tools and the merged lists (README: "Routing of the other methods"). */
-export const OWNED_METHODS: ReadonlySet<string> = new Set(['resources/read', 'resources/subscribe', 'resources/unsubscribe', 'completion/complete', 'logging/setLevel']);
+export const OWNED_METHODS: ReadonlySet<string> = new Set([
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'completion/complete',
+  'logging/setLevel',
+]);
 
 /**
  * The unified endpoint's methods that belong to one provider (or to all): a resource by its uri
@@ -63,7 +69,11 @@ export class OwnedMethods {
     const listed = providers.find((_, i) => resources[i]!.some((item) => item.uri === uri));
     if (listed) return listed;
     const templates = await Promise.all(providers.map((p) => this.access.list(p, 'resourceTemplates', ctx)));
-    return providers.find((_, i) => templates[i]!.some((item) => typeof item.uriTemplate === 'string' && matchesTemplate(item.uriTemplate, uri))) ?? null;
+    return (
+      providers.find((_, i) =>
+        templates[i]!.some((item) => typeof item.uriTemplate === 'string' && matchesTemplate(item.uriTemplate, uri)),
+      ) ?? null
+    );
   }
 
   /** completion/complete: `ref/prompt` goes to the prompt's owner, `ref/resource` to the owner of that template (or listed uri). */
@@ -72,16 +82,26 @@ export class OwnedMethods {
     if (typeof ref !== 'object' || ref === null) throw invalidParams('params.ref must be an object');
     const { type, name, uri } = ref as Result;
     let owner: ProviderRecord | null;
-    if (type === 'ref/prompt' && typeof name === 'string') owner = await this.firstListing(ctx, 'prompts', (item) => item.name === name);
+    if (type === 'ref/prompt' && typeof name === 'string')
+      owner = await this.firstListing(ctx, 'prompts', (item) => item.name === name);
     else if (type === 'ref/resource' && typeof uri === 'string') {
-      owner = (await this.firstListing(ctx, 'resourceTemplates', (item) => item.uriTemplate === uri)) ?? (await this.firstListing(ctx, 'resources', (item) => item.uri === uri));
+      owner =
+        (await this.firstListing(ctx, 'resourceTemplates', (item) => item.uriTemplate === uri)) ??
+        (await this.firstListing(ctx, 'resources', (item) => item.uri === uri));
     } else throw invalidParams('params.ref must be a ref/prompt with a name or a ref/resource with a uri');
     if (!owner) await this.access.connectFirst(ctx);
-    if (!owner) throw invalidParams(type === 'ref/prompt' ? `Unknown prompt: ${String(name)}` : `Unknown resource template: ${String(uri)}`);
+    if (!owner)
+      throw invalidParams(
+        type === 'ref/prompt' ? `Unknown prompt: ${String(name)}` : `Unknown resource template: ${String(uri)}`,
+      );
     return this.access.forward(owner, 'completion/complete', params, ctx);
   }
 
-  private async firstListing(ctx: McpRequestContext, kind: ListKind, has: (item: ListItem) => boolean): Promise<ProviderRecord | null> {
+  private async firstListing(
+    ctx: McpRequestContext,
+    kind: ListKind,
+    has: (item: ListItem) => boolean,
+  ): Promise<ProviderRecord | null> {
     const providers = await this.access.reachable(ctx);
     const lists = await Promise.all(providers.map((p) => this.access.list(p, kind, ctx)));
     return providers.find((_, i) => lists[i]!.some(has)) ?? null;
@@ -93,12 +113,24 @@ export class OwnedMethods {
    * every provider answered; a malformed level is refused before any is asked.
    */
   private async setLevel(params: Result, ctx: McpRequestContext): Promise<Result> {
-    if (typeof params.level !== 'string' || !LOG_LEVELS.has(params.level)) throw invalidParams(`params.level must be one of ${[...LOG_LEVELS].join(', ')}`);
+    if (typeof params.level !== 'string' || !LOG_LEVELS.has(params.level))
+      throw invalidParams(`params.level must be one of ${[...LOG_LEVELS].join(', ')}`);
     const providers = await this.access.reachable(ctx);
-    await Promise.all(providers.map((p) => this.access.forward(p, 'logging/setLevel', params, ctx).catch(() => undefined)));
+    await Promise.all(
+      providers.map((p) => this.access.forward(p, 'logging/setLevel', params, ctx).catch(() => undefined)),
+    );
     return {};
   }
 }
 
 /** RFC 5424 severities, as MCP's LoggingLevel names them. */
-const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+const LOG_LEVELS: ReadonlySet<string> = new Set([
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+]);

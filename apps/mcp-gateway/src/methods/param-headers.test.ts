@@ -5,7 +5,12 @@ const tool = (properties: Record<string, unknown>) => ({ name: 't', inputSchema:
 
 describe('x-mcp-header annotations', () => {
   it('finds annotations reachable through properties only, on string, integer and boolean properties', () => {
-    const specs = paramHeadersOf(tool({ region: { type: 'string', 'x-mcp-header': 'Region' }, opts: { type: 'object', properties: { n: { type: 'integer', 'x-mcp-header': 'N' } } } }));
+    const specs = paramHeadersOf(
+      tool({
+        region: { type: 'string', 'x-mcp-header': 'Region' },
+        opts: { type: 'object', properties: { n: { type: 'integer', 'x-mcp-header': 'N' } } },
+      }),
+    );
     expect(specs).toEqual([
       { header: 'mcp-param-region', path: ['region'] },
       { header: 'mcp-param-n', path: ['opts', 'n'] },
@@ -15,7 +20,9 @@ describe('x-mcp-header annotations', () => {
   it('yields none for an invalid annotation: number type, a non-token name, a case-insensitive duplicate', () => {
     expect(paramHeadersOf(tool({ x: { type: 'number', 'x-mcp-header': 'X' } }))).toEqual([]);
     expect(paramHeadersOf(tool({ x: { type: 'string', 'x-mcp-header': 'a b' } }))).toEqual([]);
-    expect(paramHeadersOf(tool({ x: { type: 'string', 'x-mcp-header': 'A' }, y: { type: 'string', 'x-mcp-header': 'a' } }))).toEqual([]);
+    expect(
+      paramHeadersOf(tool({ x: { type: 'string', 'x-mcp-header': 'A' }, y: { type: 'string', 'x-mcp-header': 'a' } })),
+    ).toEqual([]);
   });
 });
 
@@ -32,7 +39,9 @@ describe('values and their headers', () => {
 
   it('emits headers for the values present and checks the client’s against the body', () => {
     const specs = paramHeadersOf(tool({ region: { type: 'string', 'x-mcp-header': 'Region' } }));
-    expect(paramHeadersFor(specs, { region: 'Hello, 世界' })).toEqual({ 'mcp-param-region': '=?base64?SGVsbG8sIOS4lueVjA==?=' });
+    expect(paramHeadersFor(specs, { region: 'Hello, 世界' })).toEqual({
+      'mcp-param-region': '=?base64?SGVsbG8sIOS4lueVjA==?=',
+    });
     expect(paramHeadersFor(specs, { region: null })).toBeNull();
     const headers = (value: string | null) => new Headers(value === null ? {} : { 'Mcp-Param-Region': value });
     expect(paramHeaderMismatch(specs, { region: 'Hello' }, headers('=?base64?SGVsbG8=?='))).toBeNull();

@@ -47,7 +47,12 @@ function collect(schema: unknown): readonly ParamHeader[] {
       if (!isObject(prop)) continue;
       const name = prop['x-mcp-header'];
       if (name !== undefined) {
-        if (typeof name !== 'string' || !TCHAR.test(name) || !['string', 'integer', 'boolean'].includes(prop.type as string)) return false;
+        if (
+          typeof name !== 'string' ||
+          !TCHAR.test(name) ||
+          !['string', 'integer', 'boolean'].includes(prop.type as string)
+        )
+          return false;
         const header = `mcp-param-${name.toLowerCase()}`;
         if (found.some((f) => f.header === header) || found.length >= MAX_HEADERS) return false;
         found.push({ header, path: [...path, key] });
@@ -81,7 +86,10 @@ export function encodeParamValue(value: unknown): string | null {
 }
 
 /** The `Mcp-Param-*` headers a call sends upstream (null when the tool names none or the call gives none of their values). */
-export function paramHeadersFor(specs: readonly ParamHeader[], args: Record<string, unknown>): Record<string, string> | null {
+export function paramHeadersFor(
+  specs: readonly ParamHeader[],
+  args: Record<string, unknown>,
+): Record<string, string> | null {
   if (specs.length === 0) return null;
   let headers: Record<string, string> | null = null;
   for (const spec of specs) {
@@ -96,18 +104,25 @@ export function paramHeadersFor(specs: readonly ParamHeader[], args: Record<stri
  * value in the body needs its header, equal after decoding (an invalid Base64 sentinel never
  * is); a header without a value in the body is a mismatch too.
  */
-export function paramHeaderMismatch(specs: readonly ParamHeader[], args: Record<string, unknown>, headers: Pick<Headers, 'get'>): string | null {
+export function paramHeaderMismatch(
+  specs: readonly ParamHeader[],
+  args: Record<string, unknown>,
+  headers: Pick<Headers, 'get'>,
+): string | null {
   for (const spec of specs) {
     const value = valueAt(args, spec.path);
     const raw = headers.get(spec.header);
     if (value === undefined && raw === null) continue;
-    if (raw === null) return `Header mismatch: ${spec.header} is required when arguments.${spec.path.join('.')} is given`;
-    if (encodeParamValue(value) === null || decodeHeaderValue(raw) !== String(value)) return `Header mismatch: ${spec.header} does not match arguments.${spec.path.join('.')}`;
+    if (raw === null)
+      return `Header mismatch: ${spec.header} is required when arguments.${spec.path.join('.')} is given`;
+    if (encodeParamValue(value) === null || decodeHeaderValue(raw) !== String(value))
+      return `Header mismatch: ${spec.header} does not match arguments.${spec.path.join('.')}`;
   }
   return null;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Each listed tool array indexed by name once (the lists are replaced, never changed, so the index stays right). */
 const byName = new WeakMap<readonly ListItem[], Map<unknown, ListItem>>();

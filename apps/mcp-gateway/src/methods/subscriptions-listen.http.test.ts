@@ -1,5 +1,11 @@
 import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
-import { replyJson, SseEventReader, startRecordingUpstream, type RecordedRequest, type RecordingUpstream } from '@agentgw/testkit';
+import {
+  replyJson,
+  SseEventReader,
+  startRecordingUpstream,
+  type RecordedRequest,
+  type RecordingUpstream,
+} from '@agentgw/testkit';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
@@ -34,7 +40,12 @@ beforeAll(async () => {
       return replyJson(res, 200, {
         jsonrpc: '2.0',
         id: body.id,
-        result: { resultType: 'complete', supportedVersions: [MODERN_PROTOCOL_VERSION], capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'm', version: '1' } },
+        result: {
+          resultType: 'complete',
+          supportedVersions: [MODERN_PROTOCOL_VERSION],
+          capabilities: { tools: { listChanged: true } },
+          serverInfo: { name: 'm', version: '1' },
+        },
       });
     }
     if (body.method === 'subscriptions/listen') {
@@ -58,9 +69,18 @@ beforeAll(async () => {
     if (body?.id === undefined) return void res.writeHead(202).end();
     if (body.method === 'initialize') {
       res.setHeader('mcp-session-id', 'legacy-session');
-      return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: { resources: { subscribe: true } }, serverInfo: { name: 'l', version: '1' } } });
+      return replyJson(res, 200, {
+        jsonrpc: '2.0',
+        id: body.id,
+        result: {
+          protocolVersion: '2025-11-25',
+          capabilities: { resources: { subscribe: true } },
+          serverInfo: { name: 'l', version: '1' },
+        },
+      });
     }
-    if (body.method === 'server/discover') return replyJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Bad Request' } });
+    if (body.method === 'server/discover')
+      return replyJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Bad Request' } });
     return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: {} });
   });
   // A 2026-07-28 upstream whose listen ends right after its acknowledgement (a restart, a lifetime).
@@ -71,24 +91,62 @@ beforeAll(async () => {
       return replyJson(res, 200, {
         jsonrpc: '2.0',
         id: body.id,
-        result: { resultType: 'complete', supportedVersions: [MODERN_PROTOCOL_VERSION], capabilities: {}, serverInfo: { name: 'f', version: '1' } },
+        result: {
+          resultType: 'complete',
+          supportedVersions: [MODERN_PROTOCOL_VERSION],
+          capabilities: {},
+          serverInfo: { name: 'f', version: '1' },
+        },
       });
     }
     if (body.method === 'subscriptions/listen') {
-      sse(res, [note('notifications/subscriptions/acknowledged', { _meta: { 'io.modelcontextprotocol/subscriptionId': body.id }, notifications: {} })]);
+      sse(res, [
+        note('notifications/subscriptions/acknowledged', {
+          _meta: { 'io.modelcontextprotocol/subscriptionId': body.id },
+          notifications: {},
+        }),
+      ]);
       return void res.end();
     }
     return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [] } });
   });
   gw = await startGatewayUnderTest({ env: { SSE_HEARTBEAT_MS: '200' } });
   const { catalog, admin } = gw;
-  await catalog.providers.create(admin, { name: 'modern', pattern: 'm_*', endpoint: modern.url, authType: 'none', priority: 0 });
-  legacyId = (await catalog.providers.create(admin, { name: 'legacy', pattern: 'l_*', endpoint: legacy.url, authType: 'none', priority: 0 })).id;
-  flakyId = (await catalog.providers.create(admin, { name: 'flaky', pattern: 'f_*', endpoint: flaky.url, authType: 'none', priority: 0 })).id;
+  await catalog.providers.create(admin, {
+    name: 'modern',
+    pattern: 'm_*',
+    endpoint: modern.url,
+    authType: 'none',
+    priority: 0,
+  });
+  legacyId = (
+    await catalog.providers.create(admin, {
+      name: 'legacy',
+      pattern: 'l_*',
+      endpoint: legacy.url,
+      authType: 'none',
+      priority: 0,
+    })
+  ).id;
+  flakyId = (
+    await catalog.providers.create(admin, {
+      name: 'flaky',
+      pattern: 'f_*',
+      endpoint: flaky.url,
+      authType: 'none',
+      priority: 0,
+    })
+  ).id;
   const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
   runtimeToken = created.runtimeToken;
   agentId = created.agent.id;
-  await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: '*', action: 'allow', toolPattern: '*' });
+  await catalog.rules.create(admin, {
+    subjectType: 'agent',
+    subjectId: created.agent.id,
+    providerId: '*',
+    action: 'allow',
+    toolPattern: '*',
+  });
 });
 
 afterAll(async () => {
@@ -102,19 +160,30 @@ const listen = (notifications: unknown, signal?: AbortSignal, path = '/api/v1/mc
   fetch(`${gw.url}${path}`, {
     method: 'POST',
     signal,
-    headers: { authorization: `Bearer ${runtimeToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_PROTOCOL_VERSION },
+    headers: {
+      authorization: `Bearer ${runtimeToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+    },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 'sub-1',
       method: 'subscriptions/listen',
-      params: { notifications, _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} } },
+      params: {
+        notifications,
+        _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} },
+      },
     }),
   });
 
 describe('subscriptions/listen', () => {
   it('acknowledges first, then merges what every provider sends that the filter asked for, and ends the upstream listens when the client goes', async () => {
     const client = new AbortController();
-    const res = await listen({ toolsListChanged: true, resourceSubscriptions: ['file:///a', 'file:///b'] }, client.signal);
+    const res = await listen(
+      { toolsListChanged: true, resourceSubscriptions: ['file:///a', 'file:///b'] },
+      client.signal,
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const reader = new SseEventReader(res);
@@ -122,7 +191,10 @@ describe('subscriptions/listen', () => {
     expect(first?.data).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
-      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' }, notifications: { toolsListChanged: true, resourceSubscriptions: ['file:///a', 'file:///b'] } },
+      params: {
+        _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' },
+        notifications: { toolsListChanged: true, resourceSubscriptions: ['file:///a', 'file:///b'] },
+      },
     });
     const seen: unknown[] = [];
     while (seen.length < 3) seen.push((await reader.next(10_000))?.data);
@@ -135,7 +207,9 @@ describe('subscriptions/listen', () => {
       ]),
     );
     // The session upstream was asked for the uris on a session of the listen's own.
-    const subscribed = legacy.requests.filter((r) => bodyOf(r)?.method === 'resources/subscribe').map((r) => bodyOf(r).params?.uri);
+    const subscribed = legacy.requests
+      .filter((r) => bodyOf(r)?.method === 'resources/subscribe')
+      .map((r) => bodyOf(r).params?.uri);
     expect(subscribed).toEqual(['file:///a', 'file:///b']);
     client.abort();
     await reader.close();
@@ -149,7 +223,11 @@ describe('subscriptions/listen', () => {
     expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32602);
     const res = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${runtimeToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${runtimeToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: {} } }),
     });
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32601);
@@ -161,14 +239,36 @@ describe('subscriptions/listen', () => {
     const res = await listen({ toolsListChanged: true }, client.signal, `/api/v1/mcp-proxy/${legacyId}/mcp`);
     const reader = new SseEventReader(res);
     expect((await reader.next())?.data).toMatchObject({ method: 'notifications/subscriptions/acknowledged' });
-    const toolsChanged = { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } };
-    const pin = { providerId: legacyId, tenantId: null, toolName: 'l_read', renamedFrom: null, timestamp: new Date().toISOString() };
+    const toolsChanged = {
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+    };
+    const pin = {
+      providerId: legacyId,
+      tenantId: null,
+      toolName: 'l_read',
+      renamedFrom: null,
+      timestamp: new Date().toISOString(),
+    };
     await gw.deps.bus.publish('tool_pins.changed', { ...pin, change: 'quarantined' });
     expect((await reader.next(10_000))?.data).toEqual(toolsChanged);
-    await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: agentId, providerId: '*', action: 'allow', toolPattern: 'l_more' });
+    await gw.catalog.rules.create(gw.admin, {
+      subjectType: 'agent',
+      subjectId: agentId,
+      providerId: '*',
+      action: 'allow',
+      toolPattern: 'l_more',
+    });
     expect((await reader.next(10_000))?.data).toEqual(toolsChanged);
     // A provider change touches every list; only the tools were asked for.
-    await gw.catalog.providers.create(gw.admin, { name: 'later', pattern: 'x_*', endpoint: legacy.url, authType: 'none', priority: 0 });
+    await gw.catalog.providers.create(gw.admin, {
+      name: 'later',
+      pattern: 'x_*',
+      endpoint: legacy.url,
+      authType: 'none',
+      priority: 0,
+    });
     expect((await reader.next(10_000))?.data).toEqual(toolsChanged);
     client.abort();
     await reader.close();

@@ -1,6 +1,13 @@
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
-import { JSON_RPC, type JsonRpcId, type JsonRpcNotification, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
+import {
+  JSON_RPC,
+  type JsonRpcId,
+  type JsonRpcNotification,
+  type McpUpstreamClient,
+  type UpstreamSession,
+  type UpstreamTarget,
+} from '@agentgw/mcp-client';
 import type { TaskRef } from '../extensions/task-ids.js';
 import type { ListChangedMethod, ListChangeFollowing } from '../gateway-list-changes.js';
 import type { McpRequestContext } from '../mcp-pipeline.js';
@@ -62,11 +69,22 @@ export class SubscriptionsListen {
 
   constructor(private readonly access: ListenAccess) {}
 
-  async handle(id: JsonRpcId, params: Result, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<Result> {
+  async handle(
+    id: JsonRpcId,
+    params: Result,
+    ctx: McpRequestContext,
+    providers: readonly ProviderRecord[],
+  ): Promise<Result> {
     const filter = this.parseFilter(params.notifications, ctx.principal);
     const notify = ctx.notify;
-    if (notify === null) throw new RpcError(JSON_RPC.INVALID_REQUEST, 'subscriptions/listen is answered as a stream: the client must accept text/event-stream', 406);
-    const caller = ctx.principal.userId !== null ? `user:${ctx.principal.userId}` : `agent:${ctx.principal.agentId ?? ''}`;
+    if (notify === null)
+      throw new RpcError(
+        JSON_RPC.INVALID_REQUEST,
+        'subscriptions/listen is answered as a stream: the client must accept text/event-stream',
+        406,
+      );
+    const caller =
+      ctx.principal.userId !== null ? `user:${ctx.principal.userId}` : `agent:${ctx.principal.agentId ?? ''}`;
     const held = this.open.get(caller) ?? 0;
     if (held >= MAX_LISTENS_PER_CALLER) {
       const message = `At most ${MAX_LISTENS_PER_CALLER} open subscriptions per caller`;
@@ -74,8 +92,13 @@ export class SubscriptionsListen {
     }
     this.open.set(caller, held + 1);
     const meta = { [META_SUBSCRIPTION_ID]: id };
-    const send = (method: string, rest: Result = {}) => notify({ jsonrpc: '2.0', method, params: { ...rest, _meta: meta } });
-    const asked = new Set(Object.entries(LIST_FLAGS).flatMap(([flag, method]) => (filter.flags[flag as keyof typeof LIST_FLAGS] ? [method] : [])));
+    const send = (method: string, rest: Result = {}) =>
+      notify({ jsonrpc: '2.0', method, params: { ...rest, _meta: meta } });
+    const asked = new Set(
+      Object.entries(LIST_FLAGS).flatMap(([flag, method]) =>
+        filter.flags[flag as keyof typeof LIST_FLAGS] ? [method] : [],
+      ),
+    );
     const own = asked.size > 0 ? this.access.listChanges((method) => void (asked.has(method) && send(method))) : null;
     await own?.ready;
     send('notifications/subscriptions/acknowledged', { notifications: agreedFilter(filter) });
@@ -87,7 +110,9 @@ export class SubscriptionsListen {
       ctx.signal.addEventListener('abort', gone, { once: true });
       stop.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
     });
-    const listeners = providers.map((provider) => this.keepListening(provider, filter, ctx, stop.signal, (n) => this.pass(provider, n, filter, send)));
+    const listeners = providers.map((provider) =>
+      this.keepListening(provider, filter, ctx, stop.signal, (n) => this.pass(provider, n, filter, send)),
+    );
     try {
       const why = await ended;
       if (why === 'client') throw new ClientGone();
@@ -104,10 +129,12 @@ export class SubscriptionsListen {
 
   /** The client's filter: known flags set to true, at most MAX_FILTER_ITEMS uris and task ids (a task id not the caller's is dropped, not told apart). */
   private parseFilter(raw: unknown, principal: Principal): ListenFilter {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidParams('params.notifications must be an object');
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw invalidParams('params.notifications must be an object');
     const given = raw as Result;
     const flags: ListenFilter['flags'] = {};
-    for (const flag of Object.keys(LIST_FLAGS) as (keyof typeof LIST_FLAGS)[]) if (given[flag] === true) flags[flag] = true;
+    for (const flag of Object.keys(LIST_FLAGS) as (keyof typeof LIST_FLAGS)[])
+      if (given[flag] === true) flags[flag] = true;
     const uris = stringList(given.resourceSubscriptions, 'resourceSubscriptions');
     const tasks: { clientId: string; ref: TaskRef }[] = [];
     for (const clientId of stringList(given.taskIds, 'taskIds')) {
@@ -122,7 +149,13 @@ export class SubscriptionsListen {
    * a dropped connection, a restart), after REOPEN_FIRST_MS doubling up to REOPEN_MAX_MS; not
    * after the upstream refused it (a JSON-RPC error, a session upstream without a GET stream).
    */
-  private async keepListening(provider: ProviderRecord, filter: ListenFilter, ctx: McpRequestContext, signal: AbortSignal, onNotification: (n: JsonRpcNotification) => void): Promise<void> {
+  private async keepListening(
+    provider: ProviderRecord,
+    filter: ListenFilter,
+    ctx: McpRequestContext,
+    signal: AbortSignal,
+    onNotification: (n: JsonRpcNotification) => void,
+  ): Promise<void> {
     let wait = REOPEN_FIRST_MS;
     while (!signal.aborted) {
       const began = Date.now();
@@ -135,7 +168,13 @@ export class SubscriptionsListen {
   }
 
   /** One provider's notifications, until `signal` or its end: its own subscriptions/listen, else (a session upstream) subscriptions and its GET stream. */
-  private async listenOn(provider: ProviderRecord, filter: ListenFilter, ctx: McpRequestContext, signal: AbortSignal, onNotification: (n: JsonRpcNotification) => void): Promise<'ended' | 'refused'> {
+  private async listenOn(
+    provider: ProviderRecord,
+    filter: ListenFilter,
+    ctx: McpRequestContext,
+    signal: AbortSignal,
+    onNotification: (n: JsonRpcNotification) => void,
+  ): Promise<'ended' | 'refused'> {
     const { client } = this.access;
     const target = await this.access.targetOf(provider, ctx);
     if (target === null) return 'refused';
@@ -147,7 +186,12 @@ export class SubscriptionsListen {
         ...(filter.resourceSubscriptions.length > 0 ? { resourceSubscriptions: filter.resourceSubscriptions } : {}),
         ...(taskIds.length > 0 ? { taskIds } : {}),
       };
-      const { response } = await client.request(target, 'subscriptions/listen', { notifications }, { signal, session, timeoutMs: LISTEN_LIFETIME_MS, onNotification });
+      const { response } = await client.request(
+        target,
+        'subscriptions/listen',
+        { notifications },
+        { signal, session, timeoutMs: LISTEN_LIFETIME_MS, onNotification },
+      );
       return 'error' in response ? 'refused' : 'ended';
     }
     return this.listenOnSession(target, session, filter, signal, onNotification);
@@ -162,7 +206,8 @@ export class SubscriptionsListen {
   ): Promise<'ended' | 'refused'> {
     const { client } = this.access;
     try {
-      for (const uri of filter.resourceSubscriptions) await client.request(target, 'resources/subscribe', { uri }, { signal, session }).catch(() => undefined);
+      for (const uri of filter.resourceSubscriptions)
+        await client.request(target, 'resources/subscribe', { uri }, { signal, session }).catch(() => undefined);
       return (await client.listen(target, session, onNotification, signal)) === 'unsupported' ? 'refused' : 'ended';
     } finally {
       void client.close(target, session);
@@ -170,11 +215,22 @@ export class SubscriptionsListen {
   }
 
   /** A provider's notification on to the client when the filter asked for it, under the client's subscription id. */
-  private pass(provider: ProviderRecord, n: JsonRpcNotification, filter: ListenFilter, send: (method: string, rest?: Result) => void): void {
+  private pass(
+    provider: ProviderRecord,
+    n: JsonRpcNotification,
+    filter: ListenFilter,
+    send: (method: string, rest?: Result) => void,
+  ): void {
     this.access.noticed(provider.id, n.method);
     const { _meta: _upstreamMeta, ...rest } = n.params ?? {};
-    for (const [flag, method] of Object.entries(LIST_FLAGS)) if (n.method === method && filter.flags[flag as keyof typeof LIST_FLAGS]) return send(method);
-    if (n.method === 'notifications/resources/updated' && typeof rest.uri === 'string' && filter.resourceSubscriptions.includes(rest.uri)) return send(n.method, rest);
+    for (const [flag, method] of Object.entries(LIST_FLAGS))
+      if (n.method === method && filter.flags[flag as keyof typeof LIST_FLAGS]) return send(method);
+    if (
+      n.method === 'notifications/resources/updated' &&
+      typeof rest.uri === 'string' &&
+      filter.resourceSubscriptions.includes(rest.uri)
+    )
+      return send(n.method, rest);
     if (n.method === 'notifications/tasks') {
       const task = filter.tasks.find((t) => t.ref.providerId === provider.id && t.ref.upstreamTaskId === rest.taskId);
       if (task) send(n.method, { ...rest, taskId: task.clientId });
@@ -206,8 +262,14 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 function stringList(value: unknown, field: string): string[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value) || value.length > MAX_FILTER_ITEMS || !value.every((v) => typeof v === 'string' && v.length > 0 && v.length <= MAX_URI_LENGTH)) {
-    throw invalidParams(`params.notifications.${field} must be at most ${MAX_FILTER_ITEMS} non-empty strings of at most ${MAX_URI_LENGTH} characters`);
+  if (
+    !Array.isArray(value) ||
+    value.length > MAX_FILTER_ITEMS ||
+    !value.every((v) => typeof v === 'string' && v.length > 0 && v.length <= MAX_URI_LENGTH)
+  ) {
+    throw invalidParams(
+      `params.notifications.${field} must be at most ${MAX_FILTER_ITEMS} non-empty strings of at most ${MAX_URI_LENGTH} characters`,
+    );
   }
   return value as string[];
 }

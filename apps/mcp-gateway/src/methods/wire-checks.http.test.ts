@@ -14,18 +14,47 @@ let providerId: string;
 let runtimeToken: string;
 
 const TOOLS = [
-  { name: 'query', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, sql: { type: 'string' } } } },
+  {
+    name: 'query',
+    inputSchema: {
+      type: 'object',
+      properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, sql: { type: 'string' } },
+    },
+  },
   { name: 'ask', inputSchema: { type: 'object' } },
 ];
 
 /** One 2026-07-28 request with the given extra headers and client capabilities. */
-async function rpc(url: string, method: string, params: Record<string, unknown>, headers: Record<string, string> = {}, capabilities: Record<string, unknown> = {}) {
+async function rpc(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  capabilities: Record<string, unknown> = {},
+) {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { authorization: `Bearer ${runtimeToken}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': MODERN_PROTOCOL_VERSION, ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: capabilities } } }),
+    headers: {
+      authorization: `Bearer ${runtimeToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method,
+      params: {
+        ...params,
+        _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: capabilities },
+      },
+    }),
   });
-  return { status: res.status, body: (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string } },
+  };
 }
 
 const endpoints = () => [`${gw.url}/api/v1/mcp/mcp`, `${gw.url}/api/v1/mcp-proxy/${providerId}/mcp`];
@@ -39,7 +68,10 @@ beforeAll(async () => {
       case 'tools/call':
         if (params?.name === 'ask') {
           const inputRequests = {
-            name: { method: 'elicitation/create', params: { mode: 'form', message: 'Your name?', requestedSchema: { type: 'object', properties: {} } } },
+            name: {
+              method: 'elicitation/create',
+              params: { mode: 'form', message: 'Your name?', requestedSchema: { type: 'object', properties: {} } },
+            },
             summary: { method: 'sampling/createMessage', params: { messages: [], maxTokens: 10 } },
           };
           return { result: { resultType: 'input_required', inputRequests, requestState: 'opaque-state' } };
@@ -51,7 +83,13 @@ beforeAll(async () => {
   });
   gw = await startGatewayUnderTest();
   const { catalog, admin } = gw;
-  const provider = await catalog.providers.create(admin, { name: 'modern', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
+  const provider = await catalog.providers.create(admin, {
+    name: 'modern',
+    pattern: '*',
+    endpoint: upstream.url,
+    authType: 'none',
+    priority: 0,
+  });
   providerId = provider.id;
   runtimeToken = (await createRuleBoundAgent(gw)).runtimeToken;
 });
@@ -65,13 +103,26 @@ describe('Mcp-Param-* headers', () => {
   it('sends the value upstream as a header when the client sent it matching the body (plain and Base64)', async () => {
     for (const url of endpoints()) {
       const before = upstreamCalls().length;
-      const plain = await rpc(url, 'tools/call', { name: 'query', arguments: { region: 'us-west1', sql: 'x' } }, { 'mcp-param-region': ' us-west1 ' });
+      const plain = await rpc(
+        url,
+        'tools/call',
+        { name: 'query', arguments: { region: 'us-west1', sql: 'x' } },
+        { 'mcp-param-region': ' us-west1 ' },
+      );
       expect(plain.status).toBe(200);
       expect(plain.body.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
-      const encoded = await rpc(url, 'tools/call', { name: 'query', arguments: { region: 'Hello, 世界' } }, { 'Mcp-Param-Region': `=?base64?${Buffer.from('Hello, 世界').toString('base64')}?=` });
+      const encoded = await rpc(
+        url,
+        'tools/call',
+        { name: 'query', arguments: { region: 'Hello, 世界' } },
+        { 'Mcp-Param-Region': `=?base64?${Buffer.from('Hello, 世界').toString('base64')}?=` },
+      );
       expect(encoded.status).toBe(200);
       const sent = upstreamCalls().slice(before);
-      expect(sent.map((r) => r.headers['mcp-param-region'])).toEqual(['us-west1', `=?base64?${Buffer.from('Hello, 世界').toString('base64')}?=`]);
+      expect(sent.map((r) => r.headers['mcp-param-region'])).toEqual([
+        'us-west1',
+        `=?base64?${Buffer.from('Hello, 世界').toString('base64')}?=`,
+      ]);
     }
   });
 
@@ -90,7 +141,9 @@ describe('Mcp-Param-* headers', () => {
         expect(reply.body.error).toMatchObject({ code: -32020, message: expect.stringContaining('mcp-param-region') });
       }
       // A header without its value in the body disagrees too; no value and no header is a plain call.
-      expect((await rpc(url, 'tools/call', { name: 'query', arguments: {} }, { 'mcp-param-region': 'us-west1' })).status).toBe(400);
+      expect(
+        (await rpc(url, 'tools/call', { name: 'query', arguments: {} }, { 'mcp-param-region': 'us-west1' })).status,
+      ).toBe(400);
       expect((await rpc(url, 'tools/call', { name: 'query', arguments: { region: null } })).status).toBe(200);
     }
     expect(upstreamCalls().length).toBe(before + 2);

@@ -13,9 +13,16 @@ export function protectedResourceRoutes(resources: ProtectedResources): Hono {
   const app = new Hono();
   const answer = (path: string) => {
     const metadata = resources.metadataOf(path);
-    return metadata === null ? null : Response.json(metadata, { headers: { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' } });
+    return metadata === null
+      ? null
+      : Response.json(metadata, {
+          headers: { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' },
+        });
   };
   app.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => answer(UNIFIED_PATH) ?? c.notFound());
-  app.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, (c) => answer(c.req.path.slice(PROTECTED_RESOURCE_WELL_KNOWN.length)) ?? c.notFound());
+  app.get(
+    `${PROTECTED_RESOURCE_WELL_KNOWN}/*`,
+    (c) => answer(c.req.path.slice(PROTECTED_RESOURCE_WELL_KNOWN.length)) ?? c.notFound(),
+  );
   return app;
 }

@@ -58,7 +58,8 @@ export class ProtectedResources {
   /** The `WWW-Authenticate` value for a refusal at `path` (RFC 6750 section 3, RFC 9728 section 5.1). */
   challenge(path: string, error: 'invalid_token' | 'insufficient_scope' | null): string {
     const params: string[] = [];
-    if (this.issuer !== undefined) params.push(`resource_metadata="${this.issuer}${PROTECTED_RESOURCE_WELL_KNOWN}${path}"`);
+    if (this.issuer !== undefined)
+      params.push(`resource_metadata="${this.issuer}${PROTECTED_RESOURCE_WELL_KNOWN}${path}"`);
     params.push(`scope="${MCP_SCOPE}"`);
     if (error !== null) params.push(`error="${error}"`);
     return `Bearer ${params.join(', ')}`;
@@ -72,15 +73,26 @@ const OTHER_CREDENTIALS = ['x-api-key', 'x-gateway-session-token', 'x-agent-id',
  * Who calls an MCP endpoint: an OAuth access token (issued for this very endpoint, with the
  * `mcp` scope) or any flexible-auth form, session tokens included, never the console cookie.
  */
-export async function authenticateMcpCaller(auth: Pick<AuthService, 'authenticate' | 'authenticateOAuth'>, resources: ProtectedResources, c: Context): Promise<Principal> {
+export async function authenticateMcpCaller(
+  auth: Pick<AuthService, 'authenticate' | 'authenticateOAuth'>,
+  resources: ProtectedResources,
+  c: Context,
+): Promise<Principal> {
   const headers = c.req.raw.headers;
   const bearer = bearerToken(headers.get('authorization'));
   if (bearer === null || !isOAuthAccessToken(bearer)) return auth.authenticate(headers, 'flexible');
-  if (OTHER_CREDENTIALS.some((name) => headers.has(name))) throw new UnauthorizedError('An OAuth access token is sent alone, without other credential headers', 'INVALID_TOKEN');
+  if (OTHER_CREDENTIALS.some((name) => headers.has(name)))
+    throw new UnauthorizedError(
+      'An OAuth access token is sent alone, without other credential headers',
+      'INVALID_TOKEN',
+    );
   const resource = resources.resourceOf(c.req.path);
   if (resource === null) throw new UnauthorizedError('OAuth access tokens are not accepted here', 'INVALID_TOKEN');
   const principal = await auth.authenticateOAuth(bearer, resource);
-  if (!principal.oauth.scopes.includes(MCP_SCOPE)) throw new ForbiddenError(`The access token lacks the ${MCP_SCOPE} scope`, 'INSUFFICIENT_SCOPE', { required: MCP_SCOPE });
+  if (!principal.oauth.scopes.includes(MCP_SCOPE))
+    throw new ForbiddenError(`The access token lacks the ${MCP_SCOPE} scope`, 'INSUFFICIENT_SCOPE', {
+      required: MCP_SCOPE,
+    });
   return principal;
 }
 

@@ -16,7 +16,13 @@ type Answer = Extract<Incoming, { kind: 'response' }>;
  * as the transport says of input the server cannot accept); inside a batch such answers are dropped.
  * Null when there is nothing to refuse (and at once, without an await, when the POST holds no answer).
  */
-export async function deliverAnswers(deps: { relay: Pick<ServerRequestRelay, 'deliver'> }, c: Context, principal: Principal, session: Session | null, parsed: ParsedPost): Promise<Reply | null> {
+export async function deliverAnswers(
+  deps: { relay: Pick<ServerRequestRelay, 'deliver'> },
+  c: Context,
+  principal: Principal,
+  session: Session | null,
+  parsed: ParsedPost,
+): Promise<Reply | null> {
   let answers: Answer[] | null = null;
   for (const item of parsed.items) if (item.kind === 'response') (answers ??= []).push(item);
   if (answers === null) return null;

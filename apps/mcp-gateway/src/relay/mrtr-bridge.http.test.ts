@@ -2,7 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { startConformanceServer, type ConformanceServer } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
@@ -27,10 +31,18 @@ async function modernOnly(target: string): Promise<{ server: Server; url: string
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     if (req.method === 'POST' && (JSON.parse(body.toString() || '{}') as { method?: string }).method === 'initialize') {
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Sessions are not offered' } }));
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Sessions are not offered' } }),
+        );
       return;
     }
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name, value]) => name !== 'host' && name !== 'content-length' && typeof value === 'string')) as Record<string, string>;
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(
+        ([name, value]) => name !== 'host' && name !== 'content-length' && typeof value === 'string',
+      ),
+    ) as Record<string, string>;
     const answer = await fetch(target, { method: req.method, headers, ...(req.method === 'POST' ? { body } : {}) });
     res.writeHead(answer.status, Object.fromEntries(answer.headers));
     res.end(Buffer.from(await answer.arrayBuffer()));
@@ -44,11 +56,26 @@ beforeAll(async () => {
   const modern = await modernOnly(fixture.url);
   front = modern.server;
   gw = await startGatewayUnderTest();
-  const provider = await gw.catalog.providers.create(gw.admin, { name: 'mrtr', pattern: '*', endpoint: modern.url, authType: 'none', priority: 0 });
+  const provider = await gw.catalog.providers.create(gw.admin, {
+    name: 'mrtr',
+    pattern: '*',
+    endpoint: modern.url,
+    authType: 'none',
+    priority: 0,
+  });
   providerId = provider.id;
-  const created = await gw.catalog.agents.create(gw.admin, { name: 'mrtr-bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
+  const created = await gw.catalog.agents.create(gw.admin, {
+    name: 'mrtr-bot',
+    upstreamUrl: 'http://127.0.0.1:9/agent',
+  });
   token = created.runtimeToken;
-  await gw.catalog.rules.create(gw.admin, { subjectType: 'agent', subjectId: created.agent.id, providerId: provider.id, action: 'allow', toolPattern: '*' });
+  await gw.catalog.rules.create(gw.admin, {
+    subjectType: 'agent',
+    subjectId: created.agent.id,
+    providerId: provider.id,
+    action: 'allow',
+    toolPattern: '*',
+  });
 });
 
 afterAll(async () => {
@@ -62,11 +89,24 @@ afterAll(async () => {
 async function legacyClient(path: string, capabilities: Record<string, unknown>) {
   const client = new Client({ name: 'mrtr-v1', version: '1.0.0' }, { capabilities });
   if ('elicitation' in capabilities) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => ({ action: 'accept', content: request.params.message === 'Please confirm' ? { ok: true } : { name: 'Ada' } }));
+    client.setRequestHandler(ElicitRequestSchema, (request) => ({
+      action: 'accept',
+      content: request.params.message === 'Please confirm' ? { ok: true } : { name: 'Ada' },
+    }));
   }
-  if ('sampling' in capabilities) client.setRequestHandler(CreateMessageRequestSchema, () => ({ role: 'assistant', model: 'test-model', content: { type: 'text', text: 'Paris' } }));
-  if ('roots' in capabilities) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///bridged-root' }] }));
-  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url + path), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  if ('sampling' in capabilities)
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({
+      role: 'assistant',
+      model: 'test-model',
+      content: { type: 'text', text: 'Paris' },
+    }));
+  if ('roots' in capabilities)
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///bridged-root' }] }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(gw.url + path), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
   return client;
 }
 
@@ -79,22 +119,32 @@ describe('input_required results bridged for a legacy client', () => {
 
     it(`${endpoint} endpoint: elicitation, sampling and roots are asked on the call stream and the call completes`, async () => {
       const client = await legacyClient(path(), CAPABLE);
-      expect(textOf(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Ada!');
-      expect(textOf(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe('Model said: Paris');
-      expect(textOf(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe('Roots: file:///bridged-root');
+      expect(textOf(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe(
+        'Hello, Ada!',
+      );
+      expect(textOf(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe(
+        'Model said: Paris',
+      );
+      expect(textOf(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe(
+        'Roots: file:///bridged-root',
+      );
       await client.close();
     });
 
     it(`${endpoint} endpoint: requestState goes back verbatim (the upstream verifies its HMAC)`, async () => {
       const client = await legacyClient(path(), CAPABLE);
-      expect(textOf(await client.callTool({ name: 'test_input_required_result_request_state', arguments: {} }))).toBe('state-ok: confirmed={"ok":true}');
+      expect(textOf(await client.callTool({ name: 'test_input_required_result_request_state', arguments: {} }))).toBe(
+        'state-ok: confirmed={"ok":true}',
+      );
       await client.close();
     });
   }
 
   it('refuses (-32021) a request the client has no capability for', async () => {
     const client = await legacyClient('/api/v1/mcp/mcp', { roots: {} });
-    await expect(client.callTool({ name: 'test_input_required_result_sampling', arguments: {} })).rejects.toThrow(/sampling/);
+    await expect(client.callTool({ name: 'test_input_required_result_sampling', arguments: {} })).rejects.toThrow(
+      /sampling/,
+    );
     await client.close();
   });
 });

@@ -8,7 +8,11 @@ type Result = Record<string, unknown>;
 export const MAX_BRIDGED_ROUNDS = 4;
 
 /** The client capability each input request of an input_required result needs. */
-const CAPABILITY_OF: Readonly<Record<string, string>> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
+const CAPABILITY_OF: Readonly<Record<string, string>> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
 
 /** The call a bridged result belongs to: the legacy client's stream, and the signal that ends it. */
 export interface BridgeOrigin {
@@ -19,7 +23,8 @@ export interface BridgeOrigin {
 /** Sends the same request upstream again with `inputResponses` and `requestState` added; its result. */
 export type Retry = (answers: { inputResponses: Result; requestState?: string }) => Promise<Result>;
 
-const isObject = (value: unknown): value is Result => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Result =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * A 2026-07-28 upstream's input_required (MRTR) result answered for a legacy client, which cannot
@@ -28,23 +33,42 @@ const isObject = (value: unknown): value is Result => typeof value === 'object' 
  * sent upstream again with them and `requestState` copied verbatim; until a final result, at most
  * MAX_BRIDGED_ROUNDS rounds. A request the client did not declare the capability for: -32021.
  */
-export async function bridgeInputRequired(relay: Pick<ServerRequestRelay, 'ask'>, from: BridgeOrigin, first: Result, retry: Retry): Promise<Result> {
+export async function bridgeInputRequired(
+  relay: Pick<ServerRequestRelay, 'ask'>,
+  from: BridgeOrigin,
+  first: Result,
+  retry: Retry,
+): Promise<Result> {
   let result = first;
   for (let round = 0; round < MAX_BRIDGED_ROUNDS && result.resultType === 'input_required'; round++) {
     const requests = isObject(result.inputRequests) ? Object.entries(result.inputRequests) : [];
     assertAnswerable(requests, from.origin.capabilities);
-    const answered = await Promise.all(requests.map(async ([key, request]) => [key, resultOf(await relay.ask(from.origin, asked(request), from.signal))] as const));
+    const answered = await Promise.all(
+      requests.map(
+        async ([key, request]) => [key, resultOf(await relay.ask(from.origin, asked(request), from.signal))] as const,
+      ),
+    );
     const state = result.requestState;
-    result = await retry({ inputResponses: Object.fromEntries(answered), ...(typeof state === 'string' ? { requestState: state } : {}) });
+    result = await retry({
+      inputResponses: Object.fromEntries(answered),
+      ...(typeof state === 'string' ? { requestState: state } : {}),
+    });
   }
   if (result.resultType === 'input_required') {
-    throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, `The provider still asked for input after ${MAX_BRIDGED_ROUNDS} rounds`, 502);
+    throw new RpcError(
+      GATEWAY_RPC.UPSTREAM_FAILED,
+      `The provider still asked for input after ${MAX_BRIDGED_ROUNDS} rounds`,
+      502,
+    );
   }
   return result;
 }
 
 /** Every input request is one the client can take (a relayable method whose capability it declared), else -32021 naming what is missing. */
-function assertAnswerable(requests: readonly (readonly [string, unknown])[], capabilities: Readonly<Record<string, unknown>>): void {
+function assertAnswerable(
+  requests: readonly (readonly [string, unknown])[],
+  capabilities: Readonly<Record<string, unknown>>,
+): void {
   const missing = new Set<string>();
   for (const [, request] of requests) {
     const method = isObject(request) && typeof request.method === 'string' ? request.method : '';
@@ -52,7 +76,12 @@ function assertAnswerable(requests: readonly (readonly [string, unknown])[], cap
     if (!(capability in capabilities)) missing.add(capability);
   }
   if (missing.size > 0) {
-    throw new RpcError(JSON_RPC.MISSING_REQUIRED_CLIENT_CAPABILITY, `The request needs client capabilities it did not declare: ${[...missing].join(', ')}`, 400, { missing: [...missing] });
+    throw new RpcError(
+      JSON_RPC.MISSING_REQUIRED_CLIENT_CAPABILITY,
+      `The request needs client capabilities it did not declare: ${[...missing].join(', ')}`,
+      400,
+      { missing: [...missing] },
+    );
   }
 }
 
@@ -71,7 +100,11 @@ function resultOf(outcome: AskOutcome): Result {
     case 'refused':
       throw new RpcError(JSON_RPC.INTERNAL_ERROR, outcome.message, 429);
     case 'timeout':
-      throw new RpcError(GATEWAY_RPC.UPSTREAM_TIMEOUT, 'The client did not answer the provider’s question in time', 504);
+      throw new RpcError(
+        GATEWAY_RPC.UPSTREAM_TIMEOUT,
+        'The client did not answer the provider’s question in time',
+        504,
+      );
     case 'gone':
       throw new ClientGone();
   }

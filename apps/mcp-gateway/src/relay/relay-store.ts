@@ -118,7 +118,11 @@ export class RedisRelayStore implements RelayStore {
 
   async put(id: string, entry: RelayedRequest, ttlMs: number, maxPerOwner: number): Promise<boolean> {
     const now = String(this.clock.now().getTime());
-    const kept = await putScript.run(this.redis, [RELAY_PREFIX + entry.owner], [id, JSON.stringify(entry), now, String(ttlMs), String(maxPerOwner)]);
+    const kept = await putScript.run(
+      this.redis,
+      [RELAY_PREFIX + entry.owner],
+      [id, JSON.stringify(entry), now, String(ttlMs), String(maxPerOwner)],
+    );
     return kept === 1;
   }
 

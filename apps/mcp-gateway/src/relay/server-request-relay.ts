@@ -2,7 +2,15 @@ import type { AuditTrail } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import { newId, type EventBus, type Logger } from '@agentgw/core';
-import { JSON_RPC, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, type McpUpstreamClient, type UpstreamSession, type UpstreamTarget } from '@agentgw/mcp-client';
+import {
+  JSON_RPC,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type McpUpstreamClient,
+  type UpstreamSession,
+  type UpstreamTarget,
+} from '@agentgw/mcp-client';
 import { auditEntryOf } from '../tool-call/tool-call-record.js';
 import type { RequestTargets, TargetRequest } from '../upstream-auth/request-targets.js';
 import type { RelayedRequest, RelayStore } from './relay-store.js';
@@ -39,7 +47,11 @@ export interface RelayLimits {
 }
 
 /** Defaults: 16 pending per client, 5 minutes (a human may be answering an elicitation), a re-read every 2 s. */
-export const RELAY_LIMITS: Readonly<RelayLimits> = Object.freeze({ maxPendingPerClient: 16, timeoutMs: 5 * 60_000, answerFallbackMs: 2_000 });
+export const RELAY_LIMITS: Readonly<RelayLimits> = Object.freeze({
+  maxPendingPerClient: 16,
+  timeoutMs: 5 * 60_000,
+  answerFallbackMs: 2_000,
+});
 
 /** Every id the gateway mints for a relayed request starts so (anything else is not one of ours). */
 export const RELAY_ID_PREFIX = 'agentgw-relay-';
@@ -50,10 +62,18 @@ const REQUEST_TIMEOUT = -32001;
 const EXPIRY_GRACE_MS = 30_000;
 
 /** What asking the client came to: its answer, a refusal (too many pending), no answer in time, or the client went away. */
-export type AskOutcome = { kind: 'answered'; response: JsonRpcResponse } | { kind: 'refused'; message: string } | { kind: 'timeout' } | { kind: 'gone' };
+export type AskOutcome =
+  | { kind: 'answered'; response: JsonRpcResponse }
+  | { kind: 'refused'; message: string }
+  | { kind: 'timeout' }
+  | { kind: 'gone' };
 
 /** The client capability each relayable server request needs. */
-const CAPABILITY_OF: Readonly<Record<string, string>> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
+const CAPABILITY_OF: Readonly<Record<string, string>> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
 /** Server requests that act for the user (a model call, a question to them): audited and attributed to their call. */
 const AUDITED: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create']);
 
@@ -61,9 +81,14 @@ const AUDITED: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicita
 export type RelayCaller = Pick<TargetRequest, 'principal' | 'requestId' | 'headers'>;
 
 /** Who a client is for routing its answers: its session, else (sessionless) its identity. */
-export const clientOwner = (sid: string | null, principal: Principal): string => (sid !== null ? `s:${sid}` : `p:${JSON.stringify([principal.userId, principal.agentId, principal.endUserId])}`);
+export const clientOwner = (sid: string | null, principal: Principal): string =>
+  sid !== null ? `s:${sid}` : `p:${JSON.stringify([principal.userId, principal.agentId, principal.endUserId])}`;
 
-const refusal = (id: JsonRpcId, code: number, message: string): JsonRpcResponse => ({ jsonrpc: '2.0', id, error: { code, message } });
+const refusal = (id: JsonRpcId, code: number, message: string): JsonRpcResponse => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message },
+});
 
 interface RelayDeps {
   store: RelayStore;
@@ -100,7 +125,9 @@ export class ServerRequestRelay {
 
   /** An upstream's request during a call: passed on to the client, or answered at once. Never throws. */
   relay(origin: RelayOrigin, request: JsonRpcRequest, session: UpstreamSession): void {
-    this.relayed(origin, request, session).catch((err: unknown) => this.failed(origin.provider.id, request.method, err));
+    this.relayed(origin, request, session).catch((err: unknown) =>
+      this.failed(origin.provider.id, request.method, err),
+    );
   }
 
   /**
@@ -118,11 +145,24 @@ export class ServerRequestRelay {
    * answer (POSTed to any replica, kept in the store by `deliver`) awaited here until the timeout:
    * the store is read again at each `mcp_relay.answered` for it, and every `answerFallbackMs`.
    */
-  async ask(origin: RelayOrigin & { channel: ClientChannel }, request: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<AskOutcome> {
+  async ask(
+    origin: RelayOrigin & { channel: ClientChannel },
+    request: { method: string; params?: Record<string, unknown> },
+    signal: AbortSignal,
+  ): Promise<AskOutcome> {
     const id = RELAY_ID_PREFIX + newId();
-    const auditId = AUDITED.has(request.method) ? await this.auditOpened(origin, { jsonrpc: '2.0', id, ...request }) : null;
-    const entry: RelayedRequest = { owner: origin.channel.owner, destination: 'bridged', method: request.method, auditId };
-    if (!(await this.deps.store.put(id, entry, this.limits.timeoutMs + EXPIRY_GRACE_MS, this.limits.maxPendingPerClient))) {
+    const auditId = AUDITED.has(request.method)
+      ? await this.auditOpened(origin, { jsonrpc: '2.0', id, ...request })
+      : null;
+    const entry: RelayedRequest = {
+      owner: origin.channel.owner,
+      destination: 'bridged',
+      method: request.method,
+      auditId,
+    };
+    if (
+      !(await this.deps.store.put(id, entry, this.limits.timeoutMs + EXPIRY_GRACE_MS, this.limits.maxPendingPerClient))
+    ) {
       const message = `The client has ${this.limits.maxPendingPerClient} server requests pending already`;
       await this.auditFinished(auditId, { status: 'failed', error: message });
       return { kind: 'refused', message };
@@ -131,11 +171,19 @@ export class ServerRequestRelay {
     // Watched before the client can answer, so no wake-up is missed between two reads.
     const watch = await this.answers.watch(id);
     try {
-      origin.channel.send({ jsonrpc: '2.0', id, method: request.method, ...(request.params ? { params: request.params } : {}) });
+      origin.channel.send({
+        jsonrpc: '2.0',
+        id,
+        method: request.method,
+        ...(request.params ? { params: request.params } : {}),
+      });
       for (;;) {
         const response = await this.deps.store.answerOf(id);
         if (response !== null) {
-          const outcome = 'result' in response ? { status: 'completed' as const, result: response.result } : { status: 'failed' as const, error: response.error.message };
+          const outcome =
+            'result' in response
+              ? { status: 'completed' as const, result: response.result }
+              : { status: 'failed' as const, error: response.error.message };
           await this.auditFinished(auditId, outcome);
           return { kind: 'answered', response };
         }
@@ -163,20 +211,47 @@ export class ServerRequestRelay {
     const answer = (response: JsonRpcResponse) => this.deps.client.respond(origin.target, session, response);
     if (request.method === 'ping') return answer({ jsonrpc: '2.0', id: request.id, result: {} });
     const capability = CAPABILITY_OF[request.method];
-    if (capability === undefined) return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method.slice(0, 100)}`));
+    if (capability === undefined)
+      return answer(
+        refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method.slice(0, 100)}`),
+      );
     if (origin.channel === null || !(capability in origin.capabilities)) {
-      return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `The client cannot take ${request.method} here (it did not declare ${capability}, or its answer is not a stream)`));
+      return answer(
+        refusal(
+          request.id,
+          JSON_RPC.METHOD_NOT_FOUND,
+          `The client cannot take ${request.method} here (it did not declare ${capability}, or its answer is not a stream)`,
+        ),
+      );
     }
     const id = RELAY_ID_PREFIX + newId();
     const auditId = AUDITED.has(request.method) ? await this.auditOpened(origin, request) : null;
-    const entry: UpstreamRelayed = { owner: origin.channel.owner, destination: 'upstream', providerId: origin.provider.id, upstream: session, upstreamId: request.id, method: request.method, auditId };
-    if (!(await this.deps.store.put(id, entry, this.limits.timeoutMs + EXPIRY_GRACE_MS, this.limits.maxPendingPerClient))) {
+    const entry: UpstreamRelayed = {
+      owner: origin.channel.owner,
+      destination: 'upstream',
+      providerId: origin.provider.id,
+      upstream: session,
+      upstreamId: request.id,
+      method: request.method,
+      auditId,
+    };
+    if (
+      !(await this.deps.store.put(id, entry, this.limits.timeoutMs + EXPIRY_GRACE_MS, this.limits.maxPendingPerClient))
+    ) {
       const message = `The client has ${this.limits.maxPendingPerClient} server requests pending already`;
-      await Promise.all([answer(refusal(request.id, JSON_RPC.INTERNAL_ERROR, message)), this.auditFinished(auditId, { status: 'failed', error: message })]);
+      await Promise.all([
+        answer(refusal(request.id, JSON_RPC.INTERNAL_ERROR, message)),
+        this.auditFinished(auditId, { status: 'failed', error: message }),
+      ]);
       return;
     }
     this.arm(id, entry, origin.target);
-    origin.channel.send({ jsonrpc: '2.0', id, method: request.method, ...(request.params ? { params: request.params } : {}) });
+    origin.channel.send({
+      jsonrpc: '2.0',
+      id,
+      method: request.method,
+      ...(request.params ? { params: request.params } : {}),
+    });
   }
 
   /** The target an upstream of a session's own stream (upstream-server-streams.ts) is reached on for the client: the same rule as every forwarded request. */
@@ -193,12 +268,23 @@ export class ServerRequestRelay {
       // A lost message only delays the waiting call to its next fallback read.
       await this.deps.bus
         .publish('mcp_relay.answered', { id: response.id })
-        .catch((err: unknown) => this.deps.logger.warn({ method: entry.method, reason: err instanceof Error ? err.message : 'unknown' }, 'bridged answer not announced'));
+        .catch((err: unknown) =>
+          this.deps.logger.warn(
+            { method: entry.method, reason: err instanceof Error ? err.message : 'unknown' },
+            'bridged answer not announced',
+          ),
+        );
       return true;
     }
     this.disarm(response.id);
-    const upstream: JsonRpcResponse = 'result' in response ? { jsonrpc: '2.0', id: entry.upstreamId, result: response.result } : { jsonrpc: '2.0', id: entry.upstreamId, error: response.error };
-    const outcome = 'result' in response ? { status: 'completed' as const, result: response.result } : { status: 'failed' as const, error: response.error.message };
+    const upstream: JsonRpcResponse =
+      'result' in response
+        ? { jsonrpc: '2.0', id: entry.upstreamId, result: response.result }
+        : { jsonrpc: '2.0', id: entry.upstreamId, error: response.error };
+    const outcome =
+      'result' in response
+        ? { status: 'completed' as const, result: response.result }
+        : { status: 'failed' as const, error: response.error.message };
     await Promise.all([this.answerUpstream(entry, caller, upstream), this.auditFinished(entry.auditId, outcome)]);
     return true;
   }
@@ -237,21 +323,42 @@ export class ServerRequestRelay {
   private async expire(id: string, entry: UpstreamRelayed, target: UpstreamTarget): Promise<void> {
     if (!(await this.deps.store.take(entry.owner, id))) return;
     const message = 'The client did not answer in time';
-    await Promise.all([this.deps.client.respond(target, entry.upstream, refusal(entry.upstreamId, REQUEST_TIMEOUT, message)), this.auditFinished(entry.auditId, { status: 'failed', error: message })]);
+    await Promise.all([
+      this.deps.client.respond(target, entry.upstream, refusal(entry.upstreamId, REQUEST_TIMEOUT, message)),
+      this.auditFinished(entry.auditId, { status: 'failed', error: message }),
+    ]);
   }
 
   /** The relayed request's own audit record: who, which provider, what it asked, and the call it belongs to. */
   private auditOpened(origin: RelayOrigin, request: JsonRpcRequest): Promise<string> {
-    const args = { relayedFor: origin.call?.auditId ?? null, tool: origin.call?.toolName ?? null, params: request.params ?? {} };
-    return this.deps.audit.open(auditEntryOf({ principal: origin.principal, auditId: newId(), toolName: request.method, arguments: args }, origin.provider.id, 'pending'));
+    const args = {
+      relayedFor: origin.call?.auditId ?? null,
+      tool: origin.call?.toolName ?? null,
+      params: request.params ?? {},
+    };
+    return this.deps.audit.open(
+      auditEntryOf(
+        { principal: origin.principal, auditId: newId(), toolName: request.method, arguments: args },
+        origin.provider.id,
+        'pending',
+      ),
+    );
   }
 
-  private async auditFinished(auditId: string | null, outcome: { status: 'completed' | 'failed'; result?: unknown; error?: string }): Promise<void> {
+  private async auditFinished(
+    auditId: string | null,
+    outcome: { status: 'completed' | 'failed'; result?: unknown; error?: string },
+  ): Promise<void> {
     if (auditId === null) return;
-    await this.deps.audit.update(auditId, outcome).catch((err: unknown) => this.deps.logger.error({ err, auditId }, 'relayed request audit update failed'));
+    await this.deps.audit
+      .update(auditId, outcome)
+      .catch((err: unknown) => this.deps.logger.error({ err, auditId }, 'relayed request audit update failed'));
   }
 
   private failed(providerId: string, method: string, err: unknown): void {
-    this.deps.logger.warn({ providerId, method, reason: err instanceof Error ? err.message : 'unknown' }, 'server request relay failed');
+    this.deps.logger.warn(
+      { providerId, method, reason: err instanceof Error ? err.message : 'unknown' },
+      'server request relay failed',
+    );
   }
 }

@@ -1,7 +1,11 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { registerClientFeatureTools, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
@@ -24,10 +28,25 @@ const CAPABLE = { sampling: {}, elicitation: { form: {} }, roots: { listChanged:
 const ENDPOINT = '/api/v1/mcp/mcp';
 
 beforeAll(async () => {
-  upstream = await startMcpServer({ name: 'asks-back', tools: [{ name: 'plain', handler: () => 'plain done' }], setup: registerClientFeatureTools });
+  upstream = await startMcpServer({
+    name: 'asks-back',
+    tools: [{ name: 'plain', handler: () => 'plain done' }],
+    setup: registerClientFeatureTools,
+  });
   gw = await startGatewayUnderTest({ audit: recordingRealAuditTrail(audits) });
-  const provider = await gw.catalog.providers.create(gw.admin, { name: 'asks-back', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
-  token = (await createRuleBoundAgent(gw, { name: 'relay-bot', rules: [{ providerId: provider.id, action: 'allow', toolPattern: '*' }] })).runtimeToken;
+  const provider = await gw.catalog.providers.create(gw.admin, {
+    name: 'asks-back',
+    pattern: '*',
+    endpoint: upstream.url,
+    authType: 'none',
+    priority: 0,
+  });
+  token = (
+    await createRuleBoundAgent(gw, {
+      name: 'relay-bot',
+      rules: [{ providerId: provider.id, action: 'allow', toolPattern: '*' }],
+    })
+  ).runtimeToken;
 });
 
 afterAll(async () => {
@@ -48,8 +67,10 @@ async function v1Client(capabilities: Record<string, unknown> = CAPABLE) {
       return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `v1 heard ${asked.text}` } };
     });
   }
-  if ('elicitation' in capabilities) client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'Ada' } }));
-  if ('roots' in capabilities) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///v1-root' }] }));
+  if ('elicitation' in capabilities)
+    client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'Ada' } }));
+  if ('roots' in capabilities)
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///v1-root' }] }));
   await client.connect(new TransportV1(new URL(gw.url + ENDPOINT), { requestInit: { headers: headers() } }));
   return client;
 }
@@ -76,13 +97,17 @@ describe('server-to-client requests relayed through the gateway', () => {
     expect(names((await bare.listTools()).tools)).toEqual(['plain']);
     expect(names((await samplingOnly.listTools()).tools)).toEqual(['ask_model', 'plain']);
     const inits = upstream.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === 'initialize');
-    expect(inits.map((r) => (r.body as { params: { capabilities: unknown } }).params.capabilities)).toEqual(expect.arrayContaining([{}, { sampling: {} }, CAPABLE]));
+    expect(inits.map((r) => (r.body as { params: { capabilities: unknown } }).params.capabilities)).toEqual(
+      expect.arrayContaining([{}, { sampling: {} }, CAPABLE]),
+    );
     await Promise.all([capable.close(), bare.close(), samplingOnly.close()]);
   });
 
   it('relays sampling, elicitation and roots to a 1.x client on the call stream and its answers back to the upstream', async () => {
     const client = await v1Client();
-    expect(textOf(await client.callTool({ name: 'ask_model', arguments: { prompt: 'capital of France?' } }))).toBe('model said: v1 heard capital of France?');
+    expect(textOf(await client.callTool({ name: 'ask_model', arguments: { prompt: 'capital of France?' } }))).toBe(
+      'model said: v1 heard capital of France?',
+    );
     expect(textOf(await client.callTool({ name: 'ask_user', arguments: {} }))).toBe('user accept: Ada');
     expect(textOf(await client.callTool({ name: 'list_roots', arguments: {} }))).toBe('file:///v1-root');
     expect(textOf(await client.callTool({ name: 'plain', arguments: {} }))).toBe('plain done');
@@ -92,7 +117,9 @@ describe('server-to-client requests relayed through the gateway', () => {
   it('relays them to a 2.x client (2025 era) the same way', async () => {
     const client = await v2Client();
     expect(names((await client.listTools()).tools)).toEqual(['ask_model', 'ask_user', 'list_roots', 'plain']);
-    expect(textOf(await client.callTool({ name: 'ask_model', arguments: { prompt: 'hi' } }))).toBe('model said: v2 heard hi');
+    expect(textOf(await client.callTool({ name: 'ask_model', arguments: { prompt: 'hi' } }))).toBe(
+      'model said: v2 heard hi',
+    );
     expect(textOf(await client.callTool({ name: 'ask_user', arguments: {} }))).toBe('user accept: Grace');
     expect(textOf(await client.callTool({ name: 'list_roots', arguments: {} }))).toBe('file:///v2-root');
     await client.close();
@@ -103,24 +130,47 @@ describe('server-to-client requests relayed through the gateway', () => {
     const before = audits.length;
     await client.callTool({ name: 'ask_model', arguments: { prompt: 'audit me' } });
     await client.close();
-    const created = audits.slice(before).filter((a): a is Extract<RecordedAuditWrite, { op: 'create' }> => a.op === 'create');
+    const created = audits
+      .slice(before)
+      .filter((a): a is Extract<RecordedAuditWrite, { op: 'create' }> => a.op === 'create');
     const call = created.find((a) => a.toolName === 'ask_model')!;
     const sampling = created.find((a) => a.toolName === 'sampling/createMessage')!;
-    expect(sampling).toMatchObject({ status: 'pending', arguments: { relayedFor: call.id, tool: 'ask_model', params: { maxTokens: 20 } } });
-    expect(audits.slice(before)).toContainEqual(expect.objectContaining({ op: 'update', id: sampling.id, status: 'completed', result: expect.objectContaining({ model: 'test-model' }) }));
+    expect(sampling).toMatchObject({
+      status: 'pending',
+      arguments: { relayedFor: call.id, tool: 'ask_model', params: { maxTokens: 20 } },
+    });
+    expect(audits.slice(before)).toContainEqual(
+      expect.objectContaining({
+        op: 'update',
+        id: sampling.id,
+        status: 'completed',
+        result: expect.objectContaining({ model: 'test-model' }),
+      }),
+    );
   });
 
   it('refuses a posted response that answers nothing pending for this client (400), and accepts notifications as before', async () => {
     const init = await fetch(gw.url + ENDPOINT, {
       method: 'POST',
       headers: { ...headers(), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: CAPABLE, clientInfo: { name: 'raw', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: CAPABLE, clientInfo: { name: 'raw', version: '1' } },
+      }),
     });
     const session = init.headers.get('mcp-session-id')!;
     const post = (body: unknown) =>
       fetch(gw.url + ENDPOINT, {
         method: 'POST',
-        headers: { ...headers(), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+        headers: {
+          ...headers(),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': session,
+          'mcp-protocol-version': '2025-11-25',
+        },
         body: JSON.stringify(body),
       });
     const forged = await post({ jsonrpc: '2.0', id: 'agentgw-relay-made-up', result: {} });

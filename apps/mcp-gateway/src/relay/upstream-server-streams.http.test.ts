@@ -1,6 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ListRootsRequestSchema, ListRootsResultSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ListRootsRequestSchema,
+  ListRootsResultSchema,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
@@ -35,14 +39,29 @@ beforeAll(async () => {
       // This one asks within its own request: the question goes on the prompts/get answer stream.
       server.registerPrompt('roots_prompt', {}, async (extra) => {
         const { roots } = await extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema);
-        return { messages: [{ role: 'user', content: { type: 'text', text: roots.map((root: { uri: string }) => root.uri).join(',') } }] };
+        return {
+          messages: [
+            { role: 'user', content: { type: 'text', text: roots.map((root: { uri: string }) => root.uri).join(',') } },
+          ],
+        };
       });
     },
   });
   gw = await startGatewayUnderTest();
-  const provider = await gw.catalog.providers.create(gw.admin, { name: 'aside', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
+  const provider = await gw.catalog.providers.create(gw.admin, {
+    name: 'aside',
+    pattern: '*',
+    endpoint: upstream.url,
+    authType: 'none',
+    priority: 0,
+  });
   providerId = provider.id;
-  token = (await createRuleBoundAgent(gw, { name: 'aside-bot', rules: [{ providerId: provider.id, action: 'allow', toolPattern: '*' }] })).runtimeToken;
+  token = (
+    await createRuleBoundAgent(gw, {
+      name: 'aside-bot',
+      rules: [{ providerId: provider.id, action: 'allow', toolPattern: '*' }],
+    })
+  ).runtimeToken;
 });
 
 afterAll(async () => {
@@ -55,7 +74,11 @@ async function connect(path: string) {
   const client = new Client({ name: 'aside-client', version: '1.0.0' }, { capabilities: { roots: {} } });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(String(n.params.data)));
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///aside-root' }] }));
-  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url + path), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(gw.url + path), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
   return { client, logs };
 }
 

@@ -9,7 +9,11 @@ import { clientOwner, type ServerRequestRelay } from './server-request-relay.js'
 export const UPSTREAM_SYNC_MS = 1_000;
 
 /** Notifications an upstream sends on its own stream that the client sees as they are (list changes are the gateway's own). */
-const PASSED_ON: ReadonlySet<string> = new Set(['notifications/message', 'notifications/resources/updated', 'notifications/progress']);
+const PASSED_ON: ReadonlySet<string> = new Set([
+  'notifications/message',
+  'notifications/resources/updated',
+  'notifications/progress',
+]);
 
 /** What following a session's upstream streams needs. */
 export interface UpstreamStreamDeps {
@@ -76,7 +80,8 @@ export function followUpstreamStreams(deps: UpstreamStreamDeps, client: ClientSt
     if (stopped || upstreams === null) return;
     for (const [providerId, session] of Object.entries(upstreams)) {
       const current = listening.get(providerId);
-      if (session.sessionId === null || done.has(session.sessionId) || current?.sessionId === session.sessionId) continue;
+      if (session.sessionId === null || done.has(session.sessionId) || current?.sessionId === session.sessionId)
+        continue;
       current?.abort.abort();
       const entry: Listening = { sessionId: session.sessionId, abort: new AbortController() };
       listening.set(providerId, entry);
@@ -86,7 +91,10 @@ export function followUpstreamStreams(deps: UpstreamStreamDeps, client: ClientSt
         .finally(() => void (listening.get(providerId) === entry && listening.delete(providerId)));
     }
   };
-  const tick = () => void sync().catch((err: unknown) => deps.logger.warn({ reason: err instanceof Error ? err.message : 'unknown' }, 'upstream stream sync failed'));
+  const tick = () =>
+    void sync().catch((err: unknown) =>
+      deps.logger.warn({ reason: err instanceof Error ? err.message : 'unknown' }, 'upstream stream sync failed'),
+    );
   const timer = setInterval(tick, UPSTREAM_SYNC_MS);
   timer.unref();
   const nudges = localFollowers.get(client.sid) ?? new Set<() => void>();
@@ -103,15 +111,30 @@ export function followUpstreamStreams(deps: UpstreamStreamDeps, client: ClientSt
 }
 
 /** Holds one upstream session's server stream until it ends or the client's does. */
-async function follow(deps: UpstreamStreamDeps, client: ClientStreamEnd, providerId: string, session: UpstreamSession, signal: AbortSignal): Promise<'unsupported' | 'ended'> {
+async function follow(
+  deps: UpstreamStreamDeps,
+  client: ClientStreamEnd,
+  providerId: string,
+  session: UpstreamSession,
+  signal: AbortSignal,
+): Promise<'unsupported' | 'ended'> {
   const provider = await deps.catalog.providers.get(providerId);
   if (!provider) return 'unsupported';
   if (signal.aborted) return 'ended';
   // As the client (their own auth for a per-user provider); one refused there is not followed (the caller marks it done).
-  const target = await deps.relay.targetFor(provider, { principal: client.principal, requestId: `stream_${client.sid.slice(0, 16)}`, headers: client.headers, capabilities: client.capabilities });
+  const target = await deps.relay.targetFor(provider, {
+    principal: client.principal,
+    requestId: `stream_${client.sid.slice(0, 16)}`,
+    headers: client.headers,
+    capabilities: client.capabilities,
+  });
   const channel = { owner: clientOwner(client.sid, client.principal), send: client.send };
   const onNotification = (n: JsonRpcNotification) => void (PASSED_ON.has(n.method) && client.send(n));
   return deps.client.listen(target, session, onNotification, signal, (request, on) =>
-    deps.relay.relay({ provider, target, principal: client.principal, channel, capabilities: client.capabilities, call: null }, request, on),
+    deps.relay.relay(
+      { provider, target, principal: client.principal, channel, capabilities: client.capabilities, call: null },
+      request,
+      on,
+    ),
   );
 }

@@ -20,7 +20,9 @@ export interface LiveAnswer {
 
 /** Whether a POST's answer may be paused: one request of a 2025-11-25 (or later legacy) session. */
 export function pausable(protocolVersion: string, sessionId: string | null, batch: boolean): sessionId is string {
-  return sessionId !== null && !batch && !isModernVersion(protocolVersion) && protocolVersion >= PRIMING_PROTOCOL_VERSION;
+  return (
+    sessionId !== null && !batch && !isModernVersion(protocolVersion) && protocolVersion >= PRIMING_PROTOCOL_VERSION
+  );
 }
 
 /**
@@ -83,5 +85,12 @@ function keptData(message: unknown, final: boolean): string {
   const data = JSON.stringify(message);
   if (!final || data.length <= MAX_FINAL_EVENT_BYTES) return data;
   const id = (message as JsonRpcResponse).id;
-  return JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: `The answer exceeds ${MAX_FINAL_EVENT_BYTES} bytes, more than a resumed stream keeps` } });
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: -32603,
+      message: `The answer exceeds ${MAX_FINAL_EVENT_BYTES} bytes, more than a resumed stream keeps`,
+    },
+  });
 }

@@ -16,7 +16,13 @@ export const RESUME_FALLBACK_MS = 2_000;
  * header is absent or not one of ours (the GET is then the session's server stream); otherwise
  * `released` is called once the answer ends.
  */
-export async function resumeFromLastEventId(store: ResumptionStore, c: Context, sid: string, headers: Record<string, string>, released: () => void): Promise<Response | null> {
+export async function resumeFromLastEventId(
+  store: ResumptionStore,
+  c: Context,
+  sid: string,
+  headers: Record<string, string>,
+  released: () => void,
+): Promise<Response | null> {
   const parsed = parseEventId(c.req.header('last-event-id') ?? '');
   if (!parsed) return null;
   // Watched before the first read, so an append after it is not missed.
@@ -30,12 +36,19 @@ export async function resumeFromLastEventId(store: ResumptionStore, c: Context, 
   const connection = clientGoneSignal(c);
   const signal = connection.signal;
   const stream = new SseStream({ signal, onEnd: () => (connection.dispose(), released()) });
-  void replay(store, { sid, token: parsed.token, stream, signal, watch }, first, parsed.index).finally(() => (watch.close(), stream.close()));
+  void replay(store, { sid, token: parsed.token, stream, signal, watch }, first, parsed.index).finally(
+    () => (watch.close(), stream.close()),
+  );
   return stream.response(headers);
 }
 
 /** Sends kept events as they come, until the response went out, the stream expired or the client left. */
-async function replay(store: ResumptionStore, on: { sid: string; token: string; stream: SseStream; signal: AbortSignal; watch: Watch }, first: ResumptionRead, from: number): Promise<void> {
+async function replay(
+  store: ResumptionStore,
+  on: { sid: string; token: string; stream: SseStream; signal: AbortSignal; watch: Watch },
+  first: ResumptionRead,
+  from: number,
+): Promise<void> {
   let read: ResumptionRead | null = first;
   let after = from;
   while (read && on.stream.open) {

@@ -13,4 +13,5 @@ export function parseEventId(value: string): { token: string; index: number } | 
 const encoder = new TextEncoder();
 
 /** The SEP-1699 priming event: an id, the reconnection delay, and empty data (a client resumes from it and dispatches nothing). */
-export const primingFrame = (id: string, retryMs: number): Uint8Array => encoder.encode(`id: ${id}\nretry: ${Math.round(retryMs)}\ndata: \n\n`);
+export const primingFrame = (id: string, retryMs: number): Uint8Array =>
+  encoder.encode(`id: ${id}\nretry: ${Math.round(retryMs)}\ndata: \n\n`);

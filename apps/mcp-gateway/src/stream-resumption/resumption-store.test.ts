@@ -34,8 +34,11 @@ const idle = new AbortController().signal;
 /** The bound of a test that waits to be woken: far below the minute a waiter goes without re-reading unless told. */
 const WOKEN_WITHIN_MS = 10_000;
 
-const stores: [string, () => [ResumptionStore, ResumptionStore]][] = [['memory', () => ((s) => [s, s])(new MemoryResumptionStore(systemClock, bounds))]];
-if (redisUrl) stores.push(['redis', () => ((prefix) => [redisStore(prefix), redisStore(prefix)])(`test-${randomUUID()}`)]);
+const stores: [string, () => [ResumptionStore, ResumptionStore]][] = [
+  ['memory', () => ((s) => [s, s])(new MemoryResumptionStore(systemClock, bounds))],
+];
+if (redisUrl)
+  stores.push(['redis', () => ((prefix) => [redisStore(prefix), redisStore(prefix)])(`test-${randomUUID()}`)]);
 
 describe.each(stores)('%s resumption store', (_name, make) => {
   it('keeps events for their session only; the writer and the reader may be two replicas', async () => {
@@ -47,7 +50,10 @@ describe.each(stores)('%s resumption store', (_name, make) => {
     expect(await reader.read('session-b', t, 0)).toBeNull();
     expect(await reader.read('session-a', token(), 0)).toBeNull();
     await writer.append(t, '{"id":1,"result":{}}', true);
-    expect(await reader.read('session-a', t, 1)).toEqual({ events: [{ index: 2, data: '{"id":1,"result":{}}' }], done: true });
+    expect(await reader.read('session-a', t, 1)).toEqual({
+      events: [{ index: 2, data: '{"id":1,"result":{}}' }],
+      done: true,
+    });
   });
 
   it('drops notifications past the bounds but always keeps the final response', async () => {

@@ -73,7 +73,8 @@ export class MemoryResumptionStore implements ResumptionStore {
   async append(token: string, data: string, final: boolean): Promise<void> {
     const kept = this.streams.get(token);
     if (!kept || kept.done) return;
-    if (!final && (kept.events.length >= this.bounds.maxEvents || kept.bytes + data.length > this.bounds.maxBytes)) return;
+    if (!final && (kept.events.length >= this.bounds.maxEvents || kept.bytes + data.length > this.bounds.maxBytes))
+      return;
     kept.events.push(data);
     kept.bytes += data.length;
     kept.done = final;
@@ -84,7 +85,10 @@ export class MemoryResumptionStore implements ResumptionStore {
   async read(owner: string, token: string, after: number): Promise<ResumptionRead | null> {
     const kept = this.streams.get(token);
     if (!kept || kept.owner !== owner || kept.expiresAt <= this.clock.now().getTime()) return null;
-    return { events: kept.events.slice(Math.max(after, 0)).map((data, i) => ({ index: Math.max(after, 0) + i + 1, data })), done: kept.done };
+    return {
+      events: kept.events.slice(Math.max(after, 0)).map((data, i) => ({ index: Math.max(after, 0) + i + 1, data })),
+      done: kept.done,
+    };
   }
 
   async watch(token: string): Promise<Watch> {
@@ -135,13 +139,21 @@ export class RedisResumptionStore implements ResumptionStore {
 
   async open(token: string, owner: string): Promise<boolean> {
     const key = RESUME_PREFIX + token;
-    await this.redis.multi().hset(key, 'owner', owner, 'n', '0', 'bytes', '0', 'done', '0').pexpire(key, this.bounds.ttlMs).exec();
+    await this.redis
+      .multi()
+      .hset(key, 'owner', owner, 'n', '0', 'bytes', '0', 'done', '0')
+      .pexpire(key, this.bounds.ttlMs)
+      .exec();
     return true;
   }
 
   async append(token: string, data: string, final: boolean): Promise<void> {
     const { maxEvents, maxBytes, ttlMs } = this.bounds;
-    const kept = await appendScript.run(this.redis, [RESUME_PREFIX + token], [data, final ? '1' : '0', String(maxEvents), String(maxBytes), String(ttlMs)]);
+    const kept = await appendScript.run(
+      this.redis,
+      [RESUME_PREFIX + token],
+      [data, final ? '1' : '0', String(maxEvents), String(maxBytes), String(ttlMs)],
+    );
     // A lost message only delays a waiting resume to its fallback read.
     if (kept === 1) await this.bus.publish('mcp_stream.appended', { token }).catch(() => undefined);
   }

@@ -19,7 +19,13 @@ let providerId: string;
 beforeAll(async () => {
   upstream = await startConformanceServer();
   gw = await startGatewayUnderTest();
-  const provider = await gw.catalog.providers.create(gw.admin, { name: 'conformance', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
+  const provider = await gw.catalog.providers.create(gw.admin, {
+    name: 'conformance',
+    pattern: '*',
+    endpoint: upstream.url,
+    authType: 'none',
+    priority: 0,
+  });
   providerId = provider.id;
   const rules = [
     { providerId: provider.id, action: 'allow' as const, toolPattern: 'test_*' },
@@ -36,12 +42,19 @@ afterAll(async () => {
 /** A 2025-11-25 session opened by the SDK client; its id is what the raw requests below use. */
 async function session(path: string): Promise<{ sid: string; close: () => Promise<void> }> {
   const client = new Client({ name: 'resume-client', version: '1.0.0' }, { capabilities: {} });
-  const transport = new StreamableHTTPClientTransport(new URL(gw.url + path), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(gw.url + path), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
   await client.connect(transport);
   return { sid: transport.sessionId!, close: () => client.close() };
 }
 
-const headers = (sid: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25', ...extra });
+const headers = (sid: string, extra: Record<string, string> = {}) => ({
+  authorization: `Bearer ${token}`,
+  'mcp-session-id': sid,
+  'mcp-protocol-version': '2025-11-25',
+  ...extra,
+});
 
 async function events(response: Response): Promise<SseEvent[]> {
   const out: SseEvent[] = [];
@@ -56,7 +69,8 @@ const callTool = (path: string, sid: string, name: string) =>
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } }),
   });
 
-const resume = (path: string, sid: string, lastEventId: string) => fetch(gw.url + path, { headers: headers(sid, { accept: 'text/event-stream', 'last-event-id': lastEventId }) });
+const resume = (path: string, sid: string, lastEventId: string) =>
+  fetch(gw.url + path, { headers: headers(sid, { accept: 'text/event-stream', 'last-event-id': lastEventId }) });
 
 describe.each([
   ['unified', () => '/api/v1/mcp/mcp'],
@@ -107,7 +121,11 @@ describe.each([
     expect(denied.headers.get('content-type')).toContain('application/json');
     // The proxy's deny rule is a 403; the unified endpoint exposes no such name (no provider offers it): -32602 Unknown tool.
     if (path.includes('mcp-proxy')) expect(denied.status).toBe(403);
-    else expect(await denied.json()).toMatchObject({ id: 1, error: { code: -32602, message: 'Unknown tool: denied_tool' } });
+    else
+      expect(await denied.json()).toMatchObject({
+        id: 1,
+        error: { code: -32602, message: 'Unknown tool: denied_tool' },
+      });
     await close();
   });
 });

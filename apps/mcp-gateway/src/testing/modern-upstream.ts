@@ -2,7 +2,8 @@ import { MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
 import { replyJson, startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 
 /** What a test's stateless upstream answers to one request: a result (`resultType: 'complete'` unless it names its own), a JSON-RPC error, or nothing (method not found). */
-export type ModernAnswer = { result: Record<string, unknown> } | { error: { code: number; message: string } } | undefined;
+export type ModernAnswer =
+  { result: Record<string, unknown> } | { error: { code: number; message: string } } | undefined;
 
 /**
  * A stateless 2026-07-28 upstream on loopback that records every request: it answers
@@ -18,9 +19,16 @@ export function startModernUpstream(
     if (body?.id === undefined) return void res.writeHead(202).end();
     const reply =
       body.method === 'server/discover'
-        ? { result: { supportedVersions: [MODERN_PROTOCOL_VERSION], capabilities: server.capabilities, serverInfo: { name: server.name, version: '1' } } }
+        ? {
+            result: {
+              supportedVersions: [MODERN_PROTOCOL_VERSION],
+              capabilities: server.capabilities,
+              serverInfo: { name: server.name, version: '1' },
+            },
+          }
         : answer(body.method, body.params);
-    if (reply === undefined) return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, error: { code: -32601, message: 'Method not found' } });
+    if (reply === undefined)
+      return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, error: { code: -32601, message: 'Method not found' } });
     if ('error' in reply) return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, error: reply.error });
     replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', ...reply.result } });
   });

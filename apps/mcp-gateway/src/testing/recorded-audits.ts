@@ -22,7 +22,8 @@ export function recordingAuditTrail(audits: RecordedAudit[]): AuditTrail {
 }
 
 /** One write to the real trail as `recordingRealAuditTrail` saw it: the created entry or the update, with its id. */
-export type RecordedAuditWrite = ({ op: 'create'; id: string } & AuditOpenEntry) | ({ op: 'update'; id: string } & AuditPatch);
+export type RecordedAuditWrite =
+  ({ op: 'create'; id: string } & AuditOpenEntry) | ({ op: 'update'; id: string } & AuditPatch);
 
 /** The real audit trail (enqueued as in production) that also records each write into `writes`, for tests asserting on both. */
 export function recordingRealAuditTrail(writes: RecordedAuditWrite[]): (deps: TestDeps) => AuditTrail {

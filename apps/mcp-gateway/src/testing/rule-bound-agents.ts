@@ -18,11 +18,21 @@ export interface RuleBoundAgent {
  * Creates an agent whose own upstream is unreachable (only its runtime token matters to the gateway)
  * and gives it `rules`, each created in turn, so a test's calls are decided by exactly those rules.
  */
-export async function createRuleBoundAgent(gw: GatewayUnderTest, options: { name?: string; toolSurface?: NewAgentInput['toolSurface']; rules?: AgentRule[] } = {}): Promise<RuleBoundAgent> {
+export async function createRuleBoundAgent(
+  gw: GatewayUnderTest,
+  options: { name?: string; toolSurface?: NewAgentInput['toolSurface']; rules?: AgentRule[] } = {},
+): Promise<RuleBoundAgent> {
   const { catalog, admin } = gw;
   const { name = 'bot', toolSurface, rules = [ALLOW_EVERY_TOOL] } = options;
-  const created = await catalog.agents.create(admin, { name, upstreamUrl: 'http://127.0.0.1:9/agent', ...(toolSurface && { toolSurface }) });
+  const created = await catalog.agents.create(admin, {
+    name,
+    upstreamUrl: 'http://127.0.0.1:9/agent',
+    ...(toolSurface && { toolSurface }),
+  });
   const ruleIds: string[] = [];
-  for (const rule of rules) ruleIds.push((await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, ...rule })).id);
+  for (const rule of rules)
+    ruleIds.push(
+      (await catalog.rules.create(admin, { subjectType: 'agent', subjectId: created.agent.id, ...rule })).id,
+    );
   return { agentId: created.agent.id, runtimeToken: created.runtimeToken, ruleIds };
 }

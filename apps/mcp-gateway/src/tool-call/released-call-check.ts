@@ -34,10 +34,17 @@ export async function recheckReleasedCall(catalog: ToolCallCatalog, call: Releas
   } catch (err) {
     if (!isAppError(err)) throw err;
     // The kill switch says so in its own words; anything else is the credentials' standing.
-    return { ok: false, reason: err.code === 'AGENT_DISABLED' ? err.message : `The caller's credentials no longer hold: ${err.message}` };
+    return {
+      ok: false,
+      reason: err.code === 'AGENT_DISABLED' ? err.message : `The caller's credentials no longer hold: ${err.message}`,
+    };
   }
   const before = call.principal;
-  if (principal.userId !== before.userId || principal.endUserId !== before.endUserId || principal.agentId !== before.agentId) {
+  if (
+    principal.userId !== before.userId ||
+    principal.endUserId !== before.endUserId ||
+    principal.agentId !== before.agentId
+  ) {
     return { ok: false, reason: 'The caller changed while the call was held' };
   }
   if (principal.agentId !== null) {
@@ -55,7 +62,11 @@ export async function recheckReleasedCall(catalog: ToolCallCatalog, call: Releas
 }
 
 /** The provider the principal may address by id, or null (unknown, deleted, another tenant's). */
-export async function addressableProvider(catalog: ToolCallCatalog, principal: Principal, providerId: string): Promise<ProviderRecord | null> {
+export async function addressableProvider(
+  catalog: ToolCallCatalog,
+  principal: Principal,
+  providerId: string,
+): Promise<ProviderRecord | null> {
   try {
     return await catalog.providers.getFor(principal, providerId);
   } catch (err) {

@@ -18,7 +18,10 @@ export const NO_PROVIDER_ACCESS = 'The agent has no access to this provider';
  * The kill switch: the acting agent must exist and be enabled (403 AGENT_DISABLED otherwise).
  * Returns whether it wants every call confirmed; false when no agent acts.
  */
-export async function agentStanding(catalog: ToolCallCatalog, principal: Principal): Promise<{ alwaysConfirm: boolean }> {
+export async function agentStanding(
+  catalog: ToolCallCatalog,
+  principal: Principal,
+): Promise<{ alwaysConfirm: boolean }> {
   if (principal.agentId === null) return NO_AGENT;
   // The same cached record auth checked (one reader per process), under the one rule; deleted counts as disabled.
   const agent = await catalog.agents.get(principal.agentId);
@@ -35,11 +38,19 @@ const ALWAYS_CONFIRM = Object.freeze({ alwaysConfirm: true });
  * exactly those `providers=` names among the ones the caller may address (an admin may name
  * another tenant's provider explicitly; anyone else never sees it).
  */
-export function routingSet(catalog: ToolCallCatalog, principal: Principal, filter: readonly string[] | null): Promise<ProviderRecord[]> {
+export function routingSet(
+  catalog: ToolCallCatalog,
+  principal: Principal,
+  filter: readonly string[] | null,
+): Promise<ProviderRecord[]> {
   return filter === null ? catalog.providers.routableFor(principal) : namedProviders(catalog, principal, filter);
 }
 
-async function namedProviders(catalog: ToolCallCatalog, principal: Principal, filter: readonly string[]): Promise<ProviderRecord[]> {
+async function namedProviders(
+  catalog: ToolCallCatalog,
+  principal: Principal,
+  filter: readonly string[],
+): Promise<ProviderRecord[]> {
   return (await catalog.providers.visibleTo(principal)).filter((p) => filter.includes(p.id));
 }
 
@@ -55,9 +66,21 @@ const REACHABLE = Promise.resolve(true);
 export type ToolPolicy = Awaited<ReturnType<ToolCallCatalog['rules']['decide']>>;
 
 /** The tool policy, decided as the real end user (else the user) in the tenant the call acts in. */
-export function toolPolicy(catalog: ToolCallCatalog, principal: Principal, providerId: string, toolName: string): Promise<ToolPolicy> {
-  return catalog.rules.decide({ agentId: principal.agentId, userId: actingUserOf(principal), tenantId: tenantScope(principal), providerId, toolName });
+export function toolPolicy(
+  catalog: ToolCallCatalog,
+  principal: Principal,
+  providerId: string,
+  toolName: string,
+): Promise<ToolPolicy> {
+  return catalog.rules.decide({
+    agentId: principal.agentId,
+    userId: actingUserOf(principal),
+    tenantId: tenantScope(principal),
+    providerId,
+    toolName,
+  });
 }
 
 /** Why the policy denied: a rule said so, or nothing allowed it (default deny). */
-export const denialReason = (decision: ToolPolicy): string => (decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool');
+export const denialReason = (decision: ToolPolicy): string =>
+  decision.matchedRule ? 'Denied by an access rule' : 'No access rule allows this tool';

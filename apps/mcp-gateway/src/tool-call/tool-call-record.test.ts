@@ -28,7 +28,9 @@ describe('ToolCallRecord', () => {
   it('records the forwarded call’s outcome', async () => {
     const { trail, record } = recordWith();
     await record.finished('audit-1', { status: 'completed', result: { content: [] }, duration: 12 });
-    expect(trail.jobs).toEqual([{ op: 'update', id: 'audit-1', status: 'completed', result: { content: [] }, duration: 12 }]);
+    expect(trail.jobs).toEqual([
+      { op: 'update', id: 'audit-1', status: 'completed', result: { content: [] }, duration: 12 },
+    ]);
   });
 
   it('a queue outage is logged, never turned into a failed call, on every write the call makes', async () => {
@@ -44,7 +46,11 @@ describe('ToolCallRecord', () => {
 
   it('what a runtime reports is written or fails its request: it asked for exactly this write', async () => {
     const { trail, record } = recordWith();
-    await record.reportedUnevaluated({ ...call, arguments: null }, 'ops', { status: 'failed', error: 'boom', duration: null });
+    await record.reportedUnevaluated({ ...call, arguments: null }, 'ops', {
+      status: 'failed',
+      error: 'boom',
+      duration: null,
+    });
     expect(trail.jobs).toEqual([
       { op: 'open', ...auditEntryOf({ ...call, arguments: null }, 'ops', 'failed') },
       { op: 'update', id: 'audit-1', status: 'failed', error: 'boom', duration: null },

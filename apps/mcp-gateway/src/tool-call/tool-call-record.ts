@@ -9,7 +9,11 @@ export type RecordedCall = Pick<ToolCallCommand, 'principal' | 'auditId' | 'tool
 export type CallOutcome = { status: 'completed' | 'failed'; result?: unknown; error?: string; duration: number | null };
 
 /** The one mapping of a caller to its audit record: who (user, agent, end user, tenant), what, where. */
-export function auditEntryOf(call: RecordedCall, providerId: string, status: AuditStatus): AuditOpenEntry & { id: string } {
+export function auditEntryOf(
+  call: RecordedCall,
+  providerId: string,
+  status: AuditStatus,
+): AuditOpenEntry & { id: string } {
   const { principal } = call;
   return {
     id: call.auditId,
@@ -89,7 +93,10 @@ export class ToolCallRecord {
   }
 
   private failed(err: unknown): void {
-    this.deps.logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'could not enqueue audit record');
+    this.deps.logger.error(
+      { reason: err instanceof Error ? err.message : String(err) },
+      'could not enqueue audit record',
+    );
   }
 }
 

@@ -10,7 +10,9 @@ import type { RiskLevel } from '@agentgw/core';
  * owns only the names its pattern matches.
  */
 export type ToolCallTarget =
-  { kind: 'routed'; providerFilter: readonly string[] | null; provider: ProviderRecord } | { kind: 'proxied'; provider: ProviderRecord } | { kind: 'named'; provider: ProviderRecord };
+  | { kind: 'routed'; providerFilter: readonly string[] | null; provider: ProviderRecord }
+  | { kind: 'proxied'; provider: ProviderRecord }
+  | { kind: 'named'; provider: ProviderRecord };
 
 /** One tool call to decide: who makes it, what it calls, where it goes and the audit id it is recorded under. */
 export interface ToolCallCommand {
@@ -36,7 +38,14 @@ export interface ToolCallCommand {
 export type ToolCallResult =
   | { kind: 'denied'; auditId: string; risk: RiskLevel; reason: string }
   | { kind: 'allowed'; auditId: string; risk: RiskLevel; provider: ProviderRecord; hold: boolean }
-  | { kind: 'confirmed'; auditId: string; risk: RiskLevel; confirmedBy: string | null; principal: Principal; provider: ProviderRecord }
+  | {
+      kind: 'confirmed';
+      auditId: string;
+      risk: RiskLevel;
+      confirmedBy: string | null;
+      principal: Principal;
+      provider: ProviderRecord;
+    }
   | { kind: 'rejected' | 'timeout'; auditId: string; risk: RiskLevel; reason: string; confirmationId: string }
   | { kind: 'gone' };
 

@@ -1,7 +1,15 @@
 import type { AuditOpenEntry, AuditPatch, AuditTrail } from '@agentgw/audit';
 import type { RuntimeTokenPrincipal, SessionTokenPrincipal, UserJwtPrincipal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
-import { NotFoundError, type ConfirmationGate, type HeldCall, type HoldOutcome, type Logger, type PolicyAction, type RiskLevel } from '@agentgw/core';
+import {
+  NotFoundError,
+  type ConfirmationGate,
+  type HeldCall,
+  type HoldOutcome,
+  type Logger,
+  type PolicyAction,
+  type RiskLevel,
+} from '@agentgw/core';
 import { vi } from 'vitest';
 import type { ToolCallCatalog } from './tool-access.js';
 
@@ -10,22 +18,61 @@ import type { ToolCallCatalog } from './tool-access.js';
 /** A logger whose `error` calls the test can count. */
 export function spyLogger(): Logger & { error: ReturnType<typeof vi.fn> } {
   const noop = () => undefined;
-  return { error: vi.fn(), warn: noop, info: noop, debug: noop, trace: noop, fatal: noop, child: () => spyLogger() } as unknown as Logger & { error: ReturnType<typeof vi.fn> };
+  return {
+    error: vi.fn(),
+    warn: noop,
+    info: noop,
+    debug: noop,
+    trace: noop,
+    fatal: noop,
+    child: () => spyLogger(),
+  } as unknown as Logger & { error: ReturnType<typeof vi.fn> };
 }
 
 /** A principal acting as `agentId` for `userId` (tenant t1), as a session token brings one. */
 export function principalOf(over: Partial<Omit<SessionTokenPrincipal, 'via'>> = {}): SessionTokenPrincipal {
-  return { via: 'session_token', userId: 'u1', email: null, roles: [], tenantId: 't1', agentId: 'a1', endUserId: 'e1', apiKey: null, permissions: new Set(), ...over };
+  return {
+    via: 'session_token',
+    userId: 'u1',
+    email: null,
+    roles: [],
+    tenantId: 't1',
+    agentId: 'a1',
+    endUserId: 'e1',
+    apiKey: null,
+    permissions: new Set(),
+    ...over,
+  };
 }
 
 /** A person signed in with their own JWT (user u1, tenant t1): no agent. */
 export function personOf(): UserJwtPrincipal {
-  return { via: 'jwt', userId: 'u1', email: null, roles: [], tenantId: 't1', agentId: null, endUserId: 'u1', apiKey: null, permissions: new Set() };
+  return {
+    via: 'jwt',
+    userId: 'u1',
+    email: null,
+    roles: [],
+    tenantId: 't1',
+    agentId: null,
+    endUserId: 'u1',
+    apiKey: null,
+    permissions: new Set(),
+  };
 }
 
 /** An agent's runtime token alone (agent a1, tenant t1): no user. */
 export function bareAgentOf(): RuntimeTokenPrincipal {
-  return { via: 'runtime_token', userId: null, email: null, roles: [], tenantId: 't1', agentId: 'a1', endUserId: null, apiKey: null, permissions: new Set() };
+  return {
+    via: 'runtime_token',
+    userId: null,
+    email: null,
+    roles: [],
+    tenantId: 't1',
+    agentId: 'a1',
+    endUserId: null,
+    apiKey: null,
+    permissions: new Set(),
+  };
 }
 
 /** A provider record owning `pattern`. */
@@ -109,7 +156,10 @@ export function recordingTrail(): AuditTrail & { jobs: TrailJob[]; failing: bool
 }
 
 /** A confirmation gate answering every hold with `outcome` and redeeming only `token`. */
-export function scriptedGate(outcome: HoldOutcome, token = 'good-token'): ConfirmationGate & { held: HeldCall[]; redeemed: HeldCall[] } {
+export function scriptedGate(
+  outcome: HoldOutcome,
+  token = 'good-token',
+): ConfirmationGate & { held: HeldCall[]; redeemed: HeldCall[] } {
   const gate = {
     held: [] as HeldCall[],
     redeemed: [] as HeldCall[],

@@ -1,6 +1,14 @@
 import { ForbiddenError, type HoldOutcome } from '@agentgw/core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { FakeCatalog, personOf, principalOf, providerOf, recordingTrail, scriptedGate, spyLogger } from './tool-call.fixtures.js';
+import {
+  FakeCatalog,
+  personOf,
+  principalOf,
+  providerOf,
+  recordingTrail,
+  scriptedGate,
+  spyLogger,
+} from './tool-call.fixtures.js';
 import { NO_PROVIDER_ACCESS, OUTSIDE_PATTERN } from './tool-access.js';
 import type { AllowedCall, ToolCallCommand, ToolCallTarget } from './tool-call.command.js';
 import { ToolCallUseCase, type HoldCallOptions } from './tool-call.usecase.js';
@@ -25,14 +33,32 @@ const useCase = (outcome: HoldOutcome = { decision: 'confirmed', confirmationId:
   return { gate, calls: new ToolCallUseCase({ catalog, audit: trail, gate, logger: spyLogger() }) };
 };
 
-function command(toolName: string, target: ToolCallTarget = { kind: 'routed', providerFilter: null, provider: ops }, over: Partial<ToolCallCommand> = {}): ToolCallCommand {
-  return { principal: principalOf(), toolName, arguments: { n: 1 }, target, alwaysConfirm: false, auditId: 'audit-1', ...over };
+function command(
+  toolName: string,
+  target: ToolCallTarget = { kind: 'routed', providerFilter: null, provider: ops },
+  over: Partial<ToolCallCommand> = {},
+): ToolCallCommand {
+  return {
+    principal: principalOf(),
+    toolName,
+    arguments: { n: 1 },
+    target,
+    alwaysConfirm: false,
+    auditId: 'audit-1',
+    ...over,
+  };
 }
 
 describe('decide', () => {
   it('checks provider access and the policy of the provider the name resolved to, and records nothing for an allowed call', async () => {
     const { calls } = useCase();
-    expect(await calls.decide(command('ops_read'))).toEqual({ kind: 'allowed', auditId: 'audit-1', risk: 'low', provider: ops, hold: false });
+    expect(await calls.decide(command('ops_read'))).toEqual({
+      kind: 'allowed',
+      auditId: 'audit-1',
+      risk: 'low',
+      provider: ops,
+      hold: false,
+    });
     expect(catalog.reads).toEqual(['reach ops', 'policy ops_read']);
     expect(trail.jobs).toEqual([]);
   });
@@ -40,21 +66,31 @@ describe('decide', () => {
   it('holds a require_confirmation call, and every call of an agent that wants them all confirmed', async () => {
     const { calls } = useCase();
     expect(await calls.decide(command('ops_drop'))).toMatchObject({ kind: 'allowed', risk: 'critical', hold: true });
-    expect(await calls.decide(command('ops_read', undefined, { alwaysConfirm: true }))).toMatchObject({ kind: 'allowed', hold: true });
+    expect(await calls.decide(command('ops_read', undefined, { alwaysConfirm: true }))).toMatchObject({
+      kind: 'allowed',
+      hold: true,
+    });
   });
 
   it('a routed call goes to the provider its exposed name resolved to, even where another matches the name first (routing order no longer decides)', async () => {
     const { calls } = useCase();
     catalog.providerList = [providerOf('ops2', 'ops_*', 5), ops, fallback];
     catalog.reach.add('a1:any');
-    expect(await calls.decide(command('ops_read', { kind: 'routed', providerFilter: null, provider: fallback }))).toMatchObject({ kind: 'allowed', provider: fallback });
+    expect(
+      await calls.decide(command('ops_read', { kind: 'routed', providerFilter: null, provider: fallback })),
+    ).toMatchObject({ kind: 'allowed', provider: fallback });
     expect(catalog.reads).toEqual(['reach any', 'policy ops_read']);
   });
 
   it('refuses an agent without provider access: one rejected record with the reason, the policy never asked', async () => {
     const { calls } = useCase();
     catalog.reach.clear();
-    expect(await calls.decide(command('ops_read'))).toEqual({ kind: 'denied', auditId: 'audit-1', risk: 'high', reason: NO_PROVIDER_ACCESS });
+    expect(await calls.decide(command('ops_read'))).toEqual({
+      kind: 'denied',
+      auditId: 'audit-1',
+      risk: 'high',
+      reason: NO_PROVIDER_ACCESS,
+    });
     expect(catalog.reads).toEqual(['reach ops']);
     expect(trail.jobs).toEqual([
       {
@@ -76,8 +112,16 @@ describe('decide', () => {
   it('refuses by policy with the reason (a rule, or nothing allowing it) and the rule’s risk', async () => {
     const { calls } = useCase();
     catalog.policy.set('ops_secret', { action: 'deny', risk: 'medium', rule: true });
-    expect(await calls.decide(command('ops_secret'))).toMatchObject({ kind: 'denied', risk: 'medium', reason: 'Denied by an access rule' });
-    expect(await calls.decide(command('ops_unruled', undefined, { auditId: 'audit-2' }))).toMatchObject({ kind: 'denied', risk: 'high', reason: 'No access rule allows this tool' });
+    expect(await calls.decide(command('ops_secret'))).toMatchObject({
+      kind: 'denied',
+      risk: 'medium',
+      reason: 'Denied by an access rule',
+    });
+    expect(await calls.decide(command('ops_unruled', undefined, { auditId: 'audit-2' }))).toMatchObject({
+      kind: 'denied',
+      risk: 'high',
+      reason: 'No access rule allows this tool',
+    });
     expect(trail.jobs).toMatchObject([
       { op: 'open', id: 'audit-1', status: 'rejected', error: 'Denied by an access rule' },
       { op: 'open', id: 'audit-2', status: 'rejected', error: 'No access rule allows this tool' },
@@ -86,18 +130,30 @@ describe('decide', () => {
 
   it('a named provider owns only what its pattern matches; the proxy (which checked access already) is not asked again', async () => {
     const { calls } = useCase();
-    expect(await calls.decide(command('delete_all', { kind: 'named', provider: ops }))).toMatchObject({ kind: 'denied', risk: 'high', reason: OUTSIDE_PATTERN });
+    expect(await calls.decide(command('delete_all', { kind: 'named', provider: ops }))).toMatchObject({
+      kind: 'denied',
+      risk: 'high',
+      reason: OUTSIDE_PATTERN,
+    });
     expect(catalog.reads).toEqual([]);
-    expect(await calls.decide(command('ops_read', { kind: 'proxied', provider: ops }))).toMatchObject({ kind: 'allowed', provider: ops });
+    expect(await calls.decide(command('ops_read', { kind: 'proxied', provider: ops }))).toMatchObject({
+      kind: 'allowed',
+      provider: ops,
+    });
     expect(catalog.reads).toEqual(['policy ops_read']);
-    expect(await calls.decide(command('ops_read', { kind: 'named', provider: ops }))).toMatchObject({ kind: 'allowed', provider: ops });
+    expect(await calls.decide(command('ops_read', { kind: 'named', provider: ops }))).toMatchObject({
+      kind: 'allowed',
+      provider: ops,
+    });
     expect(catalog.reads).toEqual(['policy ops_read', 'reach ops', 'policy ops_read']);
   });
 
   it('a user without an agent needs no provider access, only the policy', async () => {
     const { calls } = useCase();
     catalog.reach.clear();
-    expect(await calls.decide(command('ops_read', undefined, { principal: personOf() }))).toMatchObject({ kind: 'allowed' });
+    expect(await calls.decide(command('ops_read', undefined, { principal: personOf() }))).toMatchObject({
+      kind: 'allowed',
+    });
     expect(catalog.reads).toEqual(['policy ops_read']);
   });
 });
@@ -108,7 +164,18 @@ describe('open', () => {
     const call = command('ops_read');
     await calls.open(call, (await calls.decide(call)) as AllowedCall);
     expect(trail.jobs).toEqual([
-      { op: 'open', id: 'audit-1', userId: 'u1', agentId: 'a1', endUserId: 'e1', tenantId: 't1', providerId: 'ops', toolName: 'ops_read', arguments: { n: 1 }, status: 'pending' },
+      {
+        op: 'open',
+        id: 'audit-1',
+        userId: 'u1',
+        agentId: 'a1',
+        endUserId: 'e1',
+        tenantId: 't1',
+        providerId: 'ops',
+        toolName: 'ops_read',
+        arguments: { n: 1 },
+        status: 'pending',
+      },
     ]);
   });
 });
@@ -140,7 +207,19 @@ describe('hold', () => {
       principal: fresh,
       provider: ops,
     });
-    expect(gate.held).toEqual([{ auditId: 'audit-1', agentId: 'a1', userId: 'u1', endUserId: 'e1', tenantId: 't1', providerId: 'ops', toolName: 'ops_drop', arguments: { n: 1 }, risk: 'critical' }]);
+    expect(gate.held).toEqual([
+      {
+        auditId: 'audit-1',
+        agentId: 'a1',
+        userId: 'u1',
+        endUserId: 'e1',
+        tenantId: 't1',
+        providerId: 'ops',
+        toolName: 'ops_drop',
+        arguments: { n: 1 },
+        risk: 'critical',
+      },
+    ]);
     expect(trail.jobs).toEqual([]);
   });
 
@@ -157,14 +236,19 @@ describe('hold', () => {
   ] as const)('%o ends as %o, recorded by the confirmation hub alone', async (outcome, expected) => {
     const { calls } = useCase(outcome);
     const { call, decision } = await held(calls);
-    expect(await calls.hold(call, decision, options())).toEqual(expected.kind === 'gone' ? expected : { ...expected, auditId: 'audit-1', risk: 'critical' });
+    expect(await calls.hold(call, decision, options())).toEqual(
+      expected.kind === 'gone' ? expected : { ...expected, auditId: 'audit-1', risk: 'critical' },
+    );
     expect(trail.jobs).toEqual([]);
   });
 
   it('a redeemed exact-call token releases without a hold, and the call records it as confirmed (no confirmation decides this record)', async () => {
     const { calls, gate } = useCase();
     const { call, decision } = await held(calls);
-    expect(await calls.hold(call, decision, options({ confirmationToken: 'good-token' }))).toMatchObject({ kind: 'confirmed', confirmedBy: null });
+    expect(await calls.hold(call, decision, options({ confirmationToken: 'good-token' }))).toMatchObject({
+      kind: 'confirmed',
+      confirmedBy: null,
+    });
     expect(gate.held).toEqual([]);
     expect(gate.redeemed).toHaveLength(1);
     expect(trail.jobs).toEqual([{ op: 'update', id: 'audit-1', status: 'confirmed', confirmedBy: null }]);
@@ -173,7 +257,10 @@ describe('hold', () => {
   it('a token that does not redeem falls back to a hold', async () => {
     const { calls, gate } = useCase();
     const { call, decision } = await held(calls);
-    expect(await calls.hold(call, decision, options({ confirmationToken: 'stale' }))).toMatchObject({ kind: 'confirmed', confirmedBy: 'boss' });
+    expect(await calls.hold(call, decision, options({ confirmationToken: 'stale' }))).toMatchObject({
+      kind: 'confirmed',
+      confirmedBy: 'boss',
+    });
     expect(gate.held).toHaveLength(1);
   });
 
@@ -181,7 +268,12 @@ describe('hold', () => {
     const { calls } = useCase();
     const { call, decision } = await held(calls);
     catalog.agentStates.set('a1', { isActive: false, requireConfirmation: false });
-    expect(await calls.hold(call, decision, options())).toEqual({ kind: 'denied', auditId: 'audit-1', risk: 'critical', reason: 'Agent is disabled' });
+    expect(await calls.hold(call, decision, options())).toEqual({
+      kind: 'denied',
+      auditId: 'audit-1',
+      risk: 'critical',
+      reason: 'Agent is disabled',
+    });
     expect(trail.jobs).toEqual([{ op: 'update', id: 'audit-1', status: 'rejected', error: 'Agent is disabled' }]);
   });
 
@@ -189,11 +281,17 @@ describe('hold', () => {
     const { calls } = useCase();
     const { call, decision } = await held(calls);
     const revoked = options({ reauthenticate: () => Promise.reject(new ForbiddenError('API key revoked')) });
-    expect(await calls.hold(call, decision, revoked)).toMatchObject({ kind: 'denied', reason: "The caller's credentials no longer hold: API key revoked" });
+    expect(await calls.hold(call, decision, revoked)).toMatchObject({
+      kind: 'denied',
+      reason: "The caller's credentials no longer hold: API key revoked",
+    });
     catalog.providerList = [providerOf('ops2', 'ops_*', 5), ops];
     expect(await calls.hold(call, decision, options())).toMatchObject({ kind: 'confirmed', provider: ops });
     catalog.providerList = [fallback];
-    expect(await calls.hold(call, decision, options())).toMatchObject({ kind: 'denied', reason: 'The tool no longer goes to this provider' });
+    expect(await calls.hold(call, decision, options())).toMatchObject({
+      kind: 'denied',
+      reason: 'The tool no longer goes to this provider',
+    });
   });
 
   it('a named provider is looked up by id after the release, not routed', async () => {
@@ -202,6 +300,9 @@ describe('hold', () => {
     catalog.providerList = [providerOf('ops2', 'ops_*', 5), ops];
     expect(await calls.hold(call, decision, options())).toMatchObject({ kind: 'confirmed', provider: ops });
     catalog.providerList = [];
-    expect(await calls.hold(call, decision, options())).toMatchObject({ kind: 'denied', reason: 'The tool no longer goes to this provider' });
+    expect(await calls.hold(call, decision, options())).toMatchObject({
+      kind: 'denied',
+      reason: 'The tool no longer goes to this provider',
+    });
   });
 });

@@ -1,9 +1,24 @@
 import type { AuditTrail } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
-import { matchGlob, type ConfirmationGate, type HeldCall, type HoldOptions, type Logger, type RiskLevel } from '@agentgw/core';
+import {
+  matchGlob,
+  type ConfirmationGate,
+  type HeldCall,
+  type HoldOptions,
+  type Logger,
+  type RiskLevel,
+} from '@agentgw/core';
 import { addressableProvider, recheckReleasedCall, type Reauthenticate } from './released-call-check.js';
-import { denialReason, mayReach, NO_PROVIDER_ACCESS, OUTSIDE_PATTERN, routingSet, toolPolicy, type ToolCallCatalog } from './tool-access.js';
+import {
+  denialReason,
+  mayReach,
+  NO_PROVIDER_ACCESS,
+  OUTSIDE_PATTERN,
+  routingSet,
+  toolPolicy,
+  type ToolCallCatalog,
+} from './tool-access.js';
 import type { AllowedCall, HeldCallResult, ToolCallCommand, ToolCallDecision } from './tool-call.command.js';
 import { ToolCallRecord } from './tool-call-record.js';
 
@@ -44,7 +59,8 @@ export class ToolCallUseCase {
     const { principal, target, toolName } = call;
     const { provider } = target;
     // A provider owns only what its pattern matches (a routed name was resolved so already).
-    if (!matchGlob(provider.pattern, toolName)) return this.refuse(call, provider.id, OUTSIDE_PATTERN, OUTSIDE_PATTERN, 'high');
+    if (!matchGlob(provider.pattern, toolName))
+      return this.refuse(call, provider.id, OUTSIDE_PATTERN, OUTSIDE_PATTERN, 'high');
     if (target.kind !== 'proxied' && !(await mayReach(catalog, principal, provider.id))) {
       return this.refuse(call, provider.id, 'no provider access', NO_PROVIDER_ACCESS, 'high');
     }
@@ -53,7 +69,13 @@ export class ToolCallUseCase {
       const reason = denialReason(policy);
       return this.refuse(call, provider.id, reason, reason, policy.risk);
     }
-    return { kind: 'allowed', auditId: call.auditId, risk: policy.risk, provider, hold: call.alwaysConfirm || policy.action === 'require_confirmation' };
+    return {
+      kind: 'allowed',
+      auditId: call.auditId,
+      risk: policy.risk,
+      provider,
+      hold: call.alwaysConfirm || policy.action === 'require_confirmation',
+    };
   }
 
   /** Opens the record of an allowed call as pending; the caller awaits it before it answers, not before it forwards. */
@@ -80,12 +102,20 @@ export class ToolCallUseCase {
       arguments: call.arguments,
       risk,
     };
-    const redeemed = options.confirmationToken !== null && (await this.deps.gate.redeem(options.confirmationToken, held));
+    const redeemed =
+      options.confirmationToken !== null && (await this.deps.gate.redeem(options.confirmationToken, held));
     let confirmedBy: string | null = null;
     if (!redeemed) {
       const outcome = await this.deps.gate.hold(held, { signal: options.signal, onStatus: options.onStatus });
       if (outcome.decision === 'expired') return GONE;
-      if (outcome.decision !== 'confirmed') return { kind: outcome.decision, auditId, risk, reason: outcome.reason, confirmationId: outcome.confirmationId };
+      if (outcome.decision !== 'confirmed')
+        return {
+          kind: outcome.decision,
+          auditId,
+          risk,
+          reason: outcome.reason,
+          confirmationId: outcome.confirmationId,
+        };
       confirmedBy = outcome.confirmedBy;
     }
     const release = await recheckReleasedCall(this.deps.catalog, {
@@ -108,10 +138,18 @@ export class ToolCallUseCase {
     const { catalog } = this.deps;
     const { target } = call;
     if (target.kind !== 'routed') return addressableProvider(catalog, principal, target.provider.id);
-    return (await routingSet(catalog, principal, target.providerFilter)).find((p) => p.id === target.provider.id) ?? null;
+    return (
+      (await routingSet(catalog, principal, target.providerFilter)).find((p) => p.id === target.provider.id) ?? null
+    );
   }
 
-  private async refuse(call: ToolCallCommand, providerId: string, error: string, reason: string, risk: RiskLevel): Promise<ToolCallDecision> {
+  private async refuse(
+    call: ToolCallCommand,
+    providerId: string,
+    error: string,
+    reason: string,
+    risk: RiskLevel,
+  ): Promise<ToolCallDecision> {
     await this.record.refused(call, providerId, error);
     return { kind: 'denied', auditId: call.auditId, risk, reason };
   }

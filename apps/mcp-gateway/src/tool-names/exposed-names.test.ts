@@ -18,7 +18,13 @@ class MemoryToolNameStore implements ToolNameStore {
   async add(scope: string, names: readonly ToolNameAssignment[]): Promise<void> {
     const rows = this.rows.get(scope) ?? [];
     for (const n of names) {
-      if (rows.some((r) => r.exposedName === n.exposedName || (r.providerId === n.providerId && r.upstreamName === n.upstreamName))) continue;
+      if (
+        rows.some(
+          (r) =>
+            r.exposedName === n.exposedName || (r.providerId === n.providerId && r.upstreamName === n.upstreamName),
+        )
+      )
+        continue;
       rows.push(n);
     }
     this.rows.set(scope, rows);
@@ -26,7 +32,8 @@ class MemoryToolNameStore implements ToolNameStore {
 }
 
 const provider = (id: string): NamingProvider => ({ id, name: id, namePrefix: null });
-const offer = (p: NamingProvider, ...names: string[]): OfferedTool[] => names.map((upstreamName) => ({ provider: p, upstreamName }));
+const offer = (p: NamingProvider, ...names: string[]): OfferedTool[] =>
+  names.map((upstreamName) => ({ provider: p, upstreamName }));
 const [a, b, c] = [provider('a'), provider('b'), provider('c')];
 
 async function replica(store: ToolNameStore, bus = new MemoryEventBus()): Promise<ExposedNames> {
@@ -50,7 +57,9 @@ describe('ExposedNames', () => {
     const names = await replica(new MemoryToolNameStore());
     await names.name('t1', offer(a, 'search'));
     await names.name('t2', offer(b, 'search'));
-    expect((await names.name('t2', [...offer(a, 'search'), ...offer(b, 'search')])).byTool.get('a\nsearch')).toBe('a__search');
+    expect((await names.name('t2', [...offer(a, 'search'), ...offer(b, 'search')])).byTool.get('a\nsearch')).toBe(
+      'a__search',
+    );
     expect((await names.cached('t1')).byTool.get('a\nsearch')).toBe('search');
   });
 
@@ -72,7 +81,8 @@ describe('ExposedNames', () => {
       load: (scope) => store.load(scope),
       add: async (scope, chosen) => {
         // Another replica names c's `search` first, between this replica's read and its write.
-        if (!store.rows.get(scope)?.length) await store.add(scope, [{ providerId: 'c', upstreamName: 'search', exposedName: 'search' }]);
+        if (!store.rows.get(scope)?.length)
+          await store.add(scope, [{ providerId: 'c', upstreamName: 'search', exposedName: 'search' }]);
         await store.add(scope, chosen);
       },
     };

@@ -85,11 +85,15 @@ export class ExposedNames {
       if (left > 0) return true;
       if (!this.overCap.has(id)) {
         this.overCap.add(id);
-        this.deps.logger.warn({ providerId: id, max: MAX_NAMES_PER_PROVIDER }, 'provider offers more tool names than the gateway names; the rest are left out');
+        this.deps.logger.warn(
+          { providerId: id, max: MAX_NAMES_PER_PROVIDER },
+          'provider offers more tool names than the gateway names; the rest are left out',
+        );
       }
       return false;
     });
   }
 }
 
-const unnamed = (names: ScopeNames, offered: readonly OfferedTool[]): OfferedTool[] => offered.filter((t) => !names.byTool.has(toolKey(t.provider.id, t.upstreamName)));
+const unnamed = (names: ScopeNames, offered: readonly OfferedTool[]): OfferedTool[] =>
+  offered.filter((t) => !names.byTool.has(toolKey(t.provider.id, t.upstreamName)));

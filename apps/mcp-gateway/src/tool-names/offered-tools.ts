@@ -21,7 +21,13 @@ export function offeredTools(provider: ProviderRecord, items: readonly ListItem[
   const offered: OfferedItem[] = [];
   for (const tool of items) {
     const name = tool.name;
-    if (typeof name !== 'string' || toolNameProblem(name) !== null || seen.has(name) || !matchGlob(provider.pattern, name)) continue;
+    if (
+      typeof name !== 'string' ||
+      toolNameProblem(name) !== null ||
+      seen.has(name) ||
+      !matchGlob(provider.pattern, name)
+    )
+      continue;
     seen.add(name);
     offered.push({ upstreamName: name, tool });
   }
@@ -29,4 +35,7 @@ export function offeredTools(provider: ProviderRecord, items: readonly ListItem[
 }
 
 /** `offeredTools` of a fetched list, or null when the list could not be had (failed, refused). */
-export const listedTools = (provider: ProviderRecord, list: { items: readonly ListItem[] | null }): OfferedItem[] | null => (list.items === null ? null : offeredTools(provider, list.items));
+export const listedTools = (
+  provider: ProviderRecord,
+  list: { items: readonly ListItem[] | null },
+): OfferedItem[] | null => (list.items === null ? null : offeredTools(provider, list.items));

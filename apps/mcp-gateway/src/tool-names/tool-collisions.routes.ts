@@ -12,7 +12,9 @@ import { nameScope, type ToolNaming } from './tool-naming.js';
 const ToolCollision = z
   .object({
     toolName: z.string().openapi({ description: 'The upstream tool name several providers offer' }),
-    exposedName: z.string().openapi({ description: 'The name clients list and call; it reaches `toolName` on this provider' }),
+    exposedName: z
+      .string()
+      .openapi({ description: 'The name clients list and call; it reaches `toolName` on this provider' }),
     providerId: z.string(),
     providerName: z.string(),
   })
@@ -20,7 +22,9 @@ const ToolCollision = z
 
 const PerUserProvider = z
   .object({ providerId: z.string(), providerName: z.string() })
-  .openapi('PerUserProvider', { description: 'A provider that lists its tools to each user with their own credential: not asked for this report' });
+  .openapi('PerUserProvider', {
+    description: 'A provider that lists its tools to each user with their own credential: not asked for this report',
+  });
 
 const route = createRoute({
   tags: ['MCP'],
@@ -30,11 +34,22 @@ const route = createRoute({
   summary: 'Tool names several providers offer, and the name each is exposed under on the unified MCP endpoint',
   description:
     "Over the providers the caller's calls route over (global and its tenant's): every upstream tool name offered by more than one provider, one entry per provider with the exposed name that reaches it (chosen once and kept: the first keeps the bare name, later ones get `<provider>__<name>`; a provider's `namePrefix` gives `<prefix>__<name>`). Unreachable upstreams are left out. Providers that list their tools per user (`user_oauth`, `user_key`, `mcp_oauth`, `token_exchange`) are never asked without a user's own credential, so they are not in `data` but named in `listedPerUser`. Needs provider:read.",
-  responses: { 200: jsonResponse(z.object({ data: z.array(ToolCollision), listedPerUser: z.array(PerUserProvider) }), 'Colliding tool names'), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(
+      z.object({ data: z.array(ToolCollision), listedPerUser: z.array(PerUserProvider) }),
+      'Colliding tool names',
+    ),
+    ...errorResponses(401, 403),
+  },
 });
 
 /** `GET /api/v1/mcp/tool-collisions`: which exposed name reaches which provider's tool, where names collide. */
-export function toolCollisionsRoutes(deps: { auth: AuthService; catalog: Catalog; lists: ProviderLists; names: ToolNaming }): OpenAPIHono {
+export function toolCollisionsRoutes(deps: {
+  auth: AuthService;
+  catalog: Catalog;
+  lists: ProviderLists;
+  names: ToolNaming;
+}): OpenAPIHono {
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth), requirePermission('provider:read'));
   app.openapi(route, async (c) => {
@@ -42,10 +57,16 @@ export function toolCollisionsRoutes(deps: { auth: AuthService; catalog: Catalog
     const routable = await deps.catalog.providers.routableFor(principal);
     // A per-user provider's shared list is one its upstream never fills (it answers each user alone): not asked, named apart.
     const providers = routable.filter((provider) => !listsPerUser(provider));
-    const listedPerUser = routable.filter(listsPerUser).map((provider) => ({ providerId: provider.id, providerName: provider.name }));
+    const listedPerUser = routable
+      .filter(listsPerUser)
+      .map((provider) => ({ providerId: provider.id, providerName: provider.name }));
     const lists = await Promise.all(
       providers.map(async (provider) => {
-        const list = await deps.lists.get(provider, upstreamTarget(provider, deps.catalog.providers.authSecret(provider), null), 'tools');
+        const list = await deps.lists.get(
+          provider,
+          upstreamTarget(provider, deps.catalog.providers.authSecret(provider), null),
+          'tools',
+        );
         return { provider, tools: offeredTools(provider, list.items ?? []) };
       }),
     );

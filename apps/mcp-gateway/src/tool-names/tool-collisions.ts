@@ -13,10 +13,16 @@ export interface ToolCollision {
 /** The exposed tools whose upstream name more than one provider offers, by upstream name then exposed name. */
 export function collisionsOf(exposed: readonly ExposedTool[]): ToolCollision[] {
   const providersOf = new Map<string, Set<string>>();
-  for (const { upstreamName, provider } of exposed) providersOf.set(upstreamName, (providersOf.get(upstreamName) ?? new Set()).add(provider.id));
+  for (const { upstreamName, provider } of exposed)
+    providersOf.set(upstreamName, (providersOf.get(upstreamName) ?? new Set()).add(provider.id));
   return exposed
     .filter((t) => providersOf.get(t.upstreamName)!.size > 1)
-    .map((t) => ({ toolName: t.upstreamName, exposedName: t.exposedName, providerId: t.provider.id, providerName: t.provider.name }))
+    .map((t) => ({
+      toolName: t.upstreamName,
+      exposedName: t.exposedName,
+      providerId: t.provider.id,
+      providerName: t.provider.name,
+    }))
     .sort((a, b) => compare(a.toolName, b.toolName) || compare(a.exposedName, b.exposedName));
 }
 

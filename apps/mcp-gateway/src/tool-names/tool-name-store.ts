@@ -11,20 +11,30 @@ export interface ToolNameStore {
 }
 
 /** SQLSTATE 23503: the provider was deleted while its tools were being named. */
-const isForeignKeyViolation = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23503';
+const isForeignKeyViolation = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23503';
 
 /** The `tool_names` table (Postgres, or the all-in-one's embedded database). */
 export class KyselyToolNameStore implements ToolNameStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async load(scope: string): Promise<ToolNameAssignment[]> {
-    const rows = await this.db.selectFrom('tool_names').select(['provider_id', 'upstream_name', 'exposed_name']).where('scope', '=', scope).execute();
+    const rows = await this.db
+      .selectFrom('tool_names')
+      .select(['provider_id', 'upstream_name', 'exposed_name'])
+      .where('scope', '=', scope)
+      .execute();
     return rows.map((r) => ({ providerId: r.provider_id, upstreamName: r.upstream_name, exposedName: r.exposed_name }));
   }
 
   async add(scope: string, names: readonly ToolNameAssignment[]): Promise<void> {
     if (names.length === 0) return;
-    const rows = names.map((n) => ({ scope, provider_id: n.providerId, upstream_name: n.upstreamName, exposed_name: n.exposedName }));
+    const rows = names.map((n) => ({
+      scope,
+      provider_id: n.providerId,
+      upstream_name: n.upstreamName,
+      exposed_name: n.exposedName,
+    }));
     try {
       // Another replica may have named the same tools at the same moment: its names stand.
       await this.db

@@ -17,19 +17,32 @@ let ids: { alpha: string; beta: string };
 const audits: AuditOpenEntry[] = [];
 
 /** A plain sessionless JSON-RPC POST (legacy revision, no session), as the spec's examples send it. */
-async function rpc(method: string, params: Record<string, unknown> = {}): Promise<{ status: number; body: { result?: Record<string, unknown>; error?: { code: number; message: string } } }> {
+async function rpc(
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<{ status: number; body: { result?: Record<string, unknown>; error?: { code: number; message: string } } }> {
   const res = await fetch(`${gw.url}/api/v1/mcp/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${runtimeToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${runtimeToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   return { status: res.status, body: (await res.json()) as never };
 }
 
 /** tools/list as the client sees it: names in the order given. */
-const listed = async (): Promise<string[]> => ((await rpc('tools/list')).body.result?.tools as { name: string }[]).map((t) => t.name);
-const callText = async (name: string): Promise<unknown> => (await rpc('tools/call', { name, arguments: {} })).body.result?.content;
-const fixture = (name: string, tools: string[]) => startMcpServer({ name, tools: tools.map((tool) => ({ name: tool, description: `${name}'s ${tool}`, handler: () => `${name}:${tool}` })) });
+const listed = async (): Promise<string[]> =>
+  ((await rpc('tools/list')).body.result?.tools as { name: string }[]).map((t) => t.name);
+const callText = async (name: string): Promise<unknown> =>
+  (await rpc('tools/call', { name, arguments: {} })).body.result?.content;
+const fixture = (name: string, tools: string[]) =>
+  startMcpServer({
+    name,
+    tools: tools.map((tool) => ({ name: tool, description: `${name}'s ${tool}`, handler: () => `${name}:${tool}` })),
+  });
 
 beforeAll(async () => {
   [alpha, beta, gamma, prefixed] = await Promise.all([
@@ -41,15 +54,34 @@ beforeAll(async () => {
   gw = await startGatewayUnderTest({
     audit: (deps) => {
       const real = createAuditTrail({ queue: deps.queue, clock: deps.clock });
-      return { open: async (entry) => (audits.push(entry), real.open(entry)), update: (id, patch) => real.update(id, patch) };
+      return {
+        open: async (entry) => (audits.push(entry), real.open(entry)),
+        update: (id, patch) => real.update(id, patch),
+      };
     },
   });
   const { catalog, admin } = gw;
-  const a = await catalog.providers.create(admin, { name: 'alpha', pattern: '*', endpoint: alpha.url, authType: 'none', priority: 0 });
-  const b = await catalog.providers.create(admin, { name: 'beta', pattern: '*', endpoint: beta.url, authType: 'none', priority: 0 });
+  const a = await catalog.providers.create(admin, {
+    name: 'alpha',
+    pattern: '*',
+    endpoint: alpha.url,
+    authType: 'none',
+    priority: 0,
+  });
+  const b = await catalog.providers.create(admin, {
+    name: 'beta',
+    pattern: '*',
+    endpoint: beta.url,
+    authType: 'none',
+    priority: 0,
+  });
   ids = { alpha: a.id, beta: b.id };
   // A rule written on the upstream name, for beta only: it must keep deciding beta's tool under any exposed name.
-  runtimeToken = (await createRuleBoundAgent(gw, { rules: [ALLOW_EVERY_TOOL, { providerId: b.id, action: 'deny', toolPattern: 'delete_all' }] })).runtimeToken;
+  runtimeToken = (
+    await createRuleBoundAgent(gw, {
+      rules: [ALLOW_EVERY_TOOL, { providerId: b.id, action: 'deny', toolPattern: 'delete_all' }],
+    })
+  ).runtimeToken;
 });
 
 afterAll(async () => {
@@ -90,7 +122,13 @@ describe('stable, collision-safe tool names', () => {
 
   it('adding a third colliding provider first in routing order renames nothing; removing it leaves every name as it was', async () => {
     const { catalog, admin } = gw;
-    const g = await catalog.providers.create(admin, { name: 'gamma', pattern: '*', endpoint: gamma.url, authType: 'none', priority: 100 });
+    const g = await catalog.providers.create(admin, {
+      name: 'gamma',
+      pattern: '*',
+      endpoint: gamma.url,
+      authType: 'none',
+      priority: 100,
+    });
     await expect.poll(listed).toContain('gamma__search');
     const withGamma = await listed();
     expect(withGamma).toEqual(['alpha_only', 'beta__search', 'delete_all', 'gamma__search', 'read', 'search']);
@@ -105,14 +143,23 @@ describe('stable, collision-safe tool names', () => {
 
   it("exposes a prefixed provider's tools as <prefix>__<name>", async () => {
     const { catalog, admin } = gw;
-    await catalog.providers.create(admin, { name: 'hub', pattern: '*', endpoint: prefixed.url, authType: 'none', priority: 50, namePrefix: 'hub' });
+    await catalog.providers.create(admin, {
+      name: 'hub',
+      pattern: '*',
+      endpoint: prefixed.url,
+      authType: 'none',
+      priority: 50,
+      namePrefix: 'hub',
+    });
     await expect.poll(listed).toContain('hub__search');
     expect(await callText('hub__search')).toEqual([{ type: 'text', text: 'hub:search' }]);
     expect(await callText('search')).toEqual([{ type: 'text', text: 'alpha:search' }]);
   });
 
   it('reports each colliding name with what it maps to (GET /api/v1/mcp/tool-collisions)', async () => {
-    const res = await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, { headers: { authorization: `Bearer ${gw.adminToken}` } });
+    const res = await fetch(`${gw.url}/api/v1/mcp/tool-collisions`, {
+      headers: { authorization: `Bearer ${gw.adminToken}` },
+    });
     expect(res.status).toBe(200);
     const { data } = (await res.json()) as { data: { toolName: string; exposedName: string; providerName: string }[] };
     expect(data.map((c) => `${c.toolName} ${c.exposedName} ${c.providerName}`)).toEqual([

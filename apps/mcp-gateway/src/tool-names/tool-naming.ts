@@ -57,10 +57,17 @@ export class ToolNaming {
    * now, under that name: the call is then refused as unavailable (502, egress 403) when its
    * listing is checked, never forwarded unchecked.
    */
-  async resolveExposedName(scope: string, providers: readonly ProviderRecord[], exposedName: string, offeredOf: OfferedToolsOf): Promise<ResolvedTool | null> {
+  async resolveExposedName(
+    scope: string,
+    providers: readonly ProviderRecord[],
+    exposedName: string,
+    offeredOf: OfferedToolsOf,
+  ): Promise<ResolvedTool | null> {
     const cached = await this.names.cached(scope);
     if (cached.byExposed.has(exposedName)) return resolveIn(cached, providers, exposedName);
-    const lists = await Promise.all(providers.map(async (provider) => ({ provider, tools: await offeredOf(provider) })));
+    const lists = await Promise.all(
+      providers.map(async (provider) => ({ provider, tools: await offeredOf(provider) })),
+    );
     const listed = lists.flatMap(({ provider, tools }) => (tools === null ? [] : [{ provider, tools }]));
     const resolved = resolveIn(await this.names.name(scope, offeredTools(listed)), providers, exposedName);
     if (resolved !== null) return resolved;
@@ -72,10 +79,13 @@ export class ToolNaming {
   }
 }
 
-const offeredTools = (lists: OfferedLists): OfferedTool[] => lists.flatMap(({ provider, tools }) => tools.map(({ upstreamName }) => ({ provider, upstreamName })));
+const offeredTools = (lists: OfferedLists): OfferedTool[] =>
+  lists.flatMap(({ provider, tools }) => tools.map(({ upstreamName }) => ({ provider, upstreamName })));
 
 function resolveIn(names: ScopeNames, providers: readonly ProviderRecord[], exposedName: string): ResolvedTool | null {
   const owner = names.byExposed.get(exposedName);
   const provider = owner && providers.find((p) => p.id === owner.providerId);
-  return owner && provider && matchGlob(provider.pattern, owner.upstreamName) ? { provider, upstreamName: owner.upstreamName } : null;
+  return owner && provider && matchGlob(provider.pattern, owner.upstreamName)
+    ? { provider, upstreamName: owner.upstreamName }
+    : null;
 }

@@ -12,10 +12,18 @@ function recheckOf(providers: ProviderRecord[]) {
   const applied: string[] = [];
   const lists = {
     onUpstreamToolsChanged: (listener: (providerId: string) => void) => ((changed = listener), () => undefined),
-    get: async (provider: ProviderRecord) => (listed.push(provider.id), { items: [{ name: 'a' }], failure: null, refusal: null }),
+    get: async (provider: ProviderRecord) => (
+      listed.push(provider.id),
+      { items: [{ name: 'a' }], failure: null, refusal: null }
+    ),
   } as unknown as ProviderLists;
-  const pins = { enabledFor: async () => true, apply: async (provider: ProviderRecord) => void applied.push(provider.id) } as unknown as ToolPins;
-  const catalog = { providers: { get: async (id: string) => providers.find((p) => p.id === id) ?? null, authSecret: () => null } } as unknown as Catalog;
+  const pins = {
+    enabledFor: async () => true,
+    apply: async (provider: ProviderRecord) => void applied.push(provider.id),
+  } as unknown as ToolPins;
+  const catalog = {
+    providers: { get: async (id: string) => providers.find((p) => p.id === id) ?? null, authSecret: () => null },
+  } as unknown as Catalog;
   recheckPinsOnUpstreamChange({ lists, pins, catalog, logger: spyLogger() });
   return { changed: (id: string) => changed(id), listed, applied };
 }
@@ -32,8 +40,17 @@ describe('recheckPinsOnUpstreamChange', () => {
   });
 
   it('never asks a per-user provider for a shared list (it would go with no user auth): its users are re-checked as they list', async () => {
-    const perUser = (id: string, authType: ProviderRecord['authType']) => ({ ...providerOf(id, '*'), authType, credentialServiceType: 'svc' });
-    const { changed, listed, applied } = recheckOf([perUser('oauth', 'user_oauth'), perUser('key', 'user_key'), perUser('mcp', 'mcp_oauth'), perUser('exchange', 'token_exchange')]);
+    const perUser = (id: string, authType: ProviderRecord['authType']) => ({
+      ...providerOf(id, '*'),
+      authType,
+      credentialServiceType: 'svc',
+    });
+    const { changed, listed, applied } = recheckOf([
+      perUser('oauth', 'user_oauth'),
+      perUser('key', 'user_key'),
+      perUser('mcp', 'mcp_oauth'),
+      perUser('exchange', 'token_exchange'),
+    ]);
     for (const id of ['oauth', 'key', 'mcp', 'exchange']) changed(id);
     await settle();
     expect(listed).toEqual([]);

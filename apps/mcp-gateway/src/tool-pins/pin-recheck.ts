@@ -13,15 +13,26 @@ import type { ToolPins } from './tool-pins.js';
  * user is not listed here (there is no user to list as, and it is never asked with shared or no
  * auth): its users' lists were dropped, and pins apply to each as it is listed again. Returns the unsubscribe.
  */
-export function recheckPinsOnUpstreamChange(deps: { lists: ProviderLists; pins: ToolPins; catalog: Catalog; logger: Logger }): () => void {
+export function recheckPinsOnUpstreamChange(deps: {
+  lists: ProviderLists;
+  pins: ToolPins;
+  catalog: Catalog;
+  logger: Logger;
+}): () => void {
   const { lists, pins, catalog, logger } = deps;
   const recheck = async (providerId: string): Promise<void> => {
     const provider = await catalog.providers.get(providerId);
     if (!provider || listsPerUser(provider) || !(await pins.enabledFor(provider.id))) return;
-    const list = await lists.get(provider, upstreamTarget(provider, catalog.providers.authSecret(provider), null), 'tools');
+    const list = await lists.get(
+      provider,
+      upstreamTarget(provider, catalog.providers.authSecret(provider), null),
+      'tools',
+    );
     if (list.items !== null) await pins.apply(provider, list.items);
   };
   return lists.onUpstreamToolsChanged((providerId) => {
-    recheck(providerId).catch((err: unknown) => logger.warn({ err, providerId }, 'tool pins not rechecked after an upstream list change'));
+    recheck(providerId).catch((err: unknown) =>
+      logger.warn({ err, providerId }, 'tool pins not rechecked after an upstream list change'),
+    );
   });
 }

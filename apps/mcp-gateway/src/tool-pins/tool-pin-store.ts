@@ -19,12 +19,26 @@ export class ToolPinStore {
 
   /** The provider's mode and pins; `off` for a provider that is gone. */
   async load(providerId: string): Promise<ProviderPins> {
-    const provider = await this.db.selectFrom('tool_providers').select('tool_pinning').where('id', '=', providerId).executeTakeFirst();
+    const provider = await this.db
+      .selectFrom('tool_providers')
+      .select('tool_pinning')
+      .where('id', '=', providerId)
+      .executeTakeFirst();
     if (!provider || provider.tool_pinning === 'off') return { mode: 'off', pins: new Map() };
-    const rows = await this.db.selectFrom('tool_pins').select(['tool_name', 'status', 'pinned_hash', 'pinned_body_hash', 'pending_hash']).where('provider_id', '=', providerId).execute();
+    const rows = await this.db
+      .selectFrom('tool_pins')
+      .select(['tool_name', 'status', 'pinned_hash', 'pinned_body_hash', 'pending_hash'])
+      .where('provider_id', '=', providerId)
+      .execute();
     const pins = new Map<string, PinState>();
     for (const row of rows) {
-      pins.set(row.tool_name, { toolName: row.tool_name, status: row.status, pinnedHash: row.pinned_hash, pinnedBodyHash: row.pinned_body_hash, pendingHash: row.pending_hash });
+      pins.set(row.tool_name, {
+        toolName: row.tool_name,
+        status: row.status,
+        pinnedHash: row.pinned_hash,
+        pinnedBodyHash: row.pinned_body_hash,
+        pendingHash: row.pending_hash,
+      });
     }
     return { mode: provider.tool_pinning, pins };
   }
@@ -34,11 +48,21 @@ export class ToolPinStore {
     switch (write.kind) {
       case 'pin': {
         const { tool } = write;
-        return this.insertFirstRow(providerId, write, at, { status: 'pinned', pinned_hash: tool.hash, pinned_body_hash: tool.bodyHash, pinned_definition: JSON.stringify(tool.definition) });
+        return this.insertFirstRow(providerId, write, at, {
+          status: 'pinned',
+          pinned_hash: tool.hash,
+          pinned_body_hash: tool.bodyHash,
+          pinned_definition: JSON.stringify(tool.definition),
+        });
       }
       case 'quarantine':
         if (write.exists) return this.quarantineExisting(providerId, write, at);
-        return this.insertFirstRow(providerId, write, at, { status: 'new', pending_hash: write.tool.hash, pending_definition: JSON.stringify(write.tool.definition), pending_since: at });
+        return this.insertFirstRow(providerId, write, at, {
+          status: 'new',
+          pending_hash: write.tool.hash,
+          pending_definition: JSON.stringify(write.tool.definition),
+          pending_since: at,
+        });
       case 'revert': {
         const row = await this.db
           .updateTable('tool_pins')
@@ -59,25 +83,47 @@ export class ToolPinStore {
     providerId: string,
     write: { toolName: string; renamedFrom: string | null },
     at: Date,
-    state: Omit<Insertable<Database['tool_pins']>, 'provider_id' | 'tool_name' | 'renamed_from' | 'created_at' | 'updated_at'>,
+    state: Omit<
+      Insertable<Database['tool_pins']>,
+      'provider_id' | 'tool_name' | 'renamed_from' | 'created_at' | 'updated_at'
+    >,
   ): Promise<boolean> {
     const row = await this.db
       .insertInto('tool_pins')
-      .values({ provider_id: providerId, tool_name: write.toolName, renamed_from: write.renamedFrom, created_at: at, updated_at: at, ...state })
+      .values({
+        provider_id: providerId,
+        tool_name: write.toolName,
+        renamed_from: write.renamedFrom,
+        created_at: at,
+        updated_at: at,
+        ...state,
+      })
       .onConflict((oc) => oc.columns(['provider_id', 'tool_name']).doNothing())
       .returning('tool_name')
       .executeTakeFirst();
     return row !== undefined;
   }
 
-  private async quarantineExisting(providerId: string, write: Extract<PinWrite, { kind: 'quarantine' }>, at: Date): Promise<boolean> {
+  private async quarantineExisting(
+    providerId: string,
+    write: Extract<PinWrite, { kind: 'quarantine' }>,
+    at: Date,
+  ): Promise<boolean> {
     const { hash } = write.tool;
     const row = await this.db
       .updateTable('tool_pins')
-      .set({ status: write.status, pending_hash: hash, pending_definition: JSON.stringify(write.tool.definition), pending_since: at, updated_at: at })
+      .set({
+        status: write.status,
+        pending_hash: hash,
+        pending_definition: JSON.stringify(write.tool.definition),
+        pending_since: at,
+        updated_at: at,
+      })
       .where('provider_id', '=', providerId)
       .where('tool_name', '=', write.toolName)
-      .where((eb) => eb.and([eb('pending_hash', 'is distinct from', hash), eb('pinned_hash', 'is distinct from', hash)]))
+      .where((eb) =>
+        eb.and([eb('pending_hash', 'is distinct from', hash), eb('pinned_hash', 'is distinct from', hash)]),
+      )
       .returning('tool_name')
       .executeTakeFirst();
     return row !== undefined;

@@ -43,7 +43,11 @@ const capableCall = async (name: string) => {
     'mcp-method': 'tools/call',
     'mcp-name': name,
   };
-  const res = await fetch(unified(), { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: meta } }) });
+  const res = await fetch(unified(), {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: meta } }),
+  });
   return (await res.json()) as { result?: unknown; error?: { code: number; data?: Record<string, unknown> } };
 };
 
@@ -63,7 +67,15 @@ beforeAll(async () => {
   gw = await startGatewayUnderTest({ audit: () => recordingAuditTrail(audits) });
   const { catalog, admin } = gw;
   pins = createToolPinAdmin(gw.deps);
-  providerId = (await catalog.providers.create(admin, { name: 'pinned', pattern: 'pin_*', endpoint: upstream.url, authType: 'none', priority: 0 })).id;
+  providerId = (
+    await catalog.providers.create(admin, {
+      name: 'pinned',
+      pattern: 'pin_*',
+      endpoint: upstream.url,
+      authType: 'none',
+      priority: 0,
+    })
+  ).id;
   await pins.setMode(admin, providerId, 'first_sight');
   runtimeToken = (await createRuleBoundAgent(gw, { name: 'pin-bot' })).runtimeToken;
 });
@@ -99,18 +111,38 @@ describe('pinned tool definitions over HTTP', () => {
     // A client declaring capabilities has its own cached list (servers may offer it more): refused the same way.
     const capable = await capableCall('pin_lookup');
     expect(capable.error).toMatchObject({ code: -32003, data: { code: 'TOOL_QUARANTINED' } });
-    expect(refused.body.error).toMatchObject({ code: -32003, data: { code: 'TOOL_QUARANTINED', status: 'changed', reason: expect.stringContaining('changed since it was approved') } });
+    expect(refused.body.error).toMatchObject({
+      code: -32003,
+      data: {
+        code: 'TOOL_QUARANTINED',
+        status: 'changed',
+        reason: expect.stringContaining('changed since it was approved'),
+      },
+    });
     expect(lookups).toBe(1);
-    expect(opened().some((e) => e.toolName === 'pin_lookup' && e.status === 'rejected' && e.error?.includes('changed since it was approved') && e.agentId !== null)).toBe(true);
+    expect(
+      opened().some(
+        (e) =>
+          e.toolName === 'pin_lookup' &&
+          e.status === 'rejected' &&
+          e.error?.includes('changed since it was approved') &&
+          e.agentId !== null,
+      ),
+    ).toBe(true);
     // The tool gate knows the recorded quarantine too (its runtime calls upstream itself).
     const gate = await fetch(`${gw.url}/api/v1/tool-gate/evaluate`, {
       method: 'POST',
       headers: { ...bearer(), 'content-type': 'application/json' },
       body: JSON.stringify({ toolName: 'pin_lookup', providerId, params: {} }),
     });
-    expect(await gate.json()).toMatchObject({ decision: 'denied', reason: expect.stringContaining('changed since it was approved') });
+    expect(await gate.json()).toMatchObject({
+      decision: 'denied',
+      reason: expect.stringContaining('changed since it was approved'),
+    });
     // The detection itself is audited once (whichever replica wrote it).
-    expect(opened().filter((e) => (e.arguments as { event?: string } | null)?.event === 'tool_definition_quarantined')).toHaveLength(1);
+    expect(
+      opened().filter((e) => (e.arguments as { event?: string } | null)?.event === 'tool_definition_quarantined'),
+    ).toHaveLength(1);
 
     // The admin sees both definitions, approves the one reviewed (an older hash is a 409).
     const [quarantined] = await pins.list(gw.admin, { state: 'quarantined', providerId });
@@ -120,7 +152,9 @@ describe('pinned tool definitions over HTTP', () => {
       pinned: { definition: { description: 'Looks a word up' } },
       pending: { definition: { description: expect.stringContaining('id_rsa') } },
     });
-    await expect(pins.approve(gw.admin, providerId, { toolName: 'pin_lookup', hash: quarantined!.pinned!.hash })).rejects.toMatchObject({ status: 409 });
+    await expect(
+      pins.approve(gw.admin, providerId, { toolName: 'pin_lookup', hash: quarantined!.pinned!.hash }),
+    ).rejects.toMatchObject({ status: 409 });
     await pins.approve(gw.admin, providerId, { toolName: 'pin_lookup', hash: quarantined!.pending!.hash });
 
     await expect.poll(() => listChanged).toBeGreaterThan(seenBeforeApproval);
@@ -141,13 +175,17 @@ describe('pinned tool definitions over HTTP', () => {
     lookupName = 'pin_lookup2';
     for (const tool of registered) tool.update({ name: lookupName });
     // A renamed tool: the definition (minus the name) of a pinned tool that is gone.
-    await expect.poll(async () => toolNames(await statelessRpc(unified(), bearer(), 'tools/list'))).toEqual(['pin_other']);
+    await expect
+      .poll(async () => toolNames(await statelessRpc(unified(), bearer(), 'tools/list')))
+      .toEqual(['pin_other']);
     const [renamed] = await pins.list(gw.admin, { state: 'quarantined', providerId });
     expect(renamed).toMatchObject({ toolName: 'pin_lookup2', status: 'new', renamedFrom: 'pin_lookup', pinned: null });
     const refused = await statelessRpc(unified(), bearer(), 'tools/call', { name: 'pin_lookup2', arguments: {} });
     expect(refused.body.error).toMatchObject({ code: -32003, data: { code: 'TOOL_QUARANTINED', status: 'new' } });
     await pins.block(gw.admin, providerId, { toolName: 'pin_lookup2', hash: renamed!.pending!.hash });
     expect((await pins.list(gw.admin, { state: 'quarantined', providerId }))[0]).toMatchObject({ status: 'blocked' });
-    expect((await statelessRpc(unified(), bearer(), 'tools/call', { name: 'pin_lookup2', arguments: {} })).body.error).toMatchObject({ data: { status: 'blocked' } });
+    expect(
+      (await statelessRpc(unified(), bearer(), 'tools/call', { name: 'pin_lookup2', arguments: {} })).body.error,
+    ).toMatchObject({ data: { status: 'blocked' } });
   });
 });

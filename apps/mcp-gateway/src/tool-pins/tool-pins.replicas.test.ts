@@ -38,7 +38,16 @@ describe.each(testBackends())('tool pins across replicas (%s)', (backend) => {
     const now = new Date();
     await handle.db
       .insertInto('tool_providers')
-      .values({ id: provider.id, name: provider.name, pattern: '*', endpoint: provider.endpoint, tenant_id: 'acme', tool_pinning: 'first_sight', created_at: now, updated_at: now })
+      .values({
+        id: provider.id,
+        name: provider.name,
+        pattern: '*',
+        endpoint: provider.endpoint,
+        tenant_id: 'acme',
+        tool_pinning: 'first_sight',
+        created_at: now,
+        updated_at: now,
+      })
       .execute();
     await bus.subscribe('tool_pins.changed', (e) => void events.push(e));
     for (let i = 0; i < 2; i++) {
@@ -71,7 +80,9 @@ describe.each(testBackends())('tool pins across replicas (%s)', (backend) => {
       [0, 'changed'],
     ]);
     expect(events.map((e) => e.change)).toEqual(['pinned', 'quarantined']);
-    expect(audited.map((e) => [e.toolName, e.status, (e.arguments as { event: string }).event])).toEqual([['lookup', 'rejected', 'tool_definition_quarantined']]);
+    expect(audited.map((e) => [e.toolName, e.status, (e.arguments as { event: string }).event])).toEqual([
+      ['lookup', 'rejected', 'tool_definition_quarantined'],
+    ]);
     // Asked again (the event dropped both caches): still quarantined, nothing written twice.
     expect(await replicas[1]!.quarantineOf(provider, changed, 'lookup')).toBe('changed');
     expect(events).toHaveLength(2);

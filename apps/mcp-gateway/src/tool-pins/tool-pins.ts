@@ -1,6 +1,14 @@
 import type { AuditTrail } from '@agentgw/audit';
 import type { ProviderRecord } from '@agentgw/catalog';
-import { definitionHashes, definitionOf, type Clock, type EventBus, type Logger, type ToolPinChange, type Unsubscribe } from '@agentgw/core';
+import {
+  definitionHashes,
+  definitionOf,
+  type Clock,
+  type EventBus,
+  type Logger,
+  type ToolPinChange,
+  type Unsubscribe,
+} from '@agentgw/core';
 import type { ListItem } from '../provider-lists.js';
 import { decidePin, missingPinnedBodies, type PinWrite, type SeenTool } from './pin-decisions.js';
 import type { ProviderPins, ToolPinStore } from './tool-pin-store.js';
@@ -25,7 +33,11 @@ export const QUARANTINE_REASONS: Record<QuarantineStatus, string> = {
   blocked: 'Tool definition blocked by an admin',
 };
 
-const CHANGE_OF: Record<PinWrite['kind'], ToolPinChange> = { pin: 'pinned', quarantine: 'quarantined', revert: 'reverted' };
+const CHANGE_OF: Record<PinWrite['kind'], ToolPinChange> = {
+  pin: 'pinned',
+  quarantine: 'quarantined',
+  revert: 'reverted',
+};
 
 /**
  * Pinned tool definitions on the gateway's side: applies each provider's pins to its upstream
@@ -42,12 +54,17 @@ export class ToolPins {
   private readonly answers = new WeakMap<ListItem[], { pins: ProviderPins; list: PinnedList }>();
   private unsubscribes: Unsubscribe[] = [];
 
-  constructor(private readonly deps: { store: ToolPinStore; bus: EventBus; audit: AuditTrail; clock: Clock; logger: Logger }) {}
+  constructor(
+    private readonly deps: { store: ToolPinStore; bus: EventBus; audit: AuditTrail; clock: Clock; logger: Logger },
+  ) {}
 
   async start(): Promise<void> {
     this.unsubscribes = [
       await this.deps.bus.subscribe('tool_pins.changed', ({ providerId }) => void this.cache.delete(providerId)),
-      await this.deps.bus.subscribe('providers.changed', ({ providerId }) => void (providerId === null ? this.cache.clear() : this.cache.delete(providerId))),
+      await this.deps.bus.subscribe(
+        'providers.changed',
+        ({ providerId }) => void (providerId === null ? this.cache.clear() : this.cache.delete(providerId)),
+      ),
     ];
   }
 
@@ -62,7 +79,10 @@ export class ToolPins {
     const known = this.answers.get(items);
     if (known?.pins === pins) return known.list;
     const tools = items.map((item) => ({ item, tool: this.seenTool(item) }));
-    const missing = missingPinnedBodies(pins.pins, new Set(tools.flatMap(({ tool }) => (tool ? [tool.definition.name] : []))));
+    const missing = missingPinnedBodies(
+      pins.pins,
+      new Set(tools.flatMap(({ tool }) => (tool ? [tool.definition.name] : []))),
+    );
     const visible: ListItem[] = [];
     const quarantined = new Map<string, QuarantineStatus>();
     const writes: PinWrite[] = [];
@@ -129,7 +149,10 @@ export class ToolPins {
     for (const write of writes) {
       if (!(await this.deps.store.apply(provider.id, write, at))) continue;
       const renamedFrom = write.kind === 'revert' ? null : write.renamedFrom;
-      this.deps.logger.info({ providerId: provider.id, toolName: write.toolName, change: CHANGE_OF[write.kind], renamedFrom }, 'tool pin changed');
+      this.deps.logger.info(
+        { providerId: provider.id, toolName: write.toolName, change: CHANGE_OF[write.kind], renamedFrom },
+        'tool pin changed',
+      );
       await Promise.all([
         this.audited(provider, write),
         this.deps.bus.publish('tool_pins.changed', {
@@ -147,13 +170,35 @@ export class ToolPins {
   /** A quarantine, a return to the pin and a rename go to the audit log (a plain first-sight pin does not: enabling pinning would write one per tool). */
   private async audited(provider: ProviderRecord, write: PinWrite): Promise<void> {
     if (write.kind === 'pin' && write.renamedFrom === null) return;
-    const base = { userId: null, agentId: null, endUserId: null, providerId: provider.id, tenantId: provider.tenantId, toolName: write.toolName };
+    const base = {
+      userId: null,
+      agentId: null,
+      endUserId: null,
+      providerId: provider.id,
+      tenantId: provider.tenantId,
+      toolName: write.toolName,
+    };
     const entry =
       write.kind === 'quarantine'
-        ? { ...base, status: 'rejected' as const, error: QUARANTINE_REASONS[write.status], arguments: { event: 'tool_definition_quarantined', hash: write.tool.hash, renamedFrom: write.renamedFrom } }
+        ? {
+            ...base,
+            status: 'rejected' as const,
+            error: QUARANTINE_REASONS[write.status],
+            arguments: { event: 'tool_definition_quarantined', hash: write.tool.hash, renamedFrom: write.renamedFrom },
+          }
         : write.kind === 'pin'
-          ? { ...base, status: 'completed' as const, error: null, arguments: { event: 'tool_definition_pinned', hash: write.tool.hash, renamedFrom: write.renamedFrom } }
-          : { ...base, status: 'completed' as const, error: null, arguments: { event: 'tool_definition_reverted', hash: write.hash } };
+          ? {
+              ...base,
+              status: 'completed' as const,
+              error: null,
+              arguments: { event: 'tool_definition_pinned', hash: write.tool.hash, renamedFrom: write.renamedFrom },
+            }
+          : {
+              ...base,
+              status: 'completed' as const,
+              error: null,
+              arguments: { event: 'tool_definition_reverted', hash: write.hash },
+            };
     try {
       await this.deps.audit.open(entry);
     } catch (err) {

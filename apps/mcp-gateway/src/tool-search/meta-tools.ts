@@ -19,15 +19,30 @@ export const META_TOOLS: readonly ListItem[] = Object.freeze([
     inputSchema: {
       type: 'object',
       properties: {
-        query: { type: 'string', minLength: 1, description: 'The task, in plain words (e.g. "open an issue about the login bug").' },
-        limit: { type: 'integer', minimum: 1, maximum: SEARCH_RESULT_LIMITS.max, default: SEARCH_RESULT_LIMITS.default, description: 'How many tools to return.' },
+        query: {
+          type: 'string',
+          minLength: 1,
+          description: 'The task, in plain words (e.g. "open an issue about the login bug").',
+        },
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: SEARCH_RESULT_LIMITS.max,
+          default: SEARCH_RESULT_LIMITS.default,
+          description: 'How many tools to return.',
+        },
       },
       required: ['query'],
       additionalProperties: false,
     },
     outputSchema: {
       type: 'object',
-      properties: { tools: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } },
+      properties: {
+        tools: {
+          type: 'array',
+          items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        },
+      },
       required: ['tools'],
     },
     annotations: { title: 'Search tools', readOnlyHint: true, openWorldHint: false },
@@ -58,7 +73,8 @@ export interface SearchToolsArgs {
 /** Reads search_tools' arguments; anything else than the schema allows is a -32602 naming the field. */
 export function searchToolsArgs(args: Record<string, unknown>): SearchToolsArgs {
   const { query, limit = SEARCH_RESULT_LIMITS.default } = args;
-  if (typeof query !== 'string' || query.trim().length === 0) throw invalidParams(`${SEARCH_TOOLS}: arguments.query must be a non-empty string`);
+  if (typeof query !== 'string' || query.trim().length === 0)
+    throw invalidParams(`${SEARCH_TOOLS}: arguments.query must be a non-empty string`);
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > SEARCH_RESULT_LIMITS.max) {
     throw invalidParams(`${SEARCH_TOOLS}: arguments.limit must be an integer from 1 to ${SEARCH_RESULT_LIMITS.max}`);
   }
@@ -68,7 +84,9 @@ export function searchToolsArgs(args: Record<string, unknown>): SearchToolsArgs 
 /** A call_tool call's arguments, checked (the inner name and arguments are checked again by the normal tools/call path). */
 export function callToolArgs(args: Record<string, unknown>): { name: string; arguments: Record<string, unknown> } {
   const { name, arguments: inner = {} } = args;
-  if (typeof name !== 'string' || name.length === 0) throw invalidParams(`${CALL_TOOL}: arguments.name must be a non-empty string`);
-  if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) throw invalidParams(`${CALL_TOOL}: arguments.arguments must be an object`);
+  if (typeof name !== 'string' || name.length === 0)
+    throw invalidParams(`${CALL_TOOL}: arguments.name must be a non-empty string`);
+  if (typeof inner !== 'object' || inner === null || Array.isArray(inner))
+    throw invalidParams(`${CALL_TOOL}: arguments.arguments must be an object`);
   return { name, arguments: inner as Record<string, unknown> };
 }

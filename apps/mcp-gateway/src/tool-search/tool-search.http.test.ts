@@ -24,15 +24,24 @@ const gate: ConfirmationGate = {
 
 const unified = (query = '') => `${gw.url}/api/v1/mcp/mcp${query}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const structured = (reply: RpcReply) => (reply.body.result?.structuredContent as { tools: { name: string; held?: boolean; inputSchema: unknown }[] }).tools;
+const structured = (reply: RpcReply) =>
+  (reply.body.result?.structuredContent as { tools: { name: string; held?: boolean; inputSchema: unknown }[] }).tools;
 const search = (token: string, query: string, url = unified(), limit?: number) =>
-  statelessRpc(url, bearer(token), 'tools/call', { name: 'search_tools', arguments: { query, ...(limit === undefined ? {} : { limit }) } });
+  statelessRpc(url, bearer(token), 'tools/call', {
+    name: 'search_tools',
+    arguments: { query, ...(limit === undefined ? {} : { limit }) },
+  });
 
 beforeAll(async () => {
   upstream = await startMcpServer({
     name: 'tracker',
     tools: [
-      { name: 'create_issue', description: 'Open a new issue in the tracker', inputSchema: { title: z.string() }, handler: () => 'issue opened' },
+      {
+        name: 'create_issue',
+        description: 'Open a new issue in the tracker',
+        inputSchema: { title: z.string() },
+        handler: () => 'issue opened',
+      },
       { name: 'list_issues', description: 'List the open issues of the tracker', handler: () => 'issues' },
       { name: 'delete_issue', description: 'Delete an issue from the tracker for good', handler: () => 'deleted' },
       { name: 'close_issue', description: 'Close an issue in the tracker', handler: () => 'closed' },
@@ -40,7 +49,13 @@ beforeAll(async () => {
   });
   gw = await startGatewayUnderTest({ gate, audit: () => recordingAuditTrail(audits) });
   const { catalog, admin } = gw;
-  const provider = await catalog.providers.create(admin, { name: 'tracker', pattern: '*', endpoint: upstream.url, authType: 'none', priority: 0 });
+  const provider = await catalog.providers.create(admin, {
+    name: 'tracker',
+    pattern: '*',
+    endpoint: upstream.url,
+    authType: 'none',
+    priority: 0,
+  });
   const rules: AgentRule[] = [
     { providerId: provider.id, action: 'allow', toolPattern: '*' },
     { providerId: provider.id, action: 'deny', toolPattern: 'delete_*' },
@@ -62,10 +77,24 @@ beforeEach(() => {
 
 describe('tool search surface (2026-07-28, stateless)', () => {
   it('lists only the meta-tools for an agent set to search, and the whole list otherwise; ?tools= overrides the setting', async () => {
-    expect(toolNames(await statelessRpc(unified(), bearer(searchAgentToken), 'tools/list'))).toEqual(['call_tool', 'search_tools']);
-    expect(toolNames(await statelessRpc(unified(), bearer(listAgentToken), 'tools/list'))).toEqual(['close_issue', 'create_issue', 'list_issues']);
-    expect(toolNames(await statelessRpc(unified('?tools=search'), bearer(listAgentToken), 'tools/list'))).toEqual(['call_tool', 'search_tools']);
-    expect(toolNames(await statelessRpc(unified('?tools=all'), bearer(searchAgentToken), 'tools/list'))).toEqual(['close_issue', 'create_issue', 'list_issues']);
+    expect(toolNames(await statelessRpc(unified(), bearer(searchAgentToken), 'tools/list'))).toEqual([
+      'call_tool',
+      'search_tools',
+    ]);
+    expect(toolNames(await statelessRpc(unified(), bearer(listAgentToken), 'tools/list'))).toEqual([
+      'close_issue',
+      'create_issue',
+      'list_issues',
+    ]);
+    expect(toolNames(await statelessRpc(unified('?tools=search'), bearer(listAgentToken), 'tools/list'))).toEqual([
+      'call_tool',
+      'search_tools',
+    ]);
+    expect(toolNames(await statelessRpc(unified('?tools=all'), bearer(searchAgentToken), 'tools/list'))).toEqual([
+      'close_issue',
+      'create_issue',
+      'list_issues',
+    ]);
   });
 
   it('refuses an unknown ?tools= value with -32602', async () => {
@@ -86,12 +115,18 @@ describe('tool search surface (2026-07-28, stateless)', () => {
   it('refuses search_tools arguments outside its schema', async () => {
     const tooMany = await search(searchAgentToken, 'issue', unified(), 21);
     expect(tooMany.body.error).toMatchObject({ code: -32602, message: expect.stringContaining('limit') });
-    const noQuery = await statelessRpc(unified(), bearer(searchAgentToken), 'tools/call', { name: 'search_tools', arguments: {} });
+    const noQuery = await statelessRpc(unified(), bearer(searchAgentToken), 'tools/call', {
+      name: 'search_tools',
+      arguments: {},
+    });
     expect(noQuery.body.error).toMatchObject({ code: -32602, message: expect.stringContaining('query') });
   });
 
   it('call_tool takes the normal path: forwarded and audited under the real tool name', async () => {
-    const reply = await statelessRpc(unified(), bearer(searchAgentToken), 'tools/call', { name: 'call_tool', arguments: { name: 'create_issue', arguments: { title: 'x' } } });
+    const reply = await statelessRpc(unified(), bearer(searchAgentToken), 'tools/call', {
+      name: 'call_tool',
+      arguments: { name: 'create_issue', arguments: { title: 'x' } },
+    });
     expect(reply.body.result).toMatchObject({ content: [{ text: 'issue opened' }] });
     expect(upstream.calls).toEqual([expect.objectContaining({ tool: 'create_issue', arguments: { title: 'x' } })]);
     expect(audits.filter((a) => a.entry?.toolName === 'call_tool')).toEqual([]);
@@ -99,7 +134,10 @@ describe('tool search surface (2026-07-28, stateless)', () => {
   });
 
   it('call_tool of a denied tool is denied and audited under the real name, never forwarded', async () => {
-    const reply = await statelessRpc(unified(), bearer(searchAgentToken), 'tools/call', { name: 'call_tool', arguments: { name: 'delete_issue', arguments: {} } });
+    const reply = await statelessRpc(unified(), bearer(searchAgentToken), 'tools/call', {
+      name: 'call_tool',
+      arguments: { name: 'delete_issue', arguments: {} },
+    });
     expect(reply.status).toBe(403);
     expect(reply.body.error).toMatchObject({ code: -32003, data: { decision: 'denied' } });
     const auditId = reply.body.error!.data!.auditId as string;
@@ -109,7 +147,10 @@ describe('tool search surface (2026-07-28, stateless)', () => {
 
   it('call_tool of a held tool is held for confirmation under the real name', async () => {
     const before = held.length;
-    const answer = statelessRpc(unified(), bearer(searchAgentToken), 'tools/call', { name: 'call_tool', arguments: { name: 'close_issue', arguments: {} } });
+    const answer = statelessRpc(unified(), bearer(searchAgentToken), 'tools/call', {
+      name: 'call_tool',
+      arguments: { name: 'close_issue', arguments: {} },
+    });
     await expect.poll(() => held.length).toBe(before + 1);
     expect(held.at(-1)!.call).toMatchObject({ toolName: 'close_issue' });
     expect(upstream.calls).toEqual([]);
@@ -119,7 +160,10 @@ describe('tool search surface (2026-07-28, stateless)', () => {
   });
 
   it('leaves a direct tools/call of a real tool on the normal path', async () => {
-    const reply = await statelessRpc(unified('?tools=search'), bearer(listAgentToken), 'tools/call', { name: 'list_issues', arguments: {} });
+    const reply = await statelessRpc(unified('?tools=search'), bearer(listAgentToken), 'tools/call', {
+      name: 'list_issues',
+      arguments: {},
+    });
     expect(reply.body.result).toMatchObject({ content: [{ text: 'issues' }] });
   });
 });
@@ -127,10 +171,15 @@ describe('tool search surface (2026-07-28, stateless)', () => {
 describe('tool search surface (2025-11-25 session, SDK 1.x client)', () => {
   it('lists the meta-tools, searches and calls through them', async () => {
     const client = new ClientV1({ name: 'search-test', version: '1.0.0' });
-    await client.connect(new TransportV1(new URL(unified('?tools=search')), { requestInit: { headers: bearer(listAgentToken) } }));
+    await client.connect(
+      new TransportV1(new URL(unified('?tools=search')), { requestInit: { headers: bearer(listAgentToken) } }),
+    );
     try {
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['call_tool', 'search_tools']);
-      const found = await client.callTool({ name: 'search_tools', arguments: { query: 'list the issues of the tracker', limit: 2 } });
+      const found = await client.callTool({
+        name: 'search_tools',
+        arguments: { query: 'list the issues of the tracker', limit: 2 },
+      });
       expect((found.structuredContent as { tools: { name: string }[] }).tools[0]?.name).toBe('list_issues');
       const called = await client.callTool({ name: 'call_tool', arguments: { name: 'list_issues', arguments: {} } });
       expect(called.content).toEqual([{ type: 'text', text: 'issues' }]);

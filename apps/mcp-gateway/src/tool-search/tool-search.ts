@@ -40,13 +40,19 @@ export class ToolSearch {
    * Answers tools/list and the meta-tools' tools/call when the surface is on; null when the normal
    * path answers. The hooks are made only then, so a plain call allocates nothing here.
    */
-  async handle(method: string, params: Result, ctx: McpRequestContext, hooksOf: () => SearchSurfaceHooks): Promise<Result | null> {
+  async handle(
+    method: string,
+    params: Result,
+    ctx: McpRequestContext,
+    hooksOf: () => SearchSurfaceHooks,
+  ): Promise<Result | null> {
     if (method !== 'tools/list' && method !== 'tools/call') return null;
     if ((await toolSurfaceOf(this.catalog, ctx.principal, ctx.endpoint)) !== 'search') return null;
     if (method === 'tools/list') return { tools: [...META_TOOLS] };
     if (params.name !== SEARCH_TOOLS && params.name !== CALL_TOOL) return null;
     const args = params.arguments ?? {};
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidParams('params.arguments must be an object');
+    if (typeof args !== 'object' || args === null || Array.isArray(args))
+      throw invalidParams('params.arguments must be an object');
     const hooks = hooksOf();
     if (params.name === CALL_TOOL) {
       const inner = callToolArgs(args as Result);
@@ -55,10 +61,16 @@ export class ToolSearch {
     return this.search(searchToolsArgs(args as Result), ctx, hooks);
   }
 
-  private async search({ query, limit }: { query: string; limit: number }, ctx: McpRequestContext, hooks: SearchSurfaceHooks): Promise<Result> {
+  private async search(
+    { query, limit }: { query: string; limit: number },
+    ctx: McpRequestContext,
+    hooks: SearchSurfaceHooks,
+  ): Promise<Result> {
     const visible = await hooks.visible();
     const hits = this.indexes.get(visibleSetKey(visible), () => visible).search(query, limit);
-    const held = hooks.alwaysConfirm ? () => Promise.resolve(true) : (name: string) => this.requiresConfirmation(ctx, hooks, name);
+    const held = hooks.alwaysConfirm
+      ? () => Promise.resolve(true)
+      : (name: string) => this.requiresConfirmation(ctx, hooks, name);
     const tools = await Promise.all(
       hits.map(async ({ tool, name }) => ({
         name,
@@ -72,9 +84,16 @@ export class ToolSearch {
   }
 
   /** Whether the policy holds a listed tool's calls for confirmation, decided on its provider and upstream name as tools/call decides it. */
-  private async requiresConfirmation(ctx: McpRequestContext, hooks: SearchSurfaceHooks, name: string): Promise<boolean> {
+  private async requiresConfirmation(
+    ctx: McpRequestContext,
+    hooks: SearchSurfaceHooks,
+    name: string,
+  ): Promise<boolean> {
     const resolved = await hooks.resolve(name);
     if (resolved === null) return false;
-    return (await toolPolicy(this.catalog, ctx.principal, resolved.providerId, resolved.upstreamName)).action === 'require_confirmation';
+    return (
+      (await toolPolicy(this.catalog, ctx.principal, resolved.providerId, resolved.upstreamName)).action ===
+      'require_confirmation'
+    );
   }
 }

@@ -9,7 +9,11 @@ import { invalidParams } from '../rpc-errors.js';
  * present, else the acting agent's `toolSurface` setting, else the whole list. The per-provider
  * proxy always serves its provider's tools as they are.
  */
-export async function toolSurfaceOf(catalog: Pick<Catalog, 'agents'>, principal: Principal, endpoint: McpEndpoint): Promise<ToolSurface> {
+export async function toolSurfaceOf(
+  catalog: Pick<Catalog, 'agents'>,
+  principal: Principal,
+  endpoint: McpEndpoint,
+): Promise<ToolSurface> {
   if (endpoint.kind === 'proxy') return 'all';
   if (endpoint.toolsParam !== null) return surfaceParam(endpoint.toolsParam);
   if (principal.agentId === null) return 'all';

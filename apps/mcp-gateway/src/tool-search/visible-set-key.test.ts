@@ -7,7 +7,8 @@ const upstreamList = (description = 'Open an issue'): ListItem[] => [
   { name: 'create_issue', description, inputSchema: { type: 'object', properties: { title: { type: 'string' } } } },
   { name: 'list_issues', description: 'List issues', inputSchema: { type: 'object' } },
 ];
-const exposed = (list: ListItem[], prefix = '') => list.map((tool) => exposedTool(tool, `${prefix}${String(tool.name)}`));
+const exposed = (list: ListItem[], prefix = '') =>
+  list.map((tool) => exposedTool(tool, `${prefix}${String(tool.name)}`));
 
 describe('visibleSetKey', () => {
   it('is the same for fresh copies of the same provider-list objects (each request copies them)', () => {

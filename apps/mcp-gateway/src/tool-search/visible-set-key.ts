@@ -54,7 +54,10 @@ export function visibleSetKey(tools: readonly ListItem[]): string {
 /** What the index reads and a search answers of a tool (name, titles, description, input schema), hashed. */
 function definitionDigest(tool: ListItem): string {
   const annotations = tool.annotations;
-  const annotationTitle = typeof annotations === 'object' && annotations !== null ? (annotations as Record<string, unknown>).title : undefined;
+  const annotationTitle =
+    typeof annotations === 'object' && annotations !== null
+      ? (annotations as Record<string, unknown>).title
+      : undefined;
   return createHash('sha256')
     .update(JSON.stringify([tool.name, tool.title, annotationTitle, tool.description, tool.inputSchema ?? null]))
     .digest('base64url');

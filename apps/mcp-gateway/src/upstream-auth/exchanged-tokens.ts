@@ -1,7 +1,12 @@
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import { AppError } from '@agentgw/core';
-import { createTokenExchange, type SubjectToken, type TokenExchange, type TokenExchangeConfig } from '@agentgw/credentials';
+import {
+  createTokenExchange,
+  type SubjectToken,
+  type TokenExchange,
+  type TokenExchangeConfig,
+} from '@agentgw/credentials';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import type { RecordedCall } from '../tool-call/tool-call-record.js';
 import { GATEWAY_RPC, RpcError } from '../rpc-errors.js';
@@ -19,21 +24,39 @@ const BEARER = /^Bearer\s+(\S+)$/i;
  */
 export function subjectTokenOf(principal: Principal, headers: Pick<Headers, 'get'>): SubjectOrRefusal {
   const bearer = BEARER.exec(headers.get('authorization') ?? '')?.[1];
-  if (principal.via === 'jwt' && bearer) return { kind: 'subject', subject: { token: bearer, type: 'urn:ietf:params:oauth:token-type:jwt' } };
-  if (principal.via === 'oauth' && bearer) return { kind: 'subject', subject: { token: bearer, type: 'urn:ietf:params:oauth:token-type:access_token' } };
-  const presented = principal.via === 'jwt' ? 'a console cookie' : principal.via === 'oauth' ? 'no bearer token' : `a ${principal.via.replace('_', ' ')}`;
-  return { kind: 'refused', reason: `This tool's provider exchanges the caller's sign-in token (RFC 8693): call with a user's JWT or OAuth access token, not ${presented}` };
+  if (principal.via === 'jwt' && bearer)
+    return { kind: 'subject', subject: { token: bearer, type: 'urn:ietf:params:oauth:token-type:jwt' } };
+  if (principal.via === 'oauth' && bearer)
+    return { kind: 'subject', subject: { token: bearer, type: 'urn:ietf:params:oauth:token-type:access_token' } };
+  const presented =
+    principal.via === 'jwt'
+      ? 'a console cookie'
+      : principal.via === 'oauth'
+        ? 'no bearer token'
+        : `a ${principal.via.replace('_', ' ')}`;
+  return {
+    kind: 'refused',
+    reason: `This tool's provider exchanges the caller's sign-in token (RFC 8693): call with a user's JWT or OAuth access token, not ${presented}`,
+  };
 }
 
 /** What exchanging for `provider` needs beside the caller's token: its settings and its opened client secret. */
 function exchangeConfigOf(provider: ProviderRecord, clientSecret: string | null): TokenExchangeConfig | null {
   const settings = provider.tokenExchange;
   if (provider.authType !== 'token_exchange' || settings === null) return null;
-  return { server: settings.server, client: { clientId: settings.clientId, clientSecret }, audience: settings.audience, resource: settings.resource, scope: settings.scope };
+  return {
+    server: settings.server,
+    client: { clientId: settings.clientId, clientSecret },
+    audience: settings.audience,
+    resource: settings.resource,
+    scope: settings.scope,
+  };
 }
 
 /** What a request to a `token_exchange` provider carries for its caller: the exchanged token, or why there is none (with its error code). */
-export type ExchangedAuth = { kind: 'headers'; headers: Record<string, string> } | { kind: 'refused'; reason: string; code: 'SIGN_IN_TOKEN_REQUIRED' | 'TOKEN_EXCHANGE_REFUSED' };
+export type ExchangedAuth =
+  | { kind: 'headers'; headers: Record<string, string> }
+  | { kind: 'refused'; reason: string; code: 'SIGN_IN_TOKEN_REQUIRED' | 'TOKEN_EXCHANGE_REFUSED' };
 
 /**
  * The exchanged token for `principal`'s requests to a `token_exchange` provider (null for other
@@ -51,13 +74,22 @@ export async function exchangedAuthOf(
   const subject = subjectTokenOf(principal, headers);
   const userId = principal.endUserId;
   if (subject.kind === 'refused' || userId === null) {
-    const reason = subject.kind === 'refused' ? subject.reason : 'This tool calls its provider as the user: the caller acts for no user';
+    const reason =
+      subject.kind === 'refused'
+        ? subject.reason
+        : 'This tool calls its provider as the user: the caller acts for no user';
     return { kind: 'refused', reason, code: 'SIGN_IN_TOKEN_REQUIRED' };
   }
   try {
-    return { kind: 'headers', headers: { authorization: `Bearer ${await deps.exchange().accessTokenFor(provider.id, userId, cfg, subject.subject)}` } };
+    return {
+      kind: 'headers',
+      headers: {
+        authorization: `Bearer ${await deps.exchange().accessTokenFor(provider.id, userId, cfg, subject.subject)}`,
+      },
+    };
   } catch (err) {
-    if (err instanceof AppError && err.code === 'TOKEN_EXCHANGE_REFUSED') return { kind: 'refused', reason: err.message, code: 'TOKEN_EXCHANGE_REFUSED' };
+    if (err instanceof AppError && err.code === 'TOKEN_EXCHANGE_REFUSED')
+      return { kind: 'refused', reason: err.message, code: 'TOKEN_EXCHANGE_REFUSED' };
     throw err;
   }
 }
@@ -68,7 +100,11 @@ export async function exchangedAuthOf(
  * (-32003 with the reason) and audited as rejected.
  */
 export async function exchangedAuthOrRefuse(
-  deps: { exchange: () => TokenExchange; clientSecret(provider: ProviderRecord): string | null; refused(call: RecordedCall, providerId: string, reason: string): Promise<void> },
+  deps: {
+    exchange: () => TokenExchange;
+    clientSecret(provider: ProviderRecord): string | null;
+    refused(call: RecordedCall, providerId: string, reason: string): Promise<void>;
+  },
   call: RecordedCall,
   provider: ProviderRecord,
   headers: Pick<Headers, 'get'>,
@@ -91,8 +127,19 @@ async function refuse(
 }
 
 /** The error of a request to a `token_exchange` provider that has no exchanged token: for a call (with its audit id) and any other request forwarded as the caller. */
-export function exchangeRefusal(provider: ProviderRecord, reason: string, code: string, auditId: string | null): RpcError {
-  return new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code, providerId: provider.id, ...(auditId === null ? {} : { auditId }) });
+export function exchangeRefusal(
+  provider: ProviderRecord,
+  reason: string,
+  code: string,
+  auditId: string | null,
+): RpcError {
+  return new RpcError(GATEWAY_RPC.DENIED, reason, 403, {
+    decision: 'denied',
+    reason,
+    code,
+    providerId: provider.id,
+    ...(auditId === null ? {} : { auditId }),
+  });
 }
 
 /** The process's token exchanger, built at first use (a gateway without such providers never builds it). */

@@ -32,7 +32,8 @@ export interface RequestTargetDeps {
 const USER_AUTH_HEADERS = ['authorization', 'x-api-key'] as const;
 
 /** Whether `headers` carry a user's own auth: a per-user provider's request never goes without it. */
-export const carriesUserAuth = (headers: Record<string, string> | null): boolean => headers !== null && USER_AUTH_HEADERS.some((name) => typeof headers[name] === 'string');
+export const carriesUserAuth = (headers: Record<string, string> | null): boolean =>
+  headers !== null && USER_AUTH_HEADERS.some((name) => typeof headers[name] === 'string');
 
 /**
  * The one place a request's upstream target is built (README: "Forwarded as the user"): the
@@ -48,7 +49,11 @@ export class RequestTargets {
   /** The target without the caller's own auth: what a shared-auth provider's requests go to, and a call's base (its auth is added with the call's headers). */
   identified(provider: ProviderRecord, request: Omit<TargetRequest, 'headers' | 'capabilities'>): UpstreamTarget {
     const { principal, requestId, clientVersion } = request;
-    return upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), clientVersion === undefined ? { principal, requestId } : { principal, requestId, clientVersion });
+    return upstreamTarget(
+      provider,
+      this.deps.catalog.providers.authSecret(provider),
+      clientVersion === undefined ? { principal, requestId } : { principal, requestId, clientVersion },
+    );
   }
 
   /** The target of one request for the caller: with their own auth for a per-user provider (on upstream sessions of that principal alone), or the refusal. */
@@ -62,18 +67,29 @@ export class RequestTargets {
   /** The caller's own auth headers for a per-user provider, or the error a call of theirs would get (without an audit id: only calls are audited). */
   private async userAuthOf(provider: ProviderRecord, request: TargetRequest): Promise<Record<string, string>> {
     if (provider.authType === 'token_exchange') {
-      const exchanged = await exchangedAuthOf({ exchange: this.deps.exchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p) }, request.principal, provider, request.headers);
+      const exchanged = await exchangedAuthOf(
+        { exchange: this.deps.exchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p) },
+        request.principal,
+        provider,
+        request.headers,
+      );
       if (exchanged === null) throw unconfigured(provider, 'The provider has no token exchange settings');
       if (exchanged.kind === 'refused') throw exchangeRefusal(provider, exchanged.reason, exchanged.code, null);
       return exchanged.headers;
     }
     const auth = await this.deps.userCredentials.forCall(provider, request.principal);
     if (auth.kind === 'headers') return auth.headers;
-    if (auth.kind === 'none') throw unconfigured(provider, 'The provider calls as the user but names no credential service type');
+    if (auth.kind === 'none')
+      throw unconfigured(provider, 'The provider calls as the user but names no credential service type');
     throw userAuthRefusal(auth, provider, request.capabilities, null).error;
   }
 }
 
 /** A per-user provider whose settings name no source of the user's auth: refused, never called without it. */
 const unconfigured = (provider: ProviderRecord, reason: string) =>
-  new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code: 'USER_AUTH_UNAVAILABLE', providerId: provider.id });
+  new RpcError(GATEWAY_RPC.DENIED, reason, 403, {
+    decision: 'denied',
+    reason,
+    code: 'USER_AUTH_UNAVAILABLE',
+    providerId: provider.id,
+  });

@@ -21,7 +21,10 @@ const acceptsUrlElicitation = (capabilities: Readonly<Record<string, unknown>>):
  * (-32042, `data.elicitations: [{ mode: 'url', elicitationId, url, message }]`) with the same data beside.
  */
 export async function userAuthHeadersOrRefuse(
-  deps: { userCredentials: UserCredentials; refused(call: RecordedCall, providerId: string, reason: string): Promise<void> },
+  deps: {
+    userCredentials: UserCredentials;
+    refused(call: RecordedCall, providerId: string, reason: string): Promise<void>;
+  },
   call: RecordedCall,
   provider: ProviderRecord,
   capabilities: Readonly<Record<string, unknown>>,
@@ -48,10 +51,21 @@ export function userAuthRefusal(
   const audited = auditId === null ? {} : { auditId };
   if (auth.kind === 'no_user') {
     const reason = `This tool calls its provider as the user (${auth.serviceType}): the caller acts for no user`;
-    return { reason, error: new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, code: 'USER_REQUIRED', providerId: provider.id, ...audited }) };
+    return {
+      reason,
+      error: new RpcError(GATEWAY_RPC.DENIED, reason, 403, {
+        decision: 'denied',
+        reason,
+        code: 'USER_REQUIRED',
+        providerId: provider.id,
+        ...audited,
+      }),
+    };
   }
   const reason = `Connect ${auth.serviceType} first: this tool calls its provider with your own ${auth.serviceType} account`;
-  const elicitations = acceptsUrlElicitation(capabilities) ? { elicitations: [{ mode: 'url', elicitationId: newId(), url: auth.authUrl, message: reason }] } : null;
+  const elicitations = acceptsUrlElicitation(capabilities)
+    ? { elicitations: [{ mode: 'url', elicitationId: newId(), url: auth.authUrl, message: reason }] }
+    : null;
   const error = new RpcError(elicitations ? URL_ELICITATION_REQUIRED : GATEWAY_RPC.DENIED, reason, 403, {
     ...elicitations,
     decision: 'denied',
@@ -67,5 +81,7 @@ export function userAuthRefusal(
 }
 
 /** The tool's own headers with the user's auth added (the user's auth wins a clash). */
-export const withUserAuth = (headers: Record<string, string> | null, userAuth: Record<string, string> | null): Record<string, string> | null =>
-  userAuth === null ? headers : { ...(headers ?? {}), ...userAuth };
+export const withUserAuth = (
+  headers: Record<string, string> | null,
+  userAuth: Record<string, string> | null,
+): Record<string, string> | null => (userAuth === null ? headers : { ...(headers ?? {}), ...userAuth });

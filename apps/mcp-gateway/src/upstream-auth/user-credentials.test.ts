@@ -21,31 +21,53 @@ function vaultOf(values: Record<string, Record<string, string>>) {
 }
 
 const userPrincipal = (userId: string) => ({ ...personOf(), userId, endUserId: userId });
-const perUser = (authType: 'user_oauth' | 'user_key') => ({ ...providerOf('crm', '*'), authType, credentialServiceType: 'crm' });
+const perUser = (authType: 'user_oauth' | 'user_key') => ({
+  ...providerOf('crm', '*'),
+  authType,
+  credentialServiceType: 'crm',
+});
 
 describe('UserCredentials', () => {
   it("sends the user's OAuth token as a bearer token and a key as X-Api-Key", async () => {
     const { credentials } = vaultOf({ u1: { crm: 'token-of-u1' } });
-    expect(await credentials.forCall(perUser('user_oauth'), userPrincipal('u1'))).toEqual({ kind: 'headers', headers: { authorization: 'Bearer token-of-u1' } });
-    expect(await credentials.forCall(perUser('user_key'), userPrincipal('u1'))).toEqual({ kind: 'headers', headers: { 'x-api-key': 'token-of-u1' } });
+    expect(await credentials.forCall(perUser('user_oauth'), userPrincipal('u1'))).toEqual({
+      kind: 'headers',
+      headers: { authorization: 'Bearer token-of-u1' },
+    });
+    expect(await credentials.forCall(perUser('user_key'), userPrincipal('u1'))).toEqual({
+      kind: 'headers',
+      headers: { 'x-api-key': 'token-of-u1' },
+    });
   });
 
   it('asks nothing for providers with their own or no auth', async () => {
     const { credentials, asked } = vaultOf({});
-    expect(await credentials.forCall({ ...providerOf('p', '*'), authType: 'bearer' }, userPrincipal('u1'))).toEqual({ kind: 'none' });
+    expect(await credentials.forCall({ ...providerOf('p', '*'), authType: 'bearer' }, userPrincipal('u1'))).toEqual({
+      kind: 'none',
+    });
     expect(asked).toEqual([]);
   });
 
   it('answers the connect URL for a user who has not connected, and refuses a caller acting for no user', async () => {
     const { credentials, asked } = vaultOf({});
-    expect(await credentials.forCall(perUser('user_oauth'), userPrincipal('u2'))).toEqual({ kind: 'missing', serviceType: 'crm', authUrl: AUTH_URL });
-    expect(await credentials.forCall(perUser('user_oauth'), bareAgentOf())).toEqual({ kind: 'no_user', serviceType: 'crm' });
+    expect(await credentials.forCall(perUser('user_oauth'), userPrincipal('u2'))).toEqual({
+      kind: 'missing',
+      serviceType: 'crm',
+      authUrl: AUTH_URL,
+    });
+    expect(await credentials.forCall(perUser('user_oauth'), bareAgentOf())).toEqual({
+      kind: 'no_user',
+      serviceType: 'crm',
+    });
     expect(asked).toEqual(['u2']);
   });
 
   it("acts for the end user a session token speaks for, not the agent's caller", async () => {
     const { credentials, asked } = vaultOf({ e1: { crm: 'token-of-e1' } });
-    expect(await credentials.forCall(perUser('user_oauth'), principalOf())).toEqual({ kind: 'headers', headers: { authorization: 'Bearer token-of-e1' } });
+    expect(await credentials.forCall(perUser('user_oauth'), principalOf())).toEqual({
+      kind: 'headers',
+      headers: { authorization: 'Bearer token-of-e1' },
+    });
     expect(asked).toEqual(['e1']);
   });
 

@@ -1,11 +1,21 @@
 import type { Principal } from '@agentgw/auth';
 import { isPerUserAuth, type ProviderRecord } from '@agentgw/catalog';
 import { DependencyUnavailableError, egressPolicyFromConfig } from '@agentgw/core';
-import { createVault, createVaultOAuth, directCredentialResolver, httpCredentialResolver, type CredentialResolver } from '@agentgw/credentials';
+import {
+  createVault,
+  createVaultOAuth,
+  directCredentialResolver,
+  httpCredentialResolver,
+  type CredentialResolver,
+} from '@agentgw/credentials';
 import type { ServiceDeps } from '@agentgw/service-kit';
 
 /** What a call to a provider carries for its user: nothing of theirs, their credential, or a connection they must make first. */
-export type UserAuth = { kind: 'none' } | { kind: 'headers'; headers: Record<string, string> } | { kind: 'missing'; serviceType: string; authUrl: string } | { kind: 'no_user'; serviceType: string };
+export type UserAuth =
+  | { kind: 'none' }
+  | { kind: 'headers'; headers: Record<string, string> }
+  | { kind: 'missing'; serviceType: string; authUrl: string }
+  | { kind: 'no_user'; serviceType: string };
 
 /** RFC 9110 field-value characters: a stored value with CR/LF (or worse) is never sent. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]+$/;
@@ -29,10 +39,18 @@ export class UserCredentials {
     const serviceType = provider.credentialServiceType;
     const userId = credentialUserOf(principal);
     if (userId === null) return { kind: 'no_user', serviceType };
-    const { credentials, authUrls } = await this.resolver().resolve({ userId, tenantId: principal.tenantId, serviceTypes: [serviceType] });
+    const { credentials, authUrls } = await this.resolver().resolve({
+      userId,
+      tenantId: principal.tenantId,
+      serviceTypes: [serviceType],
+    });
     const value = credentials[serviceType];
-    if (value === undefined || !HEADER_VALUE.test(value)) return { kind: 'missing', serviceType, authUrl: authUrls[serviceType] ?? '' };
-    return { kind: 'headers', headers: provider.authType === 'user_key' ? { 'x-api-key': value } : { authorization: `Bearer ${value}` } };
+    if (value === undefined || !HEADER_VALUE.test(value))
+      return { kind: 'missing', serviceType, authUrl: authUrls[serviceType] ?? '' };
+    return {
+      kind: 'headers',
+      headers: provider.authType === 'user_key' ? { 'x-api-key': value } : { authorization: `Bearer ${value}` },
+    };
   }
 }
 
@@ -52,9 +70,21 @@ export function userCredentialsFor(deps: ServiceDeps): UserCredentials {
 
 function resolverFor(deps: ServiceDeps): CredentialResolver {
   const { config } = deps;
-  if (config.VAULT_URL) return httpCredentialResolver({ baseUrl: config.VAULT_URL, auth: deps.auth, service: 'mcp-gateway', egress: egressPolicyFromConfig(config) });
-  if (config.CREDENTIAL_ENCRYPTION_KEY) return directCredentialResolver(createVault({ ...deps, oauth: createVaultOAuth(deps) }));
+  if (config.VAULT_URL)
+    return httpCredentialResolver({
+      baseUrl: config.VAULT_URL,
+      auth: deps.auth,
+      service: 'mcp-gateway',
+      egress: egressPolicyFromConfig(config),
+    });
+  if (config.CREDENTIAL_ENCRYPTION_KEY)
+    return directCredentialResolver(createVault({ ...deps, oauth: createVaultOAuth(deps) }));
   return {
-    resolve: () => Promise.reject(new DependencyUnavailableError('Tool providers that call as the user need the vault: set VAULT_URL for mcp-gateway')),
+    resolve: () =>
+      Promise.reject(
+        new DependencyUnavailableError(
+          'Tool providers that call as the user need the vault: set VAULT_URL for mcp-gateway',
+        ),
+      ),
   };
 }

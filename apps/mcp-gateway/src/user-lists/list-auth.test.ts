@@ -13,7 +13,11 @@ const credentialsOf = (values: Record<string, Record<string, string>>) =>
     resolve: async ({ userId, serviceTypes }) => {
       const mine = values[userId] ?? {};
       const missing = serviceTypes.filter((t) => !(t in mine));
-      return { credentials: Object.fromEntries(serviceTypes.filter((t) => t in mine).map((t) => [t, mine[t]!])), missing, authUrls: Object.fromEntries(missing.map((t) => [t, AUTH_URL])) };
+      return {
+        credentials: Object.fromEntries(serviceTypes.filter((t) => t in mine).map((t) => [t, mine[t]!])),
+        missing,
+        authUrls: Object.fromEntries(missing.map((t) => [t, AUTH_URL])),
+      };
     },
   }));
 
@@ -25,7 +29,11 @@ const deps = (values: Record<string, Record<string, string>>) => ({
   clientSecret: () => null,
 });
 const user = (userId: string) => ({ ...personOf(), userId, endUserId: userId });
-const perUser = (authType: 'user_oauth' | 'user_key' | 'bearer') => ({ ...providerOf('crm', '*'), authType, credentialServiceType: 'crm' });
+const perUser = (authType: 'user_oauth' | 'user_key' | 'bearer') => ({
+  ...providerOf('crm', '*'),
+  authType,
+  credentialServiceType: 'crm',
+});
 const noHeaders = new Headers();
 
 describe('userListAuth (the auth a per-user provider is listed with)', () => {
@@ -41,24 +49,46 @@ describe('userListAuth (the auth a per-user provider is listed with)', () => {
     const values = { u1: { crm: 'token-of-u1' }, u2: { crm: 'token-of-u2' } };
     const one = await userListAuth(deps(values), perUser('user_oauth'), user('u1'), noHeaders, base);
     const two = await userListAuth(deps(values), perUser('user_oauth'), user('u2'), noHeaders, base);
-    expect(one).toMatchObject({ kind: 'target', target: { endpoint: base.endpoint, key: base.key, headers: { authorization: 'Bearer token-of-u1' } } });
+    expect(one).toMatchObject({
+      kind: 'target',
+      target: { endpoint: base.endpoint, key: base.key, headers: { authorization: 'Bearer token-of-u1' } },
+    });
     expect(two).toMatchObject({ kind: 'target', target: { headers: { authorization: 'Bearer token-of-u2' } } });
     if (one.kind !== 'target' || two.kind !== 'target') throw new Error('unreachable');
     expect(one.target.principal).not.toBe(two.target.principal);
-    expect(await userListAuth(deps(values), perUser('user_key'), user('u1'), noHeaders, base)).toMatchObject({ target: { headers: { 'x-api-key': 'token-of-u1' } } });
+    expect(await userListAuth(deps(values), perUser('user_key'), user('u1'), noHeaders, base)).toMatchObject({
+      target: { headers: { 'x-api-key': 'token-of-u1' } },
+    });
   });
 
   it('names the connect URL for a user who has not connected, and none for a caller acting for no user', async () => {
-    expect(await userListAuth(deps({}), perUser('user_oauth'), user('u3'), noHeaders, base)).toEqual({ kind: 'needs_auth', reason: expect.stringContaining('Connect crm first'), authUrl: AUTH_URL });
-    expect(await userListAuth(deps({}), perUser('user_oauth'), bareAgentOf(), noHeaders, base)).toMatchObject({ kind: 'needs_auth', authUrl: null });
+    expect(await userListAuth(deps({}), perUser('user_oauth'), user('u3'), noHeaders, base)).toEqual({
+      kind: 'needs_auth',
+      reason: expect.stringContaining('Connect crm first'),
+      authUrl: AUTH_URL,
+    });
+    expect(await userListAuth(deps({}), perUser('user_oauth'), bareAgentOf(), noHeaders, base)).toMatchObject({
+      kind: 'needs_auth',
+      authUrl: null,
+    });
   });
 
   it('refuses a token_exchange listing without a sign-in token to exchange, before any exchange', async () => {
     const provider = {
       ...providerOf('x', '*'),
       authType: 'token_exchange' as const,
-      tokenExchange: { server: { kind: 'token_url' as const, tokenUrl: 'https://as.test/token' }, clientId: 'c', audience: null, resource: null, scope: null },
+      tokenExchange: {
+        server: { kind: 'token_url' as const, tokenUrl: 'https://as.test/token' },
+        clientId: 'c',
+        audience: null,
+        resource: null,
+        scope: null,
+      },
     };
-    expect(await userListAuth(deps({}), provider, bareAgentOf(), noHeaders, base)).toMatchObject({ kind: 'needs_auth', authUrl: null, reason: expect.stringContaining('sign-in token') });
+    expect(await userListAuth(deps({}), provider, bareAgentOf(), noHeaders, base)).toMatchObject({
+      kind: 'needs_auth',
+      authUrl: null,
+      reason: expect.stringContaining('sign-in token'),
+    });
   });
 });

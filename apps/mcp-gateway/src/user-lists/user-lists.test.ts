@@ -25,7 +25,11 @@ const as = (token: string) => async (): Promise<UserListAuth> => ({
   kind: 'target',
   target: { endpoint: 'http://upstream.test/mcp', headers: { authorization: `Bearer ${token}` }, principal: token },
 });
-const unconnected = async (): Promise<UserListAuth> => ({ kind: 'needs_auth', reason: 'Connect crm first', authUrl: 'http://gw.test/connect' });
+const unconnected = async (): Promise<UserListAuth> => ({
+  kind: 'needs_auth',
+  reason: 'Connect crm first',
+  authUrl: 'http://gw.test/connect',
+});
 const names = (list: { items: { name?: unknown }[] | null }) => list.items?.map((item) => item.name);
 
 async function setUp(toolsOf: Record<string, string[]>) {
@@ -41,22 +45,36 @@ describe('UserLists (per-user provider lists)', () => {
   it("keeps each user's own list, fetched once with their own auth", async () => {
     const { asked, users } = await setUp({ 'tok-a': ['notes'], 'tok-b': ['calendar', 'mail'] });
     expect(names(await users.get(provider, 'alice', as('tok-a'), 'tools', NO_CLIENT_CAPABILITIES))).toEqual(['notes']);
-    expect(names(await users.get(provider, 'bob', as('tok-b'), 'tools', NO_CLIENT_CAPABILITIES))).toEqual(['calendar', 'mail']);
+    expect(names(await users.get(provider, 'bob', as('tok-b'), 'tools', NO_CLIENT_CAPABILITIES))).toEqual([
+      'calendar',
+      'mail',
+    ]);
     expect(names(await users.get(provider, 'alice', as('tok-a'), 'tools', NO_CLIENT_CAPABILITIES))).toEqual(['notes']);
     expect(asked).toEqual(['tok-a', 'tok-b']);
-    expect(await users.listed(provider, 'bob', as('tok-b'), 'notes', NO_CLIENT_CAPABILITIES)).toEqual({ kind: 'unlisted' });
-    expect(await users.listed(provider, 'alice', as('tok-a'), 'notes', NO_CLIENT_CAPABILITIES)).toEqual({ kind: 'listed' });
+    expect(await users.listed(provider, 'bob', as('tok-b'), 'notes', NO_CLIENT_CAPABILITIES)).toEqual({
+      kind: 'unlisted',
+    });
+    expect(await users.listed(provider, 'alice', as('tok-a'), 'notes', NO_CLIENT_CAPABILITIES)).toEqual({
+      kind: 'listed',
+    });
     expect(users.cachedTools('p1', 'alice', NO_CLIENT_CAPABILITIES)).toEqual([{ name: 'notes' }]);
   });
 
   it('answers a user without a credential with the connect URL, never asking upstream, until credential.changed names them', async () => {
     const { asked, bus, users } = await setUp({ 'tok-c': ['files'] });
     const list = await users.get(provider, 'carol', unconnected, 'tools', NO_CLIENT_CAPABILITIES);
-    expect(list).toMatchObject({ items: null, needsAuth: { reason: 'Connect crm first', authUrl: 'http://gw.test/connect' } });
-    expect(await users.listed(provider, 'carol', as('tok-c'), 'files', NO_CLIENT_CAPABILITIES)).toMatchObject({ kind: 'needs_auth' });
+    expect(list).toMatchObject({
+      items: null,
+      needsAuth: { reason: 'Connect crm first', authUrl: 'http://gw.test/connect' },
+    });
+    expect(await users.listed(provider, 'carol', as('tok-c'), 'files', NO_CLIENT_CAPABILITIES)).toMatchObject({
+      kind: 'needs_auth',
+    });
     expect(asked).toEqual([]);
     await bus.publish('credential.changed', { userId: 'someone-else' });
-    expect(await users.get(provider, 'carol', as('tok-c'), 'tools', NO_CLIENT_CAPABILITIES)).toMatchObject({ needsAuth: { authUrl: 'http://gw.test/connect' } });
+    expect(await users.get(provider, 'carol', as('tok-c'), 'tools', NO_CLIENT_CAPABILITIES)).toMatchObject({
+      needsAuth: { authUrl: 'http://gw.test/connect' },
+    });
     await bus.publish('credential.changed', { userId: 'carol' });
     expect(names(await users.get(provider, 'carol', as('tok-c'), 'tools', NO_CLIENT_CAPABILITIES))).toEqual(['files']);
     expect(asked).toEqual(['tok-c']);
@@ -83,7 +101,11 @@ describe('UserLists (per-user provider lists)', () => {
 
   it('reports an upstream that refuses the user’s token as unavailable, not as a missing connection', async () => {
     const { users } = await setUp({});
-    expect(await users.listed(provider, 'dave', as('revoked'), 'notes', NO_CLIENT_CAPABILITIES)).toEqual({ kind: 'unavailable', failure: 'upstream answered HTTP 401', refusal: null });
+    expect(await users.listed(provider, 'dave', as('revoked'), 'notes', NO_CLIENT_CAPABILITIES)).toEqual({
+      kind: 'unavailable',
+      failure: 'upstream answered HTTP 401',
+      refusal: null,
+    });
   });
 
   it('keeps at most its bound of lists, dropping the least recently used', async () => {

@@ -4,7 +4,8 @@ import { clientCapabilitiesKey, type UpstreamTarget } from '@agentgw/mcp-client'
 import type { ListItem, ListKind, ToolListing } from '../provider-lists.js';
 
 /** How a per-user list is asked for: the target carrying the user's own auth, or why the user has none (resolved only when a list must be fetched). */
-export type UserListAuth = { kind: 'target'; target: UpstreamTarget } | { kind: 'needs_auth'; reason: string; authUrl: string | null };
+export type UserListAuth =
+  { kind: 'target'; target: UpstreamTarget } | { kind: 'needs_auth'; reason: string; authUrl: string | null };
 
 /** What the user must do before this provider lists anything for them: the reason, and where to connect (null: connecting cannot help). */
 export interface NeedsAuth {
@@ -63,21 +64,42 @@ export class UserLists {
   private readonly inflight = new Map<string, Promise<Entry>>();
 
   constructor(
-    private readonly deps: { clock: Clock; fetch: (provider: ProviderRecord, target: UpstreamTarget, kind: ListKind, capabilities: Readonly<Record<string, unknown>>) => Promise<FetchedList> },
+    private readonly deps: {
+      clock: Clock;
+      fetch: (
+        provider: ProviderRecord,
+        target: UpstreamTarget,
+        kind: ListKind,
+        capabilities: Readonly<Record<string, unknown>>,
+      ) => Promise<FetchedList>;
+    },
     private readonly times: UserListTimes,
     private readonly maxEntries = DEFAULT_MAX_ENTRIES,
   ) {}
 
   /** The user's list of the provider (fresh within the TTL), fetched with their auth when not; never throws. */
-  async get(provider: ProviderRecord, user: string, authOf: () => Promise<UserListAuth>, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): Promise<UserList> {
+  async get(
+    provider: ProviderRecord,
+    user: string,
+    authOf: () => Promise<UserListAuth>,
+    kind: ListKind,
+    capabilities: Readonly<Record<string, unknown>>,
+  ): Promise<UserList> {
     const key = userListKey(provider.id, user, kind, capabilities);
     const cached = this.touch(key);
-    if (cached && this.age(cached) < (cached.failure === null ? this.times.listTtlMs : this.times.failureTtlMs)) return cached;
+    if (cached && this.age(cached) < (cached.failure === null ? this.times.listTtlMs : this.times.failureTtlMs))
+      return cached;
     return this.fetchOnce(key, provider, user, authOf, kind, capabilities);
   }
 
   /** Whether the user's list of the provider has `name`, for tools/call: the shared lists' rules (ProviderLists.listed), per user. */
-  async listed(provider: ProviderRecord, user: string, authOf: () => Promise<UserListAuth>, name: string, capabilities: Readonly<Record<string, unknown>>): Promise<UserToolListing> {
+  async listed(
+    provider: ProviderRecord,
+    user: string,
+    authOf: () => Promise<UserListAuth>,
+    name: string,
+    capabilities: Readonly<Record<string, unknown>>,
+  ): Promise<UserToolListing> {
     const key = userListKey(provider.id, user, 'tools', capabilities);
     const cached = this.touch(key);
     const age = cached ? this.age(cached) : Infinity;
@@ -88,9 +110,13 @@ export class UserLists {
       }
       if (age < this.times.unlistedRefetchMs) return { kind: 'unlisted' };
     }
-    const entry = cached && cached.names === null && age < this.times.failureTtlMs ? cached : await this.fetchOnce(key, provider, user, authOf, 'tools', capabilities);
+    const entry =
+      cached && cached.names === null && age < this.times.failureTtlMs
+        ? cached
+        : await this.fetchOnce(key, provider, user, authOf, 'tools', capabilities);
     if (entry.needsAuth) return { kind: 'needs_auth', needsAuth: entry.needsAuth };
-    if (entry.names === null) return { kind: 'unavailable', failure: entry.failure ?? 'no tool list', refusal: entry.refusal };
+    if (entry.names === null)
+      return { kind: 'unavailable', failure: entry.failure ?? 'no tool list', refusal: entry.refusal };
     return entry.names.has(name) ? { kind: 'listed' } : { kind: 'unlisted' };
   }
 
@@ -102,7 +128,8 @@ export class UserLists {
   /** Forgets every user's lists of a provider (all providers with null), of one kind when given. */
   dropProvider(providerId: string | null, kind?: ListKind): void {
     for (const [key, entry] of [...this.entries]) {
-      if ((providerId === null || entry.providerId === providerId) && (kind === undefined || entry.kind === kind)) this.entries.delete(key);
+      if ((providerId === null || entry.providerId === providerId) && (kind === undefined || entry.kind === kind))
+        this.entries.delete(key);
     }
   }
 
@@ -130,7 +157,14 @@ export class UserLists {
     return this.deps.clock.now().getTime() - entry.at;
   }
 
-  private fetchOnce(key: string, provider: ProviderRecord, user: string, authOf: () => Promise<UserListAuth>, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): Promise<Entry> {
+  private fetchOnce(
+    key: string,
+    provider: ProviderRecord,
+    user: string,
+    authOf: () => Promise<UserListAuth>,
+    kind: ListKind,
+    capabilities: Readonly<Record<string, unknown>>,
+  ): Promise<Entry> {
     let pending = this.inflight.get(key);
     if (!pending) {
       pending = this.fetch(key, provider, user, authOf, kind, capabilities).finally(() => this.inflight.delete(key));
@@ -139,16 +173,28 @@ export class UserLists {
     return pending;
   }
 
-  private async fetch(key: string, provider: ProviderRecord, user: string, authOf: () => Promise<UserListAuth>, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): Promise<Entry> {
+  private async fetch(
+    key: string,
+    provider: ProviderRecord,
+    user: string,
+    authOf: () => Promise<UserListAuth>,
+    kind: ListKind,
+    capabilities: Readonly<Record<string, unknown>>,
+  ): Promise<Entry> {
     const none = { items: kind === 'tools' ? null : [], names: null, refusal: null };
     let list: FetchedList & { needsAuth: NeedsAuth | null };
     try {
       const auth = await authOf();
-      if (auth.kind === 'needs_auth') list = { ...none, failure: auth.reason, needsAuth: { reason: auth.reason, authUrl: auth.authUrl } };
+      if (auth.kind === 'needs_auth')
+        list = { ...none, failure: auth.reason, needsAuth: { reason: auth.reason, authUrl: auth.authUrl } };
       else list = { ...(await this.deps.fetch(provider, auth.target, kind, capabilities)), needsAuth: null };
     } catch (err) {
       // The credential could not be read (the vault is down): no list now, asked again after the failure TTL.
-      list = { ...none, failure: err instanceof Error ? err.message : 'the credential could not be read', needsAuth: null };
+      list = {
+        ...none,
+        failure: err instanceof Error ? err.message : 'the credential could not be read',
+        needsAuth: null,
+      };
     }
     const entry: Entry = { ...list, at: this.deps.clock.now().getTime(), providerId: provider.id, kind, user };
     this.entries.delete(key);
@@ -159,5 +205,9 @@ export class UserLists {
 }
 
 /** The cache key of one user's list; JSON, so no id can forge another's key. */
-const userListKey = (providerId: string, user: string, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): string =>
-  JSON.stringify([providerId, user, kind, clientCapabilitiesKey(capabilities)]);
+const userListKey = (
+  providerId: string,
+  user: string,
+  kind: ListKind,
+  capabilities: Readonly<Record<string, unknown>>,
+): string => JSON.stringify([providerId, user, kind, clientCapabilitiesKey(capabilities)]);

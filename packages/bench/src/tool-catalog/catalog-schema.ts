@@ -2,7 +2,12 @@
 export type CatalogTool = {
   name: string;
   description: string;
-  inputSchema: { type: 'object'; properties: Record<string, Record<string, unknown>>; required: string[]; additionalProperties: false };
+  inputSchema: {
+    type: 'object';
+    properties: Record<string, Record<string, unknown>>;
+    required: string[];
+    additionalProperties: false;
+  };
 };
 
 /**
@@ -25,7 +30,11 @@ export function toolsOf(prefix: string, lines: readonly ToolLine[]): CatalogTool
       if (isRequired) required.push(property);
       properties[property] = { ...schemaOf(type!), description: propertyDescription };
     }
-    return { name: `${prefix}_${name}`, description, inputSchema: { type: 'object', properties, required, additionalProperties: false } };
+    return {
+      name: `${prefix}_${name}`,
+      description,
+      inputSchema: { type: 'object', properties, required, additionalProperties: false },
+    };
   });
 }
 

@@ -168,7 +168,9 @@ describe.skipIf(!redisUrl)('RedisEventBus across processes', () => {
         await publisher.publish('agent.changed', changed(`a${i}`));
       }
       // Every bus hears every later message too: at least its own one must have arrived.
-      await vi.waitFor(() => expect(Array.from({ length: 40 }, (_, i) => received.has(`${i}:a${i}`))).toEqual(Array(40).fill(true)));
+      await vi.waitFor(() =>
+        expect(Array.from({ length: 40 }, (_, i) => received.has(`${i}:a${i}`))).toEqual(Array(40).fill(true)),
+      );
       expect(warnings.filter((w) => w.msg === 'redis event bus connection error')).toEqual([]);
     } finally {
       await Promise.all([publisher, ...buses].map((b) => b.close()));

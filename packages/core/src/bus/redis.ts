@@ -33,7 +33,9 @@ export class RedisEventBus implements EventBus {
       ['subscriber', this.sub],
     ] as const) {
       // Without a listener ioredis prints errors itself; reconnecting is automatic.
-      connection.on('error', (err: Error) => options.logger?.warn({ err: err.message, role }, 'redis event bus connection error'));
+      connection.on('error', (err: Error) =>
+        options.logger?.warn({ err: err.message, role }, 'redis event bus connection error'),
+      );
     }
     this.sub.on('message', (channel: string, message: string) => this.subscribers.deliver(channel, message));
   }

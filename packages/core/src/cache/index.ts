@@ -81,7 +81,11 @@ export class MemoryCache<V> {
    * Drops entries when `event` is published: the keys `keysOf` names, or everything when it is
    * omitted or returns null.
    */
-  invalidateOn<E extends EventName>(bus: EventBus, event: E, keysOf?: (payload: GatewayEvents[E]) => string | string[] | null): Promise<Unsubscribe> {
+  invalidateOn<E extends EventName>(
+    bus: EventBus,
+    event: E,
+    keysOf?: (payload: GatewayEvents[E]) => string | string[] | null,
+  ): Promise<Unsubscribe> {
     return bus.subscribe(event, (payload) => {
       const keys = keysOf ? keysOf(payload) : null;
       if (keys === null) this.clear();

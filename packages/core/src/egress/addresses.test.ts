@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { EgressRefusedError } from '../errors.js';
 import { classifyIp, parseCidr, parseIp } from './addresses.js';
-import { assertStoredUrlAllowed, assertUrlEgressAllowed, checkAddress, egressPolicyFromConfig, parseEgressAllow } from './policy.js';
+import {
+  assertStoredUrlAllowed,
+  assertUrlEgressAllowed,
+  checkAddress,
+  egressPolicyFromConfig,
+  parseEgressAllow,
+} from './policy.js';
 
 const classify = (a: string) => classifyIp(parseIp(a)!);
 
@@ -36,9 +42,12 @@ describe('address classification', () => {
     expect(classify(address)).toBe(expected);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '100.128.0.1'])('%s is public', (address) => {
-    expect(classify(address)).toBeUndefined();
-  });
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '100.128.0.1'])(
+    '%s is public',
+    (address) => {
+      expect(classify(address)).toBeUndefined();
+    },
+  );
 
   it('parses CIDR blocks and refuses garbage', () => {
     expect(parseCidr('10.0.0.0/8')).toMatchObject({ family: 4, prefix: 8 });
@@ -79,11 +88,16 @@ describe('policy decisions', () => {
   it('defaults to public-only in production only', () => {
     expect(egressPolicyFromConfig({ NODE_ENV: 'production' }).mode).toBe('public-only');
     expect(egressPolicyFromConfig({ NODE_ENV: 'development' }).mode).toBe('allow-private');
-    expect(egressPolicyFromConfig({ NODE_ENV: 'production', EGRESS_POLICY: 'allow-private' }).mode).toBe('allow-private');
+    expect(egressPolicyFromConfig({ NODE_ENV: 'production', EGRESS_POLICY: 'allow-private' }).mode).toBe(
+      'allow-private',
+    );
   });
 
   it('EGRESS_ALLOW lets listed blocks and host names through, metadata included', () => {
-    const policy = egressPolicyFromConfig({ EGRESS_POLICY: 'public-only', EGRESS_ALLOW: ['10.1.0.0/16', '169.254.169.254', 'Vault.Internal.'] });
+    const policy = egressPolicyFromConfig({
+      EGRESS_POLICY: 'public-only',
+      EGRESS_ALLOW: ['10.1.0.0/16', '169.254.169.254', 'Vault.Internal.'],
+    });
     expect(refusal(() => checkAddress(policy, 'x', '10.1.2.3'))).toBeUndefined();
     expect(refusal(() => checkAddress(policy, 'x', '10.2.0.1'))).toBe('private-address');
     expect(refusal(() => checkAddress(policy, 'x', '169.254.169.254'))).toBeUndefined();
@@ -95,7 +109,9 @@ describe('policy decisions', () => {
     const policy = egressPolicyFromConfig({ EGRESS_POLICY: 'allow-private' });
     expect(refusal(() => assertUrlEgressAllowed(policy, 'http://169.254.169.254/latest/meta-data'))).toBe('metadata');
     expect(refusal(() => assertUrlEgressAllowed(policy, 'http://[::ffff:169.254.169.254]/'))).toBe('metadata');
-    expect(refusal(() => assertUrlEgressAllowed(policy, 'http://metadata.google.internal./computeMetadata/v1/'))).toBe('metadata');
+    expect(refusal(() => assertUrlEgressAllowed(policy, 'http://metadata.google.internal./computeMetadata/v1/'))).toBe(
+      'metadata',
+    );
     expect(refusal(() => assertUrlEgressAllowed(policy, 'http://127.0.0.1:8080/'))).toBeUndefined();
     expect(refusal(() => assertUrlEgressAllowed(policy, 'https://agents.example.com/run'))).toBeUndefined();
     const strict = egressPolicyFromConfig({ EGRESS_POLICY: 'public-only' });
@@ -108,7 +124,11 @@ describe('policy decisions', () => {
   it('answers a stored URL the policy refuses with a 400 naming the field', () => {
     const policy = egressPolicyFromConfig({ EGRESS_POLICY: 'allow-private' });
     expect(() => assertStoredUrlAllowed(policy, 'http://169.254.169.254/', 'upstreamUrl')).toThrow(
-      expect.objectContaining({ status: 400, code: 'VALIDATION_ERROR', details: expect.objectContaining({ field: 'upstreamUrl' }) }),
+      expect.objectContaining({
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        details: expect.objectContaining({ field: 'upstreamUrl' }),
+      }),
     );
     expect(() => assertStoredUrlAllowed(policy, 'http://10.0.0.1/', 'endpoint')).not.toThrow();
   });

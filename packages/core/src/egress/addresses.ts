@@ -98,7 +98,13 @@ export const LINK_LOCAL = blocks(['169.254.0.0/16', 'fe80::/10']);
  * Cloud metadata endpoints: the common 169.254.169.254, AWS IMDS over IPv6, Alibaba (in CGNAT space),
  * Azure's wire server and Oracle's IMDS mirror. Refused under every policy unless allowed.
  */
-export const METADATA_ADDRESSES = blocks(['169.254.169.254/32', 'fd00:ec2::254/128', '100.100.100.200/32', '168.63.129.16/32', '192.0.0.192/32']);
+export const METADATA_ADDRESSES = blocks([
+  '169.254.169.254/32',
+  'fd00:ec2::254/128',
+  '100.100.100.200/32',
+  '168.63.129.16/32',
+  '192.0.0.192/32',
+]);
 
 /** Host names of metadata services, refused before any resolution under every policy. */
 export const METADATA_HOSTNAMES = new Set([

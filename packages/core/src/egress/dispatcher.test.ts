@@ -92,7 +92,9 @@ describe('egress dispatcher (real sockets on 127.0.0.1)', () => {
     // Under allow-private the metadata address is still refused.
     const toMetadata = scriptedResolver(['93.184.216.34'], ['169.254.169.254']);
     await toMetadata('rebind.test');
-    const lenient = createEgressDispatcher(egressPolicyFromConfig({ EGRESS_POLICY: 'allow-private' }), { resolve: toMetadata });
+    const lenient = createEgressDispatcher(egressPolicyFromConfig({ EGRESS_POLICY: 'allow-private' }), {
+      resolve: toMetadata,
+    });
     expect((await refusalOf(request(`http://rebind.test:${port}/`, { dispatcher: lenient })))?.reason).toBe('metadata');
     await lenient.close();
   });
@@ -107,7 +109,9 @@ describe('egress dispatcher (real sockets on 127.0.0.1)', () => {
   it('refuses metadata host names before resolving them', async () => {
     const resolve = scriptedResolver(['127.0.0.1']);
     const dispatcher = createEgressDispatcher(egressPolicyFromConfig({ EGRESS_POLICY: 'allow-private' }), { resolve });
-    expect((await refusalOf(request(`http://metadata.google.internal:${port}/`, { dispatcher })))?.reason).toBe('metadata');
+    expect((await refusalOf(request(`http://metadata.google.internal:${port}/`, { dispatcher })))?.reason).toBe(
+      'metadata',
+    );
     expect(resolve.calls).toBe(0);
     await dispatcher.close();
   });
@@ -119,7 +123,9 @@ describe('egress dispatcher (real sockets on 127.0.0.1)', () => {
     const res = await request(`http://vault.internal:${port}/`, { dispatcher });
     expect(res.statusCode).toBe(200);
     await res.body.dump();
-    expect((await refusalOf(request(`http://other.internal:${port}/`, { dispatcher })))?.reason).toBe('private-address');
+    expect((await refusalOf(request(`http://other.internal:${port}/`, { dispatcher })))?.reason).toBe(
+      'private-address',
+    );
     await dispatcher.close();
   });
 

@@ -34,7 +34,9 @@ export function parseEgressAllow(list: string | readonly string[] | undefined): 
 
 /** Whether a string is a syntactically valid DNS host name (used to validate EGRESS_ALLOW). */
 export function isHostName(text: string): boolean {
-  return /^(?=.{1,253}\.?$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i.test(text);
+  return /^(?=.{1,253}\.?$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i.test(
+    text,
+  );
 }
 
 const normaliseHost = (host: string) =>
@@ -44,9 +46,17 @@ const normaliseHost = (host: string) =>
     .replace(/\.$/, '');
 
 /** Builds the policy from EGRESS_POLICY / EGRESS_ALLOW / NODE_ENV as loaded by loadConfig. */
-export function egressPolicyFromConfig(config: { NODE_ENV?: string; EGRESS_POLICY?: EgressMode; EGRESS_ALLOW?: readonly string[] }): EgressPolicy {
+export function egressPolicyFromConfig(config: {
+  NODE_ENV?: string;
+  EGRESS_POLICY?: EgressMode;
+  EGRESS_ALLOW?: readonly string[];
+}): EgressPolicy {
   const allow = parseEgressAllow(config.EGRESS_ALLOW);
-  return { mode: config.EGRESS_POLICY ?? defaultEgressMode(config.NODE_ENV), allowCidrs: allow.cidrs, allowHosts: allow.hosts };
+  return {
+    mode: config.EGRESS_POLICY ?? defaultEgressMode(config.NODE_ENV),
+    allowCidrs: allow.cidrs,
+    allowHosts: allow.hosts,
+  };
 }
 
 /**
@@ -80,7 +90,10 @@ export function checkAddress(policy: EgressPolicy, host: string, address: string
   if (kind === 'metadata') throw new EgressRefusedError('metadata', 'the address belongs to a cloud metadata service');
   if (kind === 'link-local') throw new EgressRefusedError('link-local', 'link-local addresses are never reachable');
   if (kind === 'non-public' && policy.mode === 'public-only') {
-    throw new EgressRefusedError('private-address', 'private, loopback and reserved addresses are refused (EGRESS_POLICY=public-only)');
+    throw new EgressRefusedError(
+      'private-address',
+      'private, loopback and reserved addresses are refused (EGRESS_POLICY=public-only)',
+    );
   }
 }
 

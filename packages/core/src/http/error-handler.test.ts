@@ -6,7 +6,11 @@ import { z } from 'zod';
 import { ConflictError, CredentialsRequiredError, RateLimitedError } from '../errors.js';
 import { errorHandler, notFoundHandler, parseJson, parseQuery, requestId } from './index.js';
 
-const item = z.object({ name: z.string().min(1), count: z.number().int(), owner: z.object({ email: z.email() }).optional() });
+const item = z.object({
+  name: z.string().min(1),
+  count: z.number().int(),
+  owner: z.object({ email: z.email() }).optional(),
+});
 
 function testApp() {
   const logLines: string[] = [];

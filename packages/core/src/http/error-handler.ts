@@ -42,7 +42,9 @@ function toErrorBody(err: Error, c: Context, logger?: Logger): { status: number;
   if (isDataException(err)) {
     return {
       status: 400,
-      body: new ValidationError('A value in the request cannot be stored (for example a NUL character or a number out of range)').toBody(),
+      body: new ValidationError(
+        'A value in the request cannot be stored (for example a NUL character or a number out of range)',
+      ).toBody(),
     };
   }
   // Hono's c.req.json() throws a bare SyntaxError on a malformed body.
@@ -56,7 +58,8 @@ function toErrorBody(err: Error, c: Context, logger?: Logger): { status: number;
       return { status, body: new ValidationError('Malformed JSON body', { field: '(body)' }).toBody() };
     }
     if (status === 400) return { status, body: { code: 'BAD_REQUEST', message: err.message || 'Bad request' } };
-    if (status === 401) return { status, body: { code: 'UNAUTHORIZED', message: err.message || 'Authentication required' } };
+    if (status === 401)
+      return { status, body: { code: 'UNAUTHORIZED', message: err.message || 'Authentication required' } };
     if (status < 500) return { status, body: { code: 'HTTP_ERROR', message: err.message || 'Request failed' } };
   }
   const requestId = (c.get('requestId' as never) as string | undefined) ?? newRequestId();
@@ -69,4 +72,5 @@ function isDataException(err: Error): boolean {
   return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
 
-export const notFoundHandler: NotFoundHandler = (c) => c.json({ code: 'NOT_FOUND', message: `No route for ${c.req.method} ${c.req.path}` }, 404);
+export const notFoundHandler: NotFoundHandler = (c) =>
+  c.json({ code: 'NOT_FOUND', message: `No route for ${c.req.method} ${c.req.path}` }, 404);

@@ -75,7 +75,11 @@ describe('JSON nesting cap', () => {
     const app = new Hono();
     app.onError(errorHandler());
     app.post('/plain', jsonDepthLimit(), async (c) => c.text(await c.req.text()));
-    const res = await app.request('/plain', { method: 'POST', body: nested(500), headers: { 'content-type': 'text/plain' } });
+    const res = await app.request('/plain', {
+      method: 'POST',
+      body: nested(500),
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(res.status).toBe(200);
   });
 });

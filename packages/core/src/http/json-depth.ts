@@ -7,7 +7,8 @@ import { ValidationError } from '../errors.js';
  */
 export const MAX_JSON_DEPTH = 64;
 
-const tooDeep = (maxDepth: number) => new ValidationError(`JSON body nested deeper than ${maxDepth} levels`, { field: '(body)' });
+const tooDeep = (maxDepth: number) =>
+  new ValidationError(`JSON body nested deeper than ${maxDepth} levels`, { field: '(body)' });
 
 /**
  * Throws a 400 when the JSON text nests deeper than `maxDepth`: one pass, no recursion, no

@@ -15,14 +15,16 @@ describe.skipIf(!redisUrl)('BullJobQueue extras', () => {
     await queue?.close();
     const redis = new Redis(redisUrl!);
     const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 500 })) keys.push(...(batch as string[]));
+    for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 500 }))
+      keys.push(...(batch as string[]));
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
   });
 
   it('fails only the jobs a JobBatchFailures names, and keeps one that failed for good when asked', async () => {
     queue = new BullJobQueue({ url: redisUrl!, prefix, backoffMs: 10 });
-    for (const id of ['good-1', 'poison', 'good-2']) await queue.enqueue('confirmation-timeout', { confirmationId: id }, { jobId: id, attempts: 2, keepFailed: true });
+    for (const id of ['good-1', 'poison', 'good-2'])
+      await queue.enqueue('confirmation-timeout', { confirmationId: id }, { jobId: id, attempts: 2, keepFailed: true });
     const calls: string[][] = [];
     await queue.consume(
       'confirmation-timeout',

@@ -111,7 +111,9 @@ export class BullJobQueue implements JobQueue {
       ['producer', this.producerConnection],
       ['worker', this.workerConnection],
     ] as const) {
-      connection.on('error', (err: Error) => this.logger?.warn({ err: err.message, role }, 'redis job queue connection error'));
+      connection.on('error', (err: Error) =>
+        this.logger?.warn({ err: err.message, role }, 'redis job queue connection error'),
+      );
     }
   }
 
@@ -135,7 +137,14 @@ export class BullJobQueue implements JobQueue {
 
   async consume<J extends JobName>(name: J, handler: JobHandler<J>, options: ConsumeOptions = {}): Promise<Consumer> {
     const queueName = this.queueName(name);
-    const consumer = new BullConsumer(queueName, this.workerConnection, handler as JobHandler<JobName>, options, this.workerTiming, this.logger);
+    const consumer = new BullConsumer(
+      queueName,
+      this.workerConnection,
+      handler as JobHandler<JobName>,
+      options,
+      this.workerTiming,
+      this.logger,
+    );
     this.consumers.add(consumer);
     await Promise.all([consumer.ready(), this.listenForFlushes().subscribe(flushChannel(queueName))]);
     return consumer;
@@ -169,11 +178,16 @@ export class BullJobQueue implements JobQueue {
     this.subscriber = undefined;
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
-    await Promise.all([this.producerConnection, this.workerConnection].map((c) => c.quit().catch(() => c.disconnect())));
+    await Promise.all(
+      [this.producerConnection, this.workerConnection].map((c) => c.quit().catch(() => c.disconnect())),
+    );
   }
 
   /** One barrier check of a queue (see BARRIER_CHECK); `mark` '' takes the mark now. */
-  private async check(name: JobName, mark: string): Promise<{ mark: number; state: (typeof Progress)[keyof typeof Progress] }> {
+  private async check(
+    name: JobName,
+    mark: string,
+  ): Promise<{ mark: number; state: (typeof Progress)[keyof typeof Progress] }> {
     const keys = this.queue(name).keys;
     const [at, state] = (await this.producerConnection.eval(
       BARRIER_CHECK,
@@ -194,7 +208,9 @@ export class BullJobQueue implements JobQueue {
   private listenForFlushes(): Redis {
     if (!this.subscriber) {
       const subscriber = new Redis(this.url, { maxRetriesPerRequest: null });
-      subscriber.on('error', (err: Error) => this.logger?.warn({ err: err.message, role: 'flush-subscriber' }, 'redis job queue connection error'));
+      subscriber.on('error', (err: Error) =>
+        this.logger?.warn({ err: err.message, role: 'flush-subscriber' }, 'redis job queue connection error'),
+      );
       subscriber.on('message', (channel: string) => {
         for (const consumer of this.consumers) if (flushChannel(consumer.queueName) === channel) consumer.urge();
       });

@@ -34,7 +34,8 @@ const bullAdapter = (url: string) => (): Adapter => {
       const redis = new Redis(url);
       try {
         const keys: string[] = [];
-        for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 500 })) keys.push(...(batch as string[]));
+        for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 500 }))
+          keys.push(...(batch as string[]));
         if (keys.length > 0) await redis.del(...keys);
       } finally {
         await redis.quit();

@@ -182,7 +182,10 @@ export class MemoryJobQueue implements JobQueue {
         lane.jobs.delete(job.id);
       } else if (job.attemptsMade >= job.attempts) {
         lane.jobs.delete(job.id);
-        this.logger?.error({ err: outcome.err, queue: name, jobId: job.id, attempts: job.attemptsMade }, 'job failed for good');
+        this.logger?.error(
+          { err: outcome.err, queue: name, jobId: job.id, attempts: job.attemptsMade },
+          'job failed for good',
+        );
       } else {
         this.delay(lane, job, this.backoffMs * 2 ** (job.attemptsMade - 1));
       }

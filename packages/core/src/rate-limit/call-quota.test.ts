@@ -59,7 +59,11 @@ describe.each(stores)('CallQuota (%s)', (_name, make) => {
     const err = await refusal(two.take(agent));
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(err).toMatchObject({ status: 429, code: 'RATE_LIMITED', retryAfterSeconds: 1 });
-    expect((err as RateLimitedError).toBody()).toEqual({ code: 'RATE_LIMITED', message: expect.stringContaining('agent'), retryAfter: 1 });
+    expect((err as RateLimitedError).toBody()).toEqual({
+      code: 'RATE_LIMITED',
+      message: expect.stringContaining('agent'),
+      retryAfter: 1,
+    });
     expect((err as Error).message).toContain('agent');
     // Another agent has its own window.
     await one.take({ agentId: randomUUID(), tenant: 't' });
@@ -83,7 +87,10 @@ describe.each(stores)('CallQuota (%s)', (_name, make) => {
 
   it('counts nothing when unlimited (0) or when there is no agent and no tenant', async () => {
     const { a } = open();
-    const off = new CallQuota(a, callQuotaLimitsFrom({ RATE_LIMIT_AGENT: 0, RATE_LIMIT_TENANT: 0, RATE_LIMIT_WINDOW_MS: 60_000 }));
+    const off = new CallQuota(
+      a,
+      callQuotaLimitsFrom({ RATE_LIMIT_AGENT: 0, RATE_LIMIT_TENANT: 0, RATE_LIMIT_WINDOW_MS: 60_000 }),
+    );
     const agent = { agentId: randomUUID(), tenant: `tenant-${randomUUID()}` };
     for (let i = 0; i < 50; i++) await off.take(agent);
     const on = new CallQuota(a, { perAgent: 1, perTenant: 1, windowMs: 60_000 });

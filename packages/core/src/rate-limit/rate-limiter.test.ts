@@ -124,7 +124,9 @@ describe.each(adapters)('RateLimiter contract (%s)', (_name, make) => {
   it('counts concurrent hits exactly', async () => {
     const { limiter } = open();
     const key = freshKey();
-    const states = await Promise.all(Array.from({ length: 20 }, () => limiter.hit(key, { limit: 10, windowMs: 60_000 })));
+    const states = await Promise.all(
+      Array.from({ length: 20 }, () => limiter.hit(key, { limit: 10, windowMs: 60_000 })),
+    );
     expect(states.filter((s) => s.allowed)).toHaveLength(10);
   });
 });
@@ -134,7 +136,9 @@ describe.skipIf(!redisUrl)('RedisRateLimiter across processes', () => {
 
   it('shares counters between limiters on the same prefix, and only those', async () => {
     const prefix = `test-${randomUUID()}`;
-    const [first, second, other] = [prefix, prefix, `test-${randomUUID()}`].map((p) => new RedisRateLimiter({ url, prefix: p }));
+    const [first, second, other] = [prefix, prefix, `test-${randomUUID()}`].map(
+      (p) => new RedisRateLimiter({ url, prefix: p }),
+    );
     try {
       const rule = { limit: 2, windowMs: 60_000 };
       await first!.hit('shared', rule);

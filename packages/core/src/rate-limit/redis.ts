@@ -49,7 +49,9 @@ export class RedisRateLimiter implements RateLimiter {
     this.logger = options.logger;
     this.redis = new Redis(options.url, { maxRetriesPerRequest: 1 });
     // Without a listener ioredis prints errors itself; reconnecting is automatic.
-    this.redis.on('error', (err: Error) => options.logger?.warn({ err: err.message }, 'redis rate limiter connection error'));
+    this.redis.on('error', (err: Error) =>
+      options.logger?.warn({ err: err.message }, 'redis rate limiter connection error'),
+    );
   }
 
   async hit(key: string, rule: RateLimit): Promise<RateLimitState> {

@@ -74,12 +74,15 @@ export class AuthorizationServers {
           const url = metadata[key];
           if (typeof url === 'string') assertSecureUrl(url, key);
         }
-        if (!metadata.authorization_endpoint || !metadata.token_endpoint) throw new Error('metadata lacks the authorization or token endpoint');
+        if (!metadata.authorization_endpoint || !metadata.token_endpoint)
+          throw new Error('metadata lacks the authorization or token endpoint');
         return metadata;
       } catch (err) {
         lastError = err;
       }
     }
-    throw oauthErrors.serverUnreachable(`discovery of ${issuerUrl.href} failed (${lastError instanceof Error ? lastError.message : 'unknown error'})`);
+    throw oauthErrors.serverUnreachable(
+      `discovery of ${issuerUrl.href} failed (${lastError instanceof Error ? lastError.message : 'unknown error'})`,
+    );
   }
 }

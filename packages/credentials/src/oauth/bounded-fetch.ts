@@ -28,6 +28,10 @@ export function boundedFetch(fetch: typeof globalThis.fetch, maxBytes: number): 
       }
       chunks.push(value);
     }
-    return new Response(Buffer.concat(chunks), { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(Buffer.concat(chunks), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }

@@ -1,4 +1,11 @@
-import { AppError, createEgressDispatcher, egressFetch, egressPolicyFromConfig, type Clock, type Config } from '@agentgw/core';
+import {
+  AppError,
+  createEgressDispatcher,
+  egressFetch,
+  egressPolicyFromConfig,
+  type Clock,
+  type Config,
+} from '@agentgw/core';
 import { oauthCallbackUrl } from '../auth-urls.js';
 import { AuthorizationServers } from './authorization-server.js';
 import { boundedFetch } from './bounded-fetch.js';
@@ -24,10 +31,15 @@ export interface ManualUpstreamClient {
 
 /** Refusal naming what the admin must enter: the authorization server would not register the gateway. */
 const clientIdRequired = (reason: string) =>
-  new AppError(400, 'CLIENT_ID_REQUIRED', `The MCP server's authorization server did not register the gateway (${reason}): enter a clientId and clientSecret registered there by hand`, {
-    reason,
-    fields: ['clientId', 'clientSecret'],
-  });
+  new AppError(
+    400,
+    'CLIENT_ID_REQUIRED',
+    `The MCP server's authorization server did not register the gateway (${reason}): enter a clientId and clientSecret registered there by hand`,
+    {
+      reason,
+      fields: ['clientId', 'clientSecret'],
+    },
+  );
 
 /**
  * Turns an MCP upstream protected by the MCP authorization spec into the configuration of the
@@ -41,7 +53,10 @@ export async function setUpMcpUpstreamAuth(
   deps: { config: Config; clock: Clock },
   input: { endpoint: string; serviceType: string; client: ManualUpstreamClient | null },
 ): Promise<UpstreamProviderConfig> {
-  const fetch = boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))), MAX_ANSWER_BYTES);
+  const fetch = boundedFetch(
+    egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))),
+    MAX_ANSWER_BYTES,
+  );
   const upstream = await discoverMcpUpstream(fetch, new AuthorizationServers(fetch, deps.clock), input.endpoint);
   const client = await gatewayClientAt(fetch, deps.config, upstream, input);
   if (client.kind === 'client_id_required') throw clientIdRequired(client.reason);
@@ -55,11 +70,17 @@ async function gatewayClientAt(
   upstream: DiscoveredUpstream,
   input: { serviceType: string; client: ManualUpstreamClient | null },
 ): Promise<UpstreamClient> {
-  if (input.client) return { kind: 'registered', registration: 'manual', ...input.client, clientAuthMethod: 'client_secret_basic' };
+  if (input.client)
+    return { kind: 'registered', registration: 'manual', ...input.client, clientAuthMethod: 'client_secret_basic' };
   const documentUrl = upstreamClientDocumentUrl(config);
-  if (documentUrl !== null && acceptsClientMetadataDocuments(upstream)) return { kind: 'metadata_document', clientId: documentUrl };
-  return registerGatewayClient(fetch, upstream, { redirectUri: oauthCallbackUrl(config, input.serviceType), clientName: 'Agent Gateway' });
+  if (documentUrl !== null && acceptsClientMetadataDocuments(upstream))
+    return { kind: 'metadata_document', clientId: documentUrl };
+  return registerGatewayClient(fetch, upstream, {
+    redirectUri: oauthCallbackUrl(config, input.serviceType),
+    clientName: 'Agent Gateway',
+  });
 }
 
 /** An upstream naming no scopes: OpenID's `openid` and `offline_access` (for refresh) where its authorization server offers them. */
-const signInScopesOf = (server: DiscoveredUpstream['server']): string[] => (server.scopes_supported ?? []).filter((s) => s === 'openid' || s === 'offline_access');
+const signInScopesOf = (server: DiscoveredUpstream['server']): string[] =>
+  (server.scopes_supported ?? []).filter((s) => s === 'openid' || s === 'offline_access');

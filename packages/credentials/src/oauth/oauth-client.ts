@@ -14,14 +14,18 @@ export interface TokenSet {
 }
 
 /** A refresh either yields new tokens, is refused by the server (reconnect), or fails for now (try later). */
-export type RefreshOutcome = { kind: 'refreshed'; tokens: TokenSet } | { kind: 'refused'; error: string } | { kind: 'failed'; reason: string };
+export type RefreshOutcome =
+  { kind: 'refreshed'; tokens: TokenSet } | { kind: 'refused'; error: string } | { kind: 'failed'; reason: string };
 
 const clientOf = (cfg: OAuthProviderConfig): oauth.Client => ({ client_id: cfg.clientId });
 const clientAuthOf = (cfg: OAuthProviderConfig): oauth.ClientAuth => {
   if (cfg.clientAuthMethod === 'none' || cfg.clientSecret === null) return oauth.None();
-  return cfg.clientAuthMethod === 'client_secret_post' ? oauth.ClientSecretPost(cfg.clientSecret) : oauth.ClientSecretBasic(cfg.clientSecret);
+  return cfg.clientAuthMethod === 'client_secret_post'
+    ? oauth.ClientSecretPost(cfg.clientSecret)
+    : oauth.ClientSecretBasic(cfg.clientSecret);
 };
-const resourceParams = (cfg: OAuthProviderConfig) => (cfg.resource ? { additionalParameters: { resource: cfg.resource } } : {});
+const resourceParams = (cfg: OAuthProviderConfig) =>
+  cfg.resource ? { additionalParameters: { resource: cfg.resource } } : {};
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : 'unknown error');
 
 /**
@@ -41,7 +45,10 @@ export class OAuthClient {
   }
 
   /** The URL the user's browser is sent to: code flow, PKCE S256, the flow's state, the provider's scopes, resource and extra parameters. */
-  async authorizationUrl(cfg: OAuthProviderConfig, input: { state: string; codeVerifier: string; redirectUri: string }): Promise<string> {
+  async authorizationUrl(
+    cfg: OAuthProviderConfig,
+    input: { state: string; codeVerifier: string; redirectUri: string },
+  ): Promise<string> {
     const as = await this.servers.resolve(cfg.server);
     const url = new URL(as.authorization_endpoint!);
     for (const [key, value] of Object.entries(cfg.authorizationParams)) url.searchParams.set(key, value);
@@ -61,7 +68,10 @@ export class OAuthClient {
    * code with the PKCE verifier. Refusals are the 4xx of `oauthErrors` (a code the server refuses
    * as `invalid_grant` included); a token endpoint that fails otherwise is a 502.
    */
-  async exchangeCode(cfg: OAuthProviderConfig, input: { callback: URL; state: string; codeVerifier: string; redirectUri: string }): Promise<TokenSet> {
+  async exchangeCode(
+    cfg: OAuthProviderConfig,
+    input: { callback: URL; state: string; codeVerifier: string; redirectUri: string },
+  ): Promise<TokenSet> {
     const as = await this.servers.resolve(cfg.server);
     const iss = input.callback.searchParams.get('iss');
     if (iss !== null && iss !== as.issuer) throw oauthErrors.issuerMismatch();
@@ -73,13 +83,22 @@ export class OAuthClient {
       throw oauthErrors.responseInvalid(messageOf(err));
     }
     try {
-      const response = await oauth.authorizationCodeGrantRequest(as, clientOf(cfg), clientAuthOf(cfg), params, input.redirectUri, input.codeVerifier, {
-        ...requestOptions(this.fetch),
-        ...resourceParams(cfg),
-      });
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        clientOf(cfg),
+        clientAuthOf(cfg),
+        params,
+        input.redirectUri,
+        input.codeVerifier,
+        {
+          ...requestOptions(this.fetch),
+          ...resourceParams(cfg),
+        },
+      );
       return this.tokenSetOf(await oauth.processAuthorizationCodeResponse(as, clientOf(cfg), response));
     } catch (err) {
-      if (err instanceof oauth.ResponseBodyError) throw err.error === 'invalid_grant' ? oauthErrors.codeRejected() : oauthErrors.tokenExchangeFailed(err.error);
+      if (err instanceof oauth.ResponseBodyError)
+        throw err.error === 'invalid_grant' ? oauthErrors.codeRejected() : oauthErrors.tokenExchangeFailed(err.error);
       throw oauthErrors.tokenExchangeFailed(messageOf(err));
     }
   }
@@ -88,10 +107,20 @@ export class OAuthClient {
   async refresh(cfg: OAuthProviderConfig, refreshToken: string): Promise<RefreshOutcome> {
     try {
       const as = await this.servers.resolve(cfg.server);
-      const response = await oauth.refreshTokenGrantRequest(as, clientOf(cfg), clientAuthOf(cfg), refreshToken, { ...requestOptions(this.fetch), ...resourceParams(cfg) });
-      return { kind: 'refreshed', tokens: this.tokenSetOf(await oauth.processRefreshTokenResponse(as, clientOf(cfg), response)) };
+      const response = await oauth.refreshTokenGrantRequest(as, clientOf(cfg), clientAuthOf(cfg), refreshToken, {
+        ...requestOptions(this.fetch),
+        ...resourceParams(cfg),
+      });
+      return {
+        kind: 'refreshed',
+        tokens: this.tokenSetOf(await oauth.processRefreshTokenResponse(as, clientOf(cfg), response)),
+      };
     } catch (err) {
-      if (err instanceof oauth.ResponseBodyError && (err.error === 'invalid_grant' || err.error === 'unauthorized_client')) return { kind: 'refused', error: err.error };
+      if (
+        err instanceof oauth.ResponseBodyError &&
+        (err.error === 'invalid_grant' || err.error === 'unauthorized_client')
+      )
+        return { kind: 'refused', error: err.error };
       return { kind: 'failed', reason: messageOf(err) };
     }
   }
@@ -101,11 +130,17 @@ export class OAuthClient {
     try {
       const as = await this.servers.resolve(cfg.server);
       if (!as.revocation_endpoint) return false;
-      const response = await oauth.revocationRequest(as, clientOf(cfg), clientAuthOf(cfg), token, { ...requestOptions(this.fetch), additionalParameters: { token_type_hint: hint } });
+      const response = await oauth.revocationRequest(as, clientOf(cfg), clientAuthOf(cfg), token, {
+        ...requestOptions(this.fetch),
+        additionalParameters: { token_type_hint: hint },
+      });
       await oauth.processRevocationResponse(response);
       return true;
     } catch (err) {
-      this.logger.warn({ providerId: cfg.providerId, serviceType: cfg.serviceType, reason: messageOf(err) }, 'OAuth token revocation failed');
+      this.logger.warn(
+        { providerId: cfg.providerId, serviceType: cfg.serviceType, reason: messageOf(err) },
+        'OAuth token revocation failed',
+      );
       return false;
     }
   }

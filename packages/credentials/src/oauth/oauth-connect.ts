@@ -21,11 +21,17 @@ export interface OAuthConnect {
   /** Starts a connection: the authorization URL to send the user's browser to. */
   start(input: { userId: string; tenantId: string | null; serviceType: string }): Promise<{ authUrl: string }>;
   /** Completes it from the callback URL the browser arrived with (`serviceType` null: the shared callback, the flow names it); where to send the user next. */
-  complete(input: { userId: string; serviceType: string | null; callback: URL }): Promise<{ credential: CredentialMetadata; returnTo: string }>;
+  complete(input: {
+    userId: string;
+    serviceType: string | null;
+    callback: URL;
+  }): Promise<{ credential: CredentialMetadata; returnTo: string }>;
 }
 
 const noServer = (serviceType: string) =>
-  new NotImplementedError(`No OAuth authorization server is configured for "${serviceType}" (the credential provider needs an issuer, or authorizeUrl and tokenUrl); store a JWT or API key instead`);
+  new NotImplementedError(
+    `No OAuth authorization server is configured for "${serviceType}" (the credential provider needs an issuer, or authorizeUrl and tokenUrl); store a JWT or API key instead`,
+  );
 
 /** The connect flow over the vault: flow state in the database (any replica completes it), tokens sealed by the vault. */
 export function createOAuthConnect(deps: OAuthConnectDeps): OAuthConnect {
@@ -42,13 +48,30 @@ export function createOAuthConnect(deps: OAuthConnectDeps): OAuthConnect {
     async start({ userId, tenantId, serviceType }) {
       const cfg = await providerFor(tenantId, serviceType);
       const user = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
-      if (!user) throw new ForbiddenError('Credentials can only be stored for users registered with the gateway', 'USER_NOT_REGISTERED');
+      if (!user)
+        throw new ForbiddenError(
+          'Credentials can only be stored for users registered with the gateway',
+          'USER_NOT_REGISTERED',
+        );
       const state = oauth.generateRandomState();
       const codeVerifier = oauth.generateRandomCodeVerifier();
       const redirectUri = redirectUriFor(config, { clientId: cfg.clientId, serviceType });
       const authUrl = await deps.oauth.client.authorizationUrl(cfg, { state, codeVerifier, redirectUri });
       const now = clock.now();
-      await saveOAuthFlow(db, { state, userId, tenantId, providerId: cfg.providerId, serviceType, codeVerifier, redirectUri, expiresAt: new Date(now.getTime() + config.OAUTH_FLOW_TTL_MS) }, now);
+      await saveOAuthFlow(
+        db,
+        {
+          state,
+          userId,
+          tenantId,
+          providerId: cfg.providerId,
+          serviceType,
+          codeVerifier,
+          redirectUri,
+          expiresAt: new Date(now.getTime() + config.OAUTH_FLOW_TTL_MS),
+        },
+        now,
+      );
       return { authUrl };
     },
 
@@ -56,11 +79,26 @@ export function createOAuthConnect(deps: OAuthConnectDeps): OAuthConnect {
       const state = callback.searchParams.get('state');
       const arrival = serviceType === null ? { redirectUri: sharedOAuthCallbackUrl(config) } : { serviceType };
       const flow = await takeOAuthFlow(db, { state, userId, arrival, now: clock.now() });
-      const providerRow = await db.selectFrom('credential_providers').selectAll().where('id', '=', flow.provider_id).executeTakeFirst();
+      const providerRow = await db
+        .selectFrom('credential_providers')
+        .selectAll()
+        .where('id', '=', flow.provider_id)
+        .executeTakeFirst();
       const cfg = providerRow ? oauthConfigOf(providerRow, deps.oauth.secrets) : null;
       if (!cfg) throw noServer(flow.service_type);
-      const tokens = await deps.oauth.client.exchangeCode(cfg, { callback, state: state!, codeVerifier: flow.code_verifier, redirectUri: flow.redirect_uri });
-      const credential = await vault.storeOAuth({ userId, tenantId: flow.tenant_id, serviceType: flow.service_type, providerId: cfg.providerId, tokens });
+      const tokens = await deps.oauth.client.exchangeCode(cfg, {
+        callback,
+        state: state!,
+        codeVerifier: flow.code_verifier,
+        redirectUri: flow.redirect_uri,
+      });
+      const credential = await vault.storeOAuth({
+        userId,
+        tenantId: flow.tenant_id,
+        serviceType: flow.service_type,
+        providerId: cfg.providerId,
+        tokens,
+      });
       return { credential, returnTo: consoleCredentialsUrl(config, { connected: flow.service_type }) };
     },
   };

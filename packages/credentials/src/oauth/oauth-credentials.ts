@@ -4,7 +4,13 @@ import type { Kysely } from 'kysely';
 import type { CredentialBinding, CredentialKeyring } from '../credential-keyring.js';
 import type { VaultOAuth } from '../vault.js';
 import { oauthConfigOf, type OAuthProviderConfig } from './oauth-provider-config.js';
-import { oauthMetadataOf, openOAuthSecret, sealableOAuthSecret, type OAuthRowMetadata, type OAuthSecret } from './oauth-tokens.js';
+import {
+  oauthMetadataOf,
+  openOAuthSecret,
+  sealableOAuthSecret,
+  type OAuthRowMetadata,
+  type OAuthSecret,
+} from './oauth-tokens.js';
 
 /** What the vault lends its OAuth helpers: its database, key ring, clock, and how to announce a change. */
 export interface OAuthCredentialsContext {
@@ -20,7 +26,11 @@ export interface OAuthCredentialsContext {
 /** How long before its expiry an OAuth access token is refreshed. */
 export const REFRESH_BEFORE_EXPIRY_MS = 60_000;
 
-const bindingOf = (row: UserCredentialRow): CredentialBinding => ({ userId: row.user_id, serviceType: row.service_type, kind: row.kind });
+const bindingOf = (row: UserCredentialRow): CredentialBinding => ({
+  userId: row.user_id,
+  serviceType: row.service_type,
+  kind: row.kind,
+});
 
 /** Whether the row is an OAuth connection that can and should be refreshed now. */
 export function refreshDue(row: UserCredentialRow, now: Date): boolean {
@@ -31,23 +41,46 @@ export function refreshDue(row: UserCredentialRow, now: Date): boolean {
 }
 
 /** The opened tokens of an OAuth row, or null (logged, never the value) when no key opens it. */
-export function openOAuthRow(ctx: Pick<OAuthCredentialsContext, 'keyring' | 'logger'>, row: UserCredentialRow): OAuthSecret | null {
+export function openOAuthRow(
+  ctx: Pick<OAuthCredentialsContext, 'keyring' | 'logger'>,
+  row: UserCredentialRow,
+): OAuthSecret | null {
   const opened = ctx.keyring.open(bindingOf(row), { ciphertext: row.ciphertext, nonce: row.nonce, keyId: row.key_id });
   const secret = opened.ok ? openOAuthSecret(opened.value) : null;
-  if (!secret) ctx.logger.warn({ credentialId: row.id, userId: row.user_id, serviceType: row.service_type, keyId: row.key_id }, 'stored OAuth credential cannot be opened; treating it as missing');
+  if (!secret)
+    ctx.logger.warn(
+      { credentialId: row.id, userId: row.user_id, serviceType: row.service_type, keyId: row.key_id },
+      'stored OAuth credential cannot be opened; treating it as missing',
+    );
   return secret;
 }
 
 /** The provider the row was connected through, ready to use; null when it is gone or no longer names a server. */
 async function providerConfigOf(ctx: OAuthCredentialsContext, providerId: string): Promise<OAuthProviderConfig | null> {
-  const row = await ctx.db.selectFrom('credential_providers').selectAll().where('id', '=', providerId).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('credential_providers')
+    .selectAll()
+    .where('id', '=', providerId)
+    .executeTakeFirst();
   return row ? oauthConfigOf(row, ctx.oauth.secrets) : null;
 }
 
 /** The `user_credentials` columns for sealed OAuth tokens. */
-export function oauthColumns(keyring: CredentialKeyring, binding: CredentialBinding, secret: OAuthSecret, expiresAt: Date | null, meta: OAuthRowMetadata) {
+export function oauthColumns(
+  keyring: CredentialKeyring,
+  binding: CredentialBinding,
+  secret: OAuthSecret,
+  expiresAt: Date | null,
+  meta: OAuthRowMetadata,
+) {
   const sealed = keyring.seal(binding, sealableOAuthSecret(secret));
-  return { ciphertext: sealed.ciphertext, nonce: sealed.nonce, key_id: sealed.keyId, expires_at: expiresAt, metadata: json(meta) };
+  return {
+    ciphertext: sealed.ciphertext,
+    nonce: sealed.nonce,
+    key_id: sealed.keyId,
+    expires_at: expiresAt,
+    metadata: json(meta),
+  };
 }
 
 /**
@@ -77,8 +110,14 @@ export async function freshOAuthRow(ctx: OAuthCredentialsContext, row: UserCrede
       set = { metadata: json({ ...meta, status: 'needs_reconnect' }) };
     } else {
       const { tokens } = outcome;
-      const next: OAuthSecret = { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? secret.refreshToken };
-      set = oauthColumns(ctx.keyring, bindingOf(current), next, tokens.expiresAt, { ...meta, scope: tokens.scope ?? meta.scope });
+      const next: OAuthSecret = {
+        accessToken: tokens.accessToken,
+        refreshToken: tokens.refreshToken ?? secret.refreshToken,
+      };
+      set = oauthColumns(ctx.keyring, bindingOf(current), next, tokens.expiresAt, {
+        ...meta,
+        scope: tokens.scope ?? meta.scope,
+      });
     }
     const updated = await ctx.db
       .updateTable('user_credentials')

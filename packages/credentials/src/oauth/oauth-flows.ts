@@ -48,15 +48,31 @@ export type CallbackArrival = { serviceType: string } | { redirectUri: string };
  * nothing. A state started by another user is refused (403) and left for its owner; an unknown,
  * used or expired one, or one started for another callback, is a 400.
  */
-export async function takeOAuthFlow(db: Kysely<Database>, input: { state: string | null; userId: string; arrival: CallbackArrival; now: Date }): Promise<OAuthFlowRow> {
+export async function takeOAuthFlow(
+  db: Kysely<Database>,
+  input: { state: string | null; userId: string; arrival: CallbackArrival; now: Date },
+): Promise<OAuthFlowRow> {
   if (!input.state) throw oauthErrors.stateInvalid();
   const hash = stateHashOf(input.state);
-  const taken = await db.deleteFrom('oauth_flows').where('state_hash', '=', hash).where('user_id', '=', input.userId).returningAll().executeTakeFirst();
+  const taken = await db
+    .deleteFrom('oauth_flows')
+    .where('state_hash', '=', hash)
+    .where('user_id', '=', input.userId)
+    .returningAll()
+    .executeTakeFirst();
   if (!taken) {
-    const other = await db.selectFrom('oauth_flows').select('user_id').where('state_hash', '=', hash).where('expires_at', '>', input.now).executeTakeFirst();
+    const other = await db
+      .selectFrom('oauth_flows')
+      .select('user_id')
+      .where('state_hash', '=', hash)
+      .where('expires_at', '>', input.now)
+      .executeTakeFirst();
     throw other ? oauthErrors.userMismatch() : oauthErrors.stateInvalid();
   }
-  const sameCallback = 'serviceType' in input.arrival ? taken.service_type === input.arrival.serviceType : taken.redirect_uri === input.arrival.redirectUri;
+  const sameCallback =
+    'serviceType' in input.arrival
+      ? taken.service_type === input.arrival.serviceType
+      : taken.redirect_uri === input.arrival.redirectUri;
   if (taken.expires_at.getTime() <= input.now.getTime() || !sameCallback) throw oauthErrors.stateInvalid();
   return taken;
 }

@@ -4,7 +4,15 @@ import type { CredentialProviderRow } from '@agentgw/db';
 import { z } from 'zod';
 
 /** Where the authorization server's endpoints come from: discovery (RFC 8414 / OIDC) or the provider's own list. */
-export type AuthorizationServerSource = { kind: 'issuer'; issuer: string } | { kind: 'endpoints'; issuer: string | null; authorizationUrl: string; tokenUrl: string; revocationUrl: string | null };
+export type AuthorizationServerSource =
+  | { kind: 'issuer'; issuer: string }
+  | {
+      kind: 'endpoints';
+      issuer: string | null;
+      authorizationUrl: string;
+      tokenUrl: string;
+      revocationUrl: string | null;
+    };
 
 /** An `oauth2` credential provider ready for the connect flow, its client secret opened. */
 export interface OAuthProviderConfig {
@@ -23,7 +31,16 @@ export interface OAuthProviderConfig {
 }
 
 /** Parameters the flow sets itself; a provider's `authorizationParams` cannot replace them. */
-export const RESERVED_AUTHORIZATION_PARAMS: ReadonlySet<string> = new Set(['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'resource']);
+export const RESERVED_AUTHORIZATION_PARAMS: ReadonlySet<string> = new Set([
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'resource',
+]);
 
 // The stored shape, as admin-api validated it (unknown keys kept there are ignored here).
 const stored = z.object({
@@ -53,15 +70,24 @@ export function oauthConfigOf(row: CredentialProviderRow, secrets: SecretBox): O
   if (c.clientSecret === undefined && c.clientAuthMethod !== 'none') return null;
   let server: AuthorizationServerSource;
   if (c.authorizeUrl && c.tokenUrl) {
-    server = { kind: 'endpoints', issuer: c.issuer ?? null, authorizationUrl: c.authorizeUrl, tokenUrl: c.tokenUrl, revocationUrl: c.revocationUrl ?? null };
+    server = {
+      kind: 'endpoints',
+      issuer: c.issuer ?? null,
+      authorizationUrl: c.authorizeUrl,
+      tokenUrl: c.tokenUrl,
+      revocationUrl: c.revocationUrl ?? null,
+    };
   } else if (c.issuer) {
     server = { kind: 'issuer', issuer: c.issuer };
   } else {
     return null;
   }
   const clientSecret = c.clientSecret === undefined ? null : secrets.open(c.clientSecret, row.id);
-  if (c.clientSecret !== undefined && clientSecret === null) throw new DependencyUnavailableError("The credential provider's client secret cannot be decrypted; set it again");
-  const authorizationParams = Object.fromEntries(Object.entries(c.authorizationParams ?? {}).filter(([key]) => !RESERVED_AUTHORIZATION_PARAMS.has(key)));
+  if (c.clientSecret !== undefined && clientSecret === null)
+    throw new DependencyUnavailableError("The credential provider's client secret cannot be decrypted; set it again");
+  const authorizationParams = Object.fromEntries(
+    Object.entries(c.authorizationParams ?? {}).filter(([key]) => !RESERVED_AUTHORIZATION_PARAMS.has(key)),
+  );
   return {
     providerId: row.id,
     serviceType: row.service_type,

@@ -69,7 +69,8 @@ export class RedisRefreshLock implements RefreshLock {
     const deadline = Date.now() + this.waitMs;
     let pause = 20;
     while ((await this.redis.set(name, token, 'PX', this.leaseMs, 'NX')) !== 'OK') {
-      if (Date.now() >= deadline) throw new DependencyUnavailableError('Another replica is still refreshing this credential; try again');
+      if (Date.now() >= deadline)
+        throw new DependencyUnavailableError('Another replica is still refreshing this credential; try again');
       await new Promise((resolve) => setTimeout(resolve, pause));
       pause = Math.min(pause * 2, 250);
     }

@@ -21,10 +21,15 @@ describe('TokenExchange (RFC 8693)', () => {
       req.on('end', () => {
         const params = Object.fromEntries(new URLSearchParams(body));
         requests.push({ ...params, authorization: req.headers.authorization ?? '' });
-        const json = (status: number, value: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+        const json = (status: number, value: unknown) =>
+          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
         const clientOk = req.headers.authorization === `Basic ${Buffer.from('gateway:gwsecret').toString('base64')}`;
         if (!clientOk) return json(401, { error: 'invalid_client' });
-        if (params.grant_type !== TOKEN_EXCHANGE_GRANT || params.subject_token_type !== 'urn:ietf:params:oauth:token-type:jwt') return json(400, { error: 'unsupported_grant_type' });
+        if (
+          params.grant_type !== TOKEN_EXCHANGE_GRANT ||
+          params.subject_token_type !== 'urn:ietf:params:oauth:token-type:jwt'
+        )
+          return json(400, { error: 'unsupported_grant_type' });
         if (!params.subject_token?.startsWith('signin-')) return json(400, { error: 'invalid_grant' });
         json(200, {
           access_token: `upstream-for-${params.subject_token}-${requests.length}`,
@@ -67,12 +72,16 @@ describe('TokenExchange (RFC 8693)', () => {
     expect(requests).toHaveLength(1);
     // Another user, or the same user signed in anew, is exchanged on its own.
     expect(await exchange.accessTokenFor('p1', 'bob', cfg(), jwt('signin-bob'))).toBe('upstream-for-signin-bob-2');
-    expect(await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice-2'))).toBe('upstream-for-signin-alice-2-3');
+    expect(await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice-2'))).toBe(
+      'upstream-for-signin-alice-2-3',
+    );
     // 300 s lifetime less the skew: still reused at 269 s, exchanged again at 271 s.
     clock.advance(269_000);
     expect(await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice'))).toBe(first);
     clock.advance(2_000);
-    expect(await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice'))).toBe('upstream-for-signin-alice-4');
+    expect(await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice'))).toBe(
+      'upstream-for-signin-alice-4',
+    );
   });
 
   it('answers a refused exchange as 403 TOKEN_EXCHANGE_REFUSED and caches nothing', async () => {
@@ -83,15 +92,30 @@ describe('TokenExchange (RFC 8693)', () => {
     expect(refusal).toMatchObject({ status: 403, code: 'TOKEN_EXCHANGE_REFUSED' });
     await exchange.accessTokenFor('p1', 'mallory', cfg(), jwt('forged')).catch(() => undefined);
     expect(requests).toHaveLength(2);
-    const badClient = await exchange.accessTokenFor('p1', 'alice', { ...cfg(), client: { clientId: 'gateway', clientSecret: 'wrong' } }, jwt('signin-alice')).catch((err: unknown) => err);
+    const badClient = await exchange
+      .accessTokenFor(
+        'p1',
+        'alice',
+        { ...cfg(), client: { clientId: 'gateway', clientSecret: 'wrong' } },
+        jwt('signin-alice'),
+      )
+      .catch((err: unknown) => err);
     expect(badClient).toMatchObject({ status: 403, code: 'TOKEN_EXCHANGE_REFUSED' });
   });
 
   it('refuses a token endpoint reached in clear over a network, and a server that is down is a 502', async () => {
     const exchange = new TokenExchange(fetch, new ManualClock());
     const insecure = { ...cfg(), server: { kind: 'token_url' as const, tokenUrl: 'http://as.example/token' } };
-    await expect(exchange.accessTokenFor('p1', 'alice', insecure, jwt('signin-alice'))).rejects.toMatchObject({ status: 502 });
-    const down = { ...cfg(), server: { kind: 'token_url' as const, tokenUrl: `http://127.0.0.1:${await freePort()}/token` } };
-    await expect(exchange.accessTokenFor('p1', 'alice', down, jwt('signin-alice'))).rejects.toMatchObject({ status: 502, code: 'OAUTH_TOKEN_EXCHANGE_FAILED' });
+    await expect(exchange.accessTokenFor('p1', 'alice', insecure, jwt('signin-alice'))).rejects.toMatchObject({
+      status: 502,
+    });
+    const down = {
+      ...cfg(),
+      server: { kind: 'token_url' as const, tokenUrl: `http://127.0.0.1:${await freePort()}/token` },
+    };
+    await expect(exchange.accessTokenFor('p1', 'alice', down, jwt('signin-alice'))).rejects.toMatchObject({
+      status: 502,
+      code: 'OAUTH_TOKEN_EXCHANGE_FAILED',
+    });
   });
 });

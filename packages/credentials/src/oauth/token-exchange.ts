@@ -1,4 +1,12 @@
-import { AppError, createEgressDispatcher, egressFetch, egressPolicyFromConfig, MemoryCache, type Clock, type Config } from '@agentgw/core';
+import {
+  AppError,
+  createEgressDispatcher,
+  egressFetch,
+  egressPolicyFromConfig,
+  MemoryCache,
+  type Clock,
+  type Config,
+} from '@agentgw/core';
 import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import { assertSecureUrl, AuthorizationServers, requestOptions } from './authorization-server.js';
@@ -9,7 +17,10 @@ import { oauthErrors } from './oauth-errors.js';
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 /** RFC 8693 §3 token type identifiers the gateway can present as the subject token. */
-export type SubjectTokenType = 'urn:ietf:params:oauth:token-type:jwt' | 'urn:ietf:params:oauth:token-type:id_token' | 'urn:ietf:params:oauth:token-type:access_token';
+export type SubjectTokenType =
+  | 'urn:ietf:params:oauth:token-type:jwt'
+  | 'urn:ietf:params:oauth:token-type:id_token'
+  | 'urn:ietf:params:oauth:token-type:access_token';
 
 /** The caller's own sign-in token, exchanged for an upstream one. */
 export interface SubjectToken {
@@ -42,7 +53,13 @@ interface Exchanged {
   reuseUntil: number;
 }
 
-const refused = (error: string) => new AppError(403, 'TOKEN_EXCHANGE_REFUSED', `The authorization server refused to exchange the caller's token: ${error}`, { error });
+const refused = (error: string) =>
+  new AppError(
+    403,
+    'TOKEN_EXCHANGE_REFUSED',
+    `The authorization server refused to exchange the caller's token: ${error}`,
+    { error },
+  );
 const fingerprint = (token: string) => createHash('sha256').update(token).digest('base64url');
 
 /**
@@ -65,7 +82,12 @@ export class TokenExchange {
   }
 
   /** The upstream access token for `userId` at provider `providerId`: cached, or exchanged now. */
-  async accessTokenFor(providerId: string, userId: string, cfg: TokenExchangeConfig, subject: SubjectToken): Promise<string> {
+  async accessTokenFor(
+    providerId: string,
+    userId: string,
+    cfg: TokenExchangeConfig,
+    subject: SubjectToken,
+  ): Promise<string> {
     const key = `${providerId}\u0000${userId}\u0000${fingerprint(subject.token)}`;
     const cached = this.cache.get(key);
     if (cached && cached.reuseUntil > this.clock.now().getTime()) return cached.accessToken;
@@ -78,19 +100,37 @@ export class TokenExchange {
     const as = await this.serverOf(cfg);
     const client: oauth.Client = { client_id: cfg.client.clientId };
     const auth = cfg.client.clientSecret === null ? oauth.None() : oauth.ClientSecretBasic(cfg.client.clientSecret);
-    const params = new URLSearchParams({ subject_token: subject.token, subject_token_type: subject.type, requested_token_type: 'urn:ietf:params:oauth:token-type:access_token' });
+    const params = new URLSearchParams({
+      subject_token: subject.token,
+      subject_token_type: subject.type,
+      requested_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    });
     if (cfg.audience) params.set('audience', cfg.audience);
     if (cfg.resource) params.set('resource', cfg.resource);
     if (cfg.scope) params.set('scope', cfg.scope);
     let response: oauth.TokenEndpointResponse;
     try {
-      response = await oauth.processGenericTokenEndpointResponse(as, client, await oauth.genericTokenEndpointRequest(as, client, auth, TOKEN_EXCHANGE_GRANT, params, requestOptions(this.fetch)));
+      response = await oauth.processGenericTokenEndpointResponse(
+        as,
+        client,
+        await oauth.genericTokenEndpointRequest(
+          as,
+          client,
+          auth,
+          TOKEN_EXCHANGE_GRANT,
+          params,
+          requestOptions(this.fetch),
+        ),
+      );
     } catch (err) {
       if (err instanceof oauth.ResponseBodyError && err.status >= 400 && err.status < 500) throw refused(err.error);
       throw oauthErrors.tokenExchangeFailed(err instanceof Error ? err.message : 'unknown error');
     }
     const now = this.clock.now().getTime();
-    const lifetimeMs = typeof response.expires_in === 'number' && response.expires_in > 0 ? response.expires_in * 1000 - EXPIRY_SKEW_MS : UNDATED_REUSE_MS;
+    const lifetimeMs =
+      typeof response.expires_in === 'number' && response.expires_in > 0
+        ? response.expires_in * 1000 - EXPIRY_SKEW_MS
+        : UNDATED_REUSE_MS;
     return { accessToken: response.access_token, reuseUntil: now + Math.min(lifetimeMs, MAX_REUSE_MS) };
   }
 
@@ -110,5 +150,8 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** A TokenExchange over the configured egress policy's fetch, answers bounded: what a gateway process holds. */
 export function createTokenExchange(deps: { config: Config; clock: Clock }): TokenExchange {
-  return new TokenExchange(boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))), MAX_ANSWER_BYTES), deps.clock);
+  return new TokenExchange(
+    boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))), MAX_ANSWER_BYTES),
+    deps.clock,
+  );
 }

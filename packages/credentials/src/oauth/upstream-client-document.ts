@@ -41,5 +41,7 @@ export function upstreamClientDocument(config: DocumentConfig): Record<string, u
 
 /** The redirect URI a connection uses: the shared callback for the document's client (the only one it lists), the service type's own otherwise. */
 export function redirectUriFor(config: DocumentConfig, client: { clientId: string; serviceType: string }): string {
-  return client.clientId === upstreamClientDocumentUrl(config) ? sharedOAuthCallbackUrl(config) : oauthCallbackUrl(config, client.serviceType);
+  return client.clientId === upstreamClientDocumentUrl(config)
+    ? sharedOAuthCallbackUrl(config)
+    : oauthCallbackUrl(config, client.serviceType);
 }

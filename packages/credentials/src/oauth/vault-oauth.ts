@@ -1,5 +1,12 @@
 import { secretBoxFor } from '@agentgw/auth';
-import { createEgressDispatcher, egressFetch, egressPolicyFromConfig, type Clock, type Config, type Logger } from '@agentgw/core';
+import {
+  createEgressDispatcher,
+  egressFetch,
+  egressPolicyFromConfig,
+  type Clock,
+  type Config,
+  type Logger,
+} from '@agentgw/core';
 import { Redis } from 'ioredis';
 import type { VaultOAuth } from '../vault.js';
 import { boundedFetch } from './bounded-fetch.js';
@@ -22,10 +29,19 @@ const MAX_ANSWER_BYTES = 256 * 1024;
  * set, so replicas refresh a token once; in-process otherwise; its connection opens at the first
  * refresh). `close()` releases it.
  */
-export function createVaultOAuth(deps: { config: Config; clock: Clock; logger: Logger; lock?: RefreshLock }): VaultOAuth & { close(): Promise<void> } {
+export function createVaultOAuth(deps: {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  lock?: RefreshLock;
+}): VaultOAuth & { close(): Promise<void> } {
   const { config, clock, logger } = deps;
   const fetch = boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(config))), MAX_ANSWER_BYTES);
-  const lock = deps.lock ?? (config.REDIS_URL ? new RedisRefreshLock(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true })) : PROCESS_LOCK);
+  const lock =
+    deps.lock ??
+    (config.REDIS_URL
+      ? new RedisRefreshLock(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true }))
+      : PROCESS_LOCK);
   return {
     client: new OAuthClient(fetch, clock, logger),
     secrets: secretBoxFor(config),

@@ -69,7 +69,14 @@ describe.each(testBackends())('initial schema on %s', (backend) => {
     const provider = (tenantId: string | null) =>
       handle.db
         .insertInto('credential_providers')
-        .values({ id: id('cp'), name: 'GitHub', service_type: 'github', auth_type: 'oauth2', config: json({}), tenant_id: tenantId })
+        .values({
+          id: id('cp'),
+          name: 'GitHub',
+          service_type: 'github',
+          auth_type: 'oauth2',
+          config: json({}),
+          tenant_id: tenantId,
+        })
         .execute();
     await provider(null);
     await provider('t1');
@@ -116,7 +123,9 @@ describe.each(testBackends())('initial schema on %s', (backend) => {
     expect(err).toMatchObject({ code: '23514' }); // check_violation
     expect(isUniqueViolation(err)).toBe(false);
 
-    await expect(sql`insert into audit_logs (id, tool_name, status) values (${id('audit')}, 't', 'exploded')`.execute(handle.db)).rejects.toMatchObject({ code: '23514' });
+    await expect(
+      sql`insert into audit_logs (id, tool_name, status) values (${id('audit')}, 't', 'exploded')`.execute(handle.db),
+    ).rejects.toMatchObject({ code: '23514' });
     await expect(
       sql`insert into access_rules (id, subject_type, subject_id, provider_id, action, risk_level)
           values (${id('rule')}, 'agent', 'a1', '*', 'allow', 'extreme')`.execute(handle.db),
@@ -126,23 +135,50 @@ describe.each(testBackends())('initial schema on %s', (backend) => {
   it('fills defaults', async () => {
     const before = Date.now() - 60_000;
     await addAgent('hash-defaults');
-    const agent = await handle.db.selectFrom('agents').selectAll().where('runtime_token_hash', '=', 'hash-defaults').executeTakeFirstOrThrow();
+    const agent = await handle.db
+      .selectFrom('agents')
+      .selectAll()
+      .where('runtime_token_hash', '=', 'hash-defaults')
+      .executeTakeFirstOrThrow();
     expect(agent).toMatchObject({ is_active: true, require_confirmation: false, description: null });
     expect(agent.created_at).toBeInstanceOf(Date);
     expect(agent.created_at.getTime()).toBeGreaterThan(before);
 
     const providerId = id('tp');
-    await handle.db.insertInto('tool_providers').values({ id: providerId, name: 'p', pattern: '*', endpoint: 'http://127.0.0.1:1/mcp' }).execute();
-    expect(await handle.db.selectFrom('tool_providers').select(['auth_type', 'priority']).where('id', '=', providerId).executeTakeFirst()).toEqual({ auth_type: 'none', priority: 0 });
+    await handle.db
+      .insertInto('tool_providers')
+      .values({ id: providerId, name: 'p', pattern: '*', endpoint: 'http://127.0.0.1:1/mcp' })
+      .execute();
+    expect(
+      await handle.db
+        .selectFrom('tool_providers')
+        .select(['auth_type', 'priority'])
+        .where('id', '=', providerId)
+        .executeTakeFirst(),
+    ).toEqual({ auth_type: 'none', priority: 0 });
 
     const ruleId = id('rule');
-    await handle.db.insertInto('access_rules').values({ id: ruleId, subject_type: 'agent', subject_id: 'a1', provider_id: '*', action: 'allow' }).execute();
-    expect(await handle.db.selectFrom('access_rules').select(['tool_pattern', 'risk_level']).where('id', '=', ruleId).executeTakeFirst()).toEqual({ tool_pattern: '*', risk_level: null });
+    await handle.db
+      .insertInto('access_rules')
+      .values({ id: ruleId, subject_type: 'agent', subject_id: 'a1', provider_id: '*', action: 'allow' })
+      .execute();
+    expect(
+      await handle.db
+        .selectFrom('access_rules')
+        .select(['tool_pattern', 'risk_level'])
+        .where('id', '=', ruleId)
+        .executeTakeFirst(),
+    ).toEqual({ tool_pattern: '*', risk_level: null });
 
     const userId = await addUser();
     const deviceId = id('dev');
-    await handle.db.insertInto('devices').values({ id: deviceId, user_id: userId, platform: 'android', push_token: 'fcm' }).execute();
-    expect(await handle.db.selectFrom('devices').select('is_active').where('id', '=', deviceId).executeTakeFirst()).toEqual({
+    await handle.db
+      .insertInto('devices')
+      .values({ id: deviceId, user_id: userId, platform: 'android', push_token: 'fcm' })
+      .execute();
+    expect(
+      await handle.db.selectFrom('devices').select('is_active').where('id', '=', deviceId).executeTakeFirst(),
+    ).toEqual({
       is_active: true,
     });
   });
@@ -160,16 +196,33 @@ describe.each(testBackends())('initial schema on %s', (backend) => {
         runtime_token_prefix: 'art_j',
       })
       .execute();
-    const agent = await handle.db.selectFrom('agents').select('required_credentials').where('runtime_token_hash', '=', 'hash-json').executeTakeFirstOrThrow();
+    const agent = await handle.db
+      .selectFrom('agents')
+      .select('required_credentials')
+      .where('runtime_token_hash', '=', 'hash-json')
+      .executeTakeFirstOrThrow();
     expect(agent.required_credentials).toEqual(required);
 
     const auditId = id('audit');
     const args = { path: '/tmp/x', depth: 2, flags: ['a', 'b'], nested: { ok: true, none: null } };
     await handle.db
       .insertInto('audit_logs')
-      .values({ id: auditId, tool_name: 'fs.read', status: 'completed', arguments: json(args), result: null, duration: 12 })
+      .values({
+        id: auditId,
+        tool_name: 'fs.read',
+        status: 'completed',
+        arguments: json(args),
+        result: null,
+        duration: 12,
+      })
       .execute();
-    expect(await handle.db.selectFrom('audit_logs').select(['arguments', 'result', 'duration']).where('id', '=', auditId).executeTakeFirst()).toEqual({ arguments: args, result: null, duration: 12 });
+    expect(
+      await handle.db
+        .selectFrom('audit_logs')
+        .select(['arguments', 'result', 'duration'])
+        .where('id', '=', auditId)
+        .executeTakeFirst(),
+    ).toEqual({ arguments: args, result: null, duration: 12 });
 
     const userId = id('user');
     await handle.db
@@ -223,7 +276,10 @@ describe.each(testBackends())('initial schema on %s', (backend) => {
     }
     await handle.db.deleteFrom('users').where('id', '=', userId).execute();
 
-    const owners = async (table: 'user_credentials' | 'devices') => (await handle.db.selectFrom(table).select('user_id').where('user_id', 'in', [userId, otherId]).execute()).map((r) => r.user_id);
+    const owners = async (table: 'user_credentials' | 'devices') =>
+      (await handle.db.selectFrom(table).select('user_id').where('user_id', 'in', [userId, otherId]).execute()).map(
+        (r) => r.user_id,
+      );
     expect(await owners('user_credentials')).toEqual([otherId]);
     expect(await owners('devices')).toEqual([otherId]);
   });

@@ -12,9 +12,11 @@ import { sql, type Kysely } from 'kysely';
 
 type AnyDb = Kysely<unknown>;
 
-const oneOf = (column: string, values: readonly string[]) => sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`;
+const oneOf = (column: string, values: readonly string[]) =>
+  sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`;
 
-const allIn = (column: string, values: readonly string[]) => sql`${sql.ref(column)} <@ array[${sql.join(values.map((v) => sql.lit(v)))}]::text[]`;
+const allIn = (column: string, values: readonly string[]) =>
+  sql`${sql.ref(column)} <@ array[${sql.join(values.map((v) => sql.lit(v)))}]::text[]`;
 
 const ROLES = ['admin', 'tenant_admin', 'agent_creator'] as const;
 const API_KEY_SCOPES = ['credentials:resolve', 'credentials:read', 'credentials:write'] as const;
@@ -116,7 +118,11 @@ export async function up(db: AnyDb): Promise<void> {
     .addCheckConstraint('access_rules_risk_level_check', oneOf('risk_level', RISK_LEVELS))
     .addCheckConstraint('access_rules_confirmation_mode_check', oneOf('confirmation_mode', ['always', 'never']))
     .execute();
-  await db.schema.createIndex('access_rules_subject_idx').on('access_rules').columns(['subject_type', 'subject_id']).execute();
+  await db.schema
+    .createIndex('access_rules_subject_idx')
+    .on('access_rules')
+    .columns(['subject_type', 'subject_id'])
+    .execute();
   await db.schema.createIndex('access_rules_provider_id_idx').on('access_rules').column('provider_id').execute();
 
   await db.schema
@@ -130,7 +136,10 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('tenant_id', 'text')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .addCheckConstraint('credential_providers_auth_type_check', oneOf('auth_type', ['oauth2', 'api_key', 'jwt', 'basic']))
+    .addCheckConstraint(
+      'credential_providers_auth_type_check',
+      oneOf('auth_type', ['oauth2', 'api_key', 'jwt', 'basic']),
+    )
     .execute();
   // One provider per service type per tenant, and one global one (tenant_id null).
   await db.schema
@@ -176,10 +185,17 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('decided_at', 'timestamptz')
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .addCheckConstraint('confirmations_status_check', oneOf('status', ['pending', 'confirmed', 'rejected', 'expired', 'consumed']))
+    .addCheckConstraint(
+      'confirmations_status_check',
+      oneOf('status', ['pending', 'confirmed', 'rejected', 'expired', 'consumed']),
+    )
     .addCheckConstraint('confirmations_risk_level_check', oneOf('risk_level', RISK_LEVELS))
     .execute();
-  await db.schema.createIndex('confirmations_status_idx').on('confirmations').columns(['status', 'created_at']).execute();
+  await db.schema
+    .createIndex('confirmations_status_idx')
+    .on('confirmations')
+    .columns(['status', 'created_at'])
+    .execute();
   await db.schema.createIndex('confirmations_user_id_idx').on('confirmations').column('user_id').execute();
   await db.schema.createIndex('confirmations_end_user_id_idx').on('confirmations').column('end_user_id').execute();
 
@@ -200,11 +216,18 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('error', 'text')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .addCheckConstraint('audit_logs_status_check', oneOf('status', ['pending', 'confirmed', 'rejected', 'completed', 'failed']))
+    .addCheckConstraint(
+      'audit_logs_status_check',
+      oneOf('status', ['pending', 'confirmed', 'rejected', 'completed', 'failed']),
+    )
     .execute();
   // Log queries filter by one of these and page newest first.
   for (const column of ['user_id', 'agent_id', 'tenant_id', 'tool_name', 'status']) {
-    await db.schema.createIndex(`audit_logs_${column}_idx`).on('audit_logs').columns([column, 'created_at desc']).execute();
+    await db.schema
+      .createIndex(`audit_logs_${column}_idx`)
+      .on('audit_logs')
+      .columns([column, 'created_at desc'])
+      .execute();
   }
   await db.schema.createIndex('audit_logs_created_at_idx').on('audit_logs').column('created_at desc').execute();
 

@@ -24,7 +24,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // The query indexes of 0001 ((user|agent|tenant|tool|status), created_at desc) already serve
   // every filter: each further index costs every write, and writes are the hot path.
   // Placeholders are few and short-lived; retention finds the stale ones here.
-  await db.schema.createIndex('audit_logs_placeholder_idx').on('audit_logs').column('updated_at').where(sql.ref('tool_name'), 'is', null).execute();
+  await db.schema
+    .createIndex('audit_logs_placeholder_idx')
+    .on('audit_logs')
+    .column('updated_at')
+    .where(sql.ref('tool_name'), 'is', null)
+    .execute();
 
   await db.schema
     .createTable('audit_chain')

@@ -8,5 +8,9 @@ import type { Kysely } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('confirmations').addColumn('call_hash', 'text').execute();
-  await db.schema.createIndex('confirmations_tenant_id_idx').on('confirmations').columns(['tenant_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('confirmations_tenant_id_idx')
+    .on('confirmations')
+    .columns(['tenant_id', 'created_at'])
+    .execute();
 }

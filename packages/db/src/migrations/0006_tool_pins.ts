@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
-const oneOf = (column: string, values: readonly string[]) => sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`;
+const oneOf = (column: string, values: readonly string[]) =>
+  sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`;
 
 /**
  * Pinned tool definitions (issue 24.3): each provider says how a pin is first made

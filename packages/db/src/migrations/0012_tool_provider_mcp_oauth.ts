@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
-const oneOf = (column: string, values: readonly string[]) => sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`;
+const oneOf = (column: string, values: readonly string[]) =>
+  sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`;
 
 /**
  * `auth_type` `mcp_oauth` (issue 22.5): the upstream is an MCP server protected by the MCP
@@ -12,11 +13,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('tool_providers').dropConstraint('tool_providers_auth_type_check').execute();
   await db.schema
     .alterTable('tool_providers')
-    .addCheckConstraint('tool_providers_auth_type_check', oneOf('auth_type', ['bearer', 'api_key', 'none', 'user_oauth', 'user_key', 'mcp_oauth']))
+    .addCheckConstraint(
+      'tool_providers_auth_type_check',
+      oneOf('auth_type', ['bearer', 'api_key', 'none', 'user_oauth', 'user_key', 'mcp_oauth']),
+    )
     .execute();
   await db.schema.alterTable('tool_providers').dropConstraint('tool_providers_user_auth_check').execute();
   await db.schema
     .alterTable('tool_providers')
-    .addCheckConstraint('tool_providers_user_auth_check', sql`auth_type not in ('user_oauth', 'user_key', 'mcp_oauth') or credential_service_type is not null`)
+    .addCheckConstraint(
+      'tool_providers_user_auth_check',
+      sql`auth_type not in ('user_oauth', 'user_key', 'mcp_oauth') or credential_service_type is not null`,
+    )
     .execute();
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
-const oneOf = (column: string, values: readonly string[]) => sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`;
+const oneOf = (column: string, values: readonly string[]) =>
+  sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`;
 
 /**
  * `auth_type` `token_exchange` (issue 22, RFC 8693): each call exchanges the caller's own sign-in
@@ -13,11 +14,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('tool_providers').dropConstraint('tool_providers_auth_type_check').execute();
   await db.schema
     .alterTable('tool_providers')
-    .addCheckConstraint('tool_providers_auth_type_check', oneOf('auth_type', ['bearer', 'api_key', 'none', 'user_oauth', 'user_key', 'mcp_oauth', 'token_exchange']))
+    .addCheckConstraint(
+      'tool_providers_auth_type_check',
+      oneOf('auth_type', ['bearer', 'api_key', 'none', 'user_oauth', 'user_key', 'mcp_oauth', 'token_exchange']),
+    )
     .execute();
   await db.schema.alterTable('tool_providers').addColumn('token_exchange', 'jsonb').execute();
   await db.schema
     .alterTable('tool_providers')
-    .addCheckConstraint('tool_providers_token_exchange_check', sql`auth_type <> 'token_exchange' or token_exchange is not null`)
+    .addCheckConstraint(
+      'tool_providers_token_exchange_check',
+      sql`auth_type <> 'token_exchange' or token_exchange is not null`,
+    )
     .execute();
 }

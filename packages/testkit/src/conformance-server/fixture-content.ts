@@ -51,7 +51,13 @@ export function createFixtureServer(hooks: FixtureHooks): McpServer {
   const server = new McpServer(
     { name: 'agentgw-conformance-fixture', version: '1.0.0' },
     {
-      capabilities: { logging: {}, completions: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
+      capabilities: {
+        logging: {},
+        completions: {},
+        tools: { listChanged: true },
+        prompts: { listChanged: true },
+        resources: { subscribe: true, listChanged: true },
+      },
       requestState: { verify: (state, ctx) => stateCodec.verify(state, ctx) },
     },
   );
@@ -67,19 +73,49 @@ export function createFixtureServer(hooks: FixtureHooks): McpServer {
 }
 
 function registerContentTools(server: McpServer): void {
-  server.registerTool('test_simple_text', { description: 'Returns simple text', inputSchema: noArgs }, () => text('This is a simple text response for testing.'));
-  server.registerTool('test_image_content', { description: 'Returns an image', inputSchema: noArgs }, () => ({ content: [{ type: 'image', data: PNG_1PX, mimeType: 'image/png' }] }));
-  server.registerTool('test_audio_content', { description: 'Returns audio', inputSchema: noArgs }, () => ({ content: [{ type: 'audio', data: WAV_EMPTY, mimeType: 'audio/wav' }] }));
-  server.registerTool('test_embedded_resource', { description: 'Returns an embedded resource', inputSchema: noArgs }, () => ({
-    content: [{ type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } }],
+  server.registerTool('test_simple_text', { description: 'Returns simple text', inputSchema: noArgs }, () =>
+    text('This is a simple text response for testing.'),
+  );
+  server.registerTool('test_image_content', { description: 'Returns an image', inputSchema: noArgs }, () => ({
+    content: [{ type: 'image', data: PNG_1PX, mimeType: 'image/png' }],
   }));
-  server.registerTool('test_multiple_content_types', { description: 'Returns text, image and a resource', inputSchema: noArgs }, () => ({
-    content: [
-      { type: 'text', text: 'Multiple content types test:' },
-      { type: 'image', data: PNG_1PX, mimeType: 'image/png' },
-      { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"test":"data","value":123}' } },
-    ],
+  server.registerTool('test_audio_content', { description: 'Returns audio', inputSchema: noArgs }, () => ({
+    content: [{ type: 'audio', data: WAV_EMPTY, mimeType: 'audio/wav' }],
   }));
+  server.registerTool(
+    'test_embedded_resource',
+    { description: 'Returns an embedded resource', inputSchema: noArgs },
+    () => ({
+      content: [
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://embedded-resource',
+            mimeType: 'text/plain',
+            text: 'This is an embedded resource content.',
+          },
+        },
+      ],
+    }),
+  );
+  server.registerTool(
+    'test_multiple_content_types',
+    { description: 'Returns text, image and a resource', inputSchema: noArgs },
+    () => ({
+      content: [
+        { type: 'text', text: 'Multiple content types test:' },
+        { type: 'image', data: PNG_1PX, mimeType: 'image/png' },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://mixed-content-resource',
+            mimeType: 'application/json',
+            text: '{"test":"data","value":123}',
+          },
+        },
+      ],
+    }),
+  );
   server.registerTool('test_error_handling', { description: 'Always fails', inputSchema: noArgs }, () => ({
     isError: true,
     content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
@@ -91,7 +127,13 @@ function registerContentTools(server: McpServer): void {
       inputSchema: fromJsonSchema({
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         type: 'object',
-        $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+        $defs: {
+          address: {
+            $anchor: 'addressDef',
+            type: 'object',
+            properties: { street: { type: 'string' }, city: { type: 'string' } },
+          },
+        },
         properties: {
           name: { type: 'string' },
           address: { $ref: '#/$defs/address' },
@@ -112,25 +154,45 @@ function registerContentTools(server: McpServer): void {
 
 /** Tools that ask the client something: written as multi-round-trip handlers, so both eras are served. */
 function registerInteractiveTools(server: McpServer): void {
-  server.registerTool('test_sampling', { description: 'Asks the client for a completion', inputSchema: z.object({ prompt: z.string() }) }, ({ prompt }, ctx) => {
-    const answer = inputResponse(ctx.mcpReq.inputResponses, 'llm');
-    if (answer.kind !== 'sampling')
-      return inputRequired({ inputRequests: { llm: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 100 }) } });
-    const content = answer.result.content;
-    return text(`LLM response: ${!Array.isArray(content) && content.type === 'text' ? content.text : JSON.stringify(content)}`);
-  });
-  server.registerTool('test_elicitation', { description: 'Asks the user for input', inputSchema: z.object({ message: z.string() }) }, ({ message }, ctx) => {
-    const answer = inputResponse(ctx.mcpReq.inputResponses, 'user');
-    if (answer.kind !== 'elicit') {
-      const requestedSchema = {
-        type: 'object' as const,
-        properties: { username: { type: 'string' as const, description: "User's response" }, email: { type: 'string' as const, description: "User's email address" } },
-        required: ['username', 'email'],
-      };
-      return inputRequired({ inputRequests: { user: inputRequired.elicit({ message, requestedSchema }) } });
-    }
-    return text(`User response: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
-  });
+  server.registerTool(
+    'test_sampling',
+    { description: 'Asks the client for a completion', inputSchema: z.object({ prompt: z.string() }) },
+    ({ prompt }, ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, 'llm');
+      if (answer.kind !== 'sampling')
+        return inputRequired({
+          inputRequests: {
+            llm: inputRequired.createMessage({
+              messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
+              maxTokens: 100,
+            }),
+          },
+        });
+      const content = answer.result.content;
+      return text(
+        `LLM response: ${!Array.isArray(content) && content.type === 'text' ? content.text : JSON.stringify(content)}`,
+      );
+    },
+  );
+  server.registerTool(
+    'test_elicitation',
+    { description: 'Asks the user for input', inputSchema: z.object({ message: z.string() }) },
+    ({ message }, ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, 'user');
+      if (answer.kind !== 'elicit') {
+        const requestedSchema = {
+          type: 'object' as const,
+          properties: {
+            username: { type: 'string' as const, description: "User's response" },
+            email: { type: 'string' as const, description: "User's email address" },
+          },
+          required: ['username', 'email'],
+        };
+        return inputRequired({ inputRequests: { user: inputRequired.elicit({ message, requestedSchema }) } });
+      }
+      return text(`User response: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
+    },
+  );
   elicitationTool(server, 'test_elicitation_sep1034_defaults', 'Elicitation with defaults', {
     type: 'object',
     properties: {
@@ -153,7 +215,11 @@ function registerInteractiveTools(server: McpServer): void {
           { const: 'value3', title: 'Third Option' },
         ],
       },
-      legacyEnum: { type: 'string', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
+      legacyEnum: {
+        type: 'string',
+        enum: ['opt1', 'opt2', 'opt3'],
+        enumNames: ['Option One', 'Option Two', 'Option Three'],
+      },
       untitledMulti: { type: 'array', items: { type: 'string', enum: ['option1', 'option2', 'option3'] } },
       titledMulti: {
         type: 'array',
@@ -170,12 +236,22 @@ function registerInteractiveTools(server: McpServer): void {
   registerInputRequiredTools(server);
 }
 
-function elicitationTool(server: McpServer, name: string, description: string, requestedSchema: Record<string, unknown>): void {
+function elicitationTool(
+  server: McpServer,
+  name: string,
+  description: string,
+  requestedSchema: Record<string, unknown>,
+): void {
   server.registerTool(name, { description, inputSchema: noArgs }, (_args, ctx) => {
     const answer = inputResponse(ctx.mcpReq.inputResponses, 'form');
     if (answer.kind !== 'elicit')
       return inputRequired({
-        inputRequests: { form: inputRequired.elicit({ message: description, requestedSchema: requestedSchema as Parameters<typeof inputRequired.elicit>[0]['requestedSchema'] }) },
+        inputRequests: {
+          form: inputRequired.elicit({
+            message: description,
+            requestedSchema: requestedSchema as Parameters<typeof inputRequired.elicit>[0]['requestedSchema'],
+          }),
+        },
       });
     return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
   });
@@ -185,140 +261,282 @@ const nameSchema = { type: 'object' as const, properties: { name: { type: 'strin
 
 /** The SEP-2322 (input-required result) scenario tools. */
 function registerInputRequiredTools(server: McpServer): void {
-  server.registerTool('test_input_required_result_elicitation', { description: 'Asks for a name, then greets', inputSchema: noArgs }, (_args, ctx) => {
-    const answer = inputResponse(ctx.mcpReq.inputResponses, 'user_name');
-    if (answer.kind !== 'elicit' || answer.action !== 'accept' || typeof answer.content?.name !== 'string')
-      return inputRequired({ inputRequests: { user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: nameSchema }) } });
-    return text(`Hello, ${answer.content.name}!`);
-  });
-  server.registerTool('test_input_required_result_sampling', { description: 'Asks the client model a question', inputSchema: noArgs }, (_args, ctx) => {
-    const answer = inputResponse(ctx.mcpReq.inputResponses, 'capital_question');
-    if (answer.kind !== 'sampling')
+  server.registerTool(
+    'test_input_required_result_elicitation',
+    { description: 'Asks for a name, then greets', inputSchema: noArgs },
+    (_args, ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, 'user_name');
+      if (answer.kind !== 'elicit' || answer.action !== 'accept' || typeof answer.content?.name !== 'string')
+        return inputRequired({
+          inputRequests: {
+            user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: nameSchema }),
+          },
+        });
+      return text(`Hello, ${answer.content.name}!`);
+    },
+  );
+  server.registerTool(
+    'test_input_required_result_sampling',
+    { description: 'Asks the client model a question', inputSchema: noArgs },
+    (_args, ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, 'capital_question');
+      if (answer.kind !== 'sampling')
+        return inputRequired({
+          inputRequests: {
+            capital_question: inputRequired.createMessage({
+              messages: [{ role: 'user', content: { type: 'text', text: 'What is the capital of France?' } }],
+              maxTokens: 100,
+            }),
+          },
+        });
+      const content = answer.result.content;
+      return text(
+        `Model said: ${!Array.isArray(content) && content.type === 'text' ? content.text : JSON.stringify(content)}`,
+      );
+    },
+  );
+  server.registerTool(
+    'test_input_required_result_list_roots',
+    { description: 'Asks for the client roots', inputSchema: noArgs },
+    (_args, ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, 'client_roots');
+      if (answer.kind !== 'roots') return inputRequired({ inputRequests: { client_roots: inputRequired.listRoots() } });
+      return text(`Roots: ${answer.roots.map((root) => root.uri).join(', ') || '(none)'}`);
+    },
+  );
+  server.registerTool(
+    'test_input_required_result_request_state',
+    { description: 'Round-trips requestState', inputSchema: noArgs },
+    async (_args, ctx) => {
+      const state = ctx.mcpReq.requestState<{ step: number }>();
+      const answer = inputResponse(ctx.mcpReq.inputResponses, 'confirm');
+      if (state?.step === 1 && answer.kind === 'elicit')
+        return text(`state-ok: confirmed=${JSON.stringify(answer.content ?? {})}`);
+      const requestedSchema = {
+        type: 'object' as const,
+        properties: { ok: { type: 'boolean' as const } },
+        required: ['ok'],
+      };
+      return inputRequired({
+        inputRequests: { confirm: inputRequired.elicit({ message: 'Please confirm', requestedSchema }) },
+        requestState: await stateCodec.mint({ step: 1 }),
+      });
+    },
+  );
+  server.registerTool(
+    'test_input_required_result_tampered_state',
+    { description: 'Signs its requestState', inputSchema: noArgs },
+    async (_args, ctx) => {
+      if (ctx.mcpReq.requestState<{ step: number }>()?.step === 1) return text('state verified');
+      return inputRequired({
+        inputRequests: { confirm: inputRequired.elicit({ message: 'Please confirm', requestedSchema: nameSchema }) },
+        requestState: await stateCodec.mint({ step: 1 }),
+      });
+    },
+  );
+  server.registerTool(
+    'test_input_required_result_multiple_inputs',
+    { description: 'Asks for three inputs at once', inputSchema: noArgs },
+    async (_args, ctx) => {
+      const responses = ctx.mcpReq.inputResponses;
+      const kinds = ['user_name', 'greeting', 'client_roots'].map((key) => inputResponse(responses, key).kind);
+      if (ctx.mcpReq.requestState<{ step: number }>()?.step === 1 && !kinds.includes('missing'))
+        return text(`All inputs received: ${kinds.join(', ')}`);
       return inputRequired({
         inputRequests: {
-          capital_question: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'What is the capital of France?' } }], maxTokens: 100 }),
+          user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: nameSchema }),
+          greeting: inputRequired.createMessage({
+            messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }],
+            maxTokens: 50,
+          }),
+          client_roots: inputRequired.listRoots(),
+        },
+        requestState: await stateCodec.mint({ step: 1 }),
+      });
+    },
+  );
+  server.registerTool(
+    'test_input_required_result_multi_round',
+    { description: 'Two rounds of questions', inputSchema: noArgs },
+    async (_args, ctx) => {
+      const state = ctx.mcpReq.requestState<{ step: number; name?: string }>();
+      const responses = ctx.mcpReq.inputResponses;
+      const step1 = inputResponse(responses, 'step1');
+      const step2 = inputResponse(responses, 'step2');
+      if (state?.step === 2 && step2.kind === 'elicit')
+        return text(`Done: ${state.name ?? '?'} likes ${JSON.stringify(step2.content?.color)}`);
+      if (state?.step === 1 && step1.kind === 'elicit') {
+        const requestedSchema = {
+          type: 'object' as const,
+          properties: { color: { type: 'string' as const } },
+          required: ['color'],
+        };
+        return inputRequired({
+          inputRequests: {
+            step2: inputRequired.elicit({ message: 'Step 2: What is your favorite color?', requestedSchema }),
+          },
+          requestState: await stateCodec.mint({ step: 2, name: String(step1.content?.name ?? '') }),
+        });
+      }
+      return inputRequired({
+        inputRequests: {
+          step1: inputRequired.elicit({ message: 'Step 1: What is your name?', requestedSchema: nameSchema }),
+        },
+        requestState: await stateCodec.mint({ step: 1 }),
+      });
+    },
+  );
+  server.registerTool(
+    'test_input_required_result_capabilities',
+    { description: 'Asks only for what the client supports', inputSchema: noArgs },
+    (_args, ctx) => {
+      if (Object.keys(ctx.mcpReq.inputResponses ?? {}).length > 0) return text('inputs received');
+      const capabilities = clientCapabilities(server, ctx);
+      const requests: Record<string, ReturnType<typeof inputRequired.listRoots>> = {};
+      if (capabilities.elicitation)
+        requests.ask = inputRequired.elicit({ message: 'What is your name?', requestedSchema: nameSchema });
+      if (capabilities.sampling)
+        requests.sample = inputRequired.createMessage({
+          messages: [{ role: 'user', content: { type: 'text', text: 'Say hi' } }],
+          maxTokens: 20,
+        });
+      if (capabilities.roots) requests.roots = inputRequired.listRoots();
+      if (Object.keys(requests).length === 0) return text('the client declared no capability to ask with');
+      return inputRequired({ inputRequests: requests });
+    },
+  );
+  server.registerTool(
+    'test_streaming_elicitation',
+    { description: 'Asks for a name on the request stream', inputSchema: noArgs },
+    (_args, ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, 'user_name');
+      if (answer.kind === 'elicit') return text('thanks');
+      return inputRequired({
+        inputRequests: {
+          user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: nameSchema }),
         },
       });
-    const content = answer.result.content;
-    return text(`Model said: ${!Array.isArray(content) && content.type === 'text' ? content.text : JSON.stringify(content)}`);
-  });
-  server.registerTool('test_input_required_result_list_roots', { description: 'Asks for the client roots', inputSchema: noArgs }, (_args, ctx) => {
-    const answer = inputResponse(ctx.mcpReq.inputResponses, 'client_roots');
-    if (answer.kind !== 'roots') return inputRequired({ inputRequests: { client_roots: inputRequired.listRoots() } });
-    return text(`Roots: ${answer.roots.map((root) => root.uri).join(', ') || '(none)'}`);
-  });
-  server.registerTool('test_input_required_result_request_state', { description: 'Round-trips requestState', inputSchema: noArgs }, async (_args, ctx) => {
-    const state = ctx.mcpReq.requestState<{ step: number }>();
-    const answer = inputResponse(ctx.mcpReq.inputResponses, 'confirm');
-    if (state?.step === 1 && answer.kind === 'elicit') return text(`state-ok: confirmed=${JSON.stringify(answer.content ?? {})}`);
-    const requestedSchema = { type: 'object' as const, properties: { ok: { type: 'boolean' as const } }, required: ['ok'] };
-    return inputRequired({ inputRequests: { confirm: inputRequired.elicit({ message: 'Please confirm', requestedSchema }) }, requestState: await stateCodec.mint({ step: 1 }) });
-  });
-  server.registerTool('test_input_required_result_tampered_state', { description: 'Signs its requestState', inputSchema: noArgs }, async (_args, ctx) => {
-    if (ctx.mcpReq.requestState<{ step: number }>()?.step === 1) return text('state verified');
-    return inputRequired({ inputRequests: { confirm: inputRequired.elicit({ message: 'Please confirm', requestedSchema: nameSchema }) }, requestState: await stateCodec.mint({ step: 1 }) });
-  });
-  server.registerTool('test_input_required_result_multiple_inputs', { description: 'Asks for three inputs at once', inputSchema: noArgs }, async (_args, ctx) => {
-    const responses = ctx.mcpReq.inputResponses;
-    const kinds = ['user_name', 'greeting', 'client_roots'].map((key) => inputResponse(responses, key).kind);
-    if (ctx.mcpReq.requestState<{ step: number }>()?.step === 1 && !kinds.includes('missing')) return text(`All inputs received: ${kinds.join(', ')}`);
-    return inputRequired({
-      inputRequests: {
-        user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: nameSchema }),
-        greeting: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }], maxTokens: 50 }),
-        client_roots: inputRequired.listRoots(),
-      },
-      requestState: await stateCodec.mint({ step: 1 }),
-    });
-  });
-  server.registerTool('test_input_required_result_multi_round', { description: 'Two rounds of questions', inputSchema: noArgs }, async (_args, ctx) => {
-    const state = ctx.mcpReq.requestState<{ step: number; name?: string }>();
-    const responses = ctx.mcpReq.inputResponses;
-    const step1 = inputResponse(responses, 'step1');
-    const step2 = inputResponse(responses, 'step2');
-    if (state?.step === 2 && step2.kind === 'elicit') return text(`Done: ${state.name ?? '?'} likes ${JSON.stringify(step2.content?.color)}`);
-    if (state?.step === 1 && step1.kind === 'elicit') {
-      const requestedSchema = { type: 'object' as const, properties: { color: { type: 'string' as const } }, required: ['color'] };
-      return inputRequired({
-        inputRequests: { step2: inputRequired.elicit({ message: 'Step 2: What is your favorite color?', requestedSchema }) },
-        requestState: await stateCodec.mint({ step: 2, name: String(step1.content?.name ?? '') }),
-      });
-    }
-    return inputRequired({ inputRequests: { step1: inputRequired.elicit({ message: 'Step 1: What is your name?', requestedSchema: nameSchema }) }, requestState: await stateCodec.mint({ step: 1 }) });
-  });
-  server.registerTool('test_input_required_result_capabilities', { description: 'Asks only for what the client supports', inputSchema: noArgs }, (_args, ctx) => {
-    if (Object.keys(ctx.mcpReq.inputResponses ?? {}).length > 0) return text('inputs received');
-    const capabilities = clientCapabilities(server, ctx);
-    const requests: Record<string, ReturnType<typeof inputRequired.listRoots>> = {};
-    if (capabilities.elicitation) requests.ask = inputRequired.elicit({ message: 'What is your name?', requestedSchema: nameSchema });
-    if (capabilities.sampling) requests.sample = inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Say hi' } }], maxTokens: 20 });
-    if (capabilities.roots) requests.roots = inputRequired.listRoots();
-    if (Object.keys(requests).length === 0) return text('the client declared no capability to ask with');
-    return inputRequired({ inputRequests: requests });
-  });
-  server.registerTool('test_streaming_elicitation', { description: 'Asks for a name on the request stream', inputSchema: noArgs }, (_args, ctx) => {
-    const answer = inputResponse(ctx.mcpReq.inputResponses, 'user_name');
-    if (answer.kind === 'elicit') return text('thanks');
-    return inputRequired({ inputRequests: { user_name: inputRequired.elicit({ message: 'What is your name?', requestedSchema: nameSchema }) } });
-  });
-  server.registerTool('test_missing_capability', { description: 'Needs the client sampling capability', inputSchema: noArgs }, (_args, ctx) => {
-    if (!clientCapabilities(server, ctx).sampling) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { sampling: {} } });
-    return text('the client can sample');
-  });
+    },
+  );
+  server.registerTool(
+    'test_missing_capability',
+    { description: 'Needs the client sampling capability', inputSchema: noArgs },
+    (_args, ctx) => {
+      if (!clientCapabilities(server, ctx).sampling)
+        throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { sampling: {} } });
+      return text('the client can sample');
+    },
+  );
 }
 
 /** Logging, progress, SSE polling and list-change hooks. */
 function registerProtocolTools(server: McpServer, hooks: FixtureHooks): void {
-  server.registerTool('test_tool_with_logging', { description: 'Logs three messages', inputSchema: noArgs }, async (_args, ctx) => {
-    await ctx.mcpReq.log('info', 'Tool execution started');
-    await pause(50);
-    await ctx.mcpReq.log('info', 'Tool processing data');
-    await pause(50);
-    await ctx.mcpReq.log('info', 'Tool execution completed');
-    return text('Logging tool finished');
-  });
-  server.registerTool('test_logging_tool', { description: 'Logs one message', inputSchema: noArgs }, async (_args, ctx) => {
-    await ctx.mcpReq.log('info', 'a log line');
-    return text('logged');
-  });
-  server.registerTool('test_tool_with_progress', { description: 'Reports progress 0, 50, 100', inputSchema: noArgs }, async (_args, ctx) => {
-    const progressToken = ctx.mcpReq._meta?.progressToken;
-    for (const progress of [0, 50, 100]) {
-      if (progressToken !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: 100 } });
-      if (progress < 100) await pause(50);
-    }
-    return text('Progress tool finished');
-  });
-  server.registerTool('test_reconnection', { description: 'Closes its SSE stream before answering', inputSchema: noArgs }, async (_args, ctx) => {
-    await pause(50);
-    ctx.http?.closeSSE?.();
-    await pause(150);
-    return text('Reconnection test completed successfully');
-  });
-  server.registerTool('test_trigger_tool_change', { description: 'Announces a tool list change', inputSchema: noArgs }, () => {
-    hooks.toolsChanged();
-    return text('tools changed');
-  });
-  server.registerTool('test_trigger_prompt_change', { description: 'Announces a prompt list change', inputSchema: noArgs }, () => {
-    hooks.promptsChanged();
-    return text('prompts changed');
-  });
+  server.registerTool(
+    'test_tool_with_logging',
+    { description: 'Logs three messages', inputSchema: noArgs },
+    async (_args, ctx) => {
+      await ctx.mcpReq.log('info', 'Tool execution started');
+      await pause(50);
+      await ctx.mcpReq.log('info', 'Tool processing data');
+      await pause(50);
+      await ctx.mcpReq.log('info', 'Tool execution completed');
+      return text('Logging tool finished');
+    },
+  );
+  server.registerTool(
+    'test_logging_tool',
+    { description: 'Logs one message', inputSchema: noArgs },
+    async (_args, ctx) => {
+      await ctx.mcpReq.log('info', 'a log line');
+      return text('logged');
+    },
+  );
+  server.registerTool(
+    'test_tool_with_progress',
+    { description: 'Reports progress 0, 50, 100', inputSchema: noArgs },
+    async (_args, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      for (const progress of [0, 50, 100]) {
+        if (progressToken !== undefined)
+          await ctx.mcpReq.notify({
+            method: 'notifications/progress',
+            params: { progressToken, progress, total: 100 },
+          });
+        if (progress < 100) await pause(50);
+      }
+      return text('Progress tool finished');
+    },
+  );
+  server.registerTool(
+    'test_reconnection',
+    { description: 'Closes its SSE stream before answering', inputSchema: noArgs },
+    async (_args, ctx) => {
+      await pause(50);
+      ctx.http?.closeSSE?.();
+      await pause(150);
+      return text('Reconnection test completed successfully');
+    },
+  );
+  server.registerTool(
+    'test_trigger_tool_change',
+    { description: 'Announces a tool list change', inputSchema: noArgs },
+    () => {
+      hooks.toolsChanged();
+      return text('tools changed');
+    },
+  );
+  server.registerTool(
+    'test_trigger_prompt_change',
+    { description: 'Announces a prompt list change', inputSchema: noArgs },
+    () => {
+      hooks.promptsChanged();
+      return text('prompts changed');
+    },
+  );
 }
 
 function registerResources(server: McpServer): void {
-  server.registerResource('static-text', 'test://static-text', { description: 'A static text resource', mimeType: 'text/plain' }, (uri) => ({
-    contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }],
-  }));
-  server.registerResource('static-binary', 'test://static-binary', { description: 'A static binary resource', mimeType: 'image/png' }, (uri) => ({
-    contents: [{ uri: uri.href, mimeType: 'image/png', blob: PNG_1PX }],
-  }));
-  server.registerResource('watched-resource', 'test://watched-resource', { description: 'A resource clients subscribe to', mimeType: 'text/plain' }, (uri) => ({
-    contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'watched' }],
-  }));
-  server.registerResource('template-data', new ResourceTemplate('test://template/{id}/data', { list: undefined }), { description: 'Data by id', mimeType: 'application/json' }, (uri, variables) => {
-    const id = String(variables.id);
-    return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) }] };
-  });
+  server.registerResource(
+    'static-text',
+    'test://static-text',
+    { description: 'A static text resource', mimeType: 'text/plain' },
+    (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }],
+    }),
+  );
+  server.registerResource(
+    'static-binary',
+    'test://static-binary',
+    { description: 'A static binary resource', mimeType: 'image/png' },
+    (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'image/png', blob: PNG_1PX }],
+    }),
+  );
+  server.registerResource(
+    'watched-resource',
+    'test://watched-resource',
+    { description: 'A resource clients subscribe to', mimeType: 'text/plain' },
+    (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'watched' }],
+    }),
+  );
+  server.registerResource(
+    'template-data',
+    new ResourceTemplate('test://template/{id}/data', { list: undefined }),
+    { description: 'Data by id', mimeType: 'application/json' },
+    (uri, variables) => {
+      const id = String(variables.id);
+      return {
+        contents: [
+          {
+            uri: uri.href,
+            mimeType: 'application/json',
+            text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }),
+          },
+        ],
+      };
+    },
+  );
 }
 
 function registerPrompts(server: McpServer): void {
@@ -330,30 +548,65 @@ function registerPrompts(server: McpServer): void {
     {
       description: 'A prompt with two arguments',
       argsSchema: z.object({
-        arg1: completable(z.string().describe('First test argument'), (value) => ['paris', 'park', 'party'].filter((word) => word.startsWith(value ?? ''))),
+        arg1: completable(z.string().describe('First test argument'), (value) =>
+          ['paris', 'park', 'party'].filter((word) => word.startsWith(value ?? '')),
+        ),
         arg2: z.string().describe('Second test argument'),
       }),
     },
-    ({ arg1, arg2 }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } }] }),
+    ({ arg1, arg2 }) => ({
+      messages: [
+        { role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } },
+      ],
+    }),
   );
-  server.registerPrompt('test_prompt_with_embedded_resource', { description: 'A prompt embedding a resource', argsSchema: z.object({ resourceUri: z.string() }) }, ({ resourceUri }) => ({
-    messages: [
-      { role: 'user', content: { type: 'resource', resource: { uri: resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } } },
-      { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
-    ],
-  }));
+  server.registerPrompt(
+    'test_prompt_with_embedded_resource',
+    { description: 'A prompt embedding a resource', argsSchema: z.object({ resourceUri: z.string() }) },
+    ({ resourceUri }) => ({
+      messages: [
+        {
+          role: 'user',
+          content: {
+            type: 'resource',
+            resource: { uri: resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' },
+          },
+        },
+        { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
+      ],
+    }),
+  );
   server.registerPrompt('test_prompt_with_image', { description: 'A prompt with an image' }, () => ({
     messages: [
       { role: 'user', content: { type: 'image', data: PNG_1PX, mimeType: 'image/png' } },
       { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
     ],
   }));
-  server.registerPrompt('test_input_required_result_prompt', { description: 'A prompt that asks for context first' }, (ctx) => {
-    const answer = inputResponse(ctx.mcpReq.inputResponses, 'user_context');
-    if (answer.kind !== 'elicit') {
-      const requestedSchema = { type: 'object' as const, properties: { context: { type: 'string' as const } }, required: ['context'] };
-      return inputRequired({ inputRequests: { user_context: inputRequired.elicit({ message: 'What context should the prompt use?', requestedSchema }) } });
-    }
-    return { messages: [{ role: 'user', content: { type: 'text', text: `Context: ${JSON.stringify(answer.content?.context ?? '')}` } }] };
-  });
+  server.registerPrompt(
+    'test_input_required_result_prompt',
+    { description: 'A prompt that asks for context first' },
+    (ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, 'user_context');
+      if (answer.kind !== 'elicit') {
+        const requestedSchema = {
+          type: 'object' as const,
+          properties: { context: { type: 'string' as const } },
+          required: ['context'],
+        };
+        return inputRequired({
+          inputRequests: {
+            user_context: inputRequired.elicit({ message: 'What context should the prompt use?', requestedSchema }),
+          },
+        });
+      }
+      return {
+        messages: [
+          {
+            role: 'user',
+            content: { type: 'text', text: `Context: ${JSON.stringify(answer.content?.context ?? '')}` },
+          },
+        ],
+      };
+    },
+  );
 }

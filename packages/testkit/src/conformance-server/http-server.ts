@@ -55,11 +55,17 @@ function boundedEventStore(): EventStore {
  * here, before the SDK: `test_missing_capability` without the `sampling` client capability.
  */
 function missingCapabilityAnswer(body: unknown): Response | null {
-  const message = body as { id?: unknown; method?: unknown; params?: { name?: unknown; _meta?: Record<string, unknown> } } | undefined;
+  const message = body as
+    { id?: unknown; method?: unknown; params?: { name?: unknown; _meta?: Record<string, unknown> } } | undefined;
   if (message?.method !== 'tools/call' || message.params?.name !== 'test_missing_capability') return null;
-  const capabilities = message.params._meta?.['io.modelcontextprotocol/clientCapabilities'] as Record<string, unknown> | undefined;
+  const capabilities = message.params._meta?.['io.modelcontextprotocol/clientCapabilities'] as
+    Record<string, unknown> | undefined;
   if (!capabilities || capabilities.sampling) return null;
-  const error = { code: -32021, message: 'Missing required client capabilities: sampling', data: { requiredCapabilities: { sampling: {} } } };
+  const error = {
+    code: -32021,
+    message: 'Missing required client capabilities: sampling',
+    data: { requiredCapabilities: { sampling: {} } },
+  };
   return Response.json({ jsonrpc: '2.0', id: message.id ?? null, error }, { status: 400 });
 }
 
@@ -72,15 +78,30 @@ function missingCapabilityAnswer(body: unknown): Response | null {
 export async function startConformanceServer(): Promise<ConformanceServer> {
   const bus = new InMemoryServerEventBus();
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
-  const modern = createMcpHandler(() => createFixtureServer({ toolsChanged: () => modern.notify.toolsChanged(), promptsChanged: () => modern.notify.promptsChanged() }), { legacy: 'reject', bus });
+  const modern = createMcpHandler(
+    () =>
+      createFixtureServer({
+        toolsChanged: () => modern.notify.toolsChanged(),
+        promptsChanged: () => modern.notify.promptsChanged(),
+      }),
+    { legacy: 'reject', bus },
+  );
   const eventStore = boundedEventStore();
 
   const legacy = async (request: Request, body: unknown): Promise<Response> => {
     const sessionId = request.headers.get('mcp-session-id');
     const existing = sessionId ? sessions.get(sessionId) : undefined;
     if (existing) return existing.handleRequest(request, { parsedBody: body });
-    if (sessionId) return Response.json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }, { status: 404 });
-    if (request.method !== 'POST') return Response.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Missing Mcp-Session-Id' }, id: null }, { status: 400 });
+    if (sessionId)
+      return Response.json(
+        { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null },
+        { status: 404 },
+      );
+    if (request.method !== 'POST')
+      return Response.json(
+        { jsonrpc: '2.0', error: { code: -32000, message: 'Missing Mcp-Session-Id' }, id: null },
+        { status: 400 },
+      );
     if (sessions.size >= MAX_SESSIONS)
       sessions
         .values()
@@ -97,7 +118,10 @@ export async function startConformanceServer(): Promise<ConformanceServer> {
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    const server = createFixtureServer({ toolsChanged: () => void server.sendToolListChanged(), promptsChanged: () => void server.sendPromptListChanged() });
+    const server = createFixtureServer({
+      toolsChanged: () => void server.sendToolListChanged(),
+      promptsChanged: () => void server.sendPromptListChanged(),
+    });
     await server.connect(transport);
     return transport.handleRequest(request, { parsedBody: body });
   };
