@@ -24,7 +24,7 @@ export interface SearchHit<T> {
   score: number;
   /** The provider's name, when the index was built with providers. */
   provider: string | null;
-  /** Share of what the query asks (its concepts, weighted by rarity) the tool answers, 0–1: low means a weak match. */
+  /** Share of what the query asks (its concepts, weighted by rarity; a word no tool has counts as the rarest) the tool answers, 0–1: low means a weak match. */
   coverage: number;
   /** Near-duplicates from other providers, ranked below this one and folded into it. */
   alsoFrom: SameTool[];
@@ -135,11 +135,13 @@ export class ToolIndex<T extends ListedTool> {
     const credit = new Float64Array(n);
     const touched: number[] = [];
     let answerable = 0;
+    let asked = 0;
     // Each concept weighs by the rarity (idf) of its strongest term found: a rare decisive word counts more than common ones.
     const conceptWeight = new Float64Array(32);
     // Strongest terms first, so a concept's first match in a tool is its best: the credit it gets.
     const looked = [...queryTerms(query)].sort(([a, x], [b, y]) => y.weight - x.weight || compareNames(a, b));
     for (const [term, { weight, concepts }] of looked) {
+      asked |= concepts;
       const posting = this.postings.get(term);
       if (!posting) continue;
       for (let rest = concepts & ~answerable; rest !== 0; rest &= rest - 1)
@@ -163,10 +165,13 @@ export class ToolIndex<T extends ListedTool> {
       if (own) for (const doc of this.providerDocs.get(term) ?? []) named[doc] = 1;
     const count = bitCount(answerable);
     const total = weightOf(answerable, conceptWeight);
+    // A concept no tool has counts as the rarest there is, in the coverage a hit reports (not in its score).
+    const asking = total + bitCount(asked & ~answerable) * Math.log(1 + (n + 0.5) / 0.5) ** RANKING.conceptRarity;
     const coverage = new Float64Array(n);
     for (const doc of touched) {
-      coverage[doc] = total > 0 ? credit[doc]! / total : 0;
-      scores[doc]! *= ((1 + coverage[doc]! * count) / (1 + count)) ** RANKING.coverageExponent;
+      const share = total > 0 ? credit[doc]! / total : 0;
+      coverage[doc] = credit[doc]! / asking;
+      scores[doc]! *= ((1 + share * count) / (1 + count)) ** RANKING.coverageExponent;
       if (named[doc] === 1) scores[doc]! *= 1 + RANKING.namedProviderBonus;
     }
     const byScore = (a: number, b: number) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!);

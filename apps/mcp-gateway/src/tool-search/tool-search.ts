@@ -1,5 +1,12 @@
 import type { Catalog } from '@agentgw/catalog';
-import { ToolIndexCache } from '@agentgw/tool-search';
+import {
+  isWeakResult,
+  providerSummaries,
+  providerTools,
+  SEARCH_GUIDANCE,
+  ToolIndexCache,
+  type BrowseEntry,
+} from '@agentgw/tool-search';
 import type { McpRequestContext } from '../mcp-pipeline.js';
 import type { ListItem } from '../provider-lists.js';
 import { invalidParams } from '../rpc-errors.js';
@@ -9,6 +16,12 @@ import { toolSurfaceOf } from './tool-surface.js';
 import { visibleSetKey } from './visible-set-key.js';
 
 type Result = Record<string, unknown>;
+
+/** A meta-tool's answer: the same object as text and as structured content. */
+const structured = (answer: Result): Result => ({
+  content: [{ type: 'text', text: JSON.stringify(answer) }],
+  structuredContent: answer,
+});
 
 /** How many distinct visible sets keep a built index (least recently used evicted; ~100 KB each at 300 tools). */
 export const MAX_CACHED_INDEXES = 256;
@@ -58,7 +71,8 @@ export class ToolSearch {
       const inner = callToolArgs(args as Result);
       return hooks.call({ ...params, name: inner.name, arguments: inner.arguments });
     }
-    return this.search(searchToolsArgs(args as Result), ctx, hooks);
+    const request = searchToolsArgs(args as Result);
+    return request.mode === 'browse' ? this.browse(request.provider, hooks) : this.search(request, ctx, hooks);
   }
 
   private async search(
@@ -80,7 +94,42 @@ export class ToolSearch {
         ...((await held(name)) && { held: true }),
       })),
     );
-    return { content: [{ type: 'text', text: JSON.stringify({ tools }) }], structuredContent: { tools } };
+    // A weak result says so and offers the providers to browse instead.
+    const answer = isWeakResult(hits)
+      ? {
+          tools,
+          note: SEARCH_GUIDANCE.weakNote,
+          categories: providerSummaries(await this.browseEntries(visible, hooks)),
+        }
+      : { tools };
+    return structured(answer);
+  }
+
+  /** The browse mode: the caller's providers with a one-line summary each, or one provider's tools. */
+  private async browse(provider: string | null, hooks: SearchSurfaceHooks): Promise<Result> {
+    const entries = await this.browseEntries(await hooks.visible(), hooks);
+    if (provider === null) return structured({ providers: providerSummaries(entries) });
+    const tools = providerTools(entries, provider);
+    if (tools === null)
+      throw invalidParams(
+        `${SEARCH_TOOLS}: arguments.provider names no provider you can browse; browse without it for the list`,
+      );
+    return structured({ provider, tools });
+  }
+
+  /** Each visible tool with the provider its calls go to (as tools/call resolves it); tools that resolve nowhere are left out. */
+  private async browseEntries(visible: readonly ListItem[], hooks: SearchSurfaceHooks): Promise<BrowseEntry[]> {
+    const entries = await Promise.all(
+      visible.map(async (tool): Promise<BrowseEntry | null> => {
+        if (typeof tool.name !== 'string') return null;
+        const resolved = await hooks.resolve(tool.name);
+        const provider = resolved && (await this.catalog.providers.get(resolved.providerId));
+        if (!provider) return null;
+        const description = typeof tool.description === 'string' ? tool.description : '';
+        return { name: tool.name, description, provider: { name: provider.name, description: provider.description } };
+      }),
+    );
+    return entries.filter((entry) => entry !== null);
   }
 
   /** Whether the policy holds a listed tool's calls for confirmation, decided on its provider and upstream name as tools/call decides it. */
