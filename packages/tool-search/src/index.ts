@@ -14,3 +14,12 @@ export {
   type ProviderSummary,
   type ToolSummary,
 } from './tool-browse.js';
+export {
+  EMBEDDINGS_ENV,
+  EMBEDDINGS_LIMITS,
+  EmbeddingsClient,
+  embeddingsConfigFromEnv,
+  type Embedder,
+  type EmbeddingsConfig,
+} from './embeddings-client.js';
+export { definitionText, FUSION, HybridSearch, ToolVectors } from './semantic-ranking.js';

@@ -121,6 +121,23 @@ export class ToolIndex<T extends ListedTool> {
     return this.tools.length;
   }
 
+  /** The indexed tools in index order, with their names (what semantic ranking embeds). */
+  listed(): { tool: T; name: string }[] {
+    return this.tools.map((tool, doc) => ({ tool, name: this.names[doc]! }));
+  }
+
+  /** The indexed tool at a position as a hit of its own (score 0, no coverage): for rankings made outside the index. */
+  hitAt(doc: number): SearchHit<T> {
+    return {
+      tool: this.tools[doc]!,
+      name: this.names[doc]!,
+      score: 0,
+      provider: this.info[doc]!.provider,
+      coverage: 0,
+      alsoFrom: [],
+    };
+  }
+
   /**
    * The best `limit` tools for `query` (at most SEARCH_LIMITS.results), by score then name, each
    * near-duplicate group (the same tool from several providers) as one hit naming the others.
