@@ -22,4 +22,4 @@ export {
   type Embedder,
   type EmbeddingsConfig,
 } from './embeddings-client.js';
-export { definitionText, FUSION, HybridSearch, ToolVectors } from './semantic-ranking.js';
+export { definitionText, FUSION, HybridSearch, hybridSearchFromEnv, ToolVectors } from './semantic-ranking.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Embedder } from './embeddings-client.js';
+import { EmbeddingsClient, embeddingsConfigFromEnv, type Embedder } from './embeddings-client.js';
 import { fieldsOf, type ListedTool } from './tool-fields.js';
 import type { SearchHit, ToolIndex } from './tool-index.js';
 
@@ -114,4 +114,15 @@ function rankByVector(query: Float32Array, vectors: readonly (Float32Array | nul
     scored.push({ doc, similarity: dot });
   });
   return scored.sort((a, b) => b.similarity - a.similarity || a.doc - b.doc).map(({ doc }) => doc);
+}
+
+/** The hybrid search the environment configures (embeddings-client.ts), or null: lexical ranking only, nothing fetched. */
+export function hybridSearchFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  onError?: (error: Error) => void,
+): HybridSearch | null {
+  const config = embeddingsConfigFromEnv(env);
+  if (config === null) return null;
+  const client = new EmbeddingsClient(config);
+  return new HybridSearch(client, new ToolVectors(client), onError);
 }

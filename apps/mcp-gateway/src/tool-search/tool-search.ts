@@ -1,11 +1,13 @@
 import type { Catalog } from '@agentgw/catalog';
 import {
+  hybridSearchFromEnv,
   isWeakResult,
   providerSummaries,
   providerTools,
   SEARCH_GUIDANCE,
   ToolIndexCache,
   type BrowseEntry,
+  type HybridSearch,
 } from '@agentgw/tool-search';
 import type { McpRequestContext } from '../mcp-pipeline.js';
 import type { ListItem } from '../provider-lists.js';
@@ -47,7 +49,14 @@ export interface SearchSurfaceHooks {
 export class ToolSearch {
   private readonly indexes = new ToolIndexCache<ListItem>(MAX_CACHED_INDEXES);
 
-  constructor(private readonly catalog: Pick<Catalog, 'agents' | 'providers' | 'rules'>) {}
+  /**
+   * `hybrid`: lexical ranking fused with an embeddings endpoint when TOOL_SEARCH_EMBEDDINGS_URL
+   * configures one (packages/tool-search, embeddings-client.ts), else null: lexical only, nothing fetched.
+   */
+  constructor(
+    private readonly catalog: Pick<Catalog, 'agents' | 'providers' | 'rules'>,
+    private readonly hybrid: HybridSearch | null = hybridSearchFromEnv(process.env),
+  ) {}
 
   /**
    * Answers tools/list and the meta-tools' tools/call when the surface is on; null when the normal
@@ -81,7 +90,8 @@ export class ToolSearch {
     hooks: SearchSurfaceHooks,
   ): Promise<Result> {
     const visible = await hooks.visible();
-    const hits = this.indexes.get(visibleSetKey(visible), () => visible).search(query, limit);
+    const index = this.indexes.get(visibleSetKey(visible), () => visible);
+    const hits = this.hybrid === null ? index.search(query, limit) : await this.hybrid.search(index, query, limit);
     const held = hooks.alwaysConfirm
       ? () => Promise.resolve(true)
       : (name: string) => this.requiresConfirmation(ctx, hooks, name);
