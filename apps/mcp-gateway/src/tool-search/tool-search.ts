@@ -2,6 +2,7 @@ import type { Catalog } from '@agentgw/catalog';
 import {
   hybridSearchFromEnv,
   isWeakResult,
+  oneLine,
   providerSummaries,
   providerTools,
   SEARCH_GUIDANCE,
@@ -90,18 +91,21 @@ export class ToolSearch {
     hooks: SearchSurfaceHooks,
   ): Promise<Result> {
     const visible = await hooks.visible();
-    const index = this.indexes.get(visibleSetKey(visible), () => visible);
+    const key = visibleSetKey(visible);
+    const index = this.indexes.peek(key) ?? (await this.indexWithProviders(key, visible, hooks));
     const hits = this.hybrid === null ? index.search(query, limit) : await this.hybrid.search(index, query, limit);
     const held = hooks.alwaysConfirm
       ? () => Promise.resolve(true)
       : (name: string) => this.requiresConfirmation(ctx, hooks, name);
     const tools = await Promise.all(
-      hits.map(async ({ tool, name }) => ({
+      hits.map(async ({ tool, name, alsoFrom }) => ({
         name,
         ...(typeof tool.title === 'string' ? { title: tool.title } : {}),
         description: typeof tool.description === 'string' ? tool.description : '',
         inputSchema: tool.inputSchema ?? { type: 'object' },
         ...((await held(name)) && { held: true }),
+        // The same tool from other providers, folded into this hit (callable by these names too).
+        ...(alsoFrom.length > 0 && { alsoFrom }),
       })),
     );
     // A weak result says so and offers the providers to browse instead.
@@ -113,6 +117,21 @@ export class ToolSearch {
         }
       : { tools };
     return structured(answer);
+  }
+
+  /** A visible set's index, built with each tool's provider (its name and description's first sentence), so both are searched and copies across providers fold. */
+  private async indexWithProviders(key: string, visible: ListItem[], hooks: SearchSurfaceHooks) {
+    const labels = new Map(
+      (await this.browseEntries(visible, hooks)).map(({ name, provider }) => [
+        name,
+        { name: provider.name, title: provider.description === null ? '' : oneLine(provider.description) },
+      ]),
+    );
+    return this.indexes.get(
+      key,
+      () => visible,
+      (tool) => (typeof tool.name === 'string' ? (labels.get(tool.name) ?? null) : null),
+    );
   }
 
   /** The browse mode: the caller's providers with a one-line summary each, or one provider's tools. */
