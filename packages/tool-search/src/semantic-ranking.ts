@@ -68,6 +68,9 @@ export class ToolVectors {
  * Σ 1 / (FUSION.k + rank). When the embeddings endpoint fails, the lexical ranking answers alone.
  */
 export class HybridSearch {
+  /** Each index's tool vectors once gathered: an index's definitions never change, so later searches hash nothing. */
+  private readonly byIndex = new WeakMap<object, (Float32Array | null)[]>();
+
   constructor(
     private readonly embedder: Embedder,
     private readonly vectors: ToolVectors,
@@ -79,7 +82,7 @@ export class HybridSearch {
     let nearest: number[];
     try {
       const [queryVector] = await this.embedder.embed([query]);
-      nearest = rankByVector(queryVector!, await this.vectors.of(index.listed().map((entry) => entry.tool)));
+      nearest = rankByVector(queryVector!, await this.vectorsOf(index));
     } catch (error) {
       this.onError(error as Error);
       return lexical.slice(0, limit);
@@ -101,6 +104,13 @@ export class HybridSearch {
       .sort((a, b) => b.score - a.score || (a.hit.name < b.hit.name ? -1 : a.hit.name > b.hit.name ? 1 : 0))
       .slice(0, Math.max(0, limit))
       .map(({ score, hit }) => ({ ...hit, score }));
+  }
+  private async vectorsOf<T extends ListedTool>(index: ToolIndex<T>): Promise<(Float32Array | null)[]> {
+    const known = this.byIndex.get(index);
+    if (known !== undefined) return known;
+    const vectors = await this.vectors.of(index.listed().map((entry) => entry.tool));
+    this.byIndex.set(index, vectors);
+    return vectors;
   }
 }
 
