@@ -1,4 +1,4 @@
-import { ToolIndex } from './tool-index.js';
+import { ToolIndex, type ProviderLabel } from './tool-index.js';
 import type { ListedTool } from './tool-fields.js';
 
 /**
@@ -13,19 +13,25 @@ export class ToolIndexCache<T extends ListedTool> {
     if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
   }
 
-  /** The index cached under `key`, else the one `tools()` gives, built and cached. */
-  get(key: string, tools: () => readonly T[]): ToolIndex<T> {
+  /** The index cached under `key`, else the one `tools()` gives (with `providerOf`'s providers), built and cached. */
+  get(key: string, tools: () => readonly T[], providerOf?: (tool: T) => ProviderLabel | null): ToolIndex<T> {
+    const cached = this.peek(key);
+    if (cached) return cached;
+    const built = ToolIndex.build(tools(), providerOf);
+    this.entries.set(key, built);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    return built;
+  }
+
+  /** The index cached under `key` (now the most recently used), or undefined: lets a caller gather what a build needs only on a miss. */
+  peek(key: string): ToolIndex<T> | undefined {
     const cached = this.entries.get(key);
     if (cached) {
       // Re-inserted so the Map's insertion order is the recency order.
       this.entries.delete(key);
       this.entries.set(key, cached);
-      return cached;
     }
-    const built = ToolIndex.build(tools());
-    this.entries.set(key, built);
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    return built;
+    return cached;
   }
 
   /** How many indexes are held. */

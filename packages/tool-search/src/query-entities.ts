@@ -1,10 +1,13 @@
+import { isContentWord } from './terms.js';
+import { isVerb } from './wordnet.js';
+
 /**
  * Values a user pastes into a request have shapes that say what they are: "PAY-9" is an issue
  * key, "jo@acme.io" an email address, "#ops" a channel, "4pm" a time. Split into words they are
  * noise ("pay", "acme", "io"); read by shape they name the kind of thing the tool takes. Every
  * repetition is bounded, so a hostile 1,000-character query costs linear time.
  */
-const SHAPES: readonly { pattern: RegExp; words: string }[] = [
+const SHAPES: readonly { pattern: RegExp; words: string; unless?: (value: string) => boolean }[] = [
   { pattern: /\bhttps?:\/\/[^\s]{1,2000}/giu, words: 'link url' },
   // A container image with a version tag, registry included ("ghcr.io/acme/api:1.8.2", "nginx:1.25", "api:latest"), before host
   // names and versions; a search operator ("from:ana", "newer_than:7d") has no dotted version.
@@ -17,10 +20,12 @@ const SHAPES: readonly { pattern: RegExp; words: string }[] = [
   { pattern: /\b(?:SELECT|INSERT|UPDATE|DELETE|WITH)\b[^;]{0,500}?\b(?:FROM|INTO|SET)\b/gu, words: 'sql query' },
   // A JSON object ("{"orderId": 991}"): a payload.
   { pattern: /\{\s{0,20}"[^{}]{0,500}\}/gu, words: 'json payload' },
-  // An owner/name pair ("acme/api", "kubernetes/kubernetes"): a repository; a path (a/b/c) is not one.
+  // An owner/name pair ("acme/api", "kubernetes/kubernetes"): a repository; a path (a/b/c) is not one, nor a
+  // pair of everyday words ("read/write", "and/or", "copy/paste"), which stays words.
   {
     pattern: /(?<![\p{L}\p{N}@._/:-])[a-z][a-z0-9-]{1,38}\/[a-z0-9][a-z0-9._-]{1,99}(?![\p{L}\p{N}/])/gu,
     words: 'repository',
+    unless: (pair) => pair.split('/').every((part) => !isContentWord(part) || isVerb(part)),
   },
   // AWS resource ids by their documented prefixes.
   { pattern: /\bvol-[0-9a-f]{3,17}\b/gu, words: 'volume' },
@@ -59,8 +64,9 @@ export interface QueryEntities {
 export function queryEntities(query: string): QueryEntities {
   const words: string[] = [];
   let rest = query;
-  for (const { pattern, words: said } of SHAPES) {
-    rest = rest.replace(pattern, () => {
+  for (const { pattern, words: said, unless } of SHAPES) {
+    rest = rest.replace(pattern, (value) => {
+      if (unless?.(value)) return value;
       words.push(said);
       return ' ';
     });

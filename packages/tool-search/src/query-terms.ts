@@ -1,6 +1,6 @@
 import { queryEntities } from './query-entities.js';
 import { RANKING, SEARCH_LIMITS } from './ranking.js';
-import { allWords, isContentWord, PARTICLES, stem, terms, wordPairs } from './terms.js';
+import { allWords, compounds, compoundTerm, isContentWord, PARTICLES, stem, terms, wordPairs } from './terms.js';
 import { relatedTerms } from './thesaurus.js';
 import { vocabularyMatch } from './vocabulary-expansion.js';
 import { verbSynonyms } from './wordnet.js';
@@ -9,15 +9,24 @@ import { verbSynonyms } from './wordnet.js';
 export interface QueryTerm {
   weight: number;
   concepts: number;
+  /** The query's own word, as written (stemmed), not an expansion of it: what "exact wording" means. */
+  literal: boolean;
 }
 
 /** A verb + particle's one-word forms, which tool authors write for the action's noun or adjective: "set up" → setup, "coming up" → upcoming. */
-function compounds(pair: string): string[] {
+function particleCompounds(pair: string): string[] {
   const [verb, particle] = pair.split('_') as [string, string];
   if (!PARTICLES.has(particle) || PARTICLES.has(verb) || !isContentWord(verb)) return [];
   const base = stem(verb);
   return [stem(base + particle), stem(particle + base)];
 }
+
+const bounded = (text: string) =>
+  text.length > SEARCH_LIMITS.queryChars ? text.slice(0, SEARCH_LIMITS.queryChars) : text;
+
+/** The query's own words in order, stemmed, pasted values taken out: what a tool's exact phrases are compared with. */
+export const queryPhrase = (text: string): string[] =>
+  terms(queryEntities(bounded(text)).rest, SEARCH_LIMITS.queryChars).slice(0, 2 * SEARCH_LIMITS.queryTerms);
 
 /** Concepts are bits of a 32-bit integer; a query with more (past 32 distinct words) leaves the rest uncounted. */
 const MAX_CONCEPTS = 31;
@@ -48,24 +57,41 @@ function synonymTerms(phrase: string): readonly string[] {
  * tool's matches can be counted per concept, not per term.
  */
 export function queryTerms(text: string): Map<string, QueryTerm> {
-  const bounded = text.length > SEARCH_LIMITS.queryChars ? text.slice(0, SEARCH_LIMITS.queryChars) : text;
   // Pasted values ("PAY-9", "jo@acme.io") are read by their shape, not split into words.
-  const entities = queryEntities(bounded);
+  const entities = queryEntities(bounded(text));
   const all = allWords(entities.rest, SEARCH_LIMITS.queryChars);
   const raw = [...new Set(all.filter(isContentWord))].slice(0, SEARCH_LIMITS.queryTerms);
   const own = raw.map(stem);
   const vocabulary = vocabularyMatch(all.map(stem));
   const found = new Map<string, QueryTerm>();
   const ids = new Map<string, number>();
-  const add = (term: string, weight: number, concept: string) => {
+  const add = (term: string, weight: number, concept: string, literal = false) => {
     if (!ids.has(concept) && ids.size < MAX_CONCEPTS) ids.set(concept, ids.size);
     const bit = ids.has(concept) ? 1 << ids.get(concept)! : 0;
     const known = found.get(term);
-    if (known === undefined) found.set(term, { weight, concepts: bit });
-    else found.set(term, { weight: Math.max(known.weight, weight), concepts: known.concepts | bit });
+    if (known === undefined) found.set(term, { weight, concepts: bit, literal });
+    else
+      found.set(term, {
+        weight: Math.max(known.weight, weight),
+        concepts: known.concepts | bit,
+        literal: known.literal || literal,
+      });
   };
-  own.forEach((term) => add(term, vocabulary.idiomWords.has(term) ? RANKING.idiomWordWeight : 1, term));
-  for (const term of own) for (const related of relatedTerms(term)) add(related, RANKING.relatedWeight, term);
+  // A PascalCase name ("GitHub") is one concept: its joined term at full weight, its parts ("git", "hub") weak and unexpanded.
+  const partOf = new Map<string, string>();
+  for (const compound of compounds(entities.rest, SEARCH_LIMITS.queryChars)) {
+    const joined = compoundTerm(compound);
+    for (const part of terms(compound, compound.length)) partOf.set(part, joined);
+    add(joined, 1, joined, true);
+    for (const related of relatedTerms(joined)) add(related, RANKING.relatedWeight, joined);
+  }
+  own.forEach((term) => {
+    const compound = partOf.get(term);
+    if (compound !== undefined) add(term, RANKING.idiomWordWeight, compound);
+    else add(term, vocabulary.idiomWords.has(term) ? RANKING.idiomWordWeight : 1, term, true);
+  });
+  for (const term of own)
+    if (!partOf.has(term)) for (const related of relatedTerms(term)) add(related, RANKING.relatedWeight, term);
   for (const [term, from] of vocabulary.targets) {
     for (const concept of from) {
       add(term, RANKING.vocabularyWeight, concept);
@@ -74,12 +100,12 @@ export function queryTerms(text: string): Map<string, QueryTerm> {
   }
   // WordNet is asked about each word and each two-word verb; particles ("on", "in") are stop words, so pairs come from all words.
   raw.forEach((word, i) => {
-    for (const term of synonymTerms(word)) add(term, RANKING.wordnetWeight, own[i]!);
+    if (!partOf.has(own[i]!)) for (const term of synonymTerms(word)) add(term, RANKING.wordnetWeight, own[i]!);
   });
   for (const pair of wordPairs(all.slice(0, 2 * SEARCH_LIMITS.queryTerms))) {
     const concept = stem(pair.slice(0, pair.indexOf('_')));
     for (const term of synonymTerms(pair)) add(term, RANKING.wordnetWeight, concept);
-    for (const term of compounds(pair)) add(term, RANKING.compoundWeight, concept);
+    for (const term of particleCompounds(pair)) add(term, RANKING.compoundWeight, concept);
   }
   entities.words.forEach((kind, i) => {
     for (const term of terms(kind, SEARCH_LIMITS.queryChars)) add(term, RANKING.entityWeight, `#value ${i}`);

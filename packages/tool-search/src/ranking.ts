@@ -1,10 +1,10 @@
 import type { ToolFields } from './tool-fields.js';
 
 /** Bounds on a query and an index: longer queries are truncated, extra tools are not indexed. */
-export const SEARCH_LIMITS = { queryChars: 1_000, queryTerms: 32, results: 50, tools: 10_000 } as const;
+export const SEARCH_LIMITS = { queryChars: 1_000, queryTerms: 32, results: 50, tools: 10_000, alsoFrom: 16 } as const;
 
-/** A searched field of a tool. */
-export type Field = keyof ToolFields;
+/** A searched field of a tool: its own text, and its provider's name and title (given by the caller). */
+export type Field = keyof ToolFields | 'provider';
 
 /**
  * BM25F parameters: each field's weight and length normalisation (b), one saturation (k1). A
@@ -22,6 +22,7 @@ export const RANKING = {
     title: { weight: 2, b: 0.5 },
     description: { weight: 1, b: 0.75 },
     parameters: { weight: 0.6, b: 0.75 },
+    provider: { weight: 1, b: 0 },
   } satisfies Record<Field, { weight: number; b: number }>,
   relatedWeight: 0.6,
   wordnetWeight: 0.3,
@@ -40,4 +41,14 @@ export const RANKING = {
    * counts in part.
    */
   coverageExponent: 1,
+  /** A concept's weight in coverage is its strongest found term's idf to this power (0: every concept alike). */
+  conceptRarity: 0.25,
+  /** The query names the tool's provider (a word of its name or title, as written): score × (1 + this). */
+  namedProviderBonus: 1,
+  /** How many of the best tools the exact-wording bonuses re-rank. */
+  rerankWindow: 40,
+  /** Every word of the tool's name (two or more, its provider's left out) is in the query: score × (1 + this). */
+  exactNameBonus: 0.5,
+  /** Score × (1 + this × the share of the query's adjacent word pairs found adjacent in the tool's name, title or description). */
+  exactPhraseBonus: 0.5,
 } as const;

@@ -82,6 +82,22 @@ export function allWords(text: string, maxChars: number): string[] {
     .filter((word) => word.length > 0 && word.length <= MAX_TOKEN_CHARS);
 }
 
+/** A brand-like compound written in PascalCase ("GitHub", "HubSpot", "MongoDB", "DevTools"): a name, which camelCase splitting would break into other words. */
+const COMPOUND = /(?<![\p{L}\p{N}])\p{Lu}\p{Ll}+(?:\p{Lu}\p{Ll}+|\p{Lu}{2,}(?!\p{Ll}))+(?![\p{L}\p{N}])/gu;
+
+/**
+ * The PascalCase compounds of a text as written ("GitHub"), at most `maxChars` read. Their joined
+ * form (`compoundTerm`) is indexed beside their parts, so a query saying "GitHub" meets the tools
+ * named "github_…" too, and reads "git" and "hub" as parts of a name, not as words of their own.
+ */
+export function compounds(text: string, maxChars: number): string[] {
+  const bounded = text.length > maxChars ? text.slice(0, maxChars) : text;
+  return [...bounded.matchAll(COMPOUND)].map((match) => match[0]).filter((word) => word.length <= MAX_TOKEN_CHARS);
+}
+
+/** A compound's one term ("GitHub" → "github"). */
+export const compoundTerm = (compound: string): string => stem(compound.toLowerCase());
+
 /**
  * A light English stemmer, so "issues", "issue" and "issuing" meet on one term: -ment nouns
  * become their verb ("attachments" → "attach"); otherwise plural and

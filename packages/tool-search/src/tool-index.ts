@@ -1,51 +1,119 @@
-import { queryTerms } from './query-terms.js';
+import { queryPhrase, queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
-import { terms } from './terms.js';
+import { compounds, compoundTerm, terms } from './terms.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool } from './tool-fields.js';
 
 export { RANKING, SEARCH_LIMITS } from './ranking.js';
+
+/** The provider a tool comes from, as the operator named it: indexed, and named in grouped results. */
+export interface ProviderLabel {
+  name: string;
+  title: string;
+}
+
+/** Another provider's copy of a result (same tool text but for the provider's name): grouped under the result. */
+export interface SameTool {
+  name: string;
+  provider: string | null;
+}
 
 /** One ranked result: the tool as it was indexed and its score (higher is better). */
 export interface SearchHit<T> {
   tool: T;
   name: string;
   score: number;
+  /** The provider's name, when the index was built with providers. */
+  provider: string | null;
+  /** Share of what the query asks (its concepts, weighted by rarity; a word no tool has counts as the rarest) the tool answers, 0–1: low means a weak match. */
+  coverage: number;
+  /** Near-duplicates from other providers, ranked below this one and folded into it. */
+  alsoFrom: SameTool[];
 }
 
 const FIELDS = Object.keys(RANKING.fields) as Field[];
+/** The fields whose word order is compared with the query's (exact-phrase bonus). */
+const PHRASE_FIELDS: readonly Field[] = ['name', 'title', 'description'];
 
 /** A term's documents and, for each, its precomputed BM25F contribution (idf × saturated tf). */
 interface Posting {
+  idf: number;
   docs: number[];
   weights: number[];
 }
 
+/** What the re-ranking and grouping read of each tool. */
+interface DocInfo {
+  /** Stemmed words of name, title and description in order, each field ending in a break (""). */
+  phrase: string[];
+  /** The name's own words (after any `prefix__`), its provider's words left out. */
+  nameTerms: string[];
+  /** Tools with the same key are near-duplicates: the same name and description but for the provider. */
+  group: number;
+  provider: string | null;
+}
+
 /**
  * An inverted index over a set of tool definitions, ranked by BM25F over name, title,
- * description and input schema text. Built once per tool set (`build`), then searched without
- * allocation beyond the result; pure: no I/O, no clock, same input same order (ties by name).
+ * description, input schema text and the provider's name and title. Built once per tool set
+ * (`build`), then searched; pure: no I/O, no clock, same input same order (ties by name).
  */
 export class ToolIndex<T extends ListedTool> {
   private constructor(
     private readonly tools: readonly T[],
     private readonly names: readonly string[],
     private readonly postings: ReadonlyMap<string, Posting>,
+    private readonly info: readonly DocInfo[],
+    private readonly providerDocs: ReadonlyMap<string, readonly number[]>,
   ) {}
 
-  /** Indexes up to SEARCH_LIMITS.tools tools with a string name; a repeated name keeps its first tool. */
-  static build<T extends ListedTool>(tools: readonly T[]): ToolIndex<T> {
+  /** Each tool's adjacent word pairs, filled in as tools reach a re-ranking window. */
+  private readonly pairs: (ReadonlySet<string> | undefined)[] = [];
+
+  /**
+   * Indexes up to SEARCH_LIMITS.tools tools with a string name; a repeated name keeps its first
+   * tool. `providerOf` names each tool's provider (the caller's, never read from the tool: an
+   * upstream could claim any name); without it tools have no provider field and are not grouped
+   * across providers.
+   */
+  static build<T extends ListedTool>(
+    tools: readonly T[],
+    providerOf: (tool: T) => ProviderLabel | null = () => null,
+  ): ToolIndex<T> {
     const kept: T[] = [];
     const docs: Map<string, number>[][] = [];
+    const info: DocInfo[] = [];
     const seen = new Set<string>();
+    const groups = new Map<string, number>();
+    const providerDocs = new Map<string, number[]>();
     for (const tool of tools) {
       if (kept.length >= SEARCH_LIMITS.tools) break;
       const fields = fieldsOf(tool);
       if (fields === null || seen.has(fields.name)) continue;
       seen.add(fields.name);
       kept.push(tool);
-      docs.push(FIELDS.map((field) => counts(terms(fields[field], FIELD_LIMITS.textChars))));
+      const provider = providerOf(tool);
+      const texts = { ...fields, provider: provider === null ? '' : `${provider.name} ${provider.title}` };
+      const fieldWords = FIELDS.map((field) => terms(texts[field], FIELD_LIMITS.textChars));
+      const fieldTerms = FIELDS.map((field, f) => [
+        ...fieldWords[f]!,
+        ...compounds(texts[field], FIELD_LIMITS.textChars).map(compoundTerm),
+      ]);
+      docs.push(fieldTerms.map(counts));
+      const providerTerms = new Set(fieldTerms[FIELDS.indexOf('provider')]);
+      for (const term of providerTerms) providerDocs.set(term, [...(providerDocs.get(term) ?? []), kept.length - 1]);
+      const nameTerms = terms(baseName(fields.name), FIELD_LIMITS.textChars).filter((t) => !providerTerms.has(t));
+      const description = fieldTerms[FIELDS.indexOf('description')]!.filter((t) => !providerTerms.has(t));
+      // Without providers there is nothing to tell copies apart by: each tool stands alone.
+      const key = provider === null ? `\u0001${fields.name}` : `${nameTerms.join(' ')}\u0000${description.join(' ')}`;
+      if (!groups.has(key)) groups.set(key, groups.size);
+      info.push({
+        phrase: PHRASE_FIELDS.flatMap((field) => [...fieldWords[FIELDS.indexOf(field)]!, '']),
+        nameTerms,
+        group: groups.get(key)!,
+        provider: provider?.name ?? null,
+      });
     }
-    return new ToolIndex(kept, [...seen], postingsOf(docs));
+    return new ToolIndex(kept, [...seen], postingsOf(docs), info, providerDocs);
   }
 
   /** How many tools were indexed. */
@@ -53,23 +121,48 @@ export class ToolIndex<T extends ListedTool> {
     return this.tools.length;
   }
 
+  /** The indexed tools in index order, with their names (what semantic ranking embeds). */
+  listed(): { tool: T; name: string }[] {
+    return this.tools.map((tool, doc) => ({ tool, name: this.names[doc]! }));
+  }
+
+  /** The indexed tool at a position as a hit of its own (score 0, no coverage): for rankings made outside the index. */
+  hitAt(doc: number): SearchHit<T> {
+    return {
+      tool: this.tools[doc]!,
+      name: this.names[doc]!,
+      score: 0,
+      provider: this.info[doc]!.provider,
+      coverage: 0,
+      alsoFrom: [],
+    };
+  }
+
   /**
-   * The best `limit` tools for `query` (at most SEARCH_LIMITS.results), by score then name.
+   * The best `limit` tools for `query` (at most SEARCH_LIMITS.results), by score then name, each
+   * near-duplicate group (the same tool from several providers) as one hit naming the others.
    * Tools matching no query term are not returned; a query without terms returns nothing.
    */
   search(query: string, limit: number): SearchHit<T>[] {
     const wanted = Number.isFinite(limit) ? Math.min(Math.max(Math.trunc(limit), 0), SEARCH_LIMITS.results) : 0;
     if (wanted === 0) return [];
-    const scores = new Float64Array(this.tools.length);
-    const credited = new Int32Array(this.tools.length);
-    const credit = new Float64Array(this.tools.length);
+    const n = this.tools.length;
+    const scores = new Float64Array(n);
+    const credited = new Int32Array(n);
+    const credit = new Float64Array(n);
     const touched: number[] = [];
     let answerable = 0;
+    let asked = 0;
+    // Each concept weighs by the rarity (idf) of its strongest term found: a rare decisive word counts more than common ones.
+    const conceptWeight = new Float64Array(32);
     // Strongest terms first, so a concept's first match in a tool is its best: the credit it gets.
     const looked = [...queryTerms(query)].sort(([a, x], [b, y]) => y.weight - x.weight || compareNames(a, b));
     for (const [term, { weight, concepts }] of looked) {
+      asked |= concepts;
       const posting = this.postings.get(term);
       if (!posting) continue;
+      for (let rest = concepts & ~answerable; rest !== 0; rest &= rest - 1)
+        conceptWeight[31 - Math.clz32(rest & -rest)] = posting.idf ** RANKING.conceptRarity;
       answerable |= concepts;
       const share = Math.min(1, weight / RANKING.vocabularyWeight);
       for (let i = 0; i < posting.docs.length; i++) {
@@ -78,18 +171,102 @@ export class ToolIndex<T extends ListedTool> {
         scores[doc]! += weight * posting.weights[i]!;
         const fresh = concepts & ~credited[doc]!;
         if (fresh !== 0) {
-          credit[doc]! += share * bitCount(fresh);
+          credit[doc]! += share * weightOf(fresh, conceptWeight);
           credited[doc]! |= fresh;
         }
       }
     }
-    const total = bitCount(answerable);
-    for (const doc of touched) scores[doc]! *= ((1 + credit[doc]!) / (1 + total)) ** RANKING.coverageExponent;
-    touched.sort((a, b) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!));
-    return touched
-      .slice(0, wanted)
-      .map((doc) => ({ tool: this.tools[doc]!, name: this.names[doc]!, score: scores[doc]! }));
+    // A query that names a provider ("in Mongo", "our HubSpot portal") asks for that provider's tools.
+    const named = new Uint8Array(n);
+    for (const [term, { literal: own }] of looked)
+      if (own) for (const doc of this.providerDocs.get(term) ?? []) named[doc] = 1;
+    const count = bitCount(answerable);
+    const total = weightOf(answerable, conceptWeight);
+    // A concept no tool has counts as the rarest there is, in the coverage a hit reports (not in its score).
+    const asking = total + bitCount(asked & ~answerable) * Math.log(1 + (n + 0.5) / 0.5) ** RANKING.conceptRarity;
+    const coverage = new Float64Array(n);
+    for (const doc of touched) {
+      const share = total > 0 ? credit[doc]! / total : 0;
+      coverage[doc] = credit[doc]! / asking;
+      scores[doc]! *= ((1 + share * count) / (1 + count)) ** RANKING.coverageExponent;
+      if (named[doc] === 1) scores[doc]! *= 1 + RANKING.namedProviderBonus;
+    }
+    const byScore = (a: number, b: number) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!);
+    touched.sort(byScore);
+    // Exact wording first: among the best, a tool carrying the query's word pairs or its whole name rises.
+    const window = touched.slice(0, RANKING.rerankWindow);
+    const phrase = queryPhrase(query);
+    for (const doc of window) scores[doc]! *= this.exactness(doc, phrase);
+    window.sort(byScore);
+    return this.grouped([...window, ...touched.slice(RANKING.rerankWindow)], wanted, coverage, scores);
   }
+
+  /** The multiplier for exact wording: the query's word pairs in the tool's text, the tool's whole name in the query. */
+  private exactness(doc: number, phrase: readonly string[]): number {
+    const { phrase: text, nameTerms } = this.info[doc]!;
+    const words = new Set(phrase);
+    let factor = 1;
+    if (nameTerms.length > 0 && nameTerms.every((t) => words.has(t)) && (nameTerms.length >= 2 || words.size === 1))
+      factor *= 1 + RANKING.exactNameBonus;
+    if (phrase.length >= 2) {
+      const pairs = this.pairsOf(doc, text);
+      let matched = 0;
+      for (let i = 0; i + 1 < phrase.length; i++) if (pairs.has(`${phrase[i]} ${phrase[i + 1]}`)) matched += 1;
+      factor *= 1 + (RANKING.exactPhraseBonus * matched) / (phrase.length - 1);
+    }
+    return factor;
+  }
+
+  /** A tool's adjacent word pairs, made on its first re-ranking and kept (at most one set per indexed tool). */
+  private pairsOf(doc: number, text: readonly string[]): ReadonlySet<string> {
+    const known = this.pairs[doc];
+    if (known !== undefined) return known;
+    const pairs = new Set<string>();
+    for (let i = 0; i + 1 < text.length; i++)
+      if (text[i] !== '' && text[i + 1] !== '') pairs.add(`${text[i]} ${text[i + 1]}`);
+    this.pairs[doc] = pairs;
+    return pairs;
+  }
+
+  /** The first `wanted` groups in rank order: each group's best tool, with its other providers' copies named. */
+  private grouped(order: readonly number[], wanted: number, coverage: Float64Array, scores: Float64Array) {
+    const hits: SearchHit<T>[] = [];
+    const byGroup = new Map<number, SearchHit<T>>();
+    for (const doc of order) {
+      const { group, provider } = this.info[doc]!;
+      const name = this.names[doc]!;
+      const first = byGroup.get(group);
+      if (first !== undefined) {
+        if (first.alsoFrom.length < SEARCH_LIMITS.alsoFrom) first.alsoFrom.push({ name, provider });
+        continue;
+      }
+      if (hits.length === wanted) continue;
+      const hit = {
+        tool: this.tools[doc]!,
+        name,
+        score: scores[doc]!,
+        provider,
+        coverage: coverage[doc]!,
+        alsoFrom: [],
+      };
+      hits.push(hit);
+      byGroup.set(group, hit);
+    }
+    return hits;
+  }
+}
+
+/** A tool name without the gateway's `<prefix>__` (the provider's slug when names collide). */
+function baseName(name: string): string {
+  const at = name.lastIndexOf('__');
+  return at === -1 ? name : name.slice(at + 2);
+}
+
+/** The summed weights of the set bits. */
+function weightOf(bits: number, weights: Float64Array): number {
+  let sum = 0;
+  for (let rest = bits; rest !== 0; rest &= rest - 1) sum += weights[31 - Math.clz32(rest & -rest)]!;
+  return sum;
 }
 
 /** Per-document, per-field term counts → each term's posting with its BM25F weight. */
@@ -118,7 +295,11 @@ function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
   for (const [term, entry] of saturated) {
     const df = entry.docs.length;
     const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-    postings.set(term, { docs: entry.docs, weights: entry.tf.map((tf) => (idf * tf * (k1 + 1)) / (k1 + tf)) });
+    postings.set(term, {
+      idf,
+      docs: entry.docs,
+      weights: entry.tf.map((tf) => (idf * tf * (k1 + 1)) / (k1 + tf)),
+    });
   }
   return postings;
 }

@@ -37,6 +37,9 @@ export function verbSynonyms(word: string): readonly string[] {
   return synonyms;
 }
 
+/** Whether WordNet knows the word as a verb ("read", "write"; not "acme"): an everyday word rather than a name. */
+export const isVerb = (word: string): boolean => verbNet()?.offsets.has(word) ?? false;
+
 function verbNet(): VerbNet | null {
   if (loaded !== undefined) return loaded;
   try {

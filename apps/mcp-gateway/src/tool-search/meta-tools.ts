@@ -1,3 +1,4 @@
+import { SEARCH_GUIDANCE } from '@agentgw/tool-search';
 import type { ListItem } from '../provider-lists.js';
 import { invalidParams } from '../rpc-errors.js';
 
@@ -13,17 +14,11 @@ export const META_TOOLS: readonly ListItem[] = Object.freeze([
   {
     name: SEARCH_TOOLS,
     title: 'Search tools',
-    description:
-      `Find the tools for a task among those you may use here. Describe the task in a few words; the best matches come back ranked, each with its name, description and input schema. ` +
-      `Run one with ${CALL_TOOL}. A tool marked "held": true waits for a human to confirm each call.`,
+    description: `${SEARCH_GUIDANCE.description} Run one with ${CALL_TOOL}. A tool marked "held": true waits for a human to confirm each call.`,
     inputSchema: {
       type: 'object',
       properties: {
-        query: {
-          type: 'string',
-          minLength: 1,
-          description: 'The task, in plain words (e.g. "open an issue about the login bug").',
-        },
+        query: { type: 'string', minLength: 1, description: SEARCH_GUIDANCE.query },
         limit: {
           type: 'integer',
           minimum: 1,
@@ -31,10 +26,12 @@ export const META_TOOLS: readonly ListItem[] = Object.freeze([
           default: SEARCH_RESULT_LIMITS.default,
           description: 'How many tools to return.',
         },
+        browse: { type: 'boolean', description: 'Instead of a query: list the providers, or with provider its tools.' },
+        provider: { type: 'string', minLength: 1, description: 'With browse: the provider whose tools to list.' },
       },
-      required: ['query'],
       additionalProperties: false,
     },
+    // A search answers tools (and, when weak, a note and categories); a browse answers providers, or one provider's tools.
     outputSchema: {
       type: 'object',
       properties: {
@@ -42,8 +39,11 @@ export const META_TOOLS: readonly ListItem[] = Object.freeze([
           type: 'array',
           items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
         },
+        providers: {
+          type: 'array',
+          items: { type: 'object', properties: { provider: { type: 'string' } }, required: ['provider'] },
+        },
       },
-      required: ['tools'],
     },
     annotations: { title: 'Search tools', readOnlyHint: true, openWorldHint: false },
   },
@@ -64,21 +64,27 @@ export const META_TOOLS: readonly ListItem[] = Object.freeze([
   },
 ]);
 
-/** A search_tools call's arguments, checked. */
-export interface SearchToolsArgs {
-  query: string;
-  limit: number;
-}
+/** A search_tools call's arguments, checked: a ranked search, or a browse of the providers or of one provider's tools. */
+export type SearchToolsArgs =
+  { mode: 'search'; query: string; limit: number } | { mode: 'browse'; provider: string | null };
 
 /** Reads search_tools' arguments; anything else than the schema allows is a -32602 naming the field. */
 export function searchToolsArgs(args: Record<string, unknown>): SearchToolsArgs {
-  const { query, limit = SEARCH_RESULT_LIMITS.default } = args;
+  const { query, limit = SEARCH_RESULT_LIMITS.default, browse, provider } = args;
+  if (browse !== undefined && typeof browse !== 'boolean')
+    throw invalidParams(`${SEARCH_TOOLS}: arguments.browse must be a boolean`);
+  if (provider !== undefined && (typeof provider !== 'string' || provider.length === 0 || browse !== true))
+    throw invalidParams(`${SEARCH_TOOLS}: arguments.provider must be a non-empty string, given with browse: true`);
+  if (browse === true) {
+    if (query !== undefined) throw invalidParams(`${SEARCH_TOOLS}: arguments.query and browse exclude each other`);
+    return { mode: 'browse', provider: provider ?? null };
+  }
   if (typeof query !== 'string' || query.trim().length === 0)
     throw invalidParams(`${SEARCH_TOOLS}: arguments.query must be a non-empty string`);
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > SEARCH_RESULT_LIMITS.max) {
     throw invalidParams(`${SEARCH_TOOLS}: arguments.limit must be an integer from 1 to ${SEARCH_RESULT_LIMITS.max}`);
   }
-  return { query, limit };
+  return { mode: 'search', query, limit };
 }
 
 /** A call_tool call's arguments, checked (the inner name and arguments are checked again by the normal tools/call path). */

@@ -1,5 +1,15 @@
 import type { Catalog } from '@agentgw/catalog';
-import { ToolIndexCache } from '@agentgw/tool-search';
+import {
+  hybridSearchFromEnv,
+  isWeakResult,
+  oneLine,
+  providerSummaries,
+  providerTools,
+  SEARCH_GUIDANCE,
+  ToolIndexCache,
+  type BrowseEntry,
+  type HybridSearch,
+} from '@agentgw/tool-search';
 import type { McpRequestContext } from '../mcp-pipeline.js';
 import type { ListItem } from '../provider-lists.js';
 import { invalidParams } from '../rpc-errors.js';
@@ -9,6 +19,12 @@ import { toolSurfaceOf } from './tool-surface.js';
 import { visibleSetKey } from './visible-set-key.js';
 
 type Result = Record<string, unknown>;
+
+/** A meta-tool's answer: the same object as text and as structured content. */
+const structured = (answer: Result): Result => ({
+  content: [{ type: 'text', text: JSON.stringify(answer) }],
+  structuredContent: answer,
+});
 
 /** How many distinct visible sets keep a built index (least recently used evicted; ~100 KB each at 300 tools). */
 export const MAX_CACHED_INDEXES = 256;
@@ -34,7 +50,14 @@ export interface SearchSurfaceHooks {
 export class ToolSearch {
   private readonly indexes = new ToolIndexCache<ListItem>(MAX_CACHED_INDEXES);
 
-  constructor(private readonly catalog: Pick<Catalog, 'agents' | 'providers' | 'rules'>) {}
+  /**
+   * `hybrid`: lexical ranking fused with an embeddings endpoint when TOOL_SEARCH_EMBEDDINGS_URL
+   * configures one (packages/tool-search, embeddings-client.ts), else null: lexical only, nothing fetched.
+   */
+  constructor(
+    private readonly catalog: Pick<Catalog, 'agents' | 'providers' | 'rules'>,
+    private readonly hybrid: HybridSearch | null = hybridSearchFromEnv(process.env),
+  ) {}
 
   /**
    * Answers tools/list and the meta-tools' tools/call when the surface is on; null when the normal
@@ -58,7 +81,8 @@ export class ToolSearch {
       const inner = callToolArgs(args as Result);
       return hooks.call({ ...params, name: inner.name, arguments: inner.arguments });
     }
-    return this.search(searchToolsArgs(args as Result), ctx, hooks);
+    const request = searchToolsArgs(args as Result);
+    return request.mode === 'browse' ? this.browse(request.provider, hooks) : this.search(request, ctx, hooks);
   }
 
   private async search(
@@ -67,20 +91,74 @@ export class ToolSearch {
     hooks: SearchSurfaceHooks,
   ): Promise<Result> {
     const visible = await hooks.visible();
-    const hits = this.indexes.get(visibleSetKey(visible), () => visible).search(query, limit);
+    const key = visibleSetKey(visible);
+    const index = this.indexes.peek(key) ?? (await this.indexWithProviders(key, visible, hooks));
+    const hits = this.hybrid === null ? index.search(query, limit) : await this.hybrid.search(index, query, limit);
     const held = hooks.alwaysConfirm
       ? () => Promise.resolve(true)
       : (name: string) => this.requiresConfirmation(ctx, hooks, name);
     const tools = await Promise.all(
-      hits.map(async ({ tool, name }) => ({
+      hits.map(async ({ tool, name, alsoFrom }) => ({
         name,
         ...(typeof tool.title === 'string' ? { title: tool.title } : {}),
         description: typeof tool.description === 'string' ? tool.description : '',
         inputSchema: tool.inputSchema ?? { type: 'object' },
         ...((await held(name)) && { held: true }),
+        // The same tool from other providers, folded into this hit (callable by these names too).
+        ...(alsoFrom.length > 0 && { alsoFrom }),
       })),
     );
-    return { content: [{ type: 'text', text: JSON.stringify({ tools }) }], structuredContent: { tools } };
+    // A weak result says so and offers the providers to browse instead.
+    const answer = isWeakResult(hits)
+      ? {
+          tools,
+          note: SEARCH_GUIDANCE.weakNote,
+          categories: providerSummaries(await this.browseEntries(visible, hooks)),
+        }
+      : { tools };
+    return structured(answer);
+  }
+
+  /** A visible set's index, built with each tool's provider (its name and description's first sentence), so both are searched and copies across providers fold. */
+  private async indexWithProviders(key: string, visible: ListItem[], hooks: SearchSurfaceHooks) {
+    const labels = new Map(
+      (await this.browseEntries(visible, hooks)).map(({ name, provider }) => [
+        name,
+        { name: provider.name, title: provider.description === null ? '' : oneLine(provider.description) },
+      ]),
+    );
+    return this.indexes.get(
+      key,
+      () => visible,
+      (tool) => (typeof tool.name === 'string' ? (labels.get(tool.name) ?? null) : null),
+    );
+  }
+
+  /** The browse mode: the caller's providers with a one-line summary each, or one provider's tools. */
+  private async browse(provider: string | null, hooks: SearchSurfaceHooks): Promise<Result> {
+    const entries = await this.browseEntries(await hooks.visible(), hooks);
+    if (provider === null) return structured({ providers: providerSummaries(entries) });
+    const tools = providerTools(entries, provider);
+    if (tools === null)
+      throw invalidParams(
+        `${SEARCH_TOOLS}: arguments.provider names no provider you can browse; browse without it for the list`,
+      );
+    return structured({ provider, tools });
+  }
+
+  /** Each visible tool with the provider its calls go to (as tools/call resolves it); tools that resolve nowhere are left out. */
+  private async browseEntries(visible: readonly ListItem[], hooks: SearchSurfaceHooks): Promise<BrowseEntry[]> {
+    const entries = await Promise.all(
+      visible.map(async (tool): Promise<BrowseEntry | null> => {
+        if (typeof tool.name !== 'string') return null;
+        const resolved = await hooks.resolve(tool.name);
+        const provider = resolved && (await this.catalog.providers.get(resolved.providerId));
+        if (!provider) return null;
+        const description = typeof tool.description === 'string' ? tool.description : '';
+        return { name: tool.name, description, provider: { name: provider.name, description: provider.description } };
+      }),
+    );
+    return entries.filter((entry) => entry !== null);
   }
 
   /** Whether the policy holds a listed tool's calls for confirmation, decided on its provider and upstream name as tools/call decides it. */

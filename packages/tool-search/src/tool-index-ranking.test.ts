@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { queryEntities } from './query-entities.js';
+import { queryTerms } from './query-terms.js';
+import { stem } from './terms.js';
+import { ToolIndex, type ProviderLabel } from './tool-index.js';
+
+// Issue 35's ranking fixes, each on a small catalog written for the test.
+const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: 'object' } });
+type Tool = ReturnType<typeof tool>;
+
+/** An index whose tools carry providers, as the gateway and the bench build it. */
+function withProviders(entries: readonly [Tool, ProviderLabel][]) {
+  const providers = new Map(entries);
+  return ToolIndex.build(
+    entries.map(([t]) => t),
+    (t) => providers.get(t) ?? null,
+  );
+}
+
+describe('expansion guards', () => {
+  it('reads a PascalCase brand as one name: "GitHub" finds github_… tools, not git ones', () => {
+    const index = ToolIndex.build([
+      tool('git_log', 'Show the git log of a local checkout.'),
+      tool('hub_devices', 'List the devices on a USB hub.'),
+      tool('github_list_repos', 'List the repositories of an account.'),
+    ]);
+    expect(index.search('my GitHub stuff', 3)[0]?.name).toBe('github_list_repos');
+    // The parts stay searchable, but weak and unexpanded.
+    expect(queryTerms('GitHub').get('github')?.weight).toBe(1);
+    expect(queryTerms('GitHub').get('git')?.weight).toBeLessThan(1);
+  });
+
+  it('leaves a pair of everyday words ("read/write", "and/or") as words, not an owner/name repository', () => {
+    expect(queryEntities('give Ana read/write access').words).toEqual([]);
+    expect(queryEntities('tags and/or labels').words).toEqual([]);
+    expect(queryEntities('open an issue in acme/web').words).toEqual(['repository']);
+    const index = ToolIndex.build([
+      tool('repo_get', 'Get a repository.'),
+      tool('share_file', 'Share a file and set read or write access.'),
+    ]);
+    expect(index.search('give Ana read/write access', 2)[0]?.name).toBe('share_file');
+  });
+});
+
+describe('exact wording first', () => {
+  const gridtable = { name: 'gridtable', title: 'Gridtable' };
+  const index = withProviders([
+    [tool('list_bases', 'List all accessible Gridtable bases.'), gridtable],
+    [tool('list_tables', 'List all tables in a specific base.'), gridtable],
+    [tool('list_records', 'List records from a table.'), gridtable],
+    [tool('create_table', 'Create a new table in a base.'), gridtable],
+  ]);
+
+  it('ranks the tool whose whole name and word pairs the query repeats first', () => {
+    expect(index.search('list all tables in a Gridtable base', 4)[0]?.name).toBe('list_tables');
+  });
+});
+
+describe('providers', () => {
+  const postgres = { name: 'postgres', title: 'PostgreSQL' };
+  const mongo = { name: 'mongodb', title: 'MongoDB' };
+
+  it("finds a tool by its provider's name and title, which its own text never says", () => {
+    const index = withProviders([
+      [tool('query', 'Run a read-only SQL query.'), postgres],
+      [tool('find', 'Run a find query against a collection, filtered and sorted.'), mongo],
+      [tool('aggregate', 'Run an aggregation query against a collection.'), mongo],
+    ]);
+    expect(index.search('run a query on postgres', 3)[0]?.name).toBe('query');
+    expect(index.search('run a query in Mongo', 3)[0]?.provider).toBe('mongodb');
+    expect(index.search('PostgreSQL', 3)[0]?.name).toBe('query');
+  });
+
+  it('takes the provider from the caller only, never from a field the upstream sets', () => {
+    const index = ToolIndex.build([{ ...tool('drop_all', 'Drop every table.'), provider: 'postgres' }]);
+    expect(index.search('postgres', 3)).toEqual([]);
+  });
+});
+
+describe('near-duplicates across providers', () => {
+  const github = { name: 'github', title: 'GitHub' };
+  const mirror = { name: 'github-mirror', title: 'GitHub mirror' };
+  const gitlab = { name: 'gitlab', title: 'GitLab' };
+  const index = withProviders([
+    [tool('create_issue', 'Create a new issue in a github repository.'), github],
+    [tool('github-mirror__create_issue', 'Create a new issue in a github mirror repository.'), mirror],
+    [tool('gitlab__create_issue', 'Create a new issue in a GitLab project.'), gitlab],
+    [tool('list_issues', 'List issues in a github repository.'), github],
+  ]);
+
+  it('folds the same tool from several providers into one hit that names the others', () => {
+    const hits = index.search('create an issue', 5);
+    const copies = hits.filter((h) => h.name === 'create_issue' || h.name === 'github-mirror__create_issue');
+    expect(copies).toHaveLength(1);
+    expect(copies[0]!.alsoFrom).toEqual([
+      {
+        name: copies[0]!.name === 'create_issue' ? 'github-mirror__create_issue' : 'create_issue',
+        provider: expect.any(String),
+      },
+    ]);
+    // A different service's tool of the same name is its own hit.
+    expect(hits.map((h) => h.name)).toContain('gitlab__create_issue');
+    expect(hits).toHaveLength(3);
+  });
+
+  it('still returns `limit` distinct tools when copies fill the ranking', () => {
+    expect(index.search('issue', 2).map((h) => h.alsoFrom.length + 1)).toHaveLength(2);
+  });
+});
+
+describe('concept weights by rarity', () => {
+  const fillers = Array.from({ length: 20 }, (_, i) => tool(`report_${i}`, 'Export a report.'));
+  const index = ToolIndex.build([...fillers, tool('payroll_run', 'Run payroll for a month.')]);
+
+  it("weighs a rare word's concept above a common one's in a tool's coverage", () => {
+    const hits = index.search('export the payroll report', 25);
+    const payroll = hits.find((h) => h.name === 'payroll_run')!;
+    const report = hits.find((h) => h.name === 'report_0')!;
+    // Counted alike, payroll would answer 1/3 of the query and a report tool 2/3; by rarity the rare word weighs more.
+    expect(payroll.coverage).toBeGreaterThan(1 / 3);
+    expect(report.coverage).toBeLessThan(2 / 3);
+    expect(queryTerms('payroll').get(stem('payroll'))?.literal).toBe(true);
+  });
+});
