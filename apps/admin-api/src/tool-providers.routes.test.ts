@@ -111,6 +111,134 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(switched.body.provider).toMatchObject({ authType: 'none', credentialServiceType: null });
   });
 
+  /** Declares a credential service type in the caller's scope (a platform admin's: global); with `mcpServer`, as mcp_oauth's discovery saves it (bound to that server). */
+  const declare = async (caller: Caller, serviceType: string, mcpServer?: string) => {
+    const res = await call('POST', '/api/v1/credential-providers', {
+      token: caller.token,
+      body: {
+        name: serviceType,
+        serviceType,
+        authType: 'oauth2',
+        config: {
+          clientId: 'client-1',
+          clientSecret: 'oauth-client-secret',
+          scopes: ['read'],
+          authorizeUrl: 'https://as.example.test/authorize',
+          tokenUrl: 'https://as.example.test/token',
+          ...(mcpServer && { resource: mcpServer, clientRegistration: 'manual' }),
+        },
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  };
+
+  it("refuses a tenant's per-user provider a global service type (400 naming credentialServiceType), and takes one its tenant declared", async () => {
+    await declare(admin, 'globalcrm');
+    for (const authType of ['user_oauth', 'user_key'] as const) {
+      const res = await create(acmeAdmin, { ...minimal('harvest'), authType, credentialServiceType: 'globalcrm' });
+      expect(res, authType).toMatchObject({
+        status: 400,
+        body: {
+          code: 'VALIDATION_ERROR',
+          field: 'credentialServiceType',
+          message: expect.stringContaining('a global service type serves only global providers'),
+        },
+      });
+    }
+    // Undeclared types are nobody's in a tenant either.
+    expect(
+      await create(acmeAdmin, { ...minimal('harvest'), authType: 'user_key', credentialServiceType: 'nobodys' }),
+    ).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+
+    await declare(acmeAdmin, 'acmecrm');
+    const own = await create(acmeAdmin, {
+      ...minimal('acmecrm'),
+      authType: 'user_oauth',
+      credentialServiceType: 'acmecrm',
+    });
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+    // Switching an own provider to the global type is the same refusal; globex cannot name acme's type.
+    const switched = await call('PUT', `${BASE}/${own.body.provider.id}`, {
+      token: acmeAdmin.token,
+      body: { credentialServiceType: 'globalcrm' },
+    });
+    expect(switched).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+    expect(
+      await create(globexAdmin, { ...minimal('steal'), authType: 'user_oauth', credentialServiceType: 'acmecrm' }),
+    ).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+    // A global provider (a platform admin's) takes the global type, not a tenant's.
+    expect(
+      (await create(admin, { ...minimal('gcrm'), authType: 'user_oauth', credentialServiceType: 'globalcrm' })).status,
+    ).toBe(201);
+    expect(
+      await create(admin, { ...minimal('gacme'), authType: 'user_oauth', credentialServiceType: 'acmecrm' }),
+    ).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+  });
+
+  it('binds an mcp_oauth service type to the MCP server its tokens are issued for (RFC 8707): another endpoint is refused on create and on update', async () => {
+    const upstreamA = 'https://a.example.test/mcp';
+    await declare(admin, 'upstream_a', upstreamA);
+    const atA = await create(admin, {
+      ...minimal('ata'),
+      endpoint: upstreamA,
+      authType: 'user_oauth',
+      credentialServiceType: 'upstream_a',
+    });
+    expect(atA.status, JSON.stringify(atA.body)).toBe(201);
+    const atB = await create(admin, {
+      ...minimal('atb'),
+      endpoint: 'https://b.example.test/mcp',
+      authType: 'user_oauth',
+      credentialServiceType: 'upstream_a',
+    });
+    expect(atB).toMatchObject({
+      status: 400,
+      body: { field: 'endpoint', message: expect.stringContaining(`issued for the MCP server ${upstreamA}`) },
+    });
+    // Moving the provider of A to B's endpoint is re-checked: its users' tokens for A would follow it.
+    const moved = await call('PUT', `${BASE}/${atA.body.provider.id}`, {
+      token: admin.token,
+      body: { endpoint: 'https://b.example.test/mcp' },
+    });
+    expect(moved).toMatchObject({ status: 400, body: { field: 'endpoint' } });
+    // Leaving the type behind (another auth) moves it.
+    const away = await call('PUT', `${BASE}/${atA.body.provider.id}`, {
+      token: admin.token,
+      body: { endpoint: 'https://b.example.test/mcp', authType: 'none', credentialServiceType: null },
+    });
+    expect(away.status, JSON.stringify(away.body)).toBe(200);
+  });
+
+  it('lets only a platform admin configure a token exchange (403 TOKEN_EXCHANGE_ADMIN_ONLY for a tenant admin)', async () => {
+    const exchange = { tokenUrl: 'https://sts.example.test/token', clientId: 'gw', clientSecret: 'sts-secret' };
+    const refused = await create(acmeAdmin, { ...minimal('sts'), authType: 'token_exchange', tokenExchange: exchange });
+    expect(refused).toMatchObject({ status: 403, body: { code: 'TOKEN_EXCHANGE_ADMIN_ONLY' } });
+    const plain = await create(acmeAdmin, minimal('plain'));
+    expect(plain.status).toBe(201);
+    const switched = await call('PUT', `${BASE}/${plain.body.provider.id}`, {
+      token: acmeAdmin.token,
+      body: { authType: 'token_exchange', tokenExchange: exchange },
+    });
+    expect(switched).toMatchObject({ status: 403, body: { code: 'TOKEN_EXCHANGE_ADMIN_ONLY' } });
+    const byAdmin = await create(admin, {
+      ...minimal('sts'),
+      authType: 'token_exchange',
+      tokenExchange: exchange,
+      tenantId: 'acme',
+    });
+    expect(byAdmin.status, JSON.stringify(byAdmin.body)).toBe(201);
+    // The tenant admin may rename it, not point it elsewhere.
+    const id = byAdmin.body.provider.id as string;
+    expect((await call('PUT', `${BASE}/${id}`, { token: acmeAdmin.token, body: { description: 'ours' } })).status).toBe(
+      200,
+    );
+    const moved = await call('PUT', `${BASE}/${id}`, {
+      token: acmeAdmin.token,
+      body: { endpoint: 'https://elsewhere.example.test/mcp' },
+    });
+    expect(moved).toMatchObject({ status: 403, body: { code: 'TOKEN_EXCHANGE_ADMIN_ONLY' } });
+  });
+
   it('creates a provider with defaults; the secret is write-only and sealed at rest', async () => {
     const plain = await create(admin, minimal('plain'));
     expect(plain.status).toBe(201);

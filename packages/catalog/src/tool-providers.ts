@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import type { CatalogContext } from './catalog-context.js';
 import { openSealed } from './sealed-secrets.js';
 import { invalidField } from './invalid-field.js';
+import { assertCredentialTypeInScope, assertExchangeConfigurable, isPerUserAuth } from './provider-credential-scope.js';
 import { assertTenantWritable } from './tenant-writes.js';
 
 /** A provider's tool-name prefix: short and in MCP's tool-name charset, so `<prefix>__<tool>` stays within 64 characters for most tools. */
@@ -99,10 +100,6 @@ export async function getToolProvider(db: Kysely<Database>, principal: Principal
   return toToolProvider(await loadVisibleProvider(db, principal, id));
 }
 
-/** Whether the auth type sends the calling user's own credential (from the vault) rather than the provider's secret. */
-export const isPerUserAuth = (authType: ProviderAuthType): authType is 'user_oauth' | 'user_key' | 'mcp_oauth' =>
-  authType === 'user_oauth' || authType === 'user_key' || authType === 'mcp_oauth';
-
 /** A per-user auth type needs the service type of the credential it sends. */
 function assertUserAuthNamed(authType: ProviderAuthType, credentialServiceType: string | null): void {
   if (isPerUserAuth(authType) && credentialServiceType === null)
@@ -122,6 +119,14 @@ export async function createToolProvider(
 ): Promise<ToolProvider> {
   assertUserAuthNamed(input.authType, input.credentialServiceType ?? null);
   assertTokenExchangeSet(input.authType, input.tokenExchange ?? null);
+  assertExchangeConfigurable(principal, input.authType);
+  const tenantId = writeTenant(principal, input.tenantId);
+  await assertCredentialTypeInScope(ctx.db, {
+    tenantId,
+    authType: input.authType,
+    credentialServiceType: input.credentialServiceType ?? null,
+    endpoint: input.endpoint,
+  });
   const id = newId();
   const now = ctx.clock.now();
   const row = await ctx.db
@@ -138,7 +143,7 @@ export async function createToolProvider(
       priority: input.priority,
       description: input.description ?? null,
       name_prefix: input.namePrefix ?? null,
-      tenant_id: writeTenant(principal, input.tenantId),
+      tenant_id: tenantId,
       created_at: now,
       updated_at: now,
     })
@@ -156,14 +161,23 @@ export async function updateToolProvider(
 ): Promise<ToolProvider> {
   const current = await loadVisibleProvider(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'tool provider');
-  assertUserAuthNamed(
-    patch.authType ?? current.auth_type,
-    patch.credentialServiceType !== undefined ? patch.credentialServiceType : current.credential_service_type,
-  );
+  const target = {
+    tenantId: current.tenant_id,
+    authType: patch.authType ?? current.auth_type,
+    credentialServiceType:
+      patch.credentialServiceType !== undefined ? patch.credentialServiceType : current.credential_service_type,
+    endpoint: patch.endpoint ?? current.endpoint,
+  };
+  assertUserAuthNamed(target.authType, target.credentialServiceType);
   assertTokenExchangeSet(
-    patch.authType ?? current.auth_type,
+    target.authType,
     patch.tokenExchange !== undefined ? patch.tokenExchange : current.token_exchange,
   );
+  // Where a provider's callers' credentials or exchanged tokens go is re-checked whenever it changes.
+  if (patch.authType !== undefined || patch.tokenExchange !== undefined || patch.endpoint !== undefined)
+    assertExchangeConfigurable(principal, target.authType);
+  if (patch.authType !== undefined || patch.credentialServiceType !== undefined || patch.endpoint !== undefined)
+    await assertCredentialTypeInScope(ctx.db, target);
   const changes = {
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.pattern !== undefined && { pattern: patch.pattern }),
