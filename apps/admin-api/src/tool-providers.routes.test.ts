@@ -72,6 +72,14 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
 
   const create = (caller: Caller, body: Record<string, unknown>) => call('POST', BASE, { token: caller.token, body });
   const minimal = (name: string) => ({ name, pattern: `${name}_*`, endpoint: 'https://mcp.example.test/mcp' });
+  /** An admin's access rule letting `userId` use `providerId`: what a caller who manages no providers needs to see one. */
+  const allowUse = async (userId: string, providerId: string) => {
+    const rule = await call('POST', '/api/v1/admin/provider-access', {
+      token: admin.token,
+      body: { subjectType: 'user', subjectId: userId, providerId, action: 'allow', toolPattern: '*' },
+    });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+  };
 
   it('refuses an endpoint the egress policy always forbids with 400 naming the field', async () => {
     const res = await create(admin, { ...minimal('meta'), endpoint: 'http://169.254.169.254/mcp' });
@@ -239,6 +247,44 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     expect(moved).toMatchObject({ status: 403, body: { code: 'TOKEN_EXCHANGE_ADMIN_ONLY' } });
   });
 
+  it('shows a self-registered user only the providers they may use: no other global provider by list, id or tools', async () => {
+    const email = `self-${Date.now()}@example.test`;
+    const registered = await call('POST', '/api/v1/auth/register', {
+      body: { email, password: 'long-enough-1', name: 'Self' },
+    });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    const login = await call('POST', '/api/v1/auth/login', { body: { email, password: 'long-enough-1' } });
+    const self = { token: login.body.token as string, id: login.body.user.id as string };
+    const usable = (
+      await create(admin, {
+        ...minimal('usable'),
+        endpoint: mcp.url,
+        authType: 'bearer',
+        authSecret: 'upstream-bearer-secret',
+      })
+    ).body.provider;
+    const other = (
+      await create(admin, {
+        ...minimal('other'),
+        endpoint: mcp.url,
+        authType: 'bearer',
+        authSecret: 'upstream-bearer-secret',
+      })
+    ).body.provider;
+    await allowUse(self.id, usable.id);
+
+    const listed = await call('GET', BASE, { token: self.token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.providers.map((p: { id: string }) => p.id)).toEqual([usable.id]);
+    expect(JSON.stringify(listed.body)).not.toContain(other.id);
+    expect((await call('GET', `${BASE}/${usable.id}`, { token: self.token })).status).toBe(200);
+    expect((await call('GET', `${BASE}/${other.id}`, { token: self.token })).status).toBe(404);
+    expect((await call('GET', `${BASE}/${other.id}/tools`, { token: self.token })).status).toBe(404);
+    // Whoever manages providers still sees them all.
+    const all = (await call('GET', BASE, { token: admin.token })).body.providers.map((p: { id: string }) => p.id);
+    expect(all).toEqual(expect.arrayContaining([usable.id, other.id]));
+  });
+
   it('creates a provider with defaults; the secret is write-only and sealed at rest', async () => {
     const plain = await create(admin, minimal('plain'));
     expect(plain.status).toBe(201);
@@ -287,6 +333,8 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     const low = (await create(admin, { ...minimal('low'), priority: -1 })).body.provider;
     const high = (await create(admin, { ...minimal('high'), priority: 100, authType: 'api_key', authSecret: 'k' })).body
       .provider;
+    await allowUse(creator.id, low.id);
+    await allowUse(creator.id, high.id);
 
     const list = await call('GET', BASE, { token: creator.token });
     expect(list.status).toBe(200);
@@ -318,6 +366,8 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     const global = (await create(admin, { name: 'saas_global', pattern: 'sg_*', endpoint: keyedUrl })).body.provider;
     const acme = (await create(acmeAdmin, { name: 'saas_acme', pattern: 'sa_*', endpoint: keyedUrl })).body.provider;
     expect(acme.endpoint, 'the tenant admin who created it sees it').toBe(keyedUrl);
+    await allowUse(creator.id, global.id);
+    await allowUse(creator.id, acme.id);
     const seen = async (caller: Caller, id: string) => {
       const one = await call('GET', `${BASE}/${id}`, { token: caller.token });
       const all = await call('GET', BASE, { token: caller.token });
@@ -451,6 +501,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
         authSecret: 'upstream-bearer-secret',
       })
     ).body.provider;
+    await allowUse(creator.id, provider.id);
     const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: creator.token });
     expect(res.status).toBe(200);
     expect(res.body.tools).toEqual([

@@ -1,4 +1,4 @@
-import { whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
+import { actingUserOf, tenantScope, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
 import { compareRouting, NotFoundError, newId } from '@agentgw/core';
 import {
   json,
@@ -88,12 +88,57 @@ export function toToolProvider(row: ToolProviderRow): ToolProvider {
 
 /** Visible providers, in routing order (`compareRouting`: the order a call picks them in). */
 export async function listToolProviders(db: Kysely<Database>, principal: Principal): Promise<ToolProvider[]> {
-  const rows = await db
+  const rows = await visibleProviders(db, principal).execute();
+  return rows.map(toToolProvider).sort(compareRouting);
+}
+
+/**
+ * The providers a principal may see: whoever manages providers (`provider:update`) sees its
+ * tenant's and the global ones; anyone else (a self-registered user, an agent creator) only
+ * those they may use: an allow-class access rule of theirs, or of an agent they own, names the
+ * provider or `*` (in their scope or global), so no other provider's name, id or tools show.
+ */
+function visibleProviders(db: Kysely<Database>, principal: Principal) {
+  const visible = db
     .selectFrom('tool_providers')
     .selectAll()
-    .where((eb) => whereTenantVisible(eb, principal, 'tool_providers.tenant_id'))
-    .execute();
-  return rows.map(toToolProvider).sort(compareRouting);
+    .where((eb) => whereTenantVisible(eb, principal, 'tool_providers.tenant_id'));
+  if (principal.permissions.has('provider:update')) return visible;
+  const userId = actingUserOf(principal) ?? '';
+  const scope = tenantScope(principal);
+  return visible.where((eb) =>
+    eb.exists(
+      eb
+        .selectFrom('access_rules')
+        .select('access_rules.id')
+        .where('access_rules.action', '!=', 'deny')
+        .where((r) =>
+          r.or([
+            r('access_rules.provider_id', '=', r.ref('tool_providers.id')),
+            r('access_rules.provider_id', '=', '*'),
+          ]),
+        )
+        .where((r) =>
+          r.or([
+            r('access_rules.tenant_id', 'is', null),
+            ...(scope === null ? [] : [r('access_rules.tenant_id', '=', scope)]),
+          ]),
+        )
+        .where((r) =>
+          r.or([
+            r.and([r('access_rules.subject_type', '=', 'user'), r('access_rules.subject_id', '=', userId)]),
+            r.and([
+              r('access_rules.subject_type', '=', 'agent'),
+              r(
+                'access_rules.subject_id',
+                'in',
+                r.selectFrom('agents').select('agents.id').where('agents.owner_id', '=', userId),
+              ),
+            ]),
+          ]),
+        ),
+    ),
+  );
 }
 
 export async function getToolProvider(db: Kysely<Database>, principal: Principal, id: string): Promise<ToolProvider> {
@@ -225,18 +270,13 @@ export async function deleteToolProvider(ctx: CatalogContext, principal: Princip
   if (removedRules > 0) await ctx.bus.publish('rules.changed', { subjectType: null, subjectId: null });
 }
 
-/** A provider the principal may see; other tenants' providers are 404 like unknown ids. */
+/** A provider the principal may see (`visibleProviders`); any other is 404 like an unknown id. */
 export async function loadVisibleProvider(
   db: Kysely<Database>,
   principal: Principal,
   id: string,
 ): Promise<ToolProviderRow> {
-  const row = await db
-    .selectFrom('tool_providers')
-    .selectAll()
-    .where('id', '=', id)
-    .where((eb) => whereTenantVisible(eb, principal, 'tool_providers.tenant_id'))
-    .executeTakeFirst();
+  const row = await visibleProviders(db, principal).where('tool_providers.id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('Tool provider');
   return row;
 }
