@@ -1,5 +1,5 @@
 import { actingUserOf, tenantScope, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
-import { compareRouting, NotFoundError, newId } from '@agentgw/core';
+import { compareRouting, NotFoundError, newId, type ToolPinningMode } from '@agentgw/core';
 import {
   json,
   type Database,
@@ -13,6 +13,13 @@ import { openSealed } from './sealed-secrets.js';
 import { invalidField } from './invalid-field.js';
 import { assertCredentialTypeInScope, assertExchangeConfigurable, isPerUserAuth } from './provider-credential-scope.js';
 import { assertTenantWritable } from './tenant-writes.js';
+
+/**
+ * A new provider pins each tool definition the first time it is listed and quarantines a later
+ * change until an admin approves it: a provider left at `off` would pass on a changed description
+ * (a tool-poisoning vector) until an admin thought of pinning it.
+ */
+const NEW_PROVIDER_PINNING = 'first_sight' satisfies ToolPinningMode;
 
 /** A provider's tool-name prefix: short and in MCP's tool-name charset, so `<prefix>__<tool>` stays within 64 characters for most tools. */
 export const NAME_PREFIX_RULE = { pattern: /^[a-z0-9][a-z0-9_-]*$/, maxLength: 16 } as const;
@@ -189,6 +196,7 @@ export async function createToolProvider(
       description: input.description ?? null,
       name_prefix: input.namePrefix ?? null,
       tenant_id: tenantId,
+      tool_pinning: NEW_PROVIDER_PINNING,
       created_at: now,
       updated_at: now,
     })
