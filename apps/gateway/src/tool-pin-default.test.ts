@@ -14,6 +14,7 @@ describe('a new tool provider pins its tools by default (all-in-one)', () => {
   let host: Host;
   let upstream: MutableToolServer;
   let adminToken = '';
+  let adminId = '';
   let userToken = '';
   let providerId = '';
 
@@ -49,10 +50,9 @@ describe('a new tool provider pins its tools by default (all-in-one)', () => {
     deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private' } });
     host = await createGatewayHost(deps);
     await host.start();
-    adminToken = await tokenFor(
-      deps,
-      await createUser(deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }),
-    );
+    const admin = await createUser(deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] });
+    adminId = admin.id;
+    adminToken = await tokenFor(deps, admin);
     const user = await createUser(deps, { email: `${newId()}@example.com`, roles: [] });
     userToken = await tokenFor(deps, user);
     const created = await api('POST', '/api/v1/admin/tool-providers', adminToken, {
@@ -102,5 +102,29 @@ describe('a new tool provider pins its tools by default (all-in-one)', () => {
     expect(upstream.callCount).toBe(0);
     const quarantined = await api('GET', '/api/v1/admin/tool-pins', adminToken);
     expect(quarantined.body.pins).toEqual([expect.objectContaining({ toolName: 'lookup', status: 'changed' })]);
+  });
+
+  it("audits an admin's approval as an admin action, not as the admin calling the tool (issue 30.6)", async () => {
+    const [pin] = (await api('GET', '/api/v1/admin/tool-pins', adminToken)).body.pins as Json[];
+    const review = { providerId, toolName: 'lookup', hash: pin!.pending.hash };
+    expect((await api('POST', '/api/v1/admin/tool-pins/approve', adminToken, review)).status).toBe(200);
+    const entries = async () => {
+      const res = await api('GET', `/api/v1/audit/logs?user_id=${adminId}`, adminToken);
+      if (res.status !== 200) return res;
+      return (res.body.data as Json[]).map((e) => ({
+        toolName: e.toolName,
+        agentId: e.agentId,
+        endUserId: e.endUserId,
+        arguments: e.arguments,
+      }));
+    };
+    await expect.poll(entries).toEqual([
+      {
+        toolName: 'admin:tool_definition_approved',
+        agentId: null,
+        endUserId: null,
+        arguments: { toolName: 'lookup', hash: review.hash },
+      },
+    ]);
   });
 });
