@@ -17,8 +17,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayHost } from './all-in-one.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import { hostJsonApi, type Json } from './host-json-api.js';
 
 const CLIENT = { clientId: 'agentgw', clientSecret: 'exchangeClientSecret42' };
 /** An external identity provider whose users sign in to the gateway with its JWTs; the fake STS below is that same issuer. */
@@ -48,24 +47,7 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
   let adminToken = '';
   let providerId = '';
 
-  async function api(
-    method: string,
-    path: string,
-    token: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: Json }> {
-    const res = await host.app.request(path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: 'application/json, text/event-stream',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
-  }
+  const api = hostJsonApi(() => host);
   const unified = (token: string, method: string, params: Json) =>
     api('POST', '/api/v1/mcp/mcp', token, { jsonrpc: '2.0', id: 1, method, params });
   const proxied = (token: string, method: string, params: Json) =>

@@ -4,8 +4,7 @@ import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { createUser, startMutableToolServer, tokenFor, type MutableToolServer } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayHost } from './all-in-one.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import { hostJsonApi, type Json } from './host-json-api.js';
 
 // Issue 30.7: a provider created through the admin API pins its tool definitions on first sight
 // without anyone turning pinning on, so a description changed later is quarantined.
@@ -18,24 +17,7 @@ describe('a new tool provider pins its tools by default (all-in-one)', () => {
   let userToken = '';
   let providerId = '';
 
-  async function api(
-    method: string,
-    path: string,
-    token: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: Json }> {
-    const res = await host.app.request(path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: 'application/json, text/event-stream',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
-  }
+  const api = hostJsonApi(() => host);
   const rpc = (method: string, params: Json = {}) =>
     api('POST', '/api/v1/mcp/mcp', userToken, { jsonrpc: '2.0', id: 1, method, params });
   const listed = async () =>
