@@ -53,6 +53,28 @@ describe('compose: the key boundary (service-kit SERVICE_KEYS)', () => {
   });
 });
 
+describe('safe defaults of the production manifests', () => {
+  it('turns self-registration off for every compose service that reads settings', () => {
+    const services = Object.keys(ROUTES);
+    expect(
+      Object.fromEntries(services.map((s) => [s, compose.services[s]?.environment?.ALLOW_SELF_REGISTRATION])),
+    ).toEqual(Object.fromEntries(services.map((s) => [s, 'false'])));
+  });
+
+  it('turns self-registration off in the Kubernetes base ConfigMap, and no overlay turns it on', () => {
+    const literalsOf = (file: string): string[] =>
+      (
+        parse(readFileSync(join(here, 'k8s', file), 'utf8')) as {
+          configMapGenerator?: { name: string; literals?: string[] }[];
+        }
+      ).configMapGenerator?.flatMap((g) => (g.name === 'agentgw-config' ? (g.literals ?? []) : [])) ?? [];
+    expect(literalsOf('base/kustomization.yaml')).toContain('ALLOW_SELF_REGISTRATION=false');
+    expect(
+      literalsOf('overlays/example/kustomization.yaml').filter((l) => l.startsWith('ALLOW_SELF_REGISTRATION=')),
+    ).toEqual([]);
+  });
+});
+
 describe('path router', () => {
   const upstreams = new Map<string, string>();
   for (const m of nginx.matchAll(/upstream (\w+) \{([^}]*)\}/g)) {

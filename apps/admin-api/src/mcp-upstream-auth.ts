@@ -6,6 +6,7 @@ import {
   type ToolProvider,
 } from '@agentgw/catalog';
 import { setUpMcpUpstreamAuth, type ManualUpstreamClient } from '@agentgw/credentials';
+import { ValidationError } from '@agentgw/core';
 import { randomBytes } from 'node:crypto';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import {
@@ -51,6 +52,18 @@ export function createMcpUpstreamAuth(deps: ServiceDeps) {
       client,
     });
     const existing = await credentialProviderForService(deps.db, principal, target.serviceType).catch(() => null);
+    // Its users' tokens were issued for the resource it names (RFC 8707): another upstream gets a service type of its own.
+    const bound = existing?.config.resource;
+    if (typeof bound === 'string' && bound !== setup.resource)
+      throw new ValidationError(`credentialServiceType: ${target.serviceType} holds tokens issued for ${bound}`, {
+        field: 'credentialServiceType',
+        issues: [
+          {
+            field: 'credentialServiceType',
+            message: `holds tokens issued for ${bound} (RFC 8707): omit it to give this upstream a service type of its own`,
+          },
+        ],
+      });
     if (existing) {
       await updateCredentialProvider(ctx, principal, existing.id, { authType: 'oauth2', config: { ...setup } });
       return null;

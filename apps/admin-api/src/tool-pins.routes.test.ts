@@ -117,13 +117,30 @@ describe('tool pins API', () => {
       ['approved', 'lookup', 'acme'],
     ]);
     expect((await api.call('GET', BASE, { token: api.acmeAdmin.token })).body.pins).toEqual([]);
+    // Admin actions, not calls of the tool: the admin acting, no agent, no end user, the action named.
     await expect
       .poll(() =>
-        audited.map((r) => (r.op === 'create' ? [r.status, (r.arguments as { event: string }).event, r.userId] : null)),
+        audited.map((r) =>
+          r.op === 'create' ? [r.toolName, r.status, r.userId, r.agentId, r.endUserId, r.arguments] : null,
+        ),
       )
       .toEqual([
-        ['rejected', 'tool_definition_blocked', api.acmeAdmin.id],
-        ['confirmed', 'tool_definition_approved', api.acmeAdmin.id],
+        [
+          'admin:tool_definition_blocked',
+          'completed',
+          api.acmeAdmin.id,
+          null,
+          null,
+          { toolName: 'lookup', hash: review.hash },
+        ],
+        [
+          'admin:tool_definition_approved',
+          'completed',
+          api.acmeAdmin.id,
+          null,
+          null,
+          { toolName: 'lookup', hash: review.hash },
+        ],
       ]);
   });
 
@@ -150,6 +167,17 @@ describe('tool pins API', () => {
     });
     expect(res.body).toEqual({ provider: { providerId, providerName: 'dict', tenantId: 'acme', pinning: 'approval' } });
     expect(events.at(-1)).toMatchObject({ change: 'mode', providerId, toolName: null });
+    await expect
+      .poll(() => audited.filter((r) => r.op === 'create' && r.toolName === 'admin:tool_pinning_set'))
+      .toEqual([
+        expect.objectContaining({
+          userId: api.acmeAdmin.id,
+          agentId: null,
+          endUserId: null,
+          providerId,
+          arguments: { pinning: 'approval' },
+        }),
+      ]);
     expect((await api.call('GET', `${BASE}/providers`, { token: api.acmeAdmin.token })).body.providers).toContainEqual({
       providerId,
       providerName: 'dict',

@@ -1,4 +1,4 @@
-import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
+import { adminActionEntry, createAuditTrail, type AuditTrail } from '@agentgw/audit';
 import { jwtAuth, requirePermission, type Principal } from '@agentgw/auth';
 import { createToolPinAdmin, type ToolPin } from '@agentgw/catalog';
 import { TOOL_PIN_STATUSES, TOOL_PINNING_MODES } from '@agentgw/core';
@@ -145,20 +145,15 @@ function auditReview(
   pin: ToolPin,
   outcome: 'approved' | 'blocked',
 ): Promise<string> {
-  return audit.open({
-    userId: principal.userId,
-    agentId: null,
-    endUserId: null,
-    providerId: pin.providerId,
-    tenantId: pin.tenantId,
-    toolName: pin.toolName,
-    arguments: {
-      event: outcome === 'approved' ? 'tool_definition_approved' : 'tool_definition_blocked',
-      hash: outcome === 'approved' ? pin.pinned?.hash : pin.pending?.hash,
-    },
-    status: outcome === 'approved' ? 'confirmed' : 'rejected',
-    error: outcome === 'blocked' ? 'Tool definition blocked by an admin' : null,
-  });
+  return audit.open(
+    adminActionEntry({
+      adminId: principal.userId,
+      action: outcome === 'approved' ? 'tool_definition_approved' : 'tool_definition_blocked',
+      providerId: pin.providerId,
+      tenantId: pin.tenantId,
+      details: { toolName: pin.toolName, hash: outcome === 'approved' ? pin.pinned?.hash : pin.pending?.hash },
+    }),
+  );
 }
 
 /** `/api/v1/admin/tool-pins`: review quarantined tool definitions (issue 24.3) and set each provider's pinning mode. */
@@ -175,6 +170,15 @@ export function toolPinsRoutes(deps: ServiceDeps, options: { audit?: AuditTrail 
   app.openapi(modesRoute, async (c) => c.json({ providers: await pins.modes(c.var.principal) }, 200));
   app.openapi(setModeRoute, async (c) => {
     const provider = await pins.setMode(c.var.principal, c.req.valid('param').id, c.req.valid('json').pinning);
+    await audit.open(
+      adminActionEntry({
+        adminId: c.var.principal.userId,
+        action: 'tool_pinning_set',
+        providerId: provider.providerId,
+        tenantId: provider.tenantId,
+        details: { pinning: provider.pinning },
+      }),
+    );
     return c.json({ provider }, 200);
   });
   for (const action of ['approve', 'block'] as const) {

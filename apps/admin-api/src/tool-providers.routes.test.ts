@@ -72,6 +72,14 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
 
   const create = (caller: Caller, body: Record<string, unknown>) => call('POST', BASE, { token: caller.token, body });
   const minimal = (name: string) => ({ name, pattern: `${name}_*`, endpoint: 'https://mcp.example.test/mcp' });
+  /** An admin's access rule letting `userId` use `providerId`: what a caller who manages no providers needs to see one. */
+  const allowUse = async (userId: string, providerId: string) => {
+    const rule = await call('POST', '/api/v1/admin/provider-access', {
+      token: admin.token,
+      body: { subjectType: 'user', subjectId: userId, providerId, action: 'allow', toolPattern: '*' },
+    });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+  };
 
   it('refuses an endpoint the egress policy always forbids with 400 naming the field', async () => {
     const res = await create(admin, { ...minimal('meta'), endpoint: 'http://169.254.169.254/mcp' });
@@ -109,6 +117,172 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
       body: { authType: 'none', credentialServiceType: null },
     });
     expect(switched.body.provider).toMatchObject({ authType: 'none', credentialServiceType: null });
+  });
+
+  /** Declares a credential service type in the caller's scope (a platform admin's: global); with `mcpServer`, as mcp_oauth's discovery saves it (bound to that server). */
+  const declare = async (caller: Caller, serviceType: string, mcpServer?: string) => {
+    const res = await call('POST', '/api/v1/credential-providers', {
+      token: caller.token,
+      body: {
+        name: serviceType,
+        serviceType,
+        authType: 'oauth2',
+        config: {
+          clientId: 'client-1',
+          clientSecret: 'oauth-client-secret',
+          scopes: ['read'],
+          authorizeUrl: 'https://as.example.test/authorize',
+          tokenUrl: 'https://as.example.test/token',
+          ...(mcpServer && { resource: mcpServer, clientRegistration: 'manual' }),
+        },
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  };
+
+  it("refuses a tenant's per-user provider a global service type (400 naming credentialServiceType), and takes one its tenant declared", async () => {
+    await declare(admin, 'globalcrm');
+    for (const authType of ['user_oauth', 'user_key'] as const) {
+      const res = await create(acmeAdmin, { ...minimal('harvest'), authType, credentialServiceType: 'globalcrm' });
+      expect(res, authType).toMatchObject({
+        status: 400,
+        body: {
+          code: 'VALIDATION_ERROR',
+          field: 'credentialServiceType',
+          message: expect.stringContaining('a global service type serves only global providers'),
+        },
+      });
+    }
+    // Undeclared types are nobody's in a tenant either.
+    expect(
+      await create(acmeAdmin, { ...minimal('harvest'), authType: 'user_key', credentialServiceType: 'nobodys' }),
+    ).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+
+    await declare(acmeAdmin, 'acmecrm');
+    const own = await create(acmeAdmin, {
+      ...minimal('acmecrm'),
+      authType: 'user_oauth',
+      credentialServiceType: 'acmecrm',
+    });
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+    // Switching an own provider to the global type is the same refusal; globex cannot name acme's type.
+    const switched = await call('PUT', `${BASE}/${own.body.provider.id}`, {
+      token: acmeAdmin.token,
+      body: { credentialServiceType: 'globalcrm' },
+    });
+    expect(switched).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+    expect(
+      await create(globexAdmin, { ...minimal('steal'), authType: 'user_oauth', credentialServiceType: 'acmecrm' }),
+    ).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+    // A global provider (a platform admin's) takes the global type, not a tenant's.
+    expect(
+      (await create(admin, { ...minimal('gcrm'), authType: 'user_oauth', credentialServiceType: 'globalcrm' })).status,
+    ).toBe(201);
+    expect(
+      await create(admin, { ...minimal('gacme'), authType: 'user_oauth', credentialServiceType: 'acmecrm' }),
+    ).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+  });
+
+  it('binds an mcp_oauth service type to the MCP server its tokens are issued for (RFC 8707): another endpoint is refused on create and on update', async () => {
+    const upstreamA = 'https://a.example.test/mcp';
+    await declare(admin, 'upstream_a', upstreamA);
+    const atA = await create(admin, {
+      ...minimal('ata'),
+      endpoint: upstreamA,
+      authType: 'user_oauth',
+      credentialServiceType: 'upstream_a',
+    });
+    expect(atA.status, JSON.stringify(atA.body)).toBe(201);
+    const atB = await create(admin, {
+      ...minimal('atb'),
+      endpoint: 'https://b.example.test/mcp',
+      authType: 'user_oauth',
+      credentialServiceType: 'upstream_a',
+    });
+    expect(atB).toMatchObject({
+      status: 400,
+      body: { field: 'endpoint', message: expect.stringContaining(`issued for the MCP server ${upstreamA}`) },
+    });
+    // Moving the provider of A to B's endpoint is re-checked: its users' tokens for A would follow it.
+    const moved = await call('PUT', `${BASE}/${atA.body.provider.id}`, {
+      token: admin.token,
+      body: { endpoint: 'https://b.example.test/mcp' },
+    });
+    expect(moved).toMatchObject({ status: 400, body: { field: 'endpoint' } });
+    // Leaving the type behind (another auth) moves it.
+    const away = await call('PUT', `${BASE}/${atA.body.provider.id}`, {
+      token: admin.token,
+      body: { endpoint: 'https://b.example.test/mcp', authType: 'none', credentialServiceType: null },
+    });
+    expect(away.status, JSON.stringify(away.body)).toBe(200);
+  });
+
+  it('lets only a platform admin configure a token exchange (403 TOKEN_EXCHANGE_ADMIN_ONLY for a tenant admin)', async () => {
+    const exchange = { tokenUrl: 'https://sts.example.test/token', clientId: 'gw', clientSecret: 'sts-secret' };
+    const refused = await create(acmeAdmin, { ...minimal('sts'), authType: 'token_exchange', tokenExchange: exchange });
+    expect(refused).toMatchObject({ status: 403, body: { code: 'TOKEN_EXCHANGE_ADMIN_ONLY' } });
+    const plain = await create(acmeAdmin, minimal('plain'));
+    expect(plain.status).toBe(201);
+    const switched = await call('PUT', `${BASE}/${plain.body.provider.id}`, {
+      token: acmeAdmin.token,
+      body: { authType: 'token_exchange', tokenExchange: exchange },
+    });
+    expect(switched).toMatchObject({ status: 403, body: { code: 'TOKEN_EXCHANGE_ADMIN_ONLY' } });
+    const byAdmin = await create(admin, {
+      ...minimal('sts'),
+      authType: 'token_exchange',
+      tokenExchange: exchange,
+      tenantId: 'acme',
+    });
+    expect(byAdmin.status, JSON.stringify(byAdmin.body)).toBe(201);
+    // The tenant admin may rename it, not point it elsewhere.
+    const id = byAdmin.body.provider.id as string;
+    expect((await call('PUT', `${BASE}/${id}`, { token: acmeAdmin.token, body: { description: 'ours' } })).status).toBe(
+      200,
+    );
+    const moved = await call('PUT', `${BASE}/${id}`, {
+      token: acmeAdmin.token,
+      body: { endpoint: 'https://elsewhere.example.test/mcp' },
+    });
+    expect(moved).toMatchObject({ status: 403, body: { code: 'TOKEN_EXCHANGE_ADMIN_ONLY' } });
+  });
+
+  it('shows a self-registered user only the providers they may use: no other global provider by list, id or tools', async () => {
+    const email = `self-${Date.now()}@example.test`;
+    const registered = await call('POST', '/api/v1/auth/register', {
+      body: { email, password: 'long-enough-1', name: 'Self' },
+    });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    const login = await call('POST', '/api/v1/auth/login', { body: { email, password: 'long-enough-1' } });
+    const self = { token: login.body.token as string, id: login.body.user.id as string };
+    const usable = (
+      await create(admin, {
+        ...minimal('usable'),
+        endpoint: mcp.url,
+        authType: 'bearer',
+        authSecret: 'upstream-bearer-secret',
+      })
+    ).body.provider;
+    const other = (
+      await create(admin, {
+        ...minimal('other'),
+        endpoint: mcp.url,
+        authType: 'bearer',
+        authSecret: 'upstream-bearer-secret',
+      })
+    ).body.provider;
+    await allowUse(self.id, usable.id);
+
+    const listed = await call('GET', BASE, { token: self.token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.providers.map((p: { id: string }) => p.id)).toEqual([usable.id]);
+    expect(JSON.stringify(listed.body)).not.toContain(other.id);
+    expect((await call('GET', `${BASE}/${usable.id}`, { token: self.token })).status).toBe(200);
+    expect((await call('GET', `${BASE}/${other.id}`, { token: self.token })).status).toBe(404);
+    expect((await call('GET', `${BASE}/${other.id}/tools`, { token: self.token })).status).toBe(404);
+    // Whoever manages providers still sees them all.
+    const all = (await call('GET', BASE, { token: admin.token })).body.providers.map((p: { id: string }) => p.id);
+    expect(all).toEqual(expect.arrayContaining([usable.id, other.id]));
   });
 
   it('creates a provider with defaults; the secret is write-only and sealed at rest', async () => {
@@ -159,6 +333,8 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     const low = (await create(admin, { ...minimal('low'), priority: -1 })).body.provider;
     const high = (await create(admin, { ...minimal('high'), priority: 100, authType: 'api_key', authSecret: 'k' })).body
       .provider;
+    await allowUse(creator.id, low.id);
+    await allowUse(creator.id, high.id);
 
     const list = await call('GET', BASE, { token: creator.token });
     expect(list.status).toBe(200);
@@ -190,6 +366,8 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
     const global = (await create(admin, { name: 'saas_global', pattern: 'sg_*', endpoint: keyedUrl })).body.provider;
     const acme = (await create(acmeAdmin, { name: 'saas_acme', pattern: 'sa_*', endpoint: keyedUrl })).body.provider;
     expect(acme.endpoint, 'the tenant admin who created it sees it').toBe(keyedUrl);
+    await allowUse(creator.id, global.id);
+    await allowUse(creator.id, acme.id);
     const seen = async (caller: Caller, id: string) => {
       const one = await call('GET', `${BASE}/${id}`, { token: caller.token });
       const all = await call('GET', BASE, { token: caller.token });
@@ -323,6 +501,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
         authSecret: 'upstream-bearer-secret',
       })
     ).body.provider;
+    await allowUse(creator.id, provider.id);
     const res = await call('GET', `${BASE}/${provider.id}/tools`, { token: creator.token });
     expect(res.status).toBe(200);
     expect(res.body.tools).toEqual([

@@ -100,6 +100,12 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
     expect(Object.keys(doc.paths['/api/v1/agents/{agentId}/invoke']!)).toEqual(['post']);
     const docs = await app.request('/api/v1/docs');
     expect(docs.status).toBe(200);
+    // The reference loads Swagger UI from this gateway, under the console's policy: nothing from a CDN.
+    expect(docs.headers.get('content-security-policy')).toContain("script-src 'self';");
+    expect(await docs.text()).not.toMatch(/https?:\/\//);
+    const bundle = await app.request('/api/v1/docs/swagger-ui-bundle.js');
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
   });
 
   it('serves no /internal/* route on its public listener: 404 even with a valid vault service token', async () => {

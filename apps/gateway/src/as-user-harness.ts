@@ -15,9 +15,10 @@ import {
 } from '@agentgw/testkit';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createGatewayHost } from './all-in-one.js';
+import { hostJsonApi, type Json } from './host-json-api.js';
 
 /** A JSON answer the tests read freely. */
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type { Json } from './host-json-api.js';
 
 /** The gateway's public URL in these suites (requests go to the app in process, never to it), unless it listens. */
 export const PUBLIC = 'http://gateway.test';
@@ -151,25 +152,7 @@ export class AsUserGateway {
   }
 
   /** One request to the gateway as `token`; `path` may be a full URL of the gateway's (a callback). */
-  api = async (
-    method: string,
-    path: string,
-    token: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: Json }> => {
-    const url = path.startsWith('http') ? new URL(path) : null;
-    const res = await this.host.app.request(url ? url.pathname + url.search : path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: 'application/json, text/event-stream',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
-  };
+  api = hostJsonApi(() => this.host);
 
   /** A JSON-RPC request to the unified endpoint. */
   unified = (token: string, method: string, params: Json = {}) =>

@@ -58,6 +58,56 @@ describe('an mcp_oauth tool provider (all-in-one)', () => {
     expect(gateway.upstream.identities).toEqual(['alice']);
   });
 
+  it("never lets a provider B name the service type of upstream A's tokens (RFC 8707): refused as user_oauth, as mcp_oauth, and on moving A", async () => {
+    const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, {
+      name: 'Upstream A',
+      pattern: 'a_*',
+      endpoint: gateway.upstream.url,
+      authType: 'mcp_oauth',
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const serviceType = created.body.provider.credentialServiceType as string;
+    const alice = await user(created.body.provider.id as string);
+    await gateway.connect(alice, 'alice', serviceType);
+    // Upstream B trusts the same OpenID provider, for its own resource.
+    const portB = await freePort();
+    const b = await startProtectedMcpServer({
+      issuer: gateway.oidc.issuer,
+      jwksUri: gateway.oidc.jwksUri,
+      resource: `http://127.0.0.1:${portB}/mcp`,
+      port: portB,
+    });
+    try {
+      const naming = (authType: string) =>
+        api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, {
+          name: `Upstream B ${authType}`,
+          pattern: 'b_*',
+          endpoint: b.url,
+          authType,
+          credentialServiceType: serviceType,
+        });
+      expect(await naming('user_oauth')).toMatchObject({ status: 400, body: { field: 'endpoint' } });
+      expect(await naming('mcp_oauth')).toMatchObject({ status: 400, body: { field: 'credentialServiceType' } });
+      const moved = await api(
+        'PUT',
+        `/api/v1/admin/tool-providers/${created.body.provider.id as string}`,
+        gateway.adminToken,
+        { endpoint: b.url },
+      );
+      expect(moved).toMatchObject({ status: 400, body: { field: 'endpoint' } });
+      // A's credential provider still names A, and B never saw a token.
+      const saved = await gateway.deps.db
+        .selectFrom('credential_providers')
+        .select('config')
+        .where('service_type', '=', serviceType)
+        .executeTakeFirstOrThrow();
+      expect(saved.config).toMatchObject({ resource: gateway.upstream.url });
+      expect(b.requests.filter((r) => r.subject !== null)).toEqual([]);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('answers 400 CLIENT_ID_REQUIRED naming the fields when the server will not register, and takes a client entered by the admin', async () => {
     const port = await freePort();
     const resource = `http://127.0.0.1:${port}/mcp`;

@@ -1,8 +1,9 @@
 import { newId } from '@agentgw/core';
-import type { Host } from '@agentgw/service-kit';
+import { serve, type Host } from '@agentgw/service-kit';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import {
   createUser,
+  freePort,
   PROTECTED_PROMPT,
   PROTECTED_RESOURCE_URI,
   registerCallerPromptAndResource,
@@ -11,14 +12,17 @@ import {
   type CallerHeaders,
   type McpFixture,
 } from '@agentgw/testkit';
+import { createRemoteJWKSet, jwtVerify, SignJWT } from 'jose';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayHost } from './all-in-one.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import { hostJsonApi, type Json } from './host-json-api.js';
 
 const CLIENT = { clientId: 'agentgw', clientSecret: 'exchangeClientSecret42' };
+/** An external identity provider whose users sign in to the gateway with its JWTs; the fake STS below is that same issuer. */
+const IDP_SECRET = 'external-idp-shared-secret-0123456789abcdef';
+const IDP_AUDIENCE = 'agentgw';
 /** How the upstream names its caller in every answer (tool, prompt, resource): the bearer it was sent. */
 const bearerOf = (headers: CallerHeaders) => `bearer ${String(headers.authorization ?? 'none')}`;
 const greeting = { name: PROTECTED_PROMPT, arguments: { name: 'bob' } };
@@ -35,40 +39,34 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
   let upstream: McpFixture;
   let tokenEndpoint: Server;
   let tokenUrl = '';
+  let stsIssuer = '';
+  /** The gateway's public URL, where it listens: its authorization server (the issuer of minted subject tokens, its keys at /oauth/jwks) runs only with one. */
+  let publicUrl = '';
+  let server: Awaited<ReturnType<typeof serve>>;
   const exchanges: { authorization: string | undefined; params: URLSearchParams }[] = [];
   let adminToken = '';
   let providerId = '';
 
-  async function api(
-    method: string,
-    path: string,
-    token: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: Json }> {
-    const res = await host.app.request(path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: 'application/json, text/event-stream',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
-  }
+  const api = hostJsonApi(() => host);
   const unified = (token: string, method: string, params: Json) =>
     api('POST', '/api/v1/mcp/mcp', token, { jsonrpc: '2.0', id: 1, method, params });
   const proxied = (token: string, method: string, params: Json) =>
     api('POST', `/api/v1/mcp-proxy/${providerId}/mcp`, token, { jsonrpc: '2.0', id: 1, method, params });
   const whoami = (token: string) => unified(token, 'tools/call', { name: 'whoami', arguments: {} });
-  const allow = async (subjectType: 'user' | 'agent', subjectId: string) =>
+  /** A subject token the STS received, verified as an STS would: against the key set the gateway publishes at /oauth/jwks. */
+  const verifiedSubject = (token: string, audience: string) =>
+    jwtVerify(token, createRemoteJWKSet(new URL(`${publicUrl}/oauth/jwks`)), {
+      issuer: publicUrl,
+      audience,
+      algorithms: ['ES256'],
+    });
+  const allow = async (subjectType: 'user' | 'agent', subjectId: string, provider = providerId) =>
     expect(
       (
         await api('POST', '/api/v1/admin/provider-access', adminToken, {
           subjectType,
           subjectId,
-          providerId,
+          providerId: provider,
           action: 'allow',
           toolPattern: '*',
         })
@@ -77,6 +75,17 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
 
   beforeAll(async () => {
     tokenEndpoint = createServer((req, res) => {
+      if (req.url?.includes('/.well-known/')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            issuer: stsIssuer,
+            authorization_endpoint: `${stsIssuer}/authorize`,
+            token_endpoint: tokenUrl,
+          }),
+        );
+        return;
+      }
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => {
@@ -93,14 +102,30 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
       });
     });
     await new Promise<void>((resolve) => tokenEndpoint.listen(0, '127.0.0.1', resolve));
-    tokenUrl = `http://127.0.0.1:${(tokenEndpoint.address() as AddressInfo).port}/token`;
+    const stsOrigin = `http://127.0.0.1:${(tokenEndpoint.address() as AddressInfo).port}`;
+    stsIssuer = `${stsOrigin}/idp`;
+    tokenUrl = `${stsOrigin}/token`;
     upstream = await startMcpServer({
       tools: [{ name: 'whoami', handler: (_args, call) => bearerOf(call.headers) }],
       setup: (server) => registerCallerPromptAndResource(server, bearerOf),
     });
-    deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private' } });
+    const port = await freePort();
+    publicUrl = `http://127.0.0.1:${port}`;
+    deps = await createTestDeps({
+      env: {
+        EGRESS_POLICY: 'allow-private',
+        GATEWAY_PUBLIC_URL: publicUrl,
+        JWT_EXTERNAL_ISSUERS: JSON.stringify([{ issuer: stsIssuer, audience: IDP_AUDIENCE, secret: IDP_SECRET }]),
+      },
+    });
     host = await createGatewayHost(deps);
     await host.start();
+    server = await serve(host.app, {
+      port,
+      hostname: '127.0.0.1',
+      deps: { close: async () => {} },
+      logger: deps.logger,
+    });
     adminToken = await tokenFor(
       deps,
       await createUser(deps, { email: `admin-${newId()}@example.com`, roles: ['admin'] }),
@@ -129,13 +154,14 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     providerId = created.body.provider.id as string;
   });
   afterAll(async () => {
+    await server?.shutdown();
     await host?.stop({ deadlineMs: 1_000 });
     await upstream?.close();
     await new Promise((resolve) => tokenEndpoint?.close(resolve));
     await deps?.close();
   });
 
-  it("exchanges the caller's JWT (RFC 8693 params) and sends only the exchanged token upstream; a second call reuses it", async () => {
+  it("exchanges a subject token minted for the STS, never the caller's login JWT, and sends only the exchanged token upstream; a second call reuses it", async () => {
     const alice = await createUser(deps, { email: `${newId()}@example.com`, roles: [] });
     const aliceToken = await tokenFor(deps, alice);
     await allow('user', alice.id);
@@ -148,15 +174,24 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     expect(exchange?.authorization).toBe(
       `Basic ${Buffer.from(`${CLIENT.clientId}:${CLIENT.clientSecret}`).toString('base64')}`,
     );
-    expect(Object.fromEntries(exchange?.params ?? [])).toEqual({
+    const params = Object.fromEntries(exchange?.params ?? []);
+    expect(params).toEqual({
       grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-      subject_token: aliceToken,
+      subject_token: expect.any(String),
       subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
       requested_token_type: 'urn:ietf:params:oauth:token-type:access_token',
       audience: 'tools-api',
       resource: upstream.url,
       scope: 'tools.read',
     });
+    // The STS got a JWT minted for it alone, signed with the key published at /oauth/jwks, never alice's login JWT.
+    expect(JSON.stringify(exchanges)).not.toContain(aliceToken);
+    const subject = await verifiedSubject(params.subject_token!, tokenUrl);
+    expect(subject.protectedHeader).toMatchObject({ alg: 'ES256', typ: 'JWT' });
+    expect(subject.payload).toMatchObject({ iss: publicUrl, sub: alice.id, aud: tokenUrl, act: { sub: publicUrl } });
+    expect(subject.payload.exp! - subject.payload.iat!).toBeLessThanOrEqual(300);
+    // It signs in nowhere on the gateway.
+    expect((await whoami(params.subject_token!)).status).toBe(401);
 
     const second = await whoami(aliceToken);
     expect(second.body.result.content[0].text).toBe('bearer Bearer exchanged-1');
@@ -203,14 +238,17 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
     expect(methods).toEqual(expect.arrayContaining(['resources/list', 'prompts/list']));
     expect(new Set(seen.map((r) => r.headers.authorization))).toEqual(new Set([exchanged]));
     expect(JSON.stringify(seen)).not.toContain(erinToken);
-    // The token endpoint saw one RFC 8693 exchange of erin's JWT, reused for every request after it.
-    expect(exchanges.slice(before.exchanges).map((e) => Object.fromEntries(e.params))).toEqual([
+    // The token endpoint saw one RFC 8693 exchange for erin (a subject token minted for her), reused for every request after it.
+    const seenByTheSts = exchanges.slice(before.exchanges).map((e) => Object.fromEntries(e.params));
+    expect(seenByTheSts).toEqual([
       expect.objectContaining({
         grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-        subject_token: erinToken,
+        subject_token: expect.any(String),
         subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
       }),
     ]);
+    expect(JSON.stringify(seenByTheSts)).not.toContain(erinToken);
+    expect((await verifiedSubject(seenByTheSts[0]!.subject_token!, tokenUrl)).payload.sub).toBe(erin.id);
   });
 
   it('refuses an agent runtime token a call (audited as rejected) and every other forwarded request with the same reason, sending nothing upstream', async () => {
@@ -269,5 +307,45 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
         status: 'rejected',
         error: expect.stringContaining('sign-in token'),
       });
+  });
+
+  it("passes an external identity provider's token on only to that same issuer; any other STS gets a minted one", async () => {
+    const email = `${newId()}@example.com`;
+    const frank = await createUser(deps, { email, roles: [] });
+    const idpToken = await new SignJWT({ email, email_verified: true })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(stsIssuer)
+      .setAudience(IDP_AUDIENCE)
+      .setSubject(`idp-${frank.id}`)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(IDP_SECRET));
+    const sameIssuer = await api('POST', '/api/v1/admin/tool-providers', adminToken, {
+      name: 'exchanged-at-the-idp',
+      pattern: '*',
+      endpoint: upstream.url,
+      authType: 'token_exchange',
+      tokenExchange: { issuer: stsIssuer, ...CLIENT },
+    });
+    expect(sameIssuer.status, JSON.stringify(sameIssuer.body)).toBe(201);
+    const idpProviderId = sameIssuer.body.provider.id as string;
+    await allow('user', frank.id);
+    await allow('user', frank.id, idpProviderId);
+    const callAt = (id: string) =>
+      api('POST', `/api/v1/mcp-proxy/${id}/mcp`, idpToken, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'whoami', arguments: {} },
+      });
+
+    const before = exchanges.length;
+    expect((await callAt(idpProviderId)).status).toBe(200);
+    expect((await callAt(providerId)).status).toBe(200);
+    const [atTheIdp, elsewhere] = exchanges.slice(before).map((e) => Object.fromEntries(e.params));
+    // The STS that issued the token gets it back (discovery verified its issuer); the other one never sees it.
+    expect(atTheIdp?.subject_token).toBe(idpToken);
+    expect(elsewhere?.subject_token).not.toBe(idpToken);
+    expect((await verifiedSubject(elsewhere!.subject_token!, tokenUrl)).payload.sub).toBe(frank.id);
   });
 });

@@ -1,4 +1,5 @@
 export { createAuditTrail, type AuditTrail, type AuditOpenEntry, type AuditPatch } from './trail.js';
+export { ADMIN_ACTION_PREFIX, adminActionEntry, type AdminAction, type AdminActionInput } from './admin-actions.js';
 export {
   MASK,
   MAX_BODY_BYTES,

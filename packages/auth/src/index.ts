@@ -81,3 +81,4 @@ export {
   oauthIssuerOf,
   storedOAuthPublicKeys,
 } from './oauth-access-tokens.js';
+export { loadOAuthSigningKeys } from './oauth-signing-keys.js';

@@ -17,7 +17,8 @@ export type { ProviderRecord } from './provider-directory.js';
 export type { DecisionInput } from './rule-directory.js';
 export type { Agent, AgentPatch, AgentSummary, NewAgentInput, RequiredCredential } from './agents.js';
 export type { NewToolProviderInput, ProviderConnection, ToolProvider, ToolProviderPatch } from './tool-providers.js';
-export { isPerUserAuth, NAME_PREFIX_RULE } from './tool-providers.js';
+export { NAME_PREFIX_RULE } from './tool-providers.js';
+export { isPerUserAuth } from './provider-credential-scope.js';
 export type {
   AccessRule,
   AccessRuleFilters,

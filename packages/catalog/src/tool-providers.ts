@@ -1,5 +1,5 @@
-import { whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
-import { compareRouting, NotFoundError, newId } from '@agentgw/core';
+import { actingUserOf, tenantScope, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
+import { compareRouting, NotFoundError, newId, type ToolPinningMode } from '@agentgw/core';
 import {
   json,
   type Database,
@@ -11,7 +11,15 @@ import type { Kysely } from 'kysely';
 import type { CatalogContext } from './catalog-context.js';
 import { openSealed } from './sealed-secrets.js';
 import { invalidField } from './invalid-field.js';
+import { assertCredentialTypeInScope, assertExchangeConfigurable, isPerUserAuth } from './provider-credential-scope.js';
 import { assertTenantWritable } from './tenant-writes.js';
+
+/**
+ * A new provider pins each tool definition the first time it is listed and quarantines a later
+ * change until an admin approves it: a provider left at `off` would pass on a changed description
+ * (a tool-poisoning vector) until an admin thought of pinning it.
+ */
+const NEW_PROVIDER_PINNING = 'first_sight' satisfies ToolPinningMode;
 
 /** A provider's tool-name prefix: short and in MCP's tool-name charset, so `<prefix>__<tool>` stays within 64 characters for most tools. */
 export const NAME_PREFIX_RULE = { pattern: /^[a-z0-9][a-z0-9_-]*$/, maxLength: 16 } as const;
@@ -87,21 +95,62 @@ export function toToolProvider(row: ToolProviderRow): ToolProvider {
 
 /** Visible providers, in routing order (`compareRouting`: the order a call picks them in). */
 export async function listToolProviders(db: Kysely<Database>, principal: Principal): Promise<ToolProvider[]> {
-  const rows = await db
+  const rows = await visibleProviders(db, principal).execute();
+  return rows.map(toToolProvider).sort(compareRouting);
+}
+
+/**
+ * The providers a principal may see: whoever manages providers (`provider:update`) sees its
+ * tenant's and the global ones; anyone else (a self-registered user, an agent creator) only
+ * those they may use: an allow-class access rule of theirs, or of an agent they own, names the
+ * provider or `*` (in their scope or global), so no other provider's name, id or tools show.
+ */
+function visibleProviders(db: Kysely<Database>, principal: Principal) {
+  const visible = db
     .selectFrom('tool_providers')
     .selectAll()
-    .where((eb) => whereTenantVisible(eb, principal, 'tool_providers.tenant_id'))
-    .execute();
-  return rows.map(toToolProvider).sort(compareRouting);
+    .where((eb) => whereTenantVisible(eb, principal, 'tool_providers.tenant_id'));
+  if (principal.permissions.has('provider:update')) return visible;
+  const userId = actingUserOf(principal) ?? '';
+  const scope = tenantScope(principal);
+  return visible.where((eb) =>
+    eb.exists(
+      eb
+        .selectFrom('access_rules')
+        .select('access_rules.id')
+        .where('access_rules.action', '!=', 'deny')
+        .where((r) =>
+          r.or([
+            r('access_rules.provider_id', '=', r.ref('tool_providers.id')),
+            r('access_rules.provider_id', '=', '*'),
+          ]),
+        )
+        .where((r) =>
+          r.or([
+            r('access_rules.tenant_id', 'is', null),
+            ...(scope === null ? [] : [r('access_rules.tenant_id', '=', scope)]),
+          ]),
+        )
+        .where((r) =>
+          r.or([
+            r.and([r('access_rules.subject_type', '=', 'user'), r('access_rules.subject_id', '=', userId)]),
+            r.and([
+              r('access_rules.subject_type', '=', 'agent'),
+              r(
+                'access_rules.subject_id',
+                'in',
+                r.selectFrom('agents').select('agents.id').where('agents.owner_id', '=', userId),
+              ),
+            ]),
+          ]),
+        ),
+    ),
+  );
 }
 
 export async function getToolProvider(db: Kysely<Database>, principal: Principal, id: string): Promise<ToolProvider> {
   return toToolProvider(await loadVisibleProvider(db, principal, id));
 }
-
-/** Whether the auth type sends the calling user's own credential (from the vault) rather than the provider's secret. */
-export const isPerUserAuth = (authType: ProviderAuthType): authType is 'user_oauth' | 'user_key' | 'mcp_oauth' =>
-  authType === 'user_oauth' || authType === 'user_key' || authType === 'mcp_oauth';
 
 /** A per-user auth type needs the service type of the credential it sends. */
 function assertUserAuthNamed(authType: ProviderAuthType, credentialServiceType: string | null): void {
@@ -122,6 +171,14 @@ export async function createToolProvider(
 ): Promise<ToolProvider> {
   assertUserAuthNamed(input.authType, input.credentialServiceType ?? null);
   assertTokenExchangeSet(input.authType, input.tokenExchange ?? null);
+  assertExchangeConfigurable(principal, input.authType);
+  const tenantId = writeTenant(principal, input.tenantId);
+  await assertCredentialTypeInScope(ctx.db, {
+    tenantId,
+    authType: input.authType,
+    credentialServiceType: input.credentialServiceType ?? null,
+    endpoint: input.endpoint,
+  });
   const id = newId();
   const now = ctx.clock.now();
   const row = await ctx.db
@@ -138,7 +195,8 @@ export async function createToolProvider(
       priority: input.priority,
       description: input.description ?? null,
       name_prefix: input.namePrefix ?? null,
-      tenant_id: writeTenant(principal, input.tenantId),
+      tenant_id: tenantId,
+      tool_pinning: NEW_PROVIDER_PINNING,
       created_at: now,
       updated_at: now,
     })
@@ -156,14 +214,23 @@ export async function updateToolProvider(
 ): Promise<ToolProvider> {
   const current = await loadVisibleProvider(ctx.db, principal, id);
   assertTenantWritable(principal, current.tenant_id, 'tool provider');
-  assertUserAuthNamed(
-    patch.authType ?? current.auth_type,
-    patch.credentialServiceType !== undefined ? patch.credentialServiceType : current.credential_service_type,
-  );
+  const target = {
+    tenantId: current.tenant_id,
+    authType: patch.authType ?? current.auth_type,
+    credentialServiceType:
+      patch.credentialServiceType !== undefined ? patch.credentialServiceType : current.credential_service_type,
+    endpoint: patch.endpoint ?? current.endpoint,
+  };
+  assertUserAuthNamed(target.authType, target.credentialServiceType);
   assertTokenExchangeSet(
-    patch.authType ?? current.auth_type,
+    target.authType,
     patch.tokenExchange !== undefined ? patch.tokenExchange : current.token_exchange,
   );
+  // Where a provider's callers' credentials or exchanged tokens go is re-checked whenever it changes.
+  if (patch.authType !== undefined || patch.tokenExchange !== undefined || patch.endpoint !== undefined)
+    assertExchangeConfigurable(principal, target.authType);
+  if (patch.authType !== undefined || patch.credentialServiceType !== undefined || patch.endpoint !== undefined)
+    await assertCredentialTypeInScope(ctx.db, target);
   const changes = {
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.pattern !== undefined && { pattern: patch.pattern }),
@@ -211,18 +278,13 @@ export async function deleteToolProvider(ctx: CatalogContext, principal: Princip
   if (removedRules > 0) await ctx.bus.publish('rules.changed', { subjectType: null, subjectId: null });
 }
 
-/** A provider the principal may see; other tenants' providers are 404 like unknown ids. */
+/** A provider the principal may see (`visibleProviders`); any other is 404 like an unknown id. */
 export async function loadVisibleProvider(
   db: Kysely<Database>,
   principal: Principal,
   id: string,
 ): Promise<ToolProviderRow> {
-  const row = await db
-    .selectFrom('tool_providers')
-    .selectAll()
-    .where('id', '=', id)
-    .where((eb) => whereTenantVisible(eb, principal, 'tool_providers.tenant_id'))
-    .executeTakeFirst();
+  const row = await visibleProviders(db, principal).where('tool_providers.id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('Tool provider');
   return row;
 }

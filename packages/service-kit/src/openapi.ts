@@ -1,7 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { randomBytes } from 'node:crypto';
-import { Scalar } from '@scalar/hono-api-reference';
-import { docsCsp } from './security-headers.js';
+import { mountDocsPage } from './docs-page.js';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PATH = '/api/v1/docs';
@@ -9,7 +7,7 @@ export const DOCS_PATH = '/api/v1/docs';
 /**
  * Serves the OpenAPI 3.1 document generated from every route declared with the route kit on
  * `app` (the host's app, so it covers every service the host runs), and the interactive
- * reference (Scalar). Call after all services are mounted.
+ * reference (Swagger UI, served by the gateway itself: docs-page.ts). Call after all services are mounted.
  */
 export function mountOpenApi(app: OpenAPIHono, options: { title: string; description: string }): void {
   // Names match the `security` requirements in route-kit.ts.
@@ -41,15 +39,5 @@ export function mountOpenApi(app: OpenAPIHono, options: { title: string; descrip
     openapi: '3.1.0',
     info: { title: options.title, version: '1.0.0', description: options.description },
   });
-  // The page loads Scalar's script from its CDN when opened; the JSON above needs nothing external.
-  // Relative URL, so the page also works behind a path prefix.
-  // A fresh nonce per page view lets exactly Scalar's script tags run under the page's CSP.
-  app.get(
-    DOCS_PATH,
-    Scalar((c) => {
-      const nonce = randomBytes(16).toString('base64');
-      c.header('Content-Security-Policy', docsCsp(nonce));
-      return { url: 'openapi.json', pageTitle: options.title, nonce };
-    }),
-  );
+  mountDocsPage(app, DOCS_PATH, options.title);
 }

@@ -5,21 +5,13 @@ import { nodeOutgoing } from './hono-internals.js';
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /**
- * Policy of HTML pages (the web console): its own scripts, styles, images and API only. Inline
- * style attributes are allowed (React and the chart set them); inline scripts are not.
+ * Policy of HTML pages (the web console and the API reference): their own scripts, styles, images
+ * and API only. Inline style attributes are allowed (React, the chart and Swagger UI set them);
+ * inline scripts are not.
  */
 export const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
   "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
-/**
- * Policy of the API reference page: Scalar's script from its CDN and the page's inline
- * bootstrap, both carrying the request's nonce; its fonts from Scalar; requests to this origin.
- */
-export const docsCsp = (nonce: string): string =>
-  `default-src 'none'; script-src 'nonce-${nonce}' https://cdn.jsdelivr.net; style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.scalar.com; ` +
-  "font-src 'self' data: https://fonts.scalar.com; img-src 'self' data: https:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
-  "form-action 'none'; frame-ancestors 'none'";
 
 export interface SecurityHeaderOptions {
   /** `Strict-Transport-Security` max-age; 0 sends none (the listener may be plain HTTP behind no TLS). */
@@ -28,7 +20,7 @@ export interface SecurityHeaderOptions {
 
 /**
  * Headers every answer carries, whichever service gave it. Set after the route ran, and only
- * where the route set none (the API reference sets its own nonce-bearing CSP): nosniff, no
+ * where the route set none (the API reference, under /api/, sets the page policy itself): nosniff, no
  * referrer, no framing, same-origin resource policy, a CSP by content type, and HSTS when configured.
  */
 export const securityHeaders = (options: SecurityHeaderOptions): MiddlewareHandler => {

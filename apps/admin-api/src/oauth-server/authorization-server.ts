@@ -1,11 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { oauthIssuerOf, secretBoxFor } from '@agentgw/auth';
+import { loadOAuthSigningKeys, oauthIssuerOf, secretBoxFor } from '@agentgw/auth';
 import { createEgressDispatcher, egressFetch, egressPolicyFromConfig } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { ClientMetadataDocuments } from './client-metadata-documents.js';
 import { KyselyOidcAdapter, type OidcAdapterDeps } from './kysely-oidc-adapter.js';
-import { loadSigningKeys } from './signing-keys.js';
 
 /** The scope MCP clients ask for (the protected resource's only one). */
 export const MCP_SCOPE = 'mcp';
@@ -48,7 +47,7 @@ export function isMcpResource(issuer: string, resource: string): boolean {
 export async function createAuthorizationServer(deps: ServiceDeps): Promise<Provider | null> {
   const issuer = oauthIssuerOf(deps.config);
   if (issuer === undefined) return null;
-  const keys = await loadSigningKeys(deps.db, secretBoxFor(deps.config));
+  const keys = await loadOAuthSigningKeys(deps.db, secretBoxFor(deps.config));
   const documents = new ClientMetadataDocuments(
     egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))),
   );

@@ -19,6 +19,9 @@ import { useSession, useUser } from '../session.js';
 import { useAgentNames } from '../use-agent-names.js';
 import { useAction, useResource } from '../use-resource.js';
 
+/** An admin's action (`admin:<action>`, @agentgw/audit's ADMIN_ACTION_PREFIX): the user is the admin who acted, no end user. */
+const isAdminAction = (toolName: string): boolean => toolName.startsWith('admin:');
+
 /** The audit log: every filter of the query API, paging with the exact total, and (admins) the stats. */
 export function AuditPageView() {
   const user = useUser();
@@ -145,7 +148,7 @@ export function AuditPageView() {
                   {agentName(e.agentId) ?? '—'}
                 </td>
                 <td data-label="End user" className="mono small">
-                  {e.endUserId ?? e.userId ?? '—'}
+                  {isAdminAction(e.toolName) ? `admin ${e.userId ?? '?'}` : (e.endUserId ?? e.userId ?? '—')}
                 </td>
                 <td data-label="Duration">
                   {e.duration === null || e.duration === undefined ? '—' : `${e.duration} ms`}

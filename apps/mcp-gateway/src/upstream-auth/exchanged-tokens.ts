@@ -3,7 +3,7 @@ import type { ProviderRecord } from '@agentgw/catalog';
 import { AppError } from '@agentgw/core';
 import {
   createTokenExchange,
-  type SubjectToken,
+  type ExchangeCaller,
   type TokenExchange,
   type TokenExchangeConfig,
 } from '@agentgw/credentials';
@@ -11,23 +11,24 @@ import type { ServiceDeps } from '@agentgw/service-kit';
 import type { RecordedCall } from '../tool-call/tool-call-record.js';
 import { GATEWAY_RPC, RpcError } from '../rpc-errors.js';
 
-/** The caller's sign-in token to exchange, or why the call has none. */
-export type SubjectOrRefusal = { kind: 'subject'; subject: SubjectToken } | { kind: 'refused'; reason: string };
+/** The caller a token is exchanged for, or why the call has none. */
+export type CallerOrRefusal = { kind: 'caller'; caller: ExchangeCaller } | { kind: 'refused'; reason: string };
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
 /**
- * RFC 8693's subject token of a call: the bearer the caller presented, when it is a user's
- * sign-in token: a user JWT (the gateway's login or an external IdP's; `via: 'jwt'`) or a gateway
- * OAuth access token (`via: 'oauth'`). An agent runtime token, an API key, a session token or the
- * console cookie is no token of the user's to exchange.
+ * Whom RFC 8693 exchanges a token for: a user who presented a sign-in token of theirs as the
+ * bearer: a user JWT (the gateway's login or an external IdP's; `via: 'jwt'`) or a gateway OAuth
+ * access token (`via: 'oauth'`). An agent runtime token, an API key, a session token or the
+ * console cookie is no sign-in of the user's. The bearer itself is not what the STS receives
+ * (ExchangeSubjects mints a subject token for it).
  */
-export function subjectTokenOf(principal: Principal, headers: Pick<Headers, 'get'>): SubjectOrRefusal {
+export function exchangeCallerOf(principal: Principal, headers: Pick<Headers, 'get'>): CallerOrRefusal {
   const bearer = BEARER.exec(headers.get('authorization') ?? '')?.[1];
   if (principal.via === 'jwt' && bearer)
-    return { kind: 'subject', subject: { token: bearer, type: 'urn:ietf:params:oauth:token-type:jwt' } };
+    return { kind: 'caller', caller: { userId: principal.endUserId, bearer, clientId: null } };
   if (principal.via === 'oauth' && bearer)
-    return { kind: 'subject', subject: { token: bearer, type: 'urn:ietf:params:oauth:token-type:access_token' } };
+    return { kind: 'caller', caller: { userId: principal.endUserId, bearer, clientId: principal.oauth.clientId } };
   const presented =
     principal.via === 'jwt'
       ? 'a console cookie'
@@ -71,21 +72,12 @@ export async function exchangedAuthOf(
 ): Promise<ExchangedAuth | null> {
   const cfg = exchangeConfigOf(provider, deps.clientSecret(provider));
   if (cfg === null) return null;
-  const subject = subjectTokenOf(principal, headers);
-  const userId = principal.endUserId;
-  if (subject.kind === 'refused' || userId === null) {
-    const reason =
-      subject.kind === 'refused'
-        ? subject.reason
-        : 'This tool calls its provider as the user: the caller acts for no user';
-    return { kind: 'refused', reason, code: 'SIGN_IN_TOKEN_REQUIRED' };
-  }
+  const caller = exchangeCallerOf(principal, headers);
+  if (caller.kind === 'refused') return { kind: 'refused', reason: caller.reason, code: 'SIGN_IN_TOKEN_REQUIRED' };
   try {
     return {
       kind: 'headers',
-      headers: {
-        authorization: `Bearer ${await deps.exchange().accessTokenFor(provider.id, userId, cfg, subject.subject)}`,
-      },
+      headers: { authorization: `Bearer ${await deps.exchange().accessTokenFor(provider.id, caller.caller, cfg)}` },
     };
   } catch (err) {
     if (err instanceof AppError && err.code === 'TOKEN_EXCHANGE_REFUSED')
@@ -143,7 +135,7 @@ export function exchangeRefusal(
 }
 
 /** The process's token exchanger, built at first use (a gateway without such providers never builds it). */
-export function tokenExchangeFor(deps: Pick<ServiceDeps, 'config' | 'clock'>): () => TokenExchange {
+export function tokenExchangeFor(deps: Pick<ServiceDeps, 'config' | 'clock' | 'db'>): () => TokenExchange {
   let exchange: TokenExchange | null = null;
   return () => (exchange ??= createTokenExchange(deps));
 }

@@ -1,5 +1,5 @@
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
-import type { CredentialResolver, TokenExchange } from '@agentgw/credentials';
+import type { CredentialResolver, ExchangeCaller, TokenExchange } from '@agentgw/credentials';
 import { describe, expect, it } from 'vitest';
 import { RpcError } from '../rpc-errors.js';
 import { bareAgentOf, personOf, providerOf } from '../tool-call/tool-call.fixtures.js';
@@ -25,7 +25,10 @@ function targetsOf(values: Record<string, Record<string, string>>) {
     },
   };
   const exchange = {
-    accessTokenFor: async (_p: string, userId: string) => (asked.push(`exchange:${userId}`), `exchanged-for-${userId}`),
+    accessTokenFor: async (_p: string, { userId }: ExchangeCaller) => (
+      asked.push(`exchange:${userId}`),
+      `exchanged-for-${userId}`
+    ),
   } as unknown as TokenExchange;
   const catalog = {
     providers: { authSecret: (p: ProviderRecord) => (p.authType === 'bearer' ? 'shared-secret' : null) },

@@ -3,6 +3,7 @@ import { freePort } from '@agentgw/testkit';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ExchangeServer, ExchangeSubjects } from './exchange-subjects.js';
 import { TOKEN_EXCHANGE_GRANT, TokenExchange, type TokenExchangeConfig } from './token-exchange.js';
 
 /**
@@ -52,13 +53,18 @@ describe('TokenExchange (RFC 8693)', () => {
     scope: 'crm:read',
   });
   const jwt = (token: string) => ({ token, type: 'urn:ietf:params:oauth:token-type:jwt' as const });
+  /** The STSs subject tokens were asked for; the fake shows each the caller's bearer (the gateway mints one: exchange-subjects.test.ts). */
+  const asked: ExchangeServer[] = [];
+  const subjects: ExchangeSubjects = { subjectFor: async (caller, sts) => (asked.push(sts), jwt(caller.bearer)) };
+  const as = (userId: string, bearer: string) => ({ userId, bearer, clientId: null });
 
   it('sends the RFC 8693 request and reuses the result per user until shortly before it expires', async () => {
     requests.length = 0;
     const clock = new ManualClock();
-    const exchange = new TokenExchange(fetch, clock);
-    const first = await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice'));
+    const exchange = new TokenExchange(fetch, clock, subjects);
+    const first = await exchange.accessTokenFor('p1', as('alice', 'signin-alice'), cfg());
     expect(first).toBe('upstream-for-signin-alice-1');
+    expect(asked.at(-1)).toEqual({ issuer: null, audience: tokenUrl });
     expect(requests[0]).toMatchObject({
       grant_type: TOKEN_EXCHANGE_GRANT,
       subject_token: 'signin-alice',
@@ -68,52 +74,48 @@ describe('TokenExchange (RFC 8693)', () => {
       resource: 'https://crm.example/mcp',
       scope: 'crm:read',
     });
-    expect(await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice'))).toBe(first);
+    expect(await exchange.accessTokenFor('p1', as('alice', 'signin-alice'), cfg())).toBe(first);
     expect(requests).toHaveLength(1);
     // Another user, or the same user signed in anew, is exchanged on its own.
-    expect(await exchange.accessTokenFor('p1', 'bob', cfg(), jwt('signin-bob'))).toBe('upstream-for-signin-bob-2');
-    expect(await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice-2'))).toBe(
+    expect(await exchange.accessTokenFor('p1', as('bob', 'signin-bob'), cfg())).toBe('upstream-for-signin-bob-2');
+    expect(await exchange.accessTokenFor('p1', as('alice', 'signin-alice-2'), cfg())).toBe(
       'upstream-for-signin-alice-2-3',
     );
     // 300 s lifetime less the skew: still reused at 269 s, exchanged again at 271 s.
     clock.advance(269_000);
-    expect(await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice'))).toBe(first);
+    expect(await exchange.accessTokenFor('p1', as('alice', 'signin-alice'), cfg())).toBe(first);
     clock.advance(2_000);
-    expect(await exchange.accessTokenFor('p1', 'alice', cfg(), jwt('signin-alice'))).toBe(
-      'upstream-for-signin-alice-4',
-    );
+    expect(await exchange.accessTokenFor('p1', as('alice', 'signin-alice'), cfg())).toBe('upstream-for-signin-alice-4');
   });
 
   it('answers a refused exchange as 403 TOKEN_EXCHANGE_REFUSED and caches nothing', async () => {
     requests.length = 0;
-    const exchange = new TokenExchange(fetch, new ManualClock());
-    const refusal = await exchange.accessTokenFor('p1', 'mallory', cfg(), jwt('forged')).catch((err: unknown) => err);
+    const exchange = new TokenExchange(fetch, new ManualClock(), subjects);
+    const refusal = await exchange.accessTokenFor('p1', as('mallory', 'forged'), cfg()).catch((err: unknown) => err);
     expect(refusal).toBeInstanceOf(AppError);
     expect(refusal).toMatchObject({ status: 403, code: 'TOKEN_EXCHANGE_REFUSED' });
-    await exchange.accessTokenFor('p1', 'mallory', cfg(), jwt('forged')).catch(() => undefined);
+    await exchange.accessTokenFor('p1', as('mallory', 'forged'), cfg()).catch(() => undefined);
     expect(requests).toHaveLength(2);
     const badClient = await exchange
-      .accessTokenFor(
-        'p1',
-        'alice',
-        { ...cfg(), client: { clientId: 'gateway', clientSecret: 'wrong' } },
-        jwt('signin-alice'),
-      )
+      .accessTokenFor('p1', as('alice', 'signin-alice'), {
+        ...cfg(),
+        client: { clientId: 'gateway', clientSecret: 'wrong' },
+      })
       .catch((err: unknown) => err);
     expect(badClient).toMatchObject({ status: 403, code: 'TOKEN_EXCHANGE_REFUSED' });
   });
 
   it('refuses a token endpoint reached in clear over a network, and a server that is down is a 502', async () => {
-    const exchange = new TokenExchange(fetch, new ManualClock());
+    const exchange = new TokenExchange(fetch, new ManualClock(), subjects);
     const insecure = { ...cfg(), server: { kind: 'token_url' as const, tokenUrl: 'http://as.example/token' } };
-    await expect(exchange.accessTokenFor('p1', 'alice', insecure, jwt('signin-alice'))).rejects.toMatchObject({
+    await expect(exchange.accessTokenFor('p1', as('alice', 'signin-alice'), insecure)).rejects.toMatchObject({
       status: 502,
     });
     const down = {
       ...cfg(),
       server: { kind: 'token_url' as const, tokenUrl: `http://127.0.0.1:${await freePort()}/token` },
     };
-    await expect(exchange.accessTokenFor('p1', 'alice', down, jwt('signin-alice'))).rejects.toMatchObject({
+    await expect(exchange.accessTokenFor('p1', as('alice', 'signin-alice'), down)).rejects.toMatchObject({
       status: 502,
       code: 'OAUTH_TOKEN_EXCHANGE_FAILED',
     });

@@ -7,10 +7,13 @@ import {
   type Clock,
   type Config,
 } from '@agentgw/core';
+import type { Database } from '@agentgw/db';
 import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import * as oauth from 'oauth4webapi';
 import { assertSecureUrl, AuthorizationServers, requestOptions } from './authorization-server.js';
 import { boundedFetch } from './bounded-fetch.js';
+import { GatewayExchangeSubjects, type ExchangeCaller, type ExchangeSubjects } from './exchange-subjects.js';
 import { oauthErrors } from './oauth-errors.js';
 
 /** RFC 8693 §2.1: the grant type of a token exchange request. */
@@ -22,7 +25,7 @@ export type SubjectTokenType =
   | 'urn:ietf:params:oauth:token-type:id_token'
   | 'urn:ietf:params:oauth:token-type:access_token';
 
-/** The caller's own sign-in token, exchanged for an upstream one. */
+/** The subject token shown to the STS for the caller (see ExchangeSubjects: minted for it, never a gateway sign-in token). */
 export interface SubjectToken {
   token: string;
   type: SubjectTokenType;
@@ -63,11 +66,11 @@ const refused = (error: string) =>
 const fingerprint = (token: string) => createHash('sha256').update(token).digest('base64url');
 
 /**
- * RFC 8693 token exchange for tool providers that call as the user without a stored token:
- * the caller's sign-in token goes to the provider's token endpoint (oauth4webapi's generic
- * grant request over the egress-checked fetch) and the issued access token is sent upstream.
- * Each result is cached per provider, user and subject token until shortly before it expires
- * (bounded); a refusal by the server is a 403, a server that fails a 502.
+ * RFC 8693 token exchange for tool providers that call as the user without a stored token: a
+ * subject token for the caller (ExchangeSubjects) goes to the provider's token endpoint
+ * (oauth4webapi's generic grant request over the egress-checked fetch) and the issued access
+ * token is sent upstream. Each result is cached per provider, user and caller's sign-in token
+ * until shortly before it expires (bounded); a refusal by the server is a 403, a server that fails a 502.
  */
 export class TokenExchange {
   private readonly cache: MemoryCache<Exchanged>;
@@ -76,28 +79,31 @@ export class TokenExchange {
   constructor(
     private readonly fetch: typeof globalThis.fetch,
     private readonly clock: Clock,
+    private readonly subjects: ExchangeSubjects,
   ) {
     this.cache = new MemoryCache({ ttlMs: MAX_REUSE_MS, max: MAX_CACHED, clock });
     this.servers = new AuthorizationServers(fetch, clock);
   }
 
-  /** The upstream access token for `userId` at provider `providerId`: cached, or exchanged now. */
-  async accessTokenFor(
-    providerId: string,
-    userId: string,
-    cfg: TokenExchangeConfig,
-    subject: SubjectToken,
-  ): Promise<string> {
-    const key = `${providerId}\u0000${userId}\u0000${fingerprint(subject.token)}`;
+  /** The upstream access token for `caller` at provider `providerId`: cached, or exchanged now. */
+  async accessTokenFor(providerId: string, caller: ExchangeCaller, cfg: TokenExchangeConfig): Promise<string> {
+    const key = `${providerId}\u0000${caller.userId}\u0000${fingerprint(caller.bearer)}`;
     const cached = this.cache.get(key);
     if (cached && cached.reuseUntil > this.clock.now().getTime()) return cached.accessToken;
-    const exchanged = await this.exchange(cfg, subject);
+    const exchanged = await this.exchange(cfg, caller);
     this.cache.set(key, exchanged);
     return exchanged.accessToken;
   }
 
-  private async exchange(cfg: TokenExchangeConfig, subject: SubjectToken): Promise<Exchanged> {
+  private async exchange(cfg: TokenExchangeConfig, caller: ExchangeCaller): Promise<Exchanged> {
     const as = await this.serverOf(cfg);
+    // The STS is named by its issuer when discovery verified it (oauth4webapi checks the metadata's issuer), else by its token endpoint.
+    const subject = await this.subjects.subjectFor(
+      caller,
+      cfg.server.kind === 'issuer'
+        ? { issuer: as.issuer, audience: as.issuer }
+        : { issuer: null, audience: String(as.token_endpoint) },
+    );
     const client: oauth.Client = { client_id: cfg.client.clientId };
     const auth = cfg.client.clientSecret === null ? oauth.None() : oauth.ClientSecretBasic(cfg.client.clientSecret);
     const params = new URLSearchParams({
@@ -148,10 +154,11 @@ export class TokenExchange {
 /** The largest token endpoint answer read (a token response is a few KiB). */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-/** A TokenExchange over the configured egress policy's fetch, answers bounded: what a gateway process holds. */
-export function createTokenExchange(deps: { config: Config; clock: Clock }): TokenExchange {
+/** A TokenExchange over the configured egress policy's fetch, answers bounded, subject tokens minted by the gateway: what a gateway process holds. */
+export function createTokenExchange(deps: { config: Config; clock: Clock; db: Kysely<Database> }): TokenExchange {
   return new TokenExchange(
     boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))), MAX_ANSWER_BYTES),
     deps.clock,
+    new GatewayExchangeSubjects(deps),
   );
 }

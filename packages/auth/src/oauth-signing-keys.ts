@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { SecretBox } from '@agentgw/auth';
-import { OAUTH_SIGNING_ALG } from '@agentgw/auth';
 import type { Database } from '@agentgw/db';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
+import type { SecretBox } from './keyring.js';
+import { OAUTH_SIGNING_ALG } from './oauth-access-tokens.js';
 
 /** Sealed private keys are bound to their row by this additional data. */
 const aadOf = (kid: string) => `oauth_signing_keys:${kid}`;
 
 /**
- * The authorization server's signing keys: the first replica to start creates an ES256 key
- * (private half sealed under the platform key); every replica signs with the oldest one and
+ * The authorization server's signing keys: the first process to need one (admin-api's
+ * authorization server, or mcp-gateway minting a token exchange's subject token) creates an ES256
+ * key (private half sealed under the platform key); every process signs with the oldest one and
  * mcp-gateway verifies against the public halves. Answers the private JWKs, oldest first.
  */
-export async function loadSigningKeys(db: Kysely<Database>, box: SecretBox): Promise<JWK[]> {
+export async function loadOAuthSigningKeys(db: Kysely<Database>, box: SecretBox): Promise<JWK[]> {
   let rows = await db
     .selectFrom('oauth_signing_keys')
     .select(['kid', 'private_jwk_sealed'])
