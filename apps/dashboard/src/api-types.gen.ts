@@ -6407,6 +6407,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Unknown id, or a resource of another tenant */
                 404: {
                     headers: {
@@ -6421,7 +6430,7 @@ export interface paths {
         put?: never;
         /**
          * The signed-in user's answer to a pending MCP client sign-in
-         * @description Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint.
+         * @description Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint. Only the browser that started the sign-in (its interaction cookie) may answer: any other gets 403 STARTED_ELSEWHERE.
          */
         post: {
             parameters: {
@@ -7468,6 +7477,15 @@ export interface components {
                 id: string;
                 name: string | null;
                 uri: string | null;
+            };
+            /** @description Where the code goes once approved: a web origin, or a program on this computer (loopback or private-scheme redirect) */
+            redirect: {
+                /** @enum {string} */
+                kind: "origin";
+                origin: string;
+            } | {
+                /** @enum {string} */
+                kind: "this_computer";
             };
             /** @description The user consented to this client, endpoint and scopes before */
             remembered: boolean;

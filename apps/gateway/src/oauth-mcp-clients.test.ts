@@ -351,20 +351,91 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
     });
     expect(forged.status).toBe(404);
     const { challenge } = pkcePair();
-    const started = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
-    const uid = started.headers.get('location')!.split('/').pop()!;
-    const answer = await fetch(`${base}/api/v1/oauth/interactions/${uid}`, {
+    const browser = new TestBrowser();
+    const uid = await browser.openAuthorization(
+      authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
+    await browser.signIn(base, user);
+    const answer = await browser.go(`${base}/api/v1/oauth/interactions/${uid}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', origin: base },
       body: JSON.stringify({ decision: 'approve' }),
     });
     expect(answer.status).toBe(200);
-    // Another browser (without the interaction cookie set by /oauth/authorize) cannot collect the code.
+    // Another browser (without the resume cookie set by /oauth/authorize) cannot collect the code.
     const resumed = await fetch(new URL(((await answer.json()) as { redirectTo: string }).redirectTo, base), {
       redirect: 'manual',
     });
     expect(resumed.headers.get('location') ?? '').not.toContain('code=');
     expect(resumed.status).toBe(400);
+  });
+
+  it("refuses the victim's answer to a sign-in an attacker started (started_elsewhere), even with a remembered consent: the attacker gets no code", async () => {
+    await codeFor(unified()); // the victim allowed this public client before: a remembered consent
+    const attacker = new TestBrowser();
+    const { challenge } = pkcePair(); // the attacker's own PKCE pair
+    const uid = await attacker.openAuthorization(
+      authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
+    // The victim, signed in on the console in their own browser (which holds a sign-in of its own), opens the link.
+    const victim = new TestBrowser();
+    await victim.signIn(base, user);
+    await victim.openAuthorization(authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }));
+    const view = await victim.go(`${base}/api/v1/oauth/interactions/${uid}`);
+    expect(view.status).toBe(403);
+    const viewBody = (await view.json()) as Record<string, unknown>;
+    expect(viewBody).toMatchObject({ code: 'STARTED_ELSEWHERE' });
+    expect(viewBody).not.toHaveProperty('remembered');
+    for (const decision of ['approve', 'deny']) {
+      const answer = await victim.go(`${base}/api/v1/oauth/interactions/${uid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: base },
+        body: JSON.stringify({ decision }),
+      });
+      expect(answer.status).toBe(403);
+      expect(await answer.json()).toMatchObject({ code: 'STARTED_ELSEWHERE' });
+    }
+    // Nor with the victim's login token alone (no browser cookie at all).
+    const bearer = await fetch(`${base}/api/v1/oauth/interactions/${uid}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await tokenFor(deps, user)}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(bearer.status).toBe(403);
+    expect(await bearer.json()).toMatchObject({ code: 'STARTED_ELSEWHERE' });
+    // The attacker's browser resumes its request: nobody answered it, so it is asked again, and no code comes.
+    const resumed = await attacker.go(`${base}/oauth/authorize/${uid}`);
+    expect(resumed.headers.get('location') ?? '').not.toContain('code=');
+    expect(resumed.headers.get('location') ?? '').not.toContain(REDIRECT);
+  });
+
+  it('shows who asks on the consent screen: the client, where the code goes (origin or this computer), the endpoint and the scopes', async () => {
+    const web = await registerClient(base, 'Web client', ['https://app.example/cb']);
+    const { challenge } = pkcePair();
+    const cases = [
+      { client: clientId, redirect_uri: REDIRECT, name: 'Refusals client', redirect: { kind: 'this_computer' } },
+      {
+        client: web,
+        redirect_uri: 'https://app.example/cb',
+        name: 'Web client',
+        redirect: { kind: 'origin', origin: 'https://app.example' },
+      },
+    ];
+    for (const { client, redirect_uri, name, redirect } of cases) {
+      const browser = new TestBrowser();
+      const uid = await browser.openAuthorization(
+        authorizeUrl({ client_id: client, redirect_uri, code_challenge: challenge, code_challenge_method: 'S256' }),
+      );
+      await browser.signIn(base, user);
+      const view = await browser.go(`${base}/api/v1/oauth/interactions/${uid}`);
+      expect(view.status).toBe(200);
+      expect(await view.json()).toMatchObject({
+        client: { id: client, name },
+        redirect,
+        resource: unified(),
+        scopes: ['mcp'],
+      });
+    }
   });
 });
 

@@ -13,6 +13,15 @@ export const MCP_SCOPE = 'mcp';
 /** Where the console shows sign-in and consent for an interaction (a console page, not an API route). */
 export const CONSENT_PAGE_PATH = '/connect';
 
+/** Where the console's API reads and answers an interaction (`<path>/<uid>`): its browser cookie is scoped there. */
+export const CONSENT_API_PATH = '/api/v1/oauth/interactions';
+
+/** oidc-provider's options for its short-lived cookies (the interaction and resume ones), spelled out to reuse them. */
+const SHORT_COOKIE = { httpOnly: true, sameSite: 'lax' } as const;
+
+/** How long a pending sign-in lives (seconds): its row and the cookies that bind it to a browser. */
+const INTERACTION_TTL = 900;
+
 /** The authorization server's endpoints, all under /oauth/ (discovery stays at the well-known paths). */
 export const OAUTH_ROUTES = {
   authorization: '/oauth/authorize',
@@ -68,7 +77,7 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
   const configuration: Configuration = {
     adapter: (name: string) => new KyselyOidcAdapter(name, adapterDeps),
     jwks: { keys: keys },
-    cookies: { keys: [cookieKey] },
+    cookies: { keys: [cookieKey], short: SHORT_COOKIE },
     routes: OAUTH_ROUTES,
     scopes: ['openid', 'offline_access', MCP_SCOPE],
     responseTypes: ['code'],
@@ -85,7 +94,8 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
-      revocation: { enabled: true },
+      // A public client may revoke its own tokens (RFC 7009 section 2.1), never another client's.
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       userinfo: { enabled: false },
       resourceIndicators: {
         enabled: true,
@@ -104,16 +114,30 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
     extraTokenClaims: (_ctx, token) =>
       'grantId' in token && typeof token.grantId === 'string' ? { gid: token.grantId } : undefined,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // Every refresh rotates, and a rotated token used again (or a replayed code) revokes the whole grant:
+    // stolen refresh tokens are one-shot. Revocation of an access token alone leaves the grant (RFC 7009).
     rotateRefreshToken: true,
+    revokeGrantPolicy: (ctx) => !(ctx.oidc.route === 'revocation' && ctx.oidc.entities.AccessToken !== undefined),
     ttl: {
       AccessToken: ttl,
       AuthorizationCode: 60,
-      Interaction: 900,
+      Interaction: INTERACTION_TTL,
       Session: 14 * 86_400,
       Grant: 90 * 86_400,
       RefreshToken: 30 * 86_400,
     },
-    interactions: { url: (_ctx, interaction) => `${CONSENT_PAGE_PATH}/${interaction.uid}` },
+    interactions: {
+      url: (ctx, interaction) => {
+        // oidc-provider scopes its interaction cookie to the console page, where nothing is answered;
+        // this copy is sent where the answer is, so only the browser that started the sign-in may answer.
+        ctx.cookies.set(ctx.oidc.provider.cookieName('interaction'), interaction.uid, {
+          ...SHORT_COOKIE,
+          path: `${CONSENT_API_PATH}/${interaction.uid}`,
+          maxAge: INTERACTION_TTL * 1000,
+        });
+        return `${CONSENT_PAGE_PATH}/${interaction.uid}`;
+      },
+    },
     findAccount: async (_ctx, sub) => {
       const user = await deps.db.selectFrom('users').select(['id']).where('id', '=', sub).executeTakeFirst();
       return user ? { accountId: user.id, claims: () => ({ sub: user.id }) } : undefined;

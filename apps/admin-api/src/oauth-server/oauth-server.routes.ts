@@ -15,7 +15,7 @@ import { createAuthorizationServer } from './authorization-server.js';
 import { listConnections, revokeConnection } from './connections.js';
 import { registerExternalLoginRoutes } from './external-login.routes.js';
 import { answerInteraction, viewInteraction } from './interactions.js';
-import { toProvider } from './provider-mount.js';
+import { askingBrowserOf, toProvider } from './provider-mount.js';
 
 const UidParams = z.object({
   uid: z
@@ -47,6 +47,15 @@ const InteractionSchema = z
   .object({
     uid: z.string(),
     client: z.object({ id: z.string(), name: z.string().nullable(), uri: z.string().nullable() }),
+    redirect: z
+      .discriminatedUnion('kind', [
+        z.object({ kind: z.literal('origin'), origin: z.string() }),
+        z.object({ kind: z.literal('this_computer') }),
+      ])
+      .openapi({
+        description:
+          'Where the code goes once approved: a web origin, or a program on this computer (loopback or private-scheme redirect)',
+      }),
     resource: z.string().openapi({ description: 'The MCP endpoint the client asks for (RFC 8707 resource)' }),
     scopes: z.array(z.string()),
     remembered: z.boolean().openapi({ description: 'The user consented to this client, endpoint and scopes before' }),
@@ -72,7 +81,7 @@ const viewRoute = createRoute({
   request: { params: UidParams },
   responses: {
     200: jsonResponse(InteractionSchema, 'The client, endpoint and scopes asked for'),
-    ...errorResponses(400, 401, 404),
+    ...errorResponses(400, 401, 403, 404),
   },
 });
 const answerRoute = createRoute({
@@ -81,7 +90,7 @@ const answerRoute = createRoute({
   path: '/interactions/{uid}',
   summary: "The signed-in user's answer to a pending MCP client sign-in",
   description:
-    'Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint.',
+    'Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint. Only the browser that started the sign-in (its interaction cookie) may answer: any other gets 403 STARTED_ELSEWHERE.',
   request: { params: UidParams, body: jsonBody(Decision) },
   responses: {
     200: jsonResponse(z.object({ redirectTo: z.string() }), 'Where the browser goes next'),
@@ -175,6 +184,7 @@ export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; c
         issuer(),
         signedInUser(c.var.principal),
         c.req.valid('param').uid,
+        askingBrowserOf(c),
       ),
       200,
     ),
@@ -188,6 +198,7 @@ export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; c
         issuer(),
         user,
         c.req.valid('param').uid,
+        askingBrowserOf(c),
         c.req.valid('json').decision,
       ),
       200,
