@@ -277,6 +277,32 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
     expect((await listWith(second.access_token)).status).toBe(401);
   });
 
+  it("lets a client revoke its own refresh token (the grant ends), never another client's, by an explicit policy (no default warned about)", async () => {
+    // oidc-provider names a default policy it falls back on in a console notice (info) or warning.
+    const info = vi.spyOn(console, 'info');
+    const warn = vi.spyOn(console, 'warn');
+    const other = await registerClient(base, 'Other client');
+    const { access_token, refresh_token } = await tokensFor(unified());
+    const revoke = (client: string) =>
+      fetch(`${base}/oauth/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: client, token: refresh_token, token_type_hint: 'refresh_token' }),
+      });
+    expect((await revoke(other)).status).toBe(200); // RFC 7009: answered alike, but nothing is revoked
+    expect((await listWith(access_token)).status).toBe(200);
+    expect((await revoke(clientId)).status).toBe(200);
+    expect((await listWith(access_token)).status).toBe(401);
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token });
+    expect(await refreshed.json()).toMatchObject({ error: 'invalid_grant' });
+    const defaults = [...info.mock.calls, ...warn.mock.calls]
+      .map((call) => String(call[0]))
+      .filter((line) => line.includes('default'));
+    info.mockRestore();
+    warn.mockRestore();
+    expect(defaults).toEqual([]);
+  });
+
   it('refuses redirect URIs it does not hold (no redirect: open redirects impossible), but lets a loopback client pick its port', async () => {
     const { challenge } = pkcePair();
     for (const redirect_uri of [

@@ -114,10 +114,10 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
     extraTokenClaims: (_ctx, token) =>
       'grantId' in token && typeof token.grantId === 'string' ? { gid: token.grantId } : undefined,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
-    // Every refresh rotates, and a rotated token used again (or a replayed code) revokes the whole grant:
-    // stolen refresh tokens are one-shot. Revocation of an access token alone leaves the grant (RFC 7009).
+    // Every refresh rotates; a rotated token used again, a replayed code or a client's revocation ends the
+    // whole grant: every token of it and the grant itself (the adapter's revokeByGrantId deletes them all).
     rotateRefreshToken: true,
-    revokeGrantPolicy: (ctx) => !(ctx.oidc.route === 'revocation' && ctx.oidc.entities.AccessToken !== undefined),
+    revokeGrantPolicy: () => true,
     ttl: {
       AccessToken: ttl,
       AuthorizationCode: 60,
