@@ -303,6 +303,61 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
     expect(defaults).toEqual([]);
   });
 
+  it('bounds anonymous registration with RFC 7591 errors and stores nothing refused; a client expires unless it obtains a grant', async () => {
+    const clients = async () =>
+      (
+        await deps.db
+          .selectFrom('oauth_models')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('model', '=', 'Client')
+          .executeTakeFirstOrThrow()
+      ).n;
+    const register = (metadata: Record<string, unknown>) =>
+      fetch(`${base}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token_endpoint_auth_method: 'none', client_name: 'Bounded', ...metadata }),
+      });
+    const uris = (n: number) => Array.from({ length: n }, (_, i) => `http://127.0.0.1:${40000 + i}/callback/${i}`);
+    const stored = await clients();
+    const refused: [Record<string, unknown>, string][] = [
+      // The review's 916 KiB client with 3,000 redirect URIs.
+      [{ redirect_uris: uris(3000).map((uri) => `${uri}/${'x'.repeat(250)}`) }, 'invalid_client_metadata'],
+      [{ redirect_uris: uris(11) }, 'invalid_redirect_uri'],
+      [{ redirect_uris: [`${REDIRECT}?${'a'.repeat(2000)}`] }, 'invalid_redirect_uri'],
+      [{ redirect_uris: [REDIRECT], client_name: 'n'.repeat(101) }, 'invalid_client_metadata'],
+      [{ redirect_uris: [REDIRECT], client_name: 'Good app\u202Eevil' }, 'invalid_client_metadata'],
+      [{ redirect_uris: [REDIRECT], 'client_name#fr': 'a\nb' }, 'invalid_client_metadata'],
+      [
+        { redirect_uris: [REDIRECT], contacts: Array.from({ length: 11 }, (_, i) => `c${i}@example.com`) },
+        'invalid_client_metadata',
+      ],
+      [{ redirect_uris: [REDIRECT], client_uri: `https://app.example/${'p'.repeat(2000)}` }, 'invalid_client_metadata'],
+    ];
+    for (const [metadata, error] of refused) {
+      const res = await register(metadata);
+      expect(res.status, JSON.stringify(metadata).slice(0, 80)).toBe(400);
+      expect(await res.json()).toMatchObject({ error });
+    }
+    expect(await clients()).toBe(stored);
+    // At the bounds: accepted, and kept a day unless it obtains a grant.
+    const accepted = await register({ redirect_uris: uris(10), client_name: 'n'.repeat(100) });
+    expect(accepted.status).toBe(201);
+    const { client_id } = (await accepted.json()) as { client_id: string };
+    const expiry = async (id: string) =>
+      (
+        await deps.db
+          .selectFrom('oauth_models')
+          .select('expires_at')
+          .where('model', '=', 'Client')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).expires_at;
+    expect(new Date((await expiry(client_id))!).getTime()).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+    await codeFor(unified()); // a consent: the suite's client obtains a grant
+    expect(await expiry(clientId)).toBeNull();
+  });
+
   it('refuses redirect URIs it does not hold (no redirect: open redirects impossible), but lets a loopback client pick its port', async () => {
     const { challenge } = pkcePair();
     for (const redirect_uri of [

@@ -12,6 +12,12 @@ export interface OidcAdapterDeps {
   externalClient: (id: string) => Promise<AdapterPayload | null>;
 }
 
+/**
+ * How long a registered client lives until it obtains a grant (seconds): anonymous registration
+ * would otherwise keep every abandoned client for ever. Its first grant makes it permanent.
+ */
+export const UNCLAIMED_CLIENT_TTL = 86_400;
+
 /** The models whose rows carry a grant id: revoking a grant deletes them all. */
 const GRANT_BOUND = new Set([
   'AccessToken',
@@ -34,17 +40,31 @@ export class KyselyOidcAdapter implements Adapter {
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    // Clients are stored without expiry by oidc-provider: a new one expires unless it obtains a grant.
+    const lifetime = this.model === 'Client' ? UNCLAIMED_CLIENT_TTL : expiresIn;
     const row = {
       payload: JSON.stringify(payload),
       grant_id: payload.grantId ?? null,
       uid: payload.uid ?? null,
       account_id: payload.accountId ?? null,
-      expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
+      expires_at: lifetime ? new Date(Date.now() + lifetime * 1000) : null,
     };
     await this.deps.db
       .insertInto('oauth_models')
       .values({ model: this.model, id, ...row })
       .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(row))
+      .execute();
+    if (this.model === 'Grant' && typeof payload.clientId === 'string') await this.claimClient(payload.clientId);
+  }
+
+  /** A client that obtained a grant is in use: it no longer expires (registered ones only; documents are not stored). */
+  private async claimClient(clientId: string): Promise<void> {
+    await this.deps.db
+      .updateTable('oauth_models')
+      .set({ expires_at: null })
+      .where('model', '=', 'Client')
+      .where('id', '=', clientId)
+      .where('expires_at', 'is not', null)
       .execute();
   }
 

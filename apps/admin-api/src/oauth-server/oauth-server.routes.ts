@@ -11,11 +11,12 @@ import {
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type Provider from 'oidc-provider';
-import { createAuthorizationServer } from './authorization-server.js';
+import { createAuthorizationServer, OAUTH_ROUTES } from './authorization-server.js';
 import { listConnections, revokeConnection } from './connections.js';
 import { registerExternalLoginRoutes } from './external-login.routes.js';
 import { answerInteraction, viewInteraction } from './interactions.js';
 import { askingBrowserOf, toProvider } from './provider-mount.js';
+import { registrationRefusal } from './registration-bounds.js';
 
 const UidParams = z.object({
   uid: z
@@ -161,6 +162,12 @@ export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; c
   };
 
   const protocol = openApiApp();
+  // Anonymous registration is bounded before oidc-provider stores anything (RFC 7591 errors).
+  protocol.post(OAUTH_ROUTES.registration, async (c) => {
+    const server = await ready();
+    const refused = server && registrationRefusal(await c.req.text());
+    return refused ? c.json(refused, 400, { 'cache-control': 'no-store' }) : toProvider(deps, server, c);
+  });
   protocol.all('/oauth/*', async (c) => toProvider(deps, await ready(), c));
   // oidc-provider writes these answers itself: documented from the route kit, served as plain routes.
   protocol.openAPIRegistry.registerPath(discoveryRoute('/.well-known/oauth-authorization-server', 'RFC 8414'));
