@@ -518,6 +518,101 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
       });
     }
   });
+
+  it('writes an identity event for each step an operator must reconstruct: registration, consents, revocations and by whom', async () => {
+    const events = async (client: string) =>
+      (
+        await deps.db
+          .selectFrom('identity_events')
+          .select(['type', 'actor_id', 'user_id', 'client_id', 'details'])
+          .where('client_id', '=', client)
+          .orderBy('created_at')
+          .execute()
+      ).map((e) => ({ ...e, details: e.details }));
+    const app = await registerClient(base, 'Audited client');
+    const forApp = (params: Record<string, string>) => authorizeUrl({ client_id: app, ...params });
+    const signIn = async (decision: 'approve' | 'deny') => {
+      const { verifier, challenge } = pkcePair();
+      const browser = new TestBrowser();
+      const uid = await browser.openAuthorization(forApp({ code_challenge: challenge, code_challenge_method: 'S256' }));
+      await browser.signIn(base, user);
+      if (decision === 'approve') return { code: (await browser.approve(base, uid, REDIRECT)).get('code')!, verifier };
+      const denied = await browser.go(`${base}/api/v1/oauth/interactions/${uid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: base },
+        body: JSON.stringify({ decision }),
+      });
+      expect(denied.status).toBe(200);
+      return null;
+    };
+    const tokens = async () => {
+      const { code, verifier } = (await signIn('approve'))!;
+      return exchangeCode(base, { clientId: app, code, verifier, resource: unified() });
+    };
+    const grantOf = (accessToken: string) =>
+      (JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()) as { gid: string }).gid;
+
+    const first = await tokens(); // consent given (new), then remembered
+    await signIn('deny');
+    // Refresh-token reuse: oidc-provider ends the grant.
+    const rotated = await token({ client_id: app, grant_type: 'refresh_token', refresh_token: first.refresh_token });
+    expect(rotated.status).toBe(200);
+    await token({ client_id: app, grant_type: 'refresh_token', refresh_token: first.refresh_token });
+    // The client revokes its own refresh token.
+    const second = await tokens();
+    await fetch(`${base}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: app, token: second.refresh_token }),
+    });
+    // An admin (a user manager) revokes the user's connection on the console.
+    const third = await tokens();
+    const revoked = await fetch(`${base}/api/v1/oauth/connections/${grantOf(third.access_token)}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(revoked.status).toBe(200);
+
+    const admin = (
+      await deps.db.selectFrom('users').select('id').where('email', 'like', 'oauth-admin-%').executeTakeFirstOrThrow()
+    ).id;
+    const consent = {
+      actor_id: user.id,
+      user_id: user.id,
+      client_id: app,
+      details: expect.objectContaining({ resource: unified(), scopes: ['mcp'] }),
+    };
+    const revokedBy = (by: string, actor: string | null, grant: string) => ({
+      type: 'oauth.grant_revoked',
+      actor_id: actor,
+      user_id: user.id,
+      client_id: app,
+      details: { grantId: grant, by },
+    });
+    await vi.waitFor(async () => expect(await events(app)).toHaveLength(8), { timeout: 5_000 });
+    const written = await events(app);
+    expect(written.filter((e) => e.type !== 'oauth.grant_revoked')).toEqual([
+      {
+        type: 'oauth.client_registered',
+        actor_id: null,
+        user_id: null,
+        client_id: app,
+        details: { clientName: 'Audited client', redirectUris: [REDIRECT], clientAuthentication: 'none' },
+      },
+      { type: 'oauth.consent_given', ...consent },
+      { type: 'oauth.consent_denied', ...consent },
+      { type: 'oauth.consent_reused', ...consent },
+      { type: 'oauth.consent_reused', ...consent },
+    ]);
+    expect(written.filter((e) => e.type === 'oauth.grant_revoked')).toEqual(
+      expect.arrayContaining([
+        revokedBy('refresh_token_reuse', null, grantOf(first.access_token)),
+        revokedBy('client_revocation', null, grantOf(second.access_token)),
+        revokedBy('user_manager', admin, grantOf(third.access_token)),
+      ]),
+    );
+    expect(JSON.stringify(written)).not.toContain(first.refresh_token);
+  });
 });
 
 describe('any admin-api replica answers any step of the flow', () => {

@@ -1,9 +1,11 @@
+import { recordIdentityEvent } from '@agentgw/audit';
 import { createHmac } from 'node:crypto';
 import { oauthIssuerOf, secretBoxFor } from '@agentgw/auth';
 import { createEgressDispatcher, egressFetch, egressPolicyFromConfig } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { ClientMetadataDocuments } from './client-metadata-documents.js';
+import { tenantOf } from './connections.js';
 import { KyselyOidcAdapter, type OidcAdapterDeps } from './kysely-oidc-adapter.js';
 import { loadSigningKeys } from './signing-keys.js';
 
@@ -45,6 +47,36 @@ const RESOURCE_PATH = /^\/api\/v1\/(mcp\/mcp|mcp-proxy\/[A-Za-z0-9_-]{1,100}\/mc
 /** Whether `resource` names one of this gateway's MCP endpoints (RFC 8707 `resource`). */
 export function isMcpResource(issuer: string, resource: string): boolean {
   return resource.startsWith(issuer) && RESOURCE_PATH.test(resource.slice(issuer.length));
+}
+
+/** Why oidc-provider itself ended a grant: a rotated refresh token or a code used again, or the client's revocation. */
+function revocationCause(ctx: KoaContextWithOIDC): string {
+  if (ctx.oidc.route === 'revocation') return 'client_revocation';
+  return ctx.oidc.params?.grant_type === 'authorization_code' ? 'code_replay' : 'refresh_token_reuse';
+}
+
+/**
+ * Records a grant oidc-provider revoked (its event handlers cannot be awaited: the row is written
+ * beside the answer, a failure logged). A user's revocation on the console is recorded where it happens.
+ */
+function recordProviderRevocation(deps: ServiceDeps, ctx: KoaContextWithOIDC, grantId: string): void {
+  const { entities } = ctx.oidc;
+  const token = entities.RefreshToken ?? entities.AuthorizationCode ?? entities.AccessToken;
+  const userId = token?.accountId ?? null;
+  void (userId === null ? Promise.resolve(null) : tenantOf(deps.db, userId))
+    .then((tenantId) =>
+      recordIdentityEvent(deps.db, {
+        type: 'oauth.grant_revoked',
+        actorId: null,
+        userId,
+        tenantId,
+        clientId: ctx.oidc.client?.clientId ?? null,
+        details: { grantId, by: revocationCause(ctx) },
+      }),
+    )
+    .catch((err: unknown) =>
+      deps.logger.error({ reason: err instanceof Error ? err.message : String(err), grantId }, 'Identity event lost'),
+    );
 }
 
 /**
@@ -154,5 +186,6 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
   provider.on('server_error', (_ctx, err) =>
     deps.logger.error({ reason: err.message }, 'OAuth authorization server error'),
   );
+  provider.on('grant.revoked', (ctx, grantId) => recordProviderRevocation(deps, ctx, grantId));
   return provider;
 }

@@ -1,3 +1,4 @@
+import { recordIdentityEvent } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
 import { ForbiddenError, NotFoundError, ValidationError } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
@@ -83,6 +84,23 @@ export async function interactionOf(provider: Provider, issuer: string, uid: str
   return { interaction, client, resource, scopes, redirect: redirectTargetOf(redirectUri) };
 }
 
+/** The scopes `userId` allowed `clientId` on `resource` before (remembered), or null when never. */
+async function rememberedScopes(
+  db: Kysely<Database>,
+  userId: string,
+  clientId: string,
+  resource: string,
+): Promise<Set<string> | null> {
+  const consent = await db
+    .selectFrom('oauth_consents')
+    .select(['scopes'])
+    .where('user_id', '=', userId)
+    .where('client_id', '=', clientId)
+    .where('resource', '=', resource)
+    .executeTakeFirst();
+  return consent ? new Set(consent.scopes.split(' ')) : null;
+}
+
 /** The pending sign-in `uid` as the signed-in user's consent screen shows it. */
 export async function viewInteraction(
   db: Kysely<Database>,
@@ -93,14 +111,7 @@ export async function viewInteraction(
   browser: AskingBrowser,
 ): Promise<InteractionView> {
   const { client, resource, scopes, redirect } = await interactionOf(provider, issuer, uid, browser);
-  const consent = await db
-    .selectFrom('oauth_consents')
-    .select(['scopes'])
-    .where('user_id', '=', user.userId)
-    .where('client_id', '=', client.clientId)
-    .where('resource', '=', resource)
-    .executeTakeFirst();
-  const granted = new Set(consent?.scopes.split(' ') ?? []);
+  const granted = await rememberedScopes(db, user.userId, client.clientId, resource);
   return {
     uid,
     client: {
@@ -111,7 +122,7 @@ export async function viewInteraction(
     redirect,
     resource,
     scopes,
-    remembered: consent !== undefined && scopes.every((s) => granted.has(s)),
+    remembered: granted !== null && scopes.every((s) => granted.has(s)),
   };
 }
 
@@ -130,8 +141,10 @@ export async function answerInteraction(
   decision: 'approve' | 'deny',
 ): Promise<{ redirectTo: string }> {
   const { interaction, client, resource, scopes } = await interactionOf(provider, issuer, uid, browser);
+  const event = { actorId: user.userId, userId: user.userId, tenantId: user.tenantId, clientId: client.clientId };
   if (decision === 'deny') {
     interaction.result = { error: 'access_denied', error_description: 'The user did not allow this client' };
+    await recordIdentityEvent(db, { ...event, type: 'oauth.consent_denied', details: { resource, scopes } });
   } else {
     if (scopes.length === 0) throw new ValidationError('The client asked for no scope');
     const grant = new provider.Grant({ accountId: user.userId, clientId: client.clientId });
@@ -141,11 +154,18 @@ export async function answerInteraction(
     grant.addResourceScope(resource, scopes.filter((s) => s !== 'openid' && s !== 'offline_access').join(' '));
     const grantId = await grant.save();
     interaction.result = { login: { accountId: user.userId }, consent: { grantId } };
+    const remembered = await rememberedScopes(db, user.userId, client.clientId, resource);
     await db
       .insertInto('oauth_consents')
       .values({ user_id: user.userId, client_id: client.clientId, resource, scopes: scopes.join(' ') })
       .onConflict((oc) => oc.columns(['user_id', 'client_id', 'resource']).doUpdateSet({ scopes: scopes.join(' ') }))
       .execute();
+    const reused = remembered !== null && scopes.every((s) => remembered.has(s));
+    await recordIdentityEvent(db, {
+      ...event,
+      type: reused ? 'oauth.consent_reused' : 'oauth.consent_given',
+      details: { resource, scopes, grantId },
+    });
   }
   await interaction.save(Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
   return { redirectTo: interaction.returnTo };

@@ -1,3 +1,4 @@
+import { recordIdentityEvent } from '@agentgw/audit';
 import type { EventBus } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
@@ -55,6 +56,24 @@ export class KyselyOidcAdapter implements Adapter {
       .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(row))
       .execute();
     if (this.model === 'Grant' && typeof payload.clientId === 'string') await this.claimClient(payload.clientId);
+    if (this.model === 'Client') await this.registered(id, payload);
+  }
+
+  /** Records a registration (the only time oidc-provider stores a client: registration management is off). */
+  private async registered(clientId: string, payload: AdapterPayload): Promise<void> {
+    const uris = Array.isArray(payload.redirect_uris) ? payload.redirect_uris.map(String) : [];
+    await recordIdentityEvent(this.deps.db, {
+      type: 'oauth.client_registered',
+      actorId: null,
+      userId: null,
+      tenantId: null,
+      clientId,
+      details: {
+        clientName: typeof payload.client_name === 'string' ? payload.client_name : null,
+        redirectUris: uris,
+        clientAuthentication: payload.token_endpoint_auth_method ?? null,
+      },
+    });
   }
 
   /** A client that obtained a grant is in use: it no longer expires (registered ones only; documents are not stored). */
