@@ -490,6 +490,31 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
     expect(resumed.headers.get('location') ?? '').not.toContain(REDIRECT);
   });
 
+  it('refuses a cross-site answer (CSRF) even in the browser that started the sign-in and holds the console cookie', async () => {
+    const { challenge } = pkcePair();
+    const browser = new TestBrowser();
+    const uid = await browser.openAuthorization(
+      authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
+    await browser.signIn(base, user);
+    const crossSite: Record<string, string>[] = [
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site', origin: base },
+      {},
+    ];
+    for (const headers of crossSite) {
+      const answer = await browser.go(`${base}/api/v1/oauth/interactions/${uid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect(answer.status, JSON.stringify(headers)).toBe(403);
+      expect(await answer.json()).toMatchObject({ code: 'CSRF_REJECTED' });
+    }
+    // The same browser's own page still answers.
+    expect((await browser.approve(base, uid, REDIRECT)).get('code')).toBeTruthy();
+  });
+
   it('shows who asks on the consent screen: the client, where the code goes (origin or this computer), the endpoint and the scopes', async () => {
     const web = await registerClient(base, 'Web client', ['https://app.example/cb']);
     const { challenge } = pkcePair();
@@ -565,6 +590,17 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ client_id: app, token: second.refresh_token }),
     });
+    // A code redeemed twice: oidc-provider ends the grant it bought.
+    const replayed = (await signIn('approve'))!;
+    const fourth = await exchangeCode(base, { clientId: app, ...replayed, resource: unified() });
+    await token({
+      client_id: app,
+      grant_type: 'authorization_code',
+      code: replayed.code,
+      code_verifier: replayed.verifier,
+      redirect_uri: REDIRECT,
+      resource: unified(),
+    });
     // An admin (a user manager) revokes the user's connection on the console.
     const third = await tokens();
     const revoked = await fetch(`${base}/api/v1/oauth/connections/${grantOf(third.access_token)}`, {
@@ -589,7 +625,7 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
       client_id: app,
       details: { grantId: grant, by },
     });
-    await vi.waitFor(async () => expect(await events(app)).toHaveLength(8), { timeout: 5_000 });
+    await vi.waitFor(async () => expect(await events(app)).toHaveLength(10), { timeout: 5_000 });
     const written = await events(app);
     expect(written.filter((e) => e.type !== 'oauth.grant_revoked')).toEqual([
       {
@@ -603,11 +639,13 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
       { type: 'oauth.consent_denied', ...consent },
       { type: 'oauth.consent_reused', ...consent },
       { type: 'oauth.consent_reused', ...consent },
+      { type: 'oauth.consent_reused', ...consent },
     ]);
     expect(written.filter((e) => e.type === 'oauth.grant_revoked')).toEqual(
       expect.arrayContaining([
         revokedBy('refresh_token_reuse', null, grantOf(first.access_token)),
         revokedBy('client_revocation', null, grantOf(second.access_token)),
+        revokedBy('code_replay', null, grantOf(fourth.access_token)),
         revokedBy('user_manager', admin, grantOf(third.access_token)),
       ]),
     );

@@ -49,6 +49,26 @@ export function isMcpResource(issuer: string, resource: string): boolean {
   return resource.startsWith(issuer) && RESOURCE_PATH.test(resource.slice(issuer.length));
 }
 
+/**
+ * The accounts of grants the adapter just deleted, until oidc-provider's `grant.revoked` event (emitted
+ * right after, in this process) takes them: bounded, so entries no event takes cannot pile up.
+ */
+class RevokedGrantAccounts {
+  private static readonly MAX = 1000;
+  private readonly accounts = new Map<string, string>();
+
+  remember(grantId: string, accountId: string): void {
+    if (this.accounts.size >= RevokedGrantAccounts.MAX) this.accounts.delete(this.accounts.keys().next().value!);
+    this.accounts.set(grantId, accountId);
+  }
+
+  take(grantId: string): string | null {
+    const accountId = this.accounts.get(grantId) ?? null;
+    this.accounts.delete(grantId);
+    return accountId;
+  }
+}
+
 /** Why oidc-provider itself ended a grant: a rotated refresh token or a code used again, or the client's revocation. */
 function revocationCause(ctx: KoaContextWithOIDC): string {
   if (ctx.oidc.route === 'revocation') return 'client_revocation';
@@ -59,10 +79,12 @@ function revocationCause(ctx: KoaContextWithOIDC): string {
  * Records a grant oidc-provider revoked (its event handlers cannot be awaited: the row is written
  * beside the answer, a failure logged). A user's revocation on the console is recorded where it happens.
  */
-function recordProviderRevocation(deps: ServiceDeps, ctx: KoaContextWithOIDC, grantId: string): void {
-  const { entities } = ctx.oidc;
-  const token = entities.RefreshToken ?? entities.AuthorizationCode ?? entities.AccessToken;
-  const userId = token?.accountId ?? null;
+function recordProviderRevocation(
+  deps: ServiceDeps,
+  ctx: KoaContextWithOIDC,
+  grantId: string,
+  userId: string | null,
+): void {
   void (userId === null ? Promise.resolve(null) : tenantOf(deps.db, userId))
     .then((tenantId) =>
       recordIdentityEvent(deps.db, {
@@ -93,7 +115,13 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
   const documents = new ClientMetadataDocuments(
     egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))),
   );
-  const adapterDeps: OidcAdapterDeps = { db: deps.db, bus: deps.bus, externalClient: (id) => documents.clientOf(id) };
+  const revokedAccounts = new RevokedGrantAccounts();
+  const adapterDeps: OidcAdapterDeps = {
+    db: deps.db,
+    bus: deps.bus,
+    externalClient: (id) => documents.clientOf(id),
+    grantRevoked: (grantId, accountId) => revokedAccounts.remember(grantId, accountId),
+  };
   const ttl = deps.config.OAUTH_ACCESS_TOKEN_TTL_SECONDS;
   // Cookies are signed with a key every replica derives from the shared signing key.
   const cookieKey = createHmac('sha256', String(keys[0]!.d)).update('agentgw oauth cookies').digest('base64url');
@@ -186,6 +214,8 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
   provider.on('server_error', (_ctx, err) =>
     deps.logger.error({ reason: err.message }, 'OAuth authorization server error'),
   );
-  provider.on('grant.revoked', (ctx, grantId) => recordProviderRevocation(deps, ctx, grantId));
+  provider.on('grant.revoked', (ctx, grantId) =>
+    recordProviderRevocation(deps, ctx, grantId, revokedAccounts.take(grantId)),
+  );
   return provider;
 }

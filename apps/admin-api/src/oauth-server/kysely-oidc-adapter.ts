@@ -11,6 +11,8 @@ export interface OidcAdapterDeps {
   bus: EventBus;
   /** Looks up clients that are not stored (client ID metadata documents); null when `id` is not one. */
   externalClient: (id: string) => Promise<AdapterPayload | null>;
+  /** Told whose grant oidc-provider just revoked (its revocation event no longer finds the rows). */
+  grantRevoked: (grantId: string, accountId: string) => void;
 }
 
 /**
@@ -120,7 +122,9 @@ export class KyselyOidcAdapter implements Adapter {
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    await revokeGrant(this.deps, grantId);
+    // Called once per model, concurrently: the call whose delete found the rows names the account.
+    const accountId = await revokeGrant(this.deps, grantId);
+    if (accountId !== null) this.deps.grantRevoked(grantId, accountId);
   }
 
   private live() {
@@ -132,12 +136,17 @@ export class KyselyOidcAdapter implements Adapter {
   }
 }
 
-/** Deletes every token, code and the grant itself of `grantId`, and tells every replica its access tokens are dead. */
-export async function revokeGrant(deps: Pick<OidcAdapterDeps, 'db' | 'bus'>, grantId: string): Promise<void> {
-  await deps.db
+/**
+ * Deletes every token, code and the grant itself of `grantId`, and tells every replica its access
+ * tokens are dead. Answers the account the deleted rows belonged to (null when none was left).
+ */
+export async function revokeGrant(deps: Pick<OidcAdapterDeps, 'db' | 'bus'>, grantId: string): Promise<string | null> {
+  const deleted = await deps.db
     .deleteFrom('oauth_models')
     .where('model', 'in', [...GRANT_BOUND])
     .where((eb) => eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id', '=', grantId)])]))
+    .returning('account_id')
     .execute();
   await deps.bus.publish('oauth.grant_revoked', { grantId });
+  return deleted.find((row) => row.account_id !== null)?.account_id ?? null;
 }

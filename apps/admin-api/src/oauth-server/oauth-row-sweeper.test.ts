@@ -7,7 +7,12 @@ import { sweepExpiredOAuthRows } from './oauth-row-sweeper.js';
 
 describe.each(testBackends())('expired OAuth rows (%s)', (backend) => {
   let handle: DbHandle;
-  const adapterDeps = () => ({ db: handle.db, bus: new MemoryEventBus(), externalClient: async () => null });
+  const adapterDeps = () => ({
+    db: handle.db,
+    bus: new MemoryEventBus(),
+    externalClient: async () => null,
+    grantRevoked: () => {},
+  });
   const rows = async () =>
     (await handle.db.selectFrom('oauth_models').select(['model', 'id', 'expires_at']).orderBy('id').execute()).map(
       (row) => ({ ...row, expires_at: row.expires_at === null ? null : new Date(row.expires_at) }),
