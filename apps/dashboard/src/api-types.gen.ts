@@ -6927,6 +6927,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dynamic client registration (RFC 7591): anonymous, bounded
+         * @description Body ≤ 16 KiB, ≤ 10 redirect_uris, URIs and strings ≤ 2,000 characters, other lists ≤ 10 entries, client_name ≤ 100 characters without control or bidirectional-override characters. A client that obtains no grant within a day expires.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OAuthClientMetadata"];
+                };
+            };
+            responses: {
+                /** @description The registered client */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthClientInformation"];
+                    };
+                };
+                /** @description Refused (RFC 7591 section 3.2.2) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthRegistrationError"];
+                    };
+                };
+                /** @description Unknown id, or a resource of another tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/upstream-client.json": {
         parameters: {
             query?: never;
@@ -7456,6 +7526,12 @@ export interface components {
             createdAt: string;
             userId: string;
         };
+        OAuthClientInformation: {
+            [key: string]: unknown;
+        };
+        OAuthClientMetadata: {
+            [key: string]: unknown;
+        };
         OAuthConnection: {
             clientId: string;
             clientName: string | null;
@@ -7493,6 +7569,11 @@ export interface components {
             resource: string;
             scopes: string[];
             uid: string;
+        };
+        OAuthRegistrationError: {
+            /** @enum {string} */
+            error: "invalid_redirect_uri" | "invalid_client_metadata";
+            error_description: string;
         };
         /** @description A provider that lists its tools to each user with their own credential: not asked for this report */
         PerUserProvider: {

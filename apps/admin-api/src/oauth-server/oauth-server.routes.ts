@@ -131,6 +131,30 @@ const discoveryRoute = (path: string, spec: string) =>
     },
   });
 
+/** RFC 7591 registration: served by oidc-provider once within the bounds, documented here. */
+const registrationRoute = createRoute({
+  tags: ['OAuth clients'],
+  method: 'post',
+  path: OAUTH_ROUTES.registration,
+  summary: 'Dynamic client registration (RFC 7591): anonymous, bounded',
+  description:
+    'Body ≤ 16 KiB, ≤ 10 redirect_uris, URIs and strings ≤ 2,000 characters, other lists ≤ 10 entries, client_name ≤ 100 characters without control or bidirectional-override characters. A client that obtains no grant within a day expires.',
+  request: { body: jsonBody(z.record(z.string(), z.unknown()).openapi('OAuthClientMetadata')) },
+  responses: {
+    201: jsonResponse(z.record(z.string(), z.unknown()).openapi('OAuthClientInformation'), 'The registered client'),
+    400: jsonResponse(
+      z
+        .object({
+          error: z.enum(['invalid_redirect_uri', 'invalid_client_metadata']),
+          error_description: z.string(),
+        })
+        .openapi('OAuthRegistrationError'),
+      'Refused (RFC 7591 section 3.2.2)',
+    ),
+    ...errorResponses(404, 429),
+  },
+});
+
 /** The signed-in person (console cookie or bearer login JWT). */
 function signedInUser(principal: Principal): Principal & { userId: string } {
   if (!hasActingUser(principal)) throw new UnauthorizedError();
@@ -163,6 +187,7 @@ export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; c
 
   const protocol = openApiApp();
   // Anonymous registration is bounded before oidc-provider stores anything (RFC 7591 errors).
+  protocol.openAPIRegistry.registerPath(registrationRoute);
   protocol.post(OAUTH_ROUTES.registration, async (c) => {
     const server = await ready();
     const refused = server && registrationRefusal(await c.req.text());
