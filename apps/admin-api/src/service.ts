@@ -6,6 +6,7 @@ import { authRoutes } from './auth.routes.js';
 import { credentialProvidersRoutes } from './credential-providers.routes.js';
 import { devicesRoutes } from './devices.routes.js';
 import { clientAgentsRoutes } from './oauth-server/client-agents.routes.js';
+import { startOAuthRowSweeper } from './oauth-server/oauth-row-sweeper.js';
 import { oauthServerRoutes } from './oauth-server/oauth-server.routes.js';
 import { providerAccessRoutes } from './provider-access.routes.js';
 import { toolPinsRoutes } from './tool-pins.routes.js';
@@ -38,5 +39,12 @@ function adminApiRoutes(deps: ServiceDeps): OpenAPIHono {
 export const adminApiService = defineService({
   name: 'admin-api',
   defaultPort: 7601,
-  create: (deps) => ({ routes: adminApiRoutes(deps) }),
+  create: (deps) => {
+    let sweeper: { stop(): void } | undefined;
+    return {
+      routes: adminApiRoutes(deps),
+      start: async () => void (sweeper = startOAuthRowSweeper(deps)),
+      stop: async () => sweeper?.stop(),
+    };
+  },
 });

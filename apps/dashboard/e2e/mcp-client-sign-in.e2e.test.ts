@@ -82,6 +82,7 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
     await page.getByRole('heading', { name: 'Desk Assistant wants to use the gateway as you' }).waitFor();
     await expect.poll(() => page.locator('.consent-facts').innerText()).toContain(endpoint().href);
     expect(await page.locator('.consent-facts').innerText()).toContain('mcp');
+    expect(await page.locator('.consent-facts').innerText()).toContain('A program on this computer');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'mcp-client-consent');
     await page.getByRole('button', { name: 'Allow' }).click();
@@ -98,6 +99,24 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
       content: [{ type: 'text' }],
     });
     await client.close();
+  });
+
+  it('shows a sign-in started in another browser as such, and neither offers nor auto-approves the remembered consent', async () => {
+    // Someone else's browser (here: a plain request) starts a sign-in for the same app; its link reaches the signed-in person.
+    const started = await fetch(app.authorizationUrl!.href, { redirect: 'manual' });
+    expect(started.status).toBe(303);
+    const link = new URL(started.headers.get('location')!, gateway.url);
+    let called = false;
+    await browser.context.route(`${REDIRECT}**`, async (route) => {
+      called = true;
+      await route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Done</title>' });
+    });
+    await page.goto(link.href);
+    await page.getByText('This sign-in was started in another browser').waitFor();
+    expect(await page.getByRole('button', { name: 'Allow' }).count()).toBe(0);
+    expect(new URL(page.url()).pathname).toBe(link.pathname);
+    expect(called).toBe(false);
+    await browser.context.unroute(`${REDIRECT}**`);
   });
 
   it('lists the client under Connected clients and revokes it there', async () => {

@@ -6407,6 +6407,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Unknown id, or a resource of another tenant */
                 404: {
                     headers: {
@@ -6421,7 +6430,7 @@ export interface paths {
         put?: never;
         /**
          * The signed-in user's answer to a pending MCP client sign-in
-         * @description Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint.
+         * @description Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint. Only the browser that started the sign-in (its interaction cookie) may answer: any other gets 403 STARTED_ELSEWHERE.
          */
         post: {
             parameters: {
@@ -6903,6 +6912,76 @@ export interface paths {
                 };
                 /** @description Unknown id, or a resource of another tenant */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dynamic client registration (RFC 7591): anonymous, bounded
+         * @description Body ≤ 16 KiB, ≤ 10 redirect_uris, URIs and strings ≤ 2,000 characters, other lists ≤ 10 entries, client_name ≤ 100 characters without control or bidirectional-override characters. A client that obtains no grant within a day expires.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OAuthClientMetadata"];
+                };
+            };
+            responses: {
+                /** @description The registered client */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthClientInformation"];
+                    };
+                };
+                /** @description Refused (RFC 7591 section 3.2.2) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OAuthRegistrationError"];
+                    };
+                };
+                /** @description Unknown id, or a resource of another tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; see Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7447,6 +7526,12 @@ export interface components {
             createdAt: string;
             userId: string;
         };
+        OAuthClientInformation: {
+            [key: string]: unknown;
+        };
+        OAuthClientMetadata: {
+            [key: string]: unknown;
+        };
         OAuthConnection: {
             clientId: string;
             clientName: string | null;
@@ -7469,12 +7554,26 @@ export interface components {
                 name: string | null;
                 uri: string | null;
             };
+            /** @description Where the code goes once approved: a web origin, or a program on this computer (loopback or private-scheme redirect) */
+            redirect: {
+                /** @enum {string} */
+                kind: "origin";
+                origin: string;
+            } | {
+                /** @enum {string} */
+                kind: "this_computer";
+            };
             /** @description The user consented to this client, endpoint and scopes before */
             remembered: boolean;
             /** @description The MCP endpoint the client asks for (RFC 8707 resource) */
             resource: string;
             scopes: string[];
             uid: string;
+        };
+        OAuthRegistrationError: {
+            /** @enum {string} */
+            error: "invalid_redirect_uri" | "invalid_client_metadata";
+            error_description: string;
         };
         /** @description A provider that lists its tools to each user with their own credential: not asked for this report */
         PerUserProvider: {

@@ -262,9 +262,10 @@ afterAll(async () => {
 });
 
 describe('continue with an external issuer on the MCP sign-in', () => {
-  it('lists the external logins of a pending sign-in without anyone signed in (ids and names only)', async () => {
-    const { uid } = await mcpClientStarts(new TestBrowser());
-    const res = await fetch(`${base}/api/v1/oauth/interactions/${uid}/logins`);
+  it('lists the external logins of a pending sign-in without anyone signed in (ids and names only), to its browser only', async () => {
+    const browser = new TestBrowser();
+    const { uid } = await mcpClientStarts(browser);
+    const res = await browser.go(`${base}/api/v1/oauth/interactions/${uid}/logins`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       logins: [
@@ -273,9 +274,13 @@ describe('continue with an external issuer on the MCP sign-in', () => {
       ],
     });
     expect((await fetch(`${base}/api/v1/oauth/interactions/unknown-uid/logins`)).status).toBe(404);
-    expect(
-      (await fetch(`${base}/api/v1/oauth/interactions/${uid}/external/no-such-login`, { redirect: 'manual' })).status,
-    ).toBe(404);
+    // Another browser (no interaction cookie of this sign-in) neither sees them nor starts one.
+    const elsewhere = await fetch(`${base}/api/v1/oauth/interactions/${uid}/logins`);
+    expect(elsewhere.status).toBe(403);
+    expect(await elsewhere.json()).toMatchObject({ code: 'STARTED_ELSEWHERE' });
+    const started = await fetch(`${base}/api/v1/oauth/interactions/${uid}/external/test-idp`, { redirect: 'manual' });
+    expect(started.status).toBe(403);
+    expect((await browser.go(`${base}/api/v1/oauth/interactions/${uid}/external/no-such-login`)).status).toBe(404);
   });
 
   it('signs the MCP client in as the gateway user the external person maps to, and tools/list works as that user', async () => {

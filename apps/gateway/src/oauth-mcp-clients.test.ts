@@ -277,6 +277,87 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
     expect((await listWith(second.access_token)).status).toBe(401);
   });
 
+  it("lets a client revoke its own refresh token (the grant ends), never another client's, by an explicit policy (no default warned about)", async () => {
+    // oidc-provider names a default policy it falls back on in a console notice (info) or warning.
+    const info = vi.spyOn(console, 'info');
+    const warn = vi.spyOn(console, 'warn');
+    const other = await registerClient(base, 'Other client');
+    const { access_token, refresh_token } = await tokensFor(unified());
+    const revoke = (client: string) =>
+      fetch(`${base}/oauth/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: client, token: refresh_token, token_type_hint: 'refresh_token' }),
+      });
+    expect((await revoke(other)).status).toBe(200); // RFC 7009: answered alike, but nothing is revoked
+    expect((await listWith(access_token)).status).toBe(200);
+    expect((await revoke(clientId)).status).toBe(200);
+    expect((await listWith(access_token)).status).toBe(401);
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token });
+    expect(await refreshed.json()).toMatchObject({ error: 'invalid_grant' });
+    const defaults = [...info.mock.calls, ...warn.mock.calls]
+      .map((call) => String(call[0]))
+      .filter((line) => line.includes('default'));
+    info.mockRestore();
+    warn.mockRestore();
+    expect(defaults).toEqual([]);
+  });
+
+  it('bounds anonymous registration with RFC 7591 errors and stores nothing refused; a client expires unless it obtains a grant', async () => {
+    const clients = async () =>
+      (
+        await deps.db
+          .selectFrom('oauth_models')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('model', '=', 'Client')
+          .executeTakeFirstOrThrow()
+      ).n;
+    const register = (metadata: Record<string, unknown>) =>
+      fetch(`${base}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token_endpoint_auth_method: 'none', client_name: 'Bounded', ...metadata }),
+      });
+    const uris = (n: number) => Array.from({ length: n }, (_, i) => `http://127.0.0.1:${40000 + i}/callback/${i}`);
+    const stored = await clients();
+    const refused: [Record<string, unknown>, string][] = [
+      // The review's 916 KiB client with 3,000 redirect URIs.
+      [{ redirect_uris: uris(3000).map((uri) => `${uri}/${'x'.repeat(250)}`) }, 'invalid_client_metadata'],
+      [{ redirect_uris: uris(11) }, 'invalid_redirect_uri'],
+      [{ redirect_uris: [`${REDIRECT}?${'a'.repeat(2000)}`] }, 'invalid_redirect_uri'],
+      [{ redirect_uris: [REDIRECT], client_name: 'n'.repeat(101) }, 'invalid_client_metadata'],
+      [{ redirect_uris: [REDIRECT], client_name: 'Good app\u202Eevil' }, 'invalid_client_metadata'],
+      [{ redirect_uris: [REDIRECT], 'client_name#fr': 'a\nb' }, 'invalid_client_metadata'],
+      [
+        { redirect_uris: [REDIRECT], contacts: Array.from({ length: 11 }, (_, i) => `c${i}@example.com`) },
+        'invalid_client_metadata',
+      ],
+      [{ redirect_uris: [REDIRECT], client_uri: `https://app.example/${'p'.repeat(2000)}` }, 'invalid_client_metadata'],
+    ];
+    for (const [metadata, error] of refused) {
+      const res = await register(metadata);
+      expect(res.status, JSON.stringify(metadata).slice(0, 80)).toBe(400);
+      expect(await res.json()).toMatchObject({ error });
+    }
+    expect(await clients()).toBe(stored);
+    // At the bounds: accepted, and kept a day unless it obtains a grant.
+    const accepted = await register({ redirect_uris: uris(10), client_name: 'n'.repeat(100) });
+    expect(accepted.status).toBe(201);
+    const { client_id } = (await accepted.json()) as { client_id: string };
+    const expiry = async (id: string) =>
+      (
+        await deps.db
+          .selectFrom('oauth_models')
+          .select('expires_at')
+          .where('model', '=', 'Client')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).expires_at;
+    expect(new Date((await expiry(client_id))!).getTime()).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+    await codeFor(unified()); // a consent: the suite's client obtains a grant
+    expect(await expiry(clientId)).toBeNull();
+  });
+
   it('refuses redirect URIs it does not hold (no redirect: open redirects impossible), but lets a loopback client pick its port', async () => {
     const { challenge } = pkcePair();
     for (const redirect_uri of [
@@ -351,20 +432,224 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
     });
     expect(forged.status).toBe(404);
     const { challenge } = pkcePair();
-    const started = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
-    const uid = started.headers.get('location')!.split('/').pop()!;
-    const answer = await fetch(`${base}/api/v1/oauth/interactions/${uid}`, {
+    const browser = new TestBrowser();
+    const uid = await browser.openAuthorization(
+      authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
+    await browser.signIn(base, user);
+    const answer = await browser.go(`${base}/api/v1/oauth/interactions/${uid}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', origin: base },
       body: JSON.stringify({ decision: 'approve' }),
     });
     expect(answer.status).toBe(200);
-    // Another browser (without the interaction cookie set by /oauth/authorize) cannot collect the code.
+    // Another browser (without the resume cookie set by /oauth/authorize) cannot collect the code.
     const resumed = await fetch(new URL(((await answer.json()) as { redirectTo: string }).redirectTo, base), {
       redirect: 'manual',
     });
     expect(resumed.headers.get('location') ?? '').not.toContain('code=');
     expect(resumed.status).toBe(400);
+  });
+
+  it("refuses the victim's answer to a sign-in an attacker started (started_elsewhere), even with a remembered consent: the attacker gets no code", async () => {
+    await codeFor(unified()); // the victim allowed this public client before: a remembered consent
+    const attacker = new TestBrowser();
+    const { challenge } = pkcePair(); // the attacker's own PKCE pair
+    const uid = await attacker.openAuthorization(
+      authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
+    // The victim, signed in on the console in their own browser (which holds a sign-in of its own), opens the link.
+    const victim = new TestBrowser();
+    await victim.signIn(base, user);
+    await victim.openAuthorization(authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }));
+    const view = await victim.go(`${base}/api/v1/oauth/interactions/${uid}`);
+    expect(view.status).toBe(403);
+    const viewBody = (await view.json()) as Record<string, unknown>;
+    expect(viewBody).toMatchObject({ code: 'STARTED_ELSEWHERE' });
+    expect(viewBody).not.toHaveProperty('remembered');
+    for (const decision of ['approve', 'deny']) {
+      const answer = await victim.go(`${base}/api/v1/oauth/interactions/${uid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: base },
+        body: JSON.stringify({ decision }),
+      });
+      expect(answer.status).toBe(403);
+      expect(await answer.json()).toMatchObject({ code: 'STARTED_ELSEWHERE' });
+    }
+    // Nor with the victim's login token alone (no browser cookie at all).
+    const bearer = await fetch(`${base}/api/v1/oauth/interactions/${uid}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await tokenFor(deps, user)}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(bearer.status).toBe(403);
+    expect(await bearer.json()).toMatchObject({ code: 'STARTED_ELSEWHERE' });
+    // The attacker's browser resumes its request: nobody answered it, so it is asked again, and no code comes.
+    const resumed = await attacker.go(`${base}/oauth/authorize/${uid}`);
+    expect(resumed.headers.get('location') ?? '').not.toContain('code=');
+    expect(resumed.headers.get('location') ?? '').not.toContain(REDIRECT);
+  });
+
+  it('refuses a cross-site answer (CSRF) even in the browser that started the sign-in and holds the console cookie', async () => {
+    const { challenge } = pkcePair();
+    const browser = new TestBrowser();
+    const uid = await browser.openAuthorization(
+      authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
+    await browser.signIn(base, user);
+    const crossSite: Record<string, string>[] = [
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site', origin: base },
+      {},
+    ];
+    for (const headers of crossSite) {
+      const answer = await browser.go(`${base}/api/v1/oauth/interactions/${uid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect(answer.status, JSON.stringify(headers)).toBe(403);
+      expect(await answer.json()).toMatchObject({ code: 'CSRF_REJECTED' });
+    }
+    // The same browser's own page still answers.
+    expect((await browser.approve(base, uid, REDIRECT)).get('code')).toBeTruthy();
+  });
+
+  it('shows who asks on the consent screen: the client, where the code goes (origin or this computer), the endpoint and the scopes', async () => {
+    const web = await registerClient(base, 'Web client', ['https://app.example/cb']);
+    const { challenge } = pkcePair();
+    const cases = [
+      { client: clientId, redirect_uri: REDIRECT, name: 'Refusals client', redirect: { kind: 'this_computer' } },
+      {
+        client: web,
+        redirect_uri: 'https://app.example/cb',
+        name: 'Web client',
+        redirect: { kind: 'origin', origin: 'https://app.example' },
+      },
+    ];
+    for (const { client, redirect_uri, name, redirect } of cases) {
+      const browser = new TestBrowser();
+      const uid = await browser.openAuthorization(
+        authorizeUrl({ client_id: client, redirect_uri, code_challenge: challenge, code_challenge_method: 'S256' }),
+      );
+      await browser.signIn(base, user);
+      const view = await browser.go(`${base}/api/v1/oauth/interactions/${uid}`);
+      expect(view.status).toBe(200);
+      expect(await view.json()).toMatchObject({
+        client: { id: client, name },
+        redirect,
+        resource: unified(),
+        scopes: ['mcp'],
+      });
+    }
+  });
+
+  it('writes an identity event for each step an operator must reconstruct: registration, consents, revocations and by whom', async () => {
+    const events = async (client: string) =>
+      (
+        await deps.db
+          .selectFrom('identity_events')
+          .select(['type', 'actor_id', 'user_id', 'client_id', 'details'])
+          .where('client_id', '=', client)
+          .orderBy('created_at')
+          .execute()
+      ).map((e) => ({ ...e, details: e.details }));
+    const app = await registerClient(base, 'Audited client');
+    const forApp = (params: Record<string, string>) => authorizeUrl({ client_id: app, ...params });
+    const signIn = async (decision: 'approve' | 'deny') => {
+      const { verifier, challenge } = pkcePair();
+      const browser = new TestBrowser();
+      const uid = await browser.openAuthorization(forApp({ code_challenge: challenge, code_challenge_method: 'S256' }));
+      await browser.signIn(base, user);
+      if (decision === 'approve') return { code: (await browser.approve(base, uid, REDIRECT)).get('code')!, verifier };
+      const denied = await browser.go(`${base}/api/v1/oauth/interactions/${uid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: base },
+        body: JSON.stringify({ decision }),
+      });
+      expect(denied.status).toBe(200);
+      return null;
+    };
+    const tokens = async () => {
+      const { code, verifier } = (await signIn('approve'))!;
+      return exchangeCode(base, { clientId: app, code, verifier, resource: unified() });
+    };
+    const grantOf = (accessToken: string) =>
+      (JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()) as { gid: string }).gid;
+
+    const first = await tokens(); // consent given (new), then remembered
+    await signIn('deny');
+    // Refresh-token reuse: oidc-provider ends the grant.
+    const rotated = await token({ client_id: app, grant_type: 'refresh_token', refresh_token: first.refresh_token });
+    expect(rotated.status).toBe(200);
+    await token({ client_id: app, grant_type: 'refresh_token', refresh_token: first.refresh_token });
+    // The client revokes its own refresh token.
+    const second = await tokens();
+    await fetch(`${base}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: app, token: second.refresh_token }),
+    });
+    // A code redeemed twice: oidc-provider ends the grant it bought.
+    const replayed = (await signIn('approve'))!;
+    const fourth = await exchangeCode(base, { clientId: app, ...replayed, resource: unified() });
+    await token({
+      client_id: app,
+      grant_type: 'authorization_code',
+      code: replayed.code,
+      code_verifier: replayed.verifier,
+      redirect_uri: REDIRECT,
+      resource: unified(),
+    });
+    // An admin (a user manager) revokes the user's connection on the console.
+    const third = await tokens();
+    const revoked = await fetch(`${base}/api/v1/oauth/connections/${grantOf(third.access_token)}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(revoked.status).toBe(200);
+
+    const admin = (
+      await deps.db.selectFrom('users').select('id').where('email', 'like', 'oauth-admin-%').executeTakeFirstOrThrow()
+    ).id;
+    const consent = {
+      actor_id: user.id,
+      user_id: user.id,
+      client_id: app,
+      details: expect.objectContaining({ resource: unified(), scopes: ['mcp'] }),
+    };
+    const revokedBy = (by: string, actor: string | null, grant: string) => ({
+      type: 'oauth.grant_revoked',
+      actor_id: actor,
+      user_id: user.id,
+      client_id: app,
+      details: { grantId: grant, by },
+    });
+    await vi.waitFor(async () => expect(await events(app)).toHaveLength(10), { timeout: 5_000 });
+    const written = await events(app);
+    expect(written.filter((e) => e.type !== 'oauth.grant_revoked')).toEqual([
+      {
+        type: 'oauth.client_registered',
+        actor_id: null,
+        user_id: null,
+        client_id: app,
+        details: { clientName: 'Audited client', redirectUris: [REDIRECT], clientAuthentication: 'none' },
+      },
+      { type: 'oauth.consent_given', ...consent },
+      { type: 'oauth.consent_denied', ...consent },
+      { type: 'oauth.consent_reused', ...consent },
+      { type: 'oauth.consent_reused', ...consent },
+      { type: 'oauth.consent_reused', ...consent },
+    ]);
+    expect(written.filter((e) => e.type === 'oauth.grant_revoked')).toEqual(
+      expect.arrayContaining([
+        revokedBy('refresh_token_reuse', null, grantOf(first.access_token)),
+        revokedBy('client_revocation', null, grantOf(second.access_token)),
+        revokedBy('code_replay', null, grantOf(fourth.access_token)),
+        revokedBy('user_manager', admin, grantOf(third.access_token)),
+      ]),
+    );
+    expect(JSON.stringify(written)).not.toContain(first.refresh_token);
   });
 });
 

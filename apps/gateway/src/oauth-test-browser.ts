@@ -1,38 +1,62 @@
 import { expect } from 'vitest';
 
+/** A kept cookie: its value and the path it is sent under (RFC 6265 section 5.1.4). */
+type KeptCookie = { name: string; value: string; path: string };
+
+/** Whether a cookie of `cookiePath` goes with a request for `path` (RFC 6265 section 5.1.4 path-match). */
+const pathMatches = (cookiePath: string, path: string) =>
+  path === cookiePath || (path.startsWith(cookiePath) && (cookiePath.endsWith('/') || path[cookiePath.length] === '/'));
+
+/** The Path attribute of a Set-Cookie line, else the default path of the request (section 5.1.4). */
+function pathOf(attributes: string[], requestPath: string): string {
+  const given = attributes.map((a) => a.trim()).find((a) => a.toLowerCase().startsWith('path='));
+  if (given?.slice(5).startsWith('/')) return given.slice(5);
+  const cut = requestPath.lastIndexOf('/');
+  return cut <= 0 ? '/' : requestPath.slice(0, cut);
+}
+
 /**
  * A browser for OAuth tests: follows nothing by itself (each redirect is the test's to check) and
- * keeps cookies per origin, so the gateway's authorization server and an identity provider on
- * another loopback port, both oidc-provider with the same cookie names, do not overwrite each other.
+ * keeps cookies per origin and path as a browser does, so a cookie scoped to one path is not sent
+ * to another, and the gateway's authorization server and an identity provider on another loopback
+ * port, both oidc-provider with the same cookie names, do not overwrite each other.
  */
 export class TestBrowser {
-  private readonly jars = new Map<string, Map<string, string>>();
+  private readonly jars = new Map<string, Map<string, KeptCookie>>();
 
   /** `siteOf` names the jar of an origin: one name for several origins makes them one site (replicas behind one address). */
   constructor(private readonly siteOf: (origin: string) => string = (origin) => origin) {}
 
-  /** One request with this origin's cookies; the answer's Set-Cookie lines are kept (attributes ignored). */
+  /** One request with this origin's cookies for its path; the answer's Set-Cookie lines are kept by name and path (other attributes ignored). */
   async go(url: string, init: RequestInit = {}): Promise<Response> {
-    const site = this.siteOf(new URL(url).origin);
-    const jar = this.jars.get(site) ?? new Map<string, string>();
+    const { origin, pathname } = new URL(url);
+    const site = this.siteOf(origin);
+    const jar = this.jars.get(site) ?? new Map<string, KeptCookie>();
     this.jars.set(site, jar);
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const cookie = [...jar.values()]
+      .filter((c) => pathMatches(c.path, pathname))
+      .map((c) => `${c.name}=${c.value}`)
+      .join('; ');
     const res = await fetch(url, {
       ...init,
       redirect: 'manual',
       headers: { ...(init.headers as Record<string, string>), cookie },
     });
     for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
+      const [pair, ...attributes] = line.split(';');
       const [name, ...value] = pair!.split('=');
-      jar.set(name!.trim(), value.join('='));
+      const kept = { name: name!.trim(), value: value.join('='), path: pathOf(attributes, pathname) };
+      jar.set(`${kept.name} ${kept.path}`, kept);
     }
     return res;
   }
 
-  /** The cookie `name` this browser holds for `origin`. */
-  cookie(origin: string, name: string): string | undefined {
-    return this.jars.get(this.siteOf(origin))?.get(name);
+  /** The cookie `name` this browser would send to `url` (an origin alone means its root path). */
+  cookie(url: string, name: string): string | undefined {
+    const { origin, pathname } = new URL(url);
+    return [...(this.jars.get(this.siteOf(origin))?.values() ?? [])].find(
+      (c) => c.name === name && pathMatches(c.path, pathname),
+    )?.value;
   }
 
   /** Opens an MCP client's authorization URL, which sends the browser to the console's /connect/<uid>: the uid. */

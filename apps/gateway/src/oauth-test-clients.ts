@@ -136,11 +136,11 @@ export function pkcePair(): { verifier: string; challenge: string } {
 }
 
 /** A public client (no secret) registered dynamically at `origin` as `name`: its client id. */
-export async function registerClient(origin: string, name: string): Promise<string> {
+export async function registerClient(origin: string, name: string, redirectUris = [REDIRECT]): Promise<string> {
   const res = await fetch(`${origin}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    body: JSON.stringify({ client_name: name, redirect_uris: redirectUris, token_endpoint_auth_method: 'none' }),
   });
   expect(res.status).toBe(201);
   return ((await res.json()) as { client_id: string }).client_id;

@@ -298,6 +298,39 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
     expect(await oidc.provider.AccessToken.find(token)).toBeUndefined();
   });
 
+  it('records identity events: the account linked, refreshed, refused a refresh, linked again and disconnected', async () => {
+    const user = await f.user();
+    const events = async () =>
+      (
+        await f.deps.db
+          .selectFrom('identity_events')
+          .select(['type', 'actor_id', 'user_id', 'details'])
+          .where('user_id', '=', user.id)
+          .orderBy('created_at')
+          .execute()
+      ).map((e) => ({ type: e.type, actor: e.actor_id, details: e.details }));
+    await connect(user.headers, 'dave');
+    f.clock.advance(3600_000 - 30_000);
+    const token = (await resolve(user.headers)).credentials.acme!; // refreshed
+    await oidc.revokeAccount('dave');
+    f.clock.advance(3600_000 - 30_000);
+    expect((await resolve(user.headers)).missing).toEqual(['acme']); // refresh refused
+    await connect(user.headers, 'dave');
+    const { body } = await f.call('GET', '/api/v1/credentials', user.headers);
+    const [credential] = body.credentials as { id: string }[];
+    expect((await f.call('DELETE', `/api/v1/credentials/${credential!.id}`, user.headers)).status).toBe(200);
+
+    const about = expect.objectContaining({ connectionId: credential!.id, serviceType: 'acme' });
+    expect(await events()).toEqual([
+      { type: 'connected_account.linked', actor: user.id, details: about },
+      { type: 'connected_account.refreshed', actor: null, details: about },
+      { type: 'connected_account.refresh_refused', actor: null, details: about },
+      { type: 'connected_account.linked', actor: user.id, details: about },
+      { type: 'connected_account.disconnected', actor: user.id, details: about },
+    ]);
+    expect(JSON.stringify(await events())).not.toContain(token.slice(-20));
+  });
+
   it('shows admins which services a user connected, never a token', async () => {
     const user = await f.user();
     await connect(user.headers, 'dave');

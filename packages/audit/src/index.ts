@@ -12,3 +12,9 @@ export {
   type TruncatedBody,
 } from './masking.js';
 export type { AuditStatus } from '@agentgw/core';
+export {
+  IDENTITY_EVENT_TYPES,
+  recordIdentityEvent,
+  type IdentityEvent,
+  type IdentityEventType,
+} from './identity-events.js';

@@ -1,3 +1,4 @@
+import { recordIdentityEvent } from '@agentgw/audit';
 import type { SecretBox } from '@agentgw/auth';
 import {
   ForbiddenError,
@@ -18,6 +19,7 @@ import { createCredentialKeyring, type CredentialBinding, type CredentialKeyring
 import type { CredentialResolution } from './credential-resolvers.js';
 import type { OAuthClient, TokenSet } from './oauth/oauth-client.js';
 import {
+  connectedAccountEvent,
   freshOAuthRow,
   oauthColumns,
   openOAuthRow,
@@ -282,6 +284,12 @@ export function createVault(deps: VaultDeps): Vault {
       if (oauthCtx && isOAuthRow(row)) await revokeOAuthRow(oauthCtx, row);
       await db.deleteFrom('user_credentials').where('id', '=', id).where('user_id', '=', userId).execute();
       await changed(userId);
+      if (isOAuthRow(row))
+        await recordIdentityEvent(db, {
+          ...connectedAccountEvent(row),
+          type: 'connected_account.disconnected',
+          actorId: userId,
+        });
     },
 
     async resolve({ userId, tenantId, serviceTypes }) {

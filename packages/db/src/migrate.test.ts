@@ -249,6 +249,16 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     created_by: 'null',
     created_at: 'not null',
   },
+  identity_events: {
+    id: 'not null',
+    type: 'not null',
+    actor_id: 'null',
+    user_id: 'null',
+    tenant_id: 'null',
+    client_id: 'null',
+    details: 'not null',
+    created_at: 'not null',
+  },
 };
 
 const allMigrations = MIGRATION_NAMES;

@@ -269,6 +269,18 @@ export interface OAuthModelsTable {
   expires_at: TimestampNullable;
 }
 
+/** An identity event (0014): who (`actor_id`, null when a client or the gateway acted) did what to whose sign-in or connection. */
+export interface IdentityEventsTable {
+  id: string;
+  type: string;
+  actor_id: string | null;
+  user_id: string | null;
+  tenant_id: string | null;
+  client_id: string | null;
+  details: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
 /** A user's consent for an OAuth client to call one MCP endpoint with these scopes (0009), remembered for the next sign-in. */
 export interface OAuthConsentsTable {
   user_id: string;
@@ -337,6 +349,7 @@ export interface Database {
   oauth_signing_keys: OAuthSigningKeysTable;
   oauth_models: OAuthModelsTable;
   oauth_consents: OAuthConsentsTable;
+  identity_events: IdentityEventsTable;
   oauth_client_agents: OAuthClientAgentsTable;
   confirmations: ConfirmationsTable;
   audit_logs: AuditLogsTable;

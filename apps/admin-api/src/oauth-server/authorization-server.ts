@@ -1,9 +1,11 @@
+import { recordIdentityEvent } from '@agentgw/audit';
 import { createHmac } from 'node:crypto';
 import { loadOAuthSigningKeys, oauthIssuerOf, secretBoxFor } from '@agentgw/auth';
 import { createEgressDispatcher, egressFetch, egressPolicyFromConfig } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { ClientMetadataDocuments } from './client-metadata-documents.js';
+import { tenantOf } from './connections.js';
 import { KyselyOidcAdapter, type OidcAdapterDeps } from './kysely-oidc-adapter.js';
 
 /** The scope MCP clients ask for (the protected resource's only one). */
@@ -11,6 +13,15 @@ export const MCP_SCOPE = 'mcp';
 
 /** Where the console shows sign-in and consent for an interaction (a console page, not an API route). */
 export const CONSENT_PAGE_PATH = '/connect';
+
+/** Where the console's API reads and answers an interaction (`<path>/<uid>`): its browser cookie is scoped there. */
+export const CONSENT_API_PATH = '/api/v1/oauth/interactions';
+
+/** oidc-provider's options for its short-lived cookies (the interaction and resume ones), spelled out to reuse them. */
+const SHORT_COOKIE = { httpOnly: true, sameSite: 'lax' } as const;
+
+/** How long a pending sign-in lives (seconds): its row and the cookies that bind it to a browser. */
+const INTERACTION_TTL = 900;
 
 /** The authorization server's endpoints, all under /oauth/ (discovery stays at the well-known paths). */
 export const OAUTH_ROUTES = {
@@ -38,6 +49,58 @@ export function isMcpResource(issuer: string, resource: string): boolean {
 }
 
 /**
+ * The accounts of grants the adapter just deleted, until oidc-provider's `grant.revoked` event (emitted
+ * right after, in this process) takes them: bounded, so entries no event takes cannot pile up.
+ */
+class RevokedGrantAccounts {
+  private static readonly MAX = 1000;
+  private readonly accounts = new Map<string, string>();
+
+  remember(grantId: string, accountId: string): void {
+    if (this.accounts.size >= RevokedGrantAccounts.MAX) this.accounts.delete(this.accounts.keys().next().value!);
+    this.accounts.set(grantId, accountId);
+  }
+
+  take(grantId: string): string | null {
+    const accountId = this.accounts.get(grantId) ?? null;
+    this.accounts.delete(grantId);
+    return accountId;
+  }
+}
+
+/** Why oidc-provider itself ended a grant: a rotated refresh token or a code used again, or the client's revocation. */
+function revocationCause(ctx: KoaContextWithOIDC): string {
+  if (ctx.oidc.route === 'revocation') return 'client_revocation';
+  return ctx.oidc.params?.grant_type === 'authorization_code' ? 'code_replay' : 'refresh_token_reuse';
+}
+
+/**
+ * Records a grant oidc-provider revoked (its event handlers cannot be awaited: the row is written
+ * beside the answer, a failure logged). A user's revocation on the console is recorded where it happens.
+ */
+function recordProviderRevocation(
+  deps: ServiceDeps,
+  ctx: KoaContextWithOIDC,
+  grantId: string,
+  userId: string | null,
+): void {
+  void (userId === null ? Promise.resolve(null) : tenantOf(deps.db, userId))
+    .then((tenantId) =>
+      recordIdentityEvent(deps.db, {
+        type: 'oauth.grant_revoked',
+        actorId: null,
+        userId,
+        tenantId,
+        clientId: ctx.oidc.client?.clientId ?? null,
+        details: { grantId, by: revocationCause(ctx) },
+      }),
+    )
+    .catch((err: unknown) =>
+      deps.logger.error({ reason: err instanceof Error ? err.message : String(err), grantId }, 'Identity event lost'),
+    );
+}
+
+/**
  * oidc-provider configured as the MCP authorization server: authorization code with PKCE S256
  * only, dynamic client registration and client ID metadata documents, `resource` required and
  * bound into a short JWT access token (ES256, key in the database), rotating refresh tokens
@@ -51,7 +114,13 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
   const documents = new ClientMetadataDocuments(
     egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))),
   );
-  const adapterDeps: OidcAdapterDeps = { db: deps.db, bus: deps.bus, externalClient: (id) => documents.clientOf(id) };
+  const revokedAccounts = new RevokedGrantAccounts();
+  const adapterDeps: OidcAdapterDeps = {
+    db: deps.db,
+    bus: deps.bus,
+    externalClient: (id) => documents.clientOf(id),
+    grantRevoked: (grantId, accountId) => revokedAccounts.remember(grantId, accountId),
+  };
   const ttl = deps.config.OAUTH_ACCESS_TOKEN_TTL_SECONDS;
   // Cookies are signed with a key every replica derives from the shared signing key.
   const cookieKey = createHmac('sha256', String(keys[0]!.d)).update('agentgw oauth cookies').digest('base64url');
@@ -67,7 +136,7 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
   const configuration: Configuration = {
     adapter: (name: string) => new KyselyOidcAdapter(name, adapterDeps),
     jwks: { keys: keys },
-    cookies: { keys: [cookieKey] },
+    cookies: { keys: [cookieKey], short: SHORT_COOKIE },
     routes: OAUTH_ROUTES,
     scopes: ['openid', 'offline_access', MCP_SCOPE],
     responseTypes: ['code'],
@@ -84,7 +153,8 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
-      revocation: { enabled: true },
+      // A public client may revoke its own tokens (RFC 7009 section 2.1), never another client's.
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       userinfo: { enabled: false },
       resourceIndicators: {
         enabled: true,
@@ -103,16 +173,30 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
     extraTokenClaims: (_ctx, token) =>
       'grantId' in token && typeof token.grantId === 'string' ? { gid: token.grantId } : undefined,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // Every refresh rotates; a rotated token used again, a replayed code or a client's revocation ends the
+    // whole grant: every token of it and the grant itself (the adapter's revokeByGrantId deletes them all).
     rotateRefreshToken: true,
+    revokeGrantPolicy: () => true,
     ttl: {
       AccessToken: ttl,
       AuthorizationCode: 60,
-      Interaction: 900,
+      Interaction: INTERACTION_TTL,
       Session: 14 * 86_400,
       Grant: 90 * 86_400,
       RefreshToken: 30 * 86_400,
     },
-    interactions: { url: (_ctx, interaction) => `${CONSENT_PAGE_PATH}/${interaction.uid}` },
+    interactions: {
+      url: (ctx, interaction) => {
+        // oidc-provider scopes its interaction cookie to the console page, where nothing is answered;
+        // this copy is sent where the answer is, so only the browser that started the sign-in may answer.
+        ctx.cookies.set(ctx.oidc.provider.cookieName('interaction'), interaction.uid, {
+          ...SHORT_COOKIE,
+          path: `${CONSENT_API_PATH}/${interaction.uid}`,
+          maxAge: INTERACTION_TTL * 1000,
+        });
+        return `${CONSENT_PAGE_PATH}/${interaction.uid}`;
+      },
+    },
     findAccount: async (_ctx, sub) => {
       const user = await deps.db.selectFrom('users').select(['id']).where('id', '=', sub).executeTakeFirst();
       return user ? { accountId: user.id, claims: () => ({ sub: user.id }) } : undefined;
@@ -128,6 +212,9 @@ export async function createAuthorizationServer(deps: ServiceDeps): Promise<Prov
   provider.proxy = issuer.startsWith('https:');
   provider.on('server_error', (_ctx, err) =>
     deps.logger.error({ reason: err.message }, 'OAuth authorization server error'),
+  );
+  provider.on('grant.revoked', (ctx, grantId) =>
+    recordProviderRevocation(deps, ctx, grantId, revokedAccounts.take(grantId)),
   );
   return provider;
 }

@@ -1,3 +1,4 @@
+import { recordIdentityEvent } from '@agentgw/audit';
 import { isVisibleTo, type Principal } from '@agentgw/auth';
 import { ForbiddenError, NotFoundError, type EventBus } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
@@ -80,6 +81,12 @@ async function clientNames(db: Kysely<Database>, clientIds: string[]): Promise<M
   return names;
 }
 
+/** The tenant of user `userId` (null: global, or no such user any more): where an identity event about them belongs. */
+export async function tenantOf(db: Kysely<Database>, userId: string): Promise<string | null> {
+  const user = await db.selectFrom('users').select('tenant_id').where('id', '=', userId).executeTakeFirst();
+  return user?.tenant_id ?? null;
+}
+
 /** Revokes a connection: its grant, refresh and access tokens (at once on every replica) and the remembered consent. */
 export async function revokeConnection(
   deps: { db: Kysely<Database>; bus: EventBus },
@@ -96,6 +103,14 @@ export async function revokeConnection(
   await assertMayManage(deps.db, caller, row.account_id);
   const clientId = (row.payload as { clientId?: string }).clientId;
   await revokeGrant(deps, grantId);
+  await recordIdentityEvent(deps.db, {
+    type: 'oauth.grant_revoked',
+    actorId: caller.userId,
+    userId: row.account_id,
+    tenantId: await tenantOf(deps.db, row.account_id),
+    clientId: clientId ?? null,
+    details: { grantId, by: caller.userId === row.account_id ? 'user' : 'user_manager' },
+  });
   if (clientId !== undefined)
     await deps.db
       .deleteFrom('oauth_consents')

@@ -9,6 +9,7 @@ import { CONSENT_PAGE_PATH } from './authorization-server.js';
 import { ExternalLoginFailed, ExternalLogins } from './external-logins.js';
 import { interactionOf } from './interactions.js';
 import { PENDING_LOGIN_TTL_SECONDS } from './pending-external-logins.js';
+import { askingBrowserOf } from './provider-mount.js';
 
 /** Where every identity provider sends the browser back (register `<GATEWAY_PUBLIC_URL>` + this as the redirect URI). */
 export const EXTERNAL_LOGIN_CALLBACK_PATH = '/api/v1/oauth/external-login/callback';
@@ -152,14 +153,14 @@ export function registerExternalLoginRoutes(
 
   app.openapi(optionsRoute, async (c) => {
     const issuer = server.issuer();
-    await interactionOf(await server.provider(), issuer, c.req.valid('param').uid);
+    await interactionOf(await server.provider(), issuer, c.req.valid('param').uid, askingBrowserOf(c));
     return c.json({ logins: loginsOf(issuer).options() }, 200);
   });
   app.openapi(startRoute, async (c) => {
     await throttle(deps, c);
     const { uid, loginId } = c.req.valid('param');
     const issuer = server.issuer();
-    await interactionOf(await server.provider(), issuer, uid);
+    await interactionOf(await server.provider(), issuer, uid, askingBrowserOf(c));
     // The pending sign-in is known now: a browser whose provider cannot be reached goes back to it.
     const started = await loginsOf(issuer)
       .start(uid, loginId, browserBinding(c, secure(c)))

@@ -11,11 +11,12 @@ import {
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type Provider from 'oidc-provider';
-import { createAuthorizationServer } from './authorization-server.js';
+import { createAuthorizationServer, OAUTH_ROUTES } from './authorization-server.js';
 import { listConnections, revokeConnection } from './connections.js';
 import { registerExternalLoginRoutes } from './external-login.routes.js';
 import { answerInteraction, viewInteraction } from './interactions.js';
-import { toProvider } from './provider-mount.js';
+import { askingBrowserOf, toProvider } from './provider-mount.js';
+import { registrationRefusal } from './registration-bounds.js';
 
 const UidParams = z.object({
   uid: z
@@ -47,6 +48,15 @@ const InteractionSchema = z
   .object({
     uid: z.string(),
     client: z.object({ id: z.string(), name: z.string().nullable(), uri: z.string().nullable() }),
+    redirect: z
+      .discriminatedUnion('kind', [
+        z.object({ kind: z.literal('origin'), origin: z.string() }),
+        z.object({ kind: z.literal('this_computer') }),
+      ])
+      .openapi({
+        description:
+          'Where the code goes once approved: a web origin, or a program on this computer (loopback or private-scheme redirect)',
+      }),
     resource: z.string().openapi({ description: 'The MCP endpoint the client asks for (RFC 8707 resource)' }),
     scopes: z.array(z.string()),
     remembered: z.boolean().openapi({ description: 'The user consented to this client, endpoint and scopes before' }),
@@ -72,7 +82,7 @@ const viewRoute = createRoute({
   request: { params: UidParams },
   responses: {
     200: jsonResponse(InteractionSchema, 'The client, endpoint and scopes asked for'),
-    ...errorResponses(400, 401, 404),
+    ...errorResponses(400, 401, 403, 404),
   },
 });
 const answerRoute = createRoute({
@@ -81,7 +91,7 @@ const answerRoute = createRoute({
   path: '/interactions/{uid}',
   summary: "The signed-in user's answer to a pending MCP client sign-in",
   description:
-    'Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint.',
+    'Approving grants the client the endpoint and scopes (remembered); denying answers it access_denied. The browser goes on to `redirectTo`, the authorization endpoint. Only the browser that started the sign-in (its interaction cookie) may answer: any other gets 403 STARTED_ELSEWHERE.',
   request: { params: UidParams, body: jsonBody(Decision) },
   responses: {
     200: jsonResponse(z.object({ redirectTo: z.string() }), 'Where the browser goes next'),
@@ -121,6 +131,30 @@ const discoveryRoute = (path: string, spec: string) =>
     },
   });
 
+/** RFC 7591 registration: served by oidc-provider once within the bounds, documented here. */
+const registrationRoute = createRoute({
+  tags: ['OAuth clients'],
+  method: 'post',
+  path: OAUTH_ROUTES.registration,
+  summary: 'Dynamic client registration (RFC 7591): anonymous, bounded',
+  description:
+    'Body ≤ 16 KiB, ≤ 10 redirect_uris, URIs and strings ≤ 2,000 characters, other lists ≤ 10 entries, client_name ≤ 100 characters without control or bidirectional-override characters. A client that obtains no grant within a day expires.',
+  request: { body: jsonBody(z.record(z.string(), z.unknown()).openapi('OAuthClientMetadata')) },
+  responses: {
+    201: jsonResponse(z.record(z.string(), z.unknown()).openapi('OAuthClientInformation'), 'The registered client'),
+    400: jsonResponse(
+      z
+        .object({
+          error: z.enum(['invalid_redirect_uri', 'invalid_client_metadata']),
+          error_description: z.string(),
+        })
+        .openapi('OAuthRegistrationError'),
+      'Refused (RFC 7591 section 3.2.2)',
+    ),
+    ...errorResponses(404, 429),
+  },
+});
+
 /** The signed-in person (console cookie or bearer login JWT). */
 function signedInUser(principal: Principal): Principal & { userId: string } {
   if (!hasActingUser(principal)) throw new UnauthorizedError();
@@ -152,6 +186,13 @@ export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; c
   };
 
   const protocol = openApiApp();
+  // Anonymous registration is bounded before oidc-provider stores anything (RFC 7591 errors).
+  protocol.openAPIRegistry.registerPath(registrationRoute);
+  protocol.post(OAUTH_ROUTES.registration, async (c) => {
+    const server = await ready();
+    const refused = server && registrationRefusal(await c.req.text());
+    return refused ? c.json(refused, 400, { 'cache-control': 'no-store' }) : toProvider(deps, server, c);
+  });
   protocol.all('/oauth/*', async (c) => toProvider(deps, await ready(), c));
   // oidc-provider writes these answers itself: documented from the route kit, served as plain routes.
   protocol.openAPIRegistry.registerPath(discoveryRoute('/.well-known/oauth-authorization-server', 'RFC 8414'));
@@ -175,6 +216,7 @@ export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; c
         issuer(),
         signedInUser(c.var.principal),
         c.req.valid('param').uid,
+        askingBrowserOf(c),
       ),
       200,
     ),
@@ -188,6 +230,7 @@ export function oauthServerRoutes(deps: ServiceDeps): { protocol: OpenAPIHono; c
         issuer(),
         user,
         c.req.valid('param').uid,
+        askingBrowserOf(c),
         c.req.valid('json').decision,
       ),
       200,

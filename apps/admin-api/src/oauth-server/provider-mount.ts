@@ -3,6 +3,14 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { nodeIncoming, nodeOutgoing, peerAddress, type ServiceDeps } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import type Provider from 'oidc-provider';
+import type { AskingBrowser } from './interactions.js';
+
+/** The Node request and response of `c`, whose cookies say which browser asks (undefined outside the Node server). */
+export function askingBrowserOf(c: Context): AskingBrowser {
+  const req = nodeIncoming(c);
+  const res = nodeOutgoing(c);
+  return req && res ? { req, res } : undefined;
+}
 
 /** Tells the node adapter the answer went out on Node's response already. */
 const ALREADY_SENT = () => new Response(null, { headers: { 'x-hono-already-sent': 'true' } });

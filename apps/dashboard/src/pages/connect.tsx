@@ -9,6 +9,7 @@ import { useAction, useResource } from '../use-resource.js';
 interface InteractionView {
   uid: string;
   client: { id: string; name: string | null; uri: string | null };
+  redirect: { kind: 'origin'; origin: string } | { kind: 'this_computer' };
   resource: string;
   scopes: string[];
   remembered: boolean;
@@ -92,10 +93,17 @@ const SCOPE_WORDS: Record<string, string> = {
   openid: 'Know who you are (your user id)',
 };
 
+/** Where the code goes once allowed, in words: a web origin, or a program on this computer. */
+function redirectWords(redirect: InteractionView['redirect']): string {
+  return redirect.kind === 'origin' ? redirect.origin : 'A program on this computer';
+}
+
 /**
  * The consent screen of the MCP authorization flow (/connect/:uid; the sign-in page comes first
- * when nobody is signed in): names the client, the endpoint and the scopes, and sends the
- * answer. A consent given before for the same client, endpoint and scopes goes on by itself.
+ * when nobody is signed in): names the client, where the code goes, the endpoint and the scopes,
+ * and sends the answer. A consent given before for the same client, endpoint and scopes goes on by
+ * itself, and only here: the gateway shows a sign-in only to the browser that started it (any other
+ * gets 403 STARTED_ELSEWHERE, so no view and nothing to approve).
  */
 export function ConnectPage({ uid }: { uid: string }) {
   const { api, user } = useSession();
@@ -147,6 +155,8 @@ export function ConnectPage({ uid }: { uid: string }) {
                 {data.client.name ? <span className="hint mono"> ({data.client.id})</span> : null}
                 {data.client.uri ? <span className="hint"> · {data.client.uri}</span> : null}
               </dd>
+              <dt>Sends you back to</dt>
+              <dd className={data.redirect.kind === 'origin' ? 'mono' : undefined}>{redirectWords(data.redirect)}</dd>
               <dt>Endpoint</dt>
               <dd className="mono">{data.resource}</dd>
               <dt>Permissions</dt>

@@ -1,3 +1,4 @@
+import { recordIdentityEvent } from '@agentgw/audit';
 import { ForbiddenError, NotImplementedError, type Clock, type Config } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
@@ -98,6 +99,14 @@ export function createOAuthConnect(deps: OAuthConnectDeps): OAuthConnect {
         serviceType: flow.service_type,
         providerId: cfg.providerId,
         tokens,
+      });
+      await recordIdentityEvent(db, {
+        type: 'connected_account.linked',
+        actorId: userId,
+        userId,
+        tenantId: flow.tenant_id,
+        clientId: null,
+        details: { connectionId: credential.id, serviceType: flow.service_type, providerId: cfg.providerId },
       });
       return { credential, returnTo: consoleCredentialsUrl(config, { connected: flow.service_type }) };
     },

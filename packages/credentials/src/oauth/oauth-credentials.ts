@@ -1,3 +1,4 @@
+import { recordIdentityEvent } from '@agentgw/audit';
 import type { Clock, Logger } from '@agentgw/core';
 import { json, type Database, type UserCredentialRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
@@ -21,6 +22,20 @@ export interface OAuthCredentialsContext {
   oauth: VaultOAuth;
   /** Drops cached rows of the user here and on every replica. */
   changed(userId: string): Promise<void>;
+}
+
+/** The parts of an identity event about the connected account `row` (whose user, which service), without a secret. */
+export function connectedAccountEvent(row: UserCredentialRow) {
+  return {
+    userId: row.user_id,
+    tenantId: row.tenant_id,
+    clientId: null,
+    details: {
+      connectionId: row.id,
+      serviceType: row.service_type,
+      providerId: oauthMetadataOf(row)?.providerId ?? null,
+    },
+  };
 }
 
 /** How long before its expiry an OAuth access token is refreshed. */
@@ -126,6 +141,11 @@ export async function freshOAuthRow(ctx: OAuthCredentialsContext, row: UserCrede
       .returningAll()
       .executeTakeFirst();
     await ctx.changed(current.user_id);
+    await recordIdentityEvent(ctx.db, {
+      ...connectedAccountEvent(current),
+      type: outcome.kind === 'refused' ? 'connected_account.refresh_refused' : 'connected_account.refreshed',
+      actorId: null,
+    });
     return updated ?? current;
   });
 }
