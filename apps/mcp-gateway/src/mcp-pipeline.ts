@@ -40,16 +40,16 @@ import { userAuthHeadersOrRefuse, withUserAuth } from './upstream-auth/user-auth
 import type { UserCredentials } from './upstream-auth/user-credentials.js';
 import { carriesUserAuth, RequestTargets, type TargetRequest } from './upstream-auth/request-targets.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
+import type { McpAnswer, McpRequestContext, McpResult } from './mcp-context.js';
 import { followListChanges } from './gateway-list-changes.js';
-import type { ListItem, ListKind, ProviderLists } from './provider-lists.js';
+import type { ListItem, ListKind } from './list-items.js';
+import type { ProviderLists } from './provider-lists.js';
 import { listingUserOf, listsPerUser, userListAuth } from './user-lists/list-auth.js';
 import type { NeedsAuth, UserList, UserListAuth, UserToolListing } from './user-lists/user-lists.js';
 import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
-import type { SessionClaims } from './session-ids.js';
 import type { SessionStore } from './session-store.js';
 import { QUARANTINE_REASONS, type ToolPins } from './tool-pins/tool-pins.js';
-import type { Reauthenticate } from './tool-call/released-call-check.js';
 import { agentStanding, mayReach, NO_PROVIDER_ACCESS, routingSet, toolPolicy } from './tool-call/tool-access.js';
 import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call/tool-call.command.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
@@ -60,40 +60,6 @@ import { nameScope, type ToolNaming } from './tool-names/tool-naming.js';
 import { upstreamTarget } from './upstream-targets.js';
 import { bridgeInputRequired } from './relay/mrtr-bridge.js';
 import type { ClientChannel, RelayOrigin, ServerRequestRelay } from './relay/server-request-relay.js';
-
-/** Which endpoint a message arrived on; the unified one with its `?providers=` filter and its `?tools=` surface as given (checked by tool-search/tool-surface.ts). */
-export type McpEndpoint =
-  | { kind: 'unified'; providerFilter: readonly string[] | null; toolsParam: string | null }
-  | { kind: 'proxy'; providerId: string };
-
-/** Everything one JSON-RPC request is handled with. */
-export interface McpRequestContext {
-  principal: Principal;
-  requestId: string;
-  endpoint: McpEndpoint;
-  /** The revision the client speaks on this request. */
-  protocolVersion: string;
-  /** The legacy session it belongs to (with the upstream sessions opened so far), if any. */
-  session: { claims: SessionClaims; upstreams: Record<string, UpstreamSession> } | null;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
-  /** Sends a notification on the response stream; null when the answer is a plain JSON body. */
-  notify: ((notification: JsonRpcNotification) => void) | null;
-  /** An exact-call approval token the client presented (X-Confirmation-Token or `_meta`). */
-  confirmationToken: string | null;
-  /** The request's `_meta.progressToken`, for progress notifications while a call is held. */
-  progressToken: string | number | null;
-  /** Authenticates the request's credentials again: a held call is re-checked once released. */
-  reauthenticate: Reauthenticate;
-  /** The relayable capabilities the client declared (a session's in initialize, else the 2026-07-28 `_meta`): passed on upstream, lists kept per set. */
-  clientCapabilities: Readonly<Record<string, unknown>>;
-  /** Where a server request (sampling, elicitation, roots) an upstream sends while answering goes: the SSE answer; null when it cannot take one. */
-  channel: ClientChannel | null;
-  /** The request's HTTP headers (read for the 2026-07-28 `Mcp-Param-*` check, methods/param-headers.ts). */
-  headers: Pick<Headers, 'get'>;
-  /** Told when an upstream pauses its answer stream (SEP-1699): the SSE answer pauses the client's too (stream-resumption/). */
-  onUpstreamPaused?: (retryMs: number) => void;
-}
 
 /** What the pipeline works with: the catalog's cached reads, the upstream client and the side effects (audit, hold, sessions). */
 export interface McpPipelineDeps {
@@ -122,7 +88,7 @@ export interface McpPipelineDeps {
   bus: EventBus;
 }
 
-type Result = Record<string, unknown>;
+type Result = McpResult;
 /** Records a call refused for its user's auth: before it was opened (`refused`), or after its hold released it. */
 type RefusalRecorder = (call: ToolCallCommand, providerId: string, reason: string) => Promise<void>;
 
@@ -179,10 +145,7 @@ export class McpPipeline {
   }
 
   /** Answers one request; null when the client went away and there is nobody to answer. */
-  async handle(
-    request: JsonRpcRequest,
-    ctx: McpRequestContext,
-  ): Promise<{ response: JsonRpcResponse; status: number } | null> {
+  async handle(request: JsonRpcRequest, ctx: McpRequestContext): Promise<McpAnswer | null> {
     try {
       const result = await this.dispatch(request, ctx);
       return { response: { jsonrpc: '2.0', id: request.id, result }, status: 200 };

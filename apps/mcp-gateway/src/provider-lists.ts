@@ -14,21 +14,8 @@ import {
   type UpstreamSession,
   type UpstreamTarget,
 } from '@agentgw/mcp-client';
+import { LIST_METHODS, type ListItem, type ListKind, type ToolListing } from './list-items.js';
 import { UserLists, type FetchedList } from './user-lists/user-lists.js';
-
-/** The lists an upstream offers that the unified endpoint merges. */
-export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
-
-/** The upstream method that returns each list. */
-export const LIST_METHODS: Record<ListKind, string> = {
-  tools: 'tools/list',
-  resources: 'resources/list',
-  resourceTemplates: 'resources/templates/list',
-  prompts: 'prompts/list',
-};
-
-/** One tool, resource, template or prompt as the upstream described it (passed on unchanged). */
-export type ListItem = Record<string, unknown> & { name?: unknown; uri?: unknown; uriTemplate?: unknown };
 
 /** How long a fetched list is served without asking again (events and list_changed drop it sooner). */
 const LIST_TTL_MS = 60_000;
@@ -36,12 +23,6 @@ const LIST_TTL_MS = 60_000;
 const FAILURE_TTL_MS = 5_000;
 /** A call of a name the cached list lacks fetches the list again at most this often (a tool added upstream shows up within it). */
 const UNLISTED_REFETCH_MS = 5_000;
-
-/** Whether a provider offers a tool name, by its list: listed, not listed, or no list to tell (the fetch failed or was refused). */
-export type ToolListing =
-  | { kind: 'listed' }
-  | { kind: 'unlisted' }
-  | { kind: 'unavailable'; failure: string; refusal: EgressRefusedError | null };
 
 interface Entry {
   at: number;

@@ -3,7 +3,7 @@ import { parseSse, type JsonRpcRequest } from '@agentgw/mcp-client';
 import { clientGoneSignal } from '@agentgw/service-kit';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import type { McpRequestContext } from '../mcp-pipeline.js';
+import type { McpRequestContext } from '../mcp-context.js';
 import { parsePost, type ParsedPost, type RequestItem, type Invalid } from './parse-and-negotiate.js';
 import { NO_HEADERS } from './replies.js';
 import { ProtectedResources } from '../protected-resource/protected-resource.js';

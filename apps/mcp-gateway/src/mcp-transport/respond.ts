@@ -11,7 +11,8 @@ import {
 import { SseStream, type ClientConnection } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { metaOf } from '../json-rpc-messages.js';
-import type { McpEndpoint, McpPipeline, McpRequestContext } from '../mcp-pipeline.js';
+import type { McpAnswer, McpEndpoint, McpRequestContext } from '../mcp-context.js';
+import type { McpPipeline } from '../mcp-pipeline.js';
 import { authenticateMcpCaller, type ProtectedResources } from '../protected-resource/protected-resource.js';
 import { CONFIRMATION_TOKEN_META, resultForClient } from '../revision-shapes.js';
 import { clientOwner, type ClientChannel } from '../relay/server-request-relay.js';
@@ -46,7 +47,6 @@ export interface RespondDeps {
   /** A listen's stream has no answer for a long while: a keep-alive comment this often keeps proxies from closing it. */
   listenHeartbeatMs: number;
 }
-type Answer = { response: JsonRpcResponse; status: number };
 
 /** Requests whose upstream may send something while answering (progress, logs, a sampling, elicitation or roots request). */
 const MAY_STREAM: ReadonlySet<string> = new Set([
@@ -164,7 +164,7 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   }
   const sse: SseStream = stream ?? open();
   void work
-    .then(async (answers: (Answer | null)[]) => {
+    .then(async (answers: (McpAnswer | null)[]) => {
       for (const [i, a] of answers.entries()) {
         const message = a && shaped(x.requests[i]!.message.method, a.response, x.protocolVersion);
         if (message && !pausing?.emit(message, true)) sse.send({ event: 'message', data: message });

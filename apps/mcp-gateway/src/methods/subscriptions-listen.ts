@@ -10,7 +10,7 @@ import {
 } from '@agentgw/mcp-client';
 import type { TaskRef } from '../extensions/task-ids.js';
 import type { ListChangedMethod, ListChangeFollowing } from '../gateway-list-changes.js';
-import type { McpRequestContext } from '../mcp-pipeline.js';
+import type { McpRequestContext } from '../mcp-context.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
 
 type Result = Record<string, unknown>;

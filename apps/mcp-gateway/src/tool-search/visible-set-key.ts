@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ListItem } from '../provider-lists.js';
+import type { ListItem } from '../list-items.js';
 
 /** A provider-list object's number (given on first sight) and its exposed copies by exposed name. */
 interface Origin {

@@ -1,7 +1,7 @@
 import type { ProviderRecord } from '@agentgw/catalog';
 import type { Clock, EgressRefusedError } from '@agentgw/core';
 import { clientCapabilitiesKey, type UpstreamTarget } from '@agentgw/mcp-client';
-import type { ListItem, ListKind, ToolListing } from '../provider-lists.js';
+import type { ListItem, ListKind, ToolListing } from '../list-items.js';
 
 /** How a per-user list is asked for: the target carrying the user's own auth, or why the user has none (resolved only when a list must be fetched). */
 export type UserListAuth =
