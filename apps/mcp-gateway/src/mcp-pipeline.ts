@@ -1,4 +1,3 @@
-import type { Principal } from '@agentgw/auth';
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import {
@@ -22,7 +21,6 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type McpUpstreamClient,
-  NO_CLIENT_CAPABILITIES,
   type UpstreamCallOptions,
   type UpstreamSession,
   type UpstreamTarget,
@@ -34,30 +32,28 @@ import { isSkillResourceRequest } from './extensions/skill-files.js';
 import { honourClientCapabilities } from './methods/input-required.js';
 import { leftOutOf, LeftOutProviders, type LeftOut } from './methods/left-out.js';
 import { toolParamHeaders } from './methods/param-headers.js';
-import { exchangedAuthOrRefuse } from './upstream-auth/exchanged-tokens.js';
 import type { TokenExchange } from '@agentgw/credentials';
-import { userAuthHeadersOrRefuse, withUserAuth } from './upstream-auth/user-auth-refusal.js';
+import { withUserAuth } from './upstream-auth/user-auth-refusal.js';
+import { refusalError } from './upstream-auth/caller-auth.js';
 import type { UserCredentials } from './upstream-auth/user-credentials.js';
 import { carriesUserAuth, RequestTargets, type TargetRequest } from './upstream-auth/request-targets.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
 import type { McpAnswer, McpRequestContext, McpResult } from './mcp-context.js';
 import { followListChanges } from './gateway-list-changes.js';
-import type { ListItem, ListKind } from './list-items.js';
-import type { ProviderLists } from './provider-lists.js';
-import { listingUserOf, listsPerUser, userListAuth } from './user-lists/list-auth.js';
-import type { NeedsAuth, UserList, UserListAuth, UserToolListing } from './user-lists/user-lists.js';
+import type { ListItem, ListKind, ProviderList } from './provider-view/list-items.js';
+import type { ProviderLists } from './provider-view/provider-lists.js';
+import { CallerProviders, listsPerUser } from './provider-view/caller-providers.js';
 import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
 import type { SessionStore } from './session-store.js';
 import { QUARANTINE_REASONS, type ToolPins } from './tool-pins/tool-pins.js';
-import { agentStanding, mayReach, NO_PROVIDER_ACCESS, routingSet, toolPolicy } from './tool-call/tool-access.js';
+import { agentStanding, mayReach, NO_PROVIDER_ACCESS, toolPolicy } from './tool-call/tool-access.js';
 import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call/tool-call.command.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
 import { ToolSearch, type SearchSurfaceHooks } from './tool-search/tool-search.js';
 import { exposedTool } from './tool-search/visible-set-key.js';
 import { listedTools, offeredTools } from './tool-names/offered-tools.js';
 import { nameScope, type ToolNaming } from './tool-names/tool-naming.js';
-import { upstreamTarget } from './upstream-targets.js';
 import { bridgeInputRequired } from './relay/mrtr-bridge.js';
 import type { ClientChannel, RelayOrigin, ServerRequestRelay } from './relay/server-request-relay.js';
 
@@ -106,6 +102,8 @@ export class McpPipeline {
   private readonly listens: SubscriptionsListen;
   private readonly leftOut: LeftOutProviders;
   private readonly targets: RequestTargets;
+  /** Each provider as the request's caller sees it (provider-view/). */
+  private readonly view: CallerProviders;
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
@@ -114,10 +112,11 @@ export class McpPipeline {
       userCredentials: deps.userCredentials,
       exchange: deps.tokenExchange,
     });
+    this.view = new CallerProviders(deps);
     this.search = new ToolSearch(deps.catalog);
     this.owned = new OwnedMethods({
-      reachable: async (ctx) => this.reachable(ctx.principal, await this.routingSet(ctx)),
-      list: async (provider, kind, ctx) => (await this.listOf(provider, ctx, kind)).items ?? [],
+      reachable: (ctx) => this.reachableFor(ctx),
+      list: async (provider, kind, ctx) => (await this.view.list(provider, ctx, kind)).items ?? [],
       forward: (provider, method, params, ctx) => this.forward(provider, method, params, ctx),
       connectFirst: (ctx) => this.connectFirst(ctx),
     });
@@ -198,27 +197,12 @@ export class McpPipeline {
         return this.forwardPrompt(ctx, params);
       default:
         if (isSkillResourceRequest(request.method, params))
-          return this.extensions.skillResource(
-            request.method,
-            params,
-            ctx,
-            await this.reachable(ctx.principal, await this.routingSet(ctx)),
-          );
+          return this.extensions.skillResource(request.method, params, ctx, await this.reachableFor(ctx));
         if (OWNED_METHODS.has(request.method)) return this.owned.handle(request.method, params, ctx);
         if (EXTENSION_METHODS.has(request.method))
-          return this.extensions.handle(
-            request.method,
-            params,
-            ctx,
-            await this.reachable(ctx.principal, await this.routingSet(ctx)),
-          );
+          return this.extensions.handle(request.method, params, ctx, await this.reachableFor(ctx));
         if (request.method === 'subscriptions/listen' && isModernVersion(ctx.protocolVersion))
-          return this.listens.handle(
-            request.id,
-            params,
-            ctx,
-            await this.reachable(ctx.principal, await this.routingSet(ctx)),
-          );
+          return this.listens.handle(request.id, params, ctx, await this.reachableFor(ctx));
         throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
     }
   }
@@ -247,7 +231,7 @@ export class McpPipeline {
       visible: () => this.mergedTools(ctx),
       resolve: async (name) => {
         const offeredOf = async (provider: ProviderRecord) =>
-          offeredTools(provider, await this.toolItems(provider, ctx));
+          offeredTools(provider, await this.view.toolItems(provider, ctx));
         const resolved = await this.deps.names.resolveExposedName(
           nameScope(ctx.principal),
           await this.routingSet(ctx),
@@ -261,48 +245,6 @@ export class McpPipeline {
     };
   }
 
-  private listTarget(provider: ProviderRecord) {
-    return upstreamTarget(provider, this.deps.catalog.providers.authSecret(provider), null);
-  }
-
-  /**
-   * A provider's list of one kind as this caller sees it: the one shared list (fetched with the
-   * provider's own auth), or for a provider that answers each user with their own credential
-   * the caller's list, fetched with the auth their calls carry (user-lists/).
-   */
-  private listOf(
-    provider: ProviderRecord,
-    ctx: ListCaller,
-    kind: ListKind,
-    capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
-  ): Promise<ProviderList> {
-    if (!listsPerUser(provider)) return this.deps.lists.get(provider, this.listTarget(provider), kind, capabilities);
-    const user = listingUserOf(provider, ctx.principal);
-    if (user === null) return Promise.resolve(noUserList(kind));
-    return this.deps.lists.users.get(provider, user, () => this.userListAuth(provider, ctx), kind, capabilities);
-  }
-
-  /** The caller's auth for a per-user provider's lists: the same sources as a call's (upstream-auth/). */
-  private userListAuth(provider: ProviderRecord, ctx: ListCaller): Promise<UserListAuth> {
-    const deps = {
-      userCredentials: this.deps.userCredentials,
-      exchange: this.deps.tokenExchange,
-      clientSecret: (p: ProviderRecord) => this.deps.catalog.providers.authSecret(p),
-    };
-    return userListAuth(deps, provider, ctx.principal, ctx.headers, this.listTarget(provider));
-  }
-
-  /** The tool list a call of the caller's was just checked against (`assertListed`): theirs for a per-user provider. */
-  private cachedToolsOf(
-    provider: ProviderRecord,
-    principal: Principal,
-    capabilities: Readonly<Record<string, unknown>>,
-  ): ListItem[] {
-    if (!listsPerUser(provider)) return this.deps.lists.cachedTools(provider.id, capabilities);
-    const user = listingUserOf(provider, principal);
-    return user === null ? [] : this.deps.lists.users.cachedTools(provider.id, user, capabilities);
-  }
-
   /**
    * The merged tools/list: every reachable provider's tools (lists fetched in parallel, each with
    * its own deadline; a failed one is left out) under their exposed names (tool-names/: chosen
@@ -310,13 +252,13 @@ export class McpPipeline {
    * the provider and the upstream name.
    */
   private async mergedTools(ctx: McpRequestContext): Promise<ListItem[]> {
-    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
+    const reachable = await this.reachableFor(ctx);
     const lists = await Promise.all(
       reachable.map(async (provider) => ({
         provider,
         tools: offeredTools(
           provider,
-          (await this.deps.pins.apply(provider, await this.toolItems(provider, ctx))).visible,
+          (await this.deps.pins.apply(provider, await this.view.toolItems(provider, ctx))).visible,
         ),
       })),
     );
@@ -336,17 +278,9 @@ export class McpPipeline {
    * call): named in the answer, never dropped silently; one the caller must connect first with its connect URL.
    */
   private async unlistedProviders(ctx: McpRequestContext): Promise<LeftOut[]> {
-    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
-    const lists = await Promise.all(reachable.map((p) => this.listOf(p, ctx, 'tools', ctx.clientCapabilities)));
+    const reachable = await this.reachableFor(ctx);
+    const lists = await Promise.all(reachable.map((p) => this.view.list(p, ctx, 'tools', ctx.clientCapabilities)));
     return reachable.flatMap((p, i) => (lists[i]!.items === null ? [leftOutOfList(p, lists[i]!)] : []));
-  }
-
-  /** A provider's cached tool list (the caller's own for a per-user provider) as the upstream gave it (empty when it cannot be had). */
-  private async toolItems(
-    provider: ProviderRecord,
-    ctx: ListCaller & Pick<McpRequestContext, 'clientCapabilities'>,
-  ): Promise<ListItem[]> {
-    return (await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).items ?? [];
   }
 
   /**
@@ -355,7 +289,7 @@ export class McpPipeline {
    * out with its connect URL (as on the unified endpoint).
    */
   private async providerTools(ctx: McpRequestContext, provider: ProviderRecord): Promise<Result> {
-    const list = await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities);
+    const list = await this.view.list(provider, ctx, 'tools', ctx.clientCapabilities);
     if (list.needsAuth) return this.leftOut.named({ tools: [] }, [leftOutOfList(provider, list)]);
     if (list.refusal) throw egressRefused(list.refusal, provider.id);
     if (list.items === null)
@@ -371,9 +305,9 @@ export class McpPipeline {
     return { tools };
   }
 
-  private async reachable(principal: Principal, providers: ProviderRecord[]): Promise<ProviderRecord[]> {
-    const allowed = await Promise.all(providers.map((p) => mayReach(this.deps.catalog, principal, p.id)));
-    return providers.filter((_, i) => allowed[i]);
+  /** The providers of the caller's routing set on this endpoint that they may reach. */
+  private async reachableFor(ctx: McpRequestContext): Promise<ProviderRecord[]> {
+    return this.view.reachable(ctx.principal, await this.routingSet(ctx));
   }
 
   /** Resources, templates or prompts of every reachable provider, first in routing order winning a key. */
@@ -382,8 +316,8 @@ export class McpPipeline {
     kind: ListKind,
     keyOf: (item: ListItem) => string | null,
   ): Promise<ListItem[]> {
-    const reachable = await this.reachable(ctx.principal, await this.routingSet(ctx));
-    const lists = await Promise.all(reachable.map((p) => this.listOf(p, ctx, kind)));
+    const reachable = await this.reachableFor(ctx);
+    const lists = await Promise.all(reachable.map((p) => this.view.list(p, ctx, kind)));
     const merged: ListItem[] = [];
     const seen = new Set<string>();
     for (const list of lists) {
@@ -401,8 +335,8 @@ export class McpPipeline {
   private async forwardPrompt(ctx: McpRequestContext, params: Result): Promise<Result> {
     const name = params.name;
     if (typeof name !== 'string') throw invalidParams('params.name must be a string');
-    for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
-      const list = await this.listOf(provider, ctx, 'prompts');
+    for (const provider of await this.reachableFor(ctx)) {
+      const list = await this.view.list(provider, ctx, 'prompts');
       if ((list.items ?? []).some((item) => item.name === name))
         return this.forward(provider, 'prompts/get', params, ctx);
     }
@@ -416,9 +350,8 @@ export class McpPipeline {
    * it claims is (`unconnectedClaimant`). Returns when there is none (the name is unknown).
    */
   private async connectFirst(ctx: McpRequestContext): Promise<void> {
-    for (const provider of await this.reachable(ctx.principal, await this.routingSet(ctx))) {
-      if (!listsPerUser(provider) || !(await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).needsAuth)
-        continue;
+    for (const provider of await this.reachableFor(ctx)) {
+      if (!(await this.view.mustConnect(provider, ctx))) continue;
       // Throws the caller's refusal; returns only when they connected since their list was cached.
       await this.targets.forRequest(provider, targetRequestOf(ctx));
     }
@@ -436,7 +369,7 @@ export class McpPipeline {
   ): Promise<Result> {
     const name = toolNameParam(params);
     const offeredOf = async (provider: ProviderRecord) =>
-      listedTools(provider, await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities));
+      listedTools(provider, await this.view.list(provider, ctx, 'tools', ctx.clientCapabilities));
     const routing = await this.routingSet(ctx);
     const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), routing, name, offeredOf);
     if (resolved !== null)
@@ -458,8 +391,7 @@ export class McpPipeline {
     name: string,
   ): Promise<ProviderRecord | null> {
     for (const provider of routing) {
-      if (!listsPerUser(provider) || !matchGlob(provider.pattern, name)) continue;
-      if ((await this.listOf(provider, ctx, 'tools', ctx.clientCapabilities)).needsAuth) return provider;
+      if (matchGlob(provider.pattern, name) && (await this.view.mustConnect(provider, ctx))) return provider;
     }
     return null;
   }
@@ -560,26 +492,15 @@ export class McpPipeline {
     ctx: McpRequestContext,
     refused: RefusalRecorder,
   ): Promise<Record<string, string> | null> {
-    const userAuth = await userAuthHeadersOrRefuse(
-      { userCredentials: this.deps.userCredentials, refused },
-      call,
-      provider,
-      ctx.clientCapabilities,
-    );
-    const exchanged = await exchangedAuthOrRefuse(
-      { exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused },
-      call,
-      provider,
-      ctx.headers,
-    );
+    const userAuth = await this.userAuthOrRefuse(call, provider, ctx, refused);
     return withUserAuth(
       toolParamHeaders(
-        this.cachedToolsOf(provider, call.principal, ctx.clientCapabilities),
+        this.view.cachedTools(provider, call.principal, ctx.clientCapabilities),
         call.toolName,
         call.arguments,
         ctx,
       ),
-      userAuth ?? exchanged,
+      userAuth,
     );
   }
 
@@ -617,11 +538,7 @@ export class McpPipeline {
 
   /** The caller's routing set on this endpoint (a `providers=` filter narrows the unified one). */
   private routingSet(ctx: McpRequestContext): Promise<ProviderRecord[]> {
-    return routingSet(
-      this.deps.catalog,
-      ctx.principal,
-      ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null,
-    );
+    return this.view.routingSet(ctx.principal, ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null);
   }
 
   /** A tool whose definition is quarantined (pinning) is not called: refused before it is forwarded, audited as rejected with the reason. */
@@ -633,7 +550,7 @@ export class McpPipeline {
   ): Promise<void> {
     const status = await this.deps.pins.quarantineOf(
       provider,
-      this.cachedToolsOf(provider, call.principal, capabilities),
+      this.view.cachedTools(provider, call.principal, capabilities),
       name,
     );
     if (status === null) return;
@@ -663,62 +580,47 @@ export class McpPipeline {
     ctx: McpRequestContext,
     retried = false,
   ): Promise<void> {
-    const listing = listsPerUser(provider)
-      ? await this.userListing(call, provider, name, ctx)
-      : await this.deps.lists.listed(provider, () => this.listTarget(provider), name, ctx.clientCapabilities);
+    const listing = await this.view.listed(provider, { ...ctx, principal: call.principal }, name);
     if (listing.kind === 'listed') return;
     if (listing.kind === 'unlisted') throw invalidParams(`Unknown tool: ${name}`);
     if (listing.kind === 'needs_auth') {
       await this.refuseWithoutUserAuth(call, provider, ctx);
       // Not refused: the user connected within the cached answer's seconds, so their list is asked for now.
-      const user = listingUserOf(provider, call.principal);
-      if (user !== null && !retried) {
-        this.deps.lists.users.dropUser(user);
+      if (!retried && this.view.forgetCallerLists(provider, call.principal))
         return this.assertListed(call, provider, name, ctx, true);
-      }
       throw listUnavailable(provider, listing.needsAuth.reason);
     }
     if (listing.refusal) throw egressRefused(listing.refusal, provider.id);
     throw listUnavailable(provider, listing.failure);
   }
 
-  /** Whether the caller's own list of a per-user provider has `name` (none without a user to list as). */
-  private async userListing(
-    call: ToolCallCommand,
-    provider: ProviderRecord,
-    name: string,
-    ctx: McpRequestContext,
-  ): Promise<UserToolListing> {
-    const user = listingUserOf(provider, call.principal);
-    if (user === null) return { kind: 'needs_auth', needsAuth: NO_USER };
-    return this.deps.lists.users.listed(
-      provider,
-      user,
-      () => this.userListAuth(provider, { principal: call.principal, headers: ctx.headers }),
-      name,
-      ctx.clientCapabilities,
-    );
-  }
-
-  /** Refuses a call whose user has no usable auth for a per-user provider exactly as the call itself would be (the same functions, audited); returns when they have it. */
+  /** Refuses a call whose user has no usable auth for a per-user provider exactly as the call itself would be (audited); returns when they have it. */
   private async refuseWithoutUserAuth(
     call: ToolCallCommand,
     provider: ProviderRecord,
     ctx: McpRequestContext,
   ): Promise<void> {
-    const refused = (c: ToolCallCommand, p: string, r: string) => this.calls.record.refused(c, p, r);
-    await userAuthHeadersOrRefuse(
-      { userCredentials: this.deps.userCredentials, refused },
-      call,
-      provider,
-      ctx.clientCapabilities,
-    );
-    await exchangedAuthOrRefuse(
-      { exchange: this.deps.tokenExchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p), refused },
-      call,
-      provider,
-      ctx.headers,
-    );
+    await this.userAuthOrRefuse(call, provider, ctx, (c, p, r) => this.calls.record.refused(c, p, r));
+  }
+
+  /**
+   * The caller's own auth a call carries (null: none of theirs), or its refusal, recorded through
+   * `refused`: CREDENTIALS_REQUIRED with the connect URL (as a URL elicitation when the client
+   * declared it), USER_REQUIRED, SIGN_IN_TOKEN_REQUIRED or TOKEN_EXCHANGE_REFUSED.
+   */
+  private async userAuthOrRefuse(
+    call: ToolCallCommand,
+    provider: ProviderRecord,
+    ctx: McpRequestContext,
+    refused: RefusalRecorder,
+  ): Promise<Record<string, string> | null> {
+    const auth = await this.view.auth(provider, { principal: call.principal, headers: ctx.headers });
+    if (auth.kind === 'headers') return auth.headers;
+    // Settings that name no source of the user's auth: the call goes on without it and is refused before it is sent (forwardTarget).
+    if (auth.kind === 'none' || auth.refusal.kind === 'unconfigured') return null;
+    const { reason, error } = refusalError(auth.refusal, provider, ctx.clientCapabilities, call.auditId);
+    await refused(call, provider.id, reason);
+    throw error;
   }
 
   /**
@@ -948,23 +850,6 @@ const toolNameOf = (tool: ListItem): string | null => {
   const name = stringOf(tool.name);
   return name !== null && toolNameProblem(name) === null ? name : null;
 };
-
-/** Who a list is asked for: the caller, and their request's headers (a token exchange reads their bearer). */
-type ListCaller = Pick<McpRequestContext, 'principal' | 'headers'>;
-
-/** A provider's list as the pipeline reads it: the shared one, or the caller's own (with why there is none when they must connect). */
-type ProviderList = Pick<UserList, 'items' | 'failure' | 'refusal'> & { needsAuth?: NeedsAuth | null };
-
-/** Why a caller acting for no user (an agent alone) has no list of a per-user provider. */
-const NO_USER: NeedsAuth = { reason: 'This provider answers as the user: the caller acts for no user', authUrl: null };
-
-/** The list of a per-user provider for a caller acting for no user: none, and why. */
-const noUserList = (kind: ListKind): ProviderList => ({
-  items: kind === 'tools' ? null : [],
-  failure: NO_USER.reason,
-  refusal: null,
-  needsAuth: NO_USER,
-});
 
 /** A provider left out of a tools/list, with the connect URL when the caller must connect first. */
 const leftOutOfList = (provider: ProviderRecord, list: ProviderList): LeftOut => {

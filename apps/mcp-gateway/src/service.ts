@@ -18,7 +18,7 @@ import { McpPipeline } from './mcp-pipeline.js';
 import { createOriginPolicy } from './origins.js';
 import { ProtectedResources } from './protected-resource/protected-resource.js';
 import { protectedResourceRoutes } from './protected-resource/protected-resource.routes.js';
-import { ProviderLists } from './provider-lists.js';
+import { ProviderLists } from './provider-view/provider-lists.js';
 import { refusingConfirmationGate } from './refusing-confirmation-gate.js';
 import { SessionIdCodec } from './session-ids.js';
 import { TaskIdCodec } from './extensions/task-ids.js';

@@ -1,7 +1,7 @@
 import type { ProviderRecord } from '@agentgw/catalog';
 import { JSON_RPC } from '@agentgw/mcp-client';
 import type { McpRequestContext } from '../mcp-context.js';
-import type { ListItem, ListKind } from '../list-items.js';
+import type { ListItem, ListKind } from '../provider-view/list-items.js';
 import { GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
 import { matchesTemplate } from './uri-templates.js';
 

@@ -9,7 +9,7 @@ import {
   type ToolPinChange,
   type Unsubscribe,
 } from '@agentgw/core';
-import type { ListItem } from '../list-items.js';
+import type { ListItem } from '../provider-view/list-items.js';
 import { decidePin, missingPinnedBodies, type PinWrite, type SeenTool } from './pin-decisions.js';
 import type { ProviderPins, ToolPinStore } from './tool-pin-store.js';
 

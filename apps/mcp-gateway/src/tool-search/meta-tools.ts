@@ -1,4 +1,4 @@
-import type { ListItem } from '../list-items.js';
+import type { ListItem } from '../provider-view/list-items.js';
 import { invalidParams } from '../rpc-errors.js';
 
 /** The meta-tools' names: with the search surface on, a tools/call of one of these is answered by the gateway. */

@@ -1,7 +1,7 @@
 import type { Catalog } from '@agentgw/catalog';
 import { ToolIndexCache } from '@agentgw/tool-search';
 import type { McpRequestContext } from '../mcp-context.js';
-import type { ListItem } from '../list-items.js';
+import type { ListItem } from '../provider-view/list-items.js';
 import { invalidParams } from '../rpc-errors.js';
 import { toolPolicy } from '../tool-call/tool-access.js';
 import { CALL_TOOL, callToolArgs, META_TOOLS, SEARCH_TOOLS, searchToolsArgs } from './meta-tools.js';

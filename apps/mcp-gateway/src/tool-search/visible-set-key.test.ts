@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ListItem } from '../list-items.js';
+import type { ListItem } from '../provider-view/list-items.js';
 import { exposedTool, visibleSetKey } from './visible-set-key.js';
 
 // The search index's cache key: cheap per request, and different whenever the visible set is.
