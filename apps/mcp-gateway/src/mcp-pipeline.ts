@@ -1,11 +1,9 @@
 import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import {
-  egressRefusalOf,
   matchGlob,
   newId,
   toolNameProblem,
-  type EgressRefusedError,
   type Clock,
   type ConfirmationGate,
   type EventBus,
@@ -13,38 +11,32 @@ import {
   type RiskLevel,
 } from '@agentgw/core';
 import {
-  isMcpUpstreamError,
   isModernVersion,
   JSON_RPC,
   SUPPORTED_PROTOCOL_VERSIONS,
-  type JsonRpcNotification,
   type JsonRpcRequest,
-  type JsonRpcResponse,
   type McpUpstreamClient,
-  type UpstreamCallOptions,
-  type UpstreamSession,
-  type UpstreamTarget,
 } from '@agentgw/mcp-client';
 import { OwnedMethods, OWNED_METHODS } from './methods/owned-methods.js';
 import { EXTENSION_METHODS, ExtensionMethods } from './extensions/extension-methods.js';
 import type { TaskIdCodec } from './extensions/task-ids.js';
 import { isSkillResourceRequest } from './extensions/skill-files.js';
-import { honourClientCapabilities } from './methods/input-required.js';
 import { leftOutOf, LeftOutProviders, type LeftOut } from './methods/left-out.js';
 import { toolParamHeaders } from './methods/param-headers.js';
 import type { TokenExchange } from '@agentgw/credentials';
 import { withUserAuth } from './upstream-auth/user-auth-refusal.js';
 import { refusalError } from './upstream-auth/caller-auth.js';
 import type { UserCredentials } from './upstream-auth/user-credentials.js';
-import { carriesUserAuth, RequestTargets, type TargetRequest } from './upstream-auth/request-targets.js';
+import { RequestTargets } from './upstream-auth/request-targets.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
 import type { McpAnswer, McpRequestContext, McpResult } from './mcp-context.js';
 import { followListChanges } from './gateway-list-changes.js';
 import type { ListItem, ListKind, ProviderList } from './provider-view/list-items.js';
 import type { ProviderLists } from './provider-view/provider-lists.js';
-import { CallerProviders, listsPerUser } from './provider-view/caller-providers.js';
-import { SERVER_CAPABILITIES, upstreamParams } from './revision-shapes.js';
-import { ClientGone, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
+import { CallerProviders } from './provider-view/caller-providers.js';
+import { SERVER_CAPABILITIES } from './revision-shapes.js';
+import { ClientGone, egressRefused, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
+import { targetRequestOf, UpstreamAnswer, UpstreamForwarding } from './upstream-forwarding.js';
 import type { SessionStore } from './session-store.js';
 import { QUARANTINE_REASONS, type ToolPins } from './tool-pins/tool-pins.js';
 import { agentStanding, mayReach, NO_PROVIDER_ACCESS, toolPolicy } from './tool-call/tool-access.js';
@@ -54,8 +46,7 @@ import { ToolSearch, type SearchSurfaceHooks } from './tool-search/tool-search.j
 import { exposedTool } from './tool-search/visible-set-key.js';
 import { listedTools, offeredTools } from './tool-names/offered-tools.js';
 import { nameScope, type ToolNaming } from './tool-names/tool-naming.js';
-import { bridgeInputRequired } from './relay/mrtr-bridge.js';
-import type { ClientChannel, RelayOrigin, ServerRequestRelay } from './relay/server-request-relay.js';
+import type { ServerRequestRelay } from './relay/server-request-relay.js';
 
 /** What the pipeline works with: the catalog's cached reads, the upstream client and the side effects (audit, hold, sessions). */
 export interface McpPipelineDeps {
@@ -104,6 +95,8 @@ export class McpPipeline {
   private readonly targets: RequestTargets;
   /** Each provider as the request's caller sees it (provider-view/). */
   private readonly view: CallerProviders;
+  /** Sends requests upstream as the caller (upstream-forwarding.ts). */
+  private readonly forwarding: UpstreamForwarding;
 
   constructor(private readonly deps: McpPipelineDeps) {
     this.calls = new ToolCallUseCase(deps);
@@ -113,16 +106,25 @@ export class McpPipeline {
       exchange: deps.tokenExchange,
     });
     this.view = new CallerProviders(deps);
+    this.forwarding = new UpstreamForwarding({
+      client: deps.client,
+      upstreamTimeoutMs: deps.upstreamTimeoutMs,
+      targets: this.targets,
+      noticed: (providerId, method) => deps.lists.noticed(providerId, method),
+      relay: deps.relay,
+      sessions: deps.sessions,
+      sealTask: (provider, result, principal) => this.extensions.sealTask(provider, result, principal),
+    });
     this.search = new ToolSearch(deps.catalog);
     this.owned = new OwnedMethods({
       reachable: (ctx) => this.reachableFor(ctx),
       list: async (provider, kind, ctx) => (await this.view.list(provider, ctx, kind)).items ?? [],
-      forward: (provider, method, params, ctx) => this.forward(provider, method, params, ctx),
+      forward: (provider, method, params, ctx) => this.forwarding.forward(provider, method, params, ctx),
       connectFirst: (ctx) => this.connectFirst(ctx),
     });
     this.extensions = new ExtensionMethods(
       {
-        forward: (provider, method, params, ctx) => this.forward(provider, method, params, ctx),
+        forward: (provider, method, params, ctx) => this.forwarding.forward(provider, method, params, ctx),
         // A skill is decided by the access rules as the tool name `skill:<name>` (README: "Skills").
         skillAllowed: async (ctx, provider, name) =>
           (await toolPolicy(this.deps.catalog, ctx.principal, provider.id, `skill:${name}`)).action !== 'deny',
@@ -221,7 +223,7 @@ export class McpPipeline {
       throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
     if (EXTENSION_METHODS.has(method)) return this.extensions.handle(method, params, ctx, [provider]);
     if (isSkillResourceRequest(method, params)) return this.extensions.skillResource(method, params, ctx, [provider]);
-    return this.forward(provider, method, params, ctx);
+    return this.forwarding.forward(provider, method, params, ctx);
   }
 
   /** What the search surface re-enters: the merged list, the exposed-name resolution and the unified tools/call path. */
@@ -338,7 +340,7 @@ export class McpPipeline {
     for (const provider of await this.reachableFor(ctx)) {
       const list = await this.view.list(provider, ctx, 'prompts');
       if ((list.items ?? []).some((item) => item.name === name))
-        return this.forward(provider, 'prompts/get', params, ctx);
+        return this.forwarding.forward(provider, 'prompts/get', params, ctx);
     }
     await this.connectFirst(ctx);
     throw invalidParams(`Unknown prompt: ${name}`);
@@ -451,7 +453,7 @@ export class McpPipeline {
     const { auditId } = decision;
     const started = this.deps.clock.now().getTime();
     try {
-      const result = await this.forward(provider, 'tools/call', params, forwardCtx, {
+      const result = await this.forwarding.forward(provider, 'tools/call', params, forwardCtx, {
         auditId,
         toolName: name,
         paramHeaders,
@@ -622,203 +624,13 @@ export class McpPipeline {
     await refused(call, provider.id, reason);
     throw error;
   }
-
-  /**
-   * Sends a request to a provider with its auth and the caller's identity, on the session's
-   * upstream session for that provider (opened and stored on first use) or the shared one.
-   * An upstream JSON-RPC error is passed on as it is.
-   */
-  private async forward(
-    provider: ProviderRecord,
-    method: string,
-    params: Result,
-    ctx: McpRequestContext,
-    call: ForwardedCall | null = null,
-  ): Promise<Result> {
-    const target = await this.forwardTarget(provider, ctx, call);
-    const options: UpstreamCallOptions = {
-      signal: ctx.signal,
-      timeoutMs: this.deps.upstreamTimeoutMs,
-      onNotification: (n: JsonRpcNotification) => {
-        this.deps.lists.noticed(provider.id, n.method);
-        if (
-          n.method === 'notifications/progress' ||
-          n.method === 'notifications/message' ||
-          n.method === 'notifications/resources/updated'
-        )
-          ctx.notify?.(n);
-      },
-      session: undefined,
-      onStreamPaused: ctx.onUpstreamPaused,
-      clientCapabilities: ctx.clientCapabilities,
-      // Called only when the upstream sends a request: nothing is awaited for it on a plain call.
-      onRequest: (request, session) => {
-        this.deps.relay.relay(
-          {
-            provider,
-            target,
-            principal: ctx.principal,
-            channel: ctx.channel,
-            capabilities: ctx.clientCapabilities,
-            call,
-          },
-          request,
-          session,
-        );
-      },
-    };
-    try {
-      let session: UpstreamSession | undefined;
-      if (ctx.session) {
-        session = ctx.session.upstreams[provider.id];
-        if (!session) {
-          session = await this.deps.client.open(target, options);
-          await this.rememberUpstream(ctx, provider.id, session);
-        }
-      }
-      options.session = session;
-      const {
-        response,
-        session: used,
-        status,
-      } = await this.deps.client.request(target, method, upstreamParams(params), options);
-      if (ctx.session && session && used.sessionId !== session.sessionId)
-        await this.rememberUpstream(ctx, provider.id, used);
-      if ('error' in response) throw new UpstreamAnswer(response, status);
-      // MRTR for a legacy client (it has a stream): the gateway asks it and retries upstream (relay/mrtr-bridge.ts).
-      const result =
-        response.result.resultType === 'input_required' && ctx.channel
-          ? await this.bridged(
-              response.result,
-              {
-                provider,
-                target,
-                principal: ctx.principal,
-                channel: ctx.channel,
-                capabilities: ctx.clientCapabilities,
-                call,
-              },
-              method,
-              params,
-              { ...options, session: used },
-              ctx.signal,
-            )
-          : response.result;
-      switch (result.resultType) {
-        // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
-        case 'input_required':
-          return honourClientCapabilities(result, ctx.clientCapabilities);
-        // A task is known to the client by the gateway's id (extensions/task-ids.ts).
-        case 'task':
-          return this.extensions.sealTask(provider, result, ctx.principal);
-        default:
-          return result;
-      }
-    } catch (err) {
-      if (!isMcpUpstreamError(err)) throw err;
-      if (err.kind === 'aborted') throw new ClientGone();
-      if (err.kind === 'timeout')
-        throw new RpcError(GATEWAY_RPC.UPSTREAM_TIMEOUT, 'The provider did not answer in time', 504, {
-          providerId: provider.id,
-        });
-      const refused = egressRefusalOf(err);
-      if (refused) throw egressRefused(refused, provider.id);
-      throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider could not be reached', 502, {
-        providerId: provider.id,
-        reason: err.message,
-      });
-    }
-  }
-
-  /**
-   * A forwarded request's target: a tools/call's with the headers its call read (`callHeaders`:
-   * the tool's `Mcp-Param-*`, which a 2026-07-28 server checks against the body, and the user's
-   * own auth), anything else with the caller's own auth for a per-user provider (RequestTargets).
-   */
-  private async forwardTarget(
-    provider: ProviderRecord,
-    ctx: McpRequestContext,
-    call: ForwardedCall | null,
-  ): Promise<UpstreamTarget> {
-    if (call === null) return this.targets.forRequest(provider, targetRequestOf(ctx));
-    // callHeaders refused a user without their auth already; a per-user provider is never called without it.
-    if (listsPerUser(provider) && !carriesUserAuth(call.paramHeaders))
-      throw new RpcError(GATEWAY_RPC.DENIED, NO_USER_AUTH, 403, {
-        decision: 'denied',
-        reason: NO_USER_AUTH,
-        providerId: provider.id,
-        auditId: call.auditId,
-      });
-    const identified = this.targets.identified(provider, targetRequestOf(ctx));
-    return call.paramHeaders ? { ...identified, headers: { ...identified.headers, ...call.paramHeaders } } : identified;
-  }
-
-  /** An input_required result bridged for a legacy client: each retry is the same request with the client's answers, on the same upstream session. */
-  private bridged(
-    first: Result,
-    origin: RelayOrigin & { channel: ClientChannel },
-    method: string,
-    params: Result,
-    options: UpstreamCallOptions,
-    signal: AbortSignal,
-  ): Promise<Result> {
-    return bridgeInputRequired(this.deps.relay, { origin, signal }, first, async (answers) => {
-      const { response, status } = await this.deps.client.request(
-        origin.target,
-        method,
-        upstreamParams({ ...params, ...answers }),
-        options,
-      );
-      if ('error' in response) throw new UpstreamAnswer(response, status);
-      return response.result;
-    });
-  }
-
-  private async rememberUpstream(ctx: McpRequestContext, providerId: string, session: UpstreamSession): Promise<void> {
-    if (!ctx.session) return;
-    ctx.session.upstreams[providerId] = session;
-    await this.deps.sessions.setUpstream(ctx.session.claims.sid, providerId, session);
-  }
 }
 
 type AgentStanding = Awaited<ReturnType<typeof agentStanding>>;
 
-/** The tools/call a forwarded request is: its audit id, tool and the headers it carries upstream. */
-type ForwardedCall = { auditId: string; toolName: string; paramHeaders: Record<string, string> | null };
-
-/** Who a forwarded request is for and what their auth is read from: the request's caller, revision, headers and capabilities. */
-const targetRequestOf = (ctx: McpRequestContext): TargetRequest => ({
-  principal: ctx.principal,
-  requestId: ctx.requestId,
-  clientVersion: ctx.protocolVersion,
-  headers: ctx.headers,
-  capabilities: ctx.clientCapabilities,
-});
-
-const NO_USER_AUTH = "This provider answers as the user: the call carries none of the user's auth";
-
-/** An upstream's JSON-RPC error, passed on to the client unchanged. */
-class UpstreamAnswer extends Error {
-  constructor(
-    readonly response: Extract<JsonRpcResponse, { error: unknown }>,
-    /** The upstream's HTTP status: a 4xx stays a 4xx (2026-07-28 gives 400 and 404 a meaning), anything else is 200. */
-    readonly upstreamStatus: number,
-  ) {
-    super(response.error.message);
-  }
-
-  get status(): number {
-    return this.upstreamStatus >= 400 && this.upstreamStatus < 500 ? this.upstreamStatus : 200;
-  }
-}
-
 /** A gateway error's HTTP status; on the 2026-07-28 wire an unknown method is 404 (its transport says so). */
 const errorStatus = (rpc: RpcError, protocolVersion: string): number =>
   rpc.code === JSON_RPC.METHOD_NOT_FOUND && isModernVersion(protocolVersion) ? 404 : rpc.status;
-
-/** The egress policy refused the provider's address: a refusal (403, never contacted), not an upstream failure. */
-const egressRefused = (refused: EgressRefusedError, providerId: string) =>
-  new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });
 
 const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
   new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
