@@ -2,13 +2,11 @@ import type { AuditTrail } from '@agentgw/audit';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import {
   matchGlob,
-  newId,
   toolNameProblem,
   type Clock,
   type ConfirmationGate,
   type EventBus,
   type Logger,
-  type RiskLevel,
 } from '@agentgw/core';
 import {
   isModernVersion,
@@ -22,10 +20,7 @@ import { EXTENSION_METHODS, ExtensionMethods } from './extensions/extension-meth
 import type { TaskIdCodec } from './extensions/task-ids.js';
 import { isSkillResourceRequest } from './extensions/skill-files.js';
 import { leftOutOf, LeftOutProviders, type LeftOut } from './methods/left-out.js';
-import { toolParamHeaders } from './methods/param-headers.js';
 import type { TokenExchange } from '@agentgw/credentials';
-import { withUserAuth } from './upstream-auth/user-auth-refusal.js';
-import { refusalError } from './upstream-auth/caller-auth.js';
 import type { UserCredentials } from './upstream-auth/user-credentials.js';
 import { RequestTargets } from './upstream-auth/request-targets.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
@@ -38,13 +33,13 @@ import { SERVER_CAPABILITIES } from './revision-shapes.js';
 import { ClientGone, egressRefused, GATEWAY_RPC, invalidParams, RpcError, toRpcError } from './rpc-errors.js';
 import { targetRequestOf, UpstreamAnswer, UpstreamForwarding } from './upstream-forwarding.js';
 import type { SessionStore } from './session-store.js';
-import { QUARANTINE_REASONS, type ToolPins } from './tool-pins/tool-pins.js';
+import type { ToolPins } from './tool-pins/tool-pins.js';
 import { agentStanding, mayReach, NO_PROVIDER_ACCESS, toolPolicy } from './tool-call/tool-access.js';
-import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call/tool-call.command.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
+import { denied, McpToolCall } from './tool-call/mcp-tool-call.usecase.js';
 import { ToolSearch, type SearchSurfaceHooks } from './tool-search/tool-search.js';
 import { exposedTool } from './tool-search/visible-set-key.js';
-import { listedTools, offeredTools } from './tool-names/offered-tools.js';
+import { offeredTools } from './tool-names/offered-tools.js';
 import { nameScope, type ToolNaming } from './tool-names/tool-naming.js';
 import type { ServerRequestRelay } from './relay/server-request-relay.js';
 
@@ -76,8 +71,6 @@ export interface McpPipelineDeps {
 }
 
 type Result = McpResult;
-/** Records a call refused for its user's auth: before it was opened (`refused`), or after its hold released it. */
-type RefusalRecorder = (call: ToolCallCommand, providerId: string, reason: string) => Promise<void>;
 
 /**
  * The MCP method layer shared by the unified endpoint and the per-provider proxy: tools/list
@@ -86,7 +79,8 @@ type RefusalRecorder = (call: ToolCallCommand, providerId: string, reason: strin
  * sessions ids, versions) stay in the routes.
  */
 export class McpPipeline {
-  private readonly calls: ToolCallUseCase;
+  /** The whole tools/call (tool-call/mcp-tool-call.usecase.ts). */
+  private readonly toolCalls: McpToolCall;
   private readonly search: ToolSearch;
   private readonly owned: OwnedMethods;
   private readonly extensions: ExtensionMethods;
@@ -99,7 +93,6 @@ export class McpPipeline {
   private readonly forwarding: UpstreamForwarding;
 
   constructor(private readonly deps: McpPipelineDeps) {
-    this.calls = new ToolCallUseCase(deps);
     this.targets = new RequestTargets({
       catalog: deps.catalog,
       userCredentials: deps.userCredentials,
@@ -114,6 +107,14 @@ export class McpPipeline {
       relay: deps.relay,
       sessions: deps.sessions,
       sealTask: (provider, result, principal) => this.extensions.sealTask(provider, result, principal),
+    });
+    this.toolCalls = new McpToolCall({
+      calls: new ToolCallUseCase(deps),
+      view: this.view,
+      names: deps.names,
+      pins: deps.pins,
+      clock: deps.clock,
+      forward: (provider, params, ctx, call) => this.forwarding.forward(provider, 'tools/call', params, ctx, call),
     });
     this.search = new ToolSearch(deps.catalog);
     this.owned = new OwnedMethods({
@@ -186,7 +187,7 @@ export class McpPipeline {
       case 'tools/list':
         return this.leftOut.named({ tools: await this.mergedTools(ctx) }, await this.unlistedProviders(ctx));
       case 'tools/call':
-        return this.callExposed(params, ctx, agent, ctx.endpoint.providerFilter);
+        return this.toolCalls.callExposed(params, ctx, agent.alwaysConfirm, ctx.endpoint.providerFilter);
       case 'resources/list':
         return { resources: await this.mergedList(ctx, 'resources', (item) => stringOf(item.uri)) };
       case 'resources/templates/list':
@@ -217,7 +218,8 @@ export class McpPipeline {
     agent: AgentStanding,
   ): Promise<Result> {
     if (method === 'tools/list') return this.providerTools(ctx, provider);
-    if (method === 'tools/call') return this.callTool(params, ctx, agent, { kind: 'proxied', provider });
+    if (method === 'tools/call')
+      return this.toolCalls.call(params, ctx, agent.alwaysConfirm, { kind: 'proxied', provider });
     // Only the two tool methods above go through the policy, so no spelling of one is forwarded.
     if (method.trim().toLowerCase().startsWith('tools/'))
       throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
@@ -242,7 +244,7 @@ export class McpPipeline {
         );
         return resolved && { providerId: resolved.provider.id, upstreamName: resolved.upstreamName };
       },
-      call: (params) => this.callExposed(params, ctx, agent, providerFilter),
+      call: (params) => this.toolCalls.callExposed(params, ctx, agent.alwaysConfirm, providerFilter),
       alwaysConfirm: agent.alwaysConfirm,
     };
   }
@@ -359,270 +361,9 @@ export class McpPipeline {
     }
   }
 
-  /**
-   * tools/call on the unified endpoint: the exposed name resolves to (provider, upstream name)
-   * among the caller's providers, then the call goes on under the upstream name, as on the proxy.
-   */
-  private async callExposed(
-    params: Result,
-    ctx: McpRequestContext,
-    agent: AgentStanding,
-    providerFilter: readonly string[] | null,
-  ): Promise<Result> {
-    const name = toolNameParam(params);
-    const offeredOf = async (provider: ProviderRecord) =>
-      listedTools(provider, await this.view.list(provider, ctx, 'tools', ctx.clientCapabilities));
-    const routing = await this.routingSet(ctx);
-    const resolved = await this.deps.names.resolveExposedName(nameScope(ctx.principal), routing, name, offeredOf);
-    if (resolved !== null)
-      return this.callTool({ ...params, name: resolved.upstreamName }, ctx, agent, {
-        kind: 'routed',
-        providerFilter,
-        provider: resolved.provider,
-      });
-    // A name a provider the caller has not connected would claim goes to it: refused there with the connect URL (audited), not "unknown".
-    const unconnected = await this.unconnectedClaimant(ctx, routing, name);
-    if (unconnected === null) throw invalidParams(`Unknown tool: ${name}`);
-    return this.callTool({ ...params, name }, ctx, agent, { kind: 'routed', providerFilter, provider: unconnected });
-  }
-
-  /** The first per-user provider whose pattern claims `name` and that lists nothing for the caller until they connect (or act as a user). */
-  private async unconnectedClaimant(
-    ctx: McpRequestContext,
-    routing: ProviderRecord[],
-    name: string,
-  ): Promise<ProviderRecord | null> {
-    for (const provider of routing) {
-      if (matchGlob(provider.pattern, name) && (await this.view.mustConnect(provider, ctx))) return provider;
-    }
-    return null;
-  }
-
-  /** tools/call of an upstream name: decided (and refusals recorded) by the use case, then forwarded here and its outcome recorded. */
-  private async callTool(
-    params: Result,
-    ctx: McpRequestContext,
-    agent: AgentStanding,
-    target: ToolCallTarget,
-  ): Promise<Result> {
-    const name = toolNameParam(params);
-    const args = params.arguments ?? {};
-    if (typeof args !== 'object' || args === null || Array.isArray(args))
-      throw invalidParams('params.arguments must be an object');
-    const call: ToolCallCommand = {
-      principal: ctx.principal,
-      toolName: name,
-      arguments: args as Record<string, unknown>,
-      target,
-      alwaysConfirm: agent.alwaysConfirm,
-      auditId: newId(),
-    };
-    const decision = await this.calls.decide(call);
-    if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
-    await this.assertListed(call, decision.provider, name, ctx);
-    await this.assertNotQuarantined(call, decision.provider, name, ctx.clientCapabilities);
-    let paramHeaders = await this.callHeaders(call, decision.provider, ctx, (c, p, r) =>
-      this.calls.record.refused(c, p, r),
-    );
-    // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
-    const opened = this.calls.open(call, decision);
-    let provider = decision.provider;
-    let forwardCtx = ctx;
-    if (decision.hold) {
-      const released = await this.calls.hold(call, decision, this.holdOptions(ctx));
-      if (released.kind !== 'confirmed') {
-        if (released.kind === 'gone') throw new ClientGone();
-        await opened;
-        throw refusal(released);
-      }
-      provider = released.provider;
-      // The signal was read by the hold already, so copying the context creates nothing new.
-      forwardCtx = { ...ctx, principal: released.principal };
-      // A user's token read before a long hold may have expired (or been revoked) meanwhile: read it again.
-      paramHeaders = await this.callHeaders(
-        { ...call, principal: released.principal },
-        provider,
-        forwardCtx,
-        async (c, _p, reason) => {
-          await opened;
-          await this.calls.record.refusedAfterRelease(c.auditId, reason);
-        },
-      );
-    }
-    // 5. Forward and record the outcome.
-    const { auditId } = decision;
-    const started = this.deps.clock.now().getTime();
-    try {
-      const result = await this.forwarding.forward(provider, 'tools/call', params, forwardCtx, {
-        auditId,
-        toolName: name,
-        paramHeaders,
-      });
-      const status = result.isError === true ? 'failed' : 'completed';
-      await Promise.all([
-        opened,
-        this.calls.record.finished(auditId, { status, result, duration: this.deps.clock.now().getTime() - started }),
-      ]);
-      return result;
-    } catch (err) {
-      const error =
-        err instanceof UpstreamAnswer && 'error' in err.response
-          ? err.response.error.message
-          : err instanceof Error
-            ? err.message
-            : 'failed';
-      await Promise.all([
-        opened,
-        this.calls.record.finished(auditId, {
-          status: 'failed',
-          error,
-          duration: this.deps.clock.now().getTime() - started,
-        }),
-      ]);
-      throw err;
-    }
-  }
-
-  /**
-   * The headers a call carries upstream: the tool's `Mcp-Param-*` and, for a provider that is called
-   * as the user, that user's own auth (a stored token, refreshed when near expiry, or an exchanged
-   * one). A user without it is refused with the connect URL, recorded through `refused`.
-   */
-  private async callHeaders(
-    call: ToolCallCommand,
-    provider: ProviderRecord,
-    ctx: McpRequestContext,
-    refused: RefusalRecorder,
-  ): Promise<Record<string, string> | null> {
-    const userAuth = await this.userAuthOrRefuse(call, provider, ctx, refused);
-    return withUserAuth(
-      toolParamHeaders(
-        this.view.cachedTools(provider, call.principal, ctx.clientCapabilities),
-        call.toolName,
-        call.arguments,
-        ctx,
-      ),
-      userAuth,
-    );
-  }
-
-  /** A held call waits with the request's signal, reporting its status on the response stream (when there is one). */
-  private holdOptions(ctx: McpRequestContext) {
-    const { progressToken, notify } = ctx;
-    return {
-      signal: ctx.signal,
-      confirmationToken: ctx.confirmationToken,
-      reauthenticate: ctx.reauthenticate,
-      onStatus: ({
-        confirmationId,
-        message,
-        elapsedMs,
-      }: {
-        confirmationId: string;
-        message: string;
-        elapsedMs: number;
-      }) => {
-        if (!notify) return;
-        if (progressToken !== null)
-          notify({
-            jsonrpc: '2.0',
-            method: 'notifications/progress',
-            params: { progressToken, progress: elapsedMs, message },
-          });
-        notify({
-          jsonrpc: '2.0',
-          method: 'notifications/message',
-          params: { level: 'info', logger: 'agentgw/confirmation', data: { confirmationId, message, elapsedMs } },
-        });
-      },
-    };
-  }
-
   /** The caller's routing set on this endpoint (a `providers=` filter narrows the unified one). */
   private routingSet(ctx: McpRequestContext): Promise<ProviderRecord[]> {
     return this.view.routingSet(ctx.principal, ctx.endpoint.kind === 'unified' ? ctx.endpoint.providerFilter : null);
-  }
-
-  /** A tool whose definition is quarantined (pinning) is not called: refused before it is forwarded, audited as rejected with the reason. */
-  private async assertNotQuarantined(
-    call: ToolCallCommand,
-    provider: ProviderRecord,
-    name: string,
-    capabilities: Readonly<Record<string, unknown>>,
-  ): Promise<void> {
-    const status = await this.deps.pins.quarantineOf(
-      provider,
-      this.view.cachedTools(provider, call.principal, capabilities),
-      name,
-    );
-    if (status === null) return;
-    const reason = QUARANTINE_REASONS[status];
-    await this.calls.record.refused(call, provider.id, reason);
-    throw new RpcError(GATEWAY_RPC.DENIED, reason, 403, {
-      decision: 'denied',
-      reason,
-      code: 'TOOL_QUARANTINED',
-      status,
-      providerId: provider.id,
-      auditId: call.auditId,
-    });
-  }
-
-  /**
-   * Only a name the provider listed goes out: a variant of a denied name (case, look-alike) that
-   * no rule matched never reaches an upstream that matches names loosely. Answered from the
-   * cached list (the caller's own for a per-user provider); a provider whose list cannot be had
-   * is not called unchecked (502), and a caller with no credential for a per-user one is refused
-   * as its call would be (CREDENTIALS_REQUIRED with the connect URL, audited).
-   */
-  private async assertListed(
-    call: ToolCallCommand,
-    provider: ProviderRecord,
-    name: string,
-    ctx: McpRequestContext,
-    retried = false,
-  ): Promise<void> {
-    const listing = await this.view.listed(provider, { ...ctx, principal: call.principal }, name);
-    if (listing.kind === 'listed') return;
-    if (listing.kind === 'unlisted') throw invalidParams(`Unknown tool: ${name}`);
-    if (listing.kind === 'needs_auth') {
-      await this.refuseWithoutUserAuth(call, provider, ctx);
-      // Not refused: the user connected within the cached answer's seconds, so their list is asked for now.
-      if (!retried && this.view.forgetCallerLists(provider, call.principal))
-        return this.assertListed(call, provider, name, ctx, true);
-      throw listUnavailable(provider, listing.needsAuth.reason);
-    }
-    if (listing.refusal) throw egressRefused(listing.refusal, provider.id);
-    throw listUnavailable(provider, listing.failure);
-  }
-
-  /** Refuses a call whose user has no usable auth for a per-user provider exactly as the call itself would be (audited); returns when they have it. */
-  private async refuseWithoutUserAuth(
-    call: ToolCallCommand,
-    provider: ProviderRecord,
-    ctx: McpRequestContext,
-  ): Promise<void> {
-    await this.userAuthOrRefuse(call, provider, ctx, (c, p, r) => this.calls.record.refused(c, p, r));
-  }
-
-  /**
-   * The caller's own auth a call carries (null: none of theirs), or its refusal, recorded through
-   * `refused`: CREDENTIALS_REQUIRED with the connect URL (as a URL elicitation when the client
-   * declared it), USER_REQUIRED, SIGN_IN_TOKEN_REQUIRED or TOKEN_EXCHANGE_REFUSED.
-   */
-  private async userAuthOrRefuse(
-    call: ToolCallCommand,
-    provider: ProviderRecord,
-    ctx: McpRequestContext,
-    refused: RefusalRecorder,
-  ): Promise<Record<string, string> | null> {
-    const auth = await this.view.auth(provider, { principal: call.principal, headers: ctx.headers });
-    if (auth.kind === 'headers') return auth.headers;
-    // Settings that name no source of the user's auth: the call goes on without it and is refused before it is sent (forwardTarget).
-    if (auth.kind === 'none' || auth.refusal.kind === 'unconfigured') return null;
-    const { reason, error } = refusalError(auth.refusal, provider, ctx.clientCapabilities, call.auditId);
-    await refused(call, provider.id, reason);
-    throw error;
   }
 }
 
@@ -632,30 +373,7 @@ type AgentStanding = Awaited<ReturnType<typeof agentStanding>>;
 const errorStatus = (rpc: RpcError, protocolVersion: string): number =>
   rpc.code === JSON_RPC.METHOD_NOT_FOUND && isModernVersion(protocolVersion) ? 404 : rpc.status;
 
-const denied = (reason: string, risk: RiskLevel, auditId?: string) =>
-  new RpcError(GATEWAY_RPC.DENIED, reason, 403, { decision: 'denied', reason, risk, ...(auditId ? { auditId } : {}) });
-
-/** A held call that is not released: refused by the re-check (as a denial) or by the confirmation (rejected, timed out). */
-const refusal = (held: Exclude<HeldCallResult, { kind: 'confirmed' | 'gone' }>): RpcError =>
-  held.kind === 'denied'
-    ? denied(held.reason, held.risk, held.auditId)
-    : new RpcError(GATEWAY_RPC.CONFIRMATION_REJECTED, held.reason, 403, {
-        decision: held.kind,
-        reason: held.reason,
-        confirmationId: held.confirmationId,
-        auditId: held.auditId,
-      });
-
 const stringOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-
-/** tools/call's `params.name`, refused (-32602) when missing or one no rule could decide (`toolNameProblem`). */
-const toolNameParam = (params: Result): string => {
-  const name = params.name;
-  if (typeof name !== 'string') throw invalidParams('params.name must be a non-empty string');
-  const problem = toolNameProblem(name);
-  if (problem !== null) throw invalidParams(`params.name ${problem}`);
-  return name;
-};
 
 /** A listed tool's name, or null for one tools/call refuses (over the glob cap, which would fail the whole list; hidden characters; surrounding spaces). */
 const toolNameOf = (tool: ListItem): string | null => {
@@ -668,10 +386,3 @@ const leftOutOfList = (provider: ProviderRecord, list: ProviderList): LeftOut =>
   const leftOut = leftOutOf(provider, list.failure ?? 'no tool list');
   return list.needsAuth?.authUrl ? { ...leftOut, authUrl: list.needsAuth.authUrl } : leftOut;
 };
-
-/** A provider whose tool list cannot be had is not called unchecked. */
-const listUnavailable = (provider: ProviderRecord, reason: string) =>
-  new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The provider did not list its tools, so the call cannot be checked', 502, {
-    providerId: provider.id,
-    reason,
-  });
