@@ -7,7 +7,7 @@ import type { TaskIdCodec } from './task-ids.js';
 
 type Result = Record<string, unknown>;
 
-/** What the extension methods need from the pipeline: forwarding as the caller, and the access rule for a skill. */
+/** What the extension methods need from the MCP methods (mcp-methods.ts): forwarding as the caller, and the access rule for a skill. */
 export interface ExtensionAccess {
   /** Sends a request to a provider for the caller (an upstream JSON-RPC error is passed on as it is). */
   forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext): Promise<Result>;

@@ -11,12 +11,12 @@ import { respond, type RespondDeps } from './respond.js';
 import { MemoryResumptionStore } from '../stream-resumption/resumption-store.js';
 import { systemClock } from '@agentgw/core';
 
-type Handler = (request: JsonRpcRequest, ctx: McpRequestContext) => ReturnType<RespondDeps['pipeline']['handle']>;
+type Handler = (request: JsonRpcRequest, ctx: McpRequestContext) => ReturnType<RespondDeps['router']['handle']>;
 
-/** An app whose POST answers the body's requests through `respond`, with `handle` as the pipeline. */
+/** An app whose POST answers the body's requests through `respond`, with `handle` as the method router. */
 function appWith(handle: Handler, protocolVersion = '2025-06-18') {
   const deps: RespondDeps = {
-    pipeline: { handle },
+    router: { handle },
     auth: {
       authenticate: async () => ({}) as Principal,
       authenticateOAuth: () => Promise.reject(new Error('no OAuth here')),

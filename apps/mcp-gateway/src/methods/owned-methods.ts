@@ -7,7 +7,7 @@ import { matchesTemplate } from './uri-templates.js';
 
 type Result = Record<string, unknown>;
 
-/** What routing a method to its provider needs from the pipeline: the caller's reachable providers, their lists, and forwarding. */
+/** What routing a method to its provider needs from the MCP methods (mcp-methods.ts): the caller's reachable providers, their lists, and forwarding. */
 export interface ProviderAccess {
   /** The providers the caller may reach on this endpoint, in routing order. */
   reachable(ctx: McpRequestContext): Promise<ProviderRecord[]>;

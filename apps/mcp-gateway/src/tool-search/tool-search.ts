@@ -13,7 +13,7 @@ type Result = Record<string, unknown>;
 /** How many distinct visible sets keep a built index (least recently used evicted; ~100 KB each at 300 tools). */
 export const MAX_CACHED_INDEXES = 256;
 
-/** What the search surface takes from the pipeline for one request. */
+/** What the search surface takes from the MCP methods (mcp-methods.ts) for one request. */
 export interface SearchSurfaceHooks {
   /** The caller's tools exactly as its tools/list would list them (reachable providers, policy applied). */
   visible(): Promise<ListItem[]>;
