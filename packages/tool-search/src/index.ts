@@ -4,3 +4,5 @@ export { fieldsOf, FIELD_LIMITS, type ListedTool, type ToolFields } from './tool
 export { ToolIndex, RANKING, SEARCH_LIMITS, type SearchHit } from './tool-index.js';
 export { ToolIndexCache } from './index-cache.js';
 export { verbSynonyms, WORDNET_LIMITS } from './wordnet.js';
+export { CALL_TOOL, META_TOOLS, SEARCH_RESULT_LIMITS, SEARCH_TOOLS } from './meta-tools.js';
+export { exposedTool, visibleSetKey } from './visible-set-key.js';

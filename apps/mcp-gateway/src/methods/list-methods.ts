@@ -1,5 +1,6 @@
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import { matchGlob, toolNameProblem } from '@agentgw/core';
+import { exposedTool } from '@agentgw/tool-search';
 import type { McpRequestContext, McpResult } from '../mcp-context.js';
 import type { CallerProviders } from '../provider-view/caller-providers.js';
 import type { ListItem, ListKind, ProviderList } from '../provider-view/list-items.js';
@@ -8,7 +9,6 @@ import { toolPolicy } from '../tool-call/tool-access.js';
 import { offeredTools } from '../tool-names/offered-tools.js';
 import { nameScope, type ToolNaming } from '../tool-names/tool-naming.js';
 import type { ToolPins } from '../tool-pins/tool-pins.js';
-import { exposedTool } from '../tool-search/visible-set-key.js';
 import { leftOutOf, type LeftOut, type LeftOutProviders } from './left-out.js';
 
 /** What the list methods read: the caller's view, exposed names, pins, the policy and how a request is sent or refused as the caller. */

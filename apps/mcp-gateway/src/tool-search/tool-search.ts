@@ -1,12 +1,11 @@
 import type { Catalog } from '@agentgw/catalog';
-import { ToolIndexCache } from '@agentgw/tool-search';
+import { CALL_TOOL, META_TOOLS, SEARCH_TOOLS, ToolIndexCache, visibleSetKey } from '@agentgw/tool-search';
 import type { McpRequestContext } from '../mcp-context.js';
 import type { ListItem } from '../provider-view/list-items.js';
 import { invalidParams } from '../rpc-errors.js';
 import { toolPolicy } from '../tool-call/tool-access.js';
-import { CALL_TOOL, callToolArgs, META_TOOLS, SEARCH_TOOLS, searchToolsArgs } from './meta-tools.js';
+import { callToolArgs, searchToolsArgs } from './meta-tool-args.js';
 import { toolSurfaceOf } from './tool-surface.js';
-import { visibleSetKey } from './visible-set-key.js';
 
 type Result = Record<string, unknown>;
 

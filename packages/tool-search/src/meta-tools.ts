@@ -1,5 +1,4 @@
-import type { ListItem } from '../provider-view/list-items.js';
-import { invalidParams } from '../rpc-errors.js';
+/* The search surface's meta-tools as a client lists them: what the gateway serves and the benchmark measures. */
 
 /** The meta-tools' names: with the search surface on, a tools/call of one of these is answered by the gateway. */
 export const SEARCH_TOOLS = 'search_tools';
@@ -9,7 +8,7 @@ export const CALL_TOOL = 'call_tool';
 export const SEARCH_RESULT_LIMITS = { max: 20, default: 5 } as const;
 
 /** The meta-tools as `tools/list` shows them when the search surface is on (the whole surface a client sees). */
-export const META_TOOLS: readonly ListItem[] = Object.freeze([
+export const META_TOOLS: readonly Record<string, unknown>[] = Object.freeze([
   {
     name: SEARCH_TOOLS,
     title: 'Search tools',
@@ -63,30 +62,3 @@ export const META_TOOLS: readonly ListItem[] = Object.freeze([
     annotations: { title: 'Call a tool', openWorldHint: true },
   },
 ]);
-
-/** A search_tools call's arguments, checked. */
-export interface SearchToolsArgs {
-  query: string;
-  limit: number;
-}
-
-/** Reads search_tools' arguments; anything else than the schema allows is a -32602 naming the field. */
-export function searchToolsArgs(args: Record<string, unknown>): SearchToolsArgs {
-  const { query, limit = SEARCH_RESULT_LIMITS.default } = args;
-  if (typeof query !== 'string' || query.trim().length === 0)
-    throw invalidParams(`${SEARCH_TOOLS}: arguments.query must be a non-empty string`);
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > SEARCH_RESULT_LIMITS.max) {
-    throw invalidParams(`${SEARCH_TOOLS}: arguments.limit must be an integer from 1 to ${SEARCH_RESULT_LIMITS.max}`);
-  }
-  return { query, limit };
-}
-
-/** A call_tool call's arguments, checked (the inner name and arguments are checked again by the normal tools/call path). */
-export function callToolArgs(args: Record<string, unknown>): { name: string; arguments: Record<string, unknown> } {
-  const { name, arguments: inner = {} } = args;
-  if (typeof name !== 'string' || name.length === 0)
-    throw invalidParams(`${CALL_TOOL}: arguments.name must be a non-empty string`);
-  if (typeof inner !== 'object' || inner === null || Array.isArray(inner))
-    throw invalidParams(`${CALL_TOOL}: arguments.arguments must be an object`);
-  return { name, arguments: inner as Record<string, unknown> };
-}
