@@ -10,7 +10,7 @@ import type { McpTransportDeps } from './mcp-transport/transport-deps.js';
 
 export { MAX_BATCH_MESSAGES } from './mcp-transport/parse-and-negotiate.js';
 
-/** What the MCP transport needs beside the pipeline: auth, sessions, Origin policy, the bus for server streams. */
+/** What the MCP transport needs beside the method router: auth, sessions, Origin policy, the bus for server streams. */
 export type McpRoutesDeps = McpTransportDeps;
 
 /**

@@ -1,6 +1,6 @@
 import { META_LOG_LEVEL, META_SERVER_INFO, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
-import { SKILLS_EXTENSION, TASKS_EXTENSION } from './extensions/extension-methods.js';
-import { LIST_METHODS, type ListItem } from './provider-lists.js';
+import { SKILLS_EXTENSION, TASKS_EXTENSION } from './extensions/extension-ids.js';
+import { LIST_METHODS, type ListItem } from './provider-view/list-items.js';
 
 /** The `_meta` key a client may carry an approval token in. */
 export const CONFIRMATION_TOKEN_META = 'agentgw/confirmationToken';

@@ -1,4 +1,4 @@
-import { isAppError, type Logger } from '@agentgw/core';
+import { isAppError, type EgressRefusedError, type Logger } from '@agentgw/core';
 import { JSON_RPC, type JsonRpcErrorObject } from '@agentgw/mcp-client';
 
 /** JSON-RPC error codes of the gateway's own (server-defined range), with the HTTP status each answers with. */
@@ -55,3 +55,7 @@ export function toRpcError(err: unknown, logger: Logger): RpcError {
   logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'MCP request failed');
   return new RpcError(JSON_RPC.INTERNAL_ERROR, 'Internal error', 500);
 }
+
+/** The egress policy refused the provider's address: a refusal (403, never contacted), not an upstream failure. */
+export const egressRefused = (refused: EgressRefusedError, providerId: string): RpcError =>
+  new RpcError(GATEWAY_RPC.DENIED, refused.message, 403, { providerId, code: refused.code, ...refused.details });

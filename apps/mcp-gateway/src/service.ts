@@ -14,11 +14,12 @@ import { Redis } from 'ioredis';
 import { AuditIdSigner } from './audit-ids.js';
 import { documentMcpEndpoints } from './mcp.openapi.js';
 import { mcpRoutes } from './mcp.routes.js';
-import { McpPipeline } from './mcp-pipeline.js';
+import { McpMethodRouter } from './mcp-method-router.js';
+import { mcpMethodTable } from './mcp-methods.js';
 import { createOriginPolicy } from './origins.js';
 import { ProtectedResources } from './protected-resource/protected-resource.js';
 import { protectedResourceRoutes } from './protected-resource/protected-resource.routes.js';
-import { ProviderLists } from './provider-lists.js';
+import { ProviderLists } from './provider-view/provider-lists.js';
 import { refusingConfirmationGate } from './refusing-confirmation-gate.js';
 import { SessionIdCodec } from './session-ids.js';
 import { TaskIdCodec } from './extensions/task-ids.js';
@@ -90,7 +91,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
   const stopPinRecheck = recheckPinsOnUpstreamChange({ lists, pins, catalog, logger });
   const taskIds = new TaskIdCodec(secretBoxFor(config));
-  const pipeline = new McpPipeline({
+  const table = mcpMethodTable({
     catalog,
     client,
     lists,
@@ -108,6 +109,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     tokenExchange,
     bus,
   });
+  const router = new McpMethodRouter({ catalog, logger, table });
   const streams = new Set<() => void>();
   const platformKeys = secretBoxFor(config);
 
@@ -121,7 +123,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       auth: deps.auth,
       catalog,
       client,
-      pipeline,
+      router,
       sessions,
       codec: new SessionIdCodec(platformKeys),
       origins: createOriginPolicy(config),

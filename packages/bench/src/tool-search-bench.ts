@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { exposedTool, META_TOOLS, visibleSetKey } from '@agentgw/mcp-gateway/tool-search';
+import { exposedTool, META_TOOLS, visibleSetKey } from '@agentgw/tool-search';
 import { ToolIndex, ToolIndexCache } from '@agentgw/tool-search';
 import { ALL_TOOLS, CATALOG } from './tool-catalog/catalog.js';
 import type { CatalogTool } from './tool-catalog/catalog-schema.js';

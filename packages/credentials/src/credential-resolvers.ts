@@ -2,7 +2,7 @@ import type { AuthService } from '@agentgw/auth';
 import { createEgressDispatcher, DependencyUnavailableError, withAllowedHosts, type EgressPolicy } from '@agentgw/core';
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import type { Vault } from './vault.js';
+import type { CredentialResolution, Vault } from './vault.js';
 
 /** Header carrying the service token on the vault's internal API. */
 export const SERVICE_TOKEN_HEADER = 'X-Service-Token';
@@ -16,13 +16,6 @@ export const VAULT_AUDIENCE = 'vault';
  */
 export interface CredentialResolver {
   resolve(input: { userId: string; tenantId: string | null; serviceTypes: string[] }): Promise<CredentialResolution>;
-}
-
-/** The plaintext credentials found, the service types missing, and where to connect each missing one. */
-export interface CredentialResolution {
-  credentials: Record<string, string>;
-  missing: string[];
-  authUrls: Record<string, string>;
 }
 
 /** All-in-one: invoke-proxy calls the vault in the same process. */

@@ -7,7 +7,7 @@ export type {
   StoreOAuthInput,
   Vault,
   VaultDeps,
-  VaultOAuth,
+  CredentialResolution,
 } from './vault.js';
 export {
   directCredentialResolver,
@@ -15,14 +15,11 @@ export {
   SERVICE_TOKEN_HEADER,
   VAULT_AUDIENCE,
 } from './credential-resolvers.js';
-export type {
-  CredentialResolution,
-  CredentialResolver,
-  HttpCredentialResolverOptions,
-} from './credential-resolvers.js';
+export type { CredentialResolver, HttpCredentialResolverOptions } from './credential-resolvers.js';
 export { reencryptAllSecrets } from './reencrypt.js';
 export type { ReencryptSummary } from './reencrypt.js';
 export { createVaultOAuth } from './oauth/vault-oauth.js';
+export type { VaultOAuth } from './oauth/vault-oauth.js';
 export { createOAuthConnect } from './oauth/oauth-connect.js';
 export { boundedFetch } from './oauth/bounded-fetch.js';
 export type { OAuthConnect, OAuthConnectDeps } from './oauth/oauth-connect.js';

@@ -16,8 +16,8 @@ import { json, type CredentialKind, type Database, type UserCredentialRow } from
 import type { Kysely } from 'kysely';
 import { authUrlFor, authUrlsFor, findCredentialProviders } from './auth-urls.js';
 import { createCredentialKeyring, type CredentialBinding, type CredentialKeyring } from './credential-keyring.js';
-import type { CredentialResolution } from './credential-resolvers.js';
-import type { OAuthClient, TokenSet } from './oauth/oauth-client.js';
+import type { TokenSet } from './oauth/oauth-client.js';
+import type { VaultOAuth } from './oauth/vault-oauth.js';
 import {
   connectedAccountEvent,
   freshOAuthRow,
@@ -27,7 +27,6 @@ import {
   type OAuthCredentialsContext,
 } from './oauth/oauth-credentials.js';
 import { isOAuthRow, oauthMetadataOf } from './oauth/oauth-tokens.js';
-import type { RefreshLock } from './oauth/refresh-lock.js';
 
 /** What the vault needs from a service's deps (a `ServiceDeps` fits). */
 export interface VaultDeps {
@@ -42,14 +41,6 @@ export interface VaultDeps {
   bus?: EventBus;
   /** OAuth connections: refresh before expiry and revocation on delete. Without it, OAuth rows are served until they expire. */
   oauth?: VaultOAuth;
-}
-
-/** What the vault needs to keep OAuth tokens fresh: the client, the key that opens providers' client secrets, the refresh lock. */
-export interface VaultOAuth {
-  client: OAuthClient;
-  /** PLATFORM_SECRETS_KEY's ring: credential providers' client secrets are sealed under it by admin-api. */
-  secrets: SecretBox;
-  lock: RefreshLock;
 }
 
 /** What the API shows about a stored credential; never the secret. */
@@ -90,6 +81,13 @@ export interface ReencryptReport {
   reencrypted: number;
   /** Rows no configured key opens (wrong key, tampered): left as they are. */
   unreadable: number;
+}
+
+/** The plaintext credentials found, the service types missing, and where to connect each missing one. */
+export interface CredentialResolution {
+  credentials: Record<string, string>;
+  missing: string[];
+  authUrls: Record<string, string>;
 }
 
 /** Users' credentials: stored sealed, listed as metadata, resolved in plaintext for invokes. */

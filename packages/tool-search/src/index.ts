@@ -23,3 +23,5 @@ export {
   type EmbeddingsConfig,
 } from './embeddings-client.js';
 export { definitionText, FUSION, HybridSearch, hybridSearchFromEnv, ToolVectors } from './semantic-ranking.js';
+export { CALL_TOOL, META_TOOLS, SEARCH_RESULT_LIMITS, SEARCH_TOOLS } from './meta-tools.js';
+export { exposedTool, visibleSetKey } from './visible-set-key.js';

@@ -1,13 +1,13 @@
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
-import type { McpRequestContext } from '../mcp-pipeline.js';
+import type { McpRequestContext } from '../mcp-context.js';
 import { GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
 import { escapesDirectory, skillDirectory } from './skill-files.js';
 import type { TaskIdCodec } from './task-ids.js';
 
 type Result = Record<string, unknown>;
 
-/** What the extension methods need from the pipeline: forwarding as the caller, and the access rule for a skill. */
+/** What the extension methods need from the MCP methods (mcp-methods.ts): forwarding as the caller, and the access rule for a skill. */
 export interface ExtensionAccess {
   /** Sends a request to a provider for the caller (an upstream JSON-RPC error is passed on as it is). */
   forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext): Promise<Result>;
@@ -23,10 +23,6 @@ export const EXTENSION_METHODS: ReadonlySet<string> = new Set([
   'skills/list',
   'skills/get',
 ]);
-
-/** The extension ids the gateway advertises in its capabilities. */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
 
 /** Pages of one provider's skills/list followed, and skills kept in all (a hostile upstream cannot make a list unbounded). */
 const MAX_SKILL_PAGES = 20;

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { McpEndpoint } from '../mcp-pipeline.js';
+import type { McpEndpoint } from '../mcp-context.js';
 
 /** The unified endpoint of a URL without a query: one shared value instead of a parse per request. */
 const PLAIN_UNIFIED: McpEndpoint = Object.freeze({ kind: 'unified', providerFilter: null, toolsParam: null });

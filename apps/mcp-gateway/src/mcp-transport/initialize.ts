@@ -8,7 +8,7 @@ import {
 } from '@agentgw/mcp-client';
 import { SSE_HEADERS, sseText } from '@agentgw/service-kit';
 import type { Context } from 'hono';
-import type { McpEndpoint } from '../mcp-pipeline.js';
+import type { McpEndpoint } from '../mcp-context.js';
 import { SERVER_CAPABILITIES, SERVER_INFO } from '../revision-shapes.js';
 import { sessionOwner } from '../session-ids.js';
 import { scopeOf } from './endpoint.js';

@@ -20,7 +20,7 @@ export const MAX_BATCH_MESSAGES = 20;
 
 /** A message that is not a valid JSON-RPC request (answered with its own error). */
 export type Invalid = Extract<Incoming, { kind: 'invalid' }>;
-/** A JSON-RPC request of the body (answered by the pipeline). */
+/** A JSON-RPC request of the body (answered by the method router). */
 export type RequestItem = Extract<Incoming, { kind: 'request' }>;
 type Call = Extract<Incoming, { kind: 'request' | 'notification' }>;
 

@@ -3,7 +3,7 @@ import { parseSse, type JsonRpcRequest } from '@agentgw/mcp-client';
 import { clientGoneSignal } from '@agentgw/service-kit';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import type { McpRequestContext } from '../mcp-pipeline.js';
+import type { McpRequestContext } from '../mcp-context.js';
 import { parsePost, type ParsedPost, type RequestItem, type Invalid } from './parse-and-negotiate.js';
 import { NO_HEADERS } from './replies.js';
 import { ProtectedResources } from '../protected-resource/protected-resource.js';
@@ -11,12 +11,12 @@ import { respond, type RespondDeps } from './respond.js';
 import { MemoryResumptionStore } from '../stream-resumption/resumption-store.js';
 import { systemClock } from '@agentgw/core';
 
-type Handler = (request: JsonRpcRequest, ctx: McpRequestContext) => ReturnType<RespondDeps['pipeline']['handle']>;
+type Handler = (request: JsonRpcRequest, ctx: McpRequestContext) => ReturnType<RespondDeps['router']['handle']>;
 
-/** An app whose POST answers the body's requests through `respond`, with `handle` as the pipeline. */
+/** An app whose POST answers the body's requests through `respond`, with `handle` as the method router. */
 function appWith(handle: Handler, protocolVersion = '2025-06-18') {
   const deps: RespondDeps = {
-    pipeline: { handle },
+    router: { handle },
     auth: {
       authenticate: async () => ({}) as Principal,
       authenticateOAuth: () => Promise.reject(new Error('no OAuth here')),

@@ -11,7 +11,8 @@ import {
 import { SseStream, type ClientConnection } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { metaOf } from '../json-rpc-messages.js';
-import type { McpEndpoint, McpPipeline, McpRequestContext } from '../mcp-pipeline.js';
+import type { McpAnswer, McpEndpoint, McpRequestContext } from '../mcp-context.js';
+import type { McpMethodRouter } from '../mcp-method-router.js';
 import { authenticateMcpCaller, type ProtectedResources } from '../protected-resource/protected-resource.js';
 import { CONFIRMATION_TOKEN_META, resultForClient } from '../revision-shapes.js';
 import { clientOwner, type ClientChannel } from '../relay/server-request-relay.js';
@@ -36,9 +37,9 @@ export interface Exchange {
   connection: ClientConnection;
 }
 
-/** What answering reads: the pipeline that handles each request, and auth to re-check a released call's credentials. */
+/** What answering reads: the method router that handles each request, and auth to re-check a released call's credentials. */
 export interface RespondDeps {
-  pipeline: Pick<McpPipeline, 'handle'>;
+  router: Pick<McpMethodRouter, 'handle'>;
   auth: Pick<AuthService, 'authenticate' | 'authenticateOAuth'>;
   resources: ProtectedResources;
   /** Where a paused answer's events wait for the client's resume (stream-resumption/). */
@@ -46,7 +47,6 @@ export interface RespondDeps {
   /** A listen's stream has no answer for a long while: a keep-alive comment this often keeps proxies from closing it. */
   listenHeartbeatMs: number;
 }
-type Answer = { response: JsonRpcResponse; status: number };
 
 /** Requests whose upstream may send something while answering (progress, logs, a sampling, elicitation or roots request). */
 const MAY_STREAM: ReadonlySet<string> = new Set([
@@ -76,7 +76,7 @@ export function respond(deps: RespondDeps, x: Exchange): Promise<Response> {
 async function answerAsJson(deps: RespondDeps, x: Exchange): Promise<Response> {
   try {
     const answers = await Promise.all(
-      x.requests.map((r) => deps.pipeline.handle(r.message, requestContext(deps, x, r.message, null, null))),
+      x.requests.map((r) => deps.router.handle(r.message, requestContext(deps, x, r.message, null, null))),
     );
     if (x.connection.gone()) return new Response(null, { status: 499 });
     if (!x.batch) {
@@ -147,7 +147,7 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   const onUpstreamPaused = pausing ? (retryMs: number) => pausing.pause(retryMs) : null;
   const work = Promise.all(
     x.requests.map((r) =>
-      deps.pipeline.handle(r.message, requestContext(deps, x, r.message, notify, channel, onUpstreamPaused)),
+      deps.router.handle(r.message, requestContext(deps, x, r.message, notify, channel, onUpstreamPaused)),
     ),
   );
   const settled = x.batch ? null : await Promise.race([work, started]);
@@ -164,7 +164,7 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   }
   const sse: SseStream = stream ?? open();
   void work
-    .then(async (answers: (Answer | null)[]) => {
+    .then(async (answers: (McpAnswer | null)[]) => {
       for (const [i, a] of answers.entries()) {
         const message = a && shaped(x.requests[i]!.message.method, a.response, x.protocolVersion);
         if (message && !pausing?.emit(message, true)) sse.send({ event: 'message', data: message });
@@ -178,7 +178,7 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   return sse.response(x.sessionHeaders);
 }
 
-/** Everything the pipeline handles one request with: the exchange's caller, revision and session, and this request's `_meta`. */
+/** Everything the method router handles one request with: the exchange's caller, revision and session, and this request's `_meta`. */
 function requestContext(
   deps: RespondDeps,
   x: Exchange,

@@ -4,7 +4,7 @@ import type { UpstreamSession, UpstreamTarget } from '@agentgw/mcp-client';
 import type { Context } from 'hono';
 import type { EvictedSession } from '../session-store.js';
 import { upstreamTarget } from '../upstream-targets.js';
-import { listsPerUser } from '../user-lists/list-auth.js';
+import { listsPerUser } from '../provider-view/caller-providers.js';
 import { endpointOf } from './endpoint.js';
 import { replyResponse, SESSION_HEADER } from './replies.js';
 import { resolveSession, type SessionLookup } from './session-resolution.js';

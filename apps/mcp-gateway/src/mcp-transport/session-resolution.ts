@@ -1,6 +1,6 @@
 import type { Principal } from '@agentgw/auth';
 import { JSON_RPC } from '@agentgw/mcp-client';
-import type { McpEndpoint, McpRequestContext } from '../mcp-pipeline.js';
+import type { McpEndpoint, McpRequestContext } from '../mcp-context.js';
 import { GATEWAY_RPC } from '../rpc-errors.js';
 import { sessionBelongsTo, type SessionIdCodec } from '../session-ids.js';
 import type { SessionStore } from '../session-store.js';

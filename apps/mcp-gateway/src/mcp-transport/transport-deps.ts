@@ -2,7 +2,7 @@ import type { AuthService } from '@agentgw/auth';
 import type { Catalog } from '@agentgw/catalog';
 import type { CallQuota, Clock, EventBus, Logger } from '@agentgw/core';
 import type { McpUpstreamClient } from '@agentgw/mcp-client';
-import type { McpPipeline } from '../mcp-pipeline.js';
+import type { McpMethodRouter } from '../mcp-method-router.js';
 import type { OriginPolicy } from '../origins.js';
 import type { ProtectedResources } from '../protected-resource/protected-resource.js';
 import type { ServerRequestRelay } from '../relay/server-request-relay.js';
@@ -11,12 +11,12 @@ import type { SessionStore } from '../session-store.js';
 import type { ResumptionStore } from '../stream-resumption/resumption-store.js';
 import type { RequestTargets } from '../upstream-auth/request-targets.js';
 
-/** What the MCP transport needs beside the pipeline: auth, sessions, Origin policy, the bus for server streams. */
+/** What the MCP transport needs beside the method router: auth, sessions, Origin policy, the bus for server streams. */
 export interface McpTransportDeps {
   auth: AuthService;
   catalog: Catalog;
   client: McpUpstreamClient;
-  pipeline: McpPipeline;
+  router: McpMethodRouter;
   sessions: SessionStore;
   codec: SessionIdCodec;
   origins: OriginPolicy;

@@ -1,13 +1,13 @@
 import type { ProviderRecord } from '@agentgw/catalog';
 import { JSON_RPC } from '@agentgw/mcp-client';
-import type { McpRequestContext } from '../mcp-pipeline.js';
-import type { ListItem, ListKind } from '../provider-lists.js';
+import type { McpRequestContext } from '../mcp-context.js';
+import type { ListItem, ListKind } from '../provider-view/list-items.js';
 import { GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
 import { matchesTemplate } from './uri-templates.js';
 
 type Result = Record<string, unknown>;
 
-/** What routing a method to its provider needs from the pipeline: the caller's reachable providers, their lists, and forwarding. */
+/** What routing a method to its provider needs from the MCP methods (mcp-methods.ts): the caller's reachable providers, their lists, and forwarding. */
 export interface ProviderAccess {
   /** The providers the caller may reach on this endpoint, in routing order. */
   reachable(ctx: McpRequestContext): Promise<ProviderRecord[]>;

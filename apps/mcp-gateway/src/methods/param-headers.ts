@@ -1,6 +1,6 @@
 import { isModernVersion, JSON_RPC } from '@agentgw/mcp-client';
 import { decodeHeaderValue } from '../mcp-transport/request-headers.js';
-import type { ListItem } from '../provider-lists.js';
+import type { ListItem } from '../provider-view/list-items.js';
 import { RpcError } from '../rpc-errors.js';
 
 /** One `x-mcp-header` annotation of a tool's inputSchema: the header it names and where its value sits in the arguments. */

@@ -10,7 +10,7 @@ import {
 } from '@agentgw/mcp-client';
 import type { TaskRef } from '../extensions/task-ids.js';
 import type { ListChangedMethod, ListChangeFollowing } from '../gateway-list-changes.js';
-import type { McpRequestContext } from '../mcp-pipeline.js';
+import type { McpRequestContext } from '../mcp-context.js';
 import { ClientGone, GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
 
 type Result = Record<string, unknown>;
@@ -42,7 +42,7 @@ export interface ListenFilter {
   tasks: readonly { clientId: string; ref: TaskRef }[];
 }
 
-/** What a listen needs from the pipeline: the upstream client, a provider's target for the caller, task ids, and the list caches to tell. */
+/** What a listen needs from the MCP methods (mcp-methods.ts): the upstream client, a provider's target for the caller, task ids, and the list caches to tell. */
 export interface ListenAccess {
   client: McpUpstreamClient;
   /** The provider's target for the caller (with their own auth for a per-user provider); null when the caller is refused there (not connected). */

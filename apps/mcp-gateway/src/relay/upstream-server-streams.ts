@@ -39,7 +39,7 @@ export interface ClientStreamEnd {
 const localFollowers = new Map<string, Set<() => void>>();
 
 /**
- * The session store the pipeline records opened upstream sessions in, with a nudge: a server
+ * The session store the forwarding records opened upstream sessions in, with a nudge: a server
  * stream of that session held by this process starts following the new upstream session at once
  * (an upstream may send its first request right after the handshake). Other replicas' streams
  * find it on their next read of the store.

@@ -5,7 +5,7 @@ import type { ToolCallCommand } from './tool-call.command.js';
 /** What a record is opened from: the caller, the call and its id. */
 export type RecordedCall = Pick<ToolCallCommand, 'principal' | 'auditId' | 'toolName'> & { arguments: unknown };
 
-/** How a forwarded call ended (the MCP pipeline's upstream answer, or what a runtime reports). */
+/** How a forwarded call ended (the MCP call's upstream answer, or what a runtime reports). */
 export type CallOutcome = { status: 'completed' | 'failed'; result?: unknown; error?: string; duration: number | null };
 
 /** The one mapping of a caller to its audit record: who (user, agent, end user, tenant), what, where. */
@@ -39,7 +39,7 @@ export function auditEntryOf(
  *   still waits — and never again here;
  * - released by a redeemed exact-call token (no confirmation decides this record): `confirmed` here;
  * - released, then refused by the re-check: `rejected` with the reason here;
- * - forwarded: its outcome (the MCP pipeline), or what the tool gate's runtime reports.
+ * - forwarded: its outcome (mcp-tool-call.usecase.ts), or what the tool gate's runtime reports.
  * The writes the call's answer depends on are awaited before it; a queue failure is logged, not
  * turned into a failed call.
  */

@@ -28,7 +28,7 @@ export interface ToolCallCommand {
 }
 
 /**
- * Everything a tool call can come to; the MCP pipeline and the tool gate only translate it.
+ * Everything a tool call can come to; the MCP tools/call (mcp-tool-call.usecase.ts) and the tool gate only translate it.
  * `denied`: refused by pattern, provider
  * access, policy or the re-check after release. `allowed`: may run now, `hold` says whether a
  * human must confirm first. `confirmed`: released (by a human, or a redeemed exact-call token,

@@ -1,6 +1,6 @@
 import type { ProviderRecord } from '@agentgw/catalog';
 import { matchGlob, toolNameProblem } from '@agentgw/core';
-import type { ListItem } from '../provider-lists.js';
+import type { ListItem } from '../provider-view/list-items.js';
 
 /** One tool a provider lists, with the upstream name a call of it is sent under. */
 export interface OfferedItem {

@@ -2,9 +2,9 @@ import { jwtAuth, requirePermission, type AuthService } from '@agentgw/auth';
 import type { Catalog } from '@agentgw/catalog';
 import { errorResponses, jsonResponse, jwtSecurity, openApiApp } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { ProviderLists } from '../provider-lists.js';
+import { sharedLister, type ProviderLists } from '../provider-view/provider-lists.js';
 import { upstreamTarget } from '../upstream-targets.js';
-import { listsPerUser } from '../user-lists/list-auth.js';
+import { listsPerUser } from '../provider-view/caller-providers.js';
 import { offeredTools } from './offered-tools.js';
 import { collisionsOf } from './tool-collisions.js';
 import { nameScope, type ToolNaming } from './tool-naming.js';
@@ -62,7 +62,7 @@ export function toolCollisionsRoutes(deps: {
       providers.map(async (provider) => {
         const list = await deps.lists.get(
           provider,
-          upstreamTarget(provider, deps.catalog.providers.authSecret(provider), null),
+          sharedLister(upstreamTarget(provider, deps.catalog.providers.authSecret(provider), null)),
           'tools',
         );
         return { provider, tools: offeredTools(provider, list.items ?? []) };

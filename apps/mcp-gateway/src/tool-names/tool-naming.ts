@@ -1,7 +1,7 @@
 import { tenantScope, type Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import { matchGlob, resolveProvider } from '@agentgw/core';
-import type { ListItem } from '../provider-lists.js';
+import type { ListItem } from '../provider-view/list-items.js';
 import { toolKey, type OfferedTool, type ScopeNames } from './exposed-name-rule.js';
 import type { ExposedNames } from './exposed-names.js';
 import type { OfferedItem, OfferedToolsOf } from './offered-tools.js';

@@ -1,6 +1,6 @@
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import { describe, expect, it } from 'vitest';
-import type { ProviderLists } from '../provider-lists.js';
+import type { ProviderLists } from '../provider-view/provider-lists.js';
 import { providerOf, spyLogger } from '../tool-call/tool-call.fixtures.js';
 import { recheckPinsOnUpstreamChange } from './pin-recheck.js';
 import type { ToolPins } from './tool-pins.js';

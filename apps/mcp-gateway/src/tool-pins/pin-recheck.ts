@@ -1,8 +1,8 @@
 import type { Catalog } from '@agentgw/catalog';
 import type { Logger } from '@agentgw/core';
-import type { ProviderLists } from '../provider-lists.js';
+import { sharedLister, type ProviderLists } from '../provider-view/provider-lists.js';
 import { upstreamTarget } from '../upstream-targets.js';
-import { listsPerUser } from '../user-lists/list-auth.js';
+import { listsPerUser } from '../provider-view/caller-providers.js';
 import type { ToolPins } from './tool-pins.js';
 
 /**
@@ -25,7 +25,7 @@ export function recheckPinsOnUpstreamChange(deps: {
     if (!provider || listsPerUser(provider) || !(await pins.enabledFor(provider.id))) return;
     const list = await lists.get(
       provider,
-      upstreamTarget(provider, catalog.providers.authSecret(provider), null),
+      sharedLister(upstreamTarget(provider, catalog.providers.authSecret(provider), null)),
       'tools',
     );
     if (list.items !== null) await pins.apply(provider, list.items);

@@ -4,7 +4,7 @@ import { ManualClock, MemoryEventBus, silentLogger, type ToolPinEvent } from '@a
 import type { DbHandle } from '@agentgw/db';
 import { openTestDatabase, testBackends } from '@agentgw/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListItem } from '../provider-lists.js';
+import type { ListItem } from '../provider-view/list-items.js';
 import { ToolPinStore } from './tool-pin-store.js';
 import { ToolPins } from './tool-pins.js';
 

@@ -9,7 +9,7 @@ import {
   type ToolPinChange,
   type Unsubscribe,
 } from '@agentgw/core';
-import type { ListItem } from '../provider-lists.js';
+import type { ListItem } from '../provider-view/list-items.js';
 import { decidePin, missingPinnedBodies, type PinWrite, type SeenTool } from './pin-decisions.js';
 import type { ProviderPins, ToolPinStore } from './tool-pin-store.js';
 
@@ -87,7 +87,7 @@ export class ToolPins {
     const quarantined = new Map<string, QuarantineStatus>();
     const writes: PinWrite[] = [];
     for (const { item, tool } of tools) {
-      // A nameless entry is left for the pipeline to drop, as without pins.
+      // A nameless entry is left for the list methods to drop, as without pins.
       if (tool === null) {
         visible.push(item);
         continue;

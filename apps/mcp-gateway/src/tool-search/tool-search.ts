@@ -1,22 +1,25 @@
 import type { Catalog } from '@agentgw/catalog';
 import {
+  CALL_TOOL,
   hybridSearchFromEnv,
   isWeakResult,
+  META_TOOLS,
   oneLine,
   providerSummaries,
   providerTools,
   SEARCH_GUIDANCE,
+  SEARCH_TOOLS,
   ToolIndexCache,
+  visibleSetKey,
   type BrowseEntry,
   type HybridSearch,
 } from '@agentgw/tool-search';
-import type { McpRequestContext } from '../mcp-pipeline.js';
-import type { ListItem } from '../provider-lists.js';
+import type { McpRequestContext } from '../mcp-context.js';
+import type { ListItem } from '../provider-view/list-items.js';
 import { invalidParams } from '../rpc-errors.js';
 import { toolPolicy } from '../tool-call/tool-access.js';
-import { CALL_TOOL, callToolArgs, META_TOOLS, SEARCH_TOOLS, searchToolsArgs } from './meta-tools.js';
+import { callToolArgs, searchToolsArgs } from './meta-tool-args.js';
 import { toolSurfaceOf } from './tool-surface.js';
-import { visibleSetKey } from './visible-set-key.js';
 
 type Result = Record<string, unknown>;
 
@@ -29,7 +32,7 @@ const structured = (answer: Result): Result => ({
 /** How many distinct visible sets keep a built index (least recently used evicted; ~100 KB each at 300 tools). */
 export const MAX_CACHED_INDEXES = 256;
 
-/** What the search surface takes from the pipeline for one request. */
+/** What the search surface takes from the MCP methods (mcp-methods.ts) for one request. */
 export interface SearchSurfaceHooks {
   /** The caller's tools exactly as its tools/list would list them (reachable providers, policy applied). */
   visible(): Promise<ListItem[]>;

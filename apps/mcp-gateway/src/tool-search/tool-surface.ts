@@ -1,7 +1,7 @@
 import type { Principal } from '@agentgw/auth';
 import type { Catalog } from '@agentgw/catalog';
 import { TOOL_SURFACES, type ToolSurface } from '@agentgw/core';
-import type { McpEndpoint } from '../mcp-pipeline.js';
+import type { McpEndpoint } from '../mcp-context.js';
 import { invalidParams } from '../rpc-errors.js';
 
 /**

@@ -8,7 +8,6 @@ import {
   type TokenExchangeConfig,
 } from '@agentgw/credentials';
 import type { ServiceDeps } from '@agentgw/service-kit';
-import type { RecordedCall } from '../tool-call/tool-call-record.js';
 import { GATEWAY_RPC, RpcError } from '../rpc-errors.js';
 
 /** The caller a token is exchanged for, or why the call has none. */
@@ -62,7 +61,7 @@ export type ExchangedAuth =
 /**
  * The exchanged token for `principal`'s requests to a `token_exchange` provider (null for other
  * providers) as `Authorization: Bearer`; the caller's own token never goes upstream. One rule for
- * calls (below) and for the caller's own tool lists (user-lists/).
+ * calls, lists and every other forwarded request (caller-auth.ts).
  */
 export async function exchangedAuthOf(
   deps: { exchange: () => TokenExchange; clientSecret(provider: ProviderRecord): string | null },
@@ -84,38 +83,6 @@ export async function exchangedAuthOf(
       return { kind: 'refused', reason: err.message, code: 'TOKEN_EXCHANGE_REFUSED' };
     throw err;
   }
-}
-
-/**
- * The upstream headers of a call to a `token_exchange` provider (null for other providers). A
- * caller with no sign-in token, or whose token the authorization server refuses, is refused
- * (-32003 with the reason) and audited as rejected.
- */
-export async function exchangedAuthOrRefuse(
-  deps: {
-    exchange: () => TokenExchange;
-    clientSecret(provider: ProviderRecord): string | null;
-    refused(call: RecordedCall, providerId: string, reason: string): Promise<void>;
-  },
-  call: RecordedCall,
-  provider: ProviderRecord,
-  headers: Pick<Headers, 'get'>,
-): Promise<Record<string, string> | null> {
-  const auth = await exchangedAuthOf(deps, call.principal, provider, headers);
-  if (auth === null) return null;
-  if (auth.kind === 'refused') return refuse(deps, call, provider, auth.reason, auth.code);
-  return auth.headers;
-}
-
-async function refuse(
-  deps: { refused(call: RecordedCall, providerId: string, reason: string): Promise<void> },
-  call: RecordedCall,
-  provider: ProviderRecord,
-  reason: string,
-  code: string,
-): Promise<never> {
-  await deps.refused(call, provider.id, reason);
-  throw exchangeRefusal(provider, reason, code, call.auditId);
 }
 
 /** The error of a request to a `token_exchange` provider that has no exchanged token: for a call (with its audit id) and any other request forwarded as the caller. */

@@ -2,11 +2,8 @@ import type { Principal } from '@agentgw/auth';
 import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import type { TokenExchange } from '@agentgw/credentials';
 import type { UpstreamTarget } from '@agentgw/mcp-client';
-import { RpcError, GATEWAY_RPC } from '../rpc-errors.js';
 import { upstreamTarget } from '../upstream-targets.js';
-import { listsPerUser } from '../user-lists/list-auth.js';
-import { exchangedAuthOf, exchangeRefusal } from './exchanged-tokens.js';
-import { userAuthRefusal } from './user-auth-refusal.js';
+import { callerAuthOf, refusalError } from './caller-auth.js';
 import type { UserCredentials } from './user-credentials.js';
 
 /** Who a request to an upstream is made for, and what their auth is read from. */
@@ -38,8 +35,8 @@ export const carriesUserAuth = (headers: Record<string, string> | null): boolean
 /**
  * The one place a request's upstream target is built (README: "Forwarded as the user"): the
  * provider's endpoint and its own auth with the caller's identity, and for a provider that
- * answers each user with their own credential (`listsPerUser`) that user's auth, read as a
- * tools/call reads it (UserCredentials, exchangedAuthOf). A caller without it is refused with the
+ * answers each user with their own credential that user's auth, read as a tools/call reads it
+ * (`callerAuthOf`). A caller without it is refused with the
  * call's own error (CREDENTIALS_REQUIRED and the connect URL, USER_REQUIRED, SIGN_IN_TOKEN_REQUIRED);
  * it is never sent with shared or no auth. A shared-auth provider costs no lookup.
  */
@@ -56,40 +53,21 @@ export class RequestTargets {
     );
   }
 
-  /** The target of one request for the caller: with their own auth for a per-user provider (on upstream sessions of that principal alone), or the refusal. */
+  /** The target of one request for the caller: with their own auth for a per-user provider (on upstream sessions of that principal alone), or the refusal a call of theirs would get (without an audit id: only calls are audited). */
   async forRequest(provider: ProviderRecord, request: TargetRequest): Promise<UpstreamTarget> {
     const target = this.identified(provider, request);
-    if (!listsPerUser(provider)) return target;
-    const auth = await this.userAuthOf(provider, request);
-    return { ...target, headers: { ...target.headers, ...auth } };
-  }
-
-  /** The caller's own auth headers for a per-user provider, or the error a call of theirs would get (without an audit id: only calls are audited). */
-  private async userAuthOf(provider: ProviderRecord, request: TargetRequest): Promise<Record<string, string>> {
-    if (provider.authType === 'token_exchange') {
-      const exchanged = await exchangedAuthOf(
-        { exchange: this.deps.exchange, clientSecret: (p) => this.deps.catalog.providers.authSecret(p) },
-        request.principal,
-        provider,
-        request.headers,
-      );
-      if (exchanged === null) throw unconfigured(provider, 'The provider has no token exchange settings');
-      if (exchanged.kind === 'refused') throw exchangeRefusal(provider, exchanged.reason, exchanged.code, null);
-      return exchanged.headers;
-    }
-    const auth = await this.deps.userCredentials.forCall(provider, request.principal);
-    if (auth.kind === 'headers') return auth.headers;
-    if (auth.kind === 'none')
-      throw unconfigured(provider, 'The provider calls as the user but names no credential service type');
-    throw userAuthRefusal(auth, provider, request.capabilities, null).error;
+    const auth = await callerAuthOf(
+      {
+        userCredentials: this.deps.userCredentials,
+        exchange: this.deps.exchange,
+        clientSecret: (p) => this.deps.catalog.providers.authSecret(p),
+      },
+      provider,
+      request.principal,
+      request.headers,
+    );
+    if (auth.kind === 'none') return target;
+    if (auth.kind === 'refused') throw refusalError(auth.refusal, provider, request.capabilities, null).error;
+    return { ...target, headers: { ...target.headers, ...auth.headers } };
   }
 }
-
-/** A per-user provider whose settings name no source of the user's auth: refused, never called without it. */
-const unconfigured = (provider: ProviderRecord, reason: string) =>
-  new RpcError(GATEWAY_RPC.DENIED, reason, 403, {
-    decision: 'denied',
-    reason,
-    code: 'USER_AUTH_UNAVAILABLE',
-    providerId: provider.id,
-  });

@@ -1,8 +1,7 @@
 import type { ProviderRecord } from '@agentgw/catalog';
 import { newId } from '@agentgw/core';
-import type { RecordedCall } from '../tool-call/tool-call-record.js';
 import { GATEWAY_RPC, RpcError } from '../rpc-errors.js';
-import type { UserAuth, UserCredentials } from './user-credentials.js';
+import type { UserAuth } from './user-credentials.js';
 
 /** MCP's URLElicitationRequiredError (2025-11-25): the request needs the user to open a URL first. */
 export const URL_ELICITATION_REQUIRED = -32042;
@@ -14,33 +13,13 @@ const acceptsUrlElicitation = (capabilities: Readonly<Record<string, unknown>>):
 };
 
 /**
- * The headers a tools/call to `provider` carries for its user (null: none of theirs), or the
- * refusal, audited as rejected with its reason: a user who has not connected the service gets
- * `CREDENTIALS_REQUIRED` with the connect URL in the error's data (JSON-RPC -32003, HTTP 403);
- * a client that declared URL-mode elicitation gets it as MCP's URLElicitationRequiredError
- * (-32042, `data.elicitations: [{ mode: 'url', elicitationId, url, message }]`) with the same data beside.
- */
-export async function userAuthHeadersOrRefuse(
-  deps: {
-    userCredentials: UserCredentials;
-    refused(call: RecordedCall, providerId: string, reason: string): Promise<void>;
-  },
-  call: RecordedCall,
-  provider: ProviderRecord,
-  capabilities: Readonly<Record<string, unknown>>,
-): Promise<Record<string, string> | null> {
-  const auth = await deps.userCredentials.forCall(provider, call.principal);
-  if (auth.kind === 'none') return null;
-  if (auth.kind === 'headers') return auth.headers;
-  const refusal = userAuthRefusal(auth, provider, capabilities, call.auditId);
-  await deps.refused(call, provider.id, refusal.reason);
-  throw refusal.error;
-}
-
-/**
  * Why a caller without their own auth for a per-user provider is refused, and the error they get:
  * the one rule for calls (audited, with `auditId`) and for every other request forwarded as them
- * (upstream-auth/request-targets.ts, with none).
+ * (with none); read through caller-auth.ts's `refusalError`. A user who has not connected the
+ * service gets `CREDENTIALS_REQUIRED` with the connect URL in the error's data (JSON-RPC -32003,
+ * HTTP 403); a client that declared URL-mode elicitation gets it as MCP's
+ * URLElicitationRequiredError (-32042, `data.elicitations: [{ mode: 'url', elicitationId, url,
+ * message }]`) with the same data beside.
  */
 export function userAuthRefusal(
   auth: Extract<UserAuth, { kind: 'missing' | 'no_user' }>,

@@ -3,7 +3,7 @@ import type { Clock, Logger } from '@agentgw/core';
 import { json, type Database, type UserCredentialRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import type { CredentialBinding, CredentialKeyring } from '../credential-keyring.js';
-import type { VaultOAuth } from '../vault.js';
+import type { VaultOAuth } from './vault-oauth.js';
 import { oauthConfigOf, type OAuthProviderConfig } from './oauth-provider-config.js';
 import {
   oauthMetadataOf,

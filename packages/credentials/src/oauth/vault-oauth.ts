@@ -1,4 +1,4 @@
-import { secretBoxFor } from '@agentgw/auth';
+import { secretBoxFor, type SecretBox } from '@agentgw/auth';
 import {
   createEgressDispatcher,
   egressFetch,
@@ -8,10 +8,17 @@ import {
   type Logger,
 } from '@agentgw/core';
 import { Redis } from 'ioredis';
-import type { VaultOAuth } from '../vault.js';
 import { boundedFetch } from './bounded-fetch.js';
 import { OAuthClient } from './oauth-client.js';
 import { MemoryRefreshLock, RedisRefreshLock, type RefreshLock } from './refresh-lock.js';
+
+/** What the vault needs to keep OAuth tokens fresh: the client, the key that opens providers' client secrets, the refresh lock. */
+export interface VaultOAuth {
+  client: OAuthClient;
+  /** PLATFORM_SECRETS_KEY's ring: credential providers' client secrets are sealed under it by admin-api. */
+  secrets: SecretBox;
+  lock: RefreshLock;
+}
 
 /**
  * One in-process lock for every vault instance of the process: the all-in-one builds several (the

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { ListItem } from '../provider-lists.js';
+
+/** A tool as a provider listed it (passed on unchanged). */
+type ListItem = Record<string, unknown>;
 
 /** A provider-list object's number (given on first sight) and its exposed copies by exposed name. */
 interface Origin {
@@ -19,7 +21,7 @@ let nextOriginId = 0;
  * A provider's tool under its exposed name, as the merged tools/list serves it: made once per
  * provider-list object and exposed name, then the same object on every request (no per-request
  * copies; like the provider-list objects themselves, never mutated). Provider lists are replaced,
- * never mutated, when an upstream's tools change (provider-lists.ts; pins pass the objects on).
+ * never mutated, when an upstream's tools change (the gateway's list cache; pins pass the objects on).
  */
 export function exposedTool(tool: ListItem, exposedName: string): ListItem {
   let origin = origins.get(tool);

@@ -1,12 +1,5 @@
 import type { ProviderRecord } from '@agentgw/catalog';
-import {
-  egressRefusalOf,
-  type Clock,
-  type EgressRefusedError,
-  type EventBus,
-  type Logger,
-  type Unsubscribe,
-} from '@agentgw/core';
+import { egressRefusalOf, type Clock, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
 import {
   clientCapabilitiesKey,
   NO_CLIENT_CAPABILITIES,
@@ -14,21 +7,15 @@ import {
   type UpstreamSession,
   type UpstreamTarget,
 } from '@agentgw/mcp-client';
-import { UserLists, type FetchedList } from './user-lists/user-lists.js';
-
-/** The lists an upstream offers that the unified endpoint merges. */
-export type ListKind = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
-
-/** The upstream method that returns each list. */
-export const LIST_METHODS: Record<ListKind, string> = {
-  tools: 'tools/list',
-  resources: 'resources/list',
-  resourceTemplates: 'resources/templates/list',
-  prompts: 'prompts/list',
-};
-
-/** One tool, resource, template or prompt as the upstream described it (passed on unchanged). */
-export type ListItem = Record<string, unknown> & { name?: unknown; uri?: unknown; uriTemplate?: unknown };
+import {
+  LIST_METHODS,
+  type ListAuth,
+  type Lister,
+  type ListerToolListing,
+  type ListItem,
+  type ListKind,
+  type ProviderList,
+} from './list-items.js';
 
 /** How long a fetched list is served without asking again (events and list_changed drop it sooner). */
 const LIST_TTL_MS = 60_000;
@@ -36,37 +23,44 @@ const LIST_TTL_MS = 60_000;
 const FAILURE_TTL_MS = 5_000;
 /** A call of a name the cached list lacks fetches the list again at most this often (a tool added upstream shows up within it). */
 const UNLISTED_REFETCH_MS = 5_000;
+/** Lists kept at most (least recently used dropped first): users × per-user providers × kinds × capability sets is unbounded. */
+const DEFAULT_MAX_ENTRIES = 10_000;
 
-/** Whether a provider offers a tool name, by its list: listed, not listed, or no list to tell (the fetch failed or was refused). */
-export type ToolListing =
-  | { kind: 'listed' }
-  | { kind: 'unlisted' }
-  | { kind: 'unavailable'; failure: string; refusal: EgressRefusedError | null };
-
-interface Entry {
+interface Entry extends ProviderList {
   at: number;
-  items: ListItem[] | null;
   /** The tool names of a tools list, for the per-call check. */
   names: ReadonlySet<unknown> | null;
-  failure: string | null;
-  /** Set when the egress policy refused the upstream's address (the proxy answers 403, not 502). */
-  refusal: EgressRefusedError | null;
+  providerId: string;
+  kind: ListKind;
+  user: string | null;
 }
 
-/**
- * The cache key of a provider's list of one kind, fetched for clients of one capability set:
- * servers may offer a capable client more (a tool that samples). Capability sets are the few
- * canonical ones `relayableCapabilities` yields, so the cache stays bounded by providers × kinds × sets.
- */
-const listKey = (providerId: string, kind: ListKind, capabilities: Readonly<Record<string, unknown>>): string => {
-  const set = clientCapabilitiesKey(capabilities);
-  return set === '' ? `${providerId}\n${kind}` : `${providerId}\n${kind}\n${set}`;
-};
+/** The shared list's lister: the provider's own target, no user. */
+export const sharedLister = (target: UpstreamTarget): Lister => ({
+  user: null,
+  authOf: () => Promise.resolve({ kind: 'target', target }),
+});
 
 /**
- * Each provider's upstream lists, fetched with a deadline and cached per provider, kind and client capability set.
- * Dropped on `providers.changed` (that provider, or all), on an upstream's
- * `notifications/<kind>/list_changed`, and after a minute at most.
+ * The cache key of a provider's list of one kind for one lister (the shared list, or a user's
+ * own), fetched for clients of one capability set: servers may offer a capable client more (a
+ * tool that samples). JSON, so no id can forge another's key.
+ */
+const listKey = (
+  providerId: string,
+  user: string | null,
+  kind: ListKind,
+  capabilities: Readonly<Record<string, unknown>>,
+): string => JSON.stringify([providerId, user, kind, clientCapabilitiesKey(capabilities)]);
+
+/**
+ * The one cache of upstream lists: per provider, lister (shared, or the user of a provider that
+ * answers each user with their own credential — a protected MCP server lists nothing without the
+ * user's token and may list different tools per user), kind and client capability set; fetched
+ * with a deadline, LRU-bounded. Dropped on `providers.changed` (that provider, or all), on an
+ * upstream's `notifications/<kind>/list_changed`, per user on `credential.changed`, and after a
+ * minute at most. Only the shared lists hold an upstream server stream open; a user's list
+ * changes arrive on answers or after the TTL.
  */
 export class ProviderLists {
   private readonly entries = new Map<string, Entry>();
@@ -77,27 +71,18 @@ export class ProviderLists {
   /** Told (after the cached lists are dropped) when an upstream announces its tools changed. */
   private readonly toolChanges = new Set<(providerId: string) => void>();
   private unsubscribeCredentials: Unsubscribe | null = null;
-  /** The lists of providers that list per user (their own credential): fetched the same way, cached apart (user-lists/). */
-  readonly users: UserLists;
 
   constructor(
     private readonly deps: { client: McpUpstreamClient; clock: Clock; bus: EventBus; logger: Logger },
     private readonly timeoutMs: number,
-  ) {
-    this.users = new UserLists(
-      {
-        clock: deps.clock,
-        fetch: (provider, target, kind, capabilities) => this.load(provider, target, kind, capabilities),
-      },
-      { listTtlMs: LIST_TTL_MS, failureTtlMs: FAILURE_TTL_MS, unlistedRefetchMs: UNLISTED_REFETCH_MS },
-    );
-  }
+    private readonly maxEntries = DEFAULT_MAX_ENTRIES,
+  ) {}
 
   async start(): Promise<void> {
     this.unsubscribe = await this.deps.bus.subscribe('providers.changed', ({ providerId }) => this.changed(providerId));
     // A user who connected (or whose credential was replaced or deleted) is listed anew at once.
     this.unsubscribeCredentials = await this.deps.bus.subscribe('credential.changed', ({ userId }) =>
-      this.users.dropUser(userId),
+      this.dropUser(userId),
     );
   }
 
@@ -119,15 +104,24 @@ export class ProviderLists {
       }
     }
     this.drop(providerId);
-    this.users.dropProvider(providerId);
   }
 
-  /** Forgets a provider's lists (all providers with null). */
+  /** Forgets every lister's lists of a provider (all providers with null), of one kind when given. */
   drop(providerId: string | null, kind?: ListKind): void {
-    for (const key of [...this.entries.keys()]) {
-      const [id, k] = key.split('\n');
-      if ((providerId === null || id === providerId) && (kind === undefined || k === kind)) this.entries.delete(key);
+    for (const [key, entry] of [...this.entries]) {
+      if ((providerId === null || entry.providerId === providerId) && (kind === undefined || entry.kind === kind))
+        this.entries.delete(key);
     }
+  }
+
+  /** Forgets a user's lists (their credentials changed: connected, replaced, deleted). */
+  dropUser(user: string): void {
+    for (const [key, entry] of [...this.entries]) if (entry.user === user) this.entries.delete(key);
+  }
+
+  /** How many lists are cached (for the bound's test). */
+  get size(): number {
+    return this.entries.size;
   }
 
   /** Calls `listener` with a provider's id each time its upstream says its tools changed; returns the unsubscribe. */
@@ -140,53 +134,48 @@ export class ProviderLists {
   noticed(providerId: string, method: string): void {
     if (method === 'notifications/tools/list_changed') {
       this.drop(providerId, 'tools');
-      this.users.dropProvider(providerId, 'tools');
       for (const listener of this.toolChanges) listener(providerId);
     } else if (method === 'notifications/prompts/list_changed') {
       this.drop(providerId, 'prompts');
-      this.users.dropProvider(providerId, 'prompts');
     } else if (method === 'notifications/resources/list_changed') {
       this.drop(providerId, 'resources');
       this.drop(providerId, 'resourceTemplates');
-      this.users.dropProvider(providerId, 'resources');
-      this.users.dropProvider(providerId, 'resourceTemplates');
     }
   }
 
-  /** The provider's list (as it shows it to clients with `capabilities`), or a failure reason; never throws and never waits longer than the deadline. */
+  /** The lister's list of the provider (as it shows it to clients with `capabilities`), or why there is none; never throws and never waits longer than the deadline. */
   async get(
     provider: ProviderRecord,
-    target: UpstreamTarget,
+    lister: Lister,
     kind: ListKind,
     capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
-  ): Promise<Omit<Entry, 'at' | 'names'>> {
-    const cached = this.entries.get(listKey(provider.id, kind, capabilities));
-    if (
-      cached &&
-      this.deps.clock.now().getTime() - cached.at < (cached.failure === null ? LIST_TTL_MS : FAILURE_TTL_MS)
-    )
-      return cached;
-    return this.fetchOnce(provider, target, kind, capabilities);
+  ): Promise<ProviderList> {
+    const key = listKey(provider.id, lister.user, kind, capabilities);
+    const cached = this.touch(key);
+    if (cached && this.age(cached) < (cached.failure === null ? LIST_TTL_MS : FAILURE_TTL_MS)) return cached;
+    return this.fetchOnce(key, provider, lister, kind, capabilities);
   }
 
   /**
-   * Whether the provider listed `name`, for tools/call, without an upstream round trip on the hot
-   * path: a known name is answered from the cached list even past its TTL (refreshed behind the
-   * call); the list is fetched while the call waits only when there is none yet, or the name is
-   * missing from one older than UNLISTED_REFETCH_MS (so a new tool is callable within seconds
-   * and made-up names cannot make every call refetch). `targetOf` is only called to fetch.
+   * Whether the lister's list of the provider has `name`, for tools/call, without an upstream
+   * round trip on the hot path: a known name is answered from the cached list even past its TTL
+   * (refreshed behind the call); the list is fetched while the call waits only when there is none
+   * yet, or the name is missing from one older than UNLISTED_REFETCH_MS (so a new tool is callable
+   * within seconds and made-up names cannot make every call refetch). The lister's auth is only
+   * read to fetch.
    */
   async listed(
     provider: ProviderRecord,
-    targetOf: () => UpstreamTarget,
+    lister: Lister,
     name: string,
     capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
-  ): Promise<ToolListing> {
-    const cached = this.entries.get(listKey(provider.id, 'tools', capabilities));
-    const age = cached ? this.deps.clock.now().getTime() - cached.at : Infinity;
+  ): Promise<ListerToolListing> {
+    const key = listKey(provider.id, lister.user, 'tools', capabilities);
+    const cached = this.touch(key);
+    const age = cached ? this.age(cached) : Infinity;
     if (cached?.names) {
       if (cached.names.has(name)) {
-        if (age >= LIST_TTL_MS) void this.get(provider, targetOf(), 'tools', capabilities);
+        if (age >= LIST_TTL_MS) void this.fetchOnce(key, provider, lister, 'tools', capabilities);
         return { kind: 'listed' };
       }
       if (age < UNLISTED_REFETCH_MS) return { kind: 'unlisted' };
@@ -195,48 +184,98 @@ export class ProviderLists {
     const entry =
       cached && cached.names === null && age < FAILURE_TTL_MS
         ? cached
-        : await this.fetchOnce(provider, targetOf(), 'tools', capabilities);
+        : await this.fetchOnce(key, provider, lister, 'tools', capabilities);
+    if (entry.needsAuth) return { kind: 'needs_auth', needsAuth: entry.needsAuth };
     if (entry.names === null)
       return { kind: 'unavailable', failure: entry.failure ?? 'no tool list', refusal: entry.refusal };
     return entry.names.has(name) ? { kind: 'listed' } : { kind: 'unlisted' };
   }
 
-  /** The provider's cached tool list as it is (empty when there is none): what a call was just checked against (`listed`). */
+  /** The lister's cached tool list as it is (empty when there is none): what a call was just checked against (`listed`). */
   cachedTools(
     providerId: string,
+    user: string | null,
     capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
   ): ListItem[] {
-    return this.entries.get(listKey(providerId, 'tools', capabilities))?.items ?? [];
+    return this.entries.get(listKey(providerId, user, 'tools', capabilities))?.items ?? [];
+  }
+
+  /** The cached entry, marked most recently used. */
+  private touch(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (entry) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  private age(entry: Entry): number {
+    return this.deps.clock.now().getTime() - entry.at;
   }
 
   /** Fetches the list, or joins the fetch already under way; the cached entry is replaced when it ends. */
   private fetchOnce(
+    key: string,
     provider: ProviderRecord,
-    target: UpstreamTarget,
+    lister: Lister,
     kind: ListKind,
     capabilities: Readonly<Record<string, unknown>>,
   ): Promise<Entry> {
-    const key = listKey(provider.id, kind, capabilities);
     let pending = this.inflight.get(key);
     if (!pending) {
-      pending = this.fetch(provider, target, kind, capabilities).finally(() => this.inflight.delete(key));
+      pending = this.fetch(key, provider, lister, kind, capabilities).finally(() => this.inflight.delete(key));
       this.inflight.set(key, pending);
     }
     return pending;
   }
 
   private async fetch(
+    key: string,
     provider: ProviderRecord,
-    target: UpstreamTarget,
+    lister: Lister,
     kind: ListKind,
     capabilities: Readonly<Record<string, unknown>>,
   ): Promise<Entry> {
-    const entry = {
-      ...(await this.load(provider, target, kind, capabilities, (session) => this.listen(provider, target, session))),
+    const list = await this.listFor(provider, lister, kind, capabilities);
+    const entry: Entry = {
+      ...list,
       at: this.deps.clock.now().getTime(),
+      providerId: provider.id,
+      kind,
+      user: lister.user,
     };
-    this.entries.set(listKey(provider.id, kind, capabilities), entry);
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
     return entry;
+  }
+
+  /** The lister's list as fetched with their auth, or why there is none (no auth, or it could not be read). */
+  private async listFor(
+    provider: ProviderRecord,
+    lister: Lister,
+    kind: ListKind,
+    capabilities: Readonly<Record<string, unknown>>,
+  ): Promise<Omit<Entry, 'at' | 'providerId' | 'kind' | 'user'>> {
+    const none = { items: kind === 'tools' ? null : [], names: null, refusal: null };
+    let auth: ListAuth;
+    try {
+      auth = await lister.authOf();
+    } catch (err) {
+      // The credential could not be read (the vault is down): no list now, asked again after the failure TTL.
+      return {
+        ...none,
+        failure: err instanceof Error ? err.message : 'the credential could not be read',
+        needsAuth: null,
+      };
+    }
+    if (auth.kind === 'needs_auth')
+      return { ...none, failure: auth.reason, needsAuth: { reason: auth.reason, authUrl: auth.authUrl } };
+    // Only the shared list listens on the upstream's server stream (no stream is held per user).
+    const opened =
+      lister.user === null ? (session: UpstreamSession) => this.listen(provider, auth.target, session) : undefined;
+    return { ...(await this.load(provider, auth.target, kind, capabilities, opened)), needsAuth: null };
   }
 
   /** Asks the upstream for one list (all pages, within the deadline); a failure is an answer too, never thrown. */
@@ -245,8 +284,8 @@ export class ProviderLists {
     target: UpstreamTarget,
     kind: ListKind,
     capabilities: Readonly<Record<string, unknown>>,
-    opened?: (session: UpstreamSession) => void,
-  ): Promise<FetchedList> {
+    opened: ((session: UpstreamSession) => void) | undefined,
+  ): Promise<Omit<Entry, 'at' | 'providerId' | 'kind' | 'user' | 'needsAuth'>> {
     try {
       const { items, session } = await this.deps.client.listAll(target, LIST_METHODS[kind], kind, {
         timeoutMs: this.timeoutMs,

@@ -1,8 +1,12 @@
 import type { CredentialResolver, TokenExchange } from '@agentgw/credentials';
 import { describe, expect, it } from 'vitest';
 import { bareAgentOf, personOf, providerOf } from '../tool-call/tool-call.fixtures.js';
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import type { UpstreamTarget } from '@agentgw/mcp-client';
+import { callerAuthOf, type CallerAuthDeps } from '../upstream-auth/caller-auth.js';
 import { UserCredentials } from '../upstream-auth/user-credentials.js';
-import { listingUserOf, listsPerUser, userListAuth } from './list-auth.js';
+import { listAuthOf, listingUserOf, listsPerUser } from './caller-providers.js';
 
 const AUTH_URL = 'https://gw.test/api/v1/credentials/oauth/crm/auth';
 const base = { endpoint: 'http://crm.test/mcp', key: 'p|http://crm.test/mcp|user_oauth|', headers: {} };
@@ -36,7 +40,17 @@ const perUser = (authType: 'user_oauth' | 'user_key' | 'bearer') => ({
 });
 const noHeaders = new Headers();
 
-describe('userListAuth (the auth a per-user provider is listed with)', () => {
+/** The auth a per-user provider's list is asked with: the caller's auth (`callerAuthOf`) as a list target. */
+const userListAuth = async (
+  deps: CallerAuthDeps,
+  provider: ProviderRecord,
+  principal: Principal,
+  headers: Pick<Headers, 'get'>,
+  target: UpstreamTarget,
+) =>
+  listAuthOf(await callerAuthOf(deps, provider, principal, headers), target, listingUserOf(provider, principal) ?? '');
+
+describe('listAuthOf (the auth a per-user provider is listed with)', () => {
   it('lists only per-user providers per user', () => {
     expect(listsPerUser(perUser('user_oauth'))).toBe(true);
     expect(listsPerUser({ ...providerOf('x', '*'), authType: 'token_exchange' })).toBe(true);

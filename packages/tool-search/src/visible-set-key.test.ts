@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { ListItem } from '../provider-lists.js';
 import { exposedTool, visibleSetKey } from './visible-set-key.js';
 
 // The search index's cache key: cheap per request, and different whenever the visible set is.
-const upstreamList = (description = 'Open an issue'): ListItem[] => [
+const upstreamList = (description = 'Open an issue'): Record<string, unknown>[] => [
   { name: 'create_issue', description, inputSchema: { type: 'object', properties: { title: { type: 'string' } } } },
   { name: 'list_issues', description: 'List issues', inputSchema: { type: 'object' } },
 ];
-const exposed = (list: ListItem[], prefix = '') =>
+const exposed = (list: Record<string, unknown>[], prefix = '') =>
   list.map((tool) => exposedTool(tool, `${prefix}${String(tool.name)}`));
 
 describe('visibleSetKey', () => {

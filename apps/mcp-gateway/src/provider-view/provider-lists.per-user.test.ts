@@ -2,8 +2,8 @@ import type { ProviderRecord } from '@agentgw/catalog';
 import { ManualClock, MemoryEventBus, silentLogger } from '@agentgw/core';
 import { NO_CLIENT_CAPABILITIES, type McpUpstreamClient, type UpstreamTarget } from '@agentgw/mcp-client';
 import { describe, expect, it } from 'vitest';
-import { ProviderLists } from '../provider-lists.js';
-import { UserLists, type UserListAuth } from './user-lists.js';
+import type { ListAuth, Lister } from './list-items.js';
+import { ProviderLists } from './provider-lists.js';
 
 /** An upstream whose tools/list answers by the bearer token it is given (as a protected server does), recording who asked. */
 function perTokenClient(toolsOf: Record<string, string[]>) {
@@ -21,16 +21,39 @@ function perTokenClient(toolsOf: Record<string, string[]>) {
 }
 
 const provider = { id: 'p1' } as ProviderRecord;
-const as = (token: string) => async (): Promise<UserListAuth> => ({
+const as = (token: string) => async (): Promise<ListAuth> => ({
   kind: 'target',
   target: { endpoint: 'http://upstream.test/mcp', headers: { authorization: `Bearer ${token}` }, principal: token },
 });
-const unconnected = async (): Promise<UserListAuth> => ({
+const unconnected = async (): Promise<ListAuth> => ({
   kind: 'needs_auth',
   reason: 'Connect crm first',
   authUrl: 'http://gw.test/connect',
 });
 const names = (list: { items: { name?: unknown }[] | null }) => list.items?.map((item) => item.name);
+
+/** The cache read as per-user listers: (user, their auth) in place of the shared lister. */
+const asUsers = (lists: ProviderLists) => {
+  const lister = (user: string, authOf: () => Promise<ListAuth>): Lister => ({ user, authOf });
+  return {
+    get: (
+      p: ProviderRecord,
+      user: string,
+      authOf: () => Promise<ListAuth>,
+      kind: 'tools',
+      caps: Record<string, unknown>,
+    ) => lists.get(p, lister(user, authOf), kind, caps),
+    listed: (
+      p: ProviderRecord,
+      user: string,
+      authOf: () => Promise<ListAuth>,
+      name: string,
+      caps: Record<string, unknown>,
+    ) => lists.listed(p, lister(user, authOf), name, caps),
+    cachedTools: (providerId: string, user: string, caps: Record<string, unknown>) =>
+      lists.cachedTools(providerId, user, caps),
+  };
+};
 
 async function setUp(toolsOf: Record<string, string[]>) {
   const { asked, client } = perTokenClient(toolsOf);
@@ -38,10 +61,10 @@ async function setUp(toolsOf: Record<string, string[]>) {
   const bus = new MemoryEventBus();
   const lists = new ProviderLists({ client, clock, bus, logger: silentLogger() }, 1_000);
   await lists.start();
-  return { asked, clock, bus, lists, users: lists.users };
+  return { asked, clock, bus, lists, users: asUsers(lists) };
 }
 
-describe('UserLists (per-user provider lists)', () => {
+describe('ProviderLists, per-user listers', () => {
   it("keeps each user's own list, fetched once with their own auth", async () => {
     const { asked, users } = await setUp({ 'tok-a': ['notes'], 'tok-b': ['calendar', 'mail'] });
     expect(names(await users.get(provider, 'alice', as('tok-a'), 'tools', NO_CLIENT_CAPABILITIES))).toEqual(['notes']);
@@ -109,28 +132,22 @@ describe('UserLists (per-user provider lists)', () => {
   });
 
   it('keeps at most its bound of lists, dropping the least recently used', async () => {
-    let fetches = 0;
-    const users = new UserLists(
-      {
-        clock: new ManualClock(),
-        fetch: async () => {
-          fetches += 1;
-          return { items: [], names: new Set(), failure: null, refusal: null };
-        },
-      },
-      { listTtlMs: 60_000, failureTtlMs: 5_000, unlistedRefetchMs: 5_000 },
+    const { asked, client } = perTokenClient({ u1: [], u2: [], u3: [] });
+    const lists = new ProviderLists(
+      { client, clock: new ManualClock(), bus: new MemoryEventBus(), logger: silentLogger() },
+      1_000,
       2,
     );
-    const get = (user: string) => users.get(provider, user, as(user), 'tools', NO_CLIENT_CAPABILITIES);
+    const get = (user: string) => lists.get(provider, { user, authOf: as(user) }, 'tools', NO_CLIENT_CAPABILITIES);
     await get('u1');
     await get('u2');
     await get('u1');
     await get('u3');
-    expect(users.size).toBe(2);
-    expect(fetches).toBe(3);
+    expect(lists.size).toBe(2);
+    expect(asked).toHaveLength(3);
     await get('u1');
-    expect(fetches).toBe(3);
+    expect(asked).toHaveLength(3);
     await get('u2');
-    expect(fetches).toBe(4);
+    expect(asked).toHaveLength(4);
   });
 });
