@@ -4,13 +4,14 @@ import { json, migrateToLatest, openDatabase } from '@agentgw/db';
 import { authHeaders, startRecordingUpstream } from '@agentgw/testkit';
 import { hkdfSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanEnv, GATEWAY_BIN, run, startServer, type Server } from './test-cli-process.js';
 
-const LISTENING = /Agent Gateway listening on http:\/\/localhost:(\d+)/;
+const LISTENING = /Agent Gateway listening on http:\/\/127\.0\.0\.1:(\d+)/;
 const NO_STACK = /^\s+at .+:\d+:\d+\)?$/m;
 
 let dir: string;
@@ -37,6 +38,24 @@ const startGateway = (env: Record<string, string> = {}, args: string[] = []) =>
     ready: LISTENING,
     timeoutMs: PROCESS_MS,
   });
+
+/** A port nothing listens on right now (the kernel's pick, released). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+    probe.on('error', reject);
+  });
+}
+
+/** This machine's IPv4 addresses other than loopback (none in some sandboxes). */
+const externalAddresses = (): string[] =>
+  Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a !== undefined && a.family === 'IPv4' && !a.internal)
+    .map((a) => a!.address);
 
 describe('gateway start', () => {
   it(
@@ -111,6 +130,54 @@ describe('gateway start', () => {
       expect(admins.stdout.match(/root@example\.com/g)).toHaveLength(1);
     },
     4 * PROCESS_MS,
+  );
+
+  it(
+    'on a fixed port with nothing configured: listens on loopback only, says so, and MCP clients can sign in (issuer derived)',
+    async () => {
+      const port = await freePort();
+      server = await startGateway({}, ['--port', String(port)]);
+      const base = `http://127.0.0.1:${port}`;
+      expect(server.output()).toContain(`Agent Gateway listening on ${base} (loopback only (127.0.0.1);`);
+      expect(server.output()).toContain(`MCP endpoint: ${base}/api/v1/mcp/mcp`);
+      expect(server.output()).toContain(
+        `MCP client sign-in (OAuth): on, issuer ${base} (derived from the loopback address`,
+      );
+      expect(server.output()).toContain('Self-registration: on, anyone who reaches this machine may create an account');
+      const metadata = await fetch(`${base}/.well-known/oauth-authorization-server`);
+      expect(metadata.status).toBe(200);
+      expect(((await metadata.json()) as { issuer: string }).issuer).toBe(base);
+      const resource = await fetch(`${base}/.well-known/oauth-protected-resource/api/v1/mcp/mcp`);
+      expect(((await resource.json()) as { authorization_servers: string[] }).authorization_servers).toEqual([base]);
+      // Bound to loopback: this machine's other addresses are refused.
+      for (const address of externalAddresses()) {
+        await expect(fetch(`http://${address}:${port}/health`), address).rejects.toThrow();
+      }
+    },
+    2 * PROCESS_MS,
+  );
+
+  it(
+    'on every interface without GATEWAY_PUBLIC_URL: says why MCP client sign-in is off and keeps self-registration off',
+    async () => {
+      const port = await freePort();
+      server = await startGateway({ HOST: '0.0.0.0' }, ['--port', String(port)]);
+      const base = `http://127.0.0.1:${port}`;
+      expect(server.output()).toContain(`Agent Gateway listening on ${base} (on every interface, port ${port})`);
+      expect(server.output()).toContain(
+        'MCP client sign-in (OAuth): off, 0.0.0.0 is not a loopback address, so the URL clients use is unknown; set GATEWAY_PUBLIC_URL',
+      );
+      expect(server.output()).toContain('Self-registration: off (ALLOW_SELF_REGISTRATION=true turns it on)');
+      expect((await fetch(`${base}/.well-known/oauth-authorization-server`)).status).toBe(404);
+      const register = await fetch(`${base}/api/v1/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'someone@example.com', password: 'long-enough-1', name: 'Someone' }),
+      });
+      expect(register.status).toBe(403);
+      expect(((await register.json()) as { code: string }).code).toBe('REGISTRATION_DISABLED');
+    },
+    2 * PROCESS_MS,
   );
 
   it(

@@ -25,6 +25,7 @@ Configuration is read from the environment, then from .env in the working direct
 const OPTIONS = {
   force: { type: 'boolean' },
   port: { type: 'string' },
+  host: { type: 'string' },
   db: { type: 'string' },
   'data-dir': { type: 'string' },
   email: { type: 'string' },
@@ -54,6 +55,7 @@ export async function runCli(argv: string[], context: { cwd: string; env: Env })
     cwd: context.cwd,
     processEnv: context.env,
     port: values.port,
+    host: values.host,
     db: values.db,
     dataDir: values['data-dir'],
   };

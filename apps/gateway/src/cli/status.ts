@@ -17,6 +17,7 @@ import {
   type Env,
   type EnvironmentInput,
 } from '../environment.js';
+import { DEFAULT_HOST } from '../listen-address.js';
 import { probeRunningGateway } from './running-gateway.js';
 
 /**
@@ -38,13 +39,14 @@ export async function statusCommand(input: EnvironmentInput): Promise<number> {
     ['data dir', dataDir],
     ['NODE_ENV', env.NODE_ENV ?? 'development (default)'],
     ['PORT', env.PORT ?? `${DEFAULT_PORT} (default)`],
+    ['HOST', env.HOST ?? `${DEFAULT_HOST} (default: loopback only)`],
     ['DATABASE_URL', describeDatabaseUrl(env.DATABASE_URL, dataDir)],
     ['REDIS_URL', env.REDIS_URL ? maskUrl(env.REDIS_URL) : '(unset: in-process events and queues)'],
     ['JWT_SECRET', secretState('JWT_SECRET')],
     ['CREDENTIAL_ENCRYPTION_KEY', secretState('CREDENTIAL_ENCRYPTION_KEY')],
     ['PLATFORM_SECRETS_KEY', secretState('PLATFORM_SECRETS_KEY')],
     ['ADMIN_EMAIL', env.ADMIN_EMAIL ?? '(unset)'],
-    ['GATEWAY_PUBLIC_URL', env.GATEWAY_PUBLIC_URL ?? '(unset)'],
+    ['GATEWAY_PUBLIC_URL', env.GATEWAY_PUBLIC_URL ?? '(unset: derived from a loopback HOST and a fixed PORT)'],
   ];
 
   let healthy = true;
