@@ -1,10 +1,9 @@
 import { generateRuntimeToken, seal } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 import { json, migrateToLatest, openDatabase } from '@agentgw/db';
-import { authHeaders, startRecordingUpstream } from '@agentgw/testkit';
+import { authHeaders, freePort, startRecordingUpstream } from '@agentgw/testkit';
 import { hkdfSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,17 +37,6 @@ const startGateway = (env: Record<string, string> = {}, args: string[] = []) =>
     ready: LISTENING,
     timeoutMs: PROCESS_MS,
   });
-
-/** A port nothing listens on right now (the kernel's pick, released). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-    probe.on('error', reject);
-  });
-}
 
 /** This machine's IPv4 addresses other than loopback (none in some sandboxes). */
 const externalAddresses = (): string[] =>

@@ -106,15 +106,13 @@ export async function startProtectedMcpServer(options: ProtectedMcpServerOptions
       const base = `http://${req.headers.host ?? '127.0.0.1'}`;
       const metadataUrl = `${base}/.well-known/oauth-protected-resource`;
       if (req.method === 'GET' && req.url === '/.well-known/oauth-protected-resource') {
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              resource: options.resource,
-              authorization_servers: [options.issuer],
-              bearer_methods_supported: ['header'],
-            }),
-          );
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            resource: options.resource,
+            authorization_servers: [options.issuer],
+            bearer_methods_supported: ['header'],
+          }),
+        );
         return;
       }
       const body = await readBody(req);

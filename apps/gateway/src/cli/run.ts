@@ -2,6 +2,7 @@ import { ConfigError } from '@agentgw/core';
 import { parseArgs } from 'node:util';
 import type { Env } from '../environment.js';
 import { adminCreateCommand, adminListCommand } from './admin.js';
+import { demoCommand } from './demo.js';
 import { initCommand } from './init.js';
 import { startCommand } from './start.js';
 import { statusCommand } from './status.js';
@@ -15,6 +16,8 @@ Commands:
   admin create --email E --password P [--name N]
                                           create an admin account
   admin list                              list admin accounts
+  demo [--url U] [--email E --password P] against a running gateway: a demo MCP server, provider, agent and
+                                          rule, then ready settings for curl, the MCP Inspector and mcp-remote
 
 Options for start, status and admin:
   --db URL         DATABASE_URL (file:<path>, postgres://...)
@@ -31,6 +34,7 @@ const OPTIONS = {
   email: { type: 'string' },
   password: { type: 'string' },
   name: { type: 'string' },
+  url: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -71,6 +75,9 @@ export async function runCli(argv: string[], context: { cwd: string; env: Env })
       return await adminCreateCommand(input, { email: values.email, password: values.password, name: values.name });
     }
     if (command === 'admin' && sub === 'list' && rest.length === 0) return await adminListCommand(input);
+    if (command === 'demo' && sub === undefined) {
+      return await demoCommand(input, { url: values.url, email: values.email, password: values.password });
+    }
   } catch (err) {
     // Operator-facing: one readable message, never a stack trace.
     console.error(
