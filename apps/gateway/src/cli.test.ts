@@ -3,7 +3,16 @@ import { newId } from '@agentgw/core';
 import { json, migrateToLatest, openDatabase } from '@agentgw/db';
 import { authHeaders, freePort, startRecordingUpstream } from '@agentgw/testkit';
 import { hkdfSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  existsSync,
+  writeFileSync,
+} from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -357,9 +366,56 @@ describe('gateway init', () => {
       expect(existsSync(join(dir, '.gateway-data', 'secrets.json'))).toBe(false);
       expect((await fetch(`http://127.0.0.1:${server.port}/health`)).status).toBe(200);
 
+      // --force rewrites the file but keeps its keys (new ones would not open the data); the old file is kept.
       const forced = await gateway(['init', '--force']);
       expect(forced.code).toBe(0);
-      expect(readFileSync(envFile, 'utf8')).not.toBe(content);
+      expect(forced.stdout).toContain('JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY, PLATFORM_SECRETS_KEY from the old .env');
+      expect(readFileSync(envFile, 'utf8')).toBe(content);
+      const backups = readdirSync(dir).filter((f) => f.startsWith('.env.bak-'));
+      expect(backups).toHaveLength(1);
+      expect(readFileSync(join(dir, backups[0]!), 'utf8')).toBe(content);
+    },
+    4 * PROCESS_MS,
+  );
+
+  it(
+    'writes the keys secrets.json holds; start refuses keys that do not open the stored data',
+    async () => {
+      server = await startGateway();
+      await server.stop();
+      server = undefined;
+      const stored = JSON.parse(readFileSync(join(dir, '.gateway-data', 'secrets.json'), 'utf8')) as Record<
+        string,
+        string
+      >;
+
+      // What init used to do: new keys in .env, which win over secrets.json.
+      const other = { CREDENTIAL_ENCRYPTION_KEY: 'd4'.repeat(32), PLATFORM_SECRETS_KEY: 'e5'.repeat(32) };
+      writeFileSync(
+        join(dir, '.env'),
+        Object.entries(other)
+          .map(([k, v]) => `${k}=${v}\n`)
+          .join(''),
+      );
+      const refused = await gateway(['start', '--port', '0']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        'CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY do not open the data in this database',
+      );
+      expect(refused.stderr).not.toMatch(NO_STACK);
+
+      rmSync(join(dir, '.env'));
+      const init = await gateway(['init']);
+      expect(init.code).toBe(0);
+      expect(init.stdout).toContain(
+        'JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY, PLATFORM_SECRETS_KEY from .gateway-data/secrets.json',
+      );
+      const written = readFileSync(join(dir, '.env'), 'utf8');
+      for (const name of ['JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY']) {
+        expect(written).toContain(`${name}=${stored[name]}\n`);
+      }
+      server = await startGateway();
+      expect((await fetch(`http://127.0.0.1:${server.port}/health`)).status).toBe(200);
     },
     4 * PROCESS_MS,
   );
@@ -376,6 +432,18 @@ describe('gateway status', () => {
       expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
     },
     2 * PROCESS_MS,
+  );
+
+  it(
+    'reports the data directory asked about, not another gateway that answers on PORT',
+    async () => {
+      server = await startGateway({}, ['--data-dir', join(dir, 'running')]);
+      const other = await gateway(['status', '--data-dir', join(dir, 'other'), '--port', String(server.port)]);
+      expect(other.stdout).toMatch(/database\s+not created yet/);
+      const same = await gateway(['status', '--data-dir', join(dir, 'running'), '--port', String(server.port)]);
+      expect(same.stdout).toMatch(/database\s+ok \(reported by the gateway running on port \d+, process \d+\)/);
+    },
+    3 * PROCESS_MS,
   );
 
   it(
@@ -399,6 +467,53 @@ describe('gateway status', () => {
       expect(result.stdout).toMatch(/configuration\s+JWT_EXPIRES_IN must be a duration/);
     },
     2 * PROCESS_MS,
+  );
+});
+
+describe('gateway backup and restore', () => {
+  it(
+    'round-trips the embedded database: refused while the gateway runs, restored elsewhere, opened with its keys',
+    async () => {
+      const admin = { ADMIN_EMAIL: 'keep@example.com', ADMIN_PASSWORD: 'correct-horse-2' };
+      server = await startGateway(admin);
+      const running = await gateway(['backup', '--out', 'while-running.tar.gz']);
+      expect(running.code).toBe(1);
+      expect(running.stderr).toContain('is in use by another process');
+      await server.stop();
+      server = undefined;
+
+      const backup = await gateway(['backup', '--out', 'gateway.tar.gz']);
+      expect(backup.code, backup.stderr).toBe(0);
+      expect(backup.stdout).toContain('The archive holds the database only: keep the keys');
+      expect(statSync(join(dir, 'gateway.tar.gz')).mode & 0o777).toBe(0o600);
+      const again = await gateway(['backup', '--out', 'gateway.tar.gz']);
+      expect(again.code).toBe(1);
+
+      const restored = join(dir, 'restored');
+      const restore = await gateway(['restore', 'gateway.tar.gz', '--data-dir', restored]);
+      expect(restore.code, restore.stderr).toBe(0);
+      const over = await gateway(['restore', 'gateway.tar.gz', '--data-dir', restored]);
+      expect(over.code).toBe(1);
+      expect(over.stderr).toContain('already holds a database');
+
+      // With the keys it was written under (kept apart, as the command says), the restored copy opens.
+      const keys = JSON.parse(readFileSync(join(dir, '.gateway-data', 'secrets.json'), 'utf8')) as Record<
+        string,
+        string
+      >;
+      server = await startGateway(keys, ['--data-dir', restored]);
+      const login = await fetch(`http://127.0.0.1:${server.port}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: admin.ADMIN_EMAIL, password: admin.ADMIN_PASSWORD }),
+      });
+      expect(login.status).toBe(200);
+
+      const postgres = await gateway(['backup', '--db', 'postgres://agw@127.0.0.1:1/agw']);
+      expect(postgres.code).toBe(2);
+      expect(postgres.stderr).toContain('pg_dump');
+    },
+    6 * PROCESS_MS,
   );
 });
 
@@ -433,6 +548,33 @@ describe('gateway admin', () => {
       expect(list.stdout).toMatch(/ops@example\.com {2}Ops {2}\(global\)/);
     },
     4 * PROCESS_MS,
+  );
+
+  it(
+    "prints its version and each command's help without running the command",
+    async () => {
+      const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      };
+      for (const args of [['--version'], ['-v'], ['version']]) {
+        const result = await gateway(args);
+        expect(result.code, args.join(' ')).toBe(0);
+        expect(result.stdout).toBe(`gateway ${version}\n`);
+      }
+      for (const [args, usage] of [
+        [['start', '--help'], 'Usage: gateway start [--port N] [--host ADDR]'],
+        [['help', 'restore'], 'Usage: gateway restore FILE'],
+        [['admin', 'create', '-h'], 'Usage: gateway admin create --email E --password P'],
+        [['backup', '--help'], 'Usage: gateway backup [--out FILE]'],
+      ] as const) {
+        const result = await gateway([...args]);
+        expect(result.code, args.join(' ')).toBe(0);
+        expect(result.stdout.startsWith(usage), result.stdout).toBe(true);
+      }
+      expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
+      expect(existsSync(join(dir, '.env'))).toBe(false);
+    },
+    2 * PROCESS_MS,
   );
 
   it(
