@@ -69,13 +69,10 @@ const UpdateCredentialProviderBody = z
     serviceType: ServiceTypeSchema.optional(),
     authType: AuthTypeSchema.optional(),
     description: base.description,
-    config: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .openapi({
-        description:
-          'Replaces the config, validated against the (new or current) authType; a secret sent as ******** keeps the stored one',
-      }),
+    config: z.record(z.string(), z.unknown()).optional().openapi({
+      description:
+        'Replaces the config, validated against the (new or current) authType; a secret sent as ******** keeps the stored one',
+    }),
   })
   .openapi('UpdateCredentialProviderRequest');
 

@@ -37,20 +37,14 @@ export const credentialConfigSchemas = {
       revocationUrl: HttpUrl.optional().openapi({
         description: 'RFC 7009 revocation endpoint (with explicit endpoints; discovery finds it otherwise)',
       }),
-      clientAuthMethod: z
-        .enum(['client_secret_basic', 'client_secret_post', 'none'])
-        .optional()
-        .openapi({
-          description:
-            'How the client authenticates at the token endpoint (default client_secret_basic; none: a public client, PKCE only)',
-        }),
-      clientRegistration: z
-        .enum(['client_id_metadata_document', 'dynamic_registration', 'manual'])
-        .optional()
-        .openapi({
-          description:
-            "How an mcp_oauth provider's client was obtained: the gateway's client ID metadata document as client_id, RFC 7591 registration, or entered by an admin",
-        }),
+      clientAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional().openapi({
+        description:
+          'How the client authenticates at the token endpoint (default client_secret_basic; none: a public client, PKCE only)',
+      }),
+      clientRegistration: z.enum(['client_id_metadata_document', 'dynamic_registration', 'manual']).optional().openapi({
+        description:
+          "How an mcp_oauth provider's client was obtained: the gateway's client ID metadata document as client_id, RFC 7591 registration, or entered by an admin",
+      }),
       authorizationParams: z
         .record(z.string().min(1).max(100), z.string().max(2000))
         .refine((params) => Object.keys(params).length <= 20, 'at most 20 parameters')

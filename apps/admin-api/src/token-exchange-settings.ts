@@ -17,15 +17,10 @@ export const TokenExchangeInputSchema = z
       description: 'The authorization server, its token endpoint discovered from its metadata (or give `tokenUrl`)',
     }),
     clientId: z.string().min(1).max(500),
-    clientSecret: z
-      .string()
-      .min(1)
-      .max(8192)
-      .optional()
-      .openapi({
-        description:
-          'Write-only; sealed as the provider secret (responses carry `hasAuthSecret`); absent on update keeps it, absent on create: a public client',
-      }),
+    clientSecret: z.string().min(1).max(8192).optional().openapi({
+      description:
+        'Write-only; sealed as the provider secret (responses carry `hasAuthSecret`); absent on update keeps it, absent on create: a public client',
+    }),
     audience: optionalText(500, 'RFC 8693 `audience`: the logical name of the target service'),
     resource: optionalText(2048, 'RFC 8693 / RFC 8707 `resource`: the URI of the target service'),
     scope: optionalText(1000, 'Space-separated scopes requested for the upstream token'),

@@ -22,11 +22,9 @@ const StatusSchema = z.enum(TOOL_PIN_STATUSES).openapi('ToolPinStatus', {
   description:
     '`pinned`: served; `new`: never approved; `changed`: differs from its pin; `blocked`: kept quarantined by an admin',
 });
-const DefinitionSchema = z
-  .record(z.string(), z.unknown())
-  .openapi('ToolDefinition', {
-    description: 'name, description, inputSchema, outputSchema, annotations as the upstream listed them',
-  });
+const DefinitionSchema = z.record(z.string(), z.unknown()).openapi('ToolDefinition', {
+  description: 'name, description, inputSchema, outputSchema, annotations as the upstream listed them',
+});
 const PinnedDefinitionSchema = z
   .object({ hash: z.string(), definition: DefinitionSchema })
   .openapi('PinnedToolDefinition');
@@ -43,21 +41,16 @@ const ToolPinSchema = z
     status: StatusSchema,
     pinned: z.union([PinnedDefinitionSchema, z.null()]),
     pending: z.union([PinnedDefinitionSchema.extend({ firstSeenAt: z.string() }), z.null()]),
-    renamedFrom: z
-      .string()
-      .nullable()
-      .openapi({
-        description: 'A pinned tool of the same definition (minus the name) that the provider no longer lists',
-      }),
+    renamedFrom: z.string().nullable().openapi({
+      description: 'A pinned tool of the same definition (minus the name) that the provider no longer lists',
+    }),
     approvedBy: z.string().nullable(),
     approvedAt: z.string().nullable(),
     updatedAt: z.string(),
-    diff: z
-      .array(DiffLineSchema)
-      .openapi({
-        description:
-          'Line diff of the pinned definition (empty if none) against the quarantined one (canonical JSON, keys sorted); empty when nothing is pending',
-      }),
+    diff: z.array(DiffLineSchema).openapi({
+      description:
+        'Line diff of the pinned definition (empty if none) against the quarantined one (canonical JSON, keys sorted); empty when nothing is pending',
+    }),
   })
   .openapi('ToolPin');
 

@@ -49,13 +49,10 @@ const ToolProviderSchema = z
     id: z.string(),
     name: z.string(),
     pattern: z.string(),
-    endpoint: z
-      .string()
-      .nullable()
-      .openapi({
-        description:
-          'The upstream MCP URL; null for callers who may not update the provider (such URLs often embed a key)',
-      }),
+    endpoint: z.string().nullable().openapi({
+      description:
+        'The upstream MCP URL; null for callers who may not update the provider (such URLs often embed a key)',
+    }),
     authType: AuthTypeSchema,
     hasAuthSecret: z.boolean(),
     credentialServiceType: z.string().nullable(),
@@ -79,15 +76,10 @@ const fields = {
     .openapi({ description: 'Tool-name glob: `*` any run, `?` one character', example: 'github_*' }),
   endpoint: HttpUrl.openapi({ description: 'Upstream MCP server (Streamable HTTP)' }),
   authSecret: z.string().min(1).max(8192).openapi({ description: 'Write-only; responses carry `hasAuthSecret`' }),
-  priority: z
-    .number()
-    .int()
-    .min(-1_000_000)
-    .max(1_000_000)
-    .openapi({
-      description:
-        'When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept)',
-    }),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).openapi({
+    description:
+      'When providers first offer the same tool name together, the higher keeps the bare name on the unified endpoint (a name, once chosen, is kept)',
+  }),
   description: z.string().max(2000).nullable(),
   namePrefix: z
     .string()
@@ -126,11 +118,9 @@ const UpdateToolProviderBody = z
     endpoint: fields.endpoint.optional(),
     authType: AuthTypeSchema.optional(),
     credentialServiceType: CredentialServiceTypeSchema.optional(),
-    tokenExchange: TokenExchangeInputSchema.nullable()
-      .optional()
-      .openapi({
-        description: 'Replaces the exchange settings (a `clientSecret` replaces the sealed secret); null removes them',
-      }),
+    tokenExchange: TokenExchangeInputSchema.nullable().optional().openapi({
+      description: 'Replaces the exchange settings (a `clientSecret` replaces the sealed secret); null removes them',
+    }),
     authSecret: fields.authSecret
       .nullable()
       .optional()

@@ -7,12 +7,10 @@ const CACHE_CONTROL = 'public, max-age=3600';
 
 const ClientMetadataDocument = z
   .object({
-    client_id: z
-      .string()
-      .openapi({
-        description:
-          "This document's own URL: the gateway's client_id at authorization servers that accept such documents",
-      }),
+    client_id: z.string().openapi({
+      description:
+        "This document's own URL: the gateway's client_id at authorization servers that accept such documents",
+    }),
     client_name: z.string(),
     client_uri: z.string(),
     redirect_uris: z

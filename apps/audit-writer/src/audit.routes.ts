@@ -52,12 +52,10 @@ const id = z.string().min(1).max(200);
 const Status = z.enum(AUDIT_STATUSES).openapi('AuditStatus');
 
 const FilterQuery = z.object({
-  user_id: id
-    .optional()
-    .openapi({
-      description:
-        'Honoured for admins (and tenant admins within their tenant); everyone else sees only their own entries',
-    }),
+  user_id: id.optional().openapi({
+    description:
+      'Honoured for admins (and tenant admins within their tenant); everyone else sees only their own entries',
+  }),
   agent_id: id.optional(),
   tenant_id: id.optional().openapi({ description: 'Tenant admins are always limited to their own tenant' }),
   tool_name: z.string().min(1).max(512).optional(),

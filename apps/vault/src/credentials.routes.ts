@@ -35,12 +35,10 @@ const CredentialMetadata = z
     id: z.string(),
     serviceType: z.string(),
     kind: z.enum(['jwt', 'api_key', 'oauth2', 'basic']),
-    status: z
-      .enum(CREDENTIAL_STATUSES)
-      .openapi({
-        description:
-          'needs_reconnect: the server refused the refresh; expired: past expiresAt with nothing to refresh it',
-      }),
+    status: z.enum(CREDENTIAL_STATUSES).openapi({
+      description:
+        'needs_reconnect: the server refused the refresh; expired: past expiresAt with nothing to refresh it',
+    }),
     expiresAt: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
