@@ -96,7 +96,7 @@ describe('gateway start', () => {
       const status = await gateway(['status', '--port', String(server.port)]);
       expect(status.code).toBe(0);
       expect(status.stdout).toMatch(/JWT_SECRET\s+from secrets\.json \(hidden\)/);
-      expect(status.stdout).toMatch(/database\s+ok \(reported by the gateway running on port \d+\)/);
+      expect(status.stdout).toMatch(/database\s+ok \(reported by the gateway running on port \d+, process \d+\)/);
       expect(status.stdout).not.toContain(secrets.JWT_SECRET);
       const locked = await gateway(['admin', 'list']);
       expect(locked.code).toBe(1);
