@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseDocument } from 'yaml';
 
 /** The route table of DESIGN.md: which service owns which path prefix. */
 const ROUTES: Record<string, string[]> = {
@@ -139,6 +139,16 @@ describe('docker-compose', () => {
 
   it('runs PostgreSQL, Redis, the one-shot migrate and the router', () => {
     for (const s of ['postgres', 'redis', 'migrate', 'router']) expect(compose.services[s]).toBeDefined();
+  });
+
+  it('has no key twice in one mapping, merge keys (<<) included: Compose v2 refuses the file otherwise', () => {
+    // dclint reads the file with merges applied, where a second `<<` silently wins; read it as
+    // Compose's parser does, keys as written.
+    const keysTwice = (text: string) => parseDocument(text, { merge: false }).errors.map((e) => e.message);
+    expect(keysTwice(readFileSync(join(here, '..', 'docker-compose.yml'), 'utf8'))).toEqual([]);
+    const twoMerges =
+      'x-a: &a\n  A: "1"\nx-b: &b\n  B: "2"\nservices:\n  s:\n    environment:\n      <<: *a\n      <<: *b\n';
+    expect(keysTwice(twoMerges)).toEqual([expect.stringContaining('Map keys must be unique at line 9')]);
   });
 
   it('is valid against the compose spec (dclint)', () => {

@@ -430,6 +430,15 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
         'TOOL_QUARANTINED',
       );
 
+      // Under "Show tools" (what the upstream lists now) the tool is marked as quarantined.
+      await open('/tool-providers', 'Tool providers');
+      await page.getByRole('button', { name: 'Show tools of dictionary' }).click();
+      const shown = page.getByRole('list', { name: 'Tools of dictionary' }).getByRole('listitem');
+      await shown.filter({ hasText: 'lookup_word' }).waitFor();
+      await shown.getByTestId('quarantined').waitFor();
+      expect(await shown.getByTestId('quarantined').textContent()).toContain('quarantined (changed)');
+      await screenshot(page, 'tool-providers-quarantined');
+
       await open('/tool-pins', 'Tool pins');
       const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /lookup_word/ }) });
       await card.waitFor();
@@ -555,6 +564,9 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     expect(await card.getByTestId('confirmation-arguments').textContent()).toContain('rec-42');
     expect(await card.textContent()).toContain('risk high');
     expect(await card.textContent()).toContain('support-bot');
+    // The card names the provider and the person the call acts for, not only the agent.
+    expect(await card.textContent()).toMatch(/Provider\s*e2e-tools/);
+    expect(await card.textContent()).toMatch(/Acts for\s*(you|user \S+|nobody)/);
     await expect
       .poll(() => page.evaluate(() => (window as unknown as { shownNotifications: string[] }).shownNotifications))
       .toContain('Confirm delete_record?');
@@ -567,6 +579,14 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     expect(JSON.stringify(answer.message)).toContain('deleted');
     expect(fixture.calls.map((c) => c.tool)).toContain('delete_record');
     await expect.poll(() => card.count()).toBe(0);
+    // Feedback after Approve, and the history's default filter shows the approved call (stored `consumed`).
+    await expect
+      .poll(() => page.getByTestId('answered').textContent())
+      .toContain('Approved delete_record: the call runs now');
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const ran = page.getByRole('row').filter({ hasText: 'delete_record' }).filter({ hasText: 'approved, ran' });
+    await ran.first().waitFor({ timeout: 30_000 });
+    await screenshot(page, 'confirmations-approved');
 
     // A second held call, rejected from the page with a reason: the agent gets an error, the tool never runs.
     const before = fixture.calls.length;
@@ -578,6 +598,9 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     const refusal = await rejected;
     expect(JSON.stringify(refusal.message)).toMatch(/error|isError/);
     expect(fixture.calls.length).toBe(before);
+    await expect
+      .poll(() => page.getByTestId('answered').textContent())
+      .toContain('Rejected delete_record (not this one)');
     await page.getByLabel('Status').selectOption('rejected');
     await page.getByRole('cell', { name: 'not this one' }).waitFor();
     await page.getByRole('cell', { name: 'you', exact: true }).waitFor();

@@ -62,7 +62,7 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs a person in through an 
       },
     ];
     gateway = await startGateway(ADMIN, {
-      publicUrl: true,
+      publicUrl: '127.0.0.1',
       port,
       env: { JWT_EXTERNAL_ISSUERS: JSON.stringify(externalIssuers) },
     });

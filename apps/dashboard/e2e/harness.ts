@@ -34,7 +34,7 @@ export interface RunningGateway {
 
 /** How a test wants the gateway process: `port` when another server must know its URL first, `env` for extra settings. */
 export interface GatewayOptions {
-  publicUrl?: boolean;
+  publicUrl?: '127.0.0.1' | 'localhost';
   port?: number;
   env?: Record<string, string>;
 }
@@ -70,7 +70,8 @@ export async function startGateway(
     ...options.env,
   });
   // The gateway as MCP clients' authorization server needs its public URL (the issuer).
-  if (options.publicUrl) env.GATEWAY_PUBLIC_URL = `http://127.0.0.1:${port}`;
+  // Unset, the gateway derives http://127.0.0.1:<port> from its loopback address.
+  if (options.publicUrl) env.GATEWAY_PUBLIC_URL = `http://${options.publicUrl}:${port}`;
   const child: ChildProcess = spawn(
     join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
     [

@@ -38,7 +38,7 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
       name: 'desk-tools',
       tools: [{ name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` }],
     });
-    gateway = await startGateway(ADMIN, { publicUrl: true });
+    gateway = await startGateway(ADMIN, { publicUrl: '127.0.0.1' });
     const login = await fetch(`${gateway.url}/api/v1/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -75,6 +75,11 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
     await page.goto(app.authorizationUrl!.href);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(new URL(page.url()).pathname).toMatch(/^\/connect\/[A-Za-z0-9_-]+$/);
+    // Not the console's own sign-in: it says an application asks, and offers no new account.
+    await page.getByRole('heading', { name: 'Sign in to connect it' }).waitFor();
+    expect(await page.getByTestId('mcp-client-notice').textContent()).toContain('An application (an MCP client) asks');
+    expect(await page.getByRole('button', { name: 'Create account' }).count()).toBe(0);
+    await screenshot(page, 'mcp-client-sign-in-page');
     await page.getByLabel('Email').fill(ADMIN.email);
     await page.getByLabel('Password').fill(ADMIN.password);
     await page.getByRole('button', { name: 'Sign in' }).last().click();

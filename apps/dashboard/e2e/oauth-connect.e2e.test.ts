@@ -13,7 +13,7 @@ import {
 
 // Connecting an account for real: the console, the all-in-one's vault and oidc-provider's own
 // login and consent pages, in Debian's Chromium. The console runs on http://localhost:<port>
-// (the gateway's default public URL) and the authorization server on 127.0.0.1, so its redirect
+// (the gateway's public URL here) and the authorization server on 127.0.0.1, so its redirect
 // back is cross-site, as with a real provider.
 if (!chromiumAvailable) console.warn(`[dashboard e2e] SKIPPED: ${CHROMIUM} is missing.`);
 
@@ -30,7 +30,7 @@ describe.skipIf(!chromiumAvailable)('OAuth connect in a real browser', () => {
 
   beforeAll(async () => {
     await buildConsole();
-    gateway = await startGateway(ADMIN);
+    gateway = await startGateway(ADMIN, { publicUrl: 'localhost' });
     consoleUrl = gateway.url.replace('127.0.0.1', 'localhost');
     oidc = await startOidcServer({
       clients: [{ ...CLIENT, redirectUris: [`${consoleUrl}/api/v1/credentials/oauth/acme/callback`] }],

@@ -55,7 +55,13 @@ function Routes() {
   if (!user) {
     // A pending MCP client sign-in may also be continued at an external identity provider.
     const pending = CONNECT_PATH.exec(path)?.[1];
-    return <SignInPage>{pending ? <ExternalLoginButtons uid={pending} /> : null}</SignInPage>;
+    return pending ? (
+      <SignInPage purpose="mcp-client">
+        <ExternalLoginButtons uid={pending} />
+      </SignInPage>
+    ) : (
+      <SignInPage />
+    );
   }
   return (
     <ConfirmationsProvider>

@@ -29,6 +29,7 @@ describe('toConfirmation', () => {
       status: 'pending',
       agentId: 'a1',
       providerId: 'p1',
+      userId: null,
       endUserId: 'u9',
       expiresAt: '2026-11-22T10:05:00Z',
       reason: null,

@@ -12,6 +12,8 @@ export interface PendingConfirmation {
   status: string;
   agentId: string | null;
   providerId: string | null;
+  /** Who made the call (the agent owner or a signed-in person); the end user, when set, is who it acts for. */
+  userId: string | null;
   endUserId: string | null;
   /** When the held call is rejected as timed out (5 minutes after it was asked). */
   expiresAt: string | null;
@@ -43,6 +45,7 @@ export function toConfirmation(payload: unknown): PendingConfirmation | null {
     status: str(p.status) ?? 'pending',
     agentId: str(p.agentId) ?? str(obj(p.agent).id),
     providerId: str(p.providerId) ?? str(obj(p.provider).id) ?? str(tool.providerId),
+    userId: str(p.userId),
     endUserId: str(p.endUserId),
     expiresAt: str(p.expiresAt),
     reason: str(p.reason),

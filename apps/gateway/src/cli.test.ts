@@ -1,16 +1,25 @@
 import { generateRuntimeToken, seal } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 import { json, migrateToLatest, openDatabase } from '@agentgw/db';
-import { authHeaders, startRecordingUpstream } from '@agentgw/testkit';
+import { authHeaders, freePort, startRecordingUpstream } from '@agentgw/testkit';
 import { hkdfSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  existsSync,
+  writeFileSync,
+} from 'node:fs';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanEnv, GATEWAY_BIN, run, startServer, type Server } from './test-cli-process.js';
 
-const LISTENING = /Agent Gateway listening on http:\/\/localhost:(\d+)/;
+const LISTENING = /Agent Gateway listening on http:\/\/127\.0\.0\.1:(\d+)/;
 const NO_STACK = /^\s+at .+:\d+:\d+\)?$/m;
 
 let dir: string;
@@ -37,6 +46,13 @@ const startGateway = (env: Record<string, string> = {}, args: string[] = []) =>
     ready: LISTENING,
     timeoutMs: PROCESS_MS,
   });
+
+/** This machine's IPv4 addresses other than loopback (none in some sandboxes). */
+const externalAddresses = (): string[] =>
+  Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a !== undefined && a.family === 'IPv4' && !a.internal)
+    .map((a) => a!.address);
 
 describe('gateway start', () => {
   it(
@@ -80,7 +96,7 @@ describe('gateway start', () => {
       const status = await gateway(['status', '--port', String(server.port)]);
       expect(status.code).toBe(0);
       expect(status.stdout).toMatch(/JWT_SECRET\s+from secrets\.json \(hidden\)/);
-      expect(status.stdout).toMatch(/database\s+ok \(reported by the gateway running on port \d+\)/);
+      expect(status.stdout).toMatch(/database\s+ok \(reported by the gateway running on port \d+, process \d+\)/);
       expect(status.stdout).not.toContain(secrets.JWT_SECRET);
       const locked = await gateway(['admin', 'list']);
       expect(locked.code).toBe(1);
@@ -111,6 +127,54 @@ describe('gateway start', () => {
       expect(admins.stdout.match(/root@example\.com/g)).toHaveLength(1);
     },
     4 * PROCESS_MS,
+  );
+
+  it(
+    'on a fixed port with nothing configured: listens on loopback only, says so, and MCP clients can sign in (issuer derived)',
+    async () => {
+      const port = await freePort();
+      server = await startGateway({}, ['--port', String(port)]);
+      const base = `http://127.0.0.1:${port}`;
+      expect(server.output()).toContain(`Agent Gateway listening on ${base} (loopback only (127.0.0.1);`);
+      expect(server.output()).toContain(`MCP endpoint: ${base}/api/v1/mcp/mcp`);
+      expect(server.output()).toContain(
+        `MCP client sign-in (OAuth): on, issuer ${base} (derived from the loopback address`,
+      );
+      expect(server.output()).toContain('Self-registration: on, anyone who reaches this machine may create an account');
+      const metadata = await fetch(`${base}/.well-known/oauth-authorization-server`);
+      expect(metadata.status).toBe(200);
+      expect(((await metadata.json()) as { issuer: string }).issuer).toBe(base);
+      const resource = await fetch(`${base}/.well-known/oauth-protected-resource/api/v1/mcp/mcp`);
+      expect(((await resource.json()) as { authorization_servers: string[] }).authorization_servers).toEqual([base]);
+      // Bound to loopback: this machine's other addresses are refused.
+      for (const address of externalAddresses()) {
+        await expect(fetch(`http://${address}:${port}/health`), address).rejects.toThrow();
+      }
+    },
+    2 * PROCESS_MS,
+  );
+
+  it(
+    'on every interface without GATEWAY_PUBLIC_URL: says why MCP client sign-in is off and keeps self-registration off',
+    async () => {
+      const port = await freePort();
+      server = await startGateway({ HOST: '0.0.0.0' }, ['--port', String(port)]);
+      const base = `http://127.0.0.1:${port}`;
+      expect(server.output()).toContain(`Agent Gateway listening on ${base} (on every interface, port ${port})`);
+      expect(server.output()).toContain(
+        'MCP client sign-in (OAuth): off, 0.0.0.0 is not a loopback address, so the URL clients use is unknown; set GATEWAY_PUBLIC_URL',
+      );
+      expect(server.output()).toContain('Self-registration: off (ALLOW_SELF_REGISTRATION=true turns it on)');
+      expect((await fetch(`${base}/.well-known/oauth-authorization-server`)).status).toBe(404);
+      const register = await fetch(`${base}/api/v1/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'someone@example.com', password: 'long-enough-1', name: 'Someone' }),
+      });
+      expect(register.status).toBe(403);
+      expect(((await register.json()) as { code: string }).code).toBe('REGISTRATION_DISABLED');
+    },
+    2 * PROCESS_MS,
   );
 
   it(
@@ -302,9 +366,56 @@ describe('gateway init', () => {
       expect(existsSync(join(dir, '.gateway-data', 'secrets.json'))).toBe(false);
       expect((await fetch(`http://127.0.0.1:${server.port}/health`)).status).toBe(200);
 
+      // --force rewrites the file but keeps its keys (new ones would not open the data); the old file is kept.
       const forced = await gateway(['init', '--force']);
       expect(forced.code).toBe(0);
-      expect(readFileSync(envFile, 'utf8')).not.toBe(content);
+      expect(forced.stdout).toContain('JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY, PLATFORM_SECRETS_KEY from the old .env');
+      expect(readFileSync(envFile, 'utf8')).toBe(content);
+      const backups = readdirSync(dir).filter((f) => f.startsWith('.env.bak-'));
+      expect(backups).toHaveLength(1);
+      expect(readFileSync(join(dir, backups[0]!), 'utf8')).toBe(content);
+    },
+    4 * PROCESS_MS,
+  );
+
+  it(
+    'writes the keys secrets.json holds; start refuses keys that do not open the stored data',
+    async () => {
+      server = await startGateway();
+      await server.stop();
+      server = undefined;
+      const stored = JSON.parse(readFileSync(join(dir, '.gateway-data', 'secrets.json'), 'utf8')) as Record<
+        string,
+        string
+      >;
+
+      // What init used to do: new keys in .env, which win over secrets.json.
+      const other = { CREDENTIAL_ENCRYPTION_KEY: 'd4'.repeat(32), PLATFORM_SECRETS_KEY: 'e5'.repeat(32) };
+      writeFileSync(
+        join(dir, '.env'),
+        Object.entries(other)
+          .map(([k, v]) => `${k}=${v}\n`)
+          .join(''),
+      );
+      const refused = await gateway(['start', '--port', '0']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        'CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY do not open the data in this database',
+      );
+      expect(refused.stderr).not.toMatch(NO_STACK);
+
+      rmSync(join(dir, '.env'));
+      const init = await gateway(['init']);
+      expect(init.code).toBe(0);
+      expect(init.stdout).toContain(
+        'JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY, PLATFORM_SECRETS_KEY from .gateway-data/secrets.json',
+      );
+      const written = readFileSync(join(dir, '.env'), 'utf8');
+      for (const name of ['JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY']) {
+        expect(written).toContain(`${name}=${stored[name]}\n`);
+      }
+      server = await startGateway();
+      expect((await fetch(`http://127.0.0.1:${server.port}/health`)).status).toBe(200);
     },
     4 * PROCESS_MS,
   );
@@ -321,6 +432,18 @@ describe('gateway status', () => {
       expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
     },
     2 * PROCESS_MS,
+  );
+
+  it(
+    'reports the data directory asked about, not another gateway that answers on PORT',
+    async () => {
+      server = await startGateway({}, ['--data-dir', join(dir, 'running')]);
+      const other = await gateway(['status', '--data-dir', join(dir, 'other'), '--port', String(server.port)]);
+      expect(other.stdout).toMatch(/database\s+not created yet/);
+      const same = await gateway(['status', '--data-dir', join(dir, 'running'), '--port', String(server.port)]);
+      expect(same.stdout).toMatch(/database\s+ok \(reported by the gateway running on port \d+, process \d+\)/);
+    },
+    3 * PROCESS_MS,
   );
 
   it(
@@ -344,6 +467,53 @@ describe('gateway status', () => {
       expect(result.stdout).toMatch(/configuration\s+JWT_EXPIRES_IN must be a duration/);
     },
     2 * PROCESS_MS,
+  );
+});
+
+describe('gateway backup and restore', () => {
+  it(
+    'round-trips the embedded database: refused while the gateway runs, restored elsewhere, opened with its keys',
+    async () => {
+      const admin = { ADMIN_EMAIL: 'keep@example.com', ADMIN_PASSWORD: 'correct-horse-2' };
+      server = await startGateway(admin);
+      const running = await gateway(['backup', '--out', 'while-running.tar.gz']);
+      expect(running.code).toBe(1);
+      expect(running.stderr).toContain('is in use by another process');
+      await server.stop();
+      server = undefined;
+
+      const backup = await gateway(['backup', '--out', 'gateway.tar.gz']);
+      expect(backup.code, backup.stderr).toBe(0);
+      expect(backup.stdout).toContain('The archive holds the database only: keep the keys');
+      expect(statSync(join(dir, 'gateway.tar.gz')).mode & 0o777).toBe(0o600);
+      const again = await gateway(['backup', '--out', 'gateway.tar.gz']);
+      expect(again.code).toBe(1);
+
+      const restored = join(dir, 'restored');
+      const restore = await gateway(['restore', 'gateway.tar.gz', '--data-dir', restored]);
+      expect(restore.code, restore.stderr).toBe(0);
+      const over = await gateway(['restore', 'gateway.tar.gz', '--data-dir', restored]);
+      expect(over.code).toBe(1);
+      expect(over.stderr).toContain('already holds a database');
+
+      // With the keys it was written under (kept apart, as the command says), the restored copy opens.
+      const keys = JSON.parse(readFileSync(join(dir, '.gateway-data', 'secrets.json'), 'utf8')) as Record<
+        string,
+        string
+      >;
+      server = await startGateway(keys, ['--data-dir', restored]);
+      const login = await fetch(`http://127.0.0.1:${server.port}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: admin.ADMIN_EMAIL, password: admin.ADMIN_PASSWORD }),
+      });
+      expect(login.status).toBe(200);
+
+      const postgres = await gateway(['backup', '--db', 'postgres://agw@127.0.0.1:1/agw']);
+      expect(postgres.code).toBe(2);
+      expect(postgres.stderr).toContain('pg_dump');
+    },
+    6 * PROCESS_MS,
   );
 });
 
@@ -378,6 +548,33 @@ describe('gateway admin', () => {
       expect(list.stdout).toMatch(/ops@example\.com {2}Ops {2}\(global\)/);
     },
     4 * PROCESS_MS,
+  );
+
+  it(
+    "prints its version and each command's help without running the command",
+    async () => {
+      const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      };
+      for (const args of [['--version'], ['-v'], ['version']]) {
+        const result = await gateway(args);
+        expect(result.code, args.join(' ')).toBe(0);
+        expect(result.stdout).toBe(`gateway ${version}\n`);
+      }
+      for (const [args, usage] of [
+        [['start', '--help'], 'Usage: gateway start [--port N] [--host ADDR]'],
+        [['help', 'restore'], 'Usage: gateway restore FILE'],
+        [['admin', 'create', '-h'], 'Usage: gateway admin create --email E --password P'],
+        [['backup', '--help'], 'Usage: gateway backup [--out FILE]'],
+      ] as const) {
+        const result = await gateway([...args]);
+        expect(result.code, args.join(' ')).toBe(0);
+        expect(result.stdout.startsWith(usage), result.stdout).toBe(true);
+      }
+      expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
+      expect(existsSync(join(dir, '.env'))).toBe(false);
+    },
+    2 * PROCESS_MS,
   );
 
   it(

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hono } from 'hono';
@@ -47,6 +47,26 @@ describe('mountConsole', () => {
       expect(res.headers.get('content-type'), path).toMatch(/json/);
     }
     expect((await app.request('/api/v1/things', { method: 'POST' })).status).toBe(404);
+  });
+
+  it('answers the JSON 404 for paths that are no console page, such as a misconfigured /healthz or /readyz probe', async () => {
+    const app = appWith(built());
+    for (const path of ['/healthz', '/readyz', '/ready', '/metrics', '/agents/abc/extra', '/connect', '/nope/']) {
+      const res = await app.request(path);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).toMatch(/json/);
+    }
+  });
+
+  it("serves every page of the console's menu, an agent's page and the MCP client sign-in page", async () => {
+    const app = appWith(built());
+    // The menu (apps/dashboard/src/navigation.ts, PAGES) is the source of truth: a page added there must be served.
+    const menu = readFileSync(new URL('../../dashboard/src/navigation.ts', import.meta.url), 'utf8');
+    const pages = [...menu.matchAll(/\{ path: '([^']+)'/g)].map((m) => m[1]!);
+    expect(pages.length).toBeGreaterThan(10);
+    for (const path of [...pages, '/agents/0d6c1f', '/connect/Ab-_9xYz', '/audit/']) {
+      expect((await app.request(path)).status, path).toBe(200);
+    }
   });
 
   it('mounts nothing when the console is not built', () => {

@@ -19,14 +19,22 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-/** API paths and the health check are never answered with the console's page. */
-const isApiPath = (path: string): boolean => path === '/api' || path.startsWith('/api/') || path === '/health';
+/**
+ * The console's client routes (apps/dashboard/src/navigation.ts's PAGES, `/agents/<id>` and the
+ * MCP client sign-in `/connect/<uid>`): only these get index.html, so any other path (a
+ * misconfigured `/healthz` or `/readyz` probe, `/api/…`) is the JSON 404 rather than a 200 page.
+ */
+const CONSOLE_ROUTE =
+  /^\/(?:|agents(?:\/[^/]+)?|tool-providers|access-rules|tool-pins|confirmations|audit|credentials|credential-providers|api-keys|devices|connected-clients|users|connect\/[A-Za-z0-9_-]{1,64})\/?$/;
+
+/** Whether `path` is one of the console's pages (exported for the test that holds it to the console's menu). */
+export const isConsoleRoute = (path: string): boolean => CONSOLE_ROUTE.test(path);
 
 /**
  * Serves the built web console at `/` when `dist` exists: a real file when one matches, otherwise
  * index.html for the console's client routes (`/agents`, `/credentials?serviceType=…`). Mounted
- * after every service, so API routes always win; unknown `/api/*` paths and missing asset files
- * (a path with an extension) keep the JSON 404. Returns false when there is no build to serve.
+ * after every service, so API routes always win; every other path (unknown `/api/*`, missing
+ * asset files, `/healthz`) keeps the JSON 404. Returns false when there is no build to serve.
  */
 export function mountConsole(app: Hono<Env, Schema, string>, dist: string = DASHBOARD_DIST): boolean {
   const root = resolve(dist);
@@ -43,7 +51,6 @@ export function mountConsole(app: Hono<Env, Schema, string>, dist: string = DASH
 
   app.get('*', (c) => {
     const path = c.req.path;
-    if (isApiPath(path)) return c.notFound();
     let decoded: string;
     try {
       decoded = decodeURIComponent(path);
@@ -53,8 +60,7 @@ export function mountConsole(app: Hono<Env, Schema, string>, dist: string = DASH
     const file = resolve(root, '.' + decoded);
     if (file !== root && file.startsWith(root + sep) && existsSync(file) && statSync(file).isFile())
       return send(c, file);
-    if (extname(decoded) !== '') return c.notFound();
-    return send(c, indexPath);
+    return isConsoleRoute(path) ? send(c, indexPath) : c.notFound();
   });
   return true;
 }

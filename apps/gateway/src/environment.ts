@@ -19,8 +19,9 @@ export interface GatewayEnvironment {
 export interface EnvironmentInput {
   cwd: string;
   processEnv: Env;
-  /** Command-line overrides (`--port`, `--db`, `--data-dir`). */
+  /** Command-line overrides (`--port`, `--host`, `--db`, `--data-dir`). */
   port?: string;
+  host?: string;
   db?: string;
   dataDir?: string;
 }
@@ -34,6 +35,7 @@ export function readEnvironment(input: EnvironmentInput): GatewayEnvironment {
   const fromFile = existsSync(envPath) ? parseEnv(readFileSync(envPath, 'utf8')) : {};
   const env: Env = { ...fromFile, ...input.processEnv };
   if (input.port !== undefined) env.PORT = input.port;
+  if (input.host !== undefined) env.HOST = input.host;
   if (input.db !== undefined) env.DATABASE_URL = input.db;
   return {
     env,

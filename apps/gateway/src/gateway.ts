@@ -1,6 +1,6 @@
 import { ensureBootstrapAdmin } from '@agentgw/admin-api';
 import type { Config } from '@agentgw/core';
-import { migrateToLatest } from '@agentgw/db';
+import { checkSealingKeys, migrateToLatest, type HeldKey } from '@agentgw/db';
 import { buildDeps, initTracing, serve, type BuiltDeps, type RunningServer } from '@agentgw/service-kit';
 import { createGatewayHost } from './all-in-one.js';
 import { DEFAULT_PORT } from './environment.js';
@@ -16,7 +16,7 @@ export type RunningGateway = RunningServer & { deps: BuiltDeps };
 
 /**
  * Boots the all-in-one: deps (embedded database unless DATABASE_URL says otherwise), migrations,
- * first admin, every service started, listen. Shutdown stops accepting, stops the services
+ * the sealing keys checked against the data's, first admin, every service started, listen. Shutdown stops accepting, stops the services
  * (streams ended within the bound), waits for in-flight requests, then closes the deps.
  */
 export async function startGateway(config: Config, options: GatewayOptions): Promise<RunningGateway> {
@@ -24,6 +24,8 @@ export async function startGateway(config: Config, options: GatewayOptions): Pro
   const deps = await buildDeps(config, { service: 'gateway', mode: 'embedded', dataDir: options.dataDir });
   try {
     await migrateToLatest(deps.db);
+    // Before anything is sealed: keys that do not open the stored data stop the start.
+    await checkSealingKeys(deps.db, heldKeys(config));
     await ensureBootstrapAdmin(deps);
     const host = await createGatewayHost(deps);
     await host.start();
@@ -53,4 +55,18 @@ export async function startGateway(config: Config, options: GatewayOptions): Pro
     await deps.close();
     throw err;
   }
+}
+
+/** The sealing keys the all-in-one holds (loadConfigWithKeys made both required). */
+function heldKeys(config: Config): HeldKey[] {
+  const keys: HeldKey[] = [];
+  if (config.CREDENTIAL_ENCRYPTION_KEY) {
+    const previous = config.CREDENTIAL_ENCRYPTION_PREVIOUS_KEYS;
+    keys.push({ name: 'CREDENTIAL_ENCRYPTION_KEY', current: config.CREDENTIAL_ENCRYPTION_KEY, previous });
+  }
+  if (config.PLATFORM_SECRETS_KEY) {
+    const previous = config.PLATFORM_SECRETS_PREVIOUS_KEYS;
+    keys.push({ name: 'PLATFORM_SECRETS_KEY', current: config.PLATFORM_SECRETS_KEY, previous });
+  }
+  return keys;
 }

@@ -17,9 +17,9 @@ export interface Finished {
 
 export function run(
   args: string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs?: number },
+  options: { cwd: string; env: Record<string, string>; timeoutMs?: number; command?: string },
 ): Promise<Finished> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(options.command ?? process.execPath, args, {
     cwd: options.cwd,
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseCidr } from './egress/addresses.js';
 import { parseEgressAllow } from './egress/policy.js';
@@ -214,6 +215,10 @@ export const configSchema = z.object({
   /** Retired platform keys, still accepted until `reencrypt` has re-sealed every platform secret. */
   PLATFORM_SECRETS_PREVIOUS_KEYS: hexKeyList,
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Listening address: unset, the all-in-one binds 127.0.0.1 and a service every interface; images set 0.0.0.0. */
+  HOST: optionalString.refine((v) => v === undefined || v === 'localhost' || isIP(v) !== 0, {
+    message: 'must be an IP address (127.0.0.1, 0.0.0.0, ::) or localhost',
+  }),
   GATEWAY_PUBLIC_URL: optionalString.pipe(z.url('must be a URL').optional()),
   OAUTH_CALLBACK_BASE_URL: optionalString.pipe(z.url('must be a URL').optional()),
   /** How long a started OAuth connection (login, consent at the service) may take before its state is refused. */

@@ -14,7 +14,7 @@ import type { Database } from './schema.js';
 export const DEFAULT_DATA_DIR = '.gateway-data';
 
 /** Inside the database directory, so every process that can reach the data also sees the lock. */
-const LOCK_FILE = 'gateway.lock';
+export const LOCK_FILE = 'gateway.lock';
 const PING_TIMEOUT_MS = 2_000;
 
 export interface DbHandle {
@@ -70,7 +70,7 @@ export const PGLITE_SETTINGS = [
   'wal_buffers=256kB',
 ];
 // Start-up `-c` options after PGlite's defaults (not `postgresqlconf`, which would replace initdb's postgresql.conf and its timezone/locale lines).
-const SETTING_PARAMS = PGLITE_SETTINGS.flatMap((s) => ['-c', s]);
+export const SETTING_PARAMS = PGLITE_SETTINGS.flatMap((s) => ['-c', s]);
 
 function openPostgres(url: string): DbHandle {
   const pool = new pg.Pool({ connectionString: url, types: pgTypes, connectionTimeoutMillis: 10_000 });

@@ -66,6 +66,12 @@ function tryCreate(lockPath: string): boolean {
   }
 }
 
+/** The PID of the live process holding the lock at `lockPath`, or null when nobody holds it. */
+export function lockHolder(lockPath: string): number | null {
+  const holder = readHolder(lockPath);
+  return holder && isAlive(holder, lockPath) ? holder : null;
+}
+
 /** The holder's PID; null when the file holds no PID, undefined when there is no file. */
 function readHolder(lockPath: string): number | null | undefined {
   let text: string;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,11 +8,11 @@ import { MIGRATION_NAMES } from './migrations/index.js';
 const packageDir = join(import.meta.dirname, '..');
 
 /** Runs the migrate command the way `pnpm --filter @agentgw/db migrate` does, from `cwd`. */
-function migrate(cwd: string, databaseUrl?: string) {
+function migrate(cwd: string, databaseUrl?: string, args: string[] = []) {
   const env: NodeJS.ProcessEnv = { ...process.env, INIT_CWD: cwd };
   if (databaseUrl === undefined) delete env.DATABASE_URL;
   else env.DATABASE_URL = databaseUrl;
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/migrate.cli.ts'], {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/migrate.cli.ts', ...args], {
     cwd: packageDir,
     env,
     encoding: 'utf8',
@@ -35,6 +35,16 @@ describe('the migrate command', () => {
     const second = migrate(dir, `file:${join('.gateway-data', 'pgdata')}`);
     expect(second.stdout).toBe('pglite: already up to date\n');
     expect(second.status).toBe(0);
+  });
+
+  it('answers --help with its usage and an unknown argument with exit 2, migrating nothing either way', () => {
+    const help = migrate(dir, undefined, ['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('Usage: pnpm --filter @agentgw/db migrate');
+    const wrong = migrate(dir, undefined, ['--dry-run']);
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr).toContain('Unknown argument: --dry-run');
+    expect(existsSync(join(dir, '.gateway-data'))).toBe(false);
   });
 
   it('exits non-zero with one line and no stack trace on failure', () => {

@@ -1,8 +1,23 @@
 import { openDatabase } from './connection.js';
 import { migrateToLatest } from './migrate.js';
 
+const USAGE = `Usage: pnpm --filter @agentgw/db migrate
+
+Brings the database up to date: DATABASE_URL (file:<path> or postgres://...), or unset the
+embedded database in .gateway-data/pgdata of the directory the command was typed in.
+Takes no arguments; --help prints this and changes nothing.`;
+
 /** `pnpm --filter @agentgw/db migrate`: brings DATABASE_URL's database (default: the embedded one) up to date. */
-async function main(): Promise<void> {
+async function main(args: string[]): Promise<void> {
+  // Any argument is a question or a mistake: never migrate on one.
+  if (args.length > 0) {
+    const help = args.every((a) => a === '--help' || a === '-h');
+    (help ? process.stdout : process.stderr).write(
+      `${help ? '' : `Unknown argument: ${args.join(' ')}\n\n`}${USAGE}\n`,
+    );
+    process.exitCode = help ? 0 : 2;
+    return;
+  }
   // pnpm runs scripts inside packages/db; relative paths (file:./x, the default data dir) mean
   // the directory the command was typed in.
   if (process.env.INIT_CWD) process.chdir(process.env.INIT_CWD);
@@ -19,7 +34,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
+main(process.argv.slice(2)).catch((err: unknown) => {
   console.error(`migrate: ${err instanceof Error ? err.message : String(err)}`);
   process.exitCode = 1;
 });

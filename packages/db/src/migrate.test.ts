@@ -209,6 +209,7 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     created_at: 'not null',
     updated_at: 'not null',
   },
+  key_checks: { name: 'not null', digest: 'not null', updated_at: 'not null' },
   oauth_flows: {
     state_hash: 'not null',
     user_id: 'not null',

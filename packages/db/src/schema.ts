@@ -334,6 +334,13 @@ export interface DevicesTable {
   updated_at: Timestamp;
 }
 
+/** One row per sealing key: an HMAC under the key the stored data was sealed with (key-checks.ts). */
+export interface KeyChecksTable {
+  name: string;
+  digest: string;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
 export interface Database {
   users: UsersTable;
   external_identities: ExternalIdentitiesTable;
@@ -356,6 +363,7 @@ export interface Database {
   audit_chain: AuditChainTable;
   audit_chain_heads: AuditChainHeadsTable;
   devices: DevicesTable;
+  key_checks: KeyChecksTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

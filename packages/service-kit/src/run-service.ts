@@ -32,6 +32,7 @@ export async function runService(definition: ServiceDefinition, options: RunServ
     try {
       await serve(host.app, {
         port: deps.config.PORT ?? definition.defaultPort,
+        hostname: deps.config.HOST,
         deps: {
           close: async () => {
             await deps.close();

@@ -6,14 +6,17 @@ import { DataTable } from '../components/data-table.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { useSession, useUser } from '../session.js';
-import { CONFIRMATION_STATUSES } from '../types.js';
-import { useAgentNames } from '../use-agent-names.js';
+import { HISTORY_FILTERS, statusLabel } from '../confirmation-status.js';
+import { useAgentNames, useProviderNames } from '../use-agent-names.js';
 import { useAction, useResource } from '../use-resource.js';
 
 /** Held tool calls, live over SSE, approved or rejected here; plus the stored history by status. */
 export function ConfirmationsPage() {
   const live = useLiveConfirmations();
   const agentName = useAgentNames();
+  const providerName = useProviderNames();
+  // The card goes once answered: this line says what happened to it.
+  const [answered, setAnswered] = useState<string | null>(null);
   return (
     <Layout title="Confirmations">
       <div className="live-bar">
@@ -22,13 +25,22 @@ export function ConfirmationsPage() {
       </div>
       <section aria-labelledby="pending">
         <h2 id="pending">Waiting for you</h2>
+        <p className="answered" role="status" data-testid="answered">
+          {answered}
+        </p>
         <ErrorNotice error={live.syncError} title="Could not load the pending list" />
         {live.pending.length === 0 ? (
           <Empty>No tool call is waiting for confirmation. New ones appear here as they happen.</Empty>
         ) : null}
         <ul className="cards" aria-live="polite">
           {live.pending.map((c) => (
-            <ConfirmationCard key={c.id} confirmation={c} agentName={agentName} />
+            <ConfirmationCard
+              key={c.id}
+              confirmation={c}
+              agentName={agentName}
+              providerName={providerName}
+              onAnswered={setAnswered}
+            />
           ))}
         </ul>
       </section>
@@ -68,11 +80,16 @@ function NotificationControl() {
 function ConfirmationCard({
   confirmation: c,
   agentName,
+  providerName,
+  onAnswered,
 }: {
   confirmation: PendingConfirmation;
   agentName: (id: string | null) => string | null;
+  providerName: (id: string | null) => string | null;
+  onAnswered: (text: string) => void;
 }) {
   const { api } = useSession();
+  const me = useUser();
   const { forget } = useLiveConfirmations();
   const [reason, setReason] = useState('');
   const action = useAction();
@@ -83,6 +100,11 @@ function ConfirmationCard({
         reason && !confirmed ? { confirmed, reason } : { confirmed },
       );
       forget(c.id);
+      onAnswered(
+        confirmed
+          ? `Approved ${c.toolName}: the call runs now and ends in the history as "approved, ran".`
+          : `Rejected ${c.toolName}${reason ? ` (${reason})` : ''}: the agent gets an error and the tool does not run.`,
+      );
     });
 
   return (
@@ -111,12 +133,14 @@ function ConfirmationCard({
             <dd>{agentName(c.agentId)}</dd>
           </>
         ) : null}
-        {c.endUserId ? (
+        {c.providerId ? (
           <>
-            <dt>On behalf of</dt>
-            <dd className="mono small">{c.endUserId}</dd>
+            <dt>Provider</dt>
+            <dd>{providerName(c.providerId)}</dd>
           </>
         ) : null}
+        <dt>Acts for</dt>
+        <dd>{actsFor(c, me.id)}</dd>
       </dl>
       <h4>Arguments</h4>
       <pre className="json" data-testid="confirmation-arguments">
@@ -136,9 +160,17 @@ function ConfirmationCard({
   );
 }
 
+/** The person the held call acts for: its end user, else the caller (an agent's own call acts for nobody). */
+function actsFor(c: PendingConfirmation, myId: string): string {
+  const person = c.endUserId ?? c.userId;
+  if (person === null) return 'nobody (the agent acts on its own)';
+  return person === myId ? 'you' : `user ${person}`;
+}
+
 function History() {
   const me = useUser();
-  const [status, setStatus] = useState('confirmed');
+  const [status, setStatus] = useState<string>(HISTORY_FILTERS[0].value);
+  const filterLabel = HISTORY_FILTERS.find((f) => f.value === status)?.label ?? status;
   const list = useResource<{ data?: unknown[]; confirmations?: unknown[] }>(`/confirmation/list?status=${status}`);
   const rows = (list.data?.data ?? list.data?.confirmations ?? [])
     .map(toConfirmation)
@@ -151,7 +183,7 @@ function History() {
           label="Status"
           value={status}
           onChange={(e) => setStatus(e.target.value)}
-          options={CONFIRMATION_STATUSES.map((s) => ({ value: s, label: s }))}
+          options={HISTORY_FILTERS.map((f) => ({ value: f.value, label: f.label }))}
         />
         <button type="button" className="secondary" onClick={list.reload}>
           Refresh
@@ -159,10 +191,10 @@ function History() {
       </form>
       {list.loading && !list.data ? <Loading what="confirmations" /> : null}
       <ErrorNotice error={list.error} title="Could not load the history" />
-      {list.data && rows.length === 0 ? <Empty>No {status} confirmations.</Empty> : null}
+      {list.data && rows.length === 0 ? <Empty>No confirmations {filterLabel}.</Empty> : null}
       {rows.length > 0 ? (
         <DataTable
-          caption={`Confirmations with status ${status}`}
+          caption={`Confirmations ${filterLabel}`}
           columns={['Tool', 'Risk', 'Status', 'When', 'Decided by', 'Reason']}
         >
           {rows.map((c) => (
@@ -171,7 +203,7 @@ function History() {
                 {c.toolName}
               </td>
               <td data-label="Risk">{c.risk}</td>
-              <td data-label="Status">{c.status}</td>
+              <td data-label="Status">{statusLabel(c)}</td>
               <td data-label="When">{c.timestamp ? new Date(c.timestamp).toLocaleString() : '—'}</td>
               <td data-label="Decided by" className="mono small">
                 {c.decidedBy === me.id ? 'you' : (c.decidedBy ?? '—')}

@@ -6,8 +6,15 @@ import { navigate, useLocation } from '../router.js';
 import { useSession } from '../session.js';
 import { useAction } from '../use-resource.js';
 
+/**
+ * Why the person signs in: the console itself, or an MCP client's pending sign-in
+ * (`/connect/<uid>`), which names what is going on and offers no new account (an application
+ * asking for access is no moment to register).
+ */
+export type SignInPurpose = 'console' | 'mcp-client';
+
 /** Sign in, or create an account (POST /auth/register) and sign straight in with it; `children` (other ways to sign in) go under the form. */
-export function SignInPage({ children }: { children?: ReactNode }) {
+export function SignInPage({ children, purpose = 'console' }: { children?: ReactNode; purpose?: SignInPurpose }) {
   const { api, signIn, endedBecause } = useSession();
   const { href } = useLocation();
   const [mode, setMode] = useState<'sign-in' | 'register'>('sign-in');
@@ -32,19 +39,28 @@ export function SignInPage({ children }: { children?: ReactNode }) {
   return (
     <main id="main" className="sign-in">
       <h1>Agent Gateway</h1>
-      <div className="card">
-        <div className="tabs" role="group" aria-label="Account">
-          <button type="button" aria-pressed={mode === 'sign-in'} onClick={() => setMode('sign-in')}>
-            Sign in
-          </button>
-          <button type="button" aria-pressed={mode === 'register'} onClick={() => setMode('register')}>
-            Create account
-          </button>
-        </div>
+      <div className={purpose === 'mcp-client' ? 'card mcp-client-sign-in' : 'card'}>
+        {purpose === 'mcp-client' ? (
+          <p className="notice" data-testid="mcp-client-notice">
+            An application (an MCP client) asks to use this gateway on your behalf. Sign in with your gateway account;
+            you will see what it asks for before you allow anything.
+          </p>
+        ) : (
+          <div className="tabs" role="group" aria-label="Account">
+            <button type="button" aria-pressed={mode === 'sign-in'} onClick={() => setMode('sign-in')}>
+              Sign in
+            </button>
+            <button type="button" aria-pressed={mode === 'register'} onClick={() => setMode('register')}>
+              Create account
+            </button>
+          </div>
+        )}
         {endedBecause ? <p className="notice">{endedBecause}</p> : null}
         {registered ? <Success>Account created.</Success> : null}
         <form onSubmit={submit} aria-label={mode === 'sign-in' ? 'Sign in' : 'Create account'}>
-          <h2>{mode === 'sign-in' ? 'Sign in' : 'Create an account'}</h2>
+          <h2>
+            {mode === 'register' ? 'Create an account' : purpose === 'mcp-client' ? 'Sign in to connect it' : 'Sign in'}
+          </h2>
           <TextField
             label="Email"
             type="email"

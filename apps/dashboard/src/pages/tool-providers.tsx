@@ -7,7 +7,7 @@ import { Layout } from '../components/layout.js';
 import { TokenExchangeFields } from '../components/token-exchange-fields.js';
 import { canManageProviders, describeScope, hasRole } from '../navigation.js';
 import { useSession, useUser } from '../session.js';
-import type { CredentialProvider, ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
+import type { CredentialProvider, ToolPin, ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
 import { describeMcpOAuth } from './mcp-oauth-description.js';
 import {
@@ -102,6 +102,11 @@ export function ToolProvidersPage() {
 function ProviderTools({ provider }: { provider: ToolProvider }) {
   const [open, setOpen] = useState(false);
   const tools = useResource<{ tools: UpstreamTool[] }>(open ? `/admin/tool-providers/${provider.id}/tools` : null);
+  // The upstream lists a quarantined tool as it is now (an injected description included): mark it.
+  const quarantined = useResource<{ pins: ToolPin[] }>(
+    open ? `/admin/tool-pins?state=quarantined&providerId=${encodeURIComponent(provider.id)}` : null,
+  );
+  const held = new Map((quarantined.data?.pins ?? []).map((pin) => [pin.toolName, pin.status]));
   return (
     <div className="tools">
       <button type="button" className="secondary" aria-expanded={open} onClick={() => setOpen(!open)}>
@@ -116,8 +121,16 @@ function ProviderTools({ provider }: { provider: ToolProvider }) {
           {tools.data && tools.data.tools.length > 0 ? (
             <ul className="tool-list" aria-label={`Tools of ${provider.name}`}>
               {tools.data.tools.map((t) => (
-                <li key={t.name}>
+                <li key={t.name} className={held.has(t.name) ? 'quarantined' : undefined}>
                   <code>{t.name}</code>
+                  {held.has(t.name) ? (
+                    <>
+                      <span className="badge quarantined" data-testid="quarantined">
+                        quarantined ({held.get(t.name)})
+                      </span>
+                      <span className="hint"> not served to agents until approved on Tool pins</span>
+                    </>
+                  ) : null}
                   {t.description ? <span> — {t.description}</span> : null}
                 </li>
               ))}

@@ -1,13 +1,15 @@
 import { ALL_KEYS, loadConfigWithKeys } from '@agentgw/service-kit';
 import { relative } from 'node:path';
 import { generateSecrets, loadOrCreateSecrets, missingSecrets, secretsPath } from '../dev-secrets.js';
-import { readEnvironment, type EnvironmentInput } from '../environment.js';
+import { DEFAULT_PORT, readEnvironment, type EnvironmentInput } from '../environment.js';
 import { startGateway } from '../gateway.js';
+import { DEFAULT_HOST, isLoopbackHost, publicUrlOf, startBanner } from '../listen-address.js';
 
 /**
  * `gateway start`: outside production, missing secrets come from (or are created in)
  * `<dataDir>/secrets.json`; in production their absence is the ConfigError like any other.
- * The all-in-one runs every service, so it holds both sealing keys.
+ * The all-in-one runs every service, so it holds both sealing keys. It listens on loopback unless
+ * HOST says otherwise, and there its public URL (MCP client sign-in) is derived from that address.
  */
 export async function startCommand(input: EnvironmentInput): Promise<void> {
   const { env, dataDir } = readEnvironment(input);
@@ -32,9 +34,15 @@ export async function startCommand(input: EnvironmentInput): Promise<void> {
     }
     if (reused.length > 0) console.log(`Using ${names(reused)} from ${where}.`);
   }
-  const config = loadConfigWithKeys('the gateway', ALL_KEYS, env);
-  const gateway = await startGateway(config, { dataDir });
-  console.log(`Agent Gateway listening on http://localhost:${gateway.port}`);
+  const host = env.HOST?.trim() || DEFAULT_HOST;
+  // Open registration only where only this machine can reach it, unless the operator says otherwise.
+  if (!env.ALLOW_SELF_REGISTRATION?.trim() && !isLoopbackHost(host)) env.ALLOW_SELF_REGISTRATION = 'false';
+  const listening = loadConfigWithKeys('the gateway', ALL_KEYS, env);
+  const publicUrl = publicUrlOf(listening.GATEWAY_PUBLIC_URL, { host, port: listening.PORT ?? DEFAULT_PORT });
+  const config = publicUrl.kind === 'derived' ? { ...listening, GATEWAY_PUBLIC_URL: publicUrl.url } : listening;
+  const gateway = await startGateway(config, { dataDir, hostname: host });
+  const banner = startBanner({ host, port: gateway.port, publicUrl, selfRegistration: config.ALLOW_SELF_REGISTRATION });
+  console.log(banner.join('\n')); // one write: whoever waits for the first line gets them all
 }
 
 /** `A`, `A and B`, `A, B and C`. */

@@ -1,7 +1,8 @@
 import { ConfigError } from '@agentgw/core';
-import { openDatabase } from '@agentgw/db';
+import { LOCK_FILE, lockHolder, openDatabase } from '@agentgw/db';
 import { ALL_KEYS, loadConfigWithKeys } from '@agentgw/service-kit';
 import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import {
   generateSecrets,
   missingSecrets,
@@ -17,6 +18,7 @@ import {
   type Env,
   type EnvironmentInput,
 } from '../environment.js';
+import { DEFAULT_HOST } from '../listen-address.js';
 import { probeRunningGateway } from './running-gateway.js';
 
 /**
@@ -38,13 +40,14 @@ export async function statusCommand(input: EnvironmentInput): Promise<number> {
     ['data dir', dataDir],
     ['NODE_ENV', env.NODE_ENV ?? 'development (default)'],
     ['PORT', env.PORT ?? `${DEFAULT_PORT} (default)`],
+    ['HOST', env.HOST ?? `${DEFAULT_HOST} (default: loopback only)`],
     ['DATABASE_URL', describeDatabaseUrl(env.DATABASE_URL, dataDir)],
     ['REDIS_URL', env.REDIS_URL ? maskUrl(env.REDIS_URL) : '(unset: in-process events and queues)'],
     ['JWT_SECRET', secretState('JWT_SECRET')],
     ['CREDENTIAL_ENCRYPTION_KEY', secretState('CREDENTIAL_ENCRYPTION_KEY')],
     ['PLATFORM_SECRETS_KEY', secretState('PLATFORM_SECRETS_KEY')],
     ['ADMIN_EMAIL', env.ADMIN_EMAIL ?? '(unset)'],
-    ['GATEWAY_PUBLIC_URL', env.GATEWAY_PUBLIC_URL ?? '(unset)'],
+    ['GATEWAY_PUBLIC_URL', env.GATEWAY_PUBLIC_URL ?? '(unset: derived from a loopback HOST and a fixed PORT)'],
   ];
 
   let healthy = true;
@@ -79,11 +82,20 @@ async function checkDatabase(env: Env, dataDir: string, port: number): Promise<s
   } catch {
     return 'down (invalid DATABASE_URL)';
   }
-  // A running gateway holds the embedded database's lock; ask it instead.
-  const running = await probeRunningGateway(port);
-  if (running) return `${running.checks.database} (reported by the gateway running on port ${port})`;
-  if (url === undefined && !existsSync(embeddedDatabasePath(dataDir)))
-    return 'not created yet (created on first start)';
+  const embedded =
+    url === undefined ? embeddedDatabasePath(dataDir) : url.startsWith('file:') ? resolve(url.slice(5)) : null;
+  if (embedded !== null) {
+    if (!existsSync(join(embedded, 'PG_VERSION'))) return 'not created yet (created on first start)';
+    // A running gateway holds this database's lock: ask it rather than open the files twice,
+    // and only it (a gateway on PORT may be another instance with another data directory).
+    const holder = lockHolder(join(embedded, LOCK_FILE));
+    if (holder !== null) {
+      const running = await probeRunningGateway(port);
+      return running
+        ? `${running.checks.database} (reported by the gateway running on port ${port}, process ${holder})`
+        : `in use by process ${holder} (a running gateway, not answering on port ${port})`;
+    }
+  }
   try {
     const handle = await openDatabase({ url, dataDir });
     try {

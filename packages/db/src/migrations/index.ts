@@ -11,6 +11,7 @@ import * as oauthClientAgents from './0011_oauth_client_agents.js';
 import * as toolProviderMcpOauth from './0012_tool_provider_mcp_oauth.js';
 import * as toolProviderTokenExchange from './0013_tool_provider_token_exchange.js';
 import * as identityEvents from './0014_identity_events.js';
+import * as keyChecks from './0015_key_checks.js';
 import * as oauthFlows from './0007_oauth_flows.js';
 import * as oauthServer from './0009_oauth_server.js';
 
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '0012_tool_provider_mcp_oauth': toolProviderMcpOauth,
   '0013_tool_provider_token_exchange': toolProviderTokenExchange,
   '0014_identity_events': identityEvents,
+  '0015_key_checks': keyChecks,
 };
 
 /** Names of every registered migration, in the order they apply. */
