@@ -28,7 +28,8 @@ export type { RefreshLock, RedisRefreshLockOptions } from './oauth/refresh-lock.
 export { REFRESH_BEFORE_EXPIRY_MS } from './oauth/oauth-credentials.js';
 export { OAUTH_FLOW_TTL_MS } from './oauth/oauth-flows.js';
 export { createTokenExchange, TOKEN_EXCHANGE_GRANT, TokenExchange } from './oauth/token-exchange.js';
-export type { SubjectToken, SubjectTokenType, TokenExchangeConfig } from './oauth/token-exchange.js';
+export type { SubjectToken, SubjectTokenType } from './oauth/exchange-subjects.js';
+export type { TokenExchangeConfig } from './oauth/token-exchange.js';
 export { MINTED_SUBJECT_LIFETIME_S } from './oauth/exchange-subjects.js';
 export type { ExchangeCaller, ExchangeServer, ExchangeSubjects } from './oauth/exchange-subjects.js';
 export {

@@ -1,5 +1,4 @@
 import { recordIdentityEvent } from '@agentgw/audit';
-import type { SecretBox } from '@agentgw/auth';
 import {
   ForbiddenError,
   MemoryCache,

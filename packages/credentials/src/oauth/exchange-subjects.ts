@@ -4,7 +4,18 @@ import type { Database } from '@agentgw/db';
 import { randomUUID } from 'node:crypto';
 import { decodeJwt, importJWK, SignJWT, type CryptoKey } from 'jose';
 import type { Kysely } from 'kysely';
-import type { SubjectToken } from './token-exchange.js';
+
+/** RFC 8693 §3 token type identifiers the gateway can present as the subject token. */
+export type SubjectTokenType =
+  | 'urn:ietf:params:oauth:token-type:jwt'
+  | 'urn:ietf:params:oauth:token-type:id_token'
+  | 'urn:ietf:params:oauth:token-type:access_token';
+
+/** The subject token shown to the STS for the caller (see ExchangeSubjects: minted for it, never a gateway sign-in token). */
+export interface SubjectToken {
+  token: string;
+  type: SubjectTokenType;
+}
 
 /** The caller a token is exchanged for: their user, the bearer they signed in with and the MCP client between (if any). */
 export interface ExchangeCaller {

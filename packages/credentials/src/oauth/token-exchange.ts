@@ -19,18 +19,6 @@ import { oauthErrors } from './oauth-errors.js';
 /** RFC 8693 §2.1: the grant type of a token exchange request. */
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
-/** RFC 8693 §3 token type identifiers the gateway can present as the subject token. */
-export type SubjectTokenType =
-  | 'urn:ietf:params:oauth:token-type:jwt'
-  | 'urn:ietf:params:oauth:token-type:id_token'
-  | 'urn:ietf:params:oauth:token-type:access_token';
-
-/** The subject token shown to the STS for the caller (see ExchangeSubjects: minted for it, never a gateway sign-in token). */
-export interface SubjectToken {
-  token: string;
-  type: SubjectTokenType;
-}
-
 /** Where and for what a provider exchanges tokens: the token endpoint (explicit or discovered), the gateway's client there, and the target. */
 export interface TokenExchangeConfig {
   server: { kind: 'token_url'; tokenUrl: string } | { kind: 'issuer'; issuer: string };
