@@ -245,6 +245,15 @@ export const configSchema = z.object({
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: 'must start with redis:// or rediss://',
   }),
+  /**
+   * Redis Cluster seed nodes (`host:port,host:port`): set, every Redis user connects to the cluster
+   * (auth and TLS still come from REDIS_URL, which must be set too); unset, REDIS_URL is one server.
+   */
+  REDIS_CLUSTER_NODES: commaList.pipe(
+    z
+      .array(z.string().regex(/^[A-Za-z0-9.\-_]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/, 'must list host:port seeds'))
+      .max(64, 'must list at most 64 seeds'),
+  ),
   /** Distributed mode: where invoke-proxy reaches the vault's internal API. */
   VAULT_URL: optionalString.pipe(z.url('must be a URL').optional()),
   ALLOW_SELF_REGISTRATION: z
