@@ -205,6 +205,11 @@ export const configSchema = z.object({
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^(file:|postgres:\/\/|postgresql:\/\/)/.test(v), {
     message: 'must start with file:, postgres:// or postgresql://',
   }),
+  /**
+   * PostgreSQL connections one process keeps at most (its pg pool). Behind PgBouncer in
+   * transaction pooling, replicas x this is the pooler's client count, not the server's.
+   */
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1, 'must be at least 1').max(200, 'must be at most 200').default(10),
   /** The vault's key for users' credentials; only the vault (and the all-in-one) holds it (service-kit's SERVICE_KEYS). */
   CREDENTIAL_ENCRYPTION_KEY: optionalString.pipe(hexKey.optional()),
   /** Retired vault keys, still accepted for reading until the vault has re-encrypted every row. */

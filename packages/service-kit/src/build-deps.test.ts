@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { buildDeps } from './build-deps.js';
 import { healthRoute } from './health.js';
@@ -72,6 +73,34 @@ describe('buildDeps', () => {
       }
     },
   );
+
+  it.skipIf(!pgUrl)(
+    'DATABASE_POOL_MAX bounds the PostgreSQL connections one process opens (sized for a pooler)',
+    async () => {
+      const deps = await buildDeps(testConfig({ DATABASE_URL: pgUrl!, DATABASE_POOL_MAX: '2' }), {
+        service: 'vault',
+        mode: 'embedded',
+      });
+      try {
+        const pids = await Promise.all(
+          Array.from({ length: 12 }, async () => {
+            const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.05)`.execute(
+              deps.db,
+            );
+            return rows[0]!.pid;
+          }),
+        );
+        expect(new Set(pids).size).toBe(2);
+      } finally {
+        await deps.close();
+      }
+    },
+  );
+
+  it('refuses a DATABASE_POOL_MAX outside 1..200, naming it', () => {
+    for (const bad of ['0', '201', 'ten'])
+      expect(() => testConfig({ DATABASE_POOL_MAX: bad })).toThrow(/DATABASE_POOL_MAX/);
+  });
 
   const clusterNodes = process.env.TEST_REDIS_CLUSTER_NODES;
   const clusterUrl = process.env.TEST_REDIS_CLUSTER_URL;

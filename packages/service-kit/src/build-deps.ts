@@ -62,7 +62,11 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
   };
 
   try {
-    const dbHandle: DbHandle = await openDatabase({ url: config.DATABASE_URL, dataDir: options.dataDir });
+    const dbHandle: DbHandle = await openDatabase({
+      url: config.DATABASE_URL,
+      dataDir: options.dataDir,
+      poolMax: config.DATABASE_POOL_MAX,
+    });
     closers.push(() => dbHandle.close());
 
     let bus: EventBus;

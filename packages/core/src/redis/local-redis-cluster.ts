@@ -107,8 +107,22 @@ function startNode(dir: string, port: number, busPort: number): Promise<ChildPro
   });
 }
 
-/** Starts six nodes, joins them with `redis-cli --cluster create … --cluster-replicas 1` and waits until every slot is served and every replica in sync. */
+/**
+ * Starts six nodes, joins them with `redis-cli --cluster create … --cluster-replicas 1` and waits
+ * until every slot is served and every replica in sync. A free port can be taken by another
+ * process before a node binds it: the whole start is tried up to three times.
+ */
 export async function startLocalRedisCluster(): Promise<LocalRedisCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce();
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startOnce(): Promise<LocalRedisCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'agentgw-redis-cluster-'));
   const children = new Map<number, ChildProcess>();
   const stop = async () => {
