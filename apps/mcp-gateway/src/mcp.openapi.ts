@@ -23,10 +23,13 @@ const JsonRpcAnswer = z
   .openapi('JsonRpcResponse');
 
 const headers = z.object({
-  'mcp-session-id': z.string().optional().openapi({
-    description:
-      'Session revisions: the id `initialize` answered with (sealed; any replica continues it). Without it a legacy request is served statelessly',
-  }),
+  'mcp-session-id': z
+    .string()
+    .optional()
+    .openapi({
+      description:
+        'Session revisions: the id `initialize` answered with (sealed; any replica continues it). Without it a legacy request is served statelessly',
+    }),
   'mcp-protocol-version': z
     .string()
     .optional()

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@agentgw/core/local-redis-cluster';
 
 /** A running PgBouncer in transaction pooling in front of one PostgreSQL server, for tests and the e2e. */
 export interface LocalPgBouncer {
@@ -25,14 +25,6 @@ function pgbouncerBinary(): string | null {
 /** Why PgBouncer cannot start here, or null. */
 export function pgbouncerUnavailable(): string | null {
   return pgbouncerBinary() ? null : "pgbouncer not found (Debian's pgbouncer package)";
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /**

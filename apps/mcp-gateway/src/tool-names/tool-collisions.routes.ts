@@ -20,9 +20,11 @@ const ToolCollision = z
   })
   .openapi('ToolCollision');
 
-const PerUserProvider = z.object({ providerId: z.string(), providerName: z.string() }).openapi('PerUserProvider', {
-  description: 'A provider that lists its tools to each user with their own credential: not asked for this report',
-});
+const PerUserProvider = z
+  .object({ providerId: z.string(), providerName: z.string() })
+  .openapi('PerUserProvider', {
+    description: 'A provider that lists its tools to each user with their own credential: not asked for this report',
+  });
 
 const route = createRoute({
   tags: ['MCP'],

@@ -46,7 +46,8 @@ function findBinary(name: string): string | null {
   return null;
 }
 
-async function freePort(): Promise<number> {
+/** A free loopback port (closed again at once); the test servers here (and PgBouncer's) bind it next. */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
