@@ -72,7 +72,13 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20
   }
 }
 
-function startNode(dir: string, port: number, busPort: number): Promise<ChildProcess> {
+/** Spawns one node (registered in `children` at once, so a failed start still stops it) and waits until it accepts connections. */
+function startNode(
+  dir: string,
+  port: number,
+  busPort: number,
+  children: Map<number, ChildProcess>,
+): Promise<ChildProcess> {
   const child = spawn(
     findBinary('redis-server')!,
     [
@@ -98,6 +104,7 @@ function startNode(dir: string, port: number, busPort: number): Promise<ChildPro
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  children.set(port, child);
   let output = '';
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
@@ -142,8 +149,7 @@ async function startOnce(): Promise<LocalRedisCluster> {
     for (let i = 0; i < 6; i++) ports.push(await freePort());
     const busPorts: number[] = [];
     for (let i = 0; i < 6; i++) busPorts.push(await freePort());
-    const started = await Promise.all(ports.map((port, i) => startNode(dir, port, busPorts[i]!)));
-    started.forEach((child, i) => children.set(ports[i]!, child));
+    await Promise.all(ports.map((port, i) => startNode(dir, port, busPorts[i]!, children)));
     await run(findBinary('redis-cli')!, [
       '--cluster',
       'create',
