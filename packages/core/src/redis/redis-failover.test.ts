@@ -16,7 +16,7 @@ if (missing) console.warn(`Redis Cluster failover tests skipped: ${missing}`);
 describe.skipIf(missing)('Redis adapters through a cluster failover', () => {
   let cluster: LocalRedisCluster;
   let target: RedisTarget;
-  /** The primaries already failed over (their shard has no replica left). */
+  /** The nodes of shards already failed over (the killed primary and the promoted replica, which has no replica left). */
   const failed = new Set<number>();
   beforeAll(async () => {
     cluster = await startLocalRedisCluster();
@@ -44,6 +44,7 @@ describe.skipIf(missing)('Redis adapters through a cluster failover', () => {
       await vi.waitFor(() => expect(heard).toEqual(['before']));
       failed.add(primary);
       const { promoted } = await cluster.failOver(primary);
+      failed.add(promoted);
       console.log(`[failover] event bus: primary ${primary} killed, replica ${promoted} promoted`);
       // Pub/sub is at most once: a message published while the shard has no primary is gone, so publish until one arrives.
       let n = 0;
