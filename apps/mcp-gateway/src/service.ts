@@ -4,13 +4,14 @@ import { createConfirmationGate, maxPendingOf } from '@agentgw/confirmations';
 import {
   CallQuota,
   callQuotaLimitsFrom,
+  connectRedis,
   createEgressDispatcher,
   egressPolicyFromConfig,
+  redisTargetFrom,
   type ConfirmationGate,
 } from '@agentgw/core';
 import { McpUpstreamClient } from '@agentgw/mcp-client';
 import { defineService, openApiApp, type ServiceDeps, type ServiceRuntime } from '@agentgw/service-kit';
-import { Redis } from 'ioredis';
 import { AuditIdSigner } from './audit-ids.js';
 import { documentMcpEndpoints } from './mcp.openapi.js';
 import { mcpRoutes } from './mcp.routes.js';
@@ -68,10 +69,11 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
         agent: { keepAliveTimeout: 30_000, connections: 256 },
       }),
     });
+  const redis = redisTargetFrom(config);
   const sessions =
     options.sessions ??
-    (config.REDIS_URL
-      ? new RedisSessionStore(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: false }))
+    (redis
+      ? new RedisSessionStore(connectRedis(redis, { maxRetriesPerRequest: 2, lazyConnect: false }))
       : new MemorySessionStore(clock));
   const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
   // Relayed server requests live beside the sessions: in Redis (any replica routes a client's answer) when the sessions are.

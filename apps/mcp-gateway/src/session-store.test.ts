@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ManualClock } from '@agentgw/core';
+import { connectRedis, ManualClock, type RedisConnection } from '@agentgw/core';
+import { testClusterTarget } from '@agentgw/core/local-redis-cluster';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -138,3 +139,14 @@ if (redisUrl) {
     });
   });
 } else describe.skip('RedisSessionStore (set TEST_REDIS_URL)', () => it('skipped', () => undefined));
+
+const cluster = testClusterTarget();
+if (cluster) {
+  const connections: RedisConnection[] = [];
+  afterAll(() => Promise.all(connections.map((r) => r.quit().catch(() => undefined))));
+  contract('RedisSessionStore on a Redis Cluster', (clock, limits) => {
+    const connection = connectRedis(cluster);
+    connections.push(connection);
+    return new RedisSessionStore(connection, limits, clock);
+  });
+}

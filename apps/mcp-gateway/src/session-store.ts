@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { UpstreamSession } from '@agentgw/mcp-client';
-import { systemClock, type Clock } from '@agentgw/core';
-import type { Redis } from 'ioredis';
+import { systemClock, type Clock, type RedisConnection } from '@agentgw/core';
 
 /** A session dropped to make room for a new one: its upstream sessions are to be closed. */
 export interface EvictedSession {
@@ -206,7 +205,7 @@ export class RedisScript {
     this.sha = createHash('sha1').update(lua).digest('hex');
   }
 
-  async run(redis: Redis, keys: string[], args: string[]): Promise<unknown> {
+  async run(redis: RedisConnection, keys: string[], args: string[]): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -241,7 +240,7 @@ export class RedisSessionStore implements SessionStore {
 
   constructor(
     /** Its connection, which the relay store (`relay/relay-store.ts`) shares. */
-    readonly redis: Redis,
+    readonly redis: RedisConnection,
     limits: Partial<SessionLimits> = {},
     private readonly clock: Clock = systemClock,
   ) {

@@ -206,6 +206,11 @@ export const configSchema = z.object({
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^(file:|postgres:\/\/|postgresql:\/\/)/.test(v), {
     message: 'must start with file:, postgres:// or postgresql://',
   }),
+  /**
+   * PostgreSQL connections one process keeps at most (its pg pool). Behind PgBouncer in
+   * transaction pooling, replicas x this is the pooler's client count, not the server's.
+   */
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1, 'must be at least 1').max(200, 'must be at most 200').default(10),
   /** The vault's key for users' credentials; only the vault (and the all-in-one) holds it (service-kit's SERVICE_KEYS). */
   CREDENTIAL_ENCRYPTION_KEY: optionalString.pipe(hexKey.optional()),
   /** Retired vault keys, still accepted for reading until the vault has re-encrypted every row. */
@@ -250,6 +255,15 @@ export const configSchema = z.object({
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: 'must start with redis:// or rediss://',
   }),
+  /**
+   * Redis Cluster seed nodes (`host:port,host:port`): set, every Redis user connects to the cluster
+   * (auth and TLS still come from REDIS_URL, which must be set too); unset, REDIS_URL is one server.
+   */
+  REDIS_CLUSTER_NODES: commaList.pipe(
+    z
+      .array(z.string().regex(/^[A-Za-z0-9.\-_]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/, 'must list host:port seeds'))
+      .max(64, 'must list at most 64 seeds'),
+  ),
   /** Distributed mode: where invoke-proxy reaches the vault's internal API. */
   VAULT_URL: optionalString.pipe(z.url('must be a URL').optional()),
   ALLOW_SELF_REGISTRATION: z

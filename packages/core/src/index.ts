@@ -77,7 +77,9 @@ export {
 } from './http/index.js';
 export { MemoryEventBus, RedisEventBus } from './bus/index.js';
 export type { EventBus, EventHandler, Unsubscribe } from './bus/index.js';
-export { BullJobQueue, JobBatchFailures, MemoryJobQueue } from './queue/index.js';
+export { BullJobQueue, bullKeyPrefix, JobBatchFailures, MemoryJobQueue } from './queue/index.js';
+export { connectRedis, isCluster, redisTargetFrom } from './redis/redis-target.js';
+export type { ClusterSeed, RedisConnection, RedisTarget } from './redis/redis-target.js';
 export type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './queue/index.js';
 export { MemoryCache } from './cache/index.js';
 export type { MemoryCacheOptions } from './cache/index.js';

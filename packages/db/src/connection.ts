@@ -35,11 +35,13 @@ export interface OpenDatabaseOptions {
   url?: string | undefined;
   /** Home of the default database (`<dataDir>/pgdata`); only used when `url` is unset. */
   dataDir?: string | undefined;
+  /** PostgreSQL only: connections the pool keeps at most (pg's default, 10, when unset). */
+  poolMax?: number | undefined;
 }
 
-export async function openDatabase({ url, dataDir }: OpenDatabaseOptions = {}): Promise<DbHandle> {
+export async function openDatabase({ url, dataDir, poolMax }: OpenDatabaseOptions = {}): Promise<DbHandle> {
   if (url === undefined) return openFile(resolve(dataDir ?? DEFAULT_DATA_DIR, 'pgdata'));
-  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url);
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, poolMax);
   if (url.startsWith('file:')) return openFile(filePath(url));
   if (url === 'memory://') return openMemory();
   // The URL itself is left out: it may carry a password.
@@ -72,8 +74,17 @@ export const PGLITE_SETTINGS = [
 // Start-up `-c` options after PGlite's defaults (not `postgresqlconf`, which would replace initdb's postgresql.conf and its timezone/locale lines).
 export const SETTING_PARAMS = PGLITE_SETTINGS.flatMap((s) => ['-c', s]);
 
-function openPostgres(url: string): DbHandle {
-  const pool = new pg.Pool({ connectionString: url, types: pgTypes, connectionTimeoutMillis: 10_000 });
+/**
+ * A pg pool: parameterised queries go as unnamed prepared statements and nothing sets session
+ * state, so it works unchanged through PgBouncer in transaction pooling (see the README).
+ */
+function openPostgres(url: string, poolMax: number | undefined): DbHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    types: pgTypes,
+    connectionTimeoutMillis: 10_000,
+    ...(poolMax === undefined ? {} : { max: poolMax }),
+  });
   // An idle client whose server went away emits 'error' on the pool; unheard, it would kill the
   // process. The next query fails instead and ping() reports the outage.
   pool.on('error', () => {});

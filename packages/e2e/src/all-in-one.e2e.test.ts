@@ -10,7 +10,7 @@ import { describeToolCatalogSuite } from './tool-catalog.suite.js';
 describeGatewaySuite(
   'all-in-one',
   startAllInOne,
-  selected('all-in-one') ? null : 'E2E_TARGET picks distributed only',
+  selected('all-in-one') ? null : `E2E_TARGET picks ${process.env.E2E_TARGET} only`,
   (ctx) => {
     describeSecuritySuite(ctx);
     describeToolCatalogSuite(ctx);

@@ -3,9 +3,11 @@ import { expect, it, vi } from 'vitest';
 import type { Json } from './gateway-api.js';
 import { rawToolsCall } from './mcp-clients.js';
 import type { SuiteContext } from './suite.js';
-import type { DistributedTarget } from './targets.js';
+import type { ClusterTarget, DistributedTarget, ReplicatedTarget } from './targets.js';
 
 type FaultContext = SuiteContext & { target: DistributedTarget };
+/** What the helpers below need: either distributed topology. */
+type ReplicaContext = SuiteContext & { target: ReplicatedTarget };
 
 /** How one tool call ended: acknowledged (a tool result), a clean error (any answer or a dropped connection), or hung. */
 interface Outcome {
@@ -44,7 +46,7 @@ function tally(outcomes: Outcome[]): string {
  * Calls `tool` through the router with `workers` callers in parallel until `stop()` resolves,
  * each call with a unique `n` (`<prefix>-<i>`), so audit rows can be matched to calls.
  */
-function load(ctx: FaultContext, token: string, tool: string, prefix: string, workers: number) {
+function load(ctx: ReplicaContext, token: string, tool: string, prefix: string, workers: number) {
   const outcomes: Outcome[] = [];
   let stopped = false;
   let next = 0;
@@ -71,7 +73,7 @@ function load(ctx: FaultContext, token: string, tool: string, prefix: string, wo
 
 /** Waits until every acknowledged call has its audit row (matched by `n`), or fails naming the missing ones. */
 async function expectAudited(
-  ctx: FaultContext,
+  ctx: ReplicaContext,
   agentId: string,
   acknowledged: Outcome[],
   timeoutMs = 30_000,
@@ -114,7 +116,7 @@ function expectNoneHung(outcomes: Outcome[]): void {
 }
 
 /** Ten calls in a row through the router, all answered with a result. */
-async function expectServing(ctx: FaultContext, token: string, prefix: string): Promise<void> {
+async function expectServing(ctx: ReplicaContext, token: string, prefix: string): Promise<void> {
   for (let i = 0; i < 10; i++) {
     const outcome = classify(
       `${prefix}-${i}`,
@@ -327,6 +329,61 @@ export function describeFaultRuns(context: () => FaultContext): void {
       `fault audit-writer: SIGKILL (pid ${pid}) at t+${killedAt} ms, restarted at t+${restartAt} ms (pid ${writer.current().pid}), 4 callers flowing; ` +
         `${outcomes.length} calls: ${acknowledged.length} acknowledged, ${outcomes.length - acknowledged.length} failed cleanly (${tally(outcomes)}), 0 hung; ` +
         `audit: ${rows} rows for ${rowsByCall.size} calls (none twice), every acknowledged call completed, all present ${waitedMs} ms after the load stopped`,
+    );
+  }, 180_000);
+}
+
+/**
+ * The cluster topology's failover run: the primary serving the audit queue's slot is killed by PID
+ * with calls flowing and a call held; its replica is promoted. Nothing acknowledged may be lost
+ * (the queue waits for a replica on every enqueue), the decided confirmation stays decided, and
+ * every service replica is healthy again by itself.
+ */
+export function describeClusterFailover(context: () => SuiteContext & { target: ClusterTarget }): void {
+  it('failover: kill the Redis primary of the audit queue with calls flowing and a call held; nothing acknowledged is lost', async () => {
+    const ctx = context();
+    const { api, adminToken, target } = ctx;
+    const fast = await ctx.agentOnAlpha('failover', false);
+    const careful = await ctx.agentOnAlpha('failover-held', true);
+    const held = rawToolsCall(
+      `${target.baseUrl}/api/v1/mcp/mcp`,
+      { authorization: `Bearer ${careful.token}` },
+      'a_transfer',
+      { marker: 'failover-hold' },
+      60_000,
+    );
+    const pending = await ctx.pendingWith('failover-hold');
+    const traffic = load(ctx, fast.token, 'a_echo', 'failover', 4);
+    await sleep(500);
+    const primary = await target.cluster.primaryOf('bull:{agentgw-audit-bulk}:agentgw-audit-bulk:id');
+    const pid = target.cluster.nodes.find((n) => n.port === primary)?.pid;
+    const killedAt = Date.now();
+    const { promoted } = await target.cluster.failOver(primary);
+    const promotedMs = Date.now() - killedAt;
+    await sleep(3_000);
+    const outcomes = await traffic.stop();
+    const decided = await api.post(`/api/v1/confirmation/${pending.id}/confirm`, { token: adminToken });
+    const holdOutcome = classify('failover-hold', await held);
+    expectNoneHung([...outcomes, holdOutcome]);
+    expect(decided.status).toBe(200);
+    const stored = await api.get(`/api/v1/confirmation/${pending.id}`, { token: adminToken });
+    expect(['confirmed', 'consumed'], JSON.stringify(stored.body)).toContain(stored.body.data?.status);
+    await vi.waitFor(() => expectServing(ctx, fast.token, 'failover-after'), { timeout: 30_000, interval: 500 });
+    const replicas = Object.values(target.services).flat();
+    await vi.waitFor(
+      async () => {
+        for (const s of replicas) expect((await fetch(`${s.url}/health`)).status, `${s.app} ${s.url}`).toBe(200);
+      },
+      { timeout: 30_000, interval: 500 },
+    );
+    const acknowledged = outcomes.filter((o) => o.kind === 'acknowledged');
+    const { rows } = await expectAudited(ctx, fast.id, acknowledged, 60_000);
+    ctx.summary.push(
+      `failover: Redis primary ${primary} (pid ${pid}, serving the audit queue) killed with 4 callers flowing and a call held, replica ${promoted} promoted after ${promotedMs} ms; ` +
+        `${outcomes.length} calls: ${acknowledged.length} acknowledged, ${outcomes.length - acknowledged.length} failed cleanly (${tally(outcomes)}), 0 hung; ` +
+        `audit: ${acknowledged.length}/${acknowledged.length} acknowledged calls have a completed row (${rows} rows), lost: 0; ` +
+        `held call: confirm answered ${decided.status}, stored ${stored.body.data.status}, the hold ${holdOutcome.kind === 'acknowledged' ? 'returned the tool result' : `failed cleanly (${holdOutcome.detail})`}; ` +
+        `${replicas.length}/${replicas.length} service replicas healthy again; serving 10/10 after`,
     );
   }, 180_000);
 }

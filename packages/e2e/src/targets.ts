@@ -6,14 +6,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrateToLatest, openDatabase } from '@agentgw/db';
-import { freePort, startProcess, waitForHealthy, type ManagedProcess } from '@agentgw/testkit';
+import { pgbouncerUnavailable, startLocalPgBouncer, type LocalPgBouncer } from '@agentgw/db/local-pgbouncer';
+import {
+  freePort,
+  localClusterUnavailable,
+  startLocalRedisCluster,
+  startProcess,
+  waitForHealthy,
+  type LocalRedisCluster,
+  type ManagedProcess,
+} from '@agentgw/testkit';
 import { sql } from 'kysely';
 import { readRouterConf, runtimeNginxConf, type RouterUpstream } from './nginx-config.js';
 
 /** The repository root: `pnpm gateway` and every service's main.ts are run from here. */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-export type TargetName = 'all-in-one' | 'distributed';
+export type TargetName = 'all-in-one' | 'distributed' | 'cluster';
 
 /** The bootstrap admin every target creates on first boot (ADMIN_EMAIL / ADMIN_PASSWORD). */
 export const ADMIN = { email: 'e2e-admin@example.com', password: 'e2e-admin-password-1' };
@@ -35,14 +44,20 @@ export function unavailable(name: TargetName): string | null {
   if (!process.env.TEST_REDIS_URL) missing.push('TEST_REDIS_URL');
   if (!findBinary('nginx')) missing.push('nginx (Debian nginx-light)');
   if (!findBinary('redis-server')) missing.push('redis-server (a private one is started for the Redis restart)');
-  return missing.length === 0 ? null : `distributed target skipped: ${missing.join(', ')} not available`;
+  if (name === 'cluster') {
+    const cluster = localClusterUnavailable();
+    if (cluster) missing.push(cluster);
+    const pooler = pgbouncerUnavailable();
+    if (pooler) missing.push(pooler);
+  }
+  return missing.length === 0 ? null : `${name} target skipped: ${missing.join(', ')} not available`;
 }
 
-/** Which targets this run covers: E2E_TARGET=all-in-one|distributed picks one, unset runs both. */
+/** Which targets this run covers: E2E_TARGET=all-in-one|distributed|cluster picks one, unset runs all. */
 export function selected(name: TargetName): boolean {
   const wanted = process.env.E2E_TARGET;
-  if (wanted && wanted !== 'all-in-one' && wanted !== 'distributed')
-    throw new Error(`E2E_TARGET must be all-in-one or distributed, not ${wanted}`);
+  if (wanted && wanted !== 'all-in-one' && wanted !== 'distributed' && wanted !== 'cluster')
+    throw new Error(`E2E_TARGET must be all-in-one, distributed or cluster, not ${wanted}`);
   return !wanted || wanted === name;
 }
 
@@ -140,8 +155,8 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-export interface DistributedTarget extends GatewayTarget {
-  name: 'distributed';
+/** The replicas of every service, as both distributed topologies start them. */
+export interface ReplicatedTarget extends GatewayTarget {
   services: Record<'admin-api' | 'audit-writer', ServiceProcess> & {
     /** Each invoke-proxy replica reaches its own vault replica: the connected-accounts suite races a token refresh across both. */
     'invoke-proxy': [ServiceProcess, ServiceProcess];
@@ -149,8 +164,52 @@ export interface DistributedTarget extends GatewayTarget {
     'mcp-gateway': [ServiceProcess, ServiceProcess];
     'confirmation-hub': [ServiceProcess, ServiceProcess];
   };
-  redis: PrivateRedis;
   databaseName: string;
+}
+
+export interface DistributedTarget extends ReplicatedTarget {
+  name: 'distributed';
+  redis: PrivateRedis;
+}
+
+/** The third topology: the same services on a local Redis Cluster, PostgreSQL through PgBouncer (transaction pooling). */
+export interface ClusterTarget extends ReplicatedTarget {
+  name: 'cluster';
+  cluster: LocalRedisCluster;
+  pooler: LocalPgBouncer;
+}
+
+/** What the services' Redis and database are: one private Redis and direct connections, or a cluster and a pooler. */
+type Backing =
+  | { topology: 'distributed'; redis: PrivateRedis }
+  | { topology: 'cluster'; cluster: LocalRedisCluster; pooler: LocalPgBouncer };
+
+/** The services' environment for a backing (migrations always run on the direct connection). */
+function backingEnv(backing: Backing, databaseUrl: string): Record<string, string> {
+  if (backing.topology === 'distributed') return { DATABASE_URL: databaseUrl, REDIS_URL: backing.redis.url };
+  return {
+    DATABASE_URL: backing.pooler.urlFor(databaseUrl),
+    // Ten processes x 4 client connections to the pooler, which holds its few server connections.
+    DATABASE_POOL_MAX: '4',
+    REDIS_URL: backing.cluster.url,
+    REDIS_CLUSTER_NODES: backing.cluster.nodesSetting,
+  };
+}
+
+async function startBacking(topology: Backing['topology'], serverUrl: string): Promise<Backing> {
+  if (topology === 'distributed') return { topology, redis: await startRedis() };
+  const cluster = await startLocalRedisCluster();
+  try {
+    return { topology, cluster, pooler: await startLocalPgBouncer(serverUrl, 8) };
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+}
+
+async function stopBacking(backing: Backing | undefined): Promise<void> {
+  if (backing?.topology === 'distributed') await backing.redis.stop();
+  if (backing?.topology === 'cluster') await Promise.all([backing.pooler.stop(), backing.cluster.stop()]);
 }
 
 async function startRedis(): Promise<PrivateRedis> {
@@ -200,7 +259,16 @@ const sealingKeysOf = (app: string): Record<string, string> =>
  * private Redis, every service its own `main.ts` process (two replicas of each, the audit
  * writer alone), behind Debian's nginx running a runtime copy of infra/nginx/nginx.conf.
  */
-export async function startDistributed(): Promise<DistributedTarget> {
+export function startDistributed(): Promise<DistributedTarget> {
+  return startReplicated('distributed') as Promise<DistributedTarget>;
+}
+
+/** The distributed topology on a local Redis Cluster (3 primaries, 3 replicas) and PgBouncer in transaction pooling. */
+export function startCluster(): Promise<ClusterTarget> {
+  return startReplicated('cluster') as Promise<ClusterTarget>;
+}
+
+async function startReplicated(topology: Backing['topology']): Promise<DistributedTarget | ClusterTarget> {
   buildConsole();
   const serverUrl = process.env.TEST_DATABASE_URL!;
   const databaseName = `agentgw_e2e_${randomBytes(6).toString('hex')}`;
@@ -217,13 +285,13 @@ export async function startDistributed(): Promise<DistributedTarget> {
   dbUrl.pathname = `/${databaseName}`;
   const databaseUrl = dbUrl.toString();
   const started: ServiceProcess[] = [];
-  let redis: PrivateRedis | undefined;
+  let backing: Backing | undefined;
   let nginx: ManagedProcess | undefined;
   const dir = await mkdtemp(join(tmpdir(), 'agentgw-e2e-nginx-'));
   const cleanup = async () => {
     await nginx?.stop('SIGTERM');
     await Promise.all(started.map((s) => s.kill('SIGTERM')));
-    await redis?.stop();
+    await stopBacking(backing);
     await admin(`drop database if exists ${databaseName} with (force)`).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   };
@@ -235,7 +303,7 @@ export async function startDistributed(): Promise<DistributedTarget> {
     } finally {
       await fresh.close();
     }
-    redis = await startRedis();
+    backing = await startBacking(topology, serverUrl);
     const routerPort = await freePort();
     const baseUrl = `http://127.0.0.1:${routerPort}`;
     const common = {
@@ -243,8 +311,7 @@ export async function startDistributed(): Promise<DistributedTarget> {
       ...SERVICE_SECRETS,
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redis.url,
+      ...backingEnv(backing, databaseUrl),
       EGRESS_POLICY: 'allow-private',
       TRUSTED_PROXIES: '127.0.0.1/32',
       GATEWAY_PUBLIC_URL: baseUrl,
@@ -325,12 +392,9 @@ export async function startDistributed(): Promise<DistributedTarget> {
     });
     await waitForHealthy(`${baseUrl}/health`, nginx, 20_000);
     const router = nginx;
-    const redisHandle = redis;
-    return {
-      name: 'distributed',
+    const replicated = {
       baseUrl,
       databaseName,
-      redis: redisHandle,
       services: {
         'admin-api': adminApi,
         'invoke-proxy': [invokeProxy, invokeProxy2],
@@ -339,11 +403,32 @@ export async function startDistributed(): Promise<DistributedTarget> {
         'mcp-gateway': [mcp1, mcp2],
         'confirmation-hub': [hub1, hub2],
       },
-      describe: () => [
-        `distributed: nginx ${baseUrl} (pid ${router.pid}, runtime copy of infra/nginx/nginx.conf), PostgreSQL database ${databaseName}, private redis ${redisHandle.url} (pid ${redisHandle.pid()})`,
-        ...started.map((s) => `  ${s.app} ${s.url} (pid ${s.current().pid})`),
-      ],
       stop: cleanup,
+    } satisfies Omit<ReplicatedTarget, 'name' | 'describe'>;
+    const processes = () => started.map((s) => `  ${s.app} ${s.url} (pid ${s.current().pid})`);
+    const router_ = `nginx ${baseUrl} (pid ${router.pid}, runtime copy of infra/nginx/nginx.conf)`;
+    if (backing.topology === 'distributed') {
+      const redis = backing.redis;
+      return {
+        ...replicated,
+        name: 'distributed',
+        redis,
+        describe: () => [
+          `distributed: ${router_}, PostgreSQL database ${databaseName}, private redis ${redis.url} (pid ${redis.pid()})`,
+          ...processes(),
+        ],
+      };
+    }
+    const { cluster, pooler } = backing;
+    return {
+      ...replicated,
+      name: 'cluster',
+      cluster,
+      pooler,
+      describe: () => [
+        `cluster: ${router_}, PostgreSQL database ${databaseName} through PgBouncer (transaction pooling, pid ${pooler.pid}), Redis Cluster ${cluster.nodes.map((n) => `${n.port} (pid ${n.pid})`).join(', ')}`,
+        ...processes(),
+      ],
     };
   } catch (error) {
     await cleanup();

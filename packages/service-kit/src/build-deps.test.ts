@@ -1,8 +1,10 @@
 import { ConfigError } from '@agentgw/core';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { buildDeps } from './build-deps.js';
 import { healthRoute } from './health.js';
@@ -66,6 +68,71 @@ describe('buildDeps', () => {
         await new Promise((r) => setTimeout(r, 200));
         await deps.bus.publish('user.changed', { userId: 'u-redis' });
         expect(await seen).toBe('u-redis');
+      } finally {
+        await deps.close();
+      }
+    },
+  );
+
+  it.skipIf(!pgUrl)(
+    'DATABASE_POOL_MAX bounds the PostgreSQL connections one process opens (sized for a pooler)',
+    async () => {
+      const deps = await buildDeps(testConfig({ DATABASE_URL: pgUrl!, DATABASE_POOL_MAX: '2' }), {
+        service: 'vault',
+        mode: 'embedded',
+      });
+      try {
+        const pids = await Promise.all(
+          Array.from({ length: 12 }, async () => {
+            const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.05)`.execute(
+              deps.db,
+            );
+            return rows[0]!.pid;
+          }),
+        );
+        expect(new Set(pids).size).toBe(2);
+      } finally {
+        await deps.close();
+      }
+    },
+  );
+
+  it('refuses a DATABASE_POOL_MAX outside 1..200, naming it', () => {
+    for (const bad of ['0', '201', 'ten'])
+      expect(() => testConfig({ DATABASE_POOL_MAX: bad })).toThrow(/DATABASE_POOL_MAX/);
+  });
+
+  const clusterNodes = process.env.TEST_REDIS_CLUSTER_NODES;
+  const clusterUrl = process.env.TEST_REDIS_CLUSTER_URL;
+  it.skipIf(!pgUrl || !clusterNodes || !clusterUrl)(
+    'distributed mode on a Redis Cluster (REDIS_CLUSTER_NODES): bus, queue, rate limiter, /health and queue depths all work',
+    async () => {
+      const deps = await buildDeps(
+        testConfig({ DATABASE_URL: pgUrl!, REDIS_URL: clusterUrl!, REDIS_CLUSTER_NODES: clusterNodes! }),
+        { service: 'audit-writer', mode: 'distributed' },
+      );
+      try {
+        const res = await healthRoute('audit-writer', deps).request('/health');
+        expect(await res.json()).toMatchObject({ status: 'ok', checks: { database: 'ok', redis: 'ok' } });
+        const userId = `u-cluster-${randomUUID()}`;
+        const seen = new Promise<string>((resolve) => {
+          void deps.bus.subscribe('user.changed', (p) => resolve(p.userId));
+        });
+        await new Promise((r) => setTimeout(r, 200));
+        await deps.bus.publish('user.changed', { userId });
+        expect(await seen).toBe(userId);
+        const delayed = `depth-${randomUUID()}`;
+        await deps.queue.enqueue(
+          'push',
+          { userId, title: 't', body: 'b', data: {} },
+          { jobId: delayed, delayMs: 60_000 },
+        );
+        const key = `cluster-${randomUUID()}`;
+        expect((await deps.rateLimiter.hit(key, { limit: 1, windowMs: 10_000 })).allowed).toBe(true);
+        expect((await deps.rateLimiter.hit(key, { limit: 1, windowMs: 10_000 })).allowed).toBe(false);
+        const metrics = await deps.metrics!.registry.metrics();
+        expect(metrics).toMatch(/agentgw_queue_jobs\{queue="push",state="delayed"\} [1-9]/);
+        await deps.queue.cancel('push', delayed);
       } finally {
         await deps.close();
       }

@@ -3,9 +3,12 @@ import { createCatalog } from '@agentgw/catalog';
 import {
   BullJobQueue,
   ConfigError,
+  connectRedis,
   createLogger,
+  isCluster,
   RedisEventBus,
   RedisRateLimiter,
+  redisTargetFrom,
   systemClock,
   type Config,
   type EventBus,
@@ -13,7 +16,6 @@ import {
   type RateLimiter,
 } from '@agentgw/core';
 import { openDatabase, type DbHandle } from '@agentgw/db';
-import { Redis } from 'ioredis';
 import type { ServiceDeps } from './deps.js';
 import { inProcessAdapters } from './in-process-adapters.js';
 import { createMetrics } from './metrics.js';
@@ -46,7 +48,7 @@ function assertDistributable(config: Config): void {
 
 /**
  * Opens everything a service needs: the database, the bus, queue and rate limiter (Redis/BullMQ
- * when REDIS_URL is set, in-process otherwise), the started catalog reader, auth reading its agents
+ * when REDIS_URL is set, on the cluster REDIS_CLUSTER_NODES names if set; in-process otherwise), the started catalog reader, auth reading its agents
  * through it, and a logger. `close()` releases them all.
  */
 export async function buildDeps(config: Config, options: BuildDepsOptions): Promise<BuiltDeps> {
@@ -60,7 +62,11 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
   };
 
   try {
-    const dbHandle: DbHandle = await openDatabase({ url: config.DATABASE_URL, dataDir: options.dataDir });
+    const dbHandle: DbHandle = await openDatabase({
+      url: config.DATABASE_URL,
+      dataDir: options.dataDir,
+      poolMax: config.DATABASE_POOL_MAX,
+    });
     closers.push(() => dbHandle.close());
 
     let bus: EventBus;
@@ -68,23 +74,24 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
     let rateLimiter: RateLimiter;
     let pingRedis: (() => Promise<boolean>) | undefined;
     const metrics = createMetrics();
-    if (config.REDIS_URL) {
+    const redis = redisTargetFrom(config);
+    if (redis) {
       // A connection of its own for health probes, so a busy subscriber connection cannot mask an outage.
-      const probe = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+      const probe = connectRedis(redis, { maxRetriesPerRequest: 1, lazyConnect: true });
       probe.on('error', () => {}); // reported through /health, not as an unhandled error
       closers.push(async () => probe.disconnect());
       pingRedis = async () => (await probe.ping()) === 'PONG';
       metrics.gauge(
         'agentgw_queue_jobs',
         'Jobs in the queue by job name and state (read from Redis at scrape time)',
-        queueDepthReader(probe),
+        queueDepthReader(probe, isCluster(redis)),
         ['queue', 'state'],
       );
-      bus = new RedisEventBus({ url: config.REDIS_URL, logger });
+      bus = new RedisEventBus({ ...redis, logger });
       closers.push(() => bus.close());
-      queue = new BullJobQueue({ url: config.REDIS_URL, logger });
+      queue = new BullJobQueue({ ...redis, logger });
       closers.push(() => queue.close());
-      rateLimiter = new RedisRateLimiter({ url: config.REDIS_URL, logger });
+      rateLimiter = new RedisRateLimiter({ ...redis, logger });
       closers.push(() => rateLimiter.close());
     } else {
       ({ bus, queue, rateLimiter } = inProcessAdapters({ logger }));

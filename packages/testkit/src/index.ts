@@ -29,3 +29,5 @@ export type {
 } from './protected-mcp-server.js';
 export { startMutableToolServer } from './mutable-tool-server.js';
 export type { MutableToolServer, MutableToolServerOptions } from './mutable-tool-server.js';
+export { localClusterUnavailable, startLocalRedisCluster } from '@agentgw/core/local-redis-cluster';
+export type { LocalRedisCluster } from '@agentgw/core/local-redis-cluster';

@@ -1,14 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 
-/** A free loopback port (closed again at once), so a process can be restarted on the same port. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+// One implementation of a free loopback port for every test helper (core's cluster, db's PgBouncer, these processes).
+export { freePort } from '@agentgw/core/local-redis-cluster';
 
 export interface ManagedProcess {
   name: string;

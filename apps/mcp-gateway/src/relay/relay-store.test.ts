@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ManualClock } from '@agentgw/core';
+import { connectRedis, ManualClock, type RedisConnection } from '@agentgw/core';
+import { testClusterTarget } from '@agentgw/core/local-redis-cluster';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryRelayStore, RedisRelayStore, type RelayedRequest, type RelayStore } from './relay-store.js';
@@ -62,10 +63,18 @@ function contract(name: string, make: (clock: ManualClock) => RelayStore) {
 
 contract('MemoryRelayStore', (clock) => new MemoryRelayStore(clock));
 
-const redisConnections: Redis[] = [];
+const redisConnections: RedisConnection[] = [];
 afterAll(async () => {
   await Promise.all(redisConnections.map((r) => r.quit()));
 });
+const cluster = testClusterTarget();
+if (cluster) {
+  contract('RedisRelayStore on a Redis Cluster', (clock) => {
+    const redis = connectRedis(cluster);
+    redisConnections.push(redis);
+    return new RedisRelayStore(redis, clock);
+  });
+}
 if (redisUrl) {
   contract('RedisRelayStore', (clock) => {
     const redis = new Redis(redisUrl);

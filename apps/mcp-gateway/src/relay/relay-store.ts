@@ -1,6 +1,5 @@
-import type { Clock } from '@agentgw/core';
+import type { Clock, RedisConnection } from '@agentgw/core';
 import type { JsonRpcId, JsonRpcResponse, UpstreamSession } from '@agentgw/mcp-client';
-import type { Redis } from 'ioredis';
 import { RedisScript } from '../session-store.js';
 
 /** Where a client's answer to a relayed request goes. */
@@ -112,7 +111,7 @@ const ANSWER_PREFIX = 'agentgw:mcp-relay-answer:';
 /** The shared store: one Redis hash per owner (`agentgw:mcp-relay:<owner>`), id → `<expiresAt>|<entry JSON>`; a bridged answer under `agentgw:mcp-relay-answer:<id>`. */
 export class RedisRelayStore implements RelayStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly clock: Clock,
   ) {}
 

@@ -1,24 +1,31 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { RedisEventBus, systemClock, type EventBus } from '@agentgw/core';
-import { Redis } from 'ioredis';
+import {
+  connectRedis,
+  RedisEventBus,
+  systemClock,
+  type EventBus,
+  type RedisConnection,
+  type RedisTarget,
+} from '@agentgw/core';
+import { testClusterTarget } from '@agentgw/core/local-redis-cluster';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryResumptionStore, RedisResumptionStore, type ResumptionStore } from './resumption-store.js';
 
 /** Both stores: session-bound reads, bounds, waking on appends, and (Redis) a stream written by one replica read by another. */
 const redisUrl = process.env.TEST_REDIS_URL;
-const connections: Redis[] = [];
-const redis = () => {
-  const r = new Redis(redisUrl!);
+const connections: RedisConnection[] = [];
+const redis = (target: RedisTarget) => {
+  const r = connectRedis(target);
   connections.push(r);
   return r;
 };
 const buses: EventBus[] = [];
 const opened: ResumptionStore[] = [];
 /** A replica's store: its own Redis connections and bus, the bus on the test's channel prefix. */
-const redisStore = (prefix: string) => {
-  const bus = new RedisEventBus({ url: redisUrl!, prefix });
+const redisStore = (target: RedisTarget, prefix: string) => {
+  const bus = new RedisEventBus({ ...target, prefix });
   buses.push(bus);
-  const store = new RedisResumptionStore(redis(), bus, bounds);
+  const store = new RedisResumptionStore(redis(target), bus, bounds);
   opened.push(store);
   return store;
 };
@@ -37,8 +44,15 @@ const WOKEN_WITHIN_MS = 10_000;
 const stores: [string, () => [ResumptionStore, ResumptionStore]][] = [
   ['memory', () => ((s) => [s, s])(new MemoryResumptionStore(systemClock, bounds))],
 ];
-if (redisUrl)
-  stores.push(['redis', () => ((prefix) => [redisStore(prefix), redisStore(prefix)])(`test-${randomUUID()}`)]);
+const targets: [string, RedisTarget][] = [];
+if (redisUrl) targets.push(['redis', { url: redisUrl }]);
+const cluster = testClusterTarget();
+if (cluster) targets.push(['redis-cluster', cluster]);
+for (const [name, target] of targets)
+  stores.push([
+    name,
+    () => ((prefix) => [redisStore(target, prefix), redisStore(target, prefix)])(`test-${randomUUID()}`),
+  ]);
 
 describe.each(stores)('%s resumption store', (_name, make) => {
   it('keeps events for their session only; the writer and the reader may be two replicas', async () => {

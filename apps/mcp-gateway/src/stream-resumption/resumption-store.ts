@@ -1,5 +1,4 @@
-import type { Clock, EventBus } from '@agentgw/core';
-import type { Redis } from 'ioredis';
+import type { Clock, EventBus, RedisConnection } from '@agentgw/core';
 import { BusWakeups, Wakeups, type Watch } from '../bus-wakeups.js';
 import { RedisScript } from '../session-store.js';
 
@@ -130,7 +129,7 @@ export class RedisResumptionStore implements ResumptionStore {
   private readonly appended: BusWakeups<'mcp_stream.appended'>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly bus: Pick<EventBus, 'publish' | 'subscribe'>,
     private readonly bounds: ResumptionBounds = RESUMPTION_BOUNDS,
   ) {

@@ -3,9 +3,16 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { GatewayEvents } from '../events.js';
 import type { Logger } from '../logger.js';
+import type { RedisTarget } from '../redis/redis-target.js';
+import { testClusterTarget } from '../redis/local-redis-cluster.js';
 import { MemoryEventBus, RedisEventBus, type EventBus } from './index.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
+/** One Redis and, when the global setup started one, a local Redis Cluster (sharded pub/sub). */
+const targets: [string, RedisTarget][] = [];
+if (redisUrl) targets.push(['redis', { url: redisUrl }]);
+const clusterTarget = testClusterTarget();
+if (clusterTarget) targets.push(['redis-cluster', clusterTarget]);
 
 /** A logger whose lines the test can read. */
 function recordingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
@@ -16,8 +23,8 @@ function recordingLogger(): { logger: Logger; lines: Record<string, unknown>[] }
 
 type Factory = (logger?: Logger) => EventBus;
 const adapters: [string, Factory][] = [['memory', (logger) => new MemoryEventBus({ logger })]];
-if (redisUrl) {
-  adapters.push(['redis', (logger) => new RedisEventBus({ url: redisUrl, prefix: `test-${randomUUID()}`, logger })]);
+for (const [name, target] of targets) {
+  adapters.push([name, (logger) => new RedisEventBus({ ...target, prefix: `test-${randomUUID()}`, logger })]);
 }
 
 const changed = (agentId: string): GatewayEvents['agent.changed'] => ({ agentId, change: 'disabled' });
@@ -122,14 +129,12 @@ describe.each(adapters)('EventBus contract (%s)', (_name, makeBus) => {
   });
 });
 
-describe.skipIf(!redisUrl)('RedisEventBus across processes', () => {
-  const url = redisUrl ?? '';
-
+describe.each(targets)('RedisEventBus across processes (%s)', (_name, target) => {
   it('delivers to a subscriber of another bus instance with the same prefix only', async () => {
     const prefix = `test-${randomUUID()}`;
-    const publisher = new RedisEventBus({ url, prefix });
-    const sameSpace = new RedisEventBus({ url, prefix });
-    const otherSpace = new RedisEventBus({ url, prefix: `test-${randomUUID()}` });
+    const publisher = new RedisEventBus({ ...target, prefix });
+    const sameSpace = new RedisEventBus({ ...target, prefix });
+    const otherSpace = new RedisEventBus({ ...target, prefix: `test-${randomUUID()}` });
     try {
       const here: string[] = [];
       const elsewhere: string[] = [];
@@ -153,14 +158,14 @@ describe.skipIf(!redisUrl)('RedisEventBus across processes', () => {
   // what was published meanwhile reached nobody. Subscribing at every moment of the handshake:
   it('delivers what is published as soon as subscribe resolves, whenever during the connection handshake it was called', async () => {
     const prefix = `test-${randomUUID()}`;
-    const publisher = new RedisEventBus({ url, prefix });
+    const publisher = new RedisEventBus({ ...target, prefix });
     const warnings: Record<string, unknown>[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line)) });
     const buses: RedisEventBus[] = [];
     const received = new Set<string>();
     try {
       for (let i = 0; i < 40; i++) {
-        const bus = new RedisEventBus({ url, prefix, logger });
+        const bus = new RedisEventBus({ ...target, prefix, logger });
         buses.push(bus);
         // 0-9 ms after the connection was opened: before, during and after its handshake.
         await new Promise((resolve) => setTimeout(resolve, i % 10));

@@ -1,13 +1,13 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { GatewayJobs, JobName } from '../jobs.js';
 import type { Logger } from '../logger.js';
+import { RedisChannels } from '../redis/redis-channels.js';
+import { connectRedis, isCluster, type RedisConnection, type RedisTarget } from '../redis/redis-target.js';
 import { JobBatchFailures } from './batch-failures.js';
 import type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './job-queue.js';
 
-export interface BullJobQueueOptions {
-  url: string;
-  /** Queue names are `${prefix}-${jobName}` (default `agentgw`). */
+export type BullJobQueueOptions = RedisTarget & {
+  /** Queue names are `${prefix}-${jobName}` (default `agentgw`); see `bullKeyPrefix` for their keys. */
   prefix?: string;
   /** First retry delay; each further retry doubles it (default 1000). */
   backoffMs?: number;
@@ -19,6 +19,15 @@ export interface BullJobQueueOptions {
    */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+};
+
+/**
+ * The BullMQ key prefix of a queue. One Redis: BullMQ's default (`bull:<queue>:…`). A cluster:
+ * `bull:{<queue>}`, a hash tag per queue, so each queue's keys (and BullMQ's scripts over them)
+ * sit in one slot while the queues spread over the shards (`bull:{<queue>}:<queue>:wait`, …).
+ */
+export function bullKeyPrefix(queueName: string, cluster: boolean): string {
+  return cluster ? `bull:{${queueName}}` : 'bull';
 }
 
 /**
@@ -81,6 +90,11 @@ return { mark, state }
 /** Pub/sub channel on which barriers ask a queue's consumers (in every process) to hand over partial batches. */
 const flushChannel = (queueName: string): string => `agentgw:flush:${queueName}`;
 
+/** How long an enqueue on a cluster waits for a replica to confirm the job (see `replicated`). */
+const REPLICA_WAIT_MS = 500;
+/** After a replica failed to confirm in time, how long that queue's enqueues go without waiting. */
+const REPLICA_RETRY_MS = 10_000;
+
 /** Pause between barrier checks (each one Lua call): 5 ms for the first 100 ms (a batch write takes milliseconds), then 20 ms. */
 const barrierPause = (attempt: number): number => (attempt < 20 ? 5 : 20);
 
@@ -91,22 +105,32 @@ export class BullJobQueue implements JobQueue {
   private readonly logger?: Logger;
   private readonly workerTiming: { lockDuration?: number; stalledInterval?: number };
   /** Producers fail fast-ish when Redis is gone; workers must retry forever (BullMQ requires it). */
-  private readonly producerConnection: Redis;
-  private readonly workerConnection: Redis;
+  private readonly producerConnection: RedisConnection;
+  private readonly workerConnection: RedisConnection;
   private readonly queues = new Map<JobName, Queue>();
   private readonly consumers = new Set<BullConsumer>();
-  /** Hears barriers' flush requests; made with the first consumer (producers never need it). */
-  private subscriber: Redis | undefined;
-  private readonly url: string;
+  /** Barriers' flush requests: published by any handle, heard by consumers (their subscriber connection opens with the first). */
+  private readonly flushChannels: RedisChannels;
+  private readonly cluster: boolean;
+  /** Per queue: until when enqueues skip the replica wait (its shard had no replica in sync). */
+  private readonly unreplicatedUntil = new Map<JobName, number>();
 
   constructor(options: BullJobQueueOptions) {
     this.prefix = options.prefix ?? 'agentgw';
     this.backoffMs = options.backoffMs ?? 1000;
     this.logger = options.logger;
     this.workerTiming = { lockDuration: options.lockDurationMs, stalledInterval: options.stalledIntervalMs };
-    this.url = options.url;
-    this.producerConnection = new Redis(options.url);
-    this.workerConnection = new Redis(options.url, { maxRetriesPerRequest: null });
+    this.cluster = isCluster(options);
+    this.producerConnection = connectRedis(options);
+    this.workerConnection = connectRedis(options, { maxRetriesPerRequest: null });
+    this.flushChannels = new RedisChannels(options, {
+      publisher: this.producerConnection,
+      onMessage: (channel) => {
+        for (const consumer of this.consumers) if (flushChannel(consumer.queueName) === channel) consumer.urge();
+      },
+      onError: (err) =>
+        this.logger?.warn({ err: err.message, role: 'flush-subscriber' }, 'redis job queue connection error'),
+    });
     for (const [role, connection] of [
       ['producer', this.producerConnection],
       ['worker', this.workerConnection],
@@ -128,6 +152,7 @@ export class BullJobQueue implements JobQueue {
       removeOnComplete: true,
       removeOnFail: options.keepFailed ? KEEP_FAILED : true,
     });
+    if (this.cluster) await this.replicated(name);
   }
 
   async cancel(name: JobName, jobId: string): Promise<void> {
@@ -140,13 +165,14 @@ export class BullJobQueue implements JobQueue {
     const consumer = new BullConsumer(
       queueName,
       this.workerConnection,
+      bullKeyPrefix(queueName, this.cluster),
       handler as JobHandler<JobName>,
       options,
       this.workerTiming,
       this.logger,
     );
     this.consumers.add(consumer);
-    await Promise.all([consumer.ready(), this.listenForFlushes().subscribe(flushChannel(queueName))]);
+    await Promise.all([consumer.ready(), this.flushChannels.subscribe(flushChannel(queueName))]);
     return consumer;
   }
 
@@ -159,7 +185,7 @@ export class BullJobQueue implements JobQueue {
       if (left <= 0) return false;
       const pending = queues.filter(unsettled);
       // Asked again each round: a job that reached a consumer after the last request would otherwise wait out batchWaitMs.
-      await Promise.all(pending.map((q) => this.producerConnection.publish(flushChannel(this.queueName(q.name)), '')));
+      await Promise.all(pending.map((q) => this.flushChannels.publish(flushChannel(this.queueName(q.name)), '')));
       await new Promise((resolve) => setTimeout(resolve, Math.min(left, barrierPause(attempt))));
       await Promise.all(
         pending.map(async (q) => {
@@ -174,8 +200,7 @@ export class BullJobQueue implements JobQueue {
     // A consumer already closed by its owner closes again as a no-op.
     await Promise.all([...this.consumers].map((c) => c.close()));
     this.consumers.clear();
-    this.subscriber?.disconnect();
-    this.subscriber = undefined;
+    this.flushChannels.close();
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
     await Promise.all(
@@ -205,18 +230,24 @@ export class BullJobQueue implements JobQueue {
     return { mark: at, state };
   }
 
-  private listenForFlushes(): Redis {
-    if (!this.subscriber) {
-      const subscriber = new Redis(this.url, { maxRetriesPerRequest: null });
-      subscriber.on('error', (err: Error) =>
-        this.logger?.warn({ err: err.message, role: 'flush-subscriber' }, 'redis job queue connection error'),
-      );
-      subscriber.on('message', (channel: string) => {
-        for (const consumer of this.consumers) if (flushChannel(consumer.queueName) === channel) consumer.urge();
-      });
-      this.subscriber = subscriber;
-    }
-    return this.subscriber;
+  /**
+   * Waits (at most REPLICA_WAIT_MS) until a replica of the queue's primary has every write this
+   * handle made there, so a failover right after an enqueue was acknowledged does not lose the job
+   * (Redis replicates asynchronously). The keyed EXISTS routes the pipeline, and so WAIT, to that
+   * primary, over the connection the add used. A shard with no replica in sync (one just promoted)
+   * goes unconfirmed, said once, and is not waited on again for REPLICA_RETRY_MS.
+   */
+  private async replicated(name: JobName): Promise<void> {
+    if ((this.unreplicatedUntil.get(name) ?? 0) > Date.now()) return;
+    const [, waited] =
+      (await this.producerConnection.pipeline().exists(this.queue(name).keys.id!).wait(1, REPLICA_WAIT_MS).exec()) ??
+      [];
+    if (!waited?.[0] && Number(waited?.[1]) >= 1) return;
+    this.unreplicatedUntil.set(name, Date.now() + REPLICA_RETRY_MS);
+    this.logger?.warn(
+      { queue: name, err: waited?.[0]?.message, retryInMs: REPLICA_RETRY_MS },
+      'no replica confirmed an enqueued job in time: a failover now could lose it',
+    );
   }
 
   private queueName(name: JobName): string {
@@ -226,7 +257,11 @@ export class BullJobQueue implements JobQueue {
   private queue(name: JobName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(this.queueName(name), { connection: this.producerConnection });
+      const queueName = this.queueName(name);
+      queue = new Queue(queueName, {
+        connection: this.producerConnection,
+        prefix: bullKeyPrefix(queueName, this.cluster),
+      });
       queue.on('error', (err: Error) => this.logger?.warn({ err: err.message, queue: name }, 'job queue error'));
       this.queues.set(name, queue);
     }
@@ -255,7 +290,8 @@ class BullConsumer implements Consumer {
 
   constructor(
     readonly queueName: string,
-    connection: Redis,
+    connection: RedisConnection,
+    prefix: string,
     private readonly handler: JobHandler<JobName>,
     options: ConsumeOptions,
     timing: { lockDuration?: number; stalledInterval?: number },
@@ -267,6 +303,7 @@ class BullConsumer implements Consumer {
     const { lockDuration, stalledInterval } = timing;
     this.worker = new Worker(queueName, (job: Job) => this.collect(job), {
       connection,
+      prefix,
       concurrency,
       ...(lockDuration === undefined ? {} : { lockDuration }),
       ...(stalledInterval === undefined ? {} : { stalledInterval }),

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { GatewayJobs } from '../jobs.js';
+import { connectRedis, isCluster, type RedisTarget } from '../redis/redis-target.js';
+import { testClusterTarget } from '../redis/local-redis-cluster.js';
 import { BullJobQueue, MemoryJobQueue, type JobQueue } from './index.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -26,26 +27,33 @@ const memoryAdapter = (): Adapter => {
   };
 };
 
-const bullAdapter = (url: string) => (): Adapter => {
+/** Deletes the keys matching `pattern` on one Redis, or on every primary of a cluster (one key at a time: they span slots). */
+async function deleteKeys(target: RedisTarget, pattern: string): Promise<void> {
+  const connection = connectRedis(target);
+  try {
+    const servers = 'nodes' in connection ? connection.nodes('master') : [connection];
+    for (const server of servers) {
+      const keys: string[] = [];
+      for await (const batch of server.scanStream({ match: pattern, count: 500 })) keys.push(...(batch as string[]));
+      for (const key of keys) await connection.del(key);
+    }
+  } finally {
+    await connection.quit();
+  }
+}
+
+const bullAdapter = (target: RedisTarget) => (): Adapter => {
   const prefix = `test-${randomUUID()}`;
   return {
-    open: () => new BullJobQueue({ url, prefix, backoffMs: BACKOFF_MS }),
-    cleanup: async () => {
-      const redis = new Redis(url);
-      try {
-        const keys: string[] = [];
-        for await (const batch of redis.scanStream({ match: `bull:${prefix}-*`, count: 500 }))
-          keys.push(...(batch as string[]));
-        if (keys.length > 0) await redis.del(...keys);
-      } finally {
-        await redis.quit();
-      }
-    },
+    open: () => new BullJobQueue({ ...target, prefix, backoffMs: BACKOFF_MS }),
+    cleanup: () => deleteKeys(target, isCluster(target) ? `bull:{${prefix}-*` : `bull:${prefix}-*`),
   };
 };
 
 const adapters: [string, () => Adapter][] = [['memory', memoryAdapter]];
-if (redisUrl) adapters.push(['bullmq', bullAdapter(redisUrl)]);
+if (redisUrl) adapters.push(['bullmq', bullAdapter({ url: redisUrl })]);
+const clusterTarget = testClusterTarget();
+if (clusterTarget) adapters.push(['bullmq on a cluster', bullAdapter(clusterTarget)]);
 
 const push = (userId: string): GatewayJobs['push'] => ({ userId, title: 't', body: 'b', data: { n: 1 } });
 

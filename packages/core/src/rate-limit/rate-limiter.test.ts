@@ -3,9 +3,16 @@ import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { DependencyUnavailableError } from '../errors.js';
+import type { RedisTarget } from '../redis/redis-target.js';
+import { testClusterTarget } from '../redis/local-redis-cluster.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './index.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
+/** One Redis and, when the global setup started one, a local Redis Cluster. */
+const targets: [string, RedisTarget][] = [];
+if (redisUrl) targets.push(['redis', { url: redisUrl }]);
+const clusterTarget = testClusterTarget();
+if (clusterTarget) targets.push(['redis-cluster', clusterTarget]);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A limiter and a way to let time pass for it: the manual clock for memory, real time for Redis. */
@@ -19,9 +26,9 @@ const adapters: [string, Factory][] = [
     },
   ],
 ];
-if (redisUrl) {
+for (const [name, target] of targets) {
   const prefix = `test-${randomUUID()}`;
-  adapters.push(['redis', () => ({ limiter: new RedisRateLimiter({ url: redisUrl, prefix }), pass: sleep })]);
+  adapters.push([name, () => ({ limiter: new RedisRateLimiter({ ...target, prefix }), pass: sleep })]);
 }
 
 describe.each(adapters)('RateLimiter contract (%s)', (_name, make) => {
@@ -131,13 +138,11 @@ describe.each(adapters)('RateLimiter contract (%s)', (_name, make) => {
   });
 });
 
-describe.skipIf(!redisUrl)('RedisRateLimiter across processes', () => {
-  const url = redisUrl ?? '';
-
+describe.each(targets)('RedisRateLimiter across processes (%s)', (_name, target) => {
   it('shares counters between limiters on the same prefix, and only those', async () => {
     const prefix = `test-${randomUUID()}`;
     const [first, second, other] = [prefix, prefix, `test-${randomUUID()}`].map(
-      (p) => new RedisRateLimiter({ url, prefix: p }),
+      (p) => new RedisRateLimiter({ ...target, prefix: p }),
     );
     try {
       const rule = { limit: 2, windowMs: 60_000 };

@@ -1,15 +1,14 @@
-import { Redis } from 'ioredis';
 import { DependencyUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { connectRedis, type RedisConnection, type RedisTarget } from '../redis/redis-target.js';
 import type { RateLimit, RateLimiter, RateLimitState } from './rate-limiter.js';
 import { windowState } from './window-state.js';
 
-export interface RedisRateLimiterOptions {
-  url: string;
-  /** Keys are `${prefix}:ratelimit:${key}` (default `agentgw`). */
+export type RedisRateLimiterOptions = RedisTarget & {
+  /** Keys are `${prefix}:ratelimit:${key}` (default `agentgw`); every command and script touches that one key. */
   prefix?: string;
   logger?: Logger;
-}
+};
 
 /**
  * Counts and starts the window in one step, so concurrent replicas never see a counter without
@@ -40,14 +39,14 @@ return 0
  * DependencyUnavailableError after one retry rather than queueing for long.
  */
 export class RedisRateLimiter implements RateLimiter {
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
   private readonly keyPrefix: string;
   private readonly logger?: Logger;
 
   constructor(options: RedisRateLimiterOptions) {
     this.keyPrefix = `${options.prefix ?? 'agentgw'}:ratelimit:`;
     this.logger = options.logger;
-    this.redis = new Redis(options.url, { maxRetriesPerRequest: 1 });
+    this.redis = connectRedis(options, { maxRetriesPerRequest: 1 });
     // Without a listener ioredis prints errors itself; reconnecting is automatic.
     this.redis.on('error', (err: Error) =>
       options.logger?.warn({ err: err.message }, 'redis rate limiter connection error'),

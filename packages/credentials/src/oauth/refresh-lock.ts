@@ -1,6 +1,5 @@
-import { DependencyUnavailableError } from '@agentgw/core';
+import { DependencyUnavailableError, type RedisConnection } from '@agentgw/core';
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 
 /**
  * Mutual exclusion for refreshing one credential: whoever holds the key refreshes, the others wait
@@ -48,14 +47,14 @@ export interface RedisRefreshLockOptions {
   prefix?: string;
 }
 
-/** Across replicas: `SET NX PX` with a random token, released by compare-and-delete. */
+/** Across replicas: `SET NX PX` with a random token, released by compare-and-delete (one key each: cluster safe). */
 export class RedisRefreshLock implements RefreshLock {
   private readonly leaseMs: number;
   private readonly waitMs: number;
   private readonly prefix: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     options: RedisRefreshLockOptions = {},
   ) {
     this.leaseMs = options.leaseMs ?? 15_000;

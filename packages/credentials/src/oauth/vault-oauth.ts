@@ -1,13 +1,14 @@
 import { secretBoxFor, type SecretBox } from '@agentgw/auth';
 import {
+  connectRedis,
   createEgressDispatcher,
   egressFetch,
   egressPolicyFromConfig,
+  redisTargetFrom,
   type Clock,
   type Config,
   type Logger,
 } from '@agentgw/core';
-import { Redis } from 'ioredis';
 import { boundedFetch } from './bounded-fetch.js';
 import { OAuthClient } from './oauth-client.js';
 import { MemoryRefreshLock, RedisRefreshLock, type RefreshLock } from './refresh-lock.js';
@@ -44,11 +45,10 @@ export function createVaultOAuth(deps: {
 }): VaultOAuth & { close(): Promise<void> } {
   const { config, clock, logger } = deps;
   const fetch = boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(config))), MAX_ANSWER_BYTES);
+  const redis = redisTargetFrom(config);
   const lock =
     deps.lock ??
-    (config.REDIS_URL
-      ? new RedisRefreshLock(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true }))
-      : PROCESS_LOCK);
+    (redis ? new RedisRefreshLock(connectRedis(redis, { maxRetriesPerRequest: 2, lazyConnect: true })) : PROCESS_LOCK);
   return {
     client: new OAuthClient(fetch, clock, logger),
     secrets: secretBoxFor(config),
