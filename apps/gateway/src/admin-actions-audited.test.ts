@@ -8,6 +8,7 @@ import { hostJsonApi, type Json } from './host-json-api.js';
 
 const PROVIDER_SECRET = 'upstream-bearer-secret-0123456789';
 const USER_PASSWORD = 'new-user-password-42';
+const OAUTH_CLIENT_SECRET = 'oauth-app-client-secret-42';
 
 // Issue 30.6: what the admin API changes is in the audit log as admin actions (the admin as the
 // acting user, no agent, no end user), never with a secret (runtime token, API key, upstream secret, password).
@@ -36,7 +37,7 @@ describe('admin actions in the audit log (all-in-one)', () => {
     await deps?.close();
   });
 
-  it('records provider, access rule, agent (kill switch included), API key and user changes as admin actions, with no secret', async () => {
+  it('records provider, access rule, agent (kill switch included), API key, user and OAuth app changes as admin actions, with no secret', async () => {
     const provider = (
       await ok('POST', '/api/v1/admin/tool-providers', {
         name: 'audited',
@@ -74,6 +75,19 @@ describe('admin actions in the audit log (all-in-one)', () => {
     await ok('POST', `/api/v1/admin/users/${user.id}/roles`, { role: 'tenant_admin' });
     await ok('PUT', `/api/v1/admin/users/${user.id}`, { password: `${USER_PASSWORD}-2` });
     await ok('DELETE', `/api/v1/admin/tool-providers/${provider.id}`);
+    const oauthApp = (
+      await ok('POST', '/api/v1/credential-providers', {
+        name: 'CRM',
+        serviceType: 'crm_audited',
+        authType: 'oauth2',
+        config: {
+          clientId: 'crm-client',
+          clientSecret: OAUTH_CLIENT_SECRET,
+          tokenUrl: 'https://auth.example.test/token',
+        },
+      })
+    ).provider as Json;
+    await ok('DELETE', `/api/v1/credential-providers/${oauthApp.id}`);
 
     const logged = async () => {
       const res = await api('GET', `/api/v1/audit/logs?user_id=${adminId}&limit=100`, adminToken);
@@ -96,6 +110,8 @@ describe('admin actions in the audit log (all-in-one)', () => {
       'admin:user_role_added',
       'admin:user_updated',
       'admin:tool_provider_deleted',
+      'admin:credential_provider_created',
+      'admin:credential_provider_deleted',
     ];
     await expect.poll(async () => (await logged()).map((e) => e.toolName).reverse()).toEqual(expected);
     const entries = await logged();
@@ -115,6 +131,7 @@ describe('admin actions in the audit log (all-in-one)', () => {
       regenerated.runtime_token as string,
       keyed.key as string,
       USER_PASSWORD,
+      OAUTH_CLIENT_SECRET,
     ])
       expect(stored).not.toContain(secret);
   });
