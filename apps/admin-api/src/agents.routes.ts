@@ -13,6 +13,7 @@ import {
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { TenantIdSchema } from './users.routes.js';
+import { adminActionLog, changedFields } from './admin-action-log.js';
 
 const RequiredCredential = z
   .object({
@@ -190,12 +191,21 @@ export function agentAdminRoutes(deps: ServiceDeps): OpenAPIHono {
   const { agents } = createCatalogAdmin(deps);
   // Write-time egress check (metadata names, forbidden literal IPs → 400); connect time is the guarantee.
   const egress = egressPolicyFromConfig(deps.config);
+  const logAction = adminActionLog(deps);
+  const agentSubject = (agent: { id: string; tenantId: string | null }, details: Record<string, unknown> = {}) => ({
+    providerId: null,
+    tenantId: agent.tenantId,
+    details: { agentId: agent.id, ...details },
+  });
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(createAgentRoute, async (c) => {
     const body = c.req.valid('json');
     assertStoredUrlAllowed(egress, body.upstreamUrl, 'upstreamUrl');
     const { agent, runtimeToken } = await agents.create(c.var.principal, body);
+    // The summary a create answers has no tenant: the stored agent does.
+    const stored = await agents.show(c.var.principal, agent.id);
+    await logAction(c.var.principal, 'agent_created', agentSubject(stored, { name: agent.name }));
     return c.json({ success: true as const, agent, runtime_token: runtimeToken }, 201);
   });
   app.openapi(listRoute, async (c) => c.json({ agents: await agents.list(c.var.principal) }, 200));
@@ -206,22 +216,29 @@ export function agentAdminRoutes(deps: ServiceDeps): OpenAPIHono {
     const patch = c.req.valid('json');
     if (patch.upstreamUrl !== undefined) assertStoredUrlAllowed(egress, patch.upstreamUrl, 'upstreamUrl');
     const agent = await agents.update(c.var.principal, c.req.valid('param').id, patch);
+    await logAction(c.var.principal, 'agent_updated', agentSubject(agent, { fields: changedFields(patch) }));
     return c.json({ success: true as const, agent }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
-    await agents.delete(c.var.principal, c.req.valid('param').id);
+    const agent = await agents.show(c.var.principal, c.req.valid('param').id);
+    await agents.delete(c.var.principal, agent.id);
+    await logAction(c.var.principal, 'agent_deleted', agentSubject(agent, { name: agent.name }));
     return c.json({ success: true as const }, 200);
   });
   app.openapi(disableRoute, async (c) => {
     const agent = await agents.setActive(c.var.principal, c.req.valid('param').id, false);
+    await logAction(c.var.principal, 'agent_disabled', agentSubject(agent));
     return c.json({ success: true as const, agent }, 200);
   });
   app.openapi(enableRoute, async (c) => {
     const agent = await agents.setActive(c.var.principal, c.req.valid('param').id, true);
+    await logAction(c.var.principal, 'agent_enabled', agentSubject(agent));
     return c.json({ success: true as const, agent }, 200);
   });
   app.openapi(regenerateRoute, async (c) => {
-    const runtimeToken = await agents.regenerateToken(c.var.principal, c.req.valid('param').id);
+    const { id } = c.req.valid('param');
+    const runtimeToken = await agents.regenerateToken(c.var.principal, id);
+    await logAction(c.var.principal, 'agent_token_regenerated', agentSubject(await agents.show(c.var.principal, id)));
     return c.json({ success: true as const, runtime_token: runtimeToken }, 200);
   });
   return app;

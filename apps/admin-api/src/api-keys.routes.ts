@@ -11,6 +11,7 @@ import {
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createApiKey, listApiKeys, revokeApiKey } from './api-keys.js';
+import { adminActionLog } from './admin-action-log.js';
 import { TenantIdSchema } from './users.routes.js';
 
 const Scope = z.enum(['credentials:resolve', 'credentials:read', 'credentials:write']).openapi('ApiKeyScope');
@@ -77,15 +78,27 @@ const revokeRoute = createRoute({
 });
 
 export function apiKeysRoutes(deps: ServiceDeps): OpenAPIHono {
+  const logAction = adminActionLog(deps);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth), requirePermission('apikey:manage'));
   app.openapi(listRoute, async (c) => c.json({ apiKeys: await listApiKeys(deps.db, c.var.principal) }, 200));
   app.openapi(createKeyRoute, async (c) => {
     const { apiKey, key } = await createApiKey(deps, c.var.principal, c.req.valid('json'));
+    await logAction(c.var.principal, 'api_key_created', {
+      providerId: null,
+      tenantId: apiKey.tenantId,
+      details: { apiKeyId: apiKey.id, name: apiKey.name, scopes: apiKey.scopes },
+    });
     return c.json({ success: true as const, apiKey, key }, 201);
   });
   app.openapi(revokeRoute, async (c) => {
-    await revokeApiKey(deps, c.var.principal, c.req.valid('param').id);
+    const { id } = c.req.valid('param');
+    await revokeApiKey(deps, c.var.principal, id);
+    await logAction(c.var.principal, 'api_key_revoked', {
+      providerId: null,
+      tenantId: c.var.principal.tenantId,
+      details: { apiKeyId: id },
+    });
     return c.json({ success: true as const }, 200);
   });
   return app;

@@ -18,8 +18,10 @@ import {
   getCredentialProvider,
   listCredentialProviders,
   updateCredentialProvider,
+  type CredentialProvider,
   type CredentialProvidersContext,
 } from './credential-providers.js';
+import { adminActionLog, changedFields } from './admin-action-log.js';
 import { TenantIdSchema } from './users.routes.js';
 
 const AuthTypeSchema = z.enum(['oauth2', 'api_key', 'jwt', 'basic']).openapi('CredentialAuthType');
@@ -150,6 +152,12 @@ const deleteRoute = createRoute({
 
 export function credentialProvidersRoutes(deps: ServiceDeps): OpenAPIHono {
   const ctx: CredentialProvidersContext = { ...deps, secrets: secretBoxFor(deps.config) };
+  const logAction = adminActionLog(deps);
+  const providerSubject = (provider: CredentialProvider, details: Record<string, unknown> = {}) => ({
+    providerId: null,
+    tenantId: provider.tenantId,
+    details: { credentialProviderId: provider.id, serviceType: provider.serviceType, ...details },
+  });
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) =>
@@ -157,6 +165,7 @@ export function credentialProvidersRoutes(deps: ServiceDeps): OpenAPIHono {
   );
   app.openapi(createProviderRoute, async (c) => {
     const provider = await createCredentialProvider(ctx, c.var.principal, c.req.valid('json'));
+    await logAction(c.var.principal, 'credential_provider_created', providerSubject(provider));
     return c.json({ success: true as const, provider }, 201);
   });
   app.openapi(byServiceRoute, async (c) => {
@@ -167,11 +176,19 @@ export function credentialProvidersRoutes(deps: ServiceDeps): OpenAPIHono {
     c.json({ provider: await getCredentialProvider(deps.db, c.var.principal, c.req.valid('param').id) }, 200),
   );
   app.openapi(updateRoute, async (c) => {
-    const provider = await updateCredentialProvider(ctx, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    const patch = c.req.valid('json');
+    const provider = await updateCredentialProvider(ctx, c.var.principal, c.req.valid('param').id, patch);
+    await logAction(
+      c.var.principal,
+      'credential_provider_updated',
+      providerSubject(provider, { fields: changedFields(patch) }),
+    );
     return c.json({ success: true as const, provider }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
-    await deleteCredentialProvider(ctx, c.var.principal, c.req.valid('param').id);
+    const provider = await getCredentialProvider(deps.db, c.var.principal, c.req.valid('param').id);
+    await deleteCredentialProvider(ctx, c.var.principal, provider.id);
+    await logAction(c.var.principal, 'credential_provider_deleted', providerSubject(provider));
     return c.json({ success: true as const }, 200);
   });
   return app;

@@ -1,5 +1,5 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
-import { createCatalogAdmin } from '@agentgw/catalog';
+import { createCatalogAdmin, type AccessRule } from '@agentgw/catalog';
 import { POLICY_ACTIONS, RISK_LEVELS } from '@agentgw/core';
 import {
   IdParams,
@@ -13,6 +13,7 @@ import {
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { TenantIdSchema } from './users.routes.js';
+import { adminActionLog, changedFields } from './admin-action-log.js';
 
 /**
  * A named schema or null. Not `.nullable()`: that copies the name onto the nullable wrapper, so
@@ -242,6 +243,12 @@ const replaceAgentRulesRoute = createRoute({
 
 export function providerAccessRoutes(deps: ServiceDeps): OpenAPIHono {
   const { rules } = createCatalogAdmin(deps);
+  const logAction = adminActionLog(deps);
+  const ruleSubject = (rule: AccessRule, details: Record<string, unknown> = {}) => ({
+    providerId: rule.providerId,
+    tenantId: rule.tenantId,
+    details: { ruleId: rule.id, subjectType: rule.subjectType, subjectId: rule.subjectId, ...details },
+  });
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => c.json({ rules: await rules.list(c.var.principal, c.req.valid('query')) }, 200));
@@ -251,14 +258,23 @@ export function providerAccessRoutes(deps: ServiceDeps): OpenAPIHono {
   app.openapi(getRoute, async (c) => c.json({ rule: await rules.show(c.var.principal, c.req.valid('param').id) }, 200));
   app.openapi(createRuleRoute, async (c) => {
     const rule = await rules.create(c.var.principal, c.req.valid('json'));
+    await logAction(
+      c.var.principal,
+      'provider_access_created',
+      ruleSubject(rule, { action: rule.action, toolPattern: rule.toolPattern }),
+    );
     return c.json({ success: true as const, rule }, 201);
   });
   app.openapi(updateRoute, async (c) => {
-    const rule = await rules.update(c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    const patch = c.req.valid('json');
+    const rule = await rules.update(c.var.principal, c.req.valid('param').id, patch);
+    await logAction(c.var.principal, 'provider_access_updated', ruleSubject(rule, { fields: changedFields(patch) }));
     return c.json({ success: true as const, rule }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
-    await rules.delete(c.var.principal, c.req.valid('param').id);
+    const rule = await rules.show(c.var.principal, c.req.valid('param').id);
+    await rules.delete(c.var.principal, rule.id);
+    await logAction(c.var.principal, 'provider_access_deleted', ruleSubject(rule));
     return c.json({ success: true as const }, 200);
   });
   app.openapi(evaluateRoute, async (c) => c.json(await rules.evaluate(c.var.principal, c.req.valid('json')), 200));
@@ -271,6 +287,11 @@ export function providerAccessRoutes(deps: ServiceDeps): OpenAPIHono {
       c.req.valid('param').agentId,
       c.req.valid('json').rules,
     );
+    await logAction(c.var.principal, 'agent_access_replaced', {
+      providerId: null,
+      tenantId: c.var.principal.tenantId,
+      details: { agentId: c.req.valid('param').agentId, ruleIds: replaced.map((rule) => rule.id) },
+    });
     return c.json({ success: true as const, rules: replaced }, 200);
   });
   return app;

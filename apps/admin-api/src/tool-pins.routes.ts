@@ -1,4 +1,4 @@
-import { adminActionEntry, createAuditTrail, type AuditTrail } from '@agentgw/audit';
+import type { AuditTrail } from '@agentgw/audit';
 import { jwtAuth, requirePermission, type Principal } from '@agentgw/auth';
 import { createToolPinAdmin, type ToolPin } from '@agentgw/catalog';
 import { TOOL_PIN_STATUSES, TOOL_PINNING_MODES } from '@agentgw/core';
@@ -12,6 +12,7 @@ import {
   type ServiceDeps,
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { adminActionLog, type AdminActionLog } from './admin-action-log.js';
 import { definitionDiff } from './tool-pin-diff.js';
 
 const PinningSchema = z.enum(TOOL_PINNING_MODES).openapi('ToolPinningMode', {
@@ -140,26 +141,22 @@ const pinView = (pin: ToolPin) => ({
 
 /** An admin's decision on a definition goes to the audit log beside the tool's calls (the gateway audits the detection). */
 function auditReview(
-  audit: AuditTrail,
+  logAction: AdminActionLog,
   principal: Principal,
   pin: ToolPin,
   outcome: 'approved' | 'blocked',
-): Promise<string> {
-  return audit.open(
-    adminActionEntry({
-      adminId: principal.userId,
-      action: outcome === 'approved' ? 'tool_definition_approved' : 'tool_definition_blocked',
-      providerId: pin.providerId,
-      tenantId: pin.tenantId,
-      details: { toolName: pin.toolName, hash: outcome === 'approved' ? pin.pinned?.hash : pin.pending?.hash },
-    }),
-  );
+): Promise<void> {
+  return logAction(principal, outcome === 'approved' ? 'tool_definition_approved' : 'tool_definition_blocked', {
+    providerId: pin.providerId,
+    tenantId: pin.tenantId,
+    details: { toolName: pin.toolName, hash: outcome === 'approved' ? pin.pinned?.hash : pin.pending?.hash },
+  });
 }
 
 /** `/api/v1/admin/tool-pins`: review quarantined tool definitions (issue 24.3) and set each provider's pinning mode. */
 export function toolPinsRoutes(deps: ServiceDeps, options: { audit?: AuditTrail } = {}): OpenAPIHono {
   const pins = createToolPinAdmin(deps);
-  const audit = options.audit ?? createAuditTrail({ queue: deps.queue, clock: deps.clock });
+  const logAction = adminActionLog(deps, options.audit);
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => {
@@ -170,22 +167,18 @@ export function toolPinsRoutes(deps: ServiceDeps, options: { audit?: AuditTrail 
   app.openapi(modesRoute, async (c) => c.json({ providers: await pins.modes(c.var.principal) }, 200));
   app.openapi(setModeRoute, async (c) => {
     const provider = await pins.setMode(c.var.principal, c.req.valid('param').id, c.req.valid('json').pinning);
-    await audit.open(
-      adminActionEntry({
-        adminId: c.var.principal.userId,
-        action: 'tool_pinning_set',
-        providerId: provider.providerId,
-        tenantId: provider.tenantId,
-        details: { pinning: provider.pinning },
-      }),
-    );
+    await logAction(c.var.principal, 'tool_pinning_set', {
+      providerId: provider.providerId,
+      tenantId: provider.tenantId,
+      details: { pinning: provider.pinning },
+    });
     return c.json({ provider }, 200);
   });
   for (const action of ['approve', 'block'] as const) {
     app.openapi(reviewRoute(action), async (c) => {
       const { providerId, toolName, hash } = c.req.valid('json');
       const pin = await pins[action](c.var.principal, providerId, { toolName, hash });
-      await auditReview(audit, c.var.principal, pin, action === 'approve' ? 'approved' : 'blocked');
+      await auditReview(logAction, c.var.principal, pin, action === 'approve' ? 'approved' : 'blocked');
       return c.json({ pin: pinView(pin) }, 200);
     });
   }

@@ -14,6 +14,7 @@ import {
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createMcpUpstreamAuth } from './mcp-upstream-auth.js';
+import { adminActionLog, changedFields } from './admin-action-log.js';
 import { TokenExchangeInputSchema, TokenExchangeSchema, tokenExchangeWrite } from './token-exchange-settings.js';
 import { fetchProviderTools, providerView } from './tool-providers.js';
 import { createUpstreamToolLister } from './upstream-tools.js';
@@ -226,6 +227,12 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
   const egress = egressPolicyFromConfig(deps.config);
   const listTools = createUpstreamToolLister(egress);
   const mcpUpstreamAuth = createMcpUpstreamAuth(deps);
+  const logAction = adminActionLog(deps);
+  const providerSubject = (provider: { id: string; tenantId: string | null }, details: Record<string, unknown>) => ({
+    providerId: provider.id,
+    tenantId: provider.tenantId,
+    details,
+  });
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth));
   app.openapi(listRoute, async (c) => {
@@ -242,6 +249,11 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
       body.authType === 'mcp_oauth'
         ? await mcpUpstreamAuth.create(c.var.principal, { ...fields, ...(upstreamClient && { upstreamClient }) })
         : await providers.create(c.var.principal, fields);
+    await logAction(
+      c.var.principal,
+      'tool_provider_created',
+      providerSubject(provider, { name: provider.name, endpoint: provider.endpoint, authType: provider.authType }),
+    );
     return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 201);
   });
   app.openapi(getRoute, async (c) => {
@@ -258,10 +270,17 @@ export function toolProvidersRoutes(deps: ServiceDeps, options: ToolProvidersRou
           ? { tokenExchange: null }
           : tokenExchangeWrite(egress, tokenExchange);
     const provider = await providers.update(c.var.principal, c.req.valid('param').id, { ...patch, ...exchange });
+    await logAction(
+      c.var.principal,
+      'tool_provider_updated',
+      providerSubject(provider, { fields: changedFields({ ...patch, tokenExchange }) }),
+    );
     return c.json({ success: true as const, provider: providerView(c.var.principal, provider) }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
-    await providers.delete(c.var.principal, c.req.valid('param').id);
+    const provider = await providers.show(c.var.principal, c.req.valid('param').id);
+    await providers.delete(c.var.principal, provider.id);
+    await logAction(c.var.principal, 'tool_provider_deleted', providerSubject(provider, { name: provider.name }));
     return c.json({ success: true as const }, 200);
   });
   app.openapi(discoverAuthRoute, async (c) => {

@@ -10,7 +10,17 @@ import {
   type ServiceDeps,
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { addRole, createUserAccount, deleteUser, getUser, listUsers, removeRole, updateUser } from './users.js';
+import {
+  addRole,
+  createUserAccount,
+  deleteUser,
+  getUser,
+  listUsers,
+  removeRole,
+  updateUser,
+  type User,
+} from './users.js';
+import { adminActionLog, changedFields } from './admin-action-log.js';
 
 export const RoleSchema = z.enum(ROLES).openapi('Role');
 export const TenantIdSchema = z.string().trim().min(1).max(200);
@@ -110,28 +120,44 @@ const removeRoleRoute = createRoute({
 
 /** Admin-only user management (`user:manage`); spans all tenants because only admin holds it. */
 export function usersRoutes(deps: ServiceDeps): OpenAPIHono {
+  const logAction = adminActionLog(deps);
+  const userSubject = (user: User, details: Record<string, unknown> = {}) => ({
+    providerId: null,
+    tenantId: user.tenantId,
+    details: { userId: user.id, email: user.email, ...details },
+  });
   const app = openApiApp();
   app.use('*', jwtAuth(deps.auth), requirePermission('user:manage'));
   app.openapi(listRoute, async (c) => c.json({ users: await listUsers(deps.db) }, 200));
-  app.openapi(createUserRoute, async (c) =>
-    c.json({ success: true as const, user: await createUserAccount(deps, c.req.valid('json')) }, 201),
-  );
+  app.openapi(createUserRoute, async (c) => {
+    const user = await createUserAccount(deps, c.req.valid('json'));
+    await logAction(c.var.principal, 'user_created', userSubject(user, { roles: user.roles }));
+    return c.json({ success: true as const, user }, 201);
+  });
   app.openapi(getRoute, async (c) => c.json({ user: await getUser(deps.db, c.req.valid('param').id) }, 200));
   app.openapi(updateRoute, async (c) => {
-    const user = await updateUser(deps, c.var.principal, c.req.valid('param').id, c.req.valid('json'));
+    const patch = c.req.valid('json');
+    const user = await updateUser(deps, c.var.principal, c.req.valid('param').id, patch);
+    await logAction(c.var.principal, 'user_updated', userSubject(user, { fields: changedFields(patch) }));
     return c.json({ success: true as const, user }, 200);
   });
   app.openapi(deleteRoute, async (c) => {
-    await deleteUser(deps, c.var.principal, c.req.valid('param').id);
+    const user = await getUser(deps.db, c.req.valid('param').id);
+    await deleteUser(deps, c.var.principal, user.id);
+    await logAction(c.var.principal, 'user_deleted', userSubject(user));
     return c.json({ success: true as const }, 200);
   });
   app.openapi(addRoleRoute, async (c) => {
-    const user = await addRole(deps, c.req.valid('param').id, c.req.valid('json').role);
+    const { role } = c.req.valid('json');
+    const user = await addRole(deps, c.req.valid('param').id, role);
+    await logAction(c.var.principal, 'user_role_added', userSubject(user, { role }));
     return c.json({ success: true as const, user }, 200);
   });
   app.openapi(removeRoleRoute, async (c) => {
     const { id, role } = c.req.valid('param');
-    return c.json({ success: true as const, user: await removeRole(deps, c.var.principal, id, role) }, 200);
+    const user = await removeRole(deps, c.var.principal, id, role);
+    await logAction(c.var.principal, 'user_role_removed', userSubject(user, { role }));
+    return c.json({ success: true as const, user }, 200);
   });
   return app;
 }

@@ -12,6 +12,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AUDIT_QUEUES } from './audit-consumer.js';
 import { auditStats, exportEntries, getEntry, listEntries, visibleFilter, type AuditFilter } from './audit-query.js';
+import { identityEventsRoutes } from './identity-events.routes.js';
 
 /** Page size when `limit` is absent, and the largest accepted. */
 export const DEFAULT_LIMIT = 50;
@@ -200,10 +201,11 @@ async function awaitAcknowledgedCalls(c: Context, deps: Pick<ServiceDeps, 'queue
   if (!written) c.header(STALE_HEADER, 'true');
 }
 
-/** GET /api/v1/audit/logs, /logs/:id, /stats and /export, behind a user JWT. */
+/** GET /api/v1/audit/logs, /logs/:id, /stats, /export and /identity-events, behind a user JWT. */
 export function auditRoutes(deps: ServiceDeps): OpenAPIHono {
   const app = openApiApp();
   app.use('/api/v1/audit/*', jwtAuth(deps.auth));
+  app.route('/', identityEventsRoutes(deps));
 
   app.openapi(listRoute, async (c) => {
     const q = c.req.valid('query');

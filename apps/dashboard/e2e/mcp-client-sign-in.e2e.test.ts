@@ -147,4 +147,24 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
     });
     expect(after.status).toBe(401);
   });
+
+  it("shows the sign-in's identity events on the Audit page's Identity section: registration, consent, revocation by the user", async () => {
+    await page.goto(`${gateway.url}/audit`);
+    await page.getByRole('heading', { level: 2, name: 'Identity' }).waitFor();
+    const rows = page.getByTestId('identity-row');
+    for (const type of ['oauth.client_registered', 'oauth.consent_given', 'oauth.grant_revoked'])
+      await rows.filter({ hasText: type }).first().waitFor();
+    const revoked = rows.filter({ hasText: 'oauth.grant_revoked' }).first();
+    expect(await revoked.innerText()).toContain('Grant revoked');
+    await page.getByLabel('Event', { exact: true }).selectOption('oauth.consent_given');
+    await expect
+      .poll(async () => (await rows.allInnerTexts()).every((text) => text.includes('Consent given')))
+      .toBe(true);
+    expect(await rows.count()).toBeGreaterThan(0);
+    await page.getByLabel('Event', { exact: true }).selectOption('');
+    await rows.filter({ hasText: 'oauth.grant_revoked' }).first().waitFor();
+    await page.getByRole('heading', { level: 2, name: 'Identity' }).scrollIntoViewIfNeeded();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'audit-identity');
+  });
 });

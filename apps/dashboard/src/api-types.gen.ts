@@ -3298,6 +3298,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit/identity-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Identity events (sign-ins, consents, grants, connected accounts, token exchanges), newest first
+         * @description Admins see every event; tenant admins the events of their tenant; anyone else is refused (403). Cursor-paginated.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next` of the previous page; absent for the newest events */
+                    cursor?: string;
+                    /** @description Default 50, at most 200 */
+                    limit?: number;
+                    /** @description Inclusive; ISO 8601 date-time with Z or an offset */
+                    since?: string;
+                    /** @description Only events of this type */
+                    type?: "oauth.client_registered" | "oauth.consent_given" | "oauth.consent_reused" | "oauth.consent_denied" | "oauth.grant_revoked" | "connected_account.linked" | "connected_account.refreshed" | "connected_account.refresh_refused" | "connected_account.disconnected" | "token_exchange.refused";
+                    /** @description Exclusive; ISO 8601 date-time with Z or an offset */
+                    until?: string;
+                    /** @description Only events concerning this user */
+                    user_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["IdentityEvent"][];
+                            /** @description The cursor of the next (older) page; null on the last */
+                            next: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid input; `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit/logs": {
         parameters: {
             query?: never;
@@ -7406,6 +7489,23 @@ export interface components {
         ExternalLoginOption: {
             id: string;
             name: string;
+        };
+        IdentityEvent: {
+            /** @description The user who acted; null when a client or the gateway did (then `details.by` says) */
+            actorId: string | null;
+            /** @description The gateway's OAuth client involved, if any */
+            clientId: string | null;
+            createdAt: string;
+            /** @description What the event says beside (never a token: secret-named fields masked) */
+            details: {
+                [key: string]: unknown;
+            };
+            id: string;
+            tenantId: string | null;
+            /** @description One of oauth.client_registered, oauth.consent_given, oauth.consent_reused, oauth.consent_denied, oauth.grant_revoked, connected_account.linked, connected_account.refreshed, connected_account.refresh_refused, connected_account.disconnected, token_exchange.refused */
+            type: string;
+            /** @description The user whose sign-in, grant or connection it concerns */
+            userId: string | null;
         };
         InvokeResult: {
             /** @description The upstream's answer: parsed JSON, text, or null when empty */

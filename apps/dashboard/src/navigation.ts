@@ -45,6 +45,9 @@ export const canSeeAuditStats = (user: SessionUser): boolean => hasRole(user, 'a
 /** The audit query honours `user_id` for admins and tenant admins (within their tenant); others see their own entries. */
 export const canFilterAuditByUser = (user: SessionUser): boolean => hasRole(user, 'admin', 'tenant_admin');
 
+/** Identity events are an operator's view: admins read all, tenant admins their tenant's (the API refuses anyone else). */
+export const canReadIdentityEvents = (user: SessionUser): boolean => hasRole(user, 'admin', 'tenant_admin');
+
 /** Only an admin chooses the tenant of an audit query; tenant admins are pinned to their own. */
 export const canFilterAuditByTenant = (user: SessionUser): boolean => hasRole(user, 'admin');
 

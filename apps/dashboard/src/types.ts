@@ -52,6 +52,12 @@ export type AuditEntry = Schemas['AuditEntry'];
 export type AuditPage = Ok<'/api/v1/audit/logs'>;
 /** Counts per status and the mean duration of a filtered set. */
 export type AuditStats = Ok<'/api/v1/audit/stats'>['data'];
+/** A page of identity events (sign-ins, consents, grants, connected accounts, token exchanges). */
+export type IdentityEventsPage = Ok<'/api/v1/audit/identity-events'>;
+/** One identity event type, as the query's `type` filter takes it. */
+export type IdentityEventType = NonNullable<
+  NonNullable<paths['/api/v1/audit/identity-events']['get']['parameters']['query']>['type']
+>;
 
 /** A tool's pinned and quarantined definitions with their diff (admin API, issue 24.3). */
 export type ToolPin = Schemas['ToolPin'];

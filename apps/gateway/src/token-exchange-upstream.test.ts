@@ -90,6 +90,11 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => {
         exchanges.push({ authorization: req.headers.authorization, params: new URLSearchParams(body) });
+        if (req.url === '/refusing/token') {
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: 'invalid_grant', error_description: 'subject not allowed here' }));
+          return;
+        }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({
@@ -307,6 +312,53 @@ describe('a tool provider reached by token exchange (all-in-one)', () => {
         status: 'rejected',
         error: expect.stringContaining('sign-in token'),
       });
+  });
+
+  it('records a token exchange the STS refuses as a token_exchange.refused identity event with the reason, never a token', async () => {
+    const grace = await createUser(deps, { email: `${newId()}@example.com`, roles: [] });
+    const graceToken = await tokenFor(deps, grace);
+    const created = await api('POST', '/api/v1/admin/tool-providers', adminToken, {
+      name: 'exchange-refused',
+      pattern: '*',
+      endpoint: upstream.url,
+      authType: 'token_exchange',
+      tokenExchange: { tokenUrl: tokenUrl.replace('/token', '/refusing/token'), ...CLIENT },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const refusingId = created.body.provider.id as string;
+    await allow('user', grace.id, refusingId);
+    const before = exchanges.length;
+
+    const refused = await api('POST', `/api/v1/mcp-proxy/${refusingId}/mcp`, graceToken, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'whoami', arguments: {} },
+    });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+    expect(refused.body.error.data).toMatchObject({ code: 'TOKEN_EXCHANGE_REFUSED' });
+    // Every refused exchange (the tool list's, then the call's: a refusal is never cached) is one event.
+    const subjectTokens = exchanges.slice(before).map((e) => e.params.get('subject_token')!);
+    expect(subjectTokens.length).toBeGreaterThanOrEqual(1);
+
+    const events = await deps.db
+      .selectFrom('identity_events')
+      .selectAll()
+      .where('type', '=', 'token_exchange.refused')
+      .where('user_id', '=', grace.id)
+      .execute();
+    expect(events).toHaveLength(subjectTokens.length);
+    for (const event of events) {
+      expect(event).toMatchObject({ actor_id: null, user_id: grace.id, tenant_id: grace.tenantId, client_id: null });
+      expect(event.details).toEqual({
+        by: 'gateway',
+        providerId: refusingId,
+        reason: 'TOKEN_EXCHANGE_REFUSED',
+        message: expect.stringContaining('invalid_grant'),
+      });
+    }
+    const stored = JSON.stringify(events);
+    for (const secret of [graceToken, ...subjectTokens, CLIENT.clientSecret]) expect(stored).not.toContain(secret);
   });
 
   it("passes an external identity provider's token on only to that same issuer; any other STS gets a minted one", async () => {

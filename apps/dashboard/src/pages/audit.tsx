@@ -14,15 +14,21 @@ import { DataTable } from '../components/data-table.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { Layout } from '../components/layout.js';
 import { StatsChart } from '../components/stats-chart.js';
-import { canFilterAuditByTenant, canFilterAuditByUser, canSeeAuditStats } from '../navigation.js';
+import {
+  canFilterAuditByTenant,
+  canFilterAuditByUser,
+  canReadIdentityEvents,
+  canSeeAuditStats,
+} from '../navigation.js';
 import { useSession, useUser } from '../session.js';
 import { useAgentNames } from '../use-agent-names.js';
 import { useAction, useResource } from '../use-resource.js';
+import { IdentityEventsSection } from './identity-events.js';
 
 /** An admin's action (`admin:<action>`, @agentgw/audit's ADMIN_ACTION_PREFIX): the user is the admin who acted, no end user. */
 const isAdminAction = (toolName: string): boolean => toolName.startsWith('admin:');
 
-/** The audit log: every filter of the query API, paging with the exact total, and (admins) the stats. */
+/** The audit log: every filter of the query API, paging with the exact total, (admins) the stats and (admins, tenant admins) the identity events. */
 export function AuditPageView() {
   const user = useUser();
   const { api } = useSession();
@@ -199,6 +205,7 @@ export function AuditPageView() {
           </nav>
         ) : null}
       </section>
+      {canReadIdentityEvents(user) ? <IdentityEventsSection /> : null}
     </Layout>
   );
 }

@@ -25,9 +25,15 @@ const BEARER = /^Bearer\s+(\S+)$/i;
 export function exchangeCallerOf(principal: Principal, headers: Pick<Headers, 'get'>): CallerOrRefusal {
   const bearer = BEARER.exec(headers.get('authorization') ?? '')?.[1];
   if (principal.via === 'jwt' && bearer)
-    return { kind: 'caller', caller: { userId: principal.endUserId, bearer, clientId: null } };
+    return {
+      kind: 'caller',
+      caller: { userId: principal.endUserId, tenantId: principal.tenantId, bearer, clientId: null },
+    };
   if (principal.via === 'oauth' && bearer)
-    return { kind: 'caller', caller: { userId: principal.endUserId, bearer, clientId: principal.oauth.clientId } };
+    return {
+      kind: 'caller',
+      caller: { userId: principal.endUserId, tenantId: principal.tenantId, bearer, clientId: principal.oauth.clientId },
+    };
   const presented =
     principal.via === 'jwt'
       ? 'a console cookie'

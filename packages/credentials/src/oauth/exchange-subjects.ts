@@ -20,6 +20,8 @@ export interface SubjectToken {
 /** The caller a token is exchanged for: their user, the bearer they signed in with and the MCP client between (if any). */
 export interface ExchangeCaller {
   userId: string;
+  /** The caller's tenant (recorded with a refused exchange); null for a platform-wide user. */
+  tenantId: string | null;
   /** The caller's own sign-in token: a reuse key, and sent on only to the external identity provider that issued it. */
   bearer: string;
   /** The MCP client the caller signed in through (a gateway OAuth access token); null for a JWT. */

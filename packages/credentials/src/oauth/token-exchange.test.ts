@@ -4,7 +4,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExchangeServer, ExchangeSubjects } from './exchange-subjects.js';
-import { TOKEN_EXCHANGE_GRANT, TokenExchange, type TokenExchangeConfig } from './token-exchange.js';
+import {
+  TOKEN_EXCHANGE_GRANT,
+  TokenExchange,
+  type ExchangeRefusal,
+  type TokenExchangeConfig,
+} from './token-exchange.js';
 
 /**
  * oidc-provider has no RFC 8693 grant without a custom grant handler, so the authorization
@@ -56,12 +61,15 @@ describe('TokenExchange (RFC 8693)', () => {
   /** The STSs subject tokens were asked for; the fake shows each the caller's bearer (the gateway mints one: exchange-subjects.test.ts). */
   const asked: ExchangeServer[] = [];
   const subjects: ExchangeSubjects = { subjectFor: async (caller, sts) => (asked.push(sts), jwt(caller.bearer)) };
-  const as = (userId: string, bearer: string) => ({ userId, bearer, clientId: null });
+  const as = (userId: string, bearer: string) => ({ userId, tenantId: null, bearer, clientId: null });
+  /** The refusals the exchange recorded (identity events in a gateway process). */
+  const refusals: ExchangeRefusal[] = [];
+  const record = async (refusal: ExchangeRefusal) => void refusals.push(refusal);
 
   it('sends the RFC 8693 request and reuses the result per user until shortly before it expires', async () => {
     requests.length = 0;
     const clock = new ManualClock();
-    const exchange = new TokenExchange(fetch, clock, subjects);
+    const exchange = new TokenExchange(fetch, clock, subjects, record);
     const first = await exchange.accessTokenFor('p1', as('alice', 'signin-alice'), cfg());
     expect(first).toBe('upstream-for-signin-alice-1');
     expect(asked.at(-1)).toEqual({ issuer: null, audience: tokenUrl });
@@ -88,9 +96,10 @@ describe('TokenExchange (RFC 8693)', () => {
     expect(await exchange.accessTokenFor('p1', as('alice', 'signin-alice'), cfg())).toBe('upstream-for-signin-alice-4');
   });
 
-  it('answers a refused exchange as 403 TOKEN_EXCHANGE_REFUSED and caches nothing', async () => {
+  it('answers a refused exchange as 403 TOKEN_EXCHANGE_REFUSED, records each refusal (no token in it) and caches nothing', async () => {
     requests.length = 0;
-    const exchange = new TokenExchange(fetch, new ManualClock(), subjects);
+    refusals.length = 0;
+    const exchange = new TokenExchange(fetch, new ManualClock(), subjects, record);
     const refusal = await exchange.accessTokenFor('p1', as('mallory', 'forged'), cfg()).catch((err: unknown) => err);
     expect(refusal).toBeInstanceOf(AppError);
     expect(refusal).toMatchObject({ status: 403, code: 'TOKEN_EXCHANGE_REFUSED' });
@@ -103,10 +112,16 @@ describe('TokenExchange (RFC 8693)', () => {
       })
       .catch((err: unknown) => err);
     expect(badClient).toMatchObject({ status: 403, code: 'TOKEN_EXCHANGE_REFUSED' });
+    expect(refusals.map((r) => [r.providerId, r.caller.userId, r.reason, r.message])).toEqual([
+      ['p1', 'mallory', 'TOKEN_EXCHANGE_REFUSED', expect.stringContaining('invalid_grant')],
+      ['p1', 'mallory', 'TOKEN_EXCHANGE_REFUSED', expect.stringContaining('invalid_grant')],
+      ['p1', 'alice', 'TOKEN_EXCHANGE_REFUSED', expect.stringContaining('invalid_client')],
+    ]);
+    expect(JSON.stringify(refusals.map(({ reason, message }) => ({ reason, message })))).not.toMatch(/forged|signin-/);
   });
 
   it('refuses a token endpoint reached in clear over a network, and a server that is down is a 502', async () => {
-    const exchange = new TokenExchange(fetch, new ManualClock(), subjects);
+    const exchange = new TokenExchange(fetch, new ManualClock(), subjects, record);
     const insecure = { ...cfg(), server: { kind: 'token_url' as const, tokenUrl: 'http://as.example/token' } };
     await expect(exchange.accessTokenFor('p1', as('alice', 'signin-alice'), insecure)).rejects.toMatchObject({
       status: 502,
@@ -119,5 +134,6 @@ describe('TokenExchange (RFC 8693)', () => {
       status: 502,
       code: 'OAUTH_TOKEN_EXCHANGE_FAILED',
     });
+    expect(refusals.slice(-2).map((r) => r.reason)).toEqual([expect.any(String), 'OAUTH_TOKEN_EXCHANGE_FAILED']);
   });
 });

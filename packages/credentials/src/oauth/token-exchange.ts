@@ -7,6 +7,7 @@ import {
   type Clock,
   type Config,
 } from '@agentgw/core';
+import { recordIdentityEvent } from '@agentgw/audit';
 import type { Database } from '@agentgw/db';
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -39,6 +40,17 @@ const MAX_REUSE_MS = 60 * 60_000;
 /** Exchanged tokens held at once (least recently used go first). */
 const MAX_CACHED = 1_000;
 
+/** A refused or failed exchange, as an operator reads it: whose, at which provider, and why (an error code and its message, never a token). */
+export interface ExchangeRefusal {
+  providerId: string;
+  caller: ExchangeCaller;
+  reason: string;
+  message: string;
+}
+
+/** Where refused exchanges are recorded (the identity events, in a gateway process). */
+export type ExchangeRefusals = (refusal: ExchangeRefusal) => Promise<void>;
+
 interface Exchanged {
   accessToken: string;
   reuseUntil: number;
@@ -68,6 +80,7 @@ export class TokenExchange {
     private readonly fetch: typeof globalThis.fetch,
     private readonly clock: Clock,
     private readonly subjects: ExchangeSubjects,
+    private readonly refusals: ExchangeRefusals,
   ) {
     this.cache = new MemoryCache({ ttlMs: MAX_REUSE_MS, max: MAX_CACHED, clock });
     this.servers = new AuthorizationServers(fetch, clock);
@@ -78,7 +91,15 @@ export class TokenExchange {
     const key = `${providerId}\u0000${caller.userId}\u0000${fingerprint(caller.bearer)}`;
     const cached = this.cache.get(key);
     if (cached && cached.reuseUntil > this.clock.now().getTime()) return cached.accessToken;
-    const exchanged = await this.exchange(cfg, caller);
+    const exchanged = await this.exchange(cfg, caller).catch(async (err: unknown) => {
+      await this.refusals({
+        providerId,
+        caller,
+        reason: err instanceof AppError ? err.code : 'TOKEN_EXCHANGE_FAILED',
+        message: err instanceof Error ? err.message : 'unknown error',
+      });
+      throw err;
+    });
     this.cache.set(key, exchanged);
     return exchanged.accessToken;
   }
@@ -142,11 +163,25 @@ export class TokenExchange {
 /** The largest token endpoint answer read (a token response is a few KiB). */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-/** A TokenExchange over the configured egress policy's fetch, answers bounded, subject tokens minted by the gateway: what a gateway process holds. */
+/** Records a refused exchange as a `token_exchange.refused` identity event (the gateway acted: no actor). */
+export function identityEventRefusals(db: Kysely<Database>): ExchangeRefusals {
+  return ({ providerId, caller, reason, message }) =>
+    recordIdentityEvent(db, {
+      type: 'token_exchange.refused',
+      actorId: null,
+      userId: caller.userId,
+      tenantId: caller.tenantId,
+      clientId: caller.clientId,
+      details: { by: 'gateway', providerId, reason, message },
+    });
+}
+
+/** A TokenExchange over the configured egress policy's fetch, answers bounded, subject tokens minted by the gateway, refusals recorded: what a gateway process holds. */
 export function createTokenExchange(deps: { config: Config; clock: Clock; db: Kysely<Database> }): TokenExchange {
   return new TokenExchange(
     boundedFetch(egressFetch(createEgressDispatcher(egressPolicyFromConfig(deps.config))), MAX_ANSWER_BYTES),
     deps.clock,
     new GatewayExchangeSubjects(deps),
+    identityEventRefusals(deps.db),
   );
 }
