@@ -20,6 +20,8 @@ export type {
   CredentialResolver,
   HttpCredentialResolverOptions,
 } from './credential-resolvers.js';
+export { mayRelease } from './credential-recipients.js';
+export type { CredentialRecipient, ReleaseCase, UpstreamRecipient } from './credential-recipients.js';
 export { reencryptAllSecrets } from './reencrypt.js';
 export type { ReencryptSummary } from './reencrypt.js';
 export { createVaultOAuth } from './oauth/vault-oauth.js';

@@ -4,3 +4,4 @@ export { DatabaseLockedError } from './file-lock.js';
 export { migrateToLatest } from './migrate.js';
 export { json } from './json.js';
 export { isUniqueViolation } from './errors.js';
+export { isSameResource, mcpTokenResourceOf } from './mcp-token-resource.js';
