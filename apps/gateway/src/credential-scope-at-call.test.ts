@@ -1,5 +1,13 @@
 import { newId } from '@agentgw/core';
-import { createUser, freePort, startProtectedMcpServer, tokenFor, type ProtectedMcpServer } from '@agentgw/testkit';
+import {
+  createUser,
+  freePort,
+  startProtectedMcpServer,
+  startRecordingUpstream,
+  tokenFor,
+  type ProtectedMcpServer,
+  type RecordingUpstream,
+} from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asUserGateway, connectUrl, RESOURCE, type Json } from './as-user-harness.js';
 
@@ -79,5 +87,61 @@ describe('a credential is released at call time only to a recipient of its scope
     expect(call.body.error).toMatchObject({
       data: { code: 'CREDENTIALS_REQUIRED', missing: ['github'], authUrl: connectUrl('github') },
     });
+  });
+});
+
+// The invoke neighbour: an agent receives its required credentials as X-Credential-<type> (spec,
+// "Invoke"), but an mcp_oauth token is bound to the MCP server it was issued for (RFC 8707); an agent
+// of the user's own tenant naming that type must not receive a token it could replay there as the user.
+describe('an mcp_oauth token never goes to an agent runtime (all-in-one)', () => {
+  const gateway = asUserGateway();
+  const { api } = gateway;
+  let runtime: RecordingUpstream;
+
+  beforeAll(async () => {
+    runtime = await startRecordingUpstream();
+  });
+  afterAll(() => runtime?.close());
+
+  it("answers CREDENTIALS_REQUIRED to the invoke and sends the runtime nothing, while the MCP server's own provider still reaches it as the user", async () => {
+    const created = await api('POST', '/api/v1/admin/tool-providers', gateway.adminToken, {
+      name: 'Protected tools',
+      pattern: '*',
+      endpoint: gateway.upstream.url,
+      authType: 'mcp_oauth',
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const serviceType = created.body.provider.credentialServiceType as string;
+    const alice = await createUser(gateway.deps, { email: `${newId()}@t.example`, roles: [], tenantId: 'tenant_t' });
+    const aliceToken = await tokenFor(gateway.deps, alice);
+    const rule = await api('POST', '/api/v1/admin/provider-access', gateway.adminToken, {
+      subjectType: 'user',
+      subjectId: alice.id,
+      providerId: created.body.provider.id as string,
+      action: 'allow',
+      toolPattern: '*',
+    });
+    expect(rule.status).toBe(201);
+    await gateway.connect(aliceToken, 'alice', serviceType);
+
+    const tenantAdmin = await createUser(gateway.deps, {
+      email: `${newId()}@t.example`,
+      roles: ['tenant_admin'],
+      tenantId: 'tenant_t',
+    });
+    const agent = await api('POST', '/api/v1/admin/agents', await tokenFor(gateway.deps, tenantAdmin), {
+      name: 'helper',
+      upstreamUrl: `${runtime.url}/run`,
+      requiredCredentials: [{ serviceType }],
+    });
+    expect(agent.status, JSON.stringify(agent.body)).toBe(201);
+
+    const invoked = await api('POST', `/api/v1/agents/${agent.body.agent.id as string}/invoke`, aliceToken, {
+      message: 'hi',
+    });
+    expect(invoked.status, JSON.stringify(invoked.body)).toBe(401);
+    expect(invoked.body).toMatchObject({ code: 'CREDENTIALS_REQUIRED', missing: [serviceType] });
+    expect(runtime.requests).toEqual([]);
+    expect((await gateway.whoami(aliceToken)).body.result.content[0].text).toBe('you are alice');
   });
 });
