@@ -14,7 +14,7 @@ import { serviceTypesSchema } from './credentials.routes.js';
 
 const tenantIdSchema = z.string().min(1).max(256).nullable();
 
-/** Where the values go: the vault releases to it only what it may receive (`mayRelease` of `@agentgw/credentials`). */
+/** Where the values go: the vault releases to it only what it may receive ("Recipients" in `packages/credentials/README.md`). */
 const recipientSchema = z.object({
   kind: z.enum(['tool_provider', 'agent']),
   tenantId: tenantIdSchema,

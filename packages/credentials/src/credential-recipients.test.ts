@@ -1,3 +1,4 @@
+import { privateScope } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 import { json, type CredentialAuthType } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
@@ -98,6 +99,27 @@ describe.each(testBackends())('vault resolve per recipient (%s)', (backend) => {
       'mcp',
       'notes',
     ]);
+  });
+
+  it("gives a tenant-less user's own private agent their credentials, and nobody else's private agent", async () => {
+    const bob = (await createUser(deps, { email: `${newId()}@self.example`, roles: ['agent_creator'] })).id;
+    await vault.store({
+      userId: bob,
+      tenantId: null,
+      serviceType: 'notes',
+      kind: 'api_key',
+      secret: 'k',
+      expiresAt: null,
+    });
+    const toAgentOf = (owner: string) =>
+      vault.resolve({
+        userId: bob,
+        tenantId: null,
+        serviceTypes: ['notes'],
+        recipient: { kind: 'agent', tenantId: privateScope(owner), endpoint: 'https://agent.example.test/' },
+      });
+    expect((await toAgentOf(bob)).credentials).toEqual({ notes: 'k' });
+    expect((await toAgentOf(userId)).credentials).toEqual({});
   });
 
   it('withholds an OAuth token once the tenant re-declares its type: it was obtained through another provider', async () => {

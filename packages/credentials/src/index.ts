@@ -20,7 +20,6 @@ export type {
   CredentialResolver,
   HttpCredentialResolverOptions,
 } from './credential-resolvers.js';
-export { mayRelease } from './credential-recipients.js';
 export type { CredentialRecipient, ReleaseCase, UpstreamRecipient } from './credential-recipients.js';
 export { reencryptAllSecrets } from './reencrypt.js';
 export type { ReencryptSummary } from './reencrypt.js';

@@ -1,4 +1,4 @@
-import type { SecretBox } from '@agentgw/auth';
+import { privateScope, type SecretBox } from '@agentgw/auth';
 import {
   ForbiddenError,
   MemoryCache,
@@ -14,7 +14,7 @@ import {
 import { json, type CredentialKind, type Database, type UserCredentialRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { authUrlFor, authUrlsOf, findCredentialProviders } from './auth-urls.js';
-import { mayRelease, type CredentialRecipient } from './credential-recipients.js';
+import { dependsOnGoverning, mayRelease, type CredentialRecipient } from './credential-recipients.js';
 import { createCredentialKeyring, type CredentialBinding, type CredentialKeyring } from './credential-keyring.js';
 import type { CredentialResolution } from './credential-resolvers.js';
 import type { OAuthClient, TokenSet } from './oauth/oauth-client.js';
@@ -294,15 +294,17 @@ export function createVault(deps: VaultDeps): Vault {
     async resolve({ userId, tenantId, serviceTypes, recipient }) {
       const wanted = [...new Set(serviceTypes)];
       const rows = await Promise.all((await cachedRowsFor(userId, wanted)).map(fresh));
-      // Which credential provider governs each type decides what an upstream may receive; the
-      // owner's own read, and the usual invoke with nothing missing, need no other lookup.
-      const providers =
-        recipient.kind !== 'owner' && rows.length > 0 ? await findCredentialProviders(db, tenantId, wanted) : null;
+      // Which credential provider governs each type decides what an upstream may receive of an
+      // OAuth token (and anything for a tenant's tool provider); the owner's own read, and an
+      // invoke of pasted keys with nothing missing, need no other lookup.
+      const providers = rows.some((row) => dependsOnGoverning(row, recipient))
+        ? await findCredentialProviders(db, tenantId, wanted)
+        : null;
       const credentials: Record<string, string> = {};
       for (const row of rows) {
         const value = usableValue(row);
         const governing = providers?.get(row.service_type);
-        if (value !== null && mayRelease({ row, userTenantId: tenantId, governing, recipient }))
+        if (value !== null && mayRelease({ row, userScope: tenantId ?? privateScope(userId), governing, recipient }))
           credentials[row.service_type] = value;
       }
       const missing = wanted.filter((t) => !(t in credentials));
