@@ -9,7 +9,30 @@ import {
   type RecordingUpstream,
 } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asUserGateway, connectUrl, RESOURCE, type Json } from './as-user-harness.js';
+import { asUserGateway, connectUrl, RESOURCE, type AsUserGateway, type Json } from './as-user-harness.js';
+
+const TENANT = 'tenant_t';
+
+/** A tenant-T account with `roles`: its id and token. */
+async function tenantUser(
+  gateway: AsUserGateway,
+  roles: 'tenant_admin'[] | [],
+): Promise<{ id: string; token: string }> {
+  const user = await createUser(gateway.deps, { email: `${newId()}@t.example`, roles, tenantId: TENANT });
+  return { id: user.id, token: await tokenFor(gateway.deps, user) };
+}
+
+/** An allow rule for every tool of the provider, written as `adminToken`. */
+async function allow(gateway: AsUserGateway, adminToken: string, subjectId: string, providerId: string): Promise<void> {
+  const rule = await gateway.api('POST', '/api/v1/admin/provider-access', adminToken, {
+    subjectType: 'user',
+    subjectId,
+    providerId,
+    action: 'allow',
+    toolPattern: '*',
+  });
+  expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+}
 
 // Issue 30.3 at call time: a tenant that re-declares a global service type with its own credential
 // provider, and points a per-user tool provider of its own at an endpoint its admin runs, must not
@@ -19,7 +42,6 @@ import { asUserGateway, connectUrl, RESOURCE, type Json } from './as-user-harnes
 describe('a credential is released at call time only to a recipient of its scope (all-in-one)', () => {
   const gateway = asUserGateway({ credentialProvider: { serviceType: 'github', name: 'GitHub (global)' } });
   const { api } = gateway;
-  const TENANT = 'tenant_t';
   let attacker: ProtectedMcpServer;
 
   beforeAll(async () => {
@@ -33,30 +55,15 @@ describe('a credential is released at call time only to a recipient of its scope
   });
   afterAll(() => attacker?.close());
 
-  /** A tenant-T account with `roles`: its id and token. */
-  async function tenantUser(roles: 'tenant_admin'[] | []): Promise<{ id: string; token: string }> {
-    const user = await createUser(gateway.deps, { email: `${newId()}@t.example`, roles, tenantId: TENANT });
-    return { id: user.id, token: await tokenFor(gateway.deps, user) };
-  }
-
-  const allow = (adminToken: string, subjectId: string, providerId: string) =>
-    api('POST', '/api/v1/admin/provider-access', adminToken, {
-      subjectType: 'user',
-      subjectId,
-      providerId,
-      action: 'allow',
-      toolPattern: '*',
-    });
-
   it("withholds a user's token connected through the global provider from the tenant's own provider of that type", async () => {
-    const alice = await tenantUser([]);
-    expect((await allow(gateway.adminToken, alice.id, gateway.providerId)).status).toBe(201);
+    const alice = await tenantUser(gateway, []);
+    await allow(gateway, gateway.adminToken, alice.id, gateway.providerId);
     await gateway.connect(alice.token, 'alice', 'github');
     // Connected through the global credential provider: the global tool provider reaches the upstream as alice.
     expect((await gateway.whoami(alice.token)).body.result.content[0].text).toBe('you are alice');
 
     // Tenant T's admin re-declares `github` and points a per-user provider of the tenant at their endpoint.
-    const tenantAdmin = await tenantUser(['tenant_admin']);
+    const tenantAdmin = await tenantUser(gateway, ['tenant_admin']);
     const declared = await api('POST', '/api/v1/credential-providers', tenantAdmin.token, {
       name: 'GitHub (tenant T)',
       serviceType: 'github',
@@ -73,7 +80,7 @@ describe('a credential is released at call time only to a recipient of its scope
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const evil = created.body.provider.id as string;
-    expect((await allow(tenantAdmin.token, alice.id, evil)).status).toBe(201);
+    await allow(gateway, tenantAdmin.token, alice.id, evil);
 
     const proxied = (method: string, params: Json = {}) =>
       api('POST', `/api/v1/mcp-proxy/${evil}/mcp`, alice.token, { jsonrpc: '2.0', id: 1, method, params });
@@ -112,36 +119,24 @@ describe('an mcp_oauth token never goes to an agent runtime (all-in-one)', () =>
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const serviceType = created.body.provider.credentialServiceType as string;
-    const alice = await createUser(gateway.deps, { email: `${newId()}@t.example`, roles: [], tenantId: 'tenant_t' });
-    const aliceToken = await tokenFor(gateway.deps, alice);
-    const rule = await api('POST', '/api/v1/admin/provider-access', gateway.adminToken, {
-      subjectType: 'user',
-      subjectId: alice.id,
-      providerId: created.body.provider.id as string,
-      action: 'allow',
-      toolPattern: '*',
-    });
-    expect(rule.status).toBe(201);
-    await gateway.connect(aliceToken, 'alice', serviceType);
+    const alice = await tenantUser(gateway, []);
+    await allow(gateway, gateway.adminToken, alice.id, created.body.provider.id as string);
+    await gateway.connect(alice.token, 'alice', serviceType);
 
-    const tenantAdmin = await createUser(gateway.deps, {
-      email: `${newId()}@t.example`,
-      roles: ['tenant_admin'],
-      tenantId: 'tenant_t',
-    });
-    const agent = await api('POST', '/api/v1/admin/agents', await tokenFor(gateway.deps, tenantAdmin), {
+    const tenantAdmin = await tenantUser(gateway, ['tenant_admin']);
+    const agent = await api('POST', '/api/v1/admin/agents', tenantAdmin.token, {
       name: 'helper',
       upstreamUrl: `${runtime.url}/run`,
       requiredCredentials: [{ serviceType }],
     });
     expect(agent.status, JSON.stringify(agent.body)).toBe(201);
 
-    const invoked = await api('POST', `/api/v1/agents/${agent.body.agent.id as string}/invoke`, aliceToken, {
+    const invoked = await api('POST', `/api/v1/agents/${agent.body.agent.id as string}/invoke`, alice.token, {
       message: 'hi',
     });
     expect(invoked.status, JSON.stringify(invoked.body)).toBe(401);
     expect(invoked.body).toMatchObject({ code: 'CREDENTIALS_REQUIRED', missing: [serviceType] });
     expect(runtime.requests).toEqual([]);
-    expect((await gateway.whoami(aliceToken)).body.result.content[0].text).toBe('you are alice');
+    expect((await gateway.whoami(alice.token)).body.result.content[0].text).toBe('you are alice');
   });
 });
