@@ -62,6 +62,23 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
     expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'userId' });
   });
 
+  it('requires the recipient, and releases nothing to an upstream of another tenant (distributed callers alike)', async () => {
+    const user = await seededUser();
+    const token = await f.deps.auth.signServiceToken('mcp-gateway', 'vault');
+    const body = { userId: user.id, tenantId: 'acme', serviceTypes: ['github'] };
+    const bare = await f.call('POST', PATH, { 'x-service-token': token }, body);
+    expect(bare).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', field: 'recipient' } });
+    const elsewhere = await f.call(
+      'POST',
+      PATH,
+      { 'x-service-token': token },
+      { ...body, recipient: { kind: 'tool_provider', tenantId: 'globex', endpoint: 'https://evil.example.test/mcp' } },
+    );
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.body).toMatchObject({ credentials: {}, missing: ['github'] });
+    expect(JSON.stringify(elsewhere.body)).not.toContain('gh-secret');
+  });
+
   it('refuses everything but a vault service token with 401', async () => {
     const user = await seededUser();
     const agent = await f.agent({ tenantId: 'acme' });
