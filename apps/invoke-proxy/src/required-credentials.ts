@@ -13,7 +13,12 @@ export async function resolveRequiredCredentials(
 ): Promise<Record<string, string>> {
   if (agent.requiredCredentials.length === 0) return {};
   const serviceTypes = [...new Set(agent.requiredCredentials.map((c) => c.serviceType))];
-  const resolution = await resolver.resolve({ userId: user.userId, tenantId: user.tenantId, serviceTypes });
+  const resolution = await resolver.resolve({
+    userId: user.userId,
+    tenantId: user.tenantId,
+    serviceTypes,
+    recipient: { kind: 'agent', tenantId: agent.tenantId, endpoint: agent.upstreamUrl },
+  });
   const missing = serviceTypes.filter((t) => resolution.missing.includes(t) || resolution.credentials[t] === undefined);
   if (missing.length > 0) {
     const authUrls: Record<string, string> = {};

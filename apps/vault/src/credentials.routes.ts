@@ -288,7 +288,7 @@ export function credentialsRoutes(deps: ServiceDeps, vault: Vault, connect: OAut
   app.openapi(resolveRoute, async (c) => {
     const { userId, tenantId } = actingUser(c);
     const { serviceTypes } = await parseJson(c, resolveBody);
-    return c.json(await vault.resolve({ userId, tenantId, serviceTypes }), 200);
+    return c.json(await vault.resolve({ userId, tenantId, serviceTypes, recipient: { kind: 'owner' } }), 200);
   });
 
   app.openapi(checkRoute, async (c) => {

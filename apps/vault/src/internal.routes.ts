@@ -12,10 +12,20 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createMiddleware } from 'hono/factory';
 import { serviceTypesSchema } from './credentials.routes.js';
 
+const tenantIdSchema = z.string().min(1).max(256).nullable();
+
+/** Where the values go: the vault releases to it only what it may receive ("Recipients" in `packages/credentials/README.md`). */
+const recipientSchema = z.object({
+  kind: z.enum(['tool_provider', 'agent']),
+  tenantId: tenantIdSchema,
+  endpoint: z.string().url().max(2048),
+});
+
 const internalResolveBody = z.object({
   userId: z.string().min(1).max(256),
-  tenantId: z.string().min(1).max(256).nullable().default(null),
+  tenantId: tenantIdSchema.default(null),
   serviceTypes: serviceTypesSchema,
+  recipient: recipientSchema,
 });
 
 /** Only other gateway services (service tokens for audience `vault`); user, API key and runtime credentials are refused. */

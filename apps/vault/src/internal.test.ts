@@ -17,6 +17,9 @@ function listen(app: {
   });
 }
 
+/** An agent of the seeded users' tenant: it may receive their credentials. */
+const recipient = { kind: 'agent' as const, tenantId: 'acme', endpoint: 'https://agent.acme.test/' };
+
 const closeServer = (server: ServerType) => new Promise<void>((resolve) => server.close(() => resolve()));
 
 describe.each(testBackends())('internal resolve API (%s)', (backend) => {
@@ -47,7 +50,7 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
       'POST',
       PATH,
       { 'x-service-token': token },
-      { userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] },
+      { userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'], recipient },
     );
     expect(res).toEqual({ status: 200, body: expected });
   });
@@ -59,11 +62,28 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
     expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', field: 'userId' });
   });
 
+  it('requires the recipient, and releases nothing to an upstream of another tenant (distributed callers alike)', async () => {
+    const user = await seededUser();
+    const token = await f.deps.auth.signServiceToken('mcp-gateway', 'vault');
+    const body = { userId: user.id, tenantId: 'acme', serviceTypes: ['github'] };
+    const bare = await f.call('POST', PATH, { 'x-service-token': token }, body);
+    expect(bare).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', field: 'recipient' } });
+    const elsewhere = await f.call(
+      'POST',
+      PATH,
+      { 'x-service-token': token },
+      { ...body, recipient: { kind: 'tool_provider', tenantId: 'globex', endpoint: 'https://evil.example.test/mcp' } },
+    );
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.body).toMatchObject({ credentials: {}, missing: ['github'] });
+    expect(JSON.stringify(elsewhere.body)).not.toContain('gh-secret');
+  });
+
   it('refuses everything but a vault service token with 401', async () => {
     const user = await seededUser();
     const agent = await f.agent({ tenantId: 'acme' });
     const apiKey = await f.apiKey({ scopes: ['credentials:resolve'] });
-    const body = { userId: user.id, tenantId: 'acme', serviceTypes: ['github'] };
+    const body = { userId: user.id, tenantId: 'acme', serviceTypes: ['github'], recipient };
     const attempts: Record<string, string>[] = [
       {},
       { authorization: `Bearer ${user.token}` },
@@ -92,9 +112,9 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
   it('directCredentialResolver answers like the vault', async () => {
     const user = await seededUser();
     const resolver = directCredentialResolver(createVault(f.deps));
-    expect(await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] })).toEqual(
-      expected,
-    );
+    expect(
+      await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'], recipient }),
+    ).toEqual(expected);
   });
 
   describe('httpCredentialResolver', () => {
@@ -109,9 +129,9 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
     it('resolves through the internal endpoint', async () => {
       const user = await seededUser();
       const resolver = httpCredentialResolver({ baseUrl: `${vaultServer.url}/`, auth: f.deps.auth });
-      expect(await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'] })).toEqual(
-        expected,
-      );
+      expect(
+        await resolver.resolve({ userId: user.id, tenantId: 'acme', serviceTypes: ['github', 'slack'], recipient }),
+      ).toEqual(expected);
     });
 
     it('maps a refused service token to 503, not to "missing"', async () => {
@@ -122,12 +142,12 @@ describe.each(testBackends())('internal resolve API (%s)', (backend) => {
           env: { JWT_SECRET: 'a-different-jwt-secret-for-another-gateway-000' },
         });
         const resolver = httpCredentialResolver({ baseUrl: vaultServer.url, auth: other.auth });
-        await expect(resolver.resolve({ userId: 'u', tenantId: null, serviceTypes: ['github'] })).rejects.toMatchObject(
-          {
-            status: 503,
-            code: 'SERVICE_UNAVAILABLE',
-          },
-        );
+        await expect(
+          resolver.resolve({ userId: 'u', tenantId: null, serviceTypes: ['github'], recipient }),
+        ).rejects.toMatchObject({
+          status: 503,
+          code: 'SERVICE_UNAVAILABLE',
+        });
       } finally {
         await other?.close();
       }

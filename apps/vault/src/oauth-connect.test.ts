@@ -274,7 +274,9 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
       const before = oidc.tokenRequests.filter((t) => t === 'refresh_token').length;
       const answers = await Promise.all(
         replicas.flatMap(({ vault }) =>
-          [1, 2].map(() => vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['acme'] })),
+          [1, 2].map(() =>
+            vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['acme'], recipient: { kind: 'owner' } }),
+          ),
         ),
       );
       expect(oidc.tokenRequests.filter((t) => t === 'refresh_token').length).toBe(before + 1);

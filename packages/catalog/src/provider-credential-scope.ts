@@ -1,6 +1,6 @@
 import { isAdmin, type Principal } from '@agentgw/auth';
 import { ForbiddenError } from '@agentgw/core';
-import type { Database, ProviderAuthType } from '@agentgw/db';
+import { isSameResource, mcpTokenResourceOf, type Database, type ProviderAuthType } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { invalidField } from './invalid-field.js';
 
@@ -15,9 +15,6 @@ export interface PerUserTarget {
 /** Whether the auth type sends the calling user's own credential (from the vault) rather than the provider's secret. */
 export const isPerUserAuth = (authType: ProviderAuthType): authType is 'user_oauth' | 'user_key' | 'mcp_oauth' =>
   authType === 'user_oauth' || authType === 'user_key' || authType === 'mcp_oauth';
-
-const sameUrl = (a: string, b: string): boolean =>
-  URL.canParse(a) && URL.canParse(b) && new URL(a).href === new URL(b).href;
 
 /**
  * A per-user provider (`user_oauth`, `user_key`, `mcp_oauth`) receives every calling user's
@@ -44,12 +41,9 @@ export async function assertCredentialTypeInScope(db: Kysely<Database>, target: 
         ? `${serviceType} is a tenant's service type: a global provider uses only global service types`
         : `${serviceType} is not a service type of this provider's tenant: create its credential provider in the tenant first (a global service type serves only global providers)`,
     );
-  // An `mcp_oauth` type (its credential provider set up by discovery, `clientRegistration` beside
-  // `resource`) holds tokens issued for that MCP server alone; a plain `user_oauth` type's
-  // `resource` may name an API audience other than the provider's URL.
-  const config = own?.auth_type === 'oauth2' ? own.config : {};
-  const resource = 'clientRegistration' in config ? config.resource : undefined;
-  if (typeof resource === 'string' && !sameUrl(resource, target.endpoint))
+  // An `mcp_oauth` type holds tokens issued for that MCP server alone (the vault checks it again on every resolve).
+  const resource = own ? mcpTokenResourceOf(own) : null;
+  if (resource !== null && !isSameResource(resource, target.endpoint))
     throw invalidField(
       'endpoint',
       `the OAuth tokens of service type ${serviceType} are issued for the MCP server ${resource} (RFC 8707) and are never sent to another endpoint: give this provider a service type of its own`,

@@ -78,12 +78,11 @@ export async function findCredentialProviders(
   return found;
 }
 
-export async function authUrlsFor(
-  db: Kysely<Database>,
+/** Where to connect each service type, from the credential providers that govern them (`findCredentialProviders`). */
+export function authUrlsOf(
   config: UrlConfig,
-  tenantId: string | null,
   serviceTypes: readonly string[],
-): Promise<Record<string, string>> {
-  const providers = await findCredentialProviders(db, tenantId, serviceTypes);
+  providers: ReadonlyMap<string, CredentialProviderRow>,
+): Record<string, string> {
   return Object.fromEntries(serviceTypes.map((t) => [t, authUrlFor(config, t, providers.get(t))]));
 }

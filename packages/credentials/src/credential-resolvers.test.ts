@@ -4,11 +4,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { egressPolicyFromConfig } from '@agentgw/core';
 import { httpCredentialResolver } from './credential-resolvers.js';
 
+/** An upstream of the request's tenant (the resolvers carry it to the vault unread). */
+const recipient = { kind: 'agent' as const, tenantId: null, endpoint: 'https://agent.example.test/' };
+
 const closeServer = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
 
 describe('httpCredentialResolver failures', () => {
   const auth = { signServiceToken: async () => 'token' };
-  const input = { userId: 'u', tenantId: null, serviceTypes: ['github'] };
+  const input = { userId: 'u', tenantId: null, serviceTypes: ['github'], recipient };
   let server: Server | undefined;
   afterEach(async () => {
     if (server) await closeServer(server);
@@ -76,7 +79,7 @@ describe('httpCredentialResolver failures', () => {
 
 describe('httpCredentialResolver through the egress policy', () => {
   const auth = { signServiceToken: async () => 'token' };
-  const input = { userId: 'u', tenantId: null, serviceTypes: ['github'] };
+  const input = { userId: 'u', tenantId: null, serviceTypes: ['github'], recipient };
   const strict = egressPolicyFromConfig({ EGRESS_POLICY: 'public-only' });
   let server: Server | undefined;
   afterEach(async () => {

@@ -2,6 +2,7 @@ import type { AuthService } from '@agentgw/auth';
 import { createEgressDispatcher, DependencyUnavailableError, withAllowedHosts, type EgressPolicy } from '@agentgw/core';
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
+import type { UpstreamRecipient } from './credential-recipients.js';
 import type { CredentialResolution, Vault } from './vault.js';
 
 /** Header carrying the service token on the vault's internal API. */
@@ -15,7 +16,13 @@ export const VAULT_AUDIENCE = 'vault';
  * process is the one that opens them).
  */
 export interface CredentialResolver {
-  resolve(input: { userId: string; tenantId: string | null; serviceTypes: string[] }): Promise<CredentialResolution>;
+  /** The credentials of `userId` (of `tenantId`) that `recipient` may receive. */
+  resolve(input: {
+    userId: string;
+    tenantId: string | null;
+    serviceTypes: string[];
+    recipient: UpstreamRecipient;
+  }): Promise<CredentialResolution>;
 }
 
 /** All-in-one: invoke-proxy calls the vault in the same process. */

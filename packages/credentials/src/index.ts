@@ -16,6 +16,7 @@ export {
   VAULT_AUDIENCE,
 } from './credential-resolvers.js';
 export type { CredentialResolver, HttpCredentialResolverOptions } from './credential-resolvers.js';
+export type { CredentialRecipient, ReleaseCase, UpstreamRecipient } from './credential-recipients.js';
 export { reencryptAllSecrets } from './reencrypt.js';
 export type { ReencryptSummary } from './reencrypt.js';
 export { createVaultOAuth } from './oauth/vault-oauth.js';

@@ -98,6 +98,7 @@ describe.each(testBackends())('key rotation of every sealed secret (%s)', (backe
       userId: ids.user.id,
       tenantId: null,
       serviceTypes: ['github'],
+      recipient: { kind: 'owner' },
     });
     return {
       userCredential: resolved.credentials.github ?? null,

@@ -23,7 +23,13 @@ describe.each(testBackends())('vault resolve with cached sealed rows (%s)', (bac
     const user = await createUser(deps, { email: 'cache@example.test', roles: ['admin'] });
     const writer = createVault(deps);
     const reader = createVault(deps);
-    const resolve = () => reader.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github', 'gitlab'] });
+    const resolve = () =>
+      reader.resolve({
+        userId: user.id,
+        tenantId: null,
+        recipient: { kind: 'owner' },
+        serviceTypes: ['github', 'gitlab'],
+      });
 
     expect((await resolve()).missing).toEqual(['github', 'gitlab']);
     await store(writer, user.id, 'github', 'gh-1');
@@ -40,31 +46,39 @@ describe.each(testBackends())('vault resolve with cached sealed rows (%s)', (bac
     const user = await createUser(deps, { email: 'rows@example.test', roles: ['admin'] });
     const vault = createVault(deps);
     await store(vault, user.id, 'github', 'gh-secret');
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).credentials).toEqual({
+    expect(
+      (await vault.resolve({ userId: user.id, tenantId: null, recipient: { kind: 'owner' }, serviceTypes: ['github'] }))
+        .credentials,
+    ).toEqual({
       github: 'gh-secret',
     });
     // A write behind the vault's back (no event) is not seen: the rows are cached.
     await deps.db.deleteFrom('user_credentials').where('user_id', '=', user.id).execute();
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).credentials).toEqual({
+    expect(
+      (await vault.resolve({ userId: user.id, tenantId: null, recipient: { kind: 'owner' }, serviceTypes: ['github'] }))
+        .credentials,
+    ).toEqual({
       github: 'gh-secret',
     });
     // user.changed (e.g. the user was deleted) drops them.
     await deps.bus.publish('user.changed', { userId: user.id });
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).missing).toEqual([
-      'github',
-    ]);
+    expect(
+      (await vault.resolve({ userId: user.id, tenantId: null, recipient: { kind: 'owner' }, serviceTypes: ['github'] }))
+        .missing,
+    ).toEqual(['github']);
   });
 
   it('re-reads the rows once the TTL has passed without an event', async () => {
     const user = await createUser(deps, { email: 'ttl@example.test', roles: ['admin'] });
     const vault = createVault(deps);
     await store(vault, user.id, 'github', 'gh-secret');
-    await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] });
+    await vault.resolve({ userId: user.id, tenantId: null, recipient: { kind: 'owner' }, serviceTypes: ['github'] });
     await deps.db.deleteFrom('user_credentials').where('user_id', '=', user.id).execute();
     clock.advance(SEALED_ROWS_TTL_MS + 1);
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).missing).toEqual([
-      'github',
-    ]);
+    expect(
+      (await vault.resolve({ userId: user.id, tenantId: null, recipient: { kind: 'owner' }, serviceTypes: ['github'] }))
+        .missing,
+    ).toEqual(['github']);
   });
 
   it('opens expiry per resolve: a cached row past its expiry is missing', async () => {
@@ -79,12 +93,16 @@ describe.each(testBackends())('vault resolve with cached sealed rows (%s)', (bac
       secret: 'jwt-value',
       expiresAt: soon,
     });
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).credentials).toEqual({
+    expect(
+      (await vault.resolve({ userId: user.id, tenantId: null, recipient: { kind: 'owner' }, serviceTypes: ['github'] }))
+        .credentials,
+    ).toEqual({
       github: 'jwt-value',
     });
     clock.advance(11_000); // within the cache's TTL: the cached row's expiry is what makes it missing
-    expect((await vault.resolve({ userId: user.id, tenantId: null, serviceTypes: ['github'] })).missing).toEqual([
-      'github',
-    ]);
+    expect(
+      (await vault.resolve({ userId: user.id, tenantId: null, recipient: { kind: 'owner' }, serviceTypes: ['github'] }))
+        .missing,
+    ).toEqual(['github']);
   });
 });

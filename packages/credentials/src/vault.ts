@@ -1,4 +1,5 @@
 import { recordIdentityEvent } from '@agentgw/audit';
+import { privateScope } from '@agentgw/auth';
 import {
   ForbiddenError,
   MemoryCache,
@@ -13,7 +14,8 @@ import {
 } from '@agentgw/core';
 import { json, type CredentialKind, type Database, type UserCredentialRow } from '@agentgw/db';
 import type { Kysely } from 'kysely';
-import { authUrlFor, authUrlsFor, findCredentialProviders } from './auth-urls.js';
+import { authUrlFor, authUrlsOf, findCredentialProviders } from './auth-urls.js';
+import { dependsOnGoverning, mayRelease, type CredentialRecipient } from './credential-recipients.js';
 import { createCredentialKeyring, type CredentialBinding, type CredentialKeyring } from './credential-keyring.js';
 import type { TokenSet } from './oauth/oauth-client.js';
 import type { VaultOAuth } from './oauth/vault-oauth.js';
@@ -97,7 +99,13 @@ export interface Vault {
   storeOAuth(input: StoreOAuthInput): Promise<CredentialMetadata>;
   /** Deletes the user's own credential (an OAuth one is revoked at its server first, where supported); another user's id is indistinguishable from an unknown one. */
   remove(userId: string, id: string): Promise<void>;
-  resolve(input: { userId: string; tenantId: string | null; serviceTypes: string[] }): Promise<CredentialResolution>;
+  /** The user's usable credentials that may go to `recipient` (`mayRelease`); the others are missing, with where to connect them. */
+  resolve(input: {
+    userId: string;
+    tenantId: string | null;
+    serviceTypes: string[];
+    recipient: CredentialRecipient;
+  }): Promise<CredentialResolution>;
   check(input: { userId: string; tenantId: string | null; serviceType: string }): Promise<CheckResult>;
   reencryptAll(): Promise<ReencryptReport>;
 }
@@ -289,17 +297,25 @@ export function createVault(deps: VaultDeps): Vault {
         });
     },
 
-    async resolve({ userId, tenantId, serviceTypes }) {
+    async resolve({ userId, tenantId, serviceTypes, recipient }) {
       const wanted = [...new Set(serviceTypes)];
       const rows = await Promise.all((await cachedRowsFor(userId, wanted)).map(fresh));
+      // Which credential provider governs each type decides what an upstream may receive of an
+      // OAuth token (and anything for a tenant's tool provider); the owner's own read, and an
+      // invoke of pasted keys with nothing missing, need no other lookup.
+      const providers = rows.some((row) => dependsOnGoverning(row, recipient))
+        ? await findCredentialProviders(db, tenantId, wanted)
+        : null;
       const credentials: Record<string, string> = {};
       for (const row of rows) {
         const value = usableValue(row);
-        if (value !== null) credentials[row.service_type] = value;
+        const governing = providers?.get(row.service_type);
+        if (value !== null && mayRelease({ row, userScope: tenantId ?? privateScope(userId), governing, recipient }))
+          credentials[row.service_type] = value;
       }
       const missing = wanted.filter((t) => !(t in credentials));
-      // The usual invoke has everything it needs: no provider lookup then.
-      const authUrls = missing.length === 0 ? {} : await authUrlsFor(db, config, tenantId, missing);
+      if (missing.length === 0) return { credentials, missing, authUrls: {} };
+      const authUrls = authUrlsOf(config, missing, providers ?? (await findCredentialProviders(db, tenantId, missing)));
       return { credentials, missing, authUrls };
     },
 

@@ -6,3 +6,4 @@ export { migrateToLatest } from './migrate.js';
 export { json } from './json.js';
 export { isUniqueViolation } from './errors.js';
 export { checkSealingKeys, KeyMismatchError, type HeldKey } from './key-checks.js';
+export { isSameResource, mcpTokenResourceOf } from './mcp-token-resource.js';

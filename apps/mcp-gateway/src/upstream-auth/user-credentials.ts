@@ -43,6 +43,7 @@ export class UserCredentials {
       userId,
       tenantId: principal.tenantId,
       serviceTypes: [serviceType],
+      recipient: { kind: 'tool_provider', tenantId: provider.tenantId, endpoint: provider.endpoint },
     });
     const value = credentials[serviceType];
     if (value === undefined || !HEADER_VALUE.test(value))
