@@ -70,8 +70,8 @@ async function signsIn(sdk: McpSdk, provider: TestOAuthClient, name: string): Pr
   );
 }
 
-/** tools/list on the unified endpoint with a bearer token, by hand. */
-const listWith = (token: string) => listToolsWith(base, token);
+/** tools/list on an MCP endpoint (the unified one unless a path is given) with a bearer token, by hand. */
+const listWith = (token: string, path?: string) => listToolsWith(base, token, path);
 
 beforeAll(async () => {
   const port = await freePort();
@@ -248,8 +248,15 @@ describe('the authorization server refuses what it must (RFC 6749 errors)', () =
   });
 
   it('refuses a token issued for another endpoint (audience), and a resource that is no MCP endpoint of the gateway', async () => {
-    const proxy = `${base}/api/v1/mcp-proxy/tools/mcp`;
+    // The proxy addressed by the provider's name ('tools'): its metadata, and a token issued for it works there only.
+    const proxyPath = '/api/v1/mcp-proxy/tools/mcp';
+    const proxy = `${base}${proxyPath}`;
+    const metadata = await fetch(`${base}/.well-known/oauth-protected-resource${proxyPath}`).then((r) => r.json());
+    expect(metadata).toMatchObject({ resource: proxy, resource_name: 'Agent Gateway: tool provider tools' });
     const { access_token } = await tokensFor(proxy);
+    const byName = await listWith(access_token, proxyPath);
+    expect(byName.status).toBe(200);
+    expect(await byName.text()).toContain('"echo"');
     const wrong = await listWith(access_token);
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');

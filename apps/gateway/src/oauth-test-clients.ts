@@ -168,8 +168,8 @@ export async function exchangeCode(
 }
 
 /** tools/list on the gateway's unified endpoint with a bearer token, by hand. */
-export const listToolsWith = (base: string, token: string) =>
-  fetch(`${base}/api/v1/mcp/mcp`, {
+export const listToolsWith = (base: string, token: string, path = '/api/v1/mcp/mcp') =>
+  fetch(`${base}${path}`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${token}`,

@@ -9,7 +9,7 @@ import type { Reauthenticate } from './tool-call/released-call-check.js';
  * feature imports these instead of the method router (which imports the features).
  */
 
-/** Which endpoint a message arrived on; the unified one with its `?providers=` filter and its `?tools=` surface as given (checked by tool-search/tool-surface.ts). */
+/** Which endpoint a message arrived on; the unified one with its `?providers=` filter and its `?tools=` surface as given (checked by tool-search/tool-surface.ts); the proxy's path segment, an id or a name (addressed-provider.ts). */
 export type McpEndpoint =
   | { kind: 'unified'; providerFilter: readonly string[] | null; toolsParam: string | null }
   | { kind: 'proxy'; providerId: string };

@@ -1,6 +1,7 @@
 import type { ProviderRecord } from '@agentgw/catalog';
 import type { Logger } from '@agentgw/core';
 import { isModernVersion, JSON_RPC, type JsonRpcRequest } from '@agentgw/mcp-client';
+import { addressedProvider } from './addressed-provider.js';
 import type { McpAnswer, McpRequestContext, McpResult } from './mcp-context.js';
 import { ClientGone, RpcError, toRpcError } from './rpc-errors.js';
 import { denied } from './tool-call/mcp-tool-call.usecase.js';
@@ -78,7 +79,7 @@ export class McpMethodRouter {
     const agent = await agentStanding(catalog, ctx.principal);
     const routed: RoutedRequest = { request, params, ctx, agent };
     if (ctx.endpoint.kind === 'proxy') {
-      const provider = await catalog.providers.getFor(ctx.principal, ctx.endpoint.providerId);
+      const provider = await addressedProvider(catalog.providers, ctx.principal, ctx.endpoint.providerId);
       // The proxy checks provider-level access before anything reaches the provider.
       if (!(await mayReach(catalog, ctx.principal, provider.id))) throw denied(NO_PROVIDER_ACCESS, 'high');
       const handler = table.proxy.get(request.method);

@@ -204,6 +204,7 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
       method,
       ({ params, ctx, provider }) => extensions.handle(method, params, ctx, [provider]),
     ]),
+    ['logging/setLevel', ({ params, ctx, provider }) => owned.setLevelOn([provider], params, ctx)],
     ...['resources/read', 'resources/subscribe', 'resources/unsubscribe'].map(
       (method): [string, ProxyMethodHandler] => [method, proxyResource],
     ),

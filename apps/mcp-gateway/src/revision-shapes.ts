@@ -11,7 +11,7 @@ export const SERVER_INFO = { name: 'agentgw-mcp-gateway', version: '1.0.0' };
 /**
  * What the gateway can do, on either endpoint: the unified one merges lists and routes
  * completion, subscriptions and log levels to their providers (`src/methods/`); the proxy
- * forwards them to its one provider.
+ * forwards them to its one provider, the log level answered by the gateway on both.
  */
 export const SERVER_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({
   tools: { listChanged: true },

@@ -145,6 +145,41 @@ describe('routing stays in the tenant a call acts in', () => {
     ).toEqual([]);
   });
 
+  it("addresses the proxy by a provider's name: the caller's tenant first, then global; never another tenant's", async () => {
+    const read = (url: string, token: string) =>
+      statelessRpc(url, as(token), 'tools/call', { name: 'read_file', arguments: {} });
+    expect((await read(proxy('tenant'), tenantAdminToken)).body.result).toMatchObject({
+      content: [{ text: 'tenant:{}' }],
+    });
+    expect((await read(proxy('global'), tenantAdminToken)).body.result).toMatchObject({
+      content: [{ text: 'global:{}' }],
+    });
+    expect((await read(proxy('global'), gw.adminToken)).body.result).toMatchObject({
+      content: [{ text: 'global:{}' }],
+    });
+    const unknown = await statelessRpc(proxy('no-such-provider'), as(strangerToken), 'tools/list');
+    expect(unknown.status).toBe(404);
+    // A name from another tenant answers exactly as an unknown one, for a platform admin too (names route in the acting scope).
+    for (const token of [strangerToken, gw.adminToken]) {
+      const refused = await statelessRpc(proxy('tenant'), as(token), 'tools/list');
+      expect({ status: refused.status, body: refused.body }).toEqual({ status: 404, body: unknown.body });
+    }
+    // An ambiguous name in the caller's tenant is the same 404; a unique one in it answers.
+    const stranger = await gw.deps.auth.authenticate(new Headers(as(strangerToken)), 'jwt');
+    const add = (name: string) =>
+      gw.catalog.providers.create(stranger, {
+        name,
+        pattern: 'twin_*',
+        endpoint: globalUpstream.url,
+        authType: 'none',
+        priority: 0,
+      });
+    await Promise.all([add('twin'), add('twin'), add('single')]);
+    const ambiguous = await statelessRpc(proxy('twin'), as(strangerToken), 'tools/list');
+    expect({ status: ambiguous.status, body: ambiguous.body }).toEqual({ status: 404, body: unknown.body });
+    expect((await statelessRpc(proxy('single'), as(strangerToken), 'tools/list')).status).toBe(200);
+  });
+
   it("reports colliding names over the caller's own routing set, as named in the tenant it acts in", async () => {
     const collisions = async (token: string) =>
       (

@@ -8,6 +8,7 @@ import {
 } from '@agentgw/mcp-client';
 import { SSE_HEADERS, sseText } from '@agentgw/service-kit';
 import type { Context } from 'hono';
+import { addressedProvider } from '../addressed-provider.js';
 import type { McpEndpoint } from '../mcp-context.js';
 import { SERVER_CAPABILITIES, SERVER_INFO } from '../revision-shapes.js';
 import { sessionOwner } from '../session-ids.js';
@@ -45,7 +46,7 @@ export async function initialize(
   const version = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
     ? requested
     : LATEST_LEGACY_VERSION;
-  if (endpoint.kind === 'proxy') await deps.catalog.providers.getFor(principal, endpoint.providerId);
+  if (endpoint.kind === 'proxy') await addressedProvider(deps.catalog.providers, principal, endpoint.providerId);
   const { id, claims } = deps.codec.issue(
     principal,
     version,

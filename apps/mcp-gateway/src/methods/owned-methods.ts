@@ -47,7 +47,7 @@ export class OwnedMethods {
       case 'completion/complete':
         return this.complete(params, ctx);
       case 'logging/setLevel':
-        return this.setLevel(params, ctx);
+        return this.access.reachable(ctx).then((providers) => this.setLevelOn(providers, params, ctx));
       default:
         throw new RpcError(JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
     }
@@ -108,14 +108,15 @@ export class OwnedMethods {
   }
 
   /**
-   * logging/setLevel to every reachable provider, in parallel: the level holds for the client's
-   * session with each (a provider without logging refuses, and is left as it is). `{}` once
-   * every provider answered; a malformed level is refused before any is asked.
+   * logging/setLevel, the gateway's own on both endpoints (the unified one's reachable providers,
+   * the proxy's one): to each provider in parallel, the level holding for the client's session
+   * with it (a provider without logging refuses, and is left as it is). `{}` once every provider
+   * answered, so a client that sets a level (the Inspector) works whatever the upstream offers; a
+   * malformed level is refused before any is asked.
    */
-  private async setLevel(params: Result, ctx: McpRequestContext): Promise<Result> {
+  async setLevelOn(providers: readonly ProviderRecord[], params: Result, ctx: McpRequestContext): Promise<Result> {
     if (typeof params.level !== 'string' || !LOG_LEVELS.has(params.level))
       throw invalidParams(`params.level must be one of ${[...LOG_LEVELS].join(', ')}`);
-    const providers = await this.access.reachable(ctx);
     await Promise.all(
       providers.map((p) => this.access.forward(p, 'logging/setLevel', params, ctx).catch(() => undefined)),
     );
