@@ -4,10 +4,8 @@ import { createConfirmationGate, maxPendingOf } from '@agentgw/confirmations';
 import {
   CallQuota,
   callQuotaLimitsFrom,
-  connectRedis,
   createEgressDispatcher,
   egressPolicyFromConfig,
-  redisTargetFrom,
   type ConfirmationGate,
 } from '@agentgw/core';
 import { McpUpstreamClient } from '@agentgw/mcp-client';
@@ -69,21 +67,13 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
         agent: { keepAliveTimeout: 30_000, connections: 256 },
       }),
     });
-  const redis = redisTargetFrom(config);
-  const sessions =
-    options.sessions ??
-    (redis
-      ? new RedisSessionStore(connectRedis(redis, { maxRetriesPerRequest: 2, lazyConnect: false }))
-      : new MemorySessionStore(clock));
+  // Sessions, relayed server requests and paused streams live on the shell's Redis when there is one (any replica serves a client).
+  const { redis } = deps;
+  const sessions = options.sessions ?? (redis ? new RedisSessionStore(redis) : new MemorySessionStore(clock));
   const lists = new ProviderLists({ client, clock, bus, logger }, config.MCP_LIST_TIMEOUT_MS);
-  // Relayed server requests live beside the sessions: in Redis (any replica routes a client's answer) when the sessions are.
-  const relayStore =
-    sessions instanceof RedisSessionStore ? new RedisRelayStore(sessions.redis, clock) : new MemoryRelayStore(clock);
-  // Paused answer streams (SEP-1699) beside them too: a client's resume may reach any replica, woken there by the bus.
-  const resumption =
-    sessions instanceof RedisSessionStore
-      ? new RedisResumptionStore(sessions.redis, bus)
-      : new MemoryResumptionStore(clock);
+  // A relayed request's answer may reach any replica; so may a paused answer stream's (SEP-1699) resume, woken there by the bus.
+  const relayStore = redis ? new RedisRelayStore(redis, clock) : new MemoryRelayStore(clock);
+  const resumption = redis ? new RedisResumptionStore(redis, bus) : new MemoryResumptionStore(clock);
   const userCredentials = userCredentialsFor(deps);
   const tokenExchange = tokenExchangeFor(deps);
   const targets = new RequestTargets({ catalog, userCredentials, exchange: tokenExchange });

@@ -239,8 +239,8 @@ export class RedisSessionStore implements SessionStore {
   private readonly limits: SessionLimits;
 
   constructor(
-    /** Its connection, which the relay store (`relay/relay-store.ts`) shares. */
-    readonly redis: RedisConnection,
+    /** The shell's connection (`ServiceDeps.redis`), shared with the relay and resumption stores; the shell closes it. */
+    private readonly redis: RedisConnection,
     limits: Partial<SessionLimits> = {},
     private readonly clock: Clock = systemClock,
   ) {
@@ -291,7 +291,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async close() {
-    await this.redis.quit().catch(() => undefined);
+    // Nothing of its own to release: the connection is the shell's.
   }
 
   /** Moves a used session to the recent end of its owner's index (only if still listed: an evicted one stays out). */

@@ -17,7 +17,7 @@ import type { ClientChannel, RelayOrigin, ServerRequestRelay } from './relay/ser
 import { upstreamParams } from './revision-shapes.js';
 import { ClientGone, egressRefused, GATEWAY_RPC, RpcError } from './rpc-errors.js';
 import type { SessionStore } from './session-store.js';
-import { listsPerUser } from './provider-view/caller-providers.js';
+import { lacksUserAuth } from './provider-view/shared-view.js';
 import { carriesUserAuth, type RequestTargets, type TargetRequest } from './upstream-auth/request-targets.js';
 
 /** What forwarding needs: the upstream client, where upstream notifications, server requests and sessions go, and the targets. */
@@ -150,7 +150,7 @@ export class UpstreamForwarding {
   ): Promise<UpstreamTarget> {
     if (call === null) return this.deps.targets.forRequest(provider, targetRequestOf(ctx));
     // The call refused a user without their auth already; a per-user provider is never called without it.
-    if (listsPerUser(provider) && !carriesUserAuth(call.paramHeaders))
+    if (lacksUserAuth(provider, carriesUserAuth(call.paramHeaders)))
       throw new RpcError(GATEWAY_RPC.DENIED, NO_USER_AUTH, 403, {
         decision: 'denied',
         reason: NO_USER_AUTH,

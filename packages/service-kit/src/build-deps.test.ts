@@ -74,6 +74,24 @@ describe('buildDeps', () => {
     },
   );
 
+  it.skipIf(!pgUrl || !redisUrl)(
+    "distributed mode: one command connection for services' own Redis state, connected on first use and released by close()",
+    async () => {
+      const deps = await buildDeps(testConfig({ DATABASE_URL: pgUrl!, REDIS_URL: redisUrl! }), {
+        service: 'mcp-gateway',
+        mode: 'distributed',
+      });
+      const redis = deps.redis;
+      try {
+        expect(redis?.status).toBe('wait');
+        expect(await redis?.ping()).toBe('PONG');
+      } finally {
+        await deps.close();
+      }
+      await expect(redis?.ping()).rejects.toThrow(/closed/);
+    },
+  );
+
   it.skipIf(!pgUrl)(
     'DATABASE_POOL_MAX bounds the PostgreSQL connections one process opens (sized for a pooler)',
     async () => {

@@ -14,6 +14,7 @@ import {
   type EventBus,
   type JobQueue,
   type RateLimiter,
+  type RedisConnection,
 } from '@agentgw/core';
 import { openDatabase, type DbHandle } from '@agentgw/db';
 import type { ServiceDeps } from './deps.js';
@@ -73,6 +74,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
     let queue: JobQueue;
     let rateLimiter: RateLimiter;
     let pingRedis: (() => Promise<boolean>) | undefined;
+    let commands: RedisConnection | undefined;
     const metrics = createMetrics();
     const redis = redisTargetFrom(config);
     if (redis) {
@@ -87,6 +89,10 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
         queueDepthReader(probe, isCluster(redis)),
         ['queue', 'state'],
       );
+      // Services' shared state (e.g. mcp-gateway's sessions): connected on first use, so a service that keeps none opens nothing.
+      const connection = connectRedis(redis, { maxRetriesPerRequest: 2, lazyConnect: true });
+      closers.push(async () => connection.disconnect());
+      commands = connection;
       bus = new RedisEventBus({ ...redis, logger });
       closers.push(() => bus.close());
       queue = new BullJobQueue({ ...redis, logger });
@@ -123,6 +129,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       auth,
       catalog,
       pingRedis,
+      redis: commands,
       metrics,
       close: closeAll,
     };

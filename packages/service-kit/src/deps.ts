@@ -1,6 +1,6 @@
 import type { AuthService } from '@agentgw/auth';
 import type { Catalog } from '@agentgw/catalog';
-import type { Clock, Config, EventBus, JobQueue, Logger, RateLimiter } from '@agentgw/core';
+import type { Clock, Config, EventBus, JobQueue, Logger, RateLimiter, RedisConnection } from '@agentgw/core';
 import type { Database, DbHandle } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import type { ServiceMetrics } from './metrics.js';
@@ -29,6 +29,12 @@ export interface ServiceDeps {
   catalog: Catalog;
   /** Set when the bus and queue run on Redis; /health reports Redis as `in-process` otherwise. */
   pingRedis?: () => Promise<boolean>;
+  /**
+   * The process's command connection to Redis (a cluster one on REDIS_CLUSTER_NODES), set when the
+   * bus runs on Redis: services keep their shared state on it instead of opening their own. The
+   * shell closes it, after the services.
+   */
+  redis?: RedisConnection;
   /** The process's Prometheus registry; services add gauges to it (`metrics.gauge`). The host makes one when absent. */
   metrics?: ServiceMetrics;
 }

@@ -1,15 +1,12 @@
 import { recordIdentityEvent } from '@agentgw/audit';
 import { createHmac } from 'node:crypto';
-import { loadOAuthSigningKeys, oauthIssuerOf, secretBoxFor } from '@agentgw/auth';
+import { isMcpResource, loadOAuthSigningKeys, MCP_SCOPE, oauthIssuerOf, secretBoxFor } from '@agentgw/auth';
 import { createEgressDispatcher, egressFetch, egressPolicyFromConfig } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { ClientMetadataDocuments } from './client-metadata-documents.js';
 import { tenantOf } from './connections.js';
 import { KyselyOidcAdapter, type OidcAdapterDeps } from './kysely-oidc-adapter.js';
-
-/** The scope MCP clients ask for (the protected resource's only one). */
-export const MCP_SCOPE = 'mcp';
 
 /** Where the console shows sign-in and consent for an interaction (a console page, not an API route). */
 export const CONSENT_PAGE_PATH = '/connect';
@@ -39,14 +36,6 @@ export const OAUTH_ROUTES = {
   backchannel_authentication: '/oauth/backchannel',
   challenge: '/oauth/challenge',
 } as const;
-
-/** The MCP endpoints a token may be issued for: the unified endpoint and each provider's proxy, under the issuer. */
-const RESOURCE_PATH = /^\/api\/v1\/(mcp\/mcp|mcp-proxy\/[A-Za-z0-9_-]{1,100}\/mcp)$/;
-
-/** Whether `resource` names one of this gateway's MCP endpoints (RFC 8707 `resource`). */
-export function isMcpResource(issuer: string, resource: string): boolean {
-  return resource.startsWith(issuer) && RESOURCE_PATH.test(resource.slice(issuer.length));
-}
 
 /**
  * The accounts of grants the adapter just deleted, until oidc-provider's `grant.revoked` event (emitted

@@ -1,11 +1,10 @@
 import { recordIdentityEvent } from '@agentgw/audit';
-import type { Principal } from '@agentgw/auth';
+import { isMcpResource, type Principal } from '@agentgw/auth';
 import { ForbiddenError, NotFoundError, ValidationError } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errors, type default as Provider } from 'oidc-provider';
-import { isMcpResource } from './authorization-server.js';
 
 /** The browser asking, as the Node request and response carrying its cookies (none outside the Node server). */
 export type AskingBrowser = { req: IncomingMessage; res: ServerResponse } | undefined;

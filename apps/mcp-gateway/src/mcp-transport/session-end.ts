@@ -3,8 +3,7 @@ import type { ProviderRecord } from '@agentgw/catalog';
 import type { UpstreamSession, UpstreamTarget } from '@agentgw/mcp-client';
 import type { Context } from 'hono';
 import type { EvictedSession } from '../session-store.js';
-import { upstreamTarget } from '../upstream-targets.js';
-import { listsPerUser } from '../provider-view/caller-providers.js';
+import { sharedTargetOf } from '../provider-view/shared-view.js';
 import { endpointOf } from './endpoint.js';
 import { replyResponse, SESSION_HEADER } from './replies.js';
 import { resolveSession, type SessionLookup } from './session-resolution.js';
@@ -98,12 +97,13 @@ export async function closeUpstreams(
 async function closeTarget(deps: CloseDeps, providerId: string, asUser: AsUser | null): Promise<UpstreamTarget | null> {
   const provider = await deps.catalog.providers.get(providerId);
   if (!provider) return null;
-  if (listsPerUser(provider)) return asUser === null ? null : asUser(provider);
-  let secret: string | null;
-  try {
-    secret = deps.catalog.providers.authSecret(provider);
-  } catch {
-    secret = null;
-  }
-  return upstreamTarget(provider, secret, null);
+  const shared = sharedTargetOf(provider, () => {
+    try {
+      return deps.catalog.providers.authSecret(provider);
+    } catch {
+      return null;
+    }
+  });
+  if (shared !== null) return shared;
+  return asUser === null ? null : asUser(provider);
 }

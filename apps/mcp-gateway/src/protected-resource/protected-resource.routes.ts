@@ -1,7 +1,6 @@
+import { MCP_UNIFIED_PATH } from '@agentgw/auth';
 import { Hono } from 'hono';
 import { PROTECTED_RESOURCE_WELL_KNOWN, type ProtectedResources } from './protected-resource.js';
-
-const UNIFIED_PATH = '/api/v1/mcp/mcp';
 
 /**
  * RFC 9728 metadata for every MCP endpoint: the path-suffixed form clients derive from the
@@ -19,7 +18,7 @@ export function protectedResourceRoutes(resources: ProtectedResources): Hono {
           headers: { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' },
         });
   };
-  app.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => answer(UNIFIED_PATH) ?? c.notFound());
+  app.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => answer(MCP_UNIFIED_PATH) ?? c.notFound());
   app.get(
     `${PROTECTED_RESOURCE_WELL_KNOWN}/*`,
     (c) => answer(c.req.path.slice(PROTECTED_RESOURCE_WELL_KNOWN.length)) ?? c.notFound(),

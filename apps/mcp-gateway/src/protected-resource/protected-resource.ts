@@ -1,19 +1,18 @@
-import { bearerToken, isOAuthAccessToken, oauthIssuerOf, type AuthService, type Principal } from '@agentgw/auth';
+import {
+  bearerToken,
+  isMcpEndpointPath,
+  isOAuthAccessToken,
+  MCP_SCOPE,
+  mcpProxyProviderOf,
+  oauthIssuerOf,
+  type AuthService,
+  type Principal,
+} from '@agentgw/auth';
 import { ForbiddenError, UnauthorizedError } from '@agentgw/core';
 import type { Context, MiddlewareHandler } from 'hono';
 
-/** The one scope an MCP client asks for: calling the gateway's MCP endpoints as the signed-in user. */
-export const MCP_SCOPE = 'mcp';
-
-/** The MCP endpoints an OAuth token may be issued for, as paths: the unified endpoint and each provider's proxy. */
-const UNIFIED_PATH = '/api/v1/mcp/mcp';
-const PROXY_PATH = /^\/api\/v1\/mcp-proxy\/([A-Za-z0-9_-]{1,100})\/mcp$/;
-
 /** Where RFC 9728 metadata lives for a resource path: the well-known prefix before the resource's own path. */
 export const PROTECTED_RESOURCE_WELL_KNOWN = '/.well-known/oauth-protected-resource';
-
-/** Whether `path` is one of the MCP endpoints (and so a protected resource of its own). */
-export const isMcpEndpointPath = (path: string): boolean => path === UNIFIED_PATH || PROXY_PATH.test(path);
 
 /** The RFC 9728 metadata document of one MCP endpoint. */
 export interface ProtectedResourceMetadata {
@@ -45,7 +44,7 @@ export class ProtectedResources {
   metadataOf(path: string): ProtectedResourceMetadata | null {
     const resource = this.resourceOf(path);
     if (resource === null || this.issuer === undefined || !isMcpEndpointPath(path)) return null;
-    const provider = PROXY_PATH.exec(path)?.[1];
+    const provider = mcpProxyProviderOf(path);
     return {
       resource,
       authorization_servers: [this.issuer],

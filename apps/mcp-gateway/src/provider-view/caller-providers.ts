@@ -42,8 +42,8 @@ export const NO_USER: NeedsAuth = {
  * A provider as this caller sees it: their routing set and what of it they may reach, each
  * provider's lists (the shared one, or for a provider that answers each user with their own
  * credential the caller's own, from the one cache), whether a tool is listed for them, and their
- * auth for it (`CallerAuth`, the one answer lists, calls and other forwarded methods read). The
- * one place that asks whether a provider is per-user on the MCP path.
+ * auth for it (`CallerAuth`, the one answer lists, calls and other forwarded methods read). With
+ * `shared-view.ts`, the one place that asks whether a provider is per-user on the MCP path.
  */
 export class CallerProviders {
   constructor(private readonly deps: CallerProvidersDeps) {}

@@ -1,10 +1,9 @@
 import { jwtAuth, requirePermission, type AuthService } from '@agentgw/auth';
-import type { Catalog } from '@agentgw/catalog';
+import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import { errorResponses, jsonResponse, jwtSecurity, openApiApp } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { sharedLister, type ProviderLists } from '../provider-view/provider-lists.js';
-import { upstreamTarget } from '../upstream-targets.js';
-import { listsPerUser } from '../provider-view/caller-providers.js';
+import type { ProviderLists } from '../provider-view/provider-lists.js';
+import { sharedToolList } from '../provider-view/shared-view.js';
 import { offeredTools } from './offered-tools.js';
 import { collisionsOf } from './tool-collisions.js';
 import { nameScope, type ToolNaming } from './tool-naming.js';
@@ -53,20 +52,16 @@ export function toolCollisionsRoutes(deps: {
   app.openapi(route, async (c) => {
     const { principal } = c.var;
     const routable = await deps.catalog.providers.routableFor(principal);
-    // A per-user provider's shared list is one its upstream never fills (it answers each user alone): not asked, named apart.
-    const providers = routable.filter((provider) => !listsPerUser(provider));
-    const listedPerUser = routable
-      .filter(listsPerUser)
-      .map((provider) => ({ providerId: provider.id, providerName: provider.name }));
+    const listDeps = { lists: deps.lists, authSecret: (p: ProviderRecord) => deps.catalog.providers.authSecret(p) };
+    // A per-user provider has no shared list (it answers each user alone): not asked, named apart.
+    const asked = routable.map((provider) => ({ provider, list: sharedToolList(listDeps, provider) }));
+    const listedPerUser = asked
+      .filter(({ list }) => list === null)
+      .map(({ provider }) => ({ providerId: provider.id, providerName: provider.name }));
     const lists = await Promise.all(
-      providers.map(async (provider) => {
-        const list = await deps.lists.get(
-          provider,
-          sharedLister(upstreamTarget(provider, deps.catalog.providers.authSecret(provider), null)),
-          'tools',
-        );
-        return { provider, tools: offeredTools(provider, list.items ?? []) };
-      }),
+      asked.flatMap(({ provider, list }) =>
+        list === null ? [] : [list.then((l) => ({ provider, tools: offeredTools(provider, l.items ?? []) }))],
+      ),
     );
     return c.json({ data: collisionsOf(await deps.names.expose(nameScope(principal), lists)), listedPerUser }, 200);
   });

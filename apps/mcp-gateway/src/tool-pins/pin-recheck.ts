@@ -1,8 +1,7 @@
 import type { Catalog } from '@agentgw/catalog';
 import type { Logger } from '@agentgw/core';
-import { sharedLister, type ProviderLists } from '../provider-view/provider-lists.js';
-import { upstreamTarget } from '../upstream-targets.js';
-import { listsPerUser } from '../provider-view/caller-providers.js';
+import type { ProviderLists } from '../provider-view/provider-lists.js';
+import { sharedToolList } from '../provider-view/shared-view.js';
 import type { ToolPins } from './tool-pins.js';
 
 /**
@@ -22,12 +21,9 @@ export function recheckPinsOnUpstreamChange(deps: {
   const { lists, pins, catalog, logger } = deps;
   const recheck = async (providerId: string): Promise<void> => {
     const provider = await catalog.providers.get(providerId);
-    if (!provider || listsPerUser(provider) || !(await pins.enabledFor(provider.id))) return;
-    const list = await lists.get(
-      provider,
-      sharedLister(upstreamTarget(provider, catalog.providers.authSecret(provider), null)),
-      'tools',
-    );
+    if (!provider || !(await pins.enabledFor(provider.id))) return;
+    const list = await sharedToolList({ lists, authSecret: (p) => catalog.providers.authSecret(p) }, provider);
+    if (list === null) return;
     if (list.items !== null) await pins.apply(provider, list.items);
   };
   return lists.onUpstreamToolsChanged((providerId) => {
