@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
+/** How long a graceful stop may take before the process is killed (a hung shutdown is reported, not waited on). */
+const STOP_GRACE_MS = 15_000;
+
 // One implementation of a free loopback port for every test helper (core's cluster, db's PgBouncer, these processes).
 export { freePort } from '@agentgw/core/local-redis-cluster';
 
@@ -54,13 +57,26 @@ export function startProcess(options: StartProcessOptions): ManagedProcess {
     output: () => output,
     exited,
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) {
+      const send = (sig: NodeJS.Signals) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
         try {
-          process.kill(options.detached ? -pid : pid, signal);
+          process.kill(options.detached ? -pid : pid, sig);
         } catch {
           // already gone
         }
+      };
+      send(signal);
+      if (signal === 'SIGKILL') return void (await exited);
+      // A graceful stop that hangs must not hang the suite's teardown: named on stderr, then killed.
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), STOP_GRACE_MS)));
+      if ((await Promise.race([exited, hung])) === 'hung') {
+        process.stderr.write(
+          `${options.name} (pid ${pid}) did not exit ${STOP_GRACE_MS} ms after ${signal}: SIGKILL\n`,
+        );
+        send('SIGKILL');
       }
+      clearTimeout(timer);
       await exited;
     },
   };
