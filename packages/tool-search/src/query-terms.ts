@@ -9,8 +9,6 @@ import { verbSynonyms } from './wordnet.js';
 export interface QueryTerm {
   weight: number;
   concepts: number;
-  /** The query's own word, as written (stemmed), not an expansion of it: what "exact wording" means. */
-  literal: boolean;
 }
 
 /** A verb + particle's one-word forms, which tool authors write for the action's noun or adjective: "set up" → setup, "coming up" → upcoming. */
@@ -65,30 +63,25 @@ export function queryTerms(text: string): Map<string, QueryTerm> {
   const vocabulary = vocabularyMatch(all.map(stem));
   const found = new Map<string, QueryTerm>();
   const ids = new Map<string, number>();
-  const add = (term: string, weight: number, concept: string, literal = false) => {
+  const add = (term: string, weight: number, concept: string) => {
     if (!ids.has(concept) && ids.size < MAX_CONCEPTS) ids.set(concept, ids.size);
     const bit = ids.has(concept) ? 1 << ids.get(concept)! : 0;
     const known = found.get(term);
-    if (known === undefined) found.set(term, { weight, concepts: bit, literal });
-    else
-      found.set(term, {
-        weight: Math.max(known.weight, weight),
-        concepts: known.concepts | bit,
-        literal: known.literal || literal,
-      });
+    if (known === undefined) found.set(term, { weight, concepts: bit });
+    else found.set(term, { weight: Math.max(known.weight, weight), concepts: known.concepts | bit });
   };
   // A PascalCase name ("GitHub") is one concept: its joined term at full weight, its parts ("git", "hub") weak and unexpanded.
   const partOf = new Map<string, string>();
   for (const compound of compounds(entities.rest, SEARCH_LIMITS.queryChars)) {
     const joined = compoundTerm(compound);
     for (const part of terms(compound, compound.length)) partOf.set(part, joined);
-    add(joined, 1, joined, true);
+    add(joined, 1, joined);
     for (const related of relatedTerms(joined)) add(related, RANKING.relatedWeight, joined);
   }
   own.forEach((term) => {
     const compound = partOf.get(term);
     if (compound !== undefined) add(term, RANKING.idiomWordWeight, compound);
-    else add(term, vocabulary.idiomWords.has(term) ? RANKING.idiomWordWeight : 1, term, true);
+    else add(term, vocabulary.idiomWords.has(term) ? RANKING.idiomWordWeight : 1, term);
   });
   for (const term of own)
     if (!partOf.has(term)) for (const related of relatedTerms(term)) add(related, RANKING.relatedWeight, term);

@@ -43,8 +43,10 @@ export const RANKING = {
   coverageExponent: 1,
   /** A concept's weight in coverage is its strongest found term's idf to this power (0: every concept alike). */
   conceptRarity: 0.25,
-  /** The query names the tool's provider (a word of its name or title, as written): score × (1 + this). */
+  /** The query names the tool's provider (a word of its name or title, written as a name: provider-naming.ts): score × (1 + this). */
   namedProviderBonus: 1,
+  /** A provider word names its provider only when at most this share of the other providers' tools say it. */
+  providerWordShare: 0.02,
   /** How many of the best tools the exact-wording bonuses re-rank. */
   rerankWindow: 40,
   /** Every word of the tool's name (two or more, its provider's left out) is in the query: score × (1 + this). */

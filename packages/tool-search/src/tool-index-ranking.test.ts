@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { namedWords } from './provider-naming.js';
 import { queryEntities } from './query-entities.js';
 import { queryTerms } from './query-terms.js';
 import { stem } from './terms.js';
@@ -71,9 +72,46 @@ describe('providers', () => {
     expect(index.search('PostgreSQL', 3)[0]?.name).toBe('query');
   });
 
+  it('boosts a provider only when the query names it as a name, not when it uses the word in passing', () => {
+    const index = withProviders([
+      [tool('reset', 'Reset the demo state.'), { name: 'everything', title: 'Everything' }],
+      [tool('delete_entities', 'Delete entities from the graph.'), { name: 'memory', title: 'Memory' }],
+    ]);
+    expect(index.search('delete everything about Bob', 2)[0]?.name).toBe('delete_entities');
+    expect(index.search('delete in everything', 2)[0]?.name).toBe('reset');
+  });
+
+  it('boosts a provider only for the words of its name the rest of the catalog rarely says', () => {
+    const web = Array.from({ length: 60 }, (_, i): [Tool, ProviderLabel] => [
+      tool(`page_${i}`, `Open web page ${i}.`),
+      { name: `site${i}`, title: `Site ${i}` },
+    ]);
+    const index = withProviders([
+      ...web,
+      [tool('fetch_page', 'Fetch a page as markdown.'), { name: 'tavily', title: 'Tavily Web' }],
+      [tool('get_page', 'Fetch a page as markdown.'), { name: 'scraper', title: 'Scraper' }],
+    ]);
+    // "Web" is said by 60 tools of other providers: it does not name "Tavily Web" (no doubled score), "Tavily" does.
+    const [first, second] = index.search('fetch a Web page as markdown', 2);
+    expect(first!.score / second!.score).toBeLessThan(1.5);
+    const [named, other] = index.search('fetch a page as markdown with Tavily', 2);
+    expect(named!.name).toBe('fetch_page');
+    expect(named!.score / other!.score).toBeGreaterThan(1.5);
+  });
+
   it('takes the provider from the caller only, never from a field the upstream sets', () => {
     const index = ToolIndex.build([{ ...tool('drop_all', 'Drop every table.'), provider: 'postgres' }]);
     expect(index.search('postgres', 3)).toEqual([]);
+  });
+});
+
+describe('namedWords', () => {
+  it('reads capitalised words past the first, mixed case and words after a naming preposition as names', () => {
+    expect([...namedWords('forget everything you know about Bob', 200)]).toEqual(['bob']);
+    expect(namedWords('GitHub issues', 200).has('github')).toBe(true);
+    expect(namedWords('Everything you have', 200).has('everyth')).toBe(false);
+    expect(namedWords('post it in slack', 200).has('slack')).toBe(true);
+    expect(namedWords('the LINE account', 200).has(stem('line'))).toBe(true);
   });
 });
 
@@ -119,6 +157,5 @@ describe('concept weights by rarity', () => {
     // Counted alike, payroll would answer 1/3 of the query and a report tool 2/3; by rarity the rare word weighs more.
     expect(payroll.coverage).toBeGreaterThan(1 / 3);
     expect(report.coverage).toBeLessThan(2 / 3);
-    expect(queryTerms('payroll').get(stem('payroll'))?.literal).toBe(true);
   });
 });

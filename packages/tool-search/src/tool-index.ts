@@ -1,3 +1,4 @@
+import { namedWords } from './provider-naming.js';
 import { queryPhrase, queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
 import { compounds, compoundTerm, terms } from './terms.js';
@@ -85,6 +86,7 @@ export class ToolIndex<T extends ListedTool> {
     const seen = new Set<string>();
     const groups = new Map<string, number>();
     const providerDocs = new Map<string, number[]>();
+    const providerTermsOf: ReadonlySet<string>[] = [];
     for (const tool of tools) {
       if (kept.length >= SEARCH_LIMITS.tools) break;
       const fields = fieldsOf(tool);
@@ -100,7 +102,12 @@ export class ToolIndex<T extends ListedTool> {
       ]);
       docs.push(fieldTerms.map(counts));
       const providerTerms = new Set(fieldTerms[FIELDS.indexOf('provider')]);
-      for (const term of providerTerms) providerDocs.set(term, [...(providerDocs.get(term) ?? []), kept.length - 1]);
+      providerTermsOf.push(providerTerms);
+      for (const term of providerTerms) {
+        const known = providerDocs.get(term);
+        if (known === undefined) providerDocs.set(term, [kept.length - 1]);
+        else known.push(kept.length - 1);
+      }
       const nameTerms = terms(baseName(fields.name), FIELD_LIMITS.textChars).filter((t) => !providerTerms.has(t));
       const description = fieldTerms[FIELDS.indexOf('description')]!.filter((t) => !providerTerms.has(t));
       // Without providers there is nothing to tell copies apart by: each tool stands alone.
@@ -113,7 +120,8 @@ export class ToolIndex<T extends ListedTool> {
         provider: provider?.name ?? null,
       });
     }
-    return new ToolIndex(kept, [...seen], postingsOf(docs), info, providerDocs);
+    const postings = postingsOf(docs);
+    return new ToolIndex(kept, [...seen], postings, info, distinctNames(providerDocs, postings, providerTermsOf));
   }
 
   /** How many tools were indexed. */
@@ -178,8 +186,8 @@ export class ToolIndex<T extends ListedTool> {
     }
     // A query that names a provider ("in Mongo", "our HubSpot portal") asks for that provider's tools.
     const named = new Uint8Array(n);
-    for (const [term, { literal: own }] of looked)
-      if (own) for (const doc of this.providerDocs.get(term) ?? []) named[doc] = 1;
+    for (const term of namedWords(query, SEARCH_LIMITS.queryChars))
+      for (const doc of this.providerDocs.get(term) ?? []) named[doc] = 1;
     const count = bitCount(answerable);
     const total = weightOf(answerable, conceptWeight);
     // A concept no tool has counts as the rarest there is, in the coverage a hit reports (not in its score).
@@ -260,6 +268,26 @@ export class ToolIndex<T extends ListedTool> {
 function baseName(name: string): string {
   const at = name.lastIndexOf('__');
   return at === -1 ? name : name.slice(at + 2);
+}
+
+/**
+ * The provider words that name their providers distinctly: those other providers' tools rarely say
+ * (at most RANKING.providerWordShare of the tools). "Brave Search" is named by "brave", not by
+ * "search", which half the catalog says; "Tavily web search" not by "web".
+ */
+function distinctNames(
+  providerDocs: ReadonlyMap<string, readonly number[]>,
+  postings: ReadonlyMap<string, Posting>,
+  providerTermsOf: readonly ReadonlySet<string>[],
+): Map<string, readonly number[]> {
+  const most = RANKING.providerWordShare * providerTermsOf.length;
+  const distinct = new Map<string, readonly number[]>();
+  for (const [term, docs] of providerDocs) {
+    let elsewhere = 0;
+    for (const doc of postings.get(term)?.docs ?? []) if (!providerTermsOf[doc]!.has(term)) elsewhere += 1;
+    if (elsewhere <= most) distinct.set(term, docs);
+  }
+  return distinct;
 }
 
 /** The summed weights of the set bits. */

@@ -125,7 +125,8 @@ const showMisses = process.argv.includes('--misses');
 const totals = SETS.map((set) => recall(tools, set, tasksOf(set), showMisses));
 const sum = totals.reduce((a, b) => ({ top1: a.top1 + b.top1, top5: a.top5 + b.top5, n: a.n + b.n }));
 line(`all (${sum.n} tasks): recall@1 / @5`, `${pct(sum.top1, sum.n)} / ${pct(sum.top5, sum.n)}`);
-for (const set of HELDOUT) {
+// Held-out sets only on request (`--heldout`), so the runs that choose between variants never print them.
+for (const set of process.argv.includes('--heldout') ? HELDOUT : []) {
   const tasks = tasksOf(set);
   console.log(`\n${set}, never tuned on:`);
   // Its misses only on request (`--heldout-misses`), so studying the other sets never shows them.
