@@ -1,4 +1,5 @@
 import { allWords, PARTICLES, stem, terms } from './terms.js';
+import { DOMAIN_CONCEPTS } from './domain-concepts.js';
 import { ACTION_VOCABULARY, OBJECT_VOCABULARY } from './software-vocabulary.js';
 
 /** A vocabulary phrase as stemmed words (GAP for "up to MAX_GAP_WORDS words") and the tool terms it stands for. */
@@ -35,8 +36,8 @@ function phrasesOf(lines: readonly string[]): Map<string, Phrase[]> {
   return byFirst;
 }
 
-/** Every vocabulary phrase, action and object lines alike, by its first stemmed word. */
-const PHRASES = phrasesOf([...ACTION_VOCABULARY, ...OBJECT_VOCABULARY]);
+/** Every vocabulary phrase, action, object and domain-concept lines alike, by its first stemmed word. */
+const PHRASES = phrasesOf([...ACTION_VOCABULARY, ...OBJECT_VOCABULARY, ...DOMAIN_CONCEPTS]);
 /**
  * The query positions `phrase` (from its index `p`) covers when it matches `query` at `q`, else
  * null; a GAP takes 0 to MAX_GAP_WORDS words, tried shortest first, and covers none of them.

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { ToolIndex } from './tool-index.js';
+
+// Domain concepts: goals that share no word with the tool that meets them.
+const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: 'object' } });
+const index = ToolIndex.build([
+  tool('maps_elevation', 'Get elevation data for locations on the earth.'),
+  tool('maps_geocode', 'Convert an address into geographic coordinates.'),
+  tool('browser_handle_dialog', 'Handle a dialog.'),
+  tool('browser_click', 'Click an element on the page.'),
+  tool('get_browser_storage', 'List localStorage and sessionStorage entries of the page.'),
+  tool('list_saved_payment_methods', 'List the payment methods saved for a customer.'),
+  tool('list_customers', 'List the customers of the account.'),
+  tool('create_index', 'Create an index for a collection.'),
+  tool('find', 'Run a find query against a collection.'),
+]);
+const first = (query: string) => index.search(query, 3)[0]?.name;
+
+describe('domain concepts', () => {
+  it('reads a goal as the action that meets it', () => {
+    expect(first('how high above sea level is Denver')).toBe('maps_elevation');
+    expect(first('accept the confirm popup')).toBe('browser_handle_dialog');
+    expect(first('what cookies has this site set')).toBe('get_browser_storage');
+    expect(first('which cards does this customer have on file')).toBe('list_saved_payment_methods');
+    // The query's own word ("queries") still counts: the index tool joins the query tool at the top.
+    expect(index.search('queries on email are slow, fix that', 2).map((h) => h.name)).toContain('create_index');
+  });
+
+  it('leaves a query that says no such goal alone', () => {
+    expect(first('click the submit button')).toBe('browser_click');
+    expect(first('find the users named Ana')).toBe('find');
+  });
+});
