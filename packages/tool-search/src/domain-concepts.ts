@@ -24,6 +24,11 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   // Databases and search engines.
   'index: slow queries | queries … slow | faster lookups',
   'aggregate: group by | totals per | sum of | average of',
+  'size storage: how big | how large | on disk | disk space | takes up',
+  'field: column | columns',
+  // Records in any store: links between them, and many at a time.
+  'relation association: link … together | relate … to | relationship between',
+  'bulk batch multiple: many | in one go | several | in bulk',
   // Agent memory (knowledge graphs).
   'knowledge graph entity observation: remember | recall | what … know about | memorize',
   'delete entity: forget',
@@ -50,6 +55,7 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   // Content and generation.
   'generate image: logo | illustration | drawing | artwork | render an image of',
   'crawl: whole site | every page | all pages',
+  'related citation: cite | cites | citing | cited by',
   'documentation docs: api reference | usage examples | how to use',
   'semantic vector: similar meaning | semantically similar | embeddings',
 ];

@@ -57,6 +57,17 @@ describe('exact wording first', () => {
   });
 });
 
+describe('the tool name asked for in other words', () => {
+  it('ranks a tool whose every name word the query asks for, by synonyms too, above tools that only share a word', () => {
+    const index = ToolIndex.build([
+      tool('create_directory', 'Create a directory or ensure it exists; nested directories are created too.'),
+      tool('new_folder_watch', 'Watch a folder for new files and report each new file.'),
+      tool('export_logs', 'Export logs into a folder.'),
+    ]);
+    expect(index.search('make a new folder', 3)[0]?.name).toBe('create_directory');
+  });
+});
+
 describe('providers', () => {
   const postgres = { name: 'postgres', title: 'PostgreSQL' };
   const mongo = { name: 'mongodb', title: 'MongoDB' };

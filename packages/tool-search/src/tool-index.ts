@@ -204,18 +204,26 @@ export class ToolIndex<T extends ListedTool> {
     // Exact wording first: among the best, a tool carrying the query's word pairs or its whole name rises.
     const window = touched.slice(0, RANKING.rerankWindow);
     const phrase = queryPhrase(query);
-    for (const doc of window) scores[doc]! *= this.exactness(doc, phrase);
+    const termWeights = new Map([...looked].map(([term, { weight }]) => [term, weight]));
+    for (const doc of window) scores[doc]! *= this.exactness(doc, phrase, termWeights);
     window.sort(byScore);
     return this.grouped([...window, ...touched.slice(RANKING.rerankWindow)], wanted, coverage, scores);
   }
 
-  /** The multiplier for exact wording: the query's word pairs in the tool's text, the tool's whole name in the query. */
-  private exactness(doc: number, phrase: readonly string[]): number {
+  /**
+   * The multiplier for exact wording: the query's word pairs in the tool's text, the tool's whole
+   * name asked for (each name word by the query's own word, or in part by an expansion: "make a
+   * folder" asks for create_directory).
+   */
+  private exactness(doc: number, phrase: readonly string[], wanted: ReadonlyMap<string, number>): number {
     const { phrase: text, nameTerms } = this.info[doc]!;
-    const words = new Set(phrase);
     let factor = 1;
-    if (nameTerms.length > 0 && nameTerms.every((t) => words.has(t)) && (nameTerms.length >= 2 || words.size === 1))
-      factor *= 1 + RANKING.exactNameBonus;
+    if (nameTerms.length >= 2 || (nameTerms.length === 1 && new Set(phrase).size === 1)) {
+      let share = 0;
+      for (const term of nameTerms) share += Math.min(1, (wanted.get(term) ?? 0) / RANKING.vocabularyWeight);
+      if (nameTerms.every((term) => wanted.has(term)))
+        factor *= 1 + (RANKING.exactNameBonus * share) / nameTerms.length;
+    }
     if (phrase.length >= 2) {
       const pairs = this.pairsOf(doc, text);
       let matched = 0;
