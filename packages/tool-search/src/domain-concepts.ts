@@ -15,11 +15,13 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   // Code hosting and CI.
   'status checks: green | passing | failing checks | ci checks | build status',
   'merge: into main | into master | into the base branch',
+  'diff: what changed | changes since | uncommitted changes',
   'flaky tests: flaky | intermittent | fails sometimes | randomly fails',
   'artifact: build output | coverage report | produced files',
   'underused resource: idle | sits idle | sit idle | oversized | paying too much | over provisioned',
   // Clusters.
   'scale replicas: overwhelmed | under load | more replicas | fewer replicas | more pods | traffic spike',
+  'log: crashloop | crashloopbackoff | keeps crashing | keeps restarting',
   'apply manifest: deploy … yaml | apply … yaml | manifest',
   // Databases and search engines.
   'index: slow queries | queries … slow | faster lookups',
@@ -33,10 +35,14 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'knowledge graph entity observation: remember | recall | what … know about | memorize',
   'delete entity: forget',
   // Payments and billing.
+  'payment link: checkout link | link to pay | pay link',
   'payment method: on file | saved card | saved cards',
   'subscription charge: subscriber | one off | setup fee | one time fee',
   'workflow: automation | automations | automated | sequence',
   // Browser automation and devtools.
+  'hover: mouse over | move the mouse over',
+  'fill type: fill in | type … into | enter … into',
+  'evaluate javascript: run js | run javascript | execute javascript | run a script on the page',
   'dialog: popup | pop up | modal | confirm box | alert box | prompt box',
   'storage: cookie | cookies | local storage | session storage',
   'screenshot capture: screen capture | capture the page | capture the screen | screengrab',
@@ -54,6 +60,11 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'static map image: picture of the map | map picture | map image | image of the map',
   // Content and generation.
   'generate image: logo | illustration | drawing | artwork | render an image of',
+  // Edge platforms and the clock.
+  'purge cache: clear the cache | invalidate the cache | cache purge',
+  'worker: edge function | serverless function at the edge',
+  'kv namespace: key value store | key value',
+  'current time: what time is it | time now | local time',
   'crawl: whole site | every page | all pages',
   'related citation: cite | cites | citing | cited by',
   'documentation docs: api reference | usage examples | how to use',
