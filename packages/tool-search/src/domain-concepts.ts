@@ -33,7 +33,6 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'bulk batch multiple: many | in one go | several | in bulk',
   // Agent memory (knowledge graphs).
   'knowledge graph entity observation: remember | recall | what … know about | memorize',
-  'delete entity: forget',
   // Payments and billing.
   'payment link: checkout link | link to pay | pay link',
   'payment method: on file | saved card | saved cards',
