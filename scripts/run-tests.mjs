@@ -22,8 +22,9 @@ if (!(Number.isInteger(concurrency) && concurrency > 0)) {
 
 // Longest first, as measured on CI (two cores, four slots; 2026-11-28). A package not listed
 // runs after these, so a new package is never left out; only its start may come late. ESLint
-// (lint:code) is long, madge (lint:cycles) short: the one starts early, the other fills in. The
-// Node 24 suites (NODE24_SUITES) follow their own package; the gateway's waits for the gateway's.
+// (lint:code) takes the old lint job's place, madge (lint:cycles) fills in later; the Node 24
+// suites (NODE24_SUITES) follow their own package, the gateway's waits for the gateway's. These
+// places are estimates, not yet measured on a quiet CI run.
 const LONGEST_FIRST = [
   '@agentgw/gateway',
   '@agentgw/mcp-gateway',
