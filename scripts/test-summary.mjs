@@ -1,22 +1,44 @@
 // Adds up the vitest JSON reports that every package wrote to VITEST_REPORT_DIR (see
-// vitest.shared.ts) into one closing line for CI: "Tests: N passed, N failed, N skipped".
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// vitest.shared.ts) into one closing line for CI: "Tests: N passed, N failed, N skipped", and a
+// second line for the Node 24 suites' reports in its node24/ folder (scripts/run-tests.mjs), when any.
+// The slowest test files follow, so a CI log says where its time goes.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
 const dir = process.argv[2] ?? process.env.VITEST_REPORT_DIR;
 if (!dir) {
   console.error('usage: node scripts/test-summary.mjs <report-dir>');
   process.exit(2);
 }
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
-for (const file of files) {
-  const report = JSON.parse(readFileSync(join(dir, file), 'utf8'));
-  passed += report.numPassedTests;
-  failed += report.numFailedTests;
-  skipped += report.numPendingTests + report.numTodoTests;
+const SLOWEST = 12;
+
+/** The reports in `folder`: their totals and every test file's wall time. */
+function tally(folder) {
+  const totals = { reports: 0, passed: 0, failed: 0, skipped: 0 };
+  const files = [];
+  for (const name of readdirSync(folder).filter((f) => f.endsWith('.json'))) {
+    const report = JSON.parse(readFileSync(join(folder, name), 'utf8'));
+    totals.reports += 1;
+    totals.passed += report.numPassedTests;
+    totals.failed += report.numFailedTests;
+    totals.skipped += report.numPendingTests + report.numTodoTests;
+    for (const file of report.testResults ?? []) files.push({ path: file.name, ms: file.endTime - file.startTime });
+  }
+  return { totals, files };
 }
-console.log(`${files.length} packages reported`);
-console.log(`Tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+
+const line = ({ passed, failed, skipped }) => `${passed} passed, ${failed} failed, ${skipped} skipped`;
+const main = tally(dir);
+console.log(`${main.totals.reports} packages reported`);
+console.log(`Tests: ${line(main.totals)}`);
+const node24Dir = join(dir, 'node24');
+const node24 = existsSync(node24Dir) ? tally(node24Dir) : null;
+if (node24 && node24.totals.reports > 0)
+  console.log(`Node 24: ${node24.totals.reports} suites, ${line(node24.totals)}`);
+
+const root = process.cwd();
+const slowest = main.files.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST);
+if (slowest.length > 0) console.log(`Slowest test files (machine's Node):`);
+for (const { path, ms } of slowest)
+  console.log(`  ${String(Math.round(ms / 1000)).padStart(5)} s  ${relative(root, path)}`);
+process.exit(main.totals.failed + (node24?.totals.failed ?? 0) > 0 ? 1 : 0);

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { buildConsole } from '../scripts/console-build.mjs';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,7 +62,6 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
   };
 
   beforeAll(async () => {
-    await buildConsole();
     fixture = await startMcpServer({
       name: 'e2e-tools',
       tools: [

@@ -4,7 +4,6 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { freePort, startMcpServer, startOidcServer, type McpFixture, type OidcServer } from '@agentgw/testkit';
 import type { Page } from 'playwright-core';
-import { buildConsole } from '../scripts/console-build.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CHROMIUM,
@@ -39,7 +38,6 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs a person in through an 
   const endpoint = () => new URL(`${gateway.url}/api/v1/mcp/mcp`);
 
   beforeAll(async () => {
-    await buildConsole();
     // The provider must know the gateway's redirect URI and the gateway the provider's issuer: the port comes first.
     const port = await freePort();
     idp = await startOidcServer({

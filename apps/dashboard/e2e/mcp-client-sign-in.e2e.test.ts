@@ -3,7 +3,6 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import type { Page } from 'playwright-core';
-import { buildConsole } from '../scripts/console-build.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CHROMIUM,
@@ -33,7 +32,6 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
   const endpoint = () => new URL(`${gateway.url}/api/v1/mcp/mcp`);
 
   beforeAll(async () => {
-    await buildConsole();
     fixture = await startMcpServer({
       name: 'desk-tools',
       tools: [{ name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` }],

@@ -1,6 +1,5 @@
 import { startOidcServer, type OidcServer } from '@agentgw/testkit';
 import type { Page } from 'playwright-core';
-import { buildConsole } from '../scripts/console-build.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CHROMIUM,
@@ -29,7 +28,6 @@ describe.skipIf(!chromiumAvailable)('OAuth connect in a real browser', () => {
   let jwt = '';
 
   beforeAll(async () => {
-    await buildConsole();
     gateway = await startGateway(ADMIN, { publicUrl: 'localhost' });
     consoleUrl = gateway.url.replace('127.0.0.1', 'localhost');
     oidc = await startOidcServer({

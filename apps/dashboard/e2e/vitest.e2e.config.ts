@@ -14,9 +14,7 @@ export default mergeConfig(
       fileParallelism: false,
       testTimeout: 120_000,
       hookTimeout: 180_000,
-      // One retry: under CI's load a step after a redirect through the test OpenID provider (oauth-connect,
-      // external-login) has twice waited past 30 s for the page it reached; the cause is not found yet.
-      retry: 1,
+      globalSetup: ['e2e/console-build.global-setup.ts'],
       outputFile: reportDir ? { json: `${reportDir}/dashboard-e2e.json` } : undefined,
     },
   }),

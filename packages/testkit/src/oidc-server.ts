@@ -71,6 +71,10 @@ export async function startOidcServer(options: OidcServerOptions): Promise<OidcS
     if (handler) handler(req, res);
     else res.writeHead(503).end();
   });
+  // Idle connections stay open longer than any relying party reuses them (undici: 4 s), as behind a
+  // real provider's load balancer. At Node's 5 s default, a gateway that stalled under CI load sent
+  // its token request on a connection the provider had just closed (ECONNRESET; see the test).
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
