@@ -103,12 +103,11 @@ export function mergeJobs(jobs: readonly ValidJob[]): RowPatch[] {
     if (fields.status !== undefined)
       patch.status = newer(patch.status, { value: fields.status, version: statusVersion(fields.status, version) });
     if (fields.error !== undefined) patch.error = newer(patch.error, { value: fields.error, version });
-    if (job.op === 'update') {
-      const { result, duration, confirmedBy } = job.patch;
-      if (result !== undefined) patch.result = newer(patch.result, { value: result, version });
-      if (duration !== undefined) patch.duration = newer(patch.duration, { value: duration, version });
-      if (confirmedBy !== undefined) patch.confirmedBy = newer(patch.confirmedBy, { value: confirmedBy, version });
-    }
+    // A create may carry its call's outcome (the producer took in an update that came before it left).
+    if (fields.result !== undefined) patch.result = newer(patch.result, { value: fields.result, version });
+    if (fields.duration !== undefined) patch.duration = newer(patch.duration, { value: fields.duration, version });
+    if (job.op === 'update' && job.patch.confirmedBy !== undefined)
+      patch.confirmedBy = newer(patch.confirmedBy, { value: job.patch.confirmedBy, version });
   }
   return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -82,6 +82,20 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
     expect(await row('r9')).toMatchObject({ status: 'rejected', error: 'Denied by an access rule' });
   });
 
+  it('writes a call whose create carries its outcome (taken in by the producer) as one row and one link', async () => {
+    const ended = Object.assign(create('r8'), { status: 'completed' as const, result: { ok: 1 }, duration: 7 });
+    expect(await writeBatch(handle.db, [valid(ended)])).toMatchObject({ rows: 1, links: 1 });
+    expect(await row('r8')).toMatchObject({
+      status: 'completed',
+      result: { ok: 1 },
+      duration: 7,
+      arguments: { path: '/x' },
+    });
+    // A later update still follows the merge rule (a rejected stage wins).
+    await writeBatch(handle.db, [valid(update('r8', 5, { status: 'rejected', error: 'late refusal' }))]);
+    expect(await row('r8')).toMatchObject({ status: 'rejected', result: { ok: 1 }, duration: 7 });
+  });
+
   it('keeps an update that arrives before its create as a placeholder, completed by the create', async () => {
     const done = valid(update('r2', 3, { status: 'completed', result: { ok: 1 }, duration: 40 }));
     expect(await writeBatch(handle.db, [done])).toMatchObject({ rows: 1, placeholders: 1, links: 0 });

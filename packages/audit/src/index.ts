@@ -1,4 +1,11 @@
-export { createAuditTrail, type AuditTrail, type AuditOpenEntry, type AuditPatch } from './trail.js';
+export {
+  createAuditTrail,
+  OUTCOME_WAIT_MS,
+  type AuditTrail,
+  type AuditOpenEntry,
+  type AuditPatch,
+  type OpenTiming,
+} from './trail.js';
 export { ADMIN_ACTION_PREFIX, adminActionEntry, type AdminAction, type AdminActionInput } from './admin-actions.js';
 export {
   MASK,

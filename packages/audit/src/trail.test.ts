@@ -1,7 +1,7 @@
 import { ManualClock, MemoryJobQueue, type AuditRecordJob, type JobQueue } from '@agentgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MASK } from './masking.js';
-import { createAuditTrail, MAX_GROUP_RECORDS } from './trail.js';
+import { createAuditTrail, MAX_GROUP_RECORDS, OUTCOME_WAIT_MS } from './trail.js';
 
 const entry = {
   userId: 'u1',
@@ -68,6 +68,61 @@ describe('createAuditTrail', () => {
     });
     expect(update.key).toMatch(/^u:/);
     expect(JSON.stringify(jobs)).not.toMatch(/hunter2|s3cr3t/);
+  });
+
+  it('takes the outcome of a call opened with-outcome into its create: one record, both callers settle', async () => {
+    queue = new MemoryJobQueue();
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 10));
+    const trail = createAuditTrail({ queue, clock });
+    const opened = trail.open({ ...entry, id: 'quick' }, 'with-outcome');
+    clock.advance(5);
+    const finished = trail.update('quick', { status: 'completed', result: { token: 's3cr3t' }, duration: 5 });
+    await expect(Promise.all([opened, finished])).resolves.toEqual(['quick', undefined]);
+    const jobs = await collect();
+    await vi.waitFor(() => expect(jobs).toHaveLength(1));
+    expect(jobs[0]).toMatchObject({
+      op: 'create',
+      id: 'quick',
+      key: 'c:quick',
+      at: '2026-01-01T10:00:00.000Z',
+      arguments: { path: '/x', password: MASK },
+      status: 'completed',
+      result: { token: MASK },
+      duration: 5,
+    });
+    expect(groups).toEqual([1]);
+  });
+
+  it(`sends a with-outcome create alone once ${OUTCOME_WAIT_MS} ms pass without its outcome (a slow call)`, async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      queue = new MemoryJobQueue();
+      const trail = createAuditTrail({ queue, clock: new ManualClock() });
+      let landed = false;
+      const opened = trail.open({ ...entry, id: 'slow' }, 'with-outcome').then(() => (landed = true));
+      const jobs = await collect();
+      await new Promise((r) => setImmediate(r));
+      expect(landed).toBe(false);
+      vi.advanceTimersByTime(OUTCOME_WAIT_MS);
+      await opened;
+      await trail.update('slow', { status: 'failed', error: 'upstream timed out' });
+      vi.advanceTimersByTime(100); // the consumer's batch wait
+      await vi.waitFor(() => expect(jobs.map((j) => j.op)).toEqual(['create', 'update']));
+      expect(jobs[0]).toMatchObject({ status: 'pending' });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('sends an update a parked create cannot take in (a confirmer) after the create, as its own record', async () => {
+    queue = new MemoryJobQueue();
+    const trail = createAuditTrail({ queue, clock: new ManualClock() });
+    const opened = trail.open({ ...entry, id: 'held' }, 'with-outcome');
+    await Promise.all([opened, trail.update('held', { status: 'confirmed', confirmedBy: 'admin-1' })]);
+    const jobs = await collect();
+    await vi.waitFor(() => expect(jobs).toHaveLength(2));
+    expect(jobs[0]).toMatchObject({ op: 'create', id: 'held', status: 'pending' });
+    expect(jobs[1]).toMatchObject({ op: 'update', id: 'held', patch: { confirmedBy: 'admin-1' } });
   });
 
   it('keeps a given id, and leaves out of an update what the patch leaves out', async () => {

@@ -24,10 +24,17 @@ export type AuditOpenEntry = Pick<
 /** What later becomes known about it: the outcome, the confirmer, the duration (the update job's patch, before masking). */
 export type AuditPatch = Extract<AuditRecordJob, { op: 'update' }>['patch'];
 
+/**
+ * When a create leaves: `now` (with the next group), or `with-outcome` — a forwarded call whose
+ * outcome follows in moments: the create waits for the record's next update (at most
+ * OUTCOME_WAIT_MS) and both travel as one record, so a quick call is one row and one chain link.
+ */
+export type OpenTiming = 'now' | 'with-outcome';
+
 /** The producer side of the audit log, used by every service that records tool calls. */
 export interface AuditTrail {
   /** Enqueues the creation of an audit record; returns its id, which exists before the job is written. */
-  open(entry: AuditOpenEntry): Promise<string>;
+  open(entry: AuditOpenEntry, timing?: OpenTiming): Promise<string>;
   /** Enqueues an update (result, status, duration, confirmedBy, error); safe when it overtakes its insert. */
   update(id: string, patch: AuditPatch): Promise<void>;
 }
@@ -39,11 +46,26 @@ const ATTEMPTS = 10;
 export const MAX_GROUP_RECORDS = 500;
 export const MAX_GROUP_BYTES = 1024 * 1024;
 
+/** How long a `with-outcome` create waits for its outcome before it leaves alone (a slow or held call). */
+export const OUTCOME_WAIT_MS = 50;
+
 interface Waiting {
   record: AuditRecordJob;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
+
+/** A `with-outcome` create not yet in a group: its promise's settlers, its body size, its timer. */
+interface Parked extends Waiting {
+  record: CreateJob;
+  bodyBytes: number;
+  timer: NodeJS.Timeout;
+  /** Settles with the job that carries it (and, taken in, its outcome). */
+  landed: Promise<void>;
+}
+
+/** The fields of an update a parked create can take in, so the pair becomes one create. */
+const MERGEABLE: ReadonlySet<string> = new Set(['status', 'result', 'duration', 'error']);
 
 /**
  * Builds the trail over the shared job queue; masking and caps happen here, before enqueueing.
@@ -60,6 +82,7 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
   let groupBytes = 0;
   let scheduled = false;
   let sendingNow = 0;
+  const parked = new Map<string, Parked>();
 
   /** Sends the group; unless it is full, not while another group is on its way (it follows that one). */
   const flush = (full = false) => {
@@ -81,47 +104,90 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
       });
   };
 
+  /** Puts a record in the group; its promise settles once the group's job is in the queue. */
+  const join = (waiting: Waiting, bodyBytes: number) => {
+    const bytes = bodyBytes + envelopeBytes(waiting.record);
+    if (group.length > 0 && groupBytes + bytes > MAX_GROUP_BYTES) flush(true);
+    group.push(waiting);
+    groupBytes += bytes;
+    if (group.length >= MAX_GROUP_RECORDS) flush(true);
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+
   const enqueue = (record: AuditRecordJob, bodyBytes: number) =>
-    new Promise<void>((resolve, reject) => {
-      const bytes = bodyBytes + envelopeBytes(record);
-      if (group.length > 0 && groupBytes + bytes > MAX_GROUP_BYTES) flush(true);
-      group.push({ record, resolve, reject });
-      groupBytes += bytes;
-      if (group.length >= MAX_GROUP_RECORDS) flush(true);
-      else if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
-    });
+    new Promise<void>((resolve, reject) => join({ record, resolve, reject }, bodyBytes));
+
+  /** A parked create that waited long enough (or meets an update it cannot take in) leaves alone. */
+  const unpark = (id: string): void => {
+    const waiting = parked.get(id);
+    if (!waiting) return;
+    parked.delete(id);
+    clearTimeout(waiting.timer);
+    join(waiting, waiting.bodyBytes);
+  };
+
+  const park = (record: CreateJob, bodyBytes: number): Promise<void> => {
+    let settle!: Pick<Waiting, 'resolve' | 'reject'>;
+    const landed = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    const timer = setTimeout(() => unpark(record.id), OUTCOME_WAIT_MS);
+    parked.set(record.id, { record, ...settle, bodyBytes, timer, landed });
+    return landed;
+  };
+
+  /** The outcome of a parked create, taken into it: one record, one row, one chain link. */
+  const takeIn = (waiting: Parked, patch: AuditPatch): boolean => {
+    if (!Object.keys(patch).every((field) => MERGEABLE.has(field))) return false;
+    const { result, error, status, duration } = patch;
+    const masked = result === undefined ? undefined : maskBodySized(result);
+    waiting.record = {
+      ...waiting.record,
+      seq: ++seq,
+      ...(status !== undefined && { status }),
+      ...(masked && { result: masked.body }),
+      ...(duration !== undefined && { duration }),
+      ...(error !== undefined && { error: capError(error) }),
+    };
+    waiting.bodyBytes += masked?.maxBytes ?? 0;
+    return true;
+  };
 
   return {
-    async open(entry) {
+    async open(entry, timing = 'now') {
       const id = entry.id ?? newId();
       const args = maskBodySized(entry.arguments);
-      await enqueue(
-        {
-          op: 'create',
-          id,
-          key: `c:${id}`,
-          seq: ++seq,
-          at: deps.clock.now().toISOString(),
-          userId: entry.userId,
-          agentId: entry.agentId,
-          endUserId: entry.endUserId,
-          providerId: entry.providerId,
-          tenantId: entry.tenantId,
-          ...(entry.oauthClientId != null && { oauthClientId: entry.oauthClientId }),
-          toolName: entry.toolName,
-          arguments: args.body,
-          status: entry.status,
-          ...(entry.error !== undefined && { error: capError(entry.error) }),
-        },
-        args.maxBytes,
-      );
+      const record: CreateJob = {
+        op: 'create',
+        id,
+        key: `c:${id}`,
+        seq: ++seq,
+        at: deps.clock.now().toISOString(),
+        userId: entry.userId,
+        agentId: entry.agentId,
+        endUserId: entry.endUserId,
+        providerId: entry.providerId,
+        tenantId: entry.tenantId,
+        ...(entry.oauthClientId != null && { oauthClientId: entry.oauthClientId }),
+        toolName: entry.toolName,
+        arguments: args.body,
+        status: entry.status,
+        ...(entry.error !== undefined && { error: capError(entry.error) }),
+      };
+      await (timing === 'with-outcome' && !parked.has(id)
+        ? park(record, args.maxBytes)
+        : enqueue(record, args.maxBytes));
       return id;
     },
 
     async update(id, patch) {
+      const waiting = parked.get(id);
+      if (waiting && takeIn(waiting, patch)) {
+        unpark(id);
+        return waiting.landed;
+      }
+      unpark(id);
       const { result, error, ...rest } = patch;
       const masked = result === undefined ? undefined : maskBodySized(result);
       await enqueue(

@@ -51,6 +51,9 @@ const auditCreateJob = z.object({
   status,
   /** A refusal's reason, so a call refused before it ran is one job (optional). */
   error: text(0, 10_000).nullable().optional(),
+  /** A forwarded call's outcome, when it ended before its create left the producer: one job for the call (optional). */
+  result: z.unknown().optional(),
+  duration: int(2_147_483_647).nullable().optional(),
 });
 
 /** Patches an existing record (or a placeholder, when it overtakes its create); absent fields stay as they are. */

@@ -136,6 +136,8 @@ describe('McpToolCall: exposed name', () => {
     expect(result).toEqual({ content: [{ type: 'text', text: 'ok' }] });
     expect(forwarded).toMatchObject([{ provider: 'ops', params: { name: 'ops_read', arguments: { a: 1 } } }]);
     expect(statuses()).toEqual(['open:pending', 'update:completed']);
+    // Its outcome follows in moments: the create may wait for it (one record per call).
+    expect(trail.timings).toEqual(['with-outcome']);
   });
 
   it('answers an unknown name -32602 and records nothing', async () => {
@@ -258,6 +260,8 @@ describe('McpToolCall: held, then released or not', () => {
     expect(gate.held).toHaveLength(1);
     expect(forwarded).toMatchObject([{ provider: 'ops', call: { paramHeaders: { authorization: 'Bearer fresh' } } }]);
     expect(statuses()).toEqual(['open:pending', 'update:completed']);
+    // A held call's pending record leaves at once: it is there while a human decides.
+    expect(trail.timings).toEqual(['now']);
   });
 
   it('forwards an agent that always confirms only after the hold', async () => {

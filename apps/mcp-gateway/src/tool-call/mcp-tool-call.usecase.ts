@@ -80,7 +80,8 @@ export class McpToolCall {
     await this.assertNotQuarantined(call, decision.provider, ctx.clientCapabilities);
     let paramHeaders = await this.callHeaders(call, decision.provider, ctx, (c, p, r) => calls.record.refused(c, p, r));
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
-    const opened = calls.open(call, decision);
+    // Unless held, its outcome follows in moments: the create waits for it, one record per call.
+    const opened = calls.open(call, decision, decision.hold ? 'now' : 'with-outcome');
     let provider = decision.provider;
     let forwardCtx = ctx;
     if (decision.hold) {

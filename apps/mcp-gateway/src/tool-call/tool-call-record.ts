@@ -1,4 +1,4 @@
-import type { AuditOpenEntry, AuditPatch, AuditTrail } from '@agentgw/audit';
+import type { AuditOpenEntry, AuditPatch, AuditTrail, OpenTiming } from '@agentgw/audit';
 import type { AuditStatus, Logger } from '@agentgw/core';
 import type { ToolCallCommand } from './tool-call.command.js';
 
@@ -53,9 +53,9 @@ export class ToolCallRecord {
     return this.logged(this.deps.audit.open(entry));
   }
 
-  /** A call that goes ahead (now, or once confirmed). */
-  opened(call: RecordedCall, providerId: string): Promise<void> {
-    return this.logged(this.deps.audit.open(auditEntryOf(call, providerId, 'pending')));
+  /** A call that goes ahead (now, or once confirmed); `with-outcome` when its outcome follows in moments (see OpenTiming). */
+  opened(call: RecordedCall, providerId: string, timing: OpenTiming = 'now'): Promise<void> {
+    return this.logged(this.deps.audit.open(auditEntryOf(call, providerId, 'pending'), timing));
   }
 
   /** Released by an exact-call token: no confirmation decides this record, so the call does. */

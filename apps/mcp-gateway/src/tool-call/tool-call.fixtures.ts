@@ -1,4 +1,4 @@
-import type { AuditOpenEntry, AuditPatch, AuditTrail } from '@agentgw/audit';
+import type { AuditOpenEntry, AuditPatch, AuditTrail, OpenTiming } from '@agentgw/audit';
 import type { RuntimeTokenPrincipal, SessionTokenPrincipal, UserJwtPrincipal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import {
@@ -138,13 +138,16 @@ export class FakeCatalog implements ToolCallCatalog {
 export type TrailJob = ({ op: 'open' } & AuditOpenEntry) | ({ op: 'update'; id: string } & AuditPatch);
 
 /** An audit trail that remembers its jobs (and can be made to fail, as a queue outage). */
-export function recordingTrail(): AuditTrail & { jobs: TrailJob[]; failing: boolean } {
+export function recordingTrail(): AuditTrail & { jobs: TrailJob[]; timings: OpenTiming[]; failing: boolean } {
   const trail = {
     jobs: [] as TrailJob[],
+    /** When each open asked its create to leave (see OpenTiming). */
+    timings: [] as OpenTiming[],
     failing: false,
-    async open(entry: AuditOpenEntry) {
+    async open(entry: AuditOpenEntry, timing: OpenTiming = 'now') {
       if (trail.failing) throw new Error('queue down');
       trail.jobs.push({ op: 'open', ...entry });
+      trail.timings.push(timing);
       return entry.id ?? '';
     },
     async update(id: string, patch: AuditPatch) {

@@ -1,4 +1,4 @@
-import type { AuditTrail } from '@agentgw/audit';
+import type { AuditTrail, OpenTiming } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import {
@@ -79,8 +79,8 @@ export class ToolCallUseCase {
   }
 
   /** Opens the record of an allowed call as pending; the caller awaits it before it answers, not before it forwards. */
-  open(call: ToolCallCommand, allowed: AllowedCall): Promise<void> {
-    return this.record.opened(call, allowed.provider.id);
+  open(call: ToolCallCommand, allowed: AllowedCall, timing: OpenTiming = 'now'): Promise<void> {
+    return this.record.opened(call, allowed.provider.id, timing);
   }
 
   /**
