@@ -217,9 +217,10 @@ describe.each(adapters)('JobQueue contract (%s)', (_name, makeAdapter) => {
 
   it('barrier: answers at once when nothing earlier is pending', async () => {
     const queue = open();
+    // Deadlines far beyond any machine's stall: a barrier that waited for them would fail the test's own timeout.
     let started = performance.now();
-    expect(await queue.barrier(['push', 'audit-bulk'], 2000)).toBe(true);
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(await queue.barrier(['push', 'audit-bulk'], 60_000)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(30_000);
     const handled: string[] = [];
     await queue.consume('push', async (jobs) => {
       handled.push(...jobs.map((j) => j.userId));
@@ -227,8 +228,8 @@ describe.each(adapters)('JobQueue contract (%s)', (_name, makeAdapter) => {
     await queue.enqueue('push', push('u1'));
     await vi.waitFor(() => expect(handled).toEqual(['u1']), within);
     started = performance.now();
-    expect(await queue.barrier(['push'], 2000)).toBe(true);
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(await queue.barrier(['push'], 60_000)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(30_000);
   });
 
   it('barrier: waits for jobs enqueued before it on another handle, whose consumer hands its partial batch over without the batch wait', async () => {
@@ -245,10 +246,8 @@ describe.each(adapters)('JobQueue contract (%s)', (_name, makeAdapter) => {
       { batchSize: 100, batchWaitMs: 60_000 },
     );
     for (const id of ['u1', 'u2', 'u3']) await producer.enqueue('push', push(id));
-    const started = performance.now();
-    expect(await reader.barrier(['push'], 5000)).toBe(true);
+    expect(await reader.barrier(['push'], 30_000)).toBe(true);
     expect(handled.sort()).toEqual(['u1', 'u2', 'u3']);
-    expect(performance.now() - started).toBeLessThan(3000);
   });
 
   it('barrier: does not wait for jobs enqueued after it began', async () => {
@@ -296,9 +295,10 @@ describe.each(adapters)('JobQueue contract (%s)', (_name, makeAdapter) => {
     // Retries after 20, 40, 80, 160, 320 ms: after the fifth failure it is delayed for 320 ms.
     await vi.waitFor(() => expect(calls).toBe(5), within);
     await wait(30);
+    // Far below the barrier's deadline, and the job's next retry (320 ms on) would not change its answer.
     const started = performance.now();
-    expect(await queue.barrier(['push'], 5000)).toBe(false);
-    expect(performance.now() - started).toBeLessThan(250);
+    expect(await queue.barrier(['push'], 60_000)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(30_000);
   });
 
   it('lets a closed consumer stop taking jobs, and another take over', async () => {
