@@ -161,6 +161,8 @@ export class McpUpstreamClient {
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly eras = new Map<string, Era>();
+  /** What each target key's upstream said it offers (its initialize or server/discover `capabilities`). */
+  private readonly offered = new Map<string, Readonly<Record<string, unknown>>>();
   /** Least recently used first (a use moves an entry to the end). */
   private readonly sharedSessions = new Map<string, SharedSession>();
   private readonly maxSharedSessions: number;
@@ -390,6 +392,22 @@ export class McpUpstreamClient {
     }
   }
 
+  /**
+   * What the upstream offers: the `capabilities` of its initialize or server/discover answer,
+   * remembered per target key; unknown yet, a conversation is opened to learn it (and a session
+   * opened only for that is ended). A proxy advertises its upstream's set, not a fixed one.
+   */
+  async serverCapabilities(
+    target: UpstreamTarget,
+    options: Pick<UpstreamCallOptions, 'signal' | 'timeoutMs' | 'clientCapabilities'> = {},
+  ): Promise<Readonly<Record<string, unknown>>> {
+    const known = this.offered.get(keyOf(target));
+    if (known) return known;
+    const session = await this.open(target, options);
+    void this.close(target, session);
+    return this.offered.get(keyOf(target)) ?? {};
+  }
+
   /** The era remembered for a target, if any (for diagnostics and tests). */
   knownProtocol(target: UpstreamTarget): string | null {
     const era = this.eras.get(keyOf(target));
@@ -401,6 +419,7 @@ export class McpUpstreamClient {
   forget(target: UpstreamTarget | string): void {
     const key = typeof target === 'string' ? target : keyOf(target);
     this.eras.delete(key);
+    this.offered.delete(key);
     for (const [slot, shared] of this.sharedSessions) if (shared.key === key) this.sharedSessions.delete(slot);
   }
 
@@ -488,6 +507,7 @@ export class McpUpstreamClient {
         probe.response && 'result' in probe.response ? probe.response.result.supportedVersions : undefined;
       if (probe.status < 300 && Array.isArray(versions) && versions.includes(MODERN_PROTOCOL_VERSION)) {
         this.eras.set(key, { kind: 'modern' });
+        this.offer(key, probe.response);
         return modern;
       }
     }
@@ -514,7 +534,17 @@ export class McpUpstreamClient {
     const session = { protocolVersion: version, sessionId: init.sessionId };
     await this.post(target, session, { jsonrpc: '2.0', method: 'notifications/initialized' }, deadline, undefined, {});
     this.eras.set(key, { kind: 'legacy', protocolVersion: version });
+    this.offer(key, init.response);
     return session;
+  }
+
+  /** Remembers the capabilities an initialize or server/discover result named (an object; anything else is none). */
+  private offer(key: string, response: JsonRpcResponse | null): void {
+    const offered = response && 'result' in response ? response.result.capabilities : undefined;
+    const capabilities = typeof offered === 'object' && offered !== null && !Array.isArray(offered) ? offered : {};
+    // Keys are the targets' (a handful per provider); the bound only keeps a misuse from growing it.
+    if (this.offered.size >= MAX_REMEMBERED_ENDPOINTS) this.offered.clear();
+    this.offered.set(key, capabilities as Record<string, unknown>);
   }
 
   private async exchange(
