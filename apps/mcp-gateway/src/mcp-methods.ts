@@ -3,6 +3,7 @@ import type { Catalog, ProviderRecord } from '@agentgw/catalog';
 import type { Clock, ConfirmationGate, EventBus, Logger } from '@agentgw/core';
 import type { TokenExchange } from '@agentgw/credentials';
 import { isModernVersion, SUPPORTED_PROTOCOL_VERSIONS, type McpUpstreamClient } from '@agentgw/mcp-client';
+import { capabilitiesFor } from './advertised-capabilities.js';
 import { EXTENSION_METHODS, ExtensionMethods } from './extensions/extension-methods.js';
 import { isSkillResourceRequest } from './extensions/skill-files.js';
 import type { TaskIdCodec } from './extensions/task-ids.js';
@@ -22,7 +23,6 @@ import { SubscriptionsListen } from './methods/subscriptions-listen.js';
 import { CallerProviders } from './provider-view/caller-providers.js';
 import type { ProviderLists } from './provider-view/provider-lists.js';
 import type { ServerRequestRelay } from './relay/server-request-relay.js';
-import { SERVER_CAPABILITIES } from './revision-shapes.js';
 import { RpcError } from './rpc-errors.js';
 import type { SessionStore } from './session-store.js';
 import { McpToolCall } from './tool-call/mcp-tool-call.usecase.js';
@@ -217,11 +217,18 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
     ],
   ]);
   return {
-    open: new Map([
+    open: new Map<string, (routed: Omit<RoutedRequest, 'agent'>) => Promise<Record<string, unknown>>>([
       ['ping', async () => ({})],
       [
         'server/discover',
-        async () => ({ supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS], capabilities: SERVER_CAPABILITIES }),
+        async ({ ctx }) => ({
+          supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+          capabilities: await capabilitiesFor(
+            { ...deps, targetOf: (provider) => targets.forRequest(provider, targetRequestOf(ctx)) },
+            ctx.principal,
+            ctx.endpoint,
+          ),
+        }),
       ],
     ]),
     unified,

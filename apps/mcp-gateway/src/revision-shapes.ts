@@ -1,5 +1,4 @@
 import { META_LOG_LEVEL, META_SERVER_INFO, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
-import { SKILLS_EXTENSION, TASKS_EXTENSION } from './extensions/extension-ids.js';
 import { LIST_METHODS, type ListItem } from './provider-view/list-items.js';
 
 /** The `_meta` key a client may carry an approval token in. */
@@ -7,20 +6,6 @@ export const CONFIRMATION_TOKEN_META = 'agentgw/confirmationToken';
 
 /** How the gateway names itself to MCP clients (initialize, 2026-07-28 result `_meta`). */
 export const SERVER_INFO = { name: 'agentgw-mcp-gateway', version: '1.0.0' };
-
-/**
- * What the gateway can do, on either endpoint: the unified one merges lists and routes
- * completion, subscriptions and log levels to their providers (`src/methods/`); the proxy
- * forwards them to its one provider, the log level answered by the gateway on both.
- */
-export const SERVER_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({
-  tools: { listChanged: true },
-  resources: { listChanged: true, subscribe: true },
-  prompts: { listChanged: true },
-  completions: {},
-  logging: {},
-  extensions: { [TASKS_EXTENSION]: {}, [SKILLS_EXTENSION]: {} },
-});
 
 type Result = Record<string, unknown>;
 

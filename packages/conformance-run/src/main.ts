@@ -5,37 +5,14 @@ import { freePort, startConformanceServer } from '@agentgw/testkit';
 import { registerUpstream, startTopology } from './gateway-setup.js';
 import { walkEverything, type WalkStep } from './everything-walk.js';
 import { startHeaderForwarder } from './forwarder.js';
+import { startConformanceEverything } from './conformance-everything.js';
+import { runOptions } from './run-options.js';
 import { compare, onlyFrameWindowMisses, readBaseline, writeBaseline, type Cell } from './ratchet.js';
 import { COLUMNS, NOT_RUN, runColumn, scenariosOf, type ScenarioVerdict, type SuiteColumn } from './suite-cli.js';
 
-const USAGE = `usage: node --import tsx src/main.ts [--ratchet | --update-baseline] [--topology all-in-one|distributed] [--concurrency N]
-  --ratchet             exit 1 when a baseline cell fails (after up to 3 retries of that scenario)
-  --update-baseline     two runs; cells passing in both become conformance-baseline.json
-  --topology NAME       one topology only (the baseline keeps the other's cells)
-  --concurrency N       suite runs at once (default 3)`;
-const argv = process.argv.slice(2);
-const flag = (name: string) => argv.includes(name);
-const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-/** Rejects an unknown option or value before anything starts (a typo must not cost a full run). */
-function usageError(): string | null {
-  const known = new Set(['--ratchet', '--update-baseline', '--topology', '--concurrency']);
-  const values = new Set([option('--topology'), option('--concurrency')].filter((value) => value !== undefined));
-  const unknown = argv.find((arg) => !known.has(arg) && !values.has(arg));
-  if (unknown) return `unknown argument ${unknown}`;
-  if (argv.includes('--topology') && !['all-in-one', 'distributed'].includes(option('--topology') ?? ''))
-    return '--topology takes all-in-one or distributed';
-  if (argv.includes('--concurrency') && !(Number(option('--concurrency')) >= 1))
-    return '--concurrency takes a positive number';
-  return null;
-}
-if (flag('--help') || usageError()) {
-  process.stderr.write(`${flag('--help') ? '' : `${usageError()}\n`}${USAGE}\n`);
-  process.exit(flag('--help') ? 0 : 2);
-}
-const CONCURRENCY = Number(option('--concurrency') ?? 3);
-const TOPOLOGIES = (option('--topology') ? [option('--topology')] : ['all-in-one', 'distributed']) as (
-  'all-in-one' | 'distributed'
-)[];
+const options = runOptions(process.argv.slice(2));
+const CONCURRENCY = options.concurrency;
+const TOPOLOGIES = options.topologies;
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
 type Endpoint = 'direct' | 'unified' | 'proxy';
@@ -150,8 +127,19 @@ function printTable(outcome: Outcome): void {
   for (const line of summary) out(line);
 }
 
+/** The suite's upstream: our fixture, or the conformance project's everything-server (exits saying why when it cannot start). */
+async function startSuiteUpstream(): Promise<{ url: string; close(): Promise<void> }> {
+  if (options.upstream === 'fixture') return startConformanceServer();
+  const server = await startConformanceEverything();
+  if (typeof server === 'string') {
+    out(`[conformance] cannot run against the conformance everything-server: ${server}`);
+    process.exit(2);
+  }
+  return { url: server.url, close: async () => void server.child.kill('SIGTERM') };
+}
+
 async function runOnce(): Promise<Outcome> {
-  const fixture = await startConformanceServer();
+  const fixture = await startSuiteUpstream();
   const everything = await startEverything();
   const scenarios = new Map<SuiteColumn, string[]>();
   for (const column of COLUMNS) scenarios.set(column, await scenariosOf(column));
@@ -230,7 +218,7 @@ const startedAt = Date.now();
 const baseline = await readBaseline();
 const first = await runOnce();
 printTable(first);
-if (flag('--update-baseline')) {
+if (options.updateBaseline) {
   out('\n[conformance] second run for the baseline (only cells passing twice are recorded)');
   const second = await runOnce();
   const next = await writeBaseline(baseline, first.cells, second.cells);
@@ -238,7 +226,7 @@ if (flag('--update-baseline')) {
     if (first.cells.get(cell) !== passed)
       out(`[conformance] flaky: ${cell}: ${(passed ? first : second).notes.get(cell) ?? ''}`);
   out(`[conformance] baseline written: ${next.passing.length} passing cells, ${next.flaky.length} flaky`);
-} else {
+} else if (options.upstream === 'fixture') {
   const failedBaselineCells = baseline.passing.filter(
     (cell) => first.cells.get(cell) === false && !baseline.flaky.includes(cell),
   );
@@ -272,5 +260,5 @@ if (flag('--update-baseline')) {
       `[conformance] REGRESSION (passed in the baseline): ${cell}: ${first.notes.get(cell) ?? ''}${retry ? ` | last retry: ${retry.join('; ') || '(no failing check named)'}` : ''}`,
     );
   }
-  if (flag('--ratchet') && result.regressions.length > 0) process.exitCode = 1;
+  if (options.ratchet && result.regressions.length > 0) process.exitCode = 1;
 }

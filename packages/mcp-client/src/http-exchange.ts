@@ -7,8 +7,10 @@ import { McpUpstreamError } from './errors.js';
 export interface HttpAnswer {
   status: number;
   sessionId: string | null;
-  /** Buffered JSON (or other) bytes; a live stream for text/event-stream; null when the body was not wanted. */
+  /** Buffered JSON (or other) bytes; a live stream for text/event-stream (or any answer, with `streamJson`); null when the body was not wanted. */
   body: Buffer | Readable | null;
+  /** How a live stream is framed: SSE events, or newline-delimited JSON (a streamed `application/json` answer). */
+  framing: 'sse' | 'json-lines';
 }
 
 /** One POST (or the GET that resumes a stream): the endpoint split once, the headers as undici's flat name/value list, the JSON text. */
@@ -31,7 +33,7 @@ export function postOver(
   dispatcher: Dispatcher,
   post: HttpPost,
   deadline: Deadline,
-  options: { wantBody: boolean; maxBytes: number },
+  options: { wantBody: boolean; maxBytes: number; streamJson?: boolean },
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     let abort: ((err: Error) => void) | null = null;
@@ -56,9 +58,12 @@ export function postOver(
       },
       onResponseStart(controller, statusCode, headers) {
         const session = headers['mcp-session-id'];
-        answer = { status: statusCode, sessionId: typeof session === 'string' ? session : null, body: null };
+        const sse = String(headers['content-type'] ?? '').includes('text/event-stream');
+        const framing = sse ? 'sse' : 'json-lines';
+        answer = { status: statusCode, sessionId: typeof session === 'string' ? session : null, body: null, framing };
         if (!options.wantBody || statusCode === 202) return;
-        if (String(headers['content-type'] ?? '').includes('text/event-stream')) {
+        // An open-ended answer (subscriptions/listen) is read as it comes whatever its type: it may never end.
+        if (sse || (options.streamJson === true && statusCode === 200)) {
           stream = new Readable({
             read: () => controller.resume(),
             destroy: (err, done) => {

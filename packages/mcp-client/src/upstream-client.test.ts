@@ -256,6 +256,54 @@ describe('McpUpstreamClient exchanges on a stateless session', () => {
     }
     expect(seen).toEqual(['notifications/progress', 'notifications/progress']);
   });
+
+  it('reads a newline-delimited JSON answer (a notification, then the response) as its messages', async () => {
+    const lines = await rawServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => {
+        const { id } = JSON.parse(text) as { id: number };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } })}\n`);
+        res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { content: [] } }));
+      });
+    });
+    const seen: string[] = [];
+    const { response } = await newClient().request(
+      { endpoint: lines.url },
+      'tools/call',
+      { name: 'x' },
+      { session: modern, onNotification: (n) => seen.push(n.method) },
+    );
+    expect(response).toMatchObject({ result: { content: [] } });
+    expect(seen).toEqual(['notifications/progress']);
+  });
+
+  it('hands on the notifications of a subscriptions/listen answered as open-ended JSON lines while it stays open', async () => {
+    const listen = await rawServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(
+          `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: {} })}\n`,
+        );
+        res.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n`);
+      });
+    });
+    const seen: string[] = [];
+    const controller = new AbortController();
+    const pending = newClient().request(
+      { endpoint: listen.url },
+      'subscriptions/listen',
+      { notifications: { toolsListChanged: true } },
+      { session: modern, signal: controller.signal, onNotification: (n) => seen.push(n.method) },
+    );
+    await expect
+      .poll(() => seen)
+      .toEqual(['notifications/subscriptions/acknowledged', 'notifications/tools/list_changed']);
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
+  });
 });
 
 describe('McpUpstreamClient with an injected dispatcher', () => {

@@ -21,6 +21,7 @@ import {
 } from './protocol.js';
 import { clientCapabilitiesKey } from './client-capabilities.js';
 import { parseSse, type SseEvent } from './sse.js';
+import { jsonLinesOf, parseJsonLines } from './json-lines.js';
 
 /** Where a call goes and what extra headers (auth, identity) it carries. */
 export interface UpstreamTarget {
@@ -160,6 +161,8 @@ export class McpUpstreamClient {
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly eras = new Map<string, Era>();
+  /** What each target key's upstream said it offers (its initialize or server/discover `capabilities`). */
+  private readonly offered = new Map<string, Readonly<Record<string, unknown>>>();
   /** Least recently used first (a use moves an entry to the end). */
   private readonly sharedSessions = new Map<string, SharedSession>();
   private readonly maxSharedSessions: number;
@@ -389,6 +392,22 @@ export class McpUpstreamClient {
     }
   }
 
+  /**
+   * What the upstream offers: the `capabilities` of its initialize or server/discover answer,
+   * remembered per target key; unknown yet, a conversation is opened to learn it (and a session
+   * opened only for that is ended). A proxy advertises its upstream's set, not a fixed one.
+   */
+  async serverCapabilities(
+    target: UpstreamTarget,
+    options: Pick<UpstreamCallOptions, 'signal' | 'timeoutMs' | 'clientCapabilities'> = {},
+  ): Promise<Readonly<Record<string, unknown>>> {
+    const known = this.offered.get(keyOf(target));
+    if (known) return known;
+    const session = await this.open(target, options);
+    void this.close(target, session);
+    return this.offered.get(keyOf(target)) ?? {};
+  }
+
   /** The era remembered for a target, if any (for diagnostics and tests). */
   knownProtocol(target: UpstreamTarget): string | null {
     const era = this.eras.get(keyOf(target));
@@ -400,6 +419,7 @@ export class McpUpstreamClient {
   forget(target: UpstreamTarget | string): void {
     const key = typeof target === 'string' ? target : keyOf(target);
     this.eras.delete(key);
+    this.offered.delete(key);
     for (const [slot, shared] of this.sharedSessions) if (shared.key === key) this.sharedSessions.delete(slot);
   }
 
@@ -487,6 +507,7 @@ export class McpUpstreamClient {
         probe.response && 'result' in probe.response ? probe.response.result.supportedVersions : undefined;
       if (probe.status < 300 && Array.isArray(versions) && versions.includes(MODERN_PROTOCOL_VERSION)) {
         this.eras.set(key, { kind: 'modern' });
+        this.offer(key, probe.response);
         return modern;
       }
     }
@@ -513,7 +534,17 @@ export class McpUpstreamClient {
     const session = { protocolVersion: version, sessionId: init.sessionId };
     await this.post(target, session, { jsonrpc: '2.0', method: 'notifications/initialized' }, deadline, undefined, {});
     this.eras.set(key, { kind: 'legacy', protocolVersion: version });
+    this.offer(key, init.response);
     return session;
+  }
+
+  /** Remembers the capabilities an initialize or server/discover result named (an object; anything else is none). */
+  private offer(key: string, response: JsonRpcResponse | null): void {
+    const offered = response && 'result' in response ? response.result.capabilities : undefined;
+    const capabilities = typeof offered === 'object' && offered !== null && !Array.isArray(offered) ? offered : {};
+    // Keys are the targets' (a handful per provider); the bound only keeps a misuse from growing it.
+    if (this.offered.size >= MAX_REMEMBERED_ENDPOINTS) this.offered.clear();
+    this.offered.set(key, capabilities as Record<string, unknown>);
   }
 
   private async exchange(
@@ -578,6 +609,7 @@ export class McpUpstreamClient {
     const answer = await postOver(this.dispatcher, { origin, path, headers, body: JSON.stringify(message) }, deadline, {
       wantBody: id !== undefined,
       maxBytes: this.maxResponseBytes,
+      streamJson: message.method === 'subscriptions/listen',
     });
     const sessionId = answer.sessionId ?? session.sessionId ?? null;
     const body = answer.body;
@@ -591,15 +623,40 @@ export class McpUpstreamClient {
         onRequest: options.onRequest,
         onStreamPaused: options.onStreamPaused,
       };
-      return { status: answer.status, sessionId, response: await this.readStream(body, id, stream) };
+      const response = await this.readStream(body, id, stream, answer.framing);
+      return { status: answer.status, sessionId, response };
     }
+    const text = body.toString('utf8');
     let parsed: unknown;
     try {
-      parsed = body.length === 0 ? null : JSON.parse(body.toString('utf8'));
+      parsed = text === '' ? null : JSON.parse(text);
     } catch {
-      parsed = null;
+      // Newline-delimited messages (a notification, then the response) in one JSON answer.
+      parsed = this.takeMessages(
+        jsonLinesOf(text),
+        id,
+        options,
+        { protocolVersion: session.protocolVersion, sessionId },
+        target,
+      );
     }
     return { status: answer.status, sessionId, response: isJsonRpcResponse(parsed) ? parsed : null };
+  }
+
+  /** Messages read before the response: notifications and server requests handed on; the response to `id`, else null. */
+  private takeMessages(
+    messages: unknown[],
+    id: number,
+    options: Pick<UpstreamCallOptions, 'onNotification' | 'onRequest'>,
+    session: UpstreamSession,
+    target: UpstreamTarget,
+  ): JsonRpcResponse | null {
+    for (const message of messages) {
+      if (isJsonRpcResponse(message) && message.id === id) return message;
+      if (isJsonRpcNotification(message)) options.onNotification?.(message);
+      else if (isJsonRpcRequest(message)) this.serverRequest(target, session, message, options.onRequest);
+    }
+    return null;
   }
 
   /** An endpoint split into undici's origin and path, once per endpoint. */
@@ -622,11 +679,16 @@ export class McpUpstreamClient {
    * with `Last-Event-ID`, read on; at most MAX_STREAM_RESUMPTIONS times, within the deadline. The
    * size cap counts every byte read over all of them.
    */
-  private async readStream(first: Readable, id: number, ctx: StreamContext): Promise<JsonRpcResponse> {
+  private async readStream(
+    first: Readable,
+    id: number,
+    ctx: StreamContext,
+    framing: 'sse' | 'json-lines',
+  ): Promise<JsonRpcResponse> {
     const cursor = { lastEventId: null as string | null, retryMs: DEFAULT_RESUME_DELAY_MS, bytes: 0 };
     let body = first;
     for (let resumed = 0; ; resumed++) {
-      const response = await this.readEvents(body, id, ctx, cursor);
+      const response = await this.readEvents(body, id, ctx, cursor, framing);
       if (response) return response;
       const resumable = ctx.session.protocolVersion !== MODERN_PROTOCOL_VERSION && cursor.lastEventId !== null;
       if (!resumable || resumed >= MAX_STREAM_RESUMPTIONS)
@@ -643,6 +705,7 @@ export class McpUpstreamClient {
     id: number,
     ctx: StreamContext,
     cursor: { lastEventId: string | null; retryMs: number; bytes: number },
+    framing: 'sse' | 'json-lines',
   ): Promise<JsonRpcResponse | null> {
     const cap = this.maxResponseBytes;
     async function* capped() {
@@ -652,15 +715,8 @@ export class McpUpstreamClient {
         yield chunk;
       }
     }
-    for await (const event of parseSse(capped())) {
-      takeCursor(cursor, event);
-      if (event.event !== 'message' || event.data === '') continue;
-      let message: unknown;
-      try {
-        message = JSON.parse(event.data);
-      } catch {
-        continue;
-      }
+    const messages = framing === 'sse' ? sseMessages(capped(), cursor) : parseJsonLines(capped());
+    for await (const message of messages) {
       if (isJsonRpcResponse(message) && message.id === id) {
         body.destroy();
         return message;
@@ -723,6 +779,22 @@ const slotOf = (key: string, target: UpstreamTarget, capabilities: Record<string
   const set = capabilities === undefined ? '' : clientCapabilitiesKey(capabilities);
   return set === '' ? slot : `${slot}\u0000${set}`;
 };
+
+/** The JSON texts of an SSE stream's message events, its resumption cursor kept as they pass. */
+async function* sseMessages(
+  chunks: AsyncIterable<Buffer>,
+  cursor: { lastEventId: string | null; retryMs: number },
+): AsyncGenerator<unknown> {
+  for await (const event of parseSse(chunks)) {
+    takeCursor(cursor, event);
+    if (event.event !== 'message' || event.data === '') continue;
+    try {
+      yield JSON.parse(event.data) as unknown;
+    } catch {
+      // An event that is not JSON carries no message.
+    }
+  }
+}
 
 /** Keeps the resumption cursor of a stream: the last event id and the reconnection delay it asked for. */
 function takeCursor(cursor: { lastEventId: string | null; retryMs: number }, event: SseEvent): void {

@@ -9,8 +9,9 @@ import {
 import { SSE_HEADERS, sseText } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { addressedProvider } from '../addressed-provider.js';
+import { capabilitiesFor } from '../advertised-capabilities.js';
 import type { McpEndpoint } from '../mcp-context.js';
-import { SERVER_CAPABILITIES, SERVER_INFO } from '../revision-shapes.js';
+import { SERVER_INFO } from '../revision-shapes.js';
 import { sessionOwner } from '../session-ids.js';
 import { scopeOf } from './endpoint.js';
 import { jsonResponse, rpcError, SESSION_HEADER } from './replies.js';
@@ -21,7 +22,8 @@ type InitializeDeps = Pick<McpTransportDeps, 'catalog' | 'client' | 'codec' | 's
 
 /**
  * `initialize` opens a session at the client's revision when the gateway speaks it, else at its
- * newest session revision; the id is sealed into `Mcp-Session-Id`. Past the caller's cap the
+ * newest session revision; the id is sealed into `Mcp-Session-Id`. The capabilities are what the
+ * caller's upstreams offer plus the gateway's own (advertised-capabilities.ts). Past the caller's cap the
  * least recently used sessions go: their server streams end and their upstream sessions are
  * ended behind the answer, per-user ones as this caller (whose sessions they were).
  */
@@ -55,14 +57,13 @@ export async function initialize(
     relayableCapabilities(request.params.capabilities),
   );
   const owner = sessionOwner(claims);
-  void dropEvicted(deps, await deps.sessions.create(claims.sid, owner), {
-    owner,
-    asUser: asCaller(deps, c, principal, version),
-  });
+  const asUser = asCaller(deps, c, principal, version);
+  void dropEvicted(deps, await deps.sessions.create(claims.sid, owner), { owner, asUser });
+  const capabilities = await capabilitiesFor({ ...deps, targetOf: asUser }, principal, endpoint);
   const response = {
     jsonrpc: '2.0',
     id: request.id,
-    result: { protocolVersion: version, capabilities: SERVER_CAPABILITIES, serverInfo: SERVER_INFO },
+    result: { protocolVersion: version, capabilities, serverInfo: SERVER_INFO },
   };
   const accept = c.req.header('accept') ?? '';
   if (accept.includes('text/event-stream') && !accept.includes('application/json')) {

@@ -11,7 +11,10 @@ import {
 import type { TaskRef } from '../extensions/task-ids.js';
 import type { ListChangedMethod, ListChangeFollowing } from '../gateway-list-changes.js';
 import type { McpRequestContext } from '../mcp-context.js';
-import { ClientGone, GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
+import { ClientGone, GATEWAY_RPC, RpcError } from '../rpc-errors.js';
+import { agreedFilter, LIST_FLAGS, parseListenFilter, type ListenFilter } from './listen-filter.js';
+
+const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 
 type Result = Record<string, unknown>;
 
@@ -19,28 +22,9 @@ type Result = Record<string, unknown>;
 export const LISTEN_LIFETIME_MS = 15 * 60_000;
 /** Listens one caller (user, else agent) may hold open on a replica; one more is 429 -32029. */
 export const MAX_LISTENS_PER_CALLER = 16;
-/** Resource uris and task ids one filter may name, and the longest uri taken. */
-const MAX_FILTER_ITEMS = 100;
-const MAX_URI_LENGTH = 2_048;
 /** The first wait before an upstream listen that ended is opened again; it doubles up to REOPEN_MAX_MS, and starts over after a listen that lasted that long. */
 export const REOPEN_FIRST_MS = 250;
 export const REOPEN_MAX_MS = 30_000;
-
-const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
-/** The filter flags and the notification each one lets through. */
-const LIST_FLAGS = {
-  toolsListChanged: 'notifications/tools/list_changed',
-  promptsListChanged: 'notifications/prompts/list_changed',
-  resourcesListChanged: 'notifications/resources/list_changed',
-} as const;
-
-/** A `subscriptions/listen` filter, checked and bounded. */
-export interface ListenFilter {
-  flags: Partial<Record<keyof typeof LIST_FLAGS, true>>;
-  resourceSubscriptions: readonly string[];
-  /** Gateway task ids (tasks extension), by the provider task each names. */
-  tasks: readonly { clientId: string; ref: TaskRef }[];
-}
 
 /** What a listen needs from the MCP methods (mcp-methods.ts): the upstream client, a provider's target for the caller, task ids, and the list caches to tell. */
 export interface ListenAccess {
@@ -75,7 +59,7 @@ export class SubscriptionsListen {
     ctx: McpRequestContext,
     providers: readonly ProviderRecord[],
   ): Promise<Result> {
-    const filter = this.parseFilter(params.notifications, ctx.principal);
+    const filter = parseListenFilter(params.notifications, ctx.principal, this.access.openTask);
     const notify = ctx.notify;
     if (notify === null)
       throw new RpcError(
@@ -125,23 +109,6 @@ export class SubscriptionsListen {
       if (left > 0) this.open.set(caller, left);
       else this.open.delete(caller);
     }
-  }
-
-  /** The client's filter: known flags set to true, at most MAX_FILTER_ITEMS uris and task ids (a task id not the caller's is dropped, not told apart). */
-  private parseFilter(raw: unknown, principal: Principal): ListenFilter {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-      throw invalidParams('params.notifications must be an object');
-    const given = raw as Result;
-    const flags: ListenFilter['flags'] = {};
-    for (const flag of Object.keys(LIST_FLAGS) as (keyof typeof LIST_FLAGS)[])
-      if (given[flag] === true) flags[flag] = true;
-    const uris = stringList(given.resourceSubscriptions, 'resourceSubscriptions');
-    const tasks: { clientId: string; ref: TaskRef }[] = [];
-    for (const clientId of stringList(given.taskIds, 'taskIds')) {
-      const ref = this.access.openTask(clientId, principal);
-      if (ref) tasks.push({ clientId, ref });
-    }
-    return { flags, resourceSubscriptions: uris, tasks };
   }
 
   /**
@@ -238,15 +205,6 @@ export class SubscriptionsListen {
   }
 }
 
-/** What the gateway agrees to pass on (the ack's `notifications`): the flags, the uris and the task ids it could open. */
-function agreedFilter(filter: ListenFilter): Result {
-  return {
-    ...filter.flags,
-    ...(filter.resourceSubscriptions.length > 0 ? { resourceSubscriptions: filter.resourceSubscriptions } : {}),
-    ...(filter.tasks.length > 0 ? { taskIds: filter.tasks.map((t) => t.clientId) } : {}),
-  };
-}
-
 /** Waits `ms`, or less when `signal` aborts first. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -258,18 +216,4 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
-}
-
-function stringList(value: unknown, field: string): string[] {
-  if (value === undefined) return [];
-  if (
-    !Array.isArray(value) ||
-    value.length > MAX_FILTER_ITEMS ||
-    !value.every((v) => typeof v === 'string' && v.length > 0 && v.length <= MAX_URI_LENGTH)
-  ) {
-    throw invalidParams(
-      `params.notifications.${field} must be at most ${MAX_FILTER_ITEMS} non-empty strings of at most ${MAX_URI_LENGTH} characters`,
-    );
-  }
-  return value as string[];
 }
