@@ -7,7 +7,7 @@ import {
   chromiumAvailable,
   launchBrowser,
   screenshot,
-  startGateway,
+  startGatewayUnderTest,
   type RunningGateway,
 } from './harness.js';
 
@@ -30,7 +30,7 @@ describe.skipIf(!chromiumAvailable)('OAuth connect in a real browser', () => {
 
   beforeAll(async () => {
     await buildConsole();
-    gateway = await startGateway(ADMIN, { publicUrl: 'localhost' });
+    gateway = await startGatewayUnderTest(ADMIN, { publicUrl: 'localhost' });
     consoleUrl = gateway.url.replace('127.0.0.1', 'localhost');
     oidc = await startOidcServer({
       clients: [{ ...CLIENT, redirectUris: [`${consoleUrl}/api/v1/credentials/oauth/acme/callback`] }],

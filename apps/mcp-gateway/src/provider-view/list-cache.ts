@@ -1,3 +1,4 @@
+import { trimOldest } from '@agentgw/core';
 import { clientCapabilitiesKey } from '@agentgw/mcp-client';
 import type { ListKind, ProviderList } from './list-items.js';
 
@@ -53,10 +54,7 @@ export class ListCache {
   put(key: string, entry: ListEntry): void {
     this.entries.delete(key);
     this.entries.set(key, entry);
-    for (const oldest of this.entries.keys()) {
-      if (this.entries.size <= this.maxEntries) break;
-      this.entries.delete(oldest);
-    }
+    trimOldest(this.entries, this.maxEntries);
   }
 
   /** Forgets every lister's lists of a provider (all providers with null), of one kind when given. */
