@@ -3,7 +3,7 @@ import { newId, type GatewayEvents } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openAdminApi, signedInUser, type Call, type Caller } from './test-client.js';
+import { startAdminApiUnderTest, signedInUser, type Call, type Caller } from './admin-api.fixtures.js';
 
 const base = '/api/v1/admin/agents';
 
@@ -17,7 +17,7 @@ describe.each(testBackends())('agents API (%s)', (backend) => {
   const events: { name: string; payload: unknown }[] = [];
 
   beforeAll(async () => {
-    ({ deps, call, admin, acmeCreator: creator, acmeAdmin: tenantAdmin } = await openAdminApi(backend));
+    ({ deps, call, admin, acmeCreator: creator, acmeAdmin: tenantAdmin } = await startAdminApiUnderTest(backend));
     otherCreator = await signedInUser(deps, ['agent_creator'], 'acme');
     for (const name of ['agent.changed', 'rules.changed'] as const) {
       await deps.bus.subscribe(name, (payload) => void events.push({ name, payload }));

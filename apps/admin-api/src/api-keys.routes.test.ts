@@ -2,7 +2,7 @@ import { hashToken } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openAdminApi, signedInUser, type Call, type Caller } from './test-client.js';
+import { startAdminApiUnderTest, signedInUser, type Call, type Caller } from './admin-api.fixtures.js';
 
 const base = '/api/v1/admin/api-keys';
 
@@ -15,7 +15,7 @@ describe.each(testBackends())('API keys API (%s)', (backend) => {
   const events: unknown[] = [];
 
   beforeAll(async () => {
-    ({ deps, call, admin, acmeAdmin: tenantAdmin, acmeCreator: member } = await openAdminApi(backend));
+    ({ deps, call, admin, acmeAdmin: tenantAdmin, acmeCreator: member } = await startAdminApiUnderTest(backend));
     await deps.bus.subscribe('apikey.changed', (e) => void events.push(e));
   });
   afterAll(() => deps?.close());

@@ -4,7 +4,7 @@ import { testBackends } from '@agentgw/db/testing';
 import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { adminApiService } from './service.js';
-import { testClient } from './test-client.js';
+import { testClient } from './admin-api.fixtures.js';
 
 // Counts every password check (one scrypt each) while keeping the real implementation.
 const checks = vi.hoisted(() => ({ count: 0 }));

@@ -2,7 +2,7 @@ import { secretBoxFor } from '@agentgw/auth';
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openAdminApi, type Call, type Caller } from './test-client.js';
+import { startAdminApiUnderTest, type Call, type Caller } from './admin-api.fixtures.js';
 
 const BASE = '/api/v1/credential-providers';
 const MASK = '********';
@@ -16,7 +16,7 @@ describe.each(testBackends())('credential providers API (%s)', (backend) => {
   let acmeCreator: Caller;
 
   beforeAll(async () => {
-    ({ deps, call, admin, acmeAdmin, globexAdmin, acmeCreator } = await openAdminApi(backend));
+    ({ deps, call, admin, acmeAdmin, globexAdmin, acmeCreator } = await startAdminApiUnderTest(backend));
   });
   afterAll(() => deps?.close());
 

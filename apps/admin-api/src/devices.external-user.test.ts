@@ -3,7 +3,7 @@ import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/te
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminApiService } from './service.js';
-import { testClient } from './test-client.js';
+import { testClient } from './admin-api.fixtures.js';
 
 const issuer = 'https://idp.example.test';
 const secret = 'external-issuer-shared-secret-0123456789';

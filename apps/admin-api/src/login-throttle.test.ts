@@ -14,7 +14,7 @@ import {
   type LoginLimits,
   type RegistrationLimits,
 } from './login-throttle.js';
-import { testClient } from './test-client.js';
+import { testClient } from './admin-api.fixtures.js';
 
 const MINUTE = 60_000;
 

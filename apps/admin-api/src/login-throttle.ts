@@ -121,8 +121,7 @@ export function clientAddress(c: Context, proxies: readonly Cidr[]): string {
     .split(',')
     .map((h) => h.trim())
     .filter(Boolean);
-  for (let i = hops.length - 1; i >= 0; i--) {
-    if (!isTrusted(hops[i]!, proxies)) return hops[i]!;
-  }
+  const untrusted = hops.findLast((hop) => !isTrusted(hop, proxies));
+  if (untrusted !== undefined) return untrusted;
   return hops[0] ?? peer;
 }

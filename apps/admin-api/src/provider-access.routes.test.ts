@@ -1,7 +1,7 @@
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openAdminApi, signedInUser, type Call, type Caller } from './test-client.js';
+import { startAdminApiUnderTest, signedInUser, type Call, type Caller } from './admin-api.fixtures.js';
 
 const BASE = '/api/v1/admin/provider-access';
 
@@ -38,7 +38,7 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
     call('POST', BASE, { token: caller.token, body });
 
   beforeAll(async () => {
-    ({ deps, call, admin, acmeAdmin, globexAdmin, acmeCreator: creator } = await openAdminApi(backend));
+    ({ deps, call, admin, acmeAdmin, globexAdmin, acmeCreator: creator } = await startAdminApiUnderTest(backend));
     endUser = await signedInUser(deps, ['agent_creator'], 'acme');
     github = await createProvider(admin, 'github');
     slack = await createProvider(admin, 'slack');

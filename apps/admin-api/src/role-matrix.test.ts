@@ -4,7 +4,7 @@ import { testBackends } from '@agentgw/db/testing';
 import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminApiService } from './service.js';
-import { signedInUser, testClient, type Caller } from './test-client.js';
+import { signedInUser, testClient, type Caller } from './admin-api.fixtures.js';
 
 /**
  * The role → permission table this API is meant to enforce, written out independently of the

@@ -1,7 +1,7 @@
 import { testBackends } from '@agentgw/db/testing';
 import type { TestDeps } from '@agentgw/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openAdminApi, signedInUser, type Call, type Caller } from './test-client.js';
+import { startAdminApiUnderTest, signedInUser, type Call, type Caller } from './admin-api.fixtures.js';
 
 let serial = 0;
 const unique = (prefix: string) => `${prefix}_${++serial}`;
@@ -70,7 +70,7 @@ describe.each(testBackends())('tenancy (%s)', (backend) => {
   let globex: Caller;
 
   beforeAll(async () => {
-    ({ deps, call, admin, acmeAdmin: acme, globexAdmin: globex } = await openAdminApi(backend));
+    ({ deps, call, admin, acmeAdmin: acme, globexAdmin: globex } = await startAdminApiUnderTest(backend));
   });
   afterAll(() => deps?.close());
 

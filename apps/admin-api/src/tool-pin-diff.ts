@@ -19,25 +19,33 @@ export function definitionDiff(before: unknown, after: unknown): DiffLine[] {
   const b = after === null ? [] : canonicalJson(after, 2).split('\n');
   if (a.length * b.length > MAX_ALIGNED_CELLS)
     return [...a.map((text) => line('removed', text)), ...b.map((text) => line('added', text))];
-  // common[i][j]: length of the longest common subsequence of a[i..] and b[j..].
-  const common = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
+  // common(i, j): length of the longest common subsequence of a[i..] and b[j..] (0 past either end).
+  const width = b.length + 1;
+  const table = new Uint32Array((a.length + 1) * width);
+  const common = (i: number, j: number): number => table[i * width + j] ?? 0;
   for (let i = a.length - 1; i >= 0; i--) {
     for (let j = b.length - 1; j >= 0; j--)
-      common[i]![j] = a[i] === b[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
+      table[i * width + j] = a[i] === b[j] ? common(i + 1, j + 1) + 1 : Math.max(common(i + 1, j), common(i, j + 1));
   }
   const lines: DiffLine[] = [];
   let i = 0;
   let j = 0;
-  while (i < a.length && j < b.length) {
-    if (a[i] === b[j]) {
-      lines.push(line('same', a[i]!));
+  for (;;) {
+    const [x, y] = [a[i], b[j]];
+    if (x === undefined || y === undefined) break;
+    if (x === y) {
+      lines.push(line('same', x));
       i++;
       j++;
-    } else if (common[i + 1]![j]! >= common[i]![j + 1]!) lines.push(line('removed', a[i++]!));
-    else lines.push(line('added', b[j++]!));
+    } else if (common(i + 1, j) >= common(i, j + 1)) {
+      lines.push(line('removed', x));
+      i++;
+    } else {
+      lines.push(line('added', y));
+      j++;
+    }
   }
-  while (i < a.length) lines.push(line('removed', a[i++]!));
-  while (j < b.length) lines.push(line('added', b[j++]!));
+  lines.push(...a.slice(i).map((text) => line('removed', text)), ...b.slice(j).map((text) => line('added', text)));
   return lines;
 }
 

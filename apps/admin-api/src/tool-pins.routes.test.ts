@@ -1,6 +1,6 @@
 import { definitionHashes, definitionOf, type AuditRecordJob, type GatewayEvents } from '@agentgw/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openAdminApi, type AdminApiFixture } from './test-client.js';
+import { startAdminApiUnderTest, type AdminApiFixture } from './admin-api.fixtures.js';
 
 const BASE = '/api/v1/admin/tool-pins';
 const before = definitionOf({ name: 'lookup', description: 'Looks a word up', inputSchema: { type: 'object' } });
@@ -17,7 +17,7 @@ describe('tool pins API', () => {
   const audited: AuditRecordJob[] = [];
 
   beforeAll(async () => {
-    api = await openAdminApi('pglite');
+    api = await startAdminApiUnderTest('pglite');
     const created = await api.call('POST', '/api/v1/admin/tool-providers', {
       token: api.acmeAdmin.token,
       body: { name: 'dict', pattern: '*', endpoint: 'https://mcp.example.test/mcp' },

@@ -8,7 +8,7 @@ import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openApiApp } from '@agentgw/service-kit';
-import { openAdminApi, signedInUser, testClient, type Call, type Caller } from './test-client.js';
+import { startAdminApiUnderTest, signedInUser, testClient, type Call, type Caller } from './admin-api.fixtures.js';
 import { toolProvidersRoutes } from './tool-providers.routes.js';
 
 const BASE = '/api/v1/admin/tool-providers';
@@ -49,7 +49,7 @@ describe.each(testBackends())('tool providers API (%s)', (backend) => {
   const ruleEvents: unknown[] = [];
 
   beforeAll(async () => {
-    ({ deps, call, admin, acmeAdmin, globexAdmin, acmeCreator: creator } = await openAdminApi(backend));
+    ({ deps, call, admin, acmeAdmin, globexAdmin, acmeCreator: creator } = await startAdminApiUnderTest(backend));
     await deps.bus.subscribe('providers.changed', (e) => void providerEvents.push(e));
     await deps.bus.subscribe('rules.changed', (e) => void ruleEvents.push(e));
     mcp = await startMcpServer({

@@ -127,7 +127,8 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
     });
     for (const [index, err] of await writeRecords(records)) {
       // Its good records are written; retries of the job skip them (same keys).
-      if (!failures.has(owner[index]!)) failures.set(owner[index]!, err);
+      const job = owner[index];
+      if (job !== undefined && !failures.has(job)) failures.set(job, err);
     }
     if (failures.size > 0) throw new JobBatchFailures(failures);
   }

@@ -138,7 +138,8 @@ async function appendLinks(
   const links: Insertable<AuditChainTable>[] = [];
   for (const row of rows) {
     const tenantKey = tenantKeyOf(row.tenant_id);
-    const at = head.get(tenantKey)!;
+    const at = head.get(tenantKey);
+    if (at === undefined) throw new Error(`audit chain: no head row for tenant ${tenantKey}`);
     const hash = row.content_hash;
     for (const jobKey of row.keys) {
       const link = { tenantKey, seq: at.seq + 1, auditId: row.id, jobKey, contentHash: hash, prevHash: at.hash };
@@ -160,7 +161,7 @@ async function appendLinks(
   await sql`insert into audit_chain (tenant_key, seq, audit_id, job_key, content_hash, prev_hash, hash)
     select * from unnest(${pick('tenant_key')}::text[], ${pick('seq')}::bigint[], ${pick('audit_id')}::text[], ${pick('job_key')}::text[],
       ${pick('content_hash')}::text[], ${pick('prev_hash')}::text[], ${pick('hash')}::text[])`.execute(trx);
-  const updates = tenants.map((t) => sql`(${t}::text, ${head.get(t)!.seq}::bigint, ${head.get(t)!.hash}::text)`);
+  const updates = [...head].map(([t, at]) => sql`(${t}::text, ${at.seq}::bigint, ${at.hash}::text)`);
   await sql`update audit_chain_heads as h set seq = v.seq, hash = v.hash
     from (values ${sql.join(updates)}) as v(tenant_key, seq, hash) where h.tenant_key = v.tenant_key`.execute(trx);
   return links.length;

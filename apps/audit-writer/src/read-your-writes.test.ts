@@ -195,7 +195,7 @@ describe.skipIf(!databaseUrl || !redisUrl)(
       dbUrl.pathname = `/${rows[0]!.name}`;
       const env = { REDIS_URL: redisUrl!, AUDIT_QUEUE_PREFIX: prefix };
       // A second writer replica in its own process, and two gateway-like producers.
-      const writer = child('./writer-process.fixture.ts', {
+      const writer = child('./writer-process.fixtures.ts', {
         ...env,
         DATABASE_URL: dbUrl.toString(),
         AUDIT_BATCH_WAIT_MS: '10000',
@@ -203,7 +203,7 @@ describe.skipIf(!databaseUrl || !redisUrl)(
       children.push(writer);
       expect(await writer.next()).toBe('ready');
       for (const name of ['producer-a', 'producer-b'])
-        children.push(child('./producer-process.fixture.ts', { ...env, PRODUCER_NAME: name }));
+        children.push(child('./producer-process.fixtures.ts', { ...env, PRODUCER_NAME: name }));
     }, 180_000);
     afterAll(async () => {
       for (const c of children) c.proc.kill('SIGKILL');

@@ -13,7 +13,7 @@ import { verifyAll } from './verify.js';
 
 const databaseUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL;
-const fixture = fileURLToPath(new URL('./writer-process.fixture.ts', import.meta.url));
+const fixture = fileURLToPath(new URL('./writer-process.fixtures.ts', import.meta.url));
 
 describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL', () => {
   const prefix = `test-kill-${randomUUID()}`;
@@ -45,7 +45,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     await redis.quit();
   });
 
-  const startWriter = async (): Promise<ChildProcess> => {
+  const startWriterUnderTest = async (): Promise<ChildProcess> => {
     const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
       env: { ...process.env, DATABASE_URL: dbUrl, REDIS_URL: redisUrl, AUDIT_QUEUE_PREFIX: prefix },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -98,7 +98,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     }
     await producer.close();
 
-    const first = await startWriter();
+    const first = await startWriterUnderTest();
     // Kill it once part of the log is written, while it holds jobs.
     await vi.waitFor(async () => expect(await count()).toBeGreaterThan(RECORDS / 4), { timeout: 60_000, interval: 5 });
     first.kill('SIGKILL');
@@ -113,7 +113,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('audit writer on BullMQ + PostgreSQL'
     expect(writtenAtKill).toBeLessThan(RECORDS);
     expect(heldAtKill).toBeGreaterThan(0);
 
-    await startWriter();
+    await startWriterUnderTest();
     await vi.waitFor(async () => expect(await count(sql`status = 'completed'`)).toBe(RECORDS), {
       timeout: 90_000,
       interval: 100,

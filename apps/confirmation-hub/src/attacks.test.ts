@@ -1,13 +1,13 @@
 import { generateApiKey } from '@agentgw/auth';
 import { createUser, tokenFor } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertAgent, openHub, type HubFixture } from './hub-fixture.js';
+import { insertAgent, startHubUnderTest, type HubFixture } from './hub.fixtures.js';
 
 // An attacker's view of the hub: who may answer a held call, and how much a client may hold open.
 
 let hub: HubFixture;
 beforeAll(async () => {
-  hub = await openHub();
+  hub = await startHubUnderTest();
 });
 afterAll(() => hub?.close());
 

@@ -2,7 +2,7 @@ import { AGENT_DISABLED_REASON } from '@agentgw/confirmations';
 import type { GatewayEvents } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertAgent, openHub, type Caller, type HubFixture } from './hub-fixture.js';
+import { insertAgent, startHubUnderTest, type Caller, type HubFixture } from './hub.fixtures.js';
 
 // Response bodies are whatever JSON the API answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -11,7 +11,7 @@ type Json = any;
 describe.each(testBackends())('confirmation routes on %s', (backend) => {
   let hub: HubFixture;
   beforeAll(async () => {
-    hub = await openHub({ backend });
+    hub = await startHubUnderTest({ backend });
   });
   afterAll(() => hub.close());
 

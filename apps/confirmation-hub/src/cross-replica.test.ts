@@ -11,7 +11,7 @@ import {
   type ReplicaProcess,
   type ScratchDatabase,
 } from './replica-processes.js';
-import { insertAgent } from './hub-fixture.js';
+import { insertAgent } from './hub.fixtures.js';
 
 // Response bodies are whatever JSON the processes answered; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

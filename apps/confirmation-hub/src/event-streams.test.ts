@@ -2,7 +2,7 @@ import { canSeeConfirmation } from '@agentgw/confirmations';
 import { silentLogger, systemClock, type ConfirmationPayload } from '@agentgw/core';
 import { describe, expect, it } from 'vitest';
 import { EventStreams, parseLastEventId, requiredEventId } from './event-streams.js';
-import { drain, viewers } from './event-streams.fixture.js';
+import { drain, viewers } from './event-streams.fixtures.js';
 
 /** An expiry far enough away not to matter in a test. */
 const later = () => new Date(Date.now() + 3_600_000);

@@ -7,7 +7,7 @@ import {
   createScratchDatabase,
   isolatedRedisUrl,
   startHub,
-  startService,
+  startServiceUnderTest,
   TEST_SECRETS,
   type ReplicaProcess,
   type ScratchDatabase,
@@ -59,10 +59,10 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
       CONFIRMATION_TIMEOUT_MS: '60000',
     };
     const started = await Promise.all([
-      startService('admin-api', env),
-      startService('mcp-gateway', env),
-      startService('mcp-gateway', env),
-      startService('mcp-gateway', { ...env, CONFIRMATION_TIMEOUT_MS: '1500' }),
+      startServiceUnderTest('admin-api', env),
+      startServiceUnderTest('mcp-gateway', env),
+      startServiceUnderTest('mcp-gateway', env),
+      startServiceUnderTest('mcp-gateway', { ...env, CONFIRMATION_TIMEOUT_MS: '1500' }),
       startHub(env),
       startHub(env),
     ]);

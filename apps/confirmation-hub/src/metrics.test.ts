@@ -1,6 +1,6 @@
 import { serve, type RunningServer } from '@agentgw/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openHub, type HubFixture } from './hub-fixture.js';
+import { startHubUnderTest, type HubFixture } from './hub.fixtures.js';
 import { SseEventReader } from '@agentgw/testkit';
 
 /** The value of one sample line (`name 3`); undefined when the series is absent. */
@@ -14,7 +14,7 @@ describe("the hub's series on /metrics", () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    hub = await openHub();
+    hub = await startHubUnderTest();
     server = await serve(hub.host.app, {
       port: 0,
       hostname: '127.0.0.1',

@@ -114,7 +114,7 @@ function launch(
 }
 
 /** A service's own `apps/<app>/src/main.ts` with these variables; ready when it logs `listening`. */
-export function startService(app: string, env: Record<string, string>): Promise<ReplicaProcess> {
+export function startServiceUnderTest(app: string, env: Record<string, string>): Promise<ReplicaProcess> {
   const main = fileURLToPath(new URL(`../../${app}/src/main.ts`, import.meta.url));
   return launch(main, { LOG_LEVEL: 'info', ...env }, (line) => {
     if (!line.includes('"listening"')) return null;
@@ -127,7 +127,8 @@ export function startService(app: string, env: Record<string, string>): Promise<
 }
 
 /** A confirmation-hub replica (its main.ts). */
-export const startHub = (env: Record<string, string>): Promise<ReplicaProcess> => startService('confirmation-hub', env);
+export const startHub = (env: Record<string, string>): Promise<ReplicaProcess> =>
+  startServiceUnderTest('confirmation-hub', env);
 
 /** A process holding calls through the gate (held-call-server.ts). */
 export function startHolder(env: Record<string, string>): Promise<ReplicaProcess> {

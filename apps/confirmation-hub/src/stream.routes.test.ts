@@ -3,7 +3,7 @@ import { MemoryEventBus } from '@agentgw/core';
 import { serve, type RunningServer } from '@agentgw/service-kit';
 import { createUser, SseEventReader, tokenFor, type SseEvent } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openHub, type Caller, type HubFixture } from './hub-fixture.js';
+import { startHubUnderTest, type Caller, type HubFixture } from './hub.fixtures.js';
 
 // Event payloads are whatever JSON the stream sent; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -16,7 +16,7 @@ describe('SSE stream over a real HTTP server', () => {
   const readers: SseEventReader[] = [];
 
   beforeAll(async () => {
-    hub = await openHub({ env: { SSE_HEARTBEAT_MS: '300' } });
+    hub = await startHubUnderTest({ env: { SSE_HEARTBEAT_MS: '300' } });
     server = await serve(hub.host.app, {
       port: 0,
       hostname: '127.0.0.1',

@@ -1,7 +1,7 @@
 import { silentLogger, systemClock, type ToolPinEvent } from '@agentgw/core';
 import { describe, expect, it } from 'vitest';
 import { EventStreams } from './event-streams.js';
-import { drain, viewers } from './event-streams.fixture.js';
+import { drain, viewers } from './event-streams.fixtures.js';
 
 const event = (change: ToolPinEvent['change'], toolName: string, renamedFrom: string | null = null): ToolPinEvent => ({
   providerId: 'p1',

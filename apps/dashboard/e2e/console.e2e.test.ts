@@ -8,7 +8,7 @@ import {
   launchBrowser,
   screenshot,
   seriousViolations,
-  startGateway,
+  startGatewayUnderTest,
   type RunningGateway,
 } from './harness.js';
 import { openMcpSession } from './mcp-call.js';
@@ -73,7 +73,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
         },
       ],
     });
-    gateway = await startGateway(ADMIN);
+    gateway = await startGatewayUnderTest(ADMIN);
     const login = await fetch(`${gateway.url}/api/v1/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -11,7 +11,7 @@ import {
   launchBrowser,
   screenshot,
   seriousViolations,
-  startGateway,
+  startGatewayUnderTest,
   type RunningGateway,
 } from './harness.js';
 import { AppOAuthClient, allowToolProvider } from './mcp-oauth-app.js';
@@ -59,7 +59,7 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs a person in through an 
         login: { id: 'test-idp', name: 'Test IdP', clientId: 'gateway', clientSecret: IDP_CLIENT_SECRET },
       },
     ];
-    gateway = await startGateway(ADMIN, {
+    gateway = await startGatewayUnderTest(ADMIN, {
       publicUrl: '127.0.0.1',
       port,
       env: { JWT_EXTERNAL_ISSUERS: JSON.stringify(externalIssuers) },

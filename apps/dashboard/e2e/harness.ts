@@ -43,7 +43,7 @@ export interface GatewayOptions {
  * The all-in-one as a real process (`gateway start`, as `pnpm start` runs it) on a free port,
  * with a fresh embedded database in a temp directory and an admin from ADMIN_EMAIL/PASSWORD.
  */
-export async function startGateway(
+export async function startGatewayUnderTest(
   admin: { email: string; password: string },
   options: GatewayOptions = {},
 ): Promise<RunningGateway> {

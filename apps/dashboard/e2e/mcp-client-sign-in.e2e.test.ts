@@ -10,7 +10,7 @@ import {
   launchBrowser,
   screenshot,
   seriousViolations,
-  startGateway,
+  startGatewayUnderTest,
   type RunningGateway,
 } from './harness.js';
 import { AppOAuthClient, allowToolProvider } from './mcp-oauth-app.js';
@@ -36,7 +36,7 @@ describe.skipIf(!chromiumAvailable)('an MCP client signs in through the console'
       name: 'desk-tools',
       tools: [{ name: 'echo', description: 'Echoes its text', handler: (args) => `echo: ${JSON.stringify(args)}` }],
     });
-    gateway = await startGateway(ADMIN, { publicUrl: '127.0.0.1' });
+    gateway = await startGatewayUnderTest(ADMIN, { publicUrl: '127.0.0.1' });
     const login = await fetch(`${gateway.url}/api/v1/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

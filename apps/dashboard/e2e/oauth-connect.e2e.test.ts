@@ -6,7 +6,7 @@ import {
   chromiumAvailable,
   launchBrowser,
   screenshot,
-  startGateway,
+  startGatewayUnderTest,
   type RunningGateway,
 } from './harness.js';
 
@@ -28,7 +28,7 @@ describe.skipIf(!chromiumAvailable)('OAuth connect in a real browser', () => {
   let jwt = '';
 
   beforeAll(async () => {
-    gateway = await startGateway(ADMIN, { publicUrl: 'localhost' });
+    gateway = await startGatewayUnderTest(ADMIN, { publicUrl: 'localhost' });
     consoleUrl = gateway.url.replace('127.0.0.1', 'localhost');
     oidc = await startOidcServer({
       clients: [{ ...CLIENT, redirectUris: [`${consoleUrl}/api/v1/credentials/oauth/acme/callback`] }],

@@ -17,7 +17,7 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanEnv, GATEWAY_BIN, run, startServer, type Server } from './test-cli-process.js';
+import { cleanEnv, GATEWAY_BIN, run, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
 
 const LISTENING = /Agent Gateway listening on http:\/\/127\.0\.0\.1:(\d+)/;
 const NO_STACK = /^\s+at .+:\d+:\d+\)?$/m;
@@ -39,8 +39,8 @@ afterEach(async () => {
 const PROCESS_MS = 180_000;
 const gateway = (args: string[], env: Record<string, string> = {}) =>
   run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }), timeoutMs: PROCESS_MS });
-const startGateway = (env: Record<string, string> = {}, args: string[] = []) =>
-  startServer([GATEWAY_BIN, 'start', '--port', '0', ...args], {
+const startGatewayUnderTest = (env: Record<string, string> = {}, args: string[] = []) =>
+  startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0', ...args], {
     cwd: dir,
     env: cleanEnv(env),
     ready: LISTENING,
@@ -59,7 +59,7 @@ describe('gateway start', () => {
     'boots with no configuration, keeps generated secrets in secrets.json (0600) and reuses them after a restart',
     async () => {
       const admin = { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'correct-horse-1' };
-      server = await startGateway(admin);
+      server = await startGatewayUnderTest(admin);
       expect(server.output()).toContain(
         'Generated JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY and stored them in .gateway-data/secrets.json',
       );
@@ -107,7 +107,7 @@ describe('gateway start', () => {
       expect(stopped.code).toBe(0);
 
       // Second boot: same secrets, the first run's token still works, the admin is not created twice.
-      server = await startGateway(admin);
+      server = await startGatewayUnderTest(admin);
       expect(server.output()).toContain(
         'Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.',
       );
@@ -133,7 +133,7 @@ describe('gateway start', () => {
     'on a fixed port with nothing configured: listens on loopback only, says so, and MCP clients can sign in (issuer derived)',
     async () => {
       const port = await freePort();
-      server = await startGateway({}, ['--port', String(port)]);
+      server = await startGatewayUnderTest({}, ['--port', String(port)]);
       const base = `http://127.0.0.1:${port}`;
       expect(server.output()).toContain(`Agent Gateway listening on ${base} (loopback only (127.0.0.1);`);
       expect(server.output()).toContain(`MCP endpoint: ${base}/api/v1/mcp/mcp`);
@@ -158,7 +158,7 @@ describe('gateway start', () => {
     'on every interface without GATEWAY_PUBLIC_URL: says why MCP client sign-in is off and keeps self-registration off',
     async () => {
       const port = await freePort();
-      server = await startGateway({ HOST: '0.0.0.0' }, ['--port', String(port)]);
+      server = await startGatewayUnderTest({ HOST: '0.0.0.0' }, ['--port', String(port)]);
       const base = `http://127.0.0.1:${port}`;
       expect(server.output()).toContain(`Agent Gateway listening on ${base} (on every interface, port ${port})`);
       expect(server.output()).toContain(
@@ -250,7 +250,7 @@ describe('gateway start', () => {
 
       try {
         const admin = { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'correct-horse-1' };
-        server = await startGateway(admin);
+        server = await startGatewayUnderTest(admin);
         expect(server.output()).toContain('Generated PLATFORM_SECRETS_KEY and stored it in .gateway-data/secrets.json');
         expect(server.output()).toContain(
           'Using JWT_SECRET and CREDENTIAL_ENCRYPTION_KEY from .gateway-data/secrets.json.',
@@ -279,7 +279,7 @@ describe('gateway start', () => {
 
         // A restart keeps the added key (nothing generated again), and the old secret still opens.
         await server.stop();
-        server = await startGateway(admin);
+        server = await startGatewayUnderTest(admin);
         expect(server.output()).toContain(
           'Using JWT_SECRET, CREDENTIAL_ENCRYPTION_KEY and PLATFORM_SECRETS_KEY from .gateway-data/secrets.json.',
         );
@@ -306,7 +306,7 @@ describe('gateway start', () => {
 describe('pnpm start', () => {
   const APP_DIR = fileURLToPath(new URL('..', import.meta.url));
   const pnpmStart = () =>
-    startServer(['start', '--data-dir', join(dir, 'data'), '--port', '0'], {
+    startGatewayProcessUnderTest(['start', '--data-dir', join(dir, 'data'), '--port', '0'], {
       command: 'pnpm',
       detached: true,
       cwd: APP_DIR,
@@ -361,7 +361,7 @@ describe('gateway init', () => {
       expect(status.stdout).toMatch(/configuration\s+valid/);
       expect(status.stdout).not.toContain(jwt);
 
-      server = await startGateway();
+      server = await startGatewayUnderTest();
       expect(server.output()).not.toContain('secrets.json');
       expect(existsSync(join(dir, '.gateway-data', 'secrets.json'))).toBe(false);
       expect((await fetch(`http://127.0.0.1:${server.port}/health`)).status).toBe(200);
@@ -381,7 +381,7 @@ describe('gateway init', () => {
   it(
     'writes the keys secrets.json holds; start refuses keys that do not open the stored data',
     async () => {
-      server = await startGateway();
+      server = await startGatewayUnderTest();
       await server.stop();
       server = undefined;
       const stored = JSON.parse(readFileSync(join(dir, '.gateway-data', 'secrets.json'), 'utf8')) as Record<
@@ -414,7 +414,7 @@ describe('gateway init', () => {
       for (const name of ['JWT_SECRET', 'CREDENTIAL_ENCRYPTION_KEY', 'PLATFORM_SECRETS_KEY']) {
         expect(written).toContain(`${name}=${stored[name]}\n`);
       }
-      server = await startGateway();
+      server = await startGatewayUnderTest();
       expect((await fetch(`http://127.0.0.1:${server.port}/health`)).status).toBe(200);
     },
     4 * PROCESS_MS,
@@ -437,7 +437,7 @@ describe('gateway status', () => {
   it(
     'reports the data directory asked about, not another gateway that answers on PORT',
     async () => {
-      server = await startGateway({}, ['--data-dir', join(dir, 'running')]);
+      server = await startGatewayUnderTest({}, ['--data-dir', join(dir, 'running')]);
       const other = await gateway(['status', '--data-dir', join(dir, 'other'), '--port', String(server.port)]);
       expect(other.stdout).toMatch(/database\s+not created yet/);
       const same = await gateway(['status', '--data-dir', join(dir, 'running'), '--port', String(server.port)]);
@@ -475,7 +475,7 @@ describe('gateway backup and restore', () => {
     'round-trips the embedded database: refused while the gateway runs, restored elsewhere, opened with its keys',
     async () => {
       const admin = { ADMIN_EMAIL: 'keep@example.com', ADMIN_PASSWORD: 'correct-horse-2' };
-      server = await startGateway(admin);
+      server = await startGatewayUnderTest(admin);
       const running = await gateway(['backup', '--out', 'while-running.tar.gz']);
       expect(running.code).toBe(1);
       expect(running.stderr).toContain('is in use by another process');
@@ -501,7 +501,7 @@ describe('gateway backup and restore', () => {
         string,
         string
       >;
-      server = await startGateway(keys, ['--data-dir', restored]);
+      server = await startGatewayUnderTest(keys, ['--data-dir', restored]);
       const login = await fetch(`http://127.0.0.1:${server.port}/api/v1/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -9,7 +9,7 @@ import {
   type RecordingUpstream,
 } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asUserGateway, connectUrl, RESOURCE, type AsUserGateway, type Json } from './as-user-harness.js';
+import { asUserGateway, connectUrl, RESOURCE, type AsUserGateway, type Json } from './as-user.fixtures.js';
 
 const TENANT = 'tenant_t';
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_KEYS } from '@agentgw/service-kit';
 import { authHeaders, freePort, startRecordingUpstream } from '@agentgw/testkit';
-import { cleanEnv, run, startServer, type Server } from './test-cli-process.js';
+import { cleanEnv, run, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
 
 const SERVICES = ['admin-api', 'invoke-proxy', 'mcp-gateway', 'vault', 'confirmation-hub', 'audit-writer'] as const;
 const mainOf = (service: string) => fileURLToPath(new URL(`../../${service}/src/main.ts`, import.meta.url));
@@ -121,7 +121,7 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
     '%s boots, reports healthy PostgreSQL and Redis, keeps /metrics on loopback, and stops gracefully on SIGTERM',
     async (service) => {
       const metricsPort = await freePort();
-      const server = await startServer(['--import', 'tsx', mainOf(service)], {
+      const server = await startGatewayProcessUnderTest(['--import', 'tsx', mainOf(service)], {
         cwd: appDir,
         env: { ...env(service), METRICS_PORT: String(metricsPort) },
         ready: LISTENING,
@@ -147,7 +147,7 @@ describe.skipIf(!pgUrl || !redisUrl)('distributed main.ts on PostgreSQL + Redis'
     const upstream = await startRecordingUpstream();
     const admin = { ADMIN_EMAIL: 'dist-admin@example.com', ADMIN_PASSWORD: 'dist-password-1' };
     const start = (service: string, extra: Record<string, string> = {}) =>
-      startServer(['--import', 'tsx', mainOf(service)], {
+      startGatewayProcessUnderTest(['--import', 'tsx', mainOf(service)], {
         cwd: appDir,
         env: { ...env(service), ...extra },
         ready: LISTENING,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asUserGateway, connectUrl, RESOURCE, type Json } from './as-user-harness.js';
+import { asUserGateway, connectUrl, RESOURCE, type Json } from './as-user.fixtures.js';
 
 // Tool calls that reach an MCP upstream as the user (issue 22.4), in the all-in-one: the
 // upstream (official SDK) accepts only access tokens of the OpenID provider for its resource and

@@ -1,6 +1,6 @@
 import { freePort, startOidcServer, startProtectedMcpServer } from '@agentgw/testkit';
 import { describe, expect, it } from 'vitest';
-import { asUserGateway, type Json } from './as-user-harness.js';
+import { asUserGateway, type Json } from './as-user.fixtures.js';
 
 // The gateway as an upstream's OAuth client by its client ID metadata document (MCP authorization
 // 2025-11-25): the all-in-one on a real loopback port (the upstream's authorization server fetches

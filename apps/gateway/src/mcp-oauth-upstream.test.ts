@@ -1,6 +1,6 @@
 import { freePort, startOidcServer, startProtectedMcpServer } from '@agentgw/testkit';
 import { describe, expect, it } from 'vitest';
-import { asUserGateway, connectUrl, PUBLIC, type Json } from './as-user-harness.js';
+import { asUserGateway, connectUrl, PUBLIC, type Json } from './as-user.fixtures.js';
 
 // Tool providers with authType mcp_oauth (issue 22.5), in the all-in-one: the upstream is an MCP
 // server (official SDK) protected by the MCP authorization spec with a real OpenID provider that

@@ -2,7 +2,7 @@ import { newId } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import { PROTECTED_PROMPT, PROTECTED_RESOURCE_URI, SseEventReader } from '@agentgw/testkit';
 import { describe, expect, it } from 'vitest';
-import { asUserGateway, connectUrl, type Json } from './as-user-harness.js';
+import { asUserGateway, connectUrl, type Json } from './as-user.fixtures.js';
 
 const SERVICE = 'acme_docs';
 const CONNECT_URL = connectUrl(SERVICE);

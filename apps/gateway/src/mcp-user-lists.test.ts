@@ -1,6 +1,6 @@
 import { testBackends } from '@agentgw/db/testing';
 import { describe, expect, it } from 'vitest';
-import { asUserGateway, connectUrl, type Json } from './as-user-harness.js';
+import { asUserGateway, connectUrl, type Json } from './as-user.fixtures.js';
 
 const SERVICE = 'acme_tools';
 const CONNECT_URL = connectUrl(SERVICE);

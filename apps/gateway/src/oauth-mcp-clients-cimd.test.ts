@@ -22,7 +22,7 @@ import {
   startToolsUpstream,
   TestOAuthClient,
 } from './oauth-test-clients.js';
-import { createTestTlsAuthority, type TestTlsAuthority } from './test-tls-authority.js';
+import { createTestTlsAuthority, type TestTlsAuthority } from './tls-authority.fixtures.js';
 
 // MCP clients identified by a client ID metadata document (MCP authorization 2025-11-25): the
 // official SDK clients (1.x and 2.x) given only the unified endpoint's URL and the https URL of
@@ -149,7 +149,7 @@ const SDK_APPS = [
 ];
 
 /** Starts the all-in-one as `gateway start` does: egress public-only but for 127.0.0.1, trusting the run's CA. */
-async function startGateway(): Promise<void> {
+async function startGatewayUnderTest(): Promise<void> {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   gateway = startProcess({
@@ -198,7 +198,7 @@ beforeAll(async () => {
   // The console's sign-in and consent pages come from the dashboard's build.
   await promisify(execFile)('pnpm', ['--filter', '@agentgw/dashboard', 'build'], { cwd: REPO_ROOT });
   upstream = await startToolsUpstream();
-  await startGateway();
+  await startGatewayUnderTest();
   await registerUpstream();
   browser = await chromium.launch({
     executablePath: CHROMIUM,

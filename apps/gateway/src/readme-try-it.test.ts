@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, run, type Finished } from './test-cli-process.js';
+import { cleanEnv, run, type Finished } from './cli-process.fixtures.js';
 
 // The root README's "Try it", run as written: every block pasted in order into one bash (-e: any
 // failing command fails the test), from starting the gateway to the last tool call. Only the

@@ -6,10 +6,10 @@ import {
   insertAgent,
   invokeRequest,
   signedInUser,
-  startHarness,
+  startInvokeProxyUnderTest,
   type Harness,
   type SignedInUser,
-} from './test-harness.js';
+} from './invoke-proxy.fixtures.js';
 
 describe.each(testBackends())('agent access (%s)', (backend) => {
   let h: Harness;
@@ -19,7 +19,7 @@ describe.each(testBackends())('agent access (%s)', (backend) => {
   let admin: SignedInUser; // global admin
 
   beforeAll(async () => {
-    h = await startHarness(backend);
+    h = await startInvokeProxyUnderTest(backend);
     up = await startRecordingUpstream();
     alice = await signedInUser(h.deps, { email: 'alice@example.com', roles: ['agent_creator'], tenantId: 'tenant-a' });
     bob = await signedInUser(h.deps, { email: 'bob@example.com', roles: ['tenant_admin'], tenantId: 'tenant-b' });

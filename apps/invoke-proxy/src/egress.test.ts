@@ -3,7 +3,7 @@ import { createTestDeps, testHost, type TestDeps } from '@agentgw/service-kit/te
 import { createVault, directCredentialResolver } from '@agentgw/credentials';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInvokeProxyService } from './service.js';
-import { insertAgent, invokeRequest, signedInUser, type SignedInUser } from './test-harness.js';
+import { insertAgent, invokeRequest, signedInUser, type SignedInUser } from './invoke-proxy.fixtures.js';
 
 /** invoke-proxy under a given egress configuration (pglite: the policy does not depend on the database). */
 async function appWith(env: Record<string, string>) {

@@ -10,10 +10,10 @@ import {
   invokeRequest,
   listen,
   signedInUser,
-  startHarness,
+  startInvokeProxyUnderTest,
   type Harness,
   type SignedInUser,
-} from './test-harness.js';
+} from './invoke-proxy.fixtures.js';
 
 describe.each(testBackends())('invoke (%s)', (backend) => {
   let h: Harness;
@@ -28,7 +28,7 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
   };
 
   beforeAll(async () => {
-    h = await startHarness(backend);
+    h = await startInvokeProxyUnderTest(backend);
     alice = await signedInUser(h.deps, { email: 'alice@example.com', roles: ['agent_creator'], tenantId: 'tenant-a' });
     await h.vault.store({
       userId: alice.id,

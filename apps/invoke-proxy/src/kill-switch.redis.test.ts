@@ -9,10 +9,10 @@ import {
   insertAgent,
   invokeRequest,
   signedInUser,
-  startHarness,
+  startInvokeProxyUnderTest,
   type Harness,
   type SignedInUser,
-} from './test-harness.js';
+} from './invoke-proxy.fixtures.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -25,7 +25,7 @@ describe.skipIf(!redisUrl).each(testBackends())('kill switch across replicas ove
   let busOfB: RedisEventBus;
 
   beforeAll(async () => {
-    h = await startHarness(backend);
+    h = await startInvokeProxyUnderTest(backend);
     up = await startRecordingUpstream();
     alice = await signedInUser(h.deps, { email: 'alice@example.com', roles: ['agent_creator'], tenantId: 'tenant-a' });
     const prefix = `invoke-proxy-test-${newId()}`;

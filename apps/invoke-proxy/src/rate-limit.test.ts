@@ -4,7 +4,7 @@ import { createTestDeps, testHost, type TestDeps, type TestHost } from '@agentgw
 import { startRecordingUpstream, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInvokeProxyService } from './service.js';
-import { insertAgent, invokeRequest, signedInUser, type SignedInUser } from './test-harness.js';
+import { insertAgent, invokeRequest, signedInUser, type SignedInUser } from './invoke-proxy.fixtures.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 

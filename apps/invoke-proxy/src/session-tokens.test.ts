@@ -10,7 +10,13 @@ import {
   sessionClaimsFor,
   type SessionRequest,
 } from './session-tokens.js';
-import { insertAgent, invokeRequest, signedInUser, startHarness, type Harness } from './test-harness.js';
+import {
+  insertAgent,
+  invokeRequest,
+  signedInUser,
+  startInvokeProxyUnderTest,
+  type Harness,
+} from './invoke-proxy.fixtures.js';
 
 describe('SessionTokens', () => {
   let deps: TestDeps;
@@ -101,7 +107,7 @@ describe('SessionTokens', () => {
 describe.each(testBackends())('session tokens handed out by invoke (%s)', (backend) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness(backend);
+    h = await startInvokeProxyUnderTest(backend);
   });
   afterAll(() => h?.close());
 

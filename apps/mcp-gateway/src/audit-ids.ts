@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Keyring, Principal } from '@agentgw/auth';
+import type { Keyring, Principal, Subkeys } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 
 /**
@@ -11,7 +11,7 @@ import { newId } from '@agentgw/core';
  * or Redis read, on any replica; the whole string is the audit row's id.
  */
 export class AuditIdSigner {
-  private readonly keys: readonly Uint8Array[];
+  private readonly keys: Subkeys;
 
   constructor(ring: Pick<Keyring, 'subkeys'>) {
     this.keys = ring.subkeys('agentgw tool-gate audit-id');
@@ -20,7 +20,7 @@ export class AuditIdSigner {
   /** A new audit id owned by `principal`. */
   issue(principal: Principal): string {
     const id = newId();
-    return `${id}.${mac(this.keys[0]!, id, principal).toString('base64url')}`;
+    return `${id}.${mac(this.keys[0], id, principal).toString('base64url')}`;
   }
 
   /** Whether `auditId` was issued to `principal` (false for foreign, forged or altered ids). */

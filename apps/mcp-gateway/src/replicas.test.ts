@@ -28,7 +28,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startService(app: string, env: Record<string, string>): Promise<string> {
+async function startServiceUnderTest(app: string, env: Record<string, string>): Promise<string> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', `apps/${app}/src/main.ts`], {
     cwd: ROOT,
@@ -80,9 +80,9 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       ADMIN_PASSWORD: 'replica-admin-password',
     };
     const started = await Promise.all([
-      startService('admin-api', env),
-      startService('mcp-gateway', env),
-      startService('mcp-gateway', env),
+      startServiceUnderTest('admin-api', env),
+      startServiceUnderTest('mcp-gateway', env),
+      startServiceUnderTest('mcp-gateway', env),
     ]);
     admin = started[0];
     replicas = [started[1], started[2]];

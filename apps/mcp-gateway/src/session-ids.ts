@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { open, seal } from '@agentgw/auth';
-import type { Keyring, Principal } from '@agentgw/auth';
+import type { Keyring, Principal, Subkeys } from '@agentgw/auth';
 
 /**
  * What a gateway MCP session is, sealed (AES-256-GCM) into its `Mcp-Session-Id`: who opened it,
@@ -27,7 +27,7 @@ const AAD = 'agentgw mcp-session v1';
 
 /** Seals and opens session ids with a subkey of the platform key ring (PLATFORM_SECRETS_KEY; previous keys still open). */
 export class SessionIdCodec {
-  private readonly keys: readonly Uint8Array[];
+  private readonly keys: Subkeys;
 
   constructor(ring: Pick<Keyring, 'subkeys'>) {
     this.keys = ring.subkeys('agentgw mcp-session-id');
@@ -51,7 +51,7 @@ export class SessionIdCodec {
       iat: Math.floor(now.getTime() / 1000),
       ...(Object.keys(caps).length > 0 ? { caps } : {}),
     };
-    return { id: seal(this.keys[0]!, JSON.stringify(claims), AAD), claims };
+    return { id: seal(this.keys[0], JSON.stringify(claims), AAD), claims };
   }
 
   /** The claims, or null when the id is not one of ours (forged, altered, or too long to be one). */

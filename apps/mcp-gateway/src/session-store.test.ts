@@ -3,13 +3,9 @@ import { connectRedis, ManualClock, type RedisConnection } from '@agentgw/core';
 import { testClusterTarget } from '@agentgw/core/local-redis-cluster';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  MemorySessionStore,
-  RedisSessionStore,
-  SESSION_SCRIPTS,
-  type SessionLimits,
-  type SessionStore,
-} from './session-store.js';
+import { MemorySessionStore } from './memory-session-store.js';
+import { RedisSessionStore, SESSION_SCRIPTS } from './redis-session-store.js';
+import type { SessionLimits, SessionStore } from './session-store.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const up = (sessionId: string) => ({ protocolVersion: '2025-11-25', sessionId });

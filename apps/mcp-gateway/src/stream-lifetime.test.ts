@@ -2,7 +2,7 @@ import { createUser, tokenFor } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialExpiry } from './credential-expiry.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
-import { MemorySessionStore } from './session-store.js';
+import { MemorySessionStore } from './memory-session-store.js';
 
 // An open MCP server stream (GET) used to outlive everything that authorised it: a demoted or
 // deleted user, a disabled agent, an expired login token kept it open until the client left.

@@ -2,7 +2,7 @@ import { keyIdOf } from '@agentgw/auth';
 import type { ApiKeyScope } from '@agentgw/db';
 import { testBackends } from '@agentgw/db/testing';
 import { describe, expect, it } from 'vitest';
-import { KEY_A, partnerToken, sessionHeaders, useSharedVault, type VaultFixture } from './test-vault.js';
+import { KEY_A, partnerToken, sessionHeaders, useSharedVault, type VaultFixture } from './vault.fixtures.js';
 
 const BASE = '/api/v1/credentials';
 const inOneHour = (f: VaultFixture) => new Date(f.clock.now().getTime() + 3_600_000).toISOString();

@@ -10,7 +10,7 @@ import {
 } from '@agentgw/service-kit';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createMiddleware } from 'hono/factory';
-import { serviceTypesSchema } from './credentials.routes.js';
+import { serviceTypesSchema } from './credentials.openapi.js';
 
 const tenantIdSchema = z.string().min(1).max(256).nullable();
 

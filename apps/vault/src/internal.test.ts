@@ -3,7 +3,7 @@ import { testBackends } from '@agentgw/db/testing';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createVault, directCredentialResolver, httpCredentialResolver } from '@agentgw/credentials';
-import { sessionHeaders, useSharedVault } from './test-vault.js';
+import { sessionHeaders, useSharedVault } from './vault.fixtures.js';
 
 const PATH = '/internal/v1/credentials/resolve';
 

@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { vaultService } from './service.js';
-import { startVault, type VaultFixture } from './test-vault.js';
+import { startVaultUnderTest, type VaultFixture } from './vault.fixtures.js';
 
 const VAULT = 'http://vault.test';
 const CONSOLE = 'http://console.test';
@@ -36,7 +36,7 @@ describe.each(backends)('OAuth connect on %s', (backend) => {
       resource: RESOURCE,
       accessTokenTtlSeconds: 3600,
     });
-    f = await startVault(backend, { OAUTH_CALLBACK_BASE_URL: VAULT, GATEWAY_PUBLIC_URL: CONSOLE });
+    f = await startVaultUnderTest(backend, { OAUTH_CALLBACK_BASE_URL: VAULT, GATEWAY_PUBLIC_URL: CONSOLE });
   });
   afterAll(async () => {
     await f.close();

@@ -4,7 +4,7 @@ import { testConfig, testHost } from '@agentgw/service-kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { vaultService } from './service.js';
 import { createVault } from '@agentgw/credentials';
-import { KEY_A, KEY_B, startVault, type VaultFixture } from './test-vault.js';
+import { KEY_A, KEY_B, startVaultUnderTest, type VaultFixture } from './vault.fixtures.js';
 
 const BASE = '/api/v1/credentials';
 const idOf = (hex: string) => keyIdOf(Buffer.from(hex, 'hex'));
@@ -12,7 +12,7 @@ const idOf = (hex: string) => keyIdOf(Buffer.from(hex, 'hex'));
 describe.each(testBackends())('key rotation (%s)', (backend) => {
   let f: VaultFixture;
   beforeEach(async () => {
-    f = await startVault(backend);
+    f = await startVaultUnderTest(backend);
   });
   afterEach(async () => {
     await f.close();

@@ -46,9 +46,11 @@ export function sealedKeyId(sealed: string): string | null {
 /** The plaintext, or null when the value was sealed with another key, altered, or bound to other AAD. */
 export function open(key: Uint8Array, sealed: string, aad: string): string | null {
   const parts = sealed.split('.');
-  if (parts.length !== 4 || parts[0] !== VERSION || parts[1] !== keyIdOf(key)) return null;
-  const nonce = Buffer.from(parts[2]!, 'base64url');
-  const body = Buffer.from(parts[3]!, 'base64url');
+  const [version, keyId, nonceText, bodyText] = parts;
+  if (parts.length !== 4 || version !== VERSION || keyId !== keyIdOf(key)) return null;
+  if (nonceText === undefined || bodyText === undefined) return null;
+  const nonce = Buffer.from(nonceText, 'base64url');
+  const body = Buffer.from(bodyText, 'base64url');
   if (nonce.length !== NONCE_LENGTH || body.length < TAG_LENGTH) return null;
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_LENGTH });

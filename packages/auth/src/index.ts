@@ -26,7 +26,7 @@ export type { GeneratedToken } from './tokens.js';
 export { hashPassword, verifyPassword, verifyPasswordOrDummy } from './passwords.js';
 export { keyIdOf, open, seal, sealedKeyId } from './aead.js';
 export { createKeyring, credentialKeyringFor, secretBoxFor } from './keyring.js';
-export type { CredentialKeyConfig, KeyConfig, Keyring, OpenResult, SecretBox } from './keyring.js';
+export type { CredentialKeyConfig, KeyConfig, Keyring, OpenResult, SecretBox, Subkeys } from './keyring.js';
 export {
   isAdmin,
   isVisibleTo,

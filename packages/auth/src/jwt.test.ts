@@ -3,7 +3,7 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@agentgw/core';
 import { createJwtCodec, parseDuration } from './jwt.js';
-import { serveJwks, testConfig } from './test-fixtures.js';
+import { serveJwks, testConfig } from './auth.fixtures.js';
 
 const SECRET = 'test-secret-that-is-at-least-32-characters-long';
 const ISSUER = 'agentgw-gateway';

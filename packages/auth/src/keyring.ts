@@ -23,9 +23,12 @@ export interface Keyring {
   isCurrent(sealed: string): boolean;
   /** HKDF-SHA256 subkey of the current key for one purpose (`info`), e.g. MCP session ids: what is issued now. */
   subkey(info: string): Uint8Array;
-  /** The same subkey of the current key, then of each previous key: what is still accepted. */
-  subkeys(info: string): readonly Uint8Array[];
+  /** The same subkey of the current key (first: never empty), then of each previous key: what is still accepted. */
+  subkeys(info: string): Subkeys;
 }
+
+/** A purpose's subkeys: the current key's first (what is issued), then the previous keys' (still accepted). */
+export type Subkeys = readonly [current: Uint8Array, ...previous: Uint8Array[]];
 
 /** HKDF salt of every ring subkey; changing it would void every session id and audit id in flight. */
 const SUBKEY_SALT = 'agentgw key-ring subkey v1';
@@ -64,7 +67,7 @@ export function createKeyring(
     openResult,
     isCurrent: (sealed) => sealedKeyId(sealed) === currentKeyId,
     subkey: (info) => deriveSubkey(current, info),
-    subkeys: (info) => [current, ...previous].map((key) => deriveSubkey(key, info)),
+    subkeys: (info) => [deriveSubkey(current, info), ...previous.map((key) => deriveSubkey(key, info))],
   };
 }
 

@@ -13,7 +13,7 @@ import {
   requireRole,
 } from './middleware.js';
 import { createAuth, type AuthService } from './service.js';
-import { testConfig } from './test-fixtures.js';
+import { testConfig } from './auth.fixtures.js';
 import { generateApiKey, generateRuntimeToken } from './tokens.js';
 
 describe.each(testBackends())('auth middlewares (%s)', (backend) => {

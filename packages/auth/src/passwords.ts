@@ -26,12 +26,13 @@ export async function hashPassword(password: string): Promise<string> {
 
 function decode(encoded: string): { N: number; r: number; p: number; salt: Buffer; key: Buffer } | null {
   const parts = encoded.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') return null;
-  const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  const [scheme, nText, rText, pText, saltText, keyText] = parts;
+  if (parts.length !== 6 || scheme !== 'scrypt' || saltText === undefined || keyText === undefined) return null;
+  const [N, r, p] = [Number(nText), Number(rText), Number(pText)];
   const valid = (n: number) => Number.isInteger(n) && n > 0;
   if (!valid(N) || !valid(r) || !valid(p) || N > MAX_N || (N & (N - 1)) !== 0 || r > 32 || p > 16) return null;
-  const salt = Buffer.from(parts[4]!, 'base64url');
-  const key = Buffer.from(parts[5]!, 'base64url');
+  const salt = Buffer.from(saltText, 'base64url');
+  const key = Buffer.from(keyText, 'base64url');
   if (salt.length === 0 || key.length !== KEY_LENGTH) return null;
   return { N, r, p, salt, key };
 }

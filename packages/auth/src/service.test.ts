@@ -6,7 +6,7 @@ import { openTestDatabase, testBackends } from '@agentgw/db/testing';
 import { API_KEY_USE_RECORD_INTERVAL_MS } from './credential-forms.js';
 import { createAuth, type AuthService } from './service.js';
 import { whereTenantVisible } from './tenancy.js';
-import { testConfig } from './test-fixtures.js';
+import { testConfig } from './auth.fixtures.js';
 import { generateApiKey, generateRuntimeToken } from './tokens.js';
 
 const PARTNER_SECRET = 'partner-shared-secret-of-32-characters!!';

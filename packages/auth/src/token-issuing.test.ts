@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, systemClock } from '@agentgw/core';
 import { openTestDatabase } from '@agentgw/db/testing';
 import { createJwtCodec, PASSWORD_STAMP_CLAIM } from './jwt.js';
-import { testConfig } from './test-fixtures.js';
+import { testConfig } from './auth.fixtures.js';
 import { CONFIRMATION_TOKEN_LIFETIME_SECONDS, tokenIssuing, type TokenIssuing } from './token-issuing.js';
 
 const rejection = (promise: Promise<unknown>) =>

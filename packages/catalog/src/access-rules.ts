@@ -94,14 +94,13 @@ export async function listAccessRules(
   principal: Principal,
   filters: AccessRuleFilters,
 ): Promise<AccessRule[]> {
-  const rows = await visibleRules(db, principal)
-    .$if(filters.subjectType !== undefined, (qb) => qb.where('subject_type', '=', filters.subjectType!))
-    .$if(filters.subjectId !== undefined, (qb) => qb.where('subject_id', '=', filters.subjectId!))
-    .$if(filters.providerId !== undefined, (qb) => qb.where('provider_id', '=', filters.providerId!))
-    .$if(filters.action !== undefined, (qb) => qb.where('action', '=', filters.action!))
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  const { subjectType, subjectId, providerId, action } = filters;
+  let query = visibleRules(db, principal);
+  if (subjectType !== undefined) query = query.where('subject_type', '=', subjectType);
+  if (subjectId !== undefined) query = query.where('subject_id', '=', subjectId);
+  if (providerId !== undefined) query = query.where('provider_id', '=', providerId);
+  if (action !== undefined) query = query.where('action', '=', action);
+  const rows = await query.orderBy('created_at').orderBy('id').execute();
   return rows.map(toAccessRule);
 }
 

@@ -1,8 +1,8 @@
 import { GatewayApi } from '@agentgw/e2e/gateway-api';
 import {
   ADMIN,
-  startAllInOne,
-  startDistributed,
+  startAllInOneUnderTest,
+  startDistributedUnderTest,
   unavailable,
   type GatewayTarget,
   type TargetName,
@@ -20,7 +20,7 @@ export interface GatewayUnderTest {
 export async function startTopology(name: TargetName): Promise<GatewayTarget | string> {
   const reason = unavailable(name);
   if (reason) return reason;
-  return name === 'all-in-one' ? startAllInOne() : startDistributed();
+  return name === 'all-in-one' ? startAllInOneUnderTest() : startDistributedUnderTest();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -59,11 +59,13 @@ export async function startLocalPgBouncer(serverUrl: string, poolSize = 2): Prom
   await writeFile(join(dir, 'pgbouncer.ini'), `${ini}\n`, { mode: 0o644 });
   await writeFile(join(dir, 'users.txt'), `"${user}" ""\n`, { mode: 0o644 });
   const args = [...(process.getuid?.() === 0 ? ['-u', 'nobody'] : []), join(dir, 'pgbouncer.ini')];
-  const child: ChildProcess = spawn(pgbouncerBinary()!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const binary = pgbouncerBinary();
+  if (binary === null) throw new Error('pgbouncer is not installed');
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-16_384));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -78,6 +80,8 @@ export async function startLocalPgBouncer(serverUrl: string, poolSize = 2): Prom
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`pgbouncer has no process id:\n${output}`);
   return {
     urlFor(url) {
       const through = new URL(url);
@@ -85,7 +89,7 @@ export async function startLocalPgBouncer(serverUrl: string, poolSize = 2): Prom
       through.port = String(port);
       return through.toString();
     },
-    pid: child.pid!,
+    pid,
     stop,
   };
 }

@@ -1,7 +1,7 @@
 import { describeClusterFailover } from './faults.js';
 import { describeSecuritySuite } from './security.suite.js';
 import { describeGatewaySuite } from './suite.js';
-import { selected, startCluster, unavailable, type ClusterTarget } from './targets.js';
+import { selected, startClusterUnderTest, unavailable, type ClusterTarget } from './targets.js';
 
 // The third topology: the distributed services (two replicas of each but the audit writer, behind
 // nginx) on a local Redis Cluster (3 primaries + 3 replicas) and PostgreSQL through PgBouncer in
@@ -9,7 +9,7 @@ import { selected, startCluster, unavailable, type ClusterTarget } from './targe
 // router) and the failover run; the other suites exercise no Redis or database path these two miss,
 // and CI time matters, so they run on the distributed target only.
 const skip = selected('cluster') ? unavailable('cluster') : `E2E_TARGET picks ${process.env.E2E_TARGET} only`;
-describeGatewaySuite('cluster', startCluster, skip, (ctx) => {
+describeGatewaySuite('cluster', startClusterUnderTest, skip, (ctx) => {
   describeSecuritySuite(ctx);
   describeClusterFailover(() => ({ ...ctx(), target: ctx().target as ClusterTarget }));
 });

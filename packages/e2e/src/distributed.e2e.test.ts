@@ -4,14 +4,14 @@ import { describeMcpInteropSuite } from './mcp-interop.suite.js';
 import { describeOAuthClientsSuite } from './oauth-clients.suite.js';
 import { describeSecuritySuite } from './security.suite.js';
 import { describeGatewaySuite } from './suite.js';
-import { selected, startDistributed, unavailable, type DistributedTarget } from './targets.js';
+import { selected, startDistributedUnderTest, unavailable, type DistributedTarget } from './targets.js';
 import { describeToolCatalogSuite } from './tool-catalog.suite.js';
 
 // Every service its own main.ts on PostgreSQL + Redis, two replicas of each but the audit
 // writer, behind nginx running infra/nginx/nginx.conf; then issue 19's
 // checks, issue 24's, 23's, 21's and 22's through the router (22's refresh race straight to both invoke-proxies), then the fault runs.
 const skip = selected('distributed') ? unavailable('distributed') : `E2E_TARGET picks ${process.env.E2E_TARGET} only`;
-describeGatewaySuite('distributed', startDistributed, skip, (ctx) => {
+describeGatewaySuite('distributed', startDistributedUnderTest, skip, (ctx) => {
   describeSecuritySuite(ctx);
   describeToolCatalogSuite(ctx);
   describeOAuthClientsSuite(ctx);

@@ -96,7 +96,7 @@ function buildConsole(): void {
 }
 
 /** The all-in-one as the README starts it: `pnpm gateway start --port N --data-dir DIR`, embedded database. */
-export async function startAllInOne(): Promise<GatewayTarget> {
+export async function startAllInOneUnderTest(): Promise<GatewayTarget> {
   buildConsole();
   const dataDir = await mkdtemp(join(tmpdir(), 'agentgw-e2e-aio-'));
   const port = await freePort();
@@ -259,12 +259,12 @@ const sealingKeysOf = (app: string): Record<string, string> =>
  * private Redis, every service its own `main.ts` process (two replicas of each, the audit
  * writer alone), behind Debian's nginx running a runtime copy of infra/nginx/nginx.conf.
  */
-export function startDistributed(): Promise<DistributedTarget> {
+export function startDistributedUnderTest(): Promise<DistributedTarget> {
   return startReplicated('distributed') as Promise<DistributedTarget>;
 }
 
 /** The distributed topology on a local Redis Cluster (3 primaries, 3 replicas) and PgBouncer in transaction pooling. */
-export function startCluster(): Promise<ClusterTarget> {
+export function startClusterUnderTest(): Promise<ClusterTarget> {
   return startReplicated('cluster') as Promise<ClusterTarget>;
 }
 

@@ -98,8 +98,13 @@ export function postOver(
           stream.push(null);
           return;
         }
-        if (chunks) answer!.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-        resolve(answer!);
+        if (answer === null) {
+          fail(new McpUpstreamError('protocol', 'upstream response ended before its headers'));
+          return;
+        }
+        // One chunk is the body as it is (no copy).
+        if (chunks) answer.body = (chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks, size);
+        resolve(answer);
       },
       onResponseError(_controller, err) {
         fail(err);

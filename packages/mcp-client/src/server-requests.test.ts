@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { relayableCapabilities } from './client-capabilities.js';
-import { closedAfterEachTest, sseHead, sseMessage } from './legacy-stream-upstream.fixture.js';
+import { closedAfterEachTest, sseHead, sseMessage } from './legacy-stream-upstream.fixtures.js';
 import type { JsonRpcRequest } from './protocol.js';
 import type { UpstreamSession } from './upstream-client.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { McpUpstreamError } from './errors.js';
-import { closedAfterEachTest, sseHead, sseMessage } from './legacy-stream-upstream.fixture.js';
+import { closedAfterEachTest, sseHead, sseMessage } from './legacy-stream-upstream.fixtures.js';
 import { MAX_STREAM_RESUMPTIONS } from './upstream-client.js';
 
 const { newClient, start } = closedAfterEachTest();

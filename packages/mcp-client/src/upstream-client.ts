@@ -596,7 +596,7 @@ export class McpUpstreamClient {
     },
   ): Promise<RawExchange> {
     const headers: string[] = [];
-    if (target.headers) for (const name in target.headers) headers.push(name, target.headers[name]!);
+    for (const [name, value] of Object.entries(target.headers ?? {})) headers.push(name, value);
     headers.push('content-type', 'application/json', 'accept', 'application/json, text/event-stream');
     if (!options.initializing) headers.push('mcp-protocol-version', session.protocolVersion);
     if (session.sessionId !== null) headers.push('mcp-session-id', session.sessionId);
@@ -690,12 +690,13 @@ export class McpUpstreamClient {
     for (let resumed = 0; ; resumed++) {
       const response = await this.readEvents(body, id, ctx, cursor, framing);
       if (response) return response;
-      const resumable = ctx.session.protocolVersion !== MODERN_PROTOCOL_VERSION && cursor.lastEventId !== null;
-      if (!resumable || resumed >= MAX_STREAM_RESUMPTIONS)
+      // Only a session revision's stream with an event id can be resumed.
+      const resumeFrom = ctx.session.protocolVersion === MODERN_PROTOCOL_VERSION ? null : cursor.lastEventId;
+      if (resumeFrom === null || resumed >= MAX_STREAM_RESUMPTIONS)
         throw new McpUpstreamError('protocol', 'upstream stream ended without a response');
       ctx.onStreamPaused?.(cursor.retryMs);
       await pause(cursor.retryMs, ctx.deadline);
-      body = await this.resumeStream(ctx, cursor.lastEventId!);
+      body = await this.resumeStream(ctx, resumeFrom);
     }
   }
 
@@ -731,7 +732,7 @@ export class McpUpstreamClient {
   private async resumeStream(ctx: StreamContext, lastEventId: string): Promise<Readable> {
     const { target, session } = ctx;
     const headers: string[] = [];
-    if (target.headers) for (const name in target.headers) headers.push(name, target.headers[name]!);
+    for (const [name, value] of Object.entries(target.headers ?? {})) headers.push(name, value);
     headers.push(
       'accept',
       'text/event-stream',

@@ -78,7 +78,8 @@ function readIncoming(incoming: IncomingMessage, limit: number): Promise<Buffer 
     };
     const onEnd = () => {
       cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      // One chunk is the body as it is (no copy).
+      resolve((chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks, size));
     };
     // Reset or closed before its end: the client went away mid-body.
     const onClose = () => {

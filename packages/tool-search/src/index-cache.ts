@@ -1,5 +1,6 @@
 import { ToolIndex, type ProviderLabel } from './tool-index.js';
 import type { ListedTool } from './tool-fields.js';
+import { trimOldest } from './bounded-map.js';
 
 /**
  * Built indexes by key (the caller's fingerprint of a visible tool set), least recently used
@@ -19,7 +20,7 @@ export class ToolIndexCache<T extends ListedTool> {
     if (cached) return cached;
     const built = ToolIndex.build(tools(), providerOf);
     this.entries.set(key, built);
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    trimOldest(this.entries, this.maxEntries);
     return built;
   }
 

@@ -65,7 +65,8 @@ export function queryTerms(text: string): Map<string, QueryTerm> {
   const ids = new Map<string, number>();
   const add = (term: string, weight: number, concept: string) => {
     if (!ids.has(concept) && ids.size < MAX_CONCEPTS) ids.set(concept, ids.size);
-    const bit = ids.has(concept) ? 1 << ids.get(concept)! : 0;
+    const id = ids.get(concept);
+    const bit = id === undefined ? 0 : 1 << id;
     const known = found.get(term);
     if (known === undefined) found.set(term, { weight, concepts: bit });
     else found.set(term, { weight: Math.max(known.weight, weight), concepts: known.concepts | bit });
@@ -92,8 +93,9 @@ export function queryTerms(text: string): Map<string, QueryTerm> {
     }
   }
   // WordNet is asked about each word and each two-word verb; particles ("on", "in") are stop words, so pairs come from all words.
-  raw.forEach((word, i) => {
-    if (!partOf.has(own[i]!)) for (const term of synonymTerms(word)) add(term, RANKING.wordnetWeight, own[i]!);
+  raw.forEach((word) => {
+    const term = stem(word);
+    if (!partOf.has(term)) for (const synonym of synonymTerms(word)) add(synonym, RANKING.wordnetWeight, term);
   });
   for (const pair of wordPairs(all.slice(0, 2 * SEARCH_LIMITS.queryTerms))) {
     const concept = stem(pair.slice(0, pair.indexOf('_')));

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { EmbeddingsClient, embeddingsConfigFromEnv, type Embedder } from './embeddings-client.js';
 import { fieldsOf, type ListedTool } from './tool-fields.js';
 import type { SearchHit, ToolIndex } from './tool-index.js';
+import { trimOldest } from './bounded-map.js';
 
 /** Reciprocal rank fusion's k (the usual 60): how fast a lower rank stops counting. */
 export const FUSION = { k: 60, depth: 50 } as const;
@@ -29,16 +30,17 @@ export class ToolVectors {
 
   /** Each tool's vector, in order (null for a tool without a name); embeds those not held. */
   async of(tools: readonly ListedTool[]): Promise<(Float32Array | null)[]> {
-    const texts = tools.map(definitionText);
-    const digests = texts.map((text) => (text === null ? null : createHash('sha256').update(text).digest('base64url')));
     const missing = new Map<string, string>();
-    texts.forEach((text, i) => {
-      const digest = digests[i]!;
-      if (text !== null && digest !== null && !this.vectors.has(digest)) missing.set(digest, text);
+    const digests = tools.map((tool) => {
+      const text = definitionText(tool);
+      if (text === null) return null;
+      const digest = createHash('sha256').update(text).digest('base64url');
+      if (!this.vectors.has(digest)) missing.set(digest, text);
+      return digest;
     });
     if (missing.size > 0) {
       const made = await this.embedder.embed([...missing.values()]);
-      [...missing.keys()].forEach((digest, i) => this.keep(digest, made[i]!));
+      for (const [i, digest] of [...missing.keys()].entries()) this.keep(digest, vectorAt(made, i));
     }
     return digests.map((digest) => (digest === null ? null : this.touch(digest)));
   }
@@ -50,7 +52,7 @@ export class ToolVectors {
 
   private keep(digest: string, vector: Float32Array): void {
     this.vectors.set(digest, vector);
-    if (this.vectors.size > this.maxEntries) this.vectors.delete(this.vectors.keys().next().value!);
+    trimOldest(this.vectors, this.maxEntries);
   }
 
   private touch(digest: string): Float32Array | null {
@@ -81,8 +83,8 @@ export class HybridSearch {
     const lexical = index.search(query, FUSION.depth);
     let nearest: number[];
     try {
-      const [queryVector] = await this.embedder.embed([query]);
-      nearest = rankByVector(queryVector!, await this.vectorsOf(index));
+      const queryVector = vectorAt(await this.embedder.embed([query]), 0);
+      nearest = rankByVector(queryVector, await this.vectorsOf(index));
     } catch (error) {
       this.onError(error as Error);
       return lexical.slice(0, limit);
@@ -114,13 +116,20 @@ export class HybridSearch {
   }
 }
 
+/** The embedder's vector for its `i`th text; an embedder that answered fewer vectors than texts is an error (caught as any embedding failure). */
+function vectorAt(vectors: readonly Float32Array[], i: number): Float32Array {
+  const vector = vectors[i];
+  if (vector === undefined) throw new Error(`the embedder answered ${vectors.length} vectors, text ${i + 1} has none`);
+  return vector;
+}
+
 /** Tool positions by cosine similarity to the query (vectors are unit length), best first; tools without a vector left out. */
 function rankByVector(query: Float32Array, vectors: readonly (Float32Array | null)[]): number[] {
   const scored: { doc: number; similarity: number }[] = [];
   vectors.forEach((vector, doc) => {
     if (vector === null || vector.length !== query.length) return;
     let dot = 0;
-    for (let i = 0; i < vector.length; i++) dot += vector[i]! * query[i]!;
+    for (let i = 0; i < vector.length; i++) dot += (vector[i] ?? 0) * (query[i] ?? 0);
     scored.push({ doc, similarity: dot });
   });
   return scored.sort((a, b) => b.similarity - a.similarity || a.doc - b.doc).map(({ doc }) => doc);

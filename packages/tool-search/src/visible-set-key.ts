@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { trimOldest } from './bounded-map.js';
 
 /** A tool as a provider listed it (passed on unchanged). */
 type ListItem = Record<string, unknown>;
@@ -33,8 +34,8 @@ export function exposedTool(tool: ListItem, exposedName: string): ListItem {
   if (copy === undefined) {
     copy = { ...tool, name: exposedName };
     copyTokens.set(copy, `o${origin.id}\u0000${exposedName}`);
-    if (origin.copies.size >= MAX_COPIES_PER_TOOL) origin.copies.delete(origin.copies.keys().next().value!);
     origin.copies.set(exposedName, copy);
+    trimOldest(origin.copies, MAX_COPIES_PER_TOOL);
   }
   return copy;
 }

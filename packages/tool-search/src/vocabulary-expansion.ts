@@ -25,12 +25,13 @@ function phrasesOf(lines: readonly string[]): Map<string, Phrase[]> {
         .split(/\s+/)
         .flatMap((word) => (word === GAP ? [GAP] : allWords(word, word.length).map(stem)))
         .slice(0, MAX_PHRASE_WORDS);
-      if (phraseWords.length === 0 || phraseWords[0] === GAP) continue;
+      const [first, second] = phraseWords;
+      if (first === undefined || first === GAP) continue;
       // A verb + particle phrase is separable: "pass along" also matches "pass this email along".
-      if (phraseWords.length === 2 && PARTICLES.has(phraseWords[1]!)) phraseWords.splice(1, 0, GAP);
-      const list = byFirst.get(phraseWords[0]!) ?? [];
+      if (phraseWords.length === 2 && second !== undefined && PARTICLES.has(second)) phraseWords.splice(1, 0, GAP);
+      const list = byFirst.get(first) ?? [];
       list.push({ words: phraseWords, targets });
-      byFirst.set(phraseWords[0]!, list);
+      byFirst.set(first, list);
     }
   }
   return byFirst;
@@ -71,22 +72,22 @@ export interface VocabularyMatch {
  */
 export function vocabularyMatch(queryWords: readonly string[]): VocabularyMatch {
   const targets = new Map<string, Set<string>>();
-  const found = (target: string, at: number) =>
-    targets.set(target, (targets.get(target) ?? new Set()).add(queryWords[at]!));
+  const found = (target: string, word: string) => targets.set(target, (targets.get(target) ?? new Set()).add(word));
   const covered = new Set<number>();
-  const single: { at: number; targets: readonly string[] }[] = [];
-  for (let q = 0; q < queryWords.length; q++) {
-    for (const phrase of PHRASES.get(queryWords[q]!) ?? []) {
+  const single: { at: number; word: string; targets: readonly string[] }[] = [];
+  for (const [q, word] of queryWords.entries()) {
+    for (const phrase of PHRASES.get(word) ?? []) {
       const positions = matchAt(phrase.words, 0, queryWords, q);
       if (positions === null) continue;
-      if (positions.length === 1) single.push({ at: q, targets: phrase.targets });
+      if (positions.length === 1) single.push({ at: q, word, targets: phrase.targets });
       else {
-        for (const target of phrase.targets) found(target, q);
+        for (const target of phrase.targets) found(target, word);
         for (const at of positions) covered.add(at);
       }
     }
   }
-  for (const { at, targets: words } of single) if (!covered.has(at)) for (const target of words) found(target, at);
-  const idiomWords = new Set([...covered].map((at) => queryWords[at]!).filter((word) => !targets.has(word)));
+  for (const { at, word, targets: words } of single)
+    if (!covered.has(at)) for (const target of words) found(target, word);
+  const idiomWords = new Set(queryWords.filter((word, at) => covered.has(at) && !targets.has(word)));
   return { targets, idiomWords };
 }

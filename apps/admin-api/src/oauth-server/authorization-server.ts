@@ -1,7 +1,7 @@
 import { recordIdentityEvent } from '@agentgw/audit';
 import { createHmac } from 'node:crypto';
 import { isMcpResource, loadOAuthSigningKeys, MCP_SCOPE, oauthIssuerOf, secretBoxFor } from '@agentgw/auth';
-import { createEgressDispatcher, egressFetch, egressPolicyFromConfig } from '@agentgw/core';
+import { createEgressDispatcher, egressFetch, egressPolicyFromConfig, trimOldest } from '@agentgw/core';
 import type { ServiceDeps } from '@agentgw/service-kit';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { ClientMetadataDocuments } from './client-metadata-documents.js';
@@ -46,8 +46,8 @@ class RevokedGrantAccounts {
   private readonly accounts = new Map<string, string>();
 
   remember(grantId: string, accountId: string): void {
-    if (this.accounts.size >= RevokedGrantAccounts.MAX) this.accounts.delete(this.accounts.keys().next().value!);
     this.accounts.set(grantId, accountId);
+    trimOldest(this.accounts, RevokedGrantAccounts.MAX);
   }
 
   take(grantId: string): string | null {

@@ -5,6 +5,13 @@ import type { PushSender } from './push-sender.js';
 
 const APNS_VARIABLES = ['APNS_TEAM_ID', 'APNS_KEY_ID', 'APNS_PRIVATE_KEY', 'APNS_TOPIC'] as const;
 
+/** The four APNs variables when all are set, else null. */
+function apnsVariables(config: Config): { teamId: string; keyId: string; privateKey: string; topic: string } | null {
+  const { APNS_TEAM_ID: teamId, APNS_KEY_ID: keyId, APNS_PRIVATE_KEY: privateKey, APNS_TOPIC: topic } = config;
+  if (teamId === undefined || keyId === undefined || privateKey === undefined || topic === undefined) return null;
+  return { teamId, keyId, privateKey, topic };
+}
+
 /**
  * The push services configured in the environment: APNs when its four variables are set, FCM
  * when FCM_SERVICE_ACCOUNT is; none when unset (push off). A half-done or unreadable
@@ -15,6 +22,7 @@ export function pushSendersFromConfig(config: Config, clock: Clock): PushSender[
   const senders: PushSender[] = [];
 
   const setApns = APNS_VARIABLES.filter((v) => config[v] !== undefined);
+  const apns = apnsVariables(config);
   if (setApns.length > 0 && setApns.length < APNS_VARIABLES.length) {
     for (const variable of APNS_VARIABLES.filter((v) => config[v] === undefined)) {
       problems.push({
@@ -22,8 +30,8 @@ export function pushSendersFromConfig(config: Config, clock: Clock): PushSender[
         message: `is required when ${setApns.join(', ')} ${setApns.length === 1 ? 'is' : 'are'} set`,
       });
     }
-  } else if (setApns.length === APNS_VARIABLES.length) {
-    const privateKey = config.APNS_PRIVATE_KEY!.replace(/\\n/g, '\n');
+  } else if (apns !== null) {
+    const privateKey = apns.privateKey.replace(/\\n/g, '\n');
     if (!privateKey.includes('-----BEGIN PRIVATE KEY-----')) {
       problems.push({
         variable: 'APNS_PRIVATE_KEY',
@@ -32,10 +40,10 @@ export function pushSendersFromConfig(config: Config, clock: Clock): PushSender[
     } else {
       senders.push(
         createApnsSender({
-          teamId: config.APNS_TEAM_ID!,
-          keyId: config.APNS_KEY_ID!,
+          teamId: apns.teamId,
+          keyId: apns.keyId,
           privateKey,
-          topic: config.APNS_TOPIC!,
+          topic: apns.topic,
           baseUrl: config.APNS_URL ?? (config.APNS_ENVIRONMENT === 'sandbox' ? APNS_SANDBOX_URL : APNS_PRODUCTION_URL),
           clock,
         }),

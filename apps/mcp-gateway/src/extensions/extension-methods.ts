@@ -135,18 +135,23 @@ export class ExtensionMethods {
 
   /** Every provider's skills merged by uri in routing order (the first provider listing a uri owns it), each with whether the caller may see it. */
   private async mergedSkills(ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<OwnedSkill[]> {
-    const lists = await Promise.all(providers.map((p) => this.providerSkills(p, ctx).catch(() => [])));
+    const lists = await Promise.all(
+      providers.map(async (provider) => ({
+        provider,
+        skills: await this.providerSkills(provider, ctx).catch(() => []),
+      })),
+    );
     const seen = new Set<string>();
     const owned: OwnedSkill[] = [];
-    for (const [i, skills] of lists.entries()) {
+    for (const { provider, skills } of lists) {
       for (const skill of skills) {
         const uri = skill.uri;
         if (typeof uri !== 'string' || seen.has(uri) || owned.length >= MAX_SKILLS) continue;
         seen.add(uri);
         owned.push({
-          provider: providers[i]!,
+          provider,
           skill,
-          allowed: await this.access.skillAllowed(ctx, providers[i]!, skillName(skill, uri)),
+          allowed: await this.access.skillAllowed(ctx, provider, skillName(skill, uri)),
         });
       }
     }

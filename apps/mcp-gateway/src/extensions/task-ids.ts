@@ -1,4 +1,4 @@
-import { open, seal, type Keyring, type Principal } from '@agentgw/auth';
+import { open, seal, type Keyring, type Principal, type Subkeys } from '@agentgw/auth';
 
 /** What a gateway task id stands for: the provider that made the task, its own id there, and the principal it belongs to. */
 export interface TaskRef {
@@ -18,7 +18,7 @@ const MAX_ID_LENGTH = 2048;
  * it without a lookup; two providers' equal task ids never meet.
  */
 export class TaskIdCodec {
-  private readonly keys: readonly Uint8Array[];
+  private readonly keys: Subkeys;
 
   constructor(ring: Pick<Keyring, 'subkeys'>) {
     this.keys = ring.subkeys('agentgw mcp-task-id');
@@ -26,7 +26,7 @@ export class TaskIdCodec {
 
   /** The id the client is given for a provider's task. */
   issue(ref: TaskRef, principal: Principal): string {
-    return seal(this.keys[0]!, JSON.stringify([ref.providerId, ref.upstreamTaskId, ownerOf(principal)]), AAD);
+    return seal(this.keys[0], JSON.stringify([ref.providerId, ref.upstreamTaskId, ownerOf(principal)]), AAD);
   }
 
   /** The task an id names, when it was issued to this principal; null otherwise (no difference shown between foreign and forged). */

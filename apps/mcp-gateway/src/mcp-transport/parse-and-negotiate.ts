@@ -63,8 +63,8 @@ export function parsePost(text: string): ParsedPost | Reply {
     return badRequest(`A batch may hold at most ${MAX_BATCH_MESSAGES} messages`, { limit: MAX_BATCH_MESSAGES });
   const items: Incoming[] = batch ? messages.map(classify) : [classify(body)];
   if (batch && items.length === 0) return badRequest('An empty batch is invalid');
-  const single = items[0]!;
-  if (!batch && single.kind === 'invalid')
+  const [single] = items;
+  if (!batch && single?.kind === 'invalid')
     return { body: rpcError(single.id, single.code, single.message), status: 400 };
   const first = items.find((i): i is Call => i.kind === 'request' || i.kind === 'notification');
   return { batch, items, first };
@@ -93,9 +93,9 @@ export function negotiateRevision(
     };
   if (headerVersion !== null && !isSupportedVersion(headerVersion))
     return { kind: 'reply', reply: unsupportedVersion(first, headerVersion) };
-  if (namedMeta || (headerVersion !== null && isModernVersion(headerVersion))) {
-    return modernRevision(parsed, namedMeta ? metaVersion : headerVersion!, headerVersion, header);
-  }
+  const modernHeader = headerVersion !== null && isModernVersion(headerVersion) ? headerVersion : null;
+  const modernVersion = namedMeta ? metaVersion : modernHeader;
+  if (modernVersion !== null) return modernRevision(parsed, modernVersion, headerVersion, header);
   if (first?.kind === 'request' && first.message.method === 'initialize') {
     return batch
       ? { kind: 'reply', reply: badRequest('initialize cannot be part of a batch') }

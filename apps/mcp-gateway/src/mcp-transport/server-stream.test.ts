@@ -24,7 +24,7 @@ const NO_UPSTREAM_STREAMS = {
 };
 const principal = { userId: 'u1', agentId: null, endUserId: 'u1', apiKey: null } as Principal;
 
-function setup() {
+function startServerStreamUnderTest() {
   const bus = new MemoryEventBus();
   const streams = new Set<() => void>();
   const deps = {
@@ -71,7 +71,7 @@ async function readFor(res: Response, ms: number): Promise<{ text: string; ended
 
 describe('serverStream (GET)', () => {
   it('refuses 2026-07-28 (405), a client not taking SSE (406), and a session it cannot find (404)', async () => {
-    const { get } = setup();
+    const { get } = startServerStreamUnderTest();
     const modern = await get({ 'mcp-protocol-version': '2026-07-28' });
     expect([modern.status, modern.headers.get('allow')]).toEqual([405, 'POST']);
     expect((await get({ accept: 'application/json' })).status).toBe(406);
@@ -79,7 +79,7 @@ describe('serverStream (GET)', () => {
   });
 
   it("carries list_changed on provider and rule changes, and ends on its user's change, letting go of everything", async () => {
-    const { bus, streams, get } = setup();
+    const { bus, streams, get } = startServerStreamUnderTest();
     const res = await get();
     expect([res.status, res.headers.get('content-type'), res.headers.get('mcp-session-id')]).toEqual([
       200,
@@ -106,7 +106,7 @@ describe('serverStream (GET)', () => {
   });
 
   it(`holds at most ${MAX_SERVER_STREAMS_PER_CALLER} streams per caller (429 past it); one ending (shutdown) frees a place`, async () => {
-    const { streams, get } = setup();
+    const { streams, get } = startServerStreamUnderTest();
     const open = await Promise.all(Array.from({ length: MAX_SERVER_STREAMS_PER_CALLER }, () => get()));
     expect(open.every((res) => res.status === 200)).toBe(true);
     const refused = await get();
@@ -119,7 +119,7 @@ describe('serverStream (GET)', () => {
   });
 
   it('ends when the client cancels the body', async () => {
-    const { streams, get } = setup();
+    const { streams, get } = startServerStreamUnderTest();
     const res = await get();
     await res.body!.cancel();
     expect(streams.size).toBe(0);

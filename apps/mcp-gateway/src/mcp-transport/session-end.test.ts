@@ -3,7 +3,7 @@ import type { CredentialResolution, CredentialResolver, TokenExchange } from '@a
 import type { McpUpstreamClient, UpstreamSession, UpstreamTarget } from '@agentgw/mcp-client';
 import { ManualClock, MemoryEventBus } from '@agentgw/core';
 import { describe, expect, it } from 'vitest';
-import { MemorySessionStore } from '../session-store.js';
+import { MemorySessionStore } from '../memory-session-store.js';
 import { personOf, providerOf } from '../tool-call/tool-call.fixtures.js';
 import { RequestTargets } from '../upstream-auth/request-targets.js';
 import { UserCredentials } from '../upstream-auth/user-credentials.js';

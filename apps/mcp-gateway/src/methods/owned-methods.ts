@@ -64,15 +64,13 @@ export class OwnedMethods {
 
   /** The first reachable provider listing the uri, else the first whose template it matches (lists first: a listed resource wins over any template). */
   private async resourceOwner(uri: string, ctx: McpRequestContext): Promise<ProviderRecord | null> {
-    const providers = await this.access.reachable(ctx);
-    const resources = await Promise.all(providers.map((p) => this.access.list(p, 'resources', ctx)));
-    const listed = providers.find((_, i) => resources[i]!.some((item) => item.uri === uri));
-    if (listed) return listed;
-    const templates = await Promise.all(providers.map((p) => this.access.list(p, 'resourceTemplates', ctx)));
     return (
-      providers.find((_, i) =>
-        templates[i]!.some((item) => typeof item.uriTemplate === 'string' && matchesTemplate(item.uriTemplate, uri)),
-      ) ?? null
+      (await this.firstListing(ctx, 'resources', (item) => item.uri === uri)) ??
+      (await this.firstListing(
+        ctx,
+        'resourceTemplates',
+        (item) => typeof item.uriTemplate === 'string' && matchesTemplate(item.uriTemplate, uri),
+      ))
     );
   }
 
@@ -97,14 +95,17 @@ export class OwnedMethods {
     return this.access.forward(owner, 'completion/complete', params, ctx);
   }
 
+  /** The first reachable provider (routing order) whose list of `kind` has an item that `has` picks. */
   private async firstListing(
     ctx: McpRequestContext,
     kind: ListKind,
     has: (item: ListItem) => boolean,
   ): Promise<ProviderRecord | null> {
     const providers = await this.access.reachable(ctx);
-    const lists = await Promise.all(providers.map((p) => this.access.list(p, kind, ctx)));
-    return providers.find((_, i) => lists[i]!.some(has)) ?? null;
+    const lists = await Promise.all(
+      providers.map(async (provider) => ({ provider, items: await this.access.list(provider, kind, ctx) })),
+    );
+    return lists.find(({ items }) => items.some(has))?.provider ?? null;
   }
 
   /**

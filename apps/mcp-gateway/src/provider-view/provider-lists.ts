@@ -1,21 +1,14 @@
 import type { ProviderRecord } from '@agentgw/catalog';
-import { egressRefusalOf, type Clock, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
+import type { Clock, EventBus, Logger, Unsubscribe } from '@agentgw/core';
 import {
-  clientCapabilitiesKey,
   NO_CLIENT_CAPABILITIES,
   type McpUpstreamClient,
   type UpstreamSession,
   type UpstreamTarget,
 } from '@agentgw/mcp-client';
-import {
-  LIST_METHODS,
-  type ListAuth,
-  type Lister,
-  type ListerToolListing,
-  type ListItem,
-  type ListKind,
-  type ProviderList,
-} from './list-items.js';
+import { ListCache, listKey, type ListEntry } from './list-cache.js';
+import { fetchList, type ListFetchDeps } from './list-fetch.js';
+import type { Lister, ListerToolListing, ListItem, ListKind, ProviderList } from './list-items.js';
 
 /** How long a fetched list is served without asking again (events and list_changed drop it sooner). */
 const LIST_TTL_MS = 60_000;
@@ -26,32 +19,11 @@ const UNLISTED_REFETCH_MS = 5_000;
 /** Lists kept at most (least recently used dropped first): users × per-user providers × kinds × capability sets is unbounded. */
 const DEFAULT_MAX_ENTRIES = 10_000;
 
-interface Entry extends ProviderList {
-  at: number;
-  /** The tool names of a tools list, for the per-call check. */
-  names: ReadonlySet<unknown> | null;
-  providerId: string;
-  kind: ListKind;
-  user: string | null;
-}
-
 /** The shared list's lister: the provider's own target, no user. */
 export const sharedLister = (target: UpstreamTarget): Lister => ({
   user: null,
   authOf: () => Promise.resolve({ kind: 'target', target }),
 });
-
-/**
- * The cache key of a provider's list of one kind for one lister (the shared list, or a user's
- * own), fetched for clients of one capability set: servers may offer a capable client more (a
- * tool that samples). JSON, so no id can forge another's key.
- */
-const listKey = (
-  providerId: string,
-  user: string | null,
-  kind: ListKind,
-  capabilities: Readonly<Record<string, unknown>>,
-): string => JSON.stringify([providerId, user, kind, clientCapabilitiesKey(capabilities)]);
 
 /**
  * The one cache of upstream lists: per provider, lister (shared, or the user of a provider that
@@ -63,20 +35,25 @@ const listKey = (
  * changes arrive on answers or after the TTL.
  */
 export class ProviderLists {
-  private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<string, Promise<Entry>>();
+  private readonly entries: ListCache;
+  private readonly inflight = new Map<string, Promise<ListEntry>>();
   /** Upstream server streams held open per provider (session upstreams announce list changes there). */
   private readonly listeners = new Map<string, AbortController>();
   private unsubscribe: Unsubscribe | null = null;
   /** Told (after the cached lists are dropped) when an upstream announces its tools changed. */
   private readonly toolChanges = new Set<(providerId: string) => void>();
   private unsubscribeCredentials: Unsubscribe | null = null;
+  private readonly fetchDeps: ListFetchDeps;
 
   constructor(
     private readonly deps: { client: McpUpstreamClient; clock: Clock; bus: EventBus; logger: Logger },
-    private readonly timeoutMs: number,
-    private readonly maxEntries = DEFAULT_MAX_ENTRIES,
-  ) {}
+    timeoutMs: number,
+    maxEntries = DEFAULT_MAX_ENTRIES,
+  ) {
+    this.entries = new ListCache(maxEntries);
+    const noticed = (providerId: string, method: string): void => this.noticed(providerId, method);
+    this.fetchDeps = { client: deps.client, logger: deps.logger, timeoutMs, noticed };
+  }
 
   async start(): Promise<void> {
     this.unsubscribe = await this.deps.bus.subscribe('providers.changed', ({ providerId }) => this.changed(providerId));
@@ -108,15 +85,12 @@ export class ProviderLists {
 
   /** Forgets every lister's lists of a provider (all providers with null), of one kind when given. */
   drop(providerId: string | null, kind?: ListKind): void {
-    for (const [key, entry] of [...this.entries]) {
-      if ((providerId === null || entry.providerId === providerId) && (kind === undefined || entry.kind === kind))
-        this.entries.delete(key);
-    }
+    this.entries.drop(providerId, kind);
   }
 
   /** Forgets a user's lists (their credentials changed: connected, replaced, deleted). */
   dropUser(user: string): void {
-    for (const [key, entry] of [...this.entries]) if (entry.user === user) this.entries.delete(key);
+    this.entries.dropUser(user);
   }
 
   /** How many lists are cached (for the bound's test). */
@@ -151,7 +125,7 @@ export class ProviderLists {
     capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
   ): Promise<ProviderList> {
     const key = listKey(provider.id, lister.user, kind, capabilities);
-    const cached = this.touch(key);
+    const cached = this.entries.touch(key);
     if (cached && this.age(cached) < (cached.failure === null ? LIST_TTL_MS : FAILURE_TTL_MS)) return cached;
     return this.fetchOnce(key, provider, lister, kind, capabilities);
   }
@@ -171,7 +145,7 @@ export class ProviderLists {
     capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
   ): Promise<ListerToolListing> {
     const key = listKey(provider.id, lister.user, 'tools', capabilities);
-    const cached = this.touch(key);
+    const cached = this.entries.touch(key);
     const age = cached ? this.age(cached) : Infinity;
     if (cached?.names) {
       if (cached.names.has(name)) {
@@ -197,20 +171,10 @@ export class ProviderLists {
     user: string | null,
     capabilities: Readonly<Record<string, unknown>> = NO_CLIENT_CAPABILITIES,
   ): ListItem[] {
-    return this.entries.get(listKey(providerId, user, 'tools', capabilities))?.items ?? [];
+    return this.entries.peek(listKey(providerId, user, 'tools', capabilities))?.items ?? [];
   }
 
-  /** The cached entry, marked most recently used. */
-  private touch(key: string): Entry | undefined {
-    const entry = this.entries.get(key);
-    if (entry) {
-      this.entries.delete(key);
-      this.entries.set(key, entry);
-    }
-    return entry;
-  }
-
-  private age(entry: Entry): number {
+  private age(entry: ListEntry): number {
     return this.deps.clock.now().getTime() - entry.at;
   }
 
@@ -221,7 +185,7 @@ export class ProviderLists {
     lister: Lister,
     kind: ListKind,
     capabilities: Readonly<Record<string, unknown>>,
-  ): Promise<Entry> {
+  ): Promise<ListEntry> {
     let pending = this.inflight.get(key);
     if (!pending) {
       pending = this.fetch(key, provider, lister, kind, capabilities).finally(() => this.inflight.delete(key));
@@ -236,81 +200,22 @@ export class ProviderLists {
     lister: Lister,
     kind: ListKind,
     capabilities: Readonly<Record<string, unknown>>,
-  ): Promise<Entry> {
-    const list = await this.listFor(provider, lister, kind, capabilities);
-    const entry: Entry = {
+  ): Promise<ListEntry> {
+    // Only the shared list listens on the upstream's server stream (no stream is held per user).
+    const opened =
+      lister.user === null
+        ? (target: UpstreamTarget, session: UpstreamSession) => this.listen(provider, target, session)
+        : undefined;
+    const list = await fetchList(this.fetchDeps, provider, lister, kind, capabilities, opened);
+    const entry: ListEntry = {
       ...list,
       at: this.deps.clock.now().getTime(),
       providerId: provider.id,
       kind,
       user: lister.user,
     };
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.put(key, entry);
     return entry;
-  }
-
-  /** The lister's list as fetched with their auth, or why there is none (no auth, or it could not be read). */
-  private async listFor(
-    provider: ProviderRecord,
-    lister: Lister,
-    kind: ListKind,
-    capabilities: Readonly<Record<string, unknown>>,
-  ): Promise<Omit<Entry, 'at' | 'providerId' | 'kind' | 'user'>> {
-    const none = { items: kind === 'tools' ? null : [], names: null, refusal: null };
-    let auth: ListAuth;
-    try {
-      auth = await lister.authOf();
-    } catch (err) {
-      // The credential could not be read (the vault is down): no list now, asked again after the failure TTL.
-      return {
-        ...none,
-        failure: err instanceof Error ? err.message : 'the credential could not be read',
-        needsAuth: null,
-      };
-    }
-    if (auth.kind === 'needs_auth')
-      return { ...none, failure: auth.reason, needsAuth: { reason: auth.reason, authUrl: auth.authUrl } };
-    // Only the shared list listens on the upstream's server stream (no stream is held per user).
-    const opened =
-      lister.user === null ? (session: UpstreamSession) => this.listen(provider, auth.target, session) : undefined;
-    return { ...(await this.load(provider, auth.target, kind, capabilities, opened)), needsAuth: null };
-  }
-
-  /** Asks the upstream for one list (all pages, within the deadline); a failure is an answer too, never thrown. */
-  private async load(
-    provider: ProviderRecord,
-    target: UpstreamTarget,
-    kind: ListKind,
-    capabilities: Readonly<Record<string, unknown>>,
-    opened: ((session: UpstreamSession) => void) | undefined,
-  ): Promise<Omit<Entry, 'at' | 'providerId' | 'kind' | 'user' | 'needsAuth'>> {
-    try {
-      const { items, session } = await this.deps.client.listAll(target, LIST_METHODS[kind], kind, {
-        timeoutMs: this.timeoutMs,
-        clientCapabilities: capabilities,
-        onNotification: (n) => this.noticed(provider.id, n.method),
-      });
-      opened?.(session);
-      return {
-        items,
-        names: kind === 'tools' ? new Set(items.map((item) => item.name)) : null,
-        failure: null,
-        refusal: null,
-      };
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : 'unknown failure';
-      // Tools are what providers are for; a provider without resources or prompts simply has none.
-      if (kind === 'tools')
-        this.deps.logger.warn({ providerId: provider.id, kind, reason }, 'upstream list unavailable');
-      return {
-        items: kind === 'tools' ? null : [],
-        names: null,
-        failure: reason,
-        refusal: egressRefusalOf(err) ?? null,
-      };
-    }
   }
 
   /**

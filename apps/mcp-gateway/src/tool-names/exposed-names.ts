@@ -1,4 +1,4 @@
-import type { EventBus, Logger, Unsubscribe } from '@agentgw/core';
+import { trimOldest, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
 import { assignNames, indexNames, toolKey, type OfferedTool, type ScopeNames } from './exposed-name-rule.js';
 import type { ToolNameStore } from './tool-name-store.js';
 
@@ -68,7 +68,7 @@ export class ExposedNames {
     const loading = this.deps.store.load(scope).then(indexNames);
     this.scopes.delete(scope);
     this.scopes.set(scope, loading);
-    if (this.scopes.size > MAX_CACHED_SCOPES) this.scopes.delete(this.scopes.keys().next().value!);
+    trimOldest(this.scopes, MAX_CACHED_SCOPES);
     loading.catch(() => {
       if (this.scopes.get(scope) === loading) this.scopes.delete(scope);
     });

@@ -1,6 +1,7 @@
 import type { EventBus, Unsubscribe } from '../bus/event-bus.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { EventName, GatewayEvents } from '../events.js';
+import { trimOldest } from './trim-oldest.js';
 
 export interface MemoryCacheOptions {
   /** How long an entry is served after it was stored. */
@@ -39,10 +40,7 @@ export class MemoryCache<V> {
   set(key: string, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, { value, expiresAt: this.clock.now().getTime() + this.ttlMs });
-    if (this.entries.size > this.max) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
-    }
+    trimOldest(this.entries, this.max);
   }
 
   /** Also forgets a load in flight, so what it returns is not stored over the invalidation. */

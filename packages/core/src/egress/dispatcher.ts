@@ -37,7 +37,8 @@ export function createEgressDispatcher(policy: EgressPolicy, options: EgressDisp
     resolve(hostname).then(
       (all) => {
         const wanted = opts.family === 4 || opts.family === 6 ? all.filter((a) => a.family === opts.family) : all;
-        if (wanted.length === 0) {
+        const [one] = wanted;
+        if (one === undefined) {
           callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
           return;
         }
@@ -48,7 +49,7 @@ export function createEgressDispatcher(policy: EgressPolicy, options: EgressDisp
           return;
         }
         if (opts.all) callback(null, wanted);
-        else callback(null, wanted[0]!.address, wanted[0]!.family);
+        else callback(null, one.address, one.family);
       },
       (err: NodeJS.ErrnoException) => callback(err, []),
     );

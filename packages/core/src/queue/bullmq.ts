@@ -87,6 +87,16 @@ if state == 1 then return { mark, 3 } end
 return { mark, state }
 `;
 
+/** The BullMQ keys BARRIER_CHECK reads, in its KEYS order. */
+const BARRIER_KEYS = ['id', 'active', 'wait', 'paused', 'prioritized', 'waiting-children', 'delayed'] as const;
+
+/** One of a queue's Redis keys by BullMQ's name for it; a missing one means BullMQ renamed its keys (fail loudly, never scan nothing). */
+function queueKey(keys: Readonly<Record<string, string>>, name: string): string {
+  const key = keys[name];
+  if (key === undefined) throw new Error(`BullMQ queue keys have no "${name}"`);
+  return key;
+}
+
 /** Pub/sub channel on which barriers ask a queue's consumers (in every process) to hand over partial batches. */
 const flushChannel = (queueName: string): string => `agentgw:flush:${queueName}`;
 
@@ -216,14 +226,8 @@ export class BullJobQueue implements JobQueue {
     const keys = this.queue(name).keys;
     const [at, state] = (await this.producerConnection.eval(
       BARRIER_CHECK,
-      7,
-      keys.id!,
-      keys.active!,
-      keys.wait!,
-      keys.paused!,
-      keys.prioritized!,
-      keys['waiting-children']!,
-      keys.delayed!,
+      BARRIER_KEYS.length,
+      ...BARRIER_KEYS.map((key) => queueKey(keys, key)),
       mark,
       BARRIER_SCAN_LIMIT,
     )) as [number, (typeof Progress)[keyof typeof Progress]];
@@ -240,8 +244,11 @@ export class BullJobQueue implements JobQueue {
   private async replicated(name: JobName): Promise<void> {
     if ((this.unreplicatedUntil.get(name) ?? 0) > Date.now()) return;
     const [, waited] =
-      (await this.producerConnection.pipeline().exists(this.queue(name).keys.id!).wait(1, REPLICA_WAIT_MS).exec()) ??
-      [];
+      (await this.producerConnection
+        .pipeline()
+        .exists(queueKey(this.queue(name).keys, 'id'))
+        .wait(1, REPLICA_WAIT_MS)
+        .exec()) ?? [];
     if (!waited?.[0] && Number(waited?.[1]) >= 1) return;
     this.unreplicatedUntil.set(name, Date.now() + REPLICA_RETRY_MS);
     this.logger?.warn(

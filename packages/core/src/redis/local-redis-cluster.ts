@@ -46,6 +46,13 @@ function findBinary(name: string): string | null {
   return null;
 }
 
+/** The path of an installed binary the cluster cannot start without. */
+function requireBinary(name: string): string {
+  const path = findBinary(name);
+  if (path === null) throw new Error(`local Redis Cluster: ${name} is not installed`);
+  return path;
+}
+
 /** A free loopback port (closed again at once); the test servers here (and PgBouncer's) bind it next. */
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -58,7 +65,7 @@ export async function freePort(): Promise<number> {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function cli(port: number, ...args: string[]): Promise<string> {
-  const { stdout } = await run(findBinary('redis-cli')!, ['-h', '127.0.0.1', '-p', String(port), ...args]);
+  const { stdout } = await run(requireBinary('redis-cli'), ['-h', '127.0.0.1', '-p', String(port), ...args]);
   return stdout;
 }
 
@@ -80,7 +87,7 @@ function startNode(
   children: Map<number, ChildProcess>,
 ): Promise<ChildProcess> {
   const child = spawn(
-    findBinary('redis-server')!,
+    requireBinary('redis-server'),
     [
       '--bind',
       '127.0.0.1',
@@ -145,12 +152,11 @@ async function startOnce(): Promise<LocalRedisCluster> {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const ports: number[] = [];
-    for (let i = 0; i < 6; i++) ports.push(await freePort());
-    const busPorts: number[] = [];
-    for (let i = 0; i < 6; i++) busPorts.push(await freePort());
-    await Promise.all(ports.map((port, i) => startNode(dir, port, busPorts[i]!, children)));
-    await run(findBinary('redis-cli')!, [
+    const nodes: { port: number; busPort: number }[] = [];
+    for (let i = 0; i < 6; i++) nodes.push({ port: await freePort(), busPort: await freePort() });
+    const ports = nodes.map(({ port }) => port);
+    await Promise.all(nodes.map(({ port, busPort }) => startNode(dir, port, busPort, children)));
+    await run(requireBinary('redis-cli'), [
       '--cluster',
       'create',
       ...ports.map((p) => `127.0.0.1:${p}`),
@@ -168,16 +174,19 @@ async function startOnce(): Promise<LocalRedisCluster> {
     await stop();
     throw err;
   }
-  const alive = () => [...children.entries()].filter(([, c]) => c.exitCode === null && c.signalCode === null);
+  const anyAlive = (): number => {
+    for (const [port, c] of children) if (c.exitCode === null && c.signalCode === null) return port;
+    throw new Error('local Redis Cluster: no node is running');
+  };
   const primaryOf = async (key: string): Promise<number> => {
-    const slot = Number((await cli(alive()[0]![0], 'cluster', 'keyslot', key)).trim());
-    const shards = await cli(alive()[0]![0], 'cluster', 'slots');
+    const slot = Number((await cli(anyAlive(), 'cluster', 'keyslot', key)).trim());
+    const shards = await cli(anyAlive(), 'cluster', 'slots');
     return slotOwner(shards, slot);
   };
   return {
     nodesSetting: [...children.keys()].map((p) => `127.0.0.1:${p}`).join(','),
     url: `redis://127.0.0.1:${[...children.keys()][0]}`,
-    nodes: [...children.entries()].map(([port, child]) => ({ port, pid: child.pid! })),
+    nodes: [...children.entries()].map(([port, child]) => ({ port, pid: pidOf(child) })),
     primaryOf,
     async failOver(port) {
       const child = children.get(port);
@@ -203,19 +212,19 @@ async function startOnce(): Promise<LocalRedisCluster> {
   };
 }
 
+/** A started node's process id (spawn leaves it unset only when the start itself failed, which startNode has thrown on). */
+function pidOf(child: ChildProcess): number {
+  if (child.pid === undefined) throw new Error('local Redis Cluster: a node has no process id');
+  return child.pid;
+}
+
 /** The port serving `slot` in a `redis-cli cluster slots` answer (start, end, primary ip, port, id, …). */
 function slotOwner(answer: string, slot: number): number {
   const lines = answer.trim().split('\n');
   for (let i = 0; i + 3 < lines.length; i++) {
-    const [start, end, , port] = lines.slice(i, i + 4).map((l) => l.trim());
-    if (
-      /^\d+$/.test(start!) &&
-      /^\d+$/.test(end!) &&
-      /^\d+$/.test(port!) &&
-      slot >= Number(start) &&
-      slot <= Number(end)
-    )
-      return Number(port);
+    const [start = '', end = '', , port = ''] = lines.slice(i, i + 4).map((l) => l.trim());
+    const numbers = [start, end, port].every((field) => /^\d+$/.test(field));
+    if (numbers && slot >= Number(start) && slot <= Number(end)) return Number(port);
   }
   throw new Error(`no node serves slot ${slot}`);
 }

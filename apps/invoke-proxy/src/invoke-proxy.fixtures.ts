@@ -19,7 +19,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(backend: 'pglite' | 'postgres', options: InvokeProxyOptions = {}): Promise<Harness> {
+export async function startInvokeProxyUnderTest(
+  backend: 'pglite' | 'postgres',
+  options: InvokeProxyOptions = {},
+): Promise<Harness> {
   const deps = await createTestDeps({ backend });
   const vault = createVault(deps);
   const newApp = (opts: InvokeProxyOptions = options) =>

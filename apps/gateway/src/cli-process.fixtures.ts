@@ -59,7 +59,7 @@ export interface Server {
  * Starts a long-running process (node with `args`, or `command`) and waits until `ready` matches
  * its stdout; the first group is the port. `detached` puts it in a process group of its own.
  */
-export function startServer(
+export function startGatewayProcessUnderTest(
   args: string[],
   options: {
     cwd: string;

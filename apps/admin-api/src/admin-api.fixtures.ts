@@ -73,7 +73,7 @@ export interface AdminApiFixture {
 }
 
 /** The common set-up of an admin API suite: fresh deps on `backend`, a client on the app and the usual callers. */
-export async function openAdminApi(backend: TestBackend): Promise<AdminApiFixture> {
+export async function startAdminApiUnderTest(backend: TestBackend): Promise<AdminApiFixture> {
   const deps = await createTestDeps({ backend });
   try {
     return {

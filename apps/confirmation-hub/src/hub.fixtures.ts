@@ -61,7 +61,7 @@ export interface HubFixture {
 let sequence = 0;
 
 /** The hub on fresh deps, a gate on the same deps, and the usual cast of callers. */
-export async function openHub(
+export async function startHubUnderTest(
   options: { backend?: TestBackend; env?: Record<string, string> } = {},
 ): Promise<HubFixture> {
   const deps = await createTestDeps({ backend: options.backend, env: options.env });

@@ -47,7 +47,7 @@ export interface VaultFixture {
 }
 
 /** A vault app on a fresh database of `backend`, with a movable clock and captured logs. */
-export async function startVault(
+export async function startVaultUnderTest(
   backend: 'pglite' | 'postgres',
   env: Record<string, string> = {},
 ): Promise<VaultFixture> {
@@ -155,7 +155,7 @@ export async function startVault(
 export function useSharedVault(backend: 'pglite' | 'postgres'): VaultFixture {
   const f = {} as VaultFixture;
   beforeAll(async () => {
-    Object.assign(f, await startVault(backend));
+    Object.assign(f, await startVaultUnderTest(backend));
   });
   afterAll(async () => {
     await f.close();
