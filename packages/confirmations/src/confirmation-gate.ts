@@ -48,7 +48,8 @@ export interface ConfirmationGateHandle extends ConfirmationGate {
 }
 
 type ResolvedEvent = GatewayEvents['confirmation.resolved'];
-type Wake = { kind: 'resolved'; event: ResolvedEvent } | { kind: 'aborted' } | { kind: 'deadline' } | { kind: 'shutdown' };
+type Wake =
+  { kind: 'resolved'; event: ResolvedEvent } | { kind: 'aborted' } | { kind: 'deadline' } | { kind: 'shutdown' };
 
 /** Why a held call is refused whose approval was already used (by nothing in the normal course). */
 const APPROVAL_SPENT_REASON = 'The approval was already used.';
