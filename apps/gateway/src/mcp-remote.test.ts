@@ -14,22 +14,30 @@ import { cleanEnv, GATEWAY_BIN, startServer, type Server } from './test-cli-proc
 // admin account: no GATEWAY_PUBLIC_URL, so the sign-in rests on the address derived on loopback.
 const MCP_REMOTE = fileURLToPath(new URL('../node_modules/mcp-remote/dist/proxy.js', import.meta.url));
 const LISTENING = /Agent Gateway listening on http:\/\/127\.0\.0\.1:(\d+)/;
-const PROCESS_MS = 300_000;
-const ADMIN = { email: 'root@example.com', password: 'correct-horse-1' };
+// A first start creates the embedded database (initdb): the bound catches hangs, not slowness.
+const PROCESS_MS = 600_000;
+// MCP_REMOTE_AGAINST (with MCP_REMOTE_ADMIN=email:password) points the test at a gateway already
+// started by hand, e.g. the README's `pnpm start`; by default it starts its own.
+const against = process.env.MCP_REMOTE_AGAINST;
+const [adminEmail, adminPassword] = (process.env.MCP_REMOTE_ADMIN ?? 'root@example.com:correct-horse-1').split(':');
+const ADMIN = { email: adminEmail!, password: adminPassword! };
 
 let dir: string;
-let server: Server;
+let base: string;
+let server: Server | undefined;
 let remote: ChildProcessWithoutNullStreams | undefined;
 let upstream: McpFixture;
 beforeAll(async () => {
   upstream = await startToolsUpstream();
   dir = mkdtempSync(join(tmpdir(), 'gateway-mcp-remote-'));
+  if (against) return void (base = against);
   server = await startServer([GATEWAY_BIN, 'start', '--port', '0'], {
     cwd: dir,
     env: cleanEnv({ ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password }),
     ready: LISTENING,
     timeoutMs: PROCESS_MS,
   });
+  base = `http://127.0.0.1:${server.port}`;
 }, PROCESS_MS);
 afterAll(async () => {
   remote?.kill('SIGTERM');
@@ -59,7 +67,6 @@ describe('mcp-remote against `gateway start` with nothing configured', () => {
   it(
     'signs a person in by OAuth (the browser step driven headless), then lists tools through the gateway',
     async () => {
-      const base = `http://127.0.0.1:${server.port}`;
       // The admin offers the person (the admin here) one provider's echo: what its client then lists.
       const login = await fetch(`${base}/api/v1/auth/login`, {
         method: 'POST',
