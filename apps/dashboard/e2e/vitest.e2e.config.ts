@@ -13,7 +13,7 @@ export default mergeConfig(
       include: ['e2e/**/*.e2e.test.ts'],
       fileParallelism: false,
       testTimeout: 120_000,
-      hookTimeout: 180_000,
+      hookTimeout: 420_000,
       // One retry: under CI's load a step after a redirect through the test OpenID provider (oauth-connect,
       // external-login) has twice waited past 30 s for the page it reached; the cause is not found yet.
       retry: 1,
