@@ -260,6 +260,48 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await expectAccessible();
   });
 
+  it('shows the exposed tool names on provider cards and a tool offered twice on the tool collisions page', async () => {
+    const admin = { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' };
+    const second = await startMcpServer({ name: 'e2e-more', tools: [{ name: 'echo', handler: () => 'more echo' }] });
+    let secondId = '';
+    try {
+      const created = await fetch(`${gateway.url}/api/v1/admin/tool-providers`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: 'e2e-more', pattern: 'echo', endpoint: second.url }),
+      });
+      expect(created.status).toBe(201);
+      secondId = ((await created.json()) as { provider: { id: string } }).provider.id;
+
+      await open('/tool-providers', 'Tool providers');
+      const names = (provider: string) => page.getByRole('list', { name: `Tools of ${provider} as clients see them` });
+      await names('e2e-more').waitFor();
+      const first = (await names('e2e-tools').getByRole('listitem').allTextContents()).sort();
+      const more = await names('e2e-more').getByRole('listitem').allTextContents();
+      // Whichever had `echo` first keeps it bare; the other's echo is reached under its provider's name.
+      expect(first).toContain('delete_record');
+      expect([...first, ...more].filter((t) => t === 'echo')).toHaveLength(1);
+      expect([...first, ...more]).toContainEqual(expect.stringMatching(/^e2e-(tools|more)__echo → upstream echo$/));
+      await names('e2e-more').scrollIntoViewIfNeeded();
+      await screenshot(page, 'tool-providers-exposed-names');
+      await expectAccessible();
+
+      await open('/tool-collisions', 'Tool collisions');
+      const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: /echo/ }) });
+      await card.waitFor();
+      const rows = card.getByRole('table', { name: 'Providers offering echo' }).getByRole('row');
+      expect(await rows.count()).toBe(3); // the header and one row per provider
+      expect(await card.textContent()).toContain('offered by 2 providers');
+      expect(await card.getByText('(the bare name)').count()).toBe(1);
+      await screenshot(page, 'tool-collisions');
+      await expectAccessible();
+    } finally {
+      if (secondId)
+        await fetch(`${gateway.url}/api/v1/admin/tool-providers/${secondId}`, { method: 'DELETE', headers: admin });
+      await second.close();
+    }
+  });
+
   it("edits a token_exchange provider's settings on its card, keeping the write-only client secret", async () => {
     const admin = { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' };
     const tokenExchange = {

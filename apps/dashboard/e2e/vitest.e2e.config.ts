@@ -13,7 +13,7 @@ export default mergeConfig(
       include: ['e2e/**/*.e2e.test.ts'],
       fileParallelism: false,
       testTimeout: 120_000,
-      hookTimeout: 180_000,
+      hookTimeout: 420_000,
       globalSetup: ['e2e/console-build.global-setup.ts'],
       outputFile: reportDir ? { json: `${reportDir}/dashboard-e2e.json` } : undefined,
     },

@@ -5717,6 +5717,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/mcp/exposed-tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The name each provider tool is exposed under on the unified MCP endpoint
+         * @description Over the providers the caller's calls route over (global and its tenant's): every tool each upstream lists, with the exposed name that reaches it (the names tools/list shows; new tools are named here as a list would name them). Sorted by provider name, then exposed name. Unreachable upstreams are left out; providers that list their tools per user are not asked, only named in `listedPerUser`. Needs provider:read.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Exposed tool names */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["ExposedToolName"][];
+                            listedPerUser: components["schemas"]["PerUserProvider"][];
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/mcp/mcp": {
         parameters: {
             query?: never;
@@ -7485,6 +7545,14 @@ export interface components {
             toolName: string;
             /** @description End user; omitted skips the user-level steps */
             userId?: string;
+        };
+        ExposedToolName: {
+            /** @description The name clients list and call on the unified endpoint */
+            exposedName: string;
+            providerId: string;
+            providerName: string;
+            /** @description The name the upstream lists */
+            toolName: string;
         };
         ExternalLoginOption: {
             id: string;

@@ -15,6 +15,7 @@ import { CredentialsPage } from './pages/credentials.js';
 import { DevicesPage } from './pages/devices.js';
 import { SignInPage } from './pages/sign-in.js';
 import { ToolPinsPage } from './pages/tool-pins.js';
+import { ToolCollisionsPage } from './pages/tool-collisions.js';
 import { ToolProvidersPage } from './pages/tool-providers.js';
 import { UsersPage } from './pages/users.js';
 import { Link, navigate, useLocation } from './router.js';
@@ -80,6 +81,8 @@ function Page({ path }: { path: string }) {
       return <AgentsPage />;
     case '/tool-providers':
       return <ToolProvidersPage />;
+    case '/tool-collisions':
+      return <ToolCollisionsPage />;
     case '/access-rules':
       return <AccessRulesPage />;
     case '/tool-pins':

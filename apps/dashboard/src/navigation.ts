@@ -17,6 +17,7 @@ const MANAGERS: Role[] = ['admin', 'tenant_admin'];
 export const PAGES: PageEntry[] = [
   { path: '/agents', label: 'Agents', roles: null },
   { path: '/tool-providers', label: 'Tool providers', roles: null },
+  { path: '/tool-collisions', label: 'Tool collisions', roles: null },
   { path: '/access-rules', label: 'Access rules', roles: MANAGERS },
   { path: '/tool-pins', label: 'Tool pins', roles: MANAGERS },
   { path: '/confirmations', label: 'Confirmations', roles: null },

@@ -28,6 +28,12 @@ export type ToolProviderAuthType = Schemas['ToolProviderAuthType'];
 export type ToolProvider = Schemas['ToolProvider'];
 /** A tool a provider lists. */
 export type UpstreamTool = Schemas['UpstreamTool'];
+/** Every routable provider's tools under the names clients see, and the providers that list per user. */
+export type ExposedToolsReport = Ok<'/api/v1/mcp/exposed-tools'>;
+/** The tool-collisions report: names offered by more than one provider, and how each is exposed. */
+export type ToolCollisionsReport = Ok<'/api/v1/mcp/tool-collisions'>;
+/** One provider's exposed name for a colliding upstream tool name. */
+export type ToolCollision = Schemas['ToolCollision'];
 /** An access rule. */
 export type AccessRule = Schemas['AccessRule'];
 /** The dry run's answer: what the policy would do with a call. */

@@ -189,15 +189,21 @@ export const startToolsUpstream = (): Promise<McpFixture> =>
     ],
   });
 
-/** The admin (`adminToken`) adds `upstream` to the gateway at `base` as the provider `tools` and allows `userId` its echo tool only. */
-export async function offerEcho(base: string, adminToken: string, upstream: McpFixture, userId: string): Promise<void> {
+/** The admin (`adminToken`) adds `upstream` to the gateway at `base` as the provider `name` and allows `userId` its echo tool only. */
+export async function offerEcho(
+  base: string,
+  adminToken: string,
+  upstream: McpFixture,
+  userId: string,
+  name = 'tools',
+): Promise<void> {
   const post = (path: string, body: unknown) =>
     fetch(`${base}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  const created = await post('/api/v1/admin/tool-providers', { name: 'tools', pattern: '*', endpoint: upstream.url });
+  const created = await post('/api/v1/admin/tool-providers', { name, pattern: '*', endpoint: upstream.url });
   expect(created.status).toBe(201);
   const providerId = ((await created.json()) as { provider: { id: string } }).provider.id;
   expect(

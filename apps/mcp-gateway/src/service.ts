@@ -30,9 +30,11 @@ import { MemoryRelayStore, RedisRelayStore } from './relay/relay-store.js';
 import { announcingUpstreams } from './relay/upstream-server-streams.js';
 import { ServerRequestRelay } from './relay/server-request-relay.js';
 import { ToolGate } from './tool-gate.js';
+import { OpenRequests } from './mcp-transport/open-requests.js';
+import { sweepCutoffs, sweepLeftOpen } from './left-open-sweep.js';
 import { toolGateRoutes } from './tool-gate.routes.js';
 import { ExposedNames } from './tool-names/exposed-names.js';
-import { toolCollisionsRoutes } from './tool-names/tool-collisions.routes.js';
+import { exposedToolsRoutes, toolCollisionsRoutes } from './tool-names/tool-collisions.routes.js';
 import { KyselyToolNameStore } from './tool-names/tool-name-store.js';
 import { ToolNaming } from './tool-names/tool-naming.js';
 import { ToolPinStore } from './tool-pins/tool-pin-store.js';
@@ -44,8 +46,8 @@ import { RequestTargets } from './upstream-auth/request-targets.js';
 
 /** Collaborators a host may supply (tests, the all-in-one); each defaults to this service's own. */
 export interface McpGatewayOptions {
-  /** The confirmation hub's gate (default: refuses, see NO_CONFIRMATION_HUB). */
-  confirmationGate?: ConfirmationGate;
+  /** The confirmation hub's gate (default: refuses, see NO_CONFIRMATION_HUB); closed on shutdown when it can be. */
+  confirmationGate?: ConfirmationGate & { close?(): Promise<void> };
   audit?: AuditTrail;
   sessions?: SessionStore;
   client?: McpUpstreamClient;
@@ -105,12 +107,14 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   });
   const router = new McpMethodRouter({ catalog, logger, table });
   const streams = new Set<() => void>();
+  const open = new OpenRequests();
   const platformKeys = secretBoxFor(config);
 
   const resources = new ProtectedResources(config);
   const routes = openApiApp();
   routes.route('/', protectedResourceRoutes(resources));
   routes.route('/api/v1/mcp/tool-collisions', toolCollisionsRoutes({ auth: deps.auth, catalog, lists, names }));
+  routes.route('/api/v1/mcp/exposed-tools', exposedToolsRoutes({ auth: deps.auth, catalog, lists, names }));
   routes.route(
     '/',
     mcpRoutes({
@@ -131,6 +135,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       resumption,
       targets,
       listenHeartbeatMs: config.SSE_HEARTBEAT_MS,
+      open,
     }),
   );
   documentMcpEndpoints(routes);
@@ -148,6 +153,15 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       await lists.start();
       await exposedNames.start();
       await pins.start();
+      await sweepLeftOpen({ ...deps, audit }, sweepCutoffs(deps));
+    },
+    // Before any service stops: every open MCP request is answered, held calls are closed and recorded.
+    async settle({ deadlineMs }) {
+      open.beginStopping();
+      await options.confirmationGate?.close?.();
+      await open.finish(deadlineMs / 2);
+      // An in-process queue dies with the process: the records just written reach the audit writer first.
+      if (!redis) await deps.queue.barrier(['audit-bulk'], deadlineMs / 4);
     },
     async stop() {
       for (const end of [...streams]) end();
@@ -173,13 +187,6 @@ export const mcpGatewayService = defineService({
       timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS,
       maxPending: maxPendingOf(deps.config),
     });
-    const runtime = createMcpGateway(deps, { confirmationGate });
-    return {
-      ...runtime,
-      async stop(options) {
-        await runtime.stop?.(options);
-        await confirmationGate.close();
-      },
-    };
+    return createMcpGateway(deps, { confirmationGate });
   },
 });

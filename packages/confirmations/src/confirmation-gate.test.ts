@@ -11,6 +11,7 @@ import {
   CALLER_GONE_REASON,
   decideConfirmation,
   rejectIfAgentInactive,
+  SHUTDOWN_REASON,
   TIMEOUT_REASON,
 } from './decisions.js';
 import { consumeConfirmationTimeouts } from './timeouts.js';
@@ -265,11 +266,13 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect((await findConfirmation(deps.db, id))?.status).toBe('consumed');
   });
 
-  it('lets go of calls still held when the gate closes (answerable, nobody waiting), and refuses new holds', async () => {
-    const { outcome, id } = await startHold();
+  it('expires calls still held when the gate closes (shutdown: not run, audit failed), and refuses new holds', async () => {
+    const { outcome, id, call } = await startHold();
     await gate.close();
     expect(await outcome).toEqual({ decision: 'expired', confirmationId: id });
-    expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'pending', reason: CALLER_GONE_REASON });
+    expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'expired', reason: SHUTDOWN_REASON });
+    expect(audits).toContainEqual({ id: call.auditId, status: 'failed', error: SHUTDOWN_REASON });
+    expect(resolved).toContainEqual(expect.objectContaining({ id, status: 'expired', reason: 'shutdown' }));
     await expect(gate.hold(heldCall(), { signal: new AbortController().signal })).rejects.toThrow(/closed/);
   });
 

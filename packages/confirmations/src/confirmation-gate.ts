@@ -15,6 +15,7 @@ import { callHash } from './call-hash.js';
 import { auditTrailOf } from './audit-outcome.js';
 import { findConfirmation, toPayload } from './confirmation-records.js';
 import {
+  abandonConfirmation,
   consumeConfirmation,
   expireConfirmation,
   markCallerGone,
@@ -41,13 +42,14 @@ export interface ConfirmationGateOptions {
   deadlineGraceMs?: number;
 }
 
-/** The gate plus the bus subscription it keeps; `close()` ends it and lets go of calls still held (as if their callers left). */
+/** The gate plus the bus subscription it keeps; `close()` ends it and expires the calls it still holds (the gateway is shutting down). */
 export interface ConfirmationGateHandle extends ConfirmationGate {
   close(): Promise<void>;
 }
 
 type ResolvedEvent = GatewayEvents['confirmation.resolved'];
-type Wake = { kind: 'resolved'; event: ResolvedEvent } | { kind: 'aborted' } | { kind: 'deadline' };
+type Wake =
+  { kind: 'resolved'; event: ResolvedEvent } | { kind: 'aborted' } | { kind: 'deadline' } | { kind: 'shutdown' };
 
 /** Why a held call is refused whose approval was already used (by nothing in the normal course). */
 const APPROVAL_SPENT_REASON = 'The approval was already used.';
@@ -96,7 +98,12 @@ export function createConfirmationGate(
   async function settle(id: string, auditId: string, wake: Wake): Promise<HoldOutcome> {
     if (wake.kind === 'resolved') return release(outcomeOf(wake.event.id, wake.event), auditId);
     if (wake.kind === 'aborted' && (await markCallerGone(deps, id))) return { decision: 'expired', confirmationId: id };
-    const moved = wake.kind === 'deadline' ? await timeOutConfirmation(deps, id) : undefined;
+    const moved =
+      wake.kind === 'deadline'
+        ? await timeOutConfirmation(deps, id)
+        : wake.kind === 'shutdown'
+          ? await abandonConfirmation(deps, id)
+          : undefined;
     const row = moved ?? (await findConfirmation(deps.db, id));
     if (!row) throw new Error(`confirmation ${id} vanished while held`);
     if (row.status === 'pending') return stillPending(id, auditId);
@@ -238,8 +245,9 @@ export function createConfirmationGate(
 
     async close() {
       closed = true;
-      // Calls still held here cannot be released any more: they end as if their clients left.
-      for (const wake of waiters.values()) wake({ kind: 'aborted' });
+      // Calls still held here cannot be released any more: their confirmations expire (the call
+      // was not run) and their audit records end failed, so nothing is left pending.
+      for (const wake of waiters.values()) wake({ kind: 'shutdown' });
       await Promise.all(active);
       const unsubscribe = await subscription?.catch(() => undefined);
       subscription = undefined;

@@ -33,6 +33,8 @@ export const TIMEOUT_REASON = 'Request timed out.';
 export const CALLER_GONE_REASON = 'The caller went away before a decision.';
 /** Reason recorded when a stored confirmation could not be announced (nobody can see it to answer). */
 export const EXPIRED_REASON = 'The confirmation could not be announced.';
+/** Reason recorded when the gateway holding the call shut down (or crashed) before a decision. */
+export const SHUTDOWN_REASON = 'The gateway shut down before a decision; the call was not run.';
 /** Reason recorded when the agent that made the call was disabled or deleted before a decision. */
 export const AGENT_DISABLED_REASON = 'The agent that made this call is disabled.';
 /** Reason recorded for a rejection that gave none. */
@@ -59,7 +61,7 @@ export function resolutionOf(row: ConfirmationRow): ConfirmationResolution {
     case 'consumed':
       return { status: 'confirmed', confirmedBy: row.decided_by };
     case 'expired':
-      return { status: 'expired', reason: 'unannounced' };
+      return { status: 'expired', reason: row.reason === SHUTDOWN_REASON ? 'shutdown' : 'unannounced' };
     case 'rejected':
       return row.reason === TIMEOUT_REASON && row.decided_by === null
         ? { status: 'expired', reason: 'timeout' }
@@ -213,6 +215,22 @@ export async function expireConfirmation(deps: ConfirmationDeps, id: string): Pr
       deps,
       id,
       { status: 'expired', reason: EXPIRED_REASON, decidedBy: null },
+      { beforeDeadline: false },
+    )
+  )?.row;
+}
+
+/**
+ * The gateway that holds the call is shutting down (or crashed, found by the sweep on start):
+ * nothing can release it any more, so pending → expired with SHUTDOWN_REASON and its audit
+ * record ends `failed` with that reason (no-op once decided).
+ */
+export async function abandonConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
+  return (
+    await leavePending(
+      deps,
+      id,
+      { status: 'expired', reason: SHUTDOWN_REASON, decidedBy: null },
       { beforeDeadline: false },
     )
   )?.row;

@@ -11,6 +11,7 @@ export {
 } from './confirmation-records.js';
 export type { Confirmation, ListQuery } from './confirmation-records.js';
 export {
+  abandonConfirmation,
   AGENT_DISABLED_REASON,
   agentIsActive,
   CALLER_GONE_REASON,
@@ -23,6 +24,7 @@ export {
   rejectForInactiveAgent,
   rejectIfAgentInactive,
   resolvedEvent,
+  SHUTDOWN_REASON,
   spendApproval,
   TIMEOUT_REASON,
   timeOutConfirmation,

@@ -64,12 +64,13 @@ export interface ToolPinEvent {
  * How a pending confirmation ended, by status: confirmed by someone; rejected with a reason (by
  * a confirmer, or because its agent was disabled); or expired without a decision — its deadline
  * passed (`timeout`, stored as `rejected` with `Request timed out.` as the spec says) or it
- * could not be announced (`unannounced`, stored as `expired`).
+ * could not be announced (`unannounced`, stored as `expired`), or the gateway holding its call
+ * shut down or crashed before a decision (`shutdown`, stored as `expired`: the call was not run).
  */
 export type ConfirmationResolution =
   | { status: 'confirmed'; confirmedBy: string | null }
   | { status: 'rejected'; reason: string }
-  | { status: 'expired'; reason: 'timeout' | 'unannounced' };
+  | { status: 'expired'; reason: 'timeout' | 'unannounced' | 'shutdown' };
 
 /** Every way a pending confirmation ends, with who may see it. */
 export type ConfirmationResolved = ConfirmationResolution & {

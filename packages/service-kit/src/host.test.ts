@@ -202,7 +202,9 @@ describe('createHost', () => {
     const before = Date.now();
     await host.stop({ deadlineMs: 100 });
     expect(Date.now() - before).toBeLessThan(1_000);
-    expect(events).toEqual(['start a', 'start b', 'stop a 100', 'stop b 100']);
+    // Each stop gets what the settle step (none here) left of the 100 ms.
+    expect(events.map((e) => e.replace(/^(stop \w) \d+$/, '$1'))).toEqual(['start a', 'start b', 'stop a', 'stop b']);
+    for (const ms of events.slice(2).map((e) => Number(e.split(' ')[2]))) expect(ms > 0 && ms <= 100).toBe(true);
 
     events.length = 0;
     const failing = await createHost([tracked('a'), tracked('b', { failStart: true }), tracked('c')], deps, {
@@ -210,6 +212,24 @@ describe('createHost', () => {
     });
     await expect(failing.start()).rejects.toThrow('b cannot start');
     expect(events).toEqual(['start a', 'stop a 5000']);
+  });
+
+  it('settles every runtime before it stops any, so what a settle records still reaches a running consumer', async () => {
+    const events: string[] = [];
+    const staged = (name: string, settles: boolean) =>
+      defineService({
+        name,
+        defaultPort: 0,
+        create: () => ({
+          routes: new Hono(),
+          ...(settles && { settle: async () => void events.push(`settle ${name}`) }),
+          stop: async () => void events.push(`stop ${name}`),
+        }),
+      });
+    const host = await createHost([staged('consumer', false), staged('producer', true)], deps, { name: 'x' });
+    await host.start();
+    await host.stop({ deadlineMs: 1_000 });
+    expect(events).toEqual(['settle producer', 'stop consumer', 'stop producer']);
   });
 
   it('serve calls the services’ stop after it stops accepting and before closing the deps', async () => {

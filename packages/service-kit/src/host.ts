@@ -33,7 +33,10 @@ export interface Host {
   app: OpenAPIHono;
   /** Starts every runtime, in order; if one fails, the ones already started are stopped. */
   start(): Promise<void>;
-  /** Stops every started runtime at once; each gets `deadlineMs`, and the host waits no longer than that. */
+  /**
+   * Settles every started runtime at once, then stops them all at once; both steps together take
+   * no longer than `deadlineMs` (each step gets what is left of it).
+   */
   stop(options: { deadlineMs: number }): Promise<void>;
   /** Flips `/health/ready` to 503 (draining) so load balancers stop sending before the listener closes. */
   drain(): void;
@@ -90,23 +93,38 @@ export async function createHost(
 
   const started: typeof runtimes = [];
   let stopObserving: (() => void) | undefined;
-  const stop = async ({ deadlineMs }: { deadlineMs: number }): Promise<void> => {
-    draining = true;
-    stopObserving?.();
-    stopObserving = undefined;
-    const stopping = started.splice(0).map(async ({ name, runtime }) => {
-      await runtime
-        .stop?.({ deadlineMs })
-        ?.catch((err: unknown) => deps.logger.warn({ err, service: name }, 'service did not stop cleanly'));
+  /** Runs one step on every runtime at once, waiting no longer than `deadlineMs`; true when all finished in time. */
+  const everyRuntime = async (
+    runtimes: typeof started,
+    step: 'settle' | 'stop',
+    deadlineMs: number,
+  ): Promise<boolean> => {
+    const running = runtimes.map(async ({ name, runtime }) => {
+      await runtime[step]?.({ deadlineMs })?.catch((err: unknown) =>
+        deps.logger.warn({ err, service: name, step }, 'service did not stop cleanly'),
+      );
     });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), deadlineMs);
     });
-    if ((await Promise.race([Promise.all(stopping), late])) === 'late') {
+    const finished = (await Promise.race([Promise.all(running), late])) !== 'late';
+    clearTimeout(timer);
+    return finished;
+  };
+
+  const stop = async ({ deadlineMs }: { deadlineMs: number }): Promise<void> => {
+    draining = true;
+    stopObserving?.();
+    stopObserving = undefined;
+    const stopping = started.splice(0);
+    const begun = Date.now();
+    // Settle first (answers and records while every consumer still runs), then stop, in one bound.
+    const settled = await everyRuntime(stopping, 'settle', deadlineMs);
+    const left = Math.max(0, deadlineMs - (Date.now() - begun));
+    if (!settled || !(await everyRuntime(stopping, 'stop', left))) {
       deps.logger.warn({ deadlineMs }, 'services did not stop within the deadline; shutting down anyway');
     }
-    clearTimeout(timer);
   };
 
   return {

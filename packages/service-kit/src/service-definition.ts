@@ -16,6 +16,12 @@ export interface ServiceRuntime {
   /** Starts queue consumers, bus subscriptions and timers. Called once, before the host listens. */
   start?(): Promise<void>;
   /**
+   * The first step of a shutdown, run for every runtime of the host before any `stop`: answer
+   * what clients still wait for and record how it ended (mcp-gateway: open MCP requests, held
+   * calls), while the other services (the audit writer's consumer) still run. Within `deadlineMs`.
+   */
+  settle?(options: { deadlineMs: number }): Promise<void>;
+  /**
    * Stops them and ends open streams (SSE, held calls) within `deadlineMs`. Called once on
    * shutdown, after the listener stops accepting and before the deps are closed.
    */

@@ -7,7 +7,15 @@ import { Layout } from '../components/layout.js';
 import { TokenExchangeFields } from '../components/token-exchange-fields.js';
 import { canManageProviders, describeScope, hasRole } from '../navigation.js';
 import { useSession, useUser } from '../session.js';
-import type { CredentialProvider, ToolPin, ToolProvider, ToolProviderAuthType, UpstreamTool } from '../types.js';
+import { ExposedNames } from '../components/exposed-names.js';
+import type {
+  CredentialProvider,
+  ExposedToolsReport,
+  ToolPin,
+  ToolProvider,
+  ToolProviderAuthType,
+  UpstreamTool,
+} from '../types.js';
 import { useAction, useResource } from '../use-resource.js';
 import { describeMcpOAuth } from './mcp-oauth-description.js';
 import {
@@ -29,10 +37,12 @@ export function ToolProvidersPage() {
   const credentialProviders = useResource<{ providers: CredentialProvider[] }>(
     hasMcpOAuth ? '/credential-providers' : null,
   );
+  // The names clients actually list and call, for every card at once.
+  const exposed = useResource<ExposedToolsReport>(providers.data ? '/mcp/exposed-tools' : null);
 
   return (
     <Layout title="Tool providers">
-      {manage ? <CreateProviderForm onCreated={providers.reload} /> : null}
+      {manage ? <CreateProviderForm onCreated={() => (providers.reload(), exposed.reload())} /> : null}
       <section aria-labelledby="providers-list">
         <h2 id="providers-list">Providers</h2>
         <ErrorNotice error={action.error} />
@@ -65,10 +75,8 @@ export function ToolProvidersPage() {
                 <dt>Priority</dt>
                 <dd>{p.priority}</dd>
                 <dt>Tools exposed as</dt>
-                <dd className="mono">
-                  {p.namePrefix
-                    ? `${p.namePrefix}__<tool>`
-                    : '<tool> (a name another provider had first: <provider>__<tool>)'}
+                <dd>
+                  <ExposedNames provider={p} report={exposed.data ?? null} />
                 </dd>
                 <dt>Scope</dt>
                 <dd>{describeScope(p.tenantId)}</dd>

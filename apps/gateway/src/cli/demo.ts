@@ -6,6 +6,8 @@ import { DEFAULT_PORT, readEnvironment, type EnvironmentInput } from '../environ
 const TESTKIT_DIR = fileURLToPath(new URL('../../../../packages/testkit/', import.meta.url));
 const PROVIDER_NAME = 'demo';
 const AGENT_NAME = 'demo-agent';
+/** How long `/health` may take before the gateway counts as absent (a loaded machine took over 2 s). */
+const HEALTH_WAIT_MS = 20_000;
 
 export interface DemoArgs {
   url?: string;
@@ -29,9 +31,15 @@ export async function demoCommand(input: EnvironmentInput, args: DemoArgs): Prom
   }
   const api = gatewayApi(`${base}/api/v1`);
   try {
-    await fetch(`${base}/health`, { signal: AbortSignal.timeout(2_000) });
-  } catch {
-    console.error(`No gateway answers at ${base}; start one first (pnpm start), or name it with --url.`);
+    // A busy machine answers slowly: only a refused connection (or a long silence) means no gateway.
+    await fetch(`${base}/health`, { signal: AbortSignal.timeout(HEALTH_WAIT_MS) });
+  } catch (err) {
+    const slow = err instanceof DOMException && err.name === 'TimeoutError';
+    console.error(
+      slow
+        ? `The gateway at ${base} did not answer /health within ${HEALTH_WAIT_MS / 1000} s; try again once it is idle.`
+        : `No gateway answers at ${base}; start one first (pnpm start), or name it with --url.`,
+    );
     return 1;
   }
   const { token } = await api<{ token: string }>('POST', '/auth/login', { email, password });

@@ -2,19 +2,20 @@ import type { Principal } from '@agentgw/auth';
 import { parseSse, type JsonRpcRequest } from '@agentgw/mcp-client';
 import { clientGoneSignal } from '@agentgw/service-kit';
 import { Hono } from 'hono';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { McpRequestContext } from '../mcp-context.js';
 import { parsePost, type ParsedPost, type RequestItem, type Invalid } from './parse-and-negotiate.js';
 import { NO_HEADERS } from './replies.js';
 import { ProtectedResources } from '../protected-resource/protected-resource.js';
 import { respond, type RespondDeps } from './respond.js';
+import { CUT_OFF_MESSAGE, NOT_RUN_MESSAGE, OpenRequests } from './open-requests.js';
 import { MemoryResumptionStore } from '../stream-resumption/resumption-store.js';
 import { systemClock } from '@agentgw/core';
 
 type Handler = (request: JsonRpcRequest, ctx: McpRequestContext) => ReturnType<RespondDeps['router']['handle']>;
 
 /** An app whose POST answers the body's requests through `respond`, with `handle` as the method router. */
-function appWith(handle: Handler, protocolVersion = '2025-06-18') {
+function appWith(handle: Handler, protocolVersion = '2025-06-18', open = new OpenRequests()) {
   const deps: RespondDeps = {
     router: { handle },
     auth: {
@@ -24,6 +25,7 @@ function appWith(handle: Handler, protocolVersion = '2025-06-18') {
     resources: new ProtectedResources({}),
     resumption: new MemoryResumptionStore(systemClock),
     listenHeartbeatMs: 30_000,
+    open,
   };
   const app = new Hono();
   app.post('/', async (c) => {
@@ -130,5 +132,50 @@ describe('respond', () => {
     await reader.read();
     await reader.cancel();
     await sawAbort;
+  });
+});
+
+describe('respond during a shutdown', () => {
+  const shutdownError = (id: number, message: string) => ({
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32000, message, data: { code: 'SHUTTING_DOWN' } },
+  });
+
+  it('a held call let go by the closing gate (no answer of its own) is answered with the error and its id', async () => {
+    const open = new OpenRequests();
+    let letGo!: () => void;
+    const gateClosed = new Promise<void>((resolve) => (letGo = resolve));
+    const post = appWith(
+      async (_r, ctx) => {
+        ctx.notify!({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 0 } });
+        await gateClosed;
+        return null; // what a hold ended by the gate's close() answers
+      },
+      '2025-06-18',
+      open,
+    );
+    const res = await post(call(41), BOTH);
+    const answers = events(res);
+    open.beginStopping();
+    letGo();
+    await open.finish(1_000);
+    expect((await answers).at(-1)).toEqual(shutdownError(41, NOT_RUN_MESSAGE));
+  });
+
+  it('a listen is answered at once; a call still running when the bound runs out is answered 503 as abandoned', async () => {
+    const open = new OpenRequests();
+    const never = new Promise<null>(() => {});
+    const post = appWith(() => never, '2025-06-18', open);
+    const listen = post(call(1, 'subscriptions/listen'), BOTH);
+    const running = post(call(2), 'application/json');
+    await vi.waitFor(() => expect(open.size).toBe(2));
+    open.beginStopping();
+    // Nothing was streamed yet, so its answer goes as JSON.
+    expect(await (await listen).json()).toEqual(shutdownError(1, NOT_RUN_MESSAGE));
+    await open.finish(10);
+    const res = await running;
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual(shutdownError(2, CUT_OFF_MESSAGE));
   });
 });

@@ -20,6 +20,7 @@ import type { Invalid, RequestItem } from './parse-and-negotiate.js';
 import { answerHeaders, jsonResponse, rpcError } from './replies.js';
 import { PausableAnswer, pausable } from '../stream-resumption/pausable-answer.js';
 import type { ResumptionStore } from '../stream-resumption/resumption-store.js';
+import type { OpenRequests } from './open-requests.js';
 
 /** One POST's requests, once parsed, its revision and session settled and its quota taken: what answering them needs. */
 export interface Exchange {
@@ -46,6 +47,8 @@ export interface RespondDeps {
   resumption: ResumptionStore;
   /** A listen's stream has no answer for a long while: a keep-alive comment this often keeps proxies from closing it. */
   listenHeartbeatMs: number;
+  /** The requests being answered here: a shutdown answers each of them (open-requests.ts). */
+  open: OpenRequests;
 }
 
 /** Requests whose upstream may send something while answering (progress, logs, a sampling, elicitation or roots request). */
@@ -76,7 +79,9 @@ export function respond(deps: RespondDeps, x: Exchange): Promise<Response> {
 async function answerAsJson(deps: RespondDeps, x: Exchange): Promise<Response> {
   try {
     const answers = await Promise.all(
-      x.requests.map((r) => deps.router.handle(r.message, requestContext(deps, x, r.message, null, null))),
+      x.requests.map((r) =>
+        deps.open.track(r.message, deps.router.handle(r.message, requestContext(deps, x, r.message, null, null))),
+      ),
     );
     if (x.connection.gone()) return new Response(null, { status: 499 });
     if (!x.batch) {
@@ -147,7 +152,10 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   const onUpstreamPaused = pausing ? (retryMs: number) => pausing.pause(retryMs) : null;
   const work = Promise.all(
     x.requests.map((r) =>
-      deps.router.handle(r.message, requestContext(deps, x, r.message, notify, channel, onUpstreamPaused)),
+      deps.open.track(
+        r.message,
+        deps.router.handle(r.message, requestContext(deps, x, r.message, notify, channel, onUpstreamPaused)),
+      ),
     ),
   );
   const settled = x.batch ? null : await Promise.race([work, started]);

@@ -10,6 +10,7 @@ import type { SessionIdCodec } from '../session-ids.js';
 import type { SessionStore } from '../session-store.js';
 import type { ResumptionStore } from '../stream-resumption/resumption-store.js';
 import type { RequestTargets } from '../upstream-auth/request-targets.js';
+import type { OpenRequests } from './open-requests.js';
 
 /** What the MCP transport needs beside the method router: auth, sessions, Origin policy, the bus for server streams. */
 export interface McpTransportDeps {
@@ -37,4 +38,6 @@ export interface McpTransportDeps {
   targets: Pick<RequestTargets, 'forRequest'>;
   /** The keep-alive comment interval of a `subscriptions/listen` stream (SSE_HEARTBEAT_MS). */
   listenHeartbeatMs: number;
+  /** The requests being answered on this replica: a shutdown answers each (open-requests.ts). */
+  open: OpenRequests;
 }

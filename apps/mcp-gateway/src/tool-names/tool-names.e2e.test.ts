@@ -170,4 +170,20 @@ describe('stable, collision-safe tool names', () => {
       'search search alpha',
     ]);
   });
+
+  it('lists every tool under the name clients call, by provider (GET /api/v1/mcp/exposed-tools, documented)', async () => {
+    const res = await fetch(`${gw.url}/api/v1/mcp/exposed-tools`, {
+      headers: { authorization: `Bearer ${gw.adminToken}` },
+    });
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: { toolName: string; exposedName: string; providerName: string }[] };
+    const of = (provider: string) =>
+      data.filter((t) => t.providerName === provider).map((t) => `${t.exposedName}=${t.toolName}`);
+    expect(of('beta')).toEqual(expect.arrayContaining(['beta__delete_all=delete_all', 'beta__search=search']));
+    expect(of('hub')).toContain('hub__search=search');
+    expect(of('alpha')).toEqual(expect.arrayContaining(['delete_all=delete_all', 'search=search']));
+    expect(data.map((t) => t.providerName)).toEqual([...data.map((t) => t.providerName)].sort());
+    const doc = (await (await fetch(`${gw.url}/api/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(doc.paths['/api/v1/mcp/exposed-tools']).toHaveProperty('get');
+  });
 });
