@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpFixture } from '@agentgw/testkit';
 import { TestBrowser } from './oauth-test-browser.js';
 import { offerEcho, startToolsUpstream } from './oauth-test-clients.js';
-import { cleanEnv, GATEWAY_BIN, startServer, type Server } from './test-cli-process.js';
+import { cleanEnv, GATEWAY_BIN, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
 
 // mcp-remote (a real MCP client nobody here wrote) against the gateway started with nothing but an
 // admin account: no GATEWAY_PUBLIC_URL, so the sign-in rests on the address derived on loopback.
@@ -31,7 +31,7 @@ beforeAll(async () => {
   upstream = await startToolsUpstream();
   dir = mkdtempSync(join(tmpdir(), 'gateway-mcp-remote-'));
   if (against) return void (base = against);
-  server = await startServer([GATEWAY_BIN, 'start', '--port', '0'], {
+  server = await startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0'], {
     cwd: dir,
     env: cleanEnv({ ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password }),
     ready: LISTENING,

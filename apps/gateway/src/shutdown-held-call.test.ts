@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cleanEnv, GATEWAY_BIN, startServer, type Server } from './test-cli-process.js';
+import { cleanEnv, GATEWAY_BIN, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
 
 const LISTENING = /Agent Gateway listening on http:\/\/127\.0\.0\.1:(\d+)/;
 // A first start creates the embedded database (initdb): the bound catches hangs, not slowness.
@@ -34,7 +34,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const dataDir = () => join(dir, '.gateway-data');
 const start = () =>
-  startServer([GATEWAY_BIN, 'start', '--port', '0'], {
+  startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0'], {
     cwd: dir,
     env: cleanEnv(ADMIN),
     ready: LISTENING,
