@@ -246,7 +246,12 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
       expect(audits).toStrictEqual([{ id: call.auditId, status: 'failed', error: CALLER_GONE_REASON }]),
     );
     const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
-    expect(answer.confirmation).toMatchObject({ status: 'confirmed', reason: null, decidedBy: 'alice' });
+    expect(answer.confirmation).toMatchObject({
+      status: 'confirmed',
+      reason: null,
+      decidedBy: 'alice',
+      via: 'console',
+    });
     expect(answer.confirmationToken?.expiresIn).toBeGreaterThan(0);
     expect(resolved).toMatchObject([{ id, status: 'confirmed' }]);
     // The held call's audit record stays as it ended: the redeemed call writes its own.
@@ -276,9 +281,9 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
   it('applies a decision arriving twice (or two racing) once', async () => {
     const { outcome, id } = await startHold();
     const results = await Promise.all([
-      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' }),
-      decideConfirmation(deps, id, { confirmed: false, decidedBy: 'admin' }),
-      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' }),
+      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice', via: 'console' }),
+      decideConfirmation(deps, id, { confirmed: false, decidedBy: 'admin', via: 'console' }),
+      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice', via: 'console' }),
     ]);
     expect(results.filter((r) => r.applied)).toHaveLength(1);
     const winner = results.find((r) => r.applied)!.row;
@@ -296,7 +301,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
       .set({ expires_at: new Date(Date.now() - 1) })
       .where('id', '=', id)
       .execute();
-    const late = await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' });
+    const late = await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice', via: 'console' });
     expect(late.applied).toBe(false);
     expect(late.row).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON });
     expect((await outcome).decision).toBe('timeout');
@@ -310,7 +315,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
       () => void statuses.push(Date.now()),
     );
     await vi.waitFor(() => expect(statuses.length).toBeGreaterThanOrEqual(3));
-    await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' });
+    await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice', via: 'console' });
     await outcome;
     const count = statuses.length;
     await new Promise((r) => setTimeout(r, 120));
@@ -390,9 +395,9 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
         expect(await settled[refused]).toMatchObject({ err: { status: 429, code: 'RATE_LIMITED' } });
         expect(required).toHaveLength(20);
 
-        await decideConfirmation(deps, required[0]!.id, { confirmed: false, decidedBy: 'alice' });
+        await decideConfirmation(deps, required[0]!.id, { confirmed: false, decidedBy: 'alice', via: 'console' });
         const again = await startHold(calls[refused]);
-        await decideConfirmation(deps, again.id, { confirmed: false, decidedBy: 'alice' });
+        await decideConfirmation(deps, again.id, { confirmed: false, decidedBy: 'alice', via: 'console' });
         expect((await again.outcome).decision).toBe('rejected');
       },
     );
@@ -442,7 +447,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
         ),
       ).toBe(false);
       const { outcome, id } = await startHold(call);
-      await decideConfirmation(deps, id, { confirmed: false, decidedBy: 'alice' });
+      await decideConfirmation(deps, id, { confirmed: false, decidedBy: 'alice', via: 'console' });
       await outcome;
       const forged = await deps.auth.signConfirmationToken({ confirmationId: id, userId: 'alice' });
       expect(await gate.redeem(forged.token, call)).toBe(false);

@@ -89,6 +89,7 @@ function toolCallUnderTest(
     names,
     pins,
     clock: new ManualClock(),
+    carrier: null,
     forward: async (provider, params, ctx, call) => {
       forwarded.push({ provider: provider.id, params, principal: ctx.principal, call });
       return answer();
