@@ -151,7 +151,7 @@ beforeAll(async () => {
     'console',
     'client',
   ]);
-}, 180_000);
+}, 600_000);
 
 afterAll(async () => {
   await server?.shutdown();
@@ -165,7 +165,7 @@ describe.each(['1.x', '2.x'] as const)('a held call confirmed in the MCP client 
 
   beforeAll(async () => {
     connected = await signedInClient(version);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await connected?.client.close();
@@ -188,7 +188,7 @@ describe.each(['1.x', '2.x'] as const)('a held call confirmed in the MCP client 
       decided_via: 'client',
       decided_client_id: connected.provider.client?.client_id,
     });
-    const late = await post(`/api/v1/confirmation/${row.id}/confirm`, userToken);
+    const late = await post(`/api/v1/confirmation/${row.id}/confirm`, userToken, {});
     expect(late.status).toBe(409);
     expect(drops).toBe(before + 1);
   });
@@ -215,7 +215,7 @@ describe.each(['1.x', '2.x'] as const)('a held call confirmed in the MCP client 
     const call = callDrop(connected.client);
     const id = await heldConfirmation(since);
     await question;
-    expect((await post(`/api/v1/confirmation/${id}/confirm`, userToken)).status).toBe(200);
+    expect((await post(`/api/v1/confirmation/${id}/confirm`, userToken, {})).status).toBe(200);
     expect(await call).toMatchObject({ content: [{ type: 'text', text: `dropped ${before + 1}` }] });
     expect(await latestConfirmation()).toMatchObject({ status: 'consumed', decided_via: 'console' });
     expect(drops).toBe(before + 1);
@@ -232,7 +232,7 @@ describe('a second answer from the client (SDK 1.x)', () => {
     const call = callDrop(connected.client);
     const id = await heldConfirmation(since);
     while (relayId === null) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect((await post(`/api/v1/confirmation/${id}/confirm`, userToken)).status).toBe(200);
+    expect((await post(`/api/v1/confirmation/${id}/confirm`, userToken, {})).status).toBe(200);
     await call;
     const tokens = await connected.provider.tokens();
     const second = await fetch(endpoint(), {
@@ -253,7 +253,7 @@ describe('a second answer from the client (SDK 1.x)', () => {
     expect(second.status).toBe(400);
     expect(drops).toBe(before + 1);
     await connected.client.close();
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('an agent runtime’s held call', () => {
@@ -292,7 +292,7 @@ describe('an agent runtime’s held call', () => {
       () => 'refused',
     );
     const id = await heldConfirmation(since);
-    expect((await post(`/api/v1/confirmation/${id}/reject`, adminToken)).status).toBe(200);
+    expect((await post(`/api/v1/confirmation/${id}/reject`, adminToken, {})).status).toBe(200);
     expect(await call).toBe('refused');
     expect(asked).toEqual([]);
     expect(drops).toBe(before);

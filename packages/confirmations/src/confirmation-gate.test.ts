@@ -250,7 +250,6 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
       status: 'confirmed',
       reason: null,
       decidedBy: 'alice',
-      via: 'console',
     });
     expect(answer.confirmationToken?.expiresIn).toBeGreaterThan(0);
     expect(resolved).toMatchObject([{ id, status: 'confirmed' }]);
@@ -292,6 +291,35 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     await expect(answerConfirmation(deps, person('alice'), id, { confirmed: false })).rejects.toMatchObject({
       status: 409,
     });
+  });
+
+  it('takes a person’s answer from their own client only for their own call as held, first decision wins, carrier and client recorded', async () => {
+    const own = heldCall({ agentId: null, userId: 'alice', endUserId: 'alice' });
+    const { outcome, id } = await startHold(own);
+    const answer = { confirmed: true, userId: 'alice', clientId: 'client-1' };
+    expect(await gate.answerFromClient(id, { ...own, arguments: { repo: 'acme/other' } }, answer)).toBe('refused');
+    expect(await gate.answerFromClient(id, own, { ...answer, userId: 'mallory' })).toBe('refused');
+    expect(await gate.answerFromClient(id, own, answer)).toBe('applied');
+    expect(await gate.answerFromClient(id, own, { ...answer, confirmed: false })).toBe('already_decided');
+    expect((await outcome).decision).toBe('confirmed');
+    expect(await findConfirmation(deps.db, id)).toMatchObject({
+      status: 'consumed',
+      decided_by: 'alice',
+      decided_via: 'client',
+      decided_client_id: 'client-1',
+    });
+    await expect(answerConfirmation(deps, person('alice'), id, { confirmed: false })).rejects.toMatchObject({
+      status: 409,
+    });
+  });
+
+  it('never takes a client answer for an agent’s call; the console’s answer is recorded as the console’s', async () => {
+    const { outcome, id, call } = await startHold();
+    const answer = { confirmed: true, userId: 'alice', clientId: 'client-1' };
+    expect(await gate.answerFromClient(id, call, answer)).toBe('refused');
+    await answerConfirmation(deps, person('alice'), id, { confirmed: false });
+    expect((await outcome).decision).toBe('rejected');
+    expect(await findConfirmation(deps.db, id)).toMatchObject({ decided_via: 'console', decided_client_id: null });
   });
 
   it('refuses an answer after the deadline and times the confirmation out on the spot', async () => {
