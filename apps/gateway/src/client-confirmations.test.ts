@@ -32,12 +32,22 @@ type Answer = (params: { message: string }, requestId: string | number) => Promi
 let answer: Answer;
 let asked: { message: string }[] = [];
 
-const post = (path: string, token: string, body?: unknown) =>
-  fetch(`${base}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+/**
+ * A POST with a bearer token, sent again once when a kept-alive socket the server had closed
+ * resets it (ECONNRESET under a loaded CI): a request that did arrive answers 409 the second time.
+ */
+const post = async (path: string, token: string, body?: unknown): Promise<Response> => {
+  const send = () =>
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  return send().catch((err: unknown) => {
+    if ((err as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw err;
+    return send();
   });
+};
 
 /** The confirmation of the latest held `drop` call, as stored. */
 const latestConfirmation = () =>

@@ -246,11 +246,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
       expect(audits).toStrictEqual([{ id: call.auditId, status: 'failed', error: CALLER_GONE_REASON }]),
     );
     const answer = await answerConfirmation(deps, person('alice'), id, { confirmed: true });
-    expect(answer.confirmation).toMatchObject({
-      status: 'confirmed',
-      reason: null,
-      decidedBy: 'alice',
-    });
+    expect(answer.confirmation).toMatchObject({ status: 'confirmed', reason: null, decidedBy: 'alice' });
     expect(answer.confirmationToken?.expiresIn).toBeGreaterThan(0);
     expect(resolved).toMatchObject([{ id, status: 'confirmed' }]);
     // The held call's audit record stays as it ended: the redeemed call writes its own.
