@@ -75,7 +75,7 @@ const CLIENTS: Record<'1.x' | '2.x', { sdk: McpSdk; connect(provider: TestOAuthC
       const client = new Client({ name: 'approver-1', version: '1.0.0' }, { capabilities: { elicitation: {} } });
       client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
         asked.push({ message: request.params.message });
-        return (await answer({ message: request.params.message }, extra.requestId)) as never;
+        return await answer({ message: request.params.message }, extra.requestId);
       });
       const transport = new StreamableHTTPClientTransport(endpoint(), { authProvider: provider });
       await client.connect(transport);
@@ -244,7 +244,7 @@ describe('a second answer from the client (SDK 1.x)', () => {
     while (relayId === null) await new Promise((resolve) => setTimeout(resolve, 20));
     expect((await post(`/api/v1/confirmation/${id}/confirm`, userToken, {})).status).toBe(200);
     await call;
-    const tokens = await connected.provider.tokens();
+    const tokens = connected.provider.tokens();
     const second = await fetch(endpoint(), {
       method: 'POST',
       headers: {
@@ -274,7 +274,7 @@ describe('an agent runtime’s held call', () => {
     });
     expect(created.status).toBe(201);
     const agent = (await created.json()) as { agent: { id: string }; runtime_token: string };
-    const providerId = (await latestProviderId()) as string;
+    const providerId = await latestProviderId();
     const rule = await post('/api/v1/admin/provider-access', adminToken, {
       subjectType: 'agent',
       subjectId: agent.agent.id,

@@ -78,7 +78,7 @@ function contextOf(over: Partial<McpRequestContext> = {}): McpRequestContext {
     protocolVersion: '2025-11-25',
     session: null,
     signal: new AbortController().signal,
-    notify: (n) => void notified.push(n as JsonRpcNotification),
+    notify: (n) => void notified.push(n),
     confirmationToken: null,
     progressToken: null,
     reauthenticate: async () => oauthPersonOf(),
