@@ -67,6 +67,7 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
           toolPattern: '*',
           riskLevel: null,
           confirmationMode: null,
+          confirmCarriers: null,
           description: null,
           tenantId: null,
           createdAt: expect.any(String),
@@ -74,6 +75,32 @@ describe.each(testBackends())('provider access API (%s)', (backend) => {
         },
       });
       expect(ruleEvents).toContainEqual({ subjectType: 'agent', subjectId: agentId });
+    });
+
+    it('stores where its confirmations may be answered: the console always, the client only when listed; null is the default', async () => {
+      const res = await createRule(admin, {
+        subjectType: 'agent',
+        subjectId: agentId,
+        providerId: github.id,
+        action: 'require_confirmation',
+        toolPattern: 'github_delete_*',
+        confirmCarriers: ['client', 'client'],
+      });
+      expect(res.status).toBe(201);
+      expect(res.body.rule.confirmCarriers).toEqual(['console', 'client']);
+      const id = res.body.rule.id;
+      const patched = await call('PUT', `${BASE}/${id}`, { token: admin.token, body: { confirmCarriers: null } });
+      expect(patched.status).toBe(200);
+      expect(patched.body.rule.confirmCarriers).toBeNull();
+      const bad = await createRule(admin, {
+        subjectType: 'agent',
+        subjectId: agentId,
+        providerId: github.id,
+        action: 'require_confirmation',
+        confirmCarriers: ['email'],
+      });
+      expect(bad.status).toBe(400);
+      expect((await call('DELETE', `${BASE}/${id}`, { token: admin.token })).status).toBe(200);
     });
 
     it('gets, updates and deletes a rule', async () => {

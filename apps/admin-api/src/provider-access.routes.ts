@@ -1,6 +1,6 @@
 import { jwtAuth, requirePermission } from '@agentgw/auth';
 import { createCatalogAdmin, type AccessRule } from '@agentgw/catalog';
-import { POLICY_ACTIONS, RISK_LEVELS } from '@agentgw/core';
+import { CONFIRMATION_CARRIERS, POLICY_ACTIONS, RISK_LEVELS } from '@agentgw/core';
 import {
   IdParams,
   SuccessBody,
@@ -25,6 +25,13 @@ const SubjectTypeSchema = z.enum(['user', 'agent']).openapi('SubjectType');
 const ActionSchema = z.enum(POLICY_ACTIONS).openapi('PolicyAction');
 const RiskLevelSchema = z.enum(RISK_LEVELS).openapi('RiskLevel');
 const ConfirmationModeSchema = z.enum(['always', 'never']).openapi('ConfirmationMode');
+const ConfirmCarriersSchema = z
+  .array(z.enum(CONFIRMATION_CARRIERS).openapi('ConfirmationCarrier'))
+  .max(CONFIRMATION_CARRIERS.length)
+  .openapi('ConfirmCarriers', {
+    description:
+      'Where this rule’s held calls may be confirmed; the console always is, `client` (the person’s own MCP client, signed in through the gateway’s OAuth) only when listed. Null: console and push.',
+  });
 
 const AccessRuleSchema = z
   .object({
@@ -36,6 +43,7 @@ const AccessRuleSchema = z
     toolPattern: z.string(),
     riskLevel: orNull(RiskLevelSchema),
     confirmationMode: orNull(ConfirmationModeSchema),
+    confirmCarriers: orNull(ConfirmCarriersSchema),
     description: z.string().nullable(),
     tenantId: z.string().nullable(),
     createdAt: z.string(),
@@ -64,6 +72,7 @@ const CreateAccessRuleBody = z
     toolPattern: fields.toolPattern.default('*'),
     riskLevel: orNull(RiskLevelSchema).optional(),
     confirmationMode: orNull(ConfirmationModeSchema).optional(),
+    confirmCarriers: orNull(ConfirmCarriersSchema).optional(),
     description: fields.description.optional(),
     tenantId: TenantIdSchema.nullable()
       .optional()
@@ -80,6 +89,7 @@ const UpdateAccessRuleBody = z
     toolPattern: fields.toolPattern.optional(),
     riskLevel: orNull(RiskLevelSchema).optional(),
     confirmationMode: orNull(ConfirmationModeSchema).optional(),
+    confirmCarriers: orNull(ConfirmCarriersSchema).optional(),
     description: fields.description.optional(),
   })
   .openapi('UpdateAccessRuleRequest');

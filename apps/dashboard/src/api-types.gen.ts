@@ -7192,6 +7192,7 @@ export interface components {
         AccessRule: {
             action: components["schemas"]["PolicyAction"];
             confirmationMode: components["schemas"]["ConfirmationMode"] | null;
+            confirmCarriers: components["schemas"]["ConfirmCarriers"] | null;
             createdAt: string;
             description: string | null;
             id: string;
@@ -7330,6 +7331,8 @@ export interface components {
             success: true;
         };
         /** @enum {string} */
+        ConfirmationCarrier: "console" | "client" | "push";
+        /** @enum {string} */
         ConfirmationMode: "always" | "never";
         ConfirmationRespond: {
             confirmed: boolean;
@@ -7340,9 +7343,12 @@ export interface components {
         };
         /** @enum {string} */
         ConfirmationStatus: "pending" | "confirmed" | "rejected" | "expired" | "consumed";
+        /** @description Where this rule’s held calls may be confirmed; the console always is, `client` (the person’s own MCP client, signed in through the gateway’s OAuth) only when listed. Null: console and push. */
+        ConfirmCarriers: components["schemas"]["ConfirmationCarrier"][];
         CreateAccessRuleRequest: {
             action: components["schemas"]["PolicyAction"];
             confirmationMode?: components["schemas"]["ConfirmationMode"] | null;
+            confirmCarriers?: components["schemas"]["ConfirmCarriers"] | null;
             description?: string | null;
             /** @description A visible tool provider id, or `*` for every provider */
             providerId: string;
@@ -7962,6 +7968,7 @@ export interface components {
         UpdateAccessRuleRequest: {
             action?: components["schemas"]["PolicyAction"];
             confirmationMode?: components["schemas"]["ConfirmationMode"] | null;
+            confirmCarriers?: components["schemas"]["ConfirmCarriers"] | null;
             description?: string | null;
             /** @description A visible tool provider id, or `*` for every provider */
             providerId?: string;

@@ -11,6 +11,7 @@ const rule = (over: Partial<AccessRule>): AccessRule => ({
   toolPattern: '*',
   riskLevel: null,
   confirmationMode: null,
+  confirmCarriers: null,
   description: null,
   tenantId: null,
   createdAt: '2026-01-01T00:00:00Z',

@@ -85,7 +85,7 @@ async function heldCall(answer: { confirmed: boolean; reason?: string }) {
       .executeTakeFirst();
   await expect.poll(pending).toBeTruthy();
   const { id, audit_id: auditId } = (await pending())!;
-  await decideConfirmation({ ...gw.deps, audit }, id, { ...answer, decidedBy: gw.admin.userId });
+  await decideConfirmation({ ...gw.deps, audit }, id, { ...answer, decidedBy: gw.admin.userId, via: 'console' });
   return { reply: await reply, auditId: auditId! };
 }
 

@@ -25,6 +25,7 @@ import type { ProviderLists } from './provider-view/provider-lists.js';
 import type { ServerRequestRelay } from './relay/server-request-relay.js';
 import { RpcError } from './rpc-errors.js';
 import type { SessionStore } from './session-store.js';
+import type { ClientCarrier } from './tool-call/client-carrier.js';
 import { McpToolCall } from './tool-call/mcp-tool-call.usecase.js';
 import { toolPolicy } from './tool-call/tool-access.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
@@ -61,6 +62,8 @@ export interface McpMethodsDeps {
   tokenExchange: () => TokenExchange;
   /** Where provider, rule and pin changes arrive: a `subscriptions/listen` tells its client of them. */
   bus: EventBus;
+  /** Asks a held call's person in their own MCP client when the rule lets it (tool-call/client-carrier.ts); null: the console and push only. */
+  carrier: ClientCarrier | null;
 }
 
 /**
@@ -92,6 +95,7 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
     names: deps.names,
     pins: deps.pins,
     clock: deps.clock,
+    carrier: deps.carrier,
     forward: (provider, params, ctx, call) => forward(provider, 'tools/call', params, ctx, call),
   });
   const lists = new ListMethods({

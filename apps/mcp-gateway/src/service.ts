@@ -6,6 +6,7 @@ import {
   callQuotaLimitsFrom,
   createEgressDispatcher,
   egressPolicyFromConfig,
+  type ClientConfirmations,
   type ConfirmationGate,
 } from '@agentgw/core';
 import { McpUpstreamClient } from '@agentgw/mcp-client';
@@ -29,6 +30,7 @@ import { MemoryResumptionStore, RedisResumptionStore } from './stream-resumption
 import { MemoryRelayStore, RedisRelayStore } from './relay/relay-store.js';
 import { announcingUpstreams } from './relay/upstream-server-streams.js';
 import { ServerRequestRelay } from './relay/server-request-relay.js';
+import { ClientCarrier, consolePageOf } from './tool-call/client-carrier.js';
 import { ToolGate } from './tool-gate.js';
 import { OpenRequests } from './mcp-transport/open-requests.js';
 import { sweepCutoffs, sweepLeftOpen } from './left-open-sweep.js';
@@ -48,6 +50,8 @@ import { RequestTargets } from './upstream-auth/request-targets.js';
 export interface McpGatewayOptions {
   /** The confirmation hub's gate (default: refuses, see NO_CONFIRMATION_HUB); closed on shutdown when it can be. */
   confirmationGate?: ConfirmationGate & { close?(): Promise<void> };
+  /** Where a person's answer from their own MCP client goes (the hub's gate); unset: no client carrier. */
+  clientConfirmations?: ClientConfirmations;
   audit?: AuditTrail;
   sessions?: SessionStore;
   client?: McpUpstreamClient;
@@ -87,6 +91,9 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
   const stopPinRecheck = recheckPinsOnUpstreamChange({ lists, pins, catalog, logger });
   const taskIds = new TaskIdCodec(secretBoxFor(config));
+  const carrier = options.clientConfirmations
+    ? new ClientCarrier({ relay, answers: options.clientConfirmations, consolePage: consolePageOf(config), logger })
+    : null;
   const table = mcpMethodTable({
     catalog,
     client,
@@ -104,6 +111,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     userCredentials,
     tokenExchange,
     bus,
+    carrier,
   });
   const router = new McpMethodRouter({ catalog, logger, table });
   const streams = new Set<() => void>();
@@ -187,6 +195,6 @@ export const mcpGatewayService = defineService({
       timeoutMs: deps.config.CONFIRMATION_TIMEOUT_MS,
       maxPending: maxPendingOf(deps.config),
     });
-    return createMcpGateway(deps, { confirmationGate });
+    return createMcpGateway(deps, { confirmationGate, clientConfirmations: confirmationGate });
   },
 });

@@ -74,6 +74,8 @@ export class ToolGate {
         signal: options.signal,
         confirmationToken: options.confirmationToken,
         reauthenticate: options.reauthenticate,
+        // An agent runtime's gate: its call is never asked in a client (the console and push decide).
+        carrier: null,
       }),
     );
   }

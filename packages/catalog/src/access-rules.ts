@@ -1,9 +1,11 @@
 import { actingUserOf, isAdmin, whereTenantVisible, writeTenant, type Principal } from '@agentgw/auth';
 import {
+  CONFIRMATION_CARRIERS,
   NotFoundError,
   evaluatePolicy,
   globSpecificity,
   newId,
+  type ConfirmationCarrier,
   type PolicyAction,
   type RiskLevel,
 } from '@agentgw/core';
@@ -27,6 +29,8 @@ export interface AccessRule {
   toolPattern: string;
   riskLevel: RiskLevel | null;
   confirmationMode: ConfirmationMode | null;
+  /** Where its held calls may be confirmed (the console always is); null: the default, console and push. */
+  confirmCarriers: ConfirmationCarrier[] | null;
   description: string | null;
   tenantId: string | null;
   createdAt: string;
@@ -41,6 +45,7 @@ export interface NewAccessRuleInput {
   toolPattern: string;
   riskLevel?: RiskLevel | null;
   confirmationMode?: ConfirmationMode | null;
+  confirmCarriers?: ConfirmationCarrier[] | null;
   description?: string | null;
   tenantId?: string | null;
 }
@@ -81,6 +86,7 @@ export function toAccessRule(row: AccessRuleRow): AccessRule {
     toolPattern: row.tool_pattern,
     riskLevel: row.risk_level,
     confirmationMode: row.confirmation_mode,
+    confirmCarriers: row.confirm_carriers,
     description: row.description,
     tenantId: row.tenant_id,
     createdAt: row.created_at.toISOString(),
@@ -147,6 +153,7 @@ export async function createAccessRule(
       tool_pattern: input.toolPattern,
       risk_level: input.riskLevel ?? null,
       confirmation_mode: input.confirmationMode ?? null,
+      confirm_carriers: carriersOf(input.confirmCarriers),
       description: input.description ?? null,
       tenant_id: tenantId,
       created_at: now,
@@ -181,6 +188,7 @@ export async function updateAccessRule(
       ...(patch.toolPattern !== undefined && { tool_pattern: patch.toolPattern }),
       ...(patch.riskLevel !== undefined && { risk_level: patch.riskLevel }),
       ...(patch.confirmationMode !== undefined && { confirmation_mode: patch.confirmationMode }),
+      ...(patch.confirmCarriers !== undefined && { confirm_carriers: carriersOf(patch.confirmCarriers) }),
       ...(patch.description !== undefined && { description: patch.description }),
       updated_at: ctx.clock.now(),
     })
@@ -357,6 +365,10 @@ async function assertSubjectUsable(
     .executeTakeFirst();
   if (!user) throw invalidField(field, 'unknown user');
 }
+
+/** A rule's carriers as stored: the console is always one, each once, in the vocabulary's order; null stays the default. */
+const carriersOf = (carriers: readonly ConfirmationCarrier[] | null | undefined): ConfirmationCarrier[] | null =>
+  carriers == null ? null : CONFIRMATION_CARRIERS.filter((c) => c === 'console' || carriers.includes(c));
 
 const rulesChanged = (ctx: CatalogContext, row: Pick<AccessRuleRow, 'subject_type' | 'subject_id'>): Promise<void> =>
   ctx.bus.publish('rules.changed', { subjectType: row.subject_type, subjectId: row.subject_id });

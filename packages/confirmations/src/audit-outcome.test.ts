@@ -24,6 +24,8 @@ const row = (status: ConfirmationStatus, over: Partial<ConfirmationRow> = {}): C
   expires_at: at,
   created_at: at,
   call_hash: null,
+  decided_via: null,
+  decided_client_id: null,
   ...over,
 });
 

@@ -60,7 +60,7 @@ export async function answerConfirmation(
     await rejectForInactiveAgent(deps, id);
     throw new ForbiddenError('The agent that made this call is disabled; the call was rejected', 'AGENT_DISABLED');
   }
-  const result = await decideConfirmation(deps, id, { ...answer, decidedBy: principal.userId });
+  const result = await decideConfirmation(deps, id, { ...answer, decidedBy: principal.userId, via: 'console' });
   if (!result.applied) {
     const status = result.row?.status;
     if (!status) throw notFound();

@@ -279,9 +279,9 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
   it('applies a decision arriving twice (or two racing) once', async () => {
     const { outcome, id } = await startHold();
     const results = await Promise.all([
-      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' }),
-      decideConfirmation(deps, id, { confirmed: false, decidedBy: 'admin' }),
-      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' }),
+      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice', via: 'console' }),
+      decideConfirmation(deps, id, { confirmed: false, decidedBy: 'admin', via: 'console' }),
+      decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice', via: 'console' }),
     ]);
     expect(results.filter((r) => r.applied)).toHaveLength(1);
     const winner = results.find((r) => r.applied)!.row;
@@ -292,6 +292,35 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     });
   });
 
+  it('takes a person’s answer from their own client only for their own call as held, first decision wins, carrier and client recorded', async () => {
+    const own = heldCall({ agentId: null, userId: 'alice', endUserId: 'alice' });
+    const { outcome, id } = await startHold(own);
+    const answer = { confirmed: true, userId: 'alice', clientId: 'client-1' };
+    expect(await gate.answerFromClient(id, { ...own, arguments: { repo: 'acme/other' } }, answer)).toBe('refused');
+    expect(await gate.answerFromClient(id, own, { ...answer, userId: 'mallory' })).toBe('refused');
+    expect(await gate.answerFromClient(id, own, answer)).toBe('applied');
+    expect(await gate.answerFromClient(id, own, { ...answer, confirmed: false })).toBe('already_decided');
+    expect((await outcome).decision).toBe('confirmed');
+    expect(await findConfirmation(deps.db, id)).toMatchObject({
+      status: 'consumed',
+      decided_by: 'alice',
+      decided_via: 'client',
+      decided_client_id: 'client-1',
+    });
+    await expect(answerConfirmation(deps, person('alice'), id, { confirmed: false })).rejects.toMatchObject({
+      status: 409,
+    });
+  });
+
+  it('never takes a client answer for an agent’s call; the console’s answer is recorded as the console’s', async () => {
+    const { outcome, id, call } = await startHold();
+    const answer = { confirmed: true, userId: 'alice', clientId: 'client-1' };
+    expect(await gate.answerFromClient(id, call, answer)).toBe('refused');
+    await answerConfirmation(deps, person('alice'), id, { confirmed: false });
+    expect((await outcome).decision).toBe('rejected');
+    expect(await findConfirmation(deps.db, id)).toMatchObject({ decided_via: 'console', decided_client_id: null });
+  });
+
   it('refuses an answer after the deadline and times the confirmation out on the spot', async () => {
     const { outcome, id } = await startHold();
     await deps.db
@@ -299,7 +328,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
       .set({ expires_at: new Date(Date.now() - 1) })
       .where('id', '=', id)
       .execute();
-    const late = await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' });
+    const late = await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice', via: 'console' });
     expect(late.applied).toBe(false);
     expect(late.row).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON });
     expect((await outcome).decision).toBe('timeout');
@@ -313,7 +342,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
       () => void statuses.push(Date.now()),
     );
     await vi.waitFor(() => expect(statuses.length).toBeGreaterThanOrEqual(3));
-    await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice' });
+    await decideConfirmation(deps, id, { confirmed: true, decidedBy: 'alice', via: 'console' });
     await outcome;
     const count = statuses.length;
     await new Promise((r) => setTimeout(r, 120));
@@ -393,9 +422,9 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
         expect(await settled[refused]).toMatchObject({ err: { status: 429, code: 'RATE_LIMITED' } });
         expect(required).toHaveLength(20);
 
-        await decideConfirmation(deps, required[0]!.id, { confirmed: false, decidedBy: 'alice' });
+        await decideConfirmation(deps, required[0]!.id, { confirmed: false, decidedBy: 'alice', via: 'console' });
         const again = await startHold(calls[refused]);
-        await decideConfirmation(deps, again.id, { confirmed: false, decidedBy: 'alice' });
+        await decideConfirmation(deps, again.id, { confirmed: false, decidedBy: 'alice', via: 'console' });
         expect((await again.outcome).decision).toBe('rejected');
       },
     );
@@ -445,7 +474,7 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
         ),
       ).toBe(false);
       const { outcome, id } = await startHold(call);
-      await decideConfirmation(deps, id, { confirmed: false, decidedBy: 'alice' });
+      await decideConfirmation(deps, id, { confirmed: false, decidedBy: 'alice', via: 'console' });
       await outcome;
       const forged = await deps.auth.signConfirmationToken({ confirmationId: id, userId: 'alice' });
       expect(await gate.redeem(forged.token, call)).toBe(false);

@@ -2,6 +2,7 @@ import type { AuthService } from '@agentgw/auth';
 import {
   isAppError,
   newId,
+  type ClientConfirmations,
   type ConfirmationGate,
   type ConfirmationResolution,
   type GatewayEvents,
@@ -12,6 +13,7 @@ import {
 } from '@agentgw/core';
 import type { ConfirmationRow } from '@agentgw/db';
 import { callHash } from './call-hash.js';
+import { answerFromClient } from './client-answers.js';
 import { auditTrailOf } from './audit-outcome.js';
 import { findConfirmation, toPayload } from './confirmation-records.js';
 import {
@@ -42,8 +44,11 @@ export interface ConfirmationGateOptions {
   deadlineGraceMs?: number;
 }
 
-/** The gate plus the bus subscription it keeps; `close()` ends it and expires the calls it still holds (the gateway is shutting down). */
-export interface ConfirmationGateHandle extends ConfirmationGate {
+/**
+ * The gate plus the bus subscription it keeps; `close()` ends it and expires the calls it still
+ * holds (the gateway is shutting down). It also takes a person's answer from their own client.
+ */
+export interface ConfirmationGateHandle extends ConfirmationGate, ClientConfirmations {
   close(): Promise<void>;
 }
 
@@ -242,6 +247,8 @@ export function createConfirmationGate(
       }
       return consumeConfirmation(deps, confirmationId, callHash(call));
     },
+
+    answerFromClient: (id, call, answer) => answerFromClient(deps, id, call, answer),
 
     async close() {
       closed = true;

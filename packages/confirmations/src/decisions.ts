@@ -1,6 +1,7 @@
 import type { AuditTrail } from '@agentgw/audit';
 import type {
   Clock,
+  ConfirmationCarrier,
   ConfirmationOutcome,
   ConfirmationResolution,
   ConfirmationResolved,
@@ -43,7 +44,9 @@ export const DEFAULT_REJECT_REASON = 'Rejected by the confirmer.';
 /** Job id of a confirmation's deadline, so a decision can cancel it and a re-enqueue is a no-op. */
 export const timeoutJobId = (confirmationId: string): string => `confirmation-timeout:${confirmationId}`;
 
-type Outcome = { status: ConfirmationOutcome; reason: string | null; decidedBy: string | null };
+/** Who answered and where (null for an end no one answered: a timeout, a disabled agent, an unannounced one). */
+type Answerer = { via: ConfirmationCarrier; clientId: string | null } | null;
+type Outcome = { status: ConfirmationOutcome; reason: string | null; decidedBy: string | null; answerer: Answerer };
 
 /**
  * Who waits for a pending confirmation's answer: `held`, its call (released or refused by the
@@ -100,7 +103,14 @@ async function leavePending(
     const now = deps.clock.now();
     let update = deps.db
       .updateTable('confirmations')
-      .set({ status: outcome.status, reason: outcome.reason, decided_by: outcome.decidedBy, decided_at: now })
+      .set({
+        status: outcome.status,
+        reason: outcome.reason,
+        decided_by: outcome.decidedBy,
+        decided_at: now,
+        decided_via: outcome.answerer?.via ?? null,
+        decided_client_id: outcome.answerer?.clientId ?? null,
+      })
       .where('id', '=', id)
       .where('status', '=', 'pending')
       .where((eb) => (waiting === 'held' ? eb('reason', 'is', null) : eb('reason', '=', CALLER_GONE_REASON)));
@@ -139,6 +149,15 @@ async function announce(deps: ConfirmationDeps, row: ConfirmationRow, at: Date, 
 export type DecisionResult =
   { applied: true; row: ConfirmationRow; waiting: Waiting } | { applied: false; row: ConfirmationRow | undefined };
 
+/** A confirmer's answer and the carrier it came through (`clientId`: the OAuth client, for the `client` carrier). */
+export interface ConfirmerAnswer {
+  confirmed: boolean;
+  reason?: string | null;
+  decidedBy: string | null;
+  via: ConfirmationCarrier;
+  clientId?: string | null;
+}
+
 /**
  * A confirmer's answer. Not applied when the confirmation is unknown, already decided, or past
  * its deadline (then it is timed out on the spot, as the deadline job would have done).
@@ -146,11 +165,12 @@ export type DecisionResult =
 export async function decideConfirmation(
   deps: ConfirmationDeps,
   id: string,
-  answer: { confirmed: boolean; reason?: string | null; decidedBy: string | null },
+  answer: ConfirmerAnswer,
 ): Promise<DecisionResult> {
+  const answerer: Answerer = { via: answer.via, clientId: answer.clientId ?? null };
   const outcome: Outcome = answer.confirmed
-    ? { status: 'confirmed', reason: answer.reason ?? null, decidedBy: answer.decidedBy }
-    : { status: 'rejected', reason: answer.reason ?? DEFAULT_REJECT_REASON, decidedBy: answer.decidedBy };
+    ? { status: 'confirmed', reason: answer.reason ?? null, decidedBy: answer.decidedBy, answerer }
+    : { status: 'rejected', reason: answer.reason ?? DEFAULT_REJECT_REASON, decidedBy: answer.decidedBy, answerer };
   const left = await leavePending(deps, id, outcome, { beforeDeadline: true });
   if (left) return { applied: true, ...left };
   const current = await findConfirmation(deps.db, id);
@@ -164,7 +184,7 @@ export async function timeOutConfirmation(deps: ConfirmationDeps, id: string): P
     await leavePending(
       deps,
       id,
-      { status: 'rejected', reason: TIMEOUT_REASON, decidedBy: null },
+      { status: 'rejected', reason: TIMEOUT_REASON, decidedBy: null, answerer: null },
       { beforeDeadline: false },
     )
   )?.row;
@@ -202,7 +222,7 @@ export async function rejectForInactiveAgent(deps: ConfirmationDeps, id: string)
     await leavePending(
       deps,
       id,
-      { status: 'rejected', reason: AGENT_DISABLED_REASON, decidedBy: null },
+      { status: 'rejected', reason: AGENT_DISABLED_REASON, decidedBy: null, answerer: null },
       { beforeDeadline: false },
     )
   )?.row;
@@ -214,7 +234,7 @@ export async function expireConfirmation(deps: ConfirmationDeps, id: string): Pr
     await leavePending(
       deps,
       id,
-      { status: 'expired', reason: EXPIRED_REASON, decidedBy: null },
+      { status: 'expired', reason: EXPIRED_REASON, decidedBy: null, answerer: null },
       { beforeDeadline: false },
     )
   )?.row;

@@ -33,6 +33,7 @@ export {
 export type { ConfirmationDeps, DecisionResult, Waiting } from './decisions.js';
 export { answerConfirmation, getVisibleConfirmation } from './confirmation-answers.js';
 export type { AnswerResult } from './confirmation-answers.js';
+export { answerFromClient } from './client-answers.js';
 export { recordAuditOutcome } from './audit-outcome.js';
 export { createConfirmationGate } from './confirmation-gate.js';
 export type { ConfirmationGateHandle, ConfirmationGateOptions } from './confirmation-gate.js';

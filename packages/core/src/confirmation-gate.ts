@@ -46,3 +46,24 @@ export interface ConfirmationGate {
    */
   redeem(token: string, call: HeldCall): Promise<boolean>;
 }
+
+/** A person's answer from their own MCP client (the `client` carrier): who answered, through which OAuth client. */
+export interface ClientAnswer {
+  confirmed: boolean;
+  /** The signed-in person answering: must be the one the call acts for. */
+  userId: string;
+  /** The OAuth client they answered in (recorded on the confirmation). */
+  clientId: string;
+}
+
+/** What a client's answer came to: it decided the confirmation, another decision was first, or it was not this person's (or this call's) to answer. */
+export type ClientAnswerOutcome = 'applied' | 'already_decided' | 'refused';
+
+/**
+ * The port a held call's own MCP client answers through, beside the console: the answer is
+ * decided like a console one (first decision wins, bound to the exact call). Carriers other than
+ * the console are named by CONFIRMATION_CARRIERS.
+ */
+export interface ClientConfirmations {
+  answerFromClient(confirmationId: string, call: HeldCall, answer: ClientAnswer): Promise<ClientAnswerOutcome>;
+}

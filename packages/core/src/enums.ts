@@ -34,6 +34,14 @@ export const CONFIRMATION_OUTCOMES = [
 /** One of CONFIRMATION_OUTCOMES. */
 export type ConfirmationOutcome = (typeof CONFIRMATION_OUTCOMES)[number];
 
+/**
+ * Where a held call's confirmation may be answered: the console (and the hub's API, always),
+ * the caller's own MCP client (elicitation, an opt-in per rule), a push to the confirmer's devices.
+ */
+export const CONFIRMATION_CARRIERS = ['console', 'client', 'push'] as const;
+/** One of CONFIRMATION_CARRIERS. */
+export type ConfirmationCarrier = (typeof CONFIRMATION_CARRIERS)[number];
+
 /** What the unified MCP endpoint lists for an agent: every tool it may call, or only the search meta-tools (`search_tools`, `call_tool`). */
 export const TOOL_SURFACES = ['all', 'search'] as const;
 /** One of TOOL_SURFACES. */

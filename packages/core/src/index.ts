@@ -47,6 +47,7 @@ export type {
   ToolPinStatus,
 } from './enums.js';
 export { TOOL_SURFACES, type ToolSurface } from './enums.js';
+export { CONFIRMATION_CARRIERS, type ConfirmationCarrier } from './enums.js';
 export { canonicalJson } from './canonical-json.js';
 export { definitionHashes, definitionOf } from './tool-definitions.js';
 export type { DefinitionHashes, ToolDefinition } from './tool-definitions.js';
@@ -88,7 +89,15 @@ export { CallQuota, callQuotaLimitsFrom, MemoryRateLimiter, RedisRateLimiter } f
 export type { CallQuotaLimits, CallSubject, RateLimit, RateLimiter, RateLimitState } from './rate-limit/index.js';
 export { compareRouting, DEFAULT_RISK, evaluatePolicy, resolveProvider, toolNameProblem } from './policy.js';
 export type { PolicyDecision, PolicyInput, PolicyRule, RoutableProvider } from './policy.js';
-export type { ConfirmationGate, HeldCall, HoldOptions, HoldOutcome } from './confirmation-gate.js';
+export type {
+  ClientAnswer,
+  ClientAnswerOutcome,
+  ClientConfirmations,
+  ConfirmationGate,
+  HeldCall,
+  HoldOptions,
+  HoldOutcome,
+} from './confirmation-gate.js';
 export {
   assertStoredUrlAllowed,
   assertUrlEgressAllowed,

@@ -113,6 +113,7 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     tenant_id: 'null',
     created_at: 'not null',
     updated_at: 'not null',
+    confirm_carriers: 'null',
   },
   credential_providers: {
     id: 'not null',
@@ -157,6 +158,8 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     expires_at: 'not null',
     created_at: 'not null',
     call_hash: 'null',
+    decided_via: 'null',
+    decided_client_id: 'null',
   },
   audit_logs: {
     id: 'not null',

@@ -6,7 +6,7 @@ import type {
   ToolPinningMode,
   ToolPinStatus,
 } from '@agentgw/core';
-import type { ToolSurface } from '@agentgw/core';
+import type { ConfirmationCarrier, ToolSurface } from '@agentgw/core';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -152,6 +152,12 @@ export interface AccessRulesTable {
   tool_pattern: ColumnType<string, string | undefined, string>; // default '*'
   risk_level: RiskLevel | null;
   confirmation_mode: 'always' | 'never' | null;
+  /** Where its confirmations may be answered besides the console (0016); null: the default, console and push. */
+  confirm_carriers: ColumnType<
+    ConfirmationCarrier[] | null,
+    ConfirmationCarrier[] | null | undefined,
+    ConfirmationCarrier[] | null
+  >;
   description: string | null;
   tenant_id: string | null;
   created_at: Timestamp;
@@ -221,6 +227,14 @@ export interface ConfirmationsTable {
   created_at: Timestamp;
   /** SHA-256 of the exact call (agent, end user, provider, tool, arguments) a confirming answer's token lets through (0004). */
   call_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The carrier the deciding answer came through (0016): console (and the hub's API), client or push; null until decided or for a timeout. */
+  decided_via: ColumnType<
+    ConfirmationCarrier | null,
+    ConfirmationCarrier | null | undefined,
+    ConfirmationCarrier | null
+  >;
+  /** The OAuth client that answered, when the answer came from the person's own MCP client (0016). */
+  decided_client_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface AuditLogsTable {

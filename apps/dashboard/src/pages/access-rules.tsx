@@ -144,6 +144,7 @@ function CreateRuleForm({
     toolPattern: '*',
     riskLevel: '',
     confirmationMode: '',
+    confirmIn: '',
     description: '',
   };
   const [form, setForm] = useState(empty);
@@ -163,6 +164,8 @@ function CreateRuleForm({
       };
       if (form.riskLevel) body.riskLevel = form.riskLevel;
       if (form.confirmationMode) body.confirmationMode = form.confirmationMode;
+      const carriers = CONFIRM_IN[form.confirmIn];
+      if (form.action === 'require_confirmation' && carriers) body.confirmCarriers = carriers;
       if (form.description) body.description = form.description;
       if (form.tenantId.trim()) body.tenantId = form.tenantId.trim();
       await api.post('/admin/provider-access', body);
@@ -236,6 +239,19 @@ function CreateRuleForm({
             { value: 'never', label: 'never' },
           ]}
         />
+        {form.action === 'require_confirmation' ? (
+          <SelectField
+            label="Confirm in"
+            hint="The person's own MCP client is an explicit opt-in: a client that accepts every question by itself would approve the call."
+            value={form.confirmIn}
+            onChange={(e) => set({ confirmIn: e.target.value })}
+            options={[
+              { value: '', label: 'Console and push (default)' },
+              { value: 'client', label: "Console, push and the person's own MCP client" },
+              { value: 'console', label: 'Console only' },
+            ]}
+          />
+        ) : null}
         <TextField
           label="Description (optional)"
           value={form.description}
@@ -252,6 +268,12 @@ function CreateRuleForm({
     </section>
   );
 }
+
+/** The carriers each "Confirm in" choice sends (the console is always one; no choice: the server's default). */
+const CONFIRM_IN: Record<string, string[] | undefined> = {
+  client: ['console', 'client', 'push'],
+  console: ['console'],
+};
 
 function EvaluatePanel({ providerOptions, agents }: { providerOptions: Option[]; agents: Agent[] }) {
   const { api } = useSession();

@@ -140,13 +140,14 @@ export class ServerRequestRelay {
   }
 
   /**
-   * A request the gateway asks the client itself (bridging an upstream's input_required result):
+   * A request the gateway asks the client itself (bridging an upstream's input_required result,
+   * or a held call's question to the person, tool-call/client-carrier.ts):
    * sent on the client's stream under a minted id, audited like a relayed one, and the client's
    * answer (POSTed to any replica, kept in the store by `deliver`) awaited here until the timeout:
    * the store is read again at each `mcp_relay.answered` for it, and every `answerFallbackMs`.
    */
   async ask(
-    origin: RelayOrigin & { channel: ClientChannel },
+    origin: Omit<RelayOrigin, 'target'> & { channel: ClientChannel },
     request: { method: string; params?: Record<string, unknown> },
     signal: AbortSignal,
   ): Promise<AskOutcome> {
@@ -330,7 +331,7 @@ export class ServerRequestRelay {
   }
 
   /** The relayed request's own audit record: who, which provider, what it asked, and the call it belongs to. */
-  private auditOpened(origin: RelayOrigin, request: JsonRpcRequest): Promise<string> {
+  private auditOpened(origin: Omit<RelayOrigin, 'target'>, request: JsonRpcRequest): Promise<string> {
     const args = {
       relayedFor: origin.call?.auditId ?? null,
       tool: origin.call?.toolName ?? null,

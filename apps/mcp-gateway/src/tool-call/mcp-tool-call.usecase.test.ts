@@ -12,6 +12,7 @@ import type { ToolPins } from '../tool-pins/tool-pins.js';
 import type { CallerAuth } from '../upstream-auth/caller-auth.js';
 import { UpstreamAnswer, type ForwardedCall } from '../upstream-forwarding.js';
 import { FakeCatalog, principalOf, providerOf, recordingTrail, scriptedGate, spyLogger } from './tool-call.fixtures.js';
+import type { ClientCarrier } from './client-carrier.js';
 import { McpToolCall } from './mcp-tool-call.usecase.js';
 import { ToolCallUseCase } from './tool-call.usecase.js';
 
@@ -73,6 +74,7 @@ beforeEach(() => {
 /** The use case over fakes: the real decision, hold and records, a fake view, names, pins and upstream. */
 function toolCallUnderTest(
   outcome: HoldOutcome = { decision: 'confirmed', confirmationId: 'c1', confirmedBy: 'boss' },
+  carrier: ClientCarrier | null = null,
 ) {
   const gate = scriptedGate(outcome);
   const names = {
@@ -89,6 +91,7 @@ function toolCallUnderTest(
     names,
     pins,
     clock: new ManualClock(),
+    carrier,
     forward: async (provider, params, ctx, call) => {
       forwarded.push({ provider: provider.id, params, principal: ctx.principal, call });
       return answer();
@@ -262,6 +265,26 @@ describe('McpToolCall: held, then released or not', () => {
     expect(statuses()).toEqual(['open:pending', 'update:completed']);
     // A held call's pending record leaves at once: it is there while a human decides.
     expect(trail.timings).toEqual(['now']);
+  });
+
+  it('asks the client carrier about a held call only (with its decision), opened while held and closed before forwarding', async () => {
+    const events: string[] = [];
+    const carrier = {
+      forCall: (_ctx: McpRequestContext, allowed: { carriers: readonly string[] }) => {
+        events.push(`for ${allowed.carriers.join('+')}`);
+        return {
+          open: (id: string) => (
+            events.push(`open ${id}`),
+            () => void events.push(`close, forwarded ${forwarded.length}`)
+          ),
+        };
+      },
+    } as unknown as ClientCarrier;
+    const { toolCall } = toolCallUnderTest(undefined, carrier);
+    await toolCall.call({ name: 'ops_read' }, contextOf(), false, proxied(ops));
+    expect(events).toEqual([]);
+    await toolCall.call({ name: 'ops_drop' }, contextOf(), false, proxied(ops));
+    expect(events).toEqual(['for console+push', 'open c1', 'close, forwarded 1']);
   });
 
   it('forwards an agent that always confirms only after the hold', async () => {

@@ -1,6 +1,6 @@
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
-import type { RiskLevel } from '@agentgw/core';
+import type { ConfirmationCarrier, RiskLevel } from '@agentgw/core';
 
 /**
  * Where a call goes: `routed` — the unified endpoint resolved the exposed name the client called
@@ -31,13 +31,22 @@ export interface ToolCallCommand {
  * Everything a tool call can come to; the MCP tools/call (mcp-tool-call.usecase.ts) and the tool gate only translate it.
  * `denied`: refused by pattern, provider
  * access, policy or the re-check after release. `allowed`: may run now, `hold` says whether a
- * human must confirm first. `confirmed`: released (by a human, or a redeemed exact-call token,
+ * human must confirm first and `carriers` where (the deciding rule's, else console and push). `confirmed`: released (by a human, or a redeemed exact-call token,
  * `confirmedBy` null) and re-checked: it runs as `principal` against `provider`, both read anew.
  * `rejected` / `timeout`: the confirmation ended so. `gone`: the caller left while it was held.
+ * `completed` / `failed`: the forwarded call's outcome (the MCP tools/call only; the tool gate
+ * forwards nothing, its runtime reports the outcome).
  */
 export type ToolCallResult =
   | { kind: 'denied'; auditId: string; risk: RiskLevel; reason: string }
-  | { kind: 'allowed'; auditId: string; risk: RiskLevel; provider: ProviderRecord; hold: boolean }
+  | {
+      kind: 'allowed';
+      auditId: string;
+      risk: RiskLevel;
+      provider: ProviderRecord;
+      hold: boolean;
+      carriers: readonly ConfirmationCarrier[];
+    }
   | {
       kind: 'confirmed';
       auditId: string;
@@ -47,11 +56,14 @@ export type ToolCallResult =
       provider: ProviderRecord;
     }
   | { kind: 'rejected' | 'timeout'; auditId: string; risk: RiskLevel; reason: string; confirmationId: string }
-  | { kind: 'gone' };
+  | { kind: 'gone' }
+  | { kind: 'completed' | 'failed'; auditId: string; result: Record<string, unknown> };
 
 /** What `decide` answers. */
 export type ToolCallDecision = Extract<ToolCallResult, { kind: 'denied' | 'allowed' }>;
 /** What `hold` answers for an allowed call that must be confirmed. */
-export type HeldCallResult = Exclude<ToolCallResult, { kind: 'allowed' }>;
+export type HeldCallResult = Exclude<ToolCallResult, { kind: 'allowed' | 'completed' | 'failed' }>;
+/** What a forwarded call came to: the upstream's result (`failed` when it says `isError`). */
+export type ForwardedResult = Extract<ToolCallResult, { kind: 'completed' | 'failed' }>;
 /** An allowed call, ready to be opened, held or forwarded. */
 export type AllowedCall = Extract<ToolCallResult, { kind: 'allowed' }>;

@@ -1,10 +1,12 @@
 import type { AuditOpenEntry, AuditPatch, AuditTrail, OpenTiming } from '@agentgw/audit';
-import type { RuntimeTokenPrincipal, SessionTokenPrincipal, UserJwtPrincipal } from '@agentgw/auth';
+import type { OAuthPrincipal, RuntimeTokenPrincipal, SessionTokenPrincipal, UserJwtPrincipal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import {
   NotFoundError,
+  type ConfirmationCarrier,
   type ConfirmationGate,
   type HeldCall,
+  type HoldOptions,
   type HoldOutcome,
   type Logger,
   type PolicyAction,
@@ -60,6 +62,22 @@ export function personOf(): UserJwtPrincipal {
   };
 }
 
+/** A person signed in through the gateway's OAuth in MCP client `client-1` (user u1, tenant t1), acting for themselves. */
+export function oauthPersonOf(): OAuthPrincipal {
+  return {
+    via: 'oauth',
+    userId: 'u1',
+    email: null,
+    roles: [],
+    tenantId: 't1',
+    agentId: null,
+    endUserId: 'u1',
+    apiKey: null,
+    permissions: new Set(),
+    oauth: { clientId: 'client-1', audience: 'https://gw.test/api/v1/mcp/mcp', scopes: ['mcp'], grantId: 'g1' },
+  };
+}
+
 /** An agent's runtime token alone (agent a1, tenant t1): no user. */
 export function bareAgentOf(): RuntimeTokenPrincipal {
   return {
@@ -99,8 +117,11 @@ export class FakeCatalog implements ToolCallCatalog {
   agentStates = new Map<string, { isActive: boolean; requireConfirmation: boolean }>();
   /** `${agentId}:${providerId}` pairs with provider-level access. */
   reach = new Set<string>();
-  /** Tool name → decision; anything else is denied by default (no rule matched). */
-  policy = new Map<string, { action: PolicyAction; risk: RiskLevel; rule: boolean }>();
+  /** Tool name → decision (`carriers`: the matched rule's confirmCarriers); anything else is denied by default (no rule matched). */
+  policy = new Map<
+    string,
+    { action: PolicyAction; risk: RiskLevel; rule: boolean; carriers?: ConfirmationCarrier[] }
+  >();
   readonly reads: string[] = [];
 
   agents: ToolCallCatalog['agents'] = {
@@ -129,7 +150,8 @@ export class FakeCatalog implements ToolCallCatalog {
       this.reads.push(`policy ${toolName}`);
       const set = this.policy.get(toolName);
       if (!set) return { action: 'deny', risk: 'high', matchedRule: null };
-      return { action: set.action, risk: set.risk, matchedRule: set.rule ? ({ id: 'r1' } as never) : null };
+      const matchedRule = set.rule ? ({ id: 'r1', confirmCarriers: set.carriers ?? null } as never) : null;
+      return { action: set.action, risk: set.risk, matchedRule };
     },
   };
 }
@@ -158,7 +180,7 @@ export function recordingTrail(): AuditTrail & { jobs: TrailJob[]; timings: Open
   return trail;
 }
 
-/** A confirmation gate answering every hold with `outcome` and redeeming only `token`. */
+/** A confirmation gate answering every hold with `outcome` (after one status, as the hub's gate reports the stored confirmation) and redeeming only `token`. */
 export function scriptedGate(
   outcome: HoldOutcome,
   token = 'good-token',
@@ -166,8 +188,9 @@ export function scriptedGate(
   const gate = {
     held: [] as HeldCall[],
     redeemed: [] as HeldCall[],
-    async hold(call: HeldCall) {
+    async hold(call: HeldCall, options: HoldOptions) {
       gate.held.push(call);
+      options.onStatus?.({ confirmationId: outcome.confirmationId, message: 'Waiting for confirmation', elapsedMs: 0 });
       return outcome;
     },
     async redeem(given: string, call: HeldCall) {

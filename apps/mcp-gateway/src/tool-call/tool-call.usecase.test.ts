@@ -58,6 +58,7 @@ describe('decide', () => {
       risk: 'low',
       provider: ops,
       hold: false,
+      carriers: ['console', 'push'],
     });
     expect(catalog.reads).toEqual(['reach ops', 'policy ops_read']);
     expect(trail.jobs).toEqual([]);
@@ -70,6 +71,19 @@ describe('decide', () => {
       kind: 'allowed',
       hold: true,
     });
+  });
+
+  it('takes the carriers of the deciding rule (a client opt-in), else console and push', async () => {
+    const { calls } = useCase();
+    catalog.policy.set('ops_drop', {
+      action: 'require_confirmation',
+      risk: 'high',
+      rule: true,
+      carriers: ['console', 'client'],
+    });
+    expect(await calls.decide(command('ops_drop'))).toMatchObject({ hold: true, carriers: ['console', 'client'] });
+    catalog.policy.set('ops_drop', { action: 'require_confirmation', risk: 'high', rule: true });
+    expect(await calls.decide(command('ops_drop'))).toMatchObject({ hold: true, carriers: ['console', 'push'] });
   });
 
   it('a routed call goes to the provider its exposed name resolved to, even where another matches the name first (routing order no longer decides)', async () => {
@@ -185,6 +199,7 @@ describe('hold', () => {
     signal: new AbortController().signal,
     confirmationToken: null,
     reauthenticate: async () => principalOf(),
+    carrier: null,
     ...over,
   });
 
@@ -221,6 +236,20 @@ describe('hold', () => {
       },
     ]);
     expect(trail.jobs).toEqual([]);
+  });
+
+  it('opens the carrier once the confirmation exists, with the held call, and closes it when the hold ends', async () => {
+    const { calls } = useCase();
+    const { call, decision } = await held(calls);
+    const events: string[] = [];
+    const carrier = {
+      open: (confirmationId: string, heldCall: { auditId: string }) => {
+        events.push(`open ${confirmationId} ${heldCall.auditId}`);
+        return () => void events.push('close');
+      },
+    };
+    expect(await calls.hold(call, decision, options({ carrier }))).toMatchObject({ kind: 'confirmed' });
+    expect(events).toEqual(['open c1 audit-1', 'close']);
   });
 
   it.each([

@@ -3,9 +3,11 @@ import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import {
   matchGlob,
+  type ConfirmationCarrier,
   type ConfirmationGate,
   type HeldCall,
   type HoldOptions,
+  type HoldOutcome,
   type Logger,
   type RiskLevel,
 } from '@agentgw/core';
@@ -33,11 +35,24 @@ export interface ToolCallDeps {
 /** A call to a provider named explicitly (the tool gate's). */
 export type NamedCall = ToolCallCommand & { target: Exclude<ToolCallCommand['target'], { kind: 'routed' }> };
 
-/** How a held call waits: the gate's options, the approval token the caller presented, and how to prove the caller again. */
+/**
+ * A carrier besides the console that asks a person about one held call (their own MCP client):
+ * opened once its confirmation is stored and announced; the function it returns closes the
+ * question when the hold ends, however it ended.
+ */
+export interface HoldCarrier {
+  open(confirmationId: string, held: HeldCall): () => void;
+}
+
+/** How a held call waits: the gate's options, the approval token the caller presented, how to prove the caller again, and the carrier that also asks (null: none). */
 export interface HoldCallOptions extends HoldOptions {
   confirmationToken: string | null;
   reauthenticate: Reauthenticate;
+  carrier: HoldCarrier | null;
 }
+
+/** Where a rule that names no carriers lets its confirmations be answered: the console and push, never the caller's client. */
+export const DEFAULT_CARRIERS: readonly ConfirmationCarrier[] = Object.freeze(['console', 'push']);
 
 /**
  * "Decide a tool call", the one use case behind the unified MCP endpoint, the MCP proxy and the
@@ -75,6 +90,7 @@ export class ToolCallUseCase {
       risk: policy.risk,
       provider,
       hold: call.alwaysConfirm || policy.action === 'require_confirmation',
+      carriers: policy.matchedRule?.confirmCarriers ?? DEFAULT_CARRIERS,
     };
   }
 
@@ -106,7 +122,7 @@ export class ToolCallUseCase {
       options.confirmationToken !== null && (await this.deps.gate.redeem(options.confirmationToken, held));
     let confirmedBy: string | null = null;
     if (!redeemed) {
-      const outcome = await this.deps.gate.hold(held, { signal: options.signal, onStatus: options.onStatus });
+      const outcome = await this.holdAsking(held, options);
       if (outcome.decision === 'expired') return GONE;
       if (outcome.decision !== 'confirmed')
         return {
@@ -131,6 +147,24 @@ export class ToolCallUseCase {
     }
     if (redeemed) await this.record.redeemed(auditId);
     return { kind: 'confirmed', auditId, risk, confirmedBy, principal: release.principal, provider: release.provider };
+  }
+
+  /** The gate's hold, with the carrier's question opened at its first status (the confirmation exists then) and closed when it ends. */
+  private async holdAsking(held: HeldCall, options: HoldCallOptions): Promise<HoldOutcome> {
+    const { carrier, onStatus, signal } = options;
+    if (carrier === null) return this.deps.gate.hold(held, { signal, onStatus });
+    let close: (() => void) | null = null;
+    try {
+      return await this.deps.gate.hold(held, {
+        signal,
+        onStatus: (status) => {
+          close ??= carrier.open(status.confirmationId, held);
+          onStatus?.(status);
+        },
+      });
+    } finally {
+      (close as (() => void) | null)?.();
+    }
   }
 
   /** The call's provider as `principal` may reach it now: by id when named, else in its routing set (an exposed name never moves to another provider). */

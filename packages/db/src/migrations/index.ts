@@ -12,6 +12,7 @@ import * as toolProviderMcpOauth from './0012_tool_provider_mcp_oauth.js';
 import * as toolProviderTokenExchange from './0013_tool_provider_token_exchange.js';
 import * as identityEvents from './0014_identity_events.js';
 import * as keyChecks from './0015_key_checks.js';
+import * as confirmationCarriers from './0016_confirmation_carriers.js';
 import * as oauthFlows from './0007_oauth_flows.js';
 import * as oauthServer from './0009_oauth_server.js';
 
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0013_tool_provider_token_exchange': toolProviderTokenExchange,
   '0014_identity_events': identityEvents,
   '0015_key_checks': keyChecks,
+  '0016_confirmation_carriers': confirmationCarriers,
 };
 
 /** Names of every registered migration, in the order they apply. */

@@ -1,0 +1,54 @@
+import type { ProviderRecord } from '@agentgw/catalog';
+import type { Clock } from '@agentgw/core';
+import type { McpRequestContext, McpResult } from '../mcp-context.js';
+import { UpstreamAnswer, type ForwardedCall } from '../upstream-forwarding.js';
+import type { ForwardedResult } from './tool-call.command.js';
+import type { ToolCallUseCase } from './tool-call.usecase.js';
+
+/** What forwarding a released call needs: where it is recorded, the clock it is timed with, and the forwarding itself. */
+export interface ForwardedCallDeps {
+  calls: Pick<ToolCallUseCase, 'record'>;
+  clock: Clock;
+  /** Sends the call upstream as the caller (upstream-forwarding.ts). */
+  forward(provider: ProviderRecord, params: McpResult, ctx: McpRequestContext, call: ForwardedCall): Promise<McpResult>;
+}
+
+/**
+ * Forwards an allowed or released call and records its outcome: `completed`, or `failed` when the
+ * upstream's result says `isError`; an upstream's error (or no answer) is recorded as failed and
+ * thrown on. `opened` (the pending record) is awaited before the answer: an acknowledged call is
+ * always audited.
+ */
+export async function forwardAndRecord(
+  deps: ForwardedCallDeps,
+  provider: ProviderRecord,
+  params: McpResult,
+  ctx: McpRequestContext,
+  call: ForwardedCall,
+  opened: Promise<void>,
+): Promise<ForwardedResult> {
+  const { calls, clock } = deps;
+  const { auditId } = call;
+  const started = clock.now().getTime();
+  try {
+    const result = await deps.forward(provider, params, ctx, call);
+    const status = result.isError === true ? 'failed' : 'completed';
+    await Promise.all([
+      opened,
+      calls.record.finished(auditId, { status, result, duration: clock.now().getTime() - started }),
+    ]);
+    return { kind: status, auditId, result };
+  } catch (err) {
+    const error =
+      err instanceof UpstreamAnswer && 'error' in err.response
+        ? err.response.error.message
+        : err instanceof Error
+          ? err.message
+          : 'failed';
+    await Promise.all([
+      opened,
+      calls.record.finished(auditId, { status: 'failed', error, duration: clock.now().getTime() - started }),
+    ]);
+    throw err;
+  }
+}
