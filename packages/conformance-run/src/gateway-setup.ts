@@ -2,6 +2,7 @@ import { GatewayApi } from '@agentgw/e2e/gateway-api';
 import {
   ADMIN,
   startAllInOne,
+  startCluster,
   startDistributed,
   unavailable,
   type GatewayTarget,
@@ -20,6 +21,7 @@ export interface GatewayUnderTest {
 export async function startTopology(name: TargetName): Promise<GatewayTarget | string> {
   const reason = unavailable(name);
   if (reason) return reason;
+  if (name === 'cluster') return startCluster();
   return name === 'all-in-one' ? startAllInOne() : startDistributed();
 }
 

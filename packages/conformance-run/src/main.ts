@@ -8,10 +8,10 @@ import { startHeaderForwarder } from './forwarder.js';
 import { compare, onlyFrameWindowMisses, readBaseline, writeBaseline, type Cell } from './ratchet.js';
 import { COLUMNS, NOT_RUN, runColumn, scenariosOf, type ScenarioVerdict, type SuiteColumn } from './suite-cli.js';
 
-const USAGE = `usage: node --import tsx src/main.ts [--ratchet | --update-baseline] [--topology all-in-one|distributed] [--concurrency N]
+const USAGE = `usage: node --import tsx src/main.ts [--ratchet | --update-baseline] [--topology all-in-one|distributed|cluster] [--concurrency N]
   --ratchet             exit 1 when a baseline cell fails (after up to 3 retries of that scenario)
   --update-baseline     two runs; cells passing in both become conformance-baseline.json
-  --topology NAME       one topology only (the baseline keeps the other's cells)
+  --topology NAME       one topology only (the baseline keeps the other's cells); cluster (Redis Cluster + PgBouncer) runs only when named
   --concurrency N       suite runs at once (default 3)`;
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -22,8 +22,8 @@ function usageError(): string | null {
   const values = new Set([option('--topology'), option('--concurrency')].filter((value) => value !== undefined));
   const unknown = argv.find((arg) => !known.has(arg) && !values.has(arg));
   if (unknown) return `unknown argument ${unknown}`;
-  if (argv.includes('--topology') && !['all-in-one', 'distributed'].includes(option('--topology') ?? ''))
-    return '--topology takes all-in-one or distributed';
+  if (argv.includes('--topology') && !['all-in-one', 'distributed', 'cluster'].includes(option('--topology') ?? ''))
+    return '--topology takes all-in-one, distributed or cluster';
   if (argv.includes('--concurrency') && !(Number(option('--concurrency')) >= 1))
     return '--concurrency takes a positive number';
   return null;
@@ -34,7 +34,7 @@ if (flag('--help') || usageError()) {
 }
 const CONCURRENCY = Number(option('--concurrency') ?? 3);
 const TOPOLOGIES = (option('--topology') ? [option('--topology')] : ['all-in-one', 'distributed']) as (
-  'all-in-one' | 'distributed'
+  'all-in-one' | 'distributed' | 'cluster'
 )[];
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
