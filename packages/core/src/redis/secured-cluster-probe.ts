@@ -34,7 +34,8 @@ try {
   });
   await queue.enqueue('push', { userId: 'u', title: 't', body: 'b', data: {} });
   const [userId] = await Promise.all([heard, consumed]);
-  console.log(JSON.stringify({ primariesWithKeys: sizes.filter((n) => n > 0).length, heard: userId, jobsRun: ran }));
+  const found = { primariesWithKeys: sizes.filter((n) => n > 0).length, heard: userId, jobsRun: ran };
+  process.stdout.write(`${JSON.stringify(found)}\n`);
 } finally {
   await Promise.all([bus.close(), queue.close(), commands.quit()]);
 }
