@@ -34,8 +34,8 @@ export async function startGateway(config: Config, options: GatewayOptions): Pro
         port: config.PORT ?? DEFAULT_PORT,
         hostname: options.hostname,
         deps: {
-          close: async () => {
-            await deps.close();
+          close: async (bound: { deadlineMs: number }) => {
+            await deps.close(bound);
             await tracing.shutdown();
           },
         },

@@ -9,7 +9,9 @@
  * process of its own.
  *
  * Options: --quick (short cases), --profile DIR (CPU profile of the gateway processes, summarised
- * at the end), --no-distributed, --case NAME (only the cases whose name contains NAME; repeatable).
+ * at the end), --no-distributed, --redis-cluster (the distributed run also on a local Redis Cluster
+ * of three primaries and three replicas, side by side with one Redis), --case NAME (only the cases
+ * whose name contains NAME; repeatable).
  * Env: BENCH_SECONDS, BENCH_WARM_SECONDS, BENCH_CONNECTIONS.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -32,6 +34,7 @@ const { values: options } = parseArgs({
     quick: { type: 'boolean', default: false },
     profile: { type: 'string' },
     'no-distributed': { type: 'boolean', default: false },
+    'redis-cluster': { type: 'boolean', default: false },
     case: { type: 'string', multiple: true },
   },
 });
@@ -235,6 +238,37 @@ const mcpHeaders = (method: string, name?: string): Record<string, string> => ({
   'mcp-method': method,
   ...(name ? { 'mcp-name': name } : {}),
 });
+
+/** The six services on one Redis or on a local Redis Cluster, seeded and measured; undefined (said why) when they cannot run here. */
+async function runDistributed(
+  redis: 'single' | 'cluster',
+  mcpUrl: string,
+  probeDir: string,
+): Promise<Record<string, number> | undefined> {
+  const distributed = await startDistributed({
+    repo: REPO,
+    probe: PROBE,
+    probeDir,
+    admin: ADMIN,
+    profileDir: options.profile
+      ? profileDirFor(redis === 'cluster' ? 'distributed-cluster' : 'distributed')
+      : undefined,
+    redis,
+  });
+  if (typeof distributed === 'string') {
+    console.log(`\n== distributed (${redis === 'cluster' ? 'Redis Cluster' : 'one Redis'}): skipped (${distributed})`);
+    return undefined;
+  }
+  try {
+    return await runCases(
+      distributed,
+      casesFor(agentUrl, mcpUrl, await seed(distributed.base, agentUrl, mcpUrl)),
+      probeDir,
+    );
+  } finally {
+    await distributed.stop();
+  }
+}
 
 /** The cases `--case` selects (all without it): profiling one path keeps the others out of its profile. */
 function casesFor(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
@@ -511,27 +545,24 @@ try {
     await allInOne.stop();
   }
   if (!options['no-distributed']) {
-    const distributed = await startDistributed({
-      repo: REPO,
-      probe: PROBE,
-      probeDir,
-      admin: ADMIN,
-      profileDir: options.profile ? profileDirFor('distributed') : undefined,
-    });
-    if (typeof distributed === 'string') console.log(`\n== distributed: skipped (${distributed})`);
-    else {
-      try {
-        const rps = await runCases(
-          distributed,
-          casesFor(agentUrl, mcpUrl, await seed(distributed.base, agentUrl, mcpUrl)),
-          probeDir,
+    const kinds = options['redis-cluster'] ? (['single', 'cluster'] as const) : (['single'] as const);
+    const byRedis = new Map<string, Record<string, number>>();
+    for (const redis of kinds) {
+      const rps = await runDistributed(redis, mcpUrl, probeDir);
+      if (rps) byRedis.set(redis, rps);
+    }
+    for (const [redis, rps] of byRedis) {
+      console.log(`distributed${redis === 'cluster' ? ' on the Redis Cluster' : ''} throughput ÷ all-in-one:`);
+      for (const [name, value] of Object.entries(rps))
+        console.log(`  ${name.padEnd(22)} ${fmt(value / single[name]!, 2)}`);
+    }
+    const [one, cluster] = [byRedis.get('single'), byRedis.get('cluster')];
+    if (one && cluster) {
+      console.log('distributed req/s, one Redis | Redis Cluster (3 primaries + 3 replicas) | cluster ÷ one:');
+      for (const [name, value] of Object.entries(one))
+        console.log(
+          `  ${name.padEnd(22)} ${fmt(value).padStart(8)} | ${fmt(cluster[name]!).padStart(8)} | ${fmt(cluster[name]! / value, 2)}`,
         );
-        console.log('distributed throughput ÷ all-in-one:');
-        for (const [name, value] of Object.entries(rps))
-          console.log(`  ${name.padEnd(22)} ${fmt(value / single[name]!, 2)}`);
-      } finally {
-        await distributed.stop();
-      }
     }
   }
   if (options.profile) {

@@ -7,6 +7,11 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  localClusterUnavailable,
+  startLocalRedisCluster,
+  type LocalRedisCluster,
+} from '@agentgw/core/local-redis-cluster';
 import { sql } from 'kysely';
 import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
 import { processTree } from './process-stats.js';
@@ -66,16 +71,31 @@ export interface DistributedOptions {
   probeDir: string;
   admin: { email: string; password: string };
   profileDir?: string | undefined;
+  /** `single`: the Redis at BENCH_REDIS_URL; `cluster`: a local six-node Redis Cluster started (and stopped) here, as e2e's cluster topology starts it. */
+  redis: 'single' | 'cluster';
+}
+
+/** The services' Redis settings and how to stop what was started for them, or why it cannot run. */
+async function redisFor(
+  kind: DistributedOptions['redis'],
+): Promise<{ env: Record<string, string>; cluster?: LocalRedisCluster } | string> {
+  if (kind === 'single')
+    return (await redisAnswers()) ? { env: { REDIS_URL } } : `Redis does not answer at ${REDIS_URL}`;
+  const missing = localClusterUnavailable();
+  if (missing) return missing;
+  const cluster = await startLocalRedisCluster();
+  return { env: { REDIS_URL: cluster.url, REDIS_CLUSTER_NODES: cluster.nodesSetting }, cluster };
 }
 
 /**
  * The six services (their bundled main.ts, as the containers run them) on PostgreSQL and Redis behind
- * nginx with infra/nginx/nginx.conf. Answers why it cannot run (a string) when PostgreSQL,
+ * nginx with infra/nginx/nginx.conf, on one Redis or a local Redis Cluster. Answers why it cannot run (a string) when PostgreSQL,
  * Redis or nginx is missing.
  */
 export async function startDistributed(options: DistributedOptions): Promise<GatewayUnderTest | string> {
   if (spawnSync('nginx', ['-v']).error) return 'nginx is not installed (Debian: apt-get install nginx-light)';
-  if (!(await redisAnswers())) return `Redis does not answer at ${REDIS_URL}`;
+  const redis = await redisFor(options.redis);
+  if (typeof redis === 'string') return redis;
   const database = `agentgw_bench_${randomBytes(5).toString('hex')}`;
   const withDatabase = (name: string) => Object.assign(new URL(PG_URL), { pathname: `/${name}` }).toString();
   try {
@@ -86,6 +106,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
       await admin.close();
     }
   } catch {
+    await redis.cluster?.stop();
     return `PostgreSQL does not answer at ${PG_URL}`;
   }
   const fresh = await openDatabase({ url: withDatabase(database) });
@@ -108,7 +129,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
     NODE_ENV: 'development',
     JWT_SECRET: randomBytes(32).toString('hex'),
     DATABASE_URL: withDatabase(database),
-    REDIS_URL,
+    ...redis.env,
     VAULT_URL: `http://127.0.0.1:${ports.vault}`,
     LOG_LEVEL: 'warn',
     EGRESS_POLICY: 'allow-private',
@@ -123,6 +144,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
     await Promise.all(children.filter((c) => c.exitCode === null).map((c) => once(c, 'exit')));
     rmSync(dir, { recursive: true, force: true });
+    await redis.cluster?.stop();
     const admin = await openDatabase({ url: PG_URL });
     try {
       await sql.raw(`drop database if exists ${database} with (force)`).execute(admin.db);
@@ -163,7 +185,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
     await waitHealthy(base, () => router.exitCode === null);
     const services = children.slice(0, SERVICES.length);
     return {
-      name: 'distributed (six services behind nginx, PostgreSQL, Redis)',
+      name: `distributed (six services behind nginx, PostgreSQL, ${options.redis === 'cluster' ? 'Redis Cluster 3+3' : 'Redis'})`,
       base,
       pids: () => children.flatMap((c) => processTree(c.pid!)),
       servers: () => services.map((c) => c.pid!),

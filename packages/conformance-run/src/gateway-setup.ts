@@ -2,6 +2,7 @@ import { GatewayApi } from '@agentgw/e2e/gateway-api';
 import {
   ADMIN,
   startAllInOneUnderTest,
+  startClusterUnderTest,
   startDistributedUnderTest,
   unavailable,
   type GatewayTarget,
@@ -20,6 +21,7 @@ export interface GatewayUnderTest {
 export async function startTopology(name: TargetName): Promise<GatewayTarget | string> {
   const reason = unavailable(name);
   if (reason) return reason;
+  if (name === 'cluster') return startClusterUnderTest();
   return name === 'all-in-one' ? startAllInOneUnderTest() : startDistributedUnderTest();
 }
 

@@ -130,6 +130,72 @@ async function expectServing(ctx: ReplicaContext, token: string, prefix: string)
 
 /** The distributed fault runs, on the target the spec suite just passed on. */
 export function describeFaultRuns(context: () => FaultContext): void {
+  describeReplicaKills(context);
+  it('fault: restart Redis (a private redis-server) with calls flowing and a call held', async () => {
+    const ctx = context();
+    const { api, adminToken, target } = ctx;
+    const fast = await ctx.agentOnAlpha('fault-redis', false);
+    const careful = await ctx.agentOnAlpha('fault-redis-held', true);
+    const t0 = Date.now();
+    const held = rawToolsCall(
+      `${target.baseUrl}/api/v1/mcp/mcp`,
+      { authorization: `Bearer ${careful.token}` },
+      'a_transfer',
+      { marker: 'redis-hold' },
+      60_000,
+    );
+    const pending = await ctx.pendingWith('redis-hold');
+    const traffic = load(ctx, fast.token, 'a_echo', 'redis', 4);
+    await sleep(500);
+    const oldPid = target.redis.pid();
+    const restartAt = Date.now() - t0;
+    const goneAt = Date.now();
+    await target.redis.restart();
+    const backAt = Date.now();
+    await sleep(3_000);
+    const outcomes = await traffic.stop();
+    // The decision travels over Redis pub/sub: it either releases the hold or the hold fails cleanly.
+    const decided = await api.post(`/api/v1/confirmation/${pending.id}/confirm`, { token: adminToken });
+    const holdOutcome = classify('redis-hold', await held);
+    expectNoneHung([...outcomes, holdOutcome]);
+    const acknowledged = outcomes.filter((o) => o.kind === 'acknowledged');
+    await vi.waitFor(() => expectServing(ctx, fast.token, 'redis-after'), { timeout: 20_000, interval: 500 });
+    // This Redis keeps nothing across a restart: audit jobs it held, not yet taken by the writer,
+    // go with it. Calls acknowledged well before it went away, and calls sent after it came back,
+    // must all be audited; those acknowledged in the second before or while it was away are
+    // counted and reported.
+    const exposed = acknowledged.filter((o) => o.endedAt! >= goneAt - 1_000 && o.startedAt! < backAt);
+    const guaranteed = acknowledged.filter((o) => !exposed.includes(o));
+    const { rows } = await expectAudited(ctx, fast.id, guaranteed);
+    const completed = new Set(
+      (await ctx.auditRowsOf(fast.id)).filter((r) => r.status === 'completed').map((r) => String(r.arguments?.n)),
+    );
+    const lost = exposed.filter((o) => !completed.has(o.n));
+    const lostWhileDown = lost.filter((o) => o.endedAt! >= goneAt).length;
+    const enqueueErrors = target.services['mcp-gateway'].reduce(
+      (sum, s) =>
+        sum +
+        (s
+          .current()
+          .output()
+          .match(/could not enqueue audit record/g)?.length ?? 0),
+      0,
+    );
+    ctx.summary.push(
+      `fault redis: restarted ${target.redis.url} (pid ${oldPid} → ${target.redis.pid()}, no persistence) at t+${restartAt} ms, down ${backAt - goneAt} ms, 4 callers flowing; ` +
+        `${outcomes.length} calls: ${acknowledged.length} acknowledged, ${outcomes.length - acknowledged.length} failed cleanly (${tally(outcomes)}), 0 hung; ` +
+        `held call: confirm answered ${decided.status}, the hold ${holdOutcome.kind === 'acknowledged' ? 'returned the tool result' : `failed cleanly (${holdOutcome.detail})`}; ` +
+        `audit: ${guaranteed.length}/${guaranteed.length} calls acknowledged outside the restart window have a completed row (${rows} rows); ` +
+        `of ${exposed.length} acknowledged within 1 s before or during the restart, ${exposed.length - lost.length} audited, ${lost.length} lost ` +
+        `(${lost.length - lostWhileDown} acknowledged before Redis stopped, ${lostWhileDown} while it was down; mcp-gateway logged 'could not enqueue audit record' ${enqueueErrors}×)${lost.length ? `: ${lost.map((o) => o.n).join(', ')}` : ''}; serving 10/10 after`,
+    );
+  }, 120_000);
+
+  describeAuditWriterKill(context);
+}
+
+/** An mcp-gateway and a confirmation-hub replica SIGKILLed with work in flight (either replicated topology). */
+export function describeReplicaKills(context: () => ReplicaContext): void {
   it('fault: SIGKILL an mcp-gateway replica with calls and holds in flight', async () => {
     const ctx = context();
     const { api, adminToken, target } = ctx;
@@ -236,67 +302,10 @@ export function describeFaultRuns(context: () => FaultContext): void {
         `SSE: ${fates.filter((f) => f === 'alive').length} streams on the survivor got CONFIRMATION_RESOLVED, ${fates.filter((f) => f === 'ended').length} on the dead hub ended, a reconnect got 'connected'; replica restarted`,
     );
   }, 120_000);
+}
 
-  it('fault: restart Redis (a private redis-server) with calls flowing and a call held', async () => {
-    const ctx = context();
-    const { api, adminToken, target } = ctx;
-    const fast = await ctx.agentOnAlpha('fault-redis', false);
-    const careful = await ctx.agentOnAlpha('fault-redis-held', true);
-    const t0 = Date.now();
-    const held = rawToolsCall(
-      `${target.baseUrl}/api/v1/mcp/mcp`,
-      { authorization: `Bearer ${careful.token}` },
-      'a_transfer',
-      { marker: 'redis-hold' },
-      60_000,
-    );
-    const pending = await ctx.pendingWith('redis-hold');
-    const traffic = load(ctx, fast.token, 'a_echo', 'redis', 4);
-    await sleep(500);
-    const oldPid = target.redis.pid();
-    const restartAt = Date.now() - t0;
-    const goneAt = Date.now();
-    await target.redis.restart();
-    const backAt = Date.now();
-    await sleep(3_000);
-    const outcomes = await traffic.stop();
-    // The decision travels over Redis pub/sub: it either releases the hold or the hold fails cleanly.
-    const decided = await api.post(`/api/v1/confirmation/${pending.id}/confirm`, { token: adminToken });
-    const holdOutcome = classify('redis-hold', await held);
-    expectNoneHung([...outcomes, holdOutcome]);
-    const acknowledged = outcomes.filter((o) => o.kind === 'acknowledged');
-    await vi.waitFor(() => expectServing(ctx, fast.token, 'redis-after'), { timeout: 20_000, interval: 500 });
-    // This Redis keeps nothing across a restart: audit jobs it held, not yet taken by the writer,
-    // go with it. Calls acknowledged well before it went away, and calls sent after it came back,
-    // must all be audited; those acknowledged in the second before or while it was away are
-    // counted and reported.
-    const exposed = acknowledged.filter((o) => o.endedAt! >= goneAt - 1_000 && o.startedAt! < backAt);
-    const guaranteed = acknowledged.filter((o) => !exposed.includes(o));
-    const { rows } = await expectAudited(ctx, fast.id, guaranteed);
-    const completed = new Set(
-      (await ctx.auditRowsOf(fast.id)).filter((r) => r.status === 'completed').map((r) => String(r.arguments?.n)),
-    );
-    const lost = exposed.filter((o) => !completed.has(o.n));
-    const lostWhileDown = lost.filter((o) => o.endedAt! >= goneAt).length;
-    const enqueueErrors = target.services['mcp-gateway'].reduce(
-      (sum, s) =>
-        sum +
-        (s
-          .current()
-          .output()
-          .match(/could not enqueue audit record/g)?.length ?? 0),
-      0,
-    );
-    ctx.summary.push(
-      `fault redis: restarted ${target.redis.url} (pid ${oldPid} → ${target.redis.pid()}, no persistence) at t+${restartAt} ms, down ${backAt - goneAt} ms, 4 callers flowing; ` +
-        `${outcomes.length} calls: ${acknowledged.length} acknowledged, ${outcomes.length - acknowledged.length} failed cleanly (${tally(outcomes)}), 0 hung; ` +
-        `held call: confirm answered ${decided.status}, the hold ${holdOutcome.kind === 'acknowledged' ? 'returned the tool result' : `failed cleanly (${holdOutcome.detail})`}; ` +
-        `audit: ${guaranteed.length}/${guaranteed.length} calls acknowledged outside the restart window have a completed row (${rows} rows); ` +
-        `of ${exposed.length} acknowledged within 1 s before or during the restart, ${exposed.length - lost.length} audited, ${lost.length} lost ` +
-        `(${lost.length - lostWhileDown} acknowledged before Redis stopped, ${lostWhileDown} while it was down; mcp-gateway logged 'could not enqueue audit record' ${enqueueErrors}×)${lost.length ? `: ${lost.map((o) => o.n).join(', ')}` : ''}; serving 10/10 after`,
-    );
-  }, 120_000);
-
+/** The audit writer SIGKILLed with calls flowing and restarted: nothing acknowledged lost, nothing written twice. */
+export function describeAuditWriterKill(context: () => ReplicaContext): void {
   it('fault: SIGKILL the audit writer with calls flowing, restart it; nothing acknowledged is lost', async () => {
     const ctx = context();
     const writer = ctx.target.services['audit-writer'];

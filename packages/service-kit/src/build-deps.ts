@@ -9,6 +9,7 @@ import {
   RedisEventBus,
   RedisRateLimiter,
   redisTargetFrom,
+  settleWithin,
   systemClock,
   type Config,
   type EventBus,
@@ -33,7 +34,18 @@ export interface BuildDepsOptions {
   dataDir?: string;
 }
 
-export type BuiltDeps = ServiceDeps & { close(): Promise<void> };
+/**
+ * `close()` releases every dependency in reverse order of opening. With `deadlineMs` (a shutdown's
+ * bound) a dependency still closing when it runs out is left behind, named in a warning: a shutdown
+ * must end even when Redis cannot answer (on a cluster ioredis queues an UNSUBSCRIBE or QUIT for good).
+ */
+export type BuiltDeps = ServiceDeps & { close(options?: { deadlineMs?: number }): Promise<void> };
+
+/** One dependency to release on close, named in the warning when it does not close in time. */
+interface Closer {
+  name: string;
+  close(): Promise<unknown>;
+}
 
 /** Distributed services share one database and one Redis; a file database or in-process bus would split them silently. */
 function assertDistributable(config: Config): void {
@@ -55,10 +67,15 @@ function assertDistributable(config: Config): void {
 export async function buildDeps(config: Config, options: BuildDepsOptions): Promise<BuiltDeps> {
   if (options.mode === 'distributed') assertDistributable(config);
   const logger = createLogger({ level: config.LOG_LEVEL, name: options.service, format: config.LOG_FORMAT });
-  const closers: (() => Promise<unknown>)[] = [];
-  const closeAll = async (): Promise<void> => {
-    for (const close of closers.splice(0).reverse()) {
-      await close().catch((err: unknown) => logger.warn({ err }, 'error while closing a dependency'));
+  const closers: Closer[] = [];
+  const closeAll = async ({ deadlineMs }: { deadlineMs?: number } = {}): Promise<void> => {
+    const endsAt = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
+    for (const { name, close } of closers.splice(0).reverse()) {
+      const closing = close();
+      const outcome = await (endsAt === undefined ? closing : settleWithin(closing, endsAt - Date.now())).catch(
+        (err: unknown) => logger.warn({ err, dependency: name }, 'error while closing a dependency'),
+      );
+      if (outcome === 'late') logger.warn({ dependency: name, deadlineMs }, 'a dependency did not close in time; left');
     }
   };
 
@@ -68,7 +85,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       dataDir: options.dataDir,
       poolMax: config.DATABASE_POOL_MAX,
     });
-    closers.push(() => dbHandle.close());
+    closers.push({ name: 'database', close: () => dbHandle.close() });
 
     let bus: EventBus;
     let queue: JobQueue;
@@ -81,7 +98,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       // A connection of its own for health probes, so a busy subscriber connection cannot mask an outage.
       const probe = connectRedis(redis, { maxRetriesPerRequest: 1, lazyConnect: true });
       probe.on('error', () => {}); // reported through /health, not as an unhandled error
-      closers.push(async () => probe.disconnect());
+      closers.push({ name: 'redis health probe', close: async () => probe.disconnect() });
       pingRedis = async () => (await probe.ping()) === 'PONG';
       metrics.gauge(
         'agentgw_queue_jobs',
@@ -91,20 +108,20 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
       );
       // Services' shared state (e.g. mcp-gateway's sessions): connected on first use, so a service that keeps none opens nothing.
       const connection = connectRedis(redis, { maxRetriesPerRequest: 2, lazyConnect: true });
-      closers.push(async () => connection.disconnect());
+      closers.push({ name: 'redis commands', close: async () => connection.disconnect() });
       commands = connection;
       bus = new RedisEventBus({ ...redis, logger });
-      closers.push(() => bus.close());
+      closers.push({ name: 'event bus', close: () => bus.close() });
       queue = new BullJobQueue({ ...redis, logger });
-      closers.push(() => queue.close());
+      closers.push({ name: 'job queue', close: () => queue.close() });
       rateLimiter = new RedisRateLimiter({ ...redis, logger });
-      closers.push(() => rateLimiter.close());
+      closers.push({ name: 'rate limiter', close: () => rateLimiter.close() });
     } else {
       ({ bus, queue, rateLimiter } = inProcessAdapters({ logger }));
       closers.push(
-        () => bus.close(),
-        () => queue.close(),
-        () => rateLimiter.close(),
+        { name: 'event bus', close: () => bus.close() },
+        { name: 'job queue', close: () => queue.close() },
+        { name: 'rate limiter', close: () => rateLimiter.close() },
       );
     }
 
@@ -115,7 +132,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions): Prom
     }
     const catalog = createCatalog({ config, db: dbHandle.db, bus, clock: systemClock, logger });
     await catalog.start();
-    closers.push(() => catalog.stop());
+    closers.push({ name: 'catalog', close: () => catalog.stop() });
     const auth = await createAuth({ config, db: dbHandle.db, bus, agents: catalog.agents, clock: systemClock, logger });
     return {
       config,

@@ -34,8 +34,8 @@ export async function runService(definition: ServiceDefinition, options: RunServ
         port: deps.config.PORT ?? definition.defaultPort,
         hostname: deps.config.HOST,
         deps: {
-          close: async () => {
-            await deps.close();
+          close: async (bound: { deadlineMs: number }) => {
+            await deps.close(bound);
             await tracing.shutdown();
           },
         },

@@ -6,8 +6,11 @@ import type { AddressInfo } from 'node:net';
 export interface ServeOptions {
   port: number;
   hostname?: string;
-  /** Closed after the server has stopped (database, Redis, queues). */
-  deps: { close(): Promise<void> };
+  /**
+   * Closed after the server has stopped (database, Redis, queues), given what is left of the
+   * shutdown bound (at least DEPS_CLOSE_MIN_MS): a dependency that cannot close by then is left.
+   */
+  deps: { close(options: { deadlineMs: number }): Promise<void> };
   logger: Logger;
   /** How long in-flight requests (e.g. open SSE streams) may take to finish on shutdown. */
   shutdownTimeoutMs?: number;
@@ -25,6 +28,9 @@ export interface ServeOptions {
 }
 
 type FetchApp = { fetch(request: Request): Response | Promise<Response> };
+
+/** The least time deps get to close, however long the services took to stop. */
+const DEPS_CLOSE_MIN_MS = 1_000;
 
 export interface RunningServer {
   /** The bound port (useful with port 0). */
@@ -66,6 +72,7 @@ export async function serve(app: FetchApp, options: ServeOptions): Promise<Runni
       http.closeIdleConnections();
       const sweep = setInterval(() => http.closeIdleConnections(), 100);
       const deadlineMs = options.shutdownTimeoutMs ?? 10_000;
+      const endsAt = Date.now() + deadlineMs;
       const timer = setTimeout(() => {
         logger.warn('in-flight requests did not finish in time; closing their connections');
         http.closeAllConnections();
@@ -77,7 +84,7 @@ export async function serve(app: FetchApp, options: ServeOptions): Promise<Runni
       if (metricsServer) await closeNow(metricsServer);
       clearInterval(sweep);
       clearTimeout(timer);
-      await options.deps.close();
+      await options.deps.close({ deadlineMs: Math.max(DEPS_CLOSE_MIN_MS, endsAt - Date.now()) });
       logger.info('stopped');
     })();
     return stopping;

@@ -3,6 +3,7 @@ import type { GatewayJobs, JobName } from '../jobs.js';
 import type { Logger } from '../logger.js';
 import { RedisChannels } from '../redis/redis-channels.js';
 import { connectRedis, isCluster, type RedisConnection, type RedisTarget } from '../redis/redis-target.js';
+import { settleWithin } from '../settle-within.js';
 import { JobBatchFailures } from './batch-failures.js';
 import type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './job-queue.js';
 
@@ -104,6 +105,15 @@ const flushChannel = (queueName: string): string => `agentgw:flush:${queueName}`
 const REPLICA_WAIT_MS = 500;
 /** After a replica failed to confirm in time, how long that queue's enqueues go without waiting. */
 const REPLICA_RETRY_MS = 10_000;
+
+/**
+ * How long a closing worker may take once this consumer's own handlers have finished (BullMQ then
+ * only records their outcomes). After a failover on a Redis Cluster, BullMQ's Worker.close() can
+ * wait for good: it disconnects its blocking connection and awaits that ioredis Cluster's 'end'
+ * event, which a cluster whose node pool is already empty (emptied while following the failover)
+ * never emits. Past this bound the worker is left, said once; its jobs' locks lapse as after a crash.
+ */
+const WORKER_CLOSE_MS = 5_000;
 
 /** Pause between barrier checks (each one Lua call): 5 ms for the first 100 ms (a batch write takes milliseconds), then 20 ms. */
 const barrierPause = (attempt: number): number => (attempt < 20 ? 5 : 20);
@@ -294,6 +304,8 @@ class BullConsumer implements Consumer {
   private accumulator: Pending[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private urged = false;
+  /** Batches handed to the handler and not yet settled: close() waits for them without a bound. */
+  private readonly running = new Set<Promise<void>>();
 
   constructor(
     readonly queueName: string,
@@ -302,7 +314,7 @@ class BullConsumer implements Consumer {
     private readonly handler: JobHandler<JobName>,
     options: ConsumeOptions,
     timing: { lockDuration?: number; stalledInterval?: number },
-    logger?: Logger,
+    private readonly logger?: Logger,
   ) {
     this.batchSize = Math.max(1, options.batchSize ?? 1);
     this.batchWaitMs = options.batchWaitMs ?? 50;
@@ -328,9 +340,15 @@ class BullConsumer implements Consumer {
   }
 
   async close(): Promise<void> {
-    // Hand over what is parked now rather than after the wait; close() waits for active jobs.
+    // Hand over what is parked now rather than after the wait; the worker fetches nothing more.
     this.flush();
-    await this.worker.close();
+    const closed = this.worker.close();
+    while (this.running.size > 0 || this.accumulator.length > 0) {
+      this.flush();
+      await Promise.allSettled([...this.running]);
+    }
+    if ((await settleWithin(closed, WORKER_CLOSE_MS)) === 'late')
+      this.logger?.warn({ queue: this.queueName, boundMs: WORKER_CLOSE_MS }, 'job worker did not close in time; left');
   }
 
   /** A barrier is waiting: hand over what is parked now (once per turn, however many ask). */
@@ -356,7 +374,7 @@ class BullConsumer implements Consumer {
     this.flushTimer = undefined;
     const batch = this.accumulator.splice(0, this.batchSize);
     if (batch.length === 0) return;
-    Promise.resolve()
+    const settled: Promise<void> = Promise.resolve()
       .then(() => this.handler(batch.map((p) => p.data) as GatewayJobs[JobName][]))
       .then(
         () => batch.forEach((p) => p.resolve()),
@@ -373,5 +391,7 @@ class BullConsumer implements Consumer {
           batch.forEach((p) => p.reject(err instanceof Error ? err : new Error(String(err))));
         },
       );
+    this.running.add(settled);
+    void settled.finally(() => this.running.delete(settled));
   }
 }

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { cliOptions, securityArgs, seedUrl, type LocalClusterSecurity } from './local-cluster-security.js';
 import { redisTargetFrom, type RedisTarget } from './redis-target.js';
 
 const run = promisify(execFile);
@@ -64,8 +65,15 @@ export async function freePort(): Promise<number> {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function cli(port: number, ...args: string[]): Promise<string> {
-  const { stdout } = await run(requireBinary('redis-cli'), ['-h', '127.0.0.1', '-p', String(port), ...args]);
+async function cli(security: LocalClusterSecurity, port: number, ...args: string[]): Promise<string> {
+  const options = cliOptions(security);
+  const { stdout } = await run(
+    requireBinary('redis-cli'),
+    [...options.args, '-h', '127.0.0.1', '-p', String(port), ...args],
+    {
+      env: options.env,
+    },
+  );
   return stdout;
 }
 
@@ -85,14 +93,14 @@ function startNode(
   port: number,
   busPort: number,
   children: Map<number, ChildProcess>,
+  security: LocalClusterSecurity,
 ): Promise<ChildProcess> {
   const child = spawn(
     requireBinary('redis-server'),
     [
       '--bind',
       '127.0.0.1',
-      '--port',
-      String(port),
+      ...securityArgs(security, port),
       '--cluster-port',
       String(busPort),
       '--cluster-enabled',
@@ -127,17 +135,17 @@ function startNode(
  * until every slot is served and every replica in sync. A free port can be taken by another
  * process before a node binds it: the whole start is tried up to three times.
  */
-export async function startLocalRedisCluster(): Promise<LocalRedisCluster> {
+export async function startLocalRedisCluster(security: LocalClusterSecurity = {}): Promise<LocalRedisCluster> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce();
+      return await startOnce(security);
     } catch (err) {
       if (attempt >= 3) throw err;
     }
   }
 }
 
-async function startOnce(): Promise<LocalRedisCluster> {
+async function startOnce(security: LocalClusterSecurity): Promise<LocalRedisCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'agentgw-redis-cluster-'));
   const children = new Map<number, ChildProcess>();
   const stop = async () => {
@@ -155,19 +163,25 @@ async function startOnce(): Promise<LocalRedisCluster> {
     const nodes: { port: number; busPort: number }[] = [];
     for (let i = 0; i < 6; i++) nodes.push({ port: await freePort(), busPort: await freePort() });
     const ports = nodes.map(({ port }) => port);
-    await Promise.all(nodes.map(({ port, busPort }) => startNode(dir, port, busPort, children)));
-    await run(requireBinary('redis-cli'), [
-      '--cluster',
-      'create',
-      ...ports.map((p) => `127.0.0.1:${p}`),
-      '--cluster-replicas',
-      '1',
-      '--cluster-yes',
-    ]);
+    await Promise.all(nodes.map(({ port, busPort }) => startNode(dir, port, busPort, children, security)));
+    const { args, env } = cliOptions(security);
+    await run(
+      requireBinary('redis-cli'),
+      [
+        ...args,
+        '--cluster',
+        'create',
+        ...ports.map((p) => `127.0.0.1:${p}`),
+        '--cluster-replicas',
+        '1',
+        '--cluster-yes',
+      ],
+      { env },
+    );
     await until(async () => {
-      const states = await Promise.all(ports.map((p) => cli(p, 'cluster', 'info')));
+      const states = await Promise.all(ports.map((p) => cli(security, p, 'cluster', 'info')));
       if (!states.every((s) => s.includes('cluster_state:ok'))) return false;
-      const roles = await Promise.all(ports.map((p) => cli(p, 'info', 'replication')));
+      const roles = await Promise.all(ports.map((p) => cli(security, p, 'info', 'replication')));
       return roles.every((r) => r.includes('role:master') || r.includes('master_link_status:up'));
     }, 'every slot served and every replica in sync');
   } catch (err) {
@@ -179,19 +193,19 @@ async function startOnce(): Promise<LocalRedisCluster> {
     throw new Error('local Redis Cluster: no node is running');
   };
   const primaryOf = async (key: string): Promise<number> => {
-    const slot = Number((await cli(anyAlive(), 'cluster', 'keyslot', key)).trim());
-    const shards = await cli(anyAlive(), 'cluster', 'slots');
+    const slot = Number((await cli(security, anyAlive(), 'cluster', 'keyslot', key)).trim());
+    const shards = await cli(security, anyAlive(), 'cluster', 'slots');
     return slotOwner(shards, slot);
   };
   return {
     nodesSetting: [...children.keys()].map((p) => `127.0.0.1:${p}`).join(','),
-    url: `redis://127.0.0.1:${[...children.keys()][0]}`,
+    url: seedUrl(security, anyAlive()),
     nodes: [...children.entries()].map(([port, child]) => ({ port, pid: pidOf(child) })),
     primaryOf,
     async failOver(port) {
       const child = children.get(port);
       if (!child) throw new Error(`no local cluster node on ${port}`);
-      const replicas = (await cli(port, 'info', 'replication'))
+      const replicas = (await cli(security, port, 'info', 'replication'))
         .split('\n')
         .flatMap((line) => /^slave\d+:ip=[^,]+,port=(\d+)/.exec(line.trim())?.[1] ?? []);
       const gone = new Promise((resolve) => child.once('exit', resolve));
@@ -200,11 +214,11 @@ async function startOnce(): Promise<LocalRedisCluster> {
       let promoted = 0;
       await until(async () => {
         for (const replica of replicas) {
-          const info = await cli(Number(replica), 'info', 'replication');
+          const info = await cli(security, Number(replica), 'info', 'replication');
           if (info.includes('role:master')) promoted = Number(replica);
         }
         if (!promoted) return false;
-        return (await cli(promoted, 'cluster', 'info')).includes('cluster_state:ok');
+        return (await cli(security, promoted, 'cluster', 'info')).includes('cluster_state:ok');
       }, `a replica of ${port} promoted`);
       return { promoted };
     },
