@@ -250,7 +250,7 @@ export async function abandonConfirmation(deps: ConfirmationDeps, id: string): P
     await leavePending(
       deps,
       id,
-      { status: 'expired', reason: SHUTDOWN_REASON, decidedBy: null },
+      { status: 'expired', reason: SHUTDOWN_REASON, decidedBy: null, answerer: null },
       { beforeDeadline: false },
     )
   )?.row;
