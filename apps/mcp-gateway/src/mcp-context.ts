@@ -1,6 +1,6 @@
 import type { Principal } from '@agentgw/auth';
 import type { JsonRpcNotification, JsonRpcResponse, UpstreamSession } from '@agentgw/mcp-client';
-import type { ClientChannel } from './relay/server-request-relay.js';
+import type { ClientChannel } from './relay/relay-contract.js';
 import type { SessionClaims } from './session-ids.js';
 import type { Reauthenticate } from './tool-call/released-call-check.js';
 

@@ -13,7 +13,8 @@ import {
 import type { McpRequestContext, McpResult } from './mcp-context.js';
 import { honourClientCapabilities } from './methods/input-required.js';
 import { bridgeInputRequired } from './relay/mrtr-bridge.js';
-import type { ClientChannel, RelayOrigin, ServerRequestRelay } from './relay/server-request-relay.js';
+import type { ClientChannel, RelayOrigin } from './relay/relay-contract.js';
+import type { ServerRequestRelay } from './relay/server-request-relay.js';
 import { upstreamParams } from './revision-shapes.js';
 import { ClientGone, egressRefused, GATEWAY_RPC, RpcError } from './rpc-errors.js';
 import type { SessionStore } from './session-store.js';

@@ -15,7 +15,7 @@ import type { McpAnswer, McpEndpoint, McpRequestContext } from '../mcp-context.j
 import type { McpMethodRouter } from '../mcp-method-router.js';
 import { authenticateMcpCaller, type ProtectedResources } from '../protected-resource/protected-resource.js';
 import { CONFIRMATION_TOKEN_META, resultForClient } from '../revision-shapes.js';
-import { clientOwner, type ClientChannel } from '../relay/server-request-relay.js';
+import { clientOwner, type ClientChannel } from '../relay/relay-contract.js';
 import type { Invalid, RequestItem } from './parse-and-negotiate.js';
 import { answerHeaders, jsonResponse, rpcError } from './replies.js';
 import { PausableAnswer, pausable } from '../stream-resumption/pausable-answer.js';

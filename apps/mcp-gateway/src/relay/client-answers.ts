@@ -5,7 +5,8 @@ import type { Incoming } from '../json-rpc-messages.js';
 import type { ParsedPost } from '../mcp-transport/parse-and-negotiate.js';
 import { refusal, type Reply } from '../mcp-transport/replies.js';
 import type { Session } from '../mcp-transport/session-resolution.js';
-import { clientOwner, type ServerRequestRelay } from './server-request-relay.js';
+import { clientOwner } from './relay-contract.js';
+import type { ServerRequestRelay } from './server-request-relay.js';
 
 type Answer = Extract<Incoming, { kind: 'response' }>;
 

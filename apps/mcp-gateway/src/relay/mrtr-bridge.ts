@@ -1,6 +1,7 @@
 import { JSON_RPC } from '@agentgw/mcp-client';
 import { ClientGone, GATEWAY_RPC, RpcError } from '../rpc-errors.js';
-import type { AskOutcome, ClientChannel, RelayOrigin, ServerRequestRelay } from './server-request-relay.js';
+import type { AskOutcome, ClientChannel, RelayOrigin } from './relay-contract.js';
+import type { ServerRequestRelay } from './server-request-relay.js';
 
 type Result = Record<string, unknown>;
 

@@ -15,11 +15,11 @@ import { MemoryRelayStore, RedisRelayStore, type RelayStore } from './relay-stor
 import {
   clientOwner,
   RELAY_ID_PREFIX,
-  ServerRequestRelay,
   type ClientChannel,
   type RelayLimits,
   type RelayOrigin,
-} from './server-request-relay.js';
+} from './relay-contract.js';
+import { ServerRequestRelay } from './server-request-relay.js';
 
 /**
  * The relay as two replicas run it: one relays an upstream's request to its client, the other

@@ -3,7 +3,8 @@ import type { Catalog } from '@agentgw/catalog';
 import type { Logger } from '@agentgw/core';
 import type { JsonRpcMessage, JsonRpcNotification, McpUpstreamClient, UpstreamSession } from '@agentgw/mcp-client';
 import type { SessionStore } from '../session-store.js';
-import { clientOwner, type ServerRequestRelay } from './server-request-relay.js';
+import { clientOwner } from './relay-contract.js';
+import type { ServerRequestRelay } from './server-request-relay.js';
 
 /** How often a client's server stream looks for upstream sessions opened since (by a POST on any replica). */
 export const UPSTREAM_SYNC_MS = 1_000;

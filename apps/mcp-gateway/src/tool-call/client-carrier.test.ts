@@ -3,7 +3,7 @@ import type { ClientAnswer, HeldCall } from '@agentgw/core';
 import type { JsonRpcNotification, JsonRpcRequest } from '@agentgw/mcp-client';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { McpRequestContext } from '../mcp-context.js';
-import type { AskOutcome } from '../relay/server-request-relay.js';
+import type { AskOutcome } from '../relay/relay-contract.js';
 import { ClientCarrier } from './client-carrier.js';
 import type { AllowedCall } from './tool-call.command.js';
 import { bareAgentOf, oauthPersonOf, personOf, principalOf, providerOf, spyLogger } from './tool-call.fixtures.js';

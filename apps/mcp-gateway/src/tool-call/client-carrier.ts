@@ -4,7 +4,8 @@ import type { ProviderRecord } from '@agentgw/catalog';
 import type { ClientConfirmations, HeldCall, Logger } from '@agentgw/core';
 import type { JsonRpcResponse } from '@agentgw/mcp-client';
 import type { McpRequestContext } from '../mcp-context.js';
-import type { ClientChannel, ServerRequestRelay } from '../relay/server-request-relay.js';
+import type { ClientChannel } from '../relay/relay-contract.js';
+import type { ServerRequestRelay } from '../relay/server-request-relay.js';
 import type { AllowedCall } from './tool-call.command.js';
 import type { HoldCarrier } from './tool-call.usecase.js';
 
