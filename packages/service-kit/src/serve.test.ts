@@ -1,7 +1,8 @@
 import { silentLogger } from '@agentgw/core';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { serve } from './serve.js';
+import { request } from 'node:http';
+import { KEEP_ALIVE_TIMEOUT_MS, serve } from './serve.js';
 
 describe('serve', () => {
   it('listens on 127.0.0.1, lets in-flight requests finish on shutdown, then closes deps', async () => {
@@ -38,6 +39,44 @@ describe('serve', () => {
     expect(await slow).toBe('slow done');
     await stopped;
     expect(depsClosed).toBe(true);
+  });
+
+  it('keeps an idle connection longer than a load balancer does (65 s, not the 5 s default), and says so', async () => {
+    const running = await serve(
+      new Hono().get('/', (c) => c.text('ok')),
+      {
+        port: 0,
+        hostname: '127.0.0.1',
+        deps: { close: async () => undefined },
+        logger: silentLogger(),
+        handleSignals: false,
+      },
+    );
+    try {
+      // The Keep-Alive header Node writes is what a client or proxy reads to know how long it may reuse the connection.
+      const keepAlive = await new Promise<string | undefined>((resolve, reject) => {
+        const req = request({
+          host: '127.0.0.1',
+          port: running.port,
+          path: '/',
+          agent: false,
+          headers: { connection: 'keep-alive' },
+        });
+        req.on('response', (res) => {
+          res.resume();
+          res.on('end', () => {
+            req.destroy();
+            resolve(res.headers['keep-alive']);
+          });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(keepAlive).toBe(`timeout=${KEEP_ALIVE_TIMEOUT_MS / 1000}`);
+      expect(KEEP_ALIVE_TIMEOUT_MS).toBeGreaterThan(60_000);
+    } finally {
+      await running.shutdown();
+    }
   });
 
   it('cuts connections that outlive the shutdown bound', async () => {

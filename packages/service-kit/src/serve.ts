@@ -120,9 +120,21 @@ function closeNow(server: ServerType): Promise<void> {
   return closed;
 }
 
+/**
+ * How long an idle kept-alive connection stays open. Above the common load balancers' idle
+ * timeout (60 s): one that reuses a connection this side already closed (Node's default is 5 s)
+ * fails that request (a 502, or ECONNRESET for a client that does not retry a POST).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 function listen(app: FetchApp, port: number, hostname: string | undefined): Promise<ServerType> {
   return new Promise<ServerType>((resolve, reject) => {
     const s = nodeServe({ fetch: app.fetch, port, hostname }, () => resolve(s));
+    const http = s as Server;
+    http.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    // Node's guidance: the headers timeout above the keep-alive one, so a reused connection's
+    // request is not cut off while its first bytes are on the way.
+    http.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
     s.once('error', reject);
   });
 }
