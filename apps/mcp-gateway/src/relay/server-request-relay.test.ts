@@ -257,7 +257,9 @@ describe('ServerRequestRelay across replicas', () => {
     await until(() => sent.some((r) => r.method === 'roots/list'));
     a.relay(origin(owner, roots), { jsonrpc: '2.0', id: 'second', method: 'roots/list' }, session);
     await until(() => ['no-cap', 'odd', 'ping-1', 'second'].every((id) => postedTo(id).length === 1));
-    expect(postedTo('no-cap')[0]!.body).toMatchObject({ error: { code: -32601 } });
+    expect(postedTo('no-cap')[0]!.body).toMatchObject({
+      error: { code: -32601, message: 'The client did not declare elicitation' },
+    });
     expect(postedTo('odd')[0]!.body).toMatchObject({
       error: { code: -32601, message: 'Method not found: tools/call' },
     });
@@ -265,6 +267,23 @@ describe('ServerRequestRelay across replicas', () => {
     expect(postedTo('second')[0]!.body).toMatchObject({
       error: { message: 'The client has 1 server requests pending already' },
     });
+    await a.stop();
+  });
+
+  it('says truthfully why a client with no stream for the call (2026-07-28) gets no server request, even one it declared', async () => {
+    const { a } = replicas();
+    const streamless = { ...origin(clientOwner(null, principal)), channel: null };
+    const before = sent.length;
+    a.relay(streamless, { jsonrpc: '2.0', id: 'modern-1', method: 'sampling/createMessage', params: {} }, session);
+    await until(() => postedTo('modern-1').length === 1);
+    expect(postedTo('modern-1')[0]!.body).toMatchObject({
+      error: {
+        code: -32601,
+        message:
+          'The client takes no server request during a call (a 2026-07-28 client, or a plain JSON answer), so sampling/createMessage cannot reach it',
+      },
+    });
+    expect(sent.length).toBe(before);
     await a.stop();
   });
 

@@ -156,15 +156,13 @@ export class ServerRequestRelay {
       return answer(
         refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method.slice(0, 100)}`),
       );
-    if (origin.channel === null || !(capability in origin.capabilities)) {
-      return answer(
-        refusal(
-          request.id,
-          JSON_RPC.METHOD_NOT_FOUND,
-          `The client cannot take ${request.method} here (it did not declare ${capability}, or its answer is not a stream)`,
-        ),
-      );
-    }
+    const unreachable =
+      origin.channel === null
+        ? `The client takes no server request during a call (a 2026-07-28 client, or a plain JSON answer), so ${request.method} cannot reach it`
+        : !(capability in origin.capabilities)
+          ? `The client did not declare ${capability}`
+          : null;
+    if (unreachable !== null) return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, unreachable));
     const id = RELAY_ID_PREFIX + newId();
     const auditId = AUDITED.has(request.method) ? await this.audit.opened(origin, request) : null;
     const entry: UpstreamRelayed = {
