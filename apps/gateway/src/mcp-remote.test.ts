@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { McpFixture } from '@agentgw/testkit';
+import { freePort, type McpFixture } from '@agentgw/testkit';
 import { TestBrowser } from './oauth-test-browser.js';
 import { offerEcho, startToolsUpstream } from './oauth-test-clients.js';
 import { cleanEnv, GATEWAY_BIN, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
@@ -31,7 +31,8 @@ beforeAll(async () => {
   upstream = await startToolsUpstream();
   dir = mkdtempSync(join(tmpdir(), 'gateway-mcp-remote-'));
   if (against) return void (base = against);
-  server = await startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0'], {
+  // A fixed port, as `pnpm start` has: the public URL (and with it the sign-in) is derived only then.
+  server = await startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', String(await freePort())], {
     cwd: dir,
     env: cleanEnv({ ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password }),
     ready: LISTENING,
