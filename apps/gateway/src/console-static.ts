@@ -25,7 +25,7 @@ const TYPES: Record<string, string> = {
  * misconfigured `/healthz` or `/readyz` probe, `/api/…`) is the JSON 404 rather than a 200 page.
  */
 const CONSOLE_ROUTE =
-  /^\/(?:|agents(?:\/[^/]+)?|tool-providers|access-rules|tool-pins|confirmations|audit|credentials|credential-providers|api-keys|devices|connected-clients|users|connect\/[A-Za-z0-9_-]{1,64})\/?$/;
+  /^\/(?:|agents(?:\/[^/]+)?|tool-providers|tool-collisions|access-rules|tool-pins|confirmations|audit|credentials|credential-providers|api-keys|devices|connected-clients|users|connect\/[A-Za-z0-9_-]{1,64})\/?$/;
 
 /** Whether `path` is one of the console's pages (exported for the test that holds it to the console's menu). */
 export const isConsoleRoute = (path: string): boolean => CONSOLE_ROUTE.test(path);
