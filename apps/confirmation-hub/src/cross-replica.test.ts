@@ -66,7 +66,7 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     );
     alice = { id: user.id, token: await auth.signUserToken(user) };
     await insertAgent(database.handle.db, { id: 'agent-1', tenantId: 'acme', ownerId: user.id });
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop('SIGKILL')));

@@ -108,7 +108,7 @@ describe.skipIf(!pgUrl || !redisUrl)('MCP tools/call held across replicas (Postg
       providerId: provider.id,
       action: 'allow',
     });
-  }, 180_000);
+  }, 240_000);
 
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop('SIGKILL')));

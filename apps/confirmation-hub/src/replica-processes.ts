@@ -68,6 +68,9 @@ export interface ReplicaProcess {
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
 }
 
+/** How long a replica may take to listen: a bound that catches a hang, not slowness (tsx compiling on a busy machine took over 30 s in CI). */
+const START_BOUND_MS = 120_000;
+
 function launch(
   file: string,
   env: Record<string, string>,
@@ -84,7 +87,7 @@ function launch(
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${file} did not start:\n${output.slice(-2000)}`));
-    }, 30_000);
+    }, START_BOUND_MS);
     const onLine = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-64 * 1024);
       for (const line of chunk.toString().split('\n')) {
