@@ -66,7 +66,8 @@ describe('serve', () => {
           res.resume();
           res.on('end', () => {
             req.destroy();
-            resolve(res.headers['keep-alive']);
+            const header = res.headers['keep-alive'];
+            resolve(typeof header === 'string' ? header : undefined);
           });
         });
         req.on('error', reject);

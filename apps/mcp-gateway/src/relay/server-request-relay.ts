@@ -156,17 +156,17 @@ export class ServerRequestRelay {
       return answer(
         refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method.slice(0, 100)}`),
       );
-    const unreachable =
-      origin.channel === null
-        ? `The client takes no server request during a call (a 2026-07-28 client, or a plain JSON answer), so ${request.method} cannot reach it`
-        : !(capability in origin.capabilities)
-          ? `The client did not declare ${capability}`
-          : null;
-    if (unreachable !== null) return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, unreachable));
+    const { channel } = origin;
+    if (channel === null) {
+      const reason = `The client takes no server request during a call (a 2026-07-28 client, or a plain JSON answer), so ${request.method} cannot reach it`;
+      return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, reason));
+    }
+    if (!(capability in origin.capabilities))
+      return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `The client did not declare ${capability}`));
     const id = RELAY_ID_PREFIX + newId();
     const auditId = AUDITED.has(request.method) ? await this.audit.opened(origin, request) : null;
     const entry: UpstreamRelayed = {
-      owner: origin.channel.owner,
+      owner: channel.owner,
       destination: 'upstream',
       providerId: origin.provider.id,
       upstream: session,
@@ -185,7 +185,7 @@ export class ServerRequestRelay {
       return;
     }
     this.deadlines.arm(id, entry, origin.target);
-    origin.channel.send({
+    channel.send({
       jsonrpc: '2.0',
       id,
       method: request.method,
