@@ -59,6 +59,9 @@ export interface Server {
  * Starts a long-running process (node with `args`, or `command`) and waits until `ready` matches
  * its stdout; the first group is the port. `detached` puts it in a process group of its own.
  */
+/** How long a started gateway may take to say it is ready: a bound for a hang, not slowness (a busy CI machine took over 60 s). */
+const START_BOUND_MS = 150_000;
+
 export function startGatewayProcessUnderTest(
   args: string[],
   options: {
@@ -86,7 +89,7 @@ export function startGatewayProcessUnderTest(
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`not ready in time:\n${out}`));
-    }, options.timeoutMs ?? 60_000);
+    }, options.timeoutMs ?? START_BOUND_MS);
     const check = () => {
       const match = options.ready.exec(out);
       if (!match) return;
