@@ -244,7 +244,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
     await page.getByRole('button', { name: 'Add provider' }).click();
     await page.getByRole('heading', { name: 'e2e-tools' }).waitFor();
     await page.getByRole('button', { name: 'Show tools of e2e-tools' }).click();
-    const tools = page.getByRole('list', { name: 'Tools of e2e-tools' });
+    const tools = page.getByRole('list', { name: 'Tools of e2e-tools', exact: true });
     await tools.waitFor();
     expect(await tools.textContent()).toContain('delete_record');
     expect(await tools.textContent()).toContain('echo');
@@ -281,7 +281,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
       // Whichever had `echo` first keeps it bare; the other's echo is reached under its provider's name.
       expect(first).toContain('delete_record');
       expect([...first, ...more].filter((t) => t === 'echo')).toHaveLength(1);
-      expect([...first, ...more]).toContainEqual(expect.stringMatching(/^e2e-(tools|more)__echo → upstream echo$/));
+      expect([...first, ...more]).toContainEqual(expect.stringMatching(/^e2e_(tools|more)__echo → upstream echo$/));
       await names('e2e-more').scrollIntoViewIfNeeded();
       await screenshot(page, 'tool-providers-exposed-names');
       await expectAccessible();
@@ -473,7 +473,7 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
       // Under "Show tools" (what the upstream lists now) the tool is marked as quarantined.
       await open('/tool-providers', 'Tool providers');
       await page.getByRole('button', { name: 'Show tools of dictionary' }).click();
-      const shown = page.getByRole('list', { name: 'Tools of dictionary' }).getByRole('listitem');
+      const shown = page.getByRole('list', { name: 'Tools of dictionary', exact: true }).getByRole('listitem');
       await shown.filter({ hasText: 'lookup_word' }).waitFor();
       await shown.getByTestId('quarantined').waitFor();
       expect(await shown.getByTestId('quarantined').textContent()).toContain('quarantined (changed)');
