@@ -1,13 +1,9 @@
-import { ConfigError } from '@agentgw/core';
 import { parseArgs } from 'node:util';
 import gatewayPackage from '../../package.json' with { type: 'json' };
 import type { Env, EnvironmentInput } from '../environment.js';
-import { adminCreateCommand, adminListCommand } from './admin.js';
-import { backupCommand, restoreCommand } from './backup.js';
-import { demoCommand } from './demo.js';
-import { initCommand } from './init.js';
-import { startCommand } from './start.js';
-import { statusCommand } from './status.js';
+
+// Each command's module is imported when it runs, so `--version`, help and a usage error answer
+// at once instead of loading the whole gateway first.
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
@@ -32,7 +28,7 @@ const COMMANDS: Command[] = [
 Keys already in the data directory's secrets.json are written, not new ones (new keys would not open that data).
   --force          replace an existing .env (kept beside it as .env.bak-<time>)
   --data-dir DIR   where secrets.json is looked for (default .gateway-data)`,
-    run: (input, values) => initCommand(input, values.force ?? false),
+    run: async (input, values) => (await import('./init.js')).initCommand(input, values.force ?? false),
   },
   {
     words: ['start'],
@@ -43,7 +39,7 @@ unless DATABASE_URL says otherwise. Refuses keys that do not open the stored dat
   --host ADDR      HOST, the listening address (default 127.0.0.1, loopback only; 0.0.0.0 for every interface)
 ${DATA_OPTIONS}`,
     run: async (input) => {
-      await startCommand(input);
+      await (await import('./start.js')).startCommand(input);
       return 'running' as const;
     },
   },
@@ -52,21 +48,25 @@ ${DATA_OPTIONS}`,
     synopsis: 'status [--db URL] [--data-dir DIR]',
     help: `Shows the configuration (secrets hidden), whether it is valid and whether the database answers. Exit 1 when not.
 ${DATA_OPTIONS}`,
-    run: (input) => statusCommand(input),
+    run: async (input) => (await import('./status.js')).statusCommand(input),
   },
   {
     words: ['admin', 'create'],
     synopsis: 'admin create --email E --password P [--name N]',
     help: `Creates an admin account (the gateway must be stopped on the embedded database, or use the API).
 ${DATA_OPTIONS}`,
-    run: (input, values) =>
-      adminCreateCommand(input, { email: values.email, password: values.password, name: values.name }),
+    run: async (input, values) =>
+      (await import('./admin.js')).adminCreateCommand(input, {
+        email: values.email,
+        password: values.password,
+        name: values.name,
+      }),
   },
   {
     words: ['admin', 'list'],
     synopsis: 'admin list',
     help: `Lists the admin accounts.\n${DATA_OPTIONS}`,
-    run: (input) => adminListCommand(input),
+    run: async (input) => (await import('./admin.js')).adminListCommand(input),
   },
   {
     words: ['demo'],
@@ -76,7 +76,12 @@ gives the agent "demo-agent" access and prints its runtime token and settings fo
   --url U          the gateway (default http://127.0.0.1:<PORT>)
   --email E, --password P
                    an admin account (default ADMIN_EMAIL and ADMIN_PASSWORD)`,
-    run: (input, values) => demoCommand(input, { url: values.url, email: values.email, password: values.password }),
+    run: async (input, values) =>
+      (await import('./demo.js')).demoCommand(input, {
+        url: values.url,
+        email: values.email,
+        password: values.password,
+      }),
   },
   {
     words: ['backup'],
@@ -85,7 +90,7 @@ gives the agent "demo-agent" access and prints its runtime token and settings fo
 PostgreSQL: use pg_dump. The keys are not in the archive: keep them with it.
   --out FILE       the archive (default gateway-backup-<time>.tar.gz)
 ${DATA_OPTIONS}`,
-    run: (input, values) => backupCommand(input, values.out),
+    run: async (input, values) => (await import('./backup.js')).backupCommand(input, values.out),
   },
   {
     words: ['restore'],
@@ -93,7 +98,7 @@ ${DATA_OPTIONS}`,
     operands: 1,
     help: `Unpacks an archive of "gateway backup" into the data directory, which must hold no database yet.
 ${DATA_OPTIONS}`,
-    run: (input, _values, [archive]) => restoreCommand(input, archive),
+    run: async (input, _values, [archive]) => (await import('./backup.js')).restoreCommand(input, archive),
   },
 ];
 
@@ -164,6 +169,7 @@ export async function runCli(argv: string[], context: { cwd: string; env: Env })
     return await command.run(input, values, operands);
   } catch (err) {
     // Operator-facing: one readable message, never a stack trace.
+    const { ConfigError } = await import('@agentgw/core');
     console.error(
       err instanceof ConfigError ? err.message : `Error: ${err instanceof Error ? err.message : String(err)}`,
     );
