@@ -197,10 +197,11 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
       expect(elsewhere.status).toBe(200);
     });
 
-    it('lets 200 colleagues behind one address sign in within a minute: successes do not spend the address budget', async () => {
+    it('lets 60 colleagues behind one address sign in (three times its failure budget): successes do not spend it', async () => {
       const office = '203.0.117.1';
       const hash = await (await import('@agentgw/auth')).hashPassword(password);
-      const colleagues = Array.from({ length: 200 }, (_, i) => ({ id: newId(), email: `colleague${i}@office.test` }));
+      // Three times the address's budget of 20 proves it (each login is a password check: 200 took minutes on busy CI).
+      const colleagues = Array.from({ length: 60 }, (_, i) => ({ id: newId(), email: `colleague${i}@office.test` }));
       await deps.db
         .insertInto('users')
         .values(
@@ -231,12 +232,12 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
       const seconds = (Date.now() - started) / 1000;
       const ok = statuses.filter((s) => s === 200).length;
       console.log(
-        `[login throttle] ${ok}/200 logins from one address succeeded in ${seconds.toFixed(1)} s (address limit 20 per 15 min)`,
+        `[login throttle] ${ok}/${colleagues.length} logins from one address succeeded in ${seconds.toFixed(1)} s (address limit 20 per 15 min)`,
       );
       expect(
         ok,
-        `${ok}/200 logins from one address succeeded, ${statuses.filter((s) => s === 429).length} got 429`,
-      ).toBe(200);
+        `${ok}/${colleagues.length} logins from one address succeeded, ${statuses.filter((s) => s === 429).length} got 429`,
+      ).toBe(colleagues.length);
       // All in one window of the address counter (15 min); on an idle machine this takes seconds.
       expect(seconds).toBeLessThan(deps.config.LOGIN_WINDOW_MS / 1000);
       // The office's budget is untouched by all those successes: 20 failures still fit, the 21st does not.

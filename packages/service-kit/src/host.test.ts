@@ -250,6 +250,10 @@ describe('createHost', () => {
       stopServices: host.stop,
     });
     await running.shutdown();
-    expect(events).toEqual(['stop 300', 'deps closed']);
+    // The stop gets what is left of the 300 ms bound after the settle step (less on a busy machine).
+    expect(events).toEqual([expect.stringMatching(/^stop (\d+)$/), 'deps closed']);
+    const left = Number(events[0]!.slice('stop '.length));
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(300);
   });
 });
