@@ -10,7 +10,7 @@ import type {
   UpstreamSession,
   UpstreamTarget,
 } from './upstream-call.js';
-import { UpstreamExchange } from './upstream-exchange.js';
+import { UpstreamExchange, type MessageRoute } from './upstream-exchange.js';
 import { UpstreamSessions } from './upstream-sessions.js';
 
 /** How a client identifies itself, connects and bounds what it reads. */
@@ -154,7 +154,7 @@ export class McpUpstreamClient {
     signal: AbortSignal,
     onRequest?: ServerRequestHandler,
   ): Promise<'unsupported' | 'ended'> {
-    const route = { target, session, onNotification, onRequest };
+    const route: MessageRoute = { target, session, onNotification, onRequest };
     return holdServerStream({
       dispatcher: this.dispatcher,
       target,

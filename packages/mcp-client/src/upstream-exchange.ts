@@ -28,8 +28,8 @@ export interface RawExchange {
 /** The handlers a call gives for what an upstream sends besides the response. */
 type AnswerHandlers = Pick<UpstreamCallOptions, 'onNotification' | 'onRequest' | 'onStreamPaused'>;
 
-/** Who receives what an upstream sends besides the response: the call's handlers, on the session it came on. */
-interface MessageRoute {
+/** Who receives what an upstream sends besides the response: the call's handlers, on the session it came on (a server request is answered there). */
+export interface MessageRoute {
   target: UpstreamTarget;
   session: UpstreamSession;
   onNotification: UpstreamCallOptions['onNotification'];
