@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { relayableCapabilities } from './client-capabilities.js';
 import { closedAfterEachTest, sseHead, sseMessage } from './legacy-stream-upstream.fixtures.js';
 import type { JsonRpcRequest } from './protocol.js';
-import type { UpstreamSession } from './upstream-client.js';
+import type { UpstreamSession } from './upstream-call.js';
 
 const { newClient, start } = closedAfterEachTest();
 

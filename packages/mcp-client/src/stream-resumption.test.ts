@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { McpUpstreamError } from './errors.js';
 import { closedAfterEachTest, sseHead, sseMessage } from './legacy-stream-upstream.fixtures.js';
-import { MAX_STREAM_RESUMPTIONS } from './upstream-client.js';
+import { MAX_STREAM_RESUMPTIONS } from './upstream-stream.js';
 
 const { newClient, start } = closedAfterEachTest();
 
