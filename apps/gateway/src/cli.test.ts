@@ -36,7 +36,7 @@ afterEach(async () => {
 // PORT=1: status and admin look for a running gateway on PORT; nothing listens on port 1.
 // A first start or admin command creates the embedded database (initdb: ~9 s of CPU alone, over
 // a minute when CI's two cores run four suites), so the bounds below catch hangs, not slowness.
-const PROCESS_MS = 180_000;
+const PROCESS_MS = 300_000;
 const gateway = (args: string[], env: Record<string, string> = {}) =>
   run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }), timeoutMs: PROCESS_MS });
 const startGatewayUnderTest = (env: Record<string, string> = {}, args: string[] = []) =>
