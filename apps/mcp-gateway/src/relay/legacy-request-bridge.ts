@@ -249,12 +249,14 @@ export class BridgeableCall {
 
   /** Runs `step` after the writes before it (events keep their order); a failure is logged, never thrown. */
   private queue(step: () => Promise<void>): Promise<void> {
-    this.writes = this.writes.then(step).catch((err: unknown) =>
-      this.deps.logger.warn(
-        { method: this.method, reason: err instanceof Error ? err.message : 'unknown' },
-        'bridged call event not written',
-      ),
-    );
+    this.writes = this.writes
+      .then(step)
+      .catch((err: unknown) =>
+        this.deps.logger.warn(
+          { method: this.method, reason: err instanceof Error ? err.message : 'unknown' },
+          'bridged call event not written',
+        ),
+      );
     return this.writes;
   }
 }
