@@ -122,9 +122,14 @@ export class UpstreamForwarding {
         // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
         case 'input_required':
           if (carriesBridgeState(result))
-            throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, "The provider's requestState uses the gateway's reserved prefix", 502, {
-              providerId: provider.id,
-            });
+            throw new RpcError(
+              GATEWAY_RPC.UPSTREAM_FAILED,
+              "The provider's requestState uses the gateway's reserved prefix",
+              502,
+              {
+                providerId: provider.id,
+              },
+            );
           return honourClientCapabilities(result, ctx.clientCapabilities);
         // A task is known to the client by the gateway's id (extensions/task-ids.ts).
         case 'task':
