@@ -95,7 +95,7 @@ export class UpstreamForwarding {
       capabilities: ctx.clientCapabilities,
       call,
     };
-    const options = this.optionsOf(provider, ctx, origin, bridge?.signal ?? ctx.signal);
+    const options = this.optionsOf(provider, ctx, origin, bridge);
     try {
       options.session = await this.upstreamSession(provider, ctx, target, options);
       const {
@@ -118,39 +118,43 @@ export class UpstreamForwarding {
               ctx.signal,
             )
           : response.result;
-      switch (result.resultType) {
-        // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
-        case 'input_required':
-          if (carriesBridgeState(result))
-            throw new RpcError(
-              GATEWAY_RPC.UPSTREAM_FAILED,
-              "The provider's requestState uses the gateway's reserved prefix",
-              502,
-              {
-                providerId: provider.id,
-              },
-            );
-          return honourClientCapabilities(result, ctx.clientCapabilities);
-        // A task is known to the client by the gateway's id (extensions/task-ids.ts).
-        case 'task':
-          return this.deps.sealTask(provider, result, ctx.principal);
-        default:
-          return result;
-      }
+      return this.forClient(result, provider, ctx);
     } catch (err) {
       throw upstreamFailure(err, provider);
     }
   }
 
-  /** How the upstream request runs: the request's signal and deadline, notifications passed on, server requests relayed. */
+  /** An upstream's result as the client gets it, by its kind. */
+  private forClient(result: McpResult, provider: ProviderRecord, ctx: McpRequestContext): McpResult {
+    switch (result.resultType) {
+      // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
+      case 'input_required':
+        if (carriesBridgeState(result))
+          throw new RpcError(
+            GATEWAY_RPC.UPSTREAM_FAILED,
+            "The provider's requestState uses the gateway's reserved prefix",
+            502,
+            { providerId: provider.id },
+          );
+        return honourClientCapabilities(result, ctx.clientCapabilities);
+      // A task is known to the client by the gateway's id (extensions/task-ids.ts).
+      case 'task':
+        return this.deps.sealTask(provider, result, ctx.principal);
+      default:
+        return result;
+    }
+  }
+
+  /** How the upstream request runs: the request's signal (the bridge's, when bridged) and deadline, notifications passed on, server requests relayed. */
   private optionsOf(
     provider: ProviderRecord,
     ctx: McpRequestContext,
     origin: RelayOrigin,
-    signal: AbortSignal,
+    bridge: BridgeableCall | null,
   ): UpstreamCallOptions {
+    const notify = bridge ? bridge.whileAnswering(ctx.notify) : ctx.notify;
     return {
-      signal,
+      signal: bridge?.signal ?? ctx.signal,
       timeoutMs: this.deps.upstreamTimeoutMs,
       onNotification: (n: JsonRpcNotification) => {
         this.deps.noticed(provider.id, n.method);
@@ -159,7 +163,7 @@ export class UpstreamForwarding {
           n.method === 'notifications/message' ||
           n.method === 'notifications/resources/updated'
         )
-          ctx.notify?.(n);
+          notify?.(n);
       },
       session: undefined,
       onStreamPaused: ctx.onUpstreamPaused,

@@ -89,9 +89,18 @@ function replicas(limits: RelayLimits = LIMITS, bridgeLimits: RelayLimits = limi
 
 type Replica = ReturnType<typeof replicas>['a'];
 
-/** A call of `user` on `replica` whose upstream asks `questions` sampling requests one by one (the next once the last is answered, ids `<name>-<n>`), then ends with `end`. */
+/**
+ * A call of `user` on `replica` whose upstream asks `questions` sampling requests one by one (the
+ * next once the last is answered, ids `<name>-<n>`), each after a notification, then ends with `end`;
+ * the notifications that reach the client go to `notified`.
+ */
 function upstreamCall(
-  { replica, answered, user }: { replica: Replica; answered: JsonRpcResponse[]; user: string },
+  {
+    replica,
+    answered,
+    user,
+    notified = [],
+  }: { replica: Replica; answered: JsonRpcResponse[]; user: string; notified?: string[] },
   questions: number,
   end: () => McpResult = () => ({ content: [{ type: 'text', text: `answers: ${answered.length}` }] }),
   name = 'up',
@@ -105,9 +114,11 @@ function upstreamCall(
     capabilities: { sampling: {} },
     call: { auditId: 'call-audit', toolName: 'ask_model' },
   };
+  const notify = call.whileAnswering((notification: string) => notified.push(notification))!;
   const upstream = (async () => {
     for (let asked = 0; asked < questions; asked++) {
       const id = `${name}-${asked}`;
+      notify(`asking ${asked}`);
       replica.relay.relay(
         origin,
         { jsonrpc: '2.0', id, method: 'sampling/createMessage', params: { n: asked } },
@@ -118,6 +129,7 @@ function upstreamCall(
         await new Promise((r) => setTimeout(r, 5));
       }
     }
+    notify('ending');
     return end();
   })();
   return call.answer(upstream, failureOf);
@@ -196,11 +208,22 @@ describe('LegacyRequestBridge across replicas', () => {
     });
   });
 
-  it('answers a call whose upstream answers without asking as it is, leaving nothing in the store', async () => {
+  it('answers a call whose upstream answers without asking as it is, its notifications passed on', async () => {
     const { a, answered, user } = replicas();
-    expect(await upstreamCall({ replica: a, answered, user }, 0)).toEqual({
+    const notified: string[] = [];
+    expect(await upstreamCall({ replica: a, answered, user, notified }, 0)).toEqual({
       content: [{ type: 'text', text: 'answers: 0' }],
     });
+    expect(notified).toEqual(['ending']);
+  });
+
+  it('passes the upstream’s notifications on only until a round answers the client’s request (that exchange is over)', async () => {
+    const { a, b, answered, user, ctx } = replicas();
+    const notified: string[] = [];
+    const round = await upstreamCall({ replica: a, answered, user, notified }, 2);
+    const next = await b.bridge.resume('tools/call', retry(round), ctx);
+    await b.bridge.resume('tools/call', retry(next), ctx);
+    expect(notified).toEqual(['asking 0']);
   });
 });
 

@@ -172,6 +172,16 @@ export class BridgeableCall {
     return this.controller.signal;
   }
 
+  /** `notify` while the client's request is still being answered; nothing once a round answered it (that exchange is over). */
+  whileAnswering<N>(notify: ((notification: N) => void) | null): ((notification: N) => void) | null {
+    return (
+      notify &&
+      ((notification) => {
+        if (this.id === null) notify(notification);
+      })
+    );
+  }
+
   /** The client's answer: the upstream's `result` when it comes first, else the first round (the rest goes to the store). */
   answer(result: Promise<McpResult>, failureOf: (err: unknown) => BridgeFailure): Promise<McpResult> {
     this.outcome = { result, failureOf };
