@@ -2,7 +2,16 @@ import type { AuditTrail } from '@agentgw/audit';
 import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import { randomUUID } from 'node:crypto';
-import { ManualClock, MemoryEventBus, RedisEventBus, type EventBus, type Logger } from '@agentgw/core';
+import {
+  connectRedis,
+  ManualClock,
+  MemoryEventBus,
+  RedisEventBus,
+  type EventBus,
+  type Logger,
+  type RedisConnection,
+} from '@agentgw/core';
+import { testClusterTarget } from '@agentgw/core/local-redis-cluster';
 import type { JsonRpcResponse, UpstreamTarget } from '@agentgw/mcp-client';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -25,8 +34,10 @@ import { ServerRequestRelay } from './server-request-relay.js';
 const redisUrl = process.env.TEST_REDIS_URL;
 const redis = redisUrl ? new Redis(redisUrl) : null;
 const buses: EventBus[] = [];
+const clusterConnections: RedisConnection[] = [];
 afterAll(async () => {
   await Promise.all(buses.map((bus) => bus.close()));
+  await Promise.all(clusterConnections.map((connection) => connection.quit()));
   await redis?.quit();
 });
 
@@ -252,4 +263,11 @@ describe('bridge stores', () => {
     });
   contract('MemoryBridgeStore', (clock) => new MemoryBridgeStore(clock));
   if (redis) contract('RedisBridgeStore', (clock) => new RedisBridgeStore(redis, clock));
+  const cluster = testClusterTarget();
+  if (cluster)
+    contract('RedisBridgeStore on a Redis Cluster', (clock) => {
+      const connection = connectRedis(cluster);
+      clusterConnections.push(connection);
+      return new RedisBridgeStore(connection, clock);
+    });
 });
