@@ -73,7 +73,8 @@ export class UpstreamForwarding {
     call: ForwardedCall | null = null,
   ): Promise<McpResult> {
     const bridge = this.deps.bridge.forRequest(ctx, method);
-    const answered = this.answered(provider, method, params, ctx, call, bridge);
+    const upstream = this.answered(provider, method, params, ctx, call, bridge);
+    const answered = bridge ? bridge.explained(upstream) : upstream;
     const outcome = call ? call.recorded(answered) : answered;
     return bridge ? bridge.answer(outcome, failureOf) : outcome;
   }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
 import { recordingRealAuditTrail, type RecordedAuditWrite } from '../testing/recorded-audits.js';
 import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
+import { MAX_BRIDGED_ROUNDS } from './mrtr-bridge.js';
 
 /**
  * A legacy (1.x SDK, session) upstream's sampling and elicitation requests bridged for a
@@ -45,6 +46,14 @@ beforeAll(async () => {
           ElicitResultSchema,
         );
         return { content: [{ type: 'text' as const, text: `${picked}: ${confirmed.action}` }] };
+      });
+      // An upstream that never stops asking.
+      server.registerTool('ask_forever', { description: 'samples again and again' }, async (extra) => {
+        for (;;)
+          await extra.sendRequest(
+            { method: 'sampling/createMessage', params: { messages: [], maxTokens: 5 } },
+            CreateMessageResultSchema,
+          );
       });
     },
   });
@@ -205,6 +214,26 @@ describe('a legacy upstream’s server requests bridged for a 2026-07-28 client'
     ]);
     const sampling = writes.find((w) => w.op === 'create' && w.toolName === 'sampling/createMessage');
     expect(sampling).toMatchObject({ arguments: { relayedFor: callId, tool: 'ask_model' } });
+  });
+
+  it(`ends a call whose upstream keeps asking after ${MAX_BRIDGED_ROUNDS} questions, and records why`, async () => {
+    const before = audits.length;
+    const call = { name: 'ask_forever', arguments: {} };
+    let answer = await rpc('/api/v1/mcp/mcp', 'tools/call', call);
+    for (let round = 0; round < MAX_BRIDGED_ROUNDS; round++) {
+      const [key] = onlyRequest(answer);
+      answer = await rpc('/api/v1/mcp/mcp', 'tools/call', {
+        ...call,
+        inputResponses: { [key]: SAMPLED },
+        requestState: answer.result!.requestState,
+      });
+    }
+    const why = `The provider asked more than ${MAX_BRIDGED_ROUNDS} questions in one call`;
+    expect([answer.status, answer.error]).toEqual([502, { code: -32010, message: why }]);
+    const record = audits.slice(before).find((w) => w.op === 'create' && w.toolName === 'ask_forever')!;
+    expect(audits).toContainEqual(
+      expect.objectContaining({ op: 'update', id: record.id, status: 'failed', error: why }),
+    );
   });
 
   it('refuses a requestState of the gateway’s form that it never gave (-32602)', async () => {

@@ -143,7 +143,7 @@ function upstreamCall(
     notify('ending');
     return end();
   })();
-  return call.answer(upstream, failureOf);
+  return call.answer(call.explained(upstream), failureOf);
 }
 
 const SAMPLED = { role: 'assistant', model: 'm', content: { type: 'text', text: 'Paris' } };

@@ -172,6 +172,27 @@ export class BridgeableCall {
     return this.controller.signal;
   }
 
+  /**
+   * The upstream's answer with the bridge's own reasons for cancelling it said (too many
+   * questions, the gateway stopping after a round), so the call's record and the client see them,
+   * not a bare cancellation. Before any round, a cancellation is the client's leaving, as ever.
+   */
+  async explained(answered: Promise<McpResult>): Promise<McpResult> {
+    try {
+      return await answered;
+    } catch (err) {
+      if (this.exceeded)
+        throw new RpcError(
+          GATEWAY_RPC.UPSTREAM_FAILED,
+          `The provider asked more than ${MAX_BRIDGED_ROUNDS} questions in one call`,
+          502,
+        );
+      if (err instanceof ClientGone && this.id !== null)
+        throw new RpcError(GATEWAY_RPC.UPSTREAM_FAILED, 'The gateway stopped before the provider answered', 502);
+      throw err;
+    }
+  }
+
   /** `notify` while the client's request is still being answered; nothing once a round answered it (that exchange is over). */
   whileAnswering<N>(notify: ((notification: N) => void) | null): ((notification: N) => void) | null {
     return (
@@ -230,23 +251,11 @@ export class BridgeableCall {
     try {
       end = { kind: 'result', result: await outcome.result };
     } catch (err) {
-      end = { kind: 'error', ...this.failureOf(err, outcome.failureOf) };
+      end = { kind: 'error', ...outcome.failureOf(err) };
     }
     this.ended = true;
     this.deps.running.delete(this.controller);
     await this.queue(() => this.push(end));
-  }
-
-  private failureOf(err: unknown, failureOf: (err: unknown) => BridgeFailure): BridgeFailure {
-    if (this.exceeded) {
-      const message = `The provider asked more than ${MAX_BRIDGED_ROUNDS} questions in one call`;
-      return { error: { code: GATEWAY_RPC.UPSTREAM_FAILED, message }, status: 502 };
-    }
-    if (err instanceof ClientGone) {
-      const message = 'The gateway stopped before the provider answered';
-      return { error: { code: GATEWAY_RPC.UPSTREAM_FAILED, message }, status: 502 };
-    }
-    return failureOf(err);
   }
 
   /** Writes an event of this call and tells every replica (a lost message only delays the retry to its next read). */
