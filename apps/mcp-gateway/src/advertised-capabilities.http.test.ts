@@ -1,15 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
+import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freePort } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advertisedCapabilities } from './advertised-capabilities.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 import { createRuleBoundAgent } from './testing/rule-bound-agents.js';
+import { startEverything } from './testing/server-everything.js';
 import { startStdioBridge, type BridgedServer } from './testing/stdio-bridge.js';
 
 // Issue 33.4: initialize advertised a fixed set whatever the upstream offered. Now the proxy
@@ -19,25 +18,6 @@ let memory: BridgedServer;
 let everything: { url: string; child: ChildProcess };
 const ids = { memory: '', everything: '' };
 let token = '';
-
-/** server-everything's own streamable HTTP mode on a free port. */
-async function startEverything(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const pkg = dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json'));
-  const child = spawn(process.execPath, [join(pkg, 'dist/index.js'), 'streamableHttp'], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes('listening')) resolve();
-    });
-    child.on('exit', () => reject(new Error(`server-everything exited: ${seen}`)));
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, child };
-}
 
 beforeAll(async () => {
   [memory, everything, gw] = await Promise.all([

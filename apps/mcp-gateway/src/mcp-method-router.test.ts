@@ -50,6 +50,7 @@ function routerUnderTest(over: Partial<McpMethodTable> = {}) {
       request.method === 'search-owned' ? (answered.push('search'), { by: 'search' }) : null,
     proxy: new Map([['tools/call', proxyHandler('tools/call')]]),
     proxyOther: proxyHandler('forward'),
+    resume: unifiedHandler('resume'),
     ...over,
   };
   return new McpMethodRouter({ catalog, logger: spyLogger(), table });
@@ -121,6 +122,19 @@ describe('McpMethodRouter', () => {
       response: { error: { code: -32003, data: { reason: expect.any(String) } } },
     });
     expect(answered).toEqual([]);
+  });
+
+  it('continues the retry of a bridged call (the gateway’s requestState) instead of routing it anew, after the kill switch and the proxy’s access check', async () => {
+    const router = routerUnderTest();
+    const retry = request('tools/call', { name: 'x', requestState: 'agentgw-bridge-1', inputResponses: {} });
+    await router.handle(retry, unified);
+    await router.handle(retry, proxied);
+    await router.handle(request('tools/call', { name: 'x', requestState: 'an-upstream-state' }), proxied);
+    catalog.reach.clear();
+    expect((await router.handle(retry, proxied))?.status).toBe(403);
+    catalog.agentStates.set('a1', { isActive: false, requireConfirmation: false });
+    expect((await router.handle(retry, unified))?.status).toBe(403);
+    expect(answered).toEqual(['resume', 'resume', 'tools/call@ops']);
   });
 
   it('forwards any other proxy method, but never another spelling of a tool method', async () => {

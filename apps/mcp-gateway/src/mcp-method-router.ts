@@ -4,6 +4,7 @@ import { isModernVersion, JSON_RPC, type JsonRpcRequest } from '@agentgw/mcp-cli
 import { addressedProvider } from './addressed-provider.js';
 import type { McpAnswer, McpRequestContext, McpResult } from './mcp-context.js';
 import { ClientGone, RpcError, toRpcError } from './rpc-errors.js';
+import { carriesBridgeState } from './relay/legacy-request-bridge.js';
 import { denied } from './tool-call/tool-call-errors.js';
 import { agentStanding, mayReach, NO_PROVIDER_ACCESS, type ToolCallCatalog } from './tool-call/tool-access.js';
 import { UpstreamAnswer } from './upstream-forwarding.js';
@@ -36,6 +37,8 @@ export interface McpMethodTable {
   proxy: ReadonlyMap<string, ProxyMethodHandler>;
   /** What the proxy does with any other method: passes it to its provider. */
   proxyOther: ProxyMethodHandler;
+  /** A retry of a call bridged to input_required rounds (its requestState is the gateway's): continued, not decided anew. */
+  resume: MethodHandler;
 }
 
 /** What routing reads: the catalog for the kill switch and the proxy's provider access, the logger for unexpected errors. */
@@ -78,16 +81,20 @@ export class McpMethodRouter {
     // The kill switch answers 403 at once on every replica, whatever the method.
     const agent = await agentStanding(catalog, ctx.principal);
     const routed: RoutedRequest = { request, params, ctx, agent };
+    // The retry of a bridged call continues the call its owner started (decided and audited then).
+    const resumed = carriesBridgeState(params);
     if (ctx.endpoint.kind === 'proxy') {
       const provider = await addressedProvider(catalog.providers, ctx.principal, ctx.endpoint.providerId);
       // The proxy checks provider-level access before anything reaches the provider.
       if (!(await mayReach(catalog, ctx.principal, provider.id))) throw denied(NO_PROVIDER_ACCESS, 'high');
+      if (resumed) return table.resume(routed);
       const handler = table.proxy.get(request.method);
       if (handler) return handler({ ...routed, provider });
       // Only the proxy's own tool methods go through the policy, so no other spelling of one is forwarded.
       if (request.method.trim().toLowerCase().startsWith('tools/')) throw methodNotFound(request.method);
       return table.proxyOther({ ...routed, provider });
     }
+    if (resumed) return table.resume(routed);
     const searched = await table.searchSurface(routed);
     if (searched !== null) return searched;
     const handler = table.unified.get(request.method);

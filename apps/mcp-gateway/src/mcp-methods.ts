@@ -22,6 +22,7 @@ import { OWNED_METHODS, OwnedMethods } from './methods/owned-methods.js';
 import { SubscriptionsListen } from './methods/subscriptions-listen.js';
 import { CallerProviders } from './provider-view/caller-providers.js';
 import type { ProviderLists } from './provider-view/provider-lists.js';
+import type { LegacyRequestBridge } from './relay/legacy-request-bridge.js';
 import type { ServerRequestRelay } from './relay/server-request-relay.js';
 import { RpcError } from './rpc-errors.js';
 import type { SessionStore } from './session-store.js';
@@ -50,6 +51,8 @@ export interface McpMethodsDeps {
   upstreamTimeoutMs: number;
   /** Passes upstream server requests to the client and its answers back (`relay/`). */
   relay: ServerRequestRelay;
+  /** A legacy upstream's server requests as input_required rounds for a 2026-07-28 client, and that client's retries (`relay/`). */
+  bridge: LegacyRequestBridge;
   /** Exposed tool names on the unified endpoint (tool-names/). */
   names: ToolNaming;
   /** Pinned definitions: a quarantined tool is neither listed nor called. */
@@ -85,6 +88,7 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
     targets,
     noticed: (providerId, method) => deps.lists.noticed(providerId, method),
     relay: deps.relay,
+    bridge: deps.bridge,
     sessions: deps.sessions,
     sealTask: (provider, result, principal) => extensions.sealTask(provider, result, principal),
   });
@@ -241,5 +245,6 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
       search.handle(routed.request.method, routed.params, routed.ctx, () => searchHooks(routed)),
     proxy,
     proxyOther,
+    resume: ({ request, params, ctx }) => deps.bridge.resume(request.method, params, ctx),
   };
 }

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { openTestDatabase } from '@agentgw/db/testing';
 import type { DbHandle } from '@agentgw/db';
-import { startMcpServer, type McpFixture } from '@agentgw/testkit';
+import { registerClientFeatureTools, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -54,6 +54,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
   let agent: { id: string; token: string };
   let call: (path: string, body: unknown) => Promise<Record<string, unknown>>;
   let twin: McpFixture;
+  let asker: McpFixture;
 
   beforeAll(async () => {
     db = await openTestDatabase('postgres');
@@ -61,6 +62,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     const url = new URL(databaseUrl!);
     url.pathname = `/${rows[0]!.name}`;
     twin = await startMcpServer({ name: 'twin-upstream', tools: [{ name: 'echo', handler: () => 'twin echo' }] });
+    asker = await startMcpServer({ name: 'asks-back', tools: [], setup: registerClientFeatureTools });
     upstream = await startMcpServer({
       name: 'shared-upstream',
       tools: [
@@ -118,6 +120,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
     await upstream?.close();
     await twin?.close();
+    await asker?.close();
     await db?.close();
   });
 
@@ -211,6 +214,48 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       { exposed_name: 'echo', provider_id: expect.any(String) },
       { exposed_name: 'twin_server__echo', provider_id: other.id },
     ]);
+  });
+
+  it('bridges a legacy upstream’s sampling for a 2026-07-28 client across replicas: the round from one, the retry on the other', async () => {
+    const provider = (await call('/admin/tool-providers', { name: 'asks-back', pattern: '*', endpoint: asker.url }))
+      .provider as { id: string };
+    await call('/admin/provider-access', {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId: provider.id,
+      action: 'allow',
+    });
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+    };
+    const rpc = async (base: string, params: Record<string, unknown>) => {
+      const res = await fetch(`${base}/api/v1/mcp-proxy/${provider.id}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${agent.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'mcp-protocol-version': '2026-07-28',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: meta } }),
+      });
+      return ((await res.json()) as { result: Record<string, unknown> }).result;
+    };
+    const ask = { name: 'ask_model', arguments: { prompt: 'which replica?' } };
+    const round = await rpc(replicas[0], ask);
+    expect(round).toMatchObject({
+      resultType: 'input_required',
+      requestState: expect.stringMatching(/^agentgw-bridge-/),
+    });
+    const [key] = Object.keys(round.inputRequests as object);
+    const sampled = { role: 'assistant', model: 'm', content: { type: 'text', text: 'the other one' } };
+    const final = await rpc(replicas[1], {
+      ...ask,
+      inputResponses: { [key!]: sampled },
+      requestState: round.requestState,
+    });
+    expect(final).toMatchObject({ content: [{ type: 'text', text: 'model said: the other one' }] });
   });
 
   it('stops the agent on both replicas at once when the kill switch is flipped through admin-api', async () => {

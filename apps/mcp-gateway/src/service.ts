@@ -27,6 +27,8 @@ import { MemorySessionStore } from './memory-session-store.js';
 import { RedisSessionStore } from './redis-session-store.js';
 import type { SessionStore } from './session-store.js';
 import { MemoryResumptionStore, RedisResumptionStore } from './stream-resumption/resumption-store.js';
+import { MemoryBridgeStore, RedisBridgeStore } from './relay/bridge-store.js';
+import { LegacyRequestBridge } from './relay/legacy-request-bridge.js';
 import { MemoryRelayStore, RedisRelayStore } from './relay/relay-store.js';
 import { announcingUpstreams } from './relay/upstream-server-streams.js';
 import { ServerRequestRelay } from './relay/server-request-relay.js';
@@ -86,6 +88,8 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const tokenExchange = tokenExchangeFor(deps);
   const targets = new RequestTargets({ catalog, userCredentials, exchange: tokenExchange });
   const relay = new ServerRequestRelay({ store: relayStore, client, catalog, targets, audit, logger, bus });
+  const bridgeStore = redis ? new RedisBridgeStore(redis, clock) : new MemoryBridgeStore(clock);
+  const bridge = new LegacyRequestBridge({ store: bridgeStore, relay, bus, logger });
   const exposedNames = new ExposedNames({ store: new KyselyToolNameStore(deps.db), bus, logger });
   const names = new ToolNaming(exposedNames);
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
@@ -105,6 +109,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     logger,
     upstreamTimeoutMs: config.MCP_UPSTREAM_TIMEOUT_MS,
     relay,
+    bridge,
     names,
     pins,
     taskIds,
@@ -173,6 +178,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     },
     async stop() {
       for (const end of [...streams]) end();
+      await bridge.stop();
       await relay.stop();
       await resumption.stop();
       await lists.stop();

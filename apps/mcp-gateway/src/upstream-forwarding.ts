@@ -3,6 +3,7 @@ import type { ProviderRecord } from '@agentgw/catalog';
 import { egressRefusalOf } from '@agentgw/core';
 import {
   isMcpUpstreamError,
+  JSON_RPC,
   type JsonRpcNotification,
   type JsonRpcResponse,
   type McpUpstreamClient,
@@ -12,6 +13,12 @@ import {
 } from '@agentgw/mcp-client';
 import type { McpRequestContext, McpResult } from './mcp-context.js';
 import { honourClientCapabilities } from './methods/input-required.js';
+import {
+  carriesBridgeState,
+  type BridgeableCall,
+  type BridgeFailure,
+  type LegacyRequestBridge,
+} from './relay/legacy-request-bridge.js';
 import { bridgeInputRequired } from './relay/mrtr-bridge.js';
 import type { ClientChannel, RelayOrigin } from './relay/relay-contract.js';
 import type { ServerRequestRelay } from './relay/server-request-relay.js';
@@ -30,41 +37,66 @@ export interface UpstreamForwardingDeps {
   noticed(providerId: string, method: string): void;
   /** Passes upstream server requests to the client and its answers back (`relay/`). */
   relay: ServerRequestRelay;
+  /** Turns a legacy upstream's server requests into input_required rounds for a 2026-07-28 client (relay/legacy-request-bridge.ts). */
+  bridge: Pick<LegacyRequestBridge, 'forRequest'>;
   sessions: Pick<SessionStore, 'setUpstream'>;
   /** A task result's id as the client knows it (extensions/task-ids.ts). */
   sealTask(provider: ProviderRecord, result: McpResult, principal: Principal): McpResult;
 }
 
 /** The tools/call a forwarded request is: its audit id, tool and the headers it carries upstream. */
-export type ForwardedCall = { auditId: string; toolName: string; paramHeaders: Record<string, string> | null };
+export type ForwardedCall = {
+  auditId: string;
+  toolName: string;
+  paramHeaders: Record<string, string> | null;
+  /** Records the call's outcome once the upstream gives it (after any bridged rounds), passing it on. */
+  recorded(outcome: Promise<McpResult>): Promise<McpResult>;
+};
 
 /**
  * Sends a request to a provider with its auth and the caller's identity, on the session's
  * upstream session for that provider (opened and remembered on first use) or the shared one;
- * bridges an input_required result for a legacy client (relay/mrtr-bridge.ts); maps upstream
- * failures to the gateway's errors. An upstream JSON-RPC error is passed on as it is
+ * bridges an input_required result for a legacy client (relay/mrtr-bridge.ts), and a legacy
+ * upstream's server requests for a 2026-07-28 client (relay/legacy-request-bridge.ts); maps
+ * upstream failures to the gateway's errors. An upstream JSON-RPC error is passed on as it is
  * (`UpstreamAnswer`).
  */
 export class UpstreamForwarding {
   constructor(private readonly deps: UpstreamForwardingDeps) {}
 
-  async forward(
+  /** The answer to the client: the upstream's (recorded, for a tools/call), or a bridged round while the upstream asks. */
+  forward(
     provider: ProviderRecord,
     method: string,
     params: McpResult,
     ctx: McpRequestContext,
     call: ForwardedCall | null = null,
   ): Promise<McpResult> {
+    const bridge = this.deps.bridge.forRequest(ctx, method);
+    const upstream = this.answered(provider, method, params, ctx, call, bridge);
+    const answered = bridge ? bridge.explained(upstream) : upstream;
+    const outcome = call ? call.recorded(answered) : answered;
+    return bridge ? bridge.answer(outcome, failureOf) : outcome;
+  }
+
+  private async answered(
+    provider: ProviderRecord,
+    method: string,
+    params: McpResult,
+    ctx: McpRequestContext,
+    call: ForwardedCall | null,
+    bridge: BridgeableCall | null,
+  ): Promise<McpResult> {
     const target = await this.targetOf(provider, ctx, call);
     const origin: RelayOrigin = {
       provider,
       target,
       principal: ctx.principal,
-      channel: ctx.channel,
+      channel: bridge?.channel ?? ctx.channel,
       capabilities: ctx.clientCapabilities,
       call,
     };
-    const options = this.optionsOf(provider, ctx, origin);
+    const options = this.optionsOf(provider, ctx, origin, bridge);
     try {
       options.session = await this.upstreamSession(provider, ctx, target, options);
       const {
@@ -87,25 +119,43 @@ export class UpstreamForwarding {
               ctx.signal,
             )
           : response.result;
-      switch (result.resultType) {
-        // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
-        case 'input_required':
-          return honourClientCapabilities(result, ctx.clientCapabilities);
-        // A task is known to the client by the gateway's id (extensions/task-ids.ts).
-        case 'task':
-          return this.deps.sealTask(provider, result, ctx.principal);
-        default:
-          return result;
-      }
+      return this.forClient(result, provider, ctx);
     } catch (err) {
       throw upstreamFailure(err, provider);
     }
   }
 
-  /** How the upstream request runs: the request's signal and deadline, notifications passed on, server requests relayed. */
-  private optionsOf(provider: ProviderRecord, ctx: McpRequestContext, origin: RelayOrigin): UpstreamCallOptions {
+  /** An upstream's result as the client gets it, by its kind. */
+  private forClient(result: McpResult, provider: ProviderRecord, ctx: McpRequestContext): McpResult {
+    switch (result.resultType) {
+      // MRTR: an input_required result asks only for what the client declared (methods/input-required.ts).
+      case 'input_required':
+        if (carriesBridgeState(result))
+          throw new RpcError(
+            GATEWAY_RPC.UPSTREAM_FAILED,
+            "The provider's requestState uses the gateway's reserved prefix",
+            502,
+            { providerId: provider.id },
+          );
+        return honourClientCapabilities(result, ctx.clientCapabilities);
+      // A task is known to the client by the gateway's id (extensions/task-ids.ts).
+      case 'task':
+        return this.deps.sealTask(provider, result, ctx.principal);
+      default:
+        return result;
+    }
+  }
+
+  /** How the upstream request runs: the request's signal (the bridge's, when bridged) and deadline, notifications passed on, server requests relayed. */
+  private optionsOf(
+    provider: ProviderRecord,
+    ctx: McpRequestContext,
+    origin: RelayOrigin,
+    bridge: BridgeableCall | null,
+  ): UpstreamCallOptions {
+    const notify = bridge ? bridge.whileAnswering(ctx.notify) : ctx.notify;
     return {
-      signal: ctx.signal,
+      signal: bridge?.signal ?? ctx.signal,
       timeoutMs: this.deps.upstreamTimeoutMs,
       onNotification: (n: JsonRpcNotification) => {
         this.deps.noticed(provider.id, n.method);
@@ -114,7 +164,7 @@ export class UpstreamForwarding {
           n.method === 'notifications/message' ||
           n.method === 'notifications/resources/updated'
         )
-          ctx.notify?.(n);
+          notify?.(n);
       },
       session: undefined,
       onStreamPaused: ctx.onUpstreamPaused,
@@ -215,6 +265,13 @@ function upstreamFailure(err: unknown, provider: ProviderRecord): unknown {
     providerId: provider.id,
     reason: err.message,
   });
+}
+
+/** A forwarded request's failure as a bridged call's end keeps it (the client's retry is answered with it on any replica). */
+function failureOf(err: unknown): BridgeFailure {
+  if (err instanceof UpstreamAnswer) return { error: err.response.error, status: err.status };
+  if (err instanceof RpcError) return { error: err.toObject(), status: err.status };
+  return { error: { code: JSON_RPC.INTERNAL_ERROR, message: 'Internal error' }, status: 500 };
 }
 
 /** An upstream's JSON-RPC error, passed on to the client unchanged. */

@@ -45,6 +45,8 @@ export interface GatewayEvents {
   'mcp_session.ended': { sid: string };
   /** A client's answer to a request the gateway bridged was kept in the relay store: the call waiting on it, on whichever replica, reads it now instead of at its next poll. */
   'mcp_relay.answered': { id: string };
+  /** A legacy upstream's call bridged for a 2026-07-28 client moved on (another question, or its final answer) in the bridge store: the client's retry waiting on it, on whichever replica, reads it now. */
+  'mcp_relay.continued': { id: string };
   /** A paused answer stream (SEP-1699) got an event or its response in the shared store: a resume waiting on it, on whichever replica, reads it now. */
   'mcp_stream.appended': { token: string };
 }

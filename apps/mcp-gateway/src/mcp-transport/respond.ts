@@ -141,7 +141,8 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
     if (stream === null) startStreaming(null);
     (stream ?? open()).send({ event: 'message', data: notification });
   };
-  // A server request an upstream sends goes out on this answer (which it switches to SSE); 2026-07-28 clients take none on a stream.
+  // A server request an upstream sends goes out on this answer (which it switches to SSE); 2026-07-28 clients take none
+  // on a stream: theirs become input_required rounds (relay/legacy-request-bridge.ts).
   const channel: ClientChannel | null = isModernVersion(x.protocolVersion)
     ? null
     : { owner: clientOwner(x.session?.claims.sid ?? null, x.principal), send: notify };

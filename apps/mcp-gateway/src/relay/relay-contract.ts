@@ -22,7 +22,7 @@ export interface RelayOrigin {
   provider: ProviderRecord;
   target: UpstreamTarget;
   principal: Principal;
-  /** Null when the client cannot take a request now (a plain JSON answer, a 2026-07-28 client). */
+  /** Where the request goes: the call's stream, or a 2026-07-28 client's bridge (relay/legacy-request-bridge.ts); null when the client asked for a plain JSON answer. */
   channel: ClientChannel | null;
   /** The relayable capabilities the client declared. */
   capabilities: Readonly<Record<string, unknown>>;

@@ -97,7 +97,8 @@ if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[5]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], (tonumber(ARGV[3]) + tonumber(ARGV[4])) .. '|' .. ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
-const putScript = new RedisScript(PUT_SCRIPT);
+/** Keeps a value in an owner's hash, expired ones dropped first, at most `max` per owner (the bridge store's too). */
+export const putScript = new RedisScript(PUT_SCRIPT);
 // take: KEYS owner hash; ARGV id.
 const TAKE_SCRIPT = `
 local value = redis.call('HGET', KEYS[1], ARGV[1])
@@ -127,15 +128,8 @@ export class RedisRelayStore implements RelayStore {
 
   async take(owner: string, id: string): Promise<RelayedRequest | null> {
     const value = (await takeScript.run(this.redis, [RELAY_PREFIX + owner], [id])) as string | null;
-    if (value === null) return null;
-    const bar = value.indexOf('|');
-    if (Number(value.slice(0, bar)) <= this.clock.now().getTime()) return null;
-    try {
-      const entry = JSON.parse(value.slice(bar + 1)) as RelayedRequest;
-      return entry.owner === owner ? entry : null;
-    } catch {
-      return null;
-    }
+    const entry = heldValue<RelayedRequest>(value, this.clock.now().getTime());
+    return entry?.owner === owner ? entry : null;
   }
 
   async settle(id: string, response: JsonRpcResponse, ttlMs: number): Promise<void> {
@@ -150,5 +144,17 @@ export class RedisRelayStore implements RelayStore {
     } catch {
       return null;
     }
+  }
+}
+
+/** A `<expiresAt>|<JSON>` field of an owner's hash (see `putScript`) as its value; null when absent, expired or unreadable. */
+export function heldValue<T>(value: string | null, now: number): T | null {
+  if (value === null) return null;
+  const bar = value.indexOf('|');
+  if (Number(value.slice(0, bar)) <= now) return null;
+  try {
+    return JSON.parse(value.slice(bar + 1)) as T;
+  } catch {
+    return null;
   }
 }

@@ -270,17 +270,16 @@ describe('ServerRequestRelay across replicas', () => {
     await a.stop();
   });
 
-  it('says truthfully why a client with no stream for the call (2026-07-28) gets no server request, even one it declared', async () => {
+  it('says truthfully why a client answered as plain JSON gets no server request, even one it declared', async () => {
     const { a } = replicas();
-    const streamless = { ...origin(clientOwner(null, principal)), channel: null };
+    const streamless = { ...origin(clientOwner(`sid-${Date.now()}-json`, principal)), channel: null };
     const before = sent.length;
     a.relay(streamless, { jsonrpc: '2.0', id: 'modern-1', method: 'sampling/createMessage', params: {} }, session);
     await until(() => postedTo('modern-1').length === 1);
     expect(postedTo('modern-1')[0]!.body).toMatchObject({
       error: {
         code: -32601,
-        message:
-          'The client takes no server request during a call (a 2026-07-28 client, or a plain JSON answer), so sampling/createMessage cannot reach it',
+        message: 'The client asked for a plain JSON answer to this request, so sampling/createMessage cannot reach it',
       },
     });
     expect(sent.length).toBe(before);

@@ -43,7 +43,8 @@ interface RelayDeps {
 
 /**
  * Server-to-client requests (sampling, elicitation, roots) relayed both ways. An upstream's
- * request is sent to the client under a gateway-minted id, the mapping (id → provider, upstream
+ * request is sent to the client under a gateway-minted id (on the call's stream, or for a
+ * 2026-07-28 client as an input_required round: relay/legacy-request-bridge.ts), the mapping (id → provider, upstream
  * session, upstream id, client) kept in the relay store; the client's answer, POSTed to any
  * replica, is taken from the store there and POSTed to the upstream on its session. A client
  * that did not declare the capability, cannot take a request now, or has too many pending gets
@@ -156,13 +157,13 @@ export class ServerRequestRelay {
       return answer(
         refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${request.method.slice(0, 100)}`),
       );
-    const { channel } = origin;
-    if (channel === null) {
-      const reason = `The client takes no server request during a call (a 2026-07-28 client, or a plain JSON answer), so ${request.method} cannot reach it`;
-      return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, reason));
-    }
     if (!(capability in origin.capabilities))
       return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, `The client did not declare ${capability}`));
+    const { channel } = origin;
+    if (channel === null) {
+      const reason = `The client asked for a plain JSON answer to this request, so ${request.method} cannot reach it`;
+      return answer(refusal(request.id, JSON_RPC.METHOD_NOT_FOUND, reason));
+    }
     const id = RELAY_ID_PREFIX + newId();
     const auditId = AUDITED.has(request.method) ? await this.audit.opened(origin, request) : null;
     const entry: UpstreamRelayed = {

@@ -94,7 +94,7 @@ function toolCallUnderTest(
     carrier,
     forward: async (provider, params, ctx, call) => {
       forwarded.push({ provider: provider.id, params, principal: ctx.principal, call });
-      return answer();
+      return call.recorded(answer());
     },
   });
   return { gate, toolCall };

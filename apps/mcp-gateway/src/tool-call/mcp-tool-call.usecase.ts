@@ -110,7 +110,7 @@ export class McpToolCall {
         },
       );
     }
-    const outcome = await forwardAndRecord(
+    return forwardAndRecord(
       this.deps,
       provider,
       params,
@@ -118,7 +118,6 @@ export class McpToolCall {
       { auditId: decision.auditId, toolName: call.toolName, paramHeaders },
       opened,
     );
-    return outcome.result;
   }
 }
 

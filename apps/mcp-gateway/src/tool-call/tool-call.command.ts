@@ -63,7 +63,5 @@ export type ToolCallResult =
 export type ToolCallDecision = Extract<ToolCallResult, { kind: 'denied' | 'allowed' }>;
 /** What `hold` answers for an allowed call that must be confirmed. */
 export type HeldCallResult = Exclude<ToolCallResult, { kind: 'allowed' | 'completed' | 'failed' }>;
-/** What a forwarded call came to: the upstream's result (`failed` when it says `isError`). */
-export type ForwardedResult = Extract<ToolCallResult, { kind: 'completed' | 'failed' }>;
 /** An allowed call, ready to be opened, held or forwarded. */
 export type AllowedCall = Extract<ToolCallResult, { kind: 'allowed' }>;
