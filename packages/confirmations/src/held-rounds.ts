@@ -23,7 +23,8 @@ export async function settleRound(deps: ConfirmationDeps, id: string, call: Held
   if (!row || row.call_hash !== callHash(call)) return { decision: 'refused', confirmationId: id };
   let ended = row;
   if (row.status === 'pending') {
-    if (row.expires_at > deps.clock.now()) return { decision: 'pending', confirmationId: id, expiresAt: row.expires_at };
+    if (row.expires_at > deps.clock.now())
+      return { decision: 'pending', confirmationId: id, expiresAt: row.expires_at };
     ended = (await timeOutConfirmation(deps, id)) ?? (await findConfirmation(deps.db, id)) ?? row;
     if (ended.status === 'pending') return { decision: 'pending', confirmationId: id, expiresAt: row.expires_at };
   }
