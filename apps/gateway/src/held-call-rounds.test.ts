@@ -144,8 +144,12 @@ describe('a held call of a 2026-07-28 client signed in by OAuth: the input_requi
       decided_via: 'client',
       decided_client_id: clientId,
     });
-    // One record for the call: opened by the first round, finished by the retry.
-    await auditRecord(row.audit_id!, 'completed');
+    // One record for the call: opened by the first round, finished by the retry; it names the carrier and client that answered.
+    expect(await auditRecord(row.audit_id!, 'completed')).toMatchObject({
+      confirmed_by: gw.user.id,
+      decided_via: 'client',
+      decided_client_id: clientId,
+    });
     const records = await gw.deps.db
       .selectFrom('audit_logs')
       .select('id')
