@@ -154,7 +154,14 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     ]);
     // Only what the confirmation owns: an `error: null` here would erase an error another writer set.
     await vi.waitFor(() =>
-      expect(audits).toStrictEqual([{ id: call.auditId, status: 'confirmed', confirmedBy: 'alice' }]),
+      expect(audits).toStrictEqual([
+        {
+          id: call.auditId,
+          status: 'confirmed',
+          confirmedBy: 'alice',
+          decidedVia: { carrier: 'console', clientId: null },
+        },
+      ]),
     );
   });
 
@@ -192,7 +199,14 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect((await findConfirmation(deps.db, id))?.status).toBe('rejected');
     expect(resolved).toMatchObject([{ id, status: 'rejected', reason: 'not today' }]);
     await vi.waitFor(() =>
-      expect(audits).toStrictEqual([{ id: call.auditId, status: 'rejected', error: 'not today' }]),
+      expect(audits).toStrictEqual([
+        {
+          id: call.auditId,
+          status: 'rejected',
+          error: 'not today',
+          decidedVia: { carrier: 'console', clientId: null },
+        },
+      ]),
     );
   });
 
