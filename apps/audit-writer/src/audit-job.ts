@@ -1,4 +1,4 @@
-import { auditRecordJobSchema, type AuditRecordJob, type AuditStatus } from '@agentgw/core';
+import { auditRecordJobSchema, type AuditRecordJob, type AuditStatus, type ConfirmationCarrier } from '@agentgw/core';
 
 /**
  * Status stages: a later stage wins over an earlier one whatever the order jobs arrive in.
@@ -34,6 +34,8 @@ export interface RowPatch {
   result?: Versioned<unknown>;
   duration?: Versioned<number | null>;
   confirmedBy?: Versioned<string | null>;
+  /** How a held call's confirmation was answered: carrier and OAuth client, one field. */
+  decidedVia?: Versioned<{ carrier: ConfirmationCarrier; clientId: string | null }>;
   error?: Versioned<string | null>;
   keys: string[];
 }
@@ -108,6 +110,8 @@ export function mergeJobs(jobs: readonly ValidJob[]): RowPatch[] {
     if (fields.duration !== undefined) patch.duration = newer(patch.duration, { value: fields.duration, version });
     if (job.op === 'update' && job.patch.confirmedBy !== undefined)
       patch.confirmedBy = newer(patch.confirmedBy, { value: job.patch.confirmedBy, version });
+    if (job.op === 'update' && job.patch.decidedVia !== undefined)
+      patch.decidedVia = newer(patch.decidedVia, { value: job.patch.decidedVia, version });
   }
   return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -1,5 +1,5 @@
 import { actingUserOf, isAdmin, type Principal } from '@agentgw/auth';
-import { AUDIT_STATUSES, type AuditStatus } from '@agentgw/core';
+import { AUDIT_STATUSES, type AuditStatus, type ConfirmationCarrier } from '@agentgw/core';
 import type { AuditLogRow, Database } from '@agentgw/db';
 import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { PLACEHOLDER_CREATED_AT } from './batch-writer.js';
@@ -33,6 +33,8 @@ export interface AuditEntry {
   status: AuditStatus;
   duration: number | null;
   confirmedBy: string | null;
+  /** A held call's: how its confirmation was answered (the carrier, and the OAuth client from a person's own MCP client); null when nobody answered. */
+  decidedVia: { carrier: ConfirmationCarrier; clientId: string | null } | null;
   error: string | null;
   createdAt: string;
   updatedAt: string;
@@ -87,6 +89,8 @@ const ENTRY_COLUMNS = [
   'status',
   'duration',
   'confirmed_by',
+  'decided_via',
+  'decided_client_id',
   'error',
   'created_at',
   'updated_at',
@@ -110,6 +114,7 @@ export function toEntry(row: EntryRow): AuditEntry {
     status: row.status,
     duration: row.duration,
     confirmedBy: row.confirmed_by,
+    decidedVia: row.decided_via === null ? null : { carrier: row.decided_via, clientId: row.decided_client_id },
     error: row.error,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),

@@ -1,5 +1,5 @@
 import { jwtAuth, requireRole } from '@agentgw/auth';
-import { AUDIT_STATUSES, NotFoundError, ValidationError } from '@agentgw/core';
+import { AUDIT_STATUSES, CONFIRMATION_CARRIERS, NotFoundError, ValidationError } from '@agentgw/core';
 import {
   errorResponses,
   IdParams,
@@ -103,6 +103,13 @@ const AuditEntry = z
     status: Status,
     duration: z.number().int().nullable().openapi({ description: 'Milliseconds' }),
     confirmedBy: z.string().nullable(),
+    decidedVia: z
+      .object({ carrier: z.enum(CONFIRMATION_CARRIERS), clientId: z.string().nullable() })
+      .nullable()
+      .openapi({
+        description:
+          'A held call’s: the carrier its confirmation was answered through, and the OAuth client that answered from the person’s own MCP client; null when nobody answered',
+      }),
     error: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),

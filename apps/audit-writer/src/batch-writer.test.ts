@@ -116,7 +116,11 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
   it('ends in the same row whatever the order and batching of create, confirm and complete', async () => {
     const jobs = [
       create('r3'),
-      update('r3', 1, { status: 'confirmed', confirmedBy: 'admin-1' }),
+      update('r3', 1, {
+        status: 'confirmed',
+        confirmedBy: 'admin-1',
+        decidedVia: { carrier: 'client', clientId: 'app-1' },
+      }),
       update('r3', 2, { status: 'completed', result: { n: 2 }, duration: 7, error: null }),
       // A late, older duplicate-ish result must not win over the newer one.
       update('r3', 1, { result: { n: 1 } }, 'u:r3:early'),
@@ -130,11 +134,31 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
       else for (const j of renamed) await writeBatch(handle.db, [j]);
       const r = await row(id);
       outcomes.add(
-        JSON.stringify([r?.tool_name, r?.status, r?.confirmed_by, r?.result, r?.duration, r?.error, r?.created_at]),
+        JSON.stringify([
+          r?.tool_name,
+          r?.status,
+          r?.confirmed_by,
+          r?.decided_via,
+          r?.decided_client_id,
+          r?.result,
+          r?.duration,
+          r?.error,
+          r?.created_at,
+        ]),
       );
     }
     expect([...outcomes]).toEqual([
-      JSON.stringify(['fs.read', 'completed', 'admin-1', { n: 2 }, 7, null, new Date('2026-01-01T10:00:00.000Z')]),
+      JSON.stringify([
+        'fs.read',
+        'completed',
+        'admin-1',
+        'client',
+        'app-1',
+        { n: 2 },
+        7,
+        null,
+        new Date('2026-01-01T10:00:00.000Z'),
+      ]),
     ]);
   });
 

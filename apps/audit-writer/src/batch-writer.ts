@@ -67,11 +67,14 @@ export async function writeBatch(db: Kysely<Database>, jobs: readonly ValidJob[]
 }
 
 /** `excluded.<field>` wins when its version is newer (byte order, as in JS) than the stored one. */
-const newerWins = (field: string) => {
+const newerWins = (field: string, alongside: readonly string[] = []) => {
   const v = sql.raw(`${field}_v`);
-  const f = sql.raw(field);
   const cond = sql`excluded.${v} is not null and (audit_logs.${v} is null or excluded.${v} collate "C" > audit_logs.${v} collate "C")`;
-  return sql`${f} = case when ${cond} then excluded.${f} else audit_logs.${f} end, ${v} = case when ${cond} then excluded.${v} else audit_logs.${v} end`;
+  const take = (column: string) => {
+    const f = sql.raw(column);
+    return sql`${f} = case when ${cond} then excluded.${f} else audit_logs.${f} end`;
+  };
+  return sql.join([...[field, ...alongside].map(take), take(`${field}_v`)]);
 };
 
 /** A create's fields complete a placeholder and are never changed afterwards. */
@@ -87,9 +90,11 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
   const col = <T>(pick: (p: RowPatch) => T) => column(patches, pick);
   const result = await sql<WrittenRow>`
     insert into audit_logs (id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments, created_at,
-      status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v, updated_at)
+      status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v,
+      decided_via, decided_client_id, decided_via_v, updated_at)
     select id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments::jsonb, created_at,
-      status, status_v, result::jsonb, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v, now()
+      status, status_v, result::jsonb, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v,
+      decided_via, decided_client_id, decided_via_v, now()
     from unnest(
       ${col((p) => p.id)}::text[], ${col((p) => p.create?.userId ?? null)}::text[], ${col((p) => p.create?.agentId ?? null)}::text[],
       ${col((p) => p.create?.endUserId ?? null)}::text[], ${col((p) => p.create?.providerId ?? null)}::text[],
@@ -99,13 +104,17 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
       ${col((p) => (p.result ? json(p.result.value) : null))}::text[], ${col((p) => p.result?.version ?? null)}::text[],
       ${col((p) => p.duration?.value ?? null)}::integer[], ${col((p) => p.duration?.version ?? null)}::text[],
       ${col((p) => p.confirmedBy?.value ?? null)}::text[], ${col((p) => p.confirmedBy?.version ?? null)}::text[],
-      ${col((p) => p.error?.value ?? null)}::text[], ${col((p) => p.error?.version ?? null)}::text[]
+      ${col((p) => p.error?.value ?? null)}::text[], ${col((p) => p.error?.version ?? null)}::text[],
+      ${col((p) => p.decidedVia?.value.carrier ?? null)}::text[], ${col((p) => p.decidedVia?.value.clientId ?? null)}::text[],
+      ${col((p) => p.decidedVia?.version ?? null)}::text[]
     ) as t(id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments, created_at,
-      status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v)
+      status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v,
+      decided_via, decided_client_id, decided_via_v)
     on conflict (id) do update set
       ${sql.join(['user_id', 'agent_id', 'end_user_id', 'provider_id', 'tenant_id', 'oauth_client_id', 'arguments', 'created_at'].map(fromCreate))},
       tool_name = coalesce(audit_logs.tool_name, excluded.tool_name),
-      ${sql.join(['status', 'result', 'duration', 'confirmed_by', 'error'].map(newerWins))},
+      ${sql.join(['status', 'result', 'duration', 'confirmed_by', 'error'].map((field) => newerWins(field)))},
+      ${newerWins('decided_via', ['decided_client_id'])},
       updated_at = excluded.updated_at
     returning id, tenant_id, tool_name, ${CONTENT_HASH_SQL} as content_hash`.execute(trx);
   return result.rows;

@@ -7258,6 +7258,12 @@ export interface components {
             arguments?: unknown;
             confirmedBy: string | null;
             createdAt: string;
+            /** @description A held call’s: the carrier its confirmation was answered through, and the OAuth client that answered from the person’s own MCP client; null when nobody answered */
+            decidedVia: {
+                /** @enum {string} */
+                carrier: "console" | "client" | "push";
+                clientId: string | null;
+            } | null;
             /** @description Milliseconds */
             duration: number | null;
             endUserId: string | null;

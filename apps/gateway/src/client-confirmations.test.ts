@@ -2,70 +2,22 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Host, RunningServer } from '@agentgw/service-kit';
-import { serve } from '@agentgw/service-kit';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
-import { createUser, freePort, startMcpServer, tokenFor, type McpFixture, type TestUser } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as z from 'zod';
-import { createGatewayHost } from './all-in-one.js';
-import { TestBrowser } from './oauth-test-browser.js';
-import { firstConnectionRefused, REDIRECT, SDK_1, SDK_2, TestOAuthClient, type McpSdk } from './oauth-test-clients.js';
+import { startHeldCallGateway, type HeldCallGateway } from './held-call.fixtures.js';
+import { SDK_1, SDK_2, type McpSdk, type TestOAuthClient } from './oauth-test-clients.js';
 
 // Issue 34: a held call confirmed in the person's own MCP client (form elicitation), signed in
 // through the gateway's OAuth, with the official SDK clients 1.x and 2.x, on the all-in-one.
 
-let deps: TestDeps;
-let host: Host;
-let server: RunningServer;
-let base: string;
-let upstream: McpFixture;
-let user: TestUser;
-let adminToken: string;
-let userToken: string;
-/** How many times the upstream ran `drop`: a held call runs at most once. */
-let drops = 0;
-const endpoint = () => new URL(`${base}/api/v1/mcp/mcp`);
+let gw: HeldCallGateway;
+const endpoint = () => gw.endpoint();
+const post = (path: string, token: string, body?: unknown) => gw.post(path, token, body);
+const latestConfirmation = () => gw.latestConfirmation();
 
 /** What the test's elicitation handler answers; `asked` keeps every question. */
 type Answer = (params: { message: string }, requestId: string | number) => Promise<Record<string, unknown>>;
 let answer: Answer;
 let asked: { message: string }[] = [];
-
-/**
- * A POST with a bearer token, sent again once when a kept-alive socket the server had closed
- * resets it (ECONNRESET under a loaded CI): a request that did arrive answers 409 the second time.
- */
-const post = async (path: string, token: string, body?: unknown): Promise<Response> => {
-  const send = () =>
-    fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  return send().catch((err: unknown) => {
-    if ((err as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw err;
-    return send();
-  });
-};
-
-/** The confirmation of the latest held `drop` call, as stored. */
-const latestConfirmation = () =>
-  deps.db
-    .selectFrom('confirmations')
-    .selectAll()
-    .where('tool_name', '=', 'drop')
-    .orderBy('created_at', 'desc')
-    .executeTakeFirstOrThrow();
-
-/** Waits until a `drop` confirmation newer than `after` is stored (the call is held), without a timed assertion. */
-async function heldConfirmation(after: Date): Promise<string> {
-  for (;;) {
-    const row = await latestConfirmation().catch(() => null);
-    if (row && row.created_at > after && row.status === 'pending') return row.id;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** An SDK's client that declares form elicitation and answers it with `answer`. */
 const CLIENTS: Record<'1.x' | '2.x', { sdk: McpSdk; connect(provider: TestOAuthClient): Promise<SdkClient> }> = {
@@ -109,12 +61,7 @@ interface SdkClient {
 /** Signs the user in through `sdk` (consent in a browser) and connects a client that answers elicitations. */
 async function signedInClient(version: '1.x' | '2.x'): Promise<SdkClient & { provider: TestOAuthClient }> {
   const { sdk, connect } = CLIENTS[version];
-  const provider = new TestOAuthClient(`approver ${version}`);
-  const authorizationUrl = await firstConnectionRefused(sdk, endpoint(), provider, `approver ${version}`);
-  const browser = new TestBrowser();
-  const uid = await browser.openAuthorization(authorizationUrl.href);
-  await browser.signIn(base, user);
-  await sdk.finishAuth(endpoint(), provider, await browser.approve(base, uid, REDIRECT));
+  const provider = await gw.signIn(sdk, `approver ${version}`);
   return { ...(await connect(provider)), provider };
 }
 
@@ -124,50 +71,11 @@ const callDrop = (client: SdkClient['client']) =>
   client.callTool({ name: 'drop', arguments: { table: 'users', password: 'hunter2' } });
 
 beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  deps = await createTestDeps({ env: { EGRESS_POLICY: 'allow-private', GATEWAY_PUBLIC_URL: base } });
-  host = await createGatewayHost(deps);
-  await host.start();
-  server = await serve(host.app, { port, hostname: '127.0.0.1', deps: { close: async () => {} }, logger: deps.logger });
-  upstream = await startMcpServer({
-    name: 'db',
-    tools: [
-      { name: 'drop', inputSchema: { table: z.string(), password: z.string() }, handler: () => `dropped ${++drops}` },
-    ],
-  });
-  const admin = await createUser(deps, { email: `cc-admin-${Date.now()}@example.com`, roles: ['admin'] });
-  adminToken = await tokenFor(deps, admin);
-  user = await createUser(deps, { email: `cc-user-${Date.now()}@example.com` });
-  userToken = await tokenFor(deps, user);
-  const created = await post('/api/v1/admin/tool-providers', adminToken, {
-    name: 'db',
-    pattern: '*',
-    endpoint: upstream.url,
-  });
-  expect(created.status).toBe(201);
-  const providerId = ((await created.json()) as { provider: { id: string } }).provider.id;
-  const rule = await post('/api/v1/admin/provider-access', adminToken, {
-    subjectType: 'user',
-    subjectId: user.id,
-    providerId,
-    action: 'require_confirmation',
-    toolPattern: 'drop',
-    confirmCarriers: ['client'],
-  });
-  expect(rule.status).toBe(201);
-  // The console is always a carrier; push stays out when the rule lists only the client.
-  expect(((await rule.json()) as { rule: { confirmCarriers: string[] } }).rule.confirmCarriers).toEqual([
-    'console',
-    'client',
-  ]);
+  gw = await startHeldCallGateway();
 }, 600_000);
 
 afterAll(async () => {
-  await server?.shutdown();
-  await host?.stop({ deadlineMs: 5_000 });
-  await upstream?.close();
-  await deps?.close();
+  await gw?.close();
 });
 
 describe.each(['1.x', '2.x'] as const)('a held call confirmed in the MCP client (SDK %s, OAuth)', (version) => {
@@ -184,7 +92,7 @@ describe.each(['1.x', '2.x'] as const)('a held call confirmed in the MCP client 
   it('approved in the client: the tool’s result, run once; a console decision after it is refused', async () => {
     asked = [];
     answer = approve;
-    const before = drops;
+    const before = gw.drops();
     const result = await callDrop(connected.client);
     expect(result).toMatchObject({ content: [{ type: 'text', text: `dropped ${before + 1}` }] });
     expect(asked).toHaveLength(1);
@@ -194,25 +102,25 @@ describe.each(['1.x', '2.x'] as const)('a held call confirmed in the MCP client 
     const row = await latestConfirmation();
     expect(row).toMatchObject({
       status: 'consumed',
-      decided_by: user.id,
+      decided_by: gw.user.id,
       decided_via: 'client',
       decided_client_id: connected.provider.client?.client_id,
     });
-    const late = await post(`/api/v1/confirmation/${row.id}/confirm`, userToken, {});
+    const late = await post(`/api/v1/confirmation/${row.id}/confirm`, gw.userToken, {});
     expect(late.status).toBe(409);
-    expect(drops).toBe(before + 1);
+    expect(gw.drops()).toBe(before + 1);
   });
 
   it('rejected in the client: the refusal, the tool not run', async () => {
     answer = reject;
-    const before = drops;
+    const before = gw.drops();
     const refused = await callDrop(connected.client).then(
       () => null,
       (err: unknown) => err as { code?: number; message: string },
     );
     expect(refused?.message).toContain('Rejected');
     expect(await latestConfirmation()).toMatchObject({ status: 'rejected', decided_via: 'client' });
-    expect(drops).toBe(before);
+    expect(gw.drops()).toBe(before);
   });
 
   it('decided on the console first: the call runs once, the client’s question is cancelled', async () => {
@@ -221,14 +129,14 @@ describe.each(['1.x', '2.x'] as const)('a held call confirmed in the MCP client 
     const question = new Promise<void>((resolve) => (questioned = resolve));
     // The person does not answer in the client; the console decides.
     answer = () => (questioned(), new Promise(() => undefined));
-    const before = drops;
+    const before = gw.drops();
     const call = callDrop(connected.client);
-    const id = await heldConfirmation(since);
+    const id = await gw.heldConfirmation(since);
     await question;
-    expect((await post(`/api/v1/confirmation/${id}/confirm`, userToken, {})).status).toBe(200);
+    expect((await post(`/api/v1/confirmation/${id}/confirm`, gw.userToken, {})).status).toBe(200);
     expect(await call).toMatchObject({ content: [{ type: 'text', text: `dropped ${before + 1}` }] });
     expect(await latestConfirmation()).toMatchObject({ status: 'consumed', decided_via: 'console' });
-    expect(drops).toBe(before + 1);
+    expect(gw.drops()).toBe(before + 1);
   });
 });
 
@@ -238,11 +146,11 @@ describe('a second answer from the client (SDK 1.x)', () => {
     const since = new Date();
     let relayId: string | number | null = null;
     answer = (_params, requestId) => ((relayId = requestId), new Promise(() => undefined));
-    const before = drops;
+    const before = gw.drops();
     const call = callDrop(connected.client);
-    const id = await heldConfirmation(since);
+    const id = await gw.heldConfirmation(since);
     while (relayId === null) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect((await post(`/api/v1/confirmation/${id}/confirm`, userToken, {})).status).toBe(200);
+    expect((await post(`/api/v1/confirmation/${id}/confirm`, gw.userToken, {})).status).toBe(200);
     await call;
     const tokens = connected.provider.tokens();
     const second = await fetch(endpoint(), {
@@ -261,21 +169,21 @@ describe('a second answer from the client (SDK 1.x)', () => {
       }),
     });
     expect(second.status).toBe(400);
-    expect(drops).toBe(before + 1);
+    expect(gw.drops()).toBe(before + 1);
     await connected.client.close();
   }, 300_000);
 });
 
 describe('an agent runtime’s held call', () => {
   it('is never asked in its client, even with a rule that lets the client confirm', async () => {
-    const created = await post('/api/v1/admin/agents', adminToken, {
+    const created = await post('/api/v1/admin/agents', gw.adminToken, {
       name: `cc-bot-${Date.now()}`,
       upstreamUrl: 'http://127.0.0.1:9/a',
     });
     expect(created.status).toBe(201);
     const agent = (await created.json()) as { agent: { id: string }; runtime_token: string };
-    const providerId = await latestProviderId();
-    const rule = await post('/api/v1/admin/provider-access', adminToken, {
+    const { providerId } = gw;
+    const rule = await post('/api/v1/admin/provider-access', gw.adminToken, {
       subjectType: 'agent',
       subjectId: agent.agent.id,
       providerId,
@@ -296,19 +204,16 @@ describe('an agent runtime’s held call', () => {
       }),
     );
     const since = new Date();
-    const before = drops;
+    const before = gw.drops();
     const call = callDrop(client).then(
       () => 'ran',
       () => 'refused',
     );
-    const id = await heldConfirmation(since);
-    expect((await post(`/api/v1/confirmation/${id}/reject`, adminToken, {})).status).toBe(200);
+    const id = await gw.heldConfirmation(since);
+    expect((await post(`/api/v1/confirmation/${id}/reject`, gw.adminToken, {})).status).toBe(200);
     expect(await call).toBe('refused');
     expect(asked).toEqual([]);
-    expect(drops).toBe(before);
+    expect(gw.drops()).toBe(before);
     await client.close();
   }, 60_000);
 });
-
-const latestProviderId = async () =>
-  (await deps.db.selectFrom('tool_providers').select('id').where('name', '=', 'db').executeTakeFirstOrThrow()).id;

@@ -101,7 +101,12 @@ describe('the outcome of a held call’s confirmation has one writer', () => {
       { status: 'pending', toolName: 'risky' },
     ]);
     expect(updatesOf(auditId).filter((u) => u.confirmedBy !== undefined)).toStrictEqual([
-      { id: auditId, status: 'confirmed', confirmedBy: gw.admin.userId },
+      {
+        id: auditId,
+        status: 'confirmed',
+        confirmedBy: gw.admin.userId,
+        decidedVia: { carrier: 'console', clientId: null },
+      },
     ]);
   });
 
@@ -109,6 +114,8 @@ describe('the outcome of a held call’s confirmation has one writer', () => {
     const { reply, auditId } = await heldCall({ confirmed: false, reason: 'not today' });
     expect(reply.status).toBe(403);
     expect(reply.body.error).toMatchObject({ data: { decision: 'rejected', reason: 'not today', auditId } });
-    expect(updatesOf(auditId)).toStrictEqual([{ id: auditId, status: 'rejected', error: 'not today' }]);
+    expect(updatesOf(auditId)).toStrictEqual([
+      { id: auditId, status: 'rejected', error: 'not today', decidedVia: { carrier: 'console', clientId: null } },
+    ]);
   });
 });

@@ -27,6 +27,7 @@ import type { ServerRequestRelay } from './relay/server-request-relay.js';
 import { RpcError } from './rpc-errors.js';
 import type { SessionStore } from './session-store.js';
 import type { ClientCarrier } from './tool-call/client-carrier.js';
+import type { HeldCallRounds } from './tool-call/held-call-round.js';
 import { McpToolCall } from './tool-call/mcp-tool-call.usecase.js';
 import { toolPolicy } from './tool-call/tool-access.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
@@ -67,6 +68,8 @@ export interface McpMethodsDeps {
   bus: EventBus;
   /** Asks a held call's person in their own MCP client when the rule lets it (tool-call/client-carrier.ts); null: the console and push only. */
   carrier: ClientCarrier | null;
+  /** Asks a 2026-07-28 client's person by an input_required round instead (tool-call/held-call-round.ts); null: not in the client. */
+  rounds: HeldCallRounds | null;
 }
 
 /**
@@ -100,6 +103,7 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
     pins: deps.pins,
     clock: deps.clock,
     carrier: deps.carrier,
+    rounds: deps.rounds,
     forward: (provider, params, ctx, call) => forward(provider, 'tools/call', params, ctx, call),
   });
   const lists = new ListMethods({

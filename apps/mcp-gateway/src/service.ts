@@ -33,6 +33,8 @@ import { MemoryRelayStore, RedisRelayStore } from './relay/relay-store.js';
 import { announcingUpstreams } from './relay/upstream-server-streams.js';
 import { ServerRequestRelay } from './relay/server-request-relay.js';
 import { ClientCarrier, consolePageOf } from './tool-call/client-carrier.js';
+import { HeldCallRounds } from './tool-call/held-call-round.js';
+import { HeldRoundStates } from './tool-call/held-round-states.js';
 import { ToolGate } from './tool-gate.js';
 import { OpenRequests } from './mcp-transport/open-requests.js';
 import { sweepCutoffs, sweepLeftOpen } from './left-open-sweep.js';
@@ -95,8 +97,11 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const pins = new ToolPins({ store: new ToolPinStore(deps.db), bus, audit, clock, logger });
   const stopPinRecheck = recheckPinsOnUpstreamChange({ lists, pins, catalog, logger });
   const taskIds = new TaskIdCodec(secretBoxFor(config));
-  const carrier = options.clientConfirmations
-    ? new ClientCarrier({ relay, answers: options.clientConfirmations, consolePage: consolePageOf(config), logger })
+  const hub = options.clientConfirmations;
+  const consolePage = consolePageOf(config);
+  const carrier = hub ? new ClientCarrier({ relay, answers: hub, consolePage, logger }) : null;
+  const rounds = hub
+    ? new HeldCallRounds({ hub, states: new HeldRoundStates(secretBoxFor(config)), consolePage })
     : null;
   const table = mcpMethodTable({
     catalog,
@@ -117,6 +122,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     tokenExchange,
     bus,
     carrier,
+    rounds,
   });
   const router = new McpMethodRouter({ catalog, logger, table });
   const streams = new Set<() => void>();

@@ -63,6 +63,29 @@ describe('recordAuditOutcome: a confirmation end writes only the fields it owns'
     ]);
   });
 
+  it('names the carrier and the OAuth client that answered, confirming or rejecting (none for a timeout)', async () => {
+    expect(
+      await patchesFor(row('confirmed', { decided_by: 'alice', decided_via: 'client', decided_client_id: 'app-1' })),
+    ).toStrictEqual([
+      {
+        id: 'audit-1',
+        status: 'confirmed',
+        confirmedBy: 'alice',
+        decidedVia: { carrier: 'client', clientId: 'app-1' },
+      },
+    ]);
+    expect(
+      await patchesFor(row('rejected', { decided_by: 'bob', reason: DEFAULT_REJECT_REASON, decided_via: 'console' })),
+    ).toStrictEqual([
+      {
+        id: 'audit-1',
+        status: 'rejected',
+        error: DEFAULT_REJECT_REASON,
+        decidedVia: { carrier: 'console', clientId: null },
+      },
+    ]);
+  });
+
   it('writes nothing for a row that has not ended, was spent already, or has no record', async () => {
     expect(await patchesFor(row('pending'))).toEqual([]);
     expect(await patchesFor(row('consumed', { decided_by: 'alice' }))).toEqual([]);

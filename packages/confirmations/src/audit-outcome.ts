@@ -22,17 +22,20 @@ export function auditTrailOf(deps: { queue: JobQueue; clock: Clock; audit?: Audi
 
 /**
  * The part of the audit record a confirmation's end owns, and nothing else: confirmed → the
- * status and who confirmed; rejected or expired → the status and the reason as `error`. A field
+ * status and who confirmed; rejected or expired → the status and the reason as `error`; and,
+ * when someone answered, the carrier and the OAuth client it came through (`decidedVia`). A field
  * it does not own is left out, never written as null, so the patch erases nothing another writer
  * set. Null for a row that has not ended (pending) or was ended before (consumed).
  */
 function auditPatchOf(row: ConfirmationRow): AuditPatch | null {
+  const answered =
+    row.decided_via === null ? {} : { decidedVia: { carrier: row.decided_via, clientId: row.decided_client_id } };
   switch (row.status) {
     case 'confirmed':
-      return { status: 'confirmed', confirmedBy: row.decided_by };
+      return { status: 'confirmed', confirmedBy: row.decided_by, ...answered };
     case 'rejected':
     case 'expired':
-      return { status: AUDIT_STATUS[row.status], ...(row.reason !== null && { error: row.reason }) };
+      return { status: AUDIT_STATUS[row.status], ...(row.reason !== null && { error: row.reason }), ...answered };
     case 'pending':
     case 'consumed':
       return null;

@@ -154,7 +154,14 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     ]);
     // Only what the confirmation owns: an `error: null` here would erase an error another writer set.
     await vi.waitFor(() =>
-      expect(audits).toStrictEqual([{ id: call.auditId, status: 'confirmed', confirmedBy: 'alice' }]),
+      expect(audits).toStrictEqual([
+        {
+          id: call.auditId,
+          status: 'confirmed',
+          confirmedBy: 'alice',
+          decidedVia: { carrier: 'console', clientId: null },
+        },
+      ]),
     );
   });
 
@@ -192,7 +199,14 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     expect((await findConfirmation(deps.db, id))?.status).toBe('rejected');
     expect(resolved).toMatchObject([{ id, status: 'rejected', reason: 'not today' }]);
     await vi.waitFor(() =>
-      expect(audits).toStrictEqual([{ id: call.auditId, status: 'rejected', error: 'not today' }]),
+      expect(audits).toStrictEqual([
+        {
+          id: call.auditId,
+          status: 'rejected',
+          error: 'not today',
+          decidedVia: { carrier: 'console', clientId: null },
+        },
+      ]),
     );
   });
 
@@ -319,6 +333,55 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
     await answerConfirmation(deps, person('alice'), id, { confirmed: false });
     expect((await outcome).decision).toBe('rejected');
     expect(await findConfirmation(deps.db, id)).toMatchObject({ decided_via: 'console', decided_client_id: null });
+  });
+
+  describe('rounds (a 2026-07-28 client asked by input_required, nobody holding the call)', () => {
+    const own = () => heldCall({ agentId: null, userId: 'alice', endUserId: 'alice' });
+
+    it('is announced as a hold is; pending until decided; a client approval releases it once, a replay finds it spent (no audit write)', async () => {
+      const call = own();
+      const { confirmationId: id } = await gate.openRound(call);
+      expect(required.map((r) => r.id)).toContain(id);
+      expect(await gate.settleRound(id, call)).toMatchObject({ decision: 'pending', confirmationId: id });
+      expect(await gate.settleRound(id, { ...call, arguments: { repo: 'acme/other' } })).toMatchObject({
+        decision: 'refused',
+      });
+      expect(await gate.answerFromClient(id, call, { confirmed: true, userId: 'alice', clientId: 'c1' })).toBe(
+        'applied',
+      );
+      expect(audits).toEqual([
+        {
+          id: call.auditId,
+          status: 'confirmed',
+          confirmedBy: 'alice',
+          decidedVia: { carrier: 'client', clientId: 'c1' },
+        },
+      ]);
+      const [first, second] = await Promise.all([gate.settleRound(id, call), gate.settleRound(id, call)]);
+      expect([first.decision, second.decision].sort()).toEqual(['confirmed', 'rejected']);
+      expect(await gate.settleRound(id, call)).toMatchObject({
+        decision: 'rejected',
+        reason: 'The approval was already used.',
+      });
+      expect(audits).toHaveLength(1);
+      expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'consumed' });
+    });
+
+    it('a console rejection, and a deadline passed, are what the retry finds', async () => {
+      const rejected = own();
+      const { confirmationId: a } = await gate.openRound(rejected);
+      await answerConfirmation(deps, person('alice'), a, { confirmed: false });
+      expect(await gate.settleRound(a, rejected)).toMatchObject({ decision: 'rejected' });
+      const late = own();
+      const { confirmationId: b } = await gate.openRound(late);
+      await deps.db
+        .updateTable('confirmations')
+        .set({ expires_at: new Date(Date.now() - 1) })
+        .where('id', '=', b)
+        .execute();
+      expect(await gate.settleRound(b, late)).toMatchObject({ decision: 'timeout', reason: TIMEOUT_REASON });
+      expect(await findConfirmation(deps.db, b)).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON });
+    });
   });
 
   it('refuses an answer after the deadline and times the confirmation out on the spot', async () => {

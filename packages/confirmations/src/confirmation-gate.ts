@@ -4,7 +4,6 @@ import {
   newId,
   type ClientConfirmations,
   type ConfirmationGate,
-  type ConfirmationResolution,
   type GatewayEvents,
   type HeldCall,
   type HoldOptions,
@@ -14,11 +13,14 @@ import {
 import type { ConfirmationRow } from '@agentgw/db';
 import { callHash } from './call-hash.js';
 import { answerFromClient } from './client-answers.js';
+import { settleRound } from './held-rounds.js';
 import { auditTrailOf } from './audit-outcome.js';
 import { findConfirmation, toPayload } from './confirmation-records.js';
 import {
   abandonConfirmation,
+  APPROVAL_SPENT_REASON,
   consumeConfirmation,
+  holdOutcomeOf,
   expireConfirmation,
   markCallerGone,
   resolutionOf,
@@ -56,22 +58,6 @@ type ResolvedEvent = GatewayEvents['confirmation.resolved'];
 type Wake =
   { kind: 'resolved'; event: ResolvedEvent } | { kind: 'aborted' } | { kind: 'deadline' } | { kind: 'shutdown' };
 
-/** Why a held call is refused whose approval was already used (by nothing in the normal course). */
-const APPROVAL_SPENT_REASON = 'The approval was already used.';
-
-function outcomeOf(confirmationId: string, resolution: ConfirmationResolution): HoldOutcome {
-  switch (resolution.status) {
-    case 'confirmed':
-      return { decision: 'confirmed', confirmationId, confirmedBy: resolution.confirmedBy };
-    case 'rejected':
-      return { decision: 'rejected', confirmationId, reason: resolution.reason };
-    case 'expired':
-      return resolution.reason === 'timeout'
-        ? { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON }
-        : { decision: 'expired', confirmationId };
-  }
-}
-
 /**
  * The ConfirmationGate of every place a call is held (unified MCP, per-provider proxy, tool
  * gate), on any replica. A hold stores the pending confirmation, announces it
@@ -101,7 +87,7 @@ export function createConfirmationGate(
       }));
 
   async function settle(id: string, auditId: string, wake: Wake): Promise<HoldOutcome> {
-    if (wake.kind === 'resolved') return release(outcomeOf(wake.event.id, wake.event), auditId);
+    if (wake.kind === 'resolved') return release(holdOutcomeOf(wake.event.id, wake.event), auditId);
     if (wake.kind === 'aborted' && (await markCallerGone(deps, id))) return { decision: 'expired', confirmationId: id };
     const moved =
       wake.kind === 'deadline'
@@ -112,7 +98,7 @@ export function createConfirmationGate(
     const row = moved ?? (await findConfirmation(deps.db, id));
     if (!row) throw new Error(`confirmation ${id} vanished while held`);
     if (row.status === 'pending') return stillPending(id, auditId);
-    return release(outcomeOf(id, resolutionOf(row)), auditId);
+    return release(holdOutcomeOf(id, resolutionOf(row)), auditId);
   }
 
   /**
@@ -249,6 +235,17 @@ export function createConfirmationGate(
     },
 
     answerFromClient: (id, call, answer) => answerFromClient(deps, id, call, answer),
+
+    async openRound(call) {
+      if (closed) throw new Error('confirmation gate is closed');
+      const id = newId();
+      const createdAt = deps.clock.now();
+      const expiresAt = new Date(createdAt.getTime() + options.timeoutMs);
+      await announce(await store({ id, call, createdAt, expiresAt }), call);
+      return { confirmationId: id, expiresAt };
+    },
+
+    settleRound: (id, call) => settleRound(deps, id, call),
 
     async close() {
       closed = true;

@@ -6,6 +6,7 @@ import type {
   ConfirmationResolution,
   ConfirmationResolved,
   EventBus,
+  HoldOutcome,
   JobQueue,
   Logger,
 } from '@agentgw/core';
@@ -38,6 +39,8 @@ export const EXPIRED_REASON = 'The confirmation could not be announced.';
 export const SHUTDOWN_REASON = 'The gateway shut down before a decision; the call was not run.';
 /** Reason recorded when the agent that made the call was disabled or deleted before a decision. */
 export const AGENT_DISABLED_REASON = 'The agent that made this call is disabled.';
+/** Why a call is refused whose approval was already used (a replayed round's retry; a hold, by nothing in the normal course). */
+export const APPROVAL_SPENT_REASON = 'The approval was already used.';
 /** Reason recorded for a rejection that gave none. */
 export const DEFAULT_REJECT_REASON = 'Rejected by the confirmer.';
 
@@ -71,6 +74,20 @@ export function resolutionOf(row: ConfirmationRow): ConfirmationResolution {
         : { status: 'rejected', reason: row.reason ?? DEFAULT_REJECT_REASON };
     case 'pending':
       throw new Error(`confirmation ${row.id} is still pending`);
+  }
+}
+
+/** What a held call (or a round's retry) comes to when its confirmation ended as `resolution`. */
+export function holdOutcomeOf(confirmationId: string, resolution: ConfirmationResolution): HoldOutcome {
+  switch (resolution.status) {
+    case 'confirmed':
+      return { decision: 'confirmed', confirmationId, confirmedBy: resolution.confirmedBy };
+    case 'rejected':
+      return { decision: 'rejected', confirmationId, reason: resolution.reason };
+    case 'expired':
+      return resolution.reason === 'timeout'
+        ? { decision: 'timeout', confirmationId, reason: TIMEOUT_REASON }
+        : { decision: 'expired', confirmationId };
   }
 }
 

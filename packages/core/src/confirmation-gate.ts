@@ -66,4 +66,21 @@ export type ClientAnswerOutcome = 'applied' | 'already_decided' | 'refused';
  */
 export interface ClientConfirmations {
   answerFromClient(confirmationId: string, call: HeldCall, answer: ClientAnswer): Promise<ClientAnswerOutcome>;
+  /**
+   * Stores and announces a pending confirmation for `call` that no request holds (a 2026-07-28
+   * client asked by an `input_required` round): its deadline ends it, the client's retry settles it.
+   */
+  openRound(call: HeldCall): Promise<{ confirmationId: string; expiresAt: Date }>;
+  /** Where a round's confirmation stands for exactly this call, read on any replica (see RoundOutcome). */
+  settleRound(confirmationId: string, call: HeldCall): Promise<RoundOutcome>;
 }
+
+/**
+ * A round's confirmation as a retry finds it: still `pending`; `refused` when it is not this
+ * call's (another call, person or agent: the args hash differs, or it does not exist); else how
+ * it ended, `confirmed` only for the one retry that spent the approval (one approval, one run).
+ */
+export type RoundOutcome =
+  | HoldOutcome
+  | { decision: 'pending'; confirmationId: string; expiresAt: Date }
+  | { decision: 'refused'; confirmationId: string };

@@ -98,6 +98,7 @@ export type {
   HeldCall,
   HoldOptions,
   HoldOutcome,
+  RoundOutcome,
 } from './confirmation-gate.js';
 export {
   assertStoredUrlAllowed,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIT_STATUSES } from './enums.js';
+import { AUDIT_STATUSES, CONFIRMATION_CARRIERS } from './enums.js';
 
 /**
  * Every job the JobQueue carries, by name, as a zod schema: producers get their types from it
@@ -65,6 +65,10 @@ const auditUpdateJob = z.object({
     result: z.unknown().optional(),
     duration: int(2_147_483_647).nullable().optional(),
     confirmedBy: ref.optional(),
+    /** How a held call's confirmation was answered: the carrier, and the OAuth client that answered from the person's own MCP client. */
+    decidedVia: z
+      .object({ carrier: z.enum(CONFIRMATION_CARRIERS, { error: 'must be a known carrier' }), clientId: ref })
+      .optional(),
     error: text(0, 10_000).nullable().optional(),
   }),
 });

@@ -183,6 +183,9 @@ const expectedColumns: { [T in keyof Database]: Nullability<Database[T]> } = {
     duration_v: 'null',
     confirmed_by_v: 'null',
     error_v: 'null',
+    decided_via: 'null',
+    decided_client_id: 'null',
+    decided_via_v: 'null',
   },
   audit_chain: {
     tenant_key: 'not null',

@@ -262,6 +262,16 @@ export interface AuditLogsTable {
   error_v: string | null;
   /** The OAuth client a call came through (0009), null for every other credential form. */
   oauth_client_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A held call's: the carrier its confirmation was answered through (0017); null until answered, or when nobody answered (a timeout). */
+  decided_via: ColumnType<
+    ConfirmationCarrier | null,
+    ConfirmationCarrier | null | undefined,
+    ConfirmationCarrier | null
+  >;
+  /** The OAuth client that answered, from the person's own MCP client (0017). */
+  decided_client_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Version of the job that set decided_via and decided_client_id together (0017). */
+  decided_via_v: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The authorization server's signing keys (0009): the public JWK in clear, the private one sealed under the platform key. */

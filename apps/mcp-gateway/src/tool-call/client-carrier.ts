@@ -2,7 +2,6 @@ import { maskBody } from '@agentgw/audit';
 import type { OAuthPrincipal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import type { ClientConfirmations, HeldCall, Logger } from '@agentgw/core';
-import type { JsonRpcResponse } from '@agentgw/mcp-client';
 import type { McpRequestContext } from '../mcp-context.js';
 import type { ClientChannel } from '../relay/relay-contract.js';
 import type { ServerRequestRelay } from '../relay/server-request-relay.js';
@@ -12,7 +11,7 @@ import type { HoldCarrier } from './tool-call.usecase.js';
 /** What asking a person in their own client needs: the relay that asks and awaits the answer on any replica, the hub's answer port, and the console's page. */
 export interface ClientCarrierDeps {
   relay: Pick<ServerRequestRelay, 'ask'>;
-  answers: ClientConfirmations;
+  answers: Pick<ClientConfirmations, 'answerFromClient'>;
   /** The console's confirmations page (GATEWAY_PUBLIC_URL + /confirmations), for clients with URL elicitation only; null: none. */
   consolePage: string | null;
   logger: Logger;
@@ -23,7 +22,10 @@ export const consolePageOf = (config: { GATEWAY_PUBLIC_URL?: string | undefined 
   config.GATEWAY_PUBLIC_URL ? new URL('/confirmations', config.GATEWAY_PUBLIC_URL).href : null;
 
 /** How the client is asked: a form with approve/reject, or the console's page by URL. */
-type Mode = 'form' | 'url';
+export type Mode = 'form' | 'url';
+
+/** The revision the question is shaped for: 2026-07-28 URL elicitation has no `elicitationId` (nor its completion notice). */
+export type QuestionShape = 'legacy' | 'modern';
 
 /** The decision field of the form, its two values. */
 const DECISION_SCHEMA = Object.freeze({
@@ -56,11 +58,10 @@ export class ClientCarrier {
 
   /** The carrier for this held call, or null when it may not or cannot ask in the client. */
   forCall(ctx: McpRequestContext, allowed: AllowedCall): HoldCarrier | null {
-    const { principal, channel, notify } = ctx;
-    if (!allowed.carriers.includes('client') || channel === null || notify === null) return null;
-    if (principal.via !== 'oauth' || principal.agentId !== null) return null;
-    const mode = modeOf(ctx.clientCapabilities, this.deps.consolePage !== null);
-    if (mode === null) return null;
+    const { channel, notify } = ctx;
+    const askable = askablePerson(ctx, allowed, this.deps.consolePage !== null);
+    if (askable === null || channel === null || notify === null) return null;
+    const { principal, mode } = askable;
     const asker: Asker = {
       principal,
       channel,
@@ -90,14 +91,14 @@ export class ClientCarrier {
       capabilities: asker.capabilities,
       call: { auditId: held.auditId, toolName: held.toolName },
     };
-    const request =
-      mode === 'form' ? formQuestion(held, asker.provider) : urlQuestion(held, confirmationId, this.page());
+    const request = questionOf(mode, 'legacy', held, asker.provider, { confirmationId, page: this.deps.consolePage });
     void this.deps.relay
       .ask(origin, request, stop.signal)
       .then(async (outcome) => {
         if (outcome.kind !== 'answered') return;
         answered = true;
-        const confirmed = mode === 'form' ? decisionOf(outcome.response) : null;
+        const { response } = outcome;
+        const confirmed = mode === 'form' && 'result' in response ? decisionOf(response.result) : null;
         if (confirmed === null) return;
         const { userId, oauth } = asker.principal;
         await this.deps.answers.answerFromClient(confirmationId, held, { confirmed, userId, clientId: oauth.clientId });
@@ -114,11 +115,24 @@ export class ClientCarrier {
       if (!answered && sentId !== null) asker.notify(cancelled(sentId));
     };
   }
+}
 
-  private page(): string {
-    if (this.deps.consolePage === null) throw new Error('no console page to link');
-    return this.deps.consolePage;
-  }
+/**
+ * Whom a held call may be asked of in their own client, and how: only when the deciding rule
+ * opted in to the `client` carrier, the caller is a person signed in through the gateway's OAuth
+ * acting for themselves (never an agent runtime, an API key or a session token), and the client
+ * declared elicitation it can be asked with (see modeOf). Null: not in the client.
+ */
+export function askablePerson(
+  ctx: Pick<McpRequestContext, 'principal' | 'clientCapabilities'>,
+  allowed: Pick<AllowedCall, 'carriers'>,
+  hasPage: boolean,
+): { principal: OAuthPrincipal; mode: Mode } | null {
+  const { principal } = ctx;
+  if (!allowed.carriers.includes('client')) return null;
+  if (principal.via !== 'oauth' || principal.agentId !== null) return null;
+  const mode = modeOf(ctx.clientCapabilities, hasPage);
+  return mode === null ? null : { principal, mode };
 }
 
 /** Who is asked and where. */
@@ -134,7 +148,7 @@ interface Asker {
  * Form when the client declared it (an empty `elicitation` is form, as the spec says), else the
  * console's page when the client declared URL elicitation and there is a page; null: neither.
  */
-function modeOf(capabilities: Readonly<Record<string, unknown>>, hasPage: boolean): Mode | null {
+export function modeOf(capabilities: Readonly<Record<string, unknown>>, hasPage: boolean): Mode | null {
   const elicitation = capabilities.elicitation;
   if (typeof elicitation !== 'object' || elicitation === null) return null;
   const declared = Object.keys(elicitation);
@@ -149,25 +163,37 @@ function describe(held: HeldCall, provider: ProviderRecord): string {
   return `Approve the call of ${held.toolName} on ${provider.name} (${held.risk} risk)?\nArguments: ${shown}`;
 }
 
-const formQuestion = (held: HeldCall, provider: ProviderRecord) => ({
-  method: 'elicitation/create',
-  params: { message: describe(held, provider), requestedSchema: DECISION_SCHEMA },
-});
+/**
+ * The `elicitation/create` a held call is asked with: a form with the description and the
+ * approve/reject choice, or (URL mode) the console's page, keyed by the confirmation where the
+ * revision has elicitation ids. Shared by the stream question here and the 2026-07-28
+ * input_required round (held-call-round.ts).
+ */
+export function questionOf(
+  mode: Mode,
+  shape: QuestionShape,
+  held: HeldCall,
+  provider: ProviderRecord,
+  where: { confirmationId: string; page: string | null },
+): { method: 'elicitation/create'; params: Record<string, unknown> } {
+  if (mode === 'form')
+    return {
+      method: 'elicitation/create',
+      params: { message: describe(held, provider), requestedSchema: DECISION_SCHEMA },
+    };
+  if (where.page === null) throw new Error('no console page to link');
+  const message = `The call of ${held.toolName} (${held.risk} risk) waits for your confirmation on the console.`;
+  const params = { mode: 'url', url: where.page, message };
+  return {
+    method: 'elicitation/create',
+    params: shape === 'legacy' ? { ...params, elicitationId: where.confirmationId } : params,
+  };
+}
 
-const urlQuestion = (held: HeldCall, confirmationId: string, page: string) => ({
-  method: 'elicitation/create',
-  params: {
-    mode: 'url',
-    elicitationId: confirmationId,
-    url: page,
-    message: `The call of ${held.toolName} (${held.risk} risk) waits for your confirmation on the console.`,
-  },
-});
-
-/** The form's answer: approve → true; reject or decline → false; cancel (or anything else) → no decision, the console still can. */
-function decisionOf(response: JsonRpcResponse): boolean | null {
-  if (!('result' in response)) return null;
-  const { action, content } = response.result as { action?: unknown; content?: { decision?: unknown } };
+/** A form's elicitation result: approve → true; reject or decline → false; cancel (or anything else) → no decision, the console still can. */
+export function decisionOf(result: unknown): boolean | null {
+  if (typeof result !== 'object' || result === null) return null;
+  const { action, content } = result as { action?: unknown; content?: { decision?: unknown } };
   if (action === 'decline') return false;
   if (action !== 'accept') return null;
   if (content?.decision === 'approve') return true;

@@ -92,6 +92,7 @@ function toolCallUnderTest(
     pins,
     clock: new ManualClock(),
     carrier,
+    rounds: null,
     forward: async (provider, params, ctx, call) => {
       forwarded.push({ provider: provider.id, params, principal: ctx.principal, call });
       return call.recorded(answer());

@@ -9,18 +9,20 @@ import type { ToolPins } from '../tool-pins/tool-pins.js';
 import { CallChecks } from './call-checks.js';
 import type { ClientCarrier } from './client-carrier.js';
 import { forwardAndRecord, type ForwardedCallDeps } from './forwarded-call.js';
+import type { HeldCallRounds } from './held-call-round.js';
 import { holdOptions } from './held-call-status.js';
-import type { ToolCallCommand, ToolCallTarget } from './tool-call.command.js';
+import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call.command.js';
 import { denied, refusal, toolNameParam } from './tool-call-errors.js';
 import type { ToolCallUseCase } from './tool-call.usecase.js';
 
-/** What a tools/call runs through: the decision and its records, the caller's view of providers, exposed names, pins, forwarding, the clock, and the carrier that asks in the caller's client (null: none). */
+/** What a tools/call runs through: the decision and its records, the caller's view of providers, exposed names, pins, forwarding, the clock, and the carriers that ask in the caller's client: on its stream, or by a 2026-07-28 input_required round (null: none). */
 export interface McpToolCallDeps extends ForwardedCallDeps {
   calls: ToolCallUseCase;
   view: CallerProviders;
   names: ToolNaming;
   pins: ToolPins;
   carrier: ClientCarrier | null;
+  rounds: HeldCallRounds | null;
 }
 
 /**
@@ -73,51 +75,96 @@ export class McpToolCall {
     alwaysConfirm: boolean,
     target: ToolCallTarget,
   ): Promise<McpResult> {
-    const { calls, carrier } = this.deps;
+    const { calls, carrier, rounds } = this.deps;
+    // ── 2026-07-28 held-call rounds (held-call-round.ts): a retry answering one of the gateway's rounds ──
+    const roundState = rounds?.retryOf(params) ?? null;
+    if (rounds !== null && roundState !== null)
+      return this.resumeRound(rounds, params, ctx, alwaysConfirm, target, roundState);
+    // ── end of held-call rounds ──
     const { checks } = this;
     const call = commandOf(params, ctx, alwaysConfirm, target);
     const decision = await calls.decide(call);
     if (decision.kind === 'denied') throw denied(decision.reason, decision.risk, decision.auditId);
     await checks.assertListed(call, decision.provider, ctx);
     await checks.assertNotQuarantined(call, decision.provider, ctx.clientCapabilities);
-    let paramHeaders = await checks.callHeaders(call, decision.provider, ctx, (c, p, r) =>
+    const paramHeaders = await checks.callHeaders(call, decision.provider, ctx, (c, p, r) =>
       calls.record.refused(c, p, r),
     );
     // Enqueued beside the call, awaited before the answer: an acknowledged call is always audited.
     // Unless held, its outcome follows in moments: the create waits for it, one record per call.
     const opened = calls.open(call, decision, decision.hold ? 'now' : 'with-outcome');
-    let provider = decision.provider;
-    let forwardCtx = ctx;
     if (decision.hold) {
+      // ── a 2026-07-28 client is asked by an input_required round instead of a held request ──
+      const mode = rounds?.modeFor(ctx, decision) ?? null;
+      if (rounds !== null && mode !== null) return rounds.ask(call, decision, mode, opened);
+      // ── end of held-call rounds ──
       const asking = carrier?.forCall(ctx, decision) ?? null;
       const released = await calls.hold(call, decision, holdOptions(ctx, asking));
-      if (released.kind !== 'confirmed') {
-        if (released.kind === 'gone') throw new ClientGone();
-        await opened;
-        throw refusal(released);
-      }
-      provider = released.provider;
-      // The signal was read by the hold already, so copying the context creates nothing new.
-      forwardCtx = { ...ctx, principal: released.principal };
-      // A user's token read before a long hold may have expired (or been revoked) meanwhile: read it again.
-      paramHeaders = await checks.callHeaders(
-        { ...call, principal: released.principal },
-        provider,
-        forwardCtx,
-        async (c, _p, reason) => {
-          await opened;
-          await calls.record.refusedAfterRelease(c.auditId, reason);
-        },
-      );
+      if (released.kind === 'gone') throw new ClientGone();
+      return this.forwardReleased(call, released, params, ctx, opened);
     }
-    return forwardAndRecord(
-      this.deps,
+    const forwarded = { auditId: decision.auditId, toolName: call.toolName, paramHeaders };
+    return forwardAndRecord(this.deps, decision.provider, params, ctx, forwarded, opened);
+  }
+
+  /**
+   * A released call forwarded as the principal it was released for: their token read again (one
+   * read before a long hold may have expired or been revoked meanwhile), then the outcome on
+   * its record. Not released: the refusal, once its record is opened.
+   */
+  private async forwardReleased(
+    call: ToolCallCommand,
+    released: Exclude<HeldCallResult, { kind: 'gone' }>,
+    params: McpResult,
+    ctx: McpRequestContext,
+    opened: Promise<void>,
+  ): Promise<McpResult> {
+    const { calls } = this.deps;
+    if (released.kind !== 'confirmed') {
+      await opened;
+      throw refusal(released);
+    }
+    const { provider, principal } = released;
+    // The signal was read by the hold already, so copying the context creates nothing new.
+    const forwardCtx = { ...ctx, principal };
+    const paramHeaders = await this.checks.callHeaders(
+      { ...call, principal },
       provider,
-      params,
       forwardCtx,
-      { auditId: decision.auditId, toolName: call.toolName, paramHeaders },
-      opened,
+      async (c, _p, reason) => {
+        await opened;
+        await calls.record.refusedAfterRelease(c.auditId, reason);
+      },
     );
+    const forwarded = { auditId: released.auditId, toolName: call.toolName, paramHeaders };
+    return forwardAndRecord(this.deps, provider, params, forwardCtx, forwarded, opened);
+  }
+
+  /**
+   * A 2026-07-28 client's retry of a held call's round (held-call-round.ts): asked again while
+   * pending; released → re-checked and forwarded (without the round's `inputResponses` and
+   * `requestState`, which are the gateway's) under the record the first round opened.
+   */
+  private async resumeRound(
+    rounds: HeldCallRounds,
+    params: McpResult,
+    ctx: McpRequestContext,
+    alwaysConfirm: boolean,
+    target: ToolCallTarget,
+    state: string,
+  ): Promise<McpResult> {
+    const settled = await rounds.settle(commandOf(params, ctx, alwaysConfirm, target), params, ctx, state);
+    if (settled.kind === 'ask') return settled.result;
+    const { call, allowed, confirmedBy } = settled;
+    const released = await this.deps.calls.release(
+      call,
+      allowed,
+      { kind: 'confirmed', confirmedBy },
+      ctx.reauthenticate,
+    );
+    if (released.kind === 'gone') throw new ClientGone();
+    const { inputResponses: _answers, requestState: _state, ...forwarded } = params;
+    return this.forwardReleased(call, released, forwarded, ctx, Promise.resolve());
   }
 }
 

@@ -105,38 +105,33 @@ export class ToolCallUseCase {
    * confirmation state machine, not here (see ToolCallRecord).
    */
   async hold(call: ToolCallCommand, allowed: AllowedCall, options: HoldCallOptions): Promise<HeldCallResult> {
-    const { principal, toolName } = call;
-    const { auditId, risk, provider } = allowed;
-    const held: HeldCall = {
-      auditId,
-      agentId: principal.agentId,
-      userId: principal.userId,
-      endUserId: principal.endUserId,
-      tenantId: principal.tenantId,
-      providerId: provider.id,
-      toolName,
-      arguments: call.arguments,
-      risk,
-    };
+    const { auditId, risk } = allowed;
+    const held = heldCallOf(call, allowed);
     const redeemed =
       options.confirmationToken !== null && (await this.deps.gate.redeem(options.confirmationToken, held));
-    let confirmedBy: string | null = null;
-    if (!redeemed) {
-      const outcome = await this.holdAsking(held, options);
-      if (outcome.decision === 'expired') return GONE;
-      if (outcome.decision !== 'confirmed')
-        return {
-          kind: outcome.decision,
-          auditId,
-          risk,
-          reason: outcome.reason,
-          confirmationId: outcome.confirmationId,
-        };
-      confirmedBy = outcome.confirmedBy;
-    }
+    if (redeemed) return this.release(call, allowed, { kind: 'redeemed' }, options.reauthenticate);
+    const outcome = await this.holdAsking(held, options);
+    if (outcome.decision === 'expired') return GONE;
+    if (outcome.decision !== 'confirmed')
+      return { kind: outcome.decision, auditId, risk, reason: outcome.reason, confirmationId: outcome.confirmationId };
+    return this.release(call, allowed, { kind: 'confirmed', confirmedBy: outcome.confirmedBy }, options.reauthenticate);
+  }
+
+  /**
+   * A confirmed call (by a person, `confirmedBy`, or its exact-call token redeemed) re-checked
+   * against what holds now: the hold's end, and a 2026-07-28 round's retry (held-call-round.ts).
+   */
+  async release(
+    call: ToolCallCommand,
+    allowed: Pick<AllowedCall, 'auditId' | 'risk' | 'provider'>,
+    how: { kind: 'confirmed'; confirmedBy: string | null } | { kind: 'redeemed' },
+    reauthenticate: Reauthenticate,
+  ): Promise<HeldCallResult> {
+    const { principal, toolName } = call;
+    const { auditId, risk, provider } = allowed;
     const release = await recheckReleasedCall(this.deps.catalog, {
       principal,
-      reauthenticate: options.reauthenticate,
+      reauthenticate,
       providerId: provider.id,
       toolName,
       locate: (fresh) => this.locate(call, fresh),
@@ -145,7 +140,8 @@ export class ToolCallUseCase {
       await this.record.refusedAfterRelease(auditId, release.reason);
       return { kind: 'denied', auditId, risk, reason: release.reason };
     }
-    if (redeemed) await this.record.redeemed(auditId);
+    if (how.kind === 'redeemed') await this.record.redeemed(auditId);
+    const confirmedBy = how.kind === 'confirmed' ? how.confirmedBy : null;
     return { kind: 'confirmed', auditId, risk, confirmedBy, principal: release.principal, provider: release.provider };
   }
 
@@ -187,6 +183,25 @@ export class ToolCallUseCase {
     await this.record.refused(call, providerId, error);
     return { kind: 'denied', auditId: call.auditId, risk, reason };
   }
+}
+
+/** What the confirmation hub is told of a held call: who makes it (the call's principal), what, where, at which risk, under which record. */
+export function heldCallOf(
+  call: ToolCallCommand,
+  allowed: Pick<AllowedCall, 'auditId' | 'risk' | 'provider'>,
+): HeldCall {
+  const { principal } = call;
+  return {
+    auditId: allowed.auditId,
+    agentId: principal.agentId,
+    userId: principal.userId,
+    endUserId: principal.endUserId,
+    tenantId: principal.tenantId,
+    providerId: allowed.provider.id,
+    toolName: call.toolName,
+    arguments: call.arguments,
+    risk: allowed.risk,
+  };
 }
 
 const GONE: HeldCallResult = Object.freeze({ kind: 'gone' });

@@ -13,6 +13,7 @@ import * as toolProviderTokenExchange from './0013_tool_provider_token_exchange.
 import * as identityEvents from './0014_identity_events.js';
 import * as keyChecks from './0015_key_checks.js';
 import * as confirmationCarriers from './0016_confirmation_carriers.js';
+import * as auditDecidedVia from './0017_audit_decided_via.js';
 import * as oauthFlows from './0007_oauth_flows.js';
 import * as oauthServer from './0009_oauth_server.js';
 
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0014_identity_events': identityEvents,
   '0015_key_checks': keyChecks,
   '0016_confirmation_carriers': confirmationCarriers,
+  '0017_audit_decided_via': auditDecidedVia,
 };
 
 /** Names of every registered migration, in the order they apply. */
