@@ -74,7 +74,7 @@ export async function invokeAgent(deps: InvokeDeps, req: InvokeRequest): Promise
     headers,
     body: req.body,
     signal: req.signal,
-    log: deps.logger.child({ agentId: agent.id, requestId }),
+    log: () => deps.logger.child({ agentId: agent.id, requestId }),
   });
 }
 

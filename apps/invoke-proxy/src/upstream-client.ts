@@ -40,10 +40,13 @@ export class UpstreamClient {
     });
   }
 
-  /** `signal` is the client's: a caller that goes away aborts the upstream request. */
+  /**
+   * `signal` is the client's: a caller that goes away aborts the upstream request. `log` makes the
+   * call's logger, only when a failure is logged (a child logger per call costs its bindings' serialisation).
+   */
   async post(
     url: string,
-    init: { headers: Record<string, string>; body: string; signal: AbortSignal; log: Logger },
+    init: { headers: Record<string, string>; body: string; signal: AbortSignal; log: () => Logger },
   ): Promise<UpstreamAnswer> {
     const { headers, body, signal, log } = init;
     let response: Dispatcher.ResponseData;
@@ -73,7 +76,11 @@ export class UpstreamClient {
     };
   }
 
-  private async readBounded(body: Dispatcher.ResponseData['body'], signal: AbortSignal, log: Logger): Promise<Buffer> {
+  private async readBounded(
+    body: Dispatcher.ResponseData['body'],
+    signal: AbortSignal,
+    log: () => Logger,
+  ): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let size = 0;
     try {
@@ -115,8 +122,9 @@ function relay(body: Dispatcher.ResponseData['body']): ReadableStream<Uint8Array
 }
 
 /** Maps a failed upstream exchange to 403 (egress refused)/502/504; the cause is logged, never sent to the caller. */
-function upstreamFailure(err: unknown, signal: AbortSignal, log: Logger): AppError {
+function upstreamFailure(err: unknown, signal: AbortSignal, logOf: () => Logger): AppError {
   if (err instanceof UpstreamError) return err;
+  const log = logOf();
   const refused = egressRefusalOf(err);
   if (refused) {
     log.warn({ reason: refused.reason }, 'agent upstream refused by the egress policy');

@@ -102,7 +102,7 @@ export function toolGateRoutes(deps: { auth: AuthService; toolGate: ToolGate }):
         confirmationToken: c.req.header('x-confirmation-token') ?? null,
         reauthenticate: () => deps.auth.authenticate(c.req.raw.headers, 'flexible'),
       })
-      .finally(connection.dispose);
+      .finally(() => connection.dispose());
     // The caller left while the call was held: nobody reads this.
     if (answer === null) return c.json({ code: 'CLIENT_CLOSED', message: 'The caller went away' }, 400);
     return c.json(answer, 200);

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { nodeOutgoing } from './hono-internals.js';
 
@@ -20,31 +21,64 @@ export interface ClientConnection {
  * signal is followed.
  */
 export function clientGoneSignal(c: Context): ClientConnection {
-  let controller: AbortController | undefined;
-  let gone = false;
-  const abort = () => {
-    gone = true;
-    controller?.abort();
-  };
-  const connection = (dispose: () => void): ClientConnection => ({
-    get signal() {
-      controller ??= new AbortController();
-      if (gone) controller.abort();
-      return controller.signal;
-    },
-    gone: () => gone,
-    abort,
-    dispose,
-  });
   const outgoing = nodeOutgoing(c);
-  if (outgoing) {
-    const onClose = () => {
-      if (!outgoing.writableFinished) abort();
-    };
-    outgoing.once('close', onClose);
-    return connection(() => outgoing.off('close', onClose));
+  if (outgoing) return new ResponseConnection(outgoing);
+  return new RequestConnection(c.req.raw.signal);
+}
+
+/**
+ * What both forms share: the lazily made signal and the gone flag. A class, not an object literal
+ * with a getter and closures: one allocation per request on the hot path instead of six.
+ */
+abstract class WatchedConnection implements ClientConnection {
+  private controller: AbortController | undefined;
+  private isGone = false;
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.isGone) this.controller.abort();
+    return this.controller.signal;
   }
-  const signal = c.req.raw.signal;
-  signal.addEventListener('abort', abort, { once: true });
-  return connection(() => signal.removeEventListener('abort', abort));
+
+  gone(): boolean {
+    return this.isGone;
+  }
+
+  abort(): void {
+    this.isGone = true;
+    this.controller?.abort();
+  }
+
+  abstract dispose(): void;
+}
+
+/** Node's server: the response closing before it finished is the client going away. */
+class ResponseConnection extends WatchedConnection {
+  private readonly onClose = (): void => {
+    if (!this.outgoing.writableFinished) this.abort();
+  };
+
+  constructor(private readonly outgoing: ServerResponse) {
+    super();
+    // `on`, not `once`: 'close' comes once, and `once` would wrap the listener in another closure.
+    outgoing.on('close', this.onClose);
+  }
+
+  dispose(): void {
+    this.outgoing.off('close', this.onClose);
+  }
+}
+
+/** Elsewhere (`app.request` in tests): the Request's own signal. */
+class RequestConnection extends WatchedConnection {
+  private readonly onAbort = (): void => this.abort();
+
+  constructor(private readonly requestSignal: AbortSignal) {
+    super();
+    requestSignal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  dispose(): void {
+    this.requestSignal.removeEventListener('abort', this.onAbort);
+  }
 }
