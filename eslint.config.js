@@ -43,6 +43,8 @@ export default tseslint.config(
       '**/.turbo/**',
       '**/coverage/**',
       '**/.gateway-data/**',
+      // The conformance project's everything-server, extracted at run time (not ours; git-ignored).
+      '**/.conformance-everything/**',
       'apps/dashboard/**',
     ],
   },
