@@ -54,6 +54,17 @@ export async function scenariosOf(column: SuiteColumn): Promise<string[]> {
   return [...server.matchAll(/^\s+- ([a-z0-9][a-z0-9-]*)/gm)].map((match) => match[1]!);
 }
 
+/**
+ * A column's arguments for one scenario: the CLI refuses `--requirements` beside `--scenario`
+ * (a requirement set fixes the scenarios), so the revision is given as `--spec-version`, and a
+ * suite name is dropped (the scenario is named).
+ */
+function singleScenarioArgs(column: SuiteColumn): string[] {
+  const [flag, value] = column.args;
+  if (flag === '--requirements' && value !== undefined) return ['--spec-version', value];
+  return column.args.filter((a) => a !== '--suite' && a !== 'all');
+}
+
 /** Runs one column's server scenarios against `url` (all of them, or `only`) and reads each scenario's checks.json. */
 export async function runColumn(
   column: SuiteColumn,
@@ -70,7 +81,7 @@ export async function runColumn(
       url,
       '-o',
       out,
-      ...(only ? ['--scenario', only, ...column.args.filter((a) => a !== '--suite' && a !== 'all')] : column.args),
+      ...(only ? ['--scenario', only, ...singleScenarioArgs(column)] : column.args),
     ];
     await run(args, 600_000);
     const verdicts = new Map<string, ScenarioVerdict>();
