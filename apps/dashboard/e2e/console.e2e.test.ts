@@ -661,6 +661,10 @@ describe.skipIf(!chromiumAvailable)('console in a real browser', () => {
       )
       .toBe(true);
     expect(await row.first().textContent()).toContain('support-bot');
+    // The held calls of the confirmations step were decided on the console; the row says so.
+    await expect
+      .poll(async () => (await row.allTextContents()).some((text) => text.includes('decided on the console')))
+      .toBe(true);
     const logs = await fetch(`${gateway.url}/api/v1/audit/logs?limit=1`, {
       headers: { authorization: `Bearer ${jwt}` },
     });

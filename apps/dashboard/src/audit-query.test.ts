@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_FILTERS, auditFilterQuery, auditLogsQuery, pageSummary } from './audit-query.js';
+import { EMPTY_FILTERS, auditFilterQuery, auditLogsQuery, decidedViaLabel, pageSummary } from './audit-query.js';
 
 describe('auditLogsQuery', () => {
   it('sends every filter under the spec names with whole-day dates, and pages by offset', () => {
@@ -55,5 +55,15 @@ describe('pageSummary', () => {
       hasPrevious: false,
       hasNext: false,
     });
+  });
+});
+
+describe('decidedViaLabel', () => {
+  it('names the carrier, and the OAuth client a person answered from', () => {
+    expect(decidedViaLabel(null)).toBeNull();
+    expect(decidedViaLabel({ carrier: 'console', clientId: null })).toBe('decided on the console');
+    expect(decidedViaLabel({ carrier: 'push', clientId: null })).toBe('decided by push');
+    expect(decidedViaLabel({ carrier: 'client', clientId: 'mcp-app-1' })).toBe('decided in the MCP client mcp-app-1');
+    expect(decidedViaLabel({ carrier: 'client', clientId: null })).toBe('decided in the MCP client');
   });
 });

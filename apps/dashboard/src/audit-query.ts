@@ -1,4 +1,4 @@
-import type { AuditStatus } from './types.js';
+import type { AuditEntry, AuditStatus } from './types.js';
 
 /** The audit page's filters, one per query parameter of `GET /audit/logs`. */
 export interface AuditFilters {
@@ -62,4 +62,19 @@ export function pageSummary(
   const text =
     total === 0 || shown === 0 ? `No entries (total ${total})` : `Showing ${offset + 1}–${offset + shown} of ${total}`;
   return { text, hasPrevious: offset > 0, hasNext: offset + shown < total };
+}
+
+/** How a held call was decided, as the Status column shows it under the status: the carrier, and the person's OAuth client when they answered in it; null when nobody decided. */
+export function decidedViaLabel(decidedVia: AuditEntry['decidedVia']): string | null {
+  if (decidedVia === null) return null;
+  switch (decidedVia.carrier) {
+    case 'console':
+      return 'decided on the console';
+    case 'push':
+      return 'decided by push';
+    case 'client':
+      return decidedVia.clientId === null
+        ? 'decided in the MCP client'
+        : `decided in the MCP client ${decidedVia.clientId}`;
+  }
 }

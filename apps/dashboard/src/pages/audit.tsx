@@ -6,6 +6,7 @@ import {
   PAGE_SIZE,
   auditFilterQuery,
   auditLogsQuery,
+  decidedViaLabel,
   pageSummary,
   type AuditFilters,
 } from '../audit-query.js';
@@ -149,6 +150,7 @@ export function AuditPageView() {
                 </td>
                 <td data-label="Status">
                   <span className={`status audit-${e.status}`}>{e.status}</span>
+                  {e.decidedVia ? <div className="small">{decidedViaLabel(e.decidedVia)}</div> : null}
                 </td>
                 <td data-label="Agent" className="mono small">
                   {agentName(e.agentId) ?? '—'}
@@ -169,6 +171,7 @@ export function AuditPageView() {
                           result: e.result,
                           error: e.error ?? null,
                           confirmedBy: e.confirmedBy,
+                          decidedVia: e.decidedVia,
                           providerId: e.providerId,
                         },
                         null,
