@@ -1,6 +1,7 @@
 import { generateRuntimeToken, seal } from '@agentgw/auth';
 import { newId } from '@agentgw/core';
 import { json, migrateToLatest, openDatabase } from '@agentgw/db';
+import { seedEmbeddedDataDir } from '@agentgw/db/testing';
 import { authHeaders, freePort, startRecordingUpstream } from '@agentgw/testkit';
 import { hkdfSync } from 'node:crypto';
 import {
@@ -35,17 +36,22 @@ afterEach(async () => {
 
 // PORT=1: status and admin look for a running gateway on PORT; nothing listens on port 1.
 // A first start or admin command creates the embedded database (initdb: ~9 s of CPU alone, over
-// a minute when CI's two cores run four suites), so the bounds below catch hangs, not slowness.
+// a minute when CI's two cores run four suites; most tests here start on one seeded from the
+// migrated image instead), so the bounds below catch hangs, not slowness.
 const PROCESS_MS = 300_000;
 const gateway = (args: string[], env: Record<string, string> = {}) =>
   run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }), timeoutMs: PROCESS_MS });
-const startGatewayUnderTest = (env: Record<string, string> = {}, args: string[] = []) =>
-  startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0', ...args], {
+/** A start on a data directory with no database finds one loaded from the migrated image (a first start's initdb is `pnpm start`'s test). */
+async function startGatewayUnderTest(env: Record<string, string> = {}, args: string[] = []): Promise<Server> {
+  const dataDir = args.includes('--data-dir') ? args[args.indexOf('--data-dir') + 1]! : join(dir, '.gateway-data');
+  await seedEmbeddedDataDir(join(dataDir, 'pgdata'));
+  return startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0', ...args], {
     cwd: dir,
     env: cleanEnv(env),
     ready: LISTENING,
     timeoutMs: PROCESS_MS,
   });
+}
 
 /** This machine's IPv4 addresses other than loopback (none in some sandboxes). */
 const externalAddresses = (): string[] =>
@@ -225,6 +231,7 @@ describe('gateway start', () => {
       );
       const upstream = await startRecordingUpstream();
       const agentId = newId();
+      await seedEmbeddedDataDir(join(dataDir, 'pgdata'));
       const handle = await openDatabase({ dataDir });
       try {
         await migrateToLatest(handle.db);
@@ -521,6 +528,7 @@ describe('gateway admin', () => {
   it(
     'creates and lists admins, refusing duplicates and bad input',
     async () => {
+      await seedEmbeddedDataDir(join(dir, '.gateway-data', 'pgdata'));
       const created = await gateway([
         'admin',
         'create',

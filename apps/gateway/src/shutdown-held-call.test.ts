@@ -1,5 +1,6 @@
 import { newId } from '@agentgw/core';
 import { json, migrateToLatest, openDatabase } from '@agentgw/db';
+import { seedEmbeddedDataDir } from '@agentgw/db/testing';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -33,13 +34,16 @@ afterEach(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const dataDir = () => join(dir, '.gateway-data');
-const start = () =>
-  startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0'], {
+/** A start on the data directory, seeded from the migrated image when it has no database yet. */
+async function start(): Promise<Server> {
+  await seedEmbeddedDataDir(join(dataDir(), 'pgdata'));
+  return startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0'], {
     cwd: dir,
     env: cleanEnv(ADMIN),
     ready: LISTENING,
     timeoutMs: PROCESS_MS,
   });
+}
 
 /** The embedded database while no gateway runs on it. */
 async function withDatabase<T>(use: (db: Awaited<ReturnType<typeof openDatabase>>['db']) => Promise<T>): Promise<T> {

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { migrateToLatest } from './migrate.js';
-import { openTestDatabase, testBackends } from './testing.js';
+import { openDatabase } from './connection.js';
+import { openTestDatabase, seedEmbeddedDataDir, testBackends } from './testing.js';
 
 describe('testBackends', () => {
   afterEach(() => vi.unstubAllEnvs());
@@ -44,6 +45,35 @@ describe('a PGlite test database', () => {
       expect(await migrateToLatest(handle.db)).toEqual([]);
     } finally {
       await handle.close();
+    }
+  });
+});
+
+describe('seedEmbeddedDataDir', () => {
+  it('gives a new data directory a migrated database that a file: gateway opens as is, and leaves an existing one alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentgw-seed-'));
+    try {
+      const pgdata = join(dir, 'pgdata');
+      await seedEmbeddedDataDir(pgdata);
+      const handle = await openDatabase({ url: `file:${pgdata}` });
+      try {
+        expect(await migrateToLatest(handle.db)).toEqual([]);
+        await handle.db
+          .insertInto('users')
+          .values({ id: 'kept', email: 'kept@example.com', password_hash: 'h', roles: [] })
+          .execute();
+      } finally {
+        await handle.close();
+      }
+      await seedEmbeddedDataDir(pgdata);
+      const again = await openDatabase({ url: `file:${pgdata}` });
+      try {
+        expect(await again.db.selectFrom('users').select('id').execute()).toEqual([{ id: 'kept' }]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

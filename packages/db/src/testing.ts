@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +72,26 @@ async function writeAtomically(file: string, data: Buffer): Promise<void> {
   const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
   await writeFile(partial, data);
   await rename(partial, file);
+}
+
+/**
+ * Test-only: a gateway process a test spawns on this embedded data directory (`…/pgdata`) finds
+ * it created and migrated, loaded from the shared image, so its start skips initdb and the
+ * migrations (~8 s of CPU each, dozens of processes per CI run). A directory that holds a
+ * database already is left alone; tests of a first start itself do not call this.
+ */
+export async function seedEmbeddedDataDir(path: string): Promise<void> {
+  if (
+    await access(join(path, 'PG_VERSION')).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
+  await mkdir(path, { recursive: true });
+  const pglite = new PGlite(path, { loadDataDir: await migratedPgliteImage() });
+  await pglite.waitReady;
+  await pglite.close();
 }
 
 async function openPgliteTestDatabase(): Promise<DbHandle> {
