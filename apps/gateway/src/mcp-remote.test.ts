@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedEmbeddedDataDir } from '@agentgw/db/testing';
 import { freePort, type McpFixture } from '@agentgw/testkit';
 import { TestBrowser } from './oauth-test-browser.js';
 import { offerEcho, startToolsUpstream } from './oauth-test-clients.js';
@@ -32,6 +33,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gateway-mcp-remote-'));
   if (against) return void (base = against);
   // A fixed port, as `pnpm start` has: the public URL (and with it the sign-in) is derived only then.
+  await seedEmbeddedDataDir(join(dir, '.gateway-data', 'pgdata'));
   server = await startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', String(await freePort())], {
     cwd: dir,
     env: cleanEnv({ ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password }),
@@ -47,12 +49,18 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** JSON-RPC over mcp-remote's stdio: one line each way. */
-function stdioRpc(child: ChildProcessWithoutNullStreams) {
+/** A request the gateway sends the client through mcp-remote (an elicitation), and how the test answers it. */
+type ServerRequest = { id: number | string; method: string; params: Record<string, unknown> };
+
+/** JSON-RPC over mcp-remote's stdio: one line each way; requests from the server go to `answer` (none expected: an error). */
+function stdioRpc(child: ChildProcessWithoutNullStreams, answer: (request: ServerRequest) => unknown = () => null) {
   const waiting = new Map<number, (message: unknown) => void>();
   createInterface({ input: child.stdout }).on('line', (line) => {
-    const message = JSON.parse(line) as { id?: number };
-    if (typeof message.id === 'number') waiting.get(message.id)?.(message);
+    const message = JSON.parse(line) as { id?: number | string; method?: string };
+    if (message.method !== undefined && message.id !== undefined) {
+      const result = answer(message as ServerRequest);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: message.id, result })}\n`);
+    } else if (typeof message.id === 'number') waiting.get(message.id)?.(message);
   });
   return {
     request: (id: number, method: string, params: Record<string, unknown> = {}) =>
@@ -66,7 +74,7 @@ function stdioRpc(child: ChildProcessWithoutNullStreams) {
 
 describe('mcp-remote against `gateway start` with nothing configured', () => {
   it(
-    'signs a person in by OAuth (the browser step driven headless), then lists tools through the gateway',
+    "signs a person in by OAuth (the browser step driven headless), lists and calls tools, and passes a held call's elicitation to its stdio client, whose approval runs it once",
     async () => {
       // The admin offers the person (the admin here) one provider's echo: what its client then lists.
       const login = await fetch(`${base}/api/v1/auth/login`, {
@@ -75,7 +83,7 @@ describe('mcp-remote against `gateway start` with nothing configured', () => {
         body: JSON.stringify(ADMIN),
       });
       const admin = (await login.json()) as { token: string; user: { id: string } };
-      await offerEcho(base, admin.token, upstream, admin.user.id, `remote-tools-${Date.now()}`);
+      const providerId = await offerEcho(base, admin.token, upstream, admin.user.id, `remote-tools-${Date.now()}`);
       remote = spawn(process.execPath, [MCP_REMOTE, `${base}/api/v1/mcp/mcp`], {
         cwd: dir,
         // Its tokens in a directory of this test; no browser to open (the URL is read from its log).
@@ -104,10 +112,15 @@ describe('mcp-remote against `gateway start` with nothing configured', () => {
       // The browser lands on mcp-remote's own callback listener, which takes the code from there.
       expect((await fetch(`${redirect}?${callback}`)).status).toBe(200);
 
-      const rpc = stdioRpc(remote);
+      // The stdio client answers elicitations (issue 34: a held call confirmed in the person's client).
+      const asked: ServerRequest[] = [];
+      const rpc = stdioRpc(remote, (request) => {
+        asked.push(request);
+        return { action: 'accept', content: { decision: 'approve' } };
+      });
       const init = (await rpc.request(1, 'initialize', {
         protocolVersion: '2025-06-18',
-        capabilities: {},
+        capabilities: { elicitation: {} },
         clientInfo: { name: 'mcp-remote-test', version: '1.0.0' },
       })) as { result?: { serverInfo?: { name: string } } };
       expect(init.result?.serverInfo?.name, log).toBeTruthy();
@@ -120,6 +133,37 @@ describe('mcp-remote against `gateway start` with nothing configured', () => {
       const called = await rpc.request(3, 'tools/call', { name: names[0], arguments: { text: 'via mcp-remote' } });
       console.log(`mcp-remote tools/call: ${JSON.stringify(called)}`);
       expect(called).toMatchObject({ result: { content: [{ type: 'text', text: 'echo:via mcp-remote' }] } });
+
+      // A rule holds `secret` for this person and lets their own client confirm it: mcp-remote passes
+      // the gateway's elicitation to its stdio client, whose approval runs the call once.
+      const rule = await fetch(`${base}/api/v1/admin/provider-access`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          subjectType: 'user',
+          subjectId: admin.user.id,
+          providerId,
+          action: 'require_confirmation',
+          toolPattern: 'secret',
+          confirmCarriers: ['client'],
+        }),
+      });
+      expect(rule.status).toBe(201);
+      const secret = names[0]!.replace(/echo$/, 'secret');
+      const confirmed = await rpc.request(4, 'tools/call', { name: secret, arguments: {} });
+      console.log(`mcp-remote held tools/call: ${JSON.stringify(confirmed)}`);
+      expect(asked.map((r) => r.method)).toEqual(['elicitation/create']);
+      expect(String(asked[0]!.params.message)).toContain('secret');
+      expect(confirmed).toMatchObject({ result: { content: [{ type: 'text', text: 'not for this user' }] } });
+      // The audit row names the carrier and mcp-remote's OAuth client as the one that answered.
+      const audit = await fetch(`${base}/api/v1/audit/logs?tool_name=secret`, {
+        headers: { authorization: `Bearer ${admin.token}` },
+      });
+      const [entry] = ((await audit.json()) as { data: { status: string; decidedVia: unknown }[] }).data;
+      expect(entry).toMatchObject({
+        status: 'completed',
+        decidedVia: { carrier: 'client', clientId: expect.any(String) },
+      });
     },
     PROCESS_MS,
   );

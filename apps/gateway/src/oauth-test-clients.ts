@@ -189,14 +189,14 @@ export const startToolsUpstream = (): Promise<McpFixture> =>
     ],
   });
 
-/** The admin (`adminToken`) adds `upstream` to the gateway at `base` as the provider `name` and allows `userId` its echo tool only. */
+/** The admin (`adminToken`) adds `upstream` to the gateway at `base` as the provider `name` and allows `userId` its echo tool only: the provider's id. */
 export async function offerEcho(
   base: string,
   adminToken: string,
   upstream: McpFixture,
   userId: string,
   name = 'tools',
-): Promise<void> {
+): Promise<string> {
   const post = (path: string, body: unknown) =>
     fetch(`${base}${path}`, {
       method: 'POST',
@@ -217,4 +217,5 @@ export async function offerEcho(
       })
     ).status,
   ).toBe(201);
+  return providerId;
 }

@@ -1,3 +1,4 @@
+import { startEverything } from '@agentgw/testkit';
 import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advertisedCapabilities } from './advertised-capabilities.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 import { createRuleBoundAgent } from './testing/rule-bound-agents.js';
-import { startEverything } from './testing/server-everything.js';
 import { startStdioBridge, type BridgedServer } from './testing/stdio-bridge.js';
 
 // Issue 33.4: initialize advertised a fixed set whatever the upstream offered. Now the proxy

@@ -1,7 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { freePort, startConformanceServer } from '@agentgw/testkit';
+import { startConformanceServer, startEverything } from '@agentgw/testkit';
 import { registerUpstream, startTopology } from './gateway-setup.js';
 import { walkEverything, type WalkStep } from './everything-walk.js';
 import { startHeaderForwarder } from './forwarder.js';
@@ -42,28 +39,6 @@ async function pool<T>(jobs: (() => Promise<T>)[], size: number): Promise<T[]> {
     }),
   );
   return results;
-}
-
-/** server-everything's streamable HTTP mode on a free port (its own process). */
-async function startEverything(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const bin = join(
-    dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
-    'dist/index.js',
-  );
-  const child = spawn(process.execPath, [bin, 'streamableHttp'], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes('listening')) resolve();
-    });
-    child.on('exit', () => reject(new Error(`server-everything exited: ${seen}`)));
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, child };
 }
 
 const cellOf = (target: Pick<Target, 'topology' | 'endpoint'>, column: string, row: string): Cell =>

@@ -31,3 +31,4 @@ export { startMutableToolServer } from './mutable-tool-server.js';
 export type { MutableToolServer, MutableToolServerOptions } from './mutable-tool-server.js';
 export { localClusterUnavailable, startLocalRedisCluster } from '@agentgw/core/local-redis-cluster';
 export type { LocalRedisCluster } from '@agentgw/core/local-redis-cluster';
+export { startEverything } from './server-everything.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { freePort } from '@agentgw/testkit';
+import { freePort } from './processes.js';
 
 /** server-everything (a 1.x-SDK server: sessions, sampling and elicitation on the call's stream) in its own streamable HTTP mode on a free port. */
 export async function startEverything(): Promise<{ url: string; child: ChildProcess }> {

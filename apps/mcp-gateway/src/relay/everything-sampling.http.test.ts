@@ -1,9 +1,9 @@
+import { startEverything } from '@agentgw/testkit';
 import type { ChildProcess } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
 import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
-import { startEverything } from '../testing/server-everything.js';
 
 /**
  * Issue 33.5 with real SDKs on both ends: the 2.x SDK client on 2026-07-28 (which answers an
