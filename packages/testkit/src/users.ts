@@ -12,6 +12,22 @@ export interface TestUser {
   tenantId: string | null;
 }
 
+/**
+ * One scrypt hash per password and process (~0.15 s of CPU each at the production cost): test
+ * users sharing a password share its hash, which login verifies as any other. A failed hash is
+ * not kept.
+ */
+const hashes = new Map<string, Promise<string>>();
+function testPasswordHash(password: string): Promise<string> {
+  let hash = hashes.get(password);
+  if (!hash) {
+    hash = hashPassword(password);
+    hashes.set(password, hash);
+    hash.catch(() => hashes.delete(password));
+  }
+  return hash;
+}
+
 /** Inserts a user straight into the database (no HTTP), so tests can set any roles and tenant. */
 export async function createUser(
   deps: Pick<ServiceDeps, 'db'>,
@@ -30,7 +46,7 @@ export async function createUser(
     .values({
       id: user.id,
       email: user.email,
-      password_hash: await hashPassword(user.password),
+      password_hash: await testPasswordHash(user.password),
       name: user.name,
       tenant_id: user.tenantId,
       roles: user.roles,
