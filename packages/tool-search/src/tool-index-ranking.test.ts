@@ -198,6 +198,19 @@ describe("the action's direction", () => {
   });
 });
 
+describe('a pasted id read by its shape', () => {
+  it("finds the user tool for a Slack user id instead of splitting it into words no tool has ('024', '7lh')", () => {
+    const index = ToolIndex.build([
+      {
+        ...tool('chat_get_user_profile', 'Get detailed profile information for a specific person.'),
+        inputSchema: { type: 'object', properties: { user_id: { type: 'string', description: 'The ID of the user' } } },
+      },
+      tool('chat_post_message', 'Post a message to a channel.'),
+    ]);
+    expect(index.search('who is U024BE7LH', 2)[0]?.name).toBe('chat_get_user_profile');
+  });
+});
+
 describe('readIntent', () => {
   it('tells a question about state or a listing from a request, a polite request or a how-to', () => {
     expect(readIntent('has anyone approved my PR', 200)).toBe('read');
