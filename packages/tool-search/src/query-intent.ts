@@ -22,10 +22,11 @@ export type ReadIntent = 'none' | 'read' | 'list';
  * changes what its nouns name. "what … are", "which … exist" and "all" ask for a listing.
  */
 export function readIntent(query: string, maxChars: number): ReadIntent {
-  const all = allWords(query, maxChars);
+  const text = query.length > maxChars ? query.slice(0, maxChars) : query;
+  const all = allWords(text, maxChars);
   const first = all[0];
   if (first === undefined || REQUEST_OPENERS.has(first)) return 'none';
-  const question = QUESTION_OPENERS.has(first) || query.trimEnd().endsWith('?');
+  const question = QUESTION_OPENERS.has(first) || text.trimEnd().endsWith('?');
   if (!question || (first === 'how' && HOW_TO.has(all[1] ?? ''))) return 'none';
   return all.some((word) => MANY.has(word)) ? 'list' : 'read';
 }
