@@ -43,6 +43,17 @@ describe('queryEntities', () => {
     expect(queryEntities('snapshot vol-0abc123 and stop i-0de12').words).toEqual(['volume', 'instance']);
   });
 
+  it("reads Slack's user, channel and workspace ids and UUIDs as ids, not a promo code or a plain word", () => {
+    expect(queryEntities('who is U024BE7LH in our workspace')).toEqual({
+      rest: 'who is   in our workspace',
+      words: ['user id'],
+    });
+    expect(queryEntities('post in C01ABCD2EF for W0123ABCD').words).toEqual(['user id', 'channel id']);
+    expect(queryEntities('which team is T0ABC12345').words).toEqual(['workspace team id']);
+    expect(queryEntities('open 3f2b9c1e-8a4d-4c2e-9b1a-0c7d5e6f8a9b').words).toEqual(['id']);
+    expect(queryEntities('type WINTER2025 or SUMMER15 at checkout, then UPDATE').words).toEqual([]);
+  });
+
   it('leaves times, search operators, paths and lower-case SQL words alone', () => {
     expect(queryEntities('the 1:1 at 10:30').words).toEqual([]);
     expect(queryEntities('from:ana newer_than:7d is:open').words).toEqual([]);

@@ -32,6 +32,12 @@ const SHAPES: readonly { pattern: RegExp; words: string; unless?: (value: string
   { pattern: /\bsnap-[0-9a-f]{3,17}\b/gu, words: 'snapshot' },
   { pattern: /\bami-[0-9a-f]{3,17}\b/gu, words: 'image' },
   { pattern: /\bi-[0-9a-f]{3,17}\b/gu, words: 'instance' },
+  // Slack's ids by their first letter (U/W a user, C/G a channel, T a workspace) and a digit next, as Slack writes them
+  // ("U024BE7LH", "C01ABCD2EF"; not a code such as "WINTER2025"), and UUIDs: a value the tool looks up, not words ("024", "lh").
+  { pattern: /\b[UW]\d[A-Z0-9]{7,9}\b/gu, words: 'user id' },
+  { pattern: /\b[CG]\d[A-Z0-9]{7,9}\b/gu, words: 'channel id' },
+  { pattern: /\bT\d[A-Z0-9]{7,9}\b/gu, words: 'workspace team id' },
+  { pattern: /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/giu, words: 'id' },
   { pattern: /[\p{L}\p{N}._%+-]{1,64}@[\p{L}\p{N}-]{1,63}(?:\.[\p{L}\p{N}-]{1,63}){1,8}/gu, words: 'email address' },
   {
     pattern:

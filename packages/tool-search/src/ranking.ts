@@ -53,4 +53,8 @@ export const RANKING = {
   exactNameBonus: 0.5,
   /** Score × (1 + this × the share of the query's adjacent word pairs found adjacent in the tool's name, title or description). */
   exactPhraseBonus: 0.5,
+  /** A question about state ("has anyone approved…", "who is…"; query-intent.ts): a tool whose name's verb reads scores × (1 + this). */
+  readQuestionBonus: 0.3,
+  /** A question asking for many things ("what … are", "which … exist"): a tool whose name's verb lists scores × (1 + this). */
+  listQuestionBonus: 0.5,
 } as const;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { namedWords } from './provider-naming.js';
 import { queryEntities } from './query-entities.js';
+import { nameAction, readIntent } from './query-intent.js';
 import { queryTerms } from './query-terms.js';
 import { stem } from './terms.js';
 import { ToolIndex, type ProviderLabel } from './tool-index.js';
@@ -168,5 +169,57 @@ describe('concept weights by rarity', () => {
     // Counted alike, payroll would answer 1/3 of the query and a report tool 2/3; by rarity the rare word weighs more.
     expect(payroll.coverage).toBeGreaterThan(1 / 3);
     expect(report.coverage).toBeLessThan(2 / 3);
+  });
+});
+
+describe("the action's direction", () => {
+  const index = ToolIndex.build([
+    tool('gh_create_review', 'Create a review on a pull request.'),
+    tool('gh_get_reviews', 'Get the reviews on a pull request.'),
+    tool('db_create_collection', 'Create a collection in a database.'),
+    tool('db_list_collections', 'List the collections of a database.'),
+    tool('db_collection_schema', 'The schema of one collection in a database, sampled.'),
+  ]);
+
+  it('reads a question about state ("has anyone…") as a request to read: a getting tool above a creating one', () => {
+    expect(index.search('has anyone reviewed my pull request', 2)[0]?.name).toBe('gh_get_reviews');
+    // A request to act keeps its direction (equal scores, first by name).
+    expect(index.search('review my pull request', 2)[0]?.name).toBe('gh_create_review');
+  });
+
+  it('reads "what … are in …" as asking for a listing: a listing tool first', () => {
+    expect(index.search('what collections are in this database', 3)[0]?.name).toBe('db_list_collections');
+  });
+
+  it('passes over a service prefix and finds the action of a name', () => {
+    expect(nameAction(['slack', 'get', 'user'])).toBe('get');
+    expect(nameAction([stem('create'), 'list'])).toBe(stem('create'));
+    expect(nameAction(['collect', 'storag', 'size'])).toBeNull();
+  });
+});
+
+describe('a pasted id read by its shape', () => {
+  it("finds the user tool for a Slack user id instead of splitting it into words no tool has ('024', '7lh')", () => {
+    const index = ToolIndex.build([
+      {
+        ...tool('chat_get_user_profile', 'Get detailed profile information for a specific person.'),
+        inputSchema: { type: 'object', properties: { user_id: { type: 'string', description: 'The ID of the user' } } },
+      },
+      tool('chat_post_message', 'Post a message to a channel.'),
+    ]);
+    expect(index.search('who is U024BE7LH', 2)[0]?.name).toBe('chat_get_user_profile');
+  });
+});
+
+describe('readIntent', () => {
+  it('tells a question about state or a listing from a request, a polite request or a how-to', () => {
+    expect(readIntent('has anyone approved my PR', 200)).toBe('read');
+    expect(readIntent('who is the owner of this repo', 200)).toBe('read');
+    expect(readIntent('any chargebacks this month?', 200)).toBe('read');
+    expect(readIntent('which pods are crashing', 200)).toBe('list');
+    expect(readIntent('what collections are in this database', 200)).toBe('list');
+    expect(readIntent('create an issue for the login bug', 200)).toBe('none');
+    expect(readIntent('can you create an issue?', 200)).toBe('none');
+    expect(readIntent('how do I create a branch', 200)).toBe('none');
   });
 });

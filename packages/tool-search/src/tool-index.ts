@@ -1,4 +1,5 @@
 import { namedWords } from './provider-naming.js';
+import { LISTING_VERBS, nameAction, READING_VERBS, readIntent, type ReadIntent } from './query-intent.js';
 import { queryPhrase, queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
 import { compounds, compoundTerm, terms } from './terms.js';
@@ -48,6 +49,8 @@ interface DocInfo {
   phrase: string[];
   /** The name's own words (after any `prefix__`), its provider's words left out. */
   nameTerms: string[];
+  /** The name's action verb ("get" of `slack_get_user`), if it has one. */
+  action: string | null;
   /** Tools with the same key are near-duplicates: the same name and description but for the provider. */
   group: number;
   provider: string | null;
@@ -116,6 +119,7 @@ export class ToolIndex<T extends ListedTool> {
       info.push({
         phrase: PHRASE_FIELDS.flatMap((field) => [...fieldWords[FIELDS.indexOf(field)]!, '']),
         nameTerms,
+        action: nameAction(nameTerms),
         group: groups.get(key)!,
         provider: provider?.name ?? null,
       });
@@ -205,7 +209,8 @@ export class ToolIndex<T extends ListedTool> {
     const window = touched.slice(0, RANKING.rerankWindow);
     const phrase = queryPhrase(query);
     const termWeights = new Map([...looked].map(([term, { weight }]) => [term, weight]));
-    for (const doc of window) scores[doc]! *= this.exactness(doc, phrase, termWeights);
+    const intent = readIntent(query, SEARCH_LIMITS.queryChars);
+    for (const doc of window) scores[doc]! *= this.exactness(doc, phrase, termWeights) * this.direction(doc, intent);
     window.sort(byScore);
     return this.grouped([...window, ...touched.slice(RANKING.rerankWindow)], wanted, coverage, scores);
   }
@@ -231,6 +236,14 @@ export class ToolIndex<T extends ListedTool> {
       factor *= 1 + (RANKING.exactPhraseBonus * matched) / (phrase.length - 1);
     }
     return factor;
+  }
+
+  /** The multiplier for the action's direction: a question about state favours tools that read, a listing question those that list. */
+  private direction(doc: number, intent: ReadIntent): number {
+    if (intent === 'none') return 1;
+    const verb = this.info[doc]!.action;
+    if (verb === null || !READING_VERBS.has(verb)) return 1;
+    return 1 + (intent === 'list' && LISTING_VERBS.has(verb) ? RANKING.listQuestionBonus : RANKING.readQuestionBonus);
   }
 
   /** A tool's adjacent word pairs, made on its first re-ranking and kept (at most one set per indexed tool). */
