@@ -137,8 +137,8 @@ export class HeldCallRounds {
   }
 }
 
-/** The retry's answer to the round's question (a bare elicitation result), if it carries one. */
-const answerIn = (params: McpResult): unknown => {
+/** The answer to the round's (or a held-call task's) question under its key (a bare elicitation result), if the params carry one. */
+export const answerIn = (params: McpResult): unknown => {
   const responses = params.inputResponses;
   return typeof responses === 'object' && responses !== null
     ? (responses as Record<string, unknown>)[ROUND_QUESTION_KEY]
