@@ -2,11 +2,11 @@ import type { Principal } from '@agentgw/auth';
 import type { ProviderRecord } from '@agentgw/catalog';
 import { APPROVAL_SPENT_REASON, CANCELLED_REASON } from '@agentgw/confirmations';
 import type { ClientConfirmations, Clock, HeldCall, Logger } from '@agentgw/core';
-import { isModernVersion } from '@agentgw/mcp-client';
+import { isModernVersion, JSON_RPC } from '@agentgw/mcp-client';
 import { TASKS_EXTENSION } from '../extensions/extension-ids.js';
 import type { HeldTaskRef, TaskIdCodec } from '../extensions/task-ids.js';
 import type { McpRequestContext, McpResult } from '../mcp-context.js';
-import { invalidParams, toRpcError } from '../rpc-errors.js';
+import { invalidParams, RpcError, toRpcError } from '../rpc-errors.js';
 import { UpstreamAnswer } from '../upstream-forwarding.js';
 import { askablePerson, decisionOf, questionOf } from './client-carrier.js';
 import { answerIn, ROUND_QUESTION_KEY } from './held-call-round.js';
@@ -106,6 +106,15 @@ export class HeldCallTasks {
     providers: readonly ProviderRecord[],
     runner: HeldTaskRunner,
   ): Promise<McpResult> {
+    if (!this.accepts(ctx))
+      throw new RpcError(
+        JSON_RPC.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        'tasks/* needs the tasks extension declared',
+        400,
+        {
+          missing: [`extensions.${TASKS_EXTENSION}`],
+        },
+      );
     const entry = await this.deps.store.get(ref.confirmationId);
     if (entry === null) throw invalidParams('Unknown task');
     const held = heldOf(ref, entry, ctx.principal);
