@@ -100,7 +100,9 @@ describe('a held call of a client that declared the tasks extension', () => {
       pollIntervalMs: expect.any(Number),
       createdAt: expect.any(String),
       lastUpdatedAt: expect.any(String),
-      inputRequests: { [QUESTION]: { method: 'elicitation/create', params: { requestedSchema: { required: ['decision'] } } } },
+      inputRequests: {
+        [QUESTION]: { method: 'elicitation/create', params: { requestedSchema: { required: ['decision'] } } },
+      },
     });
     // The task lives as long as its confirmation (CONFIRMATION_TIMEOUT_MS at most).
     expect(task.ttlMs).toBeGreaterThan(0);
@@ -135,13 +137,22 @@ describe('a held call of a client that declared the tasks extension', () => {
   it('tasks/update approves from the client (first decision wins, a second answer changes nothing)', async () => {
     const before = gw.drops();
     const { task, auditId } = await created();
-    const ack = await rpc(accessToken, 'tasks/update', { taskId: task.taskId, inputResponses: { [QUESTION]: approve } });
+    const ack = await rpc(accessToken, 'tasks/update', {
+      taskId: task.taskId,
+      inputResponses: { [QUESTION]: approve },
+    });
     expect(ack.body.result).toEqual({ resultType: 'complete', _meta: expect.any(Object) });
-    const late = await rpc(accessToken, 'tasks/update', { taskId: task.taskId, inputResponses: { [QUESTION]: reject } });
+    const late = await rpc(accessToken, 'tasks/update', {
+      taskId: task.taskId,
+      inputResponses: { [QUESTION]: reject },
+    });
     expect(late.body.error).toBeUndefined();
     expect(await gw.latestConfirmation()).toMatchObject({ status: 'confirmed', decided_via: 'client' });
     const done = await getTask(accessToken, task.taskId);
-    expect(done.body.result).toMatchObject({ status: 'completed', result: { content: [{ text: `dropped ${before + 1}` }] } });
+    expect(done.body.result).toMatchObject({
+      status: 'completed',
+      result: { content: [{ text: `dropped ${before + 1}` }] },
+    });
     await auditRecord(auditId, 'completed');
   });
 
@@ -150,7 +161,10 @@ describe('a held call of a client that declared the tasks extension', () => {
     const first = await created();
     await rpc(accessToken, 'tasks/update', { taskId: first.task.taskId, inputResponses: { [QUESTION]: reject } });
     const refused = await getTask(accessToken, first.task.taskId);
-    expect(refused.body.result).toMatchObject({ status: 'failed', error: { code: -32004, data: { decision: 'rejected' } } });
+    expect(refused.body.result).toMatchObject({
+      status: 'failed',
+      error: { code: -32004, data: { decision: 'rejected' } },
+    });
     await auditRecord(first.auditId, 'rejected');
 
     const second = await created();
@@ -169,7 +183,10 @@ describe('a held call of a client that declared the tasks extension', () => {
     expect(ack.body.error).toBeUndefined();
     expect((await getTask(accessToken, task.taskId)).body.result).toMatchObject({ status: 'cancelled' });
     expect((await gw.post(`/api/v1/confirmation/${confirmationId}/confirm`, gw.userToken, {})).status).toBe(409);
-    expect(await gw.latestConfirmation()).toMatchObject({ status: 'rejected', reason: expect.stringContaining('cancelled') });
+    expect(await gw.latestConfirmation()).toMatchObject({
+      status: 'rejected',
+      reason: expect.stringContaining('cancelled'),
+    });
     expect((await auditRecord(auditId, 'rejected')).error).toContain('cancelled');
     expect(gw.drops()).toBe(before);
   });
@@ -180,14 +197,19 @@ describe('a held call of a client that declared the tasks extension', () => {
       const token = id === task.taskId ? gw.adminToken : accessToken;
       expect((await getTask(token, id)).body.error).toMatchObject({ code: -32602 });
     }
-    expect((await rpc(gw.adminToken, 'tasks/cancel', { taskId: task.taskId })).body.error).toMatchObject({ code: -32602 });
+    expect((await rpc(gw.adminToken, 'tasks/cancel', { taskId: task.taskId })).body.error).toMatchObject({
+      code: -32602,
+    });
     expect((await getTask(accessToken, task.taskId, false)).body.error).toMatchObject({ code: -32021 });
     expect(await gw.latestConfirmation()).toMatchObject({ status: 'pending' });
   });
 
   it('a client without the extension still gets the input_required round', async () => {
     const reply = await callDrop(accessToken, false);
-    expect(reply.body.result).toMatchObject({ resultType: 'input_required', requestState: expect.stringMatching(/^agentgw-held:/) });
+    expect(reply.body.result).toMatchObject({
+      resultType: 'input_required',
+      requestState: expect.stringMatching(/^agentgw-held:/),
+    });
   });
 
   it('an agent runtime’s held call is a working task, never asked in the client; approved on the console → its result', async () => {
