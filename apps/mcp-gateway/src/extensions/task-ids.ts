@@ -67,8 +67,8 @@ export class TaskIdCodec {
 
 /** The ref of an opened id's fields (its owner checked already); null when they are of neither kind. */
 function refOf(fields: unknown[]): TaskRef | null {
-  if (!fields.every((field) => typeof field === 'string')) return null;
-  const strings = fields as string[];
+  if (!fields.every((field): field is string => typeof field === 'string')) return null;
+  const strings = fields;
   if (strings.length === 2) return { kind: 'provider', providerId: strings[0]!, upstreamTaskId: strings[1]! };
   const [tag, confirmationId, auditId, providerId, toolName, risk] = strings;
   if (strings.length !== 6 || tag !== HELD_TAG || !RISK_LEVELS.includes(risk as RiskLevel)) return null;

@@ -20,8 +20,8 @@ export interface HeldCallRoundsDeps {
 /** The key of the one input request a round carries (the client answers under it in `inputResponses`). */
 export const ROUND_QUESTION_KEY = 'agentgw-confirmation';
 
-/** The refusal of a round that ended without a decision (the gateway holding its deadline stopped, or it could not be announced). */
-const ROUND_ENDED_REASON = 'The confirmation ended without a decision; the call was not run.';
+/** The refusal of a round (or task) that ended without a decision (the gateway holding its deadline stopped, or it could not be announced). */
+export const ROUND_ENDED_REASON = 'The confirmation ended without a decision; the call was not run.';
 
 /** A retry's round, released: the call under its original record, re-checked by the caller (ToolCallUseCase.release). */
 export type SettledRound =

@@ -9,10 +9,10 @@ import type { McpRequestContext, McpResult } from '../mcp-context.js';
 import { invalidParams, RpcError, toRpcError } from '../rpc-errors.js';
 import { UpstreamAnswer } from '../upstream-forwarding.js';
 import { askablePerson, decisionOf, questionOf } from './client-carrier.js';
-import { answerIn, ROUND_QUESTION_KEY } from './held-call-round.js';
+import { answerIn, ROUND_ENDED_REASON, ROUND_QUESTION_KEY } from './held-call-round.js';
+import { refusedOutcome, taskOf } from './held-task-shapes.js';
 import type { HeldTaskEntry, HeldTaskOutcome, HeldTaskStore } from './held-task-store.js';
 import type { AllowedCall, ToolCallCommand } from './tool-call.command.js';
-import { refusal } from './tool-call-errors.js';
 import { heldCallOf } from './tool-call.usecase.js';
 
 /** What held-call tasks need: the hub (open, settle, answer, cancel on any replica), the shared task store, the task ids, the console's page. */
@@ -33,9 +33,6 @@ export interface HeldTaskRunner {
 /** A held-call task whose confirmation released it: what it calls, and who confirmed it. */
 export type ConfirmedTask = HeldTaskRef &
   Pick<HeldTaskEntry, 'arguments' | 'route' | 'alwaysConfirm'> & { confirmedBy: string | null };
-
-/** How often a client is asked to poll (SEP-2663 `pollIntervalMs`). */
-const POLL_INTERVAL_MS = 2_000;
 
 /**
  * The `tasks` carrier of a held call (SEP-2663), for a 2026-07-28 client that declared the tasks
@@ -145,7 +142,12 @@ export class HeldCallTasks {
         return this.finish(taskId, ref, entry, await this.run(task, ctx, providers, runner));
       }
       case 'expired':
-        return this.finish(taskId, ref, entry, refusedOutcome(ref, outcome.confirmationId, 'rejected', ENDED_REASON));
+        return this.finish(
+          taskId,
+          ref,
+          entry,
+          refusedOutcome(ref, outcome.confirmationId, 'rejected', ROUND_ENDED_REASON),
+        );
       default:
         // Another poll spent the approval and runs the call: working until it leaves the result.
         if (outcome.reason === APPROVAL_SPENT_REASON) return taskOf(taskId, entry, null, { statusMessage: RUNNING });
@@ -236,44 +238,9 @@ export class HeldCallTasks {
 
 const WAITING = 'The call waits for a person to confirm it on the console or by push.';
 const RUNNING = 'The call was approved and is running.';
-/** The refusal of a task whose confirmation ended without a decision (its gateway shut down, or it could not be announced). */
-const ENDED_REASON = 'The confirmation ended without a decision; the call was not run.';
-
 /** The held call a task stands for, as the hub binds it (its args hash): the owner's identity, the id's call and the entry's arguments. */
 const heldOf = (ref: HeldTaskRef, entry: HeldTaskEntry, principal: Principal): HeldCall =>
   heldCallOf(
     { principal, toolName: ref.toolName, arguments: entry.arguments },
     { auditId: ref.auditId, risk: ref.risk, provider: { id: ref.providerId } },
   );
-
-/** A task's end as the held call's refusal (the JSON-RPC error the synchronous call is answered with). */
-const refusedOutcome = (
-  ref: HeldTaskRef,
-  confirmationId: string,
-  kind: 'rejected' | 'timeout',
-  reason: string,
-): HeldTaskOutcome => ({
-  kind: 'failed',
-  error: refusal({ kind, auditId: ref.auditId, risk: ref.risk, reason, confirmationId }).toObject(),
-});
-
-/** The Task (SEP-2663) of an entry: open (`working` unless `extra` says otherwise) or ended as `outcome`. */
-function taskOf(
-  taskId: string,
-  entry: HeldTaskEntry,
-  outcome: HeldTaskOutcome | null,
-  extra: McpResult = {},
-): McpResult {
-  const base = {
-    taskId,
-    status: 'working',
-    createdAt: entry.createdAt,
-    lastUpdatedAt: entry.lastUpdatedAt,
-    ttlMs: entry.expiresAt - Date.parse(entry.createdAt),
-    pollIntervalMs: POLL_INTERVAL_MS,
-  };
-  if (outcome === null) return { ...base, ...extra };
-  if (outcome.kind === 'completed') return { ...base, status: 'completed', result: outcome.result };
-  if (outcome.kind === 'cancelled') return { ...base, status: 'cancelled', statusMessage: 'Cancelled by the caller.' };
-  return { ...base, status: 'failed', statusMessage: outcome.error.message, error: outcome.error };
-}
