@@ -24,10 +24,11 @@ import { CallerProviders } from './provider-view/caller-providers.js';
 import type { ProviderLists } from './provider-view/provider-lists.js';
 import type { LegacyRequestBridge } from './relay/legacy-request-bridge.js';
 import type { ServerRequestRelay } from './relay/server-request-relay.js';
-import { RpcError } from './rpc-errors.js';
+import { invalidParams, RpcError } from './rpc-errors.js';
 import type { SessionStore } from './session-store.js';
 import type { ClientCarrier } from './tool-call/client-carrier.js';
 import type { HeldCallRounds } from './tool-call/held-call-round.js';
+import type { HeldCallTasks } from './tool-call/held-call-task.js';
 import { McpToolCall } from './tool-call/mcp-tool-call.usecase.js';
 import { toolPolicy } from './tool-call/tool-access.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
@@ -70,6 +71,8 @@ export interface McpMethodsDeps {
   carrier: ClientCarrier | null;
   /** Asks a 2026-07-28 client's person by an input_required round instead (tool-call/held-call-round.ts); null: not in the client. */
   rounds: HeldCallRounds | null;
+  /** Answers a held call of a client that declared the tasks extension with a task (tool-call/held-call-task.ts); null: no hub. */
+  tasks: HeldCallTasks | null;
 }
 
 /**
@@ -104,6 +107,7 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
     clock: deps.clock,
     carrier: deps.carrier,
     rounds: deps.rounds,
+    tasks: deps.tasks,
     forward: (provider, params, ctx, call) => forward(provider, 'tools/call', params, ctx, call),
   });
   const lists = new ListMethods({
@@ -127,6 +131,10 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
       // A skill is decided by the access rules as the tool name `skill:<name>` (README: "Skills").
       skillAllowed: async (ctx, provider, name) =>
         (await toolPolicy(deps.catalog, ctx.principal, provider.id, `skill:${name}`)).action !== 'deny',
+      heldTask: (method, taskId, ref, params, ctx, providers) => {
+        if (deps.tasks === null) throw invalidParams('Unknown task');
+        return deps.tasks.handle(method, taskId, ref, params, ctx, providers, toolCalls);
+      },
     },
     deps.taskIds,
   );
@@ -137,7 +145,11 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
       targets
         .forRequest(provider, targetRequestOf(ctx))
         .catch((err: unknown) => (err instanceof RpcError ? null : Promise.reject(err))),
-    openTask: (taskId, principal) => deps.taskIds.open(taskId, principal),
+    // Only a provider's task is listened for upstream; a held call's task is polled.
+    openTask: (taskId, principal) => {
+      const ref = deps.taskIds.open(taskId, principal);
+      return ref?.kind === 'provider' ? ref : null;
+    },
     noticed: (providerId, method) => deps.lists.noticed(providerId, method),
     listChanges: (announce) => followListChanges(deps.bus, announce),
   });

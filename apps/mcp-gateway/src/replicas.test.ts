@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { openTestDatabase } from '@agentgw/db/testing';
@@ -7,11 +8,13 @@ import { registerClientFeatureTools, startMcpServer, type McpFixture } from '@ag
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { mintOAuthAccessToken } from './held-call.replicas.fixtures.js';
 
 /**
  * Two mcp-gateway processes and an admin-api process on one PostgreSQL and one Redis, as
  * distributed mode runs them: a session started on one replica continues on the other, and the
- * kill switch flipped through admin-api stops both at once. Needs TEST_DATABASE_URL and TEST_REDIS_URL.
+ * kill switch flipped through admin-api stops both at once; a held call's task and input_required
+ * round continue on the other replica, decided through confirmation-hub. Needs TEST_DATABASE_URL and TEST_REDIS_URL.
  */
 const databaseUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -55,14 +58,26 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
   let call: (path: string, body: unknown) => Promise<Record<string, unknown>>;
   let twin: McpFixture;
   let asker: McpFixture;
+  let dropper: McpFixture;
+  let drops = 0;
+  let hub: string;
+  /** The provider of the held `drop` (its name is kept apart from the exposed-names test's). */
+  let heldProvider: string;
+  let person: { id: string; oauthToken: string };
+  let publicUrl: string;
 
   beforeAll(async () => {
     db = await openTestDatabase('postgres');
+    publicUrl = `http://127.0.0.1:${await freePort()}`;
     const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(db.db);
     const url = new URL(databaseUrl!);
     url.pathname = `/${rows[0]!.name}`;
     twin = await startMcpServer({ name: 'twin-upstream', tools: [{ name: 'echo', handler: () => 'twin echo' }] });
     asker = await startMcpServer({ name: 'asks-back', tools: [], setup: registerClientFeatureTools });
+    dropper = await startMcpServer({
+      name: 'held-upstream',
+      tools: [{ name: 'drop', inputSchema: { table: z.string() }, handler: () => `dropped ${++drops}` }],
+    });
     upstream = await startMcpServer({
       name: 'shared-upstream',
       tools: [
@@ -81,19 +96,24 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       ADMIN_EMAIL: 'replica-admin@example.com',
       ADMIN_PASSWORD: 'replica-admin-password',
     };
+    // The replicas accept OAuth access tokens of GATEWAY_PUBLIC_URL (minted below): a person who may confirm in the client.
+    const gatewayEnv = { ...env, GATEWAY_PUBLIC_URL: publicUrl };
     const started = await Promise.all([
       startServiceUnderTest('admin-api', env),
-      startServiceUnderTest('mcp-gateway', env),
-      startServiceUnderTest('mcp-gateway', env),
+      startServiceUnderTest('mcp-gateway', gatewayEnv),
+      startServiceUnderTest('mcp-gateway', gatewayEnv),
+      startServiceUnderTest('confirmation-hub', env),
     ]);
     admin = started[0];
     replicas = [started[1], started[2]];
+    hub = started[3];
     const login = await fetch(`${admin}/api/v1/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: env.ADMIN_EMAIL, password: env.ADMIN_PASSWORD }),
     });
-    adminToken = ((await login.json()) as { token: string }).token;
+    const signedIn = (await login.json()) as { token: string; user: { id: string } };
+    adminToken = signedIn.token;
     call = async (path: string, body: unknown) => {
       const res = await fetch(`${admin}/api/v1${path}`, {
         method: 'POST',
@@ -113,6 +133,27 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       providerId: provider.id,
       action: 'allow',
     });
+    // The admin, as a person, confirms their own `drop` on the console or in their client.
+    const held = (await call('/admin/tool-providers', { name: 'held', pattern: 'drop', endpoint: dropper.url }))
+      .provider as { id: string };
+    heldProvider = held.id;
+    await call('/admin/provider-access', {
+      subjectType: 'user',
+      subjectId: signedIn.user.id,
+      providerId: held.id,
+      action: 'require_confirmation',
+      toolPattern: 'drop',
+      confirmCarriers: ['client'],
+    });
+    person = {
+      id: signedIn.user.id,
+      oauthToken: await mintOAuthAccessToken(db.db, {
+        issuer: publicUrl,
+        resource: `${publicUrl}/api/v1/mcp/mcp`,
+        userId: signedIn.user.id,
+        clientId: `replica-client-${randomUUID()}`,
+      }),
+    };
   }, 180_000);
 
   afterAll(async () => {
@@ -121,6 +162,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     await upstream?.close();
     await twin?.close();
     await asker?.close();
+    await dropper?.close();
     await db?.close();
   });
 
@@ -209,7 +251,12 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       );
     }
     expect(
-      await db.db.selectFrom('tool_names').select(['exposed_name', 'provider_id']).orderBy('exposed_name').execute(),
+      await db.db
+        .selectFrom('tool_names')
+        .select(['exposed_name', 'provider_id'])
+        .where('provider_id', '!=', heldProvider)
+        .orderBy('exposed_name')
+        .execute(),
     ).toEqual([
       { exposed_name: 'echo', provider_id: expect.any(String) },
       { exposed_name: 'twin_server__echo', provider_id: other.id },
@@ -291,5 +338,96 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       .poll(async () => [(await call(replicas[0])).status, (await call(replicas[1])).status], { interval: 20 })
       .toEqual([403, 403]);
     console.log(`kill switch effective on both replicas within ${Date.now() - flippedAt} ms`);
+  });
+
+  /** A stateless 2026-07-28 request of the person (their OAuth token), declaring form elicitation and, when told, the tasks extension. */
+  const personRpc = async (base: string, method: string, params: Record<string, unknown>, tasks: boolean) => {
+    const capabilities = { elicitation: {}, ...(tasks ? { extensions: { 'io.modelcontextprotocol/tasks': {} } } : {}) };
+    const res = await fetch(`${base}/api/v1/mcp/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${person.oauthToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method,
+        params: {
+          ...params,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': capabilities,
+          },
+        },
+      }),
+    });
+    const body = (await res.json()) as { result?: Record<string, unknown>; error?: { code: number } };
+    if (!body.result) throw new Error(`${method} answered ${res.status}: ${JSON.stringify(body)}`);
+    return body.result;
+  };
+  const latestDrop = () =>
+    db.db
+      .selectFrom('confirmations')
+      .select(['id', 'status'])
+      .where('tool_name', '=', 'drop')
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
+  const confirmOnConsole = async (id: string) => {
+    const res = await fetch(`${hub}/api/v1/confirmation/${id}/confirm`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.status).toBe(200);
+  };
+
+  it('a held call as a task: created on one replica, polled on the other while pending, approved on the console, run once under polls on both', async () => {
+    const before = drops;
+    const created = await personRpc(replicas[0], 'tools/call', { name: 'drop', arguments: { table: 't' } }, true);
+    expect(created).toMatchObject({ resultType: 'task', status: 'input_required' });
+    const taskId = created.taskId as string;
+    expect(await personRpc(replicas[1], 'tasks/get', { taskId }, true)).toMatchObject({
+      taskId,
+      status: 'input_required',
+      inputRequests: { 'agentgw-confirmation': { method: 'elicitation/create' } },
+    });
+    const confirmation = await latestDrop();
+    expect(confirmation.status).toBe('pending');
+    await confirmOnConsole(confirmation.id);
+    const polls = await Promise.all(
+      [0, 1, 0, 1].map((i) => personRpc(replicas[i as 0 | 1], 'tasks/get', { taskId }, true)),
+    );
+    expect(polls.every((p) => p.status === 'completed' || p.status === 'working')).toBe(true);
+    await expect
+      .poll(async () => (await personRpc(replicas[1], 'tasks/get', { taskId }, true)).status)
+      .toBe('completed');
+    for (const base of replicas)
+      expect(await personRpc(base, 'tasks/get', { taskId }, true)).toMatchObject({
+        status: 'completed',
+        result: { content: [{ type: 'text', text: `dropped ${before + 1}` }] },
+      });
+    expect(drops).toBe(before + 1);
+    expect((await latestDrop()).status).toBe('consumed');
+  });
+
+  it('a held call’s input_required round across replicas: first round on one, the retry with the answer on the other, run once', async () => {
+    const before = drops;
+    const drop = { name: 'drop', arguments: { table: 'r' } };
+    const round = await personRpc(replicas[0], 'tools/call', drop, false);
+    expect(round).toMatchObject({
+      resultType: 'input_required',
+      requestState: expect.stringMatching(/^agentgw-held:/),
+    });
+    const answer = { 'agentgw-confirmation': { action: 'accept', content: { decision: 'approve' } } };
+    const retry = { ...drop, requestState: round.requestState, inputResponses: answer };
+    expect(await personRpc(replicas[1], 'tools/call', retry, false)).toMatchObject({
+      content: [{ type: 'text', text: `dropped ${before + 1}` }],
+    });
+    // The same retry again, on the first replica: the approval is spent.
+    await expect(personRpc(replicas[0], 'tools/call', retry, false)).rejects.toThrow(/403/);
+    expect(drops).toBe(before + 1);
   });
 });

@@ -34,6 +34,8 @@ import { announcingUpstreams } from './relay/upstream-server-streams.js';
 import { ServerRequestRelay } from './relay/server-request-relay.js';
 import { ClientCarrier, consolePageOf } from './tool-call/client-carrier.js';
 import { HeldCallRounds } from './tool-call/held-call-round.js';
+import { HeldCallTasks } from './tool-call/held-call-task.js';
+import { MemoryHeldTaskStore, RedisHeldTaskStore } from './tool-call/held-task-store.js';
 import { HeldRoundStates } from './tool-call/held-round-states.js';
 import { ToolGate } from './tool-gate.js';
 import { OpenRequests } from './mcp-transport/open-requests.js';
@@ -103,6 +105,9 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   const rounds = hub
     ? new HeldCallRounds({ hub, states: new HeldRoundStates(secretBoxFor(config)), consolePage })
     : null;
+  // A held call's task is polled on any replica: its entry and result live on the shell's Redis when there is one.
+  const heldTaskStore = redis ? new RedisHeldTaskStore(redis, clock) : new MemoryHeldTaskStore(clock);
+  const tasks = hub ? new HeldCallTasks({ hub, store: heldTaskStore, ids: taskIds, consolePage, clock, logger }) : null;
   const table = mcpMethodTable({
     catalog,
     client,
@@ -123,6 +128,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     bus,
     carrier,
     rounds,
+    tasks,
   });
   const router = new McpMethodRouter({ catalog, logger, table });
   const streams = new Set<() => void>();

@@ -12,6 +12,7 @@ import {
   decideConfirmation,
   rejectIfAgentInactive,
   SHUTDOWN_REASON,
+  CANCELLED_REASON,
   TIMEOUT_REASON,
 } from './decisions.js';
 import { consumeConfirmationTimeouts } from './timeouts.js';
@@ -381,6 +382,20 @@ describe.each(testBackends())('confirmation gate on %s (in-process bus and queue
         .execute();
       expect(await gate.settleRound(b, late)).toMatchObject({ decision: 'timeout', reason: TIMEOUT_REASON });
       expect(await findConfirmation(deps.db, b)).toMatchObject({ status: 'rejected', reason: TIMEOUT_REASON });
+    });
+
+    it('the caller cancels it (a task’s tasks/cancel): only for its own call, while pending; the record says so, no later approval', async () => {
+      const call = own();
+      const { confirmationId: id } = await gate.openRound(call);
+      expect(await gate.cancelRound(id, { ...call, arguments: { repo: 'acme/other' } })).toBe('refused');
+      expect(await gate.cancelRound(id, call)).toBe('applied');
+      expect(await gate.cancelRound(id, call)).toBe('already_decided');
+      expect(await findConfirmation(deps.db, id)).toMatchObject({ status: 'rejected', reason: CANCELLED_REASON });
+      expect(audits).toEqual([{ id: call.auditId, status: 'rejected', error: CANCELLED_REASON }]);
+      expect(await gate.answerFromClient(id, call, { confirmed: true, userId: 'alice', clientId: 'c1' })).toBe(
+        'already_decided',
+      );
+      expect(await gate.settleRound(id, call)).toMatchObject({ decision: 'rejected', reason: CANCELLED_REASON });
     });
   });
 

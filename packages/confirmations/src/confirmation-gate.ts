@@ -13,7 +13,7 @@ import {
 import type { ConfirmationRow } from '@agentgw/db';
 import { callHash } from './call-hash.js';
 import { answerFromClient } from './client-answers.js';
-import { settleRound } from './held-rounds.js';
+import { cancelRound, settleRound } from './held-rounds.js';
 import { auditTrailOf } from './audit-outcome.js';
 import { findConfirmation, toPayload } from './confirmation-records.js';
 import {
@@ -246,6 +246,8 @@ export function createConfirmationGate(
     },
 
     settleRound: (id, call) => settleRound(deps, id, call),
+
+    cancelRound: (id, call) => cancelRound(deps, id, call),
 
     async close() {
       closed = true;

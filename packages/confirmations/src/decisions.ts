@@ -41,6 +41,8 @@ export const SHUTDOWN_REASON = 'The gateway shut down before a decision; the cal
 export const AGENT_DISABLED_REASON = 'The agent that made this call is disabled.';
 /** Why a call is refused whose approval was already used (a replayed round's retry; a hold, by nothing in the normal course). */
 export const APPROVAL_SPENT_REASON = 'The approval was already used.';
+/** Reason recorded when the caller withdrew its held call (a task's `tasks/cancel`) before a decision. */
+export const CANCELLED_REASON = 'The caller cancelled the call before a decision.';
 /** Reason recorded for a rejection that gave none. */
 export const DEFAULT_REJECT_REASON = 'Rejected by the confirmer.';
 
@@ -240,6 +242,18 @@ export async function rejectForInactiveAgent(deps: ConfirmationDeps, id: string)
       deps,
       id,
       { status: 'rejected', reason: AGENT_DISABLED_REASON, decidedBy: null, answerer: null },
+      { beforeDeadline: false },
+    )
+  )?.row;
+}
+
+/** The caller withdrew the call (a held-call task cancelled): pending → rejected with CANCELLED_REASON, no longer approvable (no-op once decided). */
+export async function cancelConfirmation(deps: ConfirmationDeps, id: string): Promise<ConfirmationRow | undefined> {
+  return (
+    await leavePending(
+      deps,
+      id,
+      { status: 'rejected', reason: CANCELLED_REASON, decidedBy: null, answerer: null },
       { beforeDeadline: false },
     )
   )?.row;

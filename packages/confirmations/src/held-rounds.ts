@@ -1,8 +1,9 @@
-import type { HeldCall, RoundOutcome } from '@agentgw/core';
+import type { ClientAnswerOutcome, HeldCall, RoundOutcome } from '@agentgw/core';
 import { callHash } from './call-hash.js';
 import { findConfirmation } from './confirmation-records.js';
 import {
   APPROVAL_SPENT_REASON,
+  cancelConfirmation,
   holdOutcomeOf,
   resolutionOf,
   spendApproval,
@@ -39,3 +40,14 @@ const spent = (confirmationId: string): RoundOutcome => ({
   confirmationId,
   reason: APPROVAL_SPENT_REASON,
 });
+
+/**
+ * The caller withdraws a round's (or task's) confirmation: refused unless it is for exactly this
+ * call; applied only while pending (first decision wins), after which the console cannot approve
+ * it and the call's record ends rejected with the cancellation's reason.
+ */
+export async function cancelRound(deps: ConfirmationDeps, id: string, call: HeldCall): Promise<ClientAnswerOutcome> {
+  const row = await findConfirmation(deps.db, id);
+  if (!row || row.call_hash !== callHash(call)) return 'refused';
+  return (await cancelConfirmation(deps, id)) ? 'applied' : 'already_decided';
+}

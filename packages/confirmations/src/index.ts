@@ -14,6 +14,8 @@ export {
   abandonConfirmation,
   AGENT_DISABLED_REASON,
   agentIsActive,
+  APPROVAL_SPENT_REASON,
+  CANCELLED_REASON,
   CALLER_GONE_REASON,
   consumeConfirmation,
   decideConfirmation,

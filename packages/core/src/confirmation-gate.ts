@@ -73,6 +73,8 @@ export interface ClientConfirmations {
   openRound(call: HeldCall): Promise<{ confirmationId: string; expiresAt: Date }>;
   /** Where a round's confirmation stands for exactly this call, read on any replica (see RoundOutcome). */
   settleRound(confirmationId: string, call: HeldCall): Promise<RoundOutcome>;
+  /** The caller withdraws the pending confirmation of exactly this call (a held-call task's `tasks/cancel`): first decision wins. */
+  cancelRound(confirmationId: string, call: HeldCall): Promise<ClientAnswerOutcome>;
 }
 
 /**

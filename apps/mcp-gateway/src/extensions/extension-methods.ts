@@ -3,7 +3,7 @@ import type { ProviderRecord } from '@agentgw/catalog';
 import type { McpRequestContext } from '../mcp-context.js';
 import { GATEWAY_RPC, invalidParams, RpcError } from '../rpc-errors.js';
 import { escapesDirectory, skillDirectory } from './skill-files.js';
-import type { TaskIdCodec } from './task-ids.js';
+import type { HeldTaskRef, TaskIdCodec } from './task-ids.js';
 
 type Result = Record<string, unknown>;
 
@@ -13,6 +13,15 @@ export interface ExtensionAccess {
   forward(provider: ProviderRecord, method: string, params: Result, ctx: McpRequestContext): Promise<Result>;
   /** Whether the caller may see and load the provider's skill of this name (README: "Skills"). */
   skillAllowed(ctx: McpRequestContext, provider: ProviderRecord, name: string): Promise<boolean>;
+  /** Answers tasks/* on the gateway's own task of a held call (tool-call/held-call-task.ts). */
+  heldTask(
+    method: string,
+    taskId: string,
+    ref: HeldTaskRef,
+    params: Result,
+    ctx: McpRequestContext,
+    providers: readonly ProviderRecord[],
+  ): Promise<Result>;
 }
 
 /** The extension methods the gateway answers on both endpoints: the tasks extension (SEP-2663) and skills (SEP-2640). */
@@ -29,7 +38,8 @@ const MAX_SKILL_PAGES = 20;
 const MAX_SKILLS = 2_000;
 
 /**
- * Tasks and skills through the gateway. Task ids are multiplexed: a provider's task id goes to the
+ * Tasks and skills through the gateway. Task ids are multiplexed: the gateway's own task of a held
+ * call is answered by the gateway (tool-call/held-call-task.ts); a provider's task id goes to the
  * client sealed with the provider and the principal (`TaskIdCodec`), so `tasks/*` reach the
  * provider that made the task, under its own id, and only for the principal it was made for
  * (anyone else: `-32602` Unknown task, as for a forged id). Skills are merged like tools: each
@@ -93,7 +103,10 @@ export class ExtensionMethods {
     if (typeof result.taskId !== 'string') return result;
     return {
       ...result,
-      taskId: this.taskIds.issue({ providerId: provider.id, upstreamTaskId: result.taskId }, principal),
+      taskId: this.taskIds.issue(
+        { kind: 'provider', providerId: provider.id, upstreamTaskId: result.taskId },
+        principal,
+      ),
     };
   }
 
@@ -106,6 +119,7 @@ export class ExtensionMethods {
     const taskId = params.taskId;
     if (typeof taskId !== 'string') throw invalidParams('params.taskId must be a string');
     const ref = this.taskIds.open(taskId, ctx.principal);
+    if (ref?.kind === 'held') return this.access.heldTask(method, taskId, ref, params, ctx, providers);
     const provider = ref && providers.find((p) => p.id === ref.providerId);
     if (!ref || !provider) throw invalidParams('Unknown task');
     const result = await this.access.forward(provider, method, { ...params, taskId: ref.upstreamTaskId }, ctx);

@@ -1,5 +1,5 @@
 import type { Principal } from '@agentgw/auth';
-import type { TaskRef } from '../extensions/task-ids.js';
+import type { ProviderTaskRef } from '../extensions/task-ids.js';
 import { invalidParams } from '../rpc-errors.js';
 
 /**
@@ -25,14 +25,14 @@ export interface ListenFilter {
   flags: Partial<Record<keyof typeof LIST_FLAGS, true>>;
   resourceSubscriptions: readonly string[];
   /** Gateway task ids (tasks extension), by the provider task each names. */
-  tasks: readonly { clientId: string; ref: TaskRef }[];
+  tasks: readonly { clientId: string; ref: ProviderTaskRef }[];
 }
 
 /** The client's filter: known flags set to true, at most MAX_FILTER_ITEMS uris and task ids (a task id not the caller's is dropped, not told apart). */
 export function parseListenFilter(
   raw: unknown,
   principal: Principal,
-  openTask: (taskId: string, principal: Principal) => TaskRef | null,
+  openTask: (taskId: string, principal: Principal) => ProviderTaskRef | null,
 ): ListenFilter {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw invalidParams('params.notifications must be an object');
@@ -41,7 +41,7 @@ export function parseListenFilter(
   for (const flag of Object.keys(LIST_FLAGS) as (keyof typeof LIST_FLAGS)[])
     if (given[flag] === true) flags[flag] = true;
   const uris = stringList(given.resourceSubscriptions, 'resourceSubscriptions');
-  const tasks: { clientId: string; ref: TaskRef }[] = [];
+  const tasks: { clientId: string; ref: ProviderTaskRef }[] = [];
   for (const clientId of stringList(given.taskIds, 'taskIds')) {
     const ref = openTask(clientId, principal);
     if (ref) tasks.push({ clientId, ref });

@@ -8,7 +8,7 @@ import {
   type UpstreamSession,
   type UpstreamTarget,
 } from '@agentgw/mcp-client';
-import type { TaskRef } from '../extensions/task-ids.js';
+import type { ProviderTaskRef } from '../extensions/task-ids.js';
 import type { ListChangedMethod, ListChangeFollowing } from '../gateway-list-changes.js';
 import type { McpRequestContext } from '../mcp-context.js';
 import { ClientGone, GATEWAY_RPC, RpcError } from '../rpc-errors.js';
@@ -31,7 +31,7 @@ export interface ListenAccess {
   client: McpUpstreamClient;
   /** The provider's target for the caller (with their own auth for a per-user provider); null when the caller is refused there (not connected). */
   targetOf(provider: ProviderRecord, ctx: McpRequestContext): Promise<UpstreamTarget | null>;
-  openTask(taskId: string, principal: Principal): TaskRef | null;
+  openTask(taskId: string, principal: Principal): ProviderTaskRef | null;
   /** A notification an upstream sent (the list caches drop what it says changed). */
   noticed(providerId: string, method: string): void;
   /** The gateway's own list changes (providers, access rules, tool pins), as a session's GET stream is told of them. */

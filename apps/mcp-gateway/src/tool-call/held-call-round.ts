@@ -20,8 +20,8 @@ export interface HeldCallRoundsDeps {
 /** The key of the one input request a round carries (the client answers under it in `inputResponses`). */
 export const ROUND_QUESTION_KEY = 'agentgw-confirmation';
 
-/** The refusal of a round that ended without a decision (the gateway holding its deadline stopped, or it could not be announced). */
-const ROUND_ENDED_REASON = 'The confirmation ended without a decision; the call was not run.';
+/** The refusal of a round (or task) that ended without a decision (the gateway holding its deadline stopped, or it could not be announced). */
+export const ROUND_ENDED_REASON = 'The confirmation ended without a decision; the call was not run.';
 
 /** A retry's round, released: the call under its original record, re-checked by the caller (ToolCallUseCase.release). */
 export type SettledRound =
@@ -137,8 +137,8 @@ export class HeldCallRounds {
   }
 }
 
-/** The retry's answer to the round's question (a bare elicitation result), if it carries one. */
-const answerIn = (params: McpResult): unknown => {
+/** The answer to the round's (or a held-call task's) question under its key (a bare elicitation result), if the params carry one. */
+export const answerIn = (params: McpResult): unknown => {
   const responses = params.inputResponses;
   return typeof responses === 'object' && responses !== null
     ? (responses as Record<string, unknown>)[ROUND_QUESTION_KEY]

@@ -93,6 +93,7 @@ function toolCallUnderTest(
     clock: new ManualClock(),
     carrier,
     rounds: null,
+    tasks: null,
     forward: async (provider, params, ctx, call) => {
       forwarded.push({ provider: provider.id, params, principal: ctx.principal, call });
       return call.recorded(answer());

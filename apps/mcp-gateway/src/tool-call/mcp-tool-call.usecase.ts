@@ -10,12 +10,14 @@ import { CallChecks } from './call-checks.js';
 import type { ClientCarrier } from './client-carrier.js';
 import { forwardAndRecord, type ForwardedCallDeps } from './forwarded-call.js';
 import type { HeldCallRounds } from './held-call-round.js';
+import type { ConfirmedTask, HeldCallTasks, HeldTaskRunner } from './held-call-task.js';
 import { holdOptions } from './held-call-status.js';
-import type { HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call.command.js';
+import type { AllowedCall, HeldCallResult, ToolCallCommand, ToolCallTarget } from './tool-call.command.js';
 import { denied, refusal, toolNameParam } from './tool-call-errors.js';
+import { NOT_THIS_PROVIDER } from './released-call-check.js';
 import type { ToolCallUseCase } from './tool-call.usecase.js';
 
-/** What a tools/call runs through: the decision and its records, the caller's view of providers, exposed names, pins, forwarding, the clock, and the carriers that ask in the caller's client: on its stream, or by a 2026-07-28 input_required round (null: none). */
+/** What a tools/call runs through: the decision and its records, the caller's view of providers, exposed names, pins, forwarding, the clock, and the carriers that ask in the caller's client: on its stream, or by a 2026-07-28 input_required round, or a task for a client that declared the tasks extension (null: none). */
 export interface McpToolCallDeps extends ForwardedCallDeps {
   calls: ToolCallUseCase;
   view: CallerProviders;
@@ -23,6 +25,7 @@ export interface McpToolCallDeps extends ForwardedCallDeps {
   pins: ToolPins;
   carrier: ClientCarrier | null;
   rounds: HeldCallRounds | null;
+  tasks: HeldCallTasks | null;
 }
 
 /**
@@ -32,7 +35,7 @@ export interface McpToolCallDeps extends ForwardedCallDeps {
  * always were (and recorded first); the decision, hold and records are the tool gate's too
  * (`ToolCallUseCase`); the checks are call-checks.ts, the forwarding forwarded-call.ts.
  */
-export class McpToolCall {
+export class McpToolCall implements HeldTaskRunner {
   private readonly checks: CallChecks;
 
   constructor(private readonly deps: McpToolCallDeps) {
@@ -75,7 +78,7 @@ export class McpToolCall {
     alwaysConfirm: boolean,
     target: ToolCallTarget,
   ): Promise<McpResult> {
-    const { calls, carrier, rounds } = this.deps;
+    const { calls, carrier, rounds, tasks } = this.deps;
     // ── 2026-07-28 held-call rounds (held-call-round.ts): a retry answering one of the gateway's rounds ──
     const roundState = rounds?.retryOf(params) ?? null;
     if (rounds !== null && roundState !== null)
@@ -94,6 +97,8 @@ export class McpToolCall {
     // Unless held, its outcome follows in moments: the create waits for it, one record per call.
     const opened = calls.open(call, decision, decision.hold ? 'now' : 'with-outcome');
     if (decision.hold) {
+      // ── a client that declared the tasks extension gets a task (held-call-task.ts) ──
+      if (tasks !== null && tasks.accepts(ctx)) return tasks.create(call, decision, ctx, opened);
       // ── a 2026-07-28 client is asked by an input_required round instead of a held request ──
       const mode = rounds?.modeFor(ctx, decision) ?? null;
       if (rounds !== null && mode !== null) return rounds.ask(call, decision, mode, opened);
@@ -155,7 +160,48 @@ export class McpToolCall {
   ): Promise<McpResult> {
     const settled = await rounds.settle(commandOf(params, ctx, alwaysConfirm, target), params, ctx, state);
     if (settled.kind === 'ask') return settled.result;
-    const { call, allowed, confirmedBy } = settled;
+    const { inputResponses: _answers, requestState: _state, ...forwarded } = params;
+    return this.runConfirmed(settled.call, settled.allowed, settled.confirmedBy, forwarded, ctx);
+  }
+
+  /**
+   * A held-call task's confirmed call (held-call-task.ts), its approval spent by this poll: to
+   * its provider among `providers` (the endpoint's reachable ones), re-checked and forwarded as
+   * the polling owner under the record its tools/call opened. Its provider out of reach: refused.
+   */
+  async runTask(task: ConfirmedTask, ctx: McpRequestContext, providers: readonly ProviderRecord[]): Promise<McpResult> {
+    const { auditId, risk, toolName, route } = task;
+    const provider = providers.find((p) => p.id === task.providerId);
+    if (provider === undefined) {
+      await this.deps.calls.record.refusedAfterRelease(auditId, NOT_THIS_PROVIDER);
+      throw denied(NOT_THIS_PROVIDER, risk, auditId);
+    }
+    const target: ToolCallTarget = route.kind === 'routed' ? { ...route, provider } : { kind: 'proxied', provider };
+    const call = {
+      principal: ctx.principal,
+      toolName,
+      arguments: task.arguments,
+      target,
+      alwaysConfirm: task.alwaysConfirm,
+      auditId,
+    };
+    return this.runConfirmed(
+      call,
+      { auditId, risk, provider },
+      task.confirmedBy,
+      { name: toolName, arguments: task.arguments },
+      ctx,
+    );
+  }
+
+  /** A confirmed call (a round's retry, a task's poll) released: re-checked, then forwarded under its record. */
+  private async runConfirmed(
+    call: ToolCallCommand,
+    allowed: Pick<AllowedCall, 'auditId' | 'risk' | 'provider'>,
+    confirmedBy: string | null,
+    params: McpResult,
+    ctx: McpRequestContext,
+  ): Promise<McpResult> {
     const released = await this.deps.calls.release(
       call,
       allowed,
@@ -163,8 +209,7 @@ export class McpToolCall {
       ctx.reauthenticate,
     );
     if (released.kind === 'gone') throw new ClientGone();
-    const { inputResponses: _answers, requestState: _state, ...forwarded } = params;
-    return this.forwardReleased(call, released, forwarded, ctx, Promise.resolve());
+    return this.forwardReleased(call, released, params, ctx, Promise.resolve());
   }
 }
 

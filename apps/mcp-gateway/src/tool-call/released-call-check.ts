@@ -3,6 +3,9 @@ import type { ProviderRecord } from '@agentgw/catalog';
 import { isAppError, matchGlob } from '@agentgw/core';
 import { denialReason, mayReach, NO_PROVIDER_ACCESS, toolPolicy, type ToolCallCatalog } from './tool-access.js';
 
+/** Why a released call is refused whose name no longer goes to the provider it was confirmed for. */
+export const NOT_THIS_PROVIDER = 'The tool no longer goes to this provider';
+
 /** Proves again who is calling: the request's own credentials, authenticated anew. */
 export type Reauthenticate = () => Promise<Principal>;
 
@@ -53,7 +56,7 @@ export async function recheckReleasedCall(catalog: ToolCallCatalog, call: Releas
   }
   const provider = await call.locate(principal);
   if (!provider || provider.id !== call.providerId || !matchGlob(provider.pattern, call.toolName)) {
-    return { ok: false, reason: 'The tool no longer goes to this provider' };
+    return { ok: false, reason: NOT_THIS_PROVIDER };
   }
   if (!(await mayReach(catalog, principal, provider.id))) return { ok: false, reason: NO_PROVIDER_ACCESS };
   const decision = await toolPolicy(catalog, principal, provider.id, call.toolName);

@@ -187,8 +187,8 @@ export class ToolCallUseCase {
 
 /** What the confirmation hub is told of a held call: who makes it (the call's principal), what, where, at which risk, under which record. */
 export function heldCallOf(
-  call: ToolCallCommand,
-  allowed: Pick<AllowedCall, 'auditId' | 'risk' | 'provider'>,
+  call: Pick<ToolCallCommand, 'principal' | 'toolName' | 'arguments'>,
+  allowed: Pick<AllowedCall, 'auditId' | 'risk'> & { provider: Pick<ProviderRecord, 'id'> },
 ): HeldCall {
   const { principal } = call;
   return {
