@@ -9,6 +9,7 @@ import {
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 import { startListeningUpstream } from './listening-upstream.fixtures.js';
 
 // subscriptions/listen on the 2026-07-28 wire: one stream for the client, fed by a listen on a
@@ -81,42 +82,13 @@ beforeAll(async () => {
     res.end();
   });
   gw = await startGatewayUnderTest({ env: { SSE_HEARTBEAT_MS: '200' } });
-  const { catalog, admin } = gw;
-  await catalog.providers.create(admin, {
-    name: 'modern',
-    pattern: 'm_*',
-    endpoint: modern.url,
-    authType: 'none',
-    priority: 0,
-  });
-  legacyId = (
-    await catalog.providers.create(admin, {
-      name: 'legacy',
-      pattern: 'l_*',
-      endpoint: legacy.url,
-      authType: 'none',
-      priority: 0,
-    })
-  ).id;
-  flakyId = (
-    await catalog.providers.create(admin, {
-      name: 'flaky',
-      pattern: 'f_*',
-      endpoint: flaky.url,
-      authType: 'none',
-      priority: 0,
-    })
-  ).id;
-  const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  runtimeToken = created.runtimeToken;
-  agentId = created.agent.id;
-  await catalog.rules.create(admin, {
-    subjectType: 'agent',
-    subjectId: created.agent.id,
-    providerId: '*',
-    action: 'allow',
-    toolPattern: '*',
-  });
+  // Each upstream is a no-auth provider of its own tool prefix.
+  const register = async (name: string, pattern: string, endpoint: string) =>
+    (await gw.catalog.providers.create(gw.admin, { name, pattern, endpoint, authType: 'none', priority: 0 })).id;
+  await register('modern', 'm_*', modern.url);
+  legacyId = await register('legacy', 'l_*', legacy.url);
+  flakyId = await register('flaky', 'f_*', flaky.url);
+  ({ runtimeToken, agentId } = await createRuleBoundAgent(gw));
 });
 
 afterAll(async () => {
