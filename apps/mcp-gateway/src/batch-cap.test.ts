@@ -1,8 +1,8 @@
 import type { ConfirmationGate, HeldCall } from '@agentgw/core';
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgentOnProvider } from './agent-on-provider.fixtures.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
-import { createRuleBoundAgent } from './testing/rule-bound-agents.js';
 import { MAX_BATCH_MESSAGES } from './mcp.routes.js';
 
 // One 2025-03-26 batch used to fan out into any number of calls (120 held confirmations in one POST).
@@ -22,18 +22,12 @@ const gate: ConfirmationGate = {
 beforeAll(async () => {
   upstream = await startMcpServer({ name: 'risky', tools: [{ name: 'risky', handler: () => 'done' }] });
   gw = await startGatewayUnderTest({ gate });
-  const provider = await gw.catalog.providers.create(gw.admin, {
-    name: 'risky',
-    pattern: '*',
-    endpoint: upstream.url,
-    authType: 'none',
-    priority: 0,
-  });
   token = (
-    await createRuleBoundAgent(gw, {
-      name: 'batcher',
-      rules: [{ providerId: provider.id, action: 'require_confirmation', toolPattern: '*' }],
-    })
+    await createAgentOnProvider(
+      gw,
+      { name: 'risky', endpoint: upstream.url },
+      { name: 'batcher', action: 'require_confirmation' },
+    )
   ).runtimeToken;
 });
 

@@ -4,7 +4,7 @@ import { isModernVersion, JSON_RPC, type JsonRpcRequest } from '@agentgw/mcp-cli
 import { addressedProvider } from './addressed-provider.js';
 import type { McpAnswer, McpRequestContext, McpResult } from './mcp-context.js';
 import { ClientGone, RpcError, toRpcError } from './rpc-errors.js';
-import { carriesBridgeState } from './relay/legacy-request-bridge.js';
+import { carriesBridgeState } from './relay/bridge-state.js';
 import { denied } from './tool-call/tool-call-errors.js';
 import { agentStanding, mayReach, NO_PROVIDER_ACCESS, type ToolCallCatalog } from './tool-call/tool-access.js';
 import { UpstreamAnswer } from './upstream-forwarding.js';

@@ -8,13 +8,15 @@ export interface RpcReply {
 
 /**
  * Sends one stateless (2026-07-28) JSON-RPC request to an MCP endpoint of the gateway under test,
- * so a test drives the real HTTP interface without an SDK session in the way.
+ * so a test drives the real HTTP interface without an SDK session in the way; the client declares
+ * `clientCapabilities` (none unless given).
  */
 export async function statelessRpc(
   url: string,
   headers: Record<string, string>,
   method: string,
   params: Record<string, unknown> = {},
+  clientCapabilities: Record<string, unknown> = {},
 ): Promise<RpcReply> {
   const res = await fetch(url, {
     method: 'POST',
@@ -30,7 +32,7 @@ export async function statelessRpc(
       method,
       params: {
         ...params,
-        _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: {} },
+        _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: clientCapabilities },
       },
     }),
   });

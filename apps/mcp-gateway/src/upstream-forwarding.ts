@@ -13,12 +13,9 @@ import {
 } from '@agentgw/mcp-client';
 import type { McpRequestContext, McpResult } from './mcp-context.js';
 import { honourClientCapabilities } from './methods/input-required.js';
-import {
-  carriesBridgeState,
-  type BridgeableCall,
-  type BridgeFailure,
-  type LegacyRequestBridge,
-} from './relay/legacy-request-bridge.js';
+import type { BridgeableCall, BridgeFailure } from './relay/bridgeable-call.js';
+import { carriesBridgeState } from './relay/bridge-state.js';
+import type { LegacyRequestBridge } from './relay/legacy-request-bridge.js';
 import { bridgeInputRequired } from './relay/mrtr-bridge.js';
 import type { ClientChannel, RelayOrigin } from './relay/relay-contract.js';
 import type { ServerRequestRelay } from './relay/server-request-relay.js';

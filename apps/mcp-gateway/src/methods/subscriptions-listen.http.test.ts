@@ -9,6 +9,8 @@ import {
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
+import { startListeningUpstream } from './listening-upstream.fixtures.js';
 
 // subscriptions/listen on the 2026-07-28 wire: one stream for the client, fed by a listen on a
 // stateless upstream and by the GET stream of a session upstream; only what the filter asked for
@@ -33,35 +35,21 @@ const note = (method: string, params: Record<string, unknown> = {}) => ({ jsonrp
 const bodyOf = (req: RecordedRequest) => req.body as { id?: number; method?: string; params?: Record<string, unknown> };
 
 beforeAll(async () => {
-  modern = await startRecordingUpstream((req, res) => {
-    const body = bodyOf(req);
-    if (body?.id === undefined) return void res.writeHead(202).end();
-    if (body.method === 'server/discover') {
-      return replyJson(res, 200, {
-        jsonrpc: '2.0',
-        id: body.id,
-        result: {
-          resultType: 'complete',
-          supportedVersions: [MODERN_PROTOCOL_VERSION],
-          capabilities: { tools: { listChanged: true } },
-          serverInfo: { name: 'm', version: '1' },
-        },
-      });
-    }
-    if (body.method === 'subscriptions/listen') {
-      const sub = { 'io.modelcontextprotocol/subscriptionId': body.id };
+  modern = await startListeningUpstream(
+    { name: 'm', capabilities: { tools: { listChanged: true } } },
+    (id, params, res) => {
+      const sub = { 'io.modelcontextprotocol/subscriptionId': id };
       // Held open until the gateway goes; what the client did not ask for comes first.
       res.on('close', () => closed.modernListen++);
-      return sse(res, [
-        note('notifications/subscriptions/acknowledged', { _meta: sub, notifications: body.params?.notifications }),
+      sse(res, [
+        note('notifications/subscriptions/acknowledged', { _meta: sub, notifications: params?.notifications }),
         note('notifications/prompts/list_changed', { _meta: sub }),
         note('notifications/resources/updated', { _meta: sub, uri: 'file:///other' }),
         note('notifications/tools/list_changed', { _meta: sub }),
         note('notifications/resources/updated', { _meta: sub, uri: 'file:///a' }),
       ]);
-    }
-    return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [] } });
-  });
+    },
+  );
   legacy = await startRecordingUpstream((req, res) => {
     if (req.method === 'GET') return sse(res, [note('notifications/resources/updated', { uri: 'file:///b' })]);
     if (req.method === 'DELETE') return void res.writeHead(200).end();
@@ -84,69 +72,23 @@ beforeAll(async () => {
     return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: {} });
   });
   // A 2026-07-28 upstream whose listen ends right after its acknowledgement (a restart, a lifetime).
-  flaky = await startRecordingUpstream((req, res) => {
-    const body = bodyOf(req);
-    if (body?.id === undefined) return void res.writeHead(202).end();
-    if (body.method === 'server/discover') {
-      return replyJson(res, 200, {
-        jsonrpc: '2.0',
-        id: body.id,
-        result: {
-          resultType: 'complete',
-          supportedVersions: [MODERN_PROTOCOL_VERSION],
-          capabilities: {},
-          serverInfo: { name: 'f', version: '1' },
-        },
-      });
-    }
-    if (body.method === 'subscriptions/listen') {
-      sse(res, [
-        note('notifications/subscriptions/acknowledged', {
-          _meta: { 'io.modelcontextprotocol/subscriptionId': body.id },
-          notifications: {},
-        }),
-      ]);
-      return void res.end();
-    }
-    return replyJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { resultType: 'complete', tools: [] } });
+  flaky = await startListeningUpstream({ name: 'f', capabilities: {} }, (id, _params, res) => {
+    sse(res, [
+      note('notifications/subscriptions/acknowledged', {
+        _meta: { 'io.modelcontextprotocol/subscriptionId': id },
+        notifications: {},
+      }),
+    ]);
+    res.end();
   });
   gw = await startGatewayUnderTest({ env: { SSE_HEARTBEAT_MS: '200' } });
-  const { catalog, admin } = gw;
-  await catalog.providers.create(admin, {
-    name: 'modern',
-    pattern: 'm_*',
-    endpoint: modern.url,
-    authType: 'none',
-    priority: 0,
-  });
-  legacyId = (
-    await catalog.providers.create(admin, {
-      name: 'legacy',
-      pattern: 'l_*',
-      endpoint: legacy.url,
-      authType: 'none',
-      priority: 0,
-    })
-  ).id;
-  flakyId = (
-    await catalog.providers.create(admin, {
-      name: 'flaky',
-      pattern: 'f_*',
-      endpoint: flaky.url,
-      authType: 'none',
-      priority: 0,
-    })
-  ).id;
-  const created = await catalog.agents.create(admin, { name: 'bot', upstreamUrl: 'http://127.0.0.1:9/agent' });
-  runtimeToken = created.runtimeToken;
-  agentId = created.agent.id;
-  await catalog.rules.create(admin, {
-    subjectType: 'agent',
-    subjectId: created.agent.id,
-    providerId: '*',
-    action: 'allow',
-    toolPattern: '*',
-  });
+  // Each upstream is a no-auth provider of its own tool prefix.
+  const register = async (name: string, pattern: string, endpoint: string) =>
+    (await gw.catalog.providers.create(gw.admin, { name, pattern, endpoint, authType: 'none', priority: 0 })).id;
+  await register('modern', 'm_*', modern.url);
+  legacyId = await register('legacy', 'l_*', legacy.url);
+  flakyId = await register('flaky', 'f_*', flaky.url);
+  ({ runtimeToken, agentId } = await createRuleBoundAgent(gw));
 });
 
 afterAll(async () => {

@@ -1,8 +1,8 @@
-import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION } from '@agentgw/mcp-client';
 import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { registerClientFeatureTools, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { statelessRpc, type RpcReply } from '../stateless-rpc.js';
 import { recordingRealAuditTrail, type RecordedAuditWrite } from '../testing/recorded-audits.js';
 import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 import { MAX_BRIDGED_ROUNDS } from './mrtr-bridge.js';
@@ -77,41 +77,26 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-type Answer = { status: number; result?: Record<string, unknown>; error?: { code: number; message: string } };
-
-/** One 2026-07-28 request (JSON answer) declaring CAPABLE, as `token`. */
-async function rpc(path: string, method: string, params: Record<string, unknown>, token = tokens.owner) {
-  const res = await fetch(gw.url + path, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json',
-      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: { [META_PROTOCOL_VERSION]: MODERN_PROTOCOL_VERSION, [META_CLIENT_CAPABILITIES]: CAPABLE },
-      },
-    }),
-  });
-  return { status: res.status, ...((await res.json()) as Omit<Answer, 'status'>) };
-}
+/** One 2026-07-28 request declaring CAPABLE, as `token`, accepting JSON only (a round is the answer, never a stream). */
+const rpc = (path: string, method: string, params: Record<string, unknown>, token = tokens.owner) =>
+  statelessRpc(
+    gw.url + path,
+    { authorization: `Bearer ${token}`, accept: 'application/json' },
+    method,
+    params,
+    CAPABLE,
+  );
 
 /** The one input request of a round: its key (the gateway's relay id) and the request. */
-function onlyRequest(answer: Answer): [string, { method: string; params: Record<string, unknown> }] {
-  expect(answer.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
-  const entries = Object.entries(answer.result!.inputRequests as Record<string, never>);
+function onlyRequest(answer: RpcReply): [string, { method: string; params: Record<string, unknown> }] {
+  expect(answer.body.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+  const entries = Object.entries(answer.body.result!.inputRequests as Record<string, never>);
   expect(entries).toHaveLength(1);
   return entries[0]!;
 }
 
 const SAMPLED = { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'Paris' } };
-const textOf = (answer: Answer) => (answer.result as { content: { text: string }[] }).content[0]!.text;
+const textOf = (answer: RpcReply) => (answer.body.result as { content: { text: string }[] }).content[0]!.text;
 
 describe('a legacy upstream’s server requests bridged for a 2026-07-28 client', () => {
   for (const endpoint of ['unified', 'proxy'] as const) {
@@ -126,13 +111,17 @@ describe('a legacy upstream’s server requests bridged for a 2026-07-28 client'
         params: { messages: [{ role: 'user', content: { type: 'text', text: 'capital of France?' } }], maxTokens: 20 },
       });
       expect(key).toMatch(/^agentgw-relay-/);
-      expect(first.result!.requestState).toMatch(/^agentgw-bridge-/);
+      expect(first.body.result!.requestState).toMatch(/^agentgw-bridge-/);
       const final = await rpc(path(), 'tools/call', {
         ...call,
         inputResponses: { [key]: SAMPLED },
-        requestState: first.result!.requestState,
+        requestState: first.body.result!.requestState,
       });
-      expect([final.status, textOf(final), final.result!.resultType]).toEqual([200, 'model said: Paris', 'complete']);
+      expect([final.status, textOf(final), final.body.result!.resultType]).toEqual([
+        200,
+        'model said: Paris',
+        'complete',
+      ]);
     });
   }
 
@@ -143,14 +132,14 @@ describe('a legacy upstream’s server requests bridged for a 2026-07-28 client'
     const second = await rpc('/api/v1/mcp/mcp', 'tools/call', {
       ...call,
       inputResponses: { [sampling]: SAMPLED },
-      requestState: first.result!.requestState,
+      requestState: first.body.result!.requestState,
     });
     const [elicitation, asked] = onlyRequest(second);
     expect(asked).toMatchObject({ method: 'elicitation/create', params: { message: 'Keep Paris?' } });
     const final = await rpc('/api/v1/mcp/mcp', 'tools/call', {
       ...call,
       inputResponses: { [elicitation]: { action: 'accept', content: {} } },
-      requestState: second.result!.requestState,
+      requestState: second.body.result!.requestState,
     });
     expect(textOf(final)).toBe('Paris: accept');
   });
@@ -159,31 +148,34 @@ describe('a legacy upstream’s server requests bridged for a 2026-07-28 client'
     const call = { name: 'ask_model', arguments: { prompt: 'mine' } };
     const first = await rpc('/api/v1/mcp/mcp', 'tools/call', call);
     const [key] = onlyRequest(first);
-    const retry = { ...call, inputResponses: { [key]: SAMPLED }, requestState: first.result!.requestState };
+    const retry = { ...call, inputResponses: { [key]: SAMPLED }, requestState: first.body.result!.requestState };
     const foreign = await rpc('/api/v1/mcp/mcp', 'tools/call', retry, tokens.other);
-    expect(foreign.error).toMatchObject({ code: -32602, message: expect.stringMatching(/requestState names no call/) });
+    expect(foreign.body.error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/requestState names no call/),
+    });
     expect(textOf(await rpc('/api/v1/mcp/mcp', 'tools/call', retry))).toBe('model said: Paris');
     // Finished: the same state continues nothing any more.
-    expect((await rpc('/api/v1/mcp/mcp', 'tools/call', retry)).error).toMatchObject({ code: -32602 });
+    expect((await rpc('/api/v1/mcp/mcp', 'tools/call', retry)).body.error).toMatchObject({ code: -32602 });
   });
 
   it('refuses a retry whose inputResponses answer nothing pending, or are not results (-32602)', async () => {
     const call = { name: 'ask_model', arguments: { prompt: 'typo' } };
     const first = await rpc('/api/v1/mcp/mcp', 'tools/call', call);
     const [key] = onlyRequest(first);
-    const state = first.result!.requestState;
+    const state = first.body.result!.requestState;
     const made = await rpc('/api/v1/mcp/mcp', 'tools/call', {
       ...call,
       inputResponses: { 'agentgw-relay-made-up': SAMPLED },
       requestState: state,
     });
-    expect(made.error).toMatchObject({ code: -32602, message: expect.stringMatching(/answer no input request/) });
+    expect(made.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/answer no input request/) });
     const odd = await rpc('/api/v1/mcp/mcp', 'tools/call', {
       ...call,
       inputResponses: { [key]: 'Paris' },
       requestState: state,
     });
-    expect([odd.status, odd.error?.code]).toEqual([200, -32602]);
+    expect([odd.status, odd.body.error?.code]).toEqual([200, -32602]);
     const final = await rpc('/api/v1/mcp/mcp', 'tools/call', {
       ...call,
       inputResponses: { [key]: SAMPLED },
@@ -200,7 +192,7 @@ describe('a legacy upstream’s server requests bridged for a 2026-07-28 client'
     await rpc('/api/v1/mcp/mcp', 'tools/call', {
       ...call,
       inputResponses: { [key]: SAMPLED },
-      requestState: first.result!.requestState,
+      requestState: first.body.result!.requestState,
     });
     const writes = audits.slice(before);
     const calls = writes.filter((w) => w.op === 'create' && w.toolName === 'ask_model');
@@ -225,11 +217,11 @@ describe('a legacy upstream’s server requests bridged for a 2026-07-28 client'
       answer = await rpc('/api/v1/mcp/mcp', 'tools/call', {
         ...call,
         inputResponses: { [key]: SAMPLED },
-        requestState: answer.result!.requestState,
+        requestState: answer.body.result!.requestState,
       });
     }
     const why = `The provider asked more than ${MAX_BRIDGED_ROUNDS} questions in one call`;
-    expect([answer.status, answer.error]).toEqual([502, { code: -32010, message: why }]);
+    expect([answer.status, answer.body.error]).toEqual([502, { code: -32010, message: why }]);
     const record = audits.slice(before).find((w) => w.op === 'create' && w.toolName === 'ask_forever')!;
     expect(audits).toContainEqual(
       expect.objectContaining({ op: 'update', id: record.id, status: 'failed', error: why }),
@@ -242,6 +234,6 @@ describe('a legacy upstream’s server requests bridged for a 2026-07-28 client'
       arguments: { prompt: 'x' },
       requestState: 'agentgw-bridge-made-up',
     });
-    expect(made.error).toMatchObject({ code: -32602 });
+    expect(made.body.error).toMatchObject({ code: -32602 });
   });
 });

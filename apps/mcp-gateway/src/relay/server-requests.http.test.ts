@@ -8,9 +8,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { registerClientFeatureTools, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgentOnProvider } from '../agent-on-provider.fixtures.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
 import { recordingRealAuditTrail, type RecordedAuditWrite } from '../testing/recorded-audits.js';
-import { createRuleBoundAgent } from '../testing/rule-bound-agents.js';
 
 /**
  * Server-to-client requests through the gateway, over HTTP with real SDK clients (1.x, and 2.x on
@@ -34,18 +34,12 @@ beforeAll(async () => {
     setup: registerClientFeatureTools,
   });
   gw = await startGatewayUnderTest({ audit: recordingRealAuditTrail(audits) });
-  const provider = await gw.catalog.providers.create(gw.admin, {
-    name: 'asks-back',
-    pattern: '*',
-    endpoint: upstream.url,
-    authType: 'none',
-    priority: 0,
-  });
   token = (
-    await createRuleBoundAgent(gw, {
-      name: 'relay-bot',
-      rules: [{ providerId: provider.id, action: 'allow', toolPattern: '*' }],
-    })
+    await createAgentOnProvider(
+      gw,
+      { name: 'asks-back', endpoint: upstream.url },
+      { name: 'relay-bot', action: 'allow' },
+    )
   ).runtimeToken;
 });
 
