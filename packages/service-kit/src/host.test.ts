@@ -199,12 +199,11 @@ describe('createHost', () => {
       });
     const host = await createHost([tracked('a'), tracked('b', { hang: true })], deps, { name: 'x' });
     await host.start();
-    const before = Date.now();
+    // b's stop never ends: stop() returning at all is the deadline at work (a hang fails by the test's timeout).
     await host.stop({ deadlineMs: 100 });
-    expect(Date.now() - before).toBeLessThan(1_000);
-    // Each stop gets what the settle step (none here) left of the 100 ms.
+    // Each stop gets what the settle step left of the 100 ms: nothing, on a machine slow enough to spend it all.
     expect(events.map((e) => e.replace(/^(stop \w) \d+$/, '$1'))).toEqual(['start a', 'start b', 'stop a', 'stop b']);
-    for (const ms of events.slice(2).map((e) => Number(e.split(' ')[2]))) expect(ms > 0 && ms <= 100).toBe(true);
+    for (const ms of events.slice(2).map((e) => Number(e.split(' ')[2]))) expect(ms >= 0 && ms <= 100).toBe(true);
 
     events.length = 0;
     const failing = await createHost([tracked('a'), tracked('b', { failStart: true }), tracked('c')], deps, {
