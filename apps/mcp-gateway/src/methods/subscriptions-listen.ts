@@ -89,12 +89,19 @@ export class SubscriptionsListen {
       ),
     );
     const own = asked.size > 0 ? this.access.listChanges((method) => void (asked.has(method) && send(method))) : null;
+    // A held task's decision told while the acknowledgement is not out yet waits for it.
+    let acknowledged = () => {};
+    const afterAck = new Promise<void>((resolve) => (acknowledged = resolve));
     const decisions =
       filter.heldTasks.length > 0
-        ? await this.access.followHeld(filter.heldTasks, (task) => send('notifications/tasks', task))
+        ? await this.access.followHeld(
+            filter.heldTasks,
+            (task) => void afterAck.then(() => send('notifications/tasks', task)),
+          )
         : null;
     await own?.ready;
     send('notifications/subscriptions/acknowledged', { notifications: agreedFilter(filter) });
+    acknowledged();
     const stop = new AbortController();
     const ended = new Promise<'client' | 'lifetime'>((resolve) => {
       const timer = setTimeout(() => resolve('lifetime'), LISTEN_LIFETIME_MS);
