@@ -1,3 +1,4 @@
+import { SseEventReader } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startHeldCallGateway, type HeldCallGateway } from './held-call.fixtures.js';
 import { SDK_2 } from './oauth-test-clients.js';
@@ -30,8 +31,14 @@ interface Reply {
 
 /** One stateless 2026-07-28 request, declaring form elicitation and (unless told otherwise) the tasks extension. */
 async function rpc(token: string, method: string, params: Record<string, unknown>, tasks = true): Promise<Reply> {
+  const res = await send(token, method, params, tasks);
+  return { status: res.status, body: (await res.json()) as Reply['body'] };
+}
+
+/** The request of `rpc`, its response unread (a listen's stream). */
+function send(token: string, method: string, params: Record<string, unknown>, tasks = true): Promise<Response> {
   const capabilities = { elicitation: {}, ...(tasks ? { extensions: { [TASKS]: {} } } : {}) };
-  const res = await fetch(gw.endpoint(), {
+  return fetch(gw.endpoint(), {
     method: 'POST',
     headers: {
       authorization: `Bearer ${token}`,
@@ -52,7 +59,6 @@ async function rpc(token: string, method: string, params: Record<string, unknown
       },
     }),
   });
-  return { status: res.status, body: (await res.json()) as Reply['body'] };
 }
 
 const callDrop = (token: string, tasks = true) => rpc(token, 'tools/call', { name: 'drop', arguments: ARGS }, tasks);
@@ -241,4 +247,86 @@ describe('a held call of a client that declared the tasks extension', () => {
       result: { content: [{ text: `dropped ${before + 1}` }] },
     });
   }, 60_000);
+});
+
+describe('a listen naming held-call tasks (SEP-2663 notifications/tasks)', () => {
+  type Notice = { method: string; params: Task & { notifications?: Record<string, unknown> } };
+  const isTaskNotice = (data: unknown) => (data as Notice).method === 'notifications/tasks';
+
+  /** A `subscriptions/listen` of `token` naming `taskIds`, read past its acknowledgement (returned). */
+  async function listen(token: string, taskIds: string[], client: AbortController) {
+    const res = await send(token, 'subscriptions/listen', { notifications: { taskIds } });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = new SseEventReader(res);
+    const ack = await reader.nextOf('message', 10_000);
+    expect((ack.data as Notice).method).toBe('notifications/subscriptions/acknowledged');
+    client.signal.addEventListener('abort', () => void reader.close(), { once: true });
+    return { reader, agreed: (ack.data as Notice).params.notifications };
+  }
+
+  it('pushes an approval on the console as working (not run: the next tasks/get runs it); another principal naming the id is told nothing', async () => {
+    const client = new AbortController();
+    try {
+      const before = gw.drops();
+      const { task, confirmationId } = await created();
+      const mine = await listen(accessToken, [task.taskId], client);
+      expect(mine.agreed).toEqual({ taskIds: [task.taskId] });
+      const foreign = await listen(gw.adminToken, [task.taskId], client);
+      expect(foreign.agreed).toEqual({});
+
+      expect((await gw.post(`/api/v1/confirmation/${confirmationId}/confirm`, gw.userToken, {})).status).toBe(200);
+      const pushed = (await mine.reader.nextOf('message', 10_000, isTaskNotice)).data as Notice;
+      expect(pushed.params).toMatchObject({
+        taskId: task.taskId,
+        status: 'working',
+        statusMessage: expect.stringContaining('approved'),
+        createdAt: task.createdAt,
+        pollIntervalMs: expect.any(Number),
+        _meta: { 'io.modelcontextprotocol/subscriptionId': 1 },
+      });
+      expect(pushed.params).not.toHaveProperty('result');
+      expect(gw.drops()).toBe(before);
+      expect(await gw.latestConfirmation()).toMatchObject({ status: 'confirmed' });
+
+      expect((await getTask(accessToken, task.taskId)).body.result).toMatchObject({
+        status: 'completed',
+        result: { content: [{ text: `dropped ${before + 1}` }] },
+      });
+      // The same in-process bus event reached every listen by now; the foreign one follows no task.
+      await expect(foreign.reader.nextOf('message', 1_000, isTaskNotice)).rejects.toThrow(/no SSE event in time/);
+    } finally {
+      client.abort();
+    }
+  });
+
+  it('pushes a rejection on the console as failed with the held call’s refusal, and a tasks/cancel as cancelled', async () => {
+    const client = new AbortController();
+    try {
+      const before = gw.drops();
+      const rejected = await created();
+      const cancelled = await created();
+      const { reader } = await listen(accessToken, [rejected.task.taskId, cancelled.task.taskId], client);
+
+      const refused = await gw.post(`/api/v1/confirmation/${rejected.confirmationId}/reject`, gw.userToken, {});
+      expect(refused.status).toBe(200);
+      expect(((await reader.nextOf('message', 10_000, isTaskNotice)).data as Notice).params).toMatchObject({
+        taskId: rejected.task.taskId,
+        status: 'failed',
+        error: { code: -32004, data: { decision: 'rejected' } },
+      });
+      expect((await getTask(accessToken, rejected.task.taskId)).body.result).toMatchObject({
+        status: 'failed',
+        error: { code: -32004 },
+      });
+
+      expect((await rpc(accessToken, 'tasks/cancel', { taskId: cancelled.task.taskId })).body.error).toBeUndefined();
+      expect(((await reader.nextOf('message', 10_000, isTaskNotice)).data as Notice).params).toMatchObject({
+        taskId: cancelled.task.taskId,
+        status: 'cancelled',
+      });
+      expect(gw.drops()).toBe(before);
+    } finally {
+      client.abort();
+    }
+  });
 });

@@ -29,6 +29,7 @@ import type { SessionStore } from './session-store.js';
 import type { ClientCarrier } from './tool-call/client-carrier.js';
 import type { HeldCallRounds } from './tool-call/held-call-round.js';
 import type { HeldCallTasks } from './tool-call/held-call-task.js';
+import type { HeldTaskNotices } from './tool-call/held-task-notices.js';
 import { McpToolCall } from './tool-call/mcp-tool-call.usecase.js';
 import { toolPolicy } from './tool-call/tool-access.js';
 import { ToolCallUseCase } from './tool-call/tool-call.usecase.js';
@@ -73,6 +74,8 @@ export interface McpMethodsDeps {
   rounds: HeldCallRounds | null;
   /** Answers a held call of a client that declared the tasks extension with a task (tool-call/held-call-task.ts); null: no hub. */
   tasks: HeldCallTasks | null;
+  /** Tells a `subscriptions/listen` of its held-call tasks' decisions (tool-call/held-task-notices.ts); null: no hub, no held tasks. */
+  heldNotices: HeldTaskNotices | null;
 }
 
 /**
@@ -145,11 +148,12 @@ export function mcpMethodTable(deps: McpMethodsDeps): McpMethodTable {
       targets
         .forRequest(provider, targetRequestOf(ctx))
         .catch((err: unknown) => (err instanceof RpcError ? null : Promise.reject(err))),
-    // Only a provider's task is listened for upstream; a held call's task is polled.
+    // A provider's task is listened for upstream; a held call's, on the bus its decisions come by.
     openTask: (taskId, principal) => {
       const ref = deps.taskIds.open(taskId, principal);
-      return ref?.kind === 'provider' ? ref : null;
+      return ref?.kind === 'held' && deps.heldNotices === null ? null : ref;
     },
+    followHeld: async (tasks, tell) => (await deps.heldNotices?.follow(tasks, tell)) ?? { stop: () => undefined },
     noticed: (providerId, method) => deps.lists.noticed(providerId, method),
     listChanges: (announce) => followListChanges(deps.bus, announce),
   });

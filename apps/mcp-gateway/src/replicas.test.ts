@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { openTestDatabase } from '@agentgw/db/testing';
 import type { DbHandle } from '@agentgw/db';
-import { registerClientFeatureTools, startMcpServer, type McpFixture } from '@agentgw/testkit';
+import { registerClientFeatureTools, SseEventReader, startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -340,10 +340,10 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     console.log(`kill switch effective on both replicas within ${Date.now() - flippedAt} ms`);
   });
 
-  /** A stateless 2026-07-28 request of the person (their OAuth token), declaring form elicitation and, when told, the tasks extension. */
-  const personRpc = async (base: string, method: string, params: Record<string, unknown>, tasks: boolean) => {
+  /** A stateless 2026-07-28 request of the person (their OAuth token), declaring form elicitation and, when told, the tasks extension; its response unread. */
+  const personRequest = (base: string, method: string, params: Record<string, unknown>, tasks: boolean) => {
     const capabilities = { elicitation: {}, ...(tasks ? { extensions: { 'io.modelcontextprotocol/tasks': {} } } : {}) };
-    const res = await fetch(`${base}/api/v1/mcp/mcp`, {
+    return fetch(`${base}/api/v1/mcp/mcp`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${person.oauthToken}`,
@@ -364,6 +364,10 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
         },
       }),
     });
+  };
+  /** The person's request, answered: its result (a JSON-RPC error thrown). */
+  const personRpc = async (base: string, method: string, params: Record<string, unknown>, tasks: boolean) => {
+    const res = await personRequest(base, method, params, tasks);
     const body = (await res.json()) as { result?: Record<string, unknown>; error?: { code: number } };
     if (!body.result) throw new Error(`${method} answered ${res.status}: ${JSON.stringify(body)}`);
     return body.result;
@@ -411,6 +415,33 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       });
     expect(drops).toBe(before + 1);
     expect((await latestDrop()).status).toBe('consumed');
+  });
+
+  it('a held call’s task pushed on a listen on the other replica: created on one, listened for on the other, approved on the console → working there, run by the next tasks/get', async () => {
+    const before = drops;
+    const created = await personRpc(replicas[0], 'tools/call', { name: 'drop', arguments: { table: 'n' } }, true);
+    const taskId = created.taskId as string;
+    const reader = new SseEventReader(
+      await personRequest(replicas[1], 'subscriptions/listen', { notifications: { taskIds: [taskId] } }, true),
+    );
+    try {
+      expect((await reader.nextOf('message', 10_000)).data).toMatchObject({
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: { taskIds: [taskId] } },
+      });
+      await confirmOnConsole((await latestDrop()).id);
+      const isTaskNotice = (data: unknown) => (data as { method: string }).method === 'notifications/tasks';
+      expect((await reader.nextOf('message', 10_000, isTaskNotice)).data).toMatchObject({
+        params: { taskId, status: 'working', statusMessage: expect.stringContaining('approved') },
+      });
+      expect(drops).toBe(before);
+      await expect
+        .poll(async () => (await personRpc(replicas[0], 'tasks/get', { taskId }, true)).status)
+        .toBe('completed');
+      expect(drops).toBe(before + 1);
+    } finally {
+      await reader.close();
+    }
   });
 
   it('a held call’s input_required round across replicas: first round on one, the retry with the answer on the other, run once', async () => {

@@ -35,6 +35,7 @@ import { ServerRequestRelay } from './relay/server-request-relay.js';
 import { ClientCarrier, consolePageOf } from './tool-call/client-carrier.js';
 import { HeldCallRounds } from './tool-call/held-call-round.js';
 import { HeldCallTasks } from './tool-call/held-call-task.js';
+import { HeldTaskNotices } from './tool-call/held-task-notices.js';
 import { MemoryHeldTaskStore, RedisHeldTaskStore } from './tool-call/held-task-store.js';
 import { HeldRoundStates } from './tool-call/held-round-states.js';
 import { ToolGate } from './tool-gate.js';
@@ -108,6 +109,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
   // A held call's task is polled on any replica: its entry and result live on the shell's Redis when there is one.
   const heldTaskStore = redis ? new RedisHeldTaskStore(redis, clock) : new MemoryHeldTaskStore(clock);
   const tasks = hub ? new HeldCallTasks({ hub, store: heldTaskStore, ids: taskIds, consolePage, clock, logger }) : null;
+  const heldNotices = hub ? new HeldTaskNotices({ bus, store: heldTaskStore, logger }) : null;
   const table = mcpMethodTable({
     catalog,
     client,
@@ -129,6 +131,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     carrier,
     rounds,
     tasks,
+    heldNotices,
   });
   const router = new McpMethodRouter({ catalog, logger, table });
   const streams = new Set<() => void>();
@@ -193,6 +196,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
       await bridge.stop();
       await relay.stop();
       await resumption.stop();
+      await heldNotices?.stop();
       await lists.stop();
       await exposedNames.stop();
       stopPinRecheck();

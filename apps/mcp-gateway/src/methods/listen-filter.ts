@@ -1,5 +1,5 @@
 import type { Principal } from '@agentgw/auth';
-import type { ProviderTaskRef } from '../extensions/task-ids.js';
+import type { HeldTaskRef, ProviderTaskRef, TaskRef } from '../extensions/task-ids.js';
 import { invalidParams } from '../rpc-errors.js';
 
 /**
@@ -26,13 +26,15 @@ export interface ListenFilter {
   resourceSubscriptions: readonly string[];
   /** Gateway task ids (tasks extension), by the provider task each names. */
   tasks: readonly { clientId: string; ref: ProviderTaskRef }[];
+  /** Gateway task ids of held calls (told of by the gateway itself, tool-call/held-task-notices.ts). */
+  heldTasks: readonly { clientId: string; ref: HeldTaskRef }[];
 }
 
 /** The client's filter: known flags set to true, at most MAX_FILTER_ITEMS uris and task ids (a task id not the caller's is dropped, not told apart). */
 export function parseListenFilter(
   raw: unknown,
   principal: Principal,
-  openTask: (taskId: string, principal: Principal) => ProviderTaskRef | null,
+  openTask: (taskId: string, principal: Principal) => TaskRef | null,
 ): ListenFilter {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw invalidParams('params.notifications must be an object');
@@ -41,20 +43,23 @@ export function parseListenFilter(
   for (const flag of Object.keys(LIST_FLAGS) as (keyof typeof LIST_FLAGS)[])
     if (given[flag] === true) flags[flag] = true;
   const uris = stringList(given.resourceSubscriptions, 'resourceSubscriptions');
-  const tasks: { clientId: string; ref: ProviderTaskRef }[] = [];
+  const tasks: ListenFilter['tasks'][number][] = [];
+  const heldTasks: ListenFilter['heldTasks'][number][] = [];
   for (const clientId of stringList(given.taskIds, 'taskIds')) {
     const ref = openTask(clientId, principal);
-    if (ref) tasks.push({ clientId, ref });
+    if (ref?.kind === 'provider') tasks.push({ clientId, ref });
+    else if (ref?.kind === 'held') heldTasks.push({ clientId, ref });
   }
-  return { flags, resourceSubscriptions: uris, tasks };
+  return { flags, resourceSubscriptions: uris, tasks, heldTasks };
 }
 
 /** What the gateway agrees to pass on (the ack's `notifications`): the flags, the uris and the task ids it could open. */
 export function agreedFilter(filter: ListenFilter): Result {
+  const taskIds = [...filter.tasks, ...filter.heldTasks].map((t) => t.clientId);
   return {
     ...filter.flags,
     ...(filter.resourceSubscriptions.length > 0 ? { resourceSubscriptions: filter.resourceSubscriptions } : {}),
-    ...(filter.tasks.length > 0 ? { taskIds: filter.tasks.map((t) => t.clientId) } : {}),
+    ...(taskIds.length > 0 ? { taskIds } : {}),
   };
 }
 

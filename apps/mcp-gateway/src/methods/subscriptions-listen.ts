@@ -8,10 +8,11 @@ import {
   type UpstreamSession,
   type UpstreamTarget,
 } from '@agentgw/mcp-client';
-import type { ProviderTaskRef } from '../extensions/task-ids.js';
+import type { TaskRef } from '../extensions/task-ids.js';
 import type { ListChangedMethod, ListChangeFollowing } from '../gateway-list-changes.js';
 import type { McpRequestContext } from '../mcp-context.js';
 import { ClientGone, GATEWAY_RPC, RpcError } from '../rpc-errors.js';
+import type { FollowedHeldTask, HeldTaskFollowing } from '../tool-call/held-task-notices.js';
 import { agreedFilter, LIST_FLAGS, parseListenFilter, type ListenFilter } from './listen-filter.js';
 
 const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
@@ -26,12 +27,15 @@ export const MAX_LISTENS_PER_CALLER = 16;
 export const REOPEN_FIRST_MS = 250;
 export const REOPEN_MAX_MS = 30_000;
 
-/** What a listen needs from the MCP methods (mcp-methods.ts): the upstream client, a provider's target for the caller, task ids, and the list caches to tell. */
+/** What a listen needs from the MCP methods (mcp-methods.ts): the upstream client, a provider's target for the caller, task ids, held tasks' decisions, and the list caches to tell. */
 export interface ListenAccess {
   client: McpUpstreamClient;
   /** The provider's target for the caller (with their own auth for a per-user provider); null when the caller is refused there (not connected). */
   targetOf(provider: ProviderRecord, ctx: McpRequestContext): Promise<UpstreamTarget | null>;
-  openTask(taskId: string, principal: Principal): ProviderTaskRef | null;
+  /** The task an id names when it is the caller's (null: foreign, forged, or a kind not listened for). */
+  openTask(taskId: string, principal: Principal): TaskRef | null;
+  /** Held-call tasks' decisions, told as their tasks (tool-call/held-task-notices.ts); ready once resolved. */
+  followHeld(tasks: readonly FollowedHeldTask[], tell: (task: Result) => void): Promise<HeldTaskFollowing>;
   /** A notification an upstream sent (the list caches drop what it says changed). */
   noticed(providerId: string, method: string): void;
   /** The gateway's own list changes (providers, access rules, tool pins), as a session's GET stream is told of them. */
@@ -44,7 +48,8 @@ export interface ListenAccess {
  * 2026-07-28 upstream: its own `subscriptions/listen`; a session upstream: a session of its own,
  * `resources/subscribe` for the uris and its GET stream) and reopened with bounded backoff when it
  * ends early; what they send that the filter asked for is passed on under the client's
- * subscription id (task ids as the client knows them), and so are the gateway's own list changes.
+ * subscription id (task ids as the client knows them), and so are the gateway's own list changes
+ * and its held-call tasks' decisions (`notifications/tasks`, from whichever replica decided).
  * It ends when the client goes (upstream listens aborted, sessions closed) or after
  * LISTEN_LIFETIME_MS with a complete result.
  */
@@ -84,8 +89,19 @@ export class SubscriptionsListen {
       ),
     );
     const own = asked.size > 0 ? this.access.listChanges((method) => void (asked.has(method) && send(method))) : null;
+    // A held task's decision told while the acknowledgement is not out yet waits for it.
+    let acknowledged = () => {};
+    const afterAck = new Promise<void>((resolve) => (acknowledged = resolve));
+    const decisions =
+      filter.heldTasks.length > 0
+        ? await this.access.followHeld(
+            filter.heldTasks,
+            (task) => void afterAck.then(() => send('notifications/tasks', task)),
+          )
+        : null;
     await own?.ready;
     send('notifications/subscriptions/acknowledged', { notifications: agreedFilter(filter) });
+    acknowledged();
     const stop = new AbortController();
     const ended = new Promise<'client' | 'lifetime'>((resolve) => {
       const timer = setTimeout(() => resolve('lifetime'), LISTEN_LIFETIME_MS);
@@ -103,6 +119,7 @@ export class SubscriptionsListen {
       return { _meta: meta };
     } finally {
       own?.stop();
+      decisions?.stop();
       stop.abort();
       await Promise.all(listeners);
       const left = (this.open.get(caller) ?? 1) - 1;
