@@ -573,7 +573,7 @@ describe('tool lists', () => {
       const listed = names((await client.listTools()).tools);
       expect(listed).toContain('echo');
       expect(listed.filter((name) => name.startsWith('silent_'))).toEqual([]);
-      await expect.poll(() => hungUp).toBe(true);
+      await expect.poll(() => hungUp, { timeout: 10_000 }).toBe(true);
       await client.close();
     } finally {
       silent.closeAllConnections();
