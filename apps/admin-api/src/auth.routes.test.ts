@@ -238,8 +238,8 @@ describe.each(testBackends())('accounts (%s)', (backend) => {
         ok,
         `${ok}/${colleagues.length} logins from one address succeeded, ${statuses.filter((s) => s === 429).length} got 429`,
       ).toBe(colleagues.length);
-      // All in one window of the address counter (15 min); on an idle machine this takes seconds.
-      expect(seconds).toBeLessThan(deps.config.LOGIN_WINDOW_MS / 1000);
+      // All in one window of the address counter: this test's own 180 s timeout (below) is shorter than the window.
+      expect(180_000).toBeLessThan(deps.config.LOGIN_WINDOW_MS);
       // The office's budget is untouched by all those successes: 20 failures still fit, the 21st does not.
       for (let i = 0; i < 20; i++) {
         expect(

@@ -10,7 +10,7 @@ import { authHeaders, createUser, tokenFor } from '@agentgw/testkit';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { READ_BARRIER_MS, STALE_HEADER } from './audit.routes.js';
+import { STALE_HEADER } from './audit.routes.js';
 import { auditWriterService } from './service.js';
 
 type Entry = { id: string; status: string; agentId: string };
@@ -92,15 +92,14 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
     expect((await exported.text()).trim().split('\n')).toHaveLength(5);
   }, 180_000);
 
-  it('answers a query at once when nothing is pending', async () => {
-    const started = performance.now();
+  it('answers a query fresh when nothing is pending', async () => {
     const res = await host.request('/api/v1/audit/logs?limit=1', { headers: authHeaders(token) });
     expect(res.status).toBe(200);
+    // Not stale: the barrier settled rather than running out (that it answers at once is job-queue.test's barrier contract).
     expect(res.headers.get(STALE_HEADER)).toBeNull();
-    expect(performance.now() - started).toBeLessThan(500);
   });
 
-  it('answers at once, marked stale, while an earlier record is retrying after a failed write; fresh again once it failed for good', async () => {
+  it('answers marked stale while an earlier record is retrying after a failed write; fresh again once it failed for good', async () => {
     const trail = createAuditTrail({ queue: deps.queue, clock: systemClock });
     const good = await acknowledgedCall(trail, 'before-poison', 0);
     const bad = {
@@ -128,8 +127,8 @@ describe.each(testBackends())('read-your-writes, all-in-one (in-process queue, %
       },
       { timeout: 5000, interval: 20 },
     );
+    // That the barrier answers a retrying record at once, without its deadline, is job-queue.test's barrier contract.
     expect(seen.status).toBe(200);
-    expect(seen.ms).toBeLessThan(READ_BARRIER_MS);
     for (const path of ['/api/v1/audit/logs', '/api/v1/audit/stats', '/api/v1/audit/export']) {
       const res = await host.request(path, { headers: authHeaders(token) });
       expect([path, res.status, res.headers.get(STALE_HEADER)]).toEqual([path, 200, 'true']);
@@ -233,20 +232,18 @@ describe.skipIf(!databaseUrl || !redisUrl)(
           misses.push(`${n}: ${seen.status} ${seen.entry?.status} stale=${seen.stale}`);
         else expect(seen.entry.agentId).toBe(`producer-${n % 2 === 0 ? 'a' : 'b'}`);
       }
+      // None stale: with batches that wait 10 s to fill, far past the read barrier's bound, every
+      // read settled only because the writers handed their partial batches over when asked.
       expect(misses).toEqual([]);
       times.sort((a, b) => a - b);
       console.log(
         `read-back after acknowledgement: p50 ${times[ROUNDS / 2]!.toFixed(0)} ms, max ${times.at(-1)!.toFixed(0)} ms`,
       );
-      // Far under the 10 s batch wait: the writers handed their partial batches over when asked.
-      expect(times[Math.floor(ROUNDS / 2)]).toBeLessThan(READ_BARRIER_MS / 2);
     }, 120_000);
 
-    it('answers at once when nothing is pending', async () => {
-      const started = performance.now();
+    it('answers fresh when nothing is pending', async () => {
       const res = await host.request('/api/v1/audit/logs?limit=1', { headers: authHeaders(token) });
       expect([res.status, res.headers.get(STALE_HEADER)]).toEqual([200, null]);
-      expect(performance.now() - started).toBeLessThan(500);
     });
   },
 );

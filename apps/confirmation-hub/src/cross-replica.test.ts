@@ -163,9 +163,9 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
     expect(confirmed.status).toBe(200);
     const { outcome, releasedAt } = await answer;
     expect(outcome).toEqual({ decision: 'confirmed', confirmationId: id, confirmedBy: alice.id });
-    const releaseMs = releasedAt - sentAt;
-    console.log(`cross-replica confirm → release: ${releaseMs.toFixed(1)} ms`);
-    expect(releaseMs).toBeLessThan(1_000);
+    // Held calls are released over the bus only (no polling) and the deadline is 60 s away: a
+    // confirmed outcome is the bus delivering the other hub's answer.
+    console.log(`cross-replica confirm → release: ${(releasedAt - sentAt).toFixed(1)} ms`);
     expect((await stream.nextOf('CONFIRMATION_RESOLVED', 10_000)).data).toMatchObject({ id, confirmed: true });
     await stream.close();
     expect((await api(hubA, 'GET', `/confirmation/${id}`)).body.data).toMatchObject({
@@ -201,17 +201,14 @@ describe.skipIf(!pgUrl || !redisUrl)('confirmations across processes (PostgreSQL
   });
 
   it('a deadline shortened by configuration: the deadline job (on a hub) times the call out', async () => {
-    const started = Date.now();
     const { id, answer } = await hold(shortDeadlineHolder);
     const { outcome } = await answer;
-    const tookMs = Date.now() - started;
     expect(outcome).toEqual({ decision: 'timeout', confirmationId: id, reason: 'Request timed out.' });
-    expect(tookMs).toBeGreaterThanOrEqual(1_400);
-    expect(tookMs).toBeLessThan(10_000);
-    expect((await api(hubB, 'GET', `/confirmation/${id}`)).body.data).toMatchObject({
-      status: 'rejected',
-      reason: 'Request timed out.',
-    });
+    const decided = (await api(hubB, 'GET', `/confirmation/${id}`)).body.data;
+    expect(decided).toMatchObject({ status: 'rejected', reason: 'Request timed out.' });
+    // The holder's 1.5 s deadline (the others' is 60 s), and the timeout decided no earlier than it: times the code recorded.
+    expect(Date.parse(decided.expiresAt) - Date.parse(decided.timestamp)).toBe(1_500);
+    expect(Date.parse(decided.decidedAt)).toBeGreaterThanOrEqual(Date.parse(decided.expiresAt));
   });
 
   it('a hub restart during the hold: the call stays held and the restarted hub releases it', async () => {

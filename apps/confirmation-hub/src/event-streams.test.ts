@@ -1,6 +1,6 @@
 import { canSeeConfirmation } from '@agentgw/confirmations';
 import { silentLogger, systemClock, type ConfirmationPayload } from '@agentgw/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EventStreams, parseLastEventId, requiredEventId } from './event-streams.js';
 import { drain, viewers } from './event-streams.fixtures.js';
 
@@ -115,13 +115,23 @@ describe('EventStreams', () => {
       expect(text).toContain('event: connected');
       expect(text).not.toContain('after');
     }
-    const short = streams.open(viewers.carol, new AbortController().signal, new Date(Date.now() + 150));
-    expect(streams.size).toBe(2);
-    const reader = short.stream.getReader();
-    expect((await reader.read()).done).toBe(false);
-    const started = Date.now();
-    expect((await reader.read()).done).toBe(true);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // A fake clock: the stream must still be open just before its expiry and end at it.
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    try {
+      const short = streams.open(viewers.carol, new AbortController().signal, new Date(Date.now() + 150));
+      expect(streams.size).toBe(2);
+      const reader = short.stream.getReader();
+      expect((await reader.read()).done).toBe(false);
+      let ended = false;
+      const end = reader.read().then((r) => (ended = r.done));
+      await vi.advanceTimersByTimeAsync(149);
+      expect([ended, streams.size]).toEqual([false, 2]);
+      await vi.advanceTimersByTimeAsync(1);
+      await end;
+      expect(ended).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(streams.size).toBe(1);
     await bob.stream.cancel();
     streams.stop();

@@ -462,7 +462,8 @@ describe('hostile upstreams and oversized input', () => {
         action: 'allow',
         toolPattern: '*',
       });
-      const started = Date.now();
+      // The upstream's progress never ends: only the call deadline can answer, and a deadline that
+      // progress kept pushing back fails by the test's own timeout.
       for (const accept of ['application/json', 'application/json, text/event-stream']) {
         const res = await fetch(`${quick.url}/api/v1/mcp/mcp`, {
           method: 'POST',
@@ -483,7 +484,6 @@ describe('hostile upstreams and oversized input', () => {
         expect(text).toContain('-32011');
         if (accept === 'application/json') expect(res.status).toBe(504);
       }
-      expect(Date.now() - started).toBeLessThan(5_000);
       await expect.poll(() => stopped).toBe(true);
     } finally {
       await quick.close();

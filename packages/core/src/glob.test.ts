@@ -59,13 +59,14 @@ describe('matchGlob', () => {
     expect(matchGlob(pattern, name)).toBe(expected);
   });
 
-  it('matches the pathological pattern quickly (was 5 s with the regular-expression matcher)', () => {
+  // A backtracking matcher (the old regular expression took 5 s per call) hangs on these inputs;
+  // the 30 s test timeout is a hang bound, not a speed claim (speed is `pnpm bench`'s).
+  it('matches the pathological pattern without catastrophic backtracking', { timeout: 30_000 }, () => {
     const pattern = '*a'.repeat(40) + '*b';
     const name = 'a'.repeat(MAX_TOOL_NAME_LENGTH);
-    const started = performance.now();
     for (let i = 0; i < 20; i++) expect(matchGlob(pattern, name)).toBe(false);
     expect(matchGlob('*a*a*a*a*a*a*a*a*b', 'a'.repeat(40))).toBe(false);
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(matchGlob(pattern.slice(0, -1), name)).toBe(true);
   });
 
   it('refuses over-long patterns and names with a 400 instead of matching them', () => {

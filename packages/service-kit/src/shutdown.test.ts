@@ -13,8 +13,9 @@ function freshConnection(url: string): Promise<number> {
 }
 
 describe('graceful shutdown of a real process', () => {
-  it('on SIGTERM: refuses new connections, lets the slow request finish, ends the SSE stream, closes deps, exits 0 within the bound', async () => {
-    const demo = await startDemoProcess({ SLOW_MS: '800', SHUTDOWN_TIMEOUT_MS: '3000' });
+  it('on SIGTERM: refuses new connections, lets the slow request finish, ends the SSE stream, closes deps, exits 0 once drained', async () => {
+    // A bound beyond the test's timeout: a process that waited it out instead of exiting once drained fails by that timeout.
+    const demo = await startDemoProcess({ SLOW_MS: '800', SHUTDOWN_TIMEOUT_MS: '600000' });
     const { port, child, exit } = demo;
     const base = `http://127.0.0.1:${port}`;
     expect((await fetch(`${base}/health/ready`)).status).toBe(200);
@@ -33,7 +34,6 @@ describe('graceful shutdown of a real process', () => {
     const slow = fetch(`${base}/slow`).then(async (r) => ({ status: r.status, text: await r.text() }));
     await new Promise((r) => setTimeout(r, 100)); // the slow request is in flight
 
-    const t0 = Date.now();
     child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 150));
     // A new connection is refused; a kept-alive one is either closed already or told not ready.
@@ -48,7 +48,6 @@ describe('graceful shutdown of a real process', () => {
     expect(await slow).toEqual({ status: 200, text: 'slow done' });
     expect(await streamEnded).toContain('event: shutdown'); // ended cleanly by the service's stop()
     expect(await exit).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(3_000);
     expect(demo.output()).toContain('deps closed');
   }, 200_000);
 });
