@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 
 /** Test-only: drives the real `gateway` binary (and service main.ts files) as child processes. */
 export const GATEWAY_BIN = fileURLToPath(new URL('../bin/gateway.mjs', import.meta.url));
+/** The same CLI as `pnpm start` runs it, bundled (built by the suite's global setup): what most process tests spawn. */
+export const GATEWAY_BUNDLE = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
 /** Only what a shell user would have: no inherited NODE_ENV=test, secrets or test URLs. */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {

@@ -18,7 +18,14 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanEnv, GATEWAY_BIN, run, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
+import {
+  cleanEnv,
+  GATEWAY_BIN,
+  GATEWAY_BUNDLE,
+  run,
+  startGatewayProcessUnderTest,
+  type Server,
+} from './cli-process.fixtures.js';
 
 const LISTENING = /Agent Gateway listening on http:\/\/127\.0\.0\.1:(\d+)/;
 const NO_STACK = /^\s+at .+:\d+:\d+\)?$/m;
@@ -40,12 +47,15 @@ afterEach(async () => {
 // migrated image instead), so the bounds below catch hangs, not slowness.
 const PROCESS_MS = 300_000;
 const gateway = (args: string[], env: Record<string, string> = {}) =>
-  run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }), timeoutMs: PROCESS_MS });
+  run([GATEWAY_BUNDLE, ...args], { cwd: dir, env: cleanEnv({ PORT: '1', ...env }), timeoutMs: PROCESS_MS });
+/** The CLI through `bin/gateway.mjs` (tsx, what `pnpm gateway` runs): the same commands, unbundled. */
+const gatewayUnbundled = (args: string[]) =>
+  run([GATEWAY_BIN, ...args], { cwd: dir, env: cleanEnv({ PORT: '1' }), timeoutMs: PROCESS_MS });
 /** A start on a data directory with no database finds one loaded from the migrated image (a first start's initdb is `pnpm start`'s test). */
 async function startGatewayUnderTest(env: Record<string, string> = {}, args: string[] = []): Promise<Server> {
   const dataDir = args.includes('--data-dir') ? args[args.indexOf('--data-dir') + 1]! : join(dir, '.gateway-data');
   await seedEmbeddedDataDir(join(dataDir, 'pgdata'));
-  return startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0', ...args], {
+  return startGatewayProcessUnderTest([GATEWAY_BUNDLE, 'start', '--port', '0', ...args], {
     cwd: dir,
     env: cleanEnv(env),
     ready: LISTENING,
@@ -569,6 +579,9 @@ describe('gateway admin', () => {
         expect(result.code, args.join(' ')).toBe(0);
         expect(result.stdout).toBe(`gateway ${version}\n`);
       }
+      // The package's bin (tsx, unbundled) is the same CLI.
+      expect(await gatewayUnbundled(['--version'])).toMatchObject({ code: 0, stdout: `gateway ${version}\n` });
+      expect((await gatewayUnbundled(['start', '--help'])).stdout).toMatch(/^Usage: gateway start /);
       for (const [args, usage] of [
         [['start', '--help'], 'Usage: gateway start [--port N] [--host ADDR]'],
         [['help', 'restore'], 'Usage: gateway restore FILE'],

@@ -9,7 +9,7 @@ import { seedEmbeddedDataDir } from '@agentgw/db/testing';
 import { freePort, type McpFixture } from '@agentgw/testkit';
 import { TestBrowser } from './oauth-test-browser.js';
 import { offerEcho, startToolsUpstream } from './oauth-test-clients.js';
-import { cleanEnv, GATEWAY_BIN, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
+import { cleanEnv, GATEWAY_BUNDLE, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
 
 // mcp-remote (a real MCP client nobody here wrote) against the gateway started with nothing but an
 // admin account: no GATEWAY_PUBLIC_URL, so the sign-in rests on the address derived on loopback.
@@ -34,7 +34,7 @@ beforeAll(async () => {
   if (against) return void (base = against);
   // A fixed port, as `pnpm start` has: the public URL (and with it the sign-in) is derived only then.
   await seedEmbeddedDataDir(join(dir, '.gateway-data', 'pgdata'));
-  server = await startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', String(await freePort())], {
+  server = await startGatewayProcessUnderTest([GATEWAY_BUNDLE, 'start', '--port', String(await freePort())], {
     cwd: dir,
     env: cleanEnv({ ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password }),
     ready: LISTENING,

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cleanEnv, GATEWAY_BIN, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
+import { cleanEnv, GATEWAY_BUNDLE, startGatewayProcessUnderTest, type Server } from './cli-process.fixtures.js';
 
 const LISTENING = /Agent Gateway listening on http:\/\/127\.0\.0\.1:(\d+)/;
 // A first start creates the embedded database (initdb): the bound catches hangs, not slowness.
@@ -37,7 +37,7 @@ const dataDir = () => join(dir, '.gateway-data');
 /** A start on the data directory, seeded from the migrated image when it has no database yet. */
 async function start(): Promise<Server> {
   await seedEmbeddedDataDir(join(dataDir(), 'pgdata'));
-  return startGatewayProcessUnderTest([GATEWAY_BIN, 'start', '--port', '0'], {
+  return startGatewayProcessUnderTest([GATEWAY_BUNDLE, 'start', '--port', '0'], {
     cwd: dir,
     env: cleanEnv(ADMIN),
     ready: LISTENING,
