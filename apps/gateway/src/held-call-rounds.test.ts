@@ -1,3 +1,4 @@
+import { statelessRequest } from '@agentgw/mcp-gateway/stateless-rpc';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startHeldCallGateway, type HeldCallGateway } from './held-call.fixtures.js';
@@ -33,28 +34,9 @@ interface Reply {
 
 /** One stateless 2026-07-28 tools/call of `drop`, declaring form elicitation unless told otherwise. */
 async function callDrop(token: string, extra: Record<string, unknown> = {}, elicitation: object = {}): Promise<Reply> {
-  const res = await fetch(gw.endpoint(), {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'drop',
-        arguments: ARGS,
-        ...extra,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientCapabilities': { elicitation },
-        },
-      },
-    }),
+  const params = { name: 'drop', arguments: ARGS, ...extra };
+  const res = await statelessRequest(gw.endpoint().href, { authorization: `Bearer ${token}` }, 'tools/call', params, {
+    elicitation,
   });
   return { status: res.status, body: answerIn(res.headers.get('content-type') ?? '', await res.text()) };
 }

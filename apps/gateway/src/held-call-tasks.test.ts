@@ -1,3 +1,4 @@
+import { statelessRequest } from '@agentgw/mcp-gateway/stateless-rpc';
 import { SseEventReader } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startHeldCallGateway, type HeldCallGateway } from './held-call.fixtures.js';
@@ -10,7 +11,6 @@ let gw: HeldCallGateway;
 /** The person's OAuth access token, from a client signed in through the gateway's OAuth. */
 let accessToken: string;
 
-const MODERN = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
 const QUESTION = 'agentgw-confirmation';
 const ARGS = { table: 'users', password: 'hunter2' };
@@ -38,27 +38,7 @@ async function rpc(token: string, method: string, params: Record<string, unknown
 /** The request of `rpc`, its response unread (a listen's stream). */
 function send(token: string, method: string, params: Record<string, unknown>, tasks = true): Promise<Response> {
   const capabilities = { elicitation: {}, ...(tasks ? { extensions: { [TASKS]: {} } } : {}) };
-  return fetch(gw.endpoint(), {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientCapabilities': capabilities,
-        },
-      },
-    }),
-  });
+  return statelessRequest(gw.endpoint().href, { authorization: `Bearer ${token}` }, method, params, capabilities);
 }
 
 const callDrop = (token: string, tasks = true) => rpc(token, 'tools/call', { name: 'drop', arguments: ARGS }, tasks);

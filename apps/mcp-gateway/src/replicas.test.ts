@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { mintOAuthAccessToken } from './held-call.replicas.fixtures.js';
+import { statelessRequest } from './stateless-rpc.js';
 
 /**
  * Two mcp-gateway processes and an admin-api process on one PostgreSQL and one Redis, as
@@ -341,30 +342,11 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
   });
 
   /** A stateless 2026-07-28 request of the person (their OAuth token), declaring form elicitation and, when told, the tasks extension; its response unread. */
-  const personRequest = (base: string, method: string, params: Record<string, unknown>, tasks: boolean) => {
-    const capabilities = { elicitation: {}, ...(tasks ? { extensions: { 'io.modelcontextprotocol/tasks': {} } } : {}) };
-    return fetch(`${base}/api/v1/mcp/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${person.oauthToken}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': capabilities,
-          },
-        },
-      }),
+  const personRequest = (base: string, method: string, params: Record<string, unknown>, tasks: boolean) =>
+    statelessRequest(`${base}/api/v1/mcp/mcp`, { authorization: `Bearer ${person.oauthToken}` }, method, params, {
+      elicitation: {},
+      ...(tasks ? { extensions: { 'io.modelcontextprotocol/tasks': {} } } : {}),
     });
-  };
   /** The person's request, answered: its result (a JSON-RPC error thrown). */
   const personRpc = async (base: string, method: string, params: Record<string, unknown>, tasks: boolean) => {
     const res = await personRequest(base, method, params, tasks);

@@ -134,7 +134,7 @@ if (redisUrl) {
       await store.end(sid);
     });
   });
-} else describe.skip('RedisSessionStore (set TEST_REDIS_URL)', () => it('skipped', () => undefined));
+} else it.skip('RedisSessionStore: the contract and lifetime against Redis (needs TEST_REDIS_URL)', () => undefined);
 
 const cluster = testClusterTarget();
 if (cluster) {

@@ -9,16 +9,16 @@ export interface RpcReply {
 /**
  * Sends one stateless (2026-07-28) JSON-RPC request to an MCP endpoint of the gateway under test,
  * so a test drives the real HTTP interface without an SDK session in the way; the client declares
- * `clientCapabilities` (none unless given).
+ * `clientCapabilities` (none unless given). The response is left unread (a stream, a status).
  */
-export async function statelessRpc(
+export function statelessRequest(
   url: string,
   headers: Record<string, string>,
   method: string,
   params: Record<string, unknown> = {},
   clientCapabilities: Record<string, unknown> = {},
-): Promise<RpcReply> {
-  const res = await fetch(url, {
+): Promise<Response> {
+  return fetch(url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -36,6 +36,17 @@ export async function statelessRpc(
       },
     }),
   });
+}
+
+/** statelessRequest, its JSON answer read. */
+export async function statelessRpc(
+  url: string,
+  headers: Record<string, string>,
+  method: string,
+  params: Record<string, unknown> = {},
+  clientCapabilities: Record<string, unknown> = {},
+): Promise<RpcReply> {
+  const res = await statelessRequest(url, headers, method, params, clientCapabilities);
   return { status: res.status, body: (await res.json()) as RpcReply['body'] };
 }
 
