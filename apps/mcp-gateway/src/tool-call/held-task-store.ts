@@ -1,4 +1,4 @@
-import type { Clock, RedisConnection } from '@agentgw/core';
+import { trimOldest, type Clock, type RedisConnection } from '@agentgw/core';
 import type { Mode } from './client-carrier.js';
 
 /** How a held-call task ended, once it has: the call's result, the JSON-RPC error it was refused or failed with, or withdrawn. */
@@ -46,17 +46,16 @@ export class MemoryHeldTaskStore implements HeldTaskStore {
   constructor(private readonly clock: Clock) {}
 
   async put(id: string, entry: HeldTaskEntry): Promise<void> {
-    const now = this.clock.now().getTime();
     this.entries.delete(id);
-    for (const [other, kept] of this.entries)
-      if (kept.expiresAt <= now || this.entries.size >= MAX_TASKS_IN_PROCESS) this.entries.delete(other);
-      else break;
     this.entries.set(id, entry);
+    trimOldest(this.entries, MAX_TASKS_IN_PROCESS);
   }
 
   async get(id: string): Promise<HeldTaskEntry | null> {
     const entry = this.entries.get(id);
-    return entry && entry.expiresAt > this.clock.now().getTime() ? entry : null;
+    if (entry === undefined || entry.expiresAt > this.clock.now().getTime()) return entry ?? null;
+    this.entries.delete(id);
+    return null;
   }
 }
 
