@@ -32,7 +32,7 @@ export interface BatchOutcome {
 /**
  * Writes a batch of audit jobs in one transaction: drops jobs already written (by key), merges
  * the rest per audit id, upserts the rows with the order-independent merge rule, then appends
- * one chain link per job to its row's tenant chain. A duplicate key raced in by another writer
+ * one chain link per job to its row's tenant chain: six statements with BEGIN and COMMIT. A duplicate key raced in by another writer
  * makes the transaction fail; the retried batch then skips it.
  */
 export async function writeBatch(db: Kysely<Database>, jobs: readonly ValidJob[]): Promise<BatchOutcome> {
@@ -131,18 +131,14 @@ async function appendLinks(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const tenants = [...new Set(rows.map((r) => tenantKeyOf(r.tenant_id)))].sort();
-  await trx
-    .insertInto('audit_chain_heads')
-    .values(tenants.map((t) => ({ tenant_key: t, seq: 0, hash: GENESIS_HASH, pruned_hash: GENESIS_HASH })))
-    .onConflict((oc) => oc.column('tenant_key').doNothing())
-    .execute();
-  const heads = await trx
-    .selectFrom('audit_chain_heads')
-    .select(['tenant_key', 'seq', 'hash'])
-    .where('tenant_key', 'in', tenants)
-    .orderBy('tenant_key')
-    .forUpdate()
-    .execute();
+  // One statement creates a missing head and locks every head (an update locks its row as FOR
+  // UPDATE would, in VALUES order: sorted, so two writers cannot deadlock), returning where each
+  // chain stands now; the no-op update keeps the head as it is.
+  const { rows: heads } = await sql<{ tenant_key: string; seq: string | number; hash: string }>`
+    insert into audit_chain_heads (tenant_key, seq, hash, pruned_hash)
+    select t, 0, ${GENESIS_HASH}, ${GENESIS_HASH} from unnest(${tenants}::text[]) as t
+    on conflict (tenant_key) do update set seq = audit_chain_heads.seq
+    returning tenant_key, seq, hash`.execute(trx);
   const head = new Map(heads.map((h) => [h.tenant_key, { seq: Number(h.seq), hash: h.hash }]));
   const links: Insertable<AuditChainTable>[] = [];
   for (const row of rows) {
@@ -167,11 +163,15 @@ async function appendLinks(
     }
   }
   const pick = <K extends keyof (typeof links)[number]>(k: K) => links.map((l) => l[k]);
-  await sql`insert into audit_chain (tenant_key, seq, audit_id, job_key, content_hash, prev_hash, hash)
-    select * from unnest(${pick('tenant_key')}::text[], ${pick('seq')}::bigint[], ${pick('audit_id')}::text[], ${pick('job_key')}::text[],
-      ${pick('content_hash')}::text[], ${pick('prev_hash')}::text[], ${pick('hash')}::text[])`.execute(trx);
-  const updates = [...head].map(([t, at]) => sql`(${t}::text, ${at.seq}::bigint, ${at.hash}::text)`);
-  await sql`update audit_chain_heads as h set seq = v.seq, hash = v.hash
-    from (values ${sql.join(updates)}) as v(tenant_key, seq, hash) where h.tenant_key = v.tenant_key`.execute(trx);
+  const moved = [...head];
+  // The links and the heads' new positions in one statement (a data-modifying WITH always runs);
+  // arrays keep the text the same whatever the batch, so the embedded engine keeps it parsed.
+  await sql`with appended as (
+      insert into audit_chain (tenant_key, seq, audit_id, job_key, content_hash, prev_hash, hash)
+      select * from unnest(${pick('tenant_key')}::text[], ${pick('seq')}::bigint[], ${pick('audit_id')}::text[], ${pick('job_key')}::text[],
+        ${pick('content_hash')}::text[], ${pick('prev_hash')}::text[], ${pick('hash')}::text[]))
+    update audit_chain_heads as h set seq = v.seq, hash = v.hash
+    from unnest(${moved.map(([t]) => t)}::text[], ${moved.map(([, at]) => at.seq)}::bigint[], ${moved.map(([, at]) => at.hash)}::text[]) as v(tenant_key, seq, hash)
+    where h.tenant_key = v.tenant_key`.execute(trx);
   return links.length;
 }
