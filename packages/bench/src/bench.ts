@@ -9,7 +9,7 @@
  * process of its own.
  *
  * Options: --quick (short cases), --profile DIR (CPU profile of the gateway processes, summarised
- * at the end), --no-distributed, --redis-cluster (the distributed run also on a local Redis Cluster
+ * at the end; with --heap, allocations instead of CPU time), --no-distributed, --redis-cluster (the distributed run also on a local Redis Cluster
  * of three primaries and three replicas, side by side with one Redis), --case NAME (only the cases
  * whose name contains NAME; repeatable).
  * Env: BENCH_SECONDS, BENCH_WARM_SECONDS, BENCH_CONNECTIONS.
@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startDistributed } from './distributed.js';
 import { summariseProfiles } from './cpu-profile-summary.js';
+import { summariseHeapProfiles } from './heap-profile-summary.js';
 import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
 import { readProbes, worstDelay, type ProbeReport } from './probe-reports.js';
 import { commandOf, cpuSeconds, processTree, residentBytes } from './process-stats.js';
@@ -33,6 +34,7 @@ const { values: options } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     profile: { type: 'string' },
+    heap: { type: 'boolean', default: false },
     'no-distributed': { type: 'boolean', default: false },
     'redis-cluster': { type: 'boolean', default: false },
     case: { type: 'string', multiple: true },
@@ -95,7 +97,7 @@ async function startAllInOne(dataDir: string, probeDir: string): Promise<Gateway
         ADMIN_EMAIL: ADMIN.email,
         ADMIN_PASSWORD: ADMIN.password,
         BENCH_PROBE_DIR: probeDir,
-        ...(options.profile ? { BENCH_PROFILE_DIR: profileDirFor('all-in-one') } : {}),
+        ...profileEnv('all-in-one'),
         NODE_OPTIONS: `--import=${PROBE}`,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -250,9 +252,7 @@ async function runDistributed(
     probe: PROBE,
     probeDir,
     admin: ADMIN,
-    profileDir: options.profile
-      ? profileDirFor(redis === 'cluster' ? 'distributed-cluster' : 'distributed')
-      : undefined,
+    profileEnv: profileEnv(redis === 'cluster' ? 'distributed-cluster' : 'distributed'),
     redis,
   });
   if (typeof distributed === 'string') {
@@ -328,6 +328,12 @@ function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
       }),
     },
   ];
+}
+
+/** What makes a topology's processes profile themselves (eventloop-probe.mjs): its directory, CPU or heap. */
+function profileEnv(topology: string): Record<string, string> {
+  if (!options.profile) return {};
+  return { BENCH_PROFILE_DIR: profileDirFor(topology), ...(options.heap ? { BENCH_PROFILE_HEAP: '1' } : {}) };
 }
 
 /** One profile directory per topology, so each summary reads its own processes. */
@@ -567,7 +573,9 @@ try {
   }
   if (options.profile) {
     for (const topology of readdirSync(options.profile))
-      console.log(`\n${topology}: ${summariseProfiles(join(options.profile, topology), 15)}`);
+      console.log(
+        `\n${topology}: ${(options.heap ? summariseHeapProfiles : summariseProfiles)(join(options.profile, topology), 15)}`,
+      );
   }
 } catch (err) {
   failed = true;

@@ -16,7 +16,7 @@ export interface FrameTime {
 }
 
 /** Where a script URL belongs: `pkg@version` under node_modules, `packages/x`/`apps/x` in the repo, `node:` internals. */
-function originOf(url: string): string {
+export function originOf(url: string): string {
   if (!url) return '(native)';
   if (url.startsWith('node:')) return url;
   const inModules = /node_modules\/\.pnpm\/([^/]+)\//.exec(url) ?? /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);

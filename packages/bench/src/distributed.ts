@@ -70,7 +70,8 @@ export interface DistributedOptions {
   probe: string;
   probeDir: string;
   admin: { email: string; password: string };
-  profileDir?: string | undefined;
+  /** What makes the services profile themselves (eventloop-probe.mjs); empty: no profile. */
+  profileEnv: Record<string, string>;
   /** `single`: the Redis at BENCH_REDIS_URL; `cluster`: a local six-node Redis Cluster started (and stopped) here, as e2e's cluster topology starts it. */
   redis: 'single' | 'cluster';
 }
@@ -136,7 +137,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
     ADMIN_EMAIL: options.admin.email,
     ADMIN_PASSWORD: options.admin.password,
     BENCH_PROBE_DIR: options.probeDir,
-    ...(options.profileDir ? { BENCH_PROFILE_DIR: options.profileDir } : {}),
+    ...options.profileEnv,
     NODE_OPTIONS: `--import=${options.probe}`,
   };
   const children: ChildProcess[] = [];

@@ -6,7 +6,9 @@
 // thread ids of the worker threads the process started (the all-in-one's embedded database runs in
 // one), for the bench's per-thread CPU split. With BENCH_PROFILE_DIR also set, the first SIGUSR2
 // (sent after the warm-up) starts V8's CPU profiler and exit writes
-// BENCH_PROFILE_DIR/gateway-<pid>.cpuprofile (node refuses --cpu-prof in NODE_OPTIONS). Without BENCH_PROBE_DIR it does nothing.
+// BENCH_PROFILE_DIR/gateway-<pid>.cpuprofile (node refuses --cpu-prof in NODE_OPTIONS); with
+// BENCH_PROFILE_HEAP=1 instead, V8's sampling heap profiler, counting what the collector freed too
+// (what was allocated, not what is left), into gateway-<pid>.heapprofile. Without BENCH_PROBE_DIR it does nothing.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -14,6 +16,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const dir = process.env.BENCH_PROBE_DIR;
 const profileDir = process.env.BENCH_PROFILE_DIR;
+const heapProfile = process.env.BENCH_PROFILE_HEAP === '1';
+/** One heap sample per this many bytes allocated, on average. */
+const HEAP_SAMPLING_BYTES = 16 * 1024;
 if (dir) {
   // Every sample includes the 1 ms sampling interval itself; it is subtracted, leaving the delay.
   const RESOLUTION_MS = 1;
@@ -69,14 +74,26 @@ if (dir) {
     if (profileDir && !session) {
       session = new Session();
       session.connect();
-      session.post('Profiler.enable');
-      session.post('Profiler.start');
+      if (heapProfile) {
+        session.post('HeapProfiler.enable');
+        session.post('HeapProfiler.startSampling', {
+          samplingInterval: HEAP_SAMPLING_BYTES,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        });
+      } else {
+        session.post('Profiler.enable');
+        session.post('Profiler.start');
+      }
     }
   });
   // A same-thread inspector session answers synchronously, so the profile is written during exit.
   process.on('exit', () => {
-    session?.post('Profiler.stop', (err, result) => {
-      if (!err) writeFileSync(join(profileDir, `gateway-${process.pid}.cpuprofile`), JSON.stringify(result.profile));
+    const [method, extension] = heapProfile
+      ? ['HeapProfiler.stopSampling', 'heapprofile']
+      : ['Profiler.stop', 'cpuprofile'];
+    session?.post(method, (err, result) => {
+      if (!err) writeFileSync(join(profileDir, `gateway-${process.pid}.${extension}`), JSON.stringify(result.profile));
     });
   });
 }

@@ -212,7 +212,7 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
   });
 
   it('the kill switch and every write take effect at once through the bus events', async () => {
-    const { agent, github } = await seed();
+    const { agent, github, fallback } = await seed();
     await catalog.start();
     await catalog.agents.getFor(admin, agent.id);
     await catalog.agents.setActive(admin, agent.id, false);
@@ -233,6 +233,14 @@ describe.each(testBackends())('catalog (%s)', (backend) => {
       { providerId: '*', action: 'require_confirmation', toolPattern: '*' },
     ]);
     expect(await decide()).toMatchObject({ action: 'require_confirmation', risk: 'medium' });
+    // Kept answers (the decision and the provider reach) go with the rules they came from.
+    const reach = () => catalog.rules.providerAllowed({ agentId: agent.id, tenantId: 't1', providerId: github.id });
+    expect(await reach()).toBe(true);
+    await catalog.rules.replaceForAgent(admin, agent.id, [
+      { providerId: fallback.id, action: 'allow', toolPattern: '*' },
+    ]);
+    expect(await reach()).toBe(false);
+    expect((await decide()).action).toBe('deny');
 
     await catalog.agents.delete(admin, agent.id);
     expect(await refusal(catalog.agents.getFor(admin, agent.id))).toEqual({ status: 404, code: 'NOT_FOUND' });

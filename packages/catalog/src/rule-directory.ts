@@ -16,45 +16,64 @@ export interface DecisionInput {
 /**
  * Access rules by subject (`agent:<id>`, `user:<id>`), cached in memory and dropped on
  * `rules.changed` (the subject named, or everything when none is), so a decision does no query
- * in steady state.
+ * in steady state. The answers themselves are kept too, per (user, agent, tenant, provider,
+ * tool): a call repeated does not gather and sort the rules again. Any `rules.changed` drops
+ * every kept answer (an answer depends on two subjects' rules); they share the rules' TTL.
  */
 export class RuleDirectory {
   private readonly cache: LiveCache<AccessRule[]>;
+  private readonly decisions: LiveCache<PolicyDecision<AccessRule>>;
+  private readonly reach: LiveCache<boolean>;
 
   constructor(
     private readonly ctx: CatalogContext,
     ttlMs: number,
   ) {
-    this.cache = new LiveCache({ ttlMs, max: 20_000, clock: ctx.clock });
+    const options = { ttlMs, max: 20_000, clock: ctx.clock };
+    this.cache = new LiveCache(options);
+    this.decisions = new LiveCache(options);
+    this.reach = new LiveCache(options);
   }
 
   /** Subscribes to `rules.changed`; the reader's `start()` calls it. */
-  subscribe(): Promise<Unsubscribe> {
-    return this.cache.listen(this.ctx.bus, 'rules.changed', ({ subjectType, subjectId }) =>
-      subjectType === null || subjectId === null ? null : subjectKey(subjectType, subjectId),
-    );
+  async subscribe(): Promise<Unsubscribe> {
+    const { bus } = this.ctx;
+    const unsubscribes = await Promise.all([
+      this.cache.listen(bus, 'rules.changed', ({ subjectType, subjectId }) =>
+        subjectType === null || subjectId === null ? null : subjectKey(subjectType, subjectId),
+      ),
+      this.decisions.listen(bus, 'rules.changed', () => null),
+      this.reach.listen(bus, 'rules.changed', () => null),
+    ]);
+    return async () => {
+      await Promise.all(unsubscribes.map((unsubscribe) => unsubscribe()));
+    };
   }
 
   /** The tool policy's answer (`evaluatePolicy`) over the rules of the user and the agent in the tenant. */
-  async decide(input: DecisionInput): Promise<PolicyDecision<AccessRule>> {
-    const rules = await this.rulesOf(input);
-    return evaluatePolicy({
-      rules,
-      userId: input.userId,
-      agentId: input.agentId,
-      providerId: input.providerId,
-      toolName: input.toolName,
-    });
+  decide(input: DecisionInput): Promise<PolicyDecision<AccessRule>> {
+    const key = `${input.userId ?? ''}\n${input.agentId ?? ''}\n${input.tenantId ?? ''}\n${input.providerId}\n${input.toolName}`;
+    return this.decisions.getOrLoad(key, async () =>
+      evaluatePolicy({
+        rules: await this.rulesOf(input),
+        userId: input.userId,
+        agentId: input.agentId,
+        providerId: input.providerId,
+        toolName: input.toolName,
+      }),
+    );
   }
 
   /**
    * The provider-level access rule: may the agent reach this provider at all? Yes when one of
    * its allow-class rules (`allow` or `require_confirmation`) names the provider or `*`.
    */
-  async providerAllowed(input: { agentId: string; tenantId: string | null; providerId: string }): Promise<boolean> {
-    const rules = await this.rulesOf({ agentId: input.agentId, tenantId: input.tenantId });
-    return rules.some(
-      (rule) => rule.action !== 'deny' && (rule.providerId === input.providerId || rule.providerId === '*'),
+  providerAllowed(input: { agentId: string; tenantId: string | null; providerId: string }): Promise<boolean> {
+    const key = `${input.agentId}\n${input.tenantId ?? ''}\n${input.providerId}`;
+    return this.reach.getOrLoad(key, async () =>
+      (await this.rulesOf({ agentId: input.agentId, tenantId: input.tenantId })).some(
+        (rule) => rule.action !== 'deny' && (rule.providerId === input.providerId || rule.providerId === '*'),
+      ),
     );
   }
 
