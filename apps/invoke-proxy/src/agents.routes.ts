@@ -1,6 +1,6 @@
 import { flexibleAuth, tenantScope } from '@agentgw/auth';
 import type { AgentRecord } from '@agentgw/catalog';
-import { parseJson } from '@agentgw/core';
+import { parseJson, requestHeaders } from '@agentgw/core';
 import {
   bodyLimit,
   clientGoneSignal,
@@ -140,7 +140,7 @@ export function agentInvokeRoutes(deps: InvokeDeps, options: { maxRequestBytes: 
         principal,
         agent,
         requestId,
-        headers: c.req.raw.headers,
+        headers: requestHeaders(c),
         body: await c.req.text(),
         signal: connection.signal,
       });

@@ -26,7 +26,7 @@ export interface InvokeRequest {
   agent: AgentRecord;
   requestId: string;
   /** The caller's headers; only the harmless ones travel on. */
-  headers: Headers;
+  headers: Pick<Headers, 'get'>;
   /** The caller's JSON object, validated, forwarded as sent. */
   body: string;
   signal: AbortSignal;

@@ -32,7 +32,7 @@ export const FORWARDED_CALLER_HEADERS: readonly string[] = [
 ];
 
 /** The caller's headers that may travel on: the allow-listed ones. */
-function forwardableCallerHeaders(incoming: Headers): Record<string, string> {
+function forwardableCallerHeaders(incoming: Pick<Headers, 'get'>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of FORWARDED_CALLER_HEADERS) {
     const value = incoming.get(name);
@@ -42,7 +42,7 @@ function forwardableCallerHeaders(incoming: Headers): Record<string, string> {
 }
 
 /** Every header the runtime receives: the allow-listed caller headers, then the gateway's own. */
-export function upstreamHeaders(incoming: Headers, identity: InjectedIdentity): Record<string, string> {
+export function upstreamHeaders(incoming: Pick<Headers, 'get'>, identity: InjectedIdentity): Record<string, string> {
   const headers: Record<string, string> = {
     accept: 'application/json, text/event-stream',
     ...forwardableCallerHeaders(incoming),

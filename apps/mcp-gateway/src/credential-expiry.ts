@@ -5,7 +5,7 @@
  * `X-Gateway-Session-Token`. Call it only after authentication accepted the request: it reads
  * the claims the verification has already checked, it does not verify them.
  */
-export function credentialExpiry(headers: Headers): number | null {
+export function credentialExpiry(headers: Pick<Headers, 'get'>): number | null {
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.get('authorization') ?? '')?.[1] ?? null;
   let earliest: number | null = null;
   for (const token of [bearer, headers.get('x-gateway-session-token')]) {

@@ -1,3 +1,4 @@
+import { requestHeader } from '@agentgw/core';
 import { JSON_RPC } from '@agentgw/mcp-client';
 import { Hono, type Context, type Next } from 'hono';
 import type { OriginPolicy } from './origins.js';
@@ -39,7 +40,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
 
 /** DNS-rebinding protection: a browser's Origin must be allowed, before anything else (authentication included). */
 const originCheck = (origins: OriginPolicy) => async (c: Context, next: Next) => {
-  if (!origins.allows(c.req.header('origin')))
+  if (!origins.allows(requestHeader(c, 'origin')))
     return c.json(rpcError(null, JSON_RPC.INVALID_REQUEST, 'Origin not allowed'), 403);
   await next();
 };

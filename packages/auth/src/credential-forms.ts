@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { ForbiddenError, UnauthorizedError, type Clock, type Logger } from '@agentgw/core';
+import { ForbiddenError, UnauthorizedError, type Clock, type Logger, type RequestHeaders } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
 import type { ExternalIdentities } from './external-identities.js';
 import {
@@ -126,7 +126,7 @@ export class CredentialForms {
 
   constructor(private readonly deps: CredentialFormsDeps) {}
 
-  async authenticate(headers: Headers, mode: AuthMode): Promise<Principal> {
+  async authenticate(headers: RequestHeaders, mode: AuthMode): Promise<Principal> {
     const bearer = bearerToken(headers.get('authorization'));
     if (mode === 'jwt') {
       if (bearer === null || tokenKind(bearer) !== null) throw unauthorized('A user JWT is required');

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import { ForbiddenError, UnauthorizedError } from '@agentgw/core';
+import { ForbiddenError, requestHeaders, UnauthorizedError } from '@agentgw/core';
 import type { ApiKeyScope, RoleName } from '@agentgw/db';
 import type { Permission } from './permissions.js';
 import type { Principal } from './principal.js';
@@ -26,12 +26,12 @@ const EXPLICIT_CREDENTIALS = ['authorization', 'x-api-key', 'x-gateway-session-t
  * request proves it comes from the console's origin (CSRF). Null: authenticate the headers as sent.
  */
 function consoleCookieHeaders(c: Context, runtimeEndpoint: boolean): Headers | null {
-  const headers = c.req.raw.headers;
+  const headers = requestHeaders(c);
   if (runtimeEndpoint || EXPLICIT_CREDENTIALS.some((name) => headers.has(name))) return null;
   const token = consoleSessionToken(c);
   if (token === null) return null;
   if (changesState(c)) assertSameOrigin(c);
-  const withBearer = new Headers(headers);
+  const withBearer = new Headers(c.req.raw.headers);
   withBearer.set('authorization', `Bearer ${token}`);
   return withBearer;
 }
@@ -42,7 +42,7 @@ const authMiddleware = (auth: AuthService, mode: AuthMode, { sessionTokens = 're
     // The cookie only ever holds a user login: authenticated as one ('jwt'), whatever the endpoint's mode.
     const principal = fromCookie
       ? await auth.authenticate(fromCookie, 'jwt')
-      : await auth.authenticate(c.req.raw.headers, mode);
+      : await auth.authenticate(requestHeaders(c), mode);
     if (principal.via === 'session_token' && sessionTokens === 'reject') {
       throw new ForbiddenError(
         'Session tokens are only accepted by the MCP and tool-gate endpoints',

@@ -1,5 +1,13 @@
 import type { Kysely } from 'kysely';
-import { AppError, systemClock, type Clock, type Config, type EventBus, type Logger } from '@agentgw/core';
+import {
+  AppError,
+  systemClock,
+  type Clock,
+  type Config,
+  type EventBus,
+  type Logger,
+  type RequestHeaders,
+} from '@agentgw/core';
 import type { Database } from '@agentgw/db';
 import { CredentialForms, type AuthMode } from './credential-forms.js';
 import { ExternalIdentities } from './external-identities.js';
@@ -13,7 +21,7 @@ export type { AuthMode };
 
 export interface AuthService extends TokenIssuing {
   /** The caller's Principal; throws UnauthorizedError (401) or ForbiddenError (403). */
-  authenticate(headers: Headers, mode: AuthMode): Promise<Principal>;
+  authenticate(headers: RequestHeaders, mode: AuthMode): Promise<Principal>;
   /** An MCP client's OAuth access token, checked for the endpoint it calls (`audience`); throws 401 INVALID_TOKEN. */
   authenticateOAuth(token: string, audience: string): Promise<OAuthPrincipal>;
   /** The local user an external issuer's person is (linked subject or verified email), null if none: the rule bearer tokens follow. */

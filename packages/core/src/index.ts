@@ -73,9 +73,12 @@ export {
   notFoundHandler,
   parseJson,
   parseQuery,
+  requestHeader,
+  requestHeaders,
   requestId,
   validationErrorFrom,
   zodIssues,
+  type RequestHeaders,
 } from './http/index.js';
 export { MemoryEventBus, RedisEventBus } from './bus/index.js';
 export type { EventBus, EventHandler, Unsubscribe } from './bus/index.js';

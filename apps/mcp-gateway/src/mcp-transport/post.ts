@@ -1,5 +1,5 @@
 import { tenantScope, type Principal } from '@agentgw/auth';
-import { RateLimitedError } from '@agentgw/core';
+import { RateLimitedError, requestHeader } from '@agentgw/core';
 import { annotateAccessLog, clientGoneSignal } from '@agentgw/service-kit';
 import type { Context } from 'hono';
 import { GATEWAY_RPC } from '../rpc-errors.js';
@@ -24,14 +24,14 @@ import type { McpTransportDeps } from './transport-deps.js';
  * revision (and the session), take the quota, then answer (see `respond`).
  */
 export async function post(deps: McpTransportDeps, c: Context): Promise<Response> {
-  const headerVersion = c.req.header('mcp-protocol-version') ?? null;
+  const headerVersion = requestHeader(c, 'mcp-protocol-version') ?? null;
   const parsed = parsePost(await c.req.text());
   if (isReply(parsed)) return replyResponse(parsed);
   annotate(c, parsed);
   const principal: Principal = c.get('principal');
   const endpoint = endpointOf(c);
-  const sessionHeader = c.req.header(SESSION_HEADER) ?? null;
-  const negotiated = negotiateRevision(parsed, headerVersion, sessionHeader, (name) => c.req.header(name) ?? null);
+  const sessionHeader = requestHeader(c, SESSION_HEADER) ?? null;
+  const negotiated = negotiateRevision(parsed, headerVersion, sessionHeader, (name) => requestHeader(c, name) ?? null);
   if (negotiated.kind === 'reply') return replyResponse(negotiated.reply);
   if (negotiated.kind === 'initialize') return initialize(deps, c, principal, endpoint, negotiated.request);
   let protocolVersion: string;

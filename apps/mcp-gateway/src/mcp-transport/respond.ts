@@ -1,3 +1,4 @@
+import { requestHeader, requestHeaders } from '@agentgw/core';
 import type { AuthService, Principal } from '@agentgw/auth';
 import {
   isModernVersion,
@@ -68,7 +69,7 @@ const LISTEN_MAX_BUFFERED_BYTES = 1024 * 1024;
  * something to stream (see `answerStreamed`).
  */
 export function respond(deps: RespondDeps, x: Exchange): Promise<Response> {
-  const accept = x.c.req.header('accept') ?? '';
+  const accept = requestHeader(x.c, 'accept') ?? '';
   const wantsSse = accept.includes('text/event-stream');
   const takesJson = accept === '' || accept.includes('application/json') || accept.includes('*/*');
   const streamed = wantsSse && (!takesJson || x.requests.some((r) => MAY_STREAM.has(r.message.method)));
@@ -211,14 +212,14 @@ function requestContext(
       return connection.signal;
     },
     notify,
-    confirmationToken: c.req.header('x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
+    confirmationToken: requestHeader(c, 'x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
     progressToken: typeof progress === 'string' || typeof progress === 'number' ? progress : null,
     reauthenticate: () => authenticateMcpCaller(deps.auth, deps.resources, c),
     clientCapabilities: x.session
       ? (x.session.claims.caps ?? NO_CLIENT_CAPABILITIES)
       : relayableCapabilities(meta[META_CLIENT_CAPABILITIES]),
     channel,
-    headers: c.req.raw.headers,
+    headers: requestHeaders(c),
     ...(onUpstreamPaused ? { onUpstreamPaused } : {}),
   };
 }

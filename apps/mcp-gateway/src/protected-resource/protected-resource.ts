@@ -8,7 +8,7 @@ import {
   type AuthService,
   type Principal,
 } from '@agentgw/auth';
-import { ForbiddenError, UnauthorizedError } from '@agentgw/core';
+import { ForbiddenError, requestHeader, requestHeaders, UnauthorizedError } from '@agentgw/core';
 import type { Context, MiddlewareHandler } from 'hono';
 
 /** Where RFC 9728 metadata lives for a resource path: the well-known prefix before the resource's own path. */
@@ -77,7 +77,7 @@ export async function authenticateMcpCaller(
   resources: ProtectedResources,
   c: Context,
 ): Promise<Principal> {
-  const headers = c.req.raw.headers;
+  const headers = requestHeaders(c);
   const bearer = bearerToken(headers.get('authorization'));
   if (bearer === null || !isOAuthAccessToken(bearer)) return auth.authenticate(headers, 'flexible');
   if (OTHER_CREDENTIALS.some((name) => headers.has(name)))
@@ -106,7 +106,7 @@ export function mcpCallerAuth(auth: AuthService, resources: ProtectedResources):
       principal = await authenticateMcpCaller(auth, resources, c);
     } catch (err) {
       if (err instanceof UnauthorizedError) {
-        const error = c.req.header('authorization') === undefined ? null : 'invalid_token';
+        const error = requestHeader(c, 'authorization') === undefined ? null : 'invalid_token';
         return c.json(err.toBody(), 401, { 'WWW-Authenticate': resources.challenge(c.req.path, error) });
       }
       if (err instanceof ForbiddenError && err.code === 'INSUFFICIENT_SCOPE') {

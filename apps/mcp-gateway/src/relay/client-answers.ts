@@ -1,3 +1,4 @@
+import { requestHeaders } from '@agentgw/core';
 import type { Principal } from '@agentgw/auth';
 import { JSON_RPC } from '@agentgw/mcp-client';
 import type { Context } from 'hono';
@@ -31,7 +32,7 @@ export async function deliverAnswers(
   const requestId: string = c.get('requestId') ?? 'req_unknown';
   const unknown = await deps.relay.deliver(
     owner,
-    { principal, requestId, headers: c.req.raw.headers },
+    { principal, requestId, headers: requestHeaders(c) },
     answers.map((a) => a.message),
   );
   if (unknown === 0 || parsed.batch) return null;
