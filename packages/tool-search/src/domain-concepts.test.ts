@@ -13,6 +13,14 @@ const index = ToolIndex.build([
   tool('list_customers', 'List the customers of the account.'),
   tool('create_index', 'Create an index for a collection.'),
   tool('find', 'Run a find query against a collection.'),
+  tool('search_code', 'Search for code across repositories.'),
+  tool('fork_repository', 'Fork a repository to your account.'),
+  tool('create_repository', 'Create a new repository in your account.'),
+  tool('maps_directions', 'Get directions between two points.'),
+  tool('optimization_tool', 'Find the optimal route through a set of coordinates.'),
+  tool('list_credit_balances', 'List credit balances in each currency for a customer.'),
+  tool('replay_notification', 'Resend a delivered or failed notification using its ID.'),
+  tool('browser_emulate_media', 'Emulate CSS media features for the page.'),
 ]);
 const first = (query: string) => index.search(query, 3)[0]?.name;
 
@@ -24,6 +32,16 @@ describe('domain concepts', () => {
     expect(first('which cards does this customer have on file')).toBe('list_saved_payment_methods');
     // The query's own word ("queries") still counts: the index tool joins the query tool at the top.
     expect(index.search('queries on email are slow, fix that', 2).map((h) => h.name)).toContain('create_index');
+  });
+
+  it('reads the goals users of each kind of server state (round 4)', () => {
+    expect(first('show me the call sites of parseConfig')).toBe('search_code');
+    expect(first('I want my own copy of that repo to experiment in')).toBe('fork_repository');
+    expect(first('the fastest delivery route for these stops')).toBe('optimization_tool');
+    expect(first('walk from the station to the museum')).toBe('maps_directions');
+    expect(first('how much account credit does ctm_9 have left')).toBe('list_credit_balances');
+    expect(first('our webhook failed overnight, redeliver it')).toBe('replay_notification');
+    expect(first('check the page in dark mode')).toBe('browser_emulate_media');
   });
 
   it('leaves a query that says no such goal alone', () => {
