@@ -21,6 +21,9 @@ const index = ToolIndex.build([
   tool('list_credit_balances', 'List credit balances in each currency for a customer.'),
   tool('replay_notification', 'Resend a delivered or failed notification using its ID.'),
   tool('browser_emulate_media', 'Emulate CSS media features for the page.'),
+  tool('git_add', 'Adds file contents to the staging area.'),
+  tool('cancel_subscription', 'Cancel a subscription.'),
+  tool('create_payout', 'Send funds from the balance to a bank account.'),
 ]);
 const first = (query: string) => index.search(query, 3)[0]?.name;
 
@@ -42,6 +45,9 @@ describe('domain concepts', () => {
     expect(first('how much account credit does ctm_9 have left')).toBe('list_credit_balances');
     expect(first('our webhook failed overnight, redeliver it')).toBe('replay_notification');
     expect(first('check the page in dark mode')).toBe('browser_emulate_media');
+    expect(first('get these files ready to commit')).toBe('git_add');
+    expect(first('Acme churned yesterday')).toBe('cancel_subscription');
+    expect(first('move the money to our bank')).toBe('create_payout');
   });
 
   it('leaves a query that says no such goal alone', () => {

@@ -32,6 +32,15 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'failure logs: build broke | broken build | failed build | why … fail | why … failed',
   'config: config.yml | validate … config | config error',
   'usage: credits used | compute usage | minutes used',
+  // Local git (the reference git server): staging, committing, switching.
+  'add stage: stage | get … ready to commit',
+  'reset unstage: unstage | take … out of the commit',
+  'commit: save my work | check in | checkpoint',
+  'checkout: switch to … branch | switch branches | work on … branch',
+  'diff staged: about to commit | staged changes',
+  'pipeline job: ci run | ci job | build job',
+  'retry job: rerun … job | retry … job',
+  'wiki: project wiki | team wiki',
   // Clusters.
   'scale replicas: overwhelmed | under load | more replicas | fewer replicas | more pods | traffic spike',
   'log: crashloop | crashloopbackoff | keeps crashing | keeps restarting',
@@ -44,6 +53,9 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'context: switch cluster | other cluster | which cluster',
   'patch: change just | only change | one field | single field',
   'api resources: kinds of resources | crds | custom resources',
+  'events: why … pending | stuck pending | warnings in … namespace | recent warnings',
+  'secret: credentials in the cluster | api key in the cluster',
+  'configmap: app config | app settings | environment config',
   // Databases and search engines.
   'index: slow queries | queries … slow | faster lookups',
   'aggregate: group by | totals per | sum of | average of',
@@ -58,6 +70,12 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'search: log lines | matching documents | full text | documents matching',
   'mappings: field types | type of each field',
   'shards: cluster health | unassigned',
+  'cluster atlas: free tier | managed cluster | hosted database',
+  'database user: db user | database login | db login',
+  'access list: whitelist my ip | allow my ip | allowlist | ip allowlist',
+  'read query: select from | look at the rows | what is in … table',
+  'write query: insert into | update … set | change … rows',
+  'insight: business insight | takeaway',
   // Records in any store: links between them, and many at a time.
   'relation association: link … together | relate … to | relationship between',
   'bulk batch multiple: many | in one go | several | in bulk',
@@ -83,6 +101,14 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'preview subscription update: prorate | proration | what would … cost',
   'report: revenue report | financial report',
   'client side token: frontend key | paddle.js | checkout token',
+  // Card payments (Stripe-like): money in, money out, plans ending.
+  'balance: how much money | available funds | money in … account | funds available',
+  'payout: money to … bank | transfer to my bank | withdraw',
+  'cancel subscription: churn | churned | stop paying | end … plan | stop … subscription',
+  'payment intent: declined payments | failed payments | attempted payments | card declined',
+  'dispute: fraud claim | does not recognize | contested | chargebacks',
+  'coupon: promo code | discount code | coupon code',
+  'invoice item: line item | extra charge | add a charge',
   // CRM.
   'engagement: call log | logged call | meeting note | follow up task | follow up',
   'batch create objects: bulk import | import contacts | import companies',
@@ -112,6 +138,9 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'selected element: element i selected | the element i picked | highlighted element',
   'wipe logs: clear the logs | fresh logs | start clean',
   'page info: which page | current url | what page',
+  'install browser: browser not installed | missing browser | install chromium',
+  'generate test: turn … into a test | write a test for … flow | test script',
+  'pdf: printable version | print … page',
   // Maps and geodata.
   'geocode: street address | postal address | address of',
   'elevation: how high | above sea level | altitude | height of',
@@ -128,6 +157,7 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'centroid center: middle of | center of | centre of',
   'area: square meters | square km | acreage',
   'reverse geocode: what address | which street',
+  'timezone convert time: what time … in | time difference | in my time zone | meeting time in',
   // Content and generation.
   'generate image: logo | illustration | drawing | artwork | render an image of',
   'translate: localize | localise | into spanish | into german | into japanese | into french | into english',
@@ -142,6 +172,10 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'figma data: design file | mockup | components of … design',
   'download images: export icons | export … assets | icons from',
   'sequential thinking: think … through | step by step | break down … problem',
+  'fetch url: read this url | contents of … url | grab … page | what … page says',
+  'llms txt: llms.txt | llm friendly',
+  'extract: pull out | structured data from | into json',
+  'deep research: thorough research | comprehensive report | research report',
   // Chat and messaging.
   'channel history messages: what did i miss | missed messages | recent messages | latest messages | scroll back',
   'thread reply: in the thread | in thread',
@@ -177,4 +211,9 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'related citation: cite | cites | citing | cited by',
   'documentation docs: api reference | usage examples | how to use',
   'semantic vector: similar meaning | semantically similar | embeddings',
+  'worker logs observability: worker errors | why … worker | worker failing',
+  'r2 bucket: object storage | s3 compatible | blob storage',
+  'd1 database: sqlite at the edge | serverless sql',
+  'analytics: traffic | visitors | page views | requests per',
+  'zone: site on cloudflare | domain on cloudflare',
 ];
