@@ -23,6 +23,8 @@ const index = ToolIndex.build([
   tool('browser_emulate_media', 'Emulate CSS media features for the page.'),
   tool('git_add', 'Adds file contents to the staging area.'),
   tool('cancel_subscription', 'Cancel a subscription.'),
+  tool('create_issue', 'Create a new issue in a repository.'),
+  tool('get_logs', 'Get the logs of a pod.'),
   tool('create_payout', 'Send funds from the balance to a bank account.'),
 ]);
 const first = (query: string) => index.search(query, 3)[0]?.name;
@@ -48,6 +50,7 @@ describe('domain concepts', () => {
     expect(first('get these files ready to commit')).toBe('git_add');
     expect(first('Acme churned yesterday')).toBe('cancel_subscription');
     expect(first('move the money to our bank')).toBe('create_payout');
+    expect(first('the app crashes when the upload is empty')).toBe('create_issue');
   });
 
   it('leaves a query that says no such goal alone', () => {

@@ -24,7 +24,7 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'pull request review: ready for review | review my changes | feedback on my changes | propose changes | propose a change | contribute back',
   'search code: call sites | usages of | where … defined | references to | who calls | which files use',
   'commit: changelog | commit history | pushed to',
-  'issue: bug report | feature request | report a bug | regression | repro steps',
+  'issue: bug report | feature request | report a bug | regression | repro steps | crashes when | breaks when | fails when | does not work when',
   'list issues: open bugs | backlog | open tickets',
   'fork: own copy | my copy',
   'files changed: files touched | which files changed',
