@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { DOMAIN_CONCEPTS } from './domain-concepts.js';
+import { READING_VERBS } from './query-intent.js';
+import { ACTION_VOCABULARY } from './software-vocabulary.js';
+import { stem } from './terms.js';
 import { ToolIndex } from './tool-index.js';
 
 // Domain concepts: goals that share no word with the tool that meets them.
@@ -25,6 +29,9 @@ const index = ToolIndex.build([
   tool('cancel_subscription', 'Cancel a subscription.'),
   tool('create_issue', 'Create a new issue in a repository.'),
   tool('get_logs', 'Get the logs of a pod.'),
+  tool('kubectl_describe', 'Describe a Kubernetes resource.'),
+  tool('insert_many', 'Insert an array of documents into a collection.'),
+  tool('browser_select_option', 'Select an option.'),
   tool('create_payout', 'Send funds from the balance to a bank account.'),
 ]);
 const first = (query: string) => index.search(query, 3)[0]?.name;
@@ -51,10 +58,28 @@ describe('domain concepts', () => {
     expect(first('Acme churned yesterday')).toBe('cancel_subscription');
     expect(first('move the money to our bank')).toBe('create_payout');
     expect(first('the app crashes when the upload is empty')).toBe('create_issue');
+    expect(first('why is my pod still pending')).toBe('kubectl_describe');
+    expect(first('seed the users collection with sample data')).toBe('insert_many');
+    expect(first('pick Canada from the list of countries')).toBe('browser_select_option');
   });
 
   it('leaves a query that says no such goal alone', () => {
     expect(first('click the submit button')).toBe('browser_click');
     expect(first('find the users named Ana')).toBe('find');
+  });
+
+  it('has no one-word phrase that stems to an action verb ("finding" would read every "find" as the goal)', () => {
+    const verbs = new Set([
+      ...READING_VERBS,
+      ...ACTION_VOCABULARY.map((line) => stem(line.slice(0, line.search(/[ :]/)))),
+    ]);
+    const oneWord = DOMAIN_CONCEPTS.flatMap((line) =>
+      line
+        .slice(line.indexOf(':') + 1)
+        .split('|')
+        .map((phrase) => phrase.trim())
+        .filter((phrase) => !phrase.includes(' ')),
+    );
+    expect(oneWord.filter((phrase) => verbs.has(stem(phrase)))).toEqual([]);
   });
 });

@@ -32,8 +32,13 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'failure logs: build broke | broken build | failed build | why … fail | why … failed',
   'config: config.yml | validate … config | config error',
   'usage: credits used | compute usage | minutes used',
+  // Code review and repositories on a forge.
+  'push files: commit these files | commit … files | upload several files',
+  'list pull requests: open prs | waiting for review | pending review | prs to review',
+  'pull request comments: review comments | feedback left on',
+  'add comment: chime in | comment on | weigh in',
   // Local git (the reference git server): staging, committing, switching.
-  'add stage: stage | get … ready to commit',
+  'add stage: stage … changes | stage … files | stage the file | get … ready to commit',
   'reset unstage: unstage | take … out of the commit',
   'commit: save my work | check in | checkpoint',
   'checkout: switch to … branch | switch branches | work on … branch',
@@ -56,6 +61,7 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'events: why … pending | stuck pending | warnings in … namespace | recent warnings',
   'secret: credentials in the cluster | api key in the cluster',
   'configmap: app config | app settings | environment config',
+  'describe: why … pending | why … not starting | what is wrong with',
   // Databases and search engines.
   'index: slow queries | queries … slow | faster lookups',
   'aggregate: group by | totals per | sum of | average of',
@@ -76,6 +82,9 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'read query: select from | look at the rows | what is in … table',
   'write query: insert into | update … set | change … rows',
   'insight: business insight | takeaway',
+  'insert many: seed | seed data | sample data | bulk insert',
+  'export: dump … collection | back up … collection',
+  'connection string: mongodb+srv | connect to … cluster',
   // Records in any store: links between them, and many at a time.
   'relation association: link … together | relate … to | relationship between',
   'bulk batch multiple: many | in one go | several | in bulk',
@@ -101,6 +110,11 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'preview subscription update: prorate | proration | what would … cost',
   'report: revenue report | financial report',
   'client side token: frontend key | paddle.js | checkout token',
+  // Chat, trackers and error tracking.
+  'users members: who is on the team | everyone in the workspace | team members',
+  'releases: which release | release health | latest release',
+  'dsn client key: sdk key | connect the sdk | set up error reporting',
+  'query data source database: entries in | rows in … database | filter … tracker',
   // Card payments (Stripe-like): money in, money out, plans ending.
   'balance: how much money | available funds | money in … account | funds available',
   'payout: money to … bank | transfer to my bank | withdraw',
@@ -141,6 +155,9 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'install browser: browser not installed | missing browser | install chromium',
   'generate test: turn … into a test | write a test for … flow | test script',
   'pdf: printable version | print … page',
+  'select option: choose … from … dropdown | pick … from the list | from the dropdown',
+  'navigate back: previous page | back button',
+  'type: enter text | key in',
   // Maps and geodata.
   'geocode: street address | postal address | address of',
   'elevation: how high | above sea level | altitude | height of',
@@ -176,6 +193,9 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'llms txt: llms.txt | llm friendly',
   'extract: pull out | structured data from | into json',
   'deep research: thorough research | comprehensive report | research report',
+  'map urls: sitemap | all urls | site structure | every url',
+  'scrape: text of … page | contents of … page | content of … page',
+  'write file: save … as a file | create a file with',
   // Chat and messaging.
   'channel history messages: what did i miss | missed messages | recent messages | latest messages | scroll back',
   'thread reply: in the thread | in thread',
