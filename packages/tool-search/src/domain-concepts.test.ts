@@ -32,6 +32,8 @@ const index = ToolIndex.build([
   tool('kubectl_describe', 'Describe a Kubernetes resource.'),
   tool('insert_many', 'Insert an array of documents into a collection.'),
   tool('browser_select_option', 'Select an option.'),
+  tool('create_firewall_rule', 'Create a firewall rule for a zone.'),
+  tool('create_ingress', 'Create an ingress for a service.'),
   tool('create_payout', 'Send funds from the balance to a bank account.'),
 ]);
 const first = (query: string) => index.search(query, 3)[0]?.name;
@@ -61,6 +63,8 @@ describe('domain concepts', () => {
     expect(first('why is my pod still pending')).toBe('kubectl_describe');
     expect(first('seed the users collection with sample data')).toBe('insert_many');
     expect(first('pick Canada from the list of countries')).toBe('browser_select_option');
+    expect(first('rate limit the login endpoint')).toBe('create_firewall_rule');
+    expect(first('expose the web app to the internet')).toBe('create_ingress');
   });
 
   it('leaves a query that says no such goal alone', () => {

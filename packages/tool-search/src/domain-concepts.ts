@@ -62,6 +62,8 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'secret: credentials in the cluster | api key in the cluster',
   'configmap: app config | app settings | environment config',
   'describe: why … pending | why … not starting | what is wrong with',
+  'ingress service: expose … to the internet | public url for | expose … port',
+  'cronjob: nightly job | scheduled job | run … every night',
   // Databases and search engines.
   'index: slow queries | queries … slow | faster lookups',
   'aggregate: group by | totals per | sum of | average of',
@@ -110,6 +112,16 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'preview subscription update: prorate | proration | what would … cost',
   'report: revenue report | financial report',
   'client side token: frontend key | paddle.js | checkout token',
+  // CRM and trackers: owners, stages, priorities.
+  'owner: account manager | sales rep | rep assigned',
+  'deal stage pipeline: closed won | closed lost | deal stage',
+  'engagement timeline: last touch | last contacted | touchpoint',
+  'priority: urgent | p0 | p1 | high priority',
+  'estimate: story points',
+  'triage: needs triage | untriaged',
+  'search messages: did anyone mention | who mentioned | was … discussed',
+  'replay: session replay | what the user did',
+  'transaction performance: slow endpoint | slowest endpoints | latency',
   // Chat, trackers and error tracking.
   'users members: who is on the team | everyone in the workspace | team members',
   'releases: which release | release health | latest release',
@@ -158,6 +170,9 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'select option: choose … from … dropdown | pick … from the list | from the dropdown',
   'navigate back: previous page | back button',
   'type: enter text | key in',
+  'wait: page to load | finish loading | until … loads',
+  'console errors: js errors | javascript errors | script errors',
+  'network requests: xhr | ajax | http requests',
   // Maps and geodata.
   'geocode: street address | postal address | address of',
   'elevation: how high | above sea level | altitude | height of',
@@ -222,6 +237,7 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'edit file: replace … with | change a line',
   'read media file: image file | audio file',
   'list directory: what is in … folder | contents of … folder | folder contents',
+  'directory tree: folder structure | project layout | nested folders',
   // Edge platforms and the clock.
   'purge cache: clear the cache | invalidate the cache | cache purge',
   'worker: edge function | serverless function at the edge',
@@ -236,4 +252,7 @@ export const DOMAIN_CONCEPTS: readonly string[] = [
   'd1 database: sqlite at the edge | serverless sql',
   'analytics: traffic | visitors | page views | requests per',
   'zone: site on cloudflare | domain on cloudflare',
+  'certificate ssl: https certificate | tls cert | ssl cert',
+  'firewall rule: block … country | block bots | rate limit',
+  'redirect rule: redirect … to | forward … domain',
 ];
