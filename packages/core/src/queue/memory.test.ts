@@ -53,3 +53,22 @@ describe('MemoryJobQueue with a ManualClock', () => {
     await expect(queue.enqueue('push', { userId: 'u1', title: 't', body: 'b', data: {} })).rejects.toThrow(/closed/);
   });
 });
+
+/** On the system clock the scheduler sleeps until the soonest delayed job instead of polling. */
+describe('MemoryJobQueue on the system clock', () => {
+  it('runs a sooner delayed job first although a later one armed the timer', async () => {
+    const queue = new MemoryJobQueue();
+    try {
+      const fired: string[] = [];
+      await queue.consume('confirmation-timeout', async (jobs) => {
+        fired.push(...jobs.map((j) => j.confirmationId));
+      });
+      await queue.enqueue('confirmation-timeout', { confirmationId: 'hour' }, { delayMs: 3_600_000 });
+      await queue.enqueue('confirmation-timeout', { confirmationId: 'soon' }, { delayMs: 30 });
+      // Armed for the hour only, 'soon' would wait an hour: the poll's deadline would fail it.
+      await expect.poll(() => fired, { timeout: 2000, interval: 10 }).toEqual(['soon']);
+    } finally {
+      await queue.close();
+    }
+  });
+});

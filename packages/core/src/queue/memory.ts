@@ -12,8 +12,11 @@ export interface MemoryJobQueueOptions {
   logger?: Logger;
 }
 
-/** How often due delayed jobs are looked for at most: the clock may be moved by hand, so no single long timer. */
+/** How often due delayed jobs are looked for under a clock other than the system's (moved by hand in tests). */
 const TICK_MS = 20;
+
+/** The longest single timer (Node's limit is ~24.8 days); a later job is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Job {
   id: string;
@@ -59,6 +62,8 @@ export class MemoryJobQueue implements JobQueue {
   private readonly clock: Clock;
   private readonly logger?: Logger;
   private timer: NodeJS.Timeout | undefined;
+  /** When the armed timer fires (Date.now() time). */
+  private timerDue = Infinity;
   private closed = false;
 
   constructor(options: MemoryJobQueueOptions = {}) {
@@ -202,16 +207,26 @@ export class MemoryJobQueue implements JobQueue {
     }
   }
 
-  /** Makes sure the scheduler wakes within `ms` (capped at TICK_MS). */
+  /**
+   * Makes sure the scheduler wakes within `ms`: on the system clock one timer for the soonest
+   * delayed job (an hourly job wakes the process hourly, not 50 times a second); under another
+   * clock every TICK_MS, since it may be moved by hand.
+   */
   private arm(ms: number): void {
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => this.tick(), Math.max(0, Math.min(ms, TICK_MS)));
+    if (this.closed) return;
+    const wait = Math.max(0, Math.min(ms, this.clock === systemClock ? MAX_TIMER_MS : TICK_MS));
+    const due = Date.now() + wait;
+    if (this.timer && this.timerDue <= due) return;
+    clearTimeout(this.timer);
+    this.timerDue = due;
+    this.timer = setTimeout(() => this.tick(), wait);
     // An in-process queue must not keep a process alive on its own.
     this.timer.unref();
   }
 
   private tick(): void {
     this.timer = undefined;
+    this.timerDue = Infinity;
     const now = this.clock.now().getTime();
     let next = Infinity;
     for (const lane of this.lanes.values()) {
