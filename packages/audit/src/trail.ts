@@ -137,20 +137,23 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
     return landed;
   };
 
-  /** The outcome of a parked create, taken into it: one record, one row, one chain link. */
+  /**
+   * The outcome of a parked create, taken into it: one record, one row, one chain link. The
+   * record is changed in place: nothing else holds it until it joins a group.
+   */
   const takeIn = (waiting: Parked, patch: AuditPatch): boolean => {
-    if (!Object.keys(patch).every((field) => MERGEABLE.has(field))) return false;
+    for (const field in patch) if (!MERGEABLE.has(field)) return false;
     const { result, error, status, duration } = patch;
-    const masked = result === undefined ? undefined : maskBodySized(result);
-    waiting.record = {
-      ...waiting.record,
-      seq: ++seq,
-      ...(status !== undefined && { status }),
-      ...(masked && { result: masked.body }),
-      ...(duration !== undefined && { duration }),
-      ...(error !== undefined && { error: capError(error) }),
-    };
-    waiting.bodyBytes += masked?.maxBytes ?? 0;
+    const { record } = waiting;
+    record.seq = ++seq;
+    if (status !== undefined) record.status = status;
+    if (result !== undefined) {
+      const masked = maskBodySized(result);
+      record.result = masked.body;
+      waiting.bodyBytes += masked.maxBytes;
+    }
+    if (duration !== undefined) record.duration = duration;
+    if (error !== undefined) record.error = capError(error);
     return true;
   };
 

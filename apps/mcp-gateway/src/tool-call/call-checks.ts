@@ -43,7 +43,9 @@ export class CallChecks {
   ): Promise<void> {
     const { view, calls } = this.deps;
     const name = call.toolName;
-    const listing = await view.listed(provider, { ...ctx, principal: call.principal }, name);
+    // The caller as the call was decided for: the context itself unless a release changed who (no copy per call).
+    const caller = call.principal === ctx.principal ? ctx : { ...ctx, principal: call.principal };
+    const listing = await view.listed(provider, caller, name);
     if (listing.kind === 'listed') return;
     if (listing.kind === 'unlisted') throw invalidParams(`Unknown tool: ${name}`);
     if (listing.kind === 'needs_auth') {
