@@ -449,6 +449,9 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   const delays: string[] = [];
   const threads: string[] = [];
   const referenceCache = new Map<string, References>();
+  // Every case warmed once before any is measured: compiling the code the cases share (HTTP,
+  // auth, the shell) would otherwise land in whichever case is measured first.
+  for (const c of cases) await warmUp(c.gateway(g));
   for (const c of cases) {
     const key = `${c.direct.url} ${c.direct.body}`;
     const ref = referenceCache.get(key) ?? (await measureReferences(c, probeDir, delays));
