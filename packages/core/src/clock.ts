@@ -5,6 +5,9 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** The clock's time in epoch milliseconds, without a Date on the system clock (hot caches read it per lookup). */
+export const epochMs = (clock: Clock): number => (clock === systemClock ? Date.now() : clock.now().getTime());
+
 export class ManualClock implements Clock {
   private t: number;
   constructor(start: Date | number = Date.UTC(2026, 0, 1)) {

@@ -22,7 +22,7 @@ export type { ErrorBody } from './errors.js';
 export { globSpecificity, matchGlob, MAX_GLOB_PATTERN_LENGTH, MAX_TOOL_NAME_LENGTH } from './glob.js';
 export { newId, newRequestId } from './ids.js';
 export { settleWithin } from './settle-within.js';
-export { ManualClock, systemClock } from './clock.js';
+export { epochMs, ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { CREDENTIAL_STATUSES, type CredentialStatus } from './enums.js';
 export {

@@ -1,5 +1,5 @@
 import type { ProviderRecord } from '@agentgw/catalog';
-import type { Clock, EventBus, Logger, Unsubscribe } from '@agentgw/core';
+import { epochMs, type Clock, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
 import {
   NO_CLIENT_CAPABILITIES,
   type McpUpstreamClient,
@@ -175,7 +175,7 @@ export class ProviderLists {
   }
 
   private age(entry: ListEntry): number {
-    return this.deps.clock.now().getTime() - entry.at;
+    return epochMs(this.deps.clock) - entry.at;
   }
 
   /** Fetches the list, or joins the fetch already under way; the cached entry is replaced when it ends. */

@@ -1,5 +1,5 @@
 import type { EventBus, Unsubscribe } from '../bus/event-bus.js';
-import { systemClock, type Clock } from '../clock.js';
+import { epochMs, systemClock, type Clock } from '../clock.js';
 import type { EventName, GatewayEvents } from '../events.js';
 import { trimOldest } from './trim-oldest.js';
 
@@ -39,7 +39,7 @@ export class MemoryCache<V> {
 
   set(key: string, value: V): void {
     this.entries.delete(key);
-    this.entries.set(key, { value, expiresAt: this.clock.now().getTime() + this.ttlMs });
+    this.entries.set(key, { value, expiresAt: epochMs(this.clock) + this.ttlMs });
     trimOldest(this.entries, this.max);
   }
 
@@ -94,7 +94,7 @@ export class MemoryCache<V> {
   private lookup(key: string): { value: V } | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (entry.expiresAt <= this.clock.now().getTime()) {
+    if (entry.expiresAt <= epochMs(this.clock)) {
       this.entries.delete(key);
       return undefined;
     }
