@@ -1,8 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import { requestHeader, requestHeaders, silentLogger } from '@agentgw/core';
-import { serve } from './serve.js';
+import { requestHeader, requestHeaders } from '@agentgw/core';
+import { serveOnLoopback } from './testing.js';
 
 let open: { shutdown(): Promise<void> } | undefined;
 afterEach(async () => {
@@ -30,13 +30,7 @@ async function readThrough(lines: Record<string, string | string[]>): Promise<un
     };
     return c.json({ read, hono });
   });
-  const running = await serve(app, {
-    port: 0,
-    hostname: '127.0.0.1',
-    deps: { close: async () => {} },
-    logger: silentLogger(),
-    handleSignals: false,
-  });
+  const running = await serveOnLoopback(app);
   open = running;
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port: running.port, path: '/', headers: lines }, (res) => {

@@ -138,15 +138,20 @@ export interface Transport {
  * under `app.request`.
  */
 export async function listening(app: { fetch(request: Request): Response | Promise<Response> }): Promise<Transport> {
-  const running = await serve(app, {
+  const running = await serveOnLoopback(app);
+  const base = `http://127.0.0.1:${running.port}`;
+  return { request: (path, init) => fetch(`${base}${path}`, init), close: () => running.shutdown() };
+}
+
+/** The app served on 127.0.0.1 at an ephemeral port, quietly, for a test that speaks to the port itself (raw header lines, say). */
+export function serveOnLoopback(app: { fetch(request: Request): Response | Promise<Response> }) {
+  return serve(app, {
     port: 0,
     hostname: '127.0.0.1',
     deps: { close: async () => {} },
     logger: silentLogger(),
     handleSignals: false,
   });
-  const base = `http://127.0.0.1:${running.port}`;
-  return { request: (path, init) => fetch(`${base}${path}`, init), close: () => running.shutdown() };
 }
 
 /** Both ways a test can reach an app: `app.request` and a real socket; each case runs over both. */
