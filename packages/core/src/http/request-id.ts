@@ -8,7 +8,8 @@ declare module 'hono' {
 }
 
 /** Gives every request an id (kept in `c.var.requestId`) for logs and 500 bodies. */
-export const requestId = (): MiddlewareHandler => async (c, next) => {
+export const requestId = (): MiddlewareHandler => (c, next) => {
   c.set('requestId', newRequestId());
-  await next();
+  // Returned, not awaited: nothing follows it, so no frame of its own stays alive per request.
+  return next();
 };
