@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { startDistributed } from './distributed.js';
 import { summariseProfiles } from './cpu-profile-summary.js';
 import { summariseHeapProfiles } from './heap-profile-summary.js';
-import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
+import { waitHealthy, type GatewayUnderTest, type ProcessPart } from './gateway-under-test.js';
 import { readProbes, worstDelay, type ProbeReport } from './probe-reports.js';
 import { commandOf, cpuSeconds, processTree, residentBytes } from './process-stats.js';
 import { readThreads, splitThreadCpu, type ThreadCpu } from './thread-cpu-split.js';
@@ -113,6 +113,7 @@ async function startAllInOne(dataDir: string, probeDir: string): Promise<Gateway
     base,
     pids,
     servers: () => serverOf(pids()),
+    parts: () => [{ name: 'gateway', pids: pids() }],
     stop: async () => {
       // The server first (a CPU profile is written on a clean exit), then the wrappers.
       const tree = pids();
@@ -404,6 +405,31 @@ function threadLine(name: string, split: ThreadCpu, calls: number): string {
   return `${name}: ${part('main thread', split.main)}, ${part('worker threads', split.workers)}, ${part('other threads', split.other)}`;
 }
 
+/** CPU seconds so far per process of each part, read before and after a run. */
+type PartReadings = Map<string, Map<number, number>>;
+
+function readParts(parts: readonly ProcessPart[]): PartReadings {
+  return new Map(parts.map((p) => [p.name, new Map(p.pids.map((pid) => [pid, cpuSeconds([pid])]))]));
+}
+
+/**
+ * One case's CPU per part of a topology per 1,000 calls, × the bare proxy's, and the whole with
+ * the shared servers: a process that started during the run counts whole, one that ended is lost.
+ */
+function partsLine(name: string, before: PartReadings, parts: readonly ProcessPart[], calls: number, bare: number) {
+  const used = parts.map((p) => {
+    const earlier = before.get(p.name);
+    const cpu = p.pids.reduce((sum, pid) => sum + cpuSeconds([pid]) - (earlier?.get(pid) ?? 0), 0);
+    return { ...p, perK: perThousand(cpu, calls) };
+  });
+  const cell = (label: string, perK: number) => `${label} ${fmt(perK, 3)} (${fmt(perK / Math.max(bare, 1e-9), 1)}×)`;
+  const whole = used.reduce((sum, p) => sum + p.perK, 0);
+  return (
+    `${name}: ${used.map((p) => cell(p.shared ? `${p.name} (shared)` : p.name, p.perK)).join(', ')}; ` +
+    `the whole topology with PostgreSQL and Redis ${cell('', whole).trim()}`
+  );
+}
+
 /** The idle gateway's resident memory, split by what its main thread's process.memoryUsage() can tell. */
 function memoryLine(reports: readonly ProbeReport[]): string {
   const sum = (pick: (r: ProbeReport) => number) => reports.reduce((total, r) => total + pick(r), 0) / MB;
@@ -448,6 +474,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   let loadedRss = 0;
   const delays: string[] = [];
   const threads: string[] = [];
+  const byPart: string[] = [];
   const referenceCache = new Map<string, References>();
   // Every case warmed once before any is measured: compiling the code the cases share (HTTP,
   // auth, the shell) would otherwise land in whichever case is measured first.
@@ -462,8 +489,14 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     await readProbes(g.servers(), probeDir);
     const cpuBefore = cpuSeconds(pids);
     const threadsBefore = readThreads(g.servers());
+    const parts = g.parts();
+    const partsBefore = readParts(parts);
     const many = await load(target.url, CONNECTIONS, SECONDS, target.headers, target.body);
     const cpu = cpuSeconds(pids) - cpuBefore;
+    if (parts.length > 1)
+      byPart.push(
+        partsLine(c.name, partsBefore, g.parts(), many.total, perThousand(ref.bare.cpu, ref.bare.many.total)),
+      );
     threads.push(
       threadLine(c.name, splitThreadCpu(threadsBefore, readThreads(g.servers()), workerThreads), many.total),
     );
@@ -497,6 +530,10 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   console.log(
     `CPU-s per 1,000 calls by thread of the gateway's node process(es) (the wrappers' share of the table's figure is not in them):\n  ${threads.join('\n  ')}`,
   );
+  if (byPart.length > 0)
+    console.log(
+      `CPU-s per 1,000 calls by process (× the bare proxy's; the table's figure is the services and the router):\n  ${byPart.join('\n  ')}`,
+    );
   console.log(
     `event-loop delay beyond the 1 ms sampling interval, under load (${CONNECTIONS} connections):\n  ${delays.join('\n  ')}`,
   );

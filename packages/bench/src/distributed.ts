@@ -14,7 +14,7 @@ import {
 } from '@agentgw/core/local-redis-cluster';
 import { sql } from 'kysely';
 import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
-import { processTree } from './process-stats.js';
+import { processesNamed, processTree } from './process-stats.js';
 
 const SERVICES = ['admin-api', 'invoke-proxy', 'mcp-gateway', 'vault', 'confirmation-hub', 'audit-writer'] as const;
 /** The router's upstream servers in infra/nginx/nginx.conf, per service (re-resolved names, here loopback ports). */
@@ -190,6 +190,12 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
       base,
       pids: () => children.flatMap((c) => processTree(c.pid!)),
       servers: () => services.map((c) => c.pid!),
+      parts: () => [
+        ...SERVICES.map((name, i) => ({ name, pids: processTree(services[i]!.pid!) })),
+        { name: 'nginx', pids: processTree(router.pid!) },
+        { name: 'PostgreSQL', pids: processesNamed(['postgres']), shared: true as const },
+        { name: 'Redis', pids: processesNamed(['redis-server']), shared: true as const },
+      ],
       stop,
     };
   } catch (err) {

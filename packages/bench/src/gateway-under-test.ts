@@ -1,4 +1,12 @@
 /** A gateway topology the benchmark drives: its base URL and the processes that count as it. */
+/** Some of a topology's processes, named: a service, the router, a shared server. */
+export interface ProcessPart {
+  name: string;
+  pids: number[];
+  /** Not started by the bench (PostgreSQL, Redis): its CPU includes whatever else they serve. */
+  shared?: true;
+}
+
 export interface GatewayUnderTest {
   name: string;
   base: string;
@@ -6,6 +14,11 @@ export interface GatewayUnderTest {
   pids(): number[];
   /** The processes running the services (memory, event-loop probe). */
   servers(): number[];
+  /**
+   * The topology's processes by part (each service, the router, the shared PostgreSQL and Redis
+   * servers), for CPU per part; one part, the gateway, for the all-in-one.
+   */
+  parts(): ProcessPart[];
   stop(): Promise<void>;
 }
 

@@ -1,7 +1,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { commandOf, cpuSeconds, processTree, residentBytes, threadCpuSeconds } from './process-stats.js';
+import {
+  commandOf,
+  cpuSeconds,
+  processesNamed,
+  processTree,
+  residentBytes,
+  threadCpuSeconds,
+} from './process-stats.js';
 
 describe('process stats from /proc', () => {
   it('finds a child in the tree and reads its CPU time and resident memory', async () => {
@@ -16,6 +23,8 @@ describe('process stats from /proc', () => {
       expect(tree[0]).toBe(process.pid);
       expect(tree).toContain(child.pid);
       expect(commandOf(child.pid!)).toBe('node');
+      expect(processesNamed(['node'])).toContain(child.pid);
+      expect(processesNamed(['no-such-command'])).toEqual([]);
       expect(cpuSeconds([child.pid!])).toBeGreaterThanOrEqual(0.29);
       expect(threadCpuSeconds(child.pid!).get(child.pid!)).toBeGreaterThanOrEqual(0.29);
       expect(residentBytes(child.pid!)).toBeGreaterThan(10 * 1024 * 1024);

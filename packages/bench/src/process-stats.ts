@@ -69,6 +69,14 @@ export function residentBytes(pid: number): number {
   }
 }
 
+/** Every live process whose command name is one of `names` (`postgres`, `redis-server`): servers the bench did not start. */
+export function processesNamed(names: readonly string[]): number[] {
+  const wanted = new Set(names);
+  return readdirSync('/proc')
+    .map(Number)
+    .filter((pid) => Number.isInteger(pid) && wanted.has(commandOf(pid)));
+}
+
 /** The command name of a process (`node`, `sh`, `esbuild`…). */
 export function commandOf(pid: number): string {
   try {
