@@ -57,4 +57,8 @@ export const RANKING = {
   readQuestionBonus: 0.3,
   /** A question asking for many things ("what … are", "which … exist"): a tool whose name's verb lists scores × (1 + this). */
   listQuestionBonus: 0.5,
+  /** A request that is no question and asks for no reading (no get, list, show, find, … nor their synonyms): a tool whose name's verb only reads scores × (1 − this). */
+  unaskedReadingPenalty: 0.2,
+  /** A query that asks for no removing or stopping: a tool whose name says delete, drop, stop, … scores × (1 − this). */
+  unaskedDestructionPenalty: 0.4,
 } as const;

@@ -191,6 +191,25 @@ describe("the action's direction", () => {
     expect(index.search('what collections are in this database', 3)[0]?.name).toBe('db_list_collections');
   });
 
+  it('puts reading tools back for a request to act that asks for no reading, not for a question or a "show"', () => {
+    const notes = ToolIndex.build([
+      tool('notes_get_note', 'Get a note from a notebook.'),
+      tool('notes_pin_note', 'Pin a note in a notebook.'),
+    ]);
+    expect(notes.search('the grocery note in my notebook', 2)[0]?.name).toBe('notes_pin_note');
+    expect(notes.search('what is in the grocery note?', 2)[0]?.name).toBe('notes_get_note');
+    expect(notes.search('show the grocery note in my notebook', 2)[0]?.name).toBe('notes_get_note');
+  });
+
+  it('offers a tool that deletes only to a query that asks to remove something', () => {
+    const bucket = ToolIndex.build([
+      tool('bucket_delete_object', 'Delete an object from a storage bucket.'),
+      tool('bucket_put_object', 'Upload an object to a storage bucket, with its content type and cache headers.'),
+    ]);
+    expect(bucket.search('the logo object in our storage bucket', 2)[0]?.name).toBe('bucket_put_object');
+    expect(bucket.search('get rid of the logo object in our storage bucket', 2)[0]?.name).toBe('bucket_delete_object');
+  });
+
   it('passes over a service prefix and finds the action of a name', () => {
     expect(nameAction(['slack', 'get', 'user'])).toBe('get');
     expect(nameAction([stem('create'), 'list'])).toBe(stem('create'));

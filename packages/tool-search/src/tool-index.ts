@@ -1,5 +1,13 @@
 import { namedWords } from './provider-naming.js';
-import { LISTING_VERBS, nameAction, READING_VERBS, readIntent, type ReadIntent } from './query-intent.js';
+import {
+  asksFor,
+  DESTRUCTIVE_VERBS,
+  LISTING_VERBS,
+  nameAction,
+  READING_VERBS,
+  readIntent,
+  type ReadIntent,
+} from './query-intent.js';
 import { queryPhrase, queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
 import { compounds, compoundTerm, terms } from './terms.js';
@@ -36,6 +44,13 @@ const FIELDS = Object.keys(RANKING.fields) as Field[];
 /** The fields whose word order is compared with the query's (exact-phrase bonus). */
 const PHRASE_FIELDS: readonly Field[] = ['name', 'title', 'description'];
 
+/** What a query asks of a tool's action: a question's intent, any reading, any removing or stopping. */
+interface Asked {
+  intent: ReadIntent;
+  reading: boolean;
+  destroying: boolean;
+}
+
 /** A term's documents and, for each, its precomputed BM25F contribution (idf × saturated tf). */
 interface Posting {
   idf: number;
@@ -51,6 +66,8 @@ interface DocInfo {
   nameTerms: string[];
   /** The name's action verb ("get" of `slack_get_user`), if it has one. */
   action: string | null;
+  /** The name says it deletes, drops, stops, … something. */
+  destroys: boolean;
   /** Tools with the same key are near-duplicates: the same name and description but for the provider. */
   group: number;
   provider: string | null;
@@ -120,6 +137,7 @@ export class ToolIndex<T extends ListedTool> {
         phrase: PHRASE_FIELDS.flatMap((field) => [...fieldWords[FIELDS.indexOf(field)]!, '']),
         nameTerms,
         action: nameAction(nameTerms),
+        destroys: nameTerms.some((term) => DESTRUCTIVE_VERBS.has(term)),
         group: groups.get(key)!,
         provider: provider?.name ?? null,
       });
@@ -209,8 +227,12 @@ export class ToolIndex<T extends ListedTool> {
     const window = touched.slice(0, RANKING.rerankWindow);
     const phrase = queryPhrase(query);
     const termWeights = new Map([...looked].map(([term, { weight }]) => [term, weight]));
-    const intent = readIntent(query, SEARCH_LIMITS.queryChars);
-    for (const doc of window) scores[doc]! *= this.exactness(doc, phrase, termWeights) * this.direction(doc, intent);
+    const wants: Asked = {
+      intent: readIntent(query, SEARCH_LIMITS.queryChars),
+      reading: asksFor(termWeights.keys(), READING_VERBS),
+      destroying: asksFor(termWeights.keys(), DESTRUCTIVE_VERBS),
+    };
+    for (const doc of window) scores[doc]! *= this.exactness(doc, phrase, termWeights) * this.direction(doc, wants);
     window.sort(byScore);
     return this.grouped([...window, ...touched.slice(RANKING.rerankWindow)], wanted, coverage, scores);
   }
@@ -238,12 +260,20 @@ export class ToolIndex<T extends ListedTool> {
     return factor;
   }
 
-  /** The multiplier for the action's direction: a question about state favours tools that read, a listing question those that list. */
-  private direction(doc: number, intent: ReadIntent): number {
-    if (intent === 'none') return 1;
-    const verb = this.info[doc]!.action;
-    if (verb === null || !READING_VERBS.has(verb)) return 1;
-    return 1 + (intent === 'list' && LISTING_VERBS.has(verb) ? RANKING.listQuestionBonus : RANKING.readQuestionBonus);
+  /**
+   * The multiplier for the action's direction: a question about state favours tools that read, a
+   * listing question those that list; a request to act that asks for no reading puts reading tools
+   * back, and a tool that destroys waits for a query that asks to remove or stop.
+   */
+  private direction(doc: number, { intent, reading, destroying }: Asked): number {
+    const { action, destroys } = this.info[doc]!;
+    const factor = destroys && !destroying ? 1 - RANKING.unaskedDestructionPenalty : 1;
+    if (action === null || !READING_VERBS.has(action)) return factor;
+    if (intent === 'none') return reading ? factor : factor * (1 - RANKING.unaskedReadingPenalty);
+    return (
+      factor *
+      (1 + (intent === 'list' && LISTING_VERBS.has(action) ? RANKING.listQuestionBonus : RANKING.readQuestionBonus))
+    );
   }
 
   /** A tool's adjacent word pairs, made on its first re-ranking and kept (at most one set per indexed tool). */
