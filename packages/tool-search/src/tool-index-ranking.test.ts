@@ -242,3 +242,23 @@ describe('readIntent', () => {
     expect(readIntent('how do I create a branch', 200)).toBe('none');
   });
 });
+
+describe('long descriptions', () => {
+  // Forty-odd words of preamble, as long descriptions open with guardrails and usage notes.
+  const preamble = Array.from({ length: 42 }, (_, i) => `note${i}`).join(' ');
+  const index = ToolIndex.build([
+    tool('ledger_close_period', 'Close an accounting period so no entry can change.'),
+    tool(
+      'ledger_assistant',
+      `${preamble}. It explains a period close, sends a report to the auditor and keeps the audit trail.`,
+    ),
+  ]);
+
+  it('counts what a long description says only past its opening for less, and gives it no coverage', () => {
+    expect(index.search('close the period and send the report to the auditor', 2)[0]?.name).toBe('ledger_close_period');
+  });
+
+  it('still finds a tool by words deep in its description when nothing else says them', () => {
+    expect(index.search('audit trail', 2)[0]?.name).toBe('ledger_assistant');
+  });
+});

@@ -11,6 +11,7 @@ import {
 import { queryPhrase, queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
 import { compounds, compoundTerm, terms } from './terms.js';
+import { fieldCounts } from './field-counts.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool } from './tool-fields.js';
 
 export { RANKING, SEARCH_LIMITS } from './ranking.js';
@@ -56,6 +57,8 @@ interface Posting {
   idf: number;
   docs: number[];
   weights: number[];
+  /** Per document: whether the match earns coverage credit (false when only deep in a long description). */
+  covers: boolean[];
 }
 
 /** What the re-ranking and grouping read of each tool. */
@@ -107,6 +110,7 @@ export class ToolIndex<T extends ListedTool> {
     const groups = new Map<string, number>();
     const providerDocs = new Map<string, number[]>();
     const providerTermsOf: ReadonlySet<string>[] = [];
+    const deep: ReadonlySet<string>[] = [];
     for (const tool of tools) {
       if (kept.length >= SEARCH_LIMITS.tools) break;
       const fields = fieldsOf(tool);
@@ -120,7 +124,9 @@ export class ToolIndex<T extends ListedTool> {
         ...fieldWords[f]!,
         ...compounds(texts[field], FIELD_LIMITS.textChars).map(compoundTerm),
       ]);
-      docs.push(fieldTerms.map(counts));
+      const { counts, deepOnly } = fieldCounts(FIELDS, fieldWords, fieldTerms);
+      docs.push(counts);
+      deep.push(deepOnly);
       const providerTerms = new Set(fieldTerms[FIELDS.indexOf('provider')]);
       providerTermsOf.push(providerTerms);
       for (const term of providerTerms) {
@@ -142,7 +148,7 @@ export class ToolIndex<T extends ListedTool> {
         provider: provider?.name ?? null,
       });
     }
-    const postings = postingsOf(docs);
+    const postings = postingsOf(docs, deep);
     return new ToolIndex(kept, [...seen], postings, info, distinctNames(providerDocs, postings, providerTermsOf));
   }
 
@@ -200,7 +206,7 @@ export class ToolIndex<T extends ListedTool> {
         if (scores[doc] === 0) touched.push(doc);
         scores[doc]! += weight * posting.weights[i]!;
         const fresh = concepts & ~credited[doc]!;
-        if (fresh !== 0) {
+        if (fresh !== 0 && posting.covers[i]!) {
           credit[doc]! += share * weightOf(fresh, conceptWeight);
           credited[doc]! |= fresh;
         }
@@ -348,8 +354,8 @@ function weightOf(bits: number, weights: Float64Array): number {
   return sum;
 }
 
-/** Per-document, per-field term counts → each term's posting with its BM25F weight. */
-function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
+/** Per-document, per-field term counts → each term's posting with its BM25F weight, and whether it earns coverage. */
+function postingsOf(docs: Map<string, number>[][], deep: readonly ReadonlySet<string>[]): Map<string, Posting> {
   const average = FIELDS.map(
     (_, f) => docs.reduce((sum, fields) => sum + lengthOf(fields[f]!), 0) / Math.max(docs.length, 1),
   );
@@ -378,6 +384,7 @@ function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
       idf,
       docs: entry.docs,
       weights: entry.tf.map((tf) => (idf * tf * (k1 + 1)) / (k1 + tf)),
+      covers: entry.docs.map((doc) => !deep[doc]!.has(term)),
     });
   }
   return postings;
@@ -388,12 +395,6 @@ function bitCount(bits: number): number {
   let count = 0;
   for (let rest = bits >>> 0; rest !== 0; rest &= rest - 1) count += 1;
   return count;
-}
-
-function counts(list: string[]): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const term of list) map.set(term, (map.get(term) ?? 0) + 1);
-  return map;
 }
 
 const lengthOf = (fieldCounts: Map<string, number>): number => {
