@@ -46,7 +46,7 @@ export const RANKING = {
   coverageExponent: 1,
   /** A concept's weight in coverage is its strongest found term's idf to this power (0: every concept alike). */
   conceptRarity: 0.25,
-  /** The query names the tool's provider (a word of its name or title, written as a name: provider-naming.ts): score × (1 + this). */
+  /** The query names the tool's provider (a word of its name or title, written as a name: provider-naming.ts), by as many of its words as any provider it names: score × (1 + this). */
   namedProviderBonus: 1,
   /** A provider word names its provider only when at most this share of the other providers' tools say it. */
   providerWordShare: 0.02,

@@ -111,6 +111,26 @@ describe('providers', () => {
     expect(named!.score / other!.score).toBeGreaterThan(1.5);
   });
 
+  it('gives the provider bonus to the provider the query names most specifically, not to one named in part', () => {
+    const crm = Array.from({ length: 8 }, (_, i): [Tool, ProviderLabel] => [
+      tool(`crm_record_${i}`, `Update CRM record ${i}.`),
+      { name: `crm${i}`, title: `CRM ${i}` },
+    ]);
+    const index = withProviders([
+      ...crm,
+      [
+        tool('browser_take_screenshot', 'Take a screenshot of the current page, for browser automation.'),
+        { name: 'acme', title: 'Acme browser' },
+      ],
+      [
+        tool('acme_screenshot', 'Take a screenshot of the current page.'),
+        { name: 'acme-automation', title: 'Acme automation' },
+      ],
+    ]);
+    expect(index.search('take a screenshot with Acme automation', 2)[0]?.name).toBe('acme_screenshot');
+    expect(index.search('take a screenshot in the Acme browser', 2)[0]?.name).toBe('browser_take_screenshot');
+  });
+
   it('takes the provider from the caller only, never from a field the upstream sets', () => {
     const index = ToolIndex.build([{ ...tool('drop_all', 'Drop every table.'), provider: 'postgres' }]);
     expect(index.search('postgres', 3)).toEqual([]);

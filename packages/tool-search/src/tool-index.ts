@@ -74,6 +74,8 @@ interface DocInfo {
   /** Tools with the same key are near-duplicates: the same name and description but for the provider. */
   group: number;
   provider: string | null;
+  /** The provider's name and title terms (shared by its tools). */
+  providerTerms: ReadonlySet<string>;
 }
 
 /**
@@ -146,6 +148,7 @@ export class ToolIndex<T extends ListedTool> {
         destroys: nameTerms.some((term) => DESTRUCTIVE_VERBS.has(term)),
         group: groups.get(key)!,
         provider: provider?.name ?? null,
+        providerTerms,
       });
     }
     const postings = postingsOf(docs, deep);
@@ -212,10 +215,7 @@ export class ToolIndex<T extends ListedTool> {
         }
       }
     }
-    // A query that names a provider ("in Mongo", "our HubSpot portal") asks for that provider's tools.
-    const named = new Uint8Array(n);
-    for (const term of namedWords(query, SEARCH_LIMITS.queryChars))
-      for (const doc of this.providerDocs.get(term) ?? []) named[doc] = 1;
+    const named = this.namedProviders(query);
     const count = bitCount(answerable);
     const total = weightOf(answerable, conceptWeight);
     // A concept no tool has counts as the rarest there is, in the coverage a hit reports (not in its score).
@@ -225,7 +225,7 @@ export class ToolIndex<T extends ListedTool> {
       const share = total > 0 ? credit[doc]! / total : 0;
       coverage[doc] = credit[doc]! / asking;
       scores[doc]! *= ((1 + share * count) / (1 + count)) ** RANKING.coverageExponent;
-      if (named[doc] === 1) scores[doc]! *= 1 + RANKING.namedProviderBonus;
+      scores[doc]! *= 1 + RANKING.namedProviderBonus * (named.get(doc) ?? 0);
     }
     const byScore = (a: number, b: number) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!);
     touched.sort(byScore);
@@ -291,6 +291,28 @@ export class ToolIndex<T extends ListedTool> {
       if (text[i] !== '' && text[i + 1] !== '') pairs.add(`${text[i]} ${text[i + 1]}`);
     this.pairs[doc] = pairs;
     return pairs;
+  }
+
+  /**
+   * The tools of the providers a query names ("in Mongo", "our HubSpot portal"), each with the share
+   * of the provider bonus it earns: 1 for the providers whose name and title the query says the most
+   * words of, 0 for the others ("Acme automation" names the automation server, not "Acme browser";
+   * "Acme" alone names both).
+   */
+  private namedProviders(query: string): Map<number, number> {
+    const said = new Map<number, number>();
+    const own = new Set(queryPhrase(query));
+    let most = 1;
+    for (const term of namedWords(query, SEARCH_LIMITS.queryChars))
+      for (const doc of this.providerDocs.get(term) ?? []) {
+        if (said.has(doc)) continue;
+        let count = 0;
+        for (const word of this.info[doc]!.providerTerms) if (own.has(word)) count += 1;
+        said.set(doc, count);
+        most = Math.max(most, count);
+      }
+    for (const [doc, count] of said) said.set(doc, count === most ? 1 : 0);
+    return said;
   }
 
   /** The first `wanted` groups in rank order: each group's best tool, with its other providers' copies named. */
