@@ -24,9 +24,8 @@ export const RANKING = {
     parameters: { weight: 0.6, b: 0.75 },
     provider: { weight: 1, b: 0 },
   } satisfies Record<Field, { weight: number; b: number }>,
-  /** A description's opening, in words: past it a word counts at `deepWeight`, and a term said only there earns no coverage credit (field-counts.ts). */
+  /** A description's opening, in words: a term said only past it (and in no other field) earns no coverage credit (deep-terms.ts). */
   descriptionHead: 40,
-  deepWeight: 0.5,
   relatedWeight: 0.6,
   wordnetWeight: 0.3,
   vocabularyWeight: 0.7,

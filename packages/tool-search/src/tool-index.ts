@@ -11,7 +11,7 @@ import {
 import { queryPhrase, queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
 import { compounds, compoundTerm, terms } from './terms.js';
-import { fieldCounts } from './field-counts.js';
+import { deepOnlyTerms } from './deep-terms.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool } from './tool-fields.js';
 
 export { RANKING, SEARCH_LIMITS } from './ranking.js';
@@ -126,9 +126,8 @@ export class ToolIndex<T extends ListedTool> {
         ...fieldWords[f]!,
         ...compounds(texts[field], FIELD_LIMITS.textChars).map(compoundTerm),
       ]);
-      const { counts, deepOnly } = fieldCounts(FIELDS, fieldWords, fieldTerms);
-      docs.push(counts);
-      deep.push(deepOnly);
+      docs.push(fieldTerms.map(counts));
+      deep.push(deepOnlyTerms(FIELDS, fieldWords, fieldTerms));
       const providerTerms = new Set(fieldTerms[FIELDS.indexOf('provider')]);
       providerTermsOf.push(providerTerms);
       for (const term of providerTerms) {
@@ -417,6 +416,12 @@ function bitCount(bits: number): number {
   let count = 0;
   for (let rest = bits >>> 0; rest !== 0; rest &= rest - 1) count += 1;
   return count;
+}
+
+function counts(list: string[]): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const term of list) map.set(term, (map.get(term) ?? 0) + 1);
+  return map;
 }
 
 const lengthOf = (fieldCounts: Map<string, number>): number => {
