@@ -24,7 +24,11 @@ export const RANKING = {
     parameters: { weight: 0.6, b: 0.75 },
     provider: { weight: 1, b: 0 },
   } satisfies Record<Field, { weight: number; b: number }>,
-  /** A description's opening, in words: a term said only past it (and in no other field) earns no coverage credit (deep-terms.ts). */
+  /**
+   * A description's opening, in words: a term a tool says only past it (and in no other field)
+   * earns no coverage credit, and a term weaker than a thesaurus synonym earns none when the tool
+   * says it only in its description (description-reach.ts).
+   */
   descriptionHead: 40,
   relatedWeight: 0.6,
   wordnetWeight: 0.3,

@@ -282,3 +282,15 @@ describe('long descriptions', () => {
     expect(index.search('audit trail', 2)[0]?.name).toBe('ledger_assistant');
   });
 });
+
+describe('weak terms found only in a description', () => {
+  it('give no coverage: a description naming several synonyms of one query word does not answer it', () => {
+    const index = ToolIndex.build([
+      tool('mail_send', 'Deliver a message: supply a record, notify a subscriber, register the text.'),
+      tool('vault_records', 'Keep records.'),
+      ...Array.from({ length: 6 }, (_, i) => tool(`report_${i}`, `Export report ${i} as a file.`)),
+    ]);
+    // "add" reaches deliver, supply, notify and register only as weak synonyms, all in mail_send's description.
+    expect(index.search('add a text record to the vault', 2)[0]?.name).toBe('vault_records');
+  });
+});

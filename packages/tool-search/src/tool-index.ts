@@ -11,7 +11,7 @@ import {
 import { queryPhrase, queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
 import { compounds, compoundTerm, terms } from './terms.js';
-import { deepOnlyTerms } from './deep-terms.js';
+import { descriptionReach, REACH } from './description-reach.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool } from './tool-fields.js';
 
 export { RANKING, SEARCH_LIMITS } from './ranking.js';
@@ -57,8 +57,8 @@ interface Posting {
   idf: number;
   docs: number[];
   weights: number[];
-  /** Per document: whether the match earns coverage credit (false when only deep in a long description). */
-  covers: boolean[];
+  /** Per document: how far the match counts toward coverage (REACH: only deep in a long description, only in the description, or elsewhere too). */
+  reach: number[];
 }
 
 /** What the re-ranking and grouping read of each tool. */
@@ -112,7 +112,7 @@ export class ToolIndex<T extends ListedTool> {
     const groups = new Map<string, number>();
     const providerDocs = new Map<string, number[]>();
     const providerTermsOf: ReadonlySet<string>[] = [];
-    const deep: ReadonlySet<string>[] = [];
+    const reach: ReadonlyMap<string, number>[] = [];
     for (const tool of tools) {
       if (kept.length >= SEARCH_LIMITS.tools) break;
       const fields = fieldsOf(tool);
@@ -127,7 +127,7 @@ export class ToolIndex<T extends ListedTool> {
         ...compounds(texts[field], FIELD_LIMITS.textChars).map(compoundTerm),
       ]);
       docs.push(fieldTerms.map(counts));
-      deep.push(deepOnlyTerms(FIELDS, fieldWords, fieldTerms));
+      reach.push(descriptionReach(FIELDS, fieldWords, fieldTerms));
       const providerTerms = new Set(fieldTerms[FIELDS.indexOf('provider')]);
       providerTermsOf.push(providerTerms);
       for (const term of providerTerms) {
@@ -150,7 +150,7 @@ export class ToolIndex<T extends ListedTool> {
         providerTerms,
       });
     }
-    const postings = postingsOf(docs, deep);
+    const postings = postingsOf(docs, reach);
     return new ToolIndex(kept, [...seen], postings, info, distinctNames(providerDocs, postings, providerTermsOf));
   }
 
@@ -203,12 +203,14 @@ export class ToolIndex<T extends ListedTool> {
         conceptWeight[31 - Math.clz32(rest & -rest)] = posting.idf ** RANKING.conceptRarity;
       answerable |= concepts;
       const share = Math.min(1, weight / RANKING.vocabularyWeight);
+      // A synonym or other weak term found only in a description is too weak a sign to count as answered.
+      const reaches = weight < RANKING.relatedWeight ? REACH.full : REACH.description;
       for (let i = 0; i < posting.docs.length; i++) {
         const doc = posting.docs[i]!;
         if (scores[doc] === 0) touched.push(doc);
         scores[doc]! += weight * posting.weights[i]!;
         const fresh = concepts & ~credited[doc]!;
-        if (fresh !== 0 && posting.covers[i]!) {
+        if (fresh !== 0 && posting.reach[i]! >= reaches) {
           credit[doc]! += share * weightOf(fresh, conceptWeight);
           credited[doc]! |= fresh;
         }
@@ -375,8 +377,11 @@ function weightOf(bits: number, weights: Float64Array): number {
   return sum;
 }
 
-/** Per-document, per-field term counts → each term's posting with its BM25F weight, and whether it earns coverage. */
-function postingsOf(docs: Map<string, number>[][], deep: readonly ReadonlySet<string>[]): Map<string, Posting> {
+/** Per-document, per-field term counts → each term's posting with its BM25F weight and, per document, its reach. */
+function postingsOf(
+  docs: Map<string, number>[][],
+  reach: readonly ReadonlyMap<string, number>[],
+): Map<string, Posting> {
   const average = FIELDS.map(
     (_, f) => docs.reduce((sum, fields) => sum + lengthOf(fields[f]!), 0) / Math.max(docs.length, 1),
   );
@@ -405,7 +410,7 @@ function postingsOf(docs: Map<string, number>[][], deep: readonly ReadonlySet<st
       idf,
       docs: entry.docs,
       weights: entry.tf.map((tf) => (idf * tf * (k1 + 1)) / (k1 + tf)),
-      covers: entry.docs.map((doc) => !deep[doc]!.has(term)),
+      reach: entry.docs.map((doc) => reach[doc]!.get(term) ?? REACH.full),
     });
   }
   return postings;
