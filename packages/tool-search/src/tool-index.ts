@@ -216,7 +216,8 @@ export class ToolIndex<T extends ListedTool> {
         }
       }
     }
-    const named = this.namedProviders(query);
+    const phrase = queryPhrase(query);
+    const named = this.namedProviders(query, phrase);
     const count = bitCount(answerable);
     const total = weightOf(answerable, conceptWeight);
     // A concept no tool has counts as the rarest there is, in the coverage a hit reports (not in its score).
@@ -232,7 +233,6 @@ export class ToolIndex<T extends ListedTool> {
     touched.sort(byScore);
     // Exact wording first: among the best, a tool carrying the query's word pairs or its whole name rises.
     const window = touched.slice(0, RANKING.rerankWindow);
-    const phrase = queryPhrase(query);
     const termWeights = new Map([...looked].map(([term, { weight }]) => [term, weight]));
     const wants: Asked = {
       intent: readIntent(query, SEARCH_LIMITS.queryChars),
@@ -300,9 +300,9 @@ export class ToolIndex<T extends ListedTool> {
    * words of, 0 for the others ("Acme automation" names the automation server, not "Acme browser";
    * "Acme" alone names both).
    */
-  private namedProviders(query: string): Map<number, number> {
+  private namedProviders(query: string, phrase: readonly string[]): Map<number, number> {
     const said = new Map<number, number>();
-    const own = new Set(queryPhrase(query));
+    const own = new Set(phrase);
     let most = 1;
     for (const term of namedWords(query, SEARCH_LIMITS.queryChars))
       for (const doc of this.providerDocs.get(term) ?? []) {
