@@ -227,18 +227,14 @@ export class ToolIndex<T extends ListedTool> {
       const share = total > 0 ? credit[doc]! / total : 0;
       coverage[doc] = credit[doc]! / asking;
       scores[doc]! *= ((1 + share * count) / (1 + count)) ** RANKING.coverageExponent;
-      scores[doc]! *= 1 + RANKING.namedProviderBonus * (named.get(doc) ?? 0);
+      if (named.has(doc)) scores[doc]! *= 1 + RANKING.namedProviderBonus;
     }
     const byScore = (a: number, b: number) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!);
     touched.sort(byScore);
     // Exact wording first: among the best, a tool carrying the query's word pairs or its whole name rises.
     const window = touched.slice(0, RANKING.rerankWindow);
     const termWeights = new Map([...looked].map(([term, { weight }]) => [term, weight]));
-    const wants: Asked = {
-      intent: readIntent(query, SEARCH_LIMITS.queryChars),
-      reading: asksFor(termWeights.keys(), READING_VERBS),
-      destroying: asksFor(termWeights.keys(), DESTRUCTIVE_VERBS),
-    };
+    const wants = askedOf(query, termWeights);
     for (const doc of window) scores[doc]! *= this.exactness(doc, phrase, termWeights) * this.direction(doc, wants);
     window.sort(byScore);
     return this.grouped([...window, ...touched.slice(RANKING.rerankWindow)], wanted, coverage, scores);
@@ -295,15 +291,14 @@ export class ToolIndex<T extends ListedTool> {
   }
 
   /**
-   * The tools of the providers a query names ("in Mongo", "our HubSpot portal"), each with the share
-   * of the provider bonus it earns: 1 for the providers whose name and title the query says the most
-   * words of, 0 for the others ("Acme automation" names the automation server, not "Acme browser";
-   * "Acme" alone names both).
+   * The tools of the providers a query names ("in Mongo", "our HubSpot portal") most specifically:
+   * those whose provider's name and title the query says the most words of ("Acme automation"
+   * names the automation server, not "Acme browser"; "Acme" alone names both).
    */
-  private namedProviders(query: string, phrase: readonly string[]): Map<number, number> {
+  private namedProviders(query: string, phrase: readonly string[]): Set<number> {
     const said = new Map<number, number>();
     const own = new Set(phrase);
-    let most = 1;
+    let most = 0;
     for (const term of namedWords(query, SEARCH_LIMITS.queryChars))
       for (const doc of this.providerDocs.get(term) ?? []) {
         if (said.has(doc)) continue;
@@ -312,8 +307,7 @@ export class ToolIndex<T extends ListedTool> {
         said.set(doc, count);
         most = Math.max(most, count);
       }
-    for (const [doc, count] of said) said.set(doc, count === most ? 1 : 0);
-    return said;
+    return new Set([...said].filter(([, count]) => count === most).map(([doc]) => doc));
   }
 
   /** The first `wanted` groups in rank order: each group's best tool, with its other providers' copies named. */
@@ -343,6 +337,13 @@ export class ToolIndex<T extends ListedTool> {
     return hits;
   }
 }
+
+/** What a query asks of a tool's action: its question's intent, and whether it asks for any reading or any removing. */
+const askedOf = (query: string, wanted: ReadonlyMap<string, number>): Asked => ({
+  intent: readIntent(query, SEARCH_LIMITS.queryChars),
+  reading: asksFor(wanted.keys(), READING_VERBS),
+  destroying: asksFor(wanted.keys(), DESTRUCTIVE_VERBS),
+});
 
 /** A tool name without the gateway's `<prefix>__` (the provider's slug when names collide). */
 function baseName(name: string): string {
