@@ -74,7 +74,7 @@ interface DocInfo {
   /** Tools with the same key are near-duplicates: the same name and description but for the provider. */
   group: number;
   provider: string | null;
-  /** The provider's name and title terms (shared by its tools). */
+  /** The provider's name and title terms: how many of them a query says tells which provider it names. */
   providerTerms: ReadonlySet<string>;
 }
 
