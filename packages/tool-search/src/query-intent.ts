@@ -35,6 +35,19 @@ export function readIntent(query: string, maxChars: number): ReadIntent {
 export const READING_VERBS: ReadonlySet<string> = new Set(
   'get list search find read describe show query count fetch retrieve view lookup inspect'.split(' ').map(stem),
 );
+/** Name words of tools that destroy or end something (stemmed): offered first only to a query that asks to remove or stop. */
+export const DESTRUCTIVE_VERBS: ReadonlySet<string> = new Set(
+  'delete remove drop terminate cancel stop uninstall wipe purge clear destroy kill erase disconnect'
+    .split(' ')
+    .map(stem),
+);
+
+/** Whether any term a query looks for (its words, their synonyms and vocabulary phrases) is one of `verbs`. */
+export const asksFor = (wanted: Iterable<string>, verbs: ReadonlySet<string>): boolean => {
+  for (const term of wanted) if (verbs.has(term)) return true;
+  return false;
+};
+
 /** Name verbs of tools that list many things. */
 export const LISTING_VERBS: ReadonlySet<string> = new Set(['list']);
 

@@ -24,6 +24,12 @@ export const RANKING = {
     parameters: { weight: 0.6, b: 0.75 },
     provider: { weight: 1, b: 0 },
   } satisfies Record<Field, { weight: number; b: number }>,
+  /**
+   * A description's opening, in words: a term a tool says only past it (and in no other field)
+   * earns no coverage credit, and a term weaker than a thesaurus synonym earns none when the tool
+   * says it only in its description (description-reach.ts).
+   */
+  descriptionHead: 40,
   relatedWeight: 0.6,
   wordnetWeight: 0.3,
   vocabularyWeight: 0.7,
@@ -43,7 +49,7 @@ export const RANKING = {
   coverageExponent: 1,
   /** A concept's weight in coverage is its strongest found term's idf to this power (0: every concept alike). */
   conceptRarity: 0.25,
-  /** The query names the tool's provider (a word of its name or title, written as a name: provider-naming.ts): score × (1 + this). */
+  /** The query names the tool's provider (a word of its name or title, written as a name: provider-naming.ts), by as many of its words as any provider it names: score × (1 + this). */
   namedProviderBonus: 1,
   /** A provider word names its provider only when at most this share of the other providers' tools say it. */
   providerWordShare: 0.02,
@@ -57,4 +63,8 @@ export const RANKING = {
   readQuestionBonus: 0.3,
   /** A question asking for many things ("what … are", "which … exist"): a tool whose name's verb lists scores × (1 + this). */
   listQuestionBonus: 0.5,
+  /** A request that is no question and asks for no reading (no get, list, show, find, … nor their synonyms): a tool whose name's verb only reads scores × (1 − this). */
+  unaskedReadingPenalty: 0.2,
+  /** A query that asks for no removing or stopping: a tool whose name says delete, drop, stop, … scores × (1 − this). */
+  unaskedDestructionPenalty: 0.4,
 } as const;

@@ -111,6 +111,26 @@ describe('providers', () => {
     expect(named!.score / other!.score).toBeGreaterThan(1.5);
   });
 
+  it('gives the provider bonus to the provider the query names most specifically, not to one named in part', () => {
+    const crm = Array.from({ length: 8 }, (_, i): [Tool, ProviderLabel] => [
+      tool(`crm_record_${i}`, `Update CRM record ${i}.`),
+      { name: `crm${i}`, title: `CRM ${i}` },
+    ]);
+    const index = withProviders([
+      ...crm,
+      [
+        tool('browser_take_screenshot', 'Take a screenshot of the current page, for browser automation.'),
+        { name: 'acme', title: 'Acme browser' },
+      ],
+      [
+        tool('acme_screenshot', 'Take a screenshot of the current page.'),
+        { name: 'acme-automation', title: 'Acme automation' },
+      ],
+    ]);
+    expect(index.search('take a screenshot with Acme automation', 2)[0]?.name).toBe('acme_screenshot');
+    expect(index.search('take a screenshot in the Acme browser', 2)[0]?.name).toBe('browser_take_screenshot');
+  });
+
   it('takes the provider from the caller only, never from a field the upstream sets', () => {
     const index = ToolIndex.build([{ ...tool('drop_all', 'Drop every table.'), provider: 'postgres' }]);
     expect(index.search('postgres', 3)).toEqual([]);
@@ -191,6 +211,25 @@ describe("the action's direction", () => {
     expect(index.search('what collections are in this database', 3)[0]?.name).toBe('db_list_collections');
   });
 
+  it('puts reading tools back for a request to act that asks for no reading, not for a question or a "show"', () => {
+    const notes = ToolIndex.build([
+      tool('notes_get_note', 'Get a note from a notebook.'),
+      tool('notes_pin_note', 'Pin a note in a notebook.'),
+    ]);
+    expect(notes.search('the grocery note in my notebook', 2)[0]?.name).toBe('notes_pin_note');
+    expect(notes.search('what is in the grocery note?', 2)[0]?.name).toBe('notes_get_note');
+    expect(notes.search('show the grocery note in my notebook', 2)[0]?.name).toBe('notes_get_note');
+  });
+
+  it('offers a tool that deletes only to a query that asks to remove something', () => {
+    const bucket = ToolIndex.build([
+      tool('bucket_delete_object', 'Delete an object from a storage bucket.'),
+      tool('bucket_put_object', 'Upload an object to a storage bucket, with its content type and cache headers.'),
+    ]);
+    expect(bucket.search('the logo object in our storage bucket', 2)[0]?.name).toBe('bucket_put_object');
+    expect(bucket.search('get rid of the logo object in our storage bucket', 2)[0]?.name).toBe('bucket_delete_object');
+  });
+
   it('passes over a service prefix and finds the action of a name', () => {
     expect(nameAction(['slack', 'get', 'user'])).toBe('get');
     expect(nameAction([stem('create'), 'list'])).toBe(stem('create'));
@@ -221,5 +260,37 @@ describe('readIntent', () => {
     expect(readIntent('create an issue for the login bug', 200)).toBe('none');
     expect(readIntent('can you create an issue?', 200)).toBe('none');
     expect(readIntent('how do I create a branch', 200)).toBe('none');
+  });
+});
+
+describe('long descriptions', () => {
+  // Forty-odd words of preamble, as long descriptions open with guardrails and usage notes.
+  const preamble = Array.from({ length: 42 }, (_, i) => `note${i}`).join(' ');
+  const index = ToolIndex.build([
+    tool('ledger_close_period', 'Close an accounting period so no entry can change.'),
+    tool(
+      'ledger_assistant',
+      `${preamble}. It explains a period close, sends a report to the auditor and keeps the audit trail.`,
+    ),
+  ]);
+
+  it('gives no coverage credit for what a long description says only past its opening', () => {
+    expect(index.search('close the period and send the report to the auditor', 2)[0]?.name).toBe('ledger_close_period');
+  });
+
+  it('still finds a tool by words deep in its description when nothing else says them', () => {
+    expect(index.search('audit trail', 2)[0]?.name).toBe('ledger_assistant');
+  });
+});
+
+describe('weak terms found only in a description', () => {
+  it('give no coverage: a description naming several synonyms of one query word does not answer it', () => {
+    const index = ToolIndex.build([
+      tool('mail_send', 'Deliver a message: supply a record, notify a subscriber, register the text.'),
+      tool('vault_records', 'Keep records.'),
+      ...Array.from({ length: 6 }, (_, i) => tool(`report_${i}`, `Export report ${i} as a file.`)),
+    ]);
+    // "add" reaches deliver, supply, notify and register only as weak synonyms, all in mail_send's description.
+    expect(index.search('add a text record to the vault', 2)[0]?.name).toBe('vault_records');
   });
 });

@@ -1,8 +1,17 @@
 import { namedWords } from './provider-naming.js';
-import { LISTING_VERBS, nameAction, READING_VERBS, readIntent, type ReadIntent } from './query-intent.js';
+import {
+  asksFor,
+  DESTRUCTIVE_VERBS,
+  LISTING_VERBS,
+  nameAction,
+  READING_VERBS,
+  readIntent,
+  type ReadIntent,
+} from './query-intent.js';
 import { queryPhrase, queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
 import { compounds, compoundTerm, terms } from './terms.js';
+import { descriptionReach, REACH } from './description-reach.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool } from './tool-fields.js';
 
 export { RANKING, SEARCH_LIMITS } from './ranking.js';
@@ -36,11 +45,20 @@ const FIELDS = Object.keys(RANKING.fields) as Field[];
 /** The fields whose word order is compared with the query's (exact-phrase bonus). */
 const PHRASE_FIELDS: readonly Field[] = ['name', 'title', 'description'];
 
+/** What a query asks of a tool's action: a question's intent, any reading, any removing or stopping. */
+interface Asked {
+  intent: ReadIntent;
+  reading: boolean;
+  destroying: boolean;
+}
+
 /** A term's documents and, for each, its precomputed BM25F contribution (idf × saturated tf). */
 interface Posting {
   idf: number;
   docs: number[];
   weights: number[];
+  /** Per document: how far the match counts toward coverage (REACH: only deep in a long description, only in the description, or elsewhere too). */
+  reach: number[];
 }
 
 /** What the re-ranking and grouping read of each tool. */
@@ -51,9 +69,13 @@ interface DocInfo {
   nameTerms: string[];
   /** The name's action verb ("get" of `slack_get_user`), if it has one. */
   action: string | null;
+  /** The name says it deletes, drops, stops, … something. */
+  destroys: boolean;
   /** Tools with the same key are near-duplicates: the same name and description but for the provider. */
   group: number;
   provider: string | null;
+  /** The provider's name and title terms: how many of them a query says tells which provider it names. */
+  providerTerms: ReadonlySet<string>;
 }
 
 /**
@@ -90,6 +112,7 @@ export class ToolIndex<T extends ListedTool> {
     const groups = new Map<string, number>();
     const providerDocs = new Map<string, number[]>();
     const providerTermsOf: ReadonlySet<string>[] = [];
+    const reach: ReadonlyMap<string, number>[] = [];
     for (const tool of tools) {
       if (kept.length >= SEARCH_LIMITS.tools) break;
       const fields = fieldsOf(tool);
@@ -104,6 +127,7 @@ export class ToolIndex<T extends ListedTool> {
         ...compounds(texts[field], FIELD_LIMITS.textChars).map(compoundTerm),
       ]);
       docs.push(fieldTerms.map(counts));
+      reach.push(descriptionReach(FIELDS, fieldWords, fieldTerms));
       const providerTerms = new Set(fieldTerms[FIELDS.indexOf('provider')]);
       providerTermsOf.push(providerTerms);
       for (const term of providerTerms) {
@@ -120,11 +144,13 @@ export class ToolIndex<T extends ListedTool> {
         phrase: PHRASE_FIELDS.flatMap((field) => [...fieldWords[FIELDS.indexOf(field)]!, '']),
         nameTerms,
         action: nameAction(nameTerms),
+        destroys: nameTerms.some((term) => DESTRUCTIVE_VERBS.has(term)),
         group: groups.get(key)!,
         provider: provider?.name ?? null,
+        providerTerms,
       });
     }
-    const postings = postingsOf(docs);
+    const postings = postingsOf(docs, reach);
     return new ToolIndex(kept, [...seen], postings, info, distinctNames(providerDocs, postings, providerTermsOf));
   }
 
@@ -177,21 +203,21 @@ export class ToolIndex<T extends ListedTool> {
         conceptWeight[31 - Math.clz32(rest & -rest)] = posting.idf ** RANKING.conceptRarity;
       answerable |= concepts;
       const share = Math.min(1, weight / RANKING.vocabularyWeight);
+      // A synonym or other weak term found only in a description is too weak a sign to count as answered.
+      const reaches = weight < RANKING.relatedWeight ? REACH.full : REACH.description;
       for (let i = 0; i < posting.docs.length; i++) {
         const doc = posting.docs[i]!;
         if (scores[doc] === 0) touched.push(doc);
         scores[doc]! += weight * posting.weights[i]!;
         const fresh = concepts & ~credited[doc]!;
-        if (fresh !== 0) {
+        if (fresh !== 0 && posting.reach[i]! >= reaches) {
           credit[doc]! += share * weightOf(fresh, conceptWeight);
           credited[doc]! |= fresh;
         }
       }
     }
-    // A query that names a provider ("in Mongo", "our HubSpot portal") asks for that provider's tools.
-    const named = new Uint8Array(n);
-    for (const term of namedWords(query, SEARCH_LIMITS.queryChars))
-      for (const doc of this.providerDocs.get(term) ?? []) named[doc] = 1;
+    const phrase = queryPhrase(query);
+    const named = this.namedProviders(query, phrase);
     const count = bitCount(answerable);
     const total = weightOf(answerable, conceptWeight);
     // A concept no tool has counts as the rarest there is, in the coverage a hit reports (not in its score).
@@ -201,16 +227,15 @@ export class ToolIndex<T extends ListedTool> {
       const share = total > 0 ? credit[doc]! / total : 0;
       coverage[doc] = credit[doc]! / asking;
       scores[doc]! *= ((1 + share * count) / (1 + count)) ** RANKING.coverageExponent;
-      if (named[doc] === 1) scores[doc]! *= 1 + RANKING.namedProviderBonus;
+      if (named.has(doc)) scores[doc]! *= 1 + RANKING.namedProviderBonus;
     }
     const byScore = (a: number, b: number) => scores[b]! - scores[a]! || compareNames(this.names[a]!, this.names[b]!);
     touched.sort(byScore);
     // Exact wording first: among the best, a tool carrying the query's word pairs or its whole name rises.
     const window = touched.slice(0, RANKING.rerankWindow);
-    const phrase = queryPhrase(query);
     const termWeights = new Map([...looked].map(([term, { weight }]) => [term, weight]));
-    const intent = readIntent(query, SEARCH_LIMITS.queryChars);
-    for (const doc of window) scores[doc]! *= this.exactness(doc, phrase, termWeights) * this.direction(doc, intent);
+    const wants = askedOf(query, termWeights);
+    for (const doc of window) scores[doc]! *= this.exactness(doc, phrase, termWeights) * this.direction(doc, wants);
     window.sort(byScore);
     return this.grouped([...window, ...touched.slice(RANKING.rerankWindow)], wanted, coverage, scores);
   }
@@ -238,12 +263,20 @@ export class ToolIndex<T extends ListedTool> {
     return factor;
   }
 
-  /** The multiplier for the action's direction: a question about state favours tools that read, a listing question those that list. */
-  private direction(doc: number, intent: ReadIntent): number {
-    if (intent === 'none') return 1;
-    const verb = this.info[doc]!.action;
-    if (verb === null || !READING_VERBS.has(verb)) return 1;
-    return 1 + (intent === 'list' && LISTING_VERBS.has(verb) ? RANKING.listQuestionBonus : RANKING.readQuestionBonus);
+  /**
+   * The multiplier for the action's direction: a question about state favours tools that read, a
+   * listing question those that list; a request to act that asks for no reading puts reading tools
+   * back, and a tool that destroys waits for a query that asks to remove or stop.
+   */
+  private direction(doc: number, { intent, reading, destroying }: Asked): number {
+    const { action, destroys } = this.info[doc]!;
+    const factor = destroys && !destroying ? 1 - RANKING.unaskedDestructionPenalty : 1;
+    if (action === null || !READING_VERBS.has(action)) return factor;
+    if (intent === 'none') return reading ? factor : factor * (1 - RANKING.unaskedReadingPenalty);
+    return (
+      factor *
+      (1 + (intent === 'list' && LISTING_VERBS.has(action) ? RANKING.listQuestionBonus : RANKING.readQuestionBonus))
+    );
   }
 
   /** A tool's adjacent word pairs, made on its first re-ranking and kept (at most one set per indexed tool). */
@@ -255,6 +288,26 @@ export class ToolIndex<T extends ListedTool> {
       if (text[i] !== '' && text[i + 1] !== '') pairs.add(`${text[i]} ${text[i + 1]}`);
     this.pairs[doc] = pairs;
     return pairs;
+  }
+
+  /**
+   * The tools of the providers a query names ("in Mongo", "our HubSpot portal") most specifically:
+   * those whose provider's name and title the query says the most words of ("Acme automation"
+   * names the automation server, not "Acme browser"; "Acme" alone names both).
+   */
+  private namedProviders(query: string, phrase: readonly string[]): Set<number> {
+    const said = new Map<number, number>();
+    const own = new Set(phrase);
+    let most = 0;
+    for (const term of namedWords(query, SEARCH_LIMITS.queryChars))
+      for (const doc of this.providerDocs.get(term) ?? []) {
+        if (said.has(doc)) continue;
+        let count = 0;
+        for (const word of this.info[doc]!.providerTerms) if (own.has(word)) count += 1;
+        said.set(doc, count);
+        most = Math.max(most, count);
+      }
+    return new Set([...said].filter(([, count]) => count === most).map(([doc]) => doc));
   }
 
   /** The first `wanted` groups in rank order: each group's best tool, with its other providers' copies named. */
@@ -284,6 +337,13 @@ export class ToolIndex<T extends ListedTool> {
     return hits;
   }
 }
+
+/** What a query asks of a tool's action: its question's intent, and whether it asks for any reading or any removing. */
+const askedOf = (query: string, wanted: ReadonlyMap<string, number>): Asked => ({
+  intent: readIntent(query, SEARCH_LIMITS.queryChars),
+  reading: asksFor(wanted.keys(), READING_VERBS),
+  destroying: asksFor(wanted.keys(), DESTRUCTIVE_VERBS),
+});
 
 /** A tool name without the gateway's `<prefix>__` (the provider's slug when names collide). */
 function baseName(name: string): string {
@@ -318,8 +378,11 @@ function weightOf(bits: number, weights: Float64Array): number {
   return sum;
 }
 
-/** Per-document, per-field term counts → each term's posting with its BM25F weight. */
-function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
+/** Per-document, per-field term counts → each term's posting with its BM25F weight and, per document, its reach. */
+function postingsOf(
+  docs: Map<string, number>[][],
+  reach: readonly ReadonlyMap<string, number>[],
+): Map<string, Posting> {
   const average = FIELDS.map(
     (_, f) => docs.reduce((sum, fields) => sum + lengthOf(fields[f]!), 0) / Math.max(docs.length, 1),
   );
@@ -348,6 +411,7 @@ function postingsOf(docs: Map<string, number>[][]): Map<string, Posting> {
       idf,
       docs: entry.docs,
       weights: entry.tf.map((tf) => (idf * tf * (k1 + 1)) / (k1 + tf)),
+      reach: entry.docs.map((doc) => reach[doc]!.get(term) ?? REACH.full),
     });
   }
   return postings;
