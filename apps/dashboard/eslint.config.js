@@ -19,7 +19,7 @@ export default [
     },
   },
   {
-    files: ['e2e/**/*.ts', '*.ts'],
+    files: ['e2e/**/*.ts', 'scripts/**/*.ts', '*.ts'],
     languageOptions: {
       parserOptions: { projectService: false, project: './tsconfig.node.json', tsconfigRootDir: import.meta.dirname },
     },
