@@ -201,9 +201,11 @@ describe('shutdown with a held call open (all-in-one, SIGTERM)', () => {
       });
 
       server = await start();
-      expect(server.output()).toContain('closed what an earlier run left open');
-      await server.stop();
+      // Read once the process has exited: the logger writes asynchronously, so its line may come
+      // after the banner that ended the start (a CI run read the output between the two).
+      const { stdout: output } = await server.stop();
       server = undefined;
+      expect(output).toContain('closed what an earlier run left open');
 
       await withDatabase(async (db) => {
         const confirmations = await db
