@@ -1,7 +1,8 @@
 // Adds up the vitest JSON reports that every package wrote to VITEST_REPORT_DIR (see
 // vitest.shared.ts) into one closing line for CI: "Tests: N passed, N failed, N skipped", and a
 // second line for the Node 24 suites' reports in its node24/ folder (scripts/run-tests.mjs), when any.
-// The slowest test files follow, so a CI log says where its time goes.
+// The slowest test files follow, so a CI log says where its time goes, and last every failed test
+// by file and name with its first error line, so the log's tail names what failed.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -16,15 +17,30 @@ const SLOWEST = 12;
 function tally(folder) {
   const totals = { reports: 0, passed: 0, failed: 0, skipped: 0 };
   const files = [];
+  const failures = [];
   for (const name of readdirSync(folder).filter((f) => f.endsWith('.json'))) {
     const report = JSON.parse(readFileSync(join(folder, name), 'utf8'));
     totals.reports += 1;
     totals.passed += report.numPassedTests;
     totals.failed += report.numFailedTests;
     totals.skipped += report.numPendingTests + report.numTodoTests;
-    for (const file of report.testResults ?? []) files.push({ path: file.name, ms: file.endTime - file.startTime });
+    for (const file of report.testResults ?? []) {
+      files.push({ path: file.name, ms: file.endTime - file.startTime });
+      const failed = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
+      for (const test of failed)
+        failures.push({ path: file.name, name: test.fullName, message: firstLine(test.failureMessages) });
+      // A file that failed outside any test (an import or a hook) names itself.
+      if (failed.length === 0 && file.status === 'failed')
+        failures.push({ path: file.name, name: '(the file)', message: firstLine([file.message]) });
+    }
   }
-  return { totals, files };
+  return { totals, files, failures };
+}
+
+/** The first line of a test's first failure message, cut to one screen line. */
+function firstLine(messages) {
+  const text = String(messages?.[0] ?? '').split('\n')[0] ?? '';
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 }
 
 const line = ({ passed, failed, skipped }) => `${passed} passed, ${failed} failed, ${skipped} skipped`;
@@ -41,4 +57,7 @@ const slowest = main.files.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST);
 if (slowest.length > 0) console.log(`Slowest test files (machine's Node):`);
 for (const { path, ms } of slowest)
   console.log(`  ${String(Math.round(ms / 1000)).padStart(5)} s  ${relative(root, path)}`);
+const failures = [...main.failures, ...(node24?.failures ?? []).map((f) => ({ ...f, name: `[Node 24] ${f.name}` }))];
+if (failures.length > 0) console.log('Failed tests:');
+for (const { path, name, message } of failures) console.log(`  ${relative(root, path)} > ${name}\n      ${message}`);
 process.exit(main.totals.failed + (node24?.totals.failed ?? 0) > 0 ? 1 : 0);

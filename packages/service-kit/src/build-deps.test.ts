@@ -1,4 +1,4 @@
-import { ConfigError } from '@agentgw/core';
+import { ConfigError, type EventBus } from '@agentgw/core';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
@@ -61,13 +61,11 @@ describe('buildDeps', () => {
           checks: { database: 'ok', redis: 'ok' },
         });
 
-        const seen = new Promise<string>((resolve) => {
-          void deps.bus.subscribe('user.changed', (p) => resolve(p.userId));
-        });
-        // Subscriptions on Redis are asynchronous; give it a moment before publishing.
-        await new Promise((r) => setTimeout(r, 200));
-        await deps.bus.publish('user.changed', { userId: 'u-redis' });
-        expect(await seen).toBe('u-redis');
+        // Other suites share this Redis and its channels: wait for this test's own event only.
+        const userId = `u-redis-${randomUUID()}`;
+        const { event } = await eventSeen(deps.bus, userId);
+        await deps.bus.publish('user.changed', { userId });
+        expect(await event).toBe(userId);
       } finally {
         await deps.close();
       }
@@ -133,12 +131,9 @@ describe('buildDeps', () => {
         const res = await healthRoute('audit-writer', deps).request('/health');
         expect(await res.json()).toMatchObject({ status: 'ok', checks: { database: 'ok', redis: 'ok' } });
         const userId = `u-cluster-${randomUUID()}`;
-        const seen = new Promise<string>((resolve) => {
-          void deps.bus.subscribe('user.changed', (p) => resolve(p.userId));
-        });
-        await new Promise((r) => setTimeout(r, 200));
+        const { event } = await eventSeen(deps.bus, userId);
         await deps.bus.publish('user.changed', { userId });
-        expect(await seen).toBe(userId);
+        expect(await event).toBe(userId);
         const delayed = `depth-${randomUUID()}`;
         await deps.queue.enqueue(
           'push',
@@ -182,6 +177,20 @@ describe('buildDeps', () => {
     }
   });
 });
+
+/**
+ * Subscribes (resolved once Redis has acknowledged it) and gives the promise of `userId`'s
+ * `user.changed` event; events of other users, from suites sharing the Redis, are passed over.
+ */
+async function eventSeen(bus: EventBus, userId: string): Promise<{ event: Promise<string> }> {
+  let seen!: (id: string) => void;
+  const event = new Promise<string>((resolve) => (seen = resolve));
+  await bus.subscribe('user.changed', (p) => {
+    if (p.userId === userId) seen(p.userId);
+  });
+  // Wrapped: an async function returning the bare promise would wait for the event itself.
+  return { event };
+}
 
 /** A TCP relay to Redis that can be cut, to play a Redis outage without touching the real one. */
 async function startTcpProxy(target: URL): Promise<{ port: number; close(): Promise<void> }> {
