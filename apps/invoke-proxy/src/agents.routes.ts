@@ -2,6 +2,7 @@ import { flexibleAuth, tenantScope } from '@agentgw/auth';
 import type { AgentRecord } from '@agentgw/catalog';
 import { parseJson, requestHeaders } from '@agentgw/core';
 import {
+  answerHeader,
   bodyLimit,
   clientGoneSignal,
   documentedJsonBody,
@@ -104,9 +105,9 @@ export function agentInvokeRoutes(deps: InvokeDeps, options: { maxRequestBytes: 
   const { agents } = deps;
   const app = openApiApp();
   // Every invoke answer carries its request id, refusals included, so any call can be traced.
-  app.use('/:agentId/invoke', async (c, next) => {
-    c.header('X-Gateway-Request-ID', c.get('requestId'));
-    await next();
+  app.use('/:agentId/invoke', (c, next) => {
+    answerHeader(c, 'X-Gateway-Request-ID', c.get('requestId'));
+    return next();
   });
   app.use('/:agentId/invoke', bodyLimit(options.maxRequestBytes));
   // Session tokens are refused (the default): an upstream holding one must not invoke agents as its user.
@@ -142,7 +143,7 @@ export function agentInvokeRoutes(deps: InvokeDeps, options: { maxRequestBytes: 
         requestId,
         headers: requestHeaders(c),
         body: await c.req.text(),
-        signal: connection.signal,
+        signal: connection.abortEvents,
       });
       return invokeResponse(answer, requestId);
     } finally {

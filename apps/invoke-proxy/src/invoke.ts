@@ -4,7 +4,7 @@ import { UnauthorizedError, type CallQuota, type Logger } from '@agentgw/core';
 import type { CredentialResolver } from '@agentgw/credentials';
 import { resolveRequiredCredentials } from './required-credentials.js';
 import type { SessionTokens } from './session-tokens.js';
-import type { UpstreamAnswer, UpstreamClient } from './upstream-client.js';
+import type { CallerGone, UpstreamAnswer, UpstreamClient } from './upstream-client.js';
 import { upstreamHeaders } from './upstream-headers.js';
 
 /** What an invoke needs: the agent catalog, auth (session tokens), the credential resolver, the upstream client, a logger. */
@@ -29,7 +29,8 @@ export interface InvokeRequest {
   headers: Pick<Headers, 'get'>;
   /** The caller's JSON object, validated, forwarded as sent. */
   body: string;
-  signal: AbortSignal;
+  /** The caller's going away; it aborts the upstream request. */
+  signal: CallerGone;
 }
 
 /**

@@ -1,11 +1,23 @@
+import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { nodeOutgoing } from './hono-internals.js';
+
+/**
+ * A client's going away as undici's `request` takes it besides an AbortSignal: one `'abort'`
+ * event and an `aborted` flag. The connection itself, so no AbortController is made per call
+ * (one cost ~2 % of an invoke in the profile).
+ */
+export interface AbortEvents extends EventEmitter {
+  readonly aborted: boolean;
+}
 
 /** Whether the client of one request is still there, and a signal for the work done on its behalf. */
 export interface ClientConnection {
   /** Aborts once the client disconnects before its answer is complete (or `abort()` is called). Made on first read. */
   readonly signal: AbortSignal;
+  /** The same as `'abort'` events, for undici: nothing is made. */
+  readonly abortEvents: AbortEvents;
   /** Whether the client has gone (or `abort()` was called); never makes the signal. */
   gone(): boolean;
   abort(): void;
@@ -27,12 +39,21 @@ export function clientGoneSignal(c: Context): ClientConnection {
 }
 
 /**
- * What both forms share: the lazily made signal and the gone flag. A class, not an object literal
- * with a getter and closures: one allocation per request on the hot path instead of six.
+ * What both forms share: the lazily made signal, the gone flag and the `'abort'` event. A class,
+ * not an object literal with a getter and closures: one allocation per request on the hot path
+ * instead of six.
  */
-abstract class WatchedConnection implements ClientConnection {
+abstract class WatchedConnection extends EventEmitter implements ClientConnection, AbortEvents {
   private controller: AbortController | undefined;
   private isGone = false;
+
+  get abortEvents(): AbortEvents {
+    return this;
+  }
+
+  get aborted(): boolean {
+    return this.isGone;
+  }
 
   get signal(): AbortSignal {
     this.controller ??= new AbortController();
@@ -45,8 +66,10 @@ abstract class WatchedConnection implements ClientConnection {
   }
 
   abort(): void {
+    if (this.isGone) return;
     this.isGone = true;
     this.controller?.abort();
+    this.emit('abort');
   }
 
   abstract dispose(): void;

@@ -1,9 +1,18 @@
 import { request as httpRequest } from 'node:http';
 import { Hono, type MiddlewareHandler } from 'hono';
+import { validator } from 'hono/validator';
 import { matchedRoutes } from 'hono/route';
 import { afterEach, describe, expect, it } from 'vitest';
-import { composedHandlerOf, nodeIncoming, nodeOutgoing, peerAddress, provideBody } from './hono-internals.js';
-import { listening, type Transport } from './testing.js';
+import {
+  answerHeader,
+  composedHandlerOf,
+  nodeIncoming,
+  nodeOutgoing,
+  peerAddress,
+  provideBody,
+  readHeadersFromNode,
+} from './hono-internals.js';
+import { listening, serveOnLoopback, TRANSPORTS, type Transport } from './testing.js';
 
 // Each assumption the kit's shims make about Hono and @hono/node-server, through a real socket:
 // when an upgrade breaks one, this fails instead of bodies, headers or client-gone going wrong quietly.
@@ -23,6 +32,12 @@ const readAll = (c: Parameters<MiddlewareHandler>[0]) =>
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => resolve(Buffer.concat(chunks)));
   });
+
+/** Whether the adapter's Request has built its web Headers (its private `headersKey` slot, filled on first use). */
+const webHeadersBuilt = (raw: Request) =>
+  Object.getOwnPropertySymbols(raw).some(
+    (key) => key.description === 'headersKey' && (raw as unknown as Record<symbol, unknown>)[key] !== undefined,
+  );
 
 describe('hono internals the kit relies on', () => {
   it("finds Node's request and response behind the adapter, and neither under app.request", async () => {
@@ -67,6 +82,67 @@ describe('hono internals the kit relies on', () => {
       const res = await transport.request(path);
       expect([path, res.headers.get('x-early'), res.headers.get('x-both')]).toEqual([path, 'kit', 'route']);
       await res.arrayBuffer();
+    }
+  });
+
+  it("answers Hono's header reads from Node's raw headers as the web Headers would, validators included", async () => {
+    const app = new Hono();
+    app.use((c, next) => {
+      readHeadersFromNode(c);
+      return next();
+    });
+    app.get(
+      '/',
+      // Every validator reads Content-Type, whatever its target.
+      validator('query', (value) => value),
+      (c) =>
+        c.json({
+          query: c.req.valid('query'),
+          type: c.req.header('content-type') ?? null,
+          repeated: c.req.header('X-Repeated') ?? null,
+          absent: c.req.header('x-absent') ?? null,
+          // Read before header() with no name, which is Hono's own and builds it.
+          webHeadersBuilt: webHeadersBuilt(c.req.raw),
+          all: c.req.header()['x-repeated'] ?? null,
+        }),
+    );
+    const running = await serveOnLoopback(app);
+    // Two lines of one header: joined with ", " as Headers.get joins them.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: running.port, path: '/?q=1' }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      req.setHeader('content-type', 'application/json');
+      req.setHeader('x-repeated', ['one', 'two']);
+      req.end();
+    }).finally(() => running.shutdown());
+    expect(JSON.parse(answer)).toEqual({
+      query: { q: '1' },
+      type: 'application/json',
+      repeated: 'one, two',
+      absent: null,
+      webHeadersBuilt: false,
+      all: 'one, two',
+    });
+  });
+
+  it("sets an answer header on Node's response, under the answer's own; through c.header under app.request", async () => {
+    const app = new Hono();
+    app.use((c, next) => {
+      answerHeader(c, 'x-kit', 'kit');
+      return next();
+    });
+    app.get('/plain', (c) => c.json({ ok: true }));
+    app.get('/own', (c) => c.json({ ok: true }, 200, { 'x-kit': 'route' }));
+    for (const [name, transportOf] of Object.entries(TRANSPORTS)) {
+      const transport = await transportOf(app);
+      const plain = await transport.request('/plain');
+      const own = await transport.request('/own');
+      expect([name, plain.headers.get('x-kit'), own.headers.get('x-kit')]).toEqual([name, 'kit', 'route']);
+      await transport.close();
     }
   });
 

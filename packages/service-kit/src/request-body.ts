@@ -3,7 +3,7 @@ import { assertJsonDepth, jsonDepthLimit, ValidationError } from '@agentgw/core'
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit as honoBodyLimit } from 'hono/body-limit';
 import { markBodyRead, ownBodyLimit, payloadTooLarge } from './body-limit.js';
-import { nodeIncoming, provideBody } from './hono-internals.js';
+import { nodeIncoming, provideBody, readHeadersFromNode } from './hono-internals.js';
 
 const isJson = (contentType: string | undefined) => contentType !== undefined && /json/i.test(contentType);
 // As Request.text() decodes: UTF-8 with replacement characters, a leading BOM dropped.
@@ -14,7 +14,8 @@ const utf8 = new TextDecoder();
  * the route's limit (its own `bodyLimit`, else the host's default), with JSON nesting checked
  * once. Reading it through the web `Request` instead would build a Request, an AbortSignal and
  * two web streams per call: the largest cost of the shell in the profile. Under `app.request`
- * (tests, no Node stream) the same limits apply through hono's body limit.
+ * (tests, no Node stream) the same limits apply through hono's body limit. Hono's own header reads
+ * are pointed at Node's raw headers here too, for every method (`readHeadersFromNode`).
  */
 export function requestBody(options: { defaultMaxBytes: number; maxDepth?: number }): MiddlewareHandler {
   const webLimits = new Map<number, MiddlewareHandler>();
@@ -25,6 +26,7 @@ export function requestBody(options: { defaultMaxBytes: number; maxDepth?: numbe
   };
   const depthLimit = jsonDepthLimit({ maxDepth: options.maxDepth });
   return async (c, next) => {
+    readHeadersFromNode(c);
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD') return next();
     const own = ownBodyLimit(c);
