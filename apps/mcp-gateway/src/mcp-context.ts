@@ -1,5 +1,5 @@
 import type { Principal } from '@agentgw/auth';
-import type { JsonRpcNotification, JsonRpcResponse, UpstreamSession } from '@agentgw/mcp-client';
+import type { CallerSignal, JsonRpcNotification, JsonRpcResponse, UpstreamSession } from '@agentgw/mcp-client';
 import type { ClientChannel } from './relay/relay-contract.js';
 import type { SessionClaims } from './session-ids.js';
 import type { Reauthenticate } from './tool-call/released-call-check.js';
@@ -25,6 +25,11 @@ export interface McpRequestContext {
   session: { claims: SessionClaims; upstreams: Record<string, UpstreamSession> } | null;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /**
+   * The same going away without an AbortSignal made (the client connection's `'abort'` event), for
+   * the upstream call's deadline; set by the HTTP transport, else `signal` serves.
+   */
+  callerGone?: CallerSignal;
   /** Sends a notification on the response stream; null when the answer is a plain JSON body. */
   notify: ((notification: JsonRpcNotification) => void) | null;
   /** An exact-call approval token the client presented (X-Confirmation-Token or `_meta`). */

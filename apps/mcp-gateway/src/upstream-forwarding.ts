@@ -152,7 +152,7 @@ export class UpstreamForwarding {
   ): UpstreamCallOptions {
     const notify = bridge ? bridge.whileAnswering(ctx.notify) : ctx.notify;
     return {
-      signal: bridge?.signal ?? ctx.signal,
+      signal: bridge?.signal ?? ctx.callerGone ?? ctx.signal,
       timeoutMs: this.deps.upstreamTimeoutMs,
       onNotification: (n: JsonRpcNotification) => {
         this.deps.noticed(provider.id, n.method);

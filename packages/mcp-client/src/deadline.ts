@@ -1,4 +1,5 @@
 import { McpUpstreamError } from './errors.js';
+import type { CallerSignal } from './upstream-call.js';
 
 /**
  * One call's time limit and its caller's cancellation, without an AbortController per call:
@@ -13,7 +14,7 @@ export class Deadline {
 
   constructor(
     timeoutMs: number,
-    private readonly caller: AbortSignal | undefined,
+    private readonly caller: CallerSignal | undefined,
   ) {
     if (caller?.aborted) {
       this.ended = new McpUpstreamError('aborted', 'the caller went away');
@@ -23,7 +24,8 @@ export class Deadline {
       () => this.end(new McpUpstreamError('timeout', `upstream did not answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    caller?.addEventListener('abort', this.onCallerGone, { once: true });
+    if (caller instanceof AbortSignal) caller.addEventListener('abort', this.onCallerGone, { once: true });
+    else caller?.once('abort', this.onCallerGone);
   }
 
   /** The error the call ended with (timeout or the caller gone), or null while it runs. */
@@ -47,7 +49,8 @@ export class Deadline {
   /** Stops the timer and stops listening to the caller. */
   dispose(): void {
     clearTimeout(this.timer);
-    this.caller?.removeEventListener('abort', this.onCallerGone);
+    if (this.caller instanceof AbortSignal) this.caller.removeEventListener('abort', this.onCallerGone);
+    else this.caller?.off('abort', this.onCallerGone);
   }
 
   /** What a failure of the call is reported as: its own McpUpstreamError, the deadline's, else a protocol failure. */

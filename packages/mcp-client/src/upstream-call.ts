@@ -30,10 +30,23 @@ export interface UpstreamSession {
   sessionId: string | null;
 }
 
+/**
+ * A caller's going away as a call takes it: an AbortSignal, or an emitter of one `'abort'` with an
+ * `aborted` flag — a server's client connection, which then makes no AbortController per call.
+ */
+export type CallerSignal = AbortSignal | AbortEmitter;
+
+/** The emitter form of `CallerSignal` (a Node EventEmitter with an `aborted` flag fits). */
+export interface AbortEmitter {
+  readonly aborted: boolean;
+  once(event: 'abort', listener: () => void): unknown;
+  off(event: 'abort', listener: () => void): unknown;
+}
+
 /** Per-call options: cancellation, deadline, the session to continue, streamed notifications. */
 export interface UpstreamCallOptions {
   /** Aborted when the caller goes away: the upstream request is aborted (and cancelled on session protocols). */
-  signal?: AbortSignal;
+  signal?: CallerSignal;
   timeoutMs?: number;
   /**
    * The session to use for a session-protocol upstream, e.g. one a gateway session opened.

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startMcpServer, startMcpV2Server, type McpFixture } from '@agentgw/testkit';
@@ -202,36 +203,58 @@ describe('McpUpstreamClient failures', () => {
 describe('McpUpstreamClient exchanges on a stateless session', () => {
   const modern = { protocolVersion: MODERN_PROTOCOL_VERSION, sessionId: null };
 
-  it('closes the upstream request when the caller goes away, already gone included', async () => {
-    let received = 0;
-    let closed = 0;
-    const hanging = await rawServer((req) => {
-      received++;
-      req.resume();
-      req.socket.once('close', () => closed++);
-    });
-    const client = newClient();
-    const controller = new AbortController();
-    const pending = client.request(
-      { endpoint: hanging.url },
-      'tools/call',
-      { name: 'x' },
-      { session: modern, signal: controller.signal },
-    );
-    await expect.poll(() => received).toBe(1);
-    controller.abort();
-    await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
-    await expect.poll(() => closed).toBe(1);
-    await expect(
-      client.request(
+  /** An emitter of one 'abort' with an `aborted` flag: how a server's client connection hands its going away on. */
+  class GoneEmitter extends EventEmitter {
+    aborted = false;
+    abort() {
+      this.aborted = true;
+      this.emit('abort');
+    }
+  }
+  const callers = {
+    AbortSignal: () => {
+      const controller = new AbortController();
+      return { signal: controller.signal, abort: () => controller.abort() };
+    },
+    'an abort emitter': () => {
+      const emitter = new GoneEmitter();
+      return { signal: emitter, abort: () => emitter.abort() };
+    },
+  };
+
+  it.each(Object.entries(callers))(
+    'closes the upstream request when the caller goes away, already gone included (%s)',
+    async (_form, callerOf) => {
+      let received = 0;
+      let closed = 0;
+      const hanging = await rawServer((req) => {
+        received++;
+        req.resume();
+        req.socket.once('close', () => closed++);
+      });
+      const client = newClient();
+      const caller = callerOf();
+      const pending = client.request(
         { endpoint: hanging.url },
         'tools/call',
         { name: 'x' },
-        { session: modern, signal: controller.signal },
-      ),
-    ).rejects.toMatchObject({ kind: 'aborted' });
-    expect(received).toBe(1);
-  });
+        { session: modern, signal: caller.signal },
+      );
+      await expect.poll(() => received).toBe(1);
+      caller.abort();
+      await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
+      await expect.poll(() => closed).toBe(1);
+      await expect(
+        client.request(
+          { endpoint: hanging.url },
+          'tools/call',
+          { name: 'x' },
+          { session: modern, signal: caller.signal },
+        ),
+      ).rejects.toMatchObject({ kind: 'aborted' });
+      expect(received).toBe(1);
+    },
+  );
 
   it('reads an SSE answer up to its response, passing notifications on', async () => {
     const sse = await rawServer((req, res) => {

@@ -4,6 +4,7 @@ import { McpUpstreamError } from './errors.js';
 import type { JsonRpcNotification, JsonRpcResponse } from './protocol.js';
 import { holdServerStream } from './server-stream.js';
 import type {
+  CallerSignal,
   ServerRequestHandler,
   UpstreamCallOptions,
   UpstreamCallResult,
@@ -235,7 +236,7 @@ export class McpUpstreamClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  private deadline(options: { signal?: AbortSignal; timeoutMs?: number }): Deadline {
+  private deadline(options: { signal?: CallerSignal; timeoutMs?: number }): Deadline {
     return new Deadline(options.timeoutMs ?? this.timeoutMs, options.signal);
   }
 }

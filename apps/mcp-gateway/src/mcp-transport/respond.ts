@@ -211,6 +211,7 @@ function requestContext(
     get signal() {
       return connection.signal;
     },
+    callerGone: connection.abortEvents,
     notify,
     confirmationToken: requestHeader(c, 'x-confirmation-token') ?? (typeof metaToken === 'string' ? metaToken : null),
     progressToken: typeof progress === 'string' || typeof progress === 'number' ? progress : null,
