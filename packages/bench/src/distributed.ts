@@ -166,7 +166,8 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
       if (built.status !== 0) throw new Error(`bundling ${service} failed`);
       const child = spawn(process.execPath, [join(cwd, 'dist', 'main.js')], {
         cwd,
-        env: { ...env, ...keysOf(service), PORT: String(ports[service]) },
+        // MALLOC_ARENA_MAX as infra/Dockerfile sets it.
+        env: { ...env, ...keysOf(service), PORT: String(ports[service]), MALLOC_ARENA_MAX: '2' },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       children.push(child);
