@@ -25,10 +25,11 @@ import { parseArgs } from 'node:util';
 import { startDistributed } from './distributed.js';
 import { summariseProfiles } from './cpu-profile-summary.js';
 import { summariseHeapProfiles } from './heap-profile-summary.js';
-import { waitHealthy, type GatewayUnderTest, type ProcessPart } from './gateway-under-test.js';
-import { readProbes, worstDelay, type ProbeReport } from './probe-reports.js';
+import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
+import { readProbes, worstDelay } from './probe-reports.js';
 import { commandOf, cpuSeconds, processTree, residentBytes } from './process-stats.js';
-import { readThreads, splitThreadCpu, type ThreadCpu } from './thread-cpu-split.js';
+import { readThreads, splitThreadCpu } from './thread-cpu-split.js';
+import { COLUMNS, fmt, MB, memoryLine, partsLine, perThousand, readParts, row, threadLine } from './report-lines.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -376,71 +377,6 @@ async function measureReferences(c: Case, probeDir: string, delays: string[]): P
   const cpuBefore = cpuSeconds([bare.pid]);
   const bareMany = await load(bare.target.url, CONNECTIONS, SECONDS, bare.target.headers, bare.target.body);
   return { direct: { many, one }, bare: { many: bareMany, cpu: cpuSeconds([bare.pid]) - cpuBefore } };
-}
-
-const MB = 1024 * 1024;
-const fmt = (n: number, digits = 0) => n.toFixed(digits);
-const perThousand = (cpu: number, calls: number) => (cpu / Math.max(1, calls)) * 1000;
-const COLUMNS: [title: string, width: number][] = [
-  ['direct req/s', 12],
-  ['gateway req/s', 13],
-  ['× direct', 8],
-  ['bare req/s', 10],
-  ['× bare', 6],
-  ['p50 ms d/g', 10],
-  ['p99 ms d/g', 11],
-  ['CPU-s/1k calls', 14],
-  ['bare CPU-s/1k', 13],
-  ['added p50 @1 conn', 17],
-  ['errors', 6],
-];
-const row = (name: string, cells: string[]) =>
-  `${name.padEnd(22)} ${cells.map((cell, i) => cell.padStart(COLUMNS[i]![1])).join('  ')}`;
-
-/** One case's CPU per kind of thread of the gateway's node processes, per 1,000 calls and as shares. */
-function threadLine(name: string, split: ThreadCpu, calls: number): string {
-  const total = split.main + split.workers + split.other;
-  const part = (label: string, cpu: number) =>
-    `${label} ${fmt(perThousand(cpu, calls), 3)} (${fmt((cpu / Math.max(total, 1e-9)) * 100)}%)`;
-  return `${name}: ${part('main thread', split.main)}, ${part('worker threads', split.workers)}, ${part('other threads', split.other)}`;
-}
-
-/** CPU seconds so far per process of each part, read before and after a run. */
-type PartReadings = Map<string, Map<number, number>>;
-
-function readParts(parts: readonly ProcessPart[]): PartReadings {
-  return new Map(parts.map((p) => [p.name, new Map(p.pids.map((pid) => [pid, cpuSeconds([pid])]))]));
-}
-
-/**
- * One case's CPU per part of a topology per 1,000 calls, × the bare proxy's, and the whole with
- * the shared servers: a process that started during the run counts whole, one that ended is lost.
- */
-function partsLine(name: string, before: PartReadings, parts: readonly ProcessPart[], calls: number, bare: number) {
-  const used = parts.map((p) => {
-    const earlier = before.get(p.name);
-    const cpu = p.pids.reduce((sum, pid) => sum + cpuSeconds([pid]) - (earlier?.get(pid) ?? 0), 0);
-    return { ...p, perK: perThousand(cpu, calls) };
-  });
-  const cell = (label: string, perK: number) => `${label} ${fmt(perK, 3)} (${fmt(perK / Math.max(bare, 1e-9), 1)}×)`;
-  const whole = used.reduce((sum, p) => sum + p.perK, 0);
-  return (
-    `${name}: ${used.map((p) => cell(p.shared ? `${p.name} (shared)` : p.name, p.perK)).join(', ')}; ` +
-    `the whole topology with PostgreSQL and Redis ${cell('', whole).trim()}`
-  );
-}
-
-/** The idle gateway's resident memory, split by what its main thread's process.memoryUsage() can tell. */
-function memoryLine(reports: readonly ProbeReport[]): string {
-  const sum = (pick: (r: ProbeReport) => number) => reports.reduce((total, r) => total + pick(r), 0) / MB;
-  const rss = sum((r) => r.memory.rss);
-  const heap = sum((r) => r.memory.heapTotal);
-  const external = sum((r) => r.memory.external);
-  return (
-    `idle memory of the gateway's node process(es), from the main thread's process.memoryUsage(): RSS ${fmt(rss)} MB = main-thread V8 heap ${fmt(heap)} MB ` +
-    `(${fmt(sum((r) => r.memory.heapUsed))} MB used) + its external/array buffers ${fmt(external)} MB + the rest ${fmt(rss - heap - external)} MB ` +
-    "(worker threads' heaps, the embedded database's WebAssembly memory, code, native allocations)"
-  );
 }
 
 /** Runs every case against one gateway and prints its table; returns rps per case (for the topology comparison). */

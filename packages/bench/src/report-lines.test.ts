@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import type { ProbeReport } from './probe-reports.js';
+import { COLUMNS, memoryLine, partsLine, perThousand, readParts, row, threadLine } from './report-lines.js';
+
+const MiB = 1024 * 1024;
+
+describe('report lines', () => {
+  it('puts each cell right-aligned under its column after a padded case name', () => {
+    const cells = COLUMNS.map((_, i) => String(i));
+    const line = row('invoke', cells);
+    expect(line.startsWith('invoke'.padEnd(22) + ' ')).toBe(true);
+    expect(line.length).toBe(23 + COLUMNS.reduce((sum, [, width]) => sum + width, 0) + 2 * (COLUMNS.length - 1));
+    expect(line.endsWith(' '.repeat(COLUMNS.at(-1)![1] - 2) + '10')).toBe(true);
+  });
+
+  it('gives CPU per 1,000 calls, never dividing by zero calls', () => {
+    expect(perThousand(0.5, 2_000)).toBe(0.25);
+    expect(perThousand(0.5, 0)).toBe(500);
+  });
+
+  it('splits a case by kind of thread, per 1,000 calls and as shares', () => {
+    expect(threadLine('unified tools/call', { main: 0.6, workers: 0.3, other: 0.1 }, 2_000)).toBe(
+      'unified tools/call: main thread 0.300 (60%), worker threads 0.150 (30%), other threads 0.050 (10%)',
+    );
+  });
+
+  it('splits the idle memory into the main heap, its buffers and the rest', () => {
+    const report = (rss: number, heapTotal: number, heapUsed: number, external: number): ProbeReport => ({
+      pid: 1,
+      rss: rss * MiB,
+      memory: {
+        rss: rss * MiB,
+        heapTotal: heapTotal * MiB,
+        heapUsed: heapUsed * MiB,
+        external: external * MiB,
+        arrayBuffers: 0,
+      },
+      workerThreads: [],
+      delay: { p50: 0, p99: 0, max: 0 },
+    });
+    expect(memoryLine([report(200, 56, 49, 5)])).toContain(
+      'RSS 200 MB = main-thread V8 heap 56 MB (49 MB used) + its external/array buffers 5 MB + the rest 139 MB',
+    );
+  });
+
+  it("reads each part's CPU between two readings, × bare, and the whole with the shared servers", () => {
+    const parts = [
+      { name: 'this process', pids: [process.pid] },
+      { name: 'gone', pids: [2 ** 22 + 1] },
+    ];
+    const before = readParts(parts);
+    const started = process.cpuUsage();
+    while (process.cpuUsage(started).user < 50_000); // ~50 ms of CPU on this process
+    const line = partsLine('case', before, parts, 1_000, 0.05);
+    const match =
+      /^case: this process ([0-9.]+) \(([0-9.]+)×\), gone 0\.000 \(0\.0×\); the whole topology with PostgreSQL and Redis ([0-9.]+) \(/.exec(
+        line,
+      );
+    expect(match, line).not.toBeNull();
+    const [, own, times, whole] = match!;
+    expect(Number(own)).toBeGreaterThanOrEqual(0.04);
+    expect(Number(times)).toBeCloseTo(Number(own) / 0.05, 0);
+    expect(whole).toBe(own);
+  });
+});
