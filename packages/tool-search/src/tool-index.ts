@@ -1,3 +1,4 @@
+import { descriptionReach, REACH } from './description-reach.js';
 import { namedWords } from './provider-naming.js';
 import {
   asksFor,
@@ -11,7 +12,6 @@ import {
 import { queryPhrase, queryTerms } from './query-terms.js';
 import { RANKING, SEARCH_LIMITS, type Field } from './ranking.js';
 import { compounds, compoundTerm, terms } from './terms.js';
-import { descriptionReach, REACH } from './description-reach.js';
 import { FIELD_LIMITS, fieldsOf, type ListedTool } from './tool-fields.js';
 
 export { RANKING, SEARCH_LIMITS } from './ranking.js';
@@ -111,7 +111,6 @@ export class ToolIndex<T extends ListedTool> {
     const seen = new Set<string>();
     const groups = new Map<string, number>();
     const providerDocs = new Map<string, number[]>();
-    const providerTermsOf: ReadonlySet<string>[] = [];
     const reach: ReadonlyMap<string, number>[] = [];
     for (const tool of tools) {
       if (kept.length >= SEARCH_LIMITS.tools) break;
@@ -129,7 +128,6 @@ export class ToolIndex<T extends ListedTool> {
       docs.push(fieldTerms.map(counts));
       reach.push(descriptionReach(FIELDS, fieldWords, fieldTerms));
       const providerTerms = new Set(fieldTerms[FIELDS.indexOf('provider')]);
-      providerTermsOf.push(providerTerms);
       for (const term of providerTerms) {
         const known = providerDocs.get(term);
         if (known === undefined) providerDocs.set(term, [kept.length - 1]);
@@ -151,7 +149,7 @@ export class ToolIndex<T extends ListedTool> {
       });
     }
     const postings = postingsOf(docs, reach);
-    return new ToolIndex(kept, [...seen], postings, info, distinctNames(providerDocs, postings, providerTermsOf));
+    return new ToolIndex(kept, [...seen], postings, info, distinctNames(providerDocs, postings, info));
   }
 
   /** How many tools were indexed. */
@@ -359,13 +357,13 @@ function baseName(name: string): string {
 function distinctNames(
   providerDocs: ReadonlyMap<string, readonly number[]>,
   postings: ReadonlyMap<string, Posting>,
-  providerTermsOf: readonly ReadonlySet<string>[],
+  info: readonly Pick<DocInfo, 'providerTerms'>[],
 ): Map<string, readonly number[]> {
-  const most = RANKING.providerWordShare * providerTermsOf.length;
+  const most = RANKING.providerWordShare * info.length;
   const distinct = new Map<string, readonly number[]>();
   for (const [term, docs] of providerDocs) {
     let elsewhere = 0;
-    for (const doc of postings.get(term)?.docs ?? []) if (!providerTermsOf[doc]!.has(term)) elsewhere += 1;
+    for (const doc of postings.get(term)?.docs ?? []) if (!info[doc]!.providerTerms.has(term)) elsewhere += 1;
     if (elsewhere <= most) distinct.set(term, docs);
   }
   return distinct;
