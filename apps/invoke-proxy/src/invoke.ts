@@ -2,9 +2,10 @@ import { hasActingUser, type AuthService, type Principal } from '@agentgw/auth';
 import type { AgentCatalog, AgentRecord } from '@agentgw/catalog';
 import { UnauthorizedError, type CallQuota, type Logger } from '@agentgw/core';
 import type { CredentialResolver } from '@agentgw/credentials';
+import type { ClientGone } from '@agentgw/service-kit';
 import { resolveRequiredCredentials } from './required-credentials.js';
 import type { SessionTokens } from './session-tokens.js';
-import type { CallerGone, UpstreamAnswer, UpstreamClient } from './upstream-client.js';
+import type { UpstreamAnswer, UpstreamClient } from './upstream-client.js';
 import { upstreamHeaders } from './upstream-headers.js';
 
 /** What an invoke needs: the agent catalog, auth (session tokens), the credential resolver, the upstream client, a logger. */
@@ -30,7 +31,7 @@ export interface InvokeRequest {
   /** The caller's JSON object, validated, forwarded as sent. */
   body: string;
   /** The caller's going away; it aborts the upstream request. */
-  signal: CallerGone;
+  signal: ClientGone;
 }
 
 /**

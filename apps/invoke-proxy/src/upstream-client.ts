@@ -7,11 +7,8 @@ import {
   type EgressPolicy,
   type Logger,
 } from '@agentgw/core';
-import type { AbortEvents } from '@agentgw/service-kit';
+import type { ClientGone } from '@agentgw/service-kit';
 import { request, type Dispatcher } from 'undici';
-
-/** The caller's going away, as undici takes it: the client connection's events (no AbortController made per call) or a signal. */
-export type CallerGone = AbortEvents | AbortSignal;
 
 export interface UpstreamLimits {
   /** How long to wait for the upstream's response headers before answering 504. */
@@ -50,7 +47,7 @@ export class UpstreamClient {
    */
   async post(
     url: string,
-    init: { headers: Record<string, string>; body: string; signal: CallerGone; log: () => Logger },
+    init: { headers: Record<string, string>; body: string; signal: ClientGone; log: () => Logger },
   ): Promise<UpstreamAnswer> {
     const { headers, body, signal, log } = init;
     let response: Dispatcher.ResponseData;
@@ -82,7 +79,7 @@ export class UpstreamClient {
 
   private async readBounded(
     body: Dispatcher.ResponseData['body'],
-    signal: CallerGone,
+    signal: ClientGone,
     log: () => Logger,
   ): Promise<Buffer> {
     const chunks: Buffer[] = [];
@@ -126,7 +123,7 @@ function relay(body: Dispatcher.ResponseData['body']): ReadableStream<Uint8Array
 }
 
 /** Maps a failed upstream exchange to 403 (egress refused)/502/504; the cause is logged, never sent to the caller. */
-function upstreamFailure(err: unknown, signal: CallerGone, logOf: () => Logger): AppError {
+function upstreamFailure(err: unknown, signal: ClientGone, logOf: () => Logger): AppError {
   if (err instanceof UpstreamError) return err;
   const log = logOf();
   const refused = egressRefusalOf(err);

@@ -12,6 +12,9 @@ export interface AbortEvents extends EventEmitter {
   readonly aborted: boolean;
 }
 
+/** A caller's going away in either form undici's `request` takes: the connection's events, or a signal. */
+export type ClientGone = AbortEvents | AbortSignal;
+
 /** Whether the client of one request is still there, and a signal for the work done on its behalf. */
 export interface ClientConnection {
   /** Aborts once the client disconnects before its answer is complete (or `abort()` is called). Made on first read. */

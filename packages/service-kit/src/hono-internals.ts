@@ -42,11 +42,12 @@ export function nodeOutgoing(c: Context): ServerResponse | undefined {
  * Hono's own. Nothing changes under `app.request` (no Node request).
  */
 export function readHeadersFromNode(c: Context): void {
-  const incoming = nodeIncoming(c);
-  if (!incoming) return;
-  const own = c.req.header.bind(c.req);
-  const read = (name?: string) => (name === undefined ? own() : (requestHeaders(c).get(name) ?? undefined));
-  c.req.header = read as typeof c.req.header;
+  if (!nodeIncoming(c)) return;
+  const req = c.req;
+  const own = req.header;
+  // One closure per request; the raw header list is read only when a header is asked for.
+  req.header = ((name?: string) =>
+    name === undefined ? own.call(req) : (requestHeaders(c).get(name) ?? undefined)) as typeof req.header;
 }
 
 /**

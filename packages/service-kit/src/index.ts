@@ -21,7 +21,7 @@ export { defineService } from './service-definition.js';
 export type { ServiceDefinition, ServiceRuntime } from './service-definition.js';
 export { clientGoneSignal } from './client-connection.js';
 export { answerHeader, nodeIncoming, nodeOutgoing, peerAddress } from './hono-internals.js';
-export type { AbortEvents, ClientConnection } from './client-connection.js';
+export type { AbortEvents, ClientConnection, ClientGone } from './client-connection.js';
 export { DEFAULT_MAX_BUFFERED_BYTES, SSE_HEADERS, sseComment, sseFrame, SseStream, sseText } from './sse.js';
 export type { SseEnd, SseEvent, SseStreamOptions } from './sse.js';
 export { createHost } from './host.js';
