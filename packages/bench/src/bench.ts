@@ -29,6 +29,7 @@ import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
 import { readProbes, worstDelay } from './probe-reports.js';
 import { commandOf, cpuSeconds, processTree, residentBytes } from './process-stats.js';
 import { readThreads, splitThreadCpu } from './thread-cpu-split.js';
+import { allCases, type Case, type Seeded, type Target } from './bench-cases.js';
 import { COLUMNS, fmt, MB, memoryLine, partsLine, perThousand, readParts, row, threadLine } from './report-lines.js';
 
 const { values: options } = parseArgs({
@@ -132,14 +133,6 @@ async function startAllInOne(dataDir: string, probeDir: string): Promise<Gateway
   };
 }
 
-interface Seeded {
-  userToken: string;
-  runtimeToken: string;
-  agentId: string;
-  agentWithCredentialId: string;
-  providerId: string;
-}
-
 /** Through the admin API: an MCP provider (the raw upstream), two agents (one requiring a credential), an allow rule, the admin's credential. */
 async function seed(base: string, agentUrl: string, mcpUrl: string): Promise<Seeded> {
   const login = (await (
@@ -216,34 +209,6 @@ async function load(
   return JSON.parse(line) as LoadResult;
 }
 
-/** One request: where, with which headers and body. */
-interface Target {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-interface Case {
-  name: string;
-  direct: Target;
-  gateway: (g: GatewayUnderTest) => Target;
-}
-
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
-const rpc = (method: string, params: Record<string, unknown>) =>
-  JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } });
-const mcpHeaders = (method: string, name?: string): Record<string, string> => ({
-  'content-type': 'application/json',
-  accept: 'application/json',
-  'mcp-protocol-version': '2026-07-28',
-  'mcp-method': method,
-  ...(name ? { 'mcp-name': name } : {}),
-});
-
-/** The six services on one Redis or on a local Redis Cluster, seeded and measured; undefined (said why) when they cannot run here. */
 async function runDistributed(
   redis: 'single' | 'cluster',
   mcpUrl: string,
@@ -278,58 +243,6 @@ function casesFor(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
   return allCases(agentUrl, mcpUrl, seeded).filter(
     (c) => wanted === undefined || wanted.some((w) => c.name.includes(w)),
   );
-}
-
-function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
-  const invokeBody = JSON.stringify({ message: 'benchmark', context: { n: 1 } });
-  const json = { 'content-type': 'application/json' };
-  const user = { ...json, authorization: `Bearer ${seeded.userToken}` };
-  const runtime = { authorization: `Bearer ${seeded.runtimeToken}` };
-  const call = rpc('tools/call', { name: 'echo', arguments: { x: 1 } });
-  const list = rpc('tools/list', {});
-  return [
-    {
-      name: 'invoke',
-      direct: { url: agentUrl, headers: json, body: invokeBody },
-      gateway: (g) => ({ url: `${g.base}/api/v1/agents/${seeded.agentId}/invoke`, headers: user, body: invokeBody }),
-    },
-    {
-      name: 'invoke + 1 credential',
-      direct: { url: agentUrl, headers: json, body: invokeBody },
-      gateway: (g) => ({
-        url: `${g.base}/api/v1/agents/${seeded.agentWithCredentialId}/invoke`,
-        headers: user,
-        body: invokeBody,
-      }),
-    },
-    {
-      name: 'unified tools/call',
-      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
-      gateway: (g) => ({
-        url: `${g.base}/api/v1/mcp/mcp`,
-        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
-        body: call,
-      }),
-    },
-    {
-      name: 'proxy tools/call',
-      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
-      gateway: (g) => ({
-        url: `${g.base}/api/v1/mcp-proxy/${seeded.providerId}/mcp`,
-        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
-        body: call,
-      }),
-    },
-    {
-      name: 'unified tools/list',
-      direct: { url: mcpUrl, headers: mcpHeaders('tools/list'), body: list },
-      gateway: (g) => ({
-        url: `${g.base}/api/v1/mcp/mcp`,
-        headers: { ...mcpHeaders('tools/list'), ...runtime },
-        body: list,
-      }),
-    },
-  ];
 }
 
 /** What makes a topology's processes profile themselves (eventloop-probe.mjs): its directory, CPU or heap. */

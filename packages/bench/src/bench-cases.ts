@@ -1,0 +1,98 @@
+/**
+ * The bench's cases: each one request to the direct upstream and the same through the gateway
+ * (invoke with and without a credential, unified and proxy `tools/call`, unified `tools/list`),
+ * over what the run seeded through the admin API.
+ */
+import type { GatewayUnderTest } from './gateway-under-test.js';
+
+/** What the run seeded: the tokens and ids the cases call with. */
+export interface Seeded {
+  userToken: string;
+  runtimeToken: string;
+  agentId: string;
+  agentWithCredentialId: string;
+  providerId: string;
+}
+
+/** One request: where, with which headers and body. */
+export interface Target {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One case: its name, the direct request and the same through a gateway. */
+export interface Case {
+  name: string;
+  direct: Target;
+  gateway: (g: GatewayUnderTest) => Target;
+}
+
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const rpc = (method: string, params: Record<string, unknown>) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } });
+const mcpHeaders = (method: string, name?: string): Record<string, string> => ({
+  'content-type': 'application/json',
+  accept: 'application/json',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': method,
+  ...(name ? { 'mcp-name': name } : {}),
+});
+
+/** The six services on one Redis or on a local Redis Cluster, seeded and measured; undefined (said why) when they cannot run here. */
+
+/** Every case, in the order the tables print them. */
+export function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
+  const invokeBody = JSON.stringify({ message: 'benchmark', context: { n: 1 } });
+  const json = { 'content-type': 'application/json' };
+  const user = { ...json, authorization: `Bearer ${seeded.userToken}` };
+  const runtime = { authorization: `Bearer ${seeded.runtimeToken}` };
+  const call = rpc('tools/call', { name: 'echo', arguments: { x: 1 } });
+  const list = rpc('tools/list', {});
+  return [
+    {
+      name: 'invoke',
+      direct: { url: agentUrl, headers: json, body: invokeBody },
+      gateway: (g) => ({ url: `${g.base}/api/v1/agents/${seeded.agentId}/invoke`, headers: user, body: invokeBody }),
+    },
+    {
+      name: 'invoke + 1 credential',
+      direct: { url: agentUrl, headers: json, body: invokeBody },
+      gateway: (g) => ({
+        url: `${g.base}/api/v1/agents/${seeded.agentWithCredentialId}/invoke`,
+        headers: user,
+        body: invokeBody,
+      }),
+    },
+    {
+      name: 'unified tools/call',
+      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
+      gateway: (g) => ({
+        url: `${g.base}/api/v1/mcp/mcp`,
+        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
+        body: call,
+      }),
+    },
+    {
+      name: 'proxy tools/call',
+      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
+      gateway: (g) => ({
+        url: `${g.base}/api/v1/mcp-proxy/${seeded.providerId}/mcp`,
+        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
+        body: call,
+      }),
+    },
+    {
+      name: 'unified tools/list',
+      direct: { url: mcpUrl, headers: mcpHeaders('tools/list'), body: list },
+      gateway: (g) => ({
+        url: `${g.base}/api/v1/mcp/mcp`,
+        headers: { ...mcpHeaders('tools/list'), ...runtime },
+        body: list,
+      }),
+    },
+  ];
+}
