@@ -26,9 +26,6 @@ const ROUTER_NAMES: Record<(typeof SERVICES)[number], string> = {
   'confirmation-hub': 'confirmation-hub:7605 resolve',
   'audit-writer': 'audit-writer:7606 resolve',
 };
-/** infra/Dockerfile's node flags that change the cost of a call (its `--enable-source-maps` only touches error stacks). */
-const IMAGE_NODE_FLAGS = ['--single-threaded-gc'];
-
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Its own logical Redis database, so the bench's queues never meet the tests' (database 0). */
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
@@ -167,7 +164,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
         { cwd, stdio: 'inherit' },
       );
       if (built.status !== 0) throw new Error(`bundling ${service} failed`);
-      const child = spawn(process.execPath, [...IMAGE_NODE_FLAGS, join(cwd, 'dist', 'main.js')], {
+      const child = spawn(process.execPath, [join(cwd, 'dist', 'main.js')], {
         cwd,
         // MALLOC_ARENA_MAX as infra/Dockerfile sets it.
         env: { ...env, ...keysOf(service), PORT: String(ports[service]), MALLOC_ARENA_MAX: '2' },
