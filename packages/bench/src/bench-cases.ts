@@ -42,8 +42,6 @@ const mcpHeaders = (method: string, name?: string): Record<string, string> => ({
   ...(name ? { 'mcp-name': name } : {}),
 });
 
-/** The six services on one Redis or on a local Redis Cluster, seeded and measured; undefined (said why) when they cannot run here. */
-
 /** Every case, in the order the tables print them. */
 export function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
   const invokeBody = JSON.stringify({ message: 'benchmark', context: { n: 1 } });

@@ -209,6 +209,7 @@ async function load(
   return JSON.parse(line) as LoadResult;
 }
 
+/** The six services on one Redis or on a local Redis Cluster, seeded and measured; undefined (said why) when they cannot run here. */
 async function runDistributed(
   redis: 'single' | 'cluster',
   mcpUrl: string,
