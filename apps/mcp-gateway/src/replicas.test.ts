@@ -61,6 +61,9 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
   let asker: McpFixture;
   let dropper: McpFixture;
   let drops = 0;
+  let eager: McpFixture;
+  /** The roots each of `eager`'s sessions got back, by the time they came. */
+  const eagerRoots: string[] = [];
   let hub: string;
   /** The provider of the held `drop` (its name is kept apart from the exposed-names test's). */
   let heldProvider: string;
@@ -75,6 +78,22 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     url.pathname = `/${rows[0]!.name}`;
     twin = await startMcpServer({ name: 'twin-upstream', tools: [{ name: 'echo', handler: () => 'twin echo' }] });
     asker = await startMcpServer({ name: 'asks-back', tools: [], setup: registerClientFeatureTools });
+    // As server-everything does: asks for roots on its own stream soon after the handshake, once.
+    eager = await startMcpServer({
+      name: 'eager-roots',
+      tools: [{ name: 'noop', handler: () => 'ok' }],
+      setup: (server) => {
+        server.server.oninitialized = () =>
+          void setTimeout(
+            () =>
+              void server.server
+                .listRoots()
+                .then(({ roots }) => eagerRoots.push(roots.map((root) => root.uri).join(',')))
+                .catch(() => undefined),
+            300,
+          );
+      },
+    });
     dropper = await startMcpServer({
       name: 'held-upstream',
       tools: [{ name: 'drop', inputSchema: { table: z.string() }, handler: () => `dropped ${++drops}` }],
@@ -164,6 +183,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     await twin?.close();
     await asker?.close();
     await dropper?.close();
+    await eager?.close();
     await db?.close();
   });
 
@@ -304,6 +324,58 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       requestState: round.requestState,
     });
     expect(final).toMatchObject({ content: [{ type: 'text', text: 'model said: the other one' }] });
+  });
+
+  it("relays an upstream's roots request sent on its own stream right after its handshake, opened on one replica, to the client's stream held on the other", async () => {
+    const provider = (await call('/admin/tool-providers', { name: 'eager', pattern: '*', endpoint: eager.url }))
+      .provider as { id: string };
+    await call('/admin/provider-access', {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId: provider.id,
+      action: 'allow',
+    });
+    const proxied = (base: string, body: unknown, session?: string) =>
+      fetch(`${base}/api/v1/mcp-proxy/${provider.id}/mcp`, {
+        method: body === null ? 'GET' : 'POST',
+        headers: {
+          authorization: `Bearer ${agent.token}`,
+          accept: body === null ? 'text/event-stream' : 'application/json, text/event-stream',
+          ...(body === null ? {} : { 'content-type': 'application/json' }),
+          ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}),
+        },
+        ...(body === null ? {} : { body: JSON.stringify(body) }),
+      });
+    const init = await proxied(replicas[0], {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: { roots: {} }, clientInfo: { name: 'r', version: '1' } },
+    });
+    const session = init.headers.get('mcp-session-id')!;
+    await proxied(replicas[0], { jsonrpc: '2.0', method: 'notifications/initialized' }, session);
+    const stream = new SseEventReader(await proxied(replicas[0], null, session));
+    try {
+      // The client's upstream session opens on the other replica (a call; lists come from the catalog's own session); the upstream asks 300 ms later, once, and
+      // drops the request if the gateway holds no stream of it by then (no replica re-reads that soon).
+      const noop = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'noop', arguments: {} } };
+      expect((await proxied(replicas[1], noop, session)).status).toBe(200);
+      const asked = await stream.nextOf(
+        'message',
+        5_000,
+        (data) => (data as { method?: string }).method === 'roots/list',
+      );
+      const { id } = asked.data as { id: string };
+      const answered = await proxied(
+        replicas[1],
+        { jsonrpc: '2.0', id, result: { roots: [{ uri: 'file:///replica-root' }] } },
+        session,
+      );
+      expect(answered.status).toBe(202);
+      await expect.poll(() => eagerRoots).toContain('file:///replica-root');
+    } finally {
+      await stream.close();
+    }
   });
 
   it('stops the agent on both replicas at once when the kill switch is flipped through admin-api', async () => {

@@ -114,7 +114,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
     catalog,
     client,
     lists,
-    sessions: announcingUpstreams(sessions),
+    sessions: announcingUpstreams(sessions, bus),
     audit,
     gate,
     clock,

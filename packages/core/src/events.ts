@@ -43,6 +43,8 @@ export interface GatewayEvents {
   'oauth.client_agents_changed': { userId: string };
   /** A legacy MCP session ended (DELETE) or was evicted past its caller's cap: its open server stream ends on whichever replica holds it. */
   'mcp_session.ended': { sid: string };
+  /** A legacy session opened an upstream session (a POST on any replica): the session's server stream, on whichever replica holds it, follows that upstream's own stream now instead of at its next read of the session store. */
+  'mcp_session.upstream_opened': { sid: string };
   /** A client's answer to a request the gateway bridged was kept in the relay store: the call waiting on it, on whichever replica, reads it now instead of at its next poll. */
   'mcp_relay.answered': { id: string };
   /** A legacy upstream's call bridged for a 2026-07-28 client moved on (another question, or its final answer) in the bridge store: the client's retry waiting on it, on whichever replica, reads it now. */

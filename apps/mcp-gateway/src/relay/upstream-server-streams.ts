@@ -1,6 +1,6 @@
 import type { Principal } from '@agentgw/auth';
 import type { Catalog } from '@agentgw/catalog';
-import type { Logger } from '@agentgw/core';
+import type { EventBus, Logger } from '@agentgw/core';
 import type { JsonRpcMessage, JsonRpcNotification, McpUpstreamClient, UpstreamSession } from '@agentgw/mcp-client';
 import type { SessionStore } from '../session-store.js';
 import { clientOwner } from './relay-contract.js';
@@ -22,6 +22,8 @@ export interface UpstreamStreamDeps {
   catalog: Pick<Catalog, 'providers'>;
   sessions: Pick<SessionStore, 'get'>;
   relay: Pick<ServerRequestRelay, 'relay' | 'targetFor'>;
+  /** Carries `mcp_session.upstream_opened` from the replica that opened an upstream session. */
+  bus: Pick<EventBus, 'subscribe'>;
   logger: Logger;
 }
 
@@ -36,22 +38,21 @@ export interface ClientStreamEnd {
   send(message: JsonRpcMessage): void;
 }
 
-/** The server streams on this process waiting for news of their session (sid → syncs): the in-process nudge beside the poll. */
-const localFollowers = new Map<string, Set<() => void>>();
-
 /**
- * The session store the forwarding records opened upstream sessions in, with a nudge: a server
- * stream of that session held by this process starts following the new upstream session at once
- * (an upstream may send its first request right after the handshake). Other replicas' streams
- * find it on their next read of the store.
+ * The session store the forwarding records opened upstream sessions in, announcing each on the
+ * bus: the session's server stream, on whichever replica holds it, starts following the new
+ * upstream session at once. An upstream may ask right after its handshake (server-everything asks
+ * for roots 350 ms after it), and what it sends while nobody holds its stream is dropped, so the
+ * periodic read alone (up to UPSTREAM_SYNC_MS later) lost such requests across replicas.
  */
-export function announcingUpstreams(sessions: SessionStore): SessionStore {
+export function announcingUpstreams(sessions: SessionStore, bus: Pick<EventBus, 'publish'>): SessionStore {
   return new Proxy(sessions, {
     get(target, property, receiver) {
       if (property !== 'setUpstream') return Reflect.get(target, property, receiver) as unknown;
       return async (sid: string, providerId: string, session: UpstreamSession) => {
         await target.setUpstream(sid, providerId, session);
-        for (const nudge of localFollowers.get(sid) ?? []) nudge();
+        // A lost announcement only delays the follow to the stream's next read of the store.
+        await bus.publish('mcp_session.upstream_opened', { sid }).catch(() => undefined);
       };
     },
   });
@@ -65,7 +66,7 @@ interface Listening {
 /**
  * While a client holds its server stream (GET), the replica holding it holds the server stream
  * of every upstream session opened in that client session (a POST on any replica may open one:
- * the session store is read every UPSTREAM_SYNC_MS, and at once when this process records one,
+ * the session store is read every UPSTREAM_SYNC_MS, and at once when any replica announces one,
  * see `announcingUpstreams`). What an upstream sends there reaches the
  * client's stream: log and resource-update notifications as they are, requests (roots, sampling,
  * elicitation) through the relay under a gateway id, answered by the client from any replica.
@@ -98,14 +99,13 @@ export function followUpstreamStreams(deps: UpstreamStreamDeps, client: ClientSt
     );
   const timer = setInterval(tick, UPSTREAM_SYNC_MS);
   timer.unref();
-  const nudges = localFollowers.get(client.sid) ?? new Set<() => void>();
-  localFollowers.set(client.sid, nudges.add(tick));
-  tick();
+  const announced = deps.bus.subscribe('mcp_session.upstream_opened', ({ sid }) => void (sid === client.sid && tick()));
+  // The first read once subscribed, so an upstream opened while the subscription was being made is not missed.
+  void announced.then(tick, tick);
   return () => {
     stopped = true;
     clearInterval(timer);
-    nudges.delete(tick);
-    if (nudges.size === 0 && localFollowers.get(client.sid) === nudges) localFollowers.delete(client.sid);
+    void announced.then((off) => off()).catch(() => undefined);
     for (const entry of listening.values()) entry.abort.abort();
     listening.clear();
   };
