@@ -13,6 +13,8 @@ const RELAYED: Readonly<Record<string, readonly string[]>> = {
   // The tasks extension (SEP-2663): a gateway that routes tasks/* lets its upstreams answer with tasks.
   extensions: ['io.modelcontextprotocol/tasks'],
 };
+/** The relayed features in key order, so equal sets come out alike (sorted once, not per request). */
+const RELAYED_FEATURES = Object.keys(RELAYED).sort();
 
 /** No relayed capability: what a client that declared none (or nothing relayable) is passed on as. */
 export const NO_CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -24,7 +26,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function relayableCapabilities(declared: unknown): Record<string, unknown> {
   if (!isObject(declared)) return NO_CLIENT_CAPABILITIES;
   let out: Record<string, unknown> | null = null;
-  for (const feature of Object.keys(RELAYED).sort()) {
+  for (const feature of RELAYED_FEATURES) {
     const value = declared[feature];
     if (!isObject(value)) continue;
     const kept: Record<string, unknown> = {};

@@ -15,11 +15,21 @@ export interface ServerStreamOpening {
 }
 
 /**
- * Holds a session upstream's server stream (HTTP GET) open, handing every message on, until it
- * ends or `signal` aborts: a gateway learns of list changes between calls. `unsupported`: the
- * upstream has no such stream (stateless, or it answered without one); `ended`: it was open and has ended.
+ * How holding a server stream ended. `unsupported`: the upstream has none for this session
+ * (stateless, 405, the session is gone, or it answered without a stream); `ended`: it was open and
+ * has ended, or `signal` aborted; `failed`: it could not be opened now (no connection, a 5xx, a
+ * 409 while another holder's stream is still open, 408 or 429), so a later try may succeed.
  */
-export async function holdServerStream(opening: ServerStreamOpening): Promise<'unsupported' | 'ended'> {
+export type ServerStreamOutcome = 'unsupported' | 'ended' | 'failed';
+
+/** Answers to the GET that may pass: the upstream is busy, overloaded or failing, not without a stream. */
+const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 409, 425, 429]);
+
+/**
+ * Holds a session upstream's server stream (HTTP GET) open, handing every message on, until it
+ * ends or `signal` aborts: a gateway learns of list changes between calls.
+ */
+export async function holdServerStream(opening: ServerStreamOpening): Promise<ServerStreamOutcome> {
   const { target, session, signal } = opening;
   if (session.sessionId === null) return 'unsupported';
   let res: Dispatcher.ResponseData;
@@ -36,11 +46,11 @@ export async function holdServerStream(opening: ServerStreamOpening): Promise<'u
       },
     });
   } catch {
-    return signal.aborted ? 'ended' : 'unsupported';
+    return signal.aborted ? 'ended' : 'failed';
   }
   if (res.statusCode !== 200 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
     await res.body.dump().catch(() => undefined);
-    return 'unsupported';
+    return res.statusCode >= 500 || RETRYABLE_STATUS.has(res.statusCode) ? 'failed' : 'unsupported';
   }
   try {
     for await (const event of parseSse(res.body as AsyncIterable<Buffer>, opening.maxBytes)) {

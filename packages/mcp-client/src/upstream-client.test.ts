@@ -343,3 +343,39 @@ describe('McpUpstreamClient with an injected dispatcher', () => {
     expect(egressRefusalOf(err)?.code).toBe('EGRESS_REFUSED');
   });
 });
+
+describe("McpUpstreamClient.listen: how a session upstream's server stream ends", () => {
+  const session = { sessionId: 'up-1', protocolVersion: '2025-11-25' };
+  const answering = async (status: number) => {
+    const fx = await rawServer((_req, res) => res.writeHead(status, { 'content-type': 'application/json' }).end('{}'));
+    return newClient().listen({ endpoint: fx.url }, session, () => {}, new AbortController().signal);
+  };
+
+  it('is unsupported when the upstream has no stream for the session (405, 404, 400)', async () => {
+    expect(await answering(405)).toBe('unsupported');
+    expect(await answering(404)).toBe('unsupported');
+    expect(await answering(400)).toBe('unsupported');
+  });
+
+  it('failed, worth another try, when the stream cannot open now (409 while another holds it, 429, 503, no connection)', async () => {
+    expect(await answering(409)).toBe('failed');
+    expect(await answering(429)).toBe('failed');
+    expect(await answering(503)).toBe('failed');
+    const refused = await newClient().listen(
+      { endpoint: 'http://127.0.0.1:9/mcp' },
+      session,
+      () => {},
+      new AbortController().signal,
+    );
+    expect(refused).toBe('failed');
+  });
+
+  it('ended once an open stream closes', async () => {
+    const fx = await rawServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(': hi\n\n'),
+    );
+    expect(await newClient().listen({ endpoint: fx.url }, session, () => {}, new AbortController().signal)).toBe(
+      'ended',
+    );
+  });
+});

@@ -2,7 +2,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { Deadline } from './deadline.js';
 import { McpUpstreamError } from './errors.js';
 import type { JsonRpcNotification, JsonRpcResponse } from './protocol.js';
-import { holdServerStream } from './server-stream.js';
+import { holdServerStream, type ServerStreamOutcome } from './server-stream.js';
 import type {
   CallerSignal,
   ServerRequestHandler,
@@ -144,8 +144,8 @@ export class McpUpstreamClient {
   /**
    * Holds a session upstream's server stream (HTTP GET) open and hands every notification on it
    * (e.g. `notifications/tools/list_changed`) to `onNotification`, until the stream ends or
-   * `signal` aborts. `unsupported`: the upstream has no such stream (stateless, or it answered
-   * without one); `ended`: it was open and has ended. An event larger than the response cap ends it.
+   * `signal` aborts; how it ended is a `ServerStreamOutcome` (`failed`: try again later). An event
+   * larger than the response cap ends it.
    * Requests on it (sampling, elicitation, roots) go to `onRequest`, else are answered `Method not found`.
    */
   listen(
@@ -154,7 +154,7 @@ export class McpUpstreamClient {
     onNotification: (notification: JsonRpcNotification) => void,
     signal: AbortSignal,
     onRequest?: ServerRequestHandler,
-  ): Promise<'unsupported' | 'ended'> {
+  ): Promise<ServerStreamOutcome> {
     const route: MessageRoute = { target, session, onNotification, onRequest };
     return holdServerStream({
       dispatcher: this.dispatcher,

@@ -221,7 +221,8 @@ export class ProviderLists {
   /**
    * Holds the upstream's server stream open (session upstreams send `list_changed` there, not on
    * answers). When a stream that was open ends, the provider's lists are dropped (a change may
-   * have been missed) and the next fetch listens again; an upstream without one relies on the TTL.
+   * have been missed) and the next fetch listens again; one that failed to open is tried again at
+   * the next fetch, the lists kept until their TTL; an upstream without one relies on the TTL.
    */
   private listen(provider: ProviderRecord, target: UpstreamTarget, session: UpstreamSession): void {
     if (session.sessionId === null || this.listeners.has(provider.id) || this.unsubscribe === null) return;
@@ -232,7 +233,7 @@ export class ProviderLists {
       .then((outcome) => {
         if (this.listeners.get(provider.id) !== listener || outcome === 'unsupported') return;
         this.listeners.delete(provider.id);
-        this.drop(provider.id);
+        if (outcome === 'ended') this.drop(provider.id);
       });
   }
 }

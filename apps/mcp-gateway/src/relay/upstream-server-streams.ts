@@ -1,13 +1,22 @@
 import type { Principal } from '@agentgw/auth';
 import type { Catalog } from '@agentgw/catalog';
 import type { EventBus, Logger } from '@agentgw/core';
-import type { JsonRpcMessage, JsonRpcNotification, McpUpstreamClient, UpstreamSession } from '@agentgw/mcp-client';
+import type {
+  JsonRpcMessage,
+  JsonRpcNotification,
+  McpUpstreamClient,
+  ServerStreamOutcome,
+  UpstreamSession,
+} from '@agentgw/mcp-client';
 import type { SessionStore } from '../session-store.js';
 import { clientOwner } from './relay-contract.js';
 import type { ServerRequestRelay } from './server-request-relay.js';
 
-/** How often a client's server stream looks for upstream sessions opened since (by a POST on any replica). */
+/** How often a client's server stream looks for upstream sessions opened since (by a POST on any replica), and retries one whose stream failed to open. */
 export const UPSTREAM_SYNC_MS = 1_000;
+
+/** Failed openings of one upstream session's stream in a row after which it is no longer tried (a 409 while another replica still holds it passes within one or two). */
+export const MAX_FOLLOW_FAILURES = 5;
 
 /** Notifications an upstream sends on its own stream that the client sees as they are (list changes are the gateway's own). */
 const PASSED_ON: ReadonlySet<string> = new Set([
@@ -76,7 +85,18 @@ export function followUpstreamStreams(deps: UpstreamStreamDeps, client: ClientSt
   const listening = new Map<string, Listening>();
   /** Upstream sessions that have no server stream: not asked again (one whose stream ended is followed again). */
   const done = new Set<string>();
+  /** Failed openings in a row, by upstream session: retried at each sync up to MAX_FOLLOW_FAILURES. */
+  const failures = new Map<string, number>();
   let stopped = false;
+  const settle = (sessionId: string, outcome: ServerStreamOutcome): void => {
+    if (outcome === 'unsupported') done.add(sessionId);
+    else if (outcome === 'ended') failures.delete(sessionId);
+    else {
+      const failed = (failures.get(sessionId) ?? 0) + 1;
+      failures.set(sessionId, failed);
+      if (failed >= MAX_FOLLOW_FAILURES) done.add(sessionId);
+    }
+  };
   const sync = async (): Promise<void> => {
     const upstreams = await deps.sessions.get(client.sid);
     if (stopped || upstreams === null) return;
@@ -88,7 +108,7 @@ export function followUpstreamStreams(deps: UpstreamStreamDeps, client: ClientSt
       const entry: Listening = { sessionId: session.sessionId, abort: new AbortController() };
       listening.set(providerId, entry);
       void follow(deps, client, providerId, session, entry.abort.signal)
-        .then((outcome) => void (outcome === 'unsupported' && done.add(entry.sessionId)))
+        .then((outcome) => settle(entry.sessionId, outcome))
         .catch(() => done.add(entry.sessionId))
         .finally(() => void (listening.get(providerId) === entry && listening.delete(providerId)));
     }
@@ -118,7 +138,7 @@ async function follow(
   providerId: string,
   session: UpstreamSession,
   signal: AbortSignal,
-): Promise<'unsupported' | 'ended'> {
+): Promise<ServerStreamOutcome> {
   const provider = await deps.catalog.providers.get(providerId);
   if (!provider) return 'unsupported';
   if (signal.aborted) return 'ended';

@@ -1,0 +1,126 @@
+import type { Principal } from '@agentgw/auth';
+import type { ProviderRecord } from '@agentgw/catalog';
+import { MemoryEventBus, silentLogger, systemClock } from '@agentgw/core';
+import type { ServerStreamOutcome, UpstreamSession } from '@agentgw/mcp-client';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MemorySessionStore } from '../memory-session-store.js';
+import {
+  announcingUpstreams,
+  followUpstreamStreams,
+  MAX_FOLLOW_FAILURES,
+  UPSTREAM_SYNC_MS,
+  type UpstreamStreamDeps,
+} from './upstream-server-streams.js';
+
+const principal = { userId: 'u1', agentId: null, endUserId: 'u1', apiKey: null } as Principal;
+const provider = { id: 'p1', name: 'one' } as ProviderRecord;
+const upstream: UpstreamSession = { sessionId: 'up-1', protocolVersion: '2025-11-25' };
+
+/**
+ * A client's server stream following the upstream sessions of its session: each `listen` answers
+ * the next of `outcomes` (then stays open until stopped), and the upstream session is recorded
+ * the way the forwarding records it, through `announcingUpstreams` on a bus.
+ */
+function followerUnderTest(outcomes: ServerStreamOutcome[]) {
+  const bus = new MemoryEventBus();
+  const sessions = new MemorySessionStore(systemClock);
+  const listens: string[] = [];
+  const listen = (_t: unknown, session: UpstreamSession, _n: unknown, signal: AbortSignal) => {
+    listens.push(session.sessionId!);
+    const next = outcomes.shift();
+    if (next !== undefined) return Promise.resolve(next);
+    return new Promise<ServerStreamOutcome>((resolve) =>
+      signal.addEventListener('abort', () => resolve('ended'), { once: true }),
+    );
+  };
+  const deps: UpstreamStreamDeps = {
+    client: { listen },
+    catalog: { providers: { get: async (id: string) => (id === provider.id ? provider : null) } as never },
+    sessions,
+    relay: { relay: () => undefined, targetFor: async () => ({ endpoint: 'http://127.0.0.1:9/mcp', headers: {} }) },
+    bus,
+    logger: silentLogger(),
+  };
+  return { deps, sessions: announcingUpstreams(sessions, bus), listens };
+}
+
+async function openClientSession(sessions: ReturnType<typeof followerUnderTest>['sessions']): Promise<string> {
+  await sessions.create('s1', 'user:u1');
+  return 's1';
+}
+
+describe("a client stream following its session's upstream streams", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('follows an upstream session at once when it is announced, before the next periodic read', async () => {
+    const { deps, sessions, listens } = followerUnderTest([]);
+    const sid = await openClientSession(sessions);
+    const stop = followUpstreamStreams(deps, {
+      sid,
+      principal,
+      capabilities: {},
+      headers: new Headers(),
+      send: () => {},
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(listens).toEqual([]);
+    await sessions.setUpstream(sid, provider.id, upstream);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(listens).toEqual(['up-1']);
+    stop();
+  });
+
+  it('tries a stream that failed to open again at the next reads, and stops after MAX_FOLLOW_FAILURES in a row', async () => {
+    const { deps, sessions, listens } = followerUnderTest(
+      Array<ServerStreamOutcome>(MAX_FOLLOW_FAILURES).fill('failed'),
+    );
+    const sid = await openClientSession(sessions);
+    await sessions.setUpstream(sid, provider.id, upstream);
+    const stop = followUpstreamStreams(deps, {
+      sid,
+      principal,
+      capabilities: {},
+      headers: new Headers(),
+      send: () => {},
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(listens).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(UPSTREAM_SYNC_MS * (MAX_FOLLOW_FAILURES + 3));
+    expect(listens).toHaveLength(MAX_FOLLOW_FAILURES);
+    stop();
+  });
+
+  it('holds a stream that opens after a failure (a 409 while another replica still held it)', async () => {
+    const { deps, sessions, listens } = followerUnderTest(['failed']);
+    const sid = await openClientSession(sessions);
+    await sessions.setUpstream(sid, provider.id, upstream);
+    const stop = followUpstreamStreams(deps, {
+      sid,
+      principal,
+      capabilities: {},
+      headers: new Headers(),
+      send: () => {},
+    });
+    await vi.advanceTimersByTimeAsync(UPSTREAM_SYNC_MS * 5);
+    // The second opening stays open: no further one while it does.
+    expect(listens).toEqual(['up-1', 'up-1']);
+    stop();
+  });
+
+  it('does not ask an upstream without a server stream again', async () => {
+    const { deps, sessions, listens } = followerUnderTest(['unsupported']);
+    const sid = await openClientSession(sessions);
+    await sessions.setUpstream(sid, provider.id, upstream);
+    const stop = followUpstreamStreams(deps, {
+      sid,
+      principal,
+      capabilities: {},
+      headers: new Headers(),
+      send: () => {},
+    });
+    await vi.advanceTimersByTimeAsync(UPSTREAM_SYNC_MS * 5);
+    expect(listens).toEqual(['up-1']);
+    stop();
+  });
+});
