@@ -88,6 +88,7 @@ export type { ClusterSeed, RedisConnection, RedisTarget } from './redis/redis-ta
 export type { ConsumeOptions, Consumer, EnqueueOptions, JobHandler, JobQueue } from './queue/index.js';
 export { MemoryCache } from './cache/index.js';
 export { trimOldest } from './cache/trim-oldest.js';
+export { RecencyMap } from './cache/recency-map.js';
 export type { MemoryCacheOptions } from './cache/index.js';
 export { CallQuota, callQuotaLimitsFrom, MemoryRateLimiter, RedisRateLimiter } from './rate-limit/index.js';
 export type { CallQuotaLimits, CallSubject, RateLimit, RateLimiter, RateLimitState } from './rate-limit/index.js';

@@ -1,4 +1,4 @@
-import { trimOldest } from '@agentgw/core';
+import { RecencyMap } from '@agentgw/core';
 import { clientCapabilitiesKey } from '@agentgw/mcp-client';
 import type { ListKind, ProviderList } from './list-items.js';
 
@@ -26,9 +26,11 @@ export const listKey = (
 
 /** The store behind the one list cache: entries by `listKey`, least recently used dropped first past the bound. */
 export class ListCache {
-  private readonly entries = new Map<string, ListEntry>();
+  private readonly entries: RecencyMap<string, ListEntry>;
 
-  constructor(private readonly maxEntries: number) {}
+  constructor(maxEntries: number) {
+    this.entries = new RecencyMap(maxEntries);
+  }
 
   /** How many lists are held. */
   get size(): number {
@@ -37,36 +39,28 @@ export class ListCache {
 
   /** The entry as it is, without marking it used. */
   peek(key: string): ListEntry | undefined {
-    return this.entries.get(key);
+    return this.entries.peek(key);
   }
 
   /** The entry, marked most recently used. */
   touch(key: string): ListEntry | undefined {
-    const entry = this.entries.get(key);
-    if (entry) {
-      this.entries.delete(key);
-      this.entries.set(key, entry);
-    }
-    return entry;
+    return this.entries.get(key);
   }
 
   /** Stores the entry as most recently used, dropping the least recently used past the bound. */
   put(key: string, entry: ListEntry): void {
-    this.entries.delete(key);
     this.entries.set(key, entry);
-    trimOldest(this.entries, this.maxEntries);
   }
 
   /** Forgets every lister's lists of a provider (all providers with null), of one kind when given. */
   drop(providerId: string | null, kind?: ListKind): void {
-    for (const [key, entry] of [...this.entries]) {
-      if ((providerId === null || entry.providerId === providerId) && (kind === undefined || entry.kind === kind))
-        this.entries.delete(key);
-    }
+    this.entries.deleteWhere(
+      (entry) => (providerId === null || entry.providerId === providerId) && (kind === undefined || entry.kind === kind),
+    );
   }
 
   /** Forgets a user's lists. */
   dropUser(user: string): void {
-    for (const [key, entry] of [...this.entries]) if (entry.user === user) this.entries.delete(key);
+    this.entries.deleteWhere((entry) => entry.user === user);
   }
 }

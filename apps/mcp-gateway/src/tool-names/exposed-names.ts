@@ -1,4 +1,4 @@
-import { trimOldest, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
+import { RecencyMap, type EventBus, type Logger, type Unsubscribe } from '@agentgw/core';
 import { assignNames, indexNames, toolKey, type OfferedTool, type ScopeNames } from './exposed-name-rule.js';
 import type { ToolNameStore } from './tool-name-store.js';
 
@@ -17,7 +17,7 @@ const MAX_ROUNDS = 3;
  * cached name reloads the scope before any name is chosen for it.
  */
 export class ExposedNames {
-  private readonly scopes = new Map<string, Promise<ScopeNames>>();
+  private readonly scopes = new RecencyMap<string, Promise<ScopeNames>>(MAX_CACHED_SCOPES);
   private readonly overCap = new Set<string>();
   private unsubscribe: Unsubscribe | null = null;
 
@@ -40,13 +40,7 @@ export class ExposedNames {
 
   /** The scope's names as cached (loaded on first use); a tool may lack a name another replica gave it since. */
   cached(scope: string): Promise<ScopeNames> {
-    const hit = this.scopes.get(scope);
-    if (hit) {
-      this.scopes.delete(scope);
-      this.scopes.set(scope, hit);
-      return hit;
-    }
-    return this.reload(scope);
+    return this.scopes.get(scope) ?? this.reload(scope);
   }
 
   /** Gives every offered tool a name (in the order given: the first to ask for a name gets it) and answers the scope's names. */
@@ -66,11 +60,9 @@ export class ExposedNames {
   /** Reads the scope from the store; a change arriving meanwhile clears the cache, so a stale answer is never kept. */
   private reload(scope: string): Promise<ScopeNames> {
     const loading = this.deps.store.load(scope).then(indexNames);
-    this.scopes.delete(scope);
     this.scopes.set(scope, loading);
-    trimOldest(this.scopes, MAX_CACHED_SCOPES);
     loading.catch(() => {
-      if (this.scopes.get(scope) === loading) this.scopes.delete(scope);
+      if (this.scopes.peek(scope) === loading) this.scopes.delete(scope);
     });
     return loading;
   }

@@ -1,12 +1,12 @@
 import type { EventBus, Unsubscribe } from '../bus/event-bus.js';
 import { epochMs, systemClock, type Clock } from '../clock.js';
 import type { EventName, GatewayEvents } from '../events.js';
-import { trimOldest } from './trim-oldest.js';
+import { RecencyMap } from './recency-map.js';
 
 export interface MemoryCacheOptions {
   /** How long an entry is served after it was stored. */
   ttlMs: number;
-  /** Entries kept at most; the least recently used goes first. */
+  /** Entries kept at most; the least recently used goes first (approximately: recency-map.ts). */
   max: number;
   clock?: Clock;
 }
@@ -16,16 +16,14 @@ export interface MemoryCacheOptions {
  * events for freshness (`invalidateOn`). Keys are strings; values may be anything, null included.
  */
 export class MemoryCache<V> {
-  /** Map order is recency order: a hit moves its entry to the end, eviction takes the first. */
-  private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+  private readonly entries: RecencyMap<string, { value: V; expiresAt: number }>;
   private readonly loading = new Map<string, Promise<V>>();
   private readonly ttlMs: number;
-  private readonly max: number;
   private readonly clock: Clock;
 
   constructor(options: MemoryCacheOptions) {
     this.ttlMs = options.ttlMs;
-    this.max = Math.max(1, options.max);
+    this.entries = new RecencyMap(options.max);
     this.clock = options.clock ?? systemClock;
   }
 
@@ -38,9 +36,7 @@ export class MemoryCache<V> {
   }
 
   set(key: string, value: V): void {
-    this.entries.delete(key);
     this.entries.set(key, { value, expiresAt: epochMs(this.clock) + this.ttlMs });
-    trimOldest(this.entries, this.max);
   }
 
   /** Also forgets a load in flight, so what it returns is not stored over the invalidation. */
@@ -98,8 +94,6 @@ export class MemoryCache<V> {
       this.entries.delete(key);
       return undefined;
     }
-    this.entries.delete(key);
-    this.entries.set(key, entry);
     return entry;
   }
 }
