@@ -27,10 +27,21 @@ import { summariseProfiles } from './cpu-profile-summary.js';
 import { summariseHeapProfiles } from './heap-profile-summary.js';
 import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
 import { readProbes, worstDelay } from './probe-reports.js';
-import { commandOf, cpuSeconds, processTree, residentBytes } from './process-stats.js';
+import { commandOf, cpuSeconds, processTree, residentBytes, settledResidentBytes } from './process-stats.js';
 import { readThreads, splitThreadCpu } from './thread-cpu-split.js';
 import { allCases, type Case, type Seeded, type Target } from './bench-cases.js';
-import { COLUMNS, fmt, MB, memoryLine, partsLine, perThousand, readParts, row, threadLine } from './report-lines.js';
+import {
+  COLUMNS,
+  fmt,
+  gcLine,
+  MB,
+  memoryLine,
+  partsLine,
+  perThousand,
+  readParts,
+  row,
+  threadLine,
+} from './report-lines.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -309,6 +320,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   }
   const idleRss = g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0);
   const treeIdleRss = g.pids().reduce((sum, pid) => sum + residentBytes(pid), 0);
+  const settled = await settledResidentBytes(g.servers());
   const idleReports = await readProbes(g.servers(), probeDir);
   const workerThreads = new Set(idleReports.flatMap((r) => r.workerThreads));
   console.log(
@@ -323,6 +335,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   const rps: Record<string, number> = {};
   let loadedRss = 0;
   const delays: string[] = [];
+  const collections: string[] = [];
   const threads: string[] = [];
   const byPart: string[] = [];
   const referenceCache = new Map<string, References>();
@@ -350,7 +363,9 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     threads.push(
       threadLine(c.name, splitThreadCpu(threadsBefore, readThreads(g.servers()), workerThreads), many.total),
     );
-    const delay = worstDelay(await readProbes(g.servers(), probeDir));
+    const loaded = await readProbes(g.servers(), probeDir);
+    const delay = worstDelay(loaded);
+    collections.push(gcLine(c.name, loaded, many.total));
     loadedRss = Math.max(
       loadedRss,
       g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0),
@@ -388,7 +403,11 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     `event-loop delay beyond the 1 ms sampling interval, under load (${CONNECTIONS} connections):\n  ${delays.join('\n  ')}`,
   );
   console.log(
-    `resident memory: gateway process idle ${fmt(idleRss / MB)} MB, loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`,
+    `garbage collection on the gateway's main thread(s) under load (pauses of the event loop):\n  ${collections.join('\n  ')}`,
+  );
+  console.log(
+    `resident memory: gateway process idle ${fmt(idleRss / MB)} MB right after its start, ${fmt(settled.bytes / MB)} MB once settled (${fmt(settled.afterMs / 1000, 0)} s later), ` +
+      `loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`,
   );
   console.log(memoryLine(idleReports));
   return rps;

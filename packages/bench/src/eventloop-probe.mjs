@@ -1,8 +1,9 @@
 // Preloaded into the gateway's node processes by the benchmark (NODE_OPTIONS=--import <this file>,
 // with BENCH_PROBE_DIR set): measures event-loop delay with perf_hooks.monitorEventLoopDelay and,
-// on SIGUSR2, writes `{ pid, argv, rss, memory, workerThreads, delay }` to
+// on SIGUSR2, writes `{ pid, argv, rss, memory, workerThreads, delay, gc }` to
 // BENCH_PROBE_DIR/probe-<pid>.json and starts a new measurement window: `delay` is beyond its 1 ms
-// sampling interval, `memory` the main thread's process.memoryUsage(), `workerThreads` the OS
+// sampling interval, `gc` the main thread's collections in the window by kind (count, total and
+// longest pause in ms, from perf_hooks' gc entries), `memory` the main thread's process.memoryUsage(), `workerThreads` the OS
 // thread ids of the worker threads the process started (the all-in-one's embedded database runs in
 // one), for the bench's per-thread CPU split. With BENCH_PROFILE_DIR also set, the first SIGUSR2
 // (sent after the warm-up) starts V8's CPU profiler and exit writes
@@ -12,7 +13,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 const dir = process.env.BENCH_PROBE_DIR;
 const profileDir = process.env.BENCH_PROFILE_DIR;
@@ -24,6 +25,21 @@ if (dir) {
   const RESOLUTION_MS = 1;
   const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   histogram.enable();
+  const GC_KINDS = {
+    [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  };
+  let gc = {};
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = GC_KINDS[entry.detail?.kind] ?? 'other';
+      const seen = (gc[kind] ??= { count: 0, ms: 0, maxMs: 0 });
+      seen.count++;
+      seen.ms += entry.duration;
+      seen.maxMs = Math.max(seen.maxMs, entry.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
   const ms = (ns) => Math.max(0, Math.round((ns / 1e6 - RESOLUTION_MS) * 100) / 100);
   let session = null;
   // Node 20 names every thread "node", so a worker's thread is told apart by when it appeared and
@@ -68,8 +84,10 @@ if (dir) {
         memory: process.memoryUsage(),
         workerThreads: workerThreadIds(),
         delay,
+        gc,
       }),
     );
+    gc = {};
     histogram.reset();
     if (profileDir && !session) {
       session = new Session();

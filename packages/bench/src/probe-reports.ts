@@ -1,13 +1,21 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** What src/eventloop-probe.mjs writes on SIGUSR2: one process's event-loop delay window, memory and worker threads. */
+/** The collections of one kind in a probe's window: how many, their total and longest pause (ms). */
+export interface GcSeen {
+  count: number;
+  ms: number;
+  maxMs: number;
+}
+
+/** What src/eventloop-probe.mjs writes on SIGUSR2: one process's event-loop delay window, its main thread's collections in it, memory and worker threads. */
 export interface ProbeReport {
   pid: number;
   rss: number;
   memory: NodeJS.MemoryUsage;
   workerThreads: number[];
   delay: { p50: number; p99: number; max: number };
+  gc: Partial<Record<'minor' | 'major' | 'incremental' | 'other', GcSeen>>;
 }
 
 /** Signals every probed process and reads what each wrote; each starts a new delay window. */

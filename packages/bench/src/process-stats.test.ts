@@ -7,6 +7,7 @@ import {
   processesNamed,
   processTree,
   residentBytes,
+  settledResidentBytes,
   threadCpuSeconds,
 } from './process-stats.js';
 
@@ -32,6 +33,14 @@ describe('process stats from /proc', () => {
       child.kill('SIGTERM');
       await once(child, 'exit');
     }
+  });
+
+  it('reads resident memory until it stops falling, within the bound', async () => {
+    const settled = await settledResidentBytes([process.pid], { everyMs: 5, steadyMs: 20, maxMs: 1_000 });
+    expect(settled.bytes).toBeGreaterThan(10 * 1024 * 1024);
+    expect(settled.bytes).toBeLessThanOrEqual(residentBytes(process.pid) + 1024 * 1024);
+    const bounded = await settledResidentBytes([2 ** 22 + 7], { everyMs: 5, steadyMs: 50, maxMs: 20 });
+    expect(bounded).toEqual({ bytes: 0, afterMs: 0 });
   });
 
   it('reads nothing for a process that is gone', () => {

@@ -69,6 +69,32 @@ export function residentBytes(pid: number): number {
   }
 }
 
+/**
+ * The processes' resident memory once it stops falling: read every `everyMs` until no reading in
+ * `steadyMs` was lower than the lowest before it, at most `maxMs`. A node process keeps its
+ * start-up garbage and grown young generation until V8's memory reducer runs, some 10–20 s after
+ * the process went quiet, so a reading at once overstates what it holds idle.
+ */
+export async function settledResidentBytes(
+  pids: readonly number[],
+  { everyMs = 1_000, steadyMs = 5_000, maxMs = 40_000 } = {},
+): Promise<{ bytes: number; afterMs: number }> {
+  const read = () => pids.reduce((sum, pid) => sum + residentBytes(pid), 0);
+  const started = Date.now();
+  let lowest = read();
+  let lowestAt = started;
+  // Falling by less than 1 MiB is noise, not the reducer.
+  while (Date.now() - lowestAt < steadyMs && Date.now() - started < maxMs) {
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+    const now = read();
+    if (now < lowest - 1024 * 1024) {
+      lowest = now;
+      lowestAt = Date.now();
+    } else lowest = Math.min(lowest, now);
+  }
+  return { bytes: lowest, afterMs: lowestAt - started };
+}
+
 /** Every live process whose command name is one of `names` (`postgres`, `redis-server`): servers the bench did not start. */
 export function processesNamed(names: readonly string[]): number[] {
   const wanted = new Set(names);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProbeReport } from './probe-reports.js';
-import { COLUMNS, memoryLine, partsLine, perThousand, readParts, row, threadLine } from './report-lines.js';
+import { COLUMNS, gcLine, memoryLine, partsLine, perThousand, readParts, row, threadLine } from './report-lines.js';
 
 const MiB = 1024 * 1024;
 
@@ -37,9 +37,28 @@ describe('report lines', () => {
       },
       workerThreads: [],
       delay: { p50: 0, p99: 0, max: 0 },
+      gc: {},
     });
     expect(memoryLine([report(200, 56, 49, 5)])).toContain(
       'RSS 200 MB = main-thread V8 heap 56 MB (49 MB used) + its external/array buffers 5 MB + the rest 139 MB',
+    );
+  });
+
+  it("sums the main threads' collections of one case per 1,000 calls, with the longest pause of each kind", () => {
+    const base = { rss: 0, memory: {} as NodeJS.MemoryUsage, workerThreads: [], delay: { p50: 0, p99: 0, max: 0 } };
+    const reports: ProbeReport[] = [
+      { ...base, pid: 1, gc: { minor: { count: 30, ms: 60, maxMs: 4.5 }, major: { count: 1, ms: 5, maxMs: 5 } } },
+      {
+        ...base,
+        pid: 2,
+        gc: { minor: { count: 10, ms: 20, maxMs: 7.25 }, incremental: { count: 2, ms: 1, maxMs: 0.5 } },
+      },
+    ];
+    expect(gcLine('invoke', reports, 2_000)).toBe(
+      'invoke: 40 scavenges, 40.0 ms per 1,000 calls, longest 7.3 ms; 3 full collections and steps, 3.0 ms per 1,000 calls, longest 5.0 ms',
+    );
+    expect(gcLine('idle', [{ ...base, pid: 3, gc: {} }], 1_000)).toBe(
+      'idle: 0 scavenges, 0.0 ms per 1,000 calls, longest 0.0 ms; 0 full collections and steps, 0.0 ms per 1,000 calls, longest 0.0 ms',
     );
   });
 

@@ -84,3 +84,28 @@ export function memoryLine(reports: readonly ProbeReport[]): string {
     "(worker threads' heaps, the embedded database's WebAssembly memory, code, native allocations)"
   );
 }
+
+/**
+ * The main threads' garbage collection during one case's load, per 1,000 calls: young-generation
+ * scavenges (each a pause of the event loop: the longest is what the delay's tail shows) and
+ * full collections (major and incremental steps together).
+ */
+export function gcLine(name: string, reports: readonly ProbeReport[], calls: number): string {
+  const of = (kinds: readonly (keyof ProbeReport['gc'])[]) => {
+    const seen = reports.flatMap((r) => kinds.map((k) => r.gc[k]).filter((g) => g !== undefined));
+    return {
+      count: seen.reduce((sum, g) => sum + g.count, 0),
+      perK: perThousand(
+        seen.reduce((sum, g) => sum + g.ms, 0),
+        calls,
+      ),
+      longest: Math.max(0, ...seen.map((g) => g.maxMs)),
+    };
+  };
+  const minor = of(['minor']);
+  const full = of(['major', 'incremental']);
+  return (
+    `${name}: ${minor.count} scavenges, ${fmt(minor.perK, 1)} ms per 1,000 calls, longest ${fmt(minor.longest, 1)} ms; ` +
+    `${full.count} full collections and steps, ${fmt(full.perK, 1)} ms per 1,000 calls, longest ${fmt(full.longest, 1)} ms`
+  );
+}
