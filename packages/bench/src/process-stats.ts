@@ -77,7 +77,7 @@ export function residentBytes(pid: number): number {
  */
 export async function settledResidentBytes(
   pids: readonly number[],
-  { everyMs = 1_000, steadyMs = 5_000, maxMs = 40_000 } = {},
+  { everyMs = 1_000, steadyMs = 20_000, maxMs = 45_000 } = {},
 ): Promise<{ bytes: number; afterMs: number }> {
   const read = () => pids.reduce((sum, pid) => sum + residentBytes(pid), 0);
   const started = Date.now();
