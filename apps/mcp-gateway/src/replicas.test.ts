@@ -187,6 +187,18 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
     await db?.close();
   });
 
+  /** A provider added through admin-api that the agent may call. */
+  const allowedProvider = async (name: string, endpoint: string): Promise<{ id: string }> => {
+    const provider = (await call('/admin/tool-providers', { name, pattern: '*', endpoint })).provider as { id: string };
+    await call('/admin/provider-access', {
+      subjectType: 'agent',
+      subjectId: agent.id,
+      providerId: provider.id,
+      action: 'allow',
+    });
+    return provider;
+  };
+
   const post = (base: string, body: unknown, session?: string) =>
     fetch(`${base}/api/v1/mcp/mcp`, {
       method: 'POST',
@@ -248,14 +260,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
       };
     const names = async (base: string) => (await rpc(base, 'tools/list')).result?.tools?.map((t) => t.name);
     expect(await names(replicas[0])).toEqual(['echo']);
-    const other = (await call('/admin/tool-providers', { name: 'Twin Server', pattern: '*', endpoint: twin.url }))
-      .provider as { id: string };
-    await call('/admin/provider-access', {
-      subjectType: 'agent',
-      subjectId: agent.id,
-      providerId: other.id,
-      action: 'allow',
-    });
+    const other = await allowedProvider('Twin Server', twin.url);
     // Both replicas list at once; whichever names first, they answer the same names.
     await expect
       .poll(() => Promise.all(replicas.map(names)))
@@ -285,14 +290,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
   });
 
   it('bridges a legacy upstream’s sampling for a 2026-07-28 client across replicas: the round from one, the retry on the other', async () => {
-    const provider = (await call('/admin/tool-providers', { name: 'asks-back', pattern: '*', endpoint: asker.url }))
-      .provider as { id: string };
-    await call('/admin/provider-access', {
-      subjectType: 'agent',
-      subjectId: agent.id,
-      providerId: provider.id,
-      action: 'allow',
-    });
+    const provider = await allowedProvider('asks-back', asker.url);
     const meta = {
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
       'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
@@ -327,14 +325,7 @@ run('two mcp-gateway replicas on one PostgreSQL and Redis', () => {
   });
 
   it("relays an upstream's roots request sent on its own stream right after its handshake, opened on one replica, to the client's stream held on the other", async () => {
-    const provider = (await call('/admin/tool-providers', { name: 'eager', pattern: '*', endpoint: eager.url }))
-      .provider as { id: string };
-    await call('/admin/provider-access', {
-      subjectType: 'agent',
-      subjectId: agent.id,
-      providerId: provider.id,
-      action: 'allow',
-    });
+    const provider = await allowedProvider('eager', eager.url);
     const proxied = (base: string, body: unknown, session?: string) =>
       fetch(`${base}/api/v1/mcp-proxy/${provider.id}/mcp`, {
         method: body === null ? 'GET' : 'POST',

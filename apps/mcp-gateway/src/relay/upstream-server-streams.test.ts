@@ -17,13 +17,15 @@ const provider = { id: 'p1', name: 'one' } as ProviderRecord;
 const upstream: UpstreamSession = { sessionId: 'up-1', protocolVersion: '2025-11-25' };
 
 /**
- * A client's server stream following the upstream sessions of its session: each `listen` answers
- * the next of `outcomes` (then stays open until stopped), and the upstream session is recorded
- * the way the forwarding records it, through `announcingUpstreams` on a bus.
+ * Client session `s1`'s server stream following its upstream sessions: each `listen` answers the
+ * next of `outcomes` (then stays open until stopped); `recordUpstream` records the upstream
+ * session the way the forwarding does, through `announcingUpstreams` on a bus.
  */
-function followerUnderTest(outcomes: ServerStreamOutcome[]) {
+async function followerUnderTest(outcomes: ServerStreamOutcome[]) {
   const bus = new MemoryEventBus();
-  const sessions = new MemorySessionStore(systemClock);
+  const store = new MemorySessionStore(systemClock);
+  await store.create('s1', 'user:u1');
+  const sessions = announcingUpstreams(store, bus);
   const listens: string[] = [];
   const listen = (_t: unknown, session: UpstreamSession, _n: unknown, signal: AbortSignal) => {
     listens.push(session.sessionId!);
@@ -36,17 +38,17 @@ function followerUnderTest(outcomes: ServerStreamOutcome[]) {
   const deps: UpstreamStreamDeps = {
     client: { listen },
     catalog: { providers: { get: async (id: string) => (id === provider.id ? provider : null) } as never },
-    sessions,
+    sessions: store,
     relay: { relay: () => undefined, targetFor: async () => ({ endpoint: 'http://127.0.0.1:9/mcp', headers: {} }) },
     bus,
     logger: silentLogger(),
   };
-  return { deps, sessions: announcingUpstreams(sessions, bus), listens };
-}
-
-async function openClientSession(sessions: ReturnType<typeof followerUnderTest>['sessions']): Promise<string> {
-  await sessions.create('s1', 'user:u1');
-  return 's1';
+  return {
+    listens,
+    recordUpstream: () => sessions.setUpstream('s1', provider.id, upstream),
+    follow: () =>
+      followUpstreamStreams(deps, { sid: 's1', principal, capabilities: {}, headers: new Headers(), send: () => {} }),
+  };
 }
 
 describe("a client stream following its session's upstream streams", () => {
@@ -54,36 +56,22 @@ describe("a client stream following its session's upstream streams", () => {
   afterEach(() => vi.useRealTimers());
 
   it('follows an upstream session at once when it is announced, before the next periodic read', async () => {
-    const { deps, sessions, listens } = followerUnderTest([]);
-    const sid = await openClientSession(sessions);
-    const stop = followUpstreamStreams(deps, {
-      sid,
-      principal,
-      capabilities: {},
-      headers: new Headers(),
-      send: () => {},
-    });
+    const { listens, recordUpstream, follow } = await followerUnderTest([]);
+    const stop = follow();
     await vi.advanceTimersByTimeAsync(0);
     expect(listens).toEqual([]);
-    await sessions.setUpstream(sid, provider.id, upstream);
+    await recordUpstream();
     await vi.advanceTimersByTimeAsync(0);
     expect(listens).toEqual(['up-1']);
     stop();
   });
 
   it('tries a stream that failed to open again at the next reads, and stops after MAX_FOLLOW_FAILURES in a row', async () => {
-    const { deps, sessions, listens } = followerUnderTest(
+    const { listens, recordUpstream, follow } = await followerUnderTest(
       Array<ServerStreamOutcome>(MAX_FOLLOW_FAILURES).fill('failed'),
     );
-    const sid = await openClientSession(sessions);
-    await sessions.setUpstream(sid, provider.id, upstream);
-    const stop = followUpstreamStreams(deps, {
-      sid,
-      principal,
-      capabilities: {},
-      headers: new Headers(),
-      send: () => {},
-    });
+    await recordUpstream();
+    const stop = follow();
     await vi.advanceTimersByTimeAsync(0);
     expect(listens).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(UPSTREAM_SYNC_MS * (MAX_FOLLOW_FAILURES + 3));
@@ -91,36 +79,16 @@ describe("a client stream following its session's upstream streams", () => {
     stop();
   });
 
-  it('holds a stream that opens after a failure (a 409 while another replica still held it)', async () => {
-    const { deps, sessions, listens } = followerUnderTest(['failed']);
-    const sid = await openClientSession(sessions);
-    await sessions.setUpstream(sid, provider.id, upstream);
-    const stop = followUpstreamStreams(deps, {
-      sid,
-      principal,
-      capabilities: {},
-      headers: new Headers(),
-      send: () => {},
-    });
-    await vi.advanceTimersByTimeAsync(UPSTREAM_SYNC_MS * 5);
+  it.each([
     // The second opening stays open: no further one while it does.
-    expect(listens).toEqual(['up-1', 'up-1']);
-    stop();
-  });
-
-  it('does not ask an upstream without a server stream again', async () => {
-    const { deps, sessions, listens } = followerUnderTest(['unsupported']);
-    const sid = await openClientSession(sessions);
-    await sessions.setUpstream(sid, provider.id, upstream);
-    const stop = followUpstreamStreams(deps, {
-      sid,
-      principal,
-      capabilities: {},
-      headers: new Headers(),
-      send: () => {},
-    });
+    ['holds a stream that opens after a failure (a 409 while another replica still held it)', 'failed', 2],
+    ['does not ask an upstream without a server stream again', 'unsupported', 1],
+  ] as const)('%s', async (_name, first, opened) => {
+    const { listens, recordUpstream, follow } = await followerUnderTest([first]);
+    await recordUpstream();
+    const stop = follow();
     await vi.advanceTimersByTimeAsync(UPSTREAM_SYNC_MS * 5);
-    expect(listens).toEqual(['up-1']);
+    expect(listens).toEqual(Array(opened).fill('up-1'));
     stop();
   });
 });
