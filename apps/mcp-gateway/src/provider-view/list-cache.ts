@@ -55,7 +55,8 @@ export class ListCache {
   /** Forgets every lister's lists of a provider (all providers with null), of one kind when given. */
   drop(providerId: string | null, kind?: ListKind): void {
     this.entries.deleteWhere(
-      (entry) => (providerId === null || entry.providerId === providerId) && (kind === undefined || entry.kind === kind),
+      (entry) =>
+        (providerId === null || entry.providerId === providerId) && (kind === undefined || entry.kind === kind),
     );
   }
 
