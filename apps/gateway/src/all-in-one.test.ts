@@ -1,8 +1,9 @@
 import { createLogger } from '@agentgw/core';
 import { testBackends } from '@agentgw/db/testing';
 import { createInvokeProxyService } from '@agentgw/invoke-proxy';
-import type { Host } from '@agentgw/service-kit';
-import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
+import { LaneRouter, type Host } from '@agentgw/service-kit';
+import { createTestDeps, routeMatches, type TestDeps } from '@agentgw/service-kit/testing';
+import { TrieRouter } from 'hono/router/trie-router';
 import { authHeaders, createUser, startRecordingUpstream, tokenFor, type RecordingUpstream } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayHost, gatewayServices } from './all-in-one.js';
@@ -43,6 +44,45 @@ describe.each(testBackends())('the all-in-one host (%s)', (backend) => {
       'confirmation-hub',
       'audit-writer',
     ]);
+  });
+
+  it('routes its hot paths on lanes of their own with the very handlers one router over its whole table finds', async () => {
+    const lanes = new LaneRouter<number>(gatewayServices.flatMap((s) => s.hotPaths ?? []));
+    const reference = new TrieRouter<number>();
+    app.routes.forEach(({ method, path }, i) => {
+      lanes.add(method, path, i);
+      reference.add(method, path, i);
+    });
+    // Every route's pattern made concrete (a parameter, a wildcard's tail), and the lanes' edges.
+    const paths = app.routes.flatMap(({ path }) => {
+      const concrete = path.replace(/:[A-Za-z]+/g, 'p-1');
+      return concrete.endsWith('*') ? [concrete.slice(0, -1), `${concrete.slice(0, -1)}x/y`] : [concrete];
+    });
+    paths.push(
+      '/api/v1/mcp/mcpx',
+      '/api/v1/mcp-proxy',
+      '/api/v1/mcp-proxyx/p/mcp',
+      '/api/v1/agents',
+      '/api/v1/agentsx/a/invoke',
+    );
+    for (const path of new Set(paths))
+      for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'])
+        expect(routeMatches(lanes, method, path), `${method} ${path}`).toEqual(routeMatches(reference, method, path));
+
+    // The host's own router: the MCP and invoke paths on RegExpRouter, which the whole table is refused.
+    expect(app.router).toBeInstanceOf(LaneRouter);
+    const router = app.router as unknown as LaneRouter<unknown>;
+    for (const path of [
+      '/api/v1/mcp/mcp',
+      '/api/v1/mcp-proxy/p-1/mcp',
+      '/api/v1/agents/p-1/invoke',
+      '/api/v1/admin/agents',
+    ]) {
+      await app.request(path, { method: 'POST' });
+      expect(router.routerFor(path).name, path).toBe(
+        path.startsWith('/api/v1/admin') ? 'SmartRouter + TrieRouter' : 'SmartRouter + RegExpRouter',
+      );
+    }
   });
 
   it('refuses an anonymous GET /metrics on its public listener without METRICS_TOKEN, and answers the token with it', async () => {

@@ -17,6 +17,9 @@ import { agentInvokeRoutes } from './agents.routes.js';
 import { SessionTokens } from './session-tokens.js';
 import { UpstreamClient } from './upstream-client.js';
 
+/** Where an agent's public routes live: invoke, its public info, its credentials check. */
+const AGENTS_PATH = '/api/v1/agents';
+
 export interface InvokeProxyOptions {
   /** Wait for the upstream's response headers this long, then answer 504 (default 60 s). */
   upstreamTimeoutMs?: number;
@@ -48,6 +51,7 @@ export function createInvokeProxyService(options: InvokeProxyOptions = {}): Serv
   return defineService({
     name: 'invoke-proxy',
     defaultPort: 7602,
+    hotPaths: [AGENTS_PATH],
     create(deps) {
       const upstream = new UpstreamClient(
         {
@@ -59,7 +63,7 @@ export function createInvokeProxyService(options: InvokeProxyOptions = {}): Serv
       );
       const credentials = options.credentials?.(deps) ?? credentialResolverFor(deps);
       const routes = openApiApp().route(
-        '/api/v1/agents',
+        AGENTS_PATH,
         agentInvokeRoutes(
           {
             agents: deps.catalog.agents,

@@ -1,3 +1,4 @@
+import { MCP_PROXY_PREFIX, MCP_UNIFIED_PATH } from '@agentgw/auth';
 import { requestHeader } from '@agentgw/core';
 import { JSON_RPC } from '@agentgw/mcp-client';
 import { Hono, type Context, type Next } from 'hono';
@@ -29,7 +30,7 @@ export function mcpRoutes(deps: McpRoutesDeps): Hono {
   const onPost = (c: Context) => post(deps, c);
   const onGet = (c: Context) => serverStream(deps, counts, c);
   const onDelete = (c: Context) => endSession(deps, c);
-  for (const path of ['/api/v1/mcp/mcp', '/api/v1/mcp-proxy/:providerId/mcp']) {
+  for (const path of [MCP_UNIFIED_PATH, `${MCP_PROXY_PREFIX}/:providerId/mcp`]) {
     app.use(path, checkOrigin, auth);
     app.post(path, onPost);
     app.get(path, onGet);

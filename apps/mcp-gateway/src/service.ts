@@ -1,5 +1,5 @@
 import { createAuditTrail, type AuditTrail } from '@agentgw/audit';
-import { secretBoxFor } from '@agentgw/auth';
+import { MCP_PROXY_PREFIX, MCP_UNIFIED_PATH, secretBoxFor } from '@agentgw/auth';
 import { createConfirmationGate, maxPendingOf } from '@agentgw/confirmations';
 import {
   CallQuota,
@@ -211,6 +211,7 @@ export function createMcpGateway(deps: ServiceDeps, options: McpGatewayOptions =
 export const mcpGatewayService = defineService({
   name: 'mcp-gateway',
   defaultPort: 7603,
+  hotPaths: [MCP_UNIFIED_PATH, MCP_PROXY_PREFIX],
   create: (deps) => {
     // Held calls wait on the confirmation hub's decisions over the bus (any replica decides).
     const confirmationGate = createConfirmationGate(deps, {

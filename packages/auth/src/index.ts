@@ -73,7 +73,14 @@ export {
   setConsoleSession,
 } from './console-session.js';
 export type { FlexibleAuthOptions } from './middleware.js';
-export { isMcpEndpointPath, isMcpResource, MCP_SCOPE, MCP_UNIFIED_PATH, mcpProxyProviderOf } from './mcp-resource.js';
+export {
+  isMcpEndpointPath,
+  isMcpResource,
+  MCP_PROXY_PREFIX,
+  MCP_SCOPE,
+  MCP_UNIFIED_PATH,
+  mcpProxyProviderOf,
+} from './mcp-resource.js';
 export {
   ALL_CLIENTS,
   isOAuthAccessToken,

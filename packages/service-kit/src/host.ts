@@ -5,6 +5,7 @@ import { accessLog } from './access-log.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body-limit.js';
 import type { ServiceDeps } from './deps.js';
 import { healthRoute, probeRoutes } from './health.js';
+import { LaneRouter } from './lane-router.js';
 import {
   createMetrics,
   httpMetrics,
@@ -57,7 +58,7 @@ export async function createHost(
   deps: ServiceDeps,
   options: HostOptions,
 ): Promise<Host> {
-  const app = openApiApp();
+  const app = openApiApp({ router: new LaneRouter(definitions.flatMap((d) => d.hotPaths ?? [])) });
   const metrics = deps.metrics ?? createMetrics();
   let draining = false;
   app.use(tracingMiddleware(options.name));

@@ -27,6 +27,7 @@ export type { SseEnd, SseEvent, SseStreamOptions } from './sse.js';
 export { createHost } from './host.js';
 export type { Host, HostOptions } from './host.js';
 export { DOCS_PATH, mountOpenApi, OPENAPI_PATH } from './openapi.js';
+export { LaneRouter } from './lane-router.js';
 export {
   documentedJsonBody,
   ErrorBody,

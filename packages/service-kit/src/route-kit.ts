@@ -3,13 +3,16 @@ import { OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
 
 type RequestBody = NonNullable<NonNullable<RouteConfig['request']>['body']>;
 
+type OpenApiAppOptions = NonNullable<ConstructorParameters<typeof OpenAPIHono>[0]>;
+
 /**
  * Every service's route group is an OpenAPIHono built here, so the OpenAPI document is
  * generated from the same zod schemas that validate requests, and a failed validation throws
  * the one 400 error body (naming the field) instead of zod-openapi's default response.
  */
-export function openApiApp(): OpenAPIHono {
+export function openApiApp(options: Pick<OpenApiAppOptions, 'router'> = {}): OpenAPIHono {
   return new OpenAPIHono({
+    ...options,
     defaultHook: (result) => {
       if (!result.success) throw validationErrorFrom(result.error);
     },

@@ -32,6 +32,12 @@ export interface ServiceRuntime {
 export interface ServiceDefinition {
   name: string;
   defaultPort: number;
+  /**
+   * Literal path prefixes that carry the service's per-call traffic (its MCP endpoint, invoke).
+   * The host matches them on a router of their own, kept small enough for Hono's fastest router
+   * whatever else the process mounts (see `LaneRouter`).
+   */
+  hotPaths?: readonly string[];
   /** Builds the runtime from the shared deps; side effects wait for `start()`. */
   create(deps: ServiceDeps): ServiceRuntime | Promise<ServiceRuntime>;
 }

@@ -2,6 +2,7 @@ import { createAuth } from '@agentgw/auth';
 import { createCatalog, type CatalogOptions } from '@agentgw/catalog';
 import { loadConfig, silentLogger, systemClock, type Clock, type Config, type EventBus } from '@agentgw/core';
 import { openTestDatabase } from '@agentgw/db/testing';
+import type { Router } from 'hono/router';
 import type { ServiceDeps } from './deps.js';
 import { createHost, type Host, type HostOptions } from './host.js';
 import type { ServiceDefinition } from './service-definition.js';
@@ -164,3 +165,18 @@ export const TRANSPORTS = {
   }),
   socket: (app: { fetch(request: Request): Response | Promise<Response> }): Promise<Transport> => listening(app),
 } as const;
+
+/**
+ * What a Hono router matched for `method path`, in one form whichever router it is (RegExpRouter
+ * answers indexes into a stash, TrieRouter the parameters): the handlers in order, each with its
+ * parameters. Tests compare routers with it.
+ */
+export function routeMatches<T>(router: Router<T>, method: string, path: string): [T, Record<string, string>][] {
+  const [entries, stash] = router.match(method, path) as [[T, Record<string, string | number>][], string[]?];
+  return entries.map(([handler, params]) => [
+    handler,
+    Object.fromEntries(
+      Object.entries(params).map(([name, at]) => [name, stash ? String(stash[at as number]) : String(at)]),
+    ),
+  ]);
+}
