@@ -30,6 +30,7 @@ import { readProbes, worstDelay } from './probe-reports.js';
 import { commandOf, cpuSeconds, processTree, residentBytes, settledResidentBytes } from './process-stats.js';
 import { readThreads, splitThreadCpu } from './thread-cpu-split.js';
 import { allCases, type Case, type Seeded, type Target } from './bench-cases.js';
+import { warmUntilSettled, type WarmUpReport } from './warm-up.js';
 import {
   COLUMNS,
   fmt,
@@ -55,8 +56,8 @@ const { values: options } = parseArgs({
 });
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (options.quick ? 3 : 8));
 const ONE_CONNECTION_SECONDS = Math.max(2, Math.round(SECONDS / 2));
-/** Unmeasured load before each measured run, so JIT compilation and connection pools are not in its figures. */
-const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? (options.quick ? 1 : 2));
+/** One round of unmeasured load before a measured run; repeated until the CPU per call settles (`warm-up.ts`). */
+const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -282,10 +283,23 @@ async function warmUp(t: Target): Promise<void> {
   await load(t.url, CONNECTIONS, WARM_SECONDS, t.headers, t.body);
 }
 
+/** The warm-up of a side whose CPU is measured: rounds of it until `pids`' CPU per call stops falling (`warm-up.ts`). */
+async function warmUpSettled(t: Target, pids: readonly number[]): Promise<WarmUpReport> {
+  return warmUntilSettled(async () => {
+    const before = cpuSeconds(pids);
+    const { total } = await load(t.url, CONNECTIONS, WARM_SECONDS, t.headers, t.body);
+    return { calls: total, cpuSeconds: cpuSeconds(pids) - before };
+  });
+}
+
+/** One side's warm-up, for the report: its rounds and CPU per 1,000 calls in the first and last. */
+const warmUpText = (r: WarmUpReport) =>
+  `${r.rounds} rounds, ${fmt(r.first, 3)} → ${fmt(r.last, 3)}${r.settled ? '' : ' (still falling)'}`;
+
 /** A case's reference runs; measured once for the cases that send the same request upstream. */
 interface References {
   direct: { many: LoadResult; one: LoadResult };
-  bare: { many: LoadResult; cpu: number };
+  bare: { many: LoadResult; cpu: number; warmUp: WarmUpReport };
 }
 
 /** Direct (with the upstream's event-loop delay, the baseline) and through the bare proxy (with its CPU), each after a warm-up. */
@@ -298,10 +312,13 @@ async function measureReferences(c: Case, probeDir: string, delays: string[]): P
   delays.push(`direct (${c.name}'s upstream, baseline): p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
   const one = await load(c.direct.url, 1, ONE_CONNECTION_SECONDS, c.direct.headers, c.direct.body);
   const bare = viaBare(c.direct);
-  await warmUp(bare.target);
+  const bareWarmUp = await warmUpSettled(bare.target, [bare.pid]);
   const cpuBefore = cpuSeconds([bare.pid]);
   const bareMany = await load(bare.target.url, CONNECTIONS, SECONDS, bare.target.headers, bare.target.body);
-  return { direct: { many, one }, bare: { many: bareMany, cpu: cpuSeconds([bare.pid]) - cpuBefore } };
+  return {
+    direct: { many, one },
+    bare: { many: bareMany, cpu: cpuSeconds([bare.pid]) - cpuBefore, warmUp: bareWarmUp },
+  };
 }
 
 /** Runs every case against one gateway and prints its table; returns rps per case (for the topology comparison). */
@@ -324,7 +341,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   const idleReports = await readProbes(g.servers(), probeDir);
   const workerThreads = new Set(idleReports.flatMap((r) => r.workerThreads));
   console.log(
-    `\n== ${g.name}: ${CONNECTIONS} connections, ${SECONDS}s per case after a ${WARM_SECONDS}s warm-up (1 connection: ${ONE_CONNECTION_SECONDS}s)`,
+    `\n== ${g.name}: ${CONNECTIONS} connections, ${SECONDS}s per case (1 connection: ${ONE_CONNECTION_SECONDS}s), each side after ${WARM_SECONDS}s warm-up rounds until its CPU per call stops falling`,
   );
   console.log(
     row(
@@ -338,6 +355,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   const collections: string[] = [];
   const threads: string[] = [];
   const byPart: string[] = [];
+  const warmUps: string[] = [];
   const referenceCache = new Map<string, References>();
   // Every case warmed once before any is measured: compiling the code the cases share (HTTP,
   // auth, the shell) would otherwise land in whichever case is measured first.
@@ -348,7 +366,8 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     referenceCache.set(key, ref);
     const target = c.gateway(g);
     const pids = g.pids();
-    await warmUp(target);
+    const warmed = await warmUpSettled(target, pids);
+    warmUps.push(`${c.name}: gateway ${warmUpText(warmed)}; bare proxy ${warmUpText(ref.bare.warmUp)}`);
     await readProbes(g.servers(), probeDir);
     const cpuBefore = cpuSeconds(pids);
     const threadsBefore = readThreads(g.servers());
@@ -392,6 +411,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     if (bare.many.errors + bare.many.non2xx > 0)
       console.log(`  (the bare proxy had ${bare.many.errors + bare.many.non2xx} errors on this request)`);
   }
+  console.log(`warm-up, CPU-s per 1,000 calls in the first and last round:\n  ${warmUps.join('\n  ')}`);
   console.log(
     `CPU-s per 1,000 calls by thread of the gateway's node process(es) (the wrappers' share of the table's figure is not in them):\n  ${threads.join('\n  ')}`,
   );
