@@ -30,6 +30,7 @@ import { readProbes, worstDelay } from './probe-reports.js';
 import { commandOf, cpuSeconds, processTree, residentBytes, settledResidentBytes } from './process-stats.js';
 import { readThreads, splitThreadCpu } from './thread-cpu-split.js';
 import { allCases, type Case, type Seeded, type Target } from './bench-cases.js';
+import { runLoad, type LoadResult } from './load-run.js';
 import { warmUntilSettled, type WarmUpReport } from './warm-up.js';
 import {
   COLUMNS,
@@ -184,43 +185,6 @@ async function seed(base: string, agentUrl: string, mcpUrl: string): Promise<See
   };
 }
 
-interface LoadResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  total: number;
-}
-
-async function load(
-  url: string,
-  connections: number,
-  seconds: number,
-  headers: Record<string, string>,
-  body: string,
-): Promise<LoadResult> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(HERE, 'load.ts'),
-      url,
-      String(connections),
-      String(seconds),
-      JSON.stringify(headers),
-      body,
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  await once(child, 'exit');
-  return JSON.parse(line) as LoadResult;
-}
-
 /** The six services on one Redis or on a local Redis Cluster, seeded and measured; undefined (said why) when they cannot run here. */
 async function runDistributed(
   redis: 'single' | 'cluster',
@@ -280,14 +244,14 @@ function viaBare(t: Target): { target: Target; pid: number } {
 
 /** The same load as the measured run, unmeasured: JIT compilation, caches and pools warm up outside the figures. */
 async function warmUp(t: Target): Promise<void> {
-  await load(t.url, CONNECTIONS, WARM_SECONDS, t.headers, t.body);
+  await runLoad(t, CONNECTIONS, WARM_SECONDS);
 }
 
 /** The warm-up of a side whose CPU is measured: rounds of it until `pids`' CPU per call stops falling (`warm-up.ts`). */
 async function warmUpSettled(t: Target, pids: readonly number[]): Promise<WarmUpReport> {
   return warmUntilSettled(async () => {
     const before = cpuSeconds(pids);
-    const { total } = await load(t.url, CONNECTIONS, WARM_SECONDS, t.headers, t.body);
+    const { total } = await runLoad(t, CONNECTIONS, WARM_SECONDS);
     return { calls: total, cpuSeconds: cpuSeconds(pids) - before };
   });
 }
@@ -307,14 +271,14 @@ async function measureReferences(c: Case, probeDir: string, delays: string[]): P
   const upstream = c.direct.url.startsWith(agentUrl) ? upstreams.agent : upstreams.mcp;
   await warmUp(c.direct);
   await readProbes([upstream], probeDir);
-  const many = await load(c.direct.url, CONNECTIONS, SECONDS, c.direct.headers, c.direct.body);
+  const many = await runLoad(c.direct, CONNECTIONS, SECONDS);
   const delay = worstDelay(await readProbes([upstream], probeDir));
   delays.push(`direct (${c.name}'s upstream, baseline): p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
-  const one = await load(c.direct.url, 1, ONE_CONNECTION_SECONDS, c.direct.headers, c.direct.body);
+  const one = await runLoad(c.direct, 1, ONE_CONNECTION_SECONDS);
   const bare = viaBare(c.direct);
   const bareWarmUp = await warmUpSettled(bare.target, [bare.pid]);
   const cpuBefore = cpuSeconds([bare.pid]);
-  const bareMany = await load(bare.target.url, CONNECTIONS, SECONDS, bare.target.headers, bare.target.body);
+  const bareMany = await runLoad(bare.target, CONNECTIONS, SECONDS);
   return {
     direct: { many, one },
     bare: { many: bareMany, cpu: cpuSeconds([bare.pid]) - cpuBefore, warmUp: bareWarmUp },
@@ -373,7 +337,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     const threadsBefore = readThreads(g.servers());
     const parts = g.parts();
     const partsBefore = readParts(parts);
-    const many = await load(target.url, CONNECTIONS, SECONDS, target.headers, target.body);
+    const many = await runLoad(target, CONNECTIONS, SECONDS);
     const cpu = cpuSeconds(pids) - cpuBefore;
     if (parts.length > 1)
       byPart.push(
@@ -389,7 +353,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
       loadedRss,
       g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0),
     );
-    const one = await load(target.url, 1, ONE_CONNECTION_SECONDS, target.headers, target.body);
+    const one = await runLoad(target, 1, ONE_CONNECTION_SECONDS);
     rps[c.name] = many.rps;
     delays.push(`${c.name}: p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
     const { direct, bare } = ref;
