@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Keyring, Principal, Subkeys } from '@agentgw/auth';
-import { newId } from '@agentgw/core';
+import { newTimeOrderedId } from '@agentgw/core';
 
 /**
  * Audit ids the tool gate hands out, bound to the principal that opened the record:
@@ -19,7 +19,7 @@ export class AuditIdSigner {
 
   /** A new audit id owned by `principal`. */
   issue(principal: Principal): string {
-    const id = newId();
+    const id = newTimeOrderedId();
     return `${id}.${mac(this.keys[0], id, principal).toString('base64url')}`;
   }
 

@@ -1,4 +1,4 @@
-import { newId, type AuditRecordJob, type Clock, type JobQueue } from '@agentgw/core';
+import { newTimeOrderedId, type AuditRecordJob, type Clock, type JobQueue } from '@agentgw/core';
 import { capError, maskBodySized } from './masking.js';
 
 type CreateJob = Extract<AuditRecordJob, { op: 'create' }>;
@@ -159,7 +159,7 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
 
   return {
     async open(entry, timing = 'now') {
-      const id = entry.id ?? newId();
+      const id = entry.id ?? newTimeOrderedId();
       const args = maskBodySized(entry.arguments);
       const record: CreateJob = {
         op: 'create',
@@ -197,7 +197,7 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
         {
           op: 'update',
           id,
-          key: `u:${newId()}`,
+          key: `u:${newTimeOrderedId()}`,
           seq: ++seq,
           at: deps.clock.now().toISOString(),
           patch: {

@@ -20,7 +20,7 @@ export {
 } from './errors.js';
 export type { ErrorBody } from './errors.js';
 export { globSpecificity, matchGlob, MAX_GLOB_PATTERN_LENGTH, MAX_TOOL_NAME_LENGTH } from './glob.js';
-export { newId, newRequestId } from './ids.js';
+export { newId, newRequestId, newTimeOrderedId } from './ids.js';
 export { settleWithin } from './settle-within.js';
 export { epochMs, ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';

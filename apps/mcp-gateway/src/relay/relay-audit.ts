@@ -1,5 +1,5 @@
 import type { AuditTrail } from '@agentgw/audit';
-import { newId, type Logger } from '@agentgw/core';
+import { newTimeOrderedId, type Logger } from '@agentgw/core';
 import type { JsonRpcRequest, JsonRpcResponse } from '@agentgw/mcp-client';
 import { auditEntryOf } from '../tool-call/tool-call-record.js';
 import type { RelayOrigin } from './relay-contract.js';
@@ -29,7 +29,7 @@ export class RelayAudit {
     };
     return this.deps.audit.open(
       auditEntryOf(
-        { principal: origin.principal, auditId: newId(), toolName: request.method, arguments: args },
+        { principal: origin.principal, auditId: newTimeOrderedId(), toolName: request.method, arguments: args },
         origin.provider.id,
         'pending',
       ),

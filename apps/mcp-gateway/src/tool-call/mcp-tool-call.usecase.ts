@@ -1,5 +1,5 @@
 import type { ProviderRecord } from '@agentgw/catalog';
-import { matchGlob, newId } from '@agentgw/core';
+import { matchGlob, newTimeOrderedId } from '@agentgw/core';
 import type { McpRequestContext, McpResult } from '../mcp-context.js';
 import type { CallerProviders } from '../provider-view/caller-providers.js';
 import { ClientGone, invalidParams } from '../rpc-errors.js';
@@ -230,6 +230,6 @@ function commandOf(
     arguments: args as Record<string, unknown>,
     target,
     alwaysConfirm,
-    auditId: newId(),
+    auditId: newTimeOrderedId(),
   };
 }
