@@ -70,6 +70,9 @@ export const PGLITE_SETTINGS = [
   'maintenance_work_mem=8MB',
   'temp_buffers=1MB',
   'wal_buffers=256kB',
+  // The worker keeps statements prepared; without autovacuum's ANALYZE, a generic plan made while
+  // a table was small (a sequential scan of audit_chain) would be kept as it grows. Plan each run.
+  'plan_cache_mode=force_custom_plan',
 ];
 // Start-up `-c` options after PGlite's defaults (not `postgresqlconf`, which would replace initdb's postgresql.conf and its timezone/locale lines).
 export const SETTING_PARAMS = PGLITE_SETTINGS.flatMap((s) => ['-c', s]);

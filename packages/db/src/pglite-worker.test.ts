@@ -55,4 +55,22 @@ describe('a file: database (PGlite in a worker thread)', () => {
     expect(rows.map((r) => r.id)).toEqual([1, 3]);
     expect(await handle.ping()).toBe(true);
   });
+
+  it('plans a kept statement for each run, never keeping a generic plan made while the table was small', async () => {
+    // The audit writer's duplicate check, kept parsed under a name: PostgreSQL switches a prepared
+    // statement to a generic plan after five runs, and one made while audit_chain held a few
+    // hundred rows (a sequential scan) was kept for every batch after, the table growing to
+    // millions of rows. The embedded engine runs with plan_cache_mode=force_custom_plan.
+    await sql`create table grows (k text primary key)`.execute(handle.db);
+    // A batch's keys: more than the 10 array elements a generic plan assumes.
+    const batch = (i: number) => Array.from({ length: 60 }, (_, j) => `k-${i}-${j}`);
+    for (let i = 0; i < 10; i++) {
+      await sql`insert into grows select unnest(${batch(i)}::text[])`.execute(handle.db);
+      await sql`select k from grows where k = any(${batch(i)}::text[])`.execute(handle.db);
+    }
+    const { rows } = await sql<{ generic: number; custom: number }>`
+      select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements
+      where statement like 'select k from grows where k = any%'`.execute(handle.db);
+    expect(rows).toEqual([{ generic: 0, custom: 10 }]);
+  });
 });
