@@ -3,6 +3,8 @@ import { sql } from 'kysely';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAuditConsumer, RETENTION_INTERVAL_MS } from './audit-consumer.js';
+import { validateJob, type ValidJob } from './audit-job.js';
+import { writeBatch } from './batch-writer.js';
 import { writeChainFixture } from './chain.fixtures.js';
 import { verifyAll } from './verify.js';
 
@@ -23,11 +25,17 @@ const record = (id: string, over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
+const validJob = (job: unknown): ValidJob => {
+  const checked = validateJob(job);
+  if (!checked.ok) throw new Error(checked.reason);
+  return checked.value;
+};
+
 describe('audit consumer', () => {
   let deps: TestDeps;
   afterEach(() => deps.close());
 
-  const consumer = (retentionDays = 0) =>
+  const consumer = (retentionDays = 0, reclaimAfterRetention = false) =>
     createAuditConsumer({
       db: deps.db,
       queue: deps.queue,
@@ -36,6 +44,7 @@ describe('audit consumer', () => {
       batchSize: 100,
       batchWaitMs: 10,
       retentionDays,
+      reclaimAfterRetention,
     });
   const ids = async () =>
     (await deps.db.selectFrom('audit_logs').select('id').orderBy('id').execute()).map((r) => r.id);
@@ -103,5 +112,49 @@ describe('audit consumer', () => {
     } finally {
       await c.stop();
     }
+  });
+
+  it.each([
+    ['reuses', true],
+    ['without vacuuming (as PostgreSQL leaves it to autovacuum), does not reuse', false],
+  ])('%s the space retention freed in the embedded engine', async (_, reclaim) => {
+    const clock = new ManualClock(Date.now());
+    deps = await createTestDeps({ clock });
+    const write = async (from: number) => {
+      for (let b = 0; b < 4; b++) {
+        const jobs = Array.from({ length: 500 }, (_, i) => {
+          const id = `r-${from + b * 500 + i}`;
+          return validJob(record(id, { arguments: { text: 'x'.repeat(200) } }));
+        });
+        await writeBatch(deps.db, jobs);
+      }
+    };
+    const bytes = async () =>
+      (
+        await sql<{
+          n: number;
+        }>`select (pg_total_relation_size('audit_logs') + pg_total_relation_size('audit_chain'))::int as n`.execute(
+          deps.db,
+        )
+      ).rows[0]!.n;
+    await write(0);
+    const full = await bytes();
+    await sql`update audit_chain set created_at = now() - interval '40 days'`.execute(deps.db);
+    const c = consumer(30, reclaim);
+    await c.start();
+    try {
+      clock.advance(RETENTION_INTERVAL_MS);
+      await vi.waitFor(async () => expect(await ids()).toHaveLength(0), { timeout: 10_000, interval: 50 });
+      await vi.waitFor(async () => expect(await bytes()).toBeLessThan(reclaim ? full / 2 : Infinity), {
+        timeout: 10_000,
+        interval: 50,
+      });
+    } finally {
+      await c.stop();
+    }
+    await write(2000);
+    // The same 2,000 rows again: in the freed pages, or after them.
+    if (reclaim) expect(await bytes()).toBeLessThan(full * 1.4);
+    else expect(await bytes()).toBeGreaterThan(full * 1.8);
   });
 });

@@ -3,7 +3,7 @@ import type { Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { validateJob, type ValidJob } from './audit-job.js';
 import { writeBatch } from './batch-writer.js';
-import { pruneAudit } from './retention.js';
+import { pruneAudit, reclaimSpace, type PruneOutcome } from './retention.js';
 
 export interface AuditConsumerOptions {
   db: Kysely<Database>;
@@ -14,6 +14,8 @@ export interface AuditConsumerOptions {
   batchWaitMs: number;
   /** 0 disables retention. */
   retentionDays: number;
+  /** Vacuum the audit tables after a retention run that deleted something: where nothing else does (the embedded engine). */
+  reclaimAfterRetention?: boolean;
   /** Batches written at once (default 1): the next batch's upsert overlaps the previous one's commit. */
   concurrency?: number;
 }
@@ -133,6 +135,19 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
     if (failures.size > 0) throw new JobBatchFailures(failures);
   }
 
+  /** Vacuums after a run that deleted something; best effort: the deletes stand, and the next run vacuums again. */
+  async function reclaimAfter(outcome: PruneOutcome): Promise<boolean> {
+    if (options.reclaimAfterRetention !== true || outcome.rows + outcome.links + outcome.placeholders === 0)
+      return false;
+    try {
+      await reclaimSpace(db);
+      return true;
+    } catch (err) {
+      logger.warn({ err }, 'audit retention: vacuum failed');
+      return false;
+    }
+  }
+
   const slotOf = (ms: number) => Math.floor(ms / RETENTION_INTERVAL_MS);
 
   async function scheduleRetention(afterSlot: number): Promise<void> {
@@ -162,7 +177,8 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
           await queue.consume('audit-retention', async (jobs) => {
             const cutoff = new Date(clock.now().getTime() - options.retentionDays * DAY_MS);
             const outcome = await pruneAudit(db, cutoff);
-            logger.info({ ...outcome, cutoff: cutoff.toISOString() }, 'audit retention run');
+            const reclaimed = await reclaimAfter(outcome);
+            logger.info({ ...outcome, reclaimed, cutoff: cutoff.toISOString() }, 'audit retention run');
             await scheduleRetention(Math.max(...jobs.map((j) => j.slot)));
           }),
         );

@@ -80,3 +80,13 @@ export async function pruneAudit(db: Kysely<Database>, cutoff: Date): Promise<Pr
   outcome.placeholders = Number(placeholders.numDeletedRows);
   return outcome;
 }
+
+/**
+ * What autovacuum does after retention's deletes: makes their space reusable (and trims the
+ * tables' empty ends) and refreshes the planner's statistics. The embedded engine (single-user
+ * PGlite) has no autovacuum, so without this its audit tables grew by every row written,
+ * whatever retention deleted.
+ */
+export async function reclaimSpace(db: Kysely<Database>): Promise<void> {
+  await sql`vacuum (analyze) audit_logs, audit_chain`.execute(db);
+}

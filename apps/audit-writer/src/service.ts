@@ -15,6 +15,8 @@ export const auditWriterService = defineService({
       batchSize: deps.config.AUDIT_BATCH_SIZE,
       batchWaitMs: deps.config.AUDIT_BATCH_WAIT_MS,
       retentionDays: deps.config.AUDIT_RETENTION_DAYS,
+      // PostgreSQL's autovacuum reclaims what retention deletes; the embedded engine has none.
+      reclaimAfterRetention: deps.dbHandle.kind === 'pglite',
       // PGlite is one connection: concurrent batches would only queue behind each other.
       concurrency: deps.dbHandle.kind === 'postgres' ? deps.config.AUDIT_WRITE_CONCURRENCY : 1,
     });
