@@ -135,7 +135,7 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
     if (failures.size > 0) throw new JobBatchFailures(failures);
   }
 
-  /** Vacuums after a run that deleted something; best effort: the deletes stand, and the next run vacuums again. */
+  /** Vacuums after a run that deleted something; best effort: the deletes stand, and the next run that deletes rows vacuums again. */
   async function reclaimAfter(outcome: PruneOutcome): Promise<boolean> {
     if (options.reclaimAfterRetention !== true || outcome.rows + outcome.links + outcome.placeholders === 0)
       return false;
