@@ -95,6 +95,12 @@ const NODE24_SUITES = [
   { name: '@agentgw/core', cwd: 'packages/core', args: ['--exclude', 'src/redis/redis-failover.test.ts'] },
   { name: '@agentgw/db', cwd: 'packages/db', args: [] },
   { name: '@agentgw/auth', cwd: 'packages/auth', args: [] },
+  // The bench runs on whatever node is first on PATH, and the image ships Node 24.
+  {
+    name: '@agentgw/bench',
+    cwd: 'packages/bench',
+    args: ['src/process-stats.test.ts', 'src/thread-cpu-split.test.ts'],
+  },
   {
     name: '@agentgw/gateway',
     cwd: 'apps/gateway',

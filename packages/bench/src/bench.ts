@@ -27,7 +27,7 @@ import { summariseProfiles } from './cpu-profile-summary.js';
 import { summariseHeapProfiles } from './heap-profile-summary.js';
 import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
 import { readProbes, worstDelay } from './probe-reports.js';
-import { commandOf, cpuSeconds, processTree, residentBytes, settledResidentBytes } from './process-stats.js';
+import { cpuSeconds, processTree, residentBytes, runsNode, settledResidentBytes } from './process-stats.js';
 import { readThreads, splitThreadCpu } from './thread-cpu-split.js';
 import { allCases, type Case, type Seeded, type Target } from './bench-cases.js';
 import { runLoad, type LoadResult } from './load-run.js';
@@ -91,7 +91,7 @@ async function startUpstream(
 
 /** Node processes of a tree that run the gateway's code (not the pnpm/tsx wrappers): the biggest by RSS. */
 function serverOf(tree: number[]): number[] {
-  const nodes = tree.filter((pid) => commandOf(pid) === 'node');
+  const nodes = tree.filter(runsNode);
   const biggest = nodes.sort((a, b) => residentBytes(b) - residentBytes(a))[0];
   return biggest ? [biggest] : [];
 }

@@ -7,6 +7,7 @@ import {
   processesNamed,
   processTree,
   residentBytes,
+  runsNode,
   settledResidentBytes,
   threadCpuSeconds,
 } from './process-stats.js';
@@ -18,20 +19,24 @@ describe('process stats from /proc', () => {
       '-e',
       'while (process.cpuUsage().user < 300000); console.log("spun"); setTimeout(() => {}, 60000)',
     ]);
+    const spawnedShell = spawn('sleep', ['60']);
     try {
       await once(child.stdout, 'data');
       const tree = processTree(process.pid);
       expect(tree[0]).toBe(process.pid);
       expect(tree).toContain(child.pid);
-      expect(commandOf(child.pid!)).toBe('node');
-      expect(processesNamed(['node'])).toContain(child.pid);
+      // Node 24 names its main thread `MainThread`, the command name up to 22 is `node`: the executable tells either.
+      expect(runsNode(child.pid!)).toBe(true);
+      expect(runsNode(spawnedShell.pid!)).toBe(false);
+      expect(processesNamed([commandOf(child.pid!)])).toContain(child.pid);
       expect(processesNamed(['no-such-command'])).toEqual([]);
       expect(cpuSeconds([child.pid!])).toBeGreaterThanOrEqual(0.29);
       expect(threadCpuSeconds(child.pid!).get(child.pid!)).toBeGreaterThanOrEqual(0.29);
       expect(residentBytes(child.pid!)).toBeGreaterThan(10 * 1024 * 1024);
     } finally {
       child.kill('SIGTERM');
-      await once(child, 'exit');
+      spawnedShell.kill('SIGTERM');
+      await Promise.all([once(child, 'exit'), once(spawnedShell, 'exit')]);
     }
   });
 

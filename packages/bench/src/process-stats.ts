@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { basename } from 'node:path';
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -103,11 +104,20 @@ export function processesNamed(names: readonly string[]): number[] {
     .filter((pid) => Number.isInteger(pid) && wanted.has(commandOf(pid)));
 }
 
-/** The command name of a process (`node`, `sh`, `esbuild`…). */
+/** The command name of a process (`postgres`, `sh`, `esbuild`…): its main thread's name, which Node 24 sets to `MainThread`. */
 export function commandOf(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
   } catch {
     return '';
+  }
+}
+
+/** Whether a process runs a Node binary, by its executable's file name, whatever its main thread is called (`node` up to Node 22, `MainThread` on 24). */
+export function runsNode(pid: number): boolean {
+  try {
+    return basename(readlinkSync(`/proc/${pid}/exe`)) === basename(process.execPath);
+  } catch {
+    return false;
   }
 }
