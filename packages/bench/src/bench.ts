@@ -368,7 +368,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
         `${direct.many.p99}/${many.p99}`,
         fmt(perThousand(cpu, many.total), 3),
         fmt(perThousand(bare.cpu, bare.many.total), 3),
-        fmt(one.p50 - direct.one.p50, 2),
+        `${fmt(one.p50 - direct.one.p50, 2)}/${fmt(one.p99 - direct.one.p99, 2)}`,
         String(many.errors + many.non2xx + one.errors + one.non2xx),
       ]),
     );

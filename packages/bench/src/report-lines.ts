@@ -25,7 +25,7 @@ export const COLUMNS: [title: string, width: number][] = [
   ['p99 ms d/g', 11],
   ['CPU-s/1k calls', 14],
   ['bare CPU-s/1k', 13],
-  ['added p50 @1 conn', 17],
+  ['added p50/p99 ms @1 conn', 24],
   ['errors', 6],
 ];
 /** One row of the table: the case name, then each cell right-aligned under its column. */
