@@ -263,7 +263,7 @@ const warmUpText = (r: WarmUpReport) =>
 /** A case's reference runs; measured once for the cases that send the same request upstream. */
 interface References {
   direct: { many: LoadResult; one: LoadResult };
-  bare: { many: LoadResult; cpu: number; warmUp: WarmUpReport };
+  bare: { many: LoadResult; one: LoadResult; cpu: number; warmUp: WarmUpReport };
 }
 
 /** Direct (with the upstream's event-loop delay, the baseline) and through the bare proxy (with its CPU), each after a warm-up. */
@@ -279,9 +279,11 @@ async function measureReferences(c: Case, probeDir: string, delays: string[]): P
   const bareWarmUp = await warmUpSettled(bare.target, [bare.pid]);
   const cpuBefore = cpuSeconds([bare.pid]);
   const bareMany = await runLoad(bare.target, CONNECTIONS, SECONDS);
+  const bareCpu = cpuSeconds([bare.pid]) - cpuBefore;
+  const bareOne = await runLoad(bare.target, 1, ONE_CONNECTION_SECONDS);
   return {
     direct: { many, one },
-    bare: { many: bareMany, cpu: cpuSeconds([bare.pid]) - cpuBefore, warmUp: bareWarmUp },
+    bare: { many: bareMany, one: bareOne, cpu: bareCpu, warmUp: bareWarmUp },
   };
 }
 
@@ -369,11 +371,12 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
         fmt(perThousand(cpu, many.total), 3),
         fmt(perThousand(bare.cpu, bare.many.total), 3),
         `${fmt(one.p50 - direct.one.p50, 2)}/${fmt(one.p99 - direct.one.p99, 2)}`,
+        `${fmt(bare.one.p50 - direct.one.p50, 2)}/${fmt(bare.one.p99 - direct.one.p99, 2)}`,
         String(many.errors + many.non2xx + one.errors + one.non2xx),
       ]),
     );
-    if (bare.many.errors + bare.many.non2xx > 0)
-      console.log(`  (the bare proxy had ${bare.many.errors + bare.many.non2xx} errors on this request)`);
+    const bareErrors = bare.many.errors + bare.many.non2xx + bare.one.errors + bare.one.non2xx;
+    if (bareErrors > 0) console.log(`  (the bare proxy had ${bareErrors} errors on this request)`);
   }
   console.log(`warm-up, CPU-s per 1,000 calls in the first and last round:\n  ${warmUps.join('\n  ')}`);
   console.log(

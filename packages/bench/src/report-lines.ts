@@ -26,6 +26,7 @@ export const COLUMNS: [title: string, width: number][] = [
   ['CPU-s/1k calls', 14],
   ['bare CPU-s/1k', 13],
   ['added p50/p99 ms @1 conn', 24],
+  ['bare added @1 conn', 18],
   ['errors', 6],
 ];
 /** One row of the table: the case name, then each cell right-aligned under its column. */
