@@ -3,9 +3,8 @@ import { sql } from 'kysely';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAuditConsumer, RETENTION_INTERVAL_MS } from './audit-consumer.js';
-import { validateJob, type ValidJob } from './audit-job.js';
 import { writeBatch } from './batch-writer.js';
-import { writeChainFixture } from './chain.fixtures.js';
+import { validJob, writeChainFixture } from './chain.fixtures.js';
 import { verifyAll } from './verify.js';
 
 const record = (id: string, over: Record<string, unknown> = {}) => ({
@@ -24,12 +23,6 @@ const record = (id: string, over: Record<string, unknown> = {}) => ({
   status: 'pending',
   ...over,
 });
-
-const validJob = (job: unknown): ValidJob => {
-  const checked = validateJob(job);
-  if (!checked.ok) throw new Error(checked.reason);
-  return checked.value;
-};
 
 describe('audit consumer', () => {
   let deps: TestDeps;

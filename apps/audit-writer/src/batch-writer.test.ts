@@ -2,14 +2,8 @@ import type { AuditRecordJob } from '@agentgw/core';
 import { testBackends, openTestDatabase } from '@agentgw/db/testing';
 import type { DbHandle } from '@agentgw/db';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { validateJob, type ValidJob } from './audit-job.js';
 import { writeBatch } from './batch-writer.js';
-
-const valid = (job: AuditRecordJob): ValidJob => {
-  const r = validateJob(job);
-  if (!r.ok) throw new Error(r.reason);
-  return r.value;
-};
+import { validJob as valid } from './chain.fixtures.js';
 
 type UpdateJob = Extract<AuditRecordJob, { op: 'update' }>;
 

@@ -1,8 +1,15 @@
 import type { AuditRecordJob } from '@agentgw/core';
 import type { Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
-import { validateJob } from './audit-job.js';
+import { validateJob, type ValidJob } from './audit-job.js';
 import { writeBatch } from './batch-writer.js';
+
+/** A job as the writer takes it, for tests that call writeBatch directly; an invalid one fails the test with its reason. */
+export function validJob(job: unknown): ValidJob {
+  const checked = validateJob(job);
+  if (!checked.ok) throw new Error(checked.reason);
+  return checked.value;
+}
 
 /**
  * Test data for the chain tests: `count` records over two tenants and the no-tenant chain,
@@ -44,14 +51,7 @@ export async function writeChainFixture(db: Kysely<Database>, count: number): Pr
     });
   }
   for (let i = 0; i < jobs.length; i += 7) {
-    await writeBatch(
-      db,
-      jobs.slice(i, i + 7).map((j) => {
-        const r = validateJob(j);
-        if (!r.ok) throw new Error(r.reason);
-        return r.value;
-      }),
-    );
+    await writeBatch(db, jobs.slice(i, i + 7).map(validJob));
   }
   return ids;
 }
