@@ -22,12 +22,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startAllInOne } from './all-in-one.js';
 import { startDistributed } from './distributed.js';
+import { seed } from './seed.js';
 import { summariseProfiles } from './cpu-profile-summary.js';
 import { summariseHeapProfiles } from './heap-profile-summary.js';
-import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
+import type { GatewayUnderTest } from './gateway-under-test.js';
 import { readProbes, worstDelay } from './probe-reports.js';
-import { cpuSeconds, processTree, residentBytes, runsNode, settledResidentBytes } from './process-stats.js';
+import { cpuSeconds, residentBytes, settledResidentBytes } from './process-stats.js';
 import { readThreads, splitThreadCpu } from './thread-cpu-split.js';
 import { allCases, type Case, type Seeded, type Target } from './bench-cases.js';
 import { runLoad, type LoadResult } from './load-run.js';
@@ -64,7 +66,6 @@ const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const PROBE = new URL('./eventloop-probe.mjs', import.meta.url).href;
 const ADMIN = { email: 'bench-admin@example.com', password: 'bench-admin-password' };
-const SERVICE_TYPE = 'bench_key';
 
 const children: ChildProcess[] = [];
 /** The upstream processes (their event-loop delay under direct load is the baseline). */
@@ -89,102 +90,6 @@ async function startUpstream(
   return { port: (JSON.parse(line) as { port: number }).port, pid: child.pid! };
 }
 
-/** Node processes of a tree that run the gateway's code (not the pnpm/tsx wrappers): the biggest by RSS. */
-function serverOf(tree: number[]): number[] {
-  const nodes = tree.filter(runsNode);
-  const biggest = nodes.sort((a, b) => residentBytes(b) - residentBytes(a))[0];
-  return biggest ? [biggest] : [];
-}
-
-/** The all-in-one as the README starts it: the gateway package's `start` script, in a scratch data directory. */
-async function startAllInOne(dataDir: string, probeDir: string): Promise<GatewayUnderTest> {
-  const port = 17_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(
-    'pnpm',
-    ['--silent', '--filter', '@agentgw/gateway', 'run', 'start', '--port', String(port), '--data-dir', dataDir],
-    {
-      cwd: REPO,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: dataDir,
-        LOG_LEVEL: 'warn',
-        EGRESS_POLICY: 'allow-private',
-        ADMIN_EMAIL: ADMIN.email,
-        ADMIN_PASSWORD: ADMIN.password,
-        BENCH_PROBE_DIR: probeDir,
-        ...profileEnv('all-in-one'),
-        NODE_OPTIONS: `--import=${PROBE}`,
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-      detached: true,
-    },
-  );
-  children.push(child);
-  const base = `http://127.0.0.1:${port}`;
-  await waitHealthy(base, () => child.exitCode === null);
-  const pids = () => processTree(child.pid!);
-  return {
-    name: 'all-in-one',
-    base,
-    pids,
-    servers: () => serverOf(pids()),
-    parts: () => [{ name: 'gateway', pids: pids() }],
-    stop: async () => {
-      // The server first (a CPU profile is written on a clean exit), then the wrappers.
-      const tree = pids();
-      for (const pid of serverOf(tree)) process.kill(pid, 'SIGTERM');
-      const gone = async (ms: number) => {
-        for (const deadline = Date.now() + ms; Date.now() < deadline;) {
-          if (tree.every((pid) => residentBytes(pid) === 0)) return true;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        return false;
-      };
-      if (!(await gone(15_000))) process.kill(-child.pid!, 'SIGTERM');
-      await gone(15_000);
-    },
-  };
-}
-
-/** Through the admin API: an MCP provider (the raw upstream), two agents (one requiring a credential), an allow rule, the admin's credential. */
-async function seed(base: string, agentUrl: string, mcpUrl: string): Promise<Seeded> {
-  const login = (await (
-    await fetch(`${base}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(ADMIN),
-    })
-  ).json()) as { token: string };
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${base}/api/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${login.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status >= 300) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
-    return (await res.json()) as Record<string, unknown>;
-  };
-  const provider = (await post('/admin/tool-providers', { name: 'raw', pattern: '*', endpoint: mcpUrl })).provider as {
-    id: string;
-  };
-  const agent = await post('/admin/agents', { name: 'bench', upstreamUrl: agentUrl });
-  const withCredential = await post('/admin/agents', {
-    name: 'bench-credential',
-    upstreamUrl: agentUrl,
-    requiredCredentials: [{ serviceType: SERVICE_TYPE }],
-  });
-  const agentId = (agent.agent as { id: string }).id;
-  await post('/admin/provider-access', { subjectType: 'agent', subjectId: agentId, providerId: '*', action: 'allow' });
-  await post('/credentials/apikey', { serviceType: SERVICE_TYPE, apiKey: 'bench-api-key-value' });
-  return {
-    userToken: login.token,
-    runtimeToken: agent.runtime_token as string,
-    agentId,
-    agentWithCredentialId: (withCredential.agent as { id: string }).id,
-    providerId: provider.id,
-  };
-}
-
 /** The six services on one Redis or on a local Redis Cluster, seeded and measured; undefined (said why) when they cannot run here. */
 async function runDistributed(
   redis: 'single' | 'cluster',
@@ -206,7 +111,7 @@ async function runDistributed(
   try {
     return await runCases(
       distributed,
-      casesFor(agentUrl, mcpUrl, await seed(distributed.base, agentUrl, mcpUrl)),
+      casesFor(agentUrl, mcpUrl, await seed(distributed.base, ADMIN, { agent: agentUrl, mcp: mcpUrl })),
       probeDir,
     );
   } finally {
@@ -424,12 +329,20 @@ try {
   }
   // First boot (initdb, migrations, generated secrets, the admin), seeded, then a restart on the
   // same data directory: the steady state an operator sees, and the one measured.
+  const allInOneOptions = {
+    repo: REPO,
+    probe: PROBE,
+    probeDir,
+    dataDir: join(scratch, 'data'),
+    admin: ADMIN,
+    profileEnv: profileEnv('all-in-one'),
+  };
   let started = Date.now();
-  const firstBoot = await startAllInOne(join(scratch, 'data'), probeDir);
+  const firstBoot = await startAllInOne(allInOneOptions);
   let seeded: Seeded;
   try {
     const bootSeconds = (Date.now() - started) / 1000;
-    seeded = await seed(firstBoot.base, agentUrl, mcpUrl);
+    seeded = await seed(firstBoot.base, ADMIN, { agent: agentUrl, mcp: mcpUrl });
     const rss = firstBoot.servers().reduce((sum, pid) => sum + residentBytes(pid), 0);
     console.log(
       `all-in-one first boot: healthy after ${fmt(bootSeconds, 1)} s, resident ${fmt(rss / MB)} MB after seeding`,
@@ -438,7 +351,7 @@ try {
     await firstBoot.stop();
   }
   started = Date.now();
-  const allInOne = await startAllInOne(join(scratch, 'data'), probeDir);
+  const allInOne = await startAllInOne(allInOneOptions);
   console.log(`all-in-one restart: healthy after ${fmt((Date.now() - started) / 1000, 1)} s`);
   let single: Record<string, number>;
   try {

@@ -2,18 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nearestRank, sequentialLoad } from './sequential-load.js';
-
-describe('nearestRank', () => {
-  it('takes the nearest-rank percentile of sorted samples', () => {
-    const samples = Array.from({ length: 100 }, (_, i) => i + 1);
-    expect(nearestRank(samples, 50)).toBe(50);
-    expect(nearestRank(samples, 99)).toBe(99);
-    expect(nearestRank(samples, 100)).toBe(100);
-    expect(nearestRank([7], 99)).toBe(7);
-    expect(nearestRank([], 50)).toBe(0);
-  });
-});
+import { sequentialLoad } from './sequential-load.js';
 
 describe('sequentialLoad', () => {
   // Every third call answers 503; each request's body and headers are kept to check what was sent.

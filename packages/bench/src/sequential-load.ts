@@ -1,15 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
 import type { LoadResult } from './load-run.js';
+import { nearestRank } from './nearest-rank.js';
 
 /** At most this many latencies are kept (one per call); a faster target's further calls still count. */
 const MAX_SAMPLES = 1_000_000;
-
-/** The value at percentile `p` (0–100) of ascending `sorted` samples, nearest rank; 0 when there are none. */
-export function nearestRank(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
 
 /**
  * One connection, one call at a time, for `seconds`: each call's time from sending the request to

@@ -4,6 +4,7 @@ import { exposedTool, META_TOOLS, visibleSetKey } from '@agentgw/tool-search';
 import { ToolIndex, ToolIndexCache } from '@agentgw/tool-search';
 import { ALL_TOOLS, CATALOG } from './tool-catalog/catalog.js';
 import type { CatalogTool } from './tool-catalog/catalog-schema.js';
+import { nearestRank } from './nearest-rank.js';
 
 // The tool-search benchmark (issue 24, "Measured, not asserted"): context size of the full
 // tools/list against the search surface, recall of the needed tool in the top 1 and top 5 over
@@ -34,10 +35,6 @@ const RESULT_LIMIT = 5;
 const tokens = (chars: number) => Math.round(chars / 4);
 const size = (value: unknown) => JSON.stringify(value).length;
 const line = (label: string, value: string) => console.log(`${label.padEnd(44)} ${value}`);
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 /** The search_tools answer a client reads for a query (what the gateway returns: name, description, schema). */
 function searchAnswer(index: ToolIndex<CatalogTool>, task: string) {
@@ -106,7 +103,7 @@ function latency(tools: readonly CatalogTool[]) {
   ] as const) {
     line(
       label,
-      `wall p50 ${percentile(wall, 50).toFixed(3)}  p99 ${percentile(wall, 99).toFixed(3)}   cpu p50 ${percentile(cpu, 50).toFixed(3)}  p99 ${percentile(cpu, 99).toFixed(3)}`,
+      `wall p50 ${nearestRank(wall, 50).toFixed(3)}  p99 ${nearestRank(wall, 99).toFixed(3)}   cpu p50 ${nearestRank(cpu, 50).toFixed(3)}  p99 ${nearestRank(cpu, 99).toFixed(3)}`,
     );
   }
 }

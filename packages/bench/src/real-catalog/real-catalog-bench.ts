@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { ToolIndex } from '@agentgw/tool-search';
 import type { RealTool } from './list-tools.js';
 import { realCatalog, type RealProvider } from './real-catalog.js';
+import { nearestRank } from '../nearest-rank.js';
 
 // Issue 35's real-catalog bench: the tools of public MCP servers (devDependencies, listed over stdio
 // at bench time and cached under node_modules, never committed), three task sets written for this
@@ -112,7 +113,10 @@ function latency(tools: readonly Exposed[]) {
       cpu.push((used.user + used.system) / 1000);
     }
   const at = (samples: number[], p: number) =>
-    samples.sort((a, b) => a - b)[Math.min(samples.length - 1, Math.ceil((p / 100) * samples.length) - 1)]!.toFixed(3);
+    nearestRank(
+      samples.sort((a, b) => a - b),
+      p,
+    ).toFixed(3);
   line(
     `latency at ${tools.length} tools (ms)`,
     `build ${buildMs.toFixed(1)} (cpu ${((buildCpu.user + buildCpu.system) / 1000).toFixed(1)})  search wall p50 ${at(wall, 50)} p99 ${at(wall, 99)}  cpu p50 ${at(cpu, 50)} p99 ${at(cpu, 99)}`,
