@@ -105,6 +105,23 @@ export const compoundTerm = (compound: string): string => stem(compound.toLowerC
  * Deliberately small: it only has to be the same on both sides, not linguistically right.
  */
 export function stem(word: string): string {
+  const known = STEMS.get(word);
+  if (known !== undefined) return known;
+  const stemmed = stemOf(word);
+  if (STEMS.size >= MAX_STEMS) STEMS.clear();
+  STEMS.set(word, stemmed);
+  return stemmed;
+}
+
+/**
+ * Words already stemmed. A catalog's few thousand distinct words recur across its tools and in
+ * every query, and the endings' regular expressions were a quarter of an index build's time.
+ * Bounded: a flood of new words (hostile queries) empties it.
+ */
+const STEMS = new Map<string, string>();
+const MAX_STEMS = 20_000;
+
+function stemOf(word: string): string {
   if (word.length <= 3 || !/^\p{Ll}+$/u.test(word)) return word;
   let w = word;
   // -ment nouns meet their verb ("attachment" → "attach", "deployments" → "deploy") when a real verb is left (not "docu" of "document").
