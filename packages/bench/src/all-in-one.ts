@@ -1,17 +1,11 @@
 import { spawn } from 'node:child_process';
-import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
+import { benchProcessEnv, waitHealthy, type BenchProcessOptions, type GatewayUnderTest } from './gateway-under-test.js';
 import { processTree, residentBytes, runsNode } from './process-stats.js';
 
-export interface AllInOneOptions {
+export interface AllInOneOptions extends BenchProcessOptions {
   repo: string;
-  /** The event-loop probe every process of the gateway loads (`--import`). */
-  probe: string;
-  probeDir: string;
   /** The gateway's data directory: the same one again is a restart on the first boot's state. */
   dataDir: string;
-  admin: { email: string; password: string };
-  /** What makes the gateway profile itself (eventloop-probe.mjs); empty: no profile. */
-  profileEnv: Record<string, string>;
 }
 
 /** Node processes of a tree that run the gateway's code (not the pnpm/tsx wrappers): the biggest by RSS. */
@@ -50,13 +44,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<GatewayUn
       env: {
         PATH: process.env.PATH ?? '',
         HOME: options.dataDir,
-        LOG_LEVEL: 'warn',
-        EGRESS_POLICY: 'allow-private',
-        ADMIN_EMAIL: options.admin.email,
-        ADMIN_PASSWORD: options.admin.password,
-        BENCH_PROBE_DIR: options.probeDir,
-        ...options.profileEnv,
-        NODE_OPTIONS: `--import=${options.probe}`,
+        ...benchProcessEnv(options),
       },
       stdio: ['ignore', 'ignore', 'inherit'],
       detached: true,

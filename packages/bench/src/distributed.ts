@@ -13,7 +13,7 @@ import {
   type LocalRedisCluster,
 } from '@agentgw/core/local-redis-cluster';
 import { sql } from 'kysely';
-import { waitHealthy, type GatewayUnderTest } from './gateway-under-test.js';
+import { benchProcessEnv, waitHealthy, type BenchProcessOptions, type GatewayUnderTest } from './gateway-under-test.js';
 import { processesNamed, processTree } from './process-stats.js';
 
 const SERVICES = ['admin-api', 'invoke-proxy', 'mcp-gateway', 'vault', 'confirmation-hub', 'audit-writer'] as const;
@@ -65,13 +65,8 @@ function routerConfig(port: number, ports: Record<string, number>, dir: string):
   return conf;
 }
 
-export interface DistributedOptions {
+export interface DistributedOptions extends BenchProcessOptions {
   repo: string;
-  probe: string;
-  probeDir: string;
-  admin: { email: string; password: string };
-  /** What makes the services profile themselves (eventloop-probe.mjs); empty: no profile. */
-  profileEnv: Record<string, string>;
   /** `single`: the Redis at BENCH_REDIS_URL; `cluster`: a local six-node Redis Cluster started (and stopped) here, as e2e's cluster topology starts it. */
   redis: 'single' | 'cluster';
 }
@@ -132,13 +127,7 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
     DATABASE_URL: withDatabase(database),
     ...redis.env,
     VAULT_URL: `http://127.0.0.1:${ports.vault}`,
-    LOG_LEVEL: 'warn',
-    EGRESS_POLICY: 'allow-private',
-    ADMIN_EMAIL: options.admin.email,
-    ADMIN_PASSWORD: options.admin.password,
-    BENCH_PROBE_DIR: options.probeDir,
-    ...options.profileEnv,
-    NODE_OPTIONS: `--import=${options.probe}`,
+    ...benchProcessEnv(options),
   };
   const children: ChildProcess[] = [];
   const stop = async () => {

@@ -22,6 +22,29 @@ export interface GatewayUnderTest {
   stop(): Promise<void>;
 }
 
+/** What the bench starts every gateway process with, in both topologies. */
+export interface BenchProcessOptions {
+  /** The event-loop probe every process loads (`--import`). */
+  probe: string;
+  probeDir: string;
+  admin: { email: string; password: string };
+  /** What makes the processes profile themselves (eventloop-probe.mjs); empty: no profile. */
+  profileEnv: Record<string, string>;
+}
+
+/** The environment every gateway process under the bench shares: quiet logs, loopback upstreams allowed, the seeded admin, the probe. */
+export function benchProcessEnv(options: BenchProcessOptions): Record<string, string> {
+  return {
+    LOG_LEVEL: 'warn',
+    EGRESS_POLICY: 'allow-private',
+    ADMIN_EMAIL: options.admin.email,
+    ADMIN_PASSWORD: options.admin.password,
+    BENCH_PROBE_DIR: options.probeDir,
+    ...options.profileEnv,
+    NODE_OPTIONS: `--import=${options.probe}`,
+  };
+}
+
 /** Polls `/health` until it answers 200; fails when the process died or after 3 minutes. */
 export async function waitHealthy(base: string, alive: () => boolean): Promise<void> {
   const deadline = Date.now() + 180_000;
