@@ -71,6 +71,10 @@ const children: ChildProcess[] = [];
 /** The upstream processes (their event-loop delay under direct load is the baseline). */
 let upstreams = { agent: 0, mcp: 0 };
 let agentUrl = '';
+/** The floor of a unified tools/call (floor-tools-call.ts): the spec's plain work with no layers, beside the bare proxy. */
+let floor: { origin: string; pid: number } | undefined;
+const FLOOR_CASE = 'unified tools/call';
+const FLOOR_TOKEN = 'bench-floor-runtime-token';
 /** The bare proxy in front of each upstream, by the upstream's origin. */
 const bareProxies = new Map<string, { origin: string; pid: number }>();
 
@@ -169,6 +173,29 @@ const warmUpText = (r: WarmUpReport) =>
 interface References {
   direct: { many: LoadResult; one: LoadResult };
   bare: { many: LoadResult; one: LoadResult; cpu: number; warmUp: WarmUpReport };
+  /** The floor's CPU over its calls, for FLOOR_CASE only. */
+  floor?: { cpu: number; total: number };
+}
+
+/** The case's request as the floor takes it: the direct request with the floor's runtime token. */
+function viaFloor(t: Target, origin: string): Target {
+  const url = new URL(t.url);
+  return {
+    url: `${origin}${url.pathname}`,
+    headers: { ...t.headers, authorization: `Bearer ${FLOOR_TOKEN}` },
+    body: t.body,
+  };
+}
+
+/** The floor's CPU per call under the same load as the others, after its own warm-up. */
+async function measureFloor(c: Case): Promise<References['floor']> {
+  if (c.name !== FLOOR_CASE || !floor) return undefined;
+  const target = viaFloor(c.direct, floor.origin);
+  await warmUpSettled(target, [floor.pid]);
+  const before = cpuSeconds([floor.pid]);
+  const { total, errors, non2xx } = await runLoad(target, CONNECTIONS, SECONDS);
+  if (errors + non2xx > 0) throw new Error(`the floor answered ${errors + non2xx} of ${total} calls with an error`);
+  return { cpu: cpuSeconds([floor.pid]) - before, total };
 }
 
 /** Direct (with the upstream's event-loop delay, the baseline) and through the bare proxy (with its CPU), each after a warm-up. */
@@ -186,9 +213,11 @@ async function measureReferences(c: Case, probeDir: string, delays: string[]): P
   const bareMany = await runLoad(bare.target, CONNECTIONS, SECONDS);
   const bareCpu = cpuSeconds([bare.pid]) - cpuBefore;
   const bareOne = await runLoad(bare.target, 1, ONE_CONNECTION_SECONDS);
+  const floorCpu = await measureFloor(c);
   return {
     direct: { many, one },
     bare: { many: bareMany, one: bareOne, cpu: bareCpu, warmUp: bareWarmUp },
+    ...(floorCpu ? { floor: floorCpu } : {}),
   };
 }
 
@@ -227,6 +256,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   const threads: string[] = [];
   const byPart: string[] = [];
   const warmUps: string[] = [];
+  const floors: string[] = [];
   const referenceCache = new Map<string, References>();
   // Every case warmed once before any is measured: compiling the code the cases share (HTTP,
   // auth, the shell) would otherwise land in whichever case is measured first.
@@ -264,6 +294,16 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     rps[c.name] = many.rps;
     delays.push(`${c.name}: p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
     const { direct, bare } = ref;
+    if (ref.floor) {
+      const [gateway, bareK, floorK] = [
+        perThousand(cpu, many.total),
+        perThousand(bare.cpu, bare.many.total),
+        perThousand(ref.floor.cpu, ref.floor.total),
+      ];
+      floors.push(
+        `${c.name}: floor ${fmt(floorK, 3)} (${fmt(floorK / bareK, 1)}× bare); the gateway ${fmt(gateway / floorK, 1)}× the floor`,
+      );
+    }
     console.log(
       row(c.name, [
         fmt(direct.many.rps),
@@ -284,6 +324,10 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     if (bareErrors > 0) console.log(`  (the bare proxy had ${bareErrors} errors on this request)`);
   }
   console.log(`warm-up, CPU-s per 1,000 calls in the first and last round:\n  ${warmUps.join('\n  ')}`);
+  if (floors.length > 0)
+    console.log(
+      `CPU-s per 1,000 calls of the floor (floor-tools-call.ts: the spec's plain allowed call, no layers, its audit records handed to a worker that writes nothing):\n  ${floors.join('\n  ')}`,
+    );
   console.log(
     `CPU-s per 1,000 calls by thread of the gateway's node process(es) (the wrappers' share of the table's figure is not in them):\n  ${threads.join('\n  ')}`,
   );
@@ -327,6 +371,8 @@ try {
     const bare = await startUpstream('bare-proxy.ts', probeDir, [origin]);
     bareProxies.set(origin, { origin: `http://127.0.0.1:${bare.port}`, pid: bare.pid });
   }
+  const floorServer = await startUpstream('floor-tools-call.ts', probeDir, [mcpUrl, FLOOR_TOKEN]);
+  floor = { origin: `http://127.0.0.1:${floorServer.port}`, pid: floorServer.pid };
   // First boot (initdb, migrations, generated secrets, the admin), seeded, then a restart on the
   // same data directory: the steady state an operator sees, and the one measured.
   const allInOneOptions = {
