@@ -2,7 +2,7 @@ import { json, type AuditChainTable, type Database } from '@agentgw/db';
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { RowPatch, ValidJob } from './audit-job.js';
 import { mergeJobs } from './audit-job.js';
-import { CONTENT_HASH_SQL, GENESIS_HASH, linkHash, tenantKeyOf } from './chain.js';
+import { CONTENT_SQL, contentHash, GENESIS_HASH, linkHash, tenantKeyOf } from './chain.js';
 
 /**
  * A placeholder's created_at until its create arrives: queries keep `created_at > '-infinity'`,
@@ -10,12 +10,12 @@ import { CONTENT_HASH_SQL, GENESIS_HASH, linkHash, tenantKeyOf } from './chain.j
  */
 export const PLACEHOLDER_CREATED_AT = '-infinity';
 
-/** What the upsert reports per row: enough to chain it. */
+/** What the upsert reports per row: enough to chain it (`content`: the text its content hash is taken over). */
 interface WrittenRow {
   id: string;
   tenant_id: string | null;
   tool_name: string | null;
-  content_hash: string;
+  content: string;
 }
 
 /** What a written batch amounted to. */
@@ -116,7 +116,7 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
       ${sql.join(['status', 'result', 'duration', 'confirmed_by', 'error'].map((field) => newerWins(field)))},
       ${newerWins('decided_via', ['decided_client_id'])},
       updated_at = excluded.updated_at
-    returning id, tenant_id, tool_name, ${CONTENT_HASH_SQL} as content_hash`.execute(trx);
+    returning id, tenant_id, tool_name, ${CONTENT_SQL} as content`.execute(trx);
   return result.rows;
 }
 
@@ -145,7 +145,7 @@ async function appendLinks(
     const tenantKey = tenantKeyOf(row.tenant_id);
     const at = head.get(tenantKey);
     if (at === undefined) throw new Error(`audit chain: no head row for tenant ${tenantKey}`);
-    const hash = row.content_hash;
+    const hash = contentHash(row.content);
     for (const jobKey of row.keys) {
       const link = { tenantKey, seq: at.seq + 1, auditId: row.id, jobKey, contentHash: hash, prevHash: at.hash };
       const own = linkHash(link);

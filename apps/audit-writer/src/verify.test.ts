@@ -7,7 +7,9 @@ import { migrateToLatest, openDatabase, type DbHandle } from '@agentgw/db';
 import { openTestDatabase, testBackends } from '@agentgw/db/testing';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeChainFixture } from './chain.fixtures.js';
+import { writeBatch } from './batch-writer.js';
+import { CONTENT_SQL } from './chain.js';
+import { validJob, writeChainFixture } from './chain.fixtures.js';
 import { pruneAudit } from './retention.js';
 import { verifyAll, verifyChain } from './verify.js';
 
@@ -27,6 +29,36 @@ describe.each(testBackends())('verify on %s', (backend) => {
       ['t-a', 20, undefined],
       ['t-b', 20, undefined],
     ]);
+  });
+
+  it("hashes a row's content as sha256() in SQL does, so chains hashed by the database before still verify", async () => {
+    // Text beyond ASCII in every form the row carries it: names, arguments, result, error.
+    const odd = 'Zoë — 東京 🚀 \u00a0nbsp, "quoted", back\\slash, tab\t, combining é';
+    await writeBatch(handle.db, [
+      validJob({
+        op: 'create',
+        id: 'rec-unicode',
+        key: 'c:rec-unicode',
+        seq: 1,
+        at: new Date(Date.UTC(2026, 0, 3)).toISOString(),
+        userId: odd,
+        agentId: 'ag',
+        endUserId: null,
+        providerId: 'p',
+        tenantId: 't-a',
+        toolName: 'fs.read',
+        arguments: { [odd]: [odd, 1.5, null, true] },
+        status: 'failed',
+        error: odd,
+      }),
+    ]);
+    const { rows } = await sql<{ audit_id: string; content_hash: string; in_sql: string }>`
+      with hashed as (select id, encode(sha256(convert_to(${CONTENT_SQL}, 'UTF8')), 'hex') as in_sql from audit_logs)
+      select c.audit_id, c.content_hash, hashed.in_sql from audit_chain c join hashed on hashed.id = c.audit_id
+      where c.seq = (select max(seq) from audit_chain l where l.audit_id = c.audit_id)`.execute(handle.db);
+    expect(rows).toHaveLength(31);
+    for (const row of rows) expect(row.content_hash, row.audit_id).toBe(row.in_sql);
+    expect((await verifyChain(handle.db, 't-a')).broken).toBeUndefined();
   });
 
   it('names a row whose content was edited by hand in SQL', async () => {

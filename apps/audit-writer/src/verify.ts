@@ -1,6 +1,6 @@
 import type { Database } from '@agentgw/db';
 import { sql, type Kysely } from 'kysely';
-import { CONTENT_HASH_SQL, linkHash } from './chain.js';
+import { CONTENT_SQL, contentHash, linkHash } from './chain.js';
 
 /** Links checked per query. */
 const PAGE = 2000;
@@ -58,10 +58,10 @@ export async function verifyChain(db: Kysely<Database>, tenantKey: string): Prom
       const lastSeq = new Map(lastSeqs.map((r) => [r.audit_id, Number(r.seq)]));
       const rows = await db
         .selectFrom('audit_logs')
-        .select(['id', CONTENT_HASH_SQL.as('content_hash')])
+        .select(['id', CONTENT_SQL.as('content')])
         .where('id', 'in', ids)
         .execute();
-      const rowHash = new Map(rows.map((r) => [r.id, r.content_hash]));
+      const rowHash = new Map(rows.map((r) => [r.id, contentHash(r.content)]));
       for (const link of links) {
         const seq = Number(link.seq);
         const at = { tenantKey, seq, auditId: link.audit_id };
