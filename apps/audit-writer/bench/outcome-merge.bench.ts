@@ -4,7 +4,9 @@
  * call's create sent at once (`now`, two records per call) and waiting for its outcome
  * (`with-outcome`, one record), alternated in rounds in one process. Prints CPU-ms per 1,000
  * calls of the whole process (every thread: the database worker's included). Measured, not
- * asserted. BENCH_CALLS (default 4000 per round), BENCH_ROUNDS (default 3), 16 calls at a time.
+ * asserted. BENCH_CALLS (default 4000 per round), BENCH_ROUNDS (default 3), BENCH_RESULT_BYTES (the
+ * length of each call's result text; default 5), 16 calls at a time. Run it as the all-in-one runs its
+ * engine with `node --liftoff-only --import tsx bench/outcome-merge.bench.ts`.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,6 +20,7 @@ import { AUDIT_QUEUES, createAuditConsumer } from '../src/audit-consumer.js';
 const CALLS = Number(process.env.BENCH_CALLS ?? 4000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const AT_ONCE = 16;
+const RESULT_TEXT = 'x'.repeat(Number(process.env.BENCH_RESULT_BYTES ?? 0)) || 'hello';
 
 const entry = {
   userId: null,
@@ -52,7 +55,7 @@ async function round(timing: OpenTiming): Promise<number> {
     const id = randomUUID();
     const opened = trail.open({ ...entry, id }, timing);
     await new Promise((resolve) => setImmediate(resolve));
-    const result = { content: [{ type: 'text', text: 'hello' }] };
+    const result = { content: [{ type: 'text', text: RESULT_TEXT }] };
     await Promise.all([opened, trail.update(id, { status: 'completed', result, duration: 1 })]);
   };
   const started = process.cpuUsage();
