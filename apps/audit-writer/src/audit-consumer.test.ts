@@ -47,7 +47,7 @@ describe('audit consumer', () => {
     const records = [
       record('good-1'),
       { op: 'create', id: '' },
-      record('nul', { toolName: 'a\u0000b' }),
+      record('year-zero', { at: '0000-06-01T00:00:00.000Z' }),
       record('good-2'),
       'junk',
     ];
@@ -59,9 +59,21 @@ describe('audit consumer', () => {
     expect([...failures.keys()]).toEqual([1, 4, 2]);
     expect(failures.get(1)?.message).toBe('invalid audit job: id: must be 1-200 characters');
     expect(failures.get(4)?.message).toBe('invalid audit job: not an object');
-    // NUL passes validation but PostgreSQL refuses it: found by writing one by one.
-    expect(failures.get(2)?.message).toMatch(/0x00|null character|invalid byte sequence/i);
+    // A time JavaScript reads but PostgreSQL refuses (there is no year 0) passes validation: found by writing one by one.
+    expect(failures.get(2)?.message).toMatch(/out of range/i);
     expect(await ids()).toEqual(['good-1', 'good-2']);
+  });
+
+  it('writes text PostgreSQL refuses as it stands (NUL, a lone surrogate) with U+FFFD in its place: a hostile tool name loses no record', async () => {
+    deps = await createTestDeps();
+    await consumer().handleBulk([
+      { records: [record('nul', { toolName: 'a\u0000b', userId: 'u\uD800' }), record('ok')] },
+    ]);
+    const rows = await deps.db.selectFrom('audit_logs').select(['id', 'tool_name', 'user_id']).orderBy('id').execute();
+    expect(rows).toEqual([
+      { id: 'nul', tool_name: 'a\uFFFDb', user_id: 'u\uFFFD' },
+      { id: 'ok', tool_name: 'fs.read', user_id: 'u' },
+    ]);
   });
 
   it('fails a bulk job with its poison records and writes the rest', async () => {

@@ -1,4 +1,5 @@
-import { json, type AuditChainTable, type Database } from '@agentgw/db';
+import { cleanString } from '@agentgw/audit';
+import type { AuditChainTable, Database } from '@agentgw/db';
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { RowPatch, ValidJob } from './audit-job.js';
 import { mergeJobs } from './audit-job.js';
@@ -83,33 +84,60 @@ const fromCreate = (field: string) => {
   return sql`${f} = case when audit_logs.tool_name is null and excluded.tool_name is not null then excluded.${f} else audit_logs.${f} end`;
 };
 
-/** Column arrays for `unnest`: one parameter per column whatever the number of rows. */
-const column = <T>(patches: readonly RowPatch[], pick: (p: RowPatch) => T) => patches.map(pick);
+/**
+ * A text column's value as PostgreSQL takes it inside a JSON document: NUL and lone surrogates
+ * become U+FFFD, not a refused batch; no value leaves the key out (NULL, and less to parse).
+ */
+const text = (value: string | null | undefined): string | undefined => (value == null ? undefined : cleanString(value));
+
+/**
+ * The batch's rows as one JSON document for `jsonb_to_recordset`: one parameter whatever the
+ * number of rows, and the bodies go in as the JSON they are. Column arrays of text (`unnest`)
+ * cost the embedded engine ~90 µs per KB of body (each quote escaped into an array literal, then
+ * parsed back, then parsed as jsonb); the document ~15 µs (see the README).
+ */
+function rowsDocument(patches: readonly RowPatch[]): string {
+  return JSON.stringify(
+    patches.map((p) => ({
+      id: p.id,
+      user_id: text(p.create?.userId),
+      agent_id: text(p.create?.agentId),
+      end_user_id: text(p.create?.endUserId),
+      provider_id: text(p.create?.providerId),
+      tenant_id: text(p.create?.tenantId),
+      oauth_client_id: text(p.create?.oauthClientId),
+      tool_name: text(p.create?.toolName),
+      arguments: p.create?.arguments,
+      created_at: p.create?.createdAt ?? PLACEHOLDER_CREATED_AT,
+      status: p.status?.value ?? 'pending',
+      status_v: text(p.status?.version),
+      result: p.result?.value,
+      result_v: text(p.result?.version),
+      duration: p.duration?.value ?? undefined,
+      duration_v: text(p.duration?.version),
+      confirmed_by: text(p.confirmedBy?.value),
+      confirmed_by_v: text(p.confirmedBy?.version),
+      error: text(p.error?.value),
+      error_v: text(p.error?.version),
+      decided_via: p.decidedVia?.value.carrier,
+      decided_client_id: text(p.decidedVia?.value.clientId),
+      decided_via_v: text(p.decidedVia?.version),
+    })),
+  );
+}
 
 async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch[]): Promise<WrittenRow[]> {
-  const col = <T>(pick: (p: RowPatch) => T) => column(patches, pick);
   const result = await sql<WrittenRow>`
     insert into audit_logs (id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments, created_at,
       status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v,
       decided_via, decided_client_id, decided_via_v, updated_at)
-    select id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments::jsonb, created_at,
-      status, status_v, result::jsonb, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v,
-      decided_via, decided_client_id, decided_via_v, now()
-    from unnest(
-      ${col((p) => p.id)}::text[], ${col((p) => p.create?.userId ?? null)}::text[], ${col((p) => p.create?.agentId ?? null)}::text[],
-      ${col((p) => p.create?.endUserId ?? null)}::text[], ${col((p) => p.create?.providerId ?? null)}::text[],
-      ${col((p) => p.create?.tenantId ?? null)}::text[], ${col((p) => p.create?.oauthClientId ?? null)}::text[], ${col((p) => p.create?.toolName ?? null)}::text[],
-      ${col((p) => (p.create ? json(p.create.arguments) : null))}::text[], ${col((p) => p.create?.createdAt ?? PLACEHOLDER_CREATED_AT)}::timestamptz[],
-      ${col((p) => p.status?.value ?? 'pending')}::text[], ${col((p) => p.status?.version ?? null)}::text[],
-      ${col((p) => (p.result ? json(p.result.value) : null))}::text[], ${col((p) => p.result?.version ?? null)}::text[],
-      ${col((p) => p.duration?.value ?? null)}::integer[], ${col((p) => p.duration?.version ?? null)}::text[],
-      ${col((p) => p.confirmedBy?.value ?? null)}::text[], ${col((p) => p.confirmedBy?.version ?? null)}::text[],
-      ${col((p) => p.error?.value ?? null)}::text[], ${col((p) => p.error?.version ?? null)}::text[],
-      ${col((p) => p.decidedVia?.value.carrier ?? null)}::text[], ${col((p) => p.decidedVia?.value.clientId ?? null)}::text[],
-      ${col((p) => p.decidedVia?.version ?? null)}::text[]
-    ) as t(id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments, created_at,
+    select id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments, created_at,
       status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v,
-      decided_via, decided_client_id, decided_via_v)
+      decided_via, decided_client_id, decided_via_v, now()
+    from jsonb_to_recordset(${rowsDocument(patches)}::text::jsonb) as t(id text, user_id text, agent_id text, end_user_id text,
+      provider_id text, tenant_id text, oauth_client_id text, tool_name text, arguments jsonb, created_at timestamptz,
+      status text, status_v text, result jsonb, result_v text, duration integer, duration_v text, confirmed_by text,
+      confirmed_by_v text, error text, error_v text, decided_via text, decided_client_id text, decided_via_v text)
     on conflict (id) do update set
       ${sql.join(['user_id', 'agent_id', 'end_user_id', 'provider_id', 'tenant_id', 'oauth_client_id', 'arguments', 'created_at'].map(fromCreate))},
       tool_name = coalesce(audit_logs.tool_name, excluded.tool_name),

@@ -14,6 +14,7 @@ export {
   MAX_ERROR_CHARS,
   SECRET_NAME_PARTS,
   capError,
+  cleanString,
   isSecretName,
   maskBody,
   type TruncatedBody,

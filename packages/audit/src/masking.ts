@@ -60,7 +60,7 @@ export interface TruncatedBody {
 const NEEDS_CLEANING = /[\u0000\uD800-\uDFFF]/;
 
 /** PostgreSQL refuses NUL in text and jsonb, and lone surrogates in jsonb: both become U+FFFD. */
-function cleanString(value: string): string {
+export function cleanString(value: string): string {
   // Most strings hold neither: one scan without lookarounds, no copy.
   if (!NEEDS_CLEANING.test(value)) return value;
   // eslint-disable-next-line no-control-regex -- NUL is exactly what must go
