@@ -1,6 +1,7 @@
 /**
  * The bench's cases: each one request to the direct upstream and the same through the gateway
- * (invoke with and without a credential, unified and proxy `tools/call`, unified `tools/list`),
+ * (invoke with and without a credential, unified and proxy `tools/call`, unified `tools/call` with a
+ * 2 KB body each way, unified `tools/list`),
  * over what the run seeded through the admin API.
  */
 import type { GatewayUnderTest } from './gateway-under-test.js';
@@ -49,6 +50,9 @@ export function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case
   const user = { ...json, authorization: `Bearer ${seeded.userToken}` };
   const runtime = { authorization: `Bearer ${seeded.runtimeToken}` };
   const call = rpc('tools/call', { name: 'echo', arguments: { x: 1 } });
+  // Bodies as real tools carry them: ~2 KB of records in, the upstream's answer their JSON as text (quotes escaped).
+  const records = Array.from({ length: 48 }, (_, i) => ({ id: i, name: `item ${i}`, done: i % 2 === 0 }));
+  const callKb = rpc('tools/call', { name: 'echo', arguments: { records } });
   const list = rpc('tools/list', {});
   return [
     {
@@ -72,6 +76,15 @@ export function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case
         url: `${g.base}/api/v1/mcp/mcp`,
         headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
         body: call,
+      }),
+    },
+    {
+      name: 'unified tools/call, 2 KB',
+      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: callKb },
+      gateway: (g) => ({
+        url: `${g.base}/api/v1/mcp/mcp`,
+        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
+        body: callKb,
       }),
     },
     {
