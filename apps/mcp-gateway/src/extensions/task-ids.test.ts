@@ -12,7 +12,14 @@ const bob = { ...alice, userId: 'bob', endUserId: 'bob' } as UserJwtPrincipal;
 describe('task ids of both kinds', () => {
   const refs: TaskRef[] = [
     { kind: 'provider', providerId: 'p1', upstreamTaskId: 'upstream-task-0001' },
-    { kind: 'held', confirmationId: 'confirmation-0001', auditId: 'a1', providerId: 'p1', toolName: 'drop', risk: 'high' },
+    {
+      kind: 'held',
+      confirmationId: 'confirmation-0001',
+      auditId: 'a1',
+      providerId: 'p1',
+      toolName: 'drop',
+      risk: 'high',
+    },
   ];
 
   it('opens each kind for its owner only, as it was issued; a forged id opens to nothing', () => {
