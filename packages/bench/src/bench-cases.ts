@@ -54,6 +54,12 @@ export function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case
   const records = Array.from({ length: 48 }, (_, i) => ({ id: i, name: `item ${i}`, done: i % 2 === 0 }));
   const callKb = rpc('tools/call', { name: 'echo', arguments: { records } });
   const list = rpc('tools/list', {});
+  /** An MCP case: the same request to the upstream and, with the runtime token, to `path` on the gateway. */
+  const mcp = (name: string, path: string, method: string, body: string, tool?: string): Case => ({
+    name,
+    direct: { url: mcpUrl, headers: mcpHeaders(method, tool), body },
+    gateway: (g) => ({ url: `${g.base}${path}`, headers: { ...mcpHeaders(method, tool), ...runtime }, body }),
+  });
   return [
     {
       name: 'invoke',
@@ -69,41 +75,9 @@ export function allCases(agentUrl: string, mcpUrl: string, seeded: Seeded): Case
         body: invokeBody,
       }),
     },
-    {
-      name: 'unified tools/call',
-      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
-      gateway: (g) => ({
-        url: `${g.base}/api/v1/mcp/mcp`,
-        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
-        body: call,
-      }),
-    },
-    {
-      name: 'unified tools/call, 2 KB',
-      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: callKb },
-      gateway: (g) => ({
-        url: `${g.base}/api/v1/mcp/mcp`,
-        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
-        body: callKb,
-      }),
-    },
-    {
-      name: 'proxy tools/call',
-      direct: { url: mcpUrl, headers: mcpHeaders('tools/call', 'echo'), body: call },
-      gateway: (g) => ({
-        url: `${g.base}/api/v1/mcp-proxy/${seeded.providerId}/mcp`,
-        headers: { ...mcpHeaders('tools/call', 'echo'), ...runtime },
-        body: call,
-      }),
-    },
-    {
-      name: 'unified tools/list',
-      direct: { url: mcpUrl, headers: mcpHeaders('tools/list'), body: list },
-      gateway: (g) => ({
-        url: `${g.base}/api/v1/mcp/mcp`,
-        headers: { ...mcpHeaders('tools/list'), ...runtime },
-        body: list,
-      }),
-    },
+    mcp('unified tools/call', '/api/v1/mcp/mcp', 'tools/call', call, 'echo'),
+    mcp('unified tools/call, 2 KB', '/api/v1/mcp/mcp', 'tools/call', callKb, 'echo'),
+    mcp('proxy tools/call', `/api/v1/mcp-proxy/${seeded.providerId}/mcp`, 'tools/call', call, 'echo'),
+    mcp('unified tools/list', '/api/v1/mcp/mcp', 'tools/list', list),
   ];
 }
