@@ -40,6 +40,7 @@ import {
   gcLine,
   MB,
   memoryLine,
+  memorySplit,
   partsLine,
   perThousand,
   readParts,
@@ -253,6 +254,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   let loadedRss = 0;
   const delays: string[] = [];
   const collections: string[] = [];
+  const endOfLoad: string[] = [];
   const threads: string[] = [];
   const byPart: string[] = [];
   const warmUps: string[] = [];
@@ -286,6 +288,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     const loaded = await readProbes(g.servers(), probeDir);
     const delay = worstDelay(loaded);
     collections.push(gcLine(c.name, loaded, many.total));
+    endOfLoad.push(`${c.name}: ${memorySplit(loaded)}`);
     loadedRss = Math.max(
       loadedRss,
       g.servers().reduce((sum, pid) => sum + residentBytes(pid), 0),
@@ -346,6 +349,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
       `loaded ${fmt(loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(treeIdleRss / MB)} MB`,
   );
   console.log(memoryLine(idleReports));
+  console.log(`memory of the gateway's node process(es) at the end of each case's load:\n  ${endOfLoad.join('\n  ')}`);
   return rps;
 }
 

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { ProbeReport } from './probe-reports.js';
-import { COLUMNS, gcLine, memoryLine, partsLine, perThousand, readParts, row, threadLine } from './report-lines.js';
+import {
+  COLUMNS,
+  gcLine,
+  memoryLine,
+  memorySplit,
+  partsLine,
+  perThousand,
+  readParts,
+  row,
+  threadLine,
+} from './report-lines.js';
 
 const MiB = 1024 * 1024;
 
@@ -42,6 +52,10 @@ describe('report lines', () => {
     });
     expect(memoryLine([report(200, 56, 49, 5)])).toContain(
       'RSS 200 MB = main-thread V8 heap 56 MB (49 MB used) + its external/array buffers 5 MB + the rest 139 MB',
+    );
+    // Several processes (the distributed services) are summed.
+    expect(memorySplit([report(200, 56, 49, 5), report(100, 20, 10, 1)])).toBe(
+      'RSS 300 MB = main-thread V8 heap 76 MB (59 MB used) + its external/array buffers 6 MB + the rest 218 MB',
     );
   });
 

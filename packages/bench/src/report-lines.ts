@@ -75,14 +75,21 @@ export function partsLine(
 
 /** The idle gateway's resident memory, split by what its main thread's process.memoryUsage() can tell. */
 export function memoryLine(reports: readonly ProbeReport[]): string {
+  return (
+    `idle memory of the gateway's node process(es), from the main thread's process.memoryUsage(): ${memorySplit(reports)} ` +
+    "(worker threads' heaps, the embedded database's WebAssembly memory, code, native allocations)"
+  );
+}
+
+/** RSS of the probed processes split into the main threads' V8 heaps, their external memory and the rest: where a process's memory is. */
+export function memorySplit(reports: readonly ProbeReport[]): string {
   const sum = (pick: (r: ProbeReport) => number) => reports.reduce((total, r) => total + pick(r), 0) / MB;
   const rss = sum((r) => r.memory.rss);
   const heap = sum((r) => r.memory.heapTotal);
   const external = sum((r) => r.memory.external);
   return (
-    `idle memory of the gateway's node process(es), from the main thread's process.memoryUsage(): RSS ${fmt(rss)} MB = main-thread V8 heap ${fmt(heap)} MB ` +
-    `(${fmt(sum((r) => r.memory.heapUsed))} MB used) + its external/array buffers ${fmt(external)} MB + the rest ${fmt(rss - heap - external)} MB ` +
-    "(worker threads' heaps, the embedded database's WebAssembly memory, code, native allocations)"
+    `RSS ${fmt(rss)} MB = main-thread V8 heap ${fmt(heap)} MB (${fmt(sum((r) => r.memory.heapUsed))} MB used) ` +
+    `+ its external/array buffers ${fmt(external)} MB + the rest ${fmt(rss - heap - external)} MB`
   );
 }
 
