@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { MemoryJobQueue } from './memory.js';
 
@@ -70,5 +70,45 @@ describe('MemoryJobQueue on the system clock', () => {
     } finally {
       await queue.close();
     }
+  });
+});
+
+/** A lane holds a bounded amount of unsettled JSON: producers wait for their consumer instead of piling jobs up in memory. */
+describe('MemoryJobQueue backpressure', () => {
+  const job = (id: string) => ({ confirmationId: id.padEnd(40, '.') });
+  const size = JSON.stringify(job('x')).length;
+
+  it('makes an enqueue past the bound wait until a job settles, then takes it', async () => {
+    const queue = new MemoryJobQueue({ maxLaneChars: 2 * size });
+    let release!: () => void;
+    const handled: string[] = [];
+    await queue.consume('confirmation-timeout', async ([data]) => {
+      handled.push(data!.confirmationId.replace(/\.+$/, ''));
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await queue.enqueue('confirmation-timeout', job('a'));
+    await queue.enqueue('confirmation-timeout', job('b'));
+    let third = false;
+    const enqueued = queue.enqueue('confirmation-timeout', job('c')).then(() => (third = true));
+    await wait(30);
+    expect(third).toBe(false);
+    expect(handled).toEqual(['a']);
+    release();
+    await enqueued;
+    expect(third).toBe(true);
+    await vi.waitFor(() => expect(handled).toEqual(['a', 'b']));
+    release();
+    await vi.waitFor(() => expect(handled).toEqual(['a', 'b', 'c']));
+    release();
+    await queue.close();
+  });
+
+  it('takes a job larger than the bound into an empty lane, and refuses a waiting enqueue once closed', async () => {
+    const queue = new MemoryJobQueue({ maxLaneChars: size - 1 });
+    await queue.enqueue('confirmation-timeout', job('big'));
+    const waiting = queue.enqueue('confirmation-timeout', job('next'));
+    await wait(10);
+    await queue.close();
+    await expect(waiting).rejects.toThrow(/closed/);
   });
 });

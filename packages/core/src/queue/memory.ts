@@ -10,7 +10,17 @@ export interface MemoryJobQueueOptions {
   /** Time of delays and retries. With a ManualClock, delayed jobs fire once the clock is moved past them. */
   clock?: Clock;
   logger?: Logger;
+  /**
+   * The most JSON (in characters) a lane holds in jobs not yet settled (default
+   * DEFAULT_MAX_LANE_CHARS). Past it `enqueue` waits until jobs settle, so producers slow to their
+   * consumer's pace instead of piling jobs up in memory; a job larger than the bound enters an
+   * empty lane.
+   */
+  maxLaneChars?: number;
 }
+
+/** 16 Mi characters of JSON per lane: many audit groups (each at most 1 MiB) ahead of the writer, no unbounded backlog. */
+export const DEFAULT_MAX_LANE_CHARS = 16 * 1024 * 1024;
 
 /** How often due delayed jobs are looked for under a clock other than the system's (moved by hand in tests). */
 const TICK_MS = 20;
@@ -50,6 +60,10 @@ interface Lane {
   /** The last `seq` given. */
   seq: number;
   barriers: Set<Barrier>;
+  /** JSON characters of the jobs in `jobs` (not yet settled), against maxLaneChars. */
+  chars: number;
+  /** Enqueues waiting for room; each looks again when woken. */
+  room: (() => void)[];
 }
 
 /**
@@ -61,6 +75,7 @@ export class MemoryJobQueue implements JobQueue {
   private readonly backoffMs: number;
   private readonly clock: Clock;
   private readonly logger?: Logger;
+  private readonly maxLaneChars: number;
   private timer: NodeJS.Timeout | undefined;
   /** When the armed timer fires (Date.now() time). */
   private timerDue = Infinity;
@@ -70,6 +85,7 @@ export class MemoryJobQueue implements JobQueue {
     this.backoffMs = options.backoffMs ?? 1000;
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger;
+    this.maxLaneChars = options.maxLaneChars ?? DEFAULT_MAX_LANE_CHARS;
   }
 
   async enqueue<J extends JobName>(name: J, data: GatewayJobs[J], options: EnqueueOptions = {}): Promise<void> {
@@ -77,10 +93,17 @@ export class MemoryJobQueue implements JobQueue {
     const lane = this.lane(name);
     const id = options.jobId ?? randomUUID();
     if (lane.jobs.has(id)) return;
+    const json = JSON.stringify(data);
+    while (lane.chars > 0 && lane.chars + json.length > this.maxLaneChars) {
+      await new Promise<void>((resolve) => lane.room.push(resolve));
+      if (this.closed) throw new Error('job queue is closed');
+      if (lane.jobs.has(id)) return;
+    }
+    lane.chars += json.length;
     const job: Job = {
       id,
       seq: ++lane.seq,
-      json: JSON.stringify(data),
+      json,
       attempts: Math.max(1, options.attempts ?? 5),
       attemptsMade: 0,
       runAt: 0,
@@ -96,7 +119,7 @@ export class MemoryJobQueue implements JobQueue {
     const job = lane?.jobs.get(jobId);
     // An active job is already in a handler's hands, as with BullMQ's locked jobs.
     if (!lane || !job || job.state === 'active') return;
-    lane.jobs.delete(jobId);
+    this.forget(lane, job);
     lane.delayed.delete(job);
     const at = lane.waiting.indexOf(job);
     if (at >= 0) lane.waiting.splice(at, 1);
@@ -155,13 +178,24 @@ export class MemoryJobQueue implements JobQueue {
     clearTimeout(this.timer);
     this.timer = undefined;
     await Promise.all([...this.lanes.values()].flatMap((lane) => [...lane.consumers].map((c) => c.close())));
+    // Enqueues waiting for room wake to find the queue closed.
+    for (const lane of this.lanes.values()) for (const wake of lane.room.splice(0)) wake();
     this.lanes.clear();
   }
 
   private lane(name: JobName): Lane {
     let lane = this.lanes.get(name);
     if (!lane) {
-      lane = { jobs: new Map(), waiting: [], delayed: new Set(), consumers: new Set(), seq: 0, barriers: new Set() };
+      lane = {
+        jobs: new Map(),
+        waiting: [],
+        delayed: new Set(),
+        consumers: new Set(),
+        seq: 0,
+        barriers: new Set(),
+        chars: 0,
+        room: [],
+      };
       this.lanes.set(name, lane);
     }
     return lane;
@@ -184,9 +218,9 @@ export class MemoryJobQueue implements JobQueue {
     for (const job of jobs) {
       job.attemptsMade += 1;
       if (outcome.ok) {
-        lane.jobs.delete(job.id);
+        this.forget(lane, job);
       } else if (job.attemptsMade >= job.attempts) {
-        lane.jobs.delete(job.id);
+        this.forget(lane, job);
         this.logger?.error(
           { err: outcome.err, queue: name, jobId: job.id, attempts: job.attemptsMade },
           'job failed for good',
@@ -196,6 +230,13 @@ export class MemoryJobQueue implements JobQueue {
       }
     }
     this.releaseBarriers(lane);
+  }
+
+  /** A job leaves the lane (settled or cancelled): its room goes to the enqueues waiting for it. */
+  private forget(lane: Lane, job: Job): void {
+    lane.jobs.delete(job.id);
+    lane.chars -= job.json.length;
+    for (const wake of lane.room.splice(0)) wake();
   }
 
   private releaseBarriers(lane: Lane): void {
