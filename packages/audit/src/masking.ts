@@ -37,18 +37,27 @@ export const SECRET_NAME_PARTS = [
 
 /** Whether a field with this name holds a secret (see SECRET_NAME_PARTS). */
 export function isSecretName(name: string): boolean {
-  let known = secretNames.get(name);
+  return fieldAs(name) === null;
+}
+
+/**
+ * A field name as it is logged: null when it holds a secret (its value is masked), else the name
+ * cleaned for PostgreSQL. Remembered per name: field names repeat call after call (content,
+ * type, text, …), so a body's walk does one lookup per field instead of a scan and a regex test.
+ */
+function fieldAs(name: string): string | null {
+  let known = fieldNames.get(name);
   if (known === undefined) {
     const normalised = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-    known = SECRET_NAME_PARTS.some((part) => normalised.includes(part));
-    // Field names repeat call after call (content, type, text, …); the bound keeps hostile keys from growing it.
-    if (secretNames.size >= MAX_REMEMBERED_NAMES) secretNames.clear();
-    secretNames.set(name, known);
+    known = SECRET_NAME_PARTS.some((part) => normalised.includes(part)) ? null : cleanString(name);
+    // The bound keeps hostile keys from growing it.
+    if (fieldNames.size >= MAX_REMEMBERED_NAMES) fieldNames.clear();
+    fieldNames.set(name, known);
   }
   return known;
 }
 
-const secretNames = new Map<string, boolean>();
+const fieldNames = new Map<string, string | null>();
 const MAX_REMEMBERED_NAMES = 10_000;
 
 /** The marker that replaces a body over MAX_BODY_BYTES. */
@@ -87,12 +96,17 @@ function sanitise(value: unknown, depth: number, ancestors: object[]): unknown {
   ancestors.push(value);
   try {
     if (Array.isArray(value)) {
-      return value.map((item) => sanitise(item, depth + 1, ancestors) ?? null);
+      const out = new Array<unknown>(value.length);
+      for (let i = 0; i < value.length; i++) out[i] = sanitise(value[i], depth + 1, ancestors) ?? null;
+      return out;
     }
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      const clean = isSecretName(key) ? MASK : sanitise(item, depth + 1, ancestors);
-      if (clean !== undefined) out[cleanString(key)] = clean;
+    const fields = value as Record<string, unknown>;
+    // Own enumerable string keys, as Object.entries and JSON.stringify take them, without a pair per field.
+    for (const key of Object.keys(fields)) {
+      const name = fieldAs(key);
+      const clean = name === null ? MASK : sanitise(fields[key], depth + 1, ancestors);
+      if (clean !== undefined) out[name ?? cleanString(key)] = clean;
     }
     return out;
   } finally {
