@@ -140,6 +140,11 @@ describe('maskBodySized', () => {
     for (let i = 0; i < 3; i++) {
       expect(maskBodySized({ apiKey: 'k', text: 't' }).body).toEqual({ apiKey: MASK, text: 't' });
       expect(isSecretName('X-API-Key')).toBe(true);
+      // A remembered name keeps its cleaned form, a secret one its mask.
+      expect(maskBodySized({ 'k\u0000ey': 1, 'pass\u0000word': 'p' }).body).toEqual({
+        'k\uFFFDey': 1,
+        'pass\uFFFDword': MASK,
+      });
     }
   });
 });
