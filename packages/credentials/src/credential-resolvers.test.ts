@@ -45,6 +45,29 @@ describe('httpCredentialResolver failures', () => {
     await expect(httpCredentialResolver({ baseUrl: url, auth }).resolve(input)).rejects.toMatchObject({ status: 503 });
   });
 
+  // Bounded like every answer read here: a vault (or whatever answers at its address) sending more
+  // than one user's credentials could hold is refused, not buffered whole.
+  it('an answer over 1 MiB → 503, not buffered', async () => {
+    const url = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"credentials":{"github":"${'x'.repeat(2 * 1024 * 1024)}"},"missing":[],"authUrls":{}}`);
+    });
+    await expect(httpCredentialResolver({ baseUrl: url, auth }).resolve(input)).rejects.toMatchObject({
+      status: 503,
+      message: 'Credential vault is unreachable',
+    });
+  });
+
+  it('an answer in several chunks is read whole', async () => {
+    const url = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"credentials":{"github":"');
+      setTimeout(() => res.end(`${'y'.repeat(100_000)}"},"missing":[],"authUrls":{}}`), 20);
+    });
+    const result = await httpCredentialResolver({ baseUrl: url, auth }).resolve(input);
+    expect(result.credentials.github).toHaveLength(100_000);
+  });
+
   // The vault never answers: only the resolver's timeout can end the call, and a resolver that
   // waited on fails by this test's 30 s hang bound.
   it('silent vault → 503 after the timeout, having hung up on the vault', { timeout: 30_000 }, async () => {

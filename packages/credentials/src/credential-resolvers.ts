@@ -1,9 +1,10 @@
 import type { AuthService } from '@agentgw/auth';
 import { createEgressDispatcher, DependencyUnavailableError, withAllowedHosts, type EgressPolicy } from '@agentgw/core';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { UpstreamRecipient } from './credential-recipients.js';
 import type { CredentialResolution, Vault } from './vault.js';
+import { postToVault, type VaultAnswer } from './vault-post.js';
 
 /** Header carrying the service token on the vault's internal API. */
 export const SERVICE_TOKEN_HEADER = 'X-Service-Token';
@@ -53,6 +54,8 @@ export interface HttpCredentialResolverOptions {
 
 const DEFAULT_TIMEOUT_MS = 5_000;
 const TOKEN_REUSE_MS = 45_000;
+/** The vault's answer holds one user's credentials for one call: far below this; anything larger is refused. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /**
  * Distributed mode: resolves through the vault's internal endpoint with a short-lived service
@@ -60,12 +63,12 @@ const TOKEN_REUSE_MS = 45_000;
  * not treat "vault down" as "credentials missing".
  */
 export function httpCredentialResolver(options: HttpCredentialResolverOptions): CredentialResolver {
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/internal/v1/credentials/resolve`;
+  const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/internal/v1/credentials/resolve`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  // One keep-alive pool to the vault; undici's own timers bound the call (no AbortSignal or web
-  // Request/Response per invoke). Redirects are never followed: a 3xx is a failure like any non-2xx.
+  // One keep-alive pool to the vault; undici's own timers bound the call (no AbortSignal, body
+  // stream or web Request/Response per invoke). Redirects are never followed: a 3xx is a failure like any non-2xx.
   const dispatcher: Dispatcher = options.egress
-    ? createEgressDispatcher(withAllowedHosts(options.egress, [new URL(url).hostname]), { connectTimeoutMs: timeoutMs })
+    ? createEgressDispatcher(withAllowedHosts(options.egress, [url.hostname]), { connectTimeoutMs: timeoutMs })
     : new Agent({ connect: { timeout: timeoutMs } });
   // Service tokens live 60 s; reuse one for 45 s instead of signing (and verifying) per invoke.
   let cached: { token: string; renewAt: number } | undefined;
@@ -81,25 +84,24 @@ export function httpCredentialResolver(options: HttpCredentialResolverOptions): 
   };
   return {
     async resolve(input) {
-      const token = await serviceToken();
-      let status: number;
-      let body: unknown;
+      const headers = ['content-type', 'application/json', SERVICE_TOKEN_HEADER, await serviceToken()];
+      let answer: VaultAnswer;
       try {
-        const response = await request(url, {
-          method: 'POST',
-          dispatcher,
-          headers: { 'content-type': 'application/json', [SERVICE_TOKEN_HEADER]: token },
-          body: JSON.stringify(input),
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
+        answer = await postToVault(dispatcher, url, headers, JSON.stringify(input), {
+          timeoutMs,
+          maxBytes: MAX_ANSWER_BYTES,
         });
-        status = response.statusCode;
-        body = await response.body.json().catch(() => undefined);
       } catch {
         throw new DependencyUnavailableError('Credential vault is unreachable');
       }
-      if (status < 200 || status >= 300)
-        throw new DependencyUnavailableError(`Credential vault answered HTTP ${status}`);
+      if (answer.status < 200 || answer.status >= 300)
+        throw new DependencyUnavailableError(`Credential vault answered HTTP ${answer.status}`);
+      let body: unknown;
+      try {
+        body = JSON.parse(answer.body.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
       const parsed = resolutionSchema.safeParse(body);
       if (!parsed.success) throw new DependencyUnavailableError('Credential vault sent an invalid answer');
       return parsed.data;
