@@ -8,7 +8,7 @@ import {
   type Logger,
 } from '@agentgw/core';
 import type { ClientGone } from '@agentgw/service-kit';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 
 export interface UpstreamLimits {
   /** How long to wait for the upstream's response headers before answering 504. */
@@ -44,82 +44,133 @@ export class UpstreamClient {
   /**
    * `signal` is the client's: a caller that goes away aborts the upstream request. `log` makes the
    * call's logger, only when a failure is logged (a child logger per call costs its bindings' serialisation).
+   * Sent through undici's dispatch handler API rather than `request()`: a JSON answer is collected
+   * as it arrives (no body stream, async iterator or promise per chunk), an event stream becomes
+   * the web stream handed on, with no Node stream between.
    */
-  async post(
+  post(
     url: string,
     init: { headers: Record<string, string>; body: string; signal: ClientGone; log: () => Logger },
   ): Promise<UpstreamAnswer> {
-    const { headers, body, signal, log } = init;
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await request(url, {
-        method: 'POST',
-        dispatcher: this.dispatcher,
-        headers,
-        body,
-        signal,
-        headersTimeout: this.limits.headersTimeoutMs,
-        bodyTimeout: this.limits.bodyTimeoutMs,
-      });
-    } catch (err) {
-      throw upstreamFailure(err, signal, log);
-    }
-    const contentType = String(response.headers['content-type'] ?? '');
-    // 204/205/304 carry no body whatever their content type says; they are wrapped like any answer.
-    if (/^text\/event-stream\b/i.test(contentType) && ![204, 205, 304].includes(response.statusCode)) {
-      return { kind: 'stream', status: response.statusCode, contentType, body: relay(response.body) };
-    }
-    return {
-      kind: 'buffered',
-      status: response.statusCode,
-      contentType,
-      body: await this.readBounded(response.body, signal, log),
-    };
-  }
-
-  private async readBounded(
-    body: Dispatcher.ResponseData['body'],
-    signal: ClientGone,
-    log: () => Logger,
-  ): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > this.limits.maxResponseBytes) {
-          body.destroy();
-          throw new UpstreamError('Agent upstream answer is too large');
-        }
-        chunks.push(chunk);
+    const { signal, log } = init;
+    const target = new URL(url);
+    return new Promise((resolve, reject) => {
+      let abort: ((err: Error) => void) | undefined;
+      const stopWatching = onClientGone(signal, () => abort?.(new Error('the client went away')));
+      let chunks: Buffer[] | null = null;
+      let size = 0;
+      let head: { status: number; contentType: string } | undefined;
+      let relay: WebRelay | undefined;
+      const maxBytes = this.limits.maxResponseBytes;
+      const failed = (err: unknown) => {
+        stopWatching();
+        reject(upstreamFailure(err, signal, log));
+      };
+      try {
+        this.dispatcher.dispatch(
+          {
+            origin: target.origin,
+            path: `${target.pathname}${target.search}`,
+            method: 'POST',
+            headers: init.headers,
+            body: init.body,
+            headersTimeout: this.limits.headersTimeoutMs,
+            bodyTimeout: this.limits.bodyTimeoutMs,
+          },
+          {
+            onRequestStart(controller) {
+              abort = (err) => controller.abort(err);
+              if (signal.aborted) controller.abort(new Error('the client went away'));
+            },
+            onResponseStart(controller, status, headers) {
+              const contentType = String(headers['content-type'] ?? '');
+              head = { status, contentType };
+              // 204/205/304 carry no body whatever their content type says; they are wrapped like any answer.
+              if (/^text\/event-stream\b/i.test(contentType) && ![204, 205, 304].includes(status)) {
+                relay = new WebRelay(controller);
+                resolve({ kind: 'stream', status, contentType, body: relay.stream });
+              } else chunks = [];
+            },
+            onResponseData(controller, chunk) {
+              if (relay) {
+                if (!relay.push(chunk)) controller.pause();
+                return;
+              }
+              size += chunk.length;
+              if (size > maxBytes) controller.abort(new UpstreamError('Agent upstream answer is too large'));
+              else chunks?.push(chunk);
+            },
+            onResponseEnd() {
+              stopWatching();
+              if (relay) return relay.end();
+              resolve({ kind: 'buffered', ...head!, body: Buffer.concat(chunks ?? [], size) });
+            },
+            onResponseError(_controller, err) {
+              if (!relay) return failed(err);
+              stopWatching();
+              relay.fail(err);
+            },
+          },
+        );
+      } catch (err) {
+        // An argument undici refuses before sending (a header it cannot write): a failed exchange like any other.
+        failed(err);
       }
-    } catch (err) {
-      throw upstreamFailure(err, signal, log);
-    }
-    return Buffer.concat(chunks);
+    });
   }
 }
 
+/** Calls `gone` once the client goes away; returns what stops watching (once the upstream's answer is complete). */
+function onClientGone(signal: ClientGone, gone: () => void): () => void {
+  if ('addEventListener' in signal) {
+    signal.addEventListener('abort', gone, { once: true });
+    return () => signal.removeEventListener('abort', gone);
+  }
+  signal.once('abort', gone);
+  return () => signal.off('abort', gone);
+}
+
 /**
- * A pull-driven web stream over the upstream body: each chunk is handed on as soon as it
- * arrives (nothing waits for more data), and cancelling it — the client went away — destroys
- * the upstream body, which closes the upstream request.
+ * A pull-driven web stream over the upstream body: each chunk is handed on as soon as it arrives
+ * (nothing waits for more data), the upstream is paused while the reader has not asked for more,
+ * and cancelling it (the client went away) aborts the upstream request.
  */
-function relay(body: Dispatcher.ResponseData['body']): ReadableStream<Uint8Array> {
-  const chunks = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const next = await chunks.next();
-        if (next.done) controller.close();
-        else controller.enqueue(new Uint8Array(next.value));
+class WebRelay {
+  readonly stream: ReadableStream<Uint8Array>;
+  private reader!: ReadableStreamDefaultController<Uint8Array>;
+  private open = true;
+
+  constructor(upstream: Dispatcher.DispatchController) {
+    this.stream = new ReadableStream<Uint8Array>(
+      {
+        start: (reader) => {
+          this.reader = reader;
+        },
+        pull: () => upstream.resume(),
+        cancel: () => {
+          this.open = false;
+          upstream.abort(new Error('the client went away'));
+        },
       },
-      cancel() {
-        body.destroy();
-      },
-    },
-    { highWaterMark: 0 },
-  );
+      { highWaterMark: 0 },
+    );
+  }
+
+  push(chunk: Buffer): boolean {
+    if (!this.open) return false;
+    this.reader.enqueue(new Uint8Array(chunk));
+    return (this.reader.desiredSize ?? 0) > 0;
+  }
+
+  end(): void {
+    if (this.open) this.reader.close();
+    this.open = false;
+  }
+
+  fail(err: Error): void {
+    if (this.open) this.reader.error(err);
+    this.open = false;
+  }
 }
 
 /** Maps a failed upstream exchange to 403 (egress refused)/502/504; the cause is logged, never sent to the caller. */
