@@ -410,6 +410,36 @@ describe.each(testBackends())('invoke (%s)', (backend) => {
     expect(upstreamEnded).toBe(true);
   });
 
+  // The relay pauses the upstream while the caller does not read: what an endless or huge stream
+  // can make the gateway hold is the sockets' buffers, not the whole stream.
+  it('holds back an SSE upstream whose caller does not read', { timeout: 30_000 }, async () => {
+    const total = 96 * 1024 * 1024;
+    const event = `data: ${'x'.repeat(1016)}\n\n`;
+    let written = 0;
+    const up = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const pump = () => {
+        while (written < total) {
+          written += event.length;
+          if (!res.write(event)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    const agent = await insertAgent(h.deps, { upstreamUrl: up.url });
+    const server = await listen(h);
+    servers.push(server);
+
+    const res = await fetch(`${server.url}/api/v1/agents/${agent.id}/invoke`, invokeRequest(alice.token));
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('data: x');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // Loopback buffers hold a few MB per socket; without the pause the gateway reads it all at once.
+    expect(written).toBeLessThan(total / 2);
+    await reader.cancel();
+  });
+
   it('aborts the upstream request when the client disconnects mid-stream', async () => {
     let upstreamClosed!: () => void;
     const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));

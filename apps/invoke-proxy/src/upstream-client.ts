@@ -8,6 +8,7 @@ import {
   type Logger,
 } from '@agentgw/core';
 import type { ClientGone } from '@agentgw/service-kit';
+import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 
 export interface UpstreamLimits {
@@ -45,8 +46,10 @@ export class UpstreamClient {
    * `signal` is the client's: a caller that goes away aborts the upstream request. `log` makes the
    * call's logger, only when a failure is logged (a child logger per call costs its bindings' serialisation).
    * Sent through undici's dispatch handler API rather than `request()`: a JSON answer is collected
-   * as it arrives (no body stream, async iterator or promise per chunk), an event stream becomes
-   * the web stream handed on, with no Node stream between.
+   * as it arrives (no body stream, async iterator or promise per chunk); an event stream is a Node
+   * Readable the upstream is paused behind while it holds 16 KB unread, handed on as a web stream.
+   * (Fed straight into a web stream, undici's empty chunk on each resume answered the reader's
+   * reads with nothing: a busy loop. `invoke.test.ts` "holds back an SSE upstream" catches it.)
    */
   post(
     url: string,
@@ -59,8 +62,9 @@ export class UpstreamClient {
       const stopWatching = onClientGone(signal, () => abort?.(new Error('the client went away')));
       let chunks: Buffer[] | null = null;
       let size = 0;
+      let ended = false;
       let head: { status: number; contentType: string } | undefined;
-      let relay: WebRelay | undefined;
+      let stream: Readable | undefined;
       const maxBytes = this.limits.maxResponseBytes;
       const failed = (err: unknown) => {
         stopWatching();
@@ -87,13 +91,21 @@ export class UpstreamClient {
               head = { status, contentType };
               // 204/205/304 carry no body whatever their content type says; they are wrapped like any answer.
               if (/^text\/event-stream\b/i.test(contentType) && ![204, 205, 304].includes(status)) {
-                relay = new WebRelay(controller);
-                resolve({ kind: 'stream', status, contentType, body: relay.stream });
+                stream = new Readable({
+                  read: () => controller.resume(),
+                  destroy: (err, done) => {
+                    if (!controller.aborted && !ended) controller.abort(err ?? new Error('the client went away'));
+                    done(err);
+                  },
+                });
+                // The relay's reader reports failures; until it reads, an error must not go unhandled.
+                stream.on('error', () => undefined);
+                resolve({ kind: 'stream', status, contentType, body: relay(stream) });
               } else chunks = [];
             },
             onResponseData(controller, chunk) {
-              if (relay) {
-                if (!relay.push(chunk)) controller.pause();
+              if (stream) {
+                if (!stream.push(chunk)) controller.pause();
                 return;
               }
               size += chunk.length;
@@ -102,13 +114,14 @@ export class UpstreamClient {
             },
             onResponseEnd() {
               stopWatching();
-              if (relay) return relay.end();
+              ended = true;
+              if (stream) return void stream.push(null);
               resolve({ kind: 'buffered', ...head!, body: Buffer.concat(chunks ?? [], size) });
             },
             onResponseError(_controller, err) {
-              if (!relay) return failed(err);
+              if (!stream) return failed(err);
               stopWatching();
-              relay.fail(err);
+              stream.destroy(err);
             },
           },
         );
@@ -131,46 +144,25 @@ function onClientGone(signal: ClientGone, gone: () => void): () => void {
 }
 
 /**
- * A pull-driven web stream over the upstream body: each chunk is handed on as soon as it arrives
- * (nothing waits for more data), the upstream is paused while the reader has not asked for more,
- * and cancelling it (the client went away) aborts the upstream request.
+ * A pull-driven web stream over the upstream body: each chunk is handed on as soon as it
+ * arrives (nothing waits for more data), the upstream is paused while the reader has not asked
+ * for more, and cancelling it (the client went away) aborts the upstream request.
  */
-class WebRelay {
-  readonly stream: ReadableStream<Uint8Array>;
-  private reader!: ReadableStreamDefaultController<Uint8Array>;
-  private open = true;
-
-  constructor(upstream: Dispatcher.DispatchController) {
-    this.stream = new ReadableStream<Uint8Array>(
-      {
-        start: (reader) => {
-          this.reader = reader;
-        },
-        pull: () => upstream.resume(),
-        cancel: () => {
-          this.open = false;
-          upstream.abort(new Error('the client went away'));
-        },
+function relay(body: Readable): ReadableStream<Uint8Array> {
+  const chunks = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(new Uint8Array(next.value));
       },
-      { highWaterMark: 0 },
-    );
-  }
-
-  push(chunk: Buffer): boolean {
-    if (!this.open) return false;
-    this.reader.enqueue(new Uint8Array(chunk));
-    return (this.reader.desiredSize ?? 0) > 0;
-  }
-
-  end(): void {
-    if (this.open) this.reader.close();
-    this.open = false;
-  }
-
-  fail(err: Error): void {
-    if (this.open) this.reader.error(err);
-    this.open = false;
-  }
+      cancel() {
+        body.destroy();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /** Maps a failed upstream exchange to 403 (egress refused)/502/504; the cause is logged, never sent to the caller. */
