@@ -103,6 +103,33 @@ describe('MemoryJobQueue backpressure', () => {
     await queue.close();
   });
 
+  it('admits waiting enqueues oldest first: a small job does not pass a large one that waits', async () => {
+    const sized = (id: string, chars: number) => ({ confirmationId: id.padEnd(chars, '.') });
+    const unit = JSON.stringify(sized('x', 100)).length;
+    const queue = new MemoryJobQueue({ maxLaneChars: 3 * unit });
+    const releases: (() => void)[] = [];
+    await queue.consume('confirmation-timeout', () => new Promise<void>((resolve) => releases.push(resolve)));
+    await queue.enqueue('confirmation-timeout', sized('held', 2 * unit - 40));
+    const admitted: string[] = [];
+    const large = queue
+      .enqueue('confirmation-timeout', sized('large', 2 * unit - 40))
+      .then(() => admitted.push('large'));
+    await wait(5);
+    // Room for it now, but the large job came first.
+    const small = queue.enqueue('confirmation-timeout', sized('small', 100)).then(() => admitted.push('small'));
+    await wait(10);
+    expect(admitted).toEqual([]);
+    await vi.waitFor(() => expect(releases).toHaveLength(1));
+    releases[0]!();
+    await Promise.all([large, small]);
+    expect(admitted).toEqual(['large', 'small']);
+    await vi.waitFor(() => expect(releases).toHaveLength(2));
+    releases[1]!();
+    await vi.waitFor(() => expect(releases).toHaveLength(3));
+    releases[2]!();
+    await queue.close();
+  });
+
   it('takes a job larger than the bound into an empty lane, and refuses a waiting enqueue once closed', async () => {
     const queue = new MemoryJobQueue({ maxLaneChars: size - 1 });
     await queue.enqueue('confirmation-timeout', job('big'));

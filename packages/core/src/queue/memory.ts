@@ -48,6 +48,12 @@ interface Barrier {
   release: () => void;
 }
 
+/** An enqueue waiting for room: its size, and what wakes it (`false`: the queue closed). */
+interface RoomWait {
+  chars: number;
+  wake: (admitted: boolean) => void;
+}
+
 /**
  * Everything about one job name: the jobs that exist (for dedupe; a Map keeps insertion order,
  * so its first job is the oldest unsettled one), the ready line, the consumers, the barriers.
@@ -62,8 +68,8 @@ interface Lane {
   barriers: Set<Barrier>;
   /** JSON characters of the jobs in `jobs` (not yet settled), against maxLaneChars. */
   chars: number;
-  /** Enqueues waiting for room; each looks again when woken. */
-  room: (() => void)[];
+  /** Enqueues waiting for room, oldest first; each is woken with its characters already counted in `chars`. */
+  room: RoomWait[];
 }
 
 /**
@@ -94,12 +100,12 @@ export class MemoryJobQueue implements JobQueue {
     const id = options.jobId ?? randomUUID();
     if (lane.jobs.has(id)) return;
     const json = JSON.stringify(data);
-    while (lane.chars > 0 && lane.chars + json.length > this.maxLaneChars) {
-      await new Promise<void>((resolve) => lane.room.push(resolve));
-      if (this.closed) throw new Error('job queue is closed');
-      if (lane.jobs.has(id)) return;
-    }
-    lane.chars += json.length;
+    // Oldest first: a new job waits behind those already waiting, even if it would fit.
+    if (lane.room.length > 0 || !fits(lane, json.length, this.maxLaneChars)) {
+      const admitted = await new Promise<boolean>((wake) => lane.room.push({ chars: json.length, wake }));
+      if (!admitted || this.closed) throw new Error('job queue is closed');
+      if (lane.jobs.has(id)) return this.giveBack(lane, json.length);
+    } else lane.chars += json.length;
     const job: Job = {
       id,
       seq: ++lane.seq,
@@ -179,7 +185,7 @@ export class MemoryJobQueue implements JobQueue {
     this.timer = undefined;
     await Promise.all([...this.lanes.values()].flatMap((lane) => [...lane.consumers].map((c) => c.close())));
     // Enqueues waiting for room wake to find the queue closed.
-    for (const lane of this.lanes.values()) for (const wake of lane.room.splice(0)) wake();
+    for (const lane of this.lanes.values()) for (const wait of lane.room.splice(0)) wait.wake(false);
     this.lanes.clear();
   }
 
@@ -235,8 +241,17 @@ export class MemoryJobQueue implements JobQueue {
   /** A job leaves the lane (settled or cancelled): its room goes to the enqueues waiting for it. */
   private forget(lane: Lane, job: Job): void {
     lane.jobs.delete(job.id);
-    lane.chars -= job.json.length;
-    for (const wake of lane.room.splice(0)) wake();
+    this.giveBack(lane, job.json.length);
+  }
+
+  /** Frees room and admits the enqueues waiting for it, oldest first, while each fits (one wake per admitted job). */
+  private giveBack(lane: Lane, chars: number): void {
+    lane.chars -= chars;
+    while (lane.room.length > 0 && fits(lane, lane.room[0]!.chars, this.maxLaneChars)) {
+      const wait = lane.room.shift()!;
+      lane.chars += wait.chars;
+      wait.wake(true);
+    }
   }
 
   private releaseBarriers(lane: Lane): void {
@@ -280,6 +295,11 @@ export class MemoryJobQueue implements JobQueue {
     }
     if (next !== Infinity) this.arm(next);
   }
+}
+
+/** Whether a job of `chars` may join the lane now; an empty lane takes any job, so one larger than the bound still runs. */
+function fits(lane: Lane, chars: number, max: number): boolean {
+  return lane.chars === 0 || lane.chars + chars <= max;
 }
 
 /**
