@@ -1,14 +1,18 @@
 import {
   createEgressDispatcher,
   egressRefusalOf,
+  EndpointSplits,
+  exchange,
   UpstreamError,
   UpstreamTimeoutError,
   type AppError,
   type EgressPolicy,
+  type ExchangeOptions,
+  type ExchangeRequest,
   type Logger,
 } from '@agentgw/core';
 import type { ClientGone } from '@agentgw/service-kit';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 
 export interface UpstreamLimits {
@@ -32,6 +36,8 @@ export type UpstreamAnswer =
  */
 export class UpstreamClient {
   private readonly dispatcher: Dispatcher;
+  private readonly answerOptions: ReturnType<typeof answerOptions>;
+  private readonly endpoints = new EndpointSplits();
 
   constructor(
     private readonly limits: UpstreamLimits,
@@ -40,101 +46,59 @@ export class UpstreamClient {
     this.dispatcher = createEgressDispatcher(egress, {
       agent: { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 },
     });
+    this.answerOptions = answerOptions(limits.maxResponseBytes);
   }
 
   /**
    * `signal` is the client's: a caller that goes away aborts the upstream request. `log` makes the
    * call's logger, only when a failure is logged (a child logger per call costs its bindings' serialisation).
-   * Sent through undici's dispatch handler API rather than `request()`: a JSON answer is collected
-   * as it arrives (no body stream, async iterator or promise per chunk); an event stream is a Node
-   * Readable the upstream is paused behind while it holds 16 KB unread, handed on as a web stream.
-   * (Fed straight into a web stream, undici's empty chunk on each resume answered the reader's
-   * reads with nothing: a busy loop. `invoke.test.ts` "holds back an SSE upstream" catches it.)
+   * Sent through `@agentgw/core`'s `exchange`: a JSON answer collected as it arrives, an event
+   * stream a Node Readable the upstream is paused behind, handed on as a web stream.
    */
-  post(
+  async post(
     url: string,
     init: { headers: Record<string, string>; body: string; signal: ClientGone; log: () => Logger },
   ): Promise<UpstreamAnswer> {
     const { signal, log } = init;
-    const target = new URL(url);
-    return new Promise((resolve, reject) => {
-      let abort: ((err: Error) => void) | undefined;
-      const stopWatching = onClientGone(signal, () => abort?.(new Error('the client went away')));
-      let chunks: Buffer[] | null = null;
-      let size = 0;
-      let ended = false;
-      let head: { status: number; contentType: string } | undefined;
-      let stream: Readable | undefined;
-      const maxBytes = this.limits.maxResponseBytes;
-      const failed = (err: unknown) => {
-        stopWatching();
-        reject(upstreamFailure(err, signal, log));
-      };
-      try {
-        this.dispatcher.dispatch(
-          {
-            origin: target.origin,
-            path: `${target.pathname}${target.search}`,
-            method: 'POST',
-            headers: init.headers,
-            body: init.body,
-            headersTimeout: this.limits.headersTimeoutMs,
-            bodyTimeout: this.limits.bodyTimeoutMs,
-          },
-          {
-            onRequestStart(controller) {
-              abort = (err) => controller.abort(err);
-              if (signal.aborted) controller.abort(new Error('the client went away'));
-            },
-            onResponseStart(controller, status, headers) {
-              const contentType = String(headers['content-type'] ?? '');
-              head = { status, contentType };
-              // 204/205/304 carry no body whatever their content type says; they are wrapped like any answer.
-              if (/^text\/event-stream\b/i.test(contentType) && ![204, 205, 304].includes(status)) {
-                stream = new Readable({
-                  read: () => controller.resume(),
-                  destroy: (err, done) => {
-                    if (!controller.aborted && !ended) controller.abort(err ?? new Error('the client went away'));
-                    done(err);
-                  },
-                });
-                // The relay's reader reports failures; until it reads, an error must not go unhandled.
-                stream.on('error', () => undefined);
-                resolve({ kind: 'stream', status, contentType, body: relay(stream) });
-              } else chunks = [];
-            },
-            onResponseData(controller, chunk) {
-              if (stream) {
-                if (!stream.push(chunk)) controller.pause();
-                return;
-              }
-              size += chunk.length;
-              if (size > maxBytes) controller.abort(new UpstreamError('Agent upstream answer is too large'));
-              else chunks?.push(chunk);
-            },
-            onResponseEnd() {
-              stopWatching();
-              ended = true;
-              if (stream) return void stream.push(null);
-              resolve({ kind: 'buffered', ...head!, body: Buffer.concat(chunks ?? [], size) });
-            },
-            onResponseError(_controller, err) {
-              if (!stream) return failed(err);
-              stopWatching();
-              stream.destroy(err);
-            },
-          },
-        );
-      } catch (err) {
-        // An argument undici refuses before sending (a header it cannot write): a failed exchange like any other.
-        failed(err);
-      }
+    const request: ExchangeRequest = {
+      ...this.endpoints.of(url),
+      method: 'POST',
+      headers: init.headers,
+      body: init.body,
+      headersTimeout: this.limits.headersTimeoutMs,
+      bodyTimeout: this.limits.bodyTimeoutMs,
+    };
+    const answer = await exchange(this.dispatcher, request, {
+      ...this.answerOptions,
+      watch: (abort) => onClientGone(signal, () => abort(new Error('the client went away'))),
+      failure: (err) => upstreamFailure(err, signal, log),
     });
+    const contentType = String(answer.headers['content-type'] ?? '');
+    if (answer.kind === 'stream')
+      return { kind: 'stream', status: answer.status, contentType, body: relay(answer.body) };
+    return { kind: 'buffered', status: answer.status, contentType, body: answer.body ?? Buffer.alloc(0) };
   }
+}
+
+/** An event stream is relayed as it arrives; anything else is collected (bounded) to be wrapped. */
+function answerOptions(maxBytes: number): Pick<ExchangeOptions, 'maxBytes' | 'tooLarge' | 'bodyMode'> {
+  return {
+    maxBytes,
+    tooLarge: () => new UpstreamError('Agent upstream answer is too large'),
+    // 204/205/304 carry no body whatever their content type says; they are wrapped like any answer.
+    bodyMode: (status, headers) =>
+      /^text\/event-stream\b/i.test(String(headers['content-type'] ?? '')) && ![204, 205, 304].includes(status)
+        ? 'stream'
+        : 'collect',
+  };
 }
 
 /** Calls `gone` once the client goes away; returns what stops watching (once the upstream's answer is complete). */
 function onClientGone(signal: ClientGone, gone: () => void): () => void {
+  if (signal.aborted) {
+    gone();
+    return () => undefined;
+  }
   if ('addEventListener' in signal) {
     signal.addEventListener('abort', gone, { once: true });
     return () => signal.removeEventListener('abort', gone);

@@ -116,6 +116,8 @@ export {
   egressPolicyFromConfig,
   egressRefusalOf,
   embeddedIpv4,
+  EndpointSplits,
+  exchange,
   inCidr,
   isHostAllowed,
   isHostName,
@@ -135,5 +137,9 @@ export type {
   EgressMode,
   EgressPolicy,
   EgressResolver,
+  ExchangeOptions,
+  ExchangeRequest,
+  Exchanged,
+  BodyMode,
   IpBytes,
 } from './egress/index.js';

@@ -1,10 +1,17 @@
 import type { AuthService } from '@agentgw/auth';
-import { createEgressDispatcher, DependencyUnavailableError, withAllowedHosts, type EgressPolicy } from '@agentgw/core';
+import {
+  createEgressDispatcher,
+  DependencyUnavailableError,
+  exchange,
+  withAllowedHosts,
+  type EgressPolicy,
+  type Exchanged,
+  type ExchangeOptions,
+} from '@agentgw/core';
 import { Agent, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { UpstreamRecipient } from './credential-recipients.js';
 import type { CredentialResolution, Vault } from './vault.js';
-import { postToVault, type VaultAnswer } from './vault-post.js';
 
 /** Header carrying the service token on the vault's internal API. */
 export const SERVICE_TOKEN_HEADER = 'X-Service-Token';
@@ -56,6 +63,12 @@ const DEFAULT_TIMEOUT_MS = 5_000;
 const TOKEN_REUSE_MS = 45_000;
 /** The vault's answer holds one user's credentials for one call: far below this; anything larger is refused. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
+/** The vault's answer is collected whole, under 1 MiB (a larger one aborts the call). */
+const vaultAnswer: ExchangeOptions = {
+  maxBytes: MAX_ANSWER_BYTES,
+  tooLarge: () => new Error(`the vault's answer exceeds ${MAX_ANSWER_BYTES} bytes`),
+  bodyMode: () => 'collect',
+};
 
 /**
  * Distributed mode: resolves through the vault's internal endpoint with a short-lived service
@@ -65,6 +78,13 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
 export function httpCredentialResolver(options: HttpCredentialResolverOptions): CredentialResolver {
   const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/internal/v1/credentials/resolve`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const endpoint = {
+    origin: url.origin,
+    path: `${url.pathname}${url.search}`,
+    method: 'POST' as const,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  };
   // One keep-alive pool to the vault; undici's own timers bound the call (no AbortSignal, body
   // stream or web Request/Response per invoke). Redirects are never followed: a 3xx is a failure like any non-2xx.
   const dispatcher: Dispatcher = options.egress
@@ -85,16 +105,13 @@ export function httpCredentialResolver(options: HttpCredentialResolverOptions): 
   return {
     async resolve(input) {
       const headers = ['content-type', 'application/json', SERVICE_TOKEN_HEADER, await serviceToken()];
-      let answer: VaultAnswer;
+      let answer: Exchanged;
       try {
-        answer = await postToVault(dispatcher, url, headers, JSON.stringify(input), {
-          timeoutMs,
-          maxBytes: MAX_ANSWER_BYTES,
-        });
+        answer = await exchange(dispatcher, { ...endpoint, headers, body: JSON.stringify(input) }, vaultAnswer);
       } catch {
         throw new DependencyUnavailableError('Credential vault is unreachable');
       }
-      if (answer.status < 200 || answer.status >= 300)
+      if (answer.status < 200 || answer.status >= 300 || answer.body === null)
         throw new DependencyUnavailableError(`Credential vault answered HTTP ${answer.status}`);
       let body: unknown;
       try {

@@ -1,3 +1,4 @@
+import { EndpointSplits } from '@agentgw/core';
 import { request, type Dispatcher } from 'undici';
 import { Deadline } from './deadline.js';
 import { McpUpstreamError } from './errors.js';
@@ -48,7 +49,7 @@ interface PostShape extends AnswerHandlers {
  * pool, the client's identity and the request ids, so any number of calls share one.
  */
 export class UpstreamExchange {
-  private readonly endpoints = new Map<string, { origin: string; path: string }>();
+  private readonly endpoints = new EndpointSplits(MAX_REMEMBERED_ENDPOINTS);
   private nextId = 1;
 
   constructor(
@@ -174,7 +175,7 @@ export class UpstreamExchange {
     id: number | undefined,
     shape: PostShape,
   ): Promise<RawExchange> {
-    const endpoint = this.endpointParts(target.endpoint);
+    const endpoint = this.endpoints.of(target.endpoint);
     const headers = postHeaders(target, session, message, shape);
     const answer = await postOver(this.dispatcher, { ...endpoint, headers, body: JSON.stringify(message) }, deadline, {
       wantBody: id !== undefined,
@@ -207,19 +208,6 @@ export class UpstreamExchange {
     }
     const parsed = parseAnswer(body.toString('utf8'), id, handOn);
     return { status: answer.status, sessionId, response: isJsonRpcResponse(parsed) ? parsed : null };
-  }
-
-  /** An endpoint split into undici's origin and path, once per endpoint. */
-  private endpointParts(endpoint: string): { origin: string; path: string } {
-    let parts = this.endpoints.get(endpoint);
-    if (!parts) {
-      const url = new URL(endpoint);
-      parts = { origin: url.origin, path: `${url.pathname}${url.search}` };
-      // Endpoints are the providers' (a handful); the bound only keeps a misuse from growing it.
-      if (this.endpoints.size >= MAX_REMEMBERED_ENDPOINTS) this.endpoints.clear();
-      this.endpoints.set(endpoint, parts);
-    }
-    return parts;
   }
 }
 
