@@ -60,16 +60,21 @@ export class UpstreamClient {
     init: { headers: Record<string, string>; body: string; signal: ClientGone; log: () => Logger },
   ): Promise<UpstreamAnswer> {
     const { signal, log } = init;
+    const { origin, path } = this.endpoints.of(url);
     const request: ExchangeRequest = {
-      ...this.endpoints.of(url),
+      origin,
+      path,
       method: 'POST',
       headers: init.headers,
       body: init.body,
       headersTimeout: this.limits.headersTimeoutMs,
       bodyTimeout: this.limits.bodyTimeoutMs,
     };
+    const { maxBytes, tooLarge, bodyMode } = this.answerOptions;
     const answer = await exchange(this.dispatcher, request, {
-      ...this.answerOptions,
+      maxBytes,
+      tooLarge,
+      bodyMode,
       watch: (abort) => onClientGone(signal, () => abort(new Error('the client went away'))),
       failure: (err) => upstreamFailure(err, signal, log),
     });

@@ -6,6 +6,7 @@ import {
   withAllowedHosts,
   type EgressPolicy,
   type Exchanged,
+  type ExchangeRequest,
   type ExchangeOptions,
 } from '@agentgw/core';
 import { Agent, type Dispatcher } from 'undici';
@@ -66,7 +67,7 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
 /** The vault's answer is collected whole, under 1 MiB (a larger one aborts the call). */
 const vaultAnswer: ExchangeOptions = {
   maxBytes: MAX_ANSWER_BYTES,
-  tooLarge: () => new Error(`the vault's answer exceeds ${MAX_ANSWER_BYTES} bytes`),
+  tooLarge: (maxBytes) => new Error(`the vault's answer exceeds ${maxBytes} bytes`),
   bodyMode: () => 'collect',
 };
 
@@ -78,13 +79,8 @@ const vaultAnswer: ExchangeOptions = {
 export function httpCredentialResolver(options: HttpCredentialResolverOptions): CredentialResolver {
   const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/internal/v1/credentials/resolve`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const endpoint = {
-    origin: url.origin,
-    path: `${url.pathname}${url.search}`,
-    method: 'POST' as const,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  };
+  // The request is built field by field per call: made by spreading, it cost undici several times more to take in (measured).
+  const endpoint = { origin: url.origin, path: `${url.pathname}${url.search}` };
   // One keep-alive pool to the vault; undici's own timers bound the call (no AbortSignal, body
   // stream or web Request/Response per invoke). Redirects are never followed: a 3xx is a failure like any non-2xx.
   const dispatcher: Dispatcher = options.egress
@@ -107,7 +103,16 @@ export function httpCredentialResolver(options: HttpCredentialResolverOptions): 
       const headers = ['content-type', 'application/json', SERVICE_TOKEN_HEADER, await serviceToken()];
       let answer: Exchanged;
       try {
-        answer = await exchange(dispatcher, { ...endpoint, headers, body: JSON.stringify(input) }, vaultAnswer);
+        const request: ExchangeRequest = {
+          origin: endpoint.origin,
+          path: endpoint.path,
+          method: 'POST',
+          headers,
+          body: JSON.stringify(input),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        };
+        answer = await exchange(dispatcher, request, vaultAnswer);
       } catch {
         throw new DependencyUnavailableError('Credential vault is unreachable');
       }

@@ -49,7 +49,11 @@ afterAll(async () => {
 });
 
 const get = (path: string): ExchangeRequest => ({ origin, path, method: 'GET', headers: [], body: null });
-const collect: ExchangeOptions = { maxBytes: 1024, tooLarge: () => new Error('too large'), bodyMode: () => 'collect' };
+const collect: ExchangeOptions = {
+  maxBytes: 1024,
+  tooLarge: (max) => new Error(`too large: over ${max}`),
+  bodyMode: () => 'collect',
+};
 
 describe('exchange (a real server on 127.0.0.1)', () => {
   it('collects a JSON answer whole, with its head', async () => {

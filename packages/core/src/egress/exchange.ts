@@ -20,9 +20,9 @@ export type BodyMode = 'stream' | 'collect' | 'discard';
 
 /** Why each caller's exchange differs: how a body is taken, what is too large, who may abort, how a failure is named. */
 export interface ExchangeOptions {
-  /** Largest body collected whole; past it the exchange aborts with `tooLarge()`. */
+  /** Largest body collected whole; past it the exchange aborts with `tooLarge(maxBytes)`. */
   maxBytes: number;
-  tooLarge: () => Error;
+  tooLarge: (maxBytes: number) => Error;
   /** Chosen at the response head. */
   bodyMode: (status: number, headers: IncomingHttpHeaders) => BodyMode;
   /** Given the request's abort once it starts (a deadline, a caller going away); returns what stops watching, called once the answer is complete or failed. */
@@ -88,7 +88,7 @@ export function exchange(
         }
         if (!chunks) return;
         size += chunk.length;
-        if (size > options.maxBytes) controller.abort(options.tooLarge());
+        if (size > options.maxBytes) controller.abort(options.tooLarge(options.maxBytes));
         else chunks.push(chunk);
       },
       onResponseEnd() {
@@ -98,7 +98,7 @@ export function exchange(
         if (head === null) return fail(new Error('the answer ended before its head'));
         // One chunk is the body as it is (no copy).
         const body = chunks ? ((chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks, size)) : null;
-        resolve({ kind: 'whole', ...head, body });
+        resolve({ kind: 'whole', status: head.status, headers: head.headers, body });
       },
       onResponseError(_controller, err) {
         fail(err);
