@@ -74,6 +74,18 @@ describe('SseStream', () => {
     stream.close();
   });
 
+  it('counts the bytes the client has not taken (unreadBytes), falling as it reads', async () => {
+    const stream = new SseStream({ maxBufferedBytes: Infinity });
+    expect(stream.unreadBytes).toBe(0);
+    const frame = sseFrame({ data: 'x'.repeat(10_000) });
+    for (let i = 0; i < 5; i++) stream.write(frame);
+    expect(stream.unreadBytes).toBe(5 * frame.length);
+    const reader = stream.body.getReader();
+    await reader.read();
+    expect(stream.unreadBytes).toBe(4 * frame.length);
+    stream.close();
+  });
+
   it('ends with "client-gone" when the reader cancels or the signal aborts (already aborted included)', async () => {
     const cancelled: SseEnd[] = [];
     const byReader = new SseStream({ onEnd: (why) => cancelled.push(why) });

@@ -39,6 +39,8 @@ export const sseFrame = (event: SseEvent): Uint8Array => encoder.encode(sseText(
 export const sseComment = (text: string): Uint8Array => encoder.encode(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
 
 const KEEP_ALIVE = sseComment('keep-alive');
+/** Bytes the body queues before it reports itself full (the socket takes them as it drains). */
+const QUEUE_HIGH_WATER_MARK = 16 * 1024;
 
 export interface SseStreamOptions {
   /** A `: keep-alive` comment this often; none when absent. */
@@ -70,7 +72,7 @@ export class SseStream {
     this.maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
     this.body = new ReadableStream<Uint8Array>(
       { start: (controller) => void (this.controller = controller), cancel: this.clientGone },
-      new ByteLengthQueuingStrategy({ highWaterMark: 16 * 1024 }),
+      new ByteLengthQueuingStrategy({ highWaterMark: QUEUE_HIGH_WATER_MARK }),
     );
     if (options.heartbeatMs !== undefined) {
       this.heartbeat = setInterval(() => this.write(KEEP_ALIVE), options.heartbeatMs);
@@ -83,6 +85,12 @@ export class SseStream {
   /** Whether writes still go anywhere. */
   get open(): boolean {
     return !this.ended;
+  }
+
+  /** Bytes queued that the client has not taken yet: what a writer of droppable events reads to skip them. */
+  get unreadBytes(): number {
+    const { desiredSize } = this.controller;
+    return desiredSize === null ? 0 : Math.max(0, QUEUE_HIGH_WATER_MARK - desiredSize);
   }
 
   /** Frames and queues one event; false once the stream has ended. */

@@ -7,7 +7,7 @@ import type { McpRequestContext } from '../mcp-context.js';
 import { parsePost, type ParsedPost, type RequestItem, type Invalid } from './parse-and-negotiate.js';
 import { NO_HEADERS } from './replies.js';
 import { ProtectedResources } from '../protected-resource/protected-resource.js';
-import { respond, type RespondDeps } from './respond.js';
+import { NOTIFICATIONS_MAX_UNREAD_BYTES, respond, type RespondDeps } from './respond.js';
 import { CUT_OFF_MESSAGE, NOT_RUN_MESSAGE, OpenRequests } from './open-requests.js';
 import { MemoryResumptionStore } from '../stream-resumption/resumption-store.js';
 import { systemClock } from '@agentgw/core';
@@ -107,6 +107,24 @@ describe('respond', () => {
       { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 2 } },
       { jsonrpc: '2.0', id: 7, result: { content: [] } },
     ]);
+  });
+
+  it('drops notifications past 1 MiB unread by a client that does not read, never a server request or the answer', async () => {
+    const note = 'x'.repeat(1024);
+    const sent = 4000;
+    const post = appWith(async (r, ctx) => {
+      // ~4 MiB of progress offered while nothing reads the answer's body.
+      for (let i = 1; i <= sent; i++)
+        ctx.notify!({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: i, message: note } });
+      ctx.channel!.send({ jsonrpc: '2.0', id: 'ask', method: 'sampling/createMessage', params: {} });
+      return ok(r);
+    });
+    const res = await post(call(9), BOTH);
+    const got = (await events(res)) as { id?: unknown; method?: string }[];
+    const progress = got.filter((m) => m.method === 'notifications/progress');
+    expect(progress.length).toBeGreaterThan((NOTIFICATIONS_MAX_UNREAD_BYTES / (note.length + 100)) * 0.9);
+    expect(progress.length).toBeLessThan(sent / 2);
+    expect(got.slice(-2).map((m) => m.id)).toEqual(['ask', 9]);
   });
 
   it("a batch: JSON holds the invalid messages' errors first, then the answers; SSE the same, in order", async () => {

@@ -62,6 +62,8 @@ const MAY_STREAM: ReadonlySet<string> = new Set([
 ]);
 /** The most bytes a listen's stream may leave unread before the client is cut off (its notifications are not bounded by an answer). */
 const LISTEN_MAX_BUFFERED_BYTES = 1024 * 1024;
+/** Past this many bytes unread on a call's stream, the upstream's further notifications (progress, logs) are dropped. */
+export const NOTIFICATIONS_MAX_UNREAD_BYTES = 1024 * 1024;
 
 /**
  * Answers the requests as JSON, or as SSE when the client asks for it (Accept) and would
@@ -140,7 +142,11 @@ async function answerStreamed(deps: RespondDeps, x: Exchange): Promise<Response>
   const notify = (notification: JsonRpcNotification | JsonRpcRequest) => {
     if (pausing?.emit(notification, false)) return;
     if (stream === null) startStreaming(null);
-    (stream ?? open()).send({ event: 'message', data: notification });
+    const sse = stream ?? open();
+    // A client this far behind is not reading its notifications: later ones are dropped rather than held in
+    // memory without bound (an upstream may send progress without end). Server requests and answers never are.
+    if (!('id' in notification) && sse.unreadBytes > NOTIFICATIONS_MAX_UNREAD_BYTES) return;
+    sse.send({ event: 'message', data: notification });
   };
   // A server request an upstream sends goes out on this answer (which it switches to SSE); 2026-07-28 clients take none
   // on a stream: theirs become input_required rounds (relay/legacy-request-bridge.ts).
