@@ -7,11 +7,12 @@ import {
   UpstreamTimeoutError,
   type AppError,
   type EgressPolicy,
-  type ExchangeOptions,
+  type BodyMode,
   type ExchangeRequest,
   type Logger,
 } from '@agentgw/core';
 import type { ClientGone } from '@agentgw/service-kit';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 
@@ -36,7 +37,6 @@ export type UpstreamAnswer =
  */
 export class UpstreamClient {
   private readonly dispatcher: Dispatcher;
-  private readonly answerOptions: ReturnType<typeof answerOptions>;
   private readonly endpoints = new EndpointSplits();
 
   constructor(
@@ -46,7 +46,6 @@ export class UpstreamClient {
     this.dispatcher = createEgressDispatcher(egress, {
       agent: { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 },
     });
-    this.answerOptions = answerOptions(limits.maxResponseBytes);
   }
 
   /**
@@ -70,11 +69,10 @@ export class UpstreamClient {
       headersTimeout: this.limits.headersTimeoutMs,
       bodyTimeout: this.limits.bodyTimeoutMs,
     };
-    const { maxBytes, tooLarge, bodyMode } = this.answerOptions;
     const answer = await exchange(this.dispatcher, request, {
-      maxBytes,
-      tooLarge,
-      bodyMode,
+      maxBytes: this.limits.maxResponseBytes,
+      tooLarge: answerTooLarge,
+      bodyMode: agentBodyMode,
       watch: (abort) => onClientGone(signal, () => abort(new Error('the client went away'))),
       failure: (err) => upstreamFailure(err, signal, log),
     });
@@ -85,17 +83,14 @@ export class UpstreamClient {
   }
 }
 
-/** An event stream is relayed as it arrives; anything else is collected (bounded) to be wrapped. */
-function answerOptions(maxBytes: number): Pick<ExchangeOptions, 'maxBytes' | 'tooLarge' | 'bodyMode'> {
-  return {
-    maxBytes,
-    tooLarge: () => new UpstreamError('Agent upstream answer is too large'),
-    // 204/205/304 carry no body whatever their content type says; they are wrapped like any answer.
-    bodyMode: (status, headers) =>
-      /^text\/event-stream\b/i.test(String(headers['content-type'] ?? '')) && ![204, 205, 304].includes(status)
-        ? 'stream'
-        : 'collect',
-  };
+function answerTooLarge(): UpstreamError {
+  return new UpstreamError('Agent upstream answer is too large');
+}
+
+/** An event stream is relayed as it arrives; anything else is collected (bounded) to be wrapped. 204/205/304 carry no body whatever their content type says. */
+function agentBodyMode(status: number, headers: IncomingHttpHeaders): BodyMode {
+  const eventStream = /^text\/event-stream\b/i.test(String(headers['content-type'] ?? ''));
+  return eventStream && ![204, 205, 304].includes(status) ? 'stream' : 'collect';
 }
 
 /** Calls `gone` once the client goes away; returns what stops watching (once the upstream's answer is complete). */
