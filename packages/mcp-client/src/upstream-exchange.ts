@@ -177,7 +177,8 @@ export class UpstreamExchange {
   ): Promise<RawExchange> {
     const endpoint = this.endpoints.of(target.endpoint);
     const headers = postHeaders(target, session, message, shape);
-    const answer = await postOver(this.dispatcher, { ...endpoint, headers, body: JSON.stringify(message) }, deadline, {
+    const post = { origin: endpoint.origin, path: endpoint.path, headers, body: JSON.stringify(message) };
+    const answer = await postOver(this.dispatcher, post, deadline, {
       wantBody: id !== undefined,
       maxBytes: this.maxResponseBytes,
       streamJson: message.method === 'subscriptions/listen',

@@ -54,7 +54,8 @@ export async function forwardAndRecord(
       throw err;
     }
   };
-  const result = await deps.forward(provider, params, ctx, { ...call, recorded });
+  const forwarded: ForwardedCall = { auditId, toolName: call.toolName, paramHeaders: call.paramHeaders, recorded };
+  const result = await deps.forward(provider, params, ctx, forwarded);
   await opened;
   return result;
 }
