@@ -32,6 +32,7 @@ import { readProbes, worstDelay } from './probe-reports.js';
 import { cpuSeconds, residentBytes, settledResidentBytes } from './process-stats.js';
 import { readThreads, splitThreadCpu } from './thread-cpu-split.js';
 import { allCases, type Case, type Seeded, type Target } from './bench-cases.js';
+import { bracket, type BareWindow } from './bare-bracket.js';
 import { runLoad, type LoadResult } from './load-run.js';
 import { warmUntilSettled, type WarmUpReport } from './warm-up.js';
 import {
@@ -62,6 +63,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? (options.quick ? 3 : 8));
 const ONE_CONNECTION_SECONDS = Math.max(2, Math.round(SECONDS / 2));
 /** One round of unmeasured load before a measured run; repeated until the CPU per call settles (`warm-up.ts`). */
 const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 2);
+/** Each of the bare proxy's two windows around a gateway window: together as long as the gateway's. */
+const BARE_WINDOW_SECONDS = Math.max(2, SECONDS / 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -166,6 +169,14 @@ async function warmUpSettled(t: Target, pids: readonly number[]): Promise<WarmUp
   });
 }
 
+/** One measured window of the bare proxy: its CPU and calls (the warm-up was its reference run's). */
+async function bareWindow(t: Target, seconds: number): Promise<BareWindow> {
+  const bare = viaBare(t);
+  const before = cpuSeconds([bare.pid]);
+  const { total, errors, non2xx } = await runLoad(bare.target, CONNECTIONS, seconds);
+  return { cpu: cpuSeconds([bare.pid]) - before, calls: total, failures: errors + non2xx };
+}
+
 /** One side's warm-up, for the report: its rounds and CPU per 1,000 calls in the first and last. */
 const warmUpText = (r: WarmUpReport) =>
   `${r.rounds} rounds, ${fmt(r.first, 3)} → ${fmt(r.last, 3)}${r.settled ? '' : ' (still falling)'}`;
@@ -173,7 +184,8 @@ const warmUpText = (r: WarmUpReport) =>
 /** A case's reference runs; measured once for the cases that send the same request upstream. */
 interface References {
   direct: { many: LoadResult; one: LoadResult };
-  bare: { many: LoadResult; one: LoadResult; cpu: number; warmUp: WarmUpReport };
+  /** Its throughput and latency; its CPU is measured around each gateway window instead (bare-bracket.ts). */
+  bare: { many: LoadResult; one: LoadResult; warmUp: WarmUpReport };
   /** The floor's CPU over its calls, for FLOOR_CASE only. */
   floor?: { cpu: number; total: number };
 }
@@ -199,7 +211,7 @@ async function measureFloor(c: Case): Promise<References['floor']> {
   return { cpu: cpuSeconds([floor.pid]) - before, total };
 }
 
-/** Direct (with the upstream's event-loop delay, the baseline) and through the bare proxy (with its CPU), each after a warm-up. */
+/** Direct (with the upstream's event-loop delay, the baseline) and through the bare proxy (its throughput and latency), each after a warm-up. */
 async function measureReferences(c: Case, probeDir: string, delays: string[]): Promise<References> {
   const upstream = c.direct.url.startsWith(agentUrl) ? upstreams.agent : upstreams.mcp;
   await warmUp(c.direct);
@@ -210,14 +222,12 @@ async function measureReferences(c: Case, probeDir: string, delays: string[]): P
   const one = await runLoad(c.direct, 1, ONE_CONNECTION_SECONDS);
   const bare = viaBare(c.direct);
   const bareWarmUp = await warmUpSettled(bare.target, [bare.pid]);
-  const cpuBefore = cpuSeconds([bare.pid]);
   const bareMany = await runLoad(bare.target, CONNECTIONS, SECONDS);
-  const bareCpu = cpuSeconds([bare.pid]) - cpuBefore;
   const bareOne = await runLoad(bare.target, 1, ONE_CONNECTION_SECONDS);
   const floorCpu = await measureFloor(c);
   return {
     direct: { many, one },
-    bare: { many: bareMany, one: bareOne, cpu: bareCpu, warmUp: bareWarmUp },
+    bare: { many: bareMany, one: bareOne, warmUp: bareWarmUp },
     ...(floorCpu ? { floor: floorCpu } : {}),
   };
 }
@@ -259,6 +269,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
   const byPart: string[] = [];
   const warmUps: string[] = [];
   const floors: string[] = [];
+  const bareDrift: string[] = [];
   const referenceCache = new Map<string, References>();
   // Every case warmed once before any is measured: compiling the code the cases share (HTTP,
   // auth, the shell) would otherwise land in whichever case is measured first.
@@ -271,6 +282,7 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     const pids = g.pids();
     const warmed = await warmUpSettled(target, pids);
     warmUps.push(`${c.name}: gateway ${warmUpText(warmed)}; bare proxy ${warmUpText(ref.bare.warmUp)}`);
+    const bareBefore = await bareWindow(c.direct, BARE_WINDOW_SECONDS);
     await readProbes(g.servers(), probeDir);
     const cpuBefore = cpuSeconds(pids);
     const threadsBefore = readThreads(g.servers());
@@ -278,14 +290,13 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     const partsBefore = readParts(parts);
     const many = await runLoad(target, CONNECTIONS, SECONDS);
     const cpu = cpuSeconds(pids) - cpuBefore;
-    if (parts.length > 1)
-      byPart.push(
-        partsLine(c.name, partsBefore, g.parts(), many.total, perThousand(ref.bare.cpu, ref.bare.many.total)),
-      );
-    threads.push(
-      threadLine(c.name, splitThreadCpu(threadsBefore, readThreads(g.servers()), workerThreads), many.total),
-    );
+    const partsAfter = g.parts();
+    const threadsAfter = readThreads(g.servers());
     const loaded = await readProbes(g.servers(), probeDir);
+    const bareK = bracket(bareBefore, await bareWindow(c.direct, BARE_WINDOW_SECONDS));
+    bareDrift.push(`${c.name}: ${fmt(bareK.before, 3)} before, ${fmt(bareK.after, 3)} after`);
+    if (parts.length > 1) byPart.push(partsLine(c.name, partsBefore, partsAfter, many.total, bareK.perThousand));
+    threads.push(threadLine(c.name, splitThreadCpu(threadsBefore, threadsAfter, workerThreads), many.total));
     const delay = worstDelay(loaded);
     collections.push(gcLine(c.name, loaded, many.total));
     endOfLoad.push(`${c.name}: ${memorySplit(loaded)}`);
@@ -298,13 +309,9 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     delays.push(`${c.name}: p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
     const { direct, bare } = ref;
     if (ref.floor) {
-      const [gateway, bareK, floorK] = [
-        perThousand(cpu, many.total),
-        perThousand(bare.cpu, bare.many.total),
-        perThousand(ref.floor.cpu, ref.floor.total),
-      ];
+      const [gateway, floorK] = [perThousand(cpu, many.total), perThousand(ref.floor.cpu, ref.floor.total)];
       floors.push(
-        `${c.name}: floor ${fmt(floorK, 3)} (${fmt(floorK / bareK, 1)}× bare); the gateway ${fmt(gateway / floorK, 1)}× the floor`,
+        `${c.name}: floor ${fmt(floorK, 3)} (${fmt(floorK / bareK.perThousand, 1)}× bare); the gateway ${fmt(gateway / floorK, 1)}× the floor`,
       );
     }
     console.log(
@@ -317,16 +324,20 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
         `${direct.many.p50}/${many.p50}`,
         `${direct.many.p99}/${many.p99}`,
         fmt(perThousand(cpu, many.total), 3),
-        fmt(perThousand(bare.cpu, bare.many.total), 3),
+        fmt(bareK.perThousand, 3),
+        fmt(perThousand(cpu, many.total) / bareK.perThousand, 1),
         `${fmt(one.p50 - direct.one.p50, 2)}/${fmt(one.p99 - direct.one.p99, 2)}`,
         `${fmt(bare.one.p50 - direct.one.p50, 2)}/${fmt(bare.one.p99 - direct.one.p99, 2)}`,
         String(many.errors + many.non2xx + one.errors + one.non2xx),
       ]),
     );
-    const bareErrors = bare.many.errors + bare.many.non2xx + bare.one.errors + bare.one.non2xx;
+    const bareErrors = bare.many.errors + bare.many.non2xx + bare.one.errors + bare.one.non2xx + bareK.failures;
     if (bareErrors > 0) console.log(`  (the bare proxy had ${bareErrors} errors on this request)`);
   }
   console.log(`warm-up, CPU-s per 1,000 calls in the first and last round:\n  ${warmUps.join('\n  ')}`);
+  console.log(
+    `the bare proxy's CPU-s per 1,000 calls in its windows just before and after each gateway window (together the table's "bare CPU-s/1k"; apart, the machine's drift):\n  ${bareDrift.join('\n  ')}`,
+  );
   if (floors.length > 0)
     console.log(
       `CPU-s per 1,000 calls of the floor (floor-tools-call.ts: the spec's plain allowed call, no layers, its audit records handed to a worker that writes nothing):\n  ${floors.join('\n  ')}`,

@@ -25,6 +25,7 @@ export const COLUMNS: [title: string, width: number][] = [
   ['p99 ms d/g', 11],
   ['CPU-s/1k calls', 14],
   ['bare CPU-s/1k', 13],
+  ['CPU × bare', 10],
   ['added p50/p99 ms @1 conn', 24],
   ['bare added @1 conn', 18],
   ['errors', 6],
