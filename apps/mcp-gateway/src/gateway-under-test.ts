@@ -68,3 +68,26 @@ export async function startGatewayUnderTest(
     close: () => server.shutdown(),
   };
 }
+
+/** An agent allowed every tool of one provider (an allow rule on `*`): its id and runtime token. */
+export async function allowedAgent(
+  gw: GatewayUnderTest,
+  providerId: string,
+  name: string,
+  tenantId?: string,
+): Promise<{ id: string; token: string }> {
+  const created = await gw.catalog.agents.create(gw.admin, {
+    name,
+    upstreamUrl: 'http://127.0.0.1:9/agent',
+    ...(tenantId === undefined ? {} : { tenantId }),
+  });
+  await gw.catalog.rules.create(gw.admin, {
+    subjectType: 'agent',
+    subjectId: created.agent.id,
+    providerId,
+    action: 'allow',
+    toolPattern: '*',
+    ...(tenantId === undefined ? {} : { tenantId }),
+  });
+  return { id: created.agent.id, token: created.runtimeToken };
+}

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+import { allowedAgent, startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 
 // A client that stops reading a call's SSE answer while its upstream floods it with progress: over
 // real sockets, through the whole gateway (shell, MCP transport, tools/call, MCP client, the
@@ -79,18 +79,7 @@ beforeAll(async () => {
     authType: 'none',
     priority: 0,
   });
-  const created = await gw.catalog.agents.create(gw.admin, {
-    name: 'flood-bot',
-    upstreamUrl: 'http://127.0.0.1:9/agent',
-  });
-  await gw.catalog.rules.create(gw.admin, {
-    subjectType: 'agent',
-    subjectId: created.agent.id,
-    providerId: provider.id,
-    action: 'allow',
-    toolPattern: '*',
-  });
-  token = created.runtimeToken;
+  ({ token } = await allowedAgent(gw, provider.id, 'flood-bot'));
 });
 
 afterAll(async () => {

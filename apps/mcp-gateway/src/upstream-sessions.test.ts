@@ -1,6 +1,6 @@
 import { startMcpServer, type McpFixture } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+import { allowedAgent, startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 
 // Stateless callers (2026-07-28, sessionless legacy requests) have no gateway session, so the
 // gateway reaches a session-keeping upstream on a shared session. It used to be one per provider,
@@ -23,22 +23,8 @@ beforeAll(async () => {
     authType: 'none',
     priority: 0,
   });
-  for (const tenant of ['tenant-a', 'tenant-b']) {
-    const created = await gw.catalog.agents.create(gw.admin, {
-      name: `bot-${tenant}`,
-      upstreamUrl: 'http://127.0.0.1:9/agent',
-      tenantId: tenant,
-    });
-    await gw.catalog.rules.create(gw.admin, {
-      subjectType: 'agent',
-      subjectId: created.agent.id,
-      providerId: provider.id,
-      action: 'allow',
-      toolPattern: '*',
-      tenantId: tenant,
-    });
-    agents.push({ id: created.agent.id, token: created.runtimeToken, tenant });
-  }
+  for (const tenant of ['tenant-a', 'tenant-b'])
+    agents.push({ ...(await allowedAgent(gw, provider.id, `bot-${tenant}`, tenant)), tenant });
 });
 
 afterAll(async () => {

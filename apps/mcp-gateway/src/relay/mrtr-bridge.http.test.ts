@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { startConformanceServer, type ConformanceServer } from '@agentgw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
+import { allowedAgent, startGatewayUnderTest, type GatewayUnderTest } from '../gateway-under-test.js';
 
 /**
  * An upstream's input_required (MRTR) results bridged for a legacy (1.x SDK, 2025-11-25 session)
@@ -64,18 +64,7 @@ beforeAll(async () => {
     priority: 0,
   });
   providerId = provider.id;
-  const created = await gw.catalog.agents.create(gw.admin, {
-    name: 'mrtr-bot',
-    upstreamUrl: 'http://127.0.0.1:9/agent',
-  });
-  token = created.runtimeToken;
-  await gw.catalog.rules.create(gw.admin, {
-    subjectType: 'agent',
-    subjectId: created.agent.id,
-    providerId: provider.id,
-    action: 'allow',
-    toolPattern: '*',
-  });
+  ({ token } = await allowedAgent(gw, provider.id, 'mrtr-bot'));
 });
 
 afterAll(async () => {
