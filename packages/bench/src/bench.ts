@@ -291,11 +291,13 @@ async function runCases(g: GatewayUnderTest, cases: Case[], probeDir: string): P
     const many = await runLoad(target, CONNECTIONS, SECONDS);
     const cpu = cpuSeconds(pids) - cpuBefore;
     const partsAfter = g.parts();
+    const partsRead = readParts(partsAfter);
     const threadsAfter = readThreads(g.servers());
     const loaded = await readProbes(g.servers(), probeDir);
     const bareK = bracket(bareBefore, await bareWindow(c.direct, BARE_WINDOW_SECONDS));
     bareDrift.push(`${c.name}: ${fmt(bareK.before, 3)} before, ${fmt(bareK.after, 3)} after`);
-    if (parts.length > 1) byPart.push(partsLine(c.name, partsBefore, partsAfter, many.total, bareK.perThousand));
+    if (parts.length > 1)
+      byPart.push(partsLine(c.name, partsBefore, partsRead, partsAfter, many.total, bareK.perThousand));
     threads.push(threadLine(c.name, splitThreadCpu(threadsBefore, threadsAfter, workerThreads), many.total));
     const delay = worstDelay(loaded);
     collections.push(gcLine(c.name, loaded, many.total));

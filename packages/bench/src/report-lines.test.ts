@@ -77,7 +77,7 @@ describe('report lines', () => {
     );
   });
 
-  it("reads each part's CPU between two readings, × bare, and the whole with the shared servers", () => {
+  it("reads each part's CPU between two readings (not what it used after the second), × bare, and the whole with the shared servers", () => {
     const parts = [
       { name: 'this process', pids: [process.pid] },
       { name: 'gone', pids: [2 ** 22 + 1] },
@@ -85,7 +85,10 @@ describe('report lines', () => {
     const before = readParts(parts);
     const started = process.cpuUsage();
     while (process.cpuUsage(started).user < 50_000); // ~50 ms of CPU on this process
-    const line = partsLine('case', before, parts, 1_000, 0.05);
+    const after = readParts(parts);
+    const later = process.cpuUsage();
+    while (process.cpuUsage(later).user < 100_000); // ~100 ms more, after the second reading
+    const line = partsLine('case', before, after, parts, 1_000, 0.05);
     const match =
       /^case: this process ([0-9.]+) \(([0-9.]+)×\), gone 0\.000 \(0\.0×\); the whole topology with PostgreSQL and Redis ([0-9.]+) \(/.exec(
         line,
@@ -93,6 +96,7 @@ describe('report lines', () => {
     expect(match, line).not.toBeNull();
     const [, own, times, whole] = match!;
     expect(Number(own)).toBeGreaterThanOrEqual(0.04);
+    expect(Number(own)).toBeLessThan(0.1);
     expect(Number(times)).toBeCloseTo(Number(own) / 0.05, 0);
     expect(whole).toBe(own);
   });

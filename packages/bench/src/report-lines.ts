@@ -57,13 +57,15 @@ export function readParts(parts: readonly ProcessPart[]): PartReadings {
 export function partsLine(
   name: string,
   before: PartReadings,
+  after: PartReadings,
   parts: readonly ProcessPart[],
   calls: number,
   bare: number,
 ) {
   const used = parts.map((p) => {
     const earlier = before.get(p.name);
-    const cpu = p.pids.reduce((sum, pid) => sum + cpuSeconds([pid]) - (earlier?.get(pid) ?? 0), 0);
+    const later = after.get(p.name);
+    const cpu = p.pids.reduce((sum, pid) => sum + (later?.get(pid) ?? 0) - (earlier?.get(pid) ?? 0), 0);
     return { ...p, perK: perThousand(cpu, calls) };
   });
   const cell = (label: string, perK: number) => `${label} ${fmt(perK, 3)} (${fmt(perK / Math.max(bare, 1e-9), 1)}×)`;
