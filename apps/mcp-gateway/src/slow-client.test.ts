@@ -3,6 +3,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allowedAgent, startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+import { recordingAuditTrail, type RecordedAudit } from './testing/recorded-audits.js';
 
 // A client that stops reading a call's SSE answer while its upstream floods it with progress: over
 // real sockets, through the whole gateway (shell, MCP transport, tools/call, MCP client, the
@@ -65,13 +66,14 @@ async function answer(req: IncomingMessage, res: ServerResponse, done: () => voi
 let gw: GatewayUnderTest;
 let upstream: ReturnType<typeof floodingUpstream>;
 let token: string;
+const audits: RecordedAudit[] = [];
 
 beforeAll(async () => {
   upstream = floodingUpstream();
   upstream.server.listen(0, '127.0.0.1');
   await once(upstream.server, 'listening');
   const { port } = upstream.server.address() as AddressInfo;
-  gw = await startGatewayUnderTest();
+  gw = await startGatewayUnderTest({ audit: () => recordingAuditTrail(audits) });
   const provider = await gw.catalog.providers.create(gw.admin, {
     name: 'flood',
     pattern: 'flood',
@@ -121,9 +123,11 @@ describe('a client that stops reading a flooded SSE answer', () => {
   it('gets the answer, with the notifications past the bound dropped rather than held', async () => {
     const answer = await callWithoutReading();
     expect(answer.contentType).toContain('text/event-stream');
-    // The upstream finishes sending although the client reads nothing: the gateway took it all.
+    // The upstream finishes sending although the client reads nothing, and the gateway reads its
+    // answer (the call's outcome is recorded when it does): every notification before it was handled.
     await upstream.flooded;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    while (!audits.some((a) => a.patch?.status === 'completed'))
+      await new Promise((resolve) => setTimeout(resolve, 20));
     const messages = (await answer.read())
       .split('\n')
       .filter((line) => line.startsWith('data: '))
