@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Target } from './bench-cases.js';
+import { cpuSeconds } from './process-stats.js';
 
 const LOAD_SCRIPT = join(fileURLToPath(new URL('.', import.meta.url)), 'load.ts');
 
@@ -24,4 +25,22 @@ export async function runLoad(t: Target, connections: number, seconds: number): 
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   await once(child, 'exit');
   return JSON.parse(line) as LoadResult;
+}
+
+/** One measured window: a run of `t`'s request and the CPU seconds `pids` used over it. */
+export interface CpuWindow {
+  load: LoadResult;
+  cpu: number;
+}
+
+/** A run of `t`'s request with `pids`' CPU read around it: the one way every side's CPU per call is measured. */
+export async function cpuOver(
+  t: Target,
+  pids: readonly number[],
+  connections: number,
+  seconds: number,
+): Promise<CpuWindow> {
+  const before = cpuSeconds(pids);
+  const load = await runLoad(t, connections, seconds);
+  return { load, cpu: cpuSeconds(pids) - before };
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ProbeReport } from './probe-reports.js';
+import type { LoadResult } from './load-run.js';
 import {
+  caseRow,
   COLUMNS,
   gcLine,
   memoryLine,
@@ -22,6 +24,43 @@ describe('report lines', () => {
     expect(line.length).toBe(23 + COLUMNS.reduce((sum, [, width]) => sum + width, 0) + 2 * (COLUMNS.length - 1));
     const last = String(COLUMNS.length - 1);
     expect(line.endsWith(' '.repeat(COLUMNS.at(-1)![1] - last.length) + last)).toBe(true);
+  });
+
+  it("fills a case's row from its runs: ratios, the latency added at one connection, the gateway's failures", () => {
+    const run = (rps: number, p50: number, p99: number, errors = 0): LoadResult => ({
+      rps,
+      p50,
+      p99,
+      errors,
+      non2xx: 0,
+      total: rps * 5,
+    });
+    const line = caseRow('invoke', {
+      direct: { many: run(4000, 3, 9), one: run(900, 1, 2) },
+      bare: { many: run(2000, 6, 15), one: run(600, 1.5, 3) },
+      gateway: { many: run(1000, 14, 40, 2), one: run(300, 3, 6, 1) },
+      cpuK: 0.45,
+      bareK: 0.15,
+    });
+    const cells = line
+      .slice(23)
+      .trim()
+      .split(/\s{2,}/);
+    expect(cells).toEqual([
+      '4000',
+      '1000',
+      '0.250',
+      '2000',
+      '0.500',
+      '3/14',
+      '9/40',
+      '0.450',
+      '0.150',
+      '3.0',
+      '2.00/4.00',
+      '0.50/1.00',
+      '3',
+    ]);
   });
 
   it('gives CPU per 1,000 calls, never dividing by zero calls', () => {

@@ -4,6 +4,7 @@
  * thread-cpu-split.ts and probe-reports.ts.
  */
 import type { ProcessPart } from './gateway-under-test.js';
+import type { LoadResult } from './load-run.js';
 import type { ProbeReport } from './probe-reports.js';
 import { cpuSeconds } from './process-stats.js';
 import type { ThreadCpu } from './thread-cpu-split.js';
@@ -33,6 +34,42 @@ export const COLUMNS: [title: string, width: number][] = [
 /** One row of the table: the case name, then each cell right-aligned under its column. */
 export const row = (name: string, cells: string[]) =>
   `${name.padEnd(22)} ${cells.map((cell, i) => cell.padStart(COLUMNS[i]![1])).join('  ')}`;
+
+/** A case's runs at many connections and at one. */
+export interface RunPair {
+  many: LoadResult;
+  one: LoadResult;
+}
+
+/** What one case's row is made of: the references' runs, the gateway's, and the CPU per 1,000 calls of the gateway and of the bare proxy around it. */
+export interface CaseFigures {
+  direct: RunPair;
+  bare: RunPair;
+  gateway: RunPair;
+  cpuK: number;
+  bareK: number;
+}
+
+/** One case's row of the table, its cells in COLUMNS' order. */
+export function caseRow(name: string, { direct, bare, gateway, cpuK, bareK }: CaseFigures): string {
+  const added = (side: RunPair) => `${fmt(side.one.p50 - direct.one.p50, 2)}/${fmt(side.one.p99 - direct.one.p99, 2)}`;
+  const failures = (side: RunPair) => side.many.errors + side.many.non2xx + side.one.errors + side.one.non2xx;
+  return row(name, [
+    fmt(direct.many.rps),
+    fmt(gateway.many.rps),
+    fmt(gateway.many.rps / direct.many.rps, 3),
+    fmt(bare.many.rps),
+    fmt(gateway.many.rps / bare.many.rps, 3),
+    `${direct.many.p50}/${gateway.many.p50}`,
+    `${direct.many.p99}/${gateway.many.p99}`,
+    fmt(cpuK, 3),
+    fmt(bareK, 3),
+    fmt(cpuK / bareK, 1),
+    added(gateway),
+    added(bare),
+    String(failures(gateway)),
+  ]);
+}
 
 /** One case's CPU per kind of thread of the gateway's node processes, per 1,000 calls and as shares. */
 export function threadLine(name: string, split: ThreadCpu, calls: number): string {
