@@ -1,0 +1,8 @@
+#!/bin/sh
+# The all-in-one's start, written once: the root's `pnpm start` and this package's `start` (the
+# bench's path) both run it. The bundle is rebuilt when older than its sources; node's flags are
+# the ones README.md's memory and CPU tables measured. `exec` keeps one process under pnpm.
+set -e
+cd "$(dirname "$0")/.."
+node ../../scripts/bundle.mjs --if-stale --link-externals src/cli.ts
+MALLOC_ARENA_MAX=2 exec node --liftoff-only --max-semi-space-size=4 --no-parallel-scavenge dist/cli.js start "$@"
