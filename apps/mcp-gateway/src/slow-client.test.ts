@@ -67,13 +67,15 @@ let gw: GatewayUnderTest;
 let upstream: ReturnType<typeof floodingUpstream>;
 let token: string;
 const audits: RecordedAudit[] = [];
+/** What the running test waits on among the recorded audit writes. */
+let onRecord: (audit: RecordedAudit) => void = () => {};
 
 beforeAll(async () => {
   upstream = floodingUpstream();
   upstream.server.listen(0, '127.0.0.1');
   await once(upstream.server, 'listening');
   const { port } = upstream.server.address() as AddressInfo;
-  gw = await startGatewayUnderTest({ audit: () => recordingAuditTrail(audits) });
+  gw = await startGatewayUnderTest({ audit: () => recordingAuditTrail(audits, (a) => onRecord(a)) });
   const provider = await gw.catalog.providers.create(gw.admin, {
     name: 'flood',
     pattern: 'flood',
@@ -121,13 +123,17 @@ async function callWithoutReading(): Promise<{ read: () => Promise<string>; cont
 
 describe('a client that stops reading a flooded SSE answer', () => {
   it('gets the answer, with the notifications past the bound dropped rather than held', async () => {
+    const completed = new Promise<void>((resolve) => {
+      onRecord = (a) => {
+        if (a.patch?.status === 'completed') resolve();
+      };
+    });
     const answer = await callWithoutReading();
     expect(answer.contentType).toContain('text/event-stream');
     // The upstream finishes sending although the client reads nothing, and the gateway reads its
     // answer (the call's outcome is recorded when it does): every notification before it was handled.
     await upstream.flooded;
-    while (!audits.some((a) => a.patch?.status === 'completed'))
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await completed;
     const messages = (await answer.read())
       .split('\n')
       .filter((line) => line.startsWith('data: '))

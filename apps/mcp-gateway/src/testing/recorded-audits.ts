@@ -8,15 +8,25 @@ export interface RecordedAudit {
   patch?: AuditPatch;
 }
 
-/** An audit trail that only records into `audits`, for tests reading what the gateway audited without a queue behind it. */
-export function recordingAuditTrail(audits: RecordedAudit[]): AuditTrail {
+/**
+ * An audit trail that only records into `audits`, for tests reading what the gateway audited
+ * without a queue behind it; `onRecord` sees each write as it lands (a test awaiting one does not poll).
+ */
+export function recordingAuditTrail(
+  audits: RecordedAudit[],
+  onRecord: (audit: RecordedAudit) => void = () => {},
+): AuditTrail {
+  const record = (audit: RecordedAudit) => {
+    audits.push(audit);
+    onRecord(audit);
+  };
   return {
     async open(entry) {
-      audits.push({ id: entry.id ?? '', entry });
+      record({ id: entry.id ?? '', entry });
       return entry.id ?? '';
     },
     async update(id, patch) {
-      audits.push({ id, patch });
+      record({ id, patch });
     },
   };
 }
