@@ -49,69 +49,88 @@ export function exchange(
   options: ExchangeOptions,
 ): Promise<Exchanged> {
   return new Promise((resolve, reject) => {
-    let stopWatching = (): void => undefined;
-    let head: { status: number; headers: IncomingHttpHeaders } | null = null;
-    let chunks: Buffer[] | null = null;
-    let stream: Readable | null = null;
-    let ended = false;
-    let size = 0;
-    const fail = (err: unknown): void => {
-      stopWatching();
-      if (stream) stream.destroy(err instanceof Error ? err : new Error(String(err)));
-      else reject(options.failure ? options.failure(err, head !== null) : err);
-    };
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(controller) {
-        if (options.watch) stopWatching = options.watch((err) => controller.abort(err));
-      },
-      onResponseStart(controller, status, headers) {
-        head = { status, headers };
-        const mode = options.bodyMode(status, headers);
-        if (mode === 'collect') chunks = [];
-        if (mode !== 'stream') return;
-        stream = new Readable({
-          read: () => controller.resume(),
-          destroy: (err, done) => {
-            if (!controller.aborted && !ended) controller.abort(err ?? new Error('the stream was closed'));
-            done(err);
-          },
-        });
-        // The reader reports failures; until it reads, an error must not go unhandled.
-        stream.on('error', () => undefined);
-        resolve({ kind: 'stream', status, headers, body: stream });
-      },
-      onResponseData(controller, chunk) {
-        if (chunk.length === 0) return;
-        if (stream) {
-          if (!stream.push(chunk)) controller.pause();
-          return;
-        }
-        if (!chunks) return;
-        size += chunk.length;
-        if (size > options.maxBytes) controller.abort(options.tooLarge(options.maxBytes));
-        else chunks.push(chunk);
-      },
-      onResponseEnd() {
-        ended = true;
-        stopWatching();
-        if (stream) return void stream.push(null);
-        if (head === null) return fail(new Error('the answer ended before its head'));
-        // One chunk is the body as it is (no copy).
-        const body = chunks ? ((chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks, size)) : null;
-        resolve({ kind: 'whole', status: head.status, headers: head.headers, body });
-      },
-      onResponseError(_controller, err) {
-        fail(err);
-      },
-    };
+    const handler = new ExchangeHandler(options, resolve, reject);
     try {
       dispatcher.dispatch(request, handler);
     } catch (err) {
       // An argument undici refuses before sending (a header it cannot write) fails like any exchange.
-      fail(err);
+      handler.fail(err);
     }
   });
 }
+
+/** One exchange's state and undici's callbacks on it: one object per exchange rather than a closure per callback. */
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  private stopWatching: () => void = noop;
+  private head: { status: number; headers: IncomingHttpHeaders } | null = null;
+  private chunks: Buffer[] | null = null;
+  private stream: Readable | null = null;
+  private ended = false;
+  private size = 0;
+
+  constructor(
+    private readonly options: ExchangeOptions,
+    private readonly resolve: (answer: Exchanged) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {}
+
+  fail(err: unknown): void {
+    this.stopWatching();
+    if (this.stream) this.stream.destroy(err instanceof Error ? err : new Error(String(err)));
+    else this.reject(this.options.failure ? this.options.failure(err, this.head !== null) : err);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.options.watch) this.stopWatching = this.options.watch((err) => controller.abort(err));
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
+    this.head = { status, headers };
+    const mode = this.options.bodyMode(status, headers);
+    if (mode === 'collect') this.chunks = [];
+    if (mode !== 'stream') return;
+    const stream = new Readable({
+      read: () => controller.resume(),
+      destroy: (err, done) => {
+        if (!controller.aborted && !this.ended) controller.abort(err ?? new Error('the stream was closed'));
+        done(err);
+      },
+    });
+    // The reader reports failures; until it reads, an error must not go unhandled.
+    stream.on('error', noop);
+    this.stream = stream;
+    this.resolve({ kind: 'stream', status, headers, body: stream });
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    if (this.stream) {
+      if (!this.stream.push(chunk)) controller.pause();
+      return;
+    }
+    if (!this.chunks) return;
+    this.size += chunk.length;
+    if (this.size > this.options.maxBytes) controller.abort(this.options.tooLarge(this.options.maxBytes));
+    else this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.ended = true;
+    this.stopWatching();
+    if (this.stream) return void this.stream.push(null);
+    const { head, chunks } = this;
+    if (head === null) return this.fail(new Error('the answer ended before its head'));
+    // One chunk is the body as it is (no copy).
+    const body = chunks ? ((chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks, this.size)) : null;
+    this.resolve({ kind: 'whole', status: head.status, headers: head.headers, body });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+  }
+}
+
+const noop = (): void => undefined;
 
 /**
  * URLs split into undici's origin and path, kept per URL text: a hot path calls the same few
