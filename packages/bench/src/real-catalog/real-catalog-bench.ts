@@ -28,8 +28,16 @@ interface Exposed {
 }
 
 const SETS = ['close', 'paraphrased', 'indirect'] as const;
-/** Sets written before a ranking change and never tuned on: reported by kind, outside the sets above. */
-const HELDOUT = ['heldout-3', 'heldout-4', 'heldout-5'] as const;
+/**
+ * Sets that mix kinds, each written before a ranking change and held out from it: reported by
+ * kind, outside the sets above. Once a set's misses have been studied it says so, and a set
+ * written later is the held-out figure.
+ */
+const MIXED = [
+  { set: 'heldout-3', studied: true },
+  { set: 'heldout-4', studied: true },
+  { set: 'heldout-5', studied: false },
+] as const;
 const tasksOf = (set: string): Task[] =>
   JSON.parse(readFileSync(new URL(`./tasks-${set}.json`, import.meta.url), 'utf8')) as Task[];
 const ROUNDS = Number(process.env.TOOL_SEARCH_ROUNDS ?? 50);
@@ -132,9 +140,9 @@ const totals = SETS.map((set) => recall(tools, set, tasksOf(set), showMisses));
 const sum = totals.reduce((a, b) => ({ top1: a.top1 + b.top1, top5: a.top5 + b.top5, n: a.n + b.n }));
 line(`all (${sum.n} tasks): recall@1 / @5`, `${pct(sum.top1, sum.n)} / ${pct(sum.top5, sum.n)}`);
 // Held-out sets only on request (`--heldout`), so the runs that choose between variants never print them.
-for (const set of process.argv.includes('--heldout') ? HELDOUT : []) {
+for (const { set, studied } of process.argv.includes('--heldout') ? MIXED : []) {
   const tasks = tasksOf(set);
-  console.log(`\n${set}, never tuned on:`);
+  console.log(`\n${set}, ${studied ? 'held out once, its misses studied since' : 'never tuned on'}:`);
   // Its misses only on request (`--heldout-misses`), so studying the other sets never shows them.
   const heldoutMisses = process.argv.includes('--heldout-misses');
   for (const kind of SETS)
