@@ -224,6 +224,38 @@ describe('createAuditTrail', () => {
     await Promise.all(later);
   });
 
+  it("hands its groups over: JSON-safe records within the stated size, sharing no object with the caller's", async () => {
+    queue = new MemoryJobQueue();
+    const enqueued: { data: unknown; handOver?: { chars: number } }[] = [];
+    const recording: JobQueue = {
+      enqueue: async (_name, data, options) => {
+        enqueued.push({ data, handOver: options?.handOver });
+      },
+      cancel: () => Promise.resolve(),
+      consume: () => Promise.reject(new Error('not used')),
+      barrier: () => Promise.resolve(true),
+      close: () => Promise.resolve(),
+    };
+    const trail = createAuditTrail({ queue: recording, clock: new ManualClock() });
+    const args = { text: 'é'.repeat(500), when: new Date(0), big: 10n, nested: { list: [1, 'two'] } };
+    const decidedVia = { carrier: 'push' as const, clientId: null };
+    const id = await trail.open({ ...entry, arguments: args });
+    await trail.update(id, { status: 'confirmed', confirmedBy: 'u2', decidedVia });
+    await trail.update(id, { status: 'completed', result: { out: 'x'.repeat(3000) }, duration: 4 });
+    args.nested.list.push(3);
+    decidedVia.clientId = 'changed' as never;
+    const records = enqueued.flatMap((e) => (e.data as { records: AuditRecordJob[] }).records);
+    expect(records).toHaveLength(3);
+    for (const { data, handOver } of enqueued) {
+      const json = JSON.stringify(data);
+      expect(data).toStrictEqual(JSON.parse(json));
+      expect(handOver!.chars).toBeGreaterThanOrEqual(json.length);
+    }
+    const [create, confirmed] = records as [AuditRecordJob & { op: 'create' }, AuditRecordJob & { op: 'update' }];
+    expect(create.arguments).toMatchObject({ nested: { list: [1, 'two'] } });
+    expect(confirmed.patch.decidedVia).toEqual({ carrier: 'push', clientId: null });
+  });
+
   it('rejects every call of a group whose enqueue fails', async () => {
     queue = new MemoryJobQueue();
     const failing: JobQueue = {

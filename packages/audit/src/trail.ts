@@ -89,11 +89,18 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
     scheduled = false;
     if (group.length === 0 || (sendingNow > 0 && !full)) return;
     const sending = group;
+    // The records are fresh, JSON-safe copies nothing touches again, and groupBytes bounds their
+    // JSON: the in-process queue keeps them as they are instead of a JSON copy.
+    const handOver = { chars: groupBytes };
     group = [];
     groupBytes = 0;
     sendingNow++;
     deps.queue
-      .enqueue('audit-bulk', { records: sending.map((w) => w.record) }, { attempts: ATTEMPTS, keepFailed: true })
+      .enqueue(
+        'audit-bulk',
+        { records: sending.map((w) => w.record) },
+        { attempts: ATTEMPTS, keepFailed: true, handOver },
+      )
       .then(
         () => sending.forEach((w) => w.resolve()),
         (err: unknown) => sending.forEach((w) => w.reject(err)),
@@ -191,7 +198,7 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
         return waiting.landed;
       }
       unpark(id);
-      const { result, error, ...rest } = patch;
+      const { result, error, decidedVia, ...rest } = patch;
       const masked = result === undefined ? undefined : maskBodySized(result);
       await enqueue(
         {
@@ -204,6 +211,10 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
             ...rest,
             ...(masked && { result: masked.body }),
             ...(error !== undefined && { error: capError(error) }),
+            // Copied: the record is handed over to the queue, and the caller keeps its object.
+            ...(decidedVia !== undefined && {
+              decidedVia: { carrier: decidedVia.carrier, clientId: decidedVia.clientId },
+            }),
           },
         },
         masked?.maxBytes ?? 0,

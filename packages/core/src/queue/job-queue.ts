@@ -12,6 +12,14 @@ export interface EnqueueOptions {
    * inspection instead of removing it; its id stays taken meanwhile. In-process: no effect.
    */
   keepFailed?: boolean;
+  /**
+   * The producer hands `data` over: it is JSON-safe (what a JSON round trip would give back),
+   * nothing changes it or its parts afterwards (neither the producer nor any handler), and its
+   * JSON is at most `chars` characters long. The in-process queue then keeps the value itself
+   * instead of a JSON copy (a producer of many large jobs, the audit trail, paid a serialisation
+   * and a parse per job for a copy nobody needed); BullMQ serialises it as always.
+   */
+  handOver?: { chars: number };
 }
 
 export interface ConsumeOptions {

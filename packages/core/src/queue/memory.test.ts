@@ -139,3 +139,52 @@ describe('MemoryJobQueue backpressure', () => {
     await expect(waiting).rejects.toThrow(/closed/);
   });
 });
+
+describe('MemoryJobQueue hand-over (EnqueueOptions.handOver)', () => {
+  it('gives the handler the value itself, every attempt, where a job without it is a fresh JSON copy', async () => {
+    const queue = new MemoryJobQueue({ backoffMs: 1 });
+    const handedOver = { confirmationId: 'handed-over' };
+    const copied = { confirmationId: 'copied' };
+    const seen: unknown[] = [];
+    await queue.consume('confirmation-timeout', async ([data]) => {
+      seen.push(data);
+      if (seen.length % 2 === 1) throw new Error('retry me');
+    });
+    await queue.enqueue('confirmation-timeout', handedOver, { handOver: { chars: 100 }, attempts: 2 });
+    await vi.waitFor(() => expect(seen).toHaveLength(2));
+    expect(seen[0]).toBe(handedOver);
+    expect(seen[1]).toBe(handedOver);
+    // Its top level is frozen: a handler that changed it would throw, not corrupt a retry.
+    expect(Object.isFrozen(handedOver)).toBe(true);
+    await queue.enqueue('confirmation-timeout', copied, { attempts: 2 });
+    await vi.waitFor(() => expect(seen).toHaveLength(4));
+    expect(seen[2]).toEqual(copied);
+    expect(seen[2]).not.toBe(copied);
+    expect(seen[3]).not.toBe(seen[2]);
+    await queue.close();
+  });
+
+  it("counts a handed-over job by its stated size against the lane's bound", async () => {
+    const queue = new MemoryJobQueue({ maxLaneChars: 1_000 });
+    let release!: () => void;
+    let handled = 0;
+    await queue.consume('confirmation-timeout', () => {
+      handled += 1;
+      return new Promise<void>((resolve) => (release = resolve));
+    });
+    // Its JSON is a few dozen characters, but it says 600: a second such job must wait.
+    await queue.enqueue('confirmation-timeout', { confirmationId: 'a' }, { handOver: { chars: 600 } });
+    let second = false;
+    const enqueued = queue
+      .enqueue('confirmation-timeout', { confirmationId: 'b' }, { handOver: { chars: 600 } })
+      .then(() => (second = true));
+    await wait(20);
+    expect(second).toBe(false);
+    release();
+    await enqueued;
+    expect(second).toBe(true);
+    await vi.waitFor(() => expect(handled).toBe(2));
+    release();
+    await queue.close();
+  });
+});

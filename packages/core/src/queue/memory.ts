@@ -32,8 +32,10 @@ interface Job {
   id: string;
   /** Its place in the lane's history, for barriers. */
   seq: number;
-  /** Kept as JSON so a handler gets a fresh copy each attempt, as from Redis. */
-  json: string;
+  /** Kept as JSON so a handler gets a fresh copy each attempt, as from Redis; or the value itself when handed over (EnqueueOptions.handOver). */
+  payload: { kind: 'json'; json: string } | { kind: 'handed-over'; data: unknown };
+  /** Its JSON's length (the handed-over bound), against the lane's maxLaneChars. */
+  chars: number;
   attempts: number;
   attemptsMade: number;
   runAt: number;
@@ -99,17 +101,19 @@ export class MemoryJobQueue implements JobQueue {
     const lane = this.lane(name);
     const id = options.jobId ?? randomUUID();
     if (lane.jobs.has(id)) return;
-    const json = JSON.stringify(data);
+    const payload = payloadOf(data, options.handOver);
+    const chars = payload.kind === 'json' ? payload.json.length : options.handOver!.chars;
     // Oldest first: a new job waits behind those already waiting, even if it would fit.
-    if (lane.room.length > 0 || !fits(lane, json.length, this.maxLaneChars)) {
-      const admitted = await new Promise<boolean>((wake) => lane.room.push({ chars: json.length, wake }));
+    if (lane.room.length > 0 || !fits(lane, chars, this.maxLaneChars)) {
+      const admitted = await new Promise<boolean>((wake) => lane.room.push({ chars, wake }));
       if (!admitted || this.closed) throw new Error('job queue is closed');
-      if (lane.jobs.has(id)) return this.giveBack(lane, json.length);
-    } else lane.chars += json.length;
+      if (lane.jobs.has(id)) return this.giveBack(lane, chars);
+    } else lane.chars += chars;
     const job: Job = {
       id,
       seq: ++lane.seq,
-      json,
+      payload,
+      chars,
       attempts: Math.max(1, options.attempts ?? 5),
       attemptsMade: 0,
       runAt: 0,
@@ -171,7 +175,7 @@ export class MemoryJobQueue implements JobQueue {
     const consumer = new MemoryConsumer(
       lane,
       options,
-      (jobs) => handler(jobs.map((j) => JSON.parse(j.json) as GatewayJobs[J])),
+      (jobs) => handler(jobs.map((j) => dataOf(j) as GatewayJobs[J])),
       (jobs, outcome) => this.settle(name, lane, jobs, outcome),
     );
     lane.consumers.add(consumer);
@@ -241,7 +245,7 @@ export class MemoryJobQueue implements JobQueue {
   /** A job leaves the lane (settled or cancelled): its room goes to the enqueues waiting for it. */
   private forget(lane: Lane, job: Job): void {
     lane.jobs.delete(job.id);
-    this.giveBack(lane, job.json.length);
+    this.giveBack(lane, job.chars);
   }
 
   /** Frees room and admits the enqueues waiting for it, oldest first, while each fits (one wake per admitted job). */
@@ -296,6 +300,15 @@ export class MemoryJobQueue implements JobQueue {
     if (next !== Infinity) this.arm(next);
   }
 }
+
+/** How a job's data is kept: a JSON copy, or (handed over) the value itself, its top level frozen. */
+function payloadOf(data: unknown, handOver: EnqueueOptions['handOver']): Job['payload'] {
+  if (handOver === undefined) return { kind: 'json', json: JSON.stringify(data) };
+  return { kind: 'handed-over', data: Object.freeze(data) };
+}
+
+/** What a handler gets: a fresh copy of a JSON job each attempt, or the handed-over value. */
+const dataOf = (job: Job): unknown => (job.payload.kind === 'json' ? JSON.parse(job.payload.json) : job.payload.data);
 
 /** Whether a job of `chars` may join the lane now; an empty lane takes any job, so one larger than the bound still runs. */
 function fits(lane: Lane, chars: number, max: number): boolean {
