@@ -9,7 +9,7 @@
  * process of its own.
  *
  * Options: --quick (short cases), --profile DIR (CPU profile of the gateway processes, summarised
- * at the end; with --heap, allocations instead of CPU time), --no-distributed, --redis-cluster (the distributed run also on a local Redis Cluster
+ * at the end; with --heap, allocations instead of CPU time, and with --promoted only those that outlived the young generation), --no-distributed, --redis-cluster (the distributed run also on a local Redis Cluster
  * of three primaries and three replicas, side by side with one Redis), --case NAME (only the cases
  * whose name contains NAME; repeatable).
  * Env: BENCH_SECONDS, BENCH_WARM_SECONDS, BENCH_CONNECTIONS.
@@ -67,6 +67,7 @@ const { values: options } = parseArgs({
     quick: { type: 'boolean', default: false },
     profile: { type: 'string' },
     heap: { type: 'boolean', default: false },
+    promoted: { type: 'boolean', default: false },
     'no-distributed': { type: 'boolean', default: false },
     'redis-cluster': { type: 'boolean', default: false },
     case: { type: 'string', multiple: true },
@@ -137,7 +138,10 @@ function casesFor(agentUrl: string, mcpUrl: string, seeded: Seeded): Case[] {
 /** What makes a topology's processes profile themselves (eventloop-probe.mjs): its directory, CPU or heap. */
 function profileEnv(topology: string): Record<string, string> {
   if (!options.profile) return {};
-  return { BENCH_PROFILE_DIR: profileDirFor(topology), ...(options.heap ? { BENCH_PROFILE_HEAP: '1' } : {}) };
+  return {
+    BENCH_PROFILE_DIR: profileDirFor(topology),
+    ...(options.heap ? { BENCH_PROFILE_HEAP: options.promoted ? 'promoted' : '1' } : {}),
+  };
 }
 
 /** One profile directory per topology, so each summary reads its own processes. */

@@ -9,7 +9,9 @@
 // (sent after the warm-up) starts V8's CPU profiler and exit writes
 // BENCH_PROFILE_DIR/gateway-<pid>.cpuprofile (node refuses --cpu-prof in NODE_OPTIONS); with
 // BENCH_PROFILE_HEAP=1 instead, V8's sampling heap profiler, counting what the collector freed too
-// (what was allocated, not what is left), into gateway-<pid>.heapprofile. Without BENCH_PROBE_DIR it does nothing.
+// (what was allocated, not what is left), into gateway-<pid>.heapprofile; BENCH_PROFILE_HEAP=promoted
+// counts only what outlived the young generation (freed by a full collection, or still live): what
+// grows the old generation under load. Without BENCH_PROBE_DIR it does nothing.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -17,7 +19,8 @@ import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf
 
 const dir = process.env.BENCH_PROBE_DIR;
 const profileDir = process.env.BENCH_PROFILE_DIR;
-const heapProfile = process.env.BENCH_PROFILE_HEAP === '1';
+const heapProfile = process.env.BENCH_PROFILE_HEAP === '1' || process.env.BENCH_PROFILE_HEAP === 'promoted';
+const youngGarbageSampled = process.env.BENCH_PROFILE_HEAP !== 'promoted';
 /** One heap sample per this many bytes allocated, on average. */
 const HEAP_SAMPLING_BYTES = 16 * 1024;
 if (dir) {
@@ -97,7 +100,7 @@ if (dir) {
         session.post('HeapProfiler.startSampling', {
           samplingInterval: HEAP_SAMPLING_BYTES,
           includeObjectsCollectedByMajorGC: true,
-          includeObjectsCollectedByMinorGC: true,
+          includeObjectsCollectedByMinorGC: youngGarbageSampled,
         });
       } else {
         session.post('Profiler.enable');
