@@ -351,10 +351,13 @@ try {
     }
   }
   if (options.profile) {
-    for (const topology of readdirSync(options.profile))
-      console.log(
-        `\n${topology}: ${(options.heap ? summariseHeapProfiles : summariseProfiles)(join(options.profile, topology), 15)}`,
-      );
+    for (const topology of readdirSync(options.profile)) {
+      const dir = join(options.profile, topology);
+      const summary = options.heap
+        ? summariseHeapProfiles(dir, 15, options.promoted ? 'promoted' : 'all')
+        : summariseProfiles(dir, 15);
+      console.log(`\n${topology}: ${summary}`);
+    }
   }
 } catch (err) {
   failed = true;

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bytesPerFrame, bytesPerOrigin, type HeapProfileNode } from './heap-profile-summary.js';
+import { bytesPerFrame, bytesPerOrigin, summariseHeapProfiles, type HeapProfileNode } from './heap-profile-summary.js';
 
 const node = (functionName: string, url: string, selfSize: number, children: HeapProfileNode[] = []) => ({
   callFrame: { functionName, url, lineNumber: 4 },
@@ -30,5 +33,18 @@ describe('heap profile summary', () => {
       ['zod@4.1.0', 300],
       ['(V8 API)', 50],
     ]);
+  });
+
+  it('says what its samples count: every allocation, or only what outlived the young generation', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'heap-summary-'));
+    try {
+      writeFileSync(join(dir, 'gateway-1.heapprofile'), JSON.stringify({ head: profile }));
+      expect(summariseHeapProfiles(dir, 2).split('\n')[0]).toMatch(/freed objects included/);
+      const promoted = summariseHeapProfiles(dir, 2, 'promoted').split('\n');
+      expect(promoted[0]).toMatch(/only what outlived the young generation/);
+      expect(promoted[1]).toMatch(/open packages\/audit\/src\/trail\.ts:5$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -49,8 +49,11 @@ export const bytesPerOrigin = (head: HeapProfileNode): FrameBytes[] =>
     return /^(apps|packages)\//.test(origin) ? origin.split('/').slice(0, 2).join('/') : origin;
   });
 
+/** What a profile's samples count: every allocation (what the collector freed too), or only what outlived the young generation (`--promoted`). */
+export type HeapSampled = 'all' | 'promoted';
+
 /** The top allocating frames and origins of the largest heap profile in a directory (the gateway's own process), as text. */
-export function summariseHeapProfiles(dir: string, top: number): string {
+export function summariseHeapProfiles(dir: string, top: number, sampled: HeapSampled = 'all'): string {
   const files = readdirSync(dir).filter((f) => f.endsWith('.heapprofile'));
   if (files.length === 0) return `no .heapprofile in ${dir}`;
   const largest = files.map((f) => join(dir, f)).sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
@@ -60,7 +63,7 @@ export function summariseHeapProfiles(dir: string, top: number): string {
   const frames = bytesPerFrame(head);
   const total = frames.reduce((s, f) => s + f.bytes, 0);
   return [
-    `top ${top} allocating frames of ${largest} (${mb(total).trim()} MB sampled, freed objects included):`,
+    `top ${top} allocating frames of ${largest} (${mb(total).trim()} MB sampled, ${sampled === 'all' ? 'freed objects included' : 'only what outlived the young generation'}):`,
     ...frames.slice(0, top).map(line),
     'allocated by origin:',
     ...bytesPerOrigin(head).slice(0, top).map(line),
