@@ -37,6 +37,7 @@ const MIXED = [
   { set: 'heldout-3', studied: true },
   { set: 'heldout-4', studied: true },
   { set: 'heldout-5', studied: false },
+  { set: 'heldout-6', studied: false },
 ] as const;
 const tasksOf = (set: string): Task[] =>
   JSON.parse(readFileSync(new URL(`./tasks-${set}.json`, import.meta.url), 'utf8')) as Task[];
