@@ -215,7 +215,7 @@ async function measureCase(
     );
   const bareErrors = ref.bare.many.errors + ref.bare.many.non2xx + ref.bare.one.errors + ref.bare.one.non2xx;
   if (bareErrors + bareK.failures > 0)
-    lines.warmUps.push(`${c.name}: the bare proxy had ${bareErrors + bareK.failures} errors on this request`);
+    lines.bareErrors.push(`${c.name}: ${bareErrors + bareK.failures} failed requests`);
   const one = await runLoad(target, 1, plan.oneConnectionSeconds);
   return {
     figures: { direct: ref.direct, bare: ref.bare, gateway: { many, one }, cpuK, bareK: bareK.perThousand },

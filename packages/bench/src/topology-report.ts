@@ -1,6 +1,6 @@
 /**
  * What a topology's run prints after its table: the lines each case adds (warm-up, the bare
- * proxy's drift, the floor, CPU by thread and by process, event-loop delay, garbage collection,
+ * proxy's failures and drift, the floor, CPU by thread and by process, event-loop delay, garbage collection,
  * memory at the end of its load) and the topology's resident memory. Collected while the cases
  * run and printed together, so the table stays one block.
  */
@@ -10,6 +10,7 @@ import { fmt, MB, memoryLine } from './report-lines.js';
 /** The lines each case adds, by kind; a kind with no line (no floor, one process) is left out. */
 export interface TopologyLines {
   warmUps: string[];
+  bareErrors: string[];
   bareDrift: string[];
   floors: string[];
   threads: string[];
@@ -31,6 +32,7 @@ export interface TopologyMemory {
 /** No lines yet: one per topology run. */
 export const noLines = (): TopologyLines => ({
   warmUps: [],
+  bareErrors: [],
   bareDrift: [],
   floors: [],
   threads: [],
@@ -45,6 +47,7 @@ export function topologyReport(lines: TopologyLines, memory: TopologyMemory, con
   const block = (title: string, items: string[]) => (items.length > 0 ? [`${title}:\n  ${items.join('\n  ')}`] : []);
   return [
     ...block('warm-up, CPU-s per 1,000 calls in the first and last round', lines.warmUps),
+    ...block("the bare proxy's failed requests by case (a reference that failed is less sure)", lines.bareErrors),
     ...block(
       `the bare proxy's CPU-s per 1,000 calls in its windows just before and after each gateway window (together the table's "bare CPU-s/1k"; apart, the machine's drift)`,
       lines.bareDrift,
