@@ -199,6 +199,9 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
       }
       unpark(id);
       const { result, error, decidedVia, ...rest } = patch;
+      // The record is handed over to the queue, which must not share a part with the caller's
+      // patch: the fields above are masked or copied, and the rest must stay scalars (a new object
+      // field fails to compile here until it is copied too).
       const masked = result === undefined ? undefined : maskBodySized(result);
       await enqueue(
         {
@@ -208,10 +211,9 @@ export function createAuditTrail(deps: { queue: JobQueue; clock: Clock }): Audit
           seq: ++seq,
           at: deps.clock.now().toISOString(),
           patch: {
-            ...rest,
+            ...(rest satisfies Readonly<Record<string, string | number | null | undefined>>),
             ...(masked && { result: masked.body }),
             ...(error !== undefined && { error: capError(error) }),
-            // Copied: the record is handed over to the queue, and the caller keeps its object.
             ...(decidedVia !== undefined && {
               decidedVia: { carrier: decidedVia.carrier, clientId: decidedVia.clientId },
             }),
