@@ -8,6 +8,7 @@ import {
   isSecretName,
   maskBody,
   maskBodySized,
+  type TruncatedBody,
 } from './masking.js';
 
 describe('isSecretName', () => {
@@ -134,6 +135,51 @@ describe('maskBodySized', () => {
     const { body, maxBytes } = maskBodySized({ text: 'x'.repeat(MAX_BODY_BYTES) });
     expect(body).toHaveProperty('$truncated');
     expect(maxBytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(body), 'utf8'));
+  });
+
+  it('bounds the JSON of hostile bodies from above, and truncates exactly those over the limit', () => {
+    // A fixed pseudo-random sequence: the same bodies every run.
+    let seed = 7;
+    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+    const texts = ['plain', 'a "quoted" \\ path', '\u0000\u001f\n\t', 'é€', '😀', '\uD800 lone', '</script>', ''];
+    const leaves: readonly unknown[] = [
+      -1.2345678901234567e-308,
+      1e21,
+      -0,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      12345678901234567890n,
+      new Date(0),
+      undefined,
+      () => 1,
+      Symbol('s'),
+      true,
+      null,
+    ];
+    const keys = ['id', 'token', 'a"b', 'k\u0000', 'ключ', 'apiKey', 'text'];
+    const build = (depth: number): unknown => {
+      const roll = next();
+      if (depth > 5 || roll < 0.3) return pick(leaves);
+      if (roll < 0.55) return pick(texts).repeat(1 + Math.floor(next() * 400));
+      if (roll < 0.75) return Array.from({ length: Math.floor(next() * 6) }, () => build(depth + 1));
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(next() * 6) }, () => [pick(keys) + Math.floor(next() * 9), build(depth + 1)]),
+      );
+    };
+    let truncated = 0;
+    for (let i = 0; i < 400; i++) {
+      const value = build(0);
+      const { body, maxBytes } = maskBodySized(value);
+      const bytes = Buffer.byteLength(JSON.stringify(body), 'utf8');
+      expect(maxBytes).toBeGreaterThanOrEqual(bytes);
+      const marker = (body as Partial<TruncatedBody> | null)?.$truncated;
+      if (marker !== undefined) {
+        truncated++;
+        expect(marker.originalBytes).toBeGreaterThan(MAX_BODY_BYTES);
+      } else expect(bytes).toBeLessThanOrEqual(MAX_BODY_BYTES);
+    }
+    expect(truncated).toBeGreaterThan(0);
   });
 
   it('answers a field name the same however often it is asked', () => {

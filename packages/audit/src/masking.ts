@@ -77,41 +77,91 @@ export function cleanString(value: string): string {
 }
 
 /**
+ * One body's walk: the objects above the value being copied (to tell a cycle from a repeat), and
+ * an upper bound of the copy's JSON size in UTF-8 bytes, summed as it is built so that a body well
+ * within MAX_BODY_BYTES is never serialised just to be measured.
+ */
+interface Walk {
+  ancestors: object[];
+  maxBytes: number;
+}
+
+/** Characters JSON writes as they are, one byte each; any other may take up to 6 (`\u001f`). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
+const NOT_PLAIN = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
+
+/** The most bytes a JSON number takes (`-1.2345678901234567e-308` is 24). */
+const NUMBER_BYTES = 25;
+
+/** A string as it is logged (see cleanString), its JSON's bytes added to the walk's bound: exact for plain text. */
+function walkString(value: string, walk: Walk): string {
+  if (!NOT_PLAIN.test(value)) {
+    walk.maxBytes += value.length + 2;
+    return value;
+  }
+  walk.maxBytes += value.length * 6 + 2;
+  return cleanString(value);
+}
+
+/**
  * A JSON-safe copy: secret-named fields masked at any depth, toJSON honoured (dates become ISO
  * strings), bigint as a decimal string, cycles and over-deep nesting replaced by markers,
- * functions, symbols and undefined dropped as JSON.stringify would.
+ * functions, symbols and undefined dropped as JSON.stringify would (null in an array, counted so).
  */
-function sanitise(value: unknown, depth: number, ancestors: object[]): unknown {
-  if (value === null || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-  if (typeof value === 'string') return cleanString(value);
-  if (typeof value === 'bigint') return value.toString();
+function sanitise(value: unknown, depth: number, walk: Walk): unknown {
+  if (value === null || typeof value === 'boolean') {
+    walk.maxBytes += 5;
+    return value;
+  }
+  if (typeof value === 'number') {
+    walk.maxBytes += NUMBER_BYTES;
+    return Number.isFinite(value) ? value : null;
+  }
+  if (typeof value === 'string') return walkString(value, walk);
+  if (typeof value === 'bigint') return walkString(value.toString(), walk);
   if (typeof value !== 'object') return undefined;
   const withToJson = value as { toJSON?: unknown };
   if (typeof withToJson.toJSON === 'function') {
-    return sanitise((withToJson.toJSON as () => unknown).call(value), depth, ancestors);
+    return sanitise((withToJson.toJSON as () => unknown).call(value), depth, walk);
   }
-  if (ancestors.includes(value)) return '[circular]';
-  if (depth >= MAX_DEPTH) return '[too deep]';
+  const { ancestors } = walk;
+  if (ancestors.includes(value)) return walkString('[circular]', walk);
+  if (depth >= MAX_DEPTH) return walkString('[too deep]', walk);
   ancestors.push(value);
   try {
-    if (Array.isArray(value)) {
-      const out = new Array<unknown>(value.length);
-      for (let i = 0; i < value.length; i++) out[i] = sanitise(value[i], depth + 1, ancestors) ?? null;
-      return out;
-    }
-    const out: Record<string, unknown> = {};
-    const fields = value as Record<string, unknown>;
-    // Own enumerable string keys, as Object.entries and JSON.stringify take them, without a pair per field.
-    for (const key of Object.keys(fields)) {
-      const name = fieldAs(key);
-      const clean = name === null ? MASK : sanitise(fields[key], depth + 1, ancestors);
-      if (clean !== undefined) out[name ?? cleanString(key)] = clean;
-    }
-    return out;
+    return Array.isArray(value) ? sanitiseArray(value, depth, walk) : sanitiseFields(value, depth, walk);
   } finally {
     ancestors.pop();
   }
+}
+
+/** An array's copy: brackets and a comma per item, a dropped item as null. */
+function sanitiseArray(value: readonly unknown[], depth: number, walk: Walk): unknown[] {
+  walk.maxBytes += 2 + value.length;
+  const out = new Array<unknown>(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const clean = sanitise(value[i], depth + 1, walk);
+    if (clean === undefined) walk.maxBytes += 4;
+    out[i] = clean ?? null;
+  }
+  return out;
+}
+
+/** An object's copy: braces, and per field kept its name, a colon and a comma. */
+function sanitiseFields(value: object, depth: number, walk: Walk): Record<string, unknown> {
+  walk.maxBytes += 2;
+  const out: Record<string, unknown> = {};
+  const fields = value as Record<string, unknown>;
+  // Own enumerable string keys, as Object.entries and JSON.stringify take them, without a pair per field.
+  for (const key of Object.keys(fields)) {
+    const name = fieldAs(key);
+    const clean = name === null ? walkString(MASK, walk) : sanitise(fields[key], depth + 1, walk);
+    if (clean === undefined) continue;
+    const kept = walkString(name ?? cleanString(key), walk);
+    walk.maxBytes += 2;
+    out[kept] = clean;
+  }
+  return out;
 }
 
 /**
@@ -122,13 +172,15 @@ export function maskBody(value: unknown): unknown {
   return maskBodySized(value).body;
 }
 
-/** maskBody, with an upper bound of its JSON's UTF-8 size (what the audit trail sizes its groups by). */
+/**
+ * maskBody, with an upper bound of its JSON's UTF-8 size (what the audit trail sizes its groups
+ * by). Only a body whose bound passes MAX_BODY_BYTES is serialised, to be measured exactly.
+ */
 export function maskBodySized(value: unknown): { body: unknown; maxBytes: number } {
-  const clean = sanitise(value, 0, []) ?? null;
-  const json = JSON.stringify(clean);
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: a short text is within the limit without an exact count.
-  if (json.length * 3 <= MAX_BODY_BYTES) return { body: clean, maxBytes: json.length * 3 };
-  const bytes = Buffer.byteLength(json, 'utf8');
+  const walk: Walk = { ancestors: [], maxBytes: 0 };
+  const clean = sanitise(value, 0, walk) ?? null;
+  if (walk.maxBytes <= MAX_BODY_BYTES) return { body: clean, maxBytes: Math.max(walk.maxBytes, 4) };
+  const bytes = Buffer.byteLength(JSON.stringify(clean), 'utf8');
   if (bytes <= MAX_BODY_BYTES) return { body: clean, maxBytes: bytes };
   const marker: TruncatedBody = { $truncated: { originalBytes: bytes } };
   return { body: marker, maxBytes: TRUNCATED_MARKER_BYTES };
