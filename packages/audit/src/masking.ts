@@ -87,7 +87,6 @@ interface Walk {
 }
 
 /** Characters JSON writes as they are, one byte each; any other may take up to 6 (`\u001f`). */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
 const NOT_PLAIN = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
 
 /** The most bytes a JSON number takes (`-1.2345678901234567e-308` is 24). */
