@@ -37,19 +37,31 @@ export const SECRET_NAME_PARTS = [
 
 /** Whether a field with this name holds a secret (see SECRET_NAME_PARTS). */
 export function isSecretName(name: string): boolean {
-  return fieldAs(name) === null;
+  return fieldAs(name).secret;
+}
+
+/** A field name as logged: cleaned for PostgreSQL, whether its value is masked, its JSON's bound with colon and comma. */
+interface FieldName {
+  kept: string;
+  secret: boolean;
+  bytes: number;
 }
 
 /**
- * A field name as it is logged: null when it holds a secret (its value is masked), else the name
- * cleaned for PostgreSQL. Remembered per name: field names repeat call after call (content,
- * type, text, …), so a body's walk does one lookup per field instead of a scan and a regex test.
+ * A field name as it is logged. Remembered per name: field names repeat call after call
+ * (content, type, text, …), so a body's walk does one lookup per field instead of scans and
+ * regex tests.
  */
-function fieldAs(name: string): string | null {
+function fieldAs(name: string): FieldName {
   let known = fieldNames.get(name);
   if (known === undefined) {
     const normalised = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-    known = SECRET_NAME_PARTS.some((part) => normalised.includes(part)) ? null : cleanString(name);
+    const kept = cleanString(name);
+    known = {
+      kept,
+      secret: SECRET_NAME_PARTS.some((part) => normalised.includes(part)),
+      bytes: jsonTextBytes(kept) + 2,
+    };
     // The bound keeps hostile keys from growing it.
     if (fieldNames.size >= MAX_REMEMBERED_NAMES) fieldNames.clear();
     fieldNames.set(name, known);
@@ -57,7 +69,7 @@ function fieldAs(name: string): string | null {
   return known;
 }
 
-const fieldNames = new Map<string, string | null>();
+const fieldNames = new Map<string, FieldName>();
 const MAX_REMEMBERED_NAMES = 10_000;
 
 /** The marker that replaces a body over MAX_BODY_BYTES. */
@@ -92,14 +104,17 @@ const NOT_PLAIN = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
 /** The most bytes a JSON number takes (`-1.2345678901234567e-308` is 24). */
 const NUMBER_BYTES = 25;
 
-/** A string as it is logged (see cleanString), its JSON's bytes added to the walk's bound: exact for plain text. */
+/** An upper bound of a text's JSON in UTF-8 bytes, quotes included: exact for plain text. */
+function jsonTextBytes(value: string): number {
+  return NOT_PLAIN.test(value) ? value.length * 6 + 2 : value.length + 2;
+}
+
+/** A string as it is logged (see cleanString), its JSON's bytes added to the walk's bound. */
 function walkString(value: string, walk: Walk): string {
-  if (!NOT_PLAIN.test(value)) {
-    walk.maxBytes += value.length + 2;
-    return value;
-  }
-  walk.maxBytes += value.length * 6 + 2;
-  return cleanString(value);
+  const bytes = jsonTextBytes(value);
+  walk.maxBytes += bytes;
+  // Only plain text (or the empty string) takes exactly its length and quotes: nothing to clean.
+  return bytes === value.length + 2 ? value : cleanString(value);
 }
 
 /**
@@ -153,12 +168,11 @@ function sanitiseFields(value: object, depth: number, walk: Walk): Record<string
   const fields = value as Record<string, unknown>;
   // Own enumerable string keys, as Object.entries and JSON.stringify take them, without a pair per field.
   for (const key of Object.keys(fields)) {
-    const name = fieldAs(key);
-    const clean = name === null ? walkString(MASK, walk) : sanitise(fields[key], depth + 1, walk);
+    const field = fieldAs(key);
+    const clean = field.secret ? walkString(MASK, walk) : sanitise(fields[key], depth + 1, walk);
     if (clean === undefined) continue;
-    const kept = walkString(name ?? cleanString(key), walk);
-    walk.maxBytes += 2;
-    out[kept] = clean;
+    walk.maxBytes += field.bytes;
+    out[field.kept] = clean;
   }
   return out;
 }
