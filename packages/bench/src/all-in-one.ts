@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { freePort } from './free-port.js';
 import { benchProcessEnv, waitHealthy, type BenchProcessOptions, type GatewayUnderTest } from './gateway-under-test.js';
 import { processTree, residentBytes, runsNode } from './process-stats.js';
 
@@ -35,7 +36,7 @@ function endGroup(leader: number): void {
 
 /** The all-in-one as the README starts it: the gateway package's `start` script, in the given data directory. */
 export async function startAllInOne(options: AllInOneOptions): Promise<GatewayUnderTest> {
-  const port = 17_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   const child = spawn(
     'pnpm',
     ['--silent', '--filter', '@agentgw/gateway', 'run', 'start', '--port', String(port), '--data-dir', options.dataDir],

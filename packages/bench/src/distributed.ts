@@ -3,8 +3,6 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -13,6 +11,7 @@ import {
   type LocalRedisCluster,
 } from '@agentgw/core/local-redis-cluster';
 import { sql } from 'kysely';
+import { freePort } from './free-port.js';
 import { benchProcessEnv, waitHealthy, type BenchProcessOptions, type GatewayUnderTest } from './gateway-under-test.js';
 import { processesNamed, processTree } from './process-stats.js';
 
@@ -29,14 +28,6 @@ const ROUTER_NAMES: Record<(typeof SERVICES)[number], string> = {
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Its own logical Redis database, so the bench's queues never meet the tests' (database 0). */
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/11';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 async function redisAnswers(): Promise<boolean> {
   const { hostname, port } = new URL(REDIS_URL);
