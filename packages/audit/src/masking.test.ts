@@ -182,6 +182,24 @@ describe('maskBodySized', () => {
     expect(truncated).toBeGreaterThan(0);
   });
 
+  it('counts a safe integer at its exact size, so a long array of them is bounded tightly', () => {
+    for (const n of [0, -0, 7, -7, 10, 99, -100, 2 ** 31, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]) {
+      // An array is counted with a comma after every item: one byte over for the last.
+      expect(maskBodySized([n]).maxBytes).toBe(Buffer.byteLength(JSON.stringify([n])) + 1);
+    }
+    // 3,000 ids: 13.9 KB as written, under the cap; 75 KB if every number counted as the longest one.
+    const ids = Array.from({ length: 3_000 }, (_, i) => i);
+    const { body, maxBytes } = maskBodySized({ ids });
+    const written = Buffer.byteLength(JSON.stringify({ ids }));
+    expect(maxBytes).toBeGreaterThanOrEqual(written);
+    expect(maxBytes).toBeLessThanOrEqual(written + 2);
+    expect(body).toEqual({ ids });
+    // Beyond the safe range, and fractions, keep the general bound.
+    for (const n of [2 ** 53, 1e21, 0.1, -1.5e-7]) {
+      expect(maskBodySized([n]).maxBytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify([n])));
+    }
+  });
+
   it('answers a field name the same however often it is asked', () => {
     for (let i = 0; i < 3; i++) {
       expect(maskBodySized({ apiKey: 'k', text: 't' }).body).toEqual({ apiKey: MASK, text: 't' });

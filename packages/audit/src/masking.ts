@@ -104,6 +104,18 @@ const NOT_PLAIN = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
 /** The most bytes a JSON number takes (`-1.2345678901234567e-308` is 24). */
 const NUMBER_BYTES = 25;
 
+/**
+ * An upper bound of a number's JSON bytes: exact for a safe integer (ids, counts, timestamps:
+ * most numbers in tool bodies), so an array of them is not taken for a big body and serialised
+ * to be measured; NUMBER_BYTES for any other.
+ */
+function numberBytes(value: number): number {
+  if (!Number.isSafeInteger(value)) return NUMBER_BYTES;
+  let bytes = value < 0 ? 2 : 1;
+  for (let rest = Math.abs(value); rest >= 10; rest = Math.floor(rest / 10)) bytes++;
+  return bytes;
+}
+
 /** An upper bound of a text's JSON in UTF-8 bytes, quotes included: exact for plain text. */
 function jsonTextBytes(value: string): number {
   return NOT_PLAIN.test(value) ? value.length * 6 + 2 : value.length + 2;
@@ -128,7 +140,7 @@ function sanitise(value: unknown, depth: number, walk: Walk): unknown {
     return value;
   }
   if (typeof value === 'number') {
-    walk.maxBytes += NUMBER_BYTES;
+    walk.maxBytes += numberBytes(value);
     return Number.isFinite(value) ? value : null;
   }
   if (typeof value === 'string') return walkString(value, walk);
