@@ -1,5 +1,14 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { selfTimeByOrigin, selfTimes, type CpuProfile } from './cpu-profile-summary.js';
+import {
+  mergeFrameTimes,
+  selfTimeByOrigin,
+  selfTimes,
+  summariseProfiles,
+  type CpuProfile,
+} from './cpu-profile-summary.js';
 
 const frame = (id: number, functionName: string, url: string, lineNumber = 0) => ({
   id,
@@ -52,5 +61,45 @@ describe('selfTimeByOrigin', () => {
       ['(garbage collector)', 2],
       ['apps/mcp-gateway', 1],
     ]);
+  });
+});
+
+describe('worker profiles', () => {
+  const wasm = (ms: number): CpuProfile => ({
+    nodes: [frame(1, '(idle)', ''), frame(2, 'wasm-function[7]', 'wasm://wasm/abc'), frame(3, 'parse', '')],
+    samples: [1, 2, 3],
+    timeDeltas: [5000, ms * 1000, 1000],
+  });
+
+  it("adds a worker's profile segments up frame by frame, idle left out", () => {
+    const merged = mergeFrameTimes([selfTimes(wasm(3)), selfTimes(wasm(5))]);
+    expect(merged.map((f) => [f.frame, f.selfMs, f.share])).toEqual([
+      ['wasm-function[7] wasm://wasm/abc:1', 8, 0.8],
+      ['parse (native)', 2, 0.2],
+    ]);
+  });
+
+  it("prints the main thread's profile, then its own process's worker segments merged", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentgw-profiles-'));
+    try {
+      const main: CpuProfile = {
+        nodes: [frame(1, 'handle', 'file:///r/apps/gateway/dist/cli.js')],
+        samples: [1],
+        timeDeltas: [4000],
+      };
+      writeFileSync(join(dir, 'gateway-41.cpuprofile'), JSON.stringify(main));
+      writeFileSync(join(dir, 'worker-41-1-1.cpuprofile'), JSON.stringify(wasm(3)));
+      writeFileSync(join(dir, 'worker-41-1-2.cpuprofile'), JSON.stringify(wasm(5)));
+      // Another process's worker is not this one's.
+      writeFileSync(join(dir, 'worker-52-1-1.cpuprofile'), JSON.stringify(wasm(500)));
+      const text = summariseProfiles(dir, 5);
+      expect(text).toContain('4 ms 100.0%  handle apps/gateway/dist/cli.js:1');
+      expect(text).toContain('its worker threads, 2 profile segments merged');
+      expect(text).toContain('8 ms  80.0%  wasm-function[7] wasm://wasm/abc:1');
+      expect(text).toContain('8 ms  80.0%  wasm (the embedded database engine)');
+      expect(text).not.toContain('500 ms');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { engineFunctionNames } from './wasm-function-names.js';
 
 /** The parts of a V8 `.cpuprofile` (written by `node --cpu-prof`) the summary reads. */
 export interface CpuProfile {
@@ -70,28 +71,72 @@ export function selfTimeByOrigin(profile: CpuProfile): FrameTime[] {
     .sort((a, b) => b.selfMs - a.selfMs);
 }
 
-/** The top self-time frames of the largest profile in a directory (the gateway's own process), as text. */
+/** Frame times of several profiles added up frame by frame (a worker's profile comes in segments), largest first. */
+export function mergeFrameTimes(lists: readonly FrameTime[][]): FrameTime[] {
+  const totals = new Map<string, number>();
+  for (const list of lists) for (const f of list) totals.set(f.frame, (totals.get(f.frame) ?? 0) + f.selfMs);
+  const busy = [...totals.entries()].filter(([frame]) => !frame.startsWith('(idle)'));
+  const sum = busy.reduce((s, [, ms]) => s + ms, 0);
+  return busy
+    .map(([frame, selfMs]) => ({ frame, selfMs, share: sum > 0 ? selfMs / sum : 0 }))
+    .sort((a, b) => b.selfMs - a.selfMs);
+}
+
+const line = (f: FrameTime, share: number) =>
+  `${f.selfMs.toFixed(0).padStart(7)} ms ${(share * 100).toFixed(1).padStart(5)}%  ${f.frame}`;
+
+/** A thread's top frames and its time by origin, as text; idle excluded from the shares. */
+function threadSummary(title: string, frames: FrameTime[], origins: FrameTime[], top: number): string[] {
+  const busy = frames.filter((f) => !f.frame.startsWith('(idle)'));
+  const busyMs = busy.reduce((s, f) => s + f.selfMs, 0);
+  return [
+    `${title} (${busyMs.toFixed(0)} ms busy, idle excluded):`,
+    ...busy.slice(0, top).map((f) => line(f, busyMs > 0 ? f.selfMs / busyMs : 0)),
+    `self time by origin:`,
+    ...origins.slice(0, top).map((f) => line(f, f.share)),
+  ];
+}
+
+/** `wasm-function[N]` frames given their function's name where the module tells it (`memcmp (wasm-function[13497])`). */
+export function nameWasmFrames(frames: FrameTime[], names: ReadonlyMap<number, string>): FrameTime[] {
+  return frames.map((f) => {
+    const index = /^wasm-function\[(\d+)\] wasm:/.exec(f.frame)?.[1];
+    const name = index === undefined ? undefined : names.get(Number(index));
+    return name === undefined ? f : { ...f, frame: `${name} (wasm-function[${index}])` };
+  });
+}
+
+const readProfile = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+
+/**
+ * The top self-time frames of the largest main-thread profile in a directory (the gateway's own
+ * process), as text; then its worker threads' (the embedded database's), their segments merged.
+ */
 export function summariseProfiles(dir: string, top: number): string {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-  if (files.length === 0) return `no .cpuprofile in ${dir}`;
-  const largest = files.map((f) => join(dir, f)).sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
-  const frames = selfTimes(JSON.parse(readFileSync(largest, 'utf8')) as CpuProfile);
-  const busy = frames.filter((f) => f.frame !== '(idle) (native)');
-  const busyMs = busy.reduce((s, f) => s + f.selfMs, 0);
-  const lines = busy
-    .slice(0, top)
-    .map(
-      (f) => `${f.selfMs.toFixed(0).padStart(7)} ms ${((f.selfMs / busyMs) * 100).toFixed(1).padStart(5)}%  ${f.frame}`,
+  const mains = files.filter((f) => !f.startsWith('worker-')).map((f) => join(dir, f));
+  if (mains.length === 0) return `no .cpuprofile in ${dir}`;
+  const largest = mains.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
+  const main = readProfile(largest);
+  const lines = threadSummary(
+    `top ${top} self-time frames of ${largest}`,
+    selfTimes(main),
+    selfTimeByOrigin(main),
+    top,
+  );
+  const pid = /-(\d+)\.cpuprofile$/.exec(largest)?.[1];
+  const segments = files.filter((f) => f.startsWith(`worker-${pid}-`)).map((f) => readProfile(join(dir, f)));
+  if (segments.length > 0) {
+    lines.push(
+      ...threadSummary(
+        `its worker threads, ${segments.length} profile segments merged: top ${top} self-time frames`,
+        nameWasmFrames(mergeFrameTimes(segments.map(selfTimes)), engineFunctionNames()),
+        mergeFrameTimes(segments.map(selfTimeByOrigin)),
+        top,
+      ),
     );
-  const origins = selfTimeByOrigin(JSON.parse(readFileSync(largest, 'utf8')) as CpuProfile)
-    .slice(0, top)
-    .map((f) => `${f.selfMs.toFixed(0).padStart(7)} ms ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.frame}`);
-  return [
-    `top ${top} self-time frames of ${largest} (${busyMs.toFixed(0)} ms busy, idle excluded):`,
-    ...lines,
-    `self time by origin:`,
-    ...origins,
-  ].join('\n');
+  }
+  return lines.join('\n');
 }
 
 // `tsx src/cpu-profile-summary.ts <dir> [top]` prints the summary of a profile directory.

@@ -11,7 +11,10 @@
 // BENCH_PROFILE_HEAP=1 instead, V8's sampling heap profiler, counting what the collector freed too
 // (what was allocated, not what is left), into gateway-<pid>.heapprofile; BENCH_PROFILE_HEAP=promoted
 // counts only what outlived the young generation (freed by a full collection, or still live): what
-// grows the old generation under load. Without BENCH_PROBE_DIR it does nothing.
+// grows the old generation under load. A CPU profile also covers the worker threads (the embedded
+// database's): each later SIGUSR2 ends their profiles into BENCH_PROFILE_DIR/worker-<pid>-<worker
+// id>-<n>.cpuprofile and starts new ones (a worker ends before exit, so they cannot wait for it).
+// Without BENCH_PROBE_DIR it does nothing.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -45,6 +48,7 @@ if (dir) {
   }).observe({ entryTypes: ['gc'] });
   const ms = (ns) => Math.max(0, Math.round((ns / 1e6 - RESOLUTION_MS) * 100) / 100);
   let session = null;
+  const workers = profileDir && !heapProfile ? workerProfiles(profileDir) : null;
   // Node 20 names every thread "node", so a worker's thread is told apart by when it appeared and
   // what it did: the threads new at its 'worker' event are its candidates (the worker's own, and on
   // a busy machine the libuv pool threads its start-up may already have created), and the report
@@ -92,6 +96,7 @@ if (dir) {
     );
     gc = {};
     histogram.reset();
+    if (session) workers?.cut();
     if (profileDir && !session) {
       session = new Session();
       session.connect();
@@ -105,6 +110,7 @@ if (dir) {
       } else {
         session.post('Profiler.enable');
         session.post('Profiler.start');
+        workers?.attach(session);
       }
     }
   });
@@ -117,4 +123,50 @@ if (dir) {
       if (!err) writeFileSync(join(profileDir, `gateway-${process.pid}.${extension}`), JSON.stringify(result.profile));
     });
   });
+}
+
+/**
+ * CPU profiles of the process's worker threads, taken through the main thread's inspector session
+ * (NodeWorker domain): `attach` starts a profiler in each worker there is and each one started
+ * later; `cut` ends every worker's current profile into a file and starts the next.
+ */
+function workerProfiles(profileDir) {
+  let session = null;
+  let nextId = 0;
+  const replies = new Map();
+  /** Attached workers by inspector session id: their worker id and how many profiles they wrote. */
+  const attached = new Map();
+  const send = (sessionId, method) =>
+    new Promise((resolve) => {
+      const id = ++nextId;
+      replies.set(id, resolve);
+      session.post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method }) });
+    });
+  const start = (sessionId) => send(sessionId, 'Profiler.enable').then(() => send(sessionId, 'Profiler.start'));
+  return {
+    attach(mainSession) {
+      session = mainSession;
+      session.on('NodeWorker.attachedToWorker', ({ params }) => {
+        attached.set(params.sessionId, { workerId: params.workerInfo.workerId, written: 0 });
+        void start(params.sessionId);
+      });
+      session.on('NodeWorker.detachedFromWorker', ({ params }) => attached.delete(params.sessionId));
+      session.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
+        const reply = JSON.parse(params.message);
+        replies.get(reply.id)?.(reply);
+        replies.delete(reply.id);
+      });
+      session.post('NodeWorker.enable', { waitForDebuggerOnStart: false });
+    },
+    cut() {
+      for (const [sessionId, worker] of attached) {
+        void send(sessionId, 'Profiler.stop').then((reply) => {
+          if (!reply.result) return;
+          const name = `worker-${process.pid}-${worker.workerId}-${++worker.written}.cpuprofile`;
+          writeFileSync(join(profileDir, name), JSON.stringify(reply.result.profile));
+          return send(sessionId, 'Profiler.start');
+        });
+      }
+    },
+  };
 }
