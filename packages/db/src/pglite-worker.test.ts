@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DbHandle } from './connection.js';
 import { isUniqueViolation } from './errors.js';
+import { BYTES_PARAM_CHARS } from './pglite-worker.js';
 
 describe('a file: database (PGlite in a worker thread)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentgw-pglite-worker-'));
@@ -33,6 +34,32 @@ describe('a file: database (PGlite in a worker thread)', () => {
     expect(rows[0]!.at).toEqual(at);
     expect([...rows[0]!.bytes]).toEqual([1, 2, 255]);
     expect(rows[0]!.doc).toEqual({ a: [1, 'x'] });
+  });
+
+  it('takes a long text parameter as it is, whatever the type it is for', async () => {
+    // Past BYTES_PARAM_CHARS a string crosses to the worker as UTF-8 bytes: the engine must still
+    // see the same text, for a text, json or jsonb parameter and for one it converts.
+    const text = 'é€😀 "quoted" \\ '.repeat(2_000) + 'end';
+    expect(text.length).toBeGreaterThan(BYTES_PARAM_CHARS);
+    const doc = JSON.stringify({ text, n: [1, 2, 3] });
+    const { rows } = await sql<{
+      same: boolean;
+      chars: number;
+      fromJson: string;
+      fromJsonb: string;
+      n: number;
+    }>`select ${text}::text = ${text} as same, length(${text}) as chars,
+        ${doc}::json ->> 'text' as "fromJson", ${doc}::jsonb ->> 'text' as "fromJsonb",
+        jsonb_array_length(${doc}::text::jsonb -> 'n') as n`.execute(handle.db);
+    expect(rows[0]).toEqual({ same: true, chars: [...text].length, fromJson: text, fromJsonb: text, n: 3 });
+    // A type that parses the text: a long number.
+    const digits = '1'.repeat(BYTES_PARAM_CHARS);
+    const numeric = await sql<{ ok: boolean }>`select ${digits}::numeric = ${digits}::numeric as ok`.execute(handle.db);
+    expect(numeric.rows[0]!.ok).toBe(true);
+    // A text the engine refuses is refused as before, and the connection goes on.
+    const nul = 'x'.repeat(BYTES_PARAM_CHARS) + '\u0000';
+    await expect(sql`select ${nul}::text`.execute(handle.db)).rejects.toThrow(/0x00/);
+    expect(await handle.ping()).toBe(true);
   });
 
   it('keeps PostgreSQL error fields (a unique violation is recognised)', async () => {

@@ -16,6 +16,13 @@ type Reply = {
 /** Statements kept parsed (and planned) in the engine; the least recently used beyond this is closed. */
 export const MAX_NAMED_STATEMENTS = 200;
 
+/**
+ * A string parameter at least this long crosses to the worker as its UTF-8 bytes, moved instead
+ * of copied: Node 20's structured clone took ~2.2 ms of the main thread for the 690 KB rows
+ * document of an audit batch with 2 KB bodies, encoding and moving it ~0.3 ms (docs/benchmarks.md).
+ */
+export const BYTES_PARAM_CHARS = 16 * 1024;
+
 // Plain JavaScript that runs as CommonJS or ESM alike (dynamic imports only), so the worker needs no TypeScript loader.
 // PGlite's query() sends Parse, Describe, Bind, Describe, Execute and Sync as six trips into the
 // engine and parses and plans the text every time. Here a statement with parameters is parsed once
@@ -69,25 +76,30 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
     return statement;
   };
   const value = (v, type) => (v === null || v === undefined ? null : (db.serializers[type] ?? String)(v));
-  const execute = async (sql, params) => {
+  // A string sent as UTF-8 bytes goes to the engine as they are, in binary format, where that
+  // format is the text itself (text, varchar, json); for any other type it is a string again.
+  const TEXT_AS_BINARY = new Set([25, 1043, 114]);
+  const decoder = new TextDecoder();
+  const fromBytes = (bytes, type) => (TEXT_AS_BINARY.has(type) ? bytes : value(decoder.decode(bytes), type));
+  const execute = async (sql, params, utf8) => {
     const { name, types } = await prepared(sql);
-    const values = params.map((v, i) => value(v, types[i]));
+    const values = params.map((v, i) => (utf8.includes(i) ? fromBytes(v, types[i]) : value(v, types[i])));
     const ran = await db.execProtocol(frames(serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()));
     return resultOf(ran.messages);
   };
-  const run = async (sql, params) => {
+  const run = async (sql, params, utf8) => {
     if (params.length === 0) return resultOf((await db.execProtocol(serialize.query(sql))).messages);
     try {
-      return await execute(sql, params);
+      return await execute(sql, params, utf8);
     } catch (err) {
       // A table changed under a kept statement (a migration): parse it again, once.
       if (err?.code !== '0A000' || !named.has(sql)) throw err;
       named.delete(sql);
-      return execute(sql, params);
+      return execute(sql, params, utf8);
     }
   };
   let queue = Promise.resolve();
-  parentPort.on('message', ({ id, sql, params, close }) => {
+  parentPort.on('message', ({ id, sql, params, utf8, close }) => {
     queue = queue.then(async () => {
       if (close) {
         await db.close().catch(() => {});
@@ -96,7 +108,7 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
         return;
       }
       try {
-        const result = await run(sql, params);
+        const result = await run(sql, params, utf8);
         parentPort.postMessage({ id, rows: result.rows, affectedRows: result.affectedRows });
       } catch (err) {
         parentPort.postMessage({ id, error: plain(err) });
@@ -106,6 +118,23 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
   parentPort.postMessage({ id: 0, rows: [] });
 });
 `;
+
+const encoder = new TextEncoder();
+
+/** A query's parameters as they cross to the worker: long strings as UTF-8 bytes (by index), moved. */
+function crossing(params: readonly unknown[]): { values: unknown[]; utf8: number[]; transfer: ArrayBuffer[] } {
+  const utf8: number[] = [];
+  const transfer: ArrayBuffer[] = [];
+  const values = params.map((v, i) => {
+    if (typeof v !== 'string' || v.length < BYTES_PARAM_CHARS) return v;
+    const bytes = encoder.encode(v);
+    utf8.push(i);
+    // Moved only when the bytes own their whole buffer (a shared one would be cut from its other users).
+    if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) transfer.push(bytes.buffer);
+    return bytes;
+  });
+  return { values, utf8, transfer };
+}
 
 /**
  * The worker's JavaScript only relays queries and rows, so a small young generation is enough:
@@ -144,11 +173,11 @@ export async function openPgliteInWorker(options: {
   worker.on('error', (err) => failAll(err));
   worker.on('exit', () => failAll(new Error('the embedded database worker has stopped')));
 
-  const send = (message: Record<string, unknown>, id = nextId++): Promise<Reply> =>
+  const send = (message: Record<string, unknown>, id = nextId++, transfer: ArrayBuffer[] = []): Promise<Reply> =>
     new Promise<Reply>((resolve, reject) => {
       if (pending.size === 0) worker.ref();
       pending.set(id, { resolve, reject });
-      if (id !== 0) worker.postMessage({ id, ...message });
+      if (id !== 0) worker.postMessage({ id, ...message }, transfer);
     });
   const unwrap = (reply: Reply) => {
     if (reply.error) throw Object.assign(new Error(reply.error.message), reply.error);
@@ -161,7 +190,10 @@ export async function openPgliteInWorker(options: {
   unwrap(await send({}, 0)); // ready (or the start-up error)
   let closed: Promise<void> | undefined;
   return {
-    query: async (sql, params = []) => unwrap(await send({ sql, params })),
+    query: async (sql, params = []) => {
+      const { values, utf8, transfer } = crossing(params);
+      return unwrap(await send({ sql, params: values, utf8 }, nextId++, transfer));
+    },
     close() {
       closed ??= send({ close: true }).then(
         () => worker.terminate().then(() => undefined),
