@@ -139,7 +139,7 @@ function workerProfiles(profileDir) {
   const send = (sessionId, method) =>
     new Promise((resolve) => {
       const id = ++nextId;
-      replies.set(id, resolve);
+      replies.set(id, { sessionId, resolve });
       session.post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method }) });
     });
   const start = (sessionId) => send(sessionId, 'Profiler.enable').then(() => send(sessionId, 'Profiler.start'));
@@ -150,10 +150,18 @@ function workerProfiles(profileDir) {
         attached.set(params.sessionId, { workerId: params.workerInfo.workerId, written: 0 });
         void start(params.sessionId);
       });
-      session.on('NodeWorker.detachedFromWorker', ({ params }) => attached.delete(params.sessionId));
+      session.on('NodeWorker.detachedFromWorker', ({ params }) => {
+        attached.delete(params.sessionId);
+        // A worker gone before it answered answers nothing: its requests end without a result.
+        for (const [id, waiting] of replies) {
+          if (waiting.sessionId !== params.sessionId) continue;
+          replies.delete(id);
+          waiting.resolve({});
+        }
+      });
       session.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
         const reply = JSON.parse(params.message);
-        replies.get(reply.id)?.(reply);
+        replies.get(reply.id)?.resolve(reply);
         replies.delete(reply.id);
       });
       session.post('NodeWorker.enable', { waitForDebuggerOnStart: false });

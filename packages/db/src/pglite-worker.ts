@@ -18,7 +18,7 @@ export const MAX_NAMED_STATEMENTS = 200;
 
 /**
  * A string parameter at least this long crosses to the worker as its UTF-8 bytes, moved instead
- * of copied: Node 20's structured clone took ~2.2 ms of the main thread for the 690 KB rows
+ * of copied: Node's structured clone (20 and 24) took ~2.2 ms of the main thread for the 690 KB rows
  * document of an audit batch with 2 KB bodies, encoding and moving it ~0.3 ms (docs/benchmarks.md).
  */
 export const BYTES_PARAM_CHARS = 16 * 1024;
