@@ -1,4 +1,4 @@
-import { JobBatchFailures, ManualClock, silentLogger } from '@agentgw/core';
+import { JobBatchFailures, ManualClock, silentLogger, type GatewayJobs } from '@agentgw/core';
 import { sql } from 'kysely';
 import { createTestDeps, type TestDeps } from '@agentgw/service-kit/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -62,6 +62,22 @@ describe('audit consumer', () => {
     // A time JavaScript reads but PostgreSQL refuses (there is no year 0) passes validation: found by writing one by one.
     expect(failures.get(2)?.message).toMatch(/out of range/i);
     expect(await ids()).toEqual(['good-1', 'good-2']);
+  });
+
+  it('writes many small audit-bulk jobs of the in-process queue in one transaction: their size fills a batch, not their count', async () => {
+    deps = await createTestDeps();
+    // Thirty groups of one record, as a busy gateway enqueues them; a count of jobs (batchSize
+    // 100 / 100 = 1 per transaction) would cut them into thirty transactions.
+    // The fixture's loose record (op: string) is what a producer sends; the queue's type is the producer's.
+    const bulk = (id: string) => ({ records: [record(id)] }) as unknown as GatewayJobs['audit-bulk'];
+    for (let i = 0; i < 30; i++) await deps.queue.enqueue('audit-bulk', bulk(`small-${i}`));
+    const audit = consumer();
+    await audit.start();
+    await vi.waitFor(async () => expect(await ids()).toHaveLength(30));
+    await audit.stop();
+    // One transaction: now() is its start time, the same for every row it wrote.
+    const times = await deps.db.selectFrom('audit_logs').select('updated_at').distinct().execute();
+    expect(times).toHaveLength(1);
   });
 
   it('writes text PostgreSQL refuses as it stands (NUL, a lone surrogate) with U+FFFD in its place: a hostile tool name loses no record', async () => {

@@ -23,6 +23,9 @@ export interface AuditConsumerOptions {
 /** The queues whose jobs become audit rows (a producer's group of records per `audit-bulk` job): what the read barrier waits on. */
 export const AUDIT_QUEUES = ['audit-bulk'] as const satisfies readonly JobName[];
 
+/** A record's JSON as the in-process batch bound counts it (small calls ~1 KB, 2 KB bodies ~4.6 KB): `batchSize` records of this size. */
+const RECORD_CHARS = 4096;
+
 /** Retention runs once an hour; each run's job id names its hour, so replicas enqueue it once. */
 export const RETENTION_INTERVAL_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -165,11 +168,14 @@ export function createAuditConsumer(options: AuditConsumerOptions) {
         batchWaitMs: options.batchWaitMs,
         concurrency: options.concurrency ?? 1,
       };
-      // A bulk job holds up to 500 records: take fewer of them per transaction.
+      // A bulk job holds 1 to 500 records. BullMQ counts jobs: a hundredth of the batch size, for
+      // the worst case of full jobs. The in-process queue sizes them, so many small jobs (a busy
+      // gateway's: a few records each) fill one transaction instead of ten jobs cutting it short.
       consumers.push(
         await queue.consume('audit-bulk', (jobs) => handleBulk(jobs), {
           ...batching,
           batchSize: Math.max(1, Math.ceil(options.batchSize / 100)),
+          batchChars: options.batchSize * RECORD_CHARS,
         }),
       );
       if (options.retentionDays > 0) {

@@ -27,6 +27,13 @@ export interface ConsumeOptions {
   batchSize?: number;
   /** How long to wait for a batch to fill before handing over what is there (default 50ms). */
   batchWaitMs?: number;
+  /**
+   * A batch's size in its jobs' JSON characters instead of their count, where the queue knows
+   * them without serialising (in-process): full at this many, at least one job. A consumer of
+   * jobs that vary in size (an audit group holds 1 to 500 records) then gets what the bound
+   * means, not a count cut early by many small jobs. BullMQ counts `batchSize` jobs.
+   */
+  batchChars?: number;
   concurrency?: number;
 }
 

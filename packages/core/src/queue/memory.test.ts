@@ -188,3 +188,40 @@ describe('MemoryJobQueue hand-over (EnqueueOptions.handOver)', () => {
     await queue.close();
   });
 });
+
+describe('MemoryJobQueue batches by size (ConsumeOptions.batchChars)', () => {
+  it('fills a batch with as many small jobs as its characters allow, cuts at the bound, and sends a larger job alone', async () => {
+    const queue = new MemoryJobQueue();
+    const batches: string[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    await queue.consume(
+      'confirmation-timeout',
+      async (jobs) => {
+        batches.push(jobs.map((j) => j.confirmationId));
+        await gate;
+      },
+      // A count of 2 would cut the small jobs into pairs: the size bound replaces it.
+      { batchSize: 2, batchChars: 1_000, batchWaitMs: 60_000 },
+    );
+    const job = (id: string, chars: number) =>
+      queue.enqueue('confirmation-timeout', { confirmationId: id }, { handOver: { chars } });
+    // The first batch starts once 1,000 characters wait: jobs a–j (100 each); k waits behind it.
+    for (const id of 'abcdefghijk') await job(id, 100);
+    await vi.waitFor(() => expect(batches).toHaveLength(1));
+    expect(batches[0]).toEqual([...'abcdefghij']);
+    // A job past the bound goes alone; what came before it forms its own batch.
+    await job('big', 5_000);
+    await job('l', 100);
+    release();
+    await vi.waitFor(() => expect(batches).toHaveLength(3));
+    expect(batches[1]).toEqual(['k']);
+    expect(batches[2]).toEqual(['big']);
+    // 'l' waits for more (60 s) until a barrier asks for what is there.
+    await wait(20);
+    expect(batches).toHaveLength(3);
+    expect(await queue.barrier(['confirmation-timeout'], 1_000)).toBe(true);
+    expect(batches[3]).toEqual(['l']);
+    await queue.close();
+  });
+});

@@ -332,7 +332,8 @@ function progressThrough(lane: Lane, seq: number): 'settled' | 'pending' | 'dela
 
 /** One `consume` call: takes batches off its lane, at most `concurrency` at a time. */
 class MemoryConsumer implements Consumer {
-  private readonly batchSize: number;
+  /** A batch's bound: so many jobs, or so many JSON characters of them (`ConsumeOptions.batchChars`). */
+  private readonly bound: { per: 'job' | 'char'; max: number };
   private readonly batchWaitMs: number;
   private readonly concurrency: number;
   private readonly inFlight = new Set<Promise<void>>();
@@ -347,7 +348,10 @@ class MemoryConsumer implements Consumer {
     private readonly run: (jobs: Job[]) => Promise<void>,
     private readonly settled: (jobs: Job[], outcome: Outcome) => void,
   ) {
-    this.batchSize = Math.max(1, options.batchSize ?? 1);
+    this.bound =
+      options.batchChars === undefined
+        ? { per: 'job', max: Math.max(1, options.batchSize ?? 1) }
+        : { per: 'char', max: Math.max(1, options.batchChars) };
     this.batchWaitMs = options.batchWaitMs ?? 50;
     this.concurrency = Math.max(1, options.concurrency ?? 1);
   }
@@ -356,7 +360,8 @@ class MemoryConsumer implements Consumer {
     const { waiting } = this.lane;
     while (!this.closed && this.inFlight.size < this.concurrency && waiting.length > 0) {
       // A barrier waiting on this lane wants what is here now, not a fuller batch later.
-      if (waiting.length < this.batchSize && !this.waited && this.lane.barriers.size === 0) {
+      const take = this.batchLength(waiting);
+      if (take.full === false && !this.waited && this.lane.barriers.size === 0) {
         this.waitTimer ??= setTimeout(() => {
           this.waitTimer = undefined;
           this.waited = true;
@@ -367,8 +372,23 @@ class MemoryConsumer implements Consumer {
       this.waited = false;
       clearTimeout(this.waitTimer);
       this.waitTimer = undefined;
-      this.start(waiting.splice(0, this.batchSize));
+      this.start(waiting.splice(0, take.jobs));
     }
+  }
+
+  /** How many of the waiting jobs the next batch takes, and whether that fills it. */
+  private batchLength(waiting: readonly Job[]): { jobs: number; full: boolean } {
+    const { per, max } = this.bound;
+    if (per === 'job') return { jobs: Math.min(max, waiting.length), full: waiting.length >= max };
+    // Stops at the bound, so a backlog is not walked whole; a job larger than the bound goes alone.
+    let chars = 0;
+    let jobs = 0;
+    for (const job of waiting) {
+      if (jobs > 0 && chars + job.chars > max) return { jobs, full: true };
+      chars += job.chars;
+      jobs++;
+    }
+    return { jobs, full: chars >= max };
   }
 
   async close(): Promise<void> {
