@@ -4,8 +4,10 @@
 // run on two cores and ran on alone at the end; started first, they overlap everything else.
 // Every job runs to its end (a failure does not stop the others); the exit code is 1 when any
 // failed, and the failed jobs are named last. Output lines carry the job's name, as turbo's do.
+// A failed job's last lines also go to $VITEST_REPORT_DIR/failed-jobs.txt, which
+// scripts/test-summary.mjs prints at the very end: a CI log's tail then says why, not only what.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -139,22 +141,40 @@ if (dryRun) {
   process.exit(0);
 }
 
-/** Runs one job, its output line by line under its label; resolves with its exit code. */
+/** Lines of a failed job's output kept for the summary (its verdict is printed last). */
+const TAIL_LINES = 15;
+
+/** Runs one job, its output line by line under its label; resolves with its exit code and last lines. */
 function run(job) {
   return new Promise((resolve) => {
     const [command, ...rest] = job.command;
     const child = spawn(command, rest, { cwd: job.cwd, env: job.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail = [];
     for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) =>
-        process.stdout.write(job.prefix ? `${job.label}: ${line}\n` : `${line}\n`),
-      );
+      createInterface({ input: stream }).on('line', (line) => {
+        process.stdout.write(job.prefix ? `${job.label}: ${line}\n` : `${line}\n`);
+        if (line.trim() === '') return;
+        tail.push(line.length > 300 ? `${line.slice(0, 297)}...` : line);
+        if (tail.length > TAIL_LINES) tail.shift();
+      });
     }
     child.on('error', (err) => {
       process.stdout.write(`${job.label}: could not start: ${err.message}\n`);
-      resolve(1);
+      resolve({ code: 1, tail: [`could not start: ${err.message}`] });
     });
-    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), tail }));
   });
+}
+
+/** Appends a failed job's last lines to the report folder, for scripts/test-summary.mjs. */
+function keepTail(job, code, tail) {
+  const dir = process.env.VITEST_REPORT_DIR;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  appendFileSync(
+    join(dir, 'failed-jobs.txt'),
+    `${job.label} (exit ${code}), its last lines:\n${tail.map((line) => `    ${line}\n`).join('')}`,
+  );
 }
 
 const started = Date.now();
@@ -176,11 +196,14 @@ async function slot() {
     const [job] = pending.splice(at, 1);
     const began = Date.now();
     process.stdout.write(`==> ${job.label}: started at ${seconds(started)} s\n`);
-    const code = await run(job);
+    const { code, tail } = await run(job);
     process.stdout.write(
       `==> ${job.label}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds(began)} s\n`,
     );
-    if (code !== 0) failed.push(job.label);
+    if (code !== 0) {
+      failed.push(job.label);
+      keepTail(job, code, tail);
+    }
     finished.add(job.name);
     for (const wake of idle.splice(0)) wake();
   }

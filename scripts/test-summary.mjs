@@ -2,7 +2,9 @@
 // vitest.shared.ts) into one closing line for CI: "Tests: N passed, N failed, N skipped", and a
 // second line for the Node 24 suites' reports in its node24/ folder (scripts/run-tests.mjs), when any.
 // The slowest test files follow, so a CI log says where its time goes, and last every failed test
-// by file and name with its first error line, so the log's tail names what failed.
+// by file and name with its first error line, so the log's tail names what failed; after them
+// the last lines of every failed job (scripts/run-tests.mjs wrote them to failed-jobs.txt), which
+// say why a job that is not a vitest suite (the conformance ratchet, a lint) failed.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -60,4 +62,6 @@ for (const { path, ms } of slowest)
 const failures = [...main.failures, ...(node24?.failures ?? []).map((f) => ({ ...f, name: `[Node 24] ${f.name}` }))];
 if (failures.length > 0) console.log('Failed tests:');
 for (const { path, name, message } of failures) console.log(`  ${relative(root, path)} > ${name}\n      ${message}`);
+const failedJobs = join(dir, 'failed-jobs.txt');
+if (existsSync(failedJobs)) process.stdout.write(`Failed jobs:\n${readFileSync(failedJobs, 'utf8')}`);
 process.exit(main.totals.failed + (node24?.totals.failed ?? 0) > 0 ? 1 : 0);
