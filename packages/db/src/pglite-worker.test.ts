@@ -36,6 +36,30 @@ describe('a file: database (PGlite in a worker thread)', () => {
     expect(rows[0]!.doc).toEqual({ a: [1, 'x'] });
   });
 
+  it('binds every kind of parameter: nulls, multi-byte and lone-surrogate text, bytes, long bytes, many values', async () => {
+    // The worker writes each Bind message itself (lengths in UTF-8 bytes, byte arrays in binary format).
+    const texts = ['', 'a', 'é€😀', 'x\uD800y', '"quoted" \\ ', 'ü'.repeat(5_000)];
+    const bytes = Uint8Array.from({ length: 70_000 }, (_, i) => i % 251);
+    const { rows } = await sql<Record<string, unknown>>`select ${null}::text as none, ${texts[0]}::text as t0,
+        ${texts[1]}::text as t1, ${texts[2]}::text as t2, ${texts[3]}::text as t3, ${texts[4]}::text as t4,
+        ${texts[5]}::text as t5, octet_length(${texts[5]}::text) as t5bytes, ${bytes}::bytea as b,
+        ${42}::int as n, ${true}::boolean as yes`.execute(handle.db);
+    expect(rows[0]).toMatchObject({
+      none: null,
+      t0: '',
+      t1: 'a',
+      t2: 'é€😀',
+      t3: 'x\uFFFDy',
+      t4: texts[4],
+      t5: texts[5],
+    });
+    expect(rows[0]).toMatchObject({ t5bytes: 10_000, n: 42, yes: true });
+    expect(Buffer.from(rows[0]!.b as Uint8Array).equals(Buffer.from(bytes))).toBe(true);
+    const many = Array.from({ length: 300 }, (_, i) => `v${i}`);
+    const listed = await sql<{ all: string[] }>`select array[${sql.join(many)}]::text[] as "all"`.execute(handle.db);
+    expect(listed.rows[0]!.all).toEqual(many);
+  });
+
   it('takes a long text parameter as it is, whatever the type it is for', async () => {
     // Past BYTES_PARAM_CHARS a string crosses to the worker as UTF-8 bytes: the engine must still
     // see the same text, for a text, json or jsonb parameter and for one it converts.
