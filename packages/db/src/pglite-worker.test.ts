@@ -36,7 +36,7 @@ describe('a file: database (PGlite in a worker thread)', () => {
     expect(rows[0]!.doc).toEqual({ a: [1, 'x'] });
   });
 
-  it('binds every kind of parameter: nulls, multi-byte and lone-surrogate text, bytes, long bytes, many values', async () => {
+  it('binds every kind of parameter: nulls, multi-byte and lone-surrogate text, bytes, long bytes, many values (past 32,767)', async () => {
     // The worker writes each Bind message itself (lengths in UTF-8 bytes, byte arrays in binary format).
     const texts = ['', 'a', 'é€😀', 'x\uD800y', '"quoted" \\ ', 'ü'.repeat(5_000)];
     const bytes = Uint8Array.from({ length: 70_000 }, (_, i) => i % 251);
@@ -58,6 +58,12 @@ describe('a file: database (PGlite in a worker thread)', () => {
     const many = Array.from({ length: 300 }, (_, i) => `v${i}`);
     const listed = await sql<{ all: string[] }>`select array[${sql.join(many)}]::text[] as "all"`.execute(handle.db);
     expect(listed.rows[0]!.all).toEqual(many);
+    // The protocol's parameter count is unsigned: past 32,767 values a statement still binds.
+    const past = Array.from({ length: 40_000 }, (_, i) => i);
+    const counted = await sql<{ n: number }>`select cardinality(array[${sql.join(past)}]::int[]) as n`.execute(
+      handle.db,
+    );
+    expect(counted.rows[0]!.n).toBe(40_000);
   });
 
   it('takes a long text parameter as it is, whatever the type it is for', async () => {

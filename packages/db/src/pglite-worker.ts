@@ -97,9 +97,9 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
     at = out.writeUInt8(0, at);
     at += out.write(statement, at);
     at = out.writeUInt8(0, at);
-    at = out.writeInt16BE(parts.length, at);
+    at = out.writeUInt16BE(parts.length, at);
     for (const p of parts) at = out.writeInt16BE(p instanceof Uint8Array ? 1 : 0, at);
-    at = out.writeInt16BE(parts.length, at);
+    at = out.writeUInt16BE(parts.length, at);
     for (const p of parts) {
       if (p === null) at = out.writeInt32BE(-1, at);
       else if (typeof p === 'string') {
