@@ -70,30 +70,46 @@ export function residentBytes(pid: number): number {
   }
 }
 
+/** What `settledResidentBytes` read: the lowest reading, when it was taken, and whether memory fell at all. */
+export interface SettledResidentBytes {
+  bytes: number;
+  afterMs: number;
+  /** False when no reading fell below the first within `maxMs`: `bytes` may still hold start-up garbage. */
+  fell: boolean;
+}
+
 /**
- * The processes' resident memory once it stops falling: read every `everyMs` until no reading in
- * `steadyMs` was lower than the lowest before it, at most `maxMs`. A node process keeps its
- * start-up garbage and grown young generation until V8's memory reducer runs, some 10–20 s after
- * the process went quiet, so a reading at once overstates what it holds idle.
+ * The processes' resident memory once it stops falling: read every `everyMs` until a fall was seen
+ * and no reading in `steadyMs` after it was lower than the lowest before, at most `maxMs`. A node
+ * process keeps its start-up garbage and grown young generation until V8's memory reducer runs,
+ * some 10–30 s after the process went quiet, so a reading at once overstates what it holds idle;
+ * and waiting only for `steadyMs` without a fall ended some runs before the reducer had run (a
+ * "settled" figure 30 MB above the same build's other runs, read 0 s after the first).
  */
 export async function settledResidentBytes(
   pids: readonly number[],
-  { everyMs = 1_000, steadyMs = 20_000, maxMs = 45_000 } = {},
-): Promise<{ bytes: number; afterMs: number }> {
-  const read = () => pids.reduce((sum, pid) => sum + residentBytes(pid), 0);
+  {
+    everyMs = 1_000,
+    steadyMs = 20_000,
+    maxMs = 60_000,
+    read = () => pids.reduce((sum, pid) => sum + residentBytes(pid), 0),
+  }: { everyMs?: number; steadyMs?: number; maxMs?: number; read?: () => number } = {},
+): Promise<SettledResidentBytes> {
   const started = Date.now();
   let lowest = read();
   let lowestAt = started;
+  let fell = false;
   // Falling by less than 1 MiB is noise, not the reducer.
-  while (Date.now() - lowestAt < steadyMs && Date.now() - started < maxMs) {
+  while ((!fell || Date.now() - lowestAt < steadyMs) && Date.now() - started < maxMs) {
     await new Promise((resolve) => setTimeout(resolve, everyMs));
     const now = read();
     if (now < lowest - 1024 * 1024) {
       lowest = now;
       lowestAt = Date.now();
+      fell = true;
     } else lowest = Math.min(lowest, now);
   }
-  return { bytes: lowest, afterMs: lowestAt - started };
+  return { bytes: lowest, afterMs: lowestAt - started, fell };
 }
 
 /** Every live process whose command name is one of `names` (`postgres`, `redis-server`): servers the bench did not start. */

@@ -5,7 +5,7 @@ const MiB = 1024 * 1024;
 const memory: TopologyMemory = {
   idleRss: 150 * MiB,
   treeIdleRss: 160 * MiB,
-  settled: { bytes: 140 * MiB, afterMs: 20_000 },
+  settled: { bytes: 140 * MiB, afterMs: 20_000, fell: true },
   loadedRss: 250 * MiB,
   idleReports: [],
 };
@@ -29,5 +29,13 @@ describe('topology report', () => {
     expect(failures).toBe(
       "the bare proxy's failed requests by case (a reference that failed is less sure):\n  invoke: 3 failed requests",
     );
+  });
+
+  it('says when idle memory never fell instead of calling its reading settled', () => {
+    expect(topologyReport(noLines(), memory, 16).join('\n')).toContain('140 MB once settled (20 s later)');
+    const unsettled = topologyReport(noLines(), { ...memory, settled: { bytes: 190 * MiB, afterMs: 0, fell: false } }, 16);
+    const text = unsettled.join('\n');
+    expect(text).toContain('190 MB at its lowest, not settled (no fall within the wait)');
+    expect(text).not.toContain('once settled');
   });
 });

@@ -5,6 +5,7 @@
  * run and printed together, so the table stays one block.
  */
 import type { ProbeReport } from './probe-reports.js';
+import type { SettledResidentBytes } from './process-stats.js';
 import { fmt, MB, memoryLine } from './report-lines.js';
 
 /** The lines each case adds, by kind; a kind with no line (no floor, one process) is left out. */
@@ -24,7 +25,7 @@ export interface TopologyLines {
 export interface TopologyMemory {
   idleRss: number;
   treeIdleRss: number;
-  settled: { bytes: number; afterMs: number };
+  settled: SettledResidentBytes;
   loadedRss: number;
   idleReports: readonly ProbeReport[];
 }
@@ -72,9 +73,13 @@ export function topologyReport(lines: TopologyLines, memory: TopologyMemory, con
       "garbage collection on the gateway's main thread(s) under load (pauses of the event loop)",
       lines.collections,
     ),
-    `resident memory: gateway process idle ${fmt(memory.idleRss / MB)} MB right after its start, ${fmt(memory.settled.bytes / MB)} MB once settled (${fmt(memory.settled.afterMs / 1000, 0)} s later), ` +
+    `resident memory: gateway process idle ${fmt(memory.idleRss / MB)} MB right after its start, ${fmt(memory.settled.bytes / MB)} MB ${settledWhen(memory.settled)}, ` +
       `loaded ${fmt(memory.loadedRss / MB)} MB; all its processes (wrappers included) idle ${fmt(memory.treeIdleRss / MB)} MB`,
     memoryLine(memory.idleReports),
     ...block("memory of the gateway's node process(es) at the end of each case's load", lines.endOfLoad),
   ];
 }
+
+/** When the settled reading was taken, or that memory never fell (then it is not a settled figure). */
+const settledWhen = (s: SettledResidentBytes): string =>
+  s.fell ? `once settled (${fmt(s.afterMs / 1000, 0)} s later)` : 'at its lowest, not settled (no fall within the wait)';
