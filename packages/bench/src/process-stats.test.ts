@@ -61,7 +61,12 @@ describe('process stats from /proc', () => {
     // Ended by the steady window after the fall, not by the bound.
     expect(at).toBeLessThan(readings.length);
     let flatReads = 0;
-    const flat = await settledResidentBytes([], { everyMs: 2, steadyMs: 5, maxMs: 40, read: () => (flatReads++, 150 * MiB) });
+    const flat = await settledResidentBytes([], {
+      everyMs: 2,
+      steadyMs: 5,
+      maxMs: 40,
+      read: () => (flatReads++, 150 * MiB),
+    });
     expect(flat).toEqual({ bytes: 150 * MiB, afterMs: 0, fell: false });
     expect(flatReads).toBeGreaterThan(5);
   });

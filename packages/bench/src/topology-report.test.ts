@@ -33,7 +33,11 @@ describe('topology report', () => {
 
   it('says when idle memory never fell instead of calling its reading settled', () => {
     expect(topologyReport(noLines(), memory, 16).join('\n')).toContain('140 MB once settled (20 s later)');
-    const unsettled = topologyReport(noLines(), { ...memory, settled: { bytes: 190 * MiB, afterMs: 0, fell: false } }, 16);
+    const unsettled = topologyReport(
+      noLines(),
+      { ...memory, settled: { bytes: 190 * MiB, afterMs: 0, fell: false } },
+      16,
+    );
     const text = unsettled.join('\n');
     expect(text).toContain('190 MB at its lowest, not settled (no fall within the wait)');
     expect(text).not.toContain('once settled');

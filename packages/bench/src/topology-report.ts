@@ -82,4 +82,6 @@ export function topologyReport(lines: TopologyLines, memory: TopologyMemory, con
 
 /** When the settled reading was taken, or that memory never fell (then it is not a settled figure). */
 const settledWhen = (s: SettledResidentBytes): string =>
-  s.fell ? `once settled (${fmt(s.afterMs / 1000, 0)} s later)` : 'at its lowest, not settled (no fall within the wait)';
+  s.fell
+    ? `once settled (${fmt(s.afterMs / 1000, 0)} s later)`
+    : 'at its lowest, not settled (no fall within the wait)';
