@@ -91,10 +91,10 @@ const fromCreate = (field: string) => {
 const text = (value: string | null | undefined): string | undefined => (value == null ? undefined : cleanString(value));
 
 /**
- * The batch's rows as one JSON document for `jsonb_to_recordset`: one parameter whatever the
- * number of rows, and the bodies go in as the JSON they are, parsed once. Column arrays of text
+ * The batch's rows as one JSON document for `json_to_recordset`: one parameter whatever the
+ * number of rows, and the bodies go in as the JSON they are, stored as this text (0018). Column arrays of text
  * (`unnest`) put each quote of a body through array-literal escaping and parsing before the
- * jsonb parse (`bench:outcome` with 2 KB results of JSON text: a third less CPU; see the README).
+ * JSON parse (`bench:outcome` with 2 KB results of JSON text: a third less CPU; see the README).
  */
 function rowsDocument(patches: readonly RowPatch[]): string {
   return JSON.stringify(
@@ -134,9 +134,9 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
     select id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, arguments, created_at,
       status, status_v, result, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v,
       decided_via, decided_client_id, decided_via_v, now()
-    from jsonb_to_recordset(${rowsDocument(patches)}::text::jsonb) as t(id text, user_id text, agent_id text, end_user_id text,
-      provider_id text, tenant_id text, oauth_client_id text, tool_name text, arguments jsonb, created_at timestamptz,
-      status text, status_v text, result jsonb, result_v text, duration integer, duration_v text, confirmed_by text,
+    from json_to_recordset(${rowsDocument(patches)}::text::json) as t(id text, user_id text, agent_id text, end_user_id text,
+      provider_id text, tenant_id text, oauth_client_id text, tool_name text, arguments json, created_at timestamptz,
+      status text, status_v text, result json, result_v text, duration integer, duration_v text, confirmed_by text,
       confirmed_by_v text, error text, error_v text, decided_via text, decided_client_id text, decided_via_v text)
     on conflict (id) do update set
       ${sql.join(['user_id', 'agent_id', 'end_user_id', 'provider_id', 'tenant_id', 'oauth_client_id', 'arguments', 'created_at'].map(fromCreate))},

@@ -16,11 +16,12 @@ const TIME_FORMAT = sql.lit('YYYY-MM-DD"T"HH24:MI:SS.US');
 /**
  * SQL for the text an audit_logs row's content hash is taken over, rendered by PostgreSQL from
  * the row as stored, so the writer (in RETURNING) and verify (reading back) hash exactly the same
- * thing: jsonb's text form is canonical (key order, spacing), and times are written out in UTC to
- * the microsecond (independent of the session's time zone; an infinite time becomes null). The
- * writer's version columns are bookkeeping and left out.
+ * thing: the json bodies' text as the writer sent it (since 0018; a body written before is
+ * jsonb's canonical text, so those rows render as they did under `jsonb_build_array`), and times
+ * written out in UTC to the microsecond (independent of the session's time zone; an infinite time
+ * becomes null). The writer's version columns are bookkeeping and left out.
  */
-export const CONTENT_SQL = sql<string>`jsonb_build_array(
+export const CONTENT_SQL = sql<string>`json_build_array(
   id, tenant_id, user_id, agent_id, end_user_id, provider_id, tool_name, arguments, result, status, duration,
   confirmed_by, error, to_char(created_at at time zone 'UTC', ${TIME_FORMAT}), to_char(updated_at at time zone 'UTC', ${TIME_FORMAT})
 )::text`;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { migrateToLatest, openDatabase, type DbHandle } from '@agentgw/db';
-import { openTestDatabase, testBackends } from '@agentgw/db/testing';
+import { migrateDownTo, openTestDatabase, testBackends } from '@agentgw/db/testing';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeBatch } from './batch-writer.js';
@@ -59,6 +59,59 @@ describe.each(testBackends())('verify on %s', (backend) => {
     expect(rows).toHaveLength(31);
     for (const row of rows) expect(row.content_hash, row.audit_id).toBe(row.in_sql);
     expect((await verifyChain(handle.db, 't-a')).broken).toBeUndefined();
+  });
+
+  it('keeps verifying rows hashed while bodies were jsonb (0018): the migrated row renders the text it was hashed over', async () => {
+    await migrateDownTo(handle.db, '0017_audit_decided_via');
+    // A row as 0017's writer left it, hashed over jsonb_build_array, with bodies whose jsonb text
+    // is not what was sent (key order, a duplicate key, spacing, number forms, text beyond ASCII).
+    const args = '{"z":1,"a":[1.50,1e2,"Zoë 🚀 \\"q\\" \\u00e9"],"a":{"y":null,"b":[]}}';
+    await sql`insert into audit_logs (id, tenant_id, tool_name, arguments, result, status, duration, error, created_at, updated_at)
+      values ('old-1', 't-old', 'fs.read', ${args}::jsonb, '"just text"'::jsonb, 'failed', 12, 'tab	quote"', now(), now())`.execute(
+      handle.db,
+    );
+    const jsonbText = sql<string>`jsonb_build_array(id, tenant_id, user_id, agent_id, end_user_id, provider_id, tool_name, arguments,
+      result, status, duration, confirmed_by, error, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'),
+      to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'))::text`;
+    const before = await sql<{
+      content: string;
+    }>`select ${jsonbText} as content from audit_logs where id = 'old-1'`.execute(handle.db);
+    await migrateToLatest(handle.db);
+    const after = await handle.db
+      .selectFrom('audit_logs')
+      .select(['arguments', CONTENT_SQL.as('content')])
+      .where('id', '=', 'old-1')
+      .executeTakeFirstOrThrow();
+    expect(after.content).toBe(before.rows[0]!.content);
+    expect(after.content).toContain('{"a": {"b": [], "y": null}, "z": 1}');
+    expect(after.arguments).toEqual({ a: { b: [], y: null }, z: 1 });
+
+    // The writer's next write of the row hashes its text as it stands: the chain verifies.
+    await writeBatch(handle.db, [
+      validJob({
+        op: 'update',
+        id: 'old-1',
+        key: 'u:old-1',
+        seq: 9,
+        at: new Date().toISOString(),
+        patch: { duration: 7 },
+      }),
+    ]);
+    expect(await verifyChain(handle.db, 't-old')).toEqual({ tenantKey: 't-old', links: 1 });
+  });
+
+  it('hashes a body as the text the writer sent: a body rewritten in SQL to the same value in another form is a change', async () => {
+    const [row] = await sql<{ id: string; arguments: string }>`select id, arguments::text from audit_logs
+      where tenant_id = 't-a' and arguments is not null order by id limit 1`
+      .execute(handle.db)
+      .then((r) => r.rows);
+    expect(row!.arguments).not.toContain(': ');
+    // Same JSON value, jsonb's spacing: what a jsonb column would have stored.
+    await sql`update audit_logs set arguments = arguments::jsonb::json where id = ${row!.id}`.execute(handle.db);
+    expect((await verifyChain(handle.db, 't-a')).broken).toMatchObject({
+      auditId: row!.id,
+      reason: expect.stringContaining('changed after it was written'),
+    });
   });
 
   it('names a row whose content was edited by hand in SQL', async () => {

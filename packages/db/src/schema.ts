@@ -246,6 +246,7 @@ export interface AuditLogsTable {
   tenant_id: string | null;
   /** Null only on a placeholder: an update written before its create (0002); queries skip those. */
   tool_name: string | null;
+  /** `json` since 0018: kept as the text the writer sent, which the content hash takes as it is. */
   arguments: JsonNullable<unknown>;
   result: JsonNullable<unknown>;
   status: AuditStatus;

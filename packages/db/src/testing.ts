@@ -6,8 +6,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { Migrator, type Kysely } from 'kysely';
 import { openDatabase, openPglite, type DbHandle } from './connection.js';
 import { migrateToLatest } from './migrate.js';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
 
 export type TestBackend = 'pglite' | 'postgres';
 
@@ -22,6 +25,15 @@ export function testBackends(): TestBackend[] {
  */
 export async function openTestDatabase(backend: TestBackend = 'pglite'): Promise<DbHandle> {
   return backend === 'pglite' ? openPgliteTestDatabase() : openPostgresTestDatabase();
+}
+
+/**
+ * Runs migrations down until `name` is the last applied: a test's database as a release that
+ * ended there left it, to write rows the way that release did and migrate them forward.
+ */
+export async function migrateDownTo(db: Kysely<Database>, name: string): Promise<void> {
+  const { error } = await new Migrator({ db, provider: migrationProvider }).migrateTo(name);
+  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
 }
 
 let pgliteImage: Promise<Blob> | undefined;

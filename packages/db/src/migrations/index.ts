@@ -14,6 +14,7 @@ import * as identityEvents from './0014_identity_events.js';
 import * as keyChecks from './0015_key_checks.js';
 import * as confirmationCarriers from './0016_confirmation_carriers.js';
 import * as auditDecidedVia from './0017_audit_decided_via.js';
+import * as auditJsonBodies from './0018_audit_json_bodies.js';
 import * as oauthFlows from './0007_oauth_flows.js';
 import * as oauthServer from './0009_oauth_server.js';
 
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '0015_key_checks': keyChecks,
   '0016_confirmation_carriers': confirmationCarriers,
   '0017_audit_decided_via': auditDecidedVia,
+  '0018_audit_json_bodies': auditJsonBodies,
 };
 
 /** Names of every registered migration, in the order they apply. */
