@@ -67,7 +67,7 @@ describe.each(testBackends())('verify on %s', (backend) => {
     // is not what was sent (key order, a duplicate key, spacing, number forms, text beyond ASCII).
     const args = '{"z":1,"a":[1.50,1e2,"Zoë 🚀 \\"q\\" \\u00e9"],"a":{"y":null,"b":[]}}';
     await sql`insert into audit_logs (id, tenant_id, tool_name, arguments, result, status, duration, error, created_at, updated_at)
-      values ('old-1', 't-old', 'fs.read', ${args}::jsonb, '"just text"'::jsonb, 'failed', 12, 'tab	quote"', now(), now())`.execute(
+      values ('old-1', 't-old', 'fs.read', ${args}::jsonb, '"just text"'::jsonb, 'failed', 12, 'tab\tquote"', now(), now())`.execute(
       handle.db,
     );
     const jsonbText = sql<string>`jsonb_build_array(id, tenant_id, user_id, agent_id, end_user_id, provider_id, tool_name, arguments,
