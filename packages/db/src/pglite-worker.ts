@@ -83,12 +83,12 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
   const fromBytes = (bytes, type) => (TEXT_AS_BINARY.has(type) ? bytes : value(decoder.decode(bytes), type));
   // Describe (the unnamed portal), Execute (every row) and Sync, which follow every Bind.
   const AFTER_BIND = [68, 0, 0, 0, 6, 80, 0, 69, 0, 0, 0, 9, 0, 0, 0, 0, 0, 83, 0, 0, 0, 4];
-  const bytesOf = (v) => (v instanceof ArrayBuffer ? new Uint8Array(v) : ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : null);
   // Bind and AFTER_BIND in one buffer sized once, each value written into it once (byte arrays in
-  // binary format, the rest as text): PGlite's serializer grows, slices and copies its buffers per
+  // binary format, the rest as text; the only bytes here are fromBytes' Uint8Arrays, every other
+  // value is a serialiser's string): PGlite's serializer grows, slices and copies its buffers per
   // value and per message, five copies of an audit batch's 690 KB rows document (docs/benchmarks.md).
   const bindMessage = (statement, values) => {
-    const parts = values.map((v) => (v === null ? null : (bytesOf(v) ?? String(v))));
+    const parts = values.map((v) => (v === null || v instanceof Uint8Array ? v : String(v)));
     let length = 4 + 1 + Buffer.byteLength(statement) + 1 + 2 + 2 * parts.length + 2 + 2;
     for (const p of parts) length += 4 + (p === null ? 0 : typeof p === 'string' ? Buffer.byteLength(p) : p.byteLength);
     const out = Buffer.allocUnsafeSlow(1 + length + AFTER_BIND.length);
