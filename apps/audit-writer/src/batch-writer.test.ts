@@ -69,6 +69,46 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
     });
   });
 
+  it('leaves a row as it was when a job written before is delivered again (the attempt that hit its key is rolled back)', async () => {
+    const job = valid(create('r3'));
+    await writeBatch(handle.db, [job]);
+    const before = await row('r3');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await writeBatch(handle.db, [job])).toMatchObject({ rows: 0, links: 0, duplicates: 1 });
+    expect(await row('r3')).toEqual(before);
+  });
+
+  it('writes the new jobs of a batch that also carries a redelivered one', async () => {
+    const old = valid(create('r4'));
+    await writeBatch(handle.db, [old]);
+    const done = valid(update('r4', 2, { status: 'completed', result: { ok: 2 }, duration: 9 }));
+    expect(await writeBatch(handle.db, [old, done, valid(create('r5'))])).toMatchObject({
+      rows: 2,
+      links: 2,
+      duplicates: 1,
+    });
+    expect(await count('audit_chain')).toBe(3);
+    expect(await row('r4')).toMatchObject({ status: 'completed', result: { ok: 2 }, duration: 9 });
+    expect(await row('r5')).toMatchObject({ status: 'pending' });
+  });
+
+  it('looks job keys up only after a batch met one written before', async () => {
+    const statements: string[] = [];
+    const logged = handle.db.withPlugin({
+      transformQuery: (args) => {
+        if (args.node.kind === 'RawNode') statements.push(args.node.sqlFragments.join('?'));
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const lookups = () => statements.filter((text) => text.includes('select job_key from audit_chain')).length;
+    await writeBatch(logged, [valid(create('r6')), valid(create('r7'))]);
+    expect(statements.length).toBeGreaterThan(0);
+    expect(lookups()).toBe(0);
+    await writeBatch(logged, [valid(create('r6'))]);
+    expect(lookups()).toBe(1);
+  });
+
   it('writes a refusal opened with its reason (one create job carrying error)', async () => {
     await writeBatch(handle.db, [
       valid(Object.assign(create('r9'), { status: 'rejected' as const, error: 'Denied by an access rule' })),

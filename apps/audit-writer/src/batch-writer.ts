@@ -31,19 +31,43 @@ export interface BatchOutcome {
 }
 
 /**
- * Writes a batch of audit jobs in one transaction: drops jobs already written (by key), merges
- * the rest per audit id, upserts the rows with the order-independent merge rule, then appends
- * one chain link per job to its row's tenant chain: six statements with BEGIN and COMMIT. A duplicate key raced in by another writer
- * makes the transaction fail; the retried batch then skips it.
+ * Writes a batch of audit jobs in one transaction: merges them per audit id (a second delivery
+ * within the batch dropped), upserts the rows with the order-independent merge rule, then appends
+ * one chain link per job to its row's tenant chain. A job written before (a redelivery, or one
+ * raced in by another writer) fails the link's unique job key and rolls the transaction back; the
+ * batch is then written again without the jobs already written. Looking their keys up first would
+ * cost every batch a statement (an index probe per job) for what is rare: a queue redelivery.
  */
 export async function writeBatch(db: Kysely<Database>, jobs: readonly ValidJob[]): Promise<BatchOutcome> {
   if (jobs.length === 0) return { duplicates: 0, rows: 0, placeholders: 0, links: 0 };
+  try {
+    return await writeOnce(db, jobs, NONE_WRITTEN);
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    return writeOnce(db, jobs, writtenBefore);
+  }
+}
+
+/** The keys of these jobs already in a chain. */
+type WrittenKeys = (trx: Transaction<Database>, jobs: readonly ValidJob[]) => Promise<Set<string>>;
+
+const NONE_WRITTEN: WrittenKeys = async () => new Set();
+
+const writtenBefore: WrittenKeys = async (trx, jobs) => {
+  const keys = [...new Set(jobs.map((j) => j.key))];
+  const known = await sql<{
+    job_key: string;
+  }>`select job_key from audit_chain where job_key = any(${keys}::text[])`.execute(trx);
+  return new Set(known.rows.map((r) => r.job_key));
+};
+
+/** PostgreSQL's unique_violation: here, a link whose job key is already in a chain. */
+const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505';
+
+/** One attempt: every statement in one transaction, without the jobs `skipped` finds written. */
+function writeOnce(db: Kysely<Database>, jobs: readonly ValidJob[], skipped: WrittenKeys): Promise<BatchOutcome> {
   return db.transaction().execute(async (trx) => {
-    const keys = [...new Set(jobs.map((j) => j.key))];
-    const known = await sql<{
-      job_key: string;
-    }>`select job_key from audit_chain where job_key = any(${keys}::text[])`.execute(trx);
-    const seen = new Set(known.rows.map((r) => r.job_key));
+    const seen = await skipped(trx, jobs);
     // Skips jobs written before, and a second delivery within this batch.
     const fresh = jobs.filter((j) => {
       if (seen.has(j.key)) return false;
