@@ -1,5 +1,5 @@
 import { cleanString } from '@agentgw/audit';
-import type { AuditChainTable, Database } from '@agentgw/db';
+import { isUniqueViolation, type AuditChainTable, type Database } from '@agentgw/db';
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { RowPatch, ValidJob } from './audit-job.js';
 import { mergeJobs } from './audit-job.js';
@@ -43,6 +43,7 @@ export async function writeBatch(db: Kysely<Database>, jobs: readonly ValidJob[]
   try {
     return await writeOnce(db, jobs, NONE_WRITTEN);
   } catch (err) {
+    // Here a link whose job key is already in a chain.
     if (!isUniqueViolation(err)) throw err;
     return writeOnce(db, jobs, writtenBefore);
   }
@@ -60,9 +61,6 @@ const writtenBefore: WrittenKeys = async (trx, jobs) => {
   }>`select job_key from audit_chain where job_key = any(${keys}::text[])`.execute(trx);
   return new Set(known.rows.map((r) => r.job_key));
 };
-
-/** PostgreSQL's unique_violation: here, a link whose job key is already in a chain. */
-const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505';
 
 /** One attempt: every statement in one transaction, without the jobs `skipped` finds written. */
 function writeOnce(db: Kysely<Database>, jobs: readonly ValidJob[], skipped: WrittenKeys): Promise<BatchOutcome> {
