@@ -1,8 +1,10 @@
 import type { AuditRecordJob } from '@agentgw/core';
 import { testBackends, openTestDatabase } from '@agentgw/db/testing';
 import type { DbHandle } from '@agentgw/db';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeBatch } from './batch-writer.js';
+import { verifyAll } from './verify.js';
 import { validJob as valid } from './chain.fixtures.js';
 
 type UpdateJob = Extract<AuditRecordJob, { op: 'update' }>;
@@ -67,6 +69,40 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
       arguments: { path: '/x' },
       status: 'pending',
     });
+  });
+
+  it('stores each body as the JSON text of what it was sent, beside its row, and chains it verifiably', async () => {
+    // Bodies travel beside the rows document as text arrays (zipped by position): each must land
+    // on its own row, as the text JSON.stringify gives it, with none (or JSON null) as NULL.
+    const bodies: unknown[] = [
+      { q: '"quoted" \\ {a,b} NULL', nested: [1, 1.5, -0, true, null, { '': 'é€😀' }] },
+      'a string body',
+      42,
+      [],
+      { nul: 'a\u0000b', control: '\n\t\u0001' },
+      null,
+    ];
+    const jobs = bodies.flatMap((body, i) => [
+      valid({ ...create(`b${i}`), arguments: body } as AuditRecordJob),
+      valid(update(`b${i}`, 1, { status: 'completed', result: i % 2 === 0 ? { echoed: body } : body, duration: i })),
+    ]);
+    expect(await writeBatch(handle.db, jobs)).toMatchObject({ rows: bodies.length, links: bodies.length * 2 });
+    const stored = await handle.db
+      .selectFrom('audit_logs')
+      .select(['id', sql<string | null>`arguments::text`.as('args'), sql<string | null>`result::text`.as('res')])
+      .orderBy('id')
+      .execute();
+    expect(stored).toEqual(
+      bodies.map((body, i) => {
+        const result = i % 2 === 0 ? { echoed: body } : body;
+        return {
+          id: `b${i}`,
+          args: body === null ? null : JSON.stringify(body),
+          res: result === null ? null : JSON.stringify(result),
+        };
+      }),
+    );
+    expect((await verifyAll(handle.db)).filter((r) => r.broken !== undefined)).toEqual([]);
   });
 
   it('leaves a row as it was when a job written before is delivered again (the attempt that hit its key is rolled back)', async () => {

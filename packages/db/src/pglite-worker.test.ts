@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DbHandle } from './connection.js';
 import { isUniqueViolation } from './errors.js';
-import { BYTES_PARAM_CHARS } from './pglite-worker.js';
+import { BYTES_PARAM_CHARS, textArrayBytes } from './pglite-worker.js';
 
 describe('a file: database (PGlite in a worker thread)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentgw-pglite-worker-'));
@@ -89,6 +89,40 @@ describe('a file: database (PGlite in a worker thread)', () => {
     // A text the engine refuses is refused as before, and the connection goes on.
     const nul = 'x'.repeat(BYTES_PARAM_CHARS) + '\u0000';
     await expect(sql`select ${nul}::text`.execute(handle.db)).rejects.toThrow(/0x00/);
+    expect(await handle.ping()).toBe(true);
+  });
+
+  it("takes an array of strings in text[]'s binary format, and as the same array for any other type", async () => {
+    // Arrays of strings cross to the worker as text[]'s binary format (no literal to quote or
+    // parse): elements, nulls and the string 'NULL' must come out as they went in.
+    const items = ['', 'a', 'é€😀', '"quoted" \\ {a,b}', null, 'NULL', ' spaced ', 'ü'.repeat(10_000)];
+    const { rows } = await sql<{ same: string[]; n: number; second: string; empty: number; none: boolean }>`select
+        ${items}::text[] as same, cardinality(${items}::text[]) as n, (${items}::text[])[2] as second,
+        cardinality(${[]}::text[]) as empty, ${[]}::text[] = '{}' as none`.execute(handle.db);
+    expect(rows[0]).toEqual({ same: items, n: items.length, second: 'a', empty: 0, none: true });
+    // The encoding is byte for byte the one the engine itself sends (array_send).
+    for (const sent of [items, [], ['only']]) {
+      const own = await sql<{ bytes: Uint8Array }>`select array_send(${sent}::text[]) as bytes`.execute(handle.db);
+      expect(Buffer.from(own.rows[0]!.bytes).equals(Buffer.from(textArrayBytes(sent)))).toBe(true);
+    }
+    const zipped = await sql<{
+      a: string | null;
+      b: string | null;
+    }>`select * from unnest(${['x', null]}::text[], ${['y']}::text[]) as t(a, b)`.execute(handle.db);
+    expect(zipped.rows).toEqual([
+      { a: 'x', b: 'y' },
+      { a: null, b: null },
+    ]);
+    // The same arrays for parameters of other types: read back into strings and sent as before.
+    const id = '7d0f4b1e-3c2a-4b5d-9e8f-0a1b2c3d4e5f';
+    const other = await sql<{ v: string[]; hit: boolean; j: unknown }>`select ${['a', 'b,c']}::varchar[] as v,
+        ${id}::uuid = any(${[id]}::uuid[]) as hit, ${['x', '"y"']}::jsonb as j`.execute(handle.db);
+    expect(other.rows[0]).toEqual({ v: ['a', 'b,c'], hit: true, j: ['x', '"y"'] });
+    // Text the engine refuses in a text parameter is refused in an array too; a lone surrogate
+    // becomes U+FFFD as it does there, and the connection goes on.
+    const surrogate = await sql<{ t: string[] }>`select ${['x\uD800y']}::text[] as t`.execute(handle.db);
+    expect(surrogate.rows[0]!.t).toEqual(['x\uFFFDy']);
+    await expect(sql`select ${['a\u0000b']}::text[]`.execute(handle.db)).rejects.toThrow(/0x00/);
     expect(await handle.ping()).toBe(true);
   });
 

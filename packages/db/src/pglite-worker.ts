@@ -81,6 +81,23 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
   const TEXT_AS_BINARY = new Set([25, 1043, 114]);
   const decoder = new TextDecoder();
   const fromBytes = (bytes, type) => (TEXT_AS_BINARY.has(type) ? bytes : value(decoder.decode(bytes), type));
+  // An array of strings comes in text[]'s binary format (textArrayBytes): as it is for a text[]
+  // parameter, read back into strings for any other type.
+  const TEXT_ARRAY = 1009;
+  const fromArrayBytes = (bytes, type) => {
+    if (type === TEXT_ARRAY) return bytes;
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const items = [];
+    if (view.getInt32(0) === 0) return value(items, type);
+    const count = view.getInt32(12);
+    for (let i = 0, at = 20; i < count; i++) {
+      const n = view.getInt32(at);
+      at += 4;
+      items.push(n < 0 ? null : decoder.decode(bytes.subarray(at, at + n)));
+      if (n > 0) at += n;
+    }
+    return value(items, type);
+  };
   // Describe (the unnamed portal), Execute (every row) and Sync, which follow every Bind.
   const AFTER_BIND = [68, 0, 0, 0, 6, 80, 0, 69, 0, 0, 0, 9, 0, 0, 0, 0, 0, 83, 0, 0, 0, 4];
   // Bind and AFTER_BIND in one buffer sized once, each value written into it once (byte arrays in
@@ -115,24 +132,26 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
     out.set(AFTER_BIND, at);
     return out;
   };
-  const execute = async (sql, params, utf8) => {
+  const execute = async (sql, params, utf8, arrays) => {
     const { name, types } = await prepared(sql);
-    const values = params.map((v, i) => (utf8.includes(i) ? fromBytes(v, types[i]) : value(v, types[i])));
+    const values = params.map((v, i) =>
+      utf8.includes(i) ? fromBytes(v, types[i]) : arrays.includes(i) ? fromArrayBytes(v, types[i]) : value(v, types[i]),
+    );
     return resultOf((await db.execProtocol(bindMessage(name, values))).messages);
   };
-  const run = async (sql, params, utf8) => {
+  const run = async (sql, params, utf8, arrays) => {
     if (params.length === 0) return resultOf((await db.execProtocol(serialize.query(sql))).messages);
     try {
-      return await execute(sql, params, utf8);
+      return await execute(sql, params, utf8, arrays);
     } catch (err) {
       // A table changed under a kept statement (a migration): parse it again, once.
       if (err?.code !== '0A000' || !named.has(sql)) throw err;
       named.delete(sql);
-      return execute(sql, params, utf8);
+      return execute(sql, params, utf8, arrays);
     }
   };
   let queue = Promise.resolve();
-  parentPort.on('message', ({ id, sql, params, utf8, close }) => {
+  parentPort.on('message', ({ id, sql, params, utf8, arrays, close }) => {
     queue = queue.then(async () => {
       if (close) {
         await db.close().catch(() => {});
@@ -141,7 +160,7 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
         return;
       }
       try {
-        const result = await run(sql, params, utf8);
+        const result = await run(sql, params, utf8, arrays);
         parentPort.postMessage({ id, rows: result.rows, affectedRows: result.affectedRows });
       } catch (err) {
         parentPort.postMessage({ id, error: plain(err) });
@@ -154,19 +173,69 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
 
 const encoder = new TextEncoder();
 
-/** A query's parameters as they cross to the worker: long strings as UTF-8 bytes (by index), moved. */
-function crossing(params: readonly unknown[]): { values: unknown[]; utf8: number[]; transfer: ArrayBuffer[] } {
+const isTextArray = (v: unknown): v is readonly (string | null)[] =>
+  Array.isArray(v) && v.every((item) => item === null || typeof item === 'string');
+
+/**
+ * An array of strings (and nulls) in PostgreSQL's binary format for text[]: a header (dimensions,
+ * a has-nulls flag, the element type), the one dimension's length and lower bound, then each
+ * element's byte length (-1 for null) and UTF-8 bytes. The engine reads it without the literal's
+ * quoting and escaping: PGlite writes an array as `{"…","…"}` and the engine's array parser, at
+ * ~70 ns a byte under `--liftoff-only`, cost an audit batch's 2 KB bodies ~50 ms (docs/benchmarks.md).
+ */
+export function textArrayBytes(items: readonly (string | null)[]): Uint8Array {
+  let length = items.length === 0 ? 12 : 20;
+  for (const item of items) length += 4 + (item === null ? 0 : Buffer.byteLength(item));
+  const out = Buffer.allocUnsafeSlow(length);
+  let at = out.writeInt32BE(items.length === 0 ? 0 : 1, 0);
+  at = out.writeInt32BE(items.includes(null) ? 1 : 0, at);
+  at = out.writeInt32BE(25, at); // text
+  if (items.length === 0) return out;
+  at = out.writeInt32BE(items.length, at);
+  at = out.writeInt32BE(1, at);
+  for (const item of items) {
+    if (item === null) {
+      at = out.writeInt32BE(-1, at);
+      continue;
+    }
+    const n = out.write(item, at + 4);
+    at = out.writeInt32BE(n, at) + n;
+  }
+  return out;
+}
+
+/** Bytes that own their whole buffer can be moved (a shared one would be cut from its other users). */
+const movable = (bytes: Uint8Array, transfer: ArrayBuffer[]): void => {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength)
+    transfer.push(bytes.buffer as ArrayBuffer);
+};
+
+/**
+ * A query's parameters as they cross to the worker, by index: long strings as UTF-8 bytes, arrays
+ * of strings as text[]'s binary format (textArrayBytes); both moved, not copied.
+ */
+function crossing(params: readonly unknown[]): {
+  values: unknown[];
+  utf8: number[];
+  arrays: number[];
+  transfer: ArrayBuffer[];
+} {
   const utf8: number[] = [];
+  const arrays: number[] = [];
   const transfer: ArrayBuffer[] = [];
   const values = params.map((v, i) => {
-    if (typeof v !== 'string' || v.length < BYTES_PARAM_CHARS) return v;
-    const bytes = encoder.encode(v);
-    utf8.push(i);
-    // Moved only when the bytes own their whole buffer (a shared one would be cut from its other users).
-    if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) transfer.push(bytes.buffer);
+    let bytes: Uint8Array;
+    if (typeof v === 'string' && v.length >= BYTES_PARAM_CHARS) {
+      bytes = encoder.encode(v);
+      utf8.push(i);
+    } else if (isTextArray(v)) {
+      bytes = textArrayBytes(v);
+      arrays.push(i);
+    } else return v;
+    movable(bytes, transfer);
     return bytes;
   });
-  return { values, utf8, transfer };
+  return { values, utf8, arrays, transfer };
 }
 
 /**
@@ -224,8 +293,8 @@ export async function openPgliteInWorker(options: {
   let closed: Promise<void> | undefined;
   return {
     query: async (sql, params = []) => {
-      const { values, utf8, transfer } = crossing(params);
-      return unwrap(await send({ sql, params: values, utf8 }, nextId++, transfer));
+      const { values, utf8, arrays, transfer } = crossing(params);
+      return unwrap(await send({ sql, params: values, utf8, arrays }, nextId++, transfer));
     },
     close() {
       closed ??= send({ close: true }).then(
