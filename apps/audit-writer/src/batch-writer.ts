@@ -151,8 +151,8 @@ const bodyText = (body: unknown): string | null => (body == null ? null : JSON.s
  * Upserts the rows. The bodies go beside the document as two text arrays, zipped with its rows by
  * position (`rows from`), and are parsed once, by their `json` cast. Inside the document the
  * engine parsed each body three times (the document's cast, the recordset, the column's input):
- * ~60 µs a call with 2 KB bodies in the embedded engine; the embedded database takes the arrays
- * in binary format, unescaped (packages/db, docs/benchmarks.md).
+ * 50–80 µs of the embedded engine's CPU a call with 2 KB bodies. The embedded database takes the
+ * arrays in binary format, unescaped (packages/db, docs/benchmarks.md).
  */
 async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch[]): Promise<WrittenRow[]> {
   const result = await sql<WrittenRow>`
