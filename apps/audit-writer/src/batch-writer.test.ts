@@ -83,7 +83,7 @@ describe.each(testBackends())('writeBatch on %s', (backend) => {
       null,
     ];
     const jobs = bodies.flatMap((body, i) => [
-      valid({ ...create(`b${i}`), arguments: body } as AuditRecordJob),
+      valid({ ...create(`b${i}`), arguments: body }),
       valid(update(`b${i}`, 1, { status: 'completed', result: i % 2 === 0 ? { echoed: body } : body, duration: i })),
     ]);
     expect(await writeBatch(handle.db, jobs)).toMatchObject({ rows: bodies.length, links: bodies.length * 2 });
