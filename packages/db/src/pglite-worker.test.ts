@@ -123,6 +123,14 @@ describe('a file: database (PGlite in a worker thread)', () => {
     const surrogate = await sql<{ t: string[] }>`select ${['x\uD800y']}::text[] as t`.execute(handle.db);
     expect(surrogate.rows[0]!.t).toEqual(['x\uFFFDy']);
     await expect(sql`select ${['a\u0000b']}::text[]`.execute(handle.db)).rejects.toThrow(/0x00/);
+    // A hole (or undefined) is NULL, as node-postgres takes it; other arrays stay on PGlite's path.
+    const sparse: (string | null)[] = ['a'];
+    sparse[2] = 'c';
+    const own = await sql<{
+      t: (string | null)[];
+      n: number[];
+    }>`select ${sparse}::text[] as t, ${[1, 2]}::int[] as n`.execute(handle.db);
+    expect(own.rows[0]).toEqual({ t: ['a', null, 'c'], n: [1, 2] });
     expect(await handle.ping()).toBe(true);
   });
 

@@ -101,9 +101,10 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
   // Describe (the unnamed portal), Execute (every row) and Sync, which follow every Bind.
   const AFTER_BIND = [68, 0, 0, 0, 6, 80, 0, 69, 0, 0, 0, 9, 0, 0, 0, 0, 0, 83, 0, 0, 0, 4];
   // Bind and AFTER_BIND in one buffer sized once, each value written into it once (byte arrays in
-  // binary format, the rest as text; the only bytes here are fromBytes' Uint8Arrays, every other
-  // value is a serialiser's string): PGlite's serializer grows, slices and copies its buffers per
-  // value and per message, five copies of an audit batch's 690 KB rows document (docs/benchmarks.md).
+  // binary format, the rest as text; the only bytes here are fromBytes' and fromArrayBytes'
+  // Uint8Arrays, every other value is a serialiser's string): PGlite's serializer grows, slices and
+  // copies its buffers per value and per message, five copies of an audit batch's 690 KB rows
+  // document (docs/benchmarks.md).
   const bindMessage = (statement, values) => {
     const parts = values.map((v) => (v === null || v instanceof Uint8Array ? v : String(v)));
     let length = 4 + 1 + Buffer.byteLength(statement) + 1 + 2 + 2 * parts.length + 2 + 2;
@@ -173,9 +174,18 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
 
 const encoder = new TextEncoder();
 
-/** What crosses as textArrayBytes: an array of nothing but strings and nulls (empty included). */
-const isTextArray = (v: unknown): v is readonly (string | null)[] =>
-  Array.isArray(v) && v.every((item) => item === null || typeof item === 'string');
+/**
+ * What crosses as textArrayBytes: an array of nothing but strings and nulls (empty included). A hole
+ * or `undefined` counts as null, as node-postgres takes it (PGlite's literal refused a hole).
+ */
+function isTextArray(v: unknown): v is readonly (string | null | undefined)[] {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) {
+    const item: unknown = v[i];
+    if (item != null && typeof item !== 'string') return false;
+  }
+  return true;
+}
 
 /**
  * An array of strings (and nulls) in PostgreSQL's binary format for text[]: a header (dimensions,
@@ -184,18 +194,25 @@ const isTextArray = (v: unknown): v is readonly (string | null)[] =>
  * quoting and escaping: PGlite writes an array as `{"…","…"}`, which the engine's array parser reads
  * at ~70 ns a byte under `--liftoff-only` (300 JSON bodies of 2.3 KB: ~50 ms, in this format ~3 ms).
  */
-export function textArrayBytes(items: readonly (string | null)[]): Uint8Array {
+export function textArrayBytes(items: readonly (string | null | undefined)[]): Uint8Array {
   let length = items.length === 0 ? 12 : 20;
-  for (const item of items) length += 4 + (item === null ? 0 : Buffer.byteLength(item));
+  let nulls = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item == null) nulls++;
+    else length += Buffer.byteLength(item);
+    length += 4;
+  }
   const out = Buffer.allocUnsafeSlow(length);
   let at = out.writeInt32BE(items.length === 0 ? 0 : 1, 0);
-  at = out.writeInt32BE(items.includes(null) ? 1 : 0, at);
+  at = out.writeInt32BE(nulls > 0 ? 1 : 0, at);
   at = out.writeInt32BE(25, at); // text
   if (items.length === 0) return out;
   at = out.writeInt32BE(items.length, at);
   at = out.writeInt32BE(1, at);
-  for (const item of items) {
-    if (item === null) {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item == null) {
       at = out.writeInt32BE(-1, at);
       continue;
     }
