@@ -1,5 +1,5 @@
 import { cleanString } from '@agentgw/audit';
-import { isUniqueViolation, type AuditChainTable, type Database } from '@agentgw/db';
+import { isUniqueViolation, textArrayBytes, type AuditChainTable, type Database } from '@agentgw/db';
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { RowPatch, ValidJob } from './audit-job.js';
 import { mergeJobs } from './audit-job.js';
@@ -151,8 +151,9 @@ const bodyText = (body: unknown): string | null => (body == null ? null : JSON.s
  * Upserts the rows. The bodies go beside the document as two text arrays, zipped with its rows by
  * position (`rows from`), and are parsed once, by their `json` cast. Inside the document the
  * engine parsed each body three times (the document's cast, the recordset, the column's input):
- * 50–80 µs of the embedded engine's CPU a call with 2 KB bodies. The embedded database takes the
- * arrays in binary format, unescaped (packages/db, docs/benchmarks.md).
+ * 50–80 µs of the embedded engine's CPU a call with 2 KB bodies. The arrays go in binary format
+ * to both engines (textArrayBytes): as node-postgres's literals every quote of a body was escaped,
+ * ~17 % more of the distributed writer's CPU with 2 KB bodies (docs/benchmarks.md).
  */
 async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch[]): Promise<WrittenRow[]> {
   const result = await sql<WrittenRow>`
@@ -167,8 +168,8 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
         provider_id text, tenant_id text, oauth_client_id text, tool_name text, created_at timestamptz,
         status text, status_v text, result_v text, duration integer, duration_v text, confirmed_by text,
         confirmed_by_v text, error text, error_v text, decided_via text, decided_client_id text, decided_via_v text),
-      unnest(${patches.map((p) => bodyText(p.create?.arguments))}::text[]),
-      unnest(${patches.map((p) => bodyText(p.result?.value))}::text[])
+      unnest(${textArrayBytes(patches.map((p) => bodyText(p.create?.arguments)))}::text[]),
+      unnest(${textArrayBytes(patches.map((p) => bodyText(p.result?.value)))}::text[])
     ) as t(id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, created_at,
       status, status_v, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v,
       decided_via, decided_client_id, decided_via_v, arguments, result)

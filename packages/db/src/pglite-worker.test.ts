@@ -123,6 +123,11 @@ describe('a file: database (PGlite in a worker thread)', () => {
     const surrogate = await sql<{ t: string[] }>`select ${['x\uD800y']}::text[] as t`.execute(handle.db);
     expect(surrogate.rows[0]!.t).toEqual(['x\uFFFDy']);
     await expect(sql`select ${['a\u0000b']}::text[]`.execute(handle.db)).rejects.toThrow(/0x00/);
+    // The encoded bytes themselves go as that binary format (as node-postgres sends a Buffer).
+    const given = await sql<{ t: (string | null)[] }>`select ${textArrayBytes(['a', null, 'é'])}::text[] as t`.execute(
+      handle.db,
+    );
+    expect(given.rows[0]!.t).toEqual(['a', null, 'é']);
     // A hole (or undefined) is NULL, as node-postgres takes it; other arrays stay on PGlite's path.
     const sparse: (string | null)[] = ['a'];
     sparse[2] = 'c';

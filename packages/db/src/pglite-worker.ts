@@ -84,6 +84,7 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
   // An array of strings comes in text[]'s binary format (textArrayBytes): as it is for a text[]
   // parameter, read back into strings for any other type.
   const TEXT_ARRAY = 1009;
+  const BYTEA = 17;
   const fromArrayBytes = (bytes, type) => {
     if (type === TEXT_ARRAY) return bytes;
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -135,9 +136,13 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
   };
   const execute = async (sql, params, utf8, arrays) => {
     const { name, types } = await prepared(sql);
-    const values = params.map((v, i) =>
-      utf8.includes(i) ? fromBytes(v, types[i]) : arrays.includes(i) ? fromArrayBytes(v, types[i]) : value(v, types[i]),
-    );
+    const values = params.map((v, i) => {
+      if (utf8.includes(i)) return fromBytes(v, types[i]);
+      if (arrays.includes(i)) return fromArrayBytes(v, types[i]);
+      // Bytes for any type but bytea are that type's binary format, as node-postgres sends them.
+      if (v instanceof Uint8Array && types[i] !== BYTEA) return v;
+      return value(v, types[i]);
+    });
     return resultOf((await db.execProtocol(bindMessage(name, values))).messages);
   };
   const run = async (sql, params, utf8, arrays) => {
@@ -193,6 +198,8 @@ function isTextArray(v: unknown): v is readonly (string | null | undefined)[] {
  * element's byte length (-1 for null) and UTF-8 bytes. The engine reads it without the literal's
  * quoting and escaping: PGlite writes an array as `{"…","…"}`, which the engine's array parser reads
  * at ~70 ns a byte under `--liftoff-only` (300 JSON bodies of 2.3 KB: ~50 ms, in this format ~3 ms).
+ * Passed as a `text[]` parameter it goes in binary format to both engines (node-postgres sends a
+ * Buffer so, and so does the embedded worker), where node-postgres would otherwise build a literal.
  */
 export function textArrayBytes(items: readonly (string | null | undefined)[]): Uint8Array {
   let length = items.length === 0 ? 12 : 20;
