@@ -1,5 +1,5 @@
 import { JobBatchFailures, type Clock, type Consumer, type JobName, type JobQueue, type Logger } from '@agentgw/core';
-import type { Database } from '@agentgw/db';
+import { isUniqueViolation, type Database } from '@agentgw/db';
 import type { Kysely } from 'kysely';
 import { validateJob, type ValidJob } from './audit-job.js';
 import { writeBatch } from './batch-writer.js';
@@ -39,9 +39,10 @@ const TRANSIENT_RETRIES = [200, 1000, 3000];
  * error) is a job's fault, and the batch is split to find it.
  */
 export function isTransient(err: unknown): boolean {
+  if (isUniqueViolation(err)) return true;
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
-  if (/^(08|53|57|40)/.test(code) || code === '23505') return true;
+  if (/^(08|53|57|40)/.test(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
   return /connection terminated|connection refused|timeout exceeded when trying to connect|client has encountered a connection error|Connection terminated/i.test(

@@ -58,7 +58,7 @@ const writtenBefore: WrittenKeys = async (trx, jobs) => {
   const keys = [...new Set(jobs.map((j) => j.key))];
   const known = await sql<{
     job_key: string;
-  }>`select job_key from audit_chain where job_key = any(${keys}::text[])`.execute(trx);
+  }>`select job_key from audit_chain where job_key = any(${textArrayBytes(keys)}::text[])`.execute(trx);
   return new Set(known.rows.map((r) => r.job_key));
 };
 
@@ -152,8 +152,7 @@ const bodyText = (body: unknown): string | null => (body == null ? null : JSON.s
  * position (`rows from`), and are parsed once, by their `json` cast. Inside the document the
  * engine parsed each body three times (the document's cast, the recordset, the column's input):
  * 50–80 µs of the embedded engine's CPU a call with 2 KB bodies. The arrays go in binary format
- * to both engines (textArrayBytes): as node-postgres's literals every quote of a body was escaped,
- * ~17 % more of the distributed writer's CPU with 2 KB bodies (docs/benchmarks.md).
+ * to both engines (textArrayBytes): as a literal the embedded engine's array parser took ~8× longer.
  */
 async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch[]): Promise<WrittenRow[]> {
   const result = await sql<WrittenRow>`
@@ -199,7 +198,7 @@ async function appendLinks(
   // chain stands now; the no-op update keeps the head as it is.
   const { rows: heads } = await sql<{ tenant_key: string; seq: string | number; hash: string }>`
     insert into audit_chain_heads (tenant_key, seq, hash, pruned_hash)
-    select t, 0, ${GENESIS_HASH}, ${GENESIS_HASH} from unnest(${tenants}::text[]) as t
+    select t, 0, ${GENESIS_HASH}, ${GENESIS_HASH} from unnest(${textArrayBytes(tenants)}::text[]) as t
     on conflict (tenant_key) do update set seq = audit_chain_heads.seq
     returning tenant_key, seq, hash`.execute(trx);
   const head = new Map(heads.map((h) => [h.tenant_key, { seq: Number(h.seq), hash: h.hash }]));
@@ -225,16 +224,19 @@ async function appendLinks(
       at.hash = own;
     }
   }
-  const pick = <K extends keyof (typeof links)[number]>(k: K) => links.map((l) => l[k]);
+  const texts = (k: 'tenant_key' | 'audit_id' | 'job_key' | 'content_hash' | 'prev_hash' | 'hash') =>
+    textArrayBytes(links.map((l) => l[k]));
   const moved = [...head];
   // The links and the heads' new positions in one statement (a data-modifying WITH always runs);
-  // arrays keep the text the same whatever the batch, so the embedded engine keeps it parsed.
+  // arrays keep the text the same whatever the batch, so the embedded engine keeps it parsed; the
+  // text arrays go in binary format (textArrayBytes), no literal to escape and parse.
   await sql`with appended as (
       insert into audit_chain (tenant_key, seq, audit_id, job_key, content_hash, prev_hash, hash)
-      select * from unnest(${pick('tenant_key')}::text[], ${pick('seq')}::bigint[], ${pick('audit_id')}::text[], ${pick('job_key')}::text[],
-        ${pick('content_hash')}::text[], ${pick('prev_hash')}::text[], ${pick('hash')}::text[]))
+      select * from unnest(${texts('tenant_key')}::text[], ${links.map((l) => l.seq)}::bigint[], ${texts('audit_id')}::text[],
+        ${texts('job_key')}::text[], ${texts('content_hash')}::text[], ${texts('prev_hash')}::text[], ${texts('hash')}::text[]))
     update audit_chain_heads as h set seq = v.seq, hash = v.hash
-    from unnest(${moved.map(([t]) => t)}::text[], ${moved.map(([, at]) => at.seq)}::bigint[], ${moved.map(([, at]) => at.hash)}::text[]) as v(tenant_key, seq, hash)
+    from unnest(${textArrayBytes(moved.map(([t]) => t))}::text[], ${moved.map(([, at]) => at.seq)}::bigint[],
+      ${textArrayBytes(moved.map(([, at]) => at.hash))}::text[]) as v(tenant_key, seq, hash)
     where h.tenant_key = v.tenant_key`.execute(trx);
   return links.length;
 }

@@ -92,13 +92,16 @@ describe('a file: database (PGlite in a worker thread)', () => {
     expect(await handle.ping()).toBe(true);
   });
 
-  it("takes an array of strings in text[]'s binary format, and as the same array for any other type", async () => {
-    // Arrays of strings cross to the worker as text[]'s binary format (no literal to quote or
-    // parse): elements, nulls and the string 'NULL' must come out as they went in.
+  it("takes an array of strings in text[]'s binary format (textArrayBytes), and plain arrays through PGlite's serialisers", async () => {
+    // The encoded bytes go as text[]'s binary format (as node-postgres sends a Buffer): elements,
+    // nulls and the string 'NULL' must come out as they went in.
     const items = ['', 'a', 'é€😀', '"quoted" \\ {a,b}', null, 'NULL', ' spaced ', 'ü'.repeat(10_000)];
+    const bytes = textArrayBytes(items);
     const { rows } = await sql<{ same: string[]; n: number; second: string; empty: number; none: boolean }>`select
-        ${items}::text[] as same, cardinality(${items}::text[]) as n, (${items}::text[])[2] as second,
-        cardinality(${[]}::text[]) as empty, ${[]}::text[] = '{}' as none`.execute(handle.db);
+        ${bytes}::text[] as same, cardinality(${bytes}::text[]) as n, (${bytes}::text[])[2] as second,
+        cardinality(${textArrayBytes([])}::text[]) as empty, ${textArrayBytes([])}::text[] = '{}' as none`.execute(
+      handle.db,
+    );
     expect(rows[0]).toEqual({ same: items, n: items.length, second: 'a', empty: 0, none: true });
     // The encoding is byte for byte the one the engine itself sends (array_send).
     for (const sent of [items, [], ['only']]) {
@@ -108,34 +111,39 @@ describe('a file: database (PGlite in a worker thread)', () => {
     const zipped = await sql<{
       a: string | null;
       b: string | null;
-    }>`select * from unnest(${['x', null]}::text[], ${['y']}::text[]) as t(a, b)`.execute(handle.db);
+    }>`select * from unnest(${textArrayBytes(['x', null])}::text[], ${textArrayBytes(['y'])}::text[]) as t(a, b)`.execute(
+      handle.db,
+    );
     expect(zipped.rows).toEqual([
       { a: 'x', b: 'y' },
       { a: null, b: null },
     ]);
-    // The same arrays for parameters of other types: read back into strings and sent as before.
-    const id = '7d0f4b1e-3c2a-4b5d-9e8f-0a1b2c3d4e5f';
-    const other = await sql<{ v: string[]; hit: boolean; j: unknown }>`select ${['a', 'b,c']}::varchar[] as v,
-        ${id}::uuid = any(${[id]}::uuid[]) as hit, ${['x', '"y"']}::jsonb as j`.execute(handle.db);
-    expect(other.rows[0]).toEqual({ v: ['a', 'b,c'], hit: true, j: ['x', '"y"'] });
-    // Text the engine refuses in a text parameter is refused in an array too; a lone surrogate
-    // becomes U+FFFD as it does there, and the connection goes on.
-    const surrogate = await sql<{ t: string[] }>`select ${['x\uD800y']}::text[] as t`.execute(handle.db);
-    expect(surrogate.rows[0]!.t).toEqual(['x\uFFFDy']);
-    await expect(sql`select ${['a\u0000b']}::text[]`.execute(handle.db)).rejects.toThrow(/0x00/);
-    // The encoded bytes themselves go as that binary format (as node-postgres sends a Buffer).
-    const given = await sql<{ t: (string | null)[] }>`select ${textArrayBytes(['a', null, 'é'])}::text[] as t`.execute(
-      handle.db,
-    );
-    expect(given.rows[0]!.t).toEqual(['a', null, 'é']);
-    // A hole (or undefined) is NULL, as node-postgres takes it; other arrays stay on PGlite's path.
+    // A hole (or undefined) is NULL, as node-postgres takes it.
     const sparse: (string | null)[] = ['a'];
     sparse[2] = 'c';
-    const own = await sql<{
-      t: (string | null)[];
-      n: number[];
-    }>`select ${sparse}::text[] as t, ${[1, 2]}::int[] as n`.execute(handle.db);
-    expect(own.rows[0]).toEqual({ t: ['a', null, 'c'], n: [1, 2] });
+    const holes = await sql<{ t: (string | null)[] }>`select ${textArrayBytes(sparse)}::text[] as t`.execute(handle.db);
+    expect(holes.rows[0]!.t).toEqual(['a', null, 'c']);
+    // Text the engine refuses in a text parameter is refused in the array too; a lone surrogate
+    // becomes U+FFFD as it does there, and the connection goes on.
+    const surrogate = await sql<{ t: string[] }>`select ${textArrayBytes(['x\uD800y'])}::text[] as t`.execute(
+      handle.db,
+    );
+    expect(surrogate.rows[0]!.t).toEqual(['x\uFFFDy']);
+    await expect(sql`select ${textArrayBytes(['a\u0000b'])}::text[]`.execute(handle.db)).rejects.toThrow(/0x00/);
+    // Plain arrays, of strings or not, still go through PGlite's serialisers for every type.
+    const id = '7d0f4b1e-3c2a-4b5d-9e8f-0a1b2c3d4e5f';
+    const other = await sql<{ t: string[]; v: string[]; hit: boolean; j: unknown; n: number[] }>`select
+        ${['a', '"b" \\ {c}', 'NULL']}::text[] as t, ${['a', 'b,c']}::varchar[] as v,
+        ${id}::uuid = any(${[id]}::uuid[]) as hit, ${['x', '"y"']}::jsonb as j, ${[1, 2]}::int[] as n`.execute(
+      handle.db,
+    );
+    expect(other.rows[0]).toEqual({
+      t: ['a', '"b" \\ {c}', 'NULL'],
+      v: ['a', 'b,c'],
+      hit: true,
+      j: ['x', '"y"'],
+      n: [1, 2],
+    });
     expect(await handle.ping()).toBe(true);
   });
 

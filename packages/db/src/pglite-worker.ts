@@ -81,28 +81,11 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
   const TEXT_AS_BINARY = new Set([25, 1043, 114]);
   const decoder = new TextDecoder();
   const fromBytes = (bytes, type) => (TEXT_AS_BINARY.has(type) ? bytes : value(decoder.decode(bytes), type));
-  // An array of strings comes in text[]'s binary format (textArrayBytes): as it is for a text[]
-  // parameter, read back into strings for any other type.
-  const TEXT_ARRAY = 1009;
   const BYTEA = 17;
-  const fromArrayBytes = (bytes, type) => {
-    if (type === TEXT_ARRAY) return bytes;
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const items = [];
-    if (view.getInt32(0) === 0) return value(items, type);
-    const count = view.getInt32(12);
-    for (let i = 0, at = 20; i < count; i++) {
-      const n = view.getInt32(at);
-      at += 4;
-      items.push(n < 0 ? null : decoder.decode(bytes.subarray(at, at + n)));
-      if (n > 0) at += n;
-    }
-    return value(items, type);
-  };
   // Describe (the unnamed portal), Execute (every row) and Sync, which follow every Bind.
   const AFTER_BIND = [68, 0, 0, 0, 6, 80, 0, 69, 0, 0, 0, 9, 0, 0, 0, 0, 0, 83, 0, 0, 0, 4];
   // Bind and AFTER_BIND in one buffer sized once, each value written into it once (byte arrays in
-  // binary format, the rest as text; the only bytes here are fromBytes' and fromArrayBytes'
+  // binary format, the rest as text; the only bytes here are fromBytes' and the caller's
   // Uint8Arrays, every other value is a serialiser's string): PGlite's serializer grows, slices and
   // copies its buffers per value and per message, five copies of an audit batch's 690 KB rows
   // document (docs/benchmarks.md).
@@ -134,30 +117,29 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
     out.set(AFTER_BIND, at);
     return out;
   };
-  const execute = async (sql, params, utf8, arrays) => {
+  const execute = async (sql, params, utf8) => {
     const { name, types } = await prepared(sql);
     const values = params.map((v, i) => {
       if (utf8.includes(i)) return fromBytes(v, types[i]);
-      if (arrays.includes(i)) return fromArrayBytes(v, types[i]);
       // Bytes for any type but bytea are that type's binary format, as node-postgres sends them.
       if (v instanceof Uint8Array && types[i] !== BYTEA) return v;
       return value(v, types[i]);
     });
     return resultOf((await db.execProtocol(bindMessage(name, values))).messages);
   };
-  const run = async (sql, params, utf8, arrays) => {
+  const run = async (sql, params, utf8) => {
     if (params.length === 0) return resultOf((await db.execProtocol(serialize.query(sql))).messages);
     try {
-      return await execute(sql, params, utf8, arrays);
+      return await execute(sql, params, utf8);
     } catch (err) {
       // A table changed under a kept statement (a migration): parse it again, once.
       if (err?.code !== '0A000' || !named.has(sql)) throw err;
       named.delete(sql);
-      return execute(sql, params, utf8, arrays);
+      return execute(sql, params, utf8);
     }
   };
   let queue = Promise.resolve();
-  parentPort.on('message', ({ id, sql, params, utf8, arrays, close }) => {
+  parentPort.on('message', ({ id, sql, params, utf8, close }) => {
     queue = queue.then(async () => {
       if (close) {
         await db.close().catch(() => {});
@@ -166,7 +148,7 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
         return;
       }
       try {
-        const result = await run(sql, params, utf8, arrays);
+        const result = await run(sql, params, utf8);
         parentPort.postMessage({ id, rows: result.rows, affectedRows: result.affectedRows });
       } catch (err) {
         parentPort.postMessage({ id, error: plain(err) });
@@ -180,19 +162,6 @@ import('node:worker_threads').then(async ({ workerData, parentPort }) => {
 const encoder = new TextEncoder();
 
 /**
- * What crosses as textArrayBytes: an array of nothing but strings and nulls (empty included). A hole
- * or `undefined` counts as null, as node-postgres takes it (PGlite's literal refused a hole).
- */
-function isTextArray(v: unknown): v is readonly (string | null | undefined)[] {
-  if (!Array.isArray(v)) return false;
-  for (let i = 0; i < v.length; i++) {
-    const item: unknown = v[i];
-    if (item != null && typeof item !== 'string') return false;
-  }
-  return true;
-}
-
-/**
  * An array of strings (and nulls) in PostgreSQL's binary format for text[]: a header (dimensions,
  * a has-nulls flag, the element type), the one dimension's length and lower bound, then each
  * element's byte length (-1 for null) and UTF-8 bytes. The engine reads it without the literal's
@@ -200,6 +169,9 @@ function isTextArray(v: unknown): v is readonly (string | null | undefined)[] {
  * at ~70 ns a byte under `--liftoff-only` (300 JSON bodies of 2.3 KB: ~50 ms, in this format ~3 ms).
  * Passed as a `text[]` parameter it goes in binary format to both engines (node-postgres sends a
  * Buffer so, and so does the embedded worker), where node-postgres would otherwise build a literal.
+ * Explicit rather than automatic for every array of strings: the same bytes on both drivers, and
+ * a parameter of another type (varchar[], uuid[], jsonb) keeps its driver's own serialiser. A hole
+ * or `undefined` is NULL, as node-postgres takes it.
  */
 export function textArrayBytes(items: readonly (string | null | undefined)[]): Uint8Array {
   let length = items.length === 0 ? 12 : 20;
@@ -236,31 +208,20 @@ const movable = (bytes: Uint8Array, transfer: ArrayBuffer[]): void => {
 };
 
 /**
- * A query's parameters as they cross to the worker, by index: long strings as UTF-8 bytes, arrays
- * of strings as text[]'s binary format (textArrayBytes); both moved, not copied.
+ * A query's parameters as they cross to the worker, by index: long strings as UTF-8 bytes, moved,
+ * not copied (a caller's own bytes are copied: it may use them again).
  */
-function crossing(params: readonly unknown[]): {
-  values: unknown[];
-  utf8: number[];
-  arrays: number[];
-  transfer: ArrayBuffer[];
-} {
+function crossing(params: readonly unknown[]): { values: unknown[]; utf8: number[]; transfer: ArrayBuffer[] } {
   const utf8: number[] = [];
-  const arrays: number[] = [];
   const transfer: ArrayBuffer[] = [];
   const values = params.map((v, i) => {
-    let bytes: Uint8Array;
-    if (typeof v === 'string' && v.length >= BYTES_PARAM_CHARS) {
-      bytes = encoder.encode(v);
-      utf8.push(i);
-    } else if (isTextArray(v)) {
-      bytes = textArrayBytes(v);
-      arrays.push(i);
-    } else return v;
+    if (typeof v !== 'string' || v.length < BYTES_PARAM_CHARS) return v;
+    const bytes = encoder.encode(v);
+    utf8.push(i);
     movable(bytes, transfer);
     return bytes;
   });
-  return { values, utf8, arrays, transfer };
+  return { values, utf8, transfer };
 }
 
 /**
@@ -318,8 +279,8 @@ export async function openPgliteInWorker(options: {
   let closed: Promise<void> | undefined;
   return {
     query: async (sql, params = []) => {
-      const { values, utf8, arrays, transfer } = crossing(params);
-      return unwrap(await send({ sql, params: values, utf8, arrays }, nextId++, transfer));
+      const { values, utf8, transfer } = crossing(params);
+      return unwrap(await send({ sql, params: values, utf8 }, nextId++, transfer));
     },
     close() {
       closed ??= send({ close: true }).then(
