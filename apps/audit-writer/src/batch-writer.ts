@@ -182,6 +182,9 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
   return result.rows;
 }
 
+/** A table's text columns, so a column that is not text cannot be sent as a text array. */
+type TextColumn<T> = { [K in keyof T]-?: T[K] extends string ? K : never }[keyof T];
+
 /**
  * Appends one link per job to each row's tenant chain. The chains' heads are locked (in tenant
  * order, so two writers cannot deadlock) for the rest of the transaction: links of one chain
@@ -224,8 +227,7 @@ async function appendLinks(
       at.hash = own;
     }
   }
-  const texts = (k: 'tenant_key' | 'audit_id' | 'job_key' | 'content_hash' | 'prev_hash' | 'hash') =>
-    textArrayBytes(links.map((l) => l[k]));
+  const texts = (k: TextColumn<AuditChainTable>) => textArrayBytes(links.map((l) => l[k]));
   const moved = [...head];
   // The links and the heads' new positions in one statement (a data-modifying WITH always runs);
   // arrays keep the text the same whatever the batch, so the embedded engine keeps it parsed; the

@@ -5,6 +5,6 @@ export { backupEmbeddedDatabase, restoreEmbeddedDatabase } from './embedded-back
 export { migrateToLatest } from './migrate.js';
 export { json } from './json.js';
 export { isUniqueViolation } from './errors.js';
-export { textArrayBytes } from './pglite-worker.js';
+export { textArrayBytes } from './text-array-bytes.js';
 export { checkSealingKeys, KeyMismatchError, type HeldKey } from './key-checks.js';
 export { isSameResource, mcpTokenResourceOf } from './mcp-token-resource.js';

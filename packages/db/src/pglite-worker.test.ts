@@ -5,7 +5,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DbHandle } from './connection.js';
 import { isUniqueViolation } from './errors.js';
-import { BYTES_PARAM_CHARS, textArrayBytes } from './pglite-worker.js';
+import { BYTES_PARAM_CHARS } from './pglite-worker.js';
+import { textArrayBytes } from './text-array-bytes.js';
 
 describe('a file: database (PGlite in a worker thread)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentgw-pglite-worker-'));
