@@ -5,4 +5,4 @@
 set -e
 cd "$(dirname "$0")/.."
 node ../../scripts/bundle.mjs --if-stale --link-externals src/cli.ts
-MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 exec node --liftoff-only --max-semi-space-size=4 --no-parallel-scavenge dist/cli.js start "$@"
+MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 exec node --liftoff-only --max-semi-space-size=4 --no-parallel-scavenge --heap-growing-percent=50 dist/cli.js start "$@"
