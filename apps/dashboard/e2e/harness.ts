@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { seedEmbeddedDataDir } from '@agentgw/db/testing';
+import { freePort } from '@agentgw/testkit';
 
 /** Debian's Chromium: the only browser the tests use (never a downloaded one). */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -14,18 +14,6 @@ export const chromiumAvailable = existsSync(CHROMIUM);
 export const DASHBOARD_DIR = fileURLToPath(new URL('..', import.meta.url));
 export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const SCREENSHOT_DIR = join(DASHBOARD_DIR, 'e2e', 'screenshots');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface RunningGateway {
   url: string;

@@ -1,10 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { openTestDatabase } from '@agentgw/db/testing';
 import type { DbHandle } from '@agentgw/db';
-import { registerClientFeatureTools, SseEventReader, startMcpServer, type McpFixture } from '@agentgw/testkit';
+import {
+  freePort,
+  registerClientFeatureTools,
+  SseEventReader,
+  startMcpServer,
+  type McpFixture,
+} from '@agentgw/testkit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -23,14 +28,6 @@ const run = databaseUrl && redisUrl ? describe : describe.skip;
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const children: ChildProcess[] = [];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 async function startServiceUnderTest(app: string, env: Record<string, string>): Promise<string> {
   const port = await freePort();

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { freePort } from './free-port.js';
+import { freePort } from '@agentgw/core/free-port';
 import { benchProcessEnv, waitHealthy, type BenchProcessOptions, type GatewayUnderTest } from './gateway-under-test.js';
 import { processTree, residentBytes, runsNode } from './process-stats.js';
 

@@ -11,7 +11,7 @@ import {
   type LocalRedisCluster,
 } from '@agentgw/core/local-redis-cluster';
 import { sql } from 'kysely';
-import { freePort } from './free-port.js';
+import { freePort } from '@agentgw/core/free-port';
 import { benchProcessEnv, waitHealthy, type BenchProcessOptions, type GatewayUnderTest } from './gateway-under-test.js';
 import { processesNamed, processTree } from './process-stats.js';
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@agentgw/core/local-redis-cluster';
+import { freePort } from '@agentgw/core/free-port';
 
 /** A running PgBouncer in transaction pooling in front of one PostgreSQL server, for tests and the e2e. */
 export interface LocalPgBouncer {

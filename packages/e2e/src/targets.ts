@@ -11,6 +11,7 @@ import {
   freePort,
   localClusterUnavailable,
   startLocalRedisCluster,
+  startOnFreePort,
   startProcess,
   waitForHealthy,
   type LocalRedisCluster,
@@ -99,29 +100,28 @@ function buildConsole(): void {
 export async function startAllInOneUnderTest(): Promise<GatewayTarget> {
   buildConsole();
   const dataDir = await mkdtemp(join(tmpdir(), 'agentgw-e2e-aio-'));
-  const port = await freePort();
+  // The public URL names the port, so each attempt on a new port is a new start (startOnFreePort).
+  const { process: gateway, port } = await startOnFreePort(
+    (port) =>
+      startProcess({
+        name: 'all-in-one',
+        command: 'pnpm',
+        args: ['--silent', 'gateway', 'start', '--port', String(port), '--data-dir', dataDir],
+        cwd: ROOT,
+        env: {
+          ...baseEnv(),
+          ADMIN_EMAIL: ADMIN.email,
+          ADMIN_PASSWORD: ADMIN.password,
+          LOG_LEVEL: 'warn',
+          GATEWAY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+          OAUTH_FLOW_TTL_MS: String(OAUTH_FLOW_TTL_MS),
+        },
+        detached: true,
+      }),
+    (port) => `http://127.0.0.1:${port}/health`,
+    120_000,
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
-  const gateway = startProcess({
-    name: 'all-in-one',
-    command: 'pnpm',
-    args: ['--silent', 'gateway', 'start', '--port', String(port), '--data-dir', dataDir],
-    cwd: ROOT,
-    env: {
-      ...baseEnv(),
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-      LOG_LEVEL: 'warn',
-      GATEWAY_PUBLIC_URL: baseUrl,
-      OAUTH_FLOW_TTL_MS: String(OAUTH_FLOW_TTL_MS),
-    },
-    detached: true,
-  });
-  try {
-    await waitForHealthy(`${baseUrl}/health`, gateway, 120_000);
-  } catch (error) {
-    await gateway.stop('SIGKILL');
-    throw error;
-  }
   return {
     name: 'all-in-one',
     baseUrl,
@@ -318,29 +318,29 @@ async function startReplicated(topology: Backing['topology']): Promise<Distribut
       OAUTH_FLOW_TTL_MS: String(OAUTH_FLOW_TTL_MS),
     };
     const service = async (app: string, extra: Record<string, string> = {}): Promise<ServiceProcess> => {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      let proc: ManagedProcess;
-      const launch = async () => {
-        proc = startProcess({
+      const spawnOn = (port: number) =>
+        startProcess({
           name: `${app}:${port}`,
           command: process.execPath,
           args: ['--import', 'tsx', `apps/${app}/src/main.ts`],
           cwd: ROOT,
           env: { ...common, ...sealingKeysOf(app), ...extra, PORT: String(port) },
         });
-        await waitForHealthy(`${url}/health`, proc, 120_000);
-      };
+      const first = await startOnFreePort(spawnOn, (port) => `http://127.0.0.1:${port}/health`, 120_000);
+      let proc = first.process;
+      const url = `http://127.0.0.1:${first.port}`;
       const handle: ServiceProcess = {
         app,
-        port,
+        port: first.port,
         url,
         current: () => proc,
         kill: (signal = 'SIGKILL') => proc.stop(signal),
-        restart: launch,
+        restart: async () => {
+          proc = spawnOn(first.port);
+          await waitForHealthy(`${url}/health`, proc, 120_000);
+        },
       };
       started.push(handle);
-      await launch();
       return handle;
     };
     // admin-api first: it runs the bootstrap admin; then the rest two at a time (two cores).

@@ -7,7 +7,7 @@ export { replyJson, replySse, startRecordingUpstream } from './recording-upstrea
 export type { RecordedRequest, RecordingUpstream, UpstreamHandler } from './recording-upstream.js';
 export { authHeaders, createUser, tokenFor } from './users.js';
 export type { TestUser } from './users.js';
-export { freePort, startProcess, waitForHealthy } from './processes.js';
+export { freePort, PortTakenError, startOnFreePort, startProcess, waitForHealthy } from './processes.js';
 export type { ManagedProcess, StartProcessOptions } from './processes.js';
 export { SseEventReader } from './sse-reader.js';
 export type { SseEvent } from './sse-reader.js';

@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from '@agentgw/core/free-port';
+import { listenerOwner } from './listener-owner.js';
 
 /** How long a graceful stop may take before the process is killed (a hung shutdown is reported, not waited on). */
 const STOP_GRACE_MS = 15_000;
 
 // One implementation of a free loopback port for every test helper (core's cluster, db's PgBouncer, these processes).
-export { freePort } from '@agentgw/core/local-redis-cluster';
+export { freePort };
 
 export interface ManagedProcess {
   name: string;
@@ -82,18 +84,63 @@ export function startProcess(options: StartProcessOptions): ManagedProcess {
   };
 }
 
-/** Polls `url` until it answers 200; fails with the process's output when it exits or time runs out. */
+/** The port's /health answered from a process outside the one started: another process took the free port first. */
+export class PortTakenError extends Error {
+  constructor(
+    processName: string,
+    readonly port: number,
+  ) {
+    super(`${processName}: port ${port} was taken by another process before it could listen there`);
+    this.name = 'PortTakenError';
+  }
+}
+
+/**
+ * Polls `url` until it answers 200 from `process_` (or a process it started); fails with the
+ * process's output when it exits or time runs out, and with PortTakenError when another process
+ * answers on the port.
+ */
 export async function waitForHealthy(url: string, process_: ManagedProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const port = Number(new URL(url).port);
   let exited = false;
   void process_.exited.then(() => (exited = true));
   for (;;) {
     const res = await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(() => null);
-    if (res?.status === 200) return;
     await res?.body?.cancel();
+    if (res?.status === 200) {
+      if (port > 0 && listenerOwner(port, process_.pid) === 'other') throw new PortTakenError(process_.name, port);
+      return;
+    }
     if (exited) throw new Error(`${process_.name} exited before it was healthy:\n${process_.output().slice(-3000)}`);
     if (Date.now() > deadline)
       throw new Error(`${process_.name} not healthy within ${timeoutMs} ms:\n${process_.output().slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** How many free ports startOnFreePort tries before it gives up. */
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Why: a free port is only free until someone else binds it. Starts `start(port)` on a free port
+ * and waits until it is healthy at `healthUrl(port)`; a port another process took in between is
+ * given up (the process killed) for a new one. On any other failure the process is killed too.
+ */
+export async function startOnFreePort(
+  start: (port: number) => ManagedProcess,
+  healthUrl: (port: number) => string,
+  timeoutMs: number,
+): Promise<{ process: ManagedProcess; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const started = start(port);
+    try {
+      await waitForHealthy(healthUrl(port), started, timeoutMs);
+      return { process: started, port };
+    } catch (error) {
+      await started.stop('SIGKILL');
+      if (!(error instanceof PortTakenError) || attempt === PORT_ATTEMPTS) throw error;
+    }
   }
 }

@@ -1,10 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../net/free-port.js';
 import { cliOptions, securityArgs, seedUrl, type LocalClusterSecurity } from './local-cluster-security.js';
 import { redisTargetFrom, type RedisTarget } from './redis-target.js';
 
@@ -52,15 +52,6 @@ function requireBinary(name: string): string {
   const path = findBinary(name);
   if (path === null) throw new Error(`local Redis Cluster: ${name} is not installed`);
   return path;
-}
-
-/** A free loopback port (closed again at once); the test servers here (and PgBouncer's) bind it next. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
