@@ -12,6 +12,7 @@ import {
 } from '@agentgw/core/local-redis-cluster';
 import { sql } from 'kysely';
 import { freePort } from '@agentgw/core/free-port';
+import { imageNodeFlags } from './image-node-flags.js';
 import { benchProcessEnv, waitHealthy, type BenchProcessOptions, type GatewayUnderTest } from './gateway-under-test.js';
 import { processesNamed, processTree } from './process-stats.js';
 
@@ -144,9 +145,9 @@ export async function startDistributed(options: DistributedOptions): Promise<Gat
         { cwd, stdio: 'inherit' },
       );
       if (built.status !== 0) throw new Error(`bundling ${service} failed`);
-      const child = spawn(process.execPath, [join(cwd, 'dist', 'main.js')], {
+      const child = spawn(process.execPath, [...imageNodeFlags(options.repo), join(cwd, 'dist', 'main.js')], {
         cwd,
-        // MALLOC_ARENA_MAX as infra/Dockerfile sets it.
+        // node's flags and MALLOC_ARENA_MAX as infra/Dockerfile sets them.
         env: { ...env, ...keysOf(service), PORT: String(ports[service]), MALLOC_ARENA_MAX: '2' },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
