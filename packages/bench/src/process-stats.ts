@@ -1,40 +1,12 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { basename } from 'node:path';
+import { processTree, statFields } from '@agentgw/core/process-tree';
+
+// The process tree is core's (testkit's listener check walks it too); the bench's callers take it from here.
+export { processTree };
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
-
-/** Fields of a /proc stat file (`<pid>` or `<pid>/task/<tid>`) after the command name (which may hold spaces and parentheses). */
-function statFields(entry: number | string): string[] | null {
-  try {
-    const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return null;
-  }
-}
-
-/** A process and every descendant still alive: `pnpm start` runs the gateway a few processes down. */
-export function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    const fields = statFields(pid);
-    if (!fields) continue;
-    const ppid = Number(fields[1]);
-    children.set(ppid, [...(children.get(ppid) ?? []), pid]);
-  }
-  const tree: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const pid = queue.shift()!;
-    if (!statFields(pid)) continue;
-    tree.push(pid);
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return tree;
-}
 
 /** utime + stime in clock ticks from a stat file's fields after the name: state(0) ppid(1) … utime(11) stime(12). */
 const ticksOf = (fields: string[] | null) => (fields ? Number(fields[11]) + Number(fields[12]) : 0);

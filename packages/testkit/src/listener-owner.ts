@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { processTree } from '@agentgw/core/process-tree';
 
 /**
  * Who holds the listening TCP socket on a loopback port, as Linux's /proc tells it:
@@ -44,36 +45,6 @@ function listeningInodes(port: number): Set<string> | null {
     }
   }
   return readAny ? inodes : null;
-}
-
-/** `root` and every process descended from it (wrappers such as `pnpm … start` fork the listener). */
-function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of safeReaddir('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    const parent = parentOf(pid);
-    if (parent !== null) children.set(parent, [...(children.get(parent) ?? []), pid]);
-  }
-  const tree: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const pid = queue.shift()!;
-    tree.push(pid);
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return tree;
-}
-
-/** The parent PID from /proc/PID/stat (the field after the state, which follows the command's closing parenthesis). */
-function parentOf(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    return Number.isInteger(parent) ? parent : null;
-  } catch {
-    return null; // gone since the listing
-  }
 }
 
 function socketInodes(pid: number): string[] {
