@@ -26,7 +26,7 @@ export interface Target {
 export interface Case {
   name: string;
   direct: Target;
-  gateway: (g: GatewayUnderTest) => Target;
+  gateway: (g: Pick<GatewayUnderTest, 'base'>) => Target;
 }
 
 const META = {
