@@ -103,12 +103,34 @@ function viaFloor(t: Target, origin: string, token: string): Target {
   };
 }
 
-/** The floor's CPU per 1,000 calls under the same load as the others, after its own warm-up. */
-async function measureFloor(c: Case, { floor, plan }: Sides): Promise<number | undefined> {
+/**
+ * A window of load on a reference process with its event-loop delay read around it (its probe's
+ * window starts at the first read): what the same load leaves of the 5 ms aim in a process that
+ * does less than the gateway, on this machine.
+ */
+async function delayOver<T>(
+  pid: number,
+  label: string,
+  { probeDir }: Sides,
+  delays: string[],
+  run: () => Promise<T>,
+): Promise<T> {
+  await readProbes([pid], probeDir);
+  const result = await run();
+  const delay = worstDelay(await readProbes([pid], probeDir));
+  delays.push(`${label}: p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
+  return result;
+}
+
+/** The floor's CPU per 1,000 calls under the same load as the others, after its own warm-up; its event-loop delay beside the others'. */
+async function measureFloor(c: Case, sides: Sides, delays: string[]): Promise<number | undefined> {
+  const { floor, plan } = sides;
   if (!floor || c.name !== floor.caseName) return undefined;
   const target = viaFloor(c.direct, floor.origin, floor.token);
   await warmUpSettled(target, [floor.pid], plan);
-  const { load, cpu } = await cpuOver(target, [floor.pid], plan.connections, plan.seconds);
+  const { load, cpu } = await delayOver(floor.pid, `floor (${c.name}, reference)`, sides, delays, () =>
+    cpuOver(target, [floor.pid], plan.connections, plan.seconds),
+  );
   const failures = load.errors + load.non2xx;
   if (failures > 0) throw new Error(`the floor answered ${failures} of ${load.total} calls with an error`);
   return perThousand(cpu, load.total);
@@ -126,9 +148,11 @@ export async function measureReferences(c: Case, sides: Sides, delays: string[])
   const one = await runLoad(c.direct, 1, plan.oneConnectionSeconds);
   const bare = viaBare(c.direct, sides);
   const bareWarmUp = await warmUpSettled(bare.target, [bare.pid], plan);
-  const bareMany = await runLoad(bare.target, plan.connections, plan.seconds);
+  const bareMany = await delayOver(bare.pid, `bare proxy (${c.name}, reference)`, sides, delays, () =>
+    runLoad(bare.target, plan.connections, plan.seconds),
+  );
   const bareOne = await runLoad(bare.target, 1, plan.oneConnectionSeconds);
-  const floorK = await measureFloor(c, sides);
+  const floorK = await measureFloor(c, sides, delays);
   return {
     direct: { many, one },
     bare: { many: bareMany, one: bareOne, warmUp: bareWarmUp },
