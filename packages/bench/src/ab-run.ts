@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -38,10 +38,18 @@ const { values, positionals } = parseArgs({
   },
 });
 if (positionals.length < 2) throw new Error('give at least two bundles, e.g. dist/cli.js dist/cli-b.js');
-const rounds = Number(values.rounds);
+for (const bundle of positionals)
+  if (!existsSync(join(GATEWAY, bundle))) throw new Error(`${bundle}: no such bundle under apps/gateway`);
+/** A whole number from 1 up, or the run stops with the option's name. */
+const wholeNumber = (name: string, text: string): number => {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number from 1 up, not ${text}`);
+  return n;
+};
+const rounds = wholeNumber('rounds', values.rounds);
 const plan: LoadPlan = {
   connections: 16,
-  seconds: Number(values.seconds),
+  seconds: wholeNumber('seconds', values.seconds),
   oneConnectionSeconds: 0,
   warmSeconds: 2,
   bareWindowSeconds: 0,
