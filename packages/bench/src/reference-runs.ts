@@ -105,8 +105,9 @@ function viaFloor(t: Target, origin: string, token: string): Target {
 
 /**
  * A window of load on a reference process with its event-loop delay read around it (its probe's
- * window starts at the first read): what the same load leaves of the 5 ms aim in a process that
- * does less than the gateway, on this machine.
+ * window starts at the first read): the upstream's is the machine's baseline; the bare proxy's and
+ * the floor's say what the same load leaves of the 5 ms aim in a process that does less than the
+ * gateway, on this machine.
  */
 async function delayOver<T>(
   pid: number,
@@ -138,13 +139,12 @@ async function measureFloor(c: Case, sides: Sides, delays: string[]): Promise<nu
 
 /** Direct (with the upstream's event-loop delay, the baseline) and through the bare proxy (its throughput and latency), each after a warm-up. */
 export async function measureReferences(c: Case, sides: Sides, delays: string[]): Promise<References> {
-  const { plan, probeDir, upstreams } = sides;
+  const { plan, upstreams } = sides;
   const upstream = c.direct.url.startsWith(upstreams.agentUrl) ? upstreams.agent : upstreams.mcp;
   await warmUp(c.direct, plan);
-  await readProbes([upstream], probeDir);
-  const many = await runLoad(c.direct, plan.connections, plan.seconds);
-  const delay = worstDelay(await readProbes([upstream], probeDir));
-  delays.push(`direct (${c.name}'s upstream, baseline): p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
+  const many = await delayOver(upstream, `direct (${c.name}'s upstream, baseline)`, sides, delays, () =>
+    runLoad(c.direct, plan.connections, plan.seconds),
+  );
   const one = await runLoad(c.direct, 1, plan.oneConnectionSeconds);
   const bare = viaBare(c.direct, sides);
   const bareWarmUp = await warmUpSettled(bare.target, [bare.pid], plan);
