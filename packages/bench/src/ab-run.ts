@@ -3,13 +3,13 @@ import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort } from '@agentgw/core/free-port';
 import { abSummary, type AbSamples } from './ab-summary.js';
 import { allCases, type Target } from './bench-cases.js';
-import { waitHealthy } from './gateway-under-test.js';
+import { gatewayEnv, waitHealthy } from './gateway-under-test.js';
+import { startHelper } from './helper-process.js';
 import { cpuOver } from './load-run.js';
 import { threadCpuSeconds } from './process-stats.js';
 import { warmUpSettled, type LoadPlan } from './reference-runs.js';
@@ -40,6 +40,11 @@ const { values, positionals } = parseArgs({
 if (positionals.length < 2) throw new Error('give at least two bundles, e.g. dist/cli.js dist/cli-b.js');
 for (const bundle of positionals)
   if (!existsSync(join(GATEWAY, bundle))) throw new Error(`${bundle}: no such bundle under apps/gateway`);
+// `pnpm build` bundles without them; the start script's bundle links them beside it.
+if (!existsSync(join(GATEWAY, 'dist', 'node_modules')))
+  throw new Error(
+    'apps/gateway/dist has no linked packages: run `pnpm start` once, or `node ../../scripts/bundle.mjs --link-externals src/cli.ts` in apps/gateway',
+  );
 /** A whole number from 1 up, or the run stops with the option's name. */
 const wholeNumber = (name: string, text: string): number => {
   const n = Number(text);
@@ -58,14 +63,11 @@ const plan: LoadPlan = {
 const children: ChildProcess[] = [];
 const scratch: string[] = [];
 
-/** A bench upstream (a `{"port":N}` line on stdout once it listens). */
+/** A bench upstream's base URL; its process ends with the run. */
 async function upstream(file: string): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, file)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  return `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
+  const helper = await startHelper(file);
+  children.push(helper.child);
+  return `http://127.0.0.1:${helper.port}`;
 }
 
 /** One build started with start.sh's environment and flags in a scratch data directory, seeded; its target for the case. */
@@ -79,15 +81,7 @@ async function startBuild(
   const port = await freePort();
   const child = spawn(process.execPath, [...flags, bundle, 'start', '--port', String(port), '--data-dir', dataDir], {
     cwd: GATEWAY,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: dataDir,
-      LOG_LEVEL: 'warn',
-      EGRESS_POLICY: 'allow-private',
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-      ...env,
-    },
+    env: { PATH: process.env.PATH ?? '', HOME: dataDir, ...gatewayEnv(ADMIN), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.push(child);

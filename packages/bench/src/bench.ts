@@ -14,16 +14,16 @@
  * whose name contains NAME; repeatable).
  * Env: BENCH_SECONDS, BENCH_WARM_SECONDS, BENCH_CONNECTIONS.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startAllInOne } from './all-in-one.js';
 import { startDistributed } from './distributed.js';
+import { startHelper, type HelperProcess } from './helper-process.js';
 import { seed } from './seed.js';
 import { summariseProfiles } from './cpu-profile-summary.js';
 import { summariseHeapProfiles } from './heap-profile-summary.js';
@@ -75,7 +75,6 @@ const { values: options } = parseArgs({
 });
 const PLAN = loadPlan(process.env, options.quick);
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const HERE = fileURLToPath(new URL('.', import.meta.url));
 const PROBE = new URL('./eventloop-probe.mjs', import.meta.url).href;
 const ADMIN = { email: 'bench-admin@example.com', password: 'bench-admin-password' };
 
@@ -84,20 +83,11 @@ const children: ChildProcess[] = [];
 const FLOOR_CASE = 'unified tools/call';
 const FLOOR_TOKEN = 'bench-floor-runtime-token';
 
-/** A TypeScript entry of this package in its own process; resolves with the port it prints. */
-async function startUpstream(
-  file: string,
-  probeDir: string,
-  args: string[] = [],
-): Promise<{ port: number; pid: number }> {
-  // The event-loop probe runs in the upstreams too: their delay under direct load is the machine's baseline.
-  const child = spawn(process.execPath, [`--import=${PROBE}`, '--import', 'tsx', join(HERE, file), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BENCH_PROBE_DIR: probeDir },
-  });
-  children.push(child);
-  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  return { port: (JSON.parse(line) as { port: number }).port, pid: child.pid! };
+/** A helper of this package in its own process, with the event-loop probe; ended with the run. */
+async function startUpstream(file: string, probeDir: string, args: string[] = []): Promise<HelperProcess> {
+  const helper = await startHelper(file, args, { module: PROBE, dir: probeDir });
+  children.push(helper.child);
+  return helper;
 }
 
 /** The six services on one Redis or on a local Redis Cluster, seeded and measured; undefined (said why) when they cannot run here. */

@@ -32,13 +32,20 @@ export interface BenchProcessOptions {
   profileEnv: Record<string, string>;
 }
 
-/** The environment every gateway process under the bench shares: quiet logs, loopback upstreams allowed, the seeded admin, the probe. */
-export function benchProcessEnv(options: BenchProcessOptions): Record<string, string> {
+/** A measured gateway's environment, with or without the probe: quiet logs, loopback upstreams allowed, the seeded admin. */
+export function gatewayEnv(admin: { email: string; password: string }): Record<string, string> {
   return {
     LOG_LEVEL: 'warn',
     EGRESS_POLICY: 'allow-private',
-    ADMIN_EMAIL: options.admin.email,
-    ADMIN_PASSWORD: options.admin.password,
+    ADMIN_EMAIL: admin.email,
+    ADMIN_PASSWORD: admin.password,
+  };
+}
+
+/** The environment every gateway process under the bench shares: gatewayEnv and the probe. */
+export function benchProcessEnv(options: BenchProcessOptions): Record<string, string> {
+  return {
+    ...gatewayEnv(options.admin),
     BENCH_PROBE_DIR: options.probeDir,
     ...options.profileEnv,
     NODE_OPTIONS: `--import=${options.probe}`,
