@@ -49,13 +49,20 @@ export async function writeBatch(db: Kysely<Database>, jobs: readonly ValidJob[]
   }
 }
 
+// The per-row callbacks of a batch are module-level functions, not arrows made inside each
+// batch: under load V8 compiled each such arrow again every second or two (`--trace-opt`; its
+// optimised code goes once no closure holds it), ~5 % of the all-in-one's CPU per call.
+// docs/benchmarks.md, twenty-seventh pass.
+
 /** The keys of these jobs already in a chain. */
 type WrittenKeys = (trx: Transaction<Database>, jobs: readonly ValidJob[]) => Promise<Set<string>>;
 
 const NONE_WRITTEN: WrittenKeys = async () => new Set();
 
+const keyOf = (job: ValidJob): string => job.key;
+
 const writtenBefore: WrittenKeys = async (trx, jobs) => {
-  const keys = [...new Set(jobs.map((j) => j.key))];
+  const keys = [...new Set(jobs.map(keyOf))];
   const known = await sql<{
     job_key: string;
   }>`select job_key from audit_chain where job_key = any(${textArrayBytes(keys)}::text[])`.execute(trx);
@@ -65,20 +72,14 @@ const writtenBefore: WrittenKeys = async (trx, jobs) => {
 /** One attempt: every statement in one transaction, without the jobs `skipped` finds written. */
 function writeOnce(db: Kysely<Database>, jobs: readonly ValidJob[], skipped: WrittenKeys): Promise<BatchOutcome> {
   return db.transaction().execute(async (trx) => {
-    const seen = await skipped(trx, jobs);
-    // Skips jobs written before, and a second delivery within this batch.
-    const fresh = jobs.filter((j) => {
-      if (seen.has(j.key)) return false;
-      seen.add(j.key);
-      return true;
-    });
+    const fresh = unwritten(jobs, await skipped(trx, jobs));
     const patches = mergeJobs(fresh);
     const written: (WrittenRow & { keys: string[] })[] = [];
     if (patches.length > 0) {
-      const keysById = new Map(patches.map((p) => [p.id, p.keys]));
+      const keysById = new Map(patches.map(keysEntry));
       for (const row of await upsertRows(trx, patches)) written.push({ ...row, keys: keysById.get(row.id) ?? [] });
     }
-    const chained = written.filter((r) => r.tool_name !== null);
+    const chained = written.filter(isChained);
     const links = await appendLinks(trx, chained);
     return {
       duplicates: jobs.length - fresh.length,
@@ -88,6 +89,22 @@ function writeOnce(db: Kysely<Database>, jobs: readonly ValidJob[], skipped: Wri
     };
   });
 }
+
+/** The jobs not in `seen`, a second delivery within the batch dropped too (`seen` takes their keys). */
+function unwritten(jobs: readonly ValidJob[], seen: Set<string>): ValidJob[] {
+  const fresh: ValidJob[] = [];
+  for (const job of jobs) {
+    if (seen.has(job.key)) continue;
+    seen.add(job.key);
+    fresh.push(job);
+  }
+  return fresh;
+}
+
+const keysEntry = (patch: RowPatch): [string, string[]] => [patch.id, patch.keys];
+
+/** A row with its create is chained; a placeholder waits for it. */
+const isChained = (row: WrittenRow): boolean => row.tool_name !== null;
 
 /** `excluded.<field>` wins when its version is newer (byte order, as in JS) than the stored one. */
 const newerWins = (field: string, alongside: readonly string[] = []) => {
@@ -106,6 +123,24 @@ const fromCreate = (field: string) => {
   return sql`${f} = case when audit_logs.tool_name is null and excluded.tool_name is not null then excluded.${f} else audit_logs.${f} end`;
 };
 
+/** The merge rule against the stored row: the same SQL for every batch, so built once. */
+const MERGE_SET = sql.join([
+  ...[
+    'user_id',
+    'agent_id',
+    'end_user_id',
+    'provider_id',
+    'tenant_id',
+    'oauth_client_id',
+    'arguments',
+    'created_at',
+  ].map(fromCreate),
+  sql`tool_name = coalesce(audit_logs.tool_name, excluded.tool_name)`,
+  ...['status', 'result', 'duration', 'confirmed_by', 'error'].map((field) => newerWins(field)),
+  newerWins('decided_via', ['decided_client_id']),
+  sql`updated_at = excluded.updated_at`,
+]);
+
 /**
  * A text column's value as PostgreSQL takes it inside a JSON document: NUL and lone surrogates
  * become U+FFFD, not a refused batch; no value leaves the key out (NULL, and less to parse).
@@ -117,35 +152,40 @@ const text = (value: string | null | undefined): string | undefined => (value ==
  * parameter whatever the number of rows, its fields short and parsed once.
  */
 function rowsDocument(patches: readonly RowPatch[]): string {
-  return JSON.stringify(
-    patches.map((p) => ({
-      id: p.id,
-      user_id: text(p.create?.userId),
-      agent_id: text(p.create?.agentId),
-      end_user_id: text(p.create?.endUserId),
-      provider_id: text(p.create?.providerId),
-      tenant_id: text(p.create?.tenantId),
-      oauth_client_id: text(p.create?.oauthClientId),
-      tool_name: text(p.create?.toolName),
-      created_at: p.create?.createdAt ?? PLACEHOLDER_CREATED_AT,
-      status: p.status?.value ?? 'pending',
-      status_v: text(p.status?.version),
-      result_v: text(p.result?.version),
-      duration: p.duration?.value ?? undefined,
-      duration_v: text(p.duration?.version),
-      confirmed_by: text(p.confirmedBy?.value),
-      confirmed_by_v: text(p.confirmedBy?.version),
-      error: text(p.error?.value),
-      error_v: text(p.error?.version),
-      decided_via: p.decidedVia?.value.carrier,
-      decided_client_id: text(p.decidedVia?.value.clientId),
-      decided_via_v: text(p.decidedVia?.version),
-    })),
-  );
+  return JSON.stringify(patches.map(documentRow));
+}
+
+/** One patch's fields in the rows document. */
+function documentRow(p: RowPatch) {
+  return {
+    id: p.id,
+    user_id: text(p.create?.userId),
+    agent_id: text(p.create?.agentId),
+    end_user_id: text(p.create?.endUserId),
+    provider_id: text(p.create?.providerId),
+    tenant_id: text(p.create?.tenantId),
+    oauth_client_id: text(p.create?.oauthClientId),
+    tool_name: text(p.create?.toolName),
+    created_at: p.create?.createdAt ?? PLACEHOLDER_CREATED_AT,
+    status: p.status?.value ?? 'pending',
+    status_v: text(p.status?.version),
+    result_v: text(p.result?.version),
+    duration: p.duration?.value ?? undefined,
+    duration_v: text(p.duration?.version),
+    confirmed_by: text(p.confirmedBy?.value),
+    confirmed_by_v: text(p.confirmedBy?.version),
+    error: text(p.error?.value),
+    error_v: text(p.error?.version),
+    decided_via: p.decidedVia?.value.carrier,
+    decided_client_id: text(p.decidedVia?.value.clientId),
+    decided_via_v: text(p.decidedVia?.version),
+  };
 }
 
 /** A body as the JSON text its `json` column keeps (0018); none (or JSON null) is NULL, as before. */
 const bodyText = (body: unknown): string | null => (body == null ? null : JSON.stringify(body));
+const argumentsText = (p: RowPatch) => bodyText(p.create?.arguments);
+const resultText = (p: RowPatch) => bodyText(p.result?.value);
 
 /**
  * Upserts the rows. The bodies go beside the document as two text arrays, zipped with its rows by
@@ -167,23 +207,30 @@ async function upsertRows(trx: Transaction<Database>, patches: readonly RowPatch
         provider_id text, tenant_id text, oauth_client_id text, tool_name text, created_at timestamptz,
         status text, status_v text, result_v text, duration integer, duration_v text, confirmed_by text,
         confirmed_by_v text, error text, error_v text, decided_via text, decided_client_id text, decided_via_v text),
-      unnest(${textArrayBytes(patches.map((p) => bodyText(p.create?.arguments)))}::text[]),
-      unnest(${textArrayBytes(patches.map((p) => bodyText(p.result?.value)))}::text[])
+      unnest(${textArrayBytes(patches.map(argumentsText))}::text[]),
+      unnest(${textArrayBytes(patches.map(resultText))}::text[])
     ) as t(id, user_id, agent_id, end_user_id, provider_id, tenant_id, oauth_client_id, tool_name, created_at,
       status, status_v, result_v, duration, duration_v, confirmed_by, confirmed_by_v, error, error_v,
       decided_via, decided_client_id, decided_via_v, arguments, result)
-    on conflict (id) do update set
-      ${sql.join(['user_id', 'agent_id', 'end_user_id', 'provider_id', 'tenant_id', 'oauth_client_id', 'arguments', 'created_at'].map(fromCreate))},
-      tool_name = coalesce(audit_logs.tool_name, excluded.tool_name),
-      ${sql.join(['status', 'result', 'duration', 'confirmed_by', 'error'].map((field) => newerWins(field)))},
-      ${newerWins('decided_via', ['decided_client_id'])},
-      updated_at = excluded.updated_at
+    on conflict (id) do update set ${MERGE_SET}
     returning id, tenant_id, tool_name, ${CONTENT_SQL} as content`.execute(trx);
   return result.rows;
 }
 
 /** A table's text columns, so a column that is not text cannot be sent as a text array. */
 type TextColumn<T> = { [K in keyof T]-?: T[K] extends string ? K : never }[keyof T];
+
+type Link = Insertable<AuditChainTable>;
+
+/** One text column of the links, as a binary text array. */
+function textColumn(links: readonly Link[], k: TextColumn<AuditChainTable>): Uint8Array {
+  const values: string[] = [];
+  for (const link of links) values.push(link[k]);
+  return textArrayBytes(values);
+}
+
+const seqOf = (link: Link): number => link.seq;
+const tenantOfRow = (row: WrittenRow): string => tenantKeyOf(row.tenant_id);
 
 /**
  * Appends one link per job to each row's tenant chain. The chains' heads are locked (in tenant
@@ -195,7 +242,7 @@ async function appendLinks(
   rows: readonly (WrittenRow & { keys: string[] })[],
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  const tenants = [...new Set(rows.map((r) => tenantKeyOf(r.tenant_id)))].sort();
+  const tenants = [...new Set(rows.map(tenantOfRow))].sort();
   // One statement creates a missing head and locks every head (an update locks its row as FOR
   // UPDATE would, in VALUES order: sorted, so two writers cannot deadlock), returning where each
   // chain stands now; the no-op update keeps the head as it is.
@@ -205,7 +252,7 @@ async function appendLinks(
     on conflict (tenant_key) do update set seq = audit_chain_heads.seq
     returning tenant_key, seq, hash`.execute(trx);
   const head = new Map(heads.map((h) => [h.tenant_key, { seq: Number(h.seq), hash: h.hash }]));
-  const links: Insertable<AuditChainTable>[] = [];
+  const links: Link[] = [];
   for (const row of rows) {
     const tenantKey = tenantKeyOf(row.tenant_id);
     const at = head.get(tenantKey);
@@ -227,14 +274,14 @@ async function appendLinks(
       at.hash = own;
     }
   }
-  const texts = (k: TextColumn<AuditChainTable>) => textArrayBytes(links.map((l) => l[k]));
+  const texts = (k: TextColumn<AuditChainTable>) => textColumn(links, k);
   const moved = [...head];
   // The links and the heads' new positions in one statement (a data-modifying WITH always runs);
   // arrays keep the text the same whatever the batch, so the embedded engine keeps it parsed; the
   // text arrays go in binary format (textArrayBytes), no literal to escape and parse.
   await sql`with appended as (
       insert into audit_chain (tenant_key, seq, audit_id, job_key, content_hash, prev_hash, hash)
-      select * from unnest(${texts('tenant_key')}::text[], ${links.map((l) => l.seq)}::bigint[], ${texts('audit_id')}::text[],
+      select * from unnest(${texts('tenant_key')}::text[], ${links.map(seqOf)}::bigint[], ${texts('audit_id')}::text[],
         ${texts('job_key')}::text[], ${texts('content_hash')}::text[], ${texts('prev_hash')}::text[], ${texts('hash')}::text[]))
     update audit_chain_heads as h set seq = v.seq, hash = v.hash
     from unnest(${textArrayBytes(moved.map(([t]) => t))}::text[], ${moved.map(([, at]) => at.seq)}::bigint[],

@@ -130,7 +130,7 @@ export class MemoryJobQueue implements JobQueue {
     const consumer = new MemoryConsumer(
       lane,
       options,
-      (jobs) => handler(jobs.map((j) => dataOf(j) as GatewayJobs[J])),
+      (jobs) => handler(jobs.map(dataOf) as GatewayJobs[J][]),
       (jobs, outcome) => this.settle(name, lane, jobs, outcome),
     );
     lane.consumers.add(consumer);
