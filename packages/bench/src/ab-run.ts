@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { freePort } from '@agentgw/core/free-port';
 import { abSummary, type AbSamples } from './ab-summary.js';
 import { allCases, type Target } from './bench-cases.js';
+import { OPT_TRACE_FLAGS, OptChurn, ScriptLocator } from './opt-churn.js';
 import { gatewayEnv, waitHealthy } from './gateway-under-test.js';
 import { startHelper } from './helper-process.js';
 import { cpuOver } from './load-run.js';
@@ -23,6 +24,9 @@ import { startScriptCommand } from './start-script-flags.js';
 // spread by tens. It does not replace `pnpm bench` (no bare proxy, no ratios): it tells which of
 // two builds of a hot path is cheaper.
 //   pnpm --filter @agentgw/bench ab dist/cli.js dist/cli-b.js --case "unified tools/call" --rounds 6
+// With --trace-opt each build also prints the functions V8 compiled with TurboFan three or more
+// times in the measured rounds (re-optimisation a steady load should not need); V8's printing
+// costs CPU, so a traced run's CPU figures are not comparable with an untraced one's.
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const REPO = resolve(HERE, '../../..');
@@ -35,9 +39,12 @@ const { values, positionals } = parseArgs({
     case: { type: 'string', default: 'unified tools/call' },
     rounds: { type: 'string', default: '6' },
     seconds: { type: 'string', default: '4' },
+    'trace-opt': { type: 'boolean', default: false },
   },
 });
-if (positionals.length < 2) throw new Error('give at least two bundles, e.g. dist/cli.js dist/cli-b.js');
+// A traced run of one build is useful on its own; a comparison needs two.
+if (positionals.length < (values['trace-opt'] ? 1 : 2))
+  throw new Error('give at least two bundles, e.g. dist/cli.js dist/cli-b.js (one will do with --trace-opt)');
 for (const bundle of positionals)
   if (!existsSync(join(GATEWAY, bundle))) throw new Error(`${bundle}: no such bundle under apps/gateway`);
 // `pnpm build` bundles without them; the start script's bundle links them beside it.
@@ -74,23 +81,40 @@ async function upstream(file: string): Promise<string> {
 async function startBuild(
   bundle: string,
   urls: { agent: string; mcp: string },
-): Promise<{ pid: number; target: Target }> {
+): Promise<{ pid: number; target: Target; churn: OptChurn | undefined }> {
   const { env, flags } = startScriptCommand(REPO);
+  const traced = values['trace-opt'] ? OPT_TRACE_FLAGS : [];
   const dataDir = mkdtempSync(join(tmpdir(), 'agentgw-ab-'));
   scratch.push(dataDir);
   const port = await freePort();
-  const child = spawn(process.execPath, [...flags, bundle, 'start', '--port', String(port), '--data-dir', dataDir], {
-    cwd: GATEWAY,
-    env: { PATH: process.env.PATH ?? '', HOME: dataDir, ...gatewayEnv(ADMIN), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...flags, ...traced, bundle, 'start', '--port', String(port), '--data-dir', dataDir],
+    {
+      cwd: GATEWAY,
+      env: { PATH: process.env.PATH ?? '', HOME: dataDir, ...gatewayEnv(ADMIN), ...env },
+      stdio: ['ignore', traced.length > 0 ? 'pipe' : 'ignore', 'inherit'],
+    },
+  );
   children.push(child);
+  const churn = child.stdout === null ? undefined : new OptChurn(child.stdout);
   const base = `http://127.0.0.1:${port}`;
   await waitHealthy(base, () => child.exitCode === null);
   const seeded = await seed(base, ADMIN, urls);
   const chosen = allCases(urls.agent, urls.mcp, seeded).find((c) => c.name === values.case);
   if (chosen === undefined) throw new Error(`no case named ${values.case}`);
-  return { pid: child.pid!, target: chosen.gateway({ base }) };
+  return { pid: child.pid!, target: chosen.gateway({ base }), churn };
+}
+
+/** A traced build's TurboFan jobs in the measured rounds and the functions compiled three or more times. */
+function printChurn(bundle: string, churn: OptChurn): void {
+  churn.close();
+  const { total, churning } = churn.report(3);
+  const locator = new ScriptLocator(REPO);
+  console.log(
+    `${bundle}: ${total} TurboFan jobs in the measured rounds; ${churning.length} functions compiled 3+ times`,
+  );
+  for (const job of churning) console.log(`  ${job.count}× ${locator.locate(job)} ${job.name || '(anonymous)'}`);
 }
 
 const mainThreadSeconds = (pid: number) => threadCpuSeconds(pid).get(pid) ?? 0;
@@ -104,6 +128,7 @@ try {
     console.log(`${b.bundle}: warmed in ${warm.rounds} rounds, ${warm.first.toFixed(3)} → ${warm.last.toFixed(3)}`);
   }
   const samples: AbSamples[] = builds.map((b) => ({ build: b.bundle, main: [], process: [] }));
+  for (const b of builds) b.churn?.open();
   for (let round = 0; round < rounds; round++) {
     for (const [i, b] of builds.entries()) {
       const main = mainThreadSeconds(b.pid);
@@ -118,6 +143,7 @@ try {
     }
   }
   for (const line of abSummary(samples)) console.log(line);
+  for (const b of builds) if (b.churn !== undefined) printChurn(b.bundle, b.churn);
 } finally {
   for (const child of children) child.kill('SIGTERM');
   await Promise.all(children.filter((child) => child.exitCode === null).map((child) => once(child, 'exit')));
